@@ -1,0 +1,252 @@
+//! Source files and the map from the preprocessed translation unit back to them.
+//!
+//! Every later stage works on one preprocessed text (the *translation unit*) and
+//! carries [`Span`]s into it. Diagnostics must point at the line the user wrote,
+//! so the preprocessor records, for every piece of its output, where it came
+//! from; [`SourceMap::locate`] turns a `Span` back into a file, line and column.
+
+use std::ops::Range;
+
+/// A byte range in the preprocessed translation unit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// The span covering `range`.
+    pub fn new(start: usize, end: usize) -> Self {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn join(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+
+    /// The span as a `usize` range.
+    pub fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// Identifies one file in a [`SourceMap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// One source file as the user wrote it.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Name shown in diagnostics (the path as given, or `<stdin>`).
+    pub name: String,
+    /// The full text.
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    fn new(name: String, text: String) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        SourceFile {
+            name,
+            text,
+            line_starts,
+        }
+    }
+
+    /// 1-based line and column (columns count bytes, as clang does) of `offset`.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = match self.line_starts.binary_search(&offset) {
+            Ok(l) => l,
+            Err(l) => l - 1,
+        };
+        (line + 1, offset - self.line_starts[line] + 1)
+    }
+
+    /// The text of 1-based line `line`, without its newline.
+    pub fn line_text(&self, line: usize) -> &str {
+        let start = self.line_starts[line - 1];
+        let end = self
+            .line_starts
+            .get(line)
+            .map(|e| e - 1)
+            .unwrap_or(self.text.len());
+        self.text[start..end].trim_end_matches('\r')
+    }
+}
+
+/// A place in an original source file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The file.
+    pub file: FileId,
+    /// Byte range in that file.
+    pub range: Range<usize>,
+}
+
+/// One piece of the translation unit and where it came from.
+///
+/// When `output` and `source` have the same length the bytes correspond one to
+/// one (text copied from a file); otherwise the output is a macro expansion and
+/// every byte of it maps to the whole `source` range (the macro's invocation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Range in the translation unit.
+    pub output: Range<usize>,
+    /// The file the text came from.
+    pub file: FileId,
+    /// Range in that file.
+    pub source: Range<usize>,
+}
+
+/// All files read for one translation and the translation unit's origin map.
+#[derive(Debug, Default, Clone)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+    segments: Vec<Segment>,
+}
+
+impl SourceMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a file and returns its id.
+    pub fn add_file(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+        self.files.push(SourceFile::new(name.into(), text.into()));
+        FileId(self.files.len() as u32 - 1)
+    }
+
+    /// The file with id `id`.
+    pub fn file(&self, id: FileId) -> &SourceFile {
+        &self.files[id.0 as usize]
+    }
+
+    /// Looks a file up by the name it was added under.
+    pub fn find_file(&self, name: &str) -> Option<FileId> {
+        self.files
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| FileId(i as u32))
+    }
+
+    /// Records that translation-unit bytes `output` came from `source` in `file`.
+    /// Segments must be pushed in increasing `output` order.
+    pub fn push_segment(&mut self, output: Range<usize>, file: FileId, source: Range<usize>) {
+        if output.is_empty() {
+            return;
+        }
+        debug_assert!(self
+            .segments
+            .last()
+            .is_none_or(|s| s.output.end <= output.start));
+        self.segments.push(Segment {
+            output,
+            file,
+            source,
+        });
+    }
+
+    /// The recorded segments, in translation-unit order.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// Maps a translation-unit offset to a file and an offset in it.
+    fn locate_offset(&self, offset: usize) -> Option<(FileId, usize, bool)> {
+        if self.segments.is_empty() {
+            return None;
+        }
+        let idx = match self
+            .segments
+            .binary_search_by(|s| s.output.start.cmp(&offset))
+        {
+            Ok(i) => i,
+            Err(0) => 0,
+            Err(i) => i - 1,
+        };
+        let seg = &self.segments[idx];
+        let exact = seg.output.len() == seg.source.len();
+        if exact {
+            let delta = offset.saturating_sub(seg.output.start).min(seg.output.len());
+            Some((seg.file, seg.source.start + delta, true))
+        } else {
+            Some((seg.file, seg.source.start, false))
+        }
+    }
+
+    /// Maps a translation-unit span back to where the user wrote it.
+    ///
+    /// Without segments (no preprocessing happened) the span is taken to be in
+    /// the first file.
+    pub fn locate(&self, span: Span) -> Option<Location> {
+        if self.segments.is_empty() {
+            if self.files.is_empty() {
+                return None;
+            }
+            return Some(Location {
+                file: FileId(0),
+                range: span.range(),
+            });
+        }
+        let (file, start, exact) = self.locate_offset(span.start as usize)?;
+        if !exact {
+            let seg = self
+                .segments
+                .iter()
+                .find(|s| s.file == file && s.source.start == start)?;
+            return Some(Location {
+                file,
+                range: seg.source.clone(),
+            });
+        }
+        let end = match self.locate_offset((span.end as usize).max(span.start as usize + 1) - 1) {
+            Some((f, e, _)) if f == file && e >= start => e + 1,
+            _ => start + 1,
+        };
+        Some(Location {
+            file,
+            range: start..end.max(start),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_are_one_based() {
+        let mut map = SourceMap::new();
+        let f = map.add_file("a.metal", "ab\ncd\n");
+        assert_eq!(map.file(f).line_col(0), (1, 1));
+        assert_eq!(map.file(f).line_col(4), (2, 2));
+        assert_eq!(map.file(f).line_text(2), "cd");
+    }
+
+    #[test]
+    fn segments_map_back_into_their_file() {
+        let mut map = SourceMap::new();
+        let a = map.add_file("a.metal", "0123456789");
+        let b = map.add_file("b.h", "abcdef");
+        map.push_segment(0..4, a, 0..4);
+        map.push_segment(4..8, b, 2..6);
+        map.push_segment(8..20, a, 5..7);
+        let loc = map.locate(Span::new(5, 7)).unwrap();
+        assert_eq!((loc.file, loc.range), (b, 3..5));
+        let loc = map.locate(Span::new(10, 12)).unwrap();
+        assert_eq!((loc.file, loc.range), (a, 5..7));
+    }
+}
