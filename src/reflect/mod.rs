@@ -1,0 +1,159 @@
+//! The reflection model: what Metal's `MTLComputePipelineReflection` /
+//! `MTLArgument` would say about each function, plus where each resource is
+//! bound in the emitted WGSL. Serialised as JSON by `msl2wgsl reflect`.
+
+use serde::Serialize;
+
+/// Version of the JSON schema; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The kind of a Metal function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Stage {
+    /// `kernel`
+    Kernel,
+    /// `vertex`
+    Vertex,
+    /// `fragment`
+    Fragment,
+}
+
+/// A WGSL `@group(g) @binding(b)` pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct WgslBinding {
+    /// `@group`
+    pub group: u32,
+    /// `@binding`
+    pub binding: u32,
+}
+
+/// What kind of Metal argument-table entry an argument occupies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ArgumentKind {
+    /// `[[buffer(n)]]`
+    Buffer,
+    /// `[[texture(n)]]`
+    Texture,
+    /// `[[sampler(n)]]`
+    Sampler,
+    /// `[[threadgroup(n)]]`
+    ThreadgroupMemory,
+}
+
+/// How a function may access a resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// `const device`, `constant`
+    Read,
+    /// Written only.
+    Write,
+    /// `device`
+    ReadWrite,
+}
+
+/// Buffer details, in Metal's layout.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BufferInfo {
+    /// Alignment of the pointee type in bytes (`bufferAlignment`).
+    pub alignment: u32,
+    /// Size of the pointee type in bytes (`bufferDataSize`); for a `T*` this
+    /// is one element, and the buffer holds any number of them.
+    pub data_size: u32,
+    /// The MSL spelling of the pointee type (`bufferDataType`).
+    pub data_type: String,
+    /// True for `T*` arguments (an array of elements), false for `T&`.
+    pub is_pointer: bool,
+}
+
+/// One argument of a function, as `MTLArgument` describes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Argument {
+    /// The parameter's name in the MSL source.
+    pub name: String,
+    /// Buffer, texture, sampler or threadgroup memory.
+    #[serde(rename = "type")]
+    pub kind: ArgumentKind,
+    /// The Metal index (`[[buffer(n)]]` etc.).
+    pub index: u32,
+    /// Access the function may make.
+    pub access: Access,
+    /// Whether the function uses the argument at all.
+    pub active: bool,
+    /// Where it is bound in the WGSL, if it is a WGSL resource.
+    pub binding: Option<WgslBinding>,
+    /// Present for buffers.
+    pub buffer: Option<BufferInfo>,
+}
+
+/// Everything about one translated function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionReflection {
+    /// The function's MSL name.
+    pub name: String,
+    /// Its entry point name in the WGSL (differs if the name is reserved).
+    pub wgsl_entry_point: String,
+    /// Kernel, vertex or fragment.
+    pub stage: Stage,
+    /// `@workgroup_size` the kernel was translated for.
+    pub workgroup_size: Option<[u32; 3]>,
+    /// Its arguments that occupy Metal argument-table slots, in source order.
+    pub arguments: Vec<Argument>,
+    /// The synthetic uniform carrying Metal's dispatch geometry; the host must
+    /// fill it with a [`DispatchParams`] (kernels only).
+    pub dispatch_binding: Option<WgslBinding>,
+    /// True if the kernel contains a barrier: the host must not dispatch a
+    /// grid that is not a multiple of the threadgroup size (see README).
+    pub uses_barriers: bool,
+    /// wgpu features the WGSL needs (`"shader-f16"`, ...).
+    pub required_features: Vec<String>,
+}
+
+/// The contents of the synthetic dispatch uniform (48 bytes, little endian),
+/// which gives the WGSL Metal's view of the grid.
+///
+/// A dispatch too large for one WebGPU dispatch is split; each part gets its
+/// own `group_offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct DispatchParams {
+    /// `threads_per_grid`: the grid in threads (dispatchThreads' size, or
+    /// threadgroups × threadgroup size).
+    pub grid_size: [u32; 3],
+    /// The first threadgroup of this (partial) dispatch.
+    pub group_offset: [u32; 3],
+    /// `threadgroups_per_grid` of the whole dispatch.
+    pub threadgroups: [u32; 3],
+}
+
+impl DispatchParams {
+    /// Size of the uniform in bytes.
+    pub const SIZE: usize = 48;
+
+    /// The uniform's bytes: three `vec4<u32>`, the fourth lane unused.
+    pub fn to_bytes(&self) -> [u8; 48] {
+        let mut out = [0u8; 48];
+        let vecs = [self.grid_size, self.group_offset, self.threadgroups];
+        for (v, vec) in vecs.iter().enumerate() {
+            for (c, x) in vec.iter().enumerate() {
+                let at = v * 16 + c * 4;
+                out[at..at + 4].copy_from_slice(&x.to_le_bytes());
+            }
+        }
+        out
+    }
+}
+
+/// The JSON document `msl2wgsl reflect` prints.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReflectionDocument<'a> {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// One entry per function.
+    pub functions: Vec<&'a FunctionReflection>,
+}

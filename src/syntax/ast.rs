@@ -1,0 +1,506 @@
+//! The abstract syntax tree, every node with its [`Span`] in the translation unit.
+
+use crate::source_map::Span;
+
+/// An identifier.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    /// Its text.
+    pub name: String,
+    /// Where.
+    pub span: Span,
+}
+
+/// A whole translation unit.
+#[derive(Clone, Debug, Default)]
+pub struct TranslationUnit {
+    /// Top-level declarations in source order.
+    pub items: Vec<Item>,
+}
+
+/// A top-level declaration.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// `using namespace metal;`
+    UsingNamespace(Span),
+    /// `using Name = Type;` or `typedef Type Name;`
+    Alias(Alias),
+    /// `struct S { ... };`
+    Struct(StructDecl),
+    /// A function definition or declaration.
+    Function(FunctionDecl),
+    /// A program-scope variable (`constant float k = 1;`).
+    Global(VarDecl),
+}
+
+/// `using Name = Type;` / `typedef Type Name[N];`
+#[derive(Clone, Debug)]
+pub struct Alias {
+    /// The new name.
+    pub name: Ident,
+    /// What it names.
+    pub ty: TypeSpec,
+    /// Array dimensions of a typedef (`typedef float F4[4];`).
+    pub array: Vec<Option<Expr>>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// An address-space qualifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddressSpace {
+    /// `device`
+    Device,
+    /// `constant`
+    Constant,
+    /// `thread`
+    Thread,
+    /// `threadgroup`
+    Threadgroup,
+    /// `threadgroup_imageblock`, `ray_data`, `object_data`
+    Other,
+}
+
+/// `*` or `&` after a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtrOp {
+    /// `*`, with `const` after it (`T* const`).
+    Pointer {
+        /// The pointer itself is const.
+        is_const: bool,
+    },
+    /// `&`
+    Reference,
+}
+
+/// A template argument: a type or a constant expression.
+#[derive(Clone, Debug)]
+pub enum TemplateArg {
+    /// `float`
+    Type(TypeSpec),
+    /// `4`
+    Expr(Expr),
+}
+
+/// A type as written: `const device float4*`.
+#[derive(Clone, Debug)]
+pub struct TypeSpec {
+    /// `const` before the base type.
+    pub is_const: bool,
+    /// Address space, if written.
+    pub space: Option<(AddressSpace, Span)>,
+    /// Name path: `["metal", "float4"]`, `["unsigned int"]`.
+    pub path: Vec<String>,
+    /// Template arguments (`vec<float, 4>`).
+    pub args: Vec<TemplateArg>,
+    /// Pointer and reference declarators.
+    pub ptr_ops: Vec<PtrOp>,
+    /// Where the base type name is.
+    pub name_span: Span,
+    /// The whole type.
+    pub span: Span,
+}
+
+impl TypeSpec {
+    /// The name as written, `::`-joined.
+    pub fn name(&self) -> String {
+        self.path.join("::")
+    }
+}
+
+/// A `[[name(args)]]` attribute.
+#[derive(Clone, Debug)]
+pub struct Attribute {
+    /// `buffer`, `thread_position_in_grid`, ...
+    pub name: String,
+    /// Arguments.
+    pub args: Vec<Expr>,
+    /// Where.
+    pub span: Span,
+}
+
+/// `struct S { members };`
+#[derive(Clone, Debug)]
+pub struct StructDecl {
+    /// Its name.
+    pub name: Ident,
+    /// Its data members, one per declarator.
+    pub members: Vec<Member>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// One data member.
+#[derive(Clone, Debug)]
+pub struct Member {
+    /// Type.
+    pub ty: TypeSpec,
+    /// Name.
+    pub name: Ident,
+    /// `[N]` suffixes.
+    pub array: Vec<Option<Expr>>,
+    /// Attributes.
+    pub attributes: Vec<Attribute>,
+}
+
+/// `kernel`, `vertex` or `fragment`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// `kernel`
+    Kernel,
+    /// `vertex`
+    Vertex,
+    /// `fragment`
+    Fragment,
+}
+
+/// A function.
+#[derive(Clone, Debug)]
+pub struct FunctionDecl {
+    /// Entry-point qualifier, with its span.
+    pub stage: Option<(Stage, Span)>,
+    /// Attributes before or after the return type.
+    pub attributes: Vec<Attribute>,
+    /// Return type.
+    pub ret: TypeSpec,
+    /// Name.
+    pub name: Ident,
+    /// Parameters.
+    pub params: Vec<Param>,
+    /// Body; `None` for a declaration.
+    pub body: Option<Block>,
+    /// Whole definition.
+    pub span: Span,
+}
+
+/// A function parameter.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Type.
+    pub ty: TypeSpec,
+    /// Name (may be omitted).
+    pub name: Option<Ident>,
+    /// `[N]` suffixes.
+    pub array: Vec<Option<Expr>>,
+    /// Attributes.
+    pub attributes: Vec<Attribute>,
+    /// Whole parameter.
+    pub span: Span,
+}
+
+/// A variable declaration with one or more declarators.
+#[derive(Clone, Debug)]
+pub struct VarDecl {
+    /// Shared type.
+    pub ty: TypeSpec,
+    /// Declarators.
+    pub declarators: Vec<Declarator>,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// `name[N] = init`
+#[derive(Clone, Debug)]
+pub struct Declarator {
+    /// Name.
+    pub name: Ident,
+    /// `[N]` suffixes (`[]` is `None`).
+    pub array: Vec<Option<Expr>>,
+    /// Initializer.
+    pub init: Option<Init>,
+    /// Attributes (`[[function_constant(0)]]`).
+    pub attributes: Vec<Attribute>,
+    /// Whole declarator.
+    pub span: Span,
+}
+
+/// An initializer.
+#[derive(Clone, Debug)]
+pub enum Init {
+    /// `= expr`
+    Expr(Expr),
+    /// `= { ... }` or `{ ... }`
+    List(Vec<Init>, Span),
+    /// `(a, b)` direct initialization.
+    Paren(Vec<Expr>, Span),
+}
+
+impl Init {
+    /// Where it is.
+    pub fn span(&self) -> Span {
+        match self {
+            Init::Expr(e) => e.span,
+            Init::List(_, s) | Init::Paren(_, s) => *s,
+        }
+    }
+}
+
+/// `{ statements }`
+#[derive(Clone, Debug)]
+pub struct Block {
+    /// Statements.
+    pub stmts: Vec<Stmt>,
+    /// Braces included.
+    pub span: Span,
+}
+
+/// A statement.
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    /// What it is.
+    pub kind: StmtKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// Statement kinds.
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    /// `{ ... }`
+    Block(Block),
+    /// `T a = 1, b;`
+    Decl(VarDecl),
+    /// `expr;`
+    Expr(Expr),
+    /// `if (c) a else b`
+    If {
+        /// Condition.
+        cond: Expr,
+        /// Taken branch.
+        then: Box<Stmt>,
+        /// Else branch.
+        otherwise: Option<Box<Stmt>>,
+    },
+    /// `for (init; cond; step) body`
+    For {
+        /// Init statement.
+        init: Option<Box<Stmt>>,
+        /// Condition (true if absent).
+        cond: Option<Expr>,
+        /// Step.
+        step: Option<Expr>,
+        /// Body.
+        body: Box<Stmt>,
+    },
+    /// `while (c) body`
+    While {
+        /// Condition.
+        cond: Expr,
+        /// Body.
+        body: Box<Stmt>,
+    },
+    /// `do body while (c);`
+    DoWhile {
+        /// Body.
+        body: Box<Stmt>,
+        /// Condition.
+        cond: Expr,
+    },
+    /// `switch (e) { ... }`
+    Switch {
+        /// Selector.
+        selector: Expr,
+        /// Labels and statements in order.
+        items: Vec<SwitchItem>,
+    },
+    /// `break;`
+    Break,
+    /// `continue;`
+    Continue,
+    /// `return e;`
+    Return(Option<Expr>),
+    /// `;`
+    Empty,
+}
+
+/// One element of a switch body.
+#[derive(Clone, Debug)]
+pub enum SwitchItem {
+    /// `case e:` (`None` is `default:`)
+    Label(Option<Expr>, Span),
+    /// A statement.
+    Stmt(Stmt),
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `||`
+    LogicalOr,
+    /// `&&`
+    LogicalAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `&`
+    BitAnd,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `>`
+    Gt,
+    /// `<=`
+    Le,
+    /// `>=`
+    Ge,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+}
+
+impl BinaryOp {
+    /// The C++ spelling.
+    pub fn symbol(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            LogicalOr => "||",
+            LogicalAnd => "&&",
+            BitOr => "|",
+            BitXor => "^",
+            BitAnd => "&",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Gt => ">",
+            Le => "<=",
+            Ge => ">=",
+            Shl => "<<",
+            Shr => ">>",
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+        }
+    }
+}
+
+/// Prefix operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-`
+    Neg,
+    /// `+`
+    Plus,
+    /// `!`
+    Not,
+    /// `~`
+    BitNot,
+    /// `*p`
+    Deref,
+    /// `&x`
+    AddrOf,
+    /// `++x`
+    PreInc,
+    /// `--x`
+    PreDec,
+}
+
+/// How a cast was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CastKind {
+    /// `(T)x`
+    CStyle,
+    /// `static_cast<T>(x)`
+    Static,
+    /// `reinterpret_cast<T>(x)`
+    Reinterpret,
+    /// `const_cast<T>(x)`
+    Const,
+    /// `as_type<T>(x)`
+    AsType,
+}
+
+/// Literal suffixes that decide the type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiteralSuffix {
+    /// none
+    None,
+    /// `u`
+    Unsigned,
+    /// `l`
+    Long,
+    /// `ul`
+    UnsignedLong,
+    /// `f`
+    Float,
+    /// `h`
+    Half,
+    /// `bf`
+    BFloat,
+}
+
+/// An expression.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// Expression kinds.
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    /// Integer literal; `hex` tells C++'s typing rule to also try unsigned.
+    Int {
+        /// Value.
+        value: u64,
+        /// Suffix.
+        suffix: LiteralSuffix,
+        /// Written in hex, octal or binary.
+        non_decimal: bool,
+    },
+    /// Floating-point literal.
+    Float {
+        /// Value.
+        value: f64,
+        /// Suffix.
+        suffix: LiteralSuffix,
+    },
+    /// `true`/`false`
+    Bool(bool),
+    /// A (qualified) name.
+    Name(Vec<String>),
+    /// A name with template arguments (`vec<float, 4>`).
+    Templated(Vec<String>, Vec<TemplateArg>),
+    /// `a op b`
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `a = b`, `a op= b`
+    Assign(Option<BinaryOp>, Box<Expr>, Box<Expr>),
+    /// Prefix operator.
+    Unary(UnaryOp, Box<Expr>),
+    /// `x++` (true) / `x--` (false)
+    PostIncDec(bool, Box<Expr>),
+    /// `c ? a : b`
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `f(args)`, `float4(args)`
+    Call(Box<Expr>, Vec<Expr>),
+    /// `a[i]`
+    Index(Box<Expr>, Box<Expr>),
+    /// `a.m` (false) or `a->m` (true)
+    Member(Box<Expr>, Ident, bool),
+    /// A cast.
+    Cast(CastKind, TypeSpec, Box<Expr>),
+    /// `{a, b}` in expression position (initializers, `x = {..}`)
+    InitList(Vec<Init>),
+    /// `T{a, b}`
+    BraceConstruct(Vec<String>, Vec<Init>),
+    /// `a, b`
+    Comma(Vec<Expr>),
+}

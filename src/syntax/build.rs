@@ -1,0 +1,639 @@
+//! Builds the AST from pest's parse tree.
+
+use super::ast::*;
+use super::{Error, Rule};
+use crate::source_map::Span;
+use pest::iterators::{Pair, Pairs};
+use pest::pratt_parser::{Assoc, Op, PrattParser};
+use std::sync::OnceLock;
+
+type Result<T> = std::result::Result<T, Error>;
+
+fn span_of(pair: &Pair<Rule>) -> Span {
+    let s = pair.as_span();
+    Span::new(s.start(), s.end())
+}
+
+fn ident(pair: Pair<Rule>) -> Ident {
+    Ident {
+        name: pair.as_str().to_string(),
+        span: span_of(&pair),
+    }
+}
+
+fn path(pair: Pair<Rule>) -> Vec<String> {
+    pair.as_str()
+        .trim_start_matches("::")
+        .split("::")
+        .map(|s| s.trim().to_string())
+        .collect()
+}
+
+/// Builds a translation unit.
+pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit> {
+    let tu = pairs.next().expect("translation_unit");
+    let mut items = Vec::new();
+    for pair in tu.into_inner() {
+        let span = span_of(&pair);
+        match pair.as_rule() {
+            Rule::using_namespace => items.push(Item::UsingNamespace(span)),
+            Rule::using_alias => {
+                let mut inner = pair.into_inner();
+                let name = ident(inner.next().unwrap());
+                let ty = type_spec(inner.next().unwrap())?;
+                items.push(Item::Alias(Alias { name, ty, array: Vec::new(), span }));
+            }
+            Rule::typedef_decl => {
+                let mut inner = pair.into_inner();
+                let ty = type_spec(inner.next().unwrap())?;
+                let name = ident(inner.next().unwrap());
+                let array = inner.map(array_suffix).collect::<Result<_>>()?;
+                items.push(Item::Alias(Alias { name, ty, array, span }));
+            }
+            Rule::struct_decl => items.push(Item::Struct(struct_decl(pair)?)),
+            Rule::function_def => items.push(Item::Function(function_def(pair)?)),
+            Rule::global_decl => items.push(Item::Global(var_decl(pair)?)),
+            Rule::empty_decl | Rule::EOI => {}
+            r => unreachable!("unexpected top-level rule {r:?}"),
+        }
+    }
+    Ok(TranslationUnit { items })
+}
+
+fn struct_decl(pair: Pair<Rule>) -> Result<StructDecl> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    inner.next(); // struct_kw
+    let name = ident(inner.next().unwrap());
+    let mut members = Vec::new();
+    for decl in inner {
+        let mut parts = decl.into_inner();
+        let ty = type_spec(parts.next().unwrap())?;
+        for d in parts {
+            let mut dp = d.into_inner();
+            let name = ident(dp.next().unwrap());
+            let (mut array, mut attributes) = (Vec::new(), Vec::new());
+            for p in dp {
+                match p.as_rule() {
+                    Rule::array_suffix => array.push(array_suffix(p)?),
+                    Rule::attributes => attributes.extend(attributes_of(p)?),
+                    _ => unreachable!(),
+                }
+            }
+            members.push(Member { ty: ty.clone(), name, array, attributes });
+        }
+    }
+    Ok(StructDecl { name, members, span })
+}
+
+fn array_suffix(pair: Pair<Rule>) -> Result<Option<Expr>> {
+    pair.into_inner().next().map(expr).transpose()
+}
+
+fn attributes_of(pair: Pair<Rule>) -> Result<Vec<Attribute>> {
+    pair.into_inner()
+        .map(|a| {
+            let span = span_of(&a);
+            let mut inner = a.into_inner();
+            let name = path(inner.next().unwrap()).join("::");
+            let args = inner
+                .map(|arg| expr(arg.into_inner().next().unwrap()))
+                .collect::<Result<_>>()?;
+            Ok(Attribute { name, args, span })
+        })
+        .collect()
+}
+
+fn function_def(pair: Pair<Rule>) -> Result<FunctionDecl> {
+    let span = span_of(&pair);
+    let mut stage = None;
+    let mut attributes = Vec::new();
+    let mut ret = None;
+    let mut name = None;
+    let mut params = Vec::new();
+    let mut body = None;
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::fn_specifier => {
+                let s = span_of(&p);
+                match p.as_str() {
+                    "kernel" => stage = Some((Stage::Kernel, s)),
+                    "vertex" => stage = Some((Stage::Vertex, s)),
+                    "fragment" => stage = Some((Stage::Fragment, s)),
+                    _ => {}
+                }
+            }
+            Rule::attributes => {
+                for a in attributes_of(p)? {
+                    match a.name.as_str() {
+                        "kernel" => stage = Some((Stage::Kernel, a.span)),
+                        "vertex" => stage = Some((Stage::Vertex, a.span)),
+                        "fragment" => stage = Some((Stage::Fragment, a.span)),
+                        _ => attributes.push(a),
+                    }
+                }
+            }
+            Rule::type_spec => ret = Some(type_spec(p)?),
+            Rule::ident => name = Some(ident(p)),
+            Rule::param_list => {
+                for param in p.into_inner().filter(|x| x.as_rule() == Rule::param) {
+                    params.push(param_of(param)?);
+                }
+            }
+            Rule::block => body = Some(block(p)?),
+            Rule::fn_declaration_end => {}
+            r => unreachable!("function part {r:?}"),
+        }
+    }
+    Ok(FunctionDecl {
+        stage,
+        attributes,
+        ret: ret.unwrap(),
+        name: name.unwrap(),
+        params,
+        body,
+        span,
+    })
+}
+
+fn param_of(pair: Pair<Rule>) -> Result<Param> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let ty = type_spec(inner.next().unwrap())?;
+    let (mut name, mut array, mut attributes) = (None, Vec::new(), Vec::new());
+    for p in inner {
+        match p.as_rule() {
+            Rule::ident => name = Some(ident(p)),
+            Rule::array_suffix => array.push(array_suffix(p)?),
+            Rule::attributes => attributes.extend(attributes_of(p)?),
+            _ => unreachable!(),
+        }
+    }
+    Ok(Param { ty, name, array, attributes, span })
+}
+
+/// `type_spec` and `cast_type_spec` share one shape.
+pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
+    let span = span_of(&pair);
+    let mut ts = TypeSpec {
+        is_const: false,
+        space: None,
+        path: Vec::new(),
+        args: Vec::new(),
+        ptr_ops: Vec::new(),
+        name_span: span,
+        span,
+    };
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::cv => {
+                if p.as_str() == "const" || p.as_str() == "constexpr" {
+                    ts.is_const = true;
+                }
+            }
+            Rule::address_space => {
+                let space = match p.as_str() {
+                    "device" => AddressSpace::Device,
+                    "constant" => AddressSpace::Constant,
+                    "thread" => AddressSpace::Thread,
+                    "threadgroup" => AddressSpace::Threadgroup,
+                    _ => AddressSpace::Other,
+                };
+                ts.space = Some((space, span_of(&p)));
+            }
+            Rule::base_type => {
+                ts.name_span = span_of(&p);
+                for b in p.into_inner() {
+                    base_type_part(&mut ts, b)?;
+                }
+            }
+            Rule::builtin_type_name => {
+                ts.name_span = span_of(&p);
+                ts.path = path(p);
+            }
+            Rule::template_args => ts.args = template_args(p)?,
+            Rule::ptr_op => {
+                let op = p.into_inner().next().unwrap();
+                ts.ptr_ops.push(match op.as_rule() {
+                    Rule::pointer => PtrOp::Pointer {
+                        is_const: op.into_inner().any(|c| c.as_str() == "const"),
+                    },
+                    _ => PtrOp::Reference,
+                });
+            }
+            r => unreachable!("type part {r:?}"),
+        }
+    }
+    Ok(ts)
+}
+
+fn base_type_part(ts: &mut TypeSpec, b: Pair<Rule>) -> Result<()> {
+    match b.as_rule() {
+        Rule::multiword_type => {
+            let words: Vec<&str> = b.as_str().split_whitespace().collect();
+            ts.path = vec![words.join(" ")];
+        }
+        Rule::path => ts.path = path(b),
+        Rule::template_args => ts.args = template_args(b)?,
+        r => unreachable!("base type part {r:?}"),
+    }
+    Ok(())
+}
+
+fn template_args(pair: Pair<Rule>) -> Result<Vec<TemplateArg>> {
+    pair.into_inner()
+        .map(|arg| {
+            let inner = arg.into_inner().next().unwrap();
+            Ok(match inner.as_rule() {
+                Rule::type_spec => TemplateArg::Type(type_spec(inner)?),
+                _ => TemplateArg::Expr(expr(inner)?),
+            })
+        })
+        .collect()
+}
+
+fn var_decl(pair: Pair<Rule>) -> Result<VarDecl> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let ty = type_spec(inner.next().unwrap())?;
+    let declarators = inner.map(declarator).collect::<Result<_>>()?;
+    Ok(VarDecl { ty, declarators, span })
+}
+
+fn declarator(pair: Pair<Rule>) -> Result<Declarator> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let name = ident(inner.next().unwrap());
+    let (mut array, mut init, mut attributes) = (Vec::new(), None, Vec::new());
+    for p in inner {
+        match p.as_rule() {
+            Rule::array_suffix => array.push(array_suffix(p)?),
+            Rule::attributes => attributes.extend(attributes_of(p)?),
+            Rule::init_list => init = Some(init_list(p)?),
+            Rule::paren_init => {
+                let s = span_of(&p);
+                init = Some(Init::Paren(p.into_inner().map(expr).collect::<Result<_>>()?, s));
+            }
+            _ => init = Some(Init::Expr(expr(p)?)),
+        }
+    }
+    Ok(Declarator { name, array, init, attributes, span })
+}
+
+fn init_list(pair: Pair<Rule>) -> Result<Init> {
+    let span = span_of(&pair);
+    let items = pair
+        .into_inner()
+        .map(|p| match p.as_rule() {
+            Rule::init_list => init_list(p),
+            _ => Ok(Init::Expr(expr(p)?)),
+        })
+        .collect::<Result<_>>()?;
+    Ok(Init::List(items, span))
+}
+
+// ---- statements ------------------------------------------------------------
+
+fn block(pair: Pair<Rule>) -> Result<Block> {
+    let span = span_of(&pair);
+    let stmts = pair.into_inner().map(statement).collect::<Result<_>>()?;
+    Ok(Block { stmts, span })
+}
+
+fn boxed(pair: Pair<Rule>) -> Result<Box<Stmt>> {
+    statement(pair).map(Box::new)
+}
+
+fn statement(pair: Pair<Rule>) -> Result<Stmt> {
+    let span = span_of(&pair);
+    let rule = pair.as_rule();
+    let mut inner = pair.clone().into_inner();
+    let kind = match rule {
+        Rule::block => StmtKind::Block(block(pair)?),
+        Rule::empty_stmt => StmtKind::Empty,
+        Rule::expr_stmt => StmtKind::Expr(expr(inner.next().unwrap())?),
+        Rule::decl_stmt => StmtKind::Decl(var_decl(pair)?),
+        Rule::if_stmt => {
+            inner.next();
+            let cond = expr(inner.next().unwrap())?;
+            let then = boxed(inner.next().unwrap())?;
+            let otherwise = inner.nth(1).map(boxed).transpose()?;
+            StmtKind::If { cond, then, otherwise }
+        }
+        Rule::for_stmt => {
+            inner.next();
+            let init = inner.next().unwrap().into_inner().next().map(boxed).transpose()?;
+            let cond = inner.next().unwrap().into_inner().next().map(expr).transpose()?;
+            let step = inner.next().unwrap().into_inner().next().map(expr).transpose()?;
+            let body = boxed(inner.next().unwrap())?;
+            StmtKind::For { init, cond, step, body }
+        }
+        Rule::while_stmt => {
+            inner.next();
+            let cond = expr(inner.next().unwrap())?;
+            StmtKind::While { cond, body: boxed(inner.next().unwrap())? }
+        }
+        Rule::do_stmt => {
+            inner.next();
+            let body = boxed(inner.next().unwrap())?;
+            inner.next();
+            StmtKind::DoWhile { body, cond: expr(inner.next().unwrap())? }
+        }
+        Rule::switch_stmt => {
+            inner.next();
+            let selector = expr(inner.next().unwrap())?;
+            let items = inner.map(switch_item).collect::<Result<_>>()?;
+            StmtKind::Switch { selector, items }
+        }
+        Rule::break_stmt => StmtKind::Break,
+        Rule::continue_stmt => StmtKind::Continue,
+        Rule::return_stmt => StmtKind::Return(inner.nth(1).map(expr).transpose()?),
+        r => unreachable!("statement {r:?}"),
+    };
+    Ok(Stmt { kind, span })
+}
+
+fn switch_item(pair: Pair<Rule>) -> Result<SwitchItem> {
+    if pair.as_rule() != Rule::case_label {
+        return Ok(SwitchItem::Stmt(statement(pair)?));
+    }
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let first = inner.next().unwrap();
+    let value = match first.as_rule() {
+        Rule::case_kw => Some(expr(inner.next().unwrap())?),
+        _ => None,
+    };
+    Ok(SwitchItem::Label(value, span))
+}
+
+// ---- expressions -------------------------------------------------------------
+
+fn pratt() -> &'static PrattParser<Rule> {
+    static PRATT: OnceLock<PrattParser<Rule>> = OnceLock::new();
+    PRATT.get_or_init(|| {
+        PrattParser::new()
+            .op(Op::infix(Rule::op_lor, Assoc::Left))
+            .op(Op::infix(Rule::op_land, Assoc::Left))
+            .op(Op::infix(Rule::op_bor, Assoc::Left))
+            .op(Op::infix(Rule::op_bxor, Assoc::Left))
+            .op(Op::infix(Rule::op_band, Assoc::Left))
+            .op(Op::infix(Rule::op_eq, Assoc::Left) | Op::infix(Rule::op_ne, Assoc::Left))
+            .op(Op::infix(Rule::op_lt, Assoc::Left)
+                | Op::infix(Rule::op_gt, Assoc::Left)
+                | Op::infix(Rule::op_le, Assoc::Left)
+                | Op::infix(Rule::op_ge, Assoc::Left))
+            .op(Op::infix(Rule::op_shl, Assoc::Left) | Op::infix(Rule::op_shr, Assoc::Left))
+            .op(Op::infix(Rule::op_add, Assoc::Left) | Op::infix(Rule::op_sub, Assoc::Left))
+            .op(Op::infix(Rule::op_mul, Assoc::Left)
+                | Op::infix(Rule::op_div, Assoc::Left)
+                | Op::infix(Rule::op_mod, Assoc::Left))
+    })
+}
+
+fn binary_op(rule: Rule) -> BinaryOp {
+    use BinaryOp::*;
+    match rule {
+        Rule::op_lor => LogicalOr,
+        Rule::op_land => LogicalAnd,
+        Rule::op_bor => BitOr,
+        Rule::op_bxor => BitXor,
+        Rule::op_band => BitAnd,
+        Rule::op_eq => Eq,
+        Rule::op_ne => Ne,
+        Rule::op_lt => Lt,
+        Rule::op_gt => Gt,
+        Rule::op_le => Le,
+        Rule::op_ge => Ge,
+        Rule::op_shl => Shl,
+        Rule::op_shr => Shr,
+        Rule::op_add => Add,
+        Rule::op_sub => Sub,
+        Rule::op_mul => Mul,
+        Rule::op_div => Div,
+        Rule::op_mod => Rem,
+        r => unreachable!("binary operator {r:?}"),
+    }
+}
+
+fn compound_op(text: &str) -> Option<BinaryOp> {
+    use BinaryOp::*;
+    Some(match text {
+        "+=" => Add,
+        "-=" => Sub,
+        "*=" => Mul,
+        "/=" => Div,
+        "%=" => Rem,
+        "&=" => BitAnd,
+        "|=" => BitOr,
+        "^=" => BitXor,
+        "<<=" => Shl,
+        ">>=" => Shr,
+        _ => return None,
+    })
+}
+
+fn mk(kind: ExprKind, span: Span) -> Expr {
+    Expr { kind, span }
+}
+
+/// Builds any expression rule.
+pub(super) fn expr(pair: Pair<Rule>) -> Result<Expr> {
+    let span = span_of(&pair);
+    match pair.as_rule() {
+        Rule::expr => {
+            let mut items: Vec<Expr> = pair.into_inner().map(expr).collect::<Result<_>>()?;
+            Ok(if items.len() == 1 {
+                items.pop().unwrap()
+            } else {
+                mk(ExprKind::Comma(items), span)
+            })
+        }
+        Rule::assign_expr => {
+            let mut inner = pair.into_inner();
+            let lhs = expr(inner.next().unwrap())?;
+            let Some(op) = inner.next() else { return Ok(lhs) };
+            let rhs_pair = inner.next().unwrap();
+            let rhs = match rhs_pair.as_rule() {
+                Rule::init_list => {
+                    let s = span_of(&rhs_pair);
+                    match init_list(rhs_pair)? {
+                        Init::List(items, _) => mk(ExprKind::InitList(items), s),
+                        _ => unreachable!(),
+                    }
+                }
+                _ => expr(rhs_pair)?,
+            };
+            let compound = compound_op(op.as_str());
+            Ok(mk(ExprKind::Assign(compound, Box::new(lhs), Box::new(rhs)), span))
+        }
+        Rule::cond_expr => {
+            let mut inner = pair.into_inner();
+            let cond = expr(inner.next().unwrap())?;
+            match (inner.next(), inner.next()) {
+                (Some(a), Some(b)) => Ok(mk(
+                    ExprKind::Ternary(Box::new(cond), Box::new(expr(a)?), Box::new(expr(b)?)),
+                    span,
+                )),
+                _ => Ok(cond),
+            }
+        }
+        Rule::binary_expr | Rule::shift_expr => binary(pair.into_inner()),
+        Rule::unary_expr => unary(pair),
+        Rule::postfix_expr => postfix(pair),
+        _ => primary(pair),
+    }
+}
+
+fn binary(pairs: Pairs<Rule>) -> Result<Expr> {
+    pratt()
+        .map_primary(expr)
+        .map_infix(|lhs, op, rhs| {
+            let (lhs, rhs) = (lhs?, rhs?);
+            let span = lhs.span.join(rhs.span);
+            Ok(mk(
+                ExprKind::Binary(binary_op(op.as_rule()), Box::new(lhs), Box::new(rhs)),
+                span,
+            ))
+        })
+        .parse(pairs)
+}
+
+fn unary(pair: Pair<Rule>) -> Result<Expr> {
+    let mut prefixes: Vec<Pair<Rule>> = pair.into_inner().collect();
+    let operand = prefixes.pop().unwrap();
+    let mut e = expr(operand)?;
+    for p in prefixes.into_iter().rev() {
+        let op = p.into_inner().next().unwrap();
+        let span = span_of(&op).join(e.span);
+        let kind = match op.as_rule() {
+            Rule::c_cast => {
+                let ty = type_spec(op.into_inner().next().unwrap())?;
+                ExprKind::Cast(CastKind::CStyle, ty, Box::new(e))
+            }
+            r => {
+                let u = match r {
+                    Rule::pre_inc => UnaryOp::PreInc,
+                    Rule::pre_dec => UnaryOp::PreDec,
+                    Rule::neg => UnaryOp::Neg,
+                    Rule::plus => UnaryOp::Plus,
+                    Rule::not => UnaryOp::Not,
+                    Rule::bit_not => UnaryOp::BitNot,
+                    Rule::deref => UnaryOp::Deref,
+                    Rule::addr_of => UnaryOp::AddrOf,
+                    r => unreachable!("prefix {r:?}"),
+                };
+                ExprKind::Unary(u, Box::new(e))
+            }
+        };
+        e = mk(kind, span);
+    }
+    Ok(e)
+}
+
+fn postfix(pair: Pair<Rule>) -> Result<Expr> {
+    let mut inner = pair.into_inner();
+    let mut e = expr(inner.next().unwrap())?;
+    for op in inner {
+        let span = e.span.join(span_of(&op));
+        let kind = match op.as_rule() {
+            Rule::call_args => ExprKind::Call(Box::new(e), op.into_inner().map(expr).collect::<Result<_>>()?),
+            Rule::index => ExprKind::Index(Box::new(e), Box::new(expr(op.into_inner().next().unwrap())?)),
+            Rule::member => ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), false),
+            Rule::arrow => ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), true),
+            Rule::post_inc => ExprKind::PostIncDec(true, Box::new(e)),
+            Rule::post_dec => ExprKind::PostIncDec(false, Box::new(e)),
+            r => unreachable!("postfix {r:?}"),
+        };
+        e = mk(kind, span);
+    }
+    Ok(e)
+}
+
+fn primary(pair: Pair<Rule>) -> Result<Expr> {
+    let span = span_of(&pair);
+    let kind = match pair.as_rule() {
+        Rule::int_lit => int_literal(pair.as_str(), span)?,
+        Rule::float_lit => float_literal(pair.as_str(), span)?,
+        Rule::bool_lit => ExprKind::Bool(pair.as_str() == "true"),
+        Rule::paren_expr => return expr(pair.into_inner().next().unwrap()).map(|mut e| {
+            e.span = span;
+            e
+        }),
+        Rule::name => ExprKind::Name(path(pair.into_inner().next().unwrap())),
+        Rule::cast_call => {
+            let mut inner = pair.into_inner();
+            let kind = match inner.next().unwrap().as_str() {
+                "static_cast" => CastKind::Static,
+                "reinterpret_cast" => CastKind::Reinterpret,
+                "const_cast" => CastKind::Const,
+                _ => CastKind::AsType,
+            };
+            let ty = type_spec(inner.next().unwrap())?;
+            ExprKind::Cast(kind, ty, Box::new(expr(inner.next().unwrap())?))
+        }
+        Rule::templated_name => {
+            let mut inner = pair.into_inner();
+            let name = path(inner.next().unwrap());
+            ExprKind::Templated(name, template_args(inner.next().unwrap())?)
+        }
+        Rule::brace_construct => {
+            let mut inner = pair.into_inner();
+            let name = path(inner.next().unwrap());
+            match init_list(inner.next().unwrap())? {
+                Init::List(items, _) => ExprKind::BraceConstruct(name, items),
+                _ => unreachable!(),
+            }
+        }
+        r => unreachable!("primary {r:?}"),
+    };
+    Ok(mk(kind, span))
+}
+
+fn int_literal(text: &str, span: Span) -> Result<ExprKind> {
+    let lower = text.to_ascii_lowercase();
+    let digits_end = lower
+        .trim_end_matches(['u', 'l'])
+        .len();
+    let (digits, suffix_text) = lower.split_at(digits_end);
+    let suffix = match (suffix_text.contains('u'), suffix_text.contains('l')) {
+        (false, false) => LiteralSuffix::None,
+        (true, false) => LiteralSuffix::Unsigned,
+        (false, true) => LiteralSuffix::Long,
+        (true, true) => LiteralSuffix::UnsignedLong,
+    };
+    let (radix, body) = if let Some(h) = digits.strip_prefix("0x") {
+        (16, h)
+    } else if let Some(b) = digits.strip_prefix("0b") {
+        (2, b)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    let value = u64::from_str_radix(body, radix).map_err(|_| Error {
+        span,
+        message: format!("integer literal `{text}` is too large"),
+    })?;
+    Ok(ExprKind::Int { value, suffix, non_decimal: radix != 10 })
+}
+
+fn float_literal(text: &str, span: Span) -> Result<ExprKind> {
+    let lower = text.to_ascii_lowercase();
+    let (body, suffix) = if let Some(b) = lower.strip_suffix("bf") {
+        (b, LiteralSuffix::BFloat)
+    } else if let Some(b) = lower.strip_suffix('f') {
+        (b, LiteralSuffix::Float)
+    } else if let Some(b) = lower.strip_suffix('h') {
+        (b, LiteralSuffix::Half)
+    } else if let Some(b) = lower.strip_suffix('l') {
+        (b, LiteralSuffix::Long)
+    } else {
+        (lower.as_str(), LiteralSuffix::None)
+    };
+    let value: f64 = body.parse().map_err(|_| Error {
+        span,
+        message: format!("invalid floating-point literal `{text}`"),
+    })?;
+    Ok(ExprKind::Float { value, suffix })
+}

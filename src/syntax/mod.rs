@@ -1,0 +1,147 @@
+//! Parsing: pest (`grammar.pest`) → [`ast`] with spans.
+
+pub mod ast;
+mod build;
+
+use crate::source_map::Span;
+use pest::Parser as _;
+
+/// The pest parser generated from `grammar.pest`.
+#[derive(pest_derive::Parser)]
+#[grammar = "../grammar.pest"]
+pub(crate) struct MslParser;
+
+/// Deepest bracket nesting accepted. Deeper input would exhaust the stack of
+/// the recursive-descent parser, so it is refused with a diagnostic first.
+pub const MAX_NESTING_DEPTH: usize = 256;
+
+/// A syntax error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    /// Where.
+    pub span: Span,
+    /// Message, rustc/clang style.
+    pub message: String,
+}
+
+/// Parses a preprocessed translation unit.
+pub fn parse(text: &str) -> Result<ast::TranslationUnit, Error> {
+    check_nesting(text)?;
+    let pairs = MslParser::parse(Rule::translation_unit, text).map_err(|e| describe(e, text))?;
+    build::translation_unit(pairs)
+}
+
+/// Refuses bracket nesting deeper than [`MAX_NESTING_DEPTH`].
+fn check_nesting(text: &str) -> Result<(), Error> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' | '{' => {
+                depth += 1;
+                if depth > MAX_NESTING_DEPTH {
+                    return Err(Error {
+                        span: Span::new(i, i + 1),
+                        message: format!(
+                            "brackets nested too deeply (the limit is {MAX_NESTING_DEPTH} levels)"
+                        ),
+                    });
+                }
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A rule's meaning in words, for "expected ..." messages.
+fn rule_words(rule: Rule) -> Option<&'static str> {
+    use Rule::*;
+    Some(match rule {
+        EOI => "end of file",
+        ident | path | name => "an identifier",
+        type_spec | base_type | cast_type_spec | builtin_type_name | multiword_type => "a type",
+        expr | assign_expr | cond_expr | binary_expr | unary_expr | postfix_expr | shift_expr
+        | attr_arg | paren_expr | float_lit | int_lit | bool_lit | cast_call | templated_name
+        | brace_construct | prefix_op | c_cast => "an expression",
+        block => "`{`",
+        statement | decl_stmt | expr_stmt | empty_stmt | if_stmt | for_stmt | while_stmt
+        | do_stmt | switch_stmt | break_stmt | continue_stmt | return_stmt => "a statement",
+        init_list => "`{`",
+        call_args | paren_init => "`(`",
+        index | array_suffix => "`[`",
+        member => "`.`",
+        arrow => "`->`",
+        attributes => "`[[`",
+        assign_op => "`=`",
+        op_lor | op_land | op_bor | op_bxor | op_band | op_eq | op_ne | op_le | op_ge | op_shl
+        | op_shr | op_lt | op_gt | op_add | op_sub | op_mul | op_div | op_mod => "an operator",
+        ptr_op | pointer | reference => "`*` or `&`",
+        template_args => "`<`",
+        struct_decl | struct_kw => "`struct`",
+        function_def | global_decl | using_namespace | using_alias | typedef_decl | empty_decl => {
+            "a declaration"
+        }
+        fn_declaration_end => "`;`",
+        case_label | case_kw | default_kw => "`case` or `default`",
+        else_kw => "`else`",
+        while_kw => "`while`",
+        param | param_list => "a parameter",
+        member_decl => "a member declaration",
+        cv => "`const`",
+        address_space => "an address space",
+        fn_specifier => "a function specifier",
+        _ => return None,
+    })
+}
+
+/// Turns a pest error into a located message in words.
+fn describe(err: pest::error::Error<Rule>, text: &str) -> Error {
+    let pos = match err.location {
+        pest::error::InputLocation::Pos(p) => p,
+        pest::error::InputLocation::Span((s, _)) => s,
+    };
+    let mut expected: Vec<&str> = match &err.variant {
+        pest::error::ErrorVariant::ParsingError { positives, .. } => {
+            positives.iter().filter_map(|r| rule_words(*r)).collect()
+        }
+        pest::error::ErrorVariant::CustomError { .. } => Vec::new(),
+    };
+    expected.sort();
+    expected.dedup();
+    let found = token_at(text, pos);
+    let wanted = match expected.len() {
+        0 => "something else".to_string(),
+        1 => expected[0].to_string(),
+        n => format!("{} or {}", expected[..n - 1].join(", "), expected[n - 1]),
+    };
+    let span = Span::new(pos, (pos + found.len()).max(pos + 1).min(text.len().max(pos + 1)));
+    let found_words = if found.is_empty() {
+        "end of file".to_string()
+    } else {
+        format!("`{found}`")
+    };
+    Error {
+        span,
+        message: format!("expected {wanted}, found {found_words}"),
+    }
+}
+
+/// The token starting at `pos`, for "found `x`".
+fn token_at(text: &str, pos: usize) -> &str {
+    let rest = &text[pos.min(text.len())..];
+    let first = match rest.chars().next() {
+        Some(c) => c,
+        None => return "",
+    };
+    let len = if first.is_alphanumeric() || first == '_' {
+        rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len())
+    } else {
+        first.len_utf8()
+    };
+    &rest[..len]
+}
+
+#[cfg(test)]
+mod tests;
