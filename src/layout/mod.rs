@@ -1,0 +1,184 @@
+//! Metal's memory layout (MSL §2.1–2.5: sizes, alignments, struct offsets,
+//! array strides) and the plan that reproduces it in WGSL.
+//!
+//! naga's WGSL writer prints no `@align`/`@size`, so the WGSL text always has
+//! WGSL's default layout. [`PaddingPlan`] lists the members, including padding
+//! members, whose *default* WGSL layout equals Metal's layout.
+
+use crate::types::{Scalar, StructId, Structs, Type};
+
+/// Size and alignment of a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeAlign {
+    /// Size in bytes (a multiple of `align`).
+    pub size: u32,
+    /// Alignment in bytes.
+    pub align: u32,
+}
+
+fn round_up(x: u32, align: u32) -> u32 {
+    x.div_ceil(align) * align
+}
+
+/// Metal's size and alignment of `ty` (MSL Tables 2.1–2.5, §2.5).
+pub fn metal(ty: &Type, structs: &Structs) -> SizeAlign {
+    match ty {
+        Type::Void => SizeAlign { size: 0, align: 1 },
+        Type::Scalar(s) => SizeAlign { size: s.size(), align: s.size() },
+        Type::Vector(s, n) => {
+            // 3-component vectors have the size and alignment of 4-component ones.
+            let lanes = if *n == 3 { 4 } else { u32::from(*n) };
+            SizeAlign { size: lanes * s.size(), align: lanes * s.size() }
+        }
+        Type::Matrix { scalar, columns, rows } => {
+            let col = metal(&Type::Vector(*scalar, *rows), structs);
+            SizeAlign { size: col.size * u32::from(*columns), align: col.align }
+        }
+        Type::Array(elem, n) => {
+            let e = metal(elem, structs);
+            SizeAlign { size: e.size * n, align: e.align }
+        }
+        Type::Struct(id) => struct_layout(*id, structs).size_align,
+        Type::Pointer(_) => SizeAlign { size: 8, align: 8 },
+    }
+}
+
+/// A struct's Metal layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructLayout {
+    /// Byte offset of each member, in declaration order.
+    pub offsets: Vec<u32>,
+    /// The struct's size and alignment.
+    pub size_align: SizeAlign,
+}
+
+/// Metal's (C++ standard) layout of struct `id`.
+pub fn struct_layout(id: StructId, structs: &Structs) -> StructLayout {
+    let mut offsets = Vec::new();
+    let mut cursor = 0;
+    let mut align = 1;
+    for m in &structs.get(id).members {
+        let sa = metal(&m.ty, structs);
+        let at = round_up(cursor, sa.align);
+        offsets.push(at);
+        cursor = at + sa.size;
+        align = align.max(sa.align);
+    }
+    StructLayout { offsets, size_align: SizeAlign { size: round_up(cursor.max(1), align), align } }
+}
+
+/// WGSL's default size and alignment of the type `ty` lowers to, with
+/// structs laid out by their [`PaddingPlan`].
+pub fn wgsl(ty: &Type, structs: &Structs) -> Result<SizeAlign, Unrepresentable> {
+    Ok(match ty {
+        Type::Scalar(s) => SizeAlign { size: s.size(), align: s.size() },
+        Type::Vector(s, n) => {
+            let size = u32::from(*n) * s.size();
+            let align = if *n == 2 { size } else { 4 * s.size() };
+            SizeAlign { size, align }
+        }
+        Type::Matrix { scalar, columns, rows } => {
+            let col = wgsl(&Type::Vector(*scalar, *rows), structs)?;
+            SizeAlign { size: round_up(col.size, col.align) * u32::from(*columns), align: col.align }
+        }
+        Type::Array(elem, n) => {
+            let e = wgsl(elem, structs)?;
+            SizeAlign { size: round_up(e.size, e.align) * n, align: e.align }
+        }
+        Type::Struct(id) => padding_plan(*id, structs)?.size_align,
+        Type::Void | Type::Pointer(_) => return Err(Unrepresentable { member: None }),
+    })
+}
+
+/// One member of the WGSL struct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlannedMember {
+    /// The MSL member with this index.
+    Member(usize),
+    /// A padding member of this many bytes (4: `u32`, 2: `f16`).
+    Padding(u32),
+}
+
+/// The WGSL member list that reproduces a struct's Metal layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PaddingPlan {
+    /// Members in order, with their WGSL (= Metal) offsets.
+    pub members: Vec<(PlannedMember, u32)>,
+    /// Size and alignment (equal to Metal's).
+    pub size_align: SizeAlign,
+}
+
+impl PaddingPlan {
+    /// The WGSL member index of MSL member `index`.
+    pub fn wgsl_index(&self, index: usize) -> u32 {
+        self.members
+            .iter()
+            .position(|(m, _)| *m == PlannedMember::Member(index))
+            .expect("every MSL member is planned") as u32
+    }
+}
+
+/// A Metal layout that WGSL's default layout cannot reproduce by padding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unrepresentable {
+    /// The offending member's index, if it is one member.
+    pub member: Option<usize>,
+}
+
+/// Plans struct `id`: walks the members with a WGSL cursor and inserts
+/// padding wherever WGSL would place a member before Metal does.
+pub fn padding_plan(id: StructId, structs: &Structs) -> Result<PaddingPlan, Unrepresentable> {
+    let layout = struct_layout(id, structs);
+    let def = structs.get(id);
+    let mut members = Vec::new();
+    let mut cursor = 0u32;
+    for (i, m) in def.members.iter().enumerate() {
+        let w = wgsl(&m.ty, structs).map_err(|_| Unrepresentable { member: Some(i) })?;
+        let target = layout.offsets[i];
+        pad(&mut members, &mut cursor, target, w.align).ok_or(Unrepresentable { member: Some(i) })?;
+        members.push((PlannedMember::Member(i), target));
+        cursor = target + w.size;
+    }
+    let sa = layout.size_align;
+    // Tail: WGSL rounds the size up to the alignment; pad until that lands on Metal's size.
+    while round_up(cursor, sa.align) < sa.size {
+        let step = if cursor % 4 == 0 && sa.size - cursor >= 4 { 4 } else { 2 };
+        if cursor % step != 0 {
+            return Err(Unrepresentable { member: None });
+        }
+        members.push((PlannedMember::Padding(step), cursor));
+        cursor += step;
+    }
+    if round_up(cursor, sa.align) != sa.size {
+        return Err(Unrepresentable { member: None });
+    }
+    Ok(PaddingPlan { members, size_align: sa })
+}
+
+/// Pads from `cursor` until a member of WGSL alignment `align` lands on `target`.
+fn pad(members: &mut Vec<(PlannedMember, u32)>, cursor: &mut u32, target: u32, align: u32) -> Option<()> {
+    while round_up(*cursor, align) < target {
+        let step = if *cursor % 4 == 0 && target - *cursor >= 4 {
+            4
+        } else if *cursor % 2 == 0 && target - *cursor >= 2 {
+            2
+        } else {
+            return None;
+        };
+        members.push((PlannedMember::Padding(step), *cursor));
+        *cursor += step;
+    }
+    (round_up(*cursor, align) == target).then_some(())
+}
+
+/// True if the type (or a member of it) is `half`, so padding may use `f16`.
+pub fn uses_scalar(ty: &Type, scalar: Scalar, structs: &Structs) -> bool {
+    match ty {
+        Type::Array(e, _) => uses_scalar(e, scalar, structs),
+        Type::Struct(id) => structs.get(*id).members.iter().any(|m| uses_scalar(&m.ty, scalar, structs)),
+        other => other.element_scalar() == Some(scalar),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,376 @@
+//! The MSL type model shared by semantic analysis, layout, lowering and reflection.
+
+use std::fmt;
+
+/// MSL scalar types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scalar {
+    /// `bool`
+    Bool,
+    /// `char`, `int8_t`
+    Char,
+    /// `uchar`, `uint8_t`
+    UChar,
+    /// `short`, `int16_t`
+    Short,
+    /// `ushort`, `uint16_t`
+    UShort,
+    /// `int`, `int32_t`
+    Int,
+    /// `uint`, `uint32_t`
+    UInt,
+    /// `long`, `int64_t`
+    Long,
+    /// `ulong`, `uint64_t`
+    ULong,
+    /// `half`
+    Half,
+    /// `float`
+    Float,
+}
+
+impl Scalar {
+    /// Size in bytes (MSL Table 2.1).
+    pub fn size(self) -> u32 {
+        match self {
+            Scalar::Bool | Scalar::Char | Scalar::UChar => 1,
+            Scalar::Short | Scalar::UShort | Scalar::Half => 2,
+            Scalar::Int | Scalar::UInt | Scalar::Float => 4,
+            Scalar::Long | Scalar::ULong => 8,
+        }
+    }
+
+    /// Integer types (bool excluded).
+    pub fn is_integer(self) -> bool {
+        !matches!(self, Scalar::Bool | Scalar::Half | Scalar::Float)
+    }
+
+    /// `half` or `float`.
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::Half | Scalar::Float)
+    }
+
+    /// Signed integers.
+    pub fn is_signed_integer(self) -> bool {
+        matches!(self, Scalar::Char | Scalar::Short | Scalar::Int | Scalar::Long)
+    }
+
+    /// The MSL spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Bool => "bool",
+            Scalar::Char => "char",
+            Scalar::UChar => "uchar",
+            Scalar::Short => "short",
+            Scalar::UShort => "ushort",
+            Scalar::Int => "int",
+            Scalar::UInt => "uint",
+            Scalar::Long => "long",
+            Scalar::ULong => "ulong",
+            Scalar::Half => "half",
+            Scalar::Float => "float",
+        }
+    }
+
+    /// C++ conversion rank, for the usual arithmetic conversions.
+    pub fn rank(self) -> u32 {
+        match self {
+            Scalar::Bool => 0,
+            Scalar::Char | Scalar::UChar => 1,
+            Scalar::Short | Scalar::UShort => 2,
+            Scalar::Int | Scalar::UInt => 3,
+            Scalar::Long | Scalar::ULong => 4,
+            Scalar::Half => 5,
+            Scalar::Float => 6,
+        }
+    }
+}
+
+/// Identifies a struct declared in the translation unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StructId(pub u32);
+
+/// MSL address spaces of pointers and references.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddressSpace {
+    /// `device`
+    Device,
+    /// `constant`
+    Constant,
+    /// `thread`
+    Thread,
+    /// `threadgroup`
+    Threadgroup,
+}
+
+impl AddressSpace {
+    /// The MSL spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            AddressSpace::Device => "device",
+            AddressSpace::Constant => "constant",
+            AddressSpace::Thread => "thread",
+            AddressSpace::Threadgroup => "threadgroup",
+        }
+    }
+}
+
+/// An MSL type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    /// `void`
+    Void,
+    /// A scalar.
+    Scalar(Scalar),
+    /// `floatN` etc.; size 2..=4.
+    Vector(Scalar, u8),
+    /// `floatCxR`: `columns` columns of `rows` components.
+    Matrix {
+        /// Element type (`half` or `float`).
+        scalar: Scalar,
+        /// Columns.
+        columns: u8,
+        /// Rows.
+        rows: u8,
+    },
+    /// `T[N]` / `array<T, N>`
+    Array(Box<Type>, u32),
+    /// A declared struct.
+    Struct(StructId),
+    /// `space T*` or `space T&`.
+    Pointer(Box<Pointer>),
+}
+
+/// A pointer or reference type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Pointer {
+    /// Address space of the pointee.
+    pub space: AddressSpace,
+    /// What it points to.
+    pub pointee: Type,
+    /// The pointee is `const`.
+    pub is_const: bool,
+    /// `&` rather than `*`.
+    pub is_reference: bool,
+}
+
+impl Type {
+    /// A scalar type.
+    pub const fn scalar(s: Scalar) -> Type {
+        Type::Scalar(s)
+    }
+
+    /// `float`.
+    pub const FLOAT: Type = Type::Scalar(Scalar::Float);
+    /// `int`.
+    pub const INT: Type = Type::Scalar(Scalar::Int);
+    /// `uint`.
+    pub const UINT: Type = Type::Scalar(Scalar::UInt);
+    /// `bool`.
+    pub const BOOL: Type = Type::Scalar(Scalar::Bool);
+
+    /// The scalar or the element scalar of a vector/matrix.
+    pub fn element_scalar(&self) -> Option<Scalar> {
+        match *self {
+            Type::Scalar(s) | Type::Vector(s, _) => Some(s),
+            Type::Matrix { scalar, .. } => Some(scalar),
+            _ => None,
+        }
+    }
+
+    /// Number of vector components (1 for scalars).
+    pub fn vector_size(&self) -> Option<u8> {
+        match *self {
+            Type::Scalar(_) => Some(1),
+            Type::Vector(_, n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// True for scalars and vectors.
+    pub fn is_scalar_or_vector(&self) -> bool {
+        matches!(self, Type::Scalar(_) | Type::Vector(..))
+    }
+
+    /// The same shape with another element scalar.
+    pub fn with_scalar(&self, s: Scalar) -> Type {
+        match *self {
+            Type::Vector(_, n) => Type::Vector(s, n),
+            Type::Matrix { columns, rows, .. } => Type::Matrix { scalar: s, columns, rows },
+            _ => Type::Scalar(s),
+        }
+    }
+
+    /// Vector of `n` (or a scalar for `n == 1`).
+    pub fn vector(s: Scalar, n: u8) -> Type {
+        if n == 1 {
+            Type::Scalar(s)
+        } else {
+            Type::Vector(s, n)
+        }
+    }
+}
+
+/// Formats a type the way MSL spells it; structs need their names, so this
+/// takes a lookup.
+pub struct Display<'a, F: Fn(StructId) -> &'a str> {
+    /// The type.
+    pub ty: &'a Type,
+    /// Struct names.
+    pub struct_name: F,
+}
+
+impl<'a, F: Fn(StructId) -> &'a str> fmt::Display for Display<'a, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_type(f, self.ty, &self.struct_name)
+    }
+}
+
+fn write_type<'a>(
+    f: &mut fmt::Formatter<'_>,
+    ty: &Type,
+    name: &dyn Fn(StructId) -> &'a str,
+) -> fmt::Result {
+    match ty {
+        Type::Void => f.write_str("void"),
+        Type::Scalar(s) => f.write_str(s.name()),
+        Type::Vector(s, n) => write!(f, "{}{}", s.name(), n),
+        Type::Matrix { scalar, columns, rows } => write!(f, "{}{}x{}", scalar.name(), columns, rows),
+        Type::Array(t, n) => {
+            write_type(f, t, name)?;
+            write!(f, "[{n}]")
+        }
+        Type::Struct(id) => f.write_str(name(*id)),
+        Type::Pointer(p) => {
+            write!(f, "{} ", p.space.name())?;
+            if p.is_const {
+                f.write_str("const ")?;
+            }
+            write_type(f, &p.pointee, name)?;
+            f.write_str(if p.is_reference { "&" } else { "*" })
+        }
+    }
+}
+
+/// Parses a built-in scalar/vector/matrix type name (`float4`, `uint`,
+/// `half3x3`, `int32_t`, `unsigned int`), ignoring a `metal::` prefix.
+pub fn builtin_type(name: &str) -> Option<Type> {
+    let name = name.strip_prefix("metal::").unwrap_or(name);
+    let scalar_alias = match name {
+        "unsigned" | "unsigned int" => Some(Scalar::UInt),
+        "signed" | "signed int" => Some(Scalar::Int),
+        "unsigned char" => Some(Scalar::UChar),
+        "signed char" => Some(Scalar::Char),
+        "unsigned short" => Some(Scalar::UShort),
+        "signed short" => Some(Scalar::Short),
+        "unsigned long" => Some(Scalar::ULong),
+        "signed long" => Some(Scalar::Long),
+        "int8_t" => Some(Scalar::Char),
+        "uint8_t" => Some(Scalar::UChar),
+        "int16_t" => Some(Scalar::Short),
+        "uint16_t" => Some(Scalar::UShort),
+        "int32_t" => Some(Scalar::Int),
+        "uint32_t" => Some(Scalar::UInt),
+        "int64_t" => Some(Scalar::Long),
+        "uint64_t" => Some(Scalar::ULong),
+        _ => None,
+    };
+    if let Some(s) = scalar_alias {
+        return Some(Type::Scalar(s));
+    }
+    let (base, suffix) = split_digits(name);
+    let scalar = match base {
+        "bool" => Scalar::Bool,
+        "char" => Scalar::Char,
+        "uchar" => Scalar::UChar,
+        "short" => Scalar::Short,
+        "ushort" => Scalar::UShort,
+        "int" => Scalar::Int,
+        "uint" => Scalar::UInt,
+        "long" => Scalar::Long,
+        "ulong" => Scalar::ULong,
+        "half" => Scalar::Half,
+        "float" => Scalar::Float,
+        _ => return None,
+    };
+    match suffix.as_bytes() {
+        [] => Some(Type::Scalar(scalar)),
+        [n @ b'2'..=b'4'] => Some(Type::Vector(scalar, n - b'0')),
+        [c @ b'2'..=b'4', b'x', r @ b'2'..=b'4'] if scalar.is_float() => Some(Type::Matrix {
+            scalar,
+            columns: c - b'0',
+            rows: r - b'0',
+        }),
+        _ => None,
+    }
+}
+
+fn split_digits(name: &str) -> (&str, &str) {
+    let idx = name
+        .find(|c: char| c.is_ascii_digit())
+        .unwrap_or(name.len());
+    name.split_at(idx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_names() {
+        assert_eq!(builtin_type("float4"), Some(Type::Vector(Scalar::Float, 4)));
+        assert_eq!(builtin_type("metal::uint"), Some(Type::UINT));
+        assert_eq!(builtin_type("unsigned int"), Some(Type::UINT));
+        assert_eq!(
+            builtin_type("half3x2"),
+            Some(Type::Matrix { scalar: Scalar::Half, columns: 3, rows: 2 })
+        );
+        assert_eq!(builtin_type("int3x3"), None);
+        assert_eq!(builtin_type("float5"), None);
+        assert_eq!(builtin_type("floaty"), None);
+    }
+}
+
+/// A data member of a struct.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemberDef {
+    /// Name.
+    pub name: String,
+    /// Type.
+    pub ty: Type,
+    /// Where it was declared.
+    pub span: crate::source_map::Span,
+}
+
+/// A struct declared in the translation unit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructDef {
+    /// Name.
+    pub name: String,
+    /// Members in declaration order.
+    pub members: Vec<MemberDef>,
+    /// Where it was declared.
+    pub span: crate::source_map::Span,
+}
+
+/// Every struct of a translation unit, indexed by [`StructId`].
+#[derive(Clone, Debug, Default)]
+pub struct Structs(pub Vec<StructDef>);
+
+impl Structs {
+    /// The struct `id`.
+    pub fn get(&self, id: StructId) -> &StructDef {
+        &self.0[id.0 as usize]
+    }
+
+    /// Adds one.
+    pub fn push(&mut self, def: StructDef) -> StructId {
+        self.0.push(def);
+        StructId(self.0.len() as u32 - 1)
+    }
+
+    /// Renders `ty` as MSL spells it.
+    pub fn display(&self, ty: &Type) -> String {
+        Display { ty, struct_name: |id| self.get(id).name.as_str() }.to_string()
+    }
+}
