@@ -1,7 +1,9 @@
 //! The library API: runs every stage on one MSL source and keeps the result,
 //! like an `MTLLibrary` holding `MTLFunction`s.
 
-use crate::diagnostics::Diagnostics;
+use crate::diagnostics::{Diagnostic, Diagnostics, Severity};
+use crate::source_map::{FileId, Span};
+use crate::{lower, sema, syntax};
 use crate::preprocess;
 use crate::reflect::FunctionReflection;
 use crate::source_map::SourceMap;
@@ -66,14 +68,20 @@ pub struct Library {
 impl Library {
     /// Translates `source`; `name` is the file name used in diagnostics.
     pub fn from_source(name: &str, source: &str, options: &Options) -> Result<Library, Failure> {
-        let _ = (name, source, options);
-        unimplemented!("in progress")
+        let mut map = SourceMap::new();
+        let main = map.add_file(name, source);
+        translate_in_thread(map, main, options.clone())
     }
 
     /// Reads and translates a file.
     pub fn from_file(path: &Path, options: &Options) -> Result<Library, Failure> {
-        let _ = (path, options);
-        unimplemented!("in progress")
+        let mut map = SourceMap::new();
+        let text = std::fs::read_to_string(path).map_err(|e| Failure {
+            diagnostics: Diagnostics(vec![Diagnostic::unlocated(format!("cannot read '{}': {e}", path.display()))]),
+            source_map: SourceMap::new(),
+        })?;
+        let main = map.add_file(path.display().to_string(), text);
+        translate_in_thread(map, main, options.clone())
     }
 
     /// The WGSL module with every translated function.
@@ -94,5 +102,132 @@ impl Library {
     /// Warnings, rendered in the compiler convention (empty if none).
     pub fn warnings(&self) -> String {
         self.warnings.render(&self.source_map)
+    }
+}
+
+/// Stack for the recursive stages: deep (but legal) nesting must produce a
+/// diagnostic, never a stack overflow, whatever the caller's stack is.
+const STACK_SIZE: usize = 256 << 20;
+
+fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result<Library, Failure> {
+    let handle = std::thread::Builder::new()
+        .name("msl2wgsl".into())
+        .stack_size(STACK_SIZE)
+        .spawn(move || translate(map, main, &options));
+    match handle.map(|h| h.join()) {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(internal_failure(format!("internal compiler error (a bug in msl2wgsl): {what}")))
+        }
+        Err(e) => Err(internal_failure(format!("cannot start the translation thread: {e}"))),
+    }
+}
+
+fn internal_failure(message: String) -> Failure {
+    Failure { diagnostics: Diagnostics(vec![Diagnostic::unlocated(message)]), source_map: SourceMap::new() }
+}
+
+fn sema_diagnostic(e: sema::Error, severity: Severity) -> Diagnostic {
+    let mut d = if e.span == Span::default() { Diagnostic::unlocated(e.message) } else { Diagnostic::error(e.message, e.span) };
+    d.severity = severity;
+    d.notes = e.notes;
+    d
+}
+
+/// Runs every stage.
+fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Library, Failure> {
+    let fail = |diagnostics: Vec<Diagnostic>, map: SourceMap| Failure { diagnostics: Diagnostics(diagnostics), source_map: map };
+    let (text, mut warnings) = match preprocess::preprocess_with_warnings(&mut map, main, &options.preprocess) {
+        Ok(ok) => ok,
+        Err(diags) => return Err(fail(diags, map)),
+    };
+    let tu = match syntax::parse(&text) {
+        Ok(tu) => tu,
+        Err(e) => {
+            warnings.push(Diagnostic::error(e.message, e.span));
+            return Err(fail(warnings, map));
+        }
+    };
+    let (program, errors) = sema::analyze(&tu);
+    if !errors.is_empty() {
+        warnings.extend(errors.into_iter().map(|e| sema_diagnostic(e, Severity::Error)));
+        return Err(fail(warnings, map));
+    }
+    let lower_options = lower::Options { entries: options.entries.clone(), threadgroup_size: options.threadgroup_size };
+    let lowered = match lower::lower(&tu, &program, &lower_options) {
+        Ok(l) => l,
+        Err(errors) => {
+            warnings.extend(errors.into_iter().map(|e| sema_diagnostic(e, Severity::Error)));
+            return Err(fail(warnings, map));
+        }
+    };
+    warnings.extend(lowered.warnings.into_iter().map(|e| sema_diagnostic(e, Severity::Warning)));
+    let (wgsl, entry_names) = match emit::wgsl(&lowered.module, options.target) {
+        Ok(ok) => ok,
+        Err(d) => {
+            warnings.push(d);
+            return Err(fail(warnings, map));
+        }
+    };
+    let mut functions = lowered.functions;
+    for (f, name) in functions.iter_mut().zip(entry_names) {
+        f.wgsl_entry_point = name;
+    }
+    Ok(Library { wgsl, functions, warnings: Diagnostics(warnings), source_map: map })
+}
+
+mod emit {
+    //! naga validation, the WGSL writer, and a re-parse of its output.
+
+    use super::Target;
+    use crate::diagnostics::Diagnostic;
+    use crate::source_map::Span;
+    use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+    /// Capabilities the emitted module may use for `target`.
+    fn capabilities(target: Target) -> Capabilities {
+        let base = Capabilities::default() | Capabilities::SHADER_FLOAT16;
+        match target {
+            Target::WebGpu => base,
+            Target::Wgpu => base | Capabilities::SHADER_INT16 | Capabilities::SHADER_INT64,
+        }
+    }
+
+    /// An internal error located where naga says, when it says.
+    fn internal<E: std::error::Error>(stage: &str, err: &naga::WithSpan<E>) -> Diagnostic {
+        let mut message = format!("internal compiler error (a bug in msl2wgsl): {stage}: {}", err.as_inner());
+        let mut source = std::error::Error::source(err.as_inner());
+        while let Some(s) = source {
+            message += &format!(": {s}");
+            source = s.source();
+        }
+        match err.spans().find(|(s, _)| s.is_defined()) {
+            Some((s, _)) => {
+                let r = s.to_range().unwrap_or(0..0);
+                Diagnostic::error(message, Span::new(r.start, r.end))
+            }
+            None => Diagnostic::unlocated(message),
+        }
+    }
+
+    /// Validates `module`, writes WGSL, and re-parses it to learn the entry
+    /// point names the writer chose (it renames reserved words).
+    pub fn wgsl(module: &naga::Module, target: Target) -> Result<(String, Vec<String>), Diagnostic> {
+        let caps = capabilities(target);
+        let info = Validator::new(ValidationFlags::all(), caps).validate(module).map_err(|e| internal("naga validation", &e))?;
+        let text = naga::back::wgsl::write_string(module, &info, naga::back::wgsl::WriterFlags::empty())
+            .map_err(|e| Diagnostic::unlocated(format!("internal compiler error (a bug in msl2wgsl): WGSL writer: {e}")))?;
+        let reparsed = naga::front::wgsl::parse_str(&text).map_err(|e| {
+            Diagnostic::unlocated(format!("internal compiler error (a bug in msl2wgsl): the emitted WGSL does not parse: {}", e.emit_to_string(&text)))
+        })?;
+        Validator::new(ValidationFlags::all(), caps)
+            .validate(&reparsed)
+            .map_err(|e| Diagnostic::unlocated(format!("internal compiler error (a bug in msl2wgsl): the emitted WGSL does not validate: {}", e.emit_to_string(&text))))?;
+        Ok((text, reparsed.entry_points.iter().map(|e| e.name.clone()).collect()))
     }
 }

@@ -1,0 +1,146 @@
+//! Building one naga function: expression emission, blocks and scopes.
+
+use super::value::Local;
+use crate::source_map::Span;
+use crate::types::Type;
+use naga::{Block, Expression, Handle, Statement};
+use std::collections::HashMap;
+
+/// The function being built.
+pub(super) struct FnCtx {
+    /// The naga function (its body is assembled from `blocks` at the end).
+    pub function: naga::Function,
+    blocks: Vec<Block>,
+    emitter: naga::proc::Emitter,
+    scopes: Vec<HashMap<String, Local>>,
+    /// MSL return type.
+    pub return_type: Type,
+    /// Enclosing loops (for `continue`) and loops or switches (for `break`).
+    pub loops: usize,
+    /// Enclosing switches.
+    pub breakables: usize,
+    /// A barrier was lowered.
+    pub uses_barrier: bool,
+    /// Function-argument indices of by-value parameters, by name.
+    pub is_entry: bool,
+}
+
+impl FnCtx {
+    /// A new, empty function.
+    pub fn new(name: &str, return_type: Type, is_entry: bool) -> Self {
+        FnCtx {
+            function: naga::Function { name: Some(name.to_string()), ..Default::default() },
+            blocks: vec![Block::new()],
+            emitter: Default::default(),
+            scopes: vec![HashMap::new()],
+            return_type,
+            loops: 0,
+            breakables: 0,
+            uses_barrier: false,
+            is_entry,
+        }
+    }
+
+    /// Appends an expression, covering it with an `Emit` when naga needs one.
+    pub fn add(&mut self, expr: Expression, span: Span) -> Handle<Expression> {
+        let span = naga::Span::new(span.start, span.end);
+        if expr.needs_pre_emit() {
+            self.flush();
+            return self.function.expressions.append(expr, span);
+        }
+        if !self.emitter.is_running() {
+            self.emitter.start(&self.function.expressions);
+        }
+        self.function.expressions.append(expr, span)
+    }
+
+    /// Appends an expression that a statement defines (`CallResult`), which
+    /// must not be emitted.
+    pub fn add_result(&mut self, expr: Expression, span: Span) -> Handle<Expression> {
+        self.flush();
+        self.function.expressions.append(expr, naga::Span::new(span.start, span.end))
+    }
+
+    /// Ends the pending `Emit` range.
+    fn flush(&mut self) {
+        if self.emitter.is_running() {
+            if let Some((stmt, span)) = self.emitter.finish(&self.function.expressions) {
+                self.blocks.last_mut().expect("a block").push(stmt, span);
+            }
+        }
+    }
+
+    /// Appends a statement to the current block.
+    pub fn push(&mut self, stmt: Statement, span: Span) {
+        self.flush();
+        self.blocks.last_mut().expect("a block").push(stmt, naga::Span::new(span.start, span.end));
+    }
+
+    /// Starts a nested block (and a scope).
+    pub fn open(&mut self) {
+        self.flush();
+        self.blocks.push(Block::new());
+        self.scopes.push(HashMap::new());
+    }
+
+    /// Ends the nested block and returns it.
+    pub fn close(&mut self) -> Block {
+        self.flush();
+        self.scopes.pop();
+        self.blocks.pop().expect("an open block")
+    }
+
+    /// Opens a scope without a block (a `for` statement's init).
+    pub fn open_scope(&mut self) {
+        self.scopes.push(HashMap::new());
+    }
+
+    /// Closes a scope opened with [`FnCtx::open_scope`].
+    pub fn close_scope(&mut self) {
+        self.scopes.pop();
+    }
+
+    /// Declares a name in the innermost scope; false if already declared there.
+    pub fn declare(&mut self, name: &str, local: Local) -> bool {
+        let scope = self.scopes.last_mut().expect("a scope");
+        if scope.contains_key(name) {
+            return false;
+        }
+        scope.insert(name.to_string(), local);
+        true
+    }
+
+    /// Looks a name up from the innermost scope out.
+    pub fn lookup(&self, name: &str) -> Option<&Local> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    /// Adds a local variable.
+    pub fn local(&mut self, name: &str, ty: Handle<naga::Type>, span: Span) -> Handle<naga::LocalVariable> {
+        self.function.local_variables.append(
+            naga::LocalVariable { name: Some(name.to_string()), ty, init: None },
+            naga::Span::new(span.start, span.end),
+        )
+    }
+
+    /// True if the current block already ends in a terminator.
+    pub fn terminated(&self) -> bool {
+        self.blocks
+            .last()
+            .and_then(|b| b.last())
+            .is_some_and(|s| matches!(s, Statement::Return { .. } | Statement::Break | Statement::Continue | Statement::Kill))
+    }
+
+    /// Finishes the function.
+    pub fn finish(mut self) -> naga::Function {
+        self.flush();
+        let body = self.blocks.pop().expect("the body");
+        self.function.body = body;
+        self.function
+    }
+
+    /// The expression `h` as it was built.
+    pub fn expr(&self, h: Handle<Expression>) -> &Expression {
+        &self.function.expressions[h]
+    }
+}

@@ -1,0 +1,157 @@
+//! Lowering: the checked AST → a `naga::Module`.
+//!
+//! Modelled on naga's own WGSL front end (`front/wgsl/lower`): every MSL
+//! construct becomes small, typed IR-building calls, with the MSL type of
+//! every value tracked beside its naga expression so that C++'s implicit
+//! conversions can be made explicit.
+
+mod access;
+mod builder;
+mod call;
+mod entry;
+mod expr;
+mod stdlib;
+mod stmt;
+mod types;
+mod value;
+
+use crate::reflect::FunctionReflection;
+use crate::sema::{self, Program};
+use crate::source_map::Span;
+use crate::syntax::ast;
+use crate::types::Type;
+use std::collections::HashMap;
+
+pub use entry::{default_threadgroup_size, DISPATCH_BINDING};
+
+/// A lowering error: the input is valid syntax but cannot be translated.
+pub type Error = sema::Error;
+type Result<T> = std::result::Result<T, Error>;
+
+/// What the caller decides about the translation.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Only these entry points (all when empty).
+    pub entries: Vec<String>,
+    /// `@workgroup_size` for every kernel; `None` picks the default.
+    pub threadgroup_size: Option<[u32; 3]>,
+}
+
+/// The lowered module and what reflection needs.
+#[derive(Debug)]
+pub struct Lowered {
+    /// The naga module (not yet validated).
+    pub module: naga::Module,
+    /// One entry per entry point, in source order.
+    pub functions: Vec<FunctionReflection>,
+    /// Warnings.
+    pub warnings: Vec<Error>,
+}
+
+/// How a helper function argument is passed, which decides its specialisation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum ArgKey {
+    /// By value.
+    Value,
+    /// A buffer pointer into this global: passed as a `u32` element index.
+    Buffer(naga::Handle<naga::GlobalVariable>),
+    /// A reference to this whole (non-array) global: nothing is passed.
+    Global(naga::Handle<naga::GlobalVariable>),
+    /// A `thread` pointer or reference: passed as `ptr<function, T>`.
+    Thread,
+}
+
+/// Lowering state for one module.
+pub(crate) struct Lowerer<'p, 'a> {
+    program: &'p Program<'a>,
+    module: naga::Module,
+    types: types::TypeCache,
+    constants: HashMap<usize, naga::Handle<naga::Constant>>,
+    functions: HashMap<(usize, Vec<ArgKey>), naga::Handle<naga::Function>>,
+    in_progress: Vec<usize>,
+    buffers: HashMap<(u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
+    dispatch: Option<naga::Handle<naga::GlobalVariable>>,
+    warnings: Vec<Error>,
+}
+
+/// Lowers every selected entry point of `tu`.
+pub fn lower(tu: &ast::TranslationUnit, program: &Program, options: &Options) -> std::result::Result<Lowered, Vec<Error>> {
+    let mut l = Lowerer {
+        program,
+        module: naga::Module::default(),
+        types: types::TypeCache::default(),
+        constants: HashMap::new(),
+        functions: HashMap::new(),
+        in_progress: Vec::new(),
+        buffers: HashMap::new(),
+        dispatch: None,
+        warnings: Vec::new(),
+    };
+    let mut errors = Vec::new();
+    let mut functions = Vec::new();
+    let mut found = Vec::new();
+    for item in &tu.items {
+        let ast::Item::Function(f) = item else { continue };
+        let Some((stage, stage_span)) = f.stage else { continue };
+        found.push(f.name.name.clone());
+        if !options.entries.is_empty() && !options.entries.contains(&f.name.name) {
+            continue;
+        }
+        if f.body.is_none() {
+            continue;
+        }
+        match stage {
+            ast::Stage::Kernel => match l.kernel(f, options.threadgroup_size) {
+                Ok(refl) => functions.push(refl),
+                Err(e) => errors.push(e),
+            },
+            _ => errors.push(Error::new(
+                stage_span,
+                "vertex and fragment functions are not supported yet",
+            )),
+        }
+    }
+    for wanted in &options.entries {
+        if !found.contains(wanted) {
+            errors.push(Error::new(Span::default(), format!("no kernel, vertex or fragment function named `{wanted}`")));
+        }
+    }
+    // Helpers that no entry point reaches are still checked, so that errors in
+    // them are reported; their IR is kept (harmless, and WGSL users may call it).
+    if errors.is_empty() {
+        for index in 0..program.functions.len() {
+            if let Err(e) = l.check_unreached_helper(index) {
+                errors.push(e);
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(Lowered { module: l.module, functions, warnings: l.warnings })
+    } else {
+        Err(errors)
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// Lowers a helper that no entry point called, if its parameters allow a
+    /// generic version (no buffer pointers).
+    fn check_unreached_helper(&mut self, index: usize) -> Result<()> {
+        let f = self.program.functions[index];
+        if f.stage.is_some() || self.functions.keys().any(|(i, _)| *i == index) {
+            return Ok(());
+        }
+        let mut keys = Vec::new();
+        for p in &f.params {
+            match self.program.resolve_type(&p.ty)? {
+                Type::Pointer(ptr) if ptr.space == crate::types::AddressSpace::Thread => keys.push(ArgKey::Thread),
+                Type::Pointer(_) => return Ok(()),
+                _ => keys.push(ArgKey::Value),
+            }
+        }
+        self.function(index, keys, f.name.span).map(|_| ())
+    }
+
+    fn span(s: Span) -> naga::Span {
+        naga::Span::new(s.start, s.end)
+    }
+}

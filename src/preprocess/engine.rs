@@ -1,0 +1,342 @@
+//! The driver: reads files line by line, keeps the include and conditional
+//! stacks, and writes the translation unit together with its origin map.
+//!
+//! Included files are pushed on an explicit stack instead of being handled
+//! by recursion, so even the deepest accepted include chain cannot overflow
+//! the native stack.
+
+use super::lexer::{read_line, tokenize, Kind, LogicalLine};
+use super::macros::{body_from, join, would_paste, Macro, Macros, Site};
+use super::Options;
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::source_map::{FileId, Location, SourceMap};
+use std::collections::HashSet;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// One open `#if` group.
+pub(crate) struct Cond {
+    /// The opening directive, for "unterminated conditional directive".
+    pub loc: Location,
+    /// Whether a branch has been taken (or must count as taken, in skipped
+    /// code), so later branches are skipped.
+    pub taken: bool,
+    /// Whether the current branch is live.
+    pub active: bool,
+    /// Whether the code around the group is live.
+    pub parent_live: bool,
+    /// Whether `#else` has been seen.
+    pub seen_else: bool,
+}
+
+/// A file being read.
+pub(crate) struct FileState {
+    /// The file.
+    pub id: FileId,
+    /// Its text, cloned out of the map so that the map can take the files
+    /// this one includes while it is being read.
+    pub text: Rc<str>,
+    /// Where the next logical line starts.
+    pub pos: usize,
+    /// Its folder, searched first by `#include "..."`.
+    pub dir: PathBuf,
+    /// Its canonical path, for `#pragma once` (none for `<stdin>`).
+    pub canonical: Option<PathBuf>,
+    /// Its open `#if` groups (a group never spans files).
+    pub conds: Vec<Cond>,
+}
+
+/// The preprocessor's whole state for one translation unit.
+pub(crate) struct Engine<'o> {
+    /// The caller's options.
+    pub options: &'o Options,
+    /// The macro table.
+    pub macros: Macros,
+    /// The translation unit being written.
+    pub out: Emitter,
+    /// Errors and warnings, in the order found.
+    pub diags: Vec<Diagnostic>,
+    /// Canonical paths of files that said `#pragma once`.
+    pub once: HashSet<PathBuf>,
+    /// The files being read, innermost last.
+    pub stack: Vec<FileState>,
+}
+
+impl<'o> Engine<'o> {
+    /// A preprocessor with the predefined macros and the `-D` options applied.
+    pub fn new(options: &'o Options) -> Self {
+        let mut engine = Engine {
+            options,
+            macros: Macros::predefined(),
+            out: Emitter::default(),
+            diags: Vec::new(),
+            once: HashSet::new(),
+            stack: Vec::new(),
+        };
+        for (name, value) in &options.defines {
+            engine.command_line_define(name, value.as_deref());
+        }
+        engine
+    }
+
+    /// Applies `-D name[=value]` (no value means `1`).
+    fn command_line_define(&mut self, name: &str, value: Option<&str>) {
+        let toks = tokenize(name);
+        if toks.len() != 1 || toks[0].kind != Kind::Ident || toks[0].range.len() != name.len() {
+            let function_like = toks.len() > 1 && &name[toks[1].range.clone()] == "(";
+            let msg = if function_like {
+                format!("function-like macros are not supported yet (-D {name})")
+            } else {
+                format!("macro name must be an identifier: '{name}'")
+            };
+            self.diags.push(Diagnostic::unlocated(msg));
+            return;
+        }
+        let value = value.unwrap_or("1");
+        match body_from(value, &tokenize(value)) {
+            Ok(body) => {
+                self.macros
+                    .define(name.to_string(), Macro::Object(body.into()));
+            }
+            Err(_) => self.diags.push(Diagnostic::unlocated(format!(
+                "'##' cannot appear at either end of a macro expansion (-D {name})"
+            ))),
+        }
+    }
+
+    /// Preprocesses `main` and everything it includes.
+    pub fn run(
+        mut self,
+        map: &mut SourceMap,
+        main: FileId,
+    ) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let path = PathBuf::from(&map.file(main).name);
+        let canonical = std::fs::canonicalize(&path).ok();
+        self.push_file(map, main, &path, canonical);
+        while let Some(top) = self.stack.last_mut() {
+            let (id, text) = (top.id, Rc::clone(&top.text));
+            match read_line(&text, top.pos) {
+                Some(line) => {
+                    top.pos = line.raw.end;
+                    self.line(map, id, &text, &line);
+                }
+                None => self.close_file(),
+            }
+        }
+        if self.diags.iter().any(|d| d.severity == Severity::Error) {
+            return Err(self.diags);
+        }
+        Ok((self.out.finish(map), self.diags))
+    }
+
+    /// Starts reading file `id`, found at `path`.
+    pub fn push_file(
+        &mut self,
+        map: &SourceMap,
+        id: FileId,
+        path: &Path,
+        canonical: Option<PathBuf>,
+    ) {
+        self.stack.push(FileState {
+            id,
+            text: Rc::from(map.file(id).text.as_str()),
+            pos: 0,
+            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            canonical,
+            conds: Vec::new(),
+        });
+    }
+
+    /// Finishes the innermost file: its open groups are errors.
+    fn close_file(&mut self) {
+        let Some(done) = self.stack.pop() else { return };
+        for cond in done.conds {
+            self.error(cond.loc, "unterminated conditional directive");
+        }
+    }
+
+    /// The innermost file.
+    pub fn current(&self) -> &FileState {
+        self.stack.last().expect("a file is being read")
+    }
+
+    /// The innermost file's open groups.
+    pub fn conds_mut(&mut self) -> &mut Vec<Cond> {
+        &mut self.stack.last_mut().expect("a file is being read").conds
+    }
+
+    /// Whether the current line is in live (not skipped) code.
+    pub fn live(&self) -> bool {
+        self.stack
+            .last()
+            .and_then(|f| f.conds.last())
+            .is_none_or(|c| c.active)
+    }
+
+    /// Records an error.
+    pub fn error(&mut self, loc: Location, message: impl Into<String>) {
+        self.diags.push(Diagnostic::error_in_file(message, loc));
+    }
+
+    /// Records a warning.
+    pub fn warn(&mut self, loc: Location, message: impl Into<String>) {
+        self.diags.push(Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error_in_file(message, loc)
+        });
+    }
+
+    /// Handles one logical line of file `file`, whose text is `text`.
+    fn line(&mut self, map: &mut SourceMap, file: FileId, text: &str, line: &LogicalLine) {
+        if let Some(at) = line.unterminated_comment {
+            let loc = Location {
+                file,
+                range: at..at + 2,
+            };
+            self.error(loc, "unterminated /* comment");
+        }
+        if line.is_directive() {
+            // The newlines first: an `#include` pushes a file, whose text must
+            // come after them.
+            self.blank(file, text, line);
+            self.directive(map, file, line);
+        } else if self.live() {
+            self.text_line(map, file, line);
+        } else {
+            self.blank(file, text, line);
+        }
+    }
+
+    /// Writes only the newlines of `line`, keeping the line structure.
+    fn blank(&mut self, file: FileId, text: &str, line: &LogicalLine) {
+        for (i, _) in text[line.raw.clone()].match_indices('\n') {
+            self.out.copy(file, line.raw.start + i, "\n");
+        }
+    }
+
+    /// Writes a line of ordinary code, expanding macros.
+    fn text_line(&mut self, map: &SourceMap, file: FileId, line: &LogicalLine) {
+        let mut done = 0;
+        for t in tokenize(&line.text) {
+            let name = &line.text[t.range.clone()];
+            if t.kind != Kind::Ident || !self.macros.is_defined(name) {
+                continue;
+            }
+            self.copy(file, line, done..t.range.start);
+            let loc = line.file_range(t.range.clone());
+            let mut expanded = Vec::new();
+            let site = Site {
+                file: map.file(file),
+                loc: loc.clone(),
+            };
+            self.macros.expand(name, &site, false, &mut expanded);
+            let next = line.text.as_bytes().get(t.range.end).copied();
+            let text = pad(self.out.last_byte(), join(&expanded), next);
+            self.out.expansion(file, loc, &text);
+            done = t.range.end;
+        }
+        self.copy(file, line, done..line.text.len());
+        for &at in &line.newlines {
+            self.out.copy(file, at, "\n");
+        }
+    }
+
+    /// Copies text range `r` of `line` unchanged.
+    fn copy(&mut self, file: FileId, line: &LogicalLine, r: Range<usize>) {
+        for (piece, at) in line.pieces(r) {
+            self.out.copy(file, at, &line.text[piece]);
+        }
+    }
+}
+
+/// Surrounds an expansion with spaces where it would otherwise join the
+/// tokens next to it (`-M` with `M` = `-1` must not become `--1`).
+fn pad(prev: Option<u8>, text: String, next: Option<u8>) -> String {
+    let pastes =
+        |a: Option<u8>, b: Option<u8>| matches!((a, b), (Some(a), Some(b)) if would_paste(a, b));
+    let (first, last) = (text.bytes().next(), text.bytes().last());
+    if text.is_empty() {
+        return if pastes(prev, next) { " ".into() } else { text };
+    }
+    let mut s = String::with_capacity(text.len() + 2);
+    if pastes(prev, first) {
+        s.push(' ');
+    }
+    s.push_str(&text);
+    if pastes(last, next) {
+        s.push(' ');
+    }
+    s
+}
+
+/// One recorded piece of the output, before it goes into the map.
+struct Piece {
+    output: Range<usize>,
+    file: FileId,
+    source: Range<usize>,
+    /// Copied text (byte for byte) rather than a macro expansion.
+    exact: bool,
+}
+
+/// The translation unit being written and the origin of each of its pieces.
+#[derive(Default)]
+pub(crate) struct Emitter {
+    text: String,
+    pieces: Vec<Piece>,
+}
+
+impl Emitter {
+    /// Appends `s`, copied from file `file` at offset `from`. Pieces that
+    /// continue the previous one merge with it, keeping the map small.
+    pub fn copy(&mut self, file: FileId, from: usize, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        let start = self.text.len();
+        self.text.push_str(s);
+        let end = self.text.len();
+        if let Some(last) = self.pieces.last_mut() {
+            if last.exact
+                && last.file == file
+                && last.output.end == start
+                && last.source.end == from
+            {
+                last.output.end = end;
+                last.source.end = from + s.len();
+                return;
+            }
+        }
+        self.pieces.push(Piece {
+            output: start..end,
+            file,
+            source: from..from + s.len(),
+            exact: true,
+        });
+    }
+
+    /// Appends the expansion `s` of the macro invocation at `invocation`.
+    pub fn expansion(&mut self, file: FileId, invocation: Range<usize>, s: &str) {
+        let start = self.text.len();
+        self.text.push_str(s);
+        self.pieces.push(Piece {
+            output: start..self.text.len(),
+            file,
+            source: invocation,
+            exact: false,
+        });
+    }
+
+    /// The last byte written.
+    pub fn last_byte(&self) -> Option<u8> {
+        self.text.as_bytes().last().copied()
+    }
+
+    /// Records the pieces in `map` and returns the text.
+    pub fn finish(self, map: &mut SourceMap) -> String {
+        for p in self.pieces {
+            map.push_segment(p.output, p.file, p.source);
+        }
+        self.text
+    }
+}

@@ -1,0 +1,313 @@
+//! Semantic analysis: the program-scope symbol table (structs, aliases,
+//! functions, constants), type resolution, C++ conversions and constant
+//! evaluation. Lowering asks this module every language question.
+
+pub mod consteval;
+pub mod conversions;
+
+use crate::source_map::Span;
+use crate::syntax::ast::{self, Item, TemplateArg};
+use crate::types::{self, AddressSpace, MemberDef, Pointer, StructDef, StructId, Structs, Type};
+use consteval::ConstValue;
+use std::collections::HashMap;
+
+/// A semantic error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    /// Where.
+    pub span: Span,
+    /// Message.
+    pub message: String,
+    /// Extra explanations.
+    pub notes: Vec<String>,
+}
+
+impl Error {
+    /// An error at `span`.
+    pub fn new(span: Span, message: impl Into<String>) -> Self {
+        Error { span, message: message.into(), notes: Vec::new() }
+    }
+
+    /// Adds a note.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+/// Result of a semantic check.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A program-scope constant with its evaluated value.
+#[derive(Clone, Debug)]
+pub struct GlobalConstant {
+    /// Name.
+    pub name: String,
+    /// Declared type.
+    pub ty: Type,
+    /// Value.
+    pub value: ConstValue,
+    /// Declaration.
+    pub span: Span,
+}
+
+/// What a name at program scope means.
+#[derive(Clone, Debug)]
+pub enum Symbol {
+    /// A type (struct or alias).
+    Type(Type),
+    /// Functions of this name (overloads), indices into [`Program::functions`].
+    Functions(Vec<usize>),
+    /// A constant, index into [`Program::constants`].
+    Constant(usize),
+}
+
+/// The program-scope view of a translation unit.
+#[derive(Debug, Default)]
+pub struct Program<'a> {
+    /// Every struct.
+    pub structs: Structs,
+    /// Every function definition (declarations without bodies are skipped).
+    pub functions: Vec<&'a ast::FunctionDecl>,
+    /// Program-scope constants.
+    pub constants: Vec<GlobalConstant>,
+    /// Names.
+    pub symbols: HashMap<String, Symbol>,
+}
+
+/// Builds the program-scope table, reporting every error found.
+pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
+    let mut program = Program::default();
+    let mut errors = Vec::new();
+    for item in &tu.items {
+        if let Err(e) = program.declare(item) {
+            errors.push(e);
+        }
+    }
+    (program, errors)
+}
+
+impl<'a> Program<'a> {
+    fn declare(&mut self, item: &'a Item) -> Result<()> {
+        match item {
+            Item::UsingNamespace(_) => Ok(()),
+            Item::Alias(alias) => {
+                let ty = self.resolve_type(&alias.ty)?;
+                let ty = self.apply_array(ty, &alias.array)?;
+                self.define(&alias.name, Symbol::Type(ty))
+            }
+            Item::Struct(s) => self.declare_struct(s),
+            Item::Function(f) => {
+                if f.body.is_none() {
+                    return Ok(());
+                }
+                self.functions.push(f);
+                let index = self.functions.len() - 1;
+                match self.symbols.get_mut(&f.name.name) {
+                    Some(Symbol::Functions(list)) => {
+                        list.push(index);
+                        Ok(())
+                    }
+                    Some(_) => Err(Error::new(f.name.span, format!("redefinition of `{}`", f.name.name))),
+                    None => {
+                        self.symbols.insert(f.name.name.clone(), Symbol::Functions(vec![index]));
+                        Ok(())
+                    }
+                }
+            }
+            Item::Global(decl) => self.declare_global(decl),
+        }
+    }
+
+    fn define(&mut self, name: &ast::Ident, symbol: Symbol) -> Result<()> {
+        if self.symbols.contains_key(&name.name) {
+            return Err(Error::new(name.span, format!("redefinition of `{}`", name.name)));
+        }
+        self.symbols.insert(name.name.clone(), symbol);
+        Ok(())
+    }
+
+    fn declare_struct(&mut self, s: &ast::StructDecl) -> Result<()> {
+        let mut members: Vec<MemberDef> = Vec::new();
+        for m in &s.members {
+            let ty = self.resolve_type(&m.ty)?;
+            let ty = self.apply_array(ty, &m.array)?;
+            if matches!(ty, Type::Pointer(_)) {
+                return Err(Error::new(m.ty.span, "pointer and reference members are not supported yet"));
+            }
+            if ty == Type::Void {
+                return Err(Error::new(m.ty.span, "a member cannot have type `void`"));
+            }
+            if members.iter().any(|x| x.name == m.name.name) {
+                return Err(Error::new(m.name.span, format!("duplicate member `{}`", m.name.name)));
+            }
+            members.push(MemberDef { name: m.name.name.clone(), ty, span: m.name.span });
+        }
+        if members.is_empty() {
+            return Err(Error::new(s.name.span, "empty structs are not supported"));
+        }
+        let id = self.structs.push(StructDef { name: s.name.name.clone(), members, span: s.span });
+        self.define(&s.name, Symbol::Type(Type::Struct(id)))
+    }
+
+    fn declare_global(&mut self, decl: &ast::VarDecl) -> Result<()> {
+        let space = decl.ty.space.map(|s| s.0);
+        if space != Some(ast::AddressSpace::Constant) {
+            return Err(Error::new(
+                decl.ty.span,
+                "program-scope variables must be declared in the `constant` address space",
+            ));
+        }
+        let base = self.resolve_value_type(&decl.ty)?;
+        for d in &decl.declarators {
+            let ty = self.apply_array(base.clone(), &d.array)?;
+            let Some(init) = &d.init else {
+                return Err(Error::new(
+                    d.name.span,
+                    format!("program-scope constant `{}` must be initialized", d.name.name),
+                ));
+            };
+            let value = consteval::eval_init(self, init, &ty)?;
+            self.constants.push(GlobalConstant { name: d.name.name.clone(), ty, value, span: d.span });
+            let index = self.constants.len() - 1;
+            self.define(&d.name, Symbol::Constant(index))?;
+        }
+        Ok(())
+    }
+
+    /// The struct `id`'s name.
+    pub fn struct_name(&self, id: StructId) -> &str {
+        &self.structs.get(id).name
+    }
+
+    /// MSL spelling of a type.
+    pub fn display(&self, ty: &Type) -> String {
+        self.structs.display(ty)
+    }
+
+    /// Resolves a written type, without its pointer/reference declarators'
+    /// address-space checks (see [`Program::resolve_type`]).
+    pub fn resolve_value_type(&self, ts: &ast::TypeSpec) -> Result<Type> {
+        let name = ts.name();
+        let name = name.strip_prefix("metal::").unwrap_or(&name);
+        if let Some(ty) = types::builtin_type(name) {
+            if !ts.args.is_empty() {
+                return Err(Error::new(ts.name_span, format!("`{name}` is not a template")));
+            }
+            return check_supported(ty, ts.name_span);
+        }
+        match name {
+            "void" => return Ok(Type::Void),
+            "size_t" => return Ok(Type::UINT),
+            "ptrdiff_t" => return Ok(Type::INT),
+            "double" => return Err(Error::new(ts.name_span, "`double` is not supported by Metal")),
+            "vec" => return self.template_vec(ts),
+            "array" => return self.template_array(ts),
+            _ => {}
+        }
+        match self.symbols.get(name) {
+            Some(Symbol::Type(ty)) => Ok(ty.clone()),
+            Some(_) => Err(Error::new(ts.name_span, format!("`{name}` does not name a type"))),
+            None => Err(Error::new(ts.name_span, format!("unknown type name `{name}`"))),
+        }
+    }
+
+    fn template_vec(&self, ts: &ast::TypeSpec) -> Result<Type> {
+        let [TemplateArg::Type(elem), n] = ts.args.as_slice() else {
+            return Err(Error::new(ts.span, "`vec` needs an element type and a size: `vec<T, N>`"));
+        };
+        let elem = self.resolve_value_type(elem)?;
+        let n = self.template_count(n, ts.span)?;
+        match (elem, n) {
+            (Type::Scalar(s), 2..=4) => Ok(Type::Vector(s, n as u8)),
+            _ => Err(Error::new(ts.span, "`vec<T, N>` needs a scalar T and N between 2 and 4")),
+        }
+    }
+
+    fn template_array(&self, ts: &ast::TypeSpec) -> Result<Type> {
+        let [TemplateArg::Type(elem), n] = ts.args.as_slice() else {
+            return Err(Error::new(ts.span, "`array` needs an element type and a size: `array<T, N>`"));
+        };
+        let elem = self.resolve_value_type(elem)?;
+        let n = self.template_count(n, ts.span)?;
+        Ok(Type::Array(Box::new(elem), n))
+    }
+
+    fn template_count(&self, arg: &TemplateArg, span: Span) -> Result<u32> {
+        let value = match arg {
+            TemplateArg::Expr(e) => consteval::eval(self, e)?,
+            // A bare name parses as a type; it may be a constant.
+            TemplateArg::Type(t) if t.ptr_ops.is_empty() && t.args.is_empty() => {
+                let e = ast::Expr { kind: ast::ExprKind::Name(t.path.clone()), span: t.span };
+                consteval::eval(self, &e)?
+            }
+            TemplateArg::Type(t) => return Err(Error::new(t.span, "expected a constant, found a type")),
+        };
+        value.as_count().ok_or_else(|| Error::new(span, "expected a positive integer constant"))
+    }
+
+    /// Resolves a written type including `*`/`&` declarators.
+    pub fn resolve_type(&self, ts: &ast::TypeSpec) -> Result<Type> {
+        let mut ty = self.resolve_value_type(ts)?;
+        let mut is_const = ts.is_const;
+        for (i, op) in ts.ptr_ops.iter().enumerate() {
+            let Some((space, _)) = ts.space else {
+                return Err(Error::new(
+                    ts.span,
+                    format!(
+                        "{} type `{}` needs an address space (`device`, `constant`, `thread` or `threadgroup`)",
+                        if matches!(op, ast::PtrOp::Reference) { "reference" } else { "pointer" },
+                        ts.name()
+                    ),
+                ));
+            };
+            if i > 0 {
+                return Err(Error::new(ts.span, "pointers to pointers are not supported"));
+            }
+            let space = match space {
+                ast::AddressSpace::Device => AddressSpace::Device,
+                ast::AddressSpace::Constant => AddressSpace::Constant,
+                ast::AddressSpace::Thread => AddressSpace::Thread,
+                ast::AddressSpace::Threadgroup => AddressSpace::Threadgroup,
+                ast::AddressSpace::Other => {
+                    return Err(Error::new(ts.span, "this address space is not supported"));
+                }
+            };
+            ty = Type::Pointer(Box::new(Pointer {
+                space,
+                pointee: ty,
+                is_const: is_const || space == AddressSpace::Constant,
+                is_reference: matches!(op, ast::PtrOp::Reference),
+            }));
+            is_const = false;
+        }
+        Ok(ty)
+    }
+
+    /// Wraps `ty` in the array dimensions `dims` (`T a[2][3]` is 2 arrays of 3).
+    pub fn apply_array(&self, mut ty: Type, dims: &[Option<ast::Expr>]) -> Result<Type> {
+        for dim in dims.iter().rev() {
+            let Some(e) = dim else {
+                return Err(Error::new(Span::default(), "arrays need a size"));
+            };
+            let n = consteval::eval(self, e)?
+                .as_count()
+                .ok_or_else(|| Error::new(e.span, "array size must be a positive integer constant"))?;
+            ty = Type::Array(Box::new(ty), n);
+        }
+        Ok(ty)
+    }
+}
+
+/// Types this translator does not handle yet are refused where they are named.
+fn check_supported(ty: Type, span: Span) -> Result<Type> {
+    use types::Scalar::*;
+    match ty.element_scalar() {
+        Some(s @ (Char | UChar | Short | UShort | Long | ULong)) => Err(Error::new(
+            span,
+            format!("type `{}` is not supported yet", s.name()),
+        )
+        .note("supported scalar types: bool, int, uint, float, half")),
+        _ => Ok(ty),
+    }
+}
