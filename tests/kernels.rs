@@ -1,0 +1,282 @@
+//! GPU tests of translated kernels: each fixture is translated, run through
+//! wgpu with Metal's dispatch semantics, and compared with a CPU reference
+//! computed here.
+#![cfg(feature = "runner")]
+
+mod common;
+
+use common::{f32_bytes, f32s, gpu, u32s};
+use msl2wgsl::runner::{run_kernel, Dispatch};
+use msl2wgsl::Options;
+use std::collections::BTreeMap;
+
+fn fixture(name: &str) -> String {
+    let path = format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn run(name: &str, entry: &str, dispatch: Dispatch, buffers: Vec<(u32, Vec<u8>)>) -> Option<BTreeMap<u32, Vec<u8>>> {
+    let gpu = gpu()?;
+    let buffers: BTreeMap<u32, Vec<u8>> = buffers.into_iter().collect();
+    match run_kernel(gpu, name, &fixture(name), &Options::default(), entry, &dispatch, &buffers) {
+        Ok(out) => Some(out),
+        Err(e) => panic!("{name}: {e}"),
+    }
+}
+
+fn i32_bytes(values: &[i32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Deterministic test data (xorshift32), in [-1, 1).
+fn data(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed.max(1);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+/// `|a - b| <= tol * max(1, |b|)`, element by element.
+fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tol * w.abs().max(1.0), "{what}[{i}]: got {g}, want {w}");
+    }
+}
+
+#[test]
+fn add_arrays_matches_cpu() {
+    let n = 4096;
+    let (a, b) = (data(n, 1), data(n, 2));
+    let Some(out) = run(
+        "add_arrays.metal",
+        "add_arrays",
+        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [64, 1, 1] },
+        vec![(0, f32_bytes(&a)), (1, f32_bytes(&b)), (2, vec![0; n * 4])],
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    // WGSL's `+` on f32 is correctly rounded, as on the CPU: exact.
+    assert_eq!(f32s(&out[&2]), want);
+}
+
+#[test]
+fn ragged_grid_runs_exactly_the_grid() {
+    const SENTINEL: u32 = 0xDEAD_BEEF;
+    let Some(out) = run(
+        "ragged_grid.metal",
+        "ragged",
+        Dispatch::Threads { grid: [1000, 1, 1], threadgroup: [64, 1, 1] },
+        vec![(0, vec![0xEF, 0xBE, 0xAD, 0xDE].repeat(1024))],
+    ) else {
+        return;
+    };
+    let got = u32s(&out[&0]);
+    for (i, v) in got.iter().enumerate() {
+        if i < 1000 {
+            // The high bits flag a wrong index or grid size seen by the thread.
+            assert_eq!(*v, 2 * i as u32 + 1, "thread {i}");
+        } else {
+            assert_eq!(*v, SENTINEL, "byte past the grid was written at element {i}");
+        }
+    }
+}
+
+#[test]
+fn threads_per_threadgroup_is_clipped_at_the_grid_edge() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        kernel void k(device uint* out [[buffer(0)]], uint gid [[thread_position_in_grid]], uint n [[threads_per_threadgroup]], uint g [[threadgroups_per_grid]]) { out[gid] = n * 1000u + g; }";
+    let Some(gpu) = gpu() else { return };
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 100 * 4])].into_iter().collect();
+    let out = run_kernel(gpu, "edge.metal", src, &Options::default(), "k", &Dispatch::Threads { grid: [100, 1, 1], threadgroup: [64, 1, 1] }, &buffers).unwrap();
+    let got = u32s(&out[&0]);
+    for (i, v) in got.iter().enumerate() {
+        // Metal (MSL §5.2.3.6): the edge threadgroup reports its real size, 36.
+        let size = if i < 64 { 64 } else { 36 };
+        assert_eq!(*v, size * 1000 + 2, "thread {i}");
+    }
+}
+
+#[test]
+fn filter_reads_constant_buffer_and_program_scope_table() {
+    let n = 300usize;
+    let input = data(n, 7);
+    let weights = [0.1f32, 0.2, 0.4, 0.2, 0.1];
+    let window = [0.5f32, 1.0, 2.0, 1.0, 0.5];
+    let Some(out) = run(
+        "filter.metal",
+        "filter5",
+        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [32, 1, 1] },
+        vec![(0, f32_bytes(&input)), (1, f32_bytes(&weights)), (2, vec![0; n * 4]), (3, (n as u32).to_le_bytes().to_vec())],
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = (0..n as i32)
+        .map(|i| {
+            let mut acc = 0.0f32;
+            for k in -2..=2i32 {
+                let j = (i + k).clamp(0, n as i32 - 1) as usize;
+                acc += input[j] * (weights[(k + 2) as usize] * window[(k + 2) as usize]);
+            }
+            acc
+        })
+        .collect();
+    // Each step is a correctly rounded multiply and add; a driver may fuse
+    // them into fma (Metal's fast math does too), which changes the last bit.
+    assert_close(&f32s(&out[&2]), &want, 4.0 * f32::EPSILON, "filter");
+}
+
+#[test]
+fn constant_struct_argument_in_metal_layout() {
+    let n = 100usize;
+    let input = data(n, 3);
+    // Params in Metal's layout: scale@0, offset@16 (float3), count@32, bias@36, clampTo@40; size 48.
+    // The padding bytes hold garbage the kernel must never read.
+    let mut params = vec![0xA5u8; 48];
+    params[0..4].copy_from_slice(&2.5f32.to_le_bytes());
+    for (k, v) in [1.0f32, -2.0, 0.5].iter().enumerate() {
+        params[16 + 4 * k..20 + 4 * k].copy_from_slice(&v.to_le_bytes());
+    }
+    params[32..36].copy_from_slice(&90u32.to_le_bytes());
+    params[36..40].copy_from_slice(&0.25f32.to_le_bytes());
+    params[40..44].copy_from_slice(&(-1i32).to_le_bytes());
+    params[44..48].copy_from_slice(&1i32.to_le_bytes());
+    let Some(out) = run(
+        "params.metal",
+        "apply_params",
+        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [64, 1, 1] },
+        vec![(0, params), (1, f32_bytes(&input)), (2, vec![0xFF; n * 32])],
+    ) else {
+        return;
+    };
+    let bytes = &out[&2];
+    for i in 0..n {
+        let rec = f32s(&bytes[i * 32..i * 32 + 32]);
+        if i >= 90 {
+            assert!(bytes[i * 32..i * 32 + 32].iter().all(|b| *b == 0xFF), "element {i} past count was written");
+            continue;
+        }
+        let x = input[i] * 2.5 + 0.25;
+        let v = [x, -2.0 * x, 0.5 * x];
+        let sum = v[0] + v[1] + v[2];
+        let z = (x as i32).clamp(-1, 1) as f32;
+        assert_close(&[rec[0], rec[1], rec[2], rec[4]], &[v[0], v[1], z, sum], 4.0 * f32::EPSILON, &format!("out[{i}]"));
+    }
+}
+
+fn control_flow_reference(n: i32) -> i32 {
+    if n == 7 {
+        return -7;
+    }
+    let mut acc = 0i32;
+    for i in 0..10 {
+        if i == n % 5 {
+            continue;
+        }
+        if i > 7 {
+            break;
+        }
+        acc += i;
+    }
+    let mut w = 0;
+    while w < n % 4 {
+        w += 1;
+        acc = acc.wrapping_mul(2);
+    }
+    for _ in 0..3 {
+        acc -= 1;
+    }
+    match n % 6 {
+        0 => acc += 110,
+        1 => acc += 10,
+        2 | 3 => acc = -acc,
+        _ => acc ^= 0x55,
+    }
+    acc + if n > 20 { n & 3 } else { -(n % 3) }
+}
+
+#[test]
+fn control_flow_matches_cpu() {
+    let n = 64;
+    let Some(out) = run(
+        "control_flow.metal",
+        "control_flow",
+        Dispatch::Threadgroups { groups: [2, 1, 1], threadgroup: [32, 1, 1] },
+        vec![(0, vec![0; n * 4])],
+    ) else {
+        return;
+    };
+    let want: Vec<i32> = (0..n as i32).map(control_flow_reference).collect();
+    let got: Vec<i32> = u32s(&out[&0]).into_iter().map(|v| v as i32).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn helper_functions_by_value_reference_and_pointer() {
+    let n = 128usize;
+    let input = data(n + 2, 11);
+    let Some(out) = run(
+        "helpers.metal",
+        "helpers",
+        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [64, 1, 1] },
+        vec![(0, f32_bytes(&input)), (1, vec![0; n * 8])],
+    ) else {
+        return;
+    };
+    let got = f32s(&out[&1]);
+    let mut want = Vec::new();
+    for i in 0..n {
+        let total = input[i] * input[i] + (input[i] + input[i + 1] + input[i + 2]);
+        want.push(total);
+        want.push(-1.0 + input[i]);
+    }
+    assert_close(&got, &want, 4.0 * f32::EPSILON, "helpers");
+}
+
+#[test]
+fn two_dimensional_grid_with_uint2_positions() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        kernel void k(device uint* out [[buffer(0)]], constant uint& width [[buffer(1)]], uint2 p [[thread_position_in_grid]], uint2 grid [[threads_per_grid]]) { out[p.y * width + p.x] = (p.x << 16) | p.y; if (grid.x != 37u || grid.y != 19u) out[p.y * width + p.x] = 0xFFFFFFFFu; }";
+    let Some(gpu) = gpu() else { return };
+    let (w, h) = (40usize, 20usize);
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; w * h * 4]), (1, (w as u32).to_le_bytes().to_vec())].into_iter().collect();
+    let out = run_kernel(gpu, "grid2d.metal", src, &Options::default(), "k", &Dispatch::Threads { grid: [37, 19, 1], threadgroup: [8, 8, 1] }, &buffers).unwrap();
+    let got = u32s(&out[&0]);
+    for y in 0..h {
+        for x in 0..w {
+            let want = if x < 37 && y < 19 { ((x as u32) << 16) | y as u32 } else { 0 };
+            assert_eq!(got[y * w + x], want, "({x}, {y})");
+        }
+    }
+}
+
+#[test]
+fn integer_and_conversion_semantics() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        kernel void k(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n\
+          int a = int(i) - 8; uint u = i;\n\
+          int q = a / 3; int r = a % 3; int s = a >> 1; int t = a << 2;\n\
+          float f = a * 0.5f; int back = (int)f; uint mixed = u + a;\n\
+          bool b = a; int fromBool = b + true;\n\
+          out[i * 8 + 0] = q; out[i * 8 + 1] = r; out[i * 8 + 2] = s; out[i * 8 + 3] = t;\n\
+          out[i * 8 + 4] = back; out[i * 8 + 5] = int(mixed); out[i * 8 + 6] = fromBool; out[i * 8 + 7] = -int(u) + ~a;\n\
+        }";
+    let Some(gpu) = gpu() else { return };
+    let n = 16usize;
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; n * 32])].into_iter().collect();
+    let out = run_kernel(gpu, "ints.metal", src, &Options::default(), "k", &Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [16, 1, 1] }, &buffers).unwrap();
+    let got: Vec<i32> = u32s(&out[&0]).into_iter().map(|v| v as i32).collect();
+    for i in 0..n as i32 {
+        let a = i - 8;
+        let f = a as f32 * 0.5;
+        // C++ truncating division and remainder; arithmetic shift right.
+        let want = [a / 3, a % 3, a >> 1, a << 2, f as i32, (i as u32).wrapping_add(a as u32) as i32, (a != 0) as i32 + 1, -i + !a];
+        assert_eq!(&got[i as usize * 8..i as usize * 8 + 8], &want, "thread {i}");
+    }
+}
