@@ -1,1 +1,588 @@
-fn main(){}
+//! The `msl2wgsl` command line (contract: `shared/spec/cli.md`): a thin shell
+//! over the library and the runner.
+//!
+//! `reflect`, `run` and `test` are subcommands; anything else is the file to
+//! translate. clap cannot express "a subcommand or a free file" without
+//! stealing file names, so the first argument is looked at before clap runs
+//! (a file literally named `run` is given as `./run`).
+
+use clap::{ArgGroup, Args, Parser, ValueEnum};
+use msl2wgsl::reflect::{ReflectionDocument, SCHEMA_VERSION};
+use msl2wgsl::{Library, Options, Target};
+use std::ffi::OsString;
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit status: the input is invalid or untranslatable, or a run failed.
+const FAILURE: u8 = 1;
+/// Exit status: bad usage.
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
+const USAGE: u8 = 2;
+
+/// Translate Metal Shading Language to WGSL.
+#[derive(Parser, Debug)]
+#[command(
+    name = "msl2wgsl",
+    version,
+    after_help = "Other commands:\n  \
+        msl2wgsl reflect FILE [--entry NAME]...   JSON reflection of each function\n  \
+        msl2wgsl run FILE --entry NAME ...        run a kernel on the GPU\n  \
+        msl2wgsl test DIR|CASE...                 run conformance cases\n\
+        (`msl2wgsl COMMAND --help` for details; a file named like a command: `./run`)"
+)]
+struct TranslateArgs {
+    /// The MSL file (`-` reads standard input).
+    file: String,
+    /// Write the WGSL here (only if translation fully succeeds) instead of stdout.
+    #[arg(short = 'o', value_name = "OUT.wgsl")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    compile: CompileArgs,
+}
+
+/// Options every translating command takes.
+#[derive(Args, Debug)]
+struct CompileArgs {
+    /// Search DIR for `#include`.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Define a macro (VALUE defaults to 1).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define)]
+    define: Vec<(String, Option<String>)>,
+    /// Translate only this function (repeatable; default: all).
+    #[arg(long, value_name = "NAME")]
+    entry: Vec<String>,
+    /// The `@workgroup_size` of kernels (default: the translator's documented default).
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
+    threadgroup_size: Option<[u32; 3]>,
+    /// WGSL dialect.
+    #[arg(long, value_enum, default_value_t = TargetArg::Webgpu)]
+    target: TargetArg,
+}
+
+impl CompileArgs {
+    fn options(&self) -> Options {
+        let mut options = Options::default();
+        options.preprocess.defines = self.define.clone();
+        options.preprocess.include_dirs = self.include.clone();
+        options.entries = self.entry.clone();
+        options.threadgroup_size = self.threadgroup_size;
+        options.target = self.target.into();
+        options
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum TargetArg {
+    /// Only WGSL that browsers accept.
+    Webgpu,
+    /// May use wgpu's native extensions.
+    Wgpu,
+}
+
+impl From<TargetArg> for Target {
+    fn from(t: TargetArg) -> Target {
+        match t {
+            TargetArg::Webgpu => Target::WebGpu,
+            TargetArg::Wgpu => Target::Wgpu,
+        }
+    }
+}
+
+/// Print, as JSON, what Metal's pipeline reflection would say about each function.
+#[derive(Parser, Debug)]
+#[command(name = "msl2wgsl reflect", bin_name = "msl2wgsl reflect")]
+struct ReflectArgs {
+    /// The MSL file (`-` reads standard input).
+    file: String,
+    #[command(flatten)]
+    compile: CompileArgs,
+}
+
+/// Run a kernel on the GPU with Metal's dispatch semantics.
+#[derive(Parser, Debug)]
+#[command(name = "msl2wgsl run", bin_name = "msl2wgsl run")]
+#[command(group(ArgGroup::new("size").required(true).args(["grid", "threadgroups"])))]
+struct RunArgs {
+    /// The MSL file.
+    file: String,
+    /// The kernel to run.
+    #[arg(long, value_name = "NAME")]
+    entry: String,
+    /// dispatchThreads: the grid in threads (need not be a multiple of the threadgroup).
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
+    grid: Option<[u32; 3]>,
+    /// dispatchThreadgroups: the grid in threadgroups.
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
+    threadgroups: Option<[u32; 3]>,
+    /// threadsPerThreadgroup (default: the kernel's default size).
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
+    threadgroup: Option<[u32; 3]>,
+    /// Bind [[buffer(N)]] to a file's bytes, or to BYTES zero bytes.
+    #[arg(long, value_name = "N=PATH|N=zeros:BYTES", value_parser = parse_buffer)]
+    buffer: Vec<BufferArg>,
+    /// Bind [[texture(N)]] (not supported yet).
+    #[arg(long, value_name = "N=PATH.png|N=empty:WxH[:FORMAT]")]
+    texture: Vec<String>,
+    /// Size [[threadgroup(N)]] memory (not supported yet).
+    #[arg(long, value_name = "N=BYTES")]
+    threadgroup_memory: Vec<String>,
+    /// After the run, write [[buffer(N)]]'s bytes to PATH.
+    #[arg(long, value_name = "N=PATH", value_parser = parse_read)]
+    read: Vec<(u32, PathBuf)>,
+    /// After the run, save [[texture(N)]] as PNG (not supported yet).
+    #[arg(long, value_name = "N=PATH.png")]
+    read_texture: Vec<String>,
+    /// Search DIR for `#include`.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Define a macro (VALUE defaults to 1).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define)]
+    define: Vec<(String, Option<String>)>,
+    /// WGSL dialect.
+    #[arg(long, value_enum, default_value_t = TargetArg::Webgpu)]
+    target: TargetArg,
+    /// Print the adapter that ran the kernel (to stderr).
+    #[arg(long)]
+    adapter: bool,
+}
+
+/// Run conformance cases (TOML case files) and print a table.
+#[derive(Parser, Debug)]
+#[command(name = "msl2wgsl test", bin_name = "msl2wgsl test")]
+struct TestArgs {
+    /// Case files, or folders holding them (every *.toml below).
+    #[arg(required = true, value_name = "DIR|CASE")]
+    paths: Vec<PathBuf>,
+}
+
+/// Where a `--buffer` gets its bytes.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
+struct BufferArg {
+    index: u32,
+    source: BufferSource,
+}
+
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
+enum BufferSource {
+    File(PathBuf),
+    Zeros(usize),
+}
+
+fn parse_dims(s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err("expected X[,Y[,Z]]".into());
+    }
+    let mut dims = [1u32; 3];
+    for (d, part) in parts.iter().enumerate() {
+        dims[d] = part
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{part}` is not a non-negative integer"))?;
+    }
+    Ok(dims)
+}
+
+fn parse_define(s: &str) -> Result<(String, Option<String>), String> {
+    let (name, value) = match s.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (s, None),
+    };
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(format!("`{name}` is not a macro name"));
+    }
+    Ok((name.to_string(), value))
+}
+
+fn parse_index(s: &str) -> Result<(u32, &str), String> {
+    let (n, rest) = s.split_once('=').ok_or("expected N=...")?;
+    let n = n.parse().map_err(|_| format!("`{n}` is not an index"))?;
+    Ok((n, rest))
+}
+
+fn parse_buffer(s: &str) -> Result<BufferArg, String> {
+    let (index, rest) = parse_index(s)?;
+    let source = match rest.strip_prefix("zeros:") {
+        Some(bytes) => BufferSource::Zeros(
+            bytes
+                .parse()
+                .map_err(|_| format!("`{bytes}` is not a byte count"))?,
+        ),
+        None if rest.is_empty() => return Err("expected N=PATH or N=zeros:BYTES".into()),
+        None => BufferSource::File(rest.into()),
+    };
+    Ok(BufferArg { index, source })
+}
+
+fn parse_read(s: &str) -> Result<(u32, PathBuf), String> {
+    let (index, path) = parse_index(s)?;
+    if path.is_empty() {
+        return Err("expected N=PATH".into());
+    }
+    Ok((index, path.into()))
+}
+
+fn main() -> ExitCode {
+    // wgpu logs plenty at `warn` on some drivers; RUST_LOG shows more.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("error")).init();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let rest = || args.iter().skip(2).cloned();
+    let code = match args.get(1).and_then(|a| a.to_str()) {
+        Some("reflect") => reflect(parse_sub("msl2wgsl reflect", rest())),
+        Some("run") => run(parse_sub("msl2wgsl run", rest())),
+        Some("test") => test(parse_sub("msl2wgsl test", rest())),
+        _ => translate(TranslateArgs::parse_from(&args)),
+    };
+    ExitCode::from(code)
+}
+
+/// Parses a subcommand's arguments; clap exits with 2 on bad usage.
+fn parse_sub<T: Parser>(name: &str, rest: impl Iterator<Item = OsString>) -> T {
+    T::parse_from(std::iter::once(OsString::from(name)).chain(rest))
+}
+
+/// `msl2wgsl: error: ...` on stderr; returns `code`.
+fn error(code: u8, message: impl std::fmt::Display) -> u8 {
+    to_stderr(&format!("msl2wgsl: error: {message}\n"));
+    code
+}
+
+/// Writes to stderr; a closed stderr is ignored (`eprint!` would panic).
+fn to_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// Writes the command's result to stdout and returns the exit status. A
+/// reader that stopped early (`| head`) is not an error; `print!` would
+/// panic on it.
+fn to_stdout(text: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => error(FAILURE, format!("cannot write to standard output: {e}")),
+    }
+}
+
+/// Reads the input: a file, or standard input for `-`. Returns the name
+/// diagnostics use and the text.
+fn read_input(file: &str) -> Result<(String, String), u8> {
+    if file == "-" {
+        let mut text = String::new();
+        return match std::io::stdin().read_to_string(&mut text) {
+            Ok(_) => Ok(("<stdin>".into(), text)),
+            Err(e) => Err(error(FAILURE, format!("cannot read standard input: {e}"))),
+        };
+    }
+    match std::fs::read_to_string(file) {
+        Ok(text) => Ok((file.to_string(), text)),
+        Err(e) => Err(error(FAILURE, format!("cannot read '{file}': {e}"))),
+    }
+}
+
+/// Translates, printing diagnostics and warnings to stderr.
+fn compile(name: &str, source: &str, options: &Options) -> Result<Library, u8> {
+    match Library::from_source(name, source, options) {
+        Ok(library) => {
+            to_stderr(&library.warnings());
+            Ok(library)
+        }
+        Err(failure) => {
+            let text = failure.render();
+            if text.trim().is_empty() {
+                return Err(error(FAILURE, "translation failed"));
+            }
+            to_stderr(&text);
+            Err(FAILURE)
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and
+/// a rename, so `path` is never left half-written.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn translate(args: TranslateArgs) -> u8 {
+    let (name, source) = match read_input(&args.file) {
+        Ok(input) => input,
+        Err(code) => return code,
+    };
+    let library = match compile(&name, &source, &args.compile.options()) {
+        Ok(library) => library,
+        Err(code) => return code,
+    };
+    match &args.output {
+        Some(out) => match write_atomically(out, library.wgsl().as_bytes()) {
+            Ok(()) => 0,
+            Err(e) => error(FAILURE, format!("cannot write '{}': {e}", out.display())),
+        },
+        None => to_stdout(library.wgsl()),
+    }
+}
+
+fn reflect(args: ReflectArgs) -> u8 {
+    let (name, source) = match read_input(&args.file) {
+        Ok(input) => input,
+        Err(code) => return code,
+    };
+    let library = match compile(&name, &source, &args.compile.options()) {
+        Ok(library) => library,
+        Err(code) => return code,
+    };
+    let document = ReflectionDocument {
+        schema_version: SCHEMA_VERSION,
+        functions: library.functions().iter().collect(),
+    };
+    match serde_json::to_string_pretty(&document) {
+        Ok(json) => to_stdout(&format!("{json}\n")),
+        Err(e) => error(FAILURE, format!("cannot write JSON: {e}")),
+    }
+}
+
+#[cfg(not(feature = "runner"))]
+fn run(_: RunArgs) -> u8 {
+    error(
+        FAILURE,
+        "this msl2wgsl was built without the GPU runner (feature `runner`)",
+    )
+}
+
+#[cfg(not(feature = "runner"))]
+fn test(_: TestArgs) -> u8 {
+    error(
+        FAILURE,
+        "this msl2wgsl was built without the GPU runner (feature `runner`)",
+    )
+}
+
+#[cfg(feature = "runner")]
+use runner_commands::{run, test};
+
+/// `run` and `test`, which need the GPU runner.
+#[cfg(feature = "runner")]
+mod runner_commands {
+    use super::*;
+    use msl2wgsl::runner::{self, Dispatch, Gpu, RunError, Translation};
+    use std::collections::BTreeMap;
+
+    /// Reports a runner error: translation failures as diagnostics.
+    fn run_error(e: RunError) -> u8 {
+        match e {
+            RunError::Translate(failure) => {
+                to_stderr(&failure.render());
+                FAILURE
+            }
+            other => error(FAILURE, other),
+        }
+    }
+
+    /// The `--buffer` bytes by Metal index.
+    fn load_buffers(args: &[BufferArg]) -> Result<BTreeMap<u32, Vec<u8>>, u8> {
+        let mut buffers = BTreeMap::new();
+        for arg in args {
+            let bytes = match &arg.source {
+                BufferSource::Zeros(n) => vec![0; *n],
+                BufferSource::File(path) => std::fs::read(path).map_err(|e| {
+                    error(FAILURE, format!("cannot read '{}': {e}", path.display()))
+                })?,
+            };
+            if buffers.insert(arg.index, bytes).is_some() {
+                return Err(error(
+                    USAGE,
+                    format!("--buffer {} is given twice", arg.index),
+                ));
+            }
+        }
+        Ok(buffers)
+    }
+
+    /// Translates for the requested threadgroup size, or first with none to
+    /// learn the kernel's default size.
+    fn translate_for_run(
+        args: &RunArgs,
+        name: &str,
+        source: &str,
+    ) -> Result<Translation, RunError> {
+        let mut options = Options::default();
+        options.preprocess.defines = args.define.clone();
+        options.preprocess.include_dirs = args.include.clone();
+        options.entries = vec![args.entry.clone()];
+        options.target = args.target.into();
+        let default = runner::translate_kernel(name, source, &options, &args.entry)?;
+        match args.threadgroup {
+            Some(size) if Some(size) != default.function.workgroup_size => {
+                options.threadgroup_size = Some(size);
+                runner::translate_kernel(name, source, &options, &args.entry)
+            }
+            _ => Ok(default),
+        }
+    }
+
+    pub(super) fn run(args: RunArgs) -> u8 {
+        let unsupported = [
+            ("--texture", args.texture.is_empty()),
+            ("--threadgroup-memory", args.threadgroup_memory.is_empty()),
+            ("--read-texture", args.read_texture.is_empty()),
+        ];
+        if let Some((flag, _)) = unsupported.iter().find(|(_, empty)| !empty) {
+            return error(FAILURE, format!("{flag} is not supported yet"));
+        }
+        let (name, source) = match read_input(&args.file) {
+            Ok(input) => input,
+            Err(code) => return code,
+        };
+        let buffers = match load_buffers(&args.buffer) {
+            Ok(buffers) => buffers,
+            Err(code) => return code,
+        };
+        let translation = match translate_for_run(&args, &name, &source) {
+            Ok(t) => t,
+            Err(e) => return run_error(e),
+        };
+        to_stderr(&translation.warnings);
+        let function = &translation.function;
+        let Some(threadgroup) = function.workgroup_size else {
+            return run_error(RunError::NotAKernel(args.entry.clone()));
+        };
+        let dispatch = match (args.grid, args.threadgroups) {
+            (Some(grid), _) => Dispatch::Threads { grid, threadgroup },
+            (None, Some(groups)) => Dispatch::Threadgroups {
+                groups,
+                threadgroup,
+            },
+            (None, None) => return error(USAGE, "give --grid or --threadgroups"),
+        };
+        for (index, _) in &args.read {
+            let is_buffer = function
+                .arguments
+                .iter()
+                .any(|a| a.index == *index && a.kind == msl2wgsl::reflect::ArgumentKind::Buffer);
+            if !is_buffer {
+                return error(
+                    FAILURE,
+                    format!(
+                        "--read {index}: `{}` has no [[buffer({index})]]",
+                        args.entry
+                    ),
+                );
+            }
+            if !buffers.contains_key(index) {
+                return error(
+                    FAILURE,
+                    format!("--read {index}: give the buffer with --buffer {index}=..."),
+                );
+            }
+        }
+        let gpu = match Gpu::new() {
+            Ok(gpu) => gpu,
+            Err(e) => return run_error(e),
+        };
+        if args.adapter {
+            to_stderr(&format!("adapter: {}\n", gpu.adapter_line()));
+        }
+        let outputs =
+            match runner::run_compute(&gpu, &translation.wgsl, function, &dispatch, &buffers) {
+                Ok(outputs) => outputs,
+                Err(e) => return run_error(e),
+            };
+        for (index, path) in &args.read {
+            let bytes = outputs.get(index).map_or(&[][..], |b| &b[..]);
+            if let Err(e) = write_atomically(path, bytes) {
+                return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
+            }
+        }
+        0
+    }
+
+    pub(super) fn test(args: TestArgs) -> u8 {
+        if runner::conformance::collect_cases(&args.paths).is_empty() {
+            return error(FAILURE, "no conformance cases (*.toml) found");
+        }
+        let gpu = match Gpu::new() {
+            Ok(gpu) => gpu,
+            Err(e) => return run_error(e),
+        };
+        let report = runner::conformance::run_cases(&gpu, &args.paths);
+        let written = to_stdout(&report.render());
+        if report.failed() == 0 {
+            written
+        } else {
+            FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argument_parsers() {
+        assert_eq!(parse_dims("64"), Ok([64, 1, 1]));
+        assert_eq!(parse_dims("8,4"), Ok([8, 4, 1]));
+        assert_eq!(parse_dims("2, 3, 4"), Ok([2, 3, 4]));
+        assert!(
+            parse_dims("1,2,3,4").is_err() && parse_dims("").is_err() && parse_dims("-1").is_err()
+        );
+        assert_eq!(parse_define("N=4"), Ok(("N".into(), Some("4".into()))));
+        assert_eq!(parse_define("_FAST"), Ok(("_FAST".into(), None)));
+        assert_eq!(parse_define("E="), Ok(("E".into(), Some(String::new()))));
+        assert!(parse_define("1N").is_err() && parse_define("=1").is_err());
+        assert!(matches!(
+            parse_buffer("3=zeros:16"),
+            Ok(BufferArg {
+                index: 3,
+                source: BufferSource::Zeros(16)
+            })
+        ));
+        assert!(matches!(
+            parse_buffer("0=data/in.bin"),
+            Ok(BufferArg {
+                index: 0,
+                source: BufferSource::File(_)
+            })
+        ));
+        assert!(parse_buffer("0=").is_err() && parse_buffer("a=x").is_err());
+        assert_eq!(parse_read("1=out.bin"), Ok((1, PathBuf::from("out.bin"))));
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_files() {
+        let dir = std::env::temp_dir().join(format!("msl2wgsl-atomic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.wgsl");
+        std::fs::write(&path, "old").unwrap();
+        write_atomically(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert!(write_atomically(&dir.join("missing/out.wgsl"), b"x").is_err());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

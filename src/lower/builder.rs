@@ -21,8 +21,33 @@ pub(super) struct FnCtx {
     pub breakables: usize,
     /// A barrier was lowered.
     pub uses_barrier: bool,
-    /// Function-argument indices of by-value parameters, by name.
+    /// This is an entry point.
     pub is_entry: bool,
+    /// Operator nesting depth of each inlined expression (see [`FnCtx::add`]).
+    depth: HashMap<Handle<Expression>, u32>,
+}
+
+/// Deepest operator nesting left inline in the WGSL. naga's writer prints
+/// single-use expressions inline, and WGSL parsers limit nesting (naga's to
+/// 200 levels), so deeper trees are cut into named `let`s.
+const MAX_INLINE_DEPTH: u32 = 32;
+
+/// The operands of the expressions lowering builds.
+fn operands(e: &Expression) -> Vec<Handle<Expression>> {
+    match *e {
+        Expression::Access { base, index } => vec![base, index],
+        Expression::AccessIndex { base, .. } => vec![base],
+        Expression::Splat { value, .. } => vec![value],
+        Expression::Swizzle { vector, .. } => vec![vector],
+        Expression::Compose { ref components, .. } => components.clone(),
+        Expression::Load { pointer } => vec![pointer],
+        Expression::Unary { expr, .. } | Expression::As { expr, .. } => vec![expr],
+        Expression::Binary { left, right, .. } => vec![left, right],
+        Expression::Select { condition, accept, reject } => vec![condition, accept, reject],
+        Expression::Relational { argument, .. } => vec![argument],
+        Expression::Math { arg, arg1, arg2, arg3, .. } => [Some(arg), arg1, arg2, arg3].into_iter().flatten().collect(),
+        _ => Vec::new(),
+    }
 }
 
 impl FnCtx {
@@ -38,6 +63,7 @@ impl FnCtx {
             breakables: 0,
             uses_barrier: false,
             is_entry,
+            depth: HashMap::new(),
         }
     }
 
@@ -51,7 +77,14 @@ impl FnCtx {
         if !self.emitter.is_running() {
             self.emitter.start(&self.function.expressions);
         }
-        self.function.expressions.append(expr, span)
+        let depth = 1 + operands(&expr).iter().map(|h| self.depth.get(h).copied().unwrap_or(0)).max().unwrap_or(0);
+        let h = self.function.expressions.append(expr, span);
+        if depth > MAX_INLINE_DEPTH {
+            self.function.named_expressions.insert(h, format!("t{}", h.index()));
+        } else {
+            self.depth.insert(h, depth);
+        }
+        h
     }
 
     /// Appends an expression that a statement defines (`CallResult`), which

@@ -202,6 +202,9 @@ impl<'a> Program<'a> {
             "ptrdiff_t" => return Ok(Type::INT),
             "double" => return Err(Error::new(ts.name_span, "`double` is not supported by Metal")),
             "vec" => return self.template_vec(ts),
+            n if n.starts_with("texture") || n.starts_with("depth") || n == "sampler" => {
+                return Err(Error::new(ts.name_span, format!("texture and sampler types are not supported yet (`{n}`)")));
+            }
             "array" => return self.template_array(ts),
             _ => {}
         }

@@ -12,8 +12,10 @@ use pest::Parser as _;
 pub(crate) struct MslParser;
 
 /// Deepest bracket nesting accepted. Deeper input would exhaust the stack of
-/// the recursive-descent parser, so it is refused with a diagnostic first.
-pub const MAX_NESTING_DEPTH: usize = 256;
+/// the recursive-descent parser, and WGSL parsers limit nesting too (naga's
+/// to 200 levels, and one MSL block can become three WGSL ones), so it is
+/// refused with a diagnostic first.
+pub const MAX_NESTING_DEPTH: usize = 64;
 
 /// A syntax error.
 #[derive(Clone, Debug, PartialEq, Eq)]

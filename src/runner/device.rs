@@ -1,0 +1,282 @@
+//! The GPU the runner uses: adapter choice, device creation, and the
+//! translation cache that [`crate::runner::run_kernel`] fills.
+
+use super::RunError;
+use crate::reflect::FunctionReflection;
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+
+/// Optional features requested whenever the adapter has them: everything the
+/// translator may emit WGSL for, plus the sampler and texture extensions that
+/// Metal has natively.
+const WANTED_FEATURES: &[wgpu::Features] = &[
+    wgpu::Features::SHADER_F16,
+    wgpu::Features::SHADER_I16,
+    wgpu::Features::SHADER_INT64,
+    wgpu::Features::SUBGROUP,
+    wgpu::Features::SUBGROUP_BARRIER,
+    wgpu::Features::SHADER_FLOAT32_ATOMIC,
+    wgpu::Features::VERTEX_WRITABLE_STORAGE,
+    wgpu::Features::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES,
+    wgpu::Features::FLOAT32_FILTERABLE,
+    wgpu::Features::ADDRESS_MODE_CLAMP_TO_BORDER,
+    wgpu::Features::ADDRESS_MODE_CLAMP_TO_ZERO,
+];
+
+/// A translated kernel: the WGSL module and the kernel's reflection.
+#[derive(Clone, Debug)]
+pub struct Translation {
+    /// The WGSL module.
+    pub wgsl: String,
+    /// The kernel's reflection.
+    pub function: FunctionReflection,
+    /// Warnings of the translation, rendered (empty if none).
+    pub warnings: String,
+}
+
+/// What a translation depends on: source name and text, the options (by
+/// their `Debug` form, which covers every field) and the entry.
+type CacheKey = (String, String, String, String);
+
+/// One adapter, its device and queue.
+///
+/// The device has the adapter's own limits (not wgpu's defaults, which are far
+/// lower than what Metal kernels expect) and every optional feature the
+/// translator may need that the adapter offers: `SHADER_F16`, `SHADER_I16`,
+/// `SHADER_INT64`, `SUBGROUP`, `SUBGROUP_BARRIER`, `SHADER_FLOAT32_ATOMIC`,
+/// `VERTEX_WRITABLE_STORAGE`, `TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES`,
+/// `FLOAT32_FILTERABLE`, `ADDRESS_MODE_CLAMP_TO_BORDER`,
+/// `ADDRESS_MODE_CLAMP_TO_ZERO`.
+pub struct Gpu {
+    info: wgpu::AdapterInfo,
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) limits: wgpu::Limits,
+    cache: Mutex<HashMap<CacheKey, Arc<Translation>>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("adapter", &self.adapter_line())
+            .finish()
+    }
+}
+
+impl Gpu {
+    /// Picks an adapter and creates the device.
+    ///
+    /// `WGPU_BACKEND` (e.g. `vulkan`, `gl`) limits the backends searched;
+    /// `WGPU_ADAPTER_NAME` picks the first adapter whose name contains it
+    /// (case-insensitive); `WGPU_POWER_PREF` is honoured otherwise.
+    pub fn new() -> Result<Gpu, RunError> {
+        pollster::block_on(Self::new_async())
+    }
+
+    async fn new_async() -> Result<Gpu, RunError> {
+        // Without WGPU_BACKEND, the primary backends (Vulkan, Metal, DX12)
+        // come first: merely creating a GL instance prints EGL noise on
+        // headless machines, and GL is the weakest for compute. GL remains
+        // the fallback when nothing else exists.
+        let from_env = std::env::var_os("WGPU_BACKEND").is_some();
+        let adapter = if from_env {
+            pick_adapter(&instance(wgpu::Backends::all())).await?
+        } else {
+            match pick_adapter(&instance(wgpu::Backends::PRIMARY)).await {
+                Ok(adapter) => adapter,
+                Err(_) => pick_adapter(&instance(wgpu::Backends::all())).await?,
+            }
+        };
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let available = adapter.features();
+        let required_features = WANTED_FEATURES
+            .iter()
+            .filter(|f| available.contains(**f))
+            .fold(wgpu::Features::empty(), |acc, f| acc | *f);
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("msl2wgsl runner"),
+                required_features,
+                required_limits: limits.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| RunError::RequestDevice(e.to_string()))?;
+        // wgpu's default handler panics; every operation of the runner runs
+        // inside error scopes, so anything reaching here is only logged.
+        device.on_uncaptured_error(Arc::new(|e| log::error!("uncaptured wgpu error: {e}")));
+        Ok(Gpu {
+            info,
+            device,
+            queue,
+            limits,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// One line naming the adapter: name, backend, device type and driver.
+    pub fn adapter_line(&self) -> String {
+        let i = &self.info;
+        let mut line = format!("{} ({:?}, {:?}", i.name, i.backend, i.device_type);
+        if !i.driver.is_empty() {
+            line += &format!(", {}", i.driver);
+            if !i.driver_info.is_empty() {
+                line += &format!(" {}", i.driver_info);
+            }
+        }
+        line.push(')');
+        line
+    }
+
+    /// The adapter's description.
+    pub fn info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    /// The device's limits (the adapter's).
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// The features the device was created with.
+    pub fn features(&self) -> wgpu::Features {
+        self.device.features()
+    }
+
+    /// The wgpu device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The wgpu queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// Checks that the device has every feature in `required` (spelled as in
+    /// [`FunctionReflection::required_features`]: `"shader-f16"`, ...).
+    pub fn check_features(&self, required: &[String]) -> Result<(), RunError> {
+        let have = self.features();
+        for name in required {
+            let feature = parse_feature(name)?;
+            if !have.contains(feature) {
+                return Err(RunError::MissingFeature {
+                    feature: name.clone(),
+                    adapter: self.adapter_line(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Translates `entry` of `source` with `options` (whose `entries` and
+    /// `threadgroup_size` are replaced by `entry` and `size`), reusing an
+    /// earlier identical translation.
+    pub fn translate(
+        &self,
+        source_name: &str,
+        source: &str,
+        options: &crate::Options,
+        entry: &str,
+        size: Option<[u32; 3]>,
+    ) -> Result<Arc<Translation>, RunError> {
+        let mut options = options.clone();
+        options.entries = vec![entry.to_string()];
+        options.threadgroup_size = size;
+        let key = (
+            source_name.to_string(),
+            source.to_string(),
+            format!("{options:?}"),
+            entry.to_string(),
+        );
+        if let Some(hit) = self.lock_cache().get(&key) {
+            return Ok(hit.clone());
+        }
+        // Translate outside the lock: a slow translation must not block
+        // other threads running cached kernels.
+        let translation = Arc::new(super::translate_kernel(
+            source_name,
+            source,
+            &options,
+            entry,
+        )?);
+        self.lock_cache().insert(key, translation.clone());
+        Ok(translation)
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<CacheKey, Arc<Translation>>> {
+        // A panic elsewhere while holding the lock leaves the map intact.
+        self.cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// An instance for `backends`, unless `WGPU_BACKEND` says otherwise; the
+/// other `WGPU_*` instance variables (validation, debug flags) apply too.
+fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends;
+    wgpu::Instance::new(desc.with_env())
+}
+
+/// Chooses the adapter: by `WGPU_ADAPTER_NAME` if set, else wgpu's choice.
+async fn pick_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter, RunError> {
+    // wgpu::util::initialize_adapter_from_env panics when the name matches
+    // nothing; the runner reports that as an error instead.
+    if let Ok(wanted) = std::env::var("WGPU_ADAPTER_NAME") {
+        let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+        // enumerate_adapters only lists the instance's own backends.
+        let needle = wanted.to_lowercase();
+        let mut available = Vec::new();
+        for adapter in adapters {
+            let name = adapter.get_info().name;
+            if name.to_lowercase().contains(&needle) {
+                return Ok(adapter);
+            }
+            available.push(name);
+        }
+        return Err(RunError::AdapterNotFound { wanted, available });
+    }
+    instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::from_env()
+                .unwrap_or(wgpu::PowerPreference::HighPerformance),
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| RunError::NoAdapter(e.to_string()))
+}
+
+/// Parses a feature name: WebGPU's kebab-case names, wgpu's `wgpu-` prefixed
+/// ones (with or without the prefix), or the Rust constant's name.
+fn parse_feature(name: &str) -> Result<wgpu::Features, RunError> {
+    wgpu::Features::from_str(name)
+        .or_else(|()| wgpu::Features::from_str(&format!("wgpu-{name}")))
+        .ok()
+        .or_else(|| wgpu::Features::from_name(&name.to_uppercase().replace('-', "_")))
+        .ok_or_else(|| RunError::UnknownFeature(name.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_feature;
+
+    #[test]
+    fn feature_names() {
+        let f16 = parse_feature("shader-f16").unwrap();
+        assert_eq!(f16, wgpu::Features::SHADER_F16);
+        assert_eq!(
+            parse_feature("shader-int64").unwrap(),
+            wgpu::Features::SHADER_INT64
+        );
+        assert_eq!(
+            parse_feature("wgpu-shader-i16").unwrap(),
+            wgpu::Features::SHADER_I16
+        );
+        assert_eq!(parse_feature("SUBGROUP").unwrap(), wgpu::Features::SUBGROUP);
+        assert!(parse_feature("no-such-feature").is_err());
+    }
+}

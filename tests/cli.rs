@@ -1,0 +1,442 @@
+//! Tests of the `msl2wgsl` command line against `shared/spec/cli.md`.
+//!
+//! Tests named `translation_*` need a working translator (and some a GPU);
+//! the others only exercise argument handling and the runner's plumbing.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const KERNEL: &str = "#include <metal_stdlib>
+using namespace metal;
+
+kernel void twice(device const float* input [[buffer(0)]],
+                  device float* output [[buffer(1)]],
+                  uint i [[thread_position_in_grid]])
+{
+    output[i] = input[i] * 2.0f;
+}
+";
+
+/// Invalid on line 4: an undeclared identifier.
+const BROKEN: &str = "#include <metal_stdlib>
+using namespace metal;
+kernel void broken(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    out[i] = undeclared_thing;
+}
+";
+
+fn msl2wgsl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_msl2wgsl"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("cannot start msl2wgsl")
+}
+
+fn in_dir(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_msl2wgsl"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("cannot start msl2wgsl")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(out),
+        stderr(out)
+    );
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let cases: &[&[&str]] = &[
+        &[],
+        &["--bogus", "k.metal"],
+        &["k.metal", "extra.metal"],
+        &["--threadgroup-size", "1,2,3,4", "k.metal"],
+        &["--threadgroup-size", "x", "k.metal"],
+        &["--target", "metal", "k.metal"],
+        &["-D", "1bad", "k.metal"],
+        &["reflect"],
+        &["run", "k.metal"],
+        &["run", "k.metal", "--entry", "k"],
+        &["run", "k.metal", "--grid", "4"],
+        &[
+            "run",
+            "k.metal",
+            "--entry",
+            "k",
+            "--grid",
+            "4",
+            "--threadgroups",
+            "1",
+        ],
+        &[
+            "run", "k.metal", "--entry", "k", "--grid", "4", "--buffer", "0",
+        ],
+        &[
+            "run", "k.metal", "--entry", "k", "--grid", "4", "--buffer", "x=a.bin",
+        ],
+        &[
+            "run",
+            "k.metal",
+            "--entry",
+            "k",
+            "--grid",
+            "4",
+            "--buffer",
+            "0=zeros:many",
+        ],
+        &[
+            "run", "k.metal", "--entry", "k", "--grid", "4", "--read", "0",
+        ],
+        &["test"],
+    ];
+    for args in cases {
+        let out = msl2wgsl(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).is_empty(), "{args:?}: no message");
+    }
+}
+
+#[test]
+fn help_names_every_command() {
+    let out = msl2wgsl(&["--help"]);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    for word in ["reflect", "run", "test", "--threadgroup-size", "-o"] {
+        assert!(text.contains(word), "`{word}` missing from:\n{text}");
+    }
+    for sub in ["reflect", "run", "test"] {
+        assert_exit(&msl2wgsl(&[sub, "--help"]), 0);
+    }
+}
+
+#[test]
+fn unreadable_input_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir
+        .path()
+        .join("missing.metal")
+        .to_string_lossy()
+        .into_owned();
+    let runs: &[&[&str]] = &[
+        &[&missing],
+        &["reflect", &missing],
+        &["run", &missing, "--entry", "k", "--grid", "4"],
+    ];
+    for args in runs {
+        let out = msl2wgsl(args);
+        assert_exit(&out, 1);
+        assert!(
+            stderr(&out).starts_with(&format!("msl2wgsl: error: cannot read '{missing}': ")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // A folder is no better than a missing file.
+    let out = msl2wgsl(&[&dir.path().to_string_lossy()]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+}
+
+#[test]
+fn output_file_survives_unreadable_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = write(dir.path(), "out.wgsl", "previous contents\n");
+    let out = in_dir(dir.path(), &["missing.metal", "-o", "out.wgsl"]);
+    assert_exit(&out, 1);
+    assert_eq!(
+        std::fs::read_to_string(&out_path).unwrap(),
+        "previous contents\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "stray files left"
+    );
+}
+
+#[test]
+fn run_reports_unsupported_resources() {
+    let flags: &[&[&str]] = &[
+        &["--texture", "0=in.png"],
+        &["--texture", "1=empty:4x4"],
+        &["--threadgroup-memory", "0=1024"],
+        &["--read-texture", "0=out.png"],
+    ];
+    for extra in flags {
+        let mut args = vec!["run", "k.metal", "--entry", "k", "--grid", "4"];
+        args.extend_from_slice(extra);
+        let out = msl2wgsl(&args);
+        assert_exit(&out, 1);
+        assert!(
+            stderr(&out).contains("not supported yet"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn run_checks_buffer_arguments_before_translating() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", KERNEL);
+    let base = ["run", file.as_str(), "--entry", "twice", "--grid", "4"];
+    let twice = [
+        &base[..],
+        &["--buffer", "0=zeros:16", "--buffer", "0=zeros:16"],
+    ]
+    .concat();
+    let out = msl2wgsl(&twice);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("given twice"), "{}", stderr(&out));
+    let unreadable = [&base[..], &["--buffer", "0=no-such.bin"]].concat();
+    let out = msl2wgsl(&unreadable);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("cannot read 'no-such.bin'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn test_needs_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = msl2wgsl(&["test", &dir.path().to_string_lossy()]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("no conformance cases"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn test_reports_broken_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a_no_source.toml",
+        "entry = \"k\"\n[dispatch]\ngrid = [4]\n",
+    );
+    write(
+        dir.path(),
+        "b_bad_key.toml",
+        "entry = \"k\"\nbogus = 1\n[dispatch]\ngrid = [4]\n",
+    );
+    write(dir.path(), "notes.txt", "not a case");
+    let out = msl2wgsl(&["test", &dir.path().to_string_lossy()]);
+    assert_exit(&out, 1);
+    if !common::has_gpu() {
+        return;
+    }
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("FAIL") && lines[0].contains("a_no_source.toml"),
+        "{text}"
+    );
+    assert!(lines[0].contains("cannot read"), "{text}");
+    assert!(
+        lines[1].starts_with("FAIL") && lines[1].contains("b_bad_key.toml"),
+        "{text}"
+    );
+    assert_eq!(lines.last(), Some(&"0 passed, 2 failed"), "{text}");
+}
+
+// ---- These need the translator. ----
+
+#[test]
+fn translation_prints_wgsl() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", KERNEL);
+    let out = msl2wgsl(&[&file]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("@compute"), "{}", stdout(&out));
+    let out = msl2wgsl(&[
+        &file,
+        "--entry",
+        "twice",
+        "--threadgroup-size",
+        "32",
+        "--target",
+        "wgpu",
+    ]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).contains("@workgroup_size(32"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn translation_reads_standard_input() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_msl2wgsl"))
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(KERNEL.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("@compute"));
+}
+
+#[test]
+fn translation_errors_exit_1_and_keep_the_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "good.metal", KERNEL);
+    write(dir.path(), "broken.metal", BROKEN);
+    let out = in_dir(dir.path(), &["good.metal", "-o", "out.wgsl"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).is_empty());
+    let written = std::fs::read_to_string(dir.path().join("out.wgsl")).unwrap();
+    assert!(written.contains("@compute"), "{written}");
+
+    let out = in_dir(dir.path(), &["broken.metal", "-o", "out.wgsl"]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("broken.metal:4:"), "{}", stderr(&out));
+    assert!(stderr(&out).contains(": error: "), "{}", stderr(&out));
+    let after = std::fs::read_to_string(dir.path().join("out.wgsl")).unwrap();
+    assert_eq!(after, written, "-o was overwritten by a failed translation");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        3,
+        "stray files left"
+    );
+}
+
+#[test]
+fn translation_reflect_prints_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", KERNEL);
+    let out = msl2wgsl(&["reflect", &file, "--entry", "twice"]);
+    assert_exit(&out, 0);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schemaVersion"], 1);
+    let f = &json["functions"][0];
+    assert_eq!(f["name"], "twice");
+    assert_eq!(f["stage"], "kernel");
+    assert_eq!(f["arguments"][1]["name"], "output");
+    assert_eq!(f["arguments"][1]["index"], 1);
+}
+
+#[test]
+fn translation_run_ragged_grid() {
+    if !common::has_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", KERNEL);
+    let input: Vec<u8> = (0..1000).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    std::fs::write(dir.path().join("in.bin"), &input).unwrap();
+    let mut output_init = Vec::new();
+    for _ in 0..1024 {
+        output_init.extend((-1.0f32).to_le_bytes());
+    }
+    std::fs::write(dir.path().join("out.bin"), &output_init).unwrap();
+    for threadgroup in [&["--threadgroup", "64"][..], &[]] {
+        let mut args = vec![
+            "run",
+            &file,
+            "--entry",
+            "twice",
+            "--grid",
+            "1000",
+            "--adapter",
+        ];
+        args.extend_from_slice(threadgroup);
+        args.extend([
+            "--buffer",
+            "0=in.bin",
+            "--buffer",
+            "1=out.bin",
+            "--read",
+            "1=result.bin",
+        ]);
+        let out = in_dir(dir.path(), &args);
+        assert_exit(&out, 0);
+        assert!(stderr(&out).contains("adapter: "), "{}", stderr(&out));
+        let result = common::f32s(&std::fs::read(dir.path().join("result.bin")).unwrap());
+        assert_eq!(result.len(), 1024);
+        for (i, v) in result.iter().enumerate() {
+            let want = if i < 1000 { i as f32 * 2.0 } else { -1.0 };
+            assert_eq!(*v, want, "element {i} with {threadgroup:?}");
+        }
+    }
+}
+
+#[test]
+fn translation_run_reports_missing_buffers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", KERNEL);
+    let out = msl2wgsl(&[
+        "run", &file, "--entry", "twice", "--grid", "4", "--read", "7=x.bin",
+    ]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("[[buffer(7)]]"), "{}", stderr(&out));
+    if !common::has_gpu() {
+        return;
+    }
+    let out = msl2wgsl(&[
+        "run",
+        &file,
+        "--entry",
+        "twice",
+        "--grid",
+        "4",
+        "--buffer",
+        "1=zeros:16",
+    ]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("`input` [[buffer(0)]]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn translation_conformance_cases_pass() {
+    if !common::has_gpu() {
+        return;
+    }
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cases");
+    let out = msl2wgsl(&["test", &cases.to_string_lossy()]);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    let last = text.lines().last().unwrap_or("");
+    assert!(last.ends_with(" passed, 0 failed"), "{text}");
+}
