@@ -109,13 +109,19 @@ impl Diagnostic {
             Some(loc) => {
                 let file = map.file(loc.file);
                 let (line, col) = file.line_col(loc.range.start);
-                out += &format!("{}:{}:{}: {}: {}\n", file.name, line, col, self.severity, self.message);
+                out += &format!(
+                    "{}:{}:{}: {}: {}\n",
+                    file.name, line, col, self.severity, self.message
+                );
                 let text = file.line_text(line);
                 let gutter = line.to_string();
                 let pad = " ".repeat(gutter.len());
                 out += &format!("{gutter} | {text}\n");
                 let line_len = text.len() + 1;
-                let width = loc.range.len().clamp(1, line_len.saturating_sub(col - 1).max(1));
+                let width = loc
+                    .range
+                    .len()
+                    .clamp(1, line_len.saturating_sub(col - 1).max(1));
                 let indent: String = text
                     .chars()
                     .take(col - 1)
@@ -173,7 +179,10 @@ mod tests {
         map.add_file("k.metal", "kernel void f() {\n  foo = 1;\n}\n");
         let d = Diagnostic::error("use of undeclared identifier `foo`", Span::new(20, 23));
         let text = d.render(&map);
-        assert!(text.starts_with("k.metal:2:3: error: use of undeclared identifier `foo`\n"), "{text}");
+        assert!(
+            text.starts_with("k.metal:2:3: error: use of undeclared identifier `foo`\n"),
+            "{text}"
+        );
         assert!(text.contains("2 |   foo = 1;\n  |   ^^^\n"), "{text}");
     }
 }

@@ -2,11 +2,11 @@
 //! like an `MTLLibrary` holding `MTLFunction`s.
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Severity};
-use crate::source_map::{FileId, Span};
-use crate::{lower, sema, syntax};
 use crate::preprocess;
 use crate::reflect::FunctionReflection;
 use crate::source_map::SourceMap;
+use crate::source_map::{FileId, Span};
+use crate::{lower, sema, syntax};
 use std::path::Path;
 
 /// Which WGSL dialect to emit.
@@ -77,7 +77,10 @@ impl Library {
     pub fn from_file(path: &Path, options: &Options) -> Result<Library, Failure> {
         let mut map = SourceMap::new();
         let text = std::fs::read_to_string(path).map_err(|e| Failure {
-            diagnostics: Diagnostics(vec![Diagnostic::unlocated(format!("cannot read '{}': {e}", path.display()))]),
+            diagnostics: Diagnostics(vec![Diagnostic::unlocated(format!(
+                "cannot read '{}': {e}",
+                path.display()
+            ))]),
             source_map: SourceMap::new(),
         })?;
         let main = map.add_file(path.display().to_string(), text);
@@ -122,18 +125,29 @@ fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            Err(internal_failure(format!("internal compiler error (a bug in msl2wgsl): {what}")))
+            Err(internal_failure(format!(
+                "internal compiler error (a bug in msl2wgsl): {what}"
+            )))
         }
-        Err(e) => Err(internal_failure(format!("cannot start the translation thread: {e}"))),
+        Err(e) => Err(internal_failure(format!(
+            "cannot start the translation thread: {e}"
+        ))),
     }
 }
 
 fn internal_failure(message: String) -> Failure {
-    Failure { diagnostics: Diagnostics(vec![Diagnostic::unlocated(message)]), source_map: SourceMap::new() }
+    Failure {
+        diagnostics: Diagnostics(vec![Diagnostic::unlocated(message)]),
+        source_map: SourceMap::new(),
+    }
 }
 
 fn sema_diagnostic(e: sema::Error, severity: Severity) -> Diagnostic {
-    let mut d = if e.span == Span::default() { Diagnostic::unlocated(e.message) } else { Diagnostic::error(e.message, e.span) };
+    let mut d = if e.span == Span::default() {
+        Diagnostic::unlocated(e.message)
+    } else {
+        Diagnostic::error(e.message, e.span)
+    };
     d.severity = severity;
     d.notes = e.notes;
     d
@@ -141,11 +155,15 @@ fn sema_diagnostic(e: sema::Error, severity: Severity) -> Diagnostic {
 
 /// Runs every stage.
 fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Library, Failure> {
-    let fail = |diagnostics: Vec<Diagnostic>, map: SourceMap| Failure { diagnostics: Diagnostics(diagnostics), source_map: map };
-    let (text, mut warnings) = match preprocess::preprocess_with_warnings(&mut map, main, &options.preprocess) {
-        Ok(ok) => ok,
-        Err(diags) => return Err(fail(diags, map)),
+    let fail = |diagnostics: Vec<Diagnostic>, map: SourceMap| Failure {
+        diagnostics: Diagnostics(diagnostics),
+        source_map: map,
     };
+    let (text, mut warnings) =
+        match preprocess::preprocess_with_warnings(&mut map, main, &options.preprocess) {
+            Ok(ok) => ok,
+            Err(diags) => return Err(fail(diags, map)),
+        };
     let tu = match syntax::parse(&text) {
         Ok(tu) => tu,
         Err(e) => {
@@ -155,18 +173,34 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     };
     let (program, errors) = sema::analyze(&tu);
     if !errors.is_empty() {
-        warnings.extend(errors.into_iter().map(|e| sema_diagnostic(e, Severity::Error)));
+        warnings.extend(
+            errors
+                .into_iter()
+                .map(|e| sema_diagnostic(e, Severity::Error)),
+        );
         return Err(fail(warnings, map));
     }
-    let lower_options = lower::Options { entries: options.entries.clone(), threadgroup_size: options.threadgroup_size };
+    let lower_options = lower::Options {
+        entries: options.entries.clone(),
+        threadgroup_size: options.threadgroup_size,
+    };
     let lowered = match lower::lower(&tu, &program, &lower_options) {
         Ok(l) => l,
         Err(errors) => {
-            warnings.extend(errors.into_iter().map(|e| sema_diagnostic(e, Severity::Error)));
+            warnings.extend(
+                errors
+                    .into_iter()
+                    .map(|e| sema_diagnostic(e, Severity::Error)),
+            );
             return Err(fail(warnings, map));
         }
     };
-    warnings.extend(lowered.warnings.into_iter().map(|e| sema_diagnostic(e, Severity::Warning)));
+    warnings.extend(
+        lowered
+            .warnings
+            .into_iter()
+            .map(|e| sema_diagnostic(e, Severity::Warning)),
+    );
     let (wgsl, entry_names) = match emit::wgsl(&lowered.module, options.target) {
         Ok(ok) => ok,
         Err(d) => {
@@ -178,7 +212,12 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     for (f, name) in functions.iter_mut().zip(entry_names) {
         f.wgsl_entry_point = name;
     }
-    Ok(Library { wgsl, functions, warnings: Diagnostics(warnings), source_map: map })
+    Ok(Library {
+        wgsl,
+        functions,
+        warnings: Diagnostics(warnings),
+        source_map: map,
+    })
 }
 
 mod emit {
@@ -200,7 +239,10 @@ mod emit {
 
     /// An internal error located where naga says, when it says.
     fn internal<E: std::error::Error>(stage: &str, err: &naga::WithSpan<E>) -> Diagnostic {
-        let mut message = format!("internal compiler error (a bug in msl2wgsl): {stage}: {}", err.as_inner());
+        let mut message = format!(
+            "internal compiler error (a bug in msl2wgsl): {stage}: {}",
+            err.as_inner()
+        );
         let mut source = std::error::Error::source(err.as_inner());
         while let Some(s) = source {
             message += &format!(": {s}");
@@ -217,17 +259,37 @@ mod emit {
 
     /// Validates `module`, writes WGSL, and re-parses it to learn the entry
     /// point names the writer chose (it renames reserved words).
-    pub fn wgsl(module: &naga::Module, target: Target) -> Result<(String, Vec<String>), Diagnostic> {
+    pub fn wgsl(
+        module: &naga::Module,
+        target: Target,
+    ) -> Result<(String, Vec<String>), Diagnostic> {
         let caps = capabilities(target);
-        let info = Validator::new(ValidationFlags::all(), caps).validate(module).map_err(|e| internal("naga validation", &e))?;
-        let text = naga::back::wgsl::write_string(module, &info, naga::back::wgsl::WriterFlags::empty())
-            .map_err(|e| Diagnostic::unlocated(format!("internal compiler error (a bug in msl2wgsl): WGSL writer: {e}")))?;
+        let info = Validator::new(ValidationFlags::all(), caps)
+            .validate(module)
+            .map_err(|e| internal("naga validation", &e))?;
+        let text =
+            naga::back::wgsl::write_string(module, &info, naga::back::wgsl::WriterFlags::empty())
+                .map_err(|e| {
+                Diagnostic::unlocated(format!(
+                    "internal compiler error (a bug in msl2wgsl): WGSL writer: {e}"
+                ))
+            })?;
         let reparsed = naga::front::wgsl::parse_str(&text).map_err(|e| {
-            Diagnostic::unlocated(format!("internal compiler error (a bug in msl2wgsl): the emitted WGSL does not parse: {}", e.emit_to_string(&text)))
+            Diagnostic::unlocated(format!(
+                "internal compiler error (a bug in msl2wgsl): the emitted WGSL does not parse: {}",
+                e.emit_to_string(&text)
+            ))
         })?;
         Validator::new(ValidationFlags::all(), caps)
             .validate(&reparsed)
             .map_err(|e| Diagnostic::unlocated(format!("internal compiler error (a bug in msl2wgsl): the emitted WGSL does not validate: {}", e.emit_to_string(&text))))?;
-        Ok((text, reparsed.entry_points.iter().map(|e| e.name.clone()).collect()))
+        Ok((
+            text,
+            reparsed
+                .entry_points
+                .iter()
+                .map(|e| e.name.clone())
+                .collect(),
+        ))
     }
 }

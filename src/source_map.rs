@@ -180,7 +180,9 @@ impl SourceMap {
         let seg = &self.segments[idx];
         let exact = seg.output.len() == seg.source.len();
         if exact {
-            let delta = offset.saturating_sub(seg.output.start).min(seg.output.len());
+            let delta = offset
+                .saturating_sub(seg.output.start)
+                .min(seg.output.len());
             Some((seg.file, seg.source.start + delta, true))
         } else {
             Some((seg.file, seg.source.start, false))

@@ -52,7 +52,10 @@ impl Scalar {
 
     /// Signed integers.
     pub fn is_signed_integer(self) -> bool {
-        matches!(self, Scalar::Char | Scalar::Short | Scalar::Int | Scalar::Long)
+        matches!(
+            self,
+            Scalar::Char | Scalar::Short | Scalar::Int | Scalar::Long
+        )
     }
 
     /// The MSL spelling.
@@ -196,7 +199,11 @@ impl Type {
     pub fn with_scalar(&self, s: Scalar) -> Type {
         match *self {
             Type::Vector(_, n) => Type::Vector(s, n),
-            Type::Matrix { columns, rows, .. } => Type::Matrix { scalar: s, columns, rows },
+            Type::Matrix { columns, rows, .. } => Type::Matrix {
+                scalar: s,
+                columns,
+                rows,
+            },
             _ => Type::Scalar(s),
         }
     }
@@ -235,7 +242,11 @@ fn write_type<'a>(
         Type::Void => f.write_str("void"),
         Type::Scalar(s) => f.write_str(s.name()),
         Type::Vector(s, n) => write!(f, "{}{}", s.name(), n),
-        Type::Matrix { scalar, columns, rows } => write!(f, "{}{}x{}", scalar.name(), columns, rows),
+        Type::Matrix {
+            scalar,
+            columns,
+            rows,
+        } => write!(f, "{}{}x{}", scalar.name(), columns, rows),
         Type::Array(t, n) => {
             write_type(f, t, name)?;
             write!(f, "[{n}]")
@@ -323,7 +334,11 @@ mod tests {
         assert_eq!(builtin_type("unsigned int"), Some(Type::UINT));
         assert_eq!(
             builtin_type("half3x2"),
-            Some(Type::Matrix { scalar: Scalar::Half, columns: 3, rows: 2 })
+            Some(Type::Matrix {
+                scalar: Scalar::Half,
+                columns: 3,
+                rows: 2
+            })
         );
         assert_eq!(builtin_type("int3x3"), None);
         assert_eq!(builtin_type("float5"), None);
@@ -371,6 +386,10 @@ impl Structs {
 
     /// Renders `ty` as MSL spells it.
     pub fn display(&self, ty: &Type) -> String {
-        Display { ty, struct_name: |id| self.get(id).name.as_str() }.to_string()
+        Display {
+            ty,
+            struct_name: |id| self.get(id).name.as_str(),
+        }
+        .to_string()
     }
 }

@@ -29,7 +29,12 @@ fn assert_error(body: &str, line: usize, col: usize, message: &str) {
 
 #[test]
 fn syntax_error_says_what_was_expected() {
-    assert_error("kernel void k() {\n  int x = ;\n}\n", 4, 11, "expected `{` or an expression, found `;`");
+    assert_error(
+        "kernel void k() {\n  int x = ;\n}\n",
+        4,
+        11,
+        "expected `{` or an expression, found `;`",
+    );
 }
 
 #[test]
@@ -39,17 +44,32 @@ fn syntax_error_missing_semicolon() {
 
 #[test]
 fn unknown_identifier() {
-    assert_error("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = foo;\n}\n", 4, 10, "use of undeclared identifier `foo`");
+    assert_error(
+        "kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = foo;\n}\n",
+        4,
+        10,
+        "use of undeclared identifier `foo`",
+    );
 }
 
 #[test]
 fn unknown_type() {
-    assert_error("kernel void k(device Foo* a [[buffer(0)]]) {}\n", 3, 22, "unknown type name `Foo`");
+    assert_error(
+        "kernel void k(device Foo* a [[buffer(0)]]) {}\n",
+        3,
+        22,
+        "unknown type name `Foo`",
+    );
 }
 
 #[test]
 fn unknown_function() {
-    assert_error("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = frobnicate(1.0f);\n}\n", 4, 10, "use of undeclared function `frobnicate`");
+    assert_error(
+        "kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = frobnicate(1.0f);\n}\n",
+        4,
+        10,
+        "use of undeclared function `frobnicate`",
+    );
 }
 
 #[test]
@@ -59,22 +79,42 @@ fn implicit_vector_conversion_is_a_type_mismatch() {
 
 #[test]
 fn invalid_binary_operands() {
-    assert_error("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = a[1] % 2.0f;\n}\n", 4, 10, "invalid operands to binary `%` (`float` and `float`)");
+    assert_error(
+        "kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = a[1] % 2.0f;\n}\n",
+        4,
+        10,
+        "invalid operands to binary `%` (`float` and `float`)",
+    );
 }
 
 #[test]
 fn pointer_argument_without_address_space() {
-    assert_error("kernel void k(float* a [[buffer(0)]]) {}\n", 3, 15, "pointer type `float` needs an address space");
+    assert_error(
+        "kernel void k(float* a [[buffer(0)]]) {}\n",
+        3,
+        15,
+        "pointer type `float` needs an address space",
+    );
 }
 
 #[test]
 fn reference_argument_without_address_space() {
-    assert_error("void f(float& x) { x = 1.0f; }\nkernel void k() {}\n", 3, 8, "reference type `float` needs an address space");
+    assert_error(
+        "void f(float& x) { x = 1.0f; }\nkernel void k() {}\n",
+        3,
+        8,
+        "reference type `float` needs an address space",
+    );
 }
 
 #[test]
 fn kernel_must_return_void() {
-    assert_error("kernel float k() { return 1.0f; }\n", 3, 8, "kernel function `k` must return `void`");
+    assert_error(
+        "kernel float k() { return 1.0f; }\n",
+        3,
+        8,
+        "kernel function `k` must return `void`",
+    );
 }
 
 #[test]
@@ -109,47 +149,92 @@ fn missing_buffer_index_is_a_located_warning() {
 
 #[test]
 fn buffer_attribute_on_a_value() {
-    assert_error("kernel void k(float a [[buffer(0)]]) {}\n", 3, 15, "`[[buffer(n)]]` argument `a` must be a pointer or reference");
+    assert_error(
+        "kernel void k(float a [[buffer(0)]]) {}\n",
+        3,
+        15,
+        "`[[buffer(n)]]` argument `a` must be a pointer or reference",
+    );
 }
 
 #[test]
 fn kernel_parameter_without_attribute() {
-    assert_error("kernel void k(uint i) {}\n", 3, 15, "kernel parameter `i` needs an attribute");
+    assert_error(
+        "kernel void k(uint i) {}\n",
+        3,
+        15,
+        "kernel parameter `i` needs an attribute",
+    );
 }
 
 #[test]
 fn builtin_with_wrong_type() {
-    assert_error("kernel void k(float i [[thread_position_in_grid]]) {}\n", 3, 15, "`[[thread_position_in_grid]]` argument must be of type `uint`");
+    assert_error(
+        "kernel void k(float i [[thread_position_in_grid]]) {}\n",
+        3,
+        15,
+        "`[[thread_position_in_grid]]` argument must be of type `uint`",
+    );
 }
 
 #[test]
 fn assignment_to_const_buffer() {
-    assert_error("kernel void k(device const float* a [[buffer(0)]]) {\n  a[0] = 1.0f;\n}\n", 4, 3, "cannot assign to a read-only location");
+    assert_error(
+        "kernel void k(device const float* a [[buffer(0)]]) {\n  a[0] = 1.0f;\n}\n",
+        4,
+        3,
+        "cannot assign to a read-only location",
+    );
 }
 
 #[test]
 fn assignment_to_constant_address_space() {
-    assert_error("kernel void k(constant float& a [[buffer(0)]]) {\n  a = 1.0f;\n}\n", 4, 3, "cannot assign to a read-only location");
+    assert_error(
+        "kernel void k(constant float& a [[buffer(0)]]) {\n  a = 1.0f;\n}\n",
+        4,
+        3,
+        "cannot assign to a read-only location",
+    );
 }
 
 #[test]
 fn break_outside_loop() {
-    assert_error("kernel void k() {\n  break;\n}\n", 4, 3, "`break` statement not in loop or switch statement");
+    assert_error(
+        "kernel void k() {\n  break;\n}\n",
+        4,
+        3,
+        "`break` statement not in loop or switch statement",
+    );
 }
 
 #[test]
 fn continue_outside_loop() {
-    assert_error("kernel void k() {\n  continue;\n}\n", 4, 3, "`continue` statement not in loop statement");
+    assert_error(
+        "kernel void k() {\n  continue;\n}\n",
+        4,
+        3,
+        "`continue` statement not in loop statement",
+    );
 }
 
 #[test]
 fn program_scope_variable_outside_constant() {
-    assert_error("float g = 1.0f;\nkernel void k() {}\n", 3, 1, "program-scope variables must be declared in the `constant` address space");
+    assert_error(
+        "float g = 1.0f;\nkernel void k() {}\n",
+        3,
+        1,
+        "program-scope variables must be declared in the `constant` address space",
+    );
 }
 
 #[test]
 fn program_scope_constant_without_initializer() {
-    assert_error("constant float g;\nkernel void k() {}\n", 3, 16, "program-scope constant `g` must be initialized");
+    assert_error(
+        "constant float g;\nkernel void k() {}\n",
+        3,
+        16,
+        "program-scope constant `g` must be initialized",
+    );
 }
 
 #[test]
@@ -159,7 +244,12 @@ fn non_constant_initializer() {
 
 #[test]
 fn double_is_not_metal() {
-    assert_error("kernel void k(device double* a [[buffer(0)]]) {}\n", 3, 22, "`double` is not supported by Metal");
+    assert_error(
+        "kernel void k(device double* a [[buffer(0)]]) {}\n",
+        3,
+        22,
+        "`double` is not supported by Metal",
+    );
 }
 
 #[test]
@@ -174,17 +264,32 @@ fn wrong_argument_count() {
 
 #[test]
 fn unsupported_attribute_argument() {
-    assert_error("kernel void k(texture2d<float> t [[texture(0)]]) {}\n", 3, 15, "texture and sampler types are not supported yet");
+    assert_error(
+        "kernel void k(texture2d<float> t [[texture(0)]]) {}\n",
+        3,
+        15,
+        "texture and sampler types are not supported yet",
+    );
 }
 
 #[test]
 fn vertex_functions_are_not_yet_translated() {
-    assert_error("vertex float4 v(uint id [[vertex_id]]) { return float4(0); }\n", 3, 1, "vertex and fragment functions are not supported yet");
+    assert_error(
+        "vertex float4 v(uint id [[vertex_id]]) { return float4(0); }\n",
+        3,
+        1,
+        "vertex and fragment functions are not supported yet",
+    );
 }
 
 #[test]
 fn unsupported_scalar_type_is_named() {
-    assert_error("kernel void k(device uchar* a [[buffer(0)]]) {}\n", 3, 22, "type `uchar` is not supported yet");
+    assert_error(
+        "kernel void k(device uchar* a [[buffer(0)]]) {}\n",
+        3,
+        22,
+        "type `uchar` is not supported yet",
+    );
 }
 
 #[test]
@@ -194,24 +299,46 @@ fn invalid_swizzle() {
 
 #[test]
 fn unknown_member() {
-    assert_error("struct S { float x; };\nkernel void k(device S* a [[buffer(0)]]) {\n  a[0].y = 1.0f;\n}\n", 5, 8, "no member named `y` in `S`");
+    assert_error(
+        "struct S { float x; };\nkernel void k(device S* a [[buffer(0)]]) {\n  a[0].y = 1.0f;\n}\n",
+        5,
+        8,
+        "no member named `y` in `S`",
+    );
 }
 
 #[test]
 fn excess_initializer_elements() {
-    assert_error("kernel void k() {\n  float a[2] = {1.0f, 2.0f, 3.0f};\n}\n", 4, 29, "excess elements in initializer");
+    assert_error(
+        "kernel void k() {\n  float a[2] = {1.0f, 2.0f, 3.0f};\n}\n",
+        4,
+        29,
+        "excess elements in initializer",
+    );
 }
 
 #[test]
 fn as_type_size_mismatch() {
-    assert_error("kernel void k(device uint* a [[buffer(0)]]) {\n  a[0] = as_type<uint>(float2(1.0f));\n}\n", 4, 10, "`as_type` needs types of the same size");
+    assert_error(
+        "kernel void k(device uint* a [[buffer(0)]]) {\n  a[0] = as_type<uint>(float2(1.0f));\n}\n",
+        4,
+        10,
+        "`as_type` needs types of the same size",
+    );
 }
 
 #[test]
 fn nesting_limit_is_a_diagnostic_not_a_crash() {
-    let deep = format!("kernel void k(device int* a [[buffer(0)]]) {{ a[0] = {}1{}; }}\n", "(".repeat(5000), ")".repeat(5000));
+    let deep = format!(
+        "kernel void k(device int* a [[buffer(0)]]) {{ a[0] = {}1{}; }}\n",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    );
     let text = fails(&deep);
-    assert!(text.contains("t.metal:3:") && text.contains("nested too deeply"), "{text}");
+    assert!(
+        text.contains("t.metal:3:") && text.contains("nested too deeply"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -229,11 +356,17 @@ fn long_flat_expression_does_not_overflow() {
 fn preprocessor_error_is_located() {
     let text = fails("#if 1\nkernel void k() {}\n");
     assert!(text.starts_with("t.metal:"), "{text}");
-    assert!(text.contains("unterminated conditional directive"), "{text}");
+    assert!(
+        text.contains("unterminated conditional directive"),
+        "{text}"
+    );
 }
 
 #[test]
 fn several_errors_in_one_run() {
     let text = fails("kernel float a() { return 1.0f; }\nkernel float b() { return 1.0f; }\n");
-    assert!(text.contains("t.metal:3:8:") && text.contains("t.metal:4:8:"), "{text}");
+    assert!(
+        text.contains("t.metal:3:8:") && text.contains("t.metal:4:8:"),
+        "{text}"
+    );
 }

@@ -15,17 +15,26 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn run(name: &str, entry: &str, dispatch: Dispatch, buffers: Vec<(u32, Vec<u8>)>) -> Option<BTreeMap<u32, Vec<u8>>> {
+fn run(
+    name: &str,
+    entry: &str,
+    dispatch: Dispatch,
+    buffers: Vec<(u32, Vec<u8>)>,
+) -> Option<BTreeMap<u32, Vec<u8>>> {
     let gpu = gpu()?;
     let buffers: BTreeMap<u32, Vec<u8>> = buffers.into_iter().collect();
-    match run_kernel(gpu, name, &fixture(name), &Options::default(), entry, &dispatch, &buffers) {
+    match run_kernel(
+        gpu,
+        name,
+        &fixture(name),
+        &Options::default(),
+        entry,
+        &dispatch,
+        &buffers,
+    ) {
         Ok(out) => Some(out),
         Err(e) => panic!("{name}: {e}"),
     }
-}
-
-fn i32_bytes(values: &[i32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 /// Deterministic test data (xorshift32), in [-1, 1).
@@ -45,7 +54,10 @@ fn data(n: usize, seed: u32) -> Vec<f32> {
 fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol * w.abs().max(1.0), "{what}[{i}]: got {g}, want {w}");
+        assert!(
+            (g - w).abs() <= tol * w.abs().max(1.0),
+            "{what}[{i}]: got {g}, want {w}"
+        );
     }
 }
 
@@ -56,7 +68,10 @@ fn add_arrays_matches_cpu() {
     let Some(out) = run(
         "add_arrays.metal",
         "add_arrays",
-        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [64, 1, 1] },
+        Dispatch::Threads {
+            grid: [n as u32, 1, 1],
+            threadgroup: [64, 1, 1],
+        },
         vec![(0, f32_bytes(&a)), (1, f32_bytes(&b)), (2, vec![0; n * 4])],
     ) else {
         return;
@@ -72,8 +87,11 @@ fn ragged_grid_runs_exactly_the_grid() {
     let Some(out) = run(
         "ragged_grid.metal",
         "ragged",
-        Dispatch::Threads { grid: [1000, 1, 1], threadgroup: [64, 1, 1] },
-        vec![(0, vec![0xEF, 0xBE, 0xAD, 0xDE].repeat(1024))],
+        Dispatch::Threads {
+            grid: [1000, 1, 1],
+            threadgroup: [64, 1, 1],
+        },
+        vec![(0, [0xEF, 0xBE, 0xAD, 0xDE].repeat(1024))],
     ) else {
         return;
     };
@@ -83,7 +101,10 @@ fn ragged_grid_runs_exactly_the_grid() {
             // The high bits flag a wrong index or grid size seen by the thread.
             assert_eq!(*v, 2 * i as u32 + 1, "thread {i}");
         } else {
-            assert_eq!(*v, SENTINEL, "byte past the grid was written at element {i}");
+            assert_eq!(
+                *v, SENTINEL,
+                "byte past the grid was written at element {i}"
+            );
         }
     }
 }
@@ -94,7 +115,19 @@ fn threads_per_threadgroup_is_clipped_at_the_grid_edge() {
         kernel void k(device uint* out [[buffer(0)]], uint gid [[thread_position_in_grid]], uint n [[threads_per_threadgroup]], uint g [[threadgroups_per_grid]]) { out[gid] = n * 1000u + g; }";
     let Some(gpu) = gpu() else { return };
     let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 100 * 4])].into_iter().collect();
-    let out = run_kernel(gpu, "edge.metal", src, &Options::default(), "k", &Dispatch::Threads { grid: [100, 1, 1], threadgroup: [64, 1, 1] }, &buffers).unwrap();
+    let out = run_kernel(
+        gpu,
+        "edge.metal",
+        src,
+        &Options::default(),
+        "k",
+        &Dispatch::Threads {
+            grid: [100, 1, 1],
+            threadgroup: [64, 1, 1],
+        },
+        &buffers,
+    )
+    .unwrap();
     let got = u32s(&out[&0]);
     for (i, v) in got.iter().enumerate() {
         // Metal (MSL §5.2.3.6): the edge threadgroup reports its real size, 36.
@@ -112,8 +145,16 @@ fn filter_reads_constant_buffer_and_program_scope_table() {
     let Some(out) = run(
         "filter.metal",
         "filter5",
-        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [32, 1, 1] },
-        vec![(0, f32_bytes(&input)), (1, f32_bytes(&weights)), (2, vec![0; n * 4]), (3, (n as u32).to_le_bytes().to_vec())],
+        Dispatch::Threads {
+            grid: [n as u32, 1, 1],
+            threadgroup: [32, 1, 1],
+        },
+        vec![
+            (0, f32_bytes(&input)),
+            (1, f32_bytes(&weights)),
+            (2, vec![0; n * 4]),
+            (3, (n as u32).to_le_bytes().to_vec()),
+        ],
     ) else {
         return;
     };
@@ -150,7 +191,10 @@ fn constant_struct_argument_in_metal_layout() {
     let Some(out) = run(
         "params.metal",
         "apply_params",
-        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [64, 1, 1] },
+        Dispatch::Threads {
+            grid: [n as u32, 1, 1],
+            threadgroup: [64, 1, 1],
+        },
         vec![(0, params), (1, f32_bytes(&input)), (2, vec![0xFF; n * 32])],
     ) else {
         return;
@@ -159,14 +203,22 @@ fn constant_struct_argument_in_metal_layout() {
     for i in 0..n {
         let rec = f32s(&bytes[i * 32..i * 32 + 32]);
         if i >= 90 {
-            assert!(bytes[i * 32..i * 32 + 32].iter().all(|b| *b == 0xFF), "element {i} past count was written");
+            assert!(
+                bytes[i * 32..i * 32 + 32].iter().all(|b| *b == 0xFF),
+                "element {i} past count was written"
+            );
             continue;
         }
         let x = input[i] * 2.5 + 0.25;
         let v = [x, -2.0 * x, 0.5 * x];
         let sum = v[0] + v[1] + v[2];
         let z = (x as i32).clamp(-1, 1) as f32;
-        assert_close(&[rec[0], rec[1], rec[2], rec[4]], &[v[0], v[1], z, sum], 4.0 * f32::EPSILON, &format!("out[{i}]"));
+        assert_close(
+            &[rec[0], rec[1], rec[2], rec[4]],
+            &[v[0], v[1], z, sum],
+            4.0 * f32::EPSILON,
+            &format!("out[{i}]"),
+        );
     }
 }
 
@@ -207,7 +259,10 @@ fn control_flow_matches_cpu() {
     let Some(out) = run(
         "control_flow.metal",
         "control_flow",
-        Dispatch::Threadgroups { groups: [2, 1, 1], threadgroup: [32, 1, 1] },
+        Dispatch::Threadgroups {
+            groups: [2, 1, 1],
+            threadgroup: [32, 1, 1],
+        },
         vec![(0, vec![0; n * 4])],
     ) else {
         return;
@@ -224,7 +279,10 @@ fn helper_functions_by_value_reference_and_pointer() {
     let Some(out) = run(
         "helpers.metal",
         "helpers",
-        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [64, 1, 1] },
+        Dispatch::Threads {
+            grid: [n as u32, 1, 1],
+            threadgroup: [64, 1, 1],
+        },
         vec![(0, f32_bytes(&input)), (1, vec![0; n * 8])],
     ) else {
         return;
@@ -245,12 +303,33 @@ fn two_dimensional_grid_with_uint2_positions() {
         kernel void k(device uint* out [[buffer(0)]], constant uint& width [[buffer(1)]], uint2 p [[thread_position_in_grid]], uint2 grid [[threads_per_grid]]) { out[p.y * width + p.x] = (p.x << 16) | p.y; if (grid.x != 37u || grid.y != 19u) out[p.y * width + p.x] = 0xFFFFFFFFu; }";
     let Some(gpu) = gpu() else { return };
     let (w, h) = (40usize, 20usize);
-    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; w * h * 4]), (1, (w as u32).to_le_bytes().to_vec())].into_iter().collect();
-    let out = run_kernel(gpu, "grid2d.metal", src, &Options::default(), "k", &Dispatch::Threads { grid: [37, 19, 1], threadgroup: [8, 8, 1] }, &buffers).unwrap();
+    let buffers: BTreeMap<u32, Vec<u8>> = [
+        (0, vec![0u8; w * h * 4]),
+        (1, (w as u32).to_le_bytes().to_vec()),
+    ]
+    .into_iter()
+    .collect();
+    let out = run_kernel(
+        gpu,
+        "grid2d.metal",
+        src,
+        &Options::default(),
+        "k",
+        &Dispatch::Threads {
+            grid: [37, 19, 1],
+            threadgroup: [8, 8, 1],
+        },
+        &buffers,
+    )
+    .unwrap();
     let got = u32s(&out[&0]);
     for y in 0..h {
         for x in 0..w {
-            let want = if x < 37 && y < 19 { ((x as u32) << 16) | y as u32 } else { 0 };
+            let want = if x < 37 && y < 19 {
+                ((x as u32) << 16) | y as u32
+            } else {
+                0
+            };
             assert_eq!(got[y * w + x], want, "({x}, {y})");
         }
     }
@@ -270,13 +349,38 @@ fn integer_and_conversion_semantics() {
     let Some(gpu) = gpu() else { return };
     let n = 16usize;
     let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; n * 32])].into_iter().collect();
-    let out = run_kernel(gpu, "ints.metal", src, &Options::default(), "k", &Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [16, 1, 1] }, &buffers).unwrap();
+    let out = run_kernel(
+        gpu,
+        "ints.metal",
+        src,
+        &Options::default(),
+        "k",
+        &Dispatch::Threads {
+            grid: [n as u32, 1, 1],
+            threadgroup: [16, 1, 1],
+        },
+        &buffers,
+    )
+    .unwrap();
     let got: Vec<i32> = u32s(&out[&0]).into_iter().map(|v| v as i32).collect();
     for i in 0..n as i32 {
         let a = i - 8;
         let f = a as f32 * 0.5;
         // C++ truncating division and remainder; arithmetic shift right.
-        let want = [a / 3, a % 3, a >> 1, a << 2, f as i32, (i as u32).wrapping_add(a as u32) as i32, (a != 0) as i32 + 1, -i + !a];
-        assert_eq!(&got[i as usize * 8..i as usize * 8 + 8], &want, "thread {i}");
+        let want = [
+            a / 3,
+            a % 3,
+            a >> 1,
+            a << 2,
+            f as i32,
+            (i as u32).wrapping_add(a as u32) as i32,
+            (a != 0) as i32 + 1,
+            -i + !a,
+        ];
+        assert_eq!(
+            &got[i as usize * 8..i as usize * 8 + 8],
+            &want,
+            "thread {i}"
+        );
     }
 }

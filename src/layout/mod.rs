@@ -24,19 +24,35 @@ fn round_up(x: u32, align: u32) -> u32 {
 pub fn metal(ty: &Type, structs: &Structs) -> SizeAlign {
     match ty {
         Type::Void => SizeAlign { size: 0, align: 1 },
-        Type::Scalar(s) => SizeAlign { size: s.size(), align: s.size() },
+        Type::Scalar(s) => SizeAlign {
+            size: s.size(),
+            align: s.size(),
+        },
         Type::Vector(s, n) => {
             // 3-component vectors have the size and alignment of 4-component ones.
             let lanes = if *n == 3 { 4 } else { u32::from(*n) };
-            SizeAlign { size: lanes * s.size(), align: lanes * s.size() }
+            SizeAlign {
+                size: lanes * s.size(),
+                align: lanes * s.size(),
+            }
         }
-        Type::Matrix { scalar, columns, rows } => {
+        Type::Matrix {
+            scalar,
+            columns,
+            rows,
+        } => {
             let col = metal(&Type::Vector(*scalar, *rows), structs);
-            SizeAlign { size: col.size * u32::from(*columns), align: col.align }
+            SizeAlign {
+                size: col.size * u32::from(*columns),
+                align: col.align,
+            }
         }
         Type::Array(elem, n) => {
             let e = metal(elem, structs);
-            SizeAlign { size: e.size * n, align: e.align }
+            SizeAlign {
+                size: e.size * n,
+                align: e.align,
+            }
         }
         Type::Struct(id) => struct_layout(*id, structs).size_align,
         Type::Pointer(_) => SizeAlign { size: 8, align: 8 },
@@ -64,26 +80,45 @@ pub fn struct_layout(id: StructId, structs: &Structs) -> StructLayout {
         cursor = at + sa.size;
         align = align.max(sa.align);
     }
-    StructLayout { offsets, size_align: SizeAlign { size: round_up(cursor.max(1), align), align } }
+    StructLayout {
+        offsets,
+        size_align: SizeAlign {
+            size: round_up(cursor.max(1), align),
+            align,
+        },
+    }
 }
 
 /// WGSL's default size and alignment of the type `ty` lowers to, with
 /// structs laid out by their [`PaddingPlan`].
 pub fn wgsl(ty: &Type, structs: &Structs) -> Result<SizeAlign, Unrepresentable> {
     Ok(match ty {
-        Type::Scalar(s) => SizeAlign { size: s.size(), align: s.size() },
+        Type::Scalar(s) => SizeAlign {
+            size: s.size(),
+            align: s.size(),
+        },
         Type::Vector(s, n) => {
             let size = u32::from(*n) * s.size();
             let align = if *n == 2 { size } else { 4 * s.size() };
             SizeAlign { size, align }
         }
-        Type::Matrix { scalar, columns, rows } => {
+        Type::Matrix {
+            scalar,
+            columns,
+            rows,
+        } => {
             let col = wgsl(&Type::Vector(*scalar, *rows), structs)?;
-            SizeAlign { size: round_up(col.size, col.align) * u32::from(*columns), align: col.align }
+            SizeAlign {
+                size: round_up(col.size, col.align) * u32::from(*columns),
+                align: col.align,
+            }
         }
         Type::Array(elem, n) => {
             let e = wgsl(elem, structs)?;
-            SizeAlign { size: round_up(e.size, e.align) * n, align: e.align }
+            SizeAlign {
+                size: round_up(e.size, e.align) * n,
+                align: e.align,
+            }
         }
         Type::Struct(id) => padding_plan(*id, structs)?.size_align,
         Type::Void | Type::Pointer(_) => return Err(Unrepresentable { member: None }),
@@ -135,15 +170,20 @@ pub fn padding_plan(id: StructId, structs: &Structs) -> Result<PaddingPlan, Unre
     for (i, m) in def.members.iter().enumerate() {
         let w = wgsl(&m.ty, structs).map_err(|_| Unrepresentable { member: Some(i) })?;
         let target = layout.offsets[i];
-        pad(&mut members, &mut cursor, target, w.align).ok_or(Unrepresentable { member: Some(i) })?;
+        pad(&mut members, &mut cursor, target, w.align)
+            .ok_or(Unrepresentable { member: Some(i) })?;
         members.push((PlannedMember::Member(i), target));
         cursor = target + w.size;
     }
     let sa = layout.size_align;
     // Tail: WGSL rounds the size up to the alignment; pad until that lands on Metal's size.
     while round_up(cursor, sa.align) < sa.size {
-        let step = if cursor % 4 == 0 && sa.size - cursor >= 4 { 4 } else { 2 };
-        if cursor % step != 0 {
+        let step = if cursor.is_multiple_of(4) && sa.size - cursor >= 4 {
+            4
+        } else {
+            2
+        };
+        if !cursor.is_multiple_of(step) {
             return Err(Unrepresentable { member: None });
         }
         members.push((PlannedMember::Padding(step), cursor));
@@ -152,15 +192,23 @@ pub fn padding_plan(id: StructId, structs: &Structs) -> Result<PaddingPlan, Unre
     if round_up(cursor, sa.align) != sa.size {
         return Err(Unrepresentable { member: None });
     }
-    Ok(PaddingPlan { members, size_align: sa })
+    Ok(PaddingPlan {
+        members,
+        size_align: sa,
+    })
 }
 
 /// Pads from `cursor` until a member of WGSL alignment `align` lands on `target`.
-fn pad(members: &mut Vec<(PlannedMember, u32)>, cursor: &mut u32, target: u32, align: u32) -> Option<()> {
+fn pad(
+    members: &mut Vec<(PlannedMember, u32)>,
+    cursor: &mut u32,
+    target: u32,
+    align: u32,
+) -> Option<()> {
     while round_up(*cursor, align) < target {
-        let step = if *cursor % 4 == 0 && target - *cursor >= 4 {
+        let step = if cursor.is_multiple_of(4) && target - *cursor >= 4 {
             4
-        } else if *cursor % 2 == 0 && target - *cursor >= 2 {
+        } else if cursor.is_multiple_of(2) && target - *cursor >= 2 {
             2
         } else {
             return None;
@@ -175,7 +223,11 @@ fn pad(members: &mut Vec<(PlannedMember, u32)>, cursor: &mut u32, target: u32, a
 pub fn uses_scalar(ty: &Type, scalar: Scalar, structs: &Structs) -> bool {
     match ty {
         Type::Array(e, _) => uses_scalar(e, scalar, structs),
-        Type::Struct(id) => structs.get(*id).members.iter().any(|m| uses_scalar(&m.ty, scalar, structs)),
+        Type::Struct(id) => structs
+            .get(*id)
+            .members
+            .iter()
+            .any(|m| uses_scalar(&m.ty, scalar, structs)),
         other => other.element_scalar() == Some(scalar),
     }
 }

@@ -11,7 +11,11 @@ fn structs_with(members: &[Type]) -> (Structs, StructId) {
         members: members
             .iter()
             .enumerate()
-            .map(|(i, t)| MemberDef { name: format!("m{i}"), ty: t.clone(), span: Span::default() })
+            .map(|(i, t)| MemberDef {
+                name: format!("m{i}"),
+                ty: t.clone(),
+                span: Span::default(),
+            })
             .collect(),
         span: Span::default(),
     });
@@ -31,10 +35,42 @@ fn scalar_vector_matrix_sizes() {
         (Type::Vector(F, 4), 16, 16),
         (Type::Vector(H, 3), 8, 8),
         (Type::Vector(Scalar::Int, 3), 16, 16),
-        (Type::Matrix { scalar: F, columns: 3, rows: 3 }, 48, 16),
-        (Type::Matrix { scalar: F, columns: 2, rows: 3 }, 32, 16),
-        (Type::Matrix { scalar: H, columns: 3, rows: 3 }, 24, 8),
-        (Type::Matrix { scalar: F, columns: 4, rows: 2 }, 32, 8),
+        (
+            Type::Matrix {
+                scalar: F,
+                columns: 3,
+                rows: 3,
+            },
+            48,
+            16,
+        ),
+        (
+            Type::Matrix {
+                scalar: F,
+                columns: 2,
+                rows: 3,
+            },
+            32,
+            16,
+        ),
+        (
+            Type::Matrix {
+                scalar: H,
+                columns: 3,
+                rows: 3,
+            },
+            24,
+            8,
+        ),
+        (
+            Type::Matrix {
+                scalar: F,
+                columns: 4,
+                rows: 2,
+            },
+            32,
+            8,
+        ),
         (Type::Array(Box::new(Type::Vector(F, 3)), 4), 64, 16),
     ];
     for (ty, size, align) in cases {
@@ -49,9 +85,19 @@ fn float3_then_float_is_padded() {
     let plan = padding_plan(id, &s).unwrap();
     assert_eq!(
         plan.members,
-        vec![(PlannedMember::Member(0), 0), (PlannedMember::Padding(4), 12), (PlannedMember::Member(1), 16)]
+        vec![
+            (PlannedMember::Member(0), 0),
+            (PlannedMember::Padding(4), 12),
+            (PlannedMember::Member(1), 16)
+        ]
     );
-    assert_eq!(plan.size_align, SizeAlign { size: 32, align: 16 });
+    assert_eq!(
+        plan.size_align,
+        SizeAlign {
+            size: 32,
+            align: 16
+        }
+    );
 }
 
 #[test]
@@ -80,7 +126,14 @@ fn half_members_and_matrices() {
     let plan = padding_plan(id, &s).unwrap();
     assert_eq!(plan.size_align.size, 24);
     // struct { float2 a; float3x3 m; } → a@0, m@16, size 64
-    let (s, id) = structs_with(&[Type::Vector(F, 2), Type::Matrix { scalar: F, columns: 3, rows: 3 }]);
+    let (s, id) = structs_with(&[
+        Type::Vector(F, 2),
+        Type::Matrix {
+            scalar: F,
+            columns: 3,
+            rows: 3,
+        },
+    ]);
     assert_eq!(struct_layout(id, &s).offsets, vec![0, 16]);
     assert_eq!(padding_plan(id, &s).unwrap().size_align.size, 64);
 }

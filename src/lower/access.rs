@@ -10,42 +10,102 @@ use naga::{Expression, Handle, Literal, Statement};
 
 impl Lowerer<'_, '_> {
     /// `base[index]`
-    pub(super) fn index(&mut self, fx: &mut FnCtx, base: &Expr, index: &Expr, span: Span) -> Result<Value> {
+    pub(super) fn index(
+        &mut self,
+        fx: &mut FnCtx,
+        base: &Expr,
+        index: &Expr,
+        span: Span,
+    ) -> Result<Value> {
         let b = self.expr(fx, base)?;
         let (hi, ti) = self.rvalue(fx, index)?;
         if !matches!(ti, Type::Scalar(s) if s.is_integer() || s == Scalar::Bool) {
-            return Err(Error::new(index.span, format!("array subscript is not an integer (it is `{}`)", self.program.display(&ti))));
+            return Err(Error::new(
+                index.span,
+                format!(
+                    "array subscript is not an integer (it is `{}`)",
+                    self.program.display(&ti)
+                ),
+            ));
         }
-        let hi = if ti == Type::BOOL { self.convert(fx, hi, &ti, &Type::UINT, true, span)? } else { hi };
+        let hi = if ti == Type::BOOL {
+            self.convert(fx, hi, &ti, &Type::UINT, true, span)?
+        } else {
+            hi
+        };
         match b {
             Value::Ptr(p) => {
-                let offset = if ti == Type::INT { fx.add(Expression::As { expr: hi, kind: naga::ScalarKind::Uint, convert: None }, span) } else { hi };
+                let offset = if ti == Type::INT {
+                    fx.add(
+                        Expression::As {
+                            expr: hi,
+                            kind: naga::ScalarKind::Uint,
+                            convert: None,
+                        },
+                        span,
+                    )
+                } else {
+                    hi
+                };
                 let at = if is_zero_literal(fx, p.index) {
                     offset
                 } else {
-                    fx.add(Expression::Binary { op: naga::BinaryOperator::Add, left: p.index, right: offset }, span)
+                    fx.add(
+                        Expression::Binary {
+                            op: naga::BinaryOperator::Add,
+                            left: p.index,
+                            right: offset,
+                        },
+                        span,
+                    )
                 };
-                if !matches!(p.root, PtrRoot::Buffer(_) | PtrRoot::Place(_, true)) && !is_zero_literal(fx, at) {
-                    return Err(Error::new(span, "indexing a pointer to a single object is not supported"));
+                if !matches!(p.root, PtrRoot::Buffer(_) | PtrRoot::Place(_, true))
+                    && !is_zero_literal(fx, at)
+                {
+                    return Err(Error::new(
+                        span,
+                        "indexing a pointer to a single object is not supported",
+                    ));
                 }
                 Ok(Value::Place(self.element_place(fx, &p, at, span)))
             }
             Value::Place(p) => {
                 let elem = self.element_type(&p.ty, base.span)?;
                 let ptr = self.access(fx, p.ptr, hi, span);
-                Ok(Value::Place(Place { ptr, ty: elem, writable: p.writable }))
+                Ok(Value::Place(Place {
+                    ptr,
+                    ty: elem,
+                    writable: p.writable,
+                }))
             }
             Value::Swizzle(..) | Value::Rv(..) => {
                 let (h, t) = self.load(fx, b, base.span)?;
                 let elem = self.element_type(&t, base.span)?;
-                if matches!(t, Type::Matrix { .. }) && !matches!(fx.expr(hi), Expression::Literal(_)) {
+                if matches!(t, Type::Matrix { .. })
+                    && !matches!(fx.expr(hi), Expression::Literal(_))
+                {
                     // naga indexes matrix values only through a pointer: spill.
                     let th = self.naga_type(&t, span)?;
                     let var = fx.local("_m", th, span);
                     let ptr = fx.add(Expression::LocalVariable(var), span);
-                    fx.push(Statement::Store { pointer: ptr, value: h }, span);
-                    let at = fx.add(Expression::Access { base: ptr, index: hi }, span);
-                    return Ok(Value::Rv(fx.add(Expression::Load { pointer: at }, span), elem));
+                    fx.push(
+                        Statement::Store {
+                            pointer: ptr,
+                            value: h,
+                        },
+                        span,
+                    );
+                    let at = fx.add(
+                        Expression::Access {
+                            base: ptr,
+                            index: hi,
+                        },
+                        span,
+                    );
+                    return Ok(Value::Rv(
+                        fx.add(Expression::Load { pointer: at }, span),
+                        elem,
+                    ));
                 }
                 Ok(Value::Rv(self.access(fx, h, hi, span), elem))
             }
@@ -54,10 +114,24 @@ impl Lowerer<'_, '_> {
     }
 
     /// `Access`, or `AccessIndex` for a literal index.
-    fn access(&mut self, fx: &mut FnCtx, base: Handle<Expression>, index: Handle<Expression>, span: Span) -> Handle<Expression> {
+    fn access(
+        &mut self,
+        fx: &mut FnCtx,
+        base: Handle<Expression>,
+        index: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
         match *fx.expr(index) {
-            Expression::Literal(Literal::I32(v)) if v >= 0 => fx.add(Expression::AccessIndex { base, index: v as u32 }, span),
-            Expression::Literal(Literal::U32(v)) => fx.add(Expression::AccessIndex { base, index: v }, span),
+            Expression::Literal(Literal::I32(v)) if v >= 0 => fx.add(
+                Expression::AccessIndex {
+                    base,
+                    index: v as u32,
+                },
+                span,
+            ),
+            Expression::Literal(Literal::U32(v)) => {
+                fx.add(Expression::AccessIndex { base, index: v }, span)
+            }
             _ => fx.add(Expression::Access { base, index }, span),
         }
     }
@@ -67,75 +141,165 @@ impl Lowerer<'_, '_> {
             Type::Array(e, _) => Ok((**e).clone()),
             Type::Vector(s, _) => Ok(Type::Scalar(*s)),
             Type::Matrix { scalar, rows, .. } => Ok(Type::Vector(*scalar, *rows)),
-            _ => Err(Error::new(span, format!("subscripted value of type `{}` is not an array, vector, matrix or pointer", self.program.display(ty)))),
+            _ => Err(Error::new(
+                span,
+                format!(
+                    "subscripted value of type `{}` is not an array, vector, matrix or pointer",
+                    self.program.display(ty)
+                ),
+            )),
         }
     }
 
     /// `base.name` on structs (members) and vectors (swizzles).
-    pub(super) fn member(&mut self, fx: &mut FnCtx, base: Value, name: &str, span: Span) -> Result<Value> {
+    pub(super) fn member(
+        &mut self,
+        fx: &mut FnCtx,
+        base: Value,
+        name: &str,
+        span: Span,
+    ) -> Result<Value> {
         let ty = match &base {
             Value::Place(p) => p.ty.clone(),
             Value::Rv(_, t) => t.clone(),
             Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
-            Value::Ptr(_) => return Err(Error::new(span, "member reference type is a pointer; use `->`")),
+            Value::Ptr(_) => {
+                return Err(Error::new(
+                    span,
+                    "member reference type is a pointer; use `->`",
+                ))
+            }
             Value::Void => return Err(Error::new(span, "member access on `void`")),
         };
         match ty {
             Type::Struct(id) => {
                 let def = self.program.structs.get(id);
                 let Some(i) = def.members.iter().position(|m| m.name == name) else {
-                    return Err(Error::new(span, format!("no member named `{name}` in `{}`", def.name)));
+                    return Err(Error::new(
+                        span,
+                        format!("no member named `{name}` in `{}`", def.name),
+                    ));
                 };
                 let mty = def.members[i].ty.clone();
                 let index = self.member_index(id, i, span)?;
                 match base {
                     Value::Place(p) => {
                         let ptr = fx.add(Expression::AccessIndex { base: p.ptr, index }, span);
-                        Ok(Value::Place(Place { ptr, ty: mty, writable: p.writable }))
+                        Ok(Value::Place(Place {
+                            ptr,
+                            ty: mty,
+                            writable: p.writable,
+                        }))
                     }
                     other => {
                         let (h, _) = self.load(fx, other, span)?;
-                        Ok(Value::Rv(fx.add(Expression::AccessIndex { base: h, index }, span), mty))
+                        Ok(Value::Rv(
+                            fx.add(Expression::AccessIndex { base: h, index }, span),
+                            mty,
+                        ))
                     }
                 }
             }
             Type::Vector(s, n) => {
                 let comps = swizzle_components(name, n).ok_or_else(|| {
-                    Error::new(span, format!("invalid vector component or swizzle `{name}` on `{}`", self.program.display(&ty)))
+                    Error::new(
+                        span,
+                        format!(
+                            "invalid vector component or swizzle `{name}` on `{}`",
+                            self.program.display(&ty)
+                        ),
+                    )
                 })?;
                 match base {
                     Value::Place(p) if comps.len() == 1 => {
-                        let ptr = fx.add(Expression::AccessIndex { base: p.ptr, index: u32::from(comps[0]) }, span);
-                        Ok(Value::Place(Place { ptr, ty: Type::Scalar(s), writable: p.writable }))
+                        let ptr = fx.add(
+                            Expression::AccessIndex {
+                                base: p.ptr,
+                                index: u32::from(comps[0]),
+                            },
+                            span,
+                        );
+                        Ok(Value::Place(Place {
+                            ptr,
+                            ty: Type::Scalar(s),
+                            writable: p.writable,
+                        }))
                     }
                     Value::Place(p) => Ok(Value::Swizzle(p, comps)),
-                    Value::Swizzle(p, inner) => Ok(Value::Swizzle(p, comps.iter().map(|c| inner[*c as usize]).collect())),
+                    Value::Swizzle(p, inner) => Ok(Value::Swizzle(
+                        p,
+                        comps.iter().map(|c| inner[*c as usize]).collect(),
+                    )),
                     other => {
                         let (h, _) = self.load(fx, other, span)?;
-                        let v = Value::Swizzle(Place { ptr: h, ty: ty.clone(), writable: false }, comps.clone());
+                        let v = Value::Swizzle(
+                            Place {
+                                ptr: h,
+                                ty: ty.clone(),
+                                writable: false,
+                            },
+                            comps.clone(),
+                        );
                         // Swizzle of a value: build it directly.
-                        let Value::Swizzle(_, comps) = v else { unreachable!() };
-                        Ok(Value::Rv(self.value_swizzle(fx, h, &comps, span), Type::vector(s, comps.len() as u8)))
+                        let Value::Swizzle(_, comps) = v else {
+                            unreachable!()
+                        };
+                        Ok(Value::Rv(
+                            self.value_swizzle(fx, h, &comps, span),
+                            Type::vector(s, comps.len() as u8),
+                        ))
                     }
                 }
             }
-            _ => Err(Error::new(span, format!("member reference base type `{}` is not a structure or vector", self.program.display(&ty)))),
+            _ => Err(Error::new(
+                span,
+                format!(
+                    "member reference base type `{}` is not a structure or vector",
+                    self.program.display(&ty)
+                ),
+            )),
         }
     }
 
-    fn value_swizzle(&mut self, fx: &mut FnCtx, vector: Handle<Expression>, comps: &[u8], span: Span) -> Handle<Expression> {
+    fn value_swizzle(
+        &mut self,
+        fx: &mut FnCtx,
+        vector: Handle<Expression>,
+        comps: &[u8],
+        span: Span,
+    ) -> Handle<Expression> {
         if comps.len() == 1 {
-            return fx.add(Expression::AccessIndex { base: vector, index: u32::from(comps[0]) }, span);
+            return fx.add(
+                Expression::AccessIndex {
+                    base: vector,
+                    index: u32::from(comps[0]),
+                },
+                span,
+            );
         }
         let mut pattern = [naga::SwizzleComponent::X; 4];
         for (i, c) in comps.iter().enumerate() {
             pattern[i] = naga::SwizzleComponent::XYZW[*c as usize];
         }
-        fx.add(Expression::Swizzle { size: super::types::vector_size(comps.len() as u8), vector, pattern }, span)
+        fx.add(
+            Expression::Swizzle {
+                size: super::types::vector_size(comps.len() as u8),
+                vector,
+                pattern,
+            },
+            span,
+        )
     }
 
     /// Stores `value` (of type `ty`) into an lvalue, converting implicitly.
-    pub(super) fn store(&mut self, fx: &mut FnCtx, target: &Value, value: Handle<Expression>, ty: &Type, span: Span) -> Result<Handle<Expression>> {
+    pub(super) fn store(
+        &mut self,
+        fx: &mut FnCtx,
+        target: &Value,
+        value: Handle<Expression>,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
         match target {
             Value::Place(p) => {
                 if !p.writable {
@@ -144,7 +308,13 @@ impl Lowerer<'_, '_> {
                     ));
                 }
                 let v = self.convert(fx, value, ty, &p.ty, false, span)?;
-                fx.push(Statement::Store { pointer: p.ptr, value: v }, span);
+                fx.push(
+                    Statement::Store {
+                        pointer: p.ptr,
+                        value: v,
+                    },
+                    span,
+                );
                 Ok(v)
             }
             Value::Swizzle(p, comps) => {
@@ -154,11 +324,16 @@ impl Lowerer<'_, '_> {
                 let mut seen = 0u8;
                 for c in comps {
                     if seen & (1 << c) != 0 {
-                        return Err(Error::new(span, "vector swizzle with repeated components is not assignable"));
+                        return Err(Error::new(
+                            span,
+                            "vector swizzle with repeated components is not assignable",
+                        ));
                     }
                     seen |= 1 << c;
                 }
-                let Type::Vector(s, n) = p.ty else { unreachable!() };
+                let Type::Vector(s, n) = p.ty else {
+                    unreachable!()
+                };
                 let part_ty = Type::vector(s, comps.len() as u8);
                 let v = self.convert(fx, value, ty, &part_ty, false, span)?;
                 let old = fx.add(Expression::Load { pointer: p.ptr }, span);
@@ -169,13 +344,37 @@ impl Lowerer<'_, '_> {
                             let _ = k;
                             v
                         }
-                        Some(k) => fx.add(Expression::AccessIndex { base: v, index: k as u32 }, span),
-                        None => fx.add(Expression::AccessIndex { base: old, index: u32::from(lane) }, span),
+                        Some(k) => fx.add(
+                            Expression::AccessIndex {
+                                base: v,
+                                index: k as u32,
+                            },
+                            span,
+                        ),
+                        None => fx.add(
+                            Expression::AccessIndex {
+                                base: old,
+                                index: u32::from(lane),
+                            },
+                            span,
+                        ),
                     });
                 }
                 let vty = self.naga_type(&p.ty, span)?;
-                let new = fx.add(Expression::Compose { ty: vty, components: lanes }, span);
-                fx.push(Statement::Store { pointer: p.ptr, value: new }, span);
+                let new = fx.add(
+                    Expression::Compose {
+                        ty: vty,
+                        components: lanes,
+                    },
+                    span,
+                );
+                fx.push(
+                    Statement::Store {
+                        pointer: p.ptr,
+                        value: new,
+                    },
+                    span,
+                );
                 Ok(v)
             }
             _ => Err(Error::new(span, "expression is not assignable")),
@@ -183,7 +382,14 @@ impl Lowerer<'_, '_> {
     }
 
     /// `a = b`, `a op= b`.
-    pub(super) fn assign(&mut self, fx: &mut FnCtx, op: Option<BinaryOp>, lhs: &Expr, rhs: &Expr, span: Span) -> Result<Value> {
+    pub(super) fn assign(
+        &mut self,
+        fx: &mut FnCtx,
+        op: Option<BinaryOp>,
+        lhs: &Expr,
+        rhs: &Expr,
+        span: Span,
+    ) -> Result<Value> {
         if let Some(result) = self.assign_pointer(fx, op, lhs, rhs, span) {
             return result;
         }
@@ -210,18 +416,34 @@ impl Lowerer<'_, '_> {
             _ => return Err(Error::new(lhs.span, "expression is not assignable")),
         };
         // Compound assignment converts the result back (C++: `a = (T)(a op b)`).
-        let hv = if op.is_some() { self.convert(fx, hv, &tv, &target_ty, true, span)? } else { hv };
+        let hv = if op.is_some() {
+            self.convert(fx, hv, &tv, &target_ty, true, span)?
+        } else {
+            hv
+        };
         let tv = if op.is_some() { target_ty.clone() } else { tv };
         let stored = self.store(fx, &target, hv, &tv, span)?;
         Ok(Value::Rv(stored, target_ty))
     }
 
     /// Assignment to a pointer variable: `p = q`, `p += n`.
-    fn assign_pointer(&mut self, fx: &mut FnCtx, op: Option<BinaryOp>, lhs: &Expr, rhs: &Expr, span: Span) -> Option<Result<Value>> {
-        let ExprKind::Name(path) = &lhs.kind else { return None };
+    fn assign_pointer(
+        &mut self,
+        fx: &mut FnCtx,
+        op: Option<BinaryOp>,
+        lhs: &Expr,
+        rhs: &Expr,
+        span: Span,
+    ) -> Option<Result<Value>> {
+        let ExprKind::Name(path) = &lhs.kind else {
+            return None;
+        };
         let Some(Local::PtrVar { var, ptr }) = fx.lookup(path.last()?).cloned() else {
             if let Some(Local::Ptr(_)) = fx.lookup(path.last()?) {
-                return Some(Err(Error::new(lhs.span, "pointer parameters cannot be reassigned yet")));
+                return Some(Err(Error::new(
+                    lhs.span,
+                    "pointer parameters cannot be reassigned yet",
+                )));
             }
             return None;
         };
@@ -229,9 +451,21 @@ impl Lowerer<'_, '_> {
             let new = match op {
                 None => self.expr(fx, rhs)?,
                 Some(op) => {
-                    let current = self.local_value(fx, Local::PtrVar { var, ptr: ptr.clone() }, lhs.span);
-                    let Value::Ptr(p) = current else { unreachable!() };
-                    let synthetic = Expr { kind: rhs.kind.clone(), span: rhs.span };
+                    let current = self.local_value(
+                        fx,
+                        Local::PtrVar {
+                            var,
+                            ptr: ptr.clone(),
+                        },
+                        lhs.span,
+                    );
+                    let Value::Ptr(p) = current else {
+                        unreachable!()
+                    };
+                    let synthetic = Expr {
+                        kind: rhs.kind.clone(),
+                        span: rhs.span,
+                    };
                     self.pointer_offset(fx, op, p, &synthetic, span)?
                 }
             };
@@ -239,32 +473,88 @@ impl Lowerer<'_, '_> {
                 return Err(Error::new(rhs.span, "assigning a non-pointer to a pointer"));
             };
             if q.root != ptr.root {
-                return Err(Error::new(span, "a pointer variable must keep pointing into the same buffer or object")
-                    .note("pointers are translated as a fixed buffer plus an element index"));
+                return Err(Error::new(
+                    span,
+                    "a pointer variable must keep pointing into the same buffer or object",
+                )
+                .note("pointers are translated as a fixed buffer plus an element index"));
             }
             let p = fx.add(Expression::LocalVariable(var), span);
-            fx.push(Statement::Store { pointer: p, value: q.index }, span);
+            fx.push(
+                Statement::Store {
+                    pointer: p,
+                    value: q.index,
+                },
+                span,
+            );
             Ok(Value::Ptr(q))
         })())
     }
 
-    fn pointer_offset(&mut self, fx: &mut FnCtx, op: BinaryOp, p: PtrValue, rhs: &Expr, span: Span) -> Result<Value> {
+    fn pointer_offset(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        p: PtrValue,
+        rhs: &Expr,
+        span: Span,
+    ) -> Result<Value> {
         let (h, t) = self.rvalue(fx, rhs)?;
-        if !matches!(op, BinaryOp::Add | BinaryOp::Sub) || !matches!(t, Type::Scalar(s) if s.is_integer()) {
+        if !matches!(op, BinaryOp::Add | BinaryOp::Sub)
+            || !matches!(t, Type::Scalar(s) if s.is_integer())
+        {
             return Err(Error::new(span, "invalid pointer arithmetic"));
         }
-        let h = if t == Type::UINT { h } else { fx.add(Expression::As { expr: h, kind: naga::ScalarKind::Uint, convert: None }, span) };
-        let naga_op = if op == BinaryOp::Add { naga::BinaryOperator::Add } else { naga::BinaryOperator::Subtract };
-        let index = fx.add(Expression::Binary { op: naga_op, left: p.index, right: h }, span);
+        let h = if t == Type::UINT {
+            h
+        } else {
+            fx.add(
+                Expression::As {
+                    expr: h,
+                    kind: naga::ScalarKind::Uint,
+                    convert: None,
+                },
+                span,
+            )
+        };
+        let naga_op = if op == BinaryOp::Add {
+            naga::BinaryOperator::Add
+        } else {
+            naga::BinaryOperator::Subtract
+        };
+        let index = fx.add(
+            Expression::Binary {
+                op: naga_op,
+                left: p.index,
+                right: h,
+            },
+            span,
+        );
         Ok(Value::Ptr(PtrValue { index, ..p }))
     }
 
     /// `++x`, `x++`, `--x`, `x--` (also on pointer variables).
-    pub(super) fn inc_dec(&mut self, fx: &mut FnCtx, target: &Expr, inc: bool, prefix: bool, span: Span) -> Result<Value> {
-        let one = Expr { kind: ExprKind::Int { value: 1, suffix: crate::syntax::ast::LiteralSuffix::None, non_decimal: false }, span };
+    pub(super) fn inc_dec(
+        &mut self,
+        fx: &mut FnCtx,
+        target: &Expr,
+        inc: bool,
+        prefix: bool,
+        span: Span,
+    ) -> Result<Value> {
+        let one = Expr {
+            kind: ExprKind::Int {
+                value: 1,
+                suffix: crate::syntax::ast::LiteralSuffix::None,
+                non_decimal: false,
+            },
+            span,
+        };
         let op = if inc { BinaryOp::Add } else { BinaryOp::Sub };
         if let ExprKind::Name(path) = &target.kind {
-            if let Some(Local::PtrVar { .. }) = fx.lookup(path.last().map(String::as_str).unwrap_or("")) {
+            if let Some(Local::PtrVar { .. }) =
+                fx.lookup(path.last().map(String::as_str).unwrap_or(""))
+            {
                 let before = self.expr(fx, target)?;
                 let after = self.assign(fx, Some(op), target, &one, span)?;
                 return Ok(if prefix { after } else { before });
@@ -272,8 +562,16 @@ impl Lowerer<'_, '_> {
         }
         let place = self.expr(fx, target)?;
         let (old, ty) = self.load(fx, place.clone(), target.span)?;
-        if !matches!(ty.element_scalar(), Some(s) if s != Scalar::Bool) || matches!(ty, Type::Matrix { .. }) {
-            return Err(Error::new(span, format!("cannot increment or decrement a value of type `{}`", self.program.display(&ty))));
+        if !matches!(ty.element_scalar(), Some(s) if s != Scalar::Bool)
+            || matches!(ty, Type::Matrix { .. })
+        {
+            return Err(Error::new(
+                span,
+                format!(
+                    "cannot increment or decrement a value of type `{}`",
+                    self.program.display(&ty)
+                ),
+            ));
         }
         let (h1, t1) = self.rvalue(fx, &one)?;
         let (new, tn) = self.binary_values(fx, op, (old, ty.clone()), (h1, t1), span)?;
@@ -284,7 +582,10 @@ impl Lowerer<'_, '_> {
 }
 
 fn is_zero_literal(fx: &FnCtx, h: Handle<Expression>) -> bool {
-    matches!(fx.expr(h), Expression::Literal(Literal::U32(0) | Literal::I32(0)))
+    matches!(
+        fx.expr(h),
+        Expression::Literal(Literal::U32(0) | Literal::I32(0))
+    )
 }
 
 /// `xyzw` / `rgba` swizzles of a vector of `n` components.
@@ -292,7 +593,13 @@ fn swizzle_components(name: &str, n: u8) -> Option<Vec<u8>> {
     if name.is_empty() || name.len() > 4 {
         return None;
     }
-    let set = if name.chars().all(|c| "xyzw".contains(c)) { "xyzw" } else if name.chars().all(|c| "rgba".contains(c)) { "rgba" } else { return None };
+    let set = if name.chars().all(|c| "xyzw".contains(c)) {
+        "xyzw"
+    } else if name.chars().all(|c| "rgba".contains(c)) {
+        "rgba"
+    } else {
+        return None;
+    };
     name.chars()
         .map(|c| set.find(c).map(|i| i as u8).filter(|i| *i < n))
         .collect()

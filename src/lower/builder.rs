@@ -21,8 +21,6 @@ pub(super) struct FnCtx {
     pub breakables: usize,
     /// A barrier was lowered.
     pub uses_barrier: bool,
-    /// This is an entry point.
-    pub is_entry: bool,
     /// Operator nesting depth of each inlined expression (see [`FnCtx::add`]).
     depth: HashMap<Handle<Expression>, u32>,
 }
@@ -43,18 +41,34 @@ fn operands(e: &Expression) -> Vec<Handle<Expression>> {
         Expression::Load { pointer } => vec![pointer],
         Expression::Unary { expr, .. } | Expression::As { expr, .. } => vec![expr],
         Expression::Binary { left, right, .. } => vec![left, right],
-        Expression::Select { condition, accept, reject } => vec![condition, accept, reject],
+        Expression::Select {
+            condition,
+            accept,
+            reject,
+        } => vec![condition, accept, reject],
         Expression::Relational { argument, .. } => vec![argument],
-        Expression::Math { arg, arg1, arg2, arg3, .. } => [Some(arg), arg1, arg2, arg3].into_iter().flatten().collect(),
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => [Some(arg), arg1, arg2, arg3]
+            .into_iter()
+            .flatten()
+            .collect(),
         _ => Vec::new(),
     }
 }
 
 impl FnCtx {
     /// A new, empty function.
-    pub fn new(name: &str, return_type: Type, is_entry: bool) -> Self {
+    pub fn new(name: &str, return_type: Type) -> Self {
         FnCtx {
-            function: naga::Function { name: Some(name.to_string()), ..Default::default() },
+            function: naga::Function {
+                name: Some(name.to_string()),
+                ..Default::default()
+            },
             blocks: vec![Block::new()],
             emitter: Default::default(),
             scopes: vec![HashMap::new()],
@@ -62,7 +76,6 @@ impl FnCtx {
             loops: 0,
             breakables: 0,
             uses_barrier: false,
-            is_entry,
             depth: HashMap::new(),
         }
     }
@@ -77,10 +90,16 @@ impl FnCtx {
         if !self.emitter.is_running() {
             self.emitter.start(&self.function.expressions);
         }
-        let depth = 1 + operands(&expr).iter().map(|h| self.depth.get(h).copied().unwrap_or(0)).max().unwrap_or(0);
+        let depth = 1 + operands(&expr)
+            .iter()
+            .map(|h| self.depth.get(h).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
         let h = self.function.expressions.append(expr, span);
         if depth > MAX_INLINE_DEPTH {
-            self.function.named_expressions.insert(h, format!("t{}", h.index()));
+            self.function
+                .named_expressions
+                .insert(h, format!("t{}", h.index()));
         } else {
             self.depth.insert(h, depth);
         }
@@ -91,7 +110,9 @@ impl FnCtx {
     /// must not be emitted.
     pub fn add_result(&mut self, expr: Expression, span: Span) -> Handle<Expression> {
         self.flush();
-        self.function.expressions.append(expr, naga::Span::new(span.start, span.end))
+        self.function
+            .expressions
+            .append(expr, naga::Span::new(span.start, span.end))
     }
 
     /// Ends the pending `Emit` range.
@@ -106,7 +127,10 @@ impl FnCtx {
     /// Appends a statement to the current block.
     pub fn push(&mut self, stmt: Statement, span: Span) {
         self.flush();
-        self.blocks.last_mut().expect("a block").push(stmt, naga::Span::new(span.start, span.end));
+        self.blocks
+            .last_mut()
+            .expect("a block")
+            .push(stmt, naga::Span::new(span.start, span.end));
     }
 
     /// Starts a nested block (and a scope).
@@ -121,16 +145,6 @@ impl FnCtx {
         self.flush();
         self.scopes.pop();
         self.blocks.pop().expect("an open block")
-    }
-
-    /// Opens a scope without a block (a `for` statement's init).
-    pub fn open_scope(&mut self) {
-        self.scopes.push(HashMap::new());
-    }
-
-    /// Closes a scope opened with [`FnCtx::open_scope`].
-    pub fn close_scope(&mut self) {
-        self.scopes.pop();
     }
 
     /// Declares a name in the innermost scope; false if already declared there.
@@ -149,19 +163,30 @@ impl FnCtx {
     }
 
     /// Adds a local variable.
-    pub fn local(&mut self, name: &str, ty: Handle<naga::Type>, span: Span) -> Handle<naga::LocalVariable> {
+    pub fn local(
+        &mut self,
+        name: &str,
+        ty: Handle<naga::Type>,
+        span: Span,
+    ) -> Handle<naga::LocalVariable> {
         self.function.local_variables.append(
-            naga::LocalVariable { name: Some(name.to_string()), ty, init: None },
+            naga::LocalVariable {
+                name: Some(name.to_string()),
+                ty,
+                init: None,
+            },
             naga::Span::new(span.start, span.end),
         )
     }
 
     /// True if the current block already ends in a terminator.
     pub fn terminated(&self) -> bool {
-        self.blocks
-            .last()
-            .and_then(|b| b.last())
-            .is_some_and(|s| matches!(s, Statement::Return { .. } | Statement::Break | Statement::Continue | Statement::Kill))
+        self.blocks.last().and_then(|b| b.last()).is_some_and(|s| {
+            matches!(
+                s,
+                Statement::Return { .. } | Statement::Break | Statement::Continue | Statement::Kill
+            )
+        })
     }
 
     /// Finishes the function.

@@ -7,7 +7,9 @@ use super::builder::FnCtx;
 use super::value::{Local, Place, PtrRoot, PtrValue};
 use super::{Error, Lowerer, Result};
 use crate::layout;
-use crate::reflect::{Access, Argument, ArgumentKind, BufferInfo, FunctionReflection, Stage, WgslBinding};
+use crate::reflect::{
+    Access, Argument, ArgumentKind, BufferInfo, FunctionReflection, Stage, WgslBinding,
+};
 use crate::sema::consteval;
 use crate::source_map::Span;
 use crate::syntax::ast;
@@ -57,8 +59,16 @@ fn builtin(name: &str) -> Option<Builtin> {
 
 /// One classified kernel parameter.
 enum KernelParam<'a> {
-    Buffer { param: &'a ast::Param, ptr: crate::types::Pointer, index: u32 },
-    Builtin { param: &'a ast::Param, builtin: Builtin, ty: Type },
+    Buffer {
+        param: &'a ast::Param,
+        ptr: crate::types::Pointer,
+        index: u32,
+    },
+    Builtin {
+        param: &'a ast::Param,
+        builtin: Builtin,
+        ty: Type,
+    },
 }
 
 /// Values the prologue computes from the WGSL built-ins.
@@ -75,22 +85,36 @@ struct Geometry {
 
 impl Lowerer<'_, '_> {
     /// Lowers a `kernel` function into a compute entry point.
-    pub(super) fn kernel(&mut self, f: &ast::FunctionDecl, size: Option<[u32; 3]>) -> Result<FunctionReflection> {
+    pub(super) fn kernel(
+        &mut self,
+        f: &ast::FunctionDecl,
+        size: Option<[u32; 3]>,
+    ) -> Result<FunctionReflection> {
         if self.program.resolve_type(&f.ret)? != Type::Void {
-            return Err(Error::new(f.ret.span, format!("kernel function `{}` must return `void`", f.name.name)));
+            return Err(Error::new(
+                f.ret.span,
+                format!("kernel function `{}` must return `void`", f.name.name),
+            ));
         }
         let params = self.classify_params(f)?;
         let dims = params
             .iter()
             .filter_map(|p| match p {
-                KernelParam::Builtin { builtin: Builtin::ThreadPositionInGrid | Builtin::ThreadPositionInThreadgroup | Builtin::ThreadgroupPositionInGrid, ty, .. } => ty.vector_size(),
+                KernelParam::Builtin {
+                    builtin:
+                        Builtin::ThreadPositionInGrid
+                        | Builtin::ThreadPositionInThreadgroup
+                        | Builtin::ThreadgroupPositionInGrid,
+                    ty,
+                    ..
+                } => ty.vector_size(),
                 _ => None,
             })
             .max()
             .unwrap_or(1);
         let wg = size.unwrap_or_else(|| default_threadgroup_size(dims));
         self.check_max_threads(f, wg, size.is_some())?;
-        let mut fx = FnCtx::new(&f.name.name, Type::Void, true);
+        let mut fx = FnCtx::new(&f.name.name, Type::Void);
         let geometry = self.prologue(&mut fx, wg, f.span)?;
         let mut arguments = Vec::new();
         for p in &params {
@@ -134,7 +158,10 @@ impl Lowerer<'_, '_> {
             stage: Stage::Kernel,
             workgroup_size: Some(wg),
             arguments,
-            dispatch_binding: Some(WgslBinding { group: 0, binding: DISPATCH_BINDING }),
+            dispatch_binding: Some(WgslBinding {
+                group: 0,
+                binding: DISPATCH_BINDING,
+            }),
             uses_barriers,
             required_features,
         })
@@ -146,12 +173,21 @@ impl Lowerer<'_, '_> {
                 continue;
             }
             let [arg] = a.args.as_slice() else {
-                return Err(Error::new(a.span, "`max_total_threads_per_threadgroup` takes one argument"));
+                return Err(Error::new(
+                    a.span,
+                    "`max_total_threads_per_threadgroup` takes one argument",
+                ));
             };
-            let max = consteval::eval(self.program, arg)?.as_count().ok_or_else(|| Error::new(arg.span, "expected a positive integer"))?;
+            let max = consteval::eval(self.program, arg)?
+                .as_count()
+                .ok_or_else(|| Error::new(arg.span, "expected a positive integer"))?;
             let total = wg[0] * wg[1] * wg[2];
             if total > max {
-                let why = if explicit { "the requested threadgroup size" } else { "the default threadgroup size" };
+                let why = if explicit {
+                    "the requested threadgroup size"
+                } else {
+                    "the default threadgroup size"
+                };
                 return Err(Error::new(a.span, format!("{why} {}x{}x{} ({total} threads) exceeds `max_total_threads_per_threadgroup({max})`", wg[0], wg[1], wg[2]))
                     .note("choose a threadgroup size with --threadgroup-size"));
             }
@@ -169,18 +205,42 @@ impl Lowerer<'_, '_> {
             let name = p.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_");
             let attr = p.attributes.first();
             match (attr.map(|a| a.name.as_str()), &ty) {
-                (Some("buffer"), Type::Pointer(ptr)) if matches!(ptr.space, AddressSpace::Device | AddressSpace::Constant) => {
+                (Some("buffer"), Type::Pointer(ptr))
+                    if matches!(ptr.space, AddressSpace::Device | AddressSpace::Constant) =>
+                {
                     let a = attr.unwrap();
                     let [arg] = a.args.as_slice() else {
-                        return Err(Error::new(a.span, "`buffer` takes one index: `[[buffer(n)]]`"));
+                        return Err(Error::new(
+                            a.span,
+                            "`buffer` takes one index: `[[buffer(n)]]`",
+                        ));
                     };
-                    let index = consteval::eval(self.program, arg)?.as_int().filter(|i| *i >= 0).ok_or_else(|| Error::new(arg.span, "buffer index must be a non-negative integer constant"))? as u32;
+                    let index = consteval::eval(self.program, arg)?
+                        .as_int()
+                        .filter(|i| *i >= 0)
+                        .ok_or_else(|| {
+                            Error::new(
+                                arg.span,
+                                "buffer index must be a non-negative integer constant",
+                            )
+                        })? as u32;
                     if let Some((_, first)) = used.iter().find(|(i, _)| *i == index) {
                         let _ = first;
-                        return Err(Error::new(a.span, format!("duplicate `[[buffer({index})]]` index")).note(format!("each buffer argument of `{}` needs its own index", f.name.name)));
+                        return Err(Error::new(
+                            a.span,
+                            format!("duplicate `[[buffer({index})]]` index"),
+                        )
+                        .note(format!(
+                            "each buffer argument of `{}` needs its own index",
+                            f.name.name
+                        )));
                     }
                     used.push((index, a.span));
-                    out.push(KernelParam::Buffer { param: p, ptr: (**ptr).clone(), index });
+                    out.push(KernelParam::Buffer {
+                        param: p,
+                        ptr: (**ptr).clone(),
+                        index,
+                    });
                 }
                 (Some("buffer"), _) => {
                     return Err(Error::new(p.ty.span, format!("`[[buffer(n)]]` argument `{name}` must be a pointer or reference in the `device` or `constant` address space")));
@@ -188,17 +248,33 @@ impl Lowerer<'_, '_> {
                 (Some(attr_name), _) if builtin(attr_name).is_some() => {
                     let b = builtin(attr_name).unwrap();
                     self.check_builtin_type(b, &ty, attr_name, p)?;
-                    out.push(KernelParam::Builtin { param: p, builtin: b, ty });
+                    out.push(KernelParam::Builtin {
+                        param: p,
+                        builtin: b,
+                        ty,
+                    });
                 }
                 (Some(a @ ("texture" | "sampler" | "threadgroup" | "stage_in")), _) => {
-                    return Err(Error::new(attr.unwrap().span, format!("`[[{a}]]` arguments are not supported yet")));
+                    return Err(Error::new(
+                        attr.unwrap().span,
+                        format!("`[[{a}]]` arguments are not supported yet"),
+                    ));
                 }
                 (Some(other), _) => {
-                    return Err(Error::new(attr.unwrap().span, format!("unknown or unsupported kernel argument attribute `[[{other}]]`")));
+                    return Err(Error::new(
+                        attr.unwrap().span,
+                        format!("unknown or unsupported kernel argument attribute `[[{other}]]`"),
+                    ));
                 }
-                (None, Type::Pointer(ptr)) if matches!(ptr.space, AddressSpace::Device | AddressSpace::Constant) => {
+                (None, Type::Pointer(ptr))
+                    if matches!(ptr.space, AddressSpace::Device | AddressSpace::Constant) =>
+                {
                     unindexed.push(out.len());
-                    out.push(KernelParam::Buffer { param: p, ptr: (**ptr).clone(), index: u32::MAX });
+                    out.push(KernelParam::Buffer {
+                        param: p,
+                        ptr: (**ptr).clone(),
+                        index: u32::MAX,
+                    });
                 }
                 (None, _) => {
                     return Err(Error::new(p.span, format!(
@@ -225,13 +301,27 @@ impl Lowerer<'_, '_> {
     fn check_builtin_type(&self, b: Builtin, ty: &Type, attr: &str, p: &ast::Param) -> Result<()> {
         let ok = match b {
             Builtin::ThreadIndexInThreadgroup => *ty == Type::UINT,
-            _ => matches!(ty, Type::Scalar(Scalar::UInt) | Type::Vector(Scalar::UInt, 2 | 3)),
+            _ => matches!(
+                ty,
+                Type::Scalar(Scalar::UInt) | Type::Vector(Scalar::UInt, 2 | 3)
+            ),
         };
         if ok {
             return Ok(());
         }
-        Err(Error::new(p.ty.span, format!("`[[{attr}]]` argument must be of type `uint`{}, not `{}`", if b == Builtin::ThreadIndexInThreadgroup { "" } else { ", `uint2` or `uint3`" }, self.program.display(ty)))
-            .note("`ushort` forms are not supported yet"))
+        Err(Error::new(
+            p.ty.span,
+            format!(
+                "`[[{attr}]]` argument must be of type `uint`{}, not `{}`",
+                if b == Builtin::ThreadIndexInThreadgroup {
+                    ""
+                } else {
+                    ", `uint2` or `uint3`"
+                },
+                self.program.display(ty)
+            ),
+        )
+        .note("`ushort` forms are not supported yet"))
     }
 
     /// The shared dispatch uniform (see [`crate::reflect::DispatchParams`]).
@@ -239,13 +329,24 @@ impl Lowerer<'_, '_> {
         if let Some(g) = self.dispatch {
             return g;
         }
-        let v3 = self.naga_type(&Type::Vector(Scalar::UInt, 3), Span::default()).expect("uint3");
-        let member = |name: &str, offset| naga::StructMember { name: Some(name.into()), ty: v3, binding: None, offset };
+        let v3 = self
+            .naga_type(&Type::Vector(Scalar::UInt, 3), Span::default())
+            .expect("uint3");
+        let member = |name: &str, offset| naga::StructMember {
+            name: Some(name.into()),
+            ty: v3,
+            binding: None,
+            offset,
+        };
         let ty = self.module.types.insert(
             naga::Type {
                 name: Some("MetalDispatch".into()),
                 inner: naga::TypeInner::Struct {
-                    members: vec![member("grid_size", 0), member("group_offset", 16), member("threadgroups", 32)],
+                    members: vec![
+                        member("grid_size", 0),
+                        member("group_offset", 16),
+                        member("threadgroups", 32),
+                    ],
                     span: 48,
                 },
             },
@@ -255,7 +356,10 @@ impl Lowerer<'_, '_> {
             naga::GlobalVariable {
                 name: Some("metal_dispatch".into()),
                 space: naga::AddressSpace::Uniform,
-                binding: Some(naga::ResourceBinding { group: 0, binding: DISPATCH_BINDING }),
+                binding: Some(naga::ResourceBinding {
+                    group: 0,
+                    binding: DISPATCH_BINDING,
+                }),
                 ty,
                 init: None,
                 memory_decorations: Default::default(),
@@ -270,9 +374,13 @@ impl Lowerer<'_, '_> {
     fn prologue(&mut self, fx: &mut FnCtx, wg: [u32; 3], span: Span) -> Result<Geometry> {
         let v3 = self.naga_type(&Type::Vector(Scalar::UInt, 3), span)?;
         let u = self.naga_type(&Type::UINT, span)?;
-        let mut arg = |fx: &mut FnCtx, name: &str, ty, b: naga::BuiltIn| {
+        let arg = |fx: &mut FnCtx, name: &str, ty, b: naga::BuiltIn| {
             let i = fx.function.arguments.len() as u32;
-            fx.function.arguments.push(naga::FunctionArgument { name: Some(name.into()), ty, binding: Some(naga::Binding::BuiltIn(b)) });
+            fx.function.arguments.push(naga::FunctionArgument {
+                name: Some(name.into()),
+                ty,
+                binding: Some(naga::Binding::BuiltIn(b)),
+            });
             fx.add(Expression::FunctionArgument(i), span)
         };
         let lid = arg(fx, "local_id", v3, naga::BuiltIn::LocalInvocationId);
@@ -280,35 +388,122 @@ impl Lowerer<'_, '_> {
         let index = arg(fx, "local_index", u, naga::BuiltIn::LocalInvocationIndex);
         let g = self.dispatch_global();
         let ubo = fx.add(Expression::GlobalVariable(g), span);
-        let mut field = |fx: &mut FnCtx, i| {
-            let p = fx.add(Expression::AccessIndex { base: ubo, index: i }, span);
+        let field = |fx: &mut FnCtx, i| {
+            let p = fx.add(
+                Expression::AccessIndex {
+                    base: ubo,
+                    index: i,
+                },
+                span,
+            );
             fx.add(Expression::Load { pointer: p }, span)
         };
         let grid = field(fx, 0);
         let offset = field(fx, 1);
         let groups = field(fx, 2);
-        let lits: Vec<_> = wg.iter().map(|x| fx.add(Expression::Literal(naga::Literal::U32(*x)), span)).collect();
-        let tg_size = fx.add(Expression::Compose { ty: v3, components: lits }, span);
-        let wid = fx.add(Expression::Binary { op: Bo::Add, left: group, right: offset }, span);
-        let first = fx.add(Expression::Binary { op: Bo::Multiply, left: wid, right: tg_size }, span);
-        let gid = fx.add(Expression::Binary { op: Bo::Add, left: first, right: lid }, span);
+        let lits: Vec<_> = wg
+            .iter()
+            .map(|x| fx.add(Expression::Literal(naga::Literal::U32(*x)), span))
+            .collect();
+        let tg_size = fx.add(
+            Expression::Compose {
+                ty: v3,
+                components: lits,
+            },
+            span,
+        );
+        let wid = fx.add(
+            Expression::Binary {
+                op: Bo::Add,
+                left: group,
+                right: offset,
+            },
+            span,
+        );
+        let first = fx.add(
+            Expression::Binary {
+                op: Bo::Multiply,
+                left: wid,
+                right: tg_size,
+            },
+            span,
+        );
+        let gid = fx.add(
+            Expression::Binary {
+                op: Bo::Add,
+                left: first,
+                right: lid,
+            },
+            span,
+        );
         // Edge threadgroups of a dispatchThreads grid are smaller (MSL §5.2.3.6).
-        let left = fx.add(Expression::Binary { op: Bo::Subtract, left: grid, right: first }, span);
-        let edge_size = fx.add(Expression::Math { fun: naga::MathFunction::Min, arg: tg_size, arg1: Some(left), arg2: None, arg3: None }, span);
-        Ok(Geometry { gid, lid, index, wid, tg_size, edge_size, groups, grid })
+        let left = fx.add(
+            Expression::Binary {
+                op: Bo::Subtract,
+                left: grid,
+                right: first,
+            },
+            span,
+        );
+        let edge_size = fx.add(
+            Expression::Math {
+                fun: naga::MathFunction::Min,
+                arg: tg_size,
+                arg1: Some(left),
+                arg2: None,
+                arg3: None,
+            },
+            span,
+        );
+        Ok(Geometry {
+            gid,
+            lid,
+            index,
+            wid,
+            tg_size,
+            edge_size,
+            groups,
+            grid,
+        })
     }
 
     /// `if (any(gid >= grid)) { return; }`: threads WGSL launches beyond a
     /// dispatchThreads grid do not exist in Metal.
     fn grid_guard(&mut self, fx: &mut FnCtx, g: &Geometry, span: Span) {
-        let outside = fx.add(Expression::Binary { op: Bo::GreaterEqual, left: g.gid, right: g.grid }, span);
-        let any = fx.add(Expression::Relational { fun: naga::RelationalFunction::Any, argument: outside }, span);
+        let outside = fx.add(
+            Expression::Binary {
+                op: Bo::GreaterEqual,
+                left: g.gid,
+                right: g.grid,
+            },
+            span,
+        );
+        let any = fx.add(
+            Expression::Relational {
+                fun: naga::RelationalFunction::Any,
+                argument: outside,
+            },
+            span,
+        );
         let mut ret = naga::Block::new();
         ret.push(Statement::Return { value: None }, Self::span(span));
-        fx.push(Statement::If { condition: any, accept: ret, reject: naga::Block::new() }, span);
+        fx.push(
+            Statement::If {
+                condition: any,
+                accept: ret,
+                reject: naga::Block::new(),
+            },
+            span,
+        );
     }
 
-    fn bind_param(&mut self, fx: &mut FnCtx, p: &KernelParam, geo: &Geometry, arguments: &mut Vec<Argument>) -> Result<()> {
+    fn bind_param(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &KernelParam,
+        geo: &Geometry,
+        arguments: &mut Vec<Argument>,
+    ) -> Result<()> {
         match p {
             KernelParam::Builtin { param, builtin, ty } => {
                 let value = match builtin {
@@ -322,17 +517,52 @@ impl Lowerer<'_, '_> {
                     Builtin::ThreadsPerGrid => geo.grid,
                 };
                 let value = match ty.vector_size() {
-                    Some(1) if *builtin != Builtin::ThreadIndexInThreadgroup => fx.add(Expression::AccessIndex { base: value, index: 0 }, param.span),
-                    Some(2) => fx.add(Expression::Swizzle { size: naga::VectorSize::Bi, vector: value, pattern: [naga::SwizzleComponent::X, naga::SwizzleComponent::Y, naga::SwizzleComponent::X, naga::SwizzleComponent::X] }, param.span),
+                    Some(1) if *builtin != Builtin::ThreadIndexInThreadgroup => fx.add(
+                        Expression::AccessIndex {
+                            base: value,
+                            index: 0,
+                        },
+                        param.span,
+                    ),
+                    Some(2) => fx.add(
+                        Expression::Swizzle {
+                            size: naga::VectorSize::Bi,
+                            vector: value,
+                            pattern: [
+                                naga::SwizzleComponent::X,
+                                naga::SwizzleComponent::Y,
+                                naga::SwizzleComponent::X,
+                                naga::SwizzleComponent::X,
+                            ],
+                        },
+                        param.span,
+                    ),
                     _ => value,
                 };
-                let name = param.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| "_".into());
+                let name = param
+                    .name
+                    .as_ref()
+                    .map(|n| n.name.clone())
+                    .unwrap_or_else(|| "_".into());
                 let th = self.naga_type(ty, param.span)?;
                 let var = fx.local(&name, th, param.span);
                 let ptr = fx.add(Expression::LocalVariable(var), param.span);
-                fx.push(Statement::Store { pointer: ptr, value }, param.span);
+                fx.push(
+                    Statement::Store {
+                        pointer: ptr,
+                        value,
+                    },
+                    param.span,
+                );
                 if let Some(n) = &param.name {
-                    fx.declare(&n.name, Local::Var { var, ty: ty.clone(), is_const: false });
+                    fx.declare(
+                        &n.name,
+                        Local::Var {
+                            var,
+                            ty: ty.clone(),
+                            is_const: false,
+                        },
+                    );
                 }
             }
             KernelParam::Buffer { param, ptr, index } => {
@@ -340,12 +570,26 @@ impl Lowerer<'_, '_> {
                 let span = param.span;
                 let local = if ptr.is_reference {
                     let e = fx.add(Expression::GlobalVariable(global), span);
-                    Local::Ref(Place { ptr: e, ty: ptr.pointee.clone(), writable: !ptr.is_const })
+                    Local::Ref(Place {
+                        ptr: e,
+                        ty: ptr.pointee.clone(),
+                        writable: !ptr.is_const,
+                    })
                 } else {
                     let zero = self.u32_lit(fx, 0, span);
-                    Local::Ptr(PtrValue { root: PtrRoot::Buffer(global), index: zero, pointee: ptr.pointee.clone(), space: ptr.space, is_const: ptr.is_const })
+                    Local::Ptr(PtrValue {
+                        root: PtrRoot::Buffer(global),
+                        index: zero,
+                        pointee: ptr.pointee.clone(),
+                        space: ptr.space,
+                        is_const: ptr.is_const,
+                    })
                 };
-                let name = param.name.as_ref().map(|n| n.name.clone()).unwrap_or_else(|| "_".into());
+                let name = param
+                    .name
+                    .as_ref()
+                    .map(|n| n.name.clone())
+                    .unwrap_or_else(|| "_".into());
                 if let Some(n) = &param.name {
                     fx.declare(&n.name, local);
                 }
@@ -353,9 +597,16 @@ impl Lowerer<'_, '_> {
                     name,
                     kind: ArgumentKind::Buffer,
                     index: *index,
-                    access: if ptr.is_const { Access::Read } else { Access::ReadWrite },
+                    access: if ptr.is_const {
+                        Access::Read
+                    } else {
+                        Access::ReadWrite
+                    },
                     active: true,
-                    binding: Some(WgslBinding { group: 0, binding: *index }),
+                    binding: Some(WgslBinding {
+                        group: 0,
+                        binding: *index,
+                    }),
                     buffer: Some(info),
                 });
             }
@@ -364,26 +615,53 @@ impl Lowerer<'_, '_> {
     }
 
     /// The storage global for buffer argument `index`.
-    fn buffer_global(&mut self, param: &ast::Param, ptr: &crate::types::Pointer, index: u32) -> Result<(Handle<naga::GlobalVariable>, BufferInfo)> {
+    fn buffer_global(
+        &mut self,
+        param: &ast::Param,
+        ptr: &crate::types::Pointer,
+        index: u32,
+    ) -> Result<(Handle<naga::GlobalVariable>, BufferInfo)> {
         let span = param.ty.span;
         self.check_host_shareable(&ptr.pointee, span)?;
-        let ty = if ptr.is_reference { self.naga_type(&ptr.pointee, span)? } else { self.runtime_array(&ptr.pointee, span)? };
+        let ty = if ptr.is_reference {
+            self.naga_type(&ptr.pointee, span)?
+        } else {
+            self.runtime_array(&ptr.pointee, span)?
+        };
         let writable = !ptr.is_const;
         let sa = layout::metal(&ptr.pointee, &self.program.structs);
-        let info = BufferInfo { alignment: sa.align, data_size: sa.size, data_type: self.program.display(&ptr.pointee), is_pointer: !ptr.is_reference };
+        let info = BufferInfo {
+            alignment: sa.align,
+            data_size: sa.size,
+            data_type: self.program.display(&ptr.pointee),
+            is_pointer: !ptr.is_reference,
+        };
         if index >= DISPATCH_BINDING {
-            return Err(Error::new(span, format!("buffer index {index} is too large (at most {})", DISPATCH_BINDING - 1)));
+            return Err(Error::new(
+                span,
+                format!(
+                    "buffer index {index} is too large (at most {})",
+                    DISPATCH_BINDING - 1
+                ),
+            ));
         }
         if let Some(g) = self.buffers.get(&(index, ty, writable)) {
             return Ok((*g, info));
         }
-        let access = if writable { naga::StorageAccess::LOAD | naga::StorageAccess::STORE } else { naga::StorageAccess::LOAD };
+        let access = if writable {
+            naga::StorageAccess::LOAD | naga::StorageAccess::STORE
+        } else {
+            naga::StorageAccess::LOAD
+        };
         let name = param.name.as_ref().map(|n| n.name.clone());
         let g = self.module.global_variables.append(
             naga::GlobalVariable {
                 name,
                 space: naga::AddressSpace::Storage { access },
-                binding: Some(naga::ResourceBinding { group: 0, binding: index }),
+                binding: Some(naga::ResourceBinding {
+                    group: 0,
+                    binding: index,
+                }),
                 ty,
                 init: None,
                 memory_decorations: Default::default(),
@@ -397,10 +675,20 @@ impl Lowerer<'_, '_> {
     /// Types this version can place in buffers.
     fn check_host_shareable(&self, ty: &Type, span: Span) -> Result<()> {
         match ty {
-            Type::Scalar(Scalar::Bool) | Type::Vector(Scalar::Bool, _) => Err(Error::new(span, "`bool` in buffers is not supported yet")),
+            Type::Scalar(Scalar::Bool) | Type::Vector(Scalar::Bool, _) => {
+                Err(Error::new(span, "`bool` in buffers is not supported yet"))
+            }
             Type::Array(e, _) => self.check_host_shareable(e, span),
-            Type::Struct(id) => self.program.structs.get(*id).members.iter().try_for_each(|m| self.check_host_shareable(&m.ty, m.span)),
-            Type::Pointer(_) | Type::Void => Err(Error::new(span, "this type cannot be stored in a buffer")),
+            Type::Struct(id) => self
+                .program
+                .structs
+                .get(*id)
+                .members
+                .iter()
+                .try_for_each(|m| self.check_host_shareable(&m.ty, m.span)),
+            Type::Pointer(_) | Type::Void => {
+                Err(Error::new(span, "this type cannot be stored in a buffer"))
+            }
             _ => Ok(()),
         }
     }
@@ -409,7 +697,13 @@ impl Lowerer<'_, '_> {
     fn entry_uses_binding(&self, function: &naga::Function, b: WgslBinding) -> bool {
         let uses = |f: &naga::Function| {
             f.expressions.iter().any(|(_, e)| match e {
-                Expression::GlobalVariable(g) => self.module.global_variables[*g].binding == Some(naga::ResourceBinding { group: b.group, binding: b.binding }),
+                Expression::GlobalVariable(g) => {
+                    self.module.global_variables[*g].binding
+                        == Some(naga::ResourceBinding {
+                            group: b.group,
+                            binding: b.binding,
+                        })
+                }
                 _ => false,
             })
         };
@@ -440,11 +734,15 @@ fn calls(block: &naga::Block) -> Vec<Handle<naga::Function>> {
                 out.extend(calls(accept));
                 out.extend(calls(reject));
             }
-            Statement::Loop { body, continuing, .. } => {
+            Statement::Loop {
+                body, continuing, ..
+            } => {
                 out.extend(calls(body));
                 out.extend(calls(continuing));
             }
-            Statement::Switch { cases, .. } => cases.iter().for_each(|c| out.extend(calls(&c.body))),
+            Statement::Switch { cases, .. } => {
+                cases.iter().for_each(|c| out.extend(calls(&c.body)))
+            }
             _ => {}
         }
     }

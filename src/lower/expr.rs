@@ -14,24 +14,41 @@ impl Lowerer<'_, '_> {
     /// Lowers an expression to a value, place or pointer.
     pub(super) fn expr(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Value> {
         match &e.kind {
-            ExprKind::Int { value, suffix, non_decimal } => {
-                let v = crate::sema::consteval::eval(self.program, &Expr {
-                    kind: ExprKind::Int { value: *value, suffix: *suffix, non_decimal: *non_decimal },
-                    span: e.span,
-                })?;
+            ExprKind::Int {
+                value,
+                suffix,
+                non_decimal,
+            } => {
+                let v = crate::sema::consteval::eval(
+                    self.program,
+                    &Expr {
+                        kind: ExprKind::Int {
+                            value: *value,
+                            suffix: *suffix,
+                            non_decimal: *non_decimal,
+                        },
+                        span: e.span,
+                    },
+                )?;
                 Ok(self.const_value(fx, &v, e.span))
             }
             ExprKind::Float { value, suffix } => {
                 let s = match suffix {
                     crate::syntax::ast::LiteralSuffix::Half => Scalar::Half,
                     crate::syntax::ast::LiteralSuffix::BFloat => {
-                        return Err(Error::new(e.span, "`bfloat` literals are not supported yet"));
+                        return Err(Error::new(
+                            e.span,
+                            "`bfloat` literals are not supported yet",
+                        ));
                     }
                     _ => Scalar::Float,
                 };
                 Ok(self.const_value(fx, &ConstValue::Float(*value, s), e.span))
             }
-            ExprKind::Bool(b) => Ok(Value::Rv(fx.add(Expression::Literal(Literal::Bool(*b)), e.span), Type::BOOL)),
+            ExprKind::Bool(b) => Ok(Value::Rv(
+                fx.add(Expression::Literal(Literal::Bool(*b)), e.span),
+                Type::BOOL,
+            )),
             ExprKind::Name(path) => self.name(fx, path, e.span),
             ExprKind::Binary(op, a, b) => self.binary(fx, *op, a, b, e.span),
             ExprKind::Unary(op, a) => self.unary(fx, *op, a, e.span),
@@ -70,18 +87,30 @@ impl Lowerer<'_, '_> {
                 Ok(Value::Rv(h, ty))
             }
             ExprKind::Templated(..) => Err(Error::new(e.span, "expected a value, found a type")),
-            ExprKind::InitList(_) => Err(Error::new(e.span, "an initializer list is not allowed here")),
+            ExprKind::InitList(_) => Err(Error::new(
+                e.span,
+                "an initializer list is not allowed here",
+            )),
         }
     }
 
     /// Lowers an expression and loads it: a plain value with its type.
-    pub(super) fn rvalue(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<(Handle<Expression>, Type)> {
+    pub(super) fn rvalue(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+    ) -> Result<(Handle<Expression>, Type)> {
         let v = self.expr(fx, e)?;
         self.load(fx, v, e.span)
     }
 
     /// Reads a value out of a place; pointers are not values in WGSL.
-    pub(super) fn load(&mut self, fx: &mut FnCtx, v: Value, span: Span) -> Result<(Handle<Expression>, Type)> {
+    pub(super) fn load(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        span: Span,
+    ) -> Result<(Handle<Expression>, Type)> {
         match v {
             Value::Rv(h, t) => Ok((h, t)),
             Value::Place(p) => Ok((fx.add(Expression::Load { pointer: p.ptr }, span), p.ty)),
@@ -97,21 +126,43 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    fn swizzle(&mut self, fx: &mut FnCtx, vector: Handle<Expression>, comps: &[u8], span: Span) -> Handle<Expression> {
+    fn swizzle(
+        &mut self,
+        fx: &mut FnCtx,
+        vector: Handle<Expression>,
+        comps: &[u8],
+        span: Span,
+    ) -> Handle<Expression> {
         if comps.len() == 1 {
-            return fx.add(Expression::AccessIndex { base: vector, index: u32::from(comps[0]) }, span);
+            return fx.add(
+                Expression::AccessIndex {
+                    base: vector,
+                    index: u32::from(comps[0]),
+                },
+                span,
+            );
         }
         let mut pattern = [naga::SwizzleComponent::X; 4];
         for (i, c) in comps.iter().enumerate() {
             pattern[i] = naga::SwizzleComponent::XYZW[*c as usize];
         }
-        fx.add(Expression::Swizzle { size: vector_size(comps.len() as u8), vector, pattern }, span)
+        fx.add(
+            Expression::Swizzle {
+                size: vector_size(comps.len() as u8),
+                vector,
+                pattern,
+            },
+            span,
+        )
     }
 
     /// A literal or composite constant as a function expression.
     pub(super) fn const_value(&mut self, fx: &mut FnCtx, v: &ConstValue, span: Span) -> Value {
         match v {
-            ConstValue::Bool(b) => Value::Rv(fx.add(Expression::Literal(Literal::Bool(*b)), span), Type::BOOL),
+            ConstValue::Bool(b) => Value::Rv(
+                fx.add(Expression::Literal(Literal::Bool(*b)), span),
+                Type::BOOL,
+            ),
             ConstValue::Int(..) | ConstValue::Float(..) => {
                 let (lit, s) = literal(v);
                 Value::Rv(fx.add(Expression::Literal(lit), span), Type::Scalar(s))
@@ -120,14 +171,25 @@ impl Lowerer<'_, '_> {
                 let ty = ty.clone();
                 let init = self.global_const_expr(v, span).expect("constants lower");
                 let ty_h = self.naga_type(&ty, span).expect("constant types lower");
-                let c = self.module.constants.append(naga::Constant { name: None, ty: ty_h, init }, naga::Span::UNDEFINED);
+                let c = self.module.constants.append(
+                    naga::Constant {
+                        name: None,
+                        ty: ty_h,
+                        init,
+                    },
+                    naga::Span::UNDEFINED,
+                );
                 Value::Rv(fx.add(Expression::Constant(c), span), ty)
             }
         }
     }
 
     /// A constant value in the module's global expressions.
-    pub(super) fn global_const_expr(&mut self, v: &ConstValue, span: Span) -> Result<Handle<Expression>> {
+    pub(super) fn global_const_expr(
+        &mut self,
+        v: &ConstValue,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
         let expr = match v {
             ConstValue::Bool(b) => Expression::Literal(Literal::Bool(*b)),
             ConstValue::Int(..) | ConstValue::Float(..) => Expression::Literal(literal(v).0),
@@ -139,13 +201,21 @@ impl Lowerer<'_, '_> {
                 }
                 if let Type::Struct(id) = ty {
                     components = self.with_padding(*id, components, span, |l, pad_ty| {
-                        l.module.global_expressions.append(Expression::ZeroValue(pad_ty), naga::Span::UNDEFINED)
+                        l.module
+                            .global_expressions
+                            .append(Expression::ZeroValue(pad_ty), naga::Span::UNDEFINED)
                     })?;
                 }
-                Expression::Compose { ty: ty_h, components }
+                Expression::Compose {
+                    ty: ty_h,
+                    components,
+                }
             }
         };
-        Ok(self.module.global_expressions.append(expr, Self::span(span)))
+        Ok(self
+            .module
+            .global_expressions
+            .append(expr, Self::span(span)))
     }
 
     /// Inserts zero values for the padding members of struct `id`.
@@ -162,7 +232,11 @@ impl Lowerer<'_, '_> {
             match m {
                 crate::layout::PlannedMember::Member(i) => out.push(members[*i]),
                 crate::layout::PlannedMember::Padding(size) => {
-                    let t = if *size == 4 { Type::UINT } else { Type::Scalar(Scalar::Half) };
+                    let t = if *size == 4 {
+                        Type::UINT
+                    } else {
+                        Type::Scalar(Scalar::Half)
+                    };
                     let th = self.naga_type(&t, span)?;
                     out.push(zero(self, th));
                 }
@@ -185,11 +259,20 @@ impl Lowerer<'_, '_> {
                 let ty = self.program.constants[i].ty.clone();
                 Ok(Value::Rv(fx.add(Expression::Constant(c), span), ty))
             }
-            Some(Symbol::Functions(_)) => Err(Error::new(span, format!("function `{name}` used as a value; call it with `()`"))),
-            Some(Symbol::Type(_)) => Err(Error::new(span, format!("expected a value, found type `{name}`"))),
+            Some(Symbol::Functions(_)) => Err(Error::new(
+                span,
+                format!("function `{name}` used as a value; call it with `()`"),
+            )),
+            Some(Symbol::Type(_)) => Err(Error::new(
+                span,
+                format!("expected a value, found type `{name}`"),
+            )),
             None => match super::stdlib::constant(name) {
                 Some(v) => Ok(self.stdlib_constant(fx, v, span)),
-                None => Err(Error::new(span, format!("use of undeclared identifier `{}`", path.join("::")))),
+                None => Err(Error::new(
+                    span,
+                    format!("use of undeclared identifier `{}`", path.join("::")),
+                )),
             },
         }
     }
@@ -202,7 +285,14 @@ impl Lowerer<'_, '_> {
         let gc = self.program.constants[i].clone();
         let init = self.global_const_expr(&gc.value, gc.span)?;
         let ty = self.naga_type(&gc.ty, span)?;
-        let c = self.module.constants.append(naga::Constant { name: Some(gc.name), ty, init }, Self::span(gc.span));
+        let c = self.module.constants.append(
+            naga::Constant {
+                name: Some(gc.name),
+                ty,
+                init,
+            },
+            Self::span(gc.span),
+        );
         self.constants.insert(i, c);
         Ok(c)
     }
@@ -211,7 +301,11 @@ impl Lowerer<'_, '_> {
         match local {
             Local::Var { var, ty, is_const } => {
                 let ptr = fx.add(Expression::LocalVariable(var), span);
-                Value::Place(Place { ptr, ty, writable: !is_const })
+                Value::Place(Place {
+                    ptr,
+                    ty,
+                    writable: !is_const,
+                })
             }
             Local::Ref(p) => Value::Place(p),
             Local::Ptr(p) => Value::Ptr(p),
@@ -232,25 +326,56 @@ impl Lowerer<'_, '_> {
 
     /// Converts a value to `to`: implicitly (C++ rules; vector → vector of
     /// another type is an error) or explicitly (casts, constructors).
-    pub(super) fn convert(&mut self, fx: &mut FnCtx, h: Handle<Expression>, from: &Type, to: &Type, explicit: bool, span: Span) -> Result<Handle<Expression>> {
+    pub(super) fn convert(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        from: &Type,
+        to: &Type,
+        explicit: bool,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
         if from == to {
             return Ok(h);
         }
         let ok = match (from, to) {
             (Type::Scalar(_), Type::Scalar(_) | Type::Vector(..)) => true,
             (Type::Vector(_, a), Type::Vector(_, b)) => explicit && a == b,
-            (Type::Matrix { columns: c1, rows: r1, .. }, Type::Matrix { columns: c2, rows: r2, .. }) => explicit && c1 == c2 && r1 == r2,
+            (
+                Type::Matrix {
+                    columns: c1,
+                    rows: r1,
+                    ..
+                },
+                Type::Matrix {
+                    columns: c2,
+                    rows: r2,
+                    ..
+                },
+            ) => explicit && c1 == c2 && r1 == r2,
             _ => false,
         };
         if !ok {
             let msg = conversions::check_implicit(from, to, self.program)
                 .err()
-                .unwrap_or_else(|| format!("cannot convert `{}` to `{}`", self.program.display(from), self.program.display(to)));
+                .unwrap_or_else(|| {
+                    format!(
+                        "cannot convert `{}` to `{}`",
+                        self.program.display(from),
+                        self.program.display(to)
+                    )
+                });
             return Err(Error::new(span, msg));
         }
         if let (Type::Scalar(_), Type::Vector(s, n)) = (from, to) {
             let lane = self.convert(fx, h, from, &Type::Scalar(*s), explicit, span)?;
-            return Ok(fx.add(Expression::Splat { size: vector_size(*n), value: lane }, span));
+            return Ok(fx.add(
+                Expression::Splat {
+                    size: vector_size(*n),
+                    value: lane,
+                },
+                span,
+            ));
         }
         let (fs, ts) = (from.element_scalar().unwrap(), to.element_scalar().unwrap());
         if fs == ts {
@@ -259,36 +384,74 @@ impl Lowerer<'_, '_> {
         if ts == Scalar::Bool {
             let zero_ty = self.naga_type(from, span)?;
             let zero = fx.add(Expression::ZeroValue(zero_ty), span);
-            return Ok(fx.add(Expression::Binary { op: Bo::NotEqual, left: h, right: zero }, span));
+            return Ok(fx.add(
+                Expression::Binary {
+                    op: Bo::NotEqual,
+                    left: h,
+                    right: zero,
+                },
+                span,
+            ));
         }
         let target = scalar(ts);
-        Ok(fx.add(Expression::As { expr: h, kind: target.kind, convert: Some(target.width) }, span))
+        Ok(fx.add(
+            Expression::As {
+                expr: h,
+                kind: target.kind,
+                convert: Some(target.width),
+            },
+            span,
+        ))
     }
 
     /// An expression as a scalar `bool` or `boolN` condition (`if (n)`, `!p`).
-    pub(super) fn condition(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<(Handle<Expression>, Type)> {
+    pub(super) fn condition(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+    ) -> Result<(Handle<Expression>, Type)> {
         let (h, t) = self.rvalue(fx, e)?;
         match t {
             Type::Scalar(_) | Type::Vector(..) => {
                 let to = t.with_scalar(Scalar::Bool);
                 Ok((self.convert(fx, h, &t, &to, true, e.span)?, to))
             }
-            _ => Err(Error::new(e.span, format!("value of type `{}` is not contextually convertible to `bool`", self.program.display(&t)))),
+            _ => Err(Error::new(
+                e.span,
+                format!(
+                    "value of type `{}` is not contextually convertible to `bool`",
+                    self.program.display(&t)
+                ),
+            )),
         }
     }
 
     /// A scalar `bool` condition for `if`/`while`/`for`.
-    pub(super) fn scalar_condition(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Handle<Expression>> {
+    pub(super) fn scalar_condition(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+    ) -> Result<Handle<Expression>> {
         let (h, t) = self.condition(fx, e)?;
         if t != Type::BOOL {
-            return Err(Error::new(e.span, "a vector condition needs `all()` or `any()`"));
+            return Err(Error::new(
+                e.span,
+                "a vector condition needs `all()` or `any()`",
+            ));
         }
         Ok(h)
     }
 
     // ---- operators ---------------------------------------------------------
 
-    fn binary(&mut self, fx: &mut FnCtx, op: BinaryOp, a: &Expr, b: &Expr, span: Span) -> Result<Value> {
+    fn binary(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
         if matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr) {
             return self.logical(fx, op, a, b, span);
         }
@@ -312,19 +475,28 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<(Handle<Expression>, Type)> {
         let invalid = |l: &Self| {
-            Error::new(span, format!(
-                "invalid operands to binary `{}` (`{}` and `{}`)",
-                op.symbol(),
-                l.program.display(&ta),
-                l.program.display(&tb)
-            ))
+            Error::new(
+                span,
+                format!(
+                    "invalid operands to binary `{}` (`{}` and `{}`)",
+                    op.symbol(),
+                    l.program.display(&ta),
+                    l.program.display(&tb)
+                ),
+            )
         };
         if matches!(ta, Type::Matrix { .. }) || matches!(tb, Type::Matrix { .. }) {
-            return self.matrix_binary(fx, op, (ha, ta.clone()), (hb, tb.clone()), span).ok_or_else(|| invalid(self))?;
+            return self
+                .matrix_binary(fx, op, (ha, ta.clone()), (hb, tb.clone()), span)
+                .ok_or_else(|| invalid(self))?;
         }
-        let (Some(sa), Some(sb)) = (ta.element_scalar(), tb.element_scalar()) else { return Err(invalid(self)) };
+        let (Some(sa), Some(sb)) = (ta.element_scalar(), tb.element_scalar()) else {
+            return Err(invalid(self));
+        };
         if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
-            return self.shift(fx, op, (ha, &ta), (hb, &tb), span).ok_or_else(|| invalid(self))?;
+            return self
+                .shift(fx, op, (ha, &ta), (hb, &tb), span)
+                .ok_or_else(|| invalid(self))?;
         }
         let size = match (&ta, &tb) {
             (Type::Vector(_, n), Type::Vector(_, m)) if n != m || ta != tb => {
@@ -342,7 +514,11 @@ impl Lowerer<'_, '_> {
             _ => conversions::arithmetic(sa, sb),
         };
         let is_bool_vector = elem == Scalar::Bool;
-        let elem = if is_bool_vector && !matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Eq | BinaryOp::Ne) {
+        let elem = if is_bool_vector
+            && !matches!(
+                op,
+                BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Eq | BinaryOp::Ne
+            ) {
             return Err(invalid(self));
         } else {
             elem
@@ -374,13 +550,30 @@ impl Lowerer<'_, '_> {
             BinaryOp::Ge => (Bo::GreaterEqual, Type::vector(Scalar::Bool, size)),
             _ => unreachable!("handled above"),
         };
-        Ok((fx.add(Expression::Binary { op: naga_op, left: a, right: b }, span), result))
+        Ok((
+            fx.add(
+                Expression::Binary {
+                    op: naga_op,
+                    left: a,
+                    right: b,
+                },
+                span,
+            ),
+            result,
+        ))
     }
 
     /// `<<` and `>>`: the result has the promoted left type; naga wants an
     /// unsigned amount of the same shape. Constant amounts are masked to the
     /// bit width (Metal uses the low bits; naga rejects constants ≥ width).
-    fn shift(&mut self, fx: &mut FnCtx, op: BinaryOp, (ha, ta): (Handle<Expression>, &Type), (hb, tb): (Handle<Expression>, &Type), span: Span) -> Option<Result<(Handle<Expression>, Type)>> {
+    fn shift(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        (ha, ta): (Handle<Expression>, &Type),
+        (hb, tb): (Handle<Expression>, &Type),
+        span: Span,
+    ) -> Option<Result<(Handle<Expression>, Type)>> {
         let sa = ta.element_scalar()?;
         let sb = tb.element_scalar()?;
         if !(sa.is_integer() || sa == Scalar::Bool) || !(sb.is_integer() || sb == Scalar::Bool) {
@@ -394,73 +587,223 @@ impl Lowerer<'_, '_> {
         Some((|| {
             let a = self.convert(fx, ha, ta, &result, false, span)?;
             let hb = match fx.expr(hb) {
-                Expression::Literal(Literal::I32(v)) => fx.add(Expression::Literal(Literal::U32(*v as u32 & 31)), span),
-                Expression::Literal(Literal::U32(v)) => fx.add(Expression::Literal(Literal::U32(*v & 31)), span),
+                Expression::Literal(Literal::I32(v)) => {
+                    fx.add(Expression::Literal(Literal::U32(*v as u32 & 31)), span)
+                }
+                Expression::Literal(Literal::U32(v)) => {
+                    fx.add(Expression::Literal(Literal::U32(*v & 31)), span)
+                }
                 _ => hb,
             };
             let amount_ty = Type::vector(Scalar::UInt, tb.vector_size().unwrap_or(1));
-            let tb_now = if matches!(fx.expr(hb), Expression::Literal(Literal::U32(_))) { Type::UINT } else { tb.clone() };
-            let b = self.convert(fx, hb, &tb_now, &amount_ty.with_scalar(Scalar::UInt), true, span)?;
-            let b = self.convert(fx, b, &amount_ty, &Type::vector(Scalar::UInt, size), false, span)?;
-            let naga_op = if op == BinaryOp::Shl { Bo::ShiftLeft } else { Bo::ShiftRight };
-            Ok((fx.add(Expression::Binary { op: naga_op, left: a, right: b }, span), result))
+            let tb_now = if matches!(fx.expr(hb), Expression::Literal(Literal::U32(_))) {
+                Type::UINT
+            } else {
+                tb.clone()
+            };
+            let b = self.convert(
+                fx,
+                hb,
+                &tb_now,
+                &amount_ty.with_scalar(Scalar::UInt),
+                true,
+                span,
+            )?;
+            let b = self.convert(
+                fx,
+                b,
+                &amount_ty,
+                &Type::vector(Scalar::UInt, size),
+                false,
+                span,
+            )?;
+            let naga_op = if op == BinaryOp::Shl {
+                Bo::ShiftLeft
+            } else {
+                Bo::ShiftRight
+            };
+            Ok((
+                fx.add(
+                    Expression::Binary {
+                        op: naga_op,
+                        left: a,
+                        right: b,
+                    },
+                    span,
+                ),
+                result,
+            ))
         })())
     }
 
-    fn matrix_binary(&mut self, fx: &mut FnCtx, op: BinaryOp, (ha, ta): (Handle<Expression>, Type), (hb, tb): (Handle<Expression>, Type), span: Span) -> Option<Result<(Handle<Expression>, Type)>> {
-        let s = ta.element_scalar().filter(|s| s.is_float()).or(tb.element_scalar().filter(|s| s.is_float()))?;
+    fn matrix_binary(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        (ha, ta): (Handle<Expression>, Type),
+        (hb, tb): (Handle<Expression>, Type),
+        span: Span,
+    ) -> Option<Result<(Handle<Expression>, Type)>> {
+        let s = ta
+            .element_scalar()
+            .filter(|s| s.is_float())
+            .or(tb.element_scalar().filter(|s| s.is_float()))?;
         let result = match (op, &ta, &tb) {
             (BinaryOp::Add | BinaryOp::Sub, a, b) if a == b => a.clone(),
-            (BinaryOp::Mul, Type::Matrix { columns, rows, .. }, Type::Vector(_, n)) if columns == n => Type::Vector(s, *rows),
-            (BinaryOp::Mul, Type::Vector(_, n), Type::Matrix { columns, rows, .. }) if rows == n => Type::Vector(s, *columns),
-            (BinaryOp::Mul, Type::Matrix { columns: c1, rows: r1, .. }, Type::Matrix { columns: c2, rows: r2, .. }) if c1 == r2 => {
-                Type::Matrix { scalar: s, columns: *c2, rows: *r1 }
+            (BinaryOp::Mul, Type::Matrix { columns, rows, .. }, Type::Vector(_, n))
+                if columns == n =>
+            {
+                Type::Vector(s, *rows)
             }
-            (BinaryOp::Mul | BinaryOp::Div, m @ Type::Matrix { .. }, Type::Scalar(_)) | (BinaryOp::Mul, Type::Scalar(_), m @ Type::Matrix { .. }) => m.clone(),
+            (BinaryOp::Mul, Type::Vector(_, n), Type::Matrix { columns, rows, .. })
+                if rows == n =>
+            {
+                Type::Vector(s, *columns)
+            }
+            (
+                BinaryOp::Mul,
+                Type::Matrix {
+                    columns: c1,
+                    rows: r1,
+                    ..
+                },
+                Type::Matrix {
+                    columns: c2,
+                    rows: r2,
+                    ..
+                },
+            ) if c1 == r2 => Type::Matrix {
+                scalar: s,
+                columns: *c2,
+                rows: *r1,
+            },
+            (BinaryOp::Mul | BinaryOp::Div, m @ Type::Matrix { .. }, Type::Scalar(_))
+            | (BinaryOp::Mul, Type::Scalar(_), m @ Type::Matrix { .. }) => m.clone(),
             _ => return None,
         };
         Some((|| {
-            let a = if let Type::Scalar(_) = ta { self.convert(fx, ha, &ta, &Type::Scalar(s), false, span)? } else { ha };
-            let b = if let Type::Scalar(_) = tb { self.convert(fx, hb, &tb, &Type::Scalar(s), false, span)? } else { hb };
+            let a = if let Type::Scalar(_) = ta {
+                self.convert(fx, ha, &ta, &Type::Scalar(s), false, span)?
+            } else {
+                ha
+            };
+            let b = if let Type::Scalar(_) = tb {
+                self.convert(fx, hb, &tb, &Type::Scalar(s), false, span)?
+            } else {
+                hb
+            };
             if op == BinaryOp::Div {
                 // m / s has no naga form; multiply by the reciprocal instead.
                 let one = self.const_value(fx, &ConstValue::Float(1.0, s), span);
-                let Value::Rv(one, _) = one else { unreachable!() };
-                let inv = fx.add(Expression::Binary { op: Bo::Divide, left: one, right: b }, span);
-                return Ok((fx.add(Expression::Binary { op: Bo::Multiply, left: a, right: inv }, span), result));
+                let Value::Rv(one, _) = one else {
+                    unreachable!()
+                };
+                let inv = fx.add(
+                    Expression::Binary {
+                        op: Bo::Divide,
+                        left: one,
+                        right: b,
+                    },
+                    span,
+                );
+                return Ok((
+                    fx.add(
+                        Expression::Binary {
+                            op: Bo::Multiply,
+                            left: a,
+                            right: inv,
+                        },
+                        span,
+                    ),
+                    result,
+                ));
             }
             if ta.element_scalar() != Some(s) || tb.element_scalar() != Some(s) {
-                return Err(Error::new(span, "matrix operands must have the same element type"));
+                return Err(Error::new(
+                    span,
+                    "matrix operands must have the same element type",
+                ));
             }
             let naga_op = match op {
                 BinaryOp::Add => Bo::Add,
                 BinaryOp::Sub => Bo::Subtract,
                 _ => Bo::Multiply,
             };
-            Ok((fx.add(Expression::Binary { op: naga_op, left: a, right: b }, span), result))
+            Ok((
+                fx.add(
+                    Expression::Binary {
+                        op: naga_op,
+                        left: a,
+                        right: b,
+                    },
+                    span,
+                ),
+                result,
+            ))
         })())
     }
 
     /// `&&` and `||`: short-circuit through a local when the right operand
     /// has side effects (naga evaluates every emitted expression).
-    fn logical(&mut self, fx: &mut FnCtx, op: BinaryOp, a: &Expr, b: &Expr, span: Span) -> Result<Value> {
+    fn logical(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
         let (ha, ta) = self.condition(fx, a)?;
         if has_side_effects(b) && ta == Type::BOOL {
             let bool_ty = self.naga_type(&Type::BOOL, span)?;
             let var = fx.local("_sc", bool_ty, span);
             let ptr = fx.add(Expression::LocalVariable(var), span);
-            fx.push(naga::Statement::Store { pointer: ptr, value: ha }, span);
+            fx.push(
+                naga::Statement::Store {
+                    pointer: ptr,
+                    value: ha,
+                },
+                span,
+            );
             fx.open();
             let hb = self.scalar_condition(fx, b)?;
-            fx.push(naga::Statement::Store { pointer: ptr, value: hb }, span);
+            fx.push(
+                naga::Statement::Store {
+                    pointer: ptr,
+                    value: hb,
+                },
+                span,
+            );
             let evaluate = fx.close();
-            let (accept, reject) = if op == BinaryOp::LogicalAnd { (evaluate, naga::Block::new()) } else { (naga::Block::new(), evaluate) };
-            fx.push(naga::Statement::If { condition: ha, accept, reject }, span);
-            return Ok(Value::Rv(fx.add(Expression::Load { pointer: ptr }, span), Type::BOOL));
+            let (accept, reject) = if op == BinaryOp::LogicalAnd {
+                (evaluate, naga::Block::new())
+            } else {
+                (naga::Block::new(), evaluate)
+            };
+            fx.push(
+                naga::Statement::If {
+                    condition: ha,
+                    accept,
+                    reject,
+                },
+                span,
+            );
+            return Ok(Value::Rv(
+                fx.add(Expression::Load { pointer: ptr }, span),
+                Type::BOOL,
+            ));
         }
         let (hb, tb) = self.condition(fx, b)?;
         if ta != tb {
-            return Err(Error::new(span, format!("invalid operands to binary `{}` (`{}` and `{}`)", op.symbol(), self.program.display(&ta), self.program.display(&tb))));
+            return Err(Error::new(
+                span,
+                format!(
+                    "invalid operands to binary `{}` (`{}` and `{}`)",
+                    op.symbol(),
+                    self.program.display(&ta),
+                    self.program.display(&tb)
+                ),
+            ));
         }
         let naga_op = match (op, &ta) {
             (BinaryOp::LogicalAnd, Type::Scalar(_)) => Bo::LogicalAnd,
@@ -468,12 +811,24 @@ impl Lowerer<'_, '_> {
             (BinaryOp::LogicalAnd, _) => Bo::And,
             _ => Bo::InclusiveOr,
         };
-        Ok(Value::Rv(fx.add(Expression::Binary { op: naga_op, left: ha, right: hb }, span), ta))
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Binary {
+                    op: naga_op,
+                    left: ha,
+                    right: hb,
+                },
+                span,
+            ),
+            ta,
+        ))
     }
 
     fn unary(&mut self, fx: &mut FnCtx, op: UnaryOp, a: &Expr, span: Span) -> Result<Value> {
         match op {
-            UnaryOp::PreInc | UnaryOp::PreDec => return self.inc_dec(fx, a, op == UnaryOp::PreInc, true, span),
+            UnaryOp::PreInc | UnaryOp::PreDec => {
+                return self.inc_dec(fx, a, op == UnaryOp::PreInc, true, span)
+            }
             UnaryOp::Deref => {
                 let v = self.expr(fx, a)?;
                 return self.deref(fx, v, span);
@@ -484,15 +839,34 @@ impl Lowerer<'_, '_> {
             }
             UnaryOp::Not => {
                 let (h, t) = self.condition(fx, a)?;
-                return Ok(Value::Rv(fx.add(Expression::Unary { op: naga::UnaryOperator::LogicalNot, expr: h }, span), t));
+                return Ok(Value::Rv(
+                    fx.add(
+                        Expression::Unary {
+                            op: naga::UnaryOperator::LogicalNot,
+                            expr: h,
+                        },
+                        span,
+                    ),
+                    t,
+                ));
             }
             _ => {}
         }
         let (h, t) = self.rvalue(fx, a)?;
         let Some(s) = t.element_scalar() else {
-            return Err(Error::new(span, format!("invalid argument type `{}` to unary expression", self.program.display(&t))));
+            return Err(Error::new(
+                span,
+                format!(
+                    "invalid argument type `{}` to unary expression",
+                    self.program.display(&t)
+                ),
+            ));
         };
-        let promoted = if matches!(t, Type::Scalar(_)) { t.with_scalar(conversions::promote(s)) } else { t.clone() };
+        let promoted = if matches!(t, Type::Scalar(_)) {
+            t.with_scalar(conversions::promote(s))
+        } else {
+            t.clone()
+        };
         let h = self.convert(fx, h, &t, &promoted, false, span)?;
         let ps = promoted.element_scalar().unwrap();
         let out = match op {
@@ -501,11 +875,38 @@ impl Lowerer<'_, '_> {
                 // WGSL has no unary minus on unsigned values; 0 - x wraps the same way.
                 let zero_ty = self.naga_type(&promoted, span)?;
                 let zero = fx.add(Expression::ZeroValue(zero_ty), span);
-                fx.add(Expression::Binary { op: Bo::Subtract, left: zero, right: h }, span)
+                fx.add(
+                    Expression::Binary {
+                        op: Bo::Subtract,
+                        left: zero,
+                        right: h,
+                    },
+                    span,
+                )
             }
-            UnaryOp::Neg if ps != Scalar::Bool => fx.add(Expression::Unary { op: naga::UnaryOperator::Negate, expr: h }, span),
-            UnaryOp::BitNot if ps.is_integer() => fx.add(Expression::Unary { op: naga::UnaryOperator::BitwiseNot, expr: h }, span),
-            _ => return Err(Error::new(span, format!("invalid argument type `{}` to unary expression", self.program.display(&t)))),
+            UnaryOp::Neg if ps != Scalar::Bool => fx.add(
+                Expression::Unary {
+                    op: naga::UnaryOperator::Negate,
+                    expr: h,
+                },
+                span,
+            ),
+            UnaryOp::BitNot if ps.is_integer() => fx.add(
+                Expression::Unary {
+                    op: naga::UnaryOperator::BitwiseNot,
+                    expr: h,
+                },
+                span,
+            ),
+            _ => {
+                return Err(Error::new(
+                    span,
+                    format!(
+                        "invalid argument type `{}` to unary expression",
+                        self.program.display(&t)
+                    ),
+                ))
+            }
         };
         Ok(Value::Rv(out, promoted))
     }
@@ -519,7 +920,13 @@ impl Lowerer<'_, '_> {
     }
 
     /// The place of element `index` of pointer `p`'s root.
-    pub(super) fn element_place(&mut self, fx: &mut FnCtx, p: &PtrValue, index: Handle<Expression>, span: Span) -> Place {
+    pub(super) fn element_place(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &PtrValue,
+        index: Handle<Expression>,
+        span: Span,
+    ) -> Place {
         let writable = !p.is_const;
         let ptr = match p.root {
             PtrRoot::Buffer(g) => {
@@ -530,7 +937,11 @@ impl Lowerer<'_, '_> {
             PtrRoot::Place(base, true) => fx.add(Expression::Access { base, index }, span),
             PtrRoot::Place(base, false) => base,
         };
-        Place { ptr, ty: p.pointee.clone(), writable }
+        Place {
+            ptr,
+            ty: p.pointee.clone(),
+            writable,
+        }
     }
 
     fn address_of(&mut self, fx: &mut FnCtx, v: Value, span: Span) -> Result<Value> {
@@ -542,7 +953,13 @@ impl Lowerer<'_, '_> {
             if let Expression::GlobalVariable(g) = *fx.expr(base) {
                 let space = self.buffer_space(g);
                 let index = self.index_u32(fx, index, span);
-                return Ok(Value::Ptr(PtrValue { root: PtrRoot::Buffer(g), index, pointee: place.ty, space, is_const: !place.writable }));
+                return Ok(Value::Ptr(PtrValue {
+                    root: PtrRoot::Buffer(g),
+                    index,
+                    pointee: place.ty,
+                    space,
+                    is_const: !place.writable,
+                }));
             }
         }
         let zero = self.u32_lit(fx, 0, span);
@@ -557,53 +974,121 @@ impl Lowerer<'_, '_> {
 
     fn buffer_space(&self, g: Handle<naga::GlobalVariable>) -> crate::types::AddressSpace {
         match self.module.global_variables[g].space {
-            naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE) => crate::types::AddressSpace::Device,
+            naga::AddressSpace::Storage { access }
+                if access.contains(naga::StorageAccess::STORE) =>
+            {
+                crate::types::AddressSpace::Device
+            }
             _ => crate::types::AddressSpace::Constant,
         }
     }
 
     /// An index as `u32` (indices of the i32 kind are reinterpreted: the
     /// arithmetic wraps identically).
-    fn index_u32(&mut self, fx: &mut FnCtx, h: Handle<Expression>, span: Span) -> Handle<Expression> {
+    fn index_u32(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
         match fx.expr(h) {
             Expression::Literal(Literal::I32(v)) => {
                 let v = *v as u32;
                 self.u32_lit(fx, v, span)
             }
             Expression::Literal(Literal::U32(_)) => h,
-            _ => fx.add(Expression::As { expr: h, kind: naga::ScalarKind::Uint, convert: None }, span),
+            _ => fx.add(
+                Expression::As {
+                    expr: h,
+                    kind: naga::ScalarKind::Uint,
+                    convert: None,
+                },
+                span,
+            ),
         }
     }
 
     /// `p + n`, `p - n`, `p - q`.
-    fn pointer_arithmetic(&mut self, fx: &mut FnCtx, op: BinaryOp, p: PtrValue, b: &Expr, span: Span) -> Result<Value> {
+    fn pointer_arithmetic(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        p: PtrValue,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
         let vb = self.expr(fx, b)?;
         if let (BinaryOp::Sub, Value::Ptr(q)) = (op, &vb) {
             if q.root != p.root {
-                return Err(Error::new(span, "subtracting pointers into different objects"));
+                return Err(Error::new(
+                    span,
+                    "subtracting pointers into different objects",
+                ));
             }
-            let d = fx.add(Expression::Binary { op: Bo::Subtract, left: p.index, right: q.index }, span);
-            let d = fx.add(Expression::As { expr: d, kind: naga::ScalarKind::Sint, convert: None }, span);
+            let d = fx.add(
+                Expression::Binary {
+                    op: Bo::Subtract,
+                    left: p.index,
+                    right: q.index,
+                },
+                span,
+            );
+            let d = fx.add(
+                Expression::As {
+                    expr: d,
+                    kind: naga::ScalarKind::Sint,
+                    convert: None,
+                },
+                span,
+            );
             return Ok(Value::Rv(d, Type::INT));
         }
         let (hb, tb) = self.load(fx, vb, b.span)?;
         let (Type::Scalar(s), BinaryOp::Add | BinaryOp::Sub) = (&tb, op) else {
-            return Err(Error::new(span, format!("invalid operands to binary `{}` on a pointer", op.symbol())));
+            return Err(Error::new(
+                span,
+                format!("invalid operands to binary `{}` on a pointer", op.symbol()),
+            ));
         };
         if !s.is_integer() {
             return Err(Error::new(b.span, "pointer offsets must be integers"));
         }
-        let offset = if *s == Scalar::UInt { hb } else { self.index_u32(fx, hb, span) };
-        let naga_op = if op == BinaryOp::Add { Bo::Add } else { Bo::Subtract };
-        let index = fx.add(Expression::Binary { op: naga_op, left: p.index, right: offset }, span);
+        let offset = if *s == Scalar::UInt {
+            hb
+        } else {
+            self.index_u32(fx, hb, span)
+        };
+        let naga_op = if op == BinaryOp::Add {
+            Bo::Add
+        } else {
+            Bo::Subtract
+        };
+        let index = fx.add(
+            Expression::Binary {
+                op: naga_op,
+                left: p.index,
+                right: offset,
+            },
+            span,
+        );
         Ok(Value::Ptr(PtrValue { index, ..p }))
     }
 
-    fn ternary(&mut self, fx: &mut FnCtx, c: &Expr, a: &Expr, b: &Expr, span: Span) -> Result<Value> {
+    fn ternary(
+        &mut self,
+        fx: &mut FnCtx,
+        c: &Expr,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
         let (cond, ct) = self.condition(fx, c)?;
         if has_side_effects(a) || has_side_effects(b) {
             if ct != Type::BOOL {
-                return Err(Error::new(c.span, "a vector condition cannot select operands with side effects"));
+                return Err(Error::new(
+                    c.span,
+                    "a vector condition cannot select operands with side effects",
+                ));
             }
             return self.ternary_branching(fx, cond, a, b, span);
         }
@@ -617,24 +1102,69 @@ impl Lowerer<'_, '_> {
             let var = fx.local("_sel", ty_h, span);
             let ptr = fx.add(Expression::LocalVariable(var), span);
             let mut yes = naga::Block::new();
-            yes.push(naga::Statement::Store { pointer: ptr, value: accept }, Self::span(span));
+            yes.push(
+                naga::Statement::Store {
+                    pointer: ptr,
+                    value: accept,
+                },
+                Self::span(span),
+            );
             let mut no = naga::Block::new();
-            no.push(naga::Statement::Store { pointer: ptr, value: reject }, Self::span(span));
-            fx.push(naga::Statement::If { condition: cond, accept: yes, reject: no }, span);
-            return Ok(Value::Rv(fx.add(Expression::Load { pointer: ptr }, span), ty));
+            no.push(
+                naga::Statement::Store {
+                    pointer: ptr,
+                    value: reject,
+                },
+                Self::span(span),
+            );
+            fx.push(
+                naga::Statement::If {
+                    condition: cond,
+                    accept: yes,
+                    reject: no,
+                },
+                span,
+            );
+            return Ok(Value::Rv(
+                fx.add(Expression::Load { pointer: ptr }, span),
+                ty,
+            ));
         }
-        Ok(Value::Rv(fx.add(Expression::Select { condition: cond, accept, reject }, span), ty))
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Select {
+                    condition: cond,
+                    accept,
+                    reject,
+                },
+                span,
+            ),
+            ty,
+        ))
     }
 
     /// `c ? a : b` with side effects: only the chosen operand may run, so each
     /// is evaluated in its own branch and stored.
-    fn ternary_branching(&mut self, fx: &mut FnCtx, cond: Handle<Expression>, a: &Expr, b: &Expr, span: Span) -> Result<Value> {
+    fn ternary_branching(
+        &mut self,
+        fx: &mut FnCtx,
+        cond: Handle<Expression>,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
         fx.open();
         let (ha, ta) = self.rvalue(fx, a)?;
         let ta_h = self.naga_type(&ta, span)?;
         let var_a = fx.local("_sel", ta_h, span);
         let ptr_a = fx.add(Expression::LocalVariable(var_a), span);
-        fx.push(naga::Statement::Store { pointer: ptr_a, value: ha }, span);
+        fx.push(
+            naga::Statement::Store {
+                pointer: ptr_a,
+                value: ha,
+            },
+            span,
+        );
         let accept = fx.close();
         fx.open();
         let (hb, tb) = self.rvalue(fx, b)?;
@@ -645,9 +1175,22 @@ impl Lowerer<'_, '_> {
             let var_b = fx.local("_sel", tb_h, span);
             fx.add(Expression::LocalVariable(var_b), span)
         };
-        fx.push(naga::Statement::Store { pointer: ptr_b, value: hb }, span);
+        fx.push(
+            naga::Statement::Store {
+                pointer: ptr_b,
+                value: hb,
+            },
+            span,
+        );
         let reject = fx.close();
-        fx.push(naga::Statement::If { condition: cond, accept, reject }, span);
+        fx.push(
+            naga::Statement::If {
+                condition: cond,
+                accept,
+                reject,
+            },
+            span,
+        );
         let va = fx.add(Expression::Load { pointer: ptr_a }, span);
         if ptr_b == ptr_a {
             return Ok(Value::Rv(va, ta));
@@ -656,7 +1199,17 @@ impl Lowerer<'_, '_> {
         let ty = self.common_type(&ta, &tb, span)?;
         let va = self.convert(fx, va, &ta, &ty, false, a.span)?;
         let vb = self.convert(fx, vb, &tb, &ty, false, b.span)?;
-        Ok(Value::Rv(fx.add(Expression::Select { condition: cond, accept: va, reject: vb }, span), ty))
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Select {
+                    condition: cond,
+                    accept: va,
+                    reject: vb,
+                },
+                span,
+            ),
+            ty,
+        ))
     }
 
     /// The type both operands of `?:` convert to.
@@ -668,7 +1221,14 @@ impl Lowerer<'_, '_> {
             (Type::Scalar(x), Type::Scalar(y)) => Ok(Type::Scalar(conversions::arithmetic(*x, *y))),
             (Type::Vector(..), Type::Scalar(_)) => Ok(a.clone()),
             (Type::Scalar(_), Type::Vector(..)) => Ok(b.clone()),
-            _ => Err(Error::new(span, format!("incompatible operand types (`{}` and `{}`)", self.program.display(a), self.program.display(b)))),
+            _ => Err(Error::new(
+                span,
+                format!(
+                    "incompatible operand types (`{}` and `{}`)",
+                    self.program.display(a),
+                    self.program.display(b)
+                ),
+            )),
         }
     }
 }
@@ -678,9 +1238,15 @@ pub(super) fn has_side_effects(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Assign(..) | ExprKind::PostIncDec(..) | ExprKind::Call(..) => true,
         ExprKind::Unary(UnaryOp::PreInc | UnaryOp::PreDec, _) => true,
-        ExprKind::Unary(_, a) | ExprKind::Member(a, _, _) | ExprKind::Cast(_, _, a) => has_side_effects(a),
-        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => has_side_effects(a) || has_side_effects(b),
-        ExprKind::Ternary(a, b, c) => has_side_effects(a) || has_side_effects(b) || has_side_effects(c),
+        ExprKind::Unary(_, a) | ExprKind::Member(a, _, _) | ExprKind::Cast(_, _, a) => {
+            has_side_effects(a)
+        }
+        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
+            has_side_effects(a) || has_side_effects(b)
+        }
+        ExprKind::Ternary(a, b, c) => {
+            has_side_effects(a) || has_side_effects(b) || has_side_effects(c)
+        }
         ExprKind::Comma(items) => items.iter().any(has_side_effects),
         _ => false,
     }

@@ -75,7 +75,11 @@ pub(crate) struct Lowerer<'p, 'a> {
 }
 
 /// Lowers every selected entry point of `tu`.
-pub fn lower(tu: &ast::TranslationUnit, program: &Program, options: &Options) -> std::result::Result<Lowered, Vec<Error>> {
+pub fn lower(
+    tu: &ast::TranslationUnit,
+    program: &Program,
+    options: &Options,
+) -> std::result::Result<Lowered, Vec<Error>> {
     let mut l = Lowerer {
         program,
         module: naga::Module::default(),
@@ -91,8 +95,12 @@ pub fn lower(tu: &ast::TranslationUnit, program: &Program, options: &Options) ->
     let mut functions = Vec::new();
     let mut found = Vec::new();
     for item in &tu.items {
-        let ast::Item::Function(f) = item else { continue };
-        let Some((stage, stage_span)) = f.stage else { continue };
+        let ast::Item::Function(f) = item else {
+            continue;
+        };
+        let Some((stage, stage_span)) = f.stage else {
+            continue;
+        };
         found.push(f.name.name.clone());
         if !options.entries.is_empty() && !options.entries.contains(&f.name.name) {
             continue;
@@ -113,7 +121,10 @@ pub fn lower(tu: &ast::TranslationUnit, program: &Program, options: &Options) ->
     }
     for wanted in &options.entries {
         if !found.contains(wanted) {
-            errors.push(Error::new(Span::default(), format!("no kernel, vertex or fragment function named `{wanted}`")));
+            errors.push(Error::new(
+                Span::default(),
+                format!("no kernel, vertex or fragment function named `{wanted}`"),
+            ));
         }
     }
     // Helpers that no entry point reaches are still checked, so that errors in
@@ -126,7 +137,11 @@ pub fn lower(tu: &ast::TranslationUnit, program: &Program, options: &Options) ->
         }
     }
     if errors.is_empty() {
-        Ok(Lowered { module: l.module, functions, warnings: l.warnings })
+        Ok(Lowered {
+            module: l.module,
+            functions,
+            warnings: l.warnings,
+        })
     } else {
         Err(errors)
     }
@@ -143,7 +158,9 @@ impl Lowerer<'_, '_> {
         let mut keys = Vec::new();
         for p in &f.params {
             match self.program.resolve_type(&p.ty)? {
-                Type::Pointer(ptr) if ptr.space == crate::types::AddressSpace::Thread => keys.push(ArgKey::Thread),
+                Type::Pointer(ptr) if ptr.space == crate::types::AddressSpace::Thread => {
+                    keys.push(ArgKey::Thread)
+                }
                 Type::Pointer(_) => return Ok(()),
                 _ => keys.push(ArgKey::Value),
             }

@@ -114,22 +114,45 @@ impl Lowerer<'_, '_> {
     }
 
     /// A call to a library function; `None` if `name` is not one.
-    pub(super) fn library_call(&mut self, fx: &mut FnCtx, name: &str, args: &[Expr], span: Span) -> Result<Option<Value>> {
+    pub(super) fn library_call(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<Value>> {
         match name {
-            "threadgroup_barrier" | "simdgroup_barrier" => return self.barrier(fx, name, args, span).map(Some),
+            "threadgroup_barrier" | "simdgroup_barrier" => {
+                return self.barrier(fx, name, args, span).map(Some)
+            }
             "all" | "any" => return self.relational(fx, name, args, span).map(Some),
             "select" => return self.select_call(fx, args, span).map(Some),
             "fmod" => {
                 let (a, b, ty) = self.two_floats(fx, args, span)?;
-                return Ok(Some(Value::Rv(fx.add(Expression::Binary { op: naga::BinaryOperator::Modulo, left: a, right: b }, span), ty)));
+                return Ok(Some(Value::Rv(
+                    fx.add(
+                        Expression::Binary {
+                            op: naga::BinaryOperator::Modulo,
+                            left: a,
+                            right: b,
+                        },
+                        span,
+                    ),
+                    ty,
+                )));
             }
             "round" => return self.round(fx, args, span).map(Some),
             "fract" => return self.fract(fx, args, span).map(Some),
             _ => {}
         }
-        let Some((fun, arity, shape)) = math(name) else { return Ok(None) };
+        let Some((fun, arity, shape)) = math(name) else {
+            return Ok(None);
+        };
         if args.len() != arity {
-            return Err(Error::new(span, format!("`{name}` takes {arity} argument(s), {} given", args.len())));
+            return Err(Error::new(
+                span,
+                format!("`{name}` takes {arity} argument(s), {} given", args.len()),
+            ));
         }
         let mut vals = Vec::new();
         for a in args {
@@ -141,18 +164,42 @@ impl Lowerer<'_, '_> {
             hs.push(self.convert(fx, *h, t, &ty, false, span)?);
         }
         // `mix(x, y, a)` also accepts a scalar `a`; naga does too, but the splat is harmless.
-        let result_ty = if shape == Shape::FloatToScalar { Type::Scalar(ty.element_scalar().unwrap()) } else { ty.clone() };
+        let result_ty = if shape == Shape::FloatToScalar {
+            Type::Scalar(ty.element_scalar().unwrap())
+        } else {
+            ty.clone()
+        };
         if fun == Mf::Cross && ty.vector_size() != Some(3) {
             return Err(Error::new(span, "`cross` takes 3-component vectors"));
         }
-        let expr = Expression::Math { fun, arg: hs[0], arg1: hs.get(1).copied(), arg2: hs.get(2).copied(), arg3: None };
+        let expr = Expression::Math {
+            fun,
+            arg: hs[0],
+            arg1: hs.get(1).copied(),
+            arg2: hs.get(2).copied(),
+            arg3: None,
+        };
         Ok(Some(Value::Rv(fx.add(expr, span), result_ty)))
     }
 
     /// The type all arguments convert to: the vector shape if any argument is
     /// a vector, its element type, else the usual arithmetic conversions.
-    fn common_argument_type(&self, name: &str, vals: &[(Handle<Expression>, Type)], shape: Shape, span: Span) -> Result<Type> {
-        let bad = |t: &Type| Error::new(span, format!("no matching function for call to `{name}` with an argument of type `{}`", self.program.display(t)));
+    fn common_argument_type(
+        &self,
+        name: &str,
+        vals: &[(Handle<Expression>, Type)],
+        shape: Shape,
+        span: Span,
+    ) -> Result<Type> {
+        let bad = |t: &Type| {
+            Error::new(
+                span,
+                format!(
+                    "no matching function for call to `{name}` with an argument of type `{}`",
+                    self.program.display(t)
+                ),
+            )
+        };
         let mut size = 1;
         let mut elem: Option<Scalar> = None;
         for (_, t) in vals {
@@ -196,65 +243,173 @@ impl Lowerer<'_, '_> {
         Ok(Type::vector(elem, size))
     }
 
-    fn two_floats(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<(Handle<Expression>, Handle<Expression>, Type)> {
-        let [a, b] = args else { return Err(Error::new(span, "expected 2 arguments")) };
+    fn two_floats(
+        &mut self,
+        fx: &mut FnCtx,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<(Handle<Expression>, Handle<Expression>, Type)> {
+        let [a, b] = args else {
+            return Err(Error::new(span, "expected 2 arguments"));
+        };
         let va = self.rvalue(fx, a)?;
         let vb = self.rvalue(fx, b)?;
-        let ty = self.common_argument_type("fmod", &[va.clone(), vb.clone()], Shape::Float, span)?;
+        let ty =
+            self.common_argument_type("fmod", &[va.clone(), vb.clone()], Shape::Float, span)?;
         let a = self.convert(fx, va.0, &va.1, &ty, false, span)?;
         let b = self.convert(fx, vb.0, &vb.1, &ty, false, span)?;
         Ok((a, b, ty))
     }
 
-    fn one_float(&mut self, fx: &mut FnCtx, name: &str, args: &[Expr], span: Span) -> Result<(Handle<Expression>, Type)> {
-        let [a] = args else { return Err(Error::new(span, format!("`{name}` takes 1 argument"))) };
+    fn one_float(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<(Handle<Expression>, Type)> {
+        let [a] = args else {
+            return Err(Error::new(span, format!("`{name}` takes 1 argument")));
+        };
         let v = self.rvalue(fx, a)?;
         let ty = self.common_argument_type(name, std::slice::from_ref(&v), Shape::Float, span)?;
         Ok((self.convert(fx, v.0, &v.1, &ty, false, span)?, ty))
     }
 
-    fn splat_const(&mut self, fx: &mut FnCtx, v: f64, ty: &Type, span: Span) -> Result<Handle<Expression>> {
+    fn splat_const(
+        &mut self,
+        fx: &mut FnCtx,
+        v: f64,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
         let s = ty.element_scalar().unwrap();
-        let Value::Rv(h, t) = self.const_value(fx, &ConstValue::Float(v, s), span) else { unreachable!() };
+        let Value::Rv(h, t) = self.const_value(fx, &ConstValue::Float(v, s), span) else {
+            unreachable!()
+        };
         self.convert(fx, h, &t, ty, false, span)
     }
 
     /// MSL `round` rounds halfway cases away from zero; WGSL's to even.
     fn round(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<Value> {
         let (x, ty) = self.one_float(fx, "round", args, span)?;
-        let math = |fx: &mut FnCtx, fun, arg| fx.add(Expression::Math { fun, arg, arg1: None, arg2: None, arg3: None }, span);
+        let math = |fx: &mut FnCtx, fun, arg| {
+            fx.add(
+                Expression::Math {
+                    fun,
+                    arg,
+                    arg1: None,
+                    arg2: None,
+                    arg3: None,
+                },
+                span,
+            )
+        };
         let t = math(fx, Mf::Trunc, x);
         let sign = math(fx, Mf::Sign, x);
-        let diff = fx.add(Expression::Binary { op: naga::BinaryOperator::Subtract, left: x, right: t }, span);
+        let diff = fx.add(
+            Expression::Binary {
+                op: naga::BinaryOperator::Subtract,
+                left: x,
+                right: t,
+            },
+            span,
+        );
         let dist = math(fx, Mf::Abs, diff);
         let half = self.splat_const(fx, 0.5, &ty, span)?;
-        let away = fx.add(Expression::Binary { op: naga::BinaryOperator::GreaterEqual, left: dist, right: half }, span);
-        let up = fx.add(Expression::Binary { op: naga::BinaryOperator::Add, left: t, right: sign }, span);
-        Ok(Value::Rv(fx.add(Expression::Select { condition: away, accept: up, reject: t }, span), ty))
+        let away = fx.add(
+            Expression::Binary {
+                op: naga::BinaryOperator::GreaterEqual,
+                left: dist,
+                right: half,
+            },
+            span,
+        );
+        let up = fx.add(
+            Expression::Binary {
+                op: naga::BinaryOperator::Add,
+                left: t,
+                right: sign,
+            },
+            span,
+        );
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Select {
+                    condition: away,
+                    accept: up,
+                    reject: t,
+                },
+                span,
+            ),
+            ty,
+        ))
     }
 
     /// MSL `fract` is in [0, 1); WGSL's may round up to 1.0.
     fn fract(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<Value> {
         let (x, ty) = self.one_float(fx, "fract", args, span)?;
-        let f = fx.add(Expression::Math { fun: Mf::Fract, arg: x, arg1: None, arg2: None, arg3: None }, span);
-        let below_one = if ty.element_scalar() == Some(Scalar::Half) { 1.0 - 2f64.powi(-11) } else { 1.0 - 2f64.powi(-24) };
+        let f = fx.add(
+            Expression::Math {
+                fun: Mf::Fract,
+                arg: x,
+                arg1: None,
+                arg2: None,
+                arg3: None,
+            },
+            span,
+        );
+        let below_one = if ty.element_scalar() == Some(Scalar::Half) {
+            1.0 - 2f64.powi(-11)
+        } else {
+            1.0 - 2f64.powi(-24)
+        };
         let limit = self.splat_const(fx, below_one, &ty, span)?;
-        Ok(Value::Rv(fx.add(Expression::Math { fun: Mf::Min, arg: f, arg1: Some(limit), arg2: None, arg3: None }, span), ty))
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Math {
+                    fun: Mf::Min,
+                    arg: f,
+                    arg1: Some(limit),
+                    arg2: None,
+                    arg3: None,
+                },
+                span,
+            ),
+            ty,
+        ))
     }
 
-    fn relational(&mut self, fx: &mut FnCtx, name: &str, args: &[Expr], span: Span) -> Result<Value> {
-        let [a] = args else { return Err(Error::new(span, format!("`{name}` takes 1 argument"))) };
+    fn relational(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        let [a] = args else {
+            return Err(Error::new(span, format!("`{name}` takes 1 argument")));
+        };
         let (h, t) = self.condition(fx, a)?;
         if t == Type::BOOL {
             return Ok(Value::Rv(h, t));
         }
-        let fun = if name == "all" { naga::RelationalFunction::All } else { naga::RelationalFunction::Any };
-        Ok(Value::Rv(fx.add(Expression::Relational { fun, argument: h }, span), Type::BOOL))
+        let fun = if name == "all" {
+            naga::RelationalFunction::All
+        } else {
+            naga::RelationalFunction::Any
+        };
+        Ok(Value::Rv(
+            fx.add(Expression::Relational { fun, argument: h }, span),
+            Type::BOOL,
+        ))
     }
 
     /// `select(a, b, c)` is `c ? b : a`, componentwise.
     fn select_call(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<Value> {
-        let [a, b, c] = args else { return Err(Error::new(span, "`select` takes 3 arguments")) };
+        let [a, b, c] = args else {
+            return Err(Error::new(span, "`select` takes 3 arguments"));
+        };
         let (ha, ta) = self.rvalue(fx, a)?;
         let (hb, tb) = self.rvalue(fx, b)?;
         let ty = self.common_type(&ta, &tb, span)?;
@@ -262,14 +417,32 @@ impl Lowerer<'_, '_> {
         let hb = self.convert(fx, hb, &tb, &ty, false, span)?;
         let (hc, tc) = self.condition(fx, c)?;
         if tc.vector_size() != Some(1) && tc.vector_size() != ty.vector_size() {
-            return Err(Error::new(c.span, "`select` condition must be a scalar or match the operands' size"));
+            return Err(Error::new(
+                c.span,
+                "`select` condition must be a scalar or match the operands' size",
+            ));
         }
-        Ok(Value::Rv(fx.add(Expression::Select { condition: hc, accept: hb, reject: ha }, span), ty))
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Select {
+                    condition: hc,
+                    accept: hb,
+                    reject: ha,
+                },
+                span,
+            ),
+            ty,
+        ))
     }
 
     /// `threadgroup_barrier(mem_flags)` and `simdgroup_barrier(mem_flags)`.
     fn barrier(&mut self, fx: &mut FnCtx, name: &str, args: &[Expr], span: Span) -> Result<Value> {
-        let [flags] = args else { return Err(Error::new(span, format!("`{name}` takes one `mem_flags` argument"))) };
+        let [flags] = args else {
+            return Err(Error::new(
+                span,
+                format!("`{name}` takes one `mem_flags` argument"),
+            ));
+        };
         let mut set = naga::Barrier::empty();
         collect_mem_flags(flags, &mut set)?;
         if name == "simdgroup_barrier" {

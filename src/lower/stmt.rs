@@ -27,16 +27,32 @@ impl Lowerer<'_, '_> {
                 self.expr(fx, e)?;
             }
             StmtKind::Decl(d) => self.declaration(fx, d)?,
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let condition = self.scalar_condition(fx, cond)?;
                 let accept = self.nested(fx, then)?;
                 let reject = match otherwise {
                     Some(o) => self.nested(fx, o)?,
                     None => Block::new(),
                 };
-                fx.push(Statement::If { condition, accept, reject }, span);
+                fx.push(
+                    Statement::If {
+                        condition,
+                        accept,
+                        reject,
+                    },
+                    span,
+                );
             }
-            StmtKind::For { init, cond, step, body } => {
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
                 fx.open();
                 if let Some(init) = init {
                     self.stmt(fx, init)?;
@@ -47,13 +63,27 @@ impl Lowerer<'_, '_> {
                     self.expr(fx, step)?;
                 }
                 let continuing = fx.close();
-                fx.push(Statement::Loop { body, continuing, break_if: None }, span);
+                fx.push(
+                    Statement::Loop {
+                        body,
+                        continuing,
+                        break_if: None,
+                    },
+                    span,
+                );
                 let outer = fx.close();
                 fx.push(Statement::Block(outer), span);
             }
             StmtKind::While { cond, body } => {
                 let body = self.loop_body(fx, Some(cond), body)?;
-                fx.push(Statement::Loop { body, continuing: Block::new(), break_if: None }, span);
+                fx.push(
+                    Statement::Loop {
+                        body,
+                        continuing: Block::new(),
+                        break_if: None,
+                    },
+                    span,
+                );
             }
             StmtKind::DoWhile { body, cond } => {
                 fx.loops += 1;
@@ -64,20 +94,39 @@ impl Lowerer<'_, '_> {
                 let body = body?;
                 fx.open();
                 let c = self.scalar_condition(fx, cond)?;
-                let stop = fx.add(Expression::Unary { op: naga::UnaryOperator::LogicalNot, expr: c }, cond.span);
+                let stop = fx.add(
+                    Expression::Unary {
+                        op: naga::UnaryOperator::LogicalNot,
+                        expr: c,
+                    },
+                    cond.span,
+                );
                 let continuing = fx.close();
-                fx.push(Statement::Loop { body, continuing, break_if: Some(stop) }, span);
+                fx.push(
+                    Statement::Loop {
+                        body,
+                        continuing,
+                        break_if: Some(stop),
+                    },
+                    span,
+                );
             }
             StmtKind::Switch { selector, items } => self.switch(fx, selector, items, span)?,
             StmtKind::Break => {
                 if fx.breakables == 0 {
-                    return Err(Error::new(span, "`break` statement not in loop or switch statement"));
+                    return Err(Error::new(
+                        span,
+                        "`break` statement not in loop or switch statement",
+                    ));
                 }
                 fx.push(Statement::Break, span);
             }
             StmtKind::Continue => {
                 if fx.loops == 0 {
-                    return Err(Error::new(span, "`continue` statement not in loop statement"));
+                    return Err(Error::new(
+                        span,
+                        "`continue` statement not in loop statement",
+                    ));
                 }
                 fx.push(Statement::Continue, span);
             }
@@ -98,13 +147,25 @@ impl Lowerer<'_, '_> {
     }
 
     /// `if (!cond) break;` followed by the body.
-    fn loop_body(&mut self, fx: &mut FnCtx, cond: Option<&ast::Expr>, body: &Stmt) -> Result<Block> {
+    fn loop_body(
+        &mut self,
+        fx: &mut FnCtx,
+        cond: Option<&ast::Expr>,
+        body: &Stmt,
+    ) -> Result<Block> {
         fx.open();
         if let Some(cond) = cond {
             let c = self.scalar_condition(fx, cond)?;
             let mut stop = Block::new();
             stop.push(Statement::Break, Self::span(cond.span));
-            fx.push(Statement::If { condition: c, accept: Block::new(), reject: stop }, cond.span);
+            fx.push(
+                Statement::If {
+                    condition: c,
+                    accept: Block::new(),
+                    reject: stop,
+                },
+                cond.span,
+            );
         }
         fx.loops += 1;
         fx.breakables += 1;
@@ -123,7 +184,10 @@ impl Lowerer<'_, '_> {
             (Some(e), Type::Void) => {
                 let v = self.expr(fx, e)?;
                 if !matches!(v, Value::Void) {
-                    return Err(Error::new(e.span, "void function should not return a value"));
+                    return Err(Error::new(
+                        e.span,
+                        "void function should not return a value",
+                    ));
                 }
                 None
             }
@@ -142,12 +206,23 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
-    fn switch(&mut self, fx: &mut FnCtx, selector: &ast::Expr, items: &[SwitchItem], span: Span) -> Result<()> {
+    fn switch(
+        &mut self,
+        fx: &mut FnCtx,
+        selector: &ast::Expr,
+        items: &[SwitchItem],
+        span: Span,
+    ) -> Result<()> {
         let (h, t) = self.rvalue(fx, selector)?;
         let sel_ty = match t {
             Type::Scalar(Scalar::UInt) => Type::UINT,
             Type::Scalar(s) if s.is_integer() || s == Scalar::Bool => Type::INT,
-            _ => return Err(Error::new(selector.span, "statement requires expression of integer type")),
+            _ => {
+                return Err(Error::new(
+                    selector.span,
+                    "statement requires expression of integer type",
+                ))
+            }
         };
         let h = self.convert(fx, h, &t, &sel_ty, false, selector.span)?;
         // Segments: the labels that start each run of statements.
@@ -156,7 +231,10 @@ impl Lowerer<'_, '_> {
             match item {
                 SwitchItem::Label(v, s) => labels.push((v.as_ref(), *s, i)),
                 SwitchItem::Stmt(st) if labels.is_empty() => {
-                    return Err(Error::new(st.span, "statement in switch body is not reachable (no label before it)"));
+                    return Err(Error::new(
+                        st.span,
+                        "statement in switch body is not reachable (no label before it)",
+                    ));
                 }
                 SwitchItem::Stmt(_) => {}
             }
@@ -168,25 +246,40 @@ impl Lowerer<'_, '_> {
             for (k, (value, lspan, at)) in labels.iter().enumerate() {
                 let value = match value {
                     Some(e) => {
-                        let v = consteval::eval(self.program, e)?.as_int().ok_or_else(|| Error::new(e.span, "case value is not an integer constant"))?;
+                        let v = consteval::eval(self.program, e)?.as_int().ok_or_else(|| {
+                            Error::new(e.span, "case value is not an integer constant")
+                        })?;
                         if seen.contains(&Some(v)) {
                             return Err(Error::new(*lspan, format!("duplicate case value `{v}`")));
                         }
                         seen.push(Some(v));
-                        if sel_ty == Type::UINT { naga::SwitchValue::U32(v as u32) } else { naga::SwitchValue::I32(v as i32) }
+                        if sel_ty == Type::UINT {
+                            naga::SwitchValue::U32(v as u32)
+                        } else {
+                            naga::SwitchValue::I32(v as i32)
+                        }
                     }
                     None => {
                         if seen.contains(&None) {
-                            return Err(Error::new(*lspan, "multiple default labels in one switch"));
+                            return Err(Error::new(
+                                *lspan,
+                                "multiple default labels in one switch",
+                            ));
                         }
                         seen.push(None);
                         naga::SwitchValue::Default
                     }
                 };
-                let direct_empty = items.get(at + 1).is_none_or(|i| matches!(i, SwitchItem::Label(..)));
+                let direct_empty = items
+                    .get(at + 1)
+                    .is_none_or(|i| matches!(i, SwitchItem::Label(..)));
                 let is_last = k + 1 == labels.len();
                 if direct_empty && !is_last {
-                    cases.push(naga::SwitchCase { value, body: Block::new(), fall_through: true });
+                    cases.push(naga::SwitchCase {
+                        value,
+                        body: Block::new(),
+                        fall_through: true,
+                    });
                     continue;
                 }
                 // C++ falls through into the following statements until a
@@ -201,14 +294,22 @@ impl Lowerer<'_, '_> {
                     }
                 }
                 let body = fx.close();
-                cases.push(naga::SwitchCase { value, body, fall_through: false });
+                cases.push(naga::SwitchCase {
+                    value,
+                    body,
+                    fall_through: false,
+                });
             }
             Ok(())
         })();
         fx.breakables -= 1;
         result?;
         if !seen.contains(&None) {
-            cases.push(naga::SwitchCase { value: naga::SwitchValue::Default, body: Block::new(), fall_through: false });
+            cases.push(naga::SwitchCase {
+                value: naga::SwitchValue::Default,
+                body: Block::new(),
+                fall_through: false,
+            });
         }
         fx.push(Statement::Switch { selector: h, cases }, span);
         Ok(())
@@ -219,9 +320,15 @@ impl Lowerer<'_, '_> {
         if let Some((space, sspan)) = d.ty.space {
             if d.ty.ptr_ops.is_empty() {
                 let msg = match space {
-                    ast::AddressSpace::Threadgroup => "`threadgroup` variables are not supported yet",
-                    ast::AddressSpace::Constant => "`constant` variables must be declared at program scope",
-                    ast::AddressSpace::Device => "variables cannot be declared in the `device` address space",
+                    ast::AddressSpace::Threadgroup => {
+                        "`threadgroup` variables are not supported yet"
+                    }
+                    ast::AddressSpace::Constant => {
+                        "`constant` variables must be declared at program scope"
+                    }
+                    ast::AddressSpace::Device => {
+                        "variables cannot be declared in the `device` address space"
+                    }
                     _ => "",
                 };
                 if !msg.is_empty() {
@@ -234,32 +341,71 @@ impl Lowerer<'_, '_> {
             let ty = self.program.apply_array(base.clone(), &decl.array)?;
             let local = match &ty {
                 Type::Pointer(p) => self.pointer_local(fx, decl, p, &ty)?,
-                Type::Void => return Err(Error::new(decl.name.span, format!("variable `{}` has type `void`", decl.name.name))),
+                Type::Void => {
+                    return Err(Error::new(
+                        decl.name.span,
+                        format!("variable `{}` has type `void`", decl.name.name),
+                    ))
+                }
                 _ => self.value_local(fx, decl, &ty, d.ty.is_const)?,
             };
             if !fx.declare(&decl.name.name, local) {
-                return Err(Error::new(decl.name.span, format!("redefinition of `{}`", decl.name.name)));
+                return Err(Error::new(
+                    decl.name.span,
+                    format!("redefinition of `{}`", decl.name.name),
+                ));
             }
         }
         Ok(())
     }
 
-    fn value_local(&mut self, fx: &mut FnCtx, decl: &ast::Declarator, ty: &Type, is_const: bool) -> Result<Local> {
+    fn value_local(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &ast::Declarator,
+        ty: &Type,
+        is_const: bool,
+    ) -> Result<Local> {
         let ty_h = self.naga_type(ty, decl.name.span)?;
         let var = fx.local(&decl.name.name, ty_h, decl.name.span);
         if let Some(init) = &decl.init {
             let (h, _) = self.init_value(fx, init, ty)?;
             let ptr = fx.add(Expression::LocalVariable(var), decl.span);
-            fx.push(Statement::Store { pointer: ptr, value: h }, decl.span);
+            fx.push(
+                Statement::Store {
+                    pointer: ptr,
+                    value: h,
+                },
+                decl.span,
+            );
         } else if is_const {
-            return Err(Error::new(decl.name.span, format!("default initialization of an object of const type `{}`", self.program.display(ty))));
+            return Err(Error::new(
+                decl.name.span,
+                format!(
+                    "default initialization of an object of const type `{}`",
+                    self.program.display(ty)
+                ),
+            ));
         }
-        Ok(Local::Var { var, ty: ty.clone(), is_const })
+        Ok(Local::Var {
+            var,
+            ty: ty.clone(),
+            is_const,
+        })
     }
 
-    fn pointer_local(&mut self, fx: &mut FnCtx, decl: &ast::Declarator, p: &crate::types::Pointer, ty: &Type) -> Result<Local> {
+    fn pointer_local(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &ast::Declarator,
+        p: &crate::types::Pointer,
+        ty: &Type,
+    ) -> Result<Local> {
         let Some(init) = &decl.init else {
-            return Err(Error::new(decl.name.span, format!("`{}` must be initialized", self.program.display(ty))));
+            return Err(Error::new(
+                decl.name.span,
+                format!("`{}` must be initialized", self.program.display(ty)),
+            ));
         };
         let Init::Expr(e) = init else {
             return Err(Error::new(init.span(), "expected an expression"));
@@ -270,23 +416,61 @@ impl Lowerer<'_, '_> {
                 return Err(Error::new(e.span, "a reference must be bound to an lvalue"));
             };
             if place.ty != p.pointee {
-                return Err(Error::new(e.span, format!("cannot bind `{}` to a value of type `{}`", self.program.display(ty), self.program.display(&place.ty))));
+                return Err(Error::new(
+                    e.span,
+                    format!(
+                        "cannot bind `{}` to a value of type `{}`",
+                        self.program.display(ty),
+                        self.program.display(&place.ty)
+                    ),
+                ));
             }
             if !place.writable && !p.is_const {
-                return Err(Error::new(e.span, "binding a non-const reference to read-only memory"));
+                return Err(Error::new(
+                    e.span,
+                    "binding a non-const reference to read-only memory",
+                ));
             }
             return Ok(Local::Ref(place));
         }
         let Value::Ptr(q) = v else {
-            return Err(Error::new(e.span, format!("cannot initialize `{}` with a non-pointer value", self.program.display(ty))));
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "cannot initialize `{}` with a non-pointer value",
+                    self.program.display(ty)
+                ),
+            ));
         };
-        if q.pointee != p.pointee || (q.is_const && !p.is_const) || (q.space != p.space && q.space != AddressSpace::Thread) {
-            return Err(Error::new(e.span, format!("cannot initialize `{}` with a pointer to `{}`", self.program.display(ty), self.program.display(&q.pointee))));
+        if q.pointee != p.pointee
+            || (q.is_const && !p.is_const)
+            || (q.space != p.space && q.space != AddressSpace::Thread)
+        {
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "cannot initialize `{}` with a pointer to `{}`",
+                    self.program.display(ty),
+                    self.program.display(&q.pointee)
+                ),
+            ));
         }
         let u32_h = self.naga_type(&Type::UINT, decl.name.span)?;
         let var = fx.local(&format!("{}_index", decl.name.name), u32_h, decl.name.span);
         let ptr = fx.add(Expression::LocalVariable(var), decl.span);
-        fx.push(Statement::Store { pointer: ptr, value: q.index }, decl.span);
-        Ok(Local::PtrVar { var, ptr: PtrValue { is_const: p.is_const, ..q } })
+        fx.push(
+            Statement::Store {
+                pointer: ptr,
+                value: q.index,
+            },
+            decl.span,
+        );
+        Ok(Local::PtrVar {
+            var,
+            ptr: PtrValue {
+                is_const: p.is_const,
+                ..q
+            },
+        })
     }
 }

@@ -44,8 +44,15 @@ impl Lowerer<'_, '_> {
         }
         let inner = match ty {
             Type::Scalar(s) => TypeInner::Scalar(self.scalar_used(*s)),
-            Type::Vector(s, n) => TypeInner::Vector { size: vector_size(*n), scalar: self.scalar_used(*s) },
-            Type::Matrix { scalar: s, columns, rows } => TypeInner::Matrix {
+            Type::Vector(s, n) => TypeInner::Vector {
+                size: vector_size(*n),
+                scalar: self.scalar_used(*s),
+            },
+            Type::Matrix {
+                scalar: s,
+                columns,
+                rows,
+            } => TypeInner::Matrix {
                 columns: vector_size(*columns),
                 rows: vector_size(*rows),
                 scalar: self.scalar_used(*s),
@@ -55,20 +62,31 @@ impl Lowerer<'_, '_> {
                 let stride = self.wgsl_stride(elem, span)?;
                 TypeInner::Array {
                     base,
-                    size: naga::ArraySize::Constant(std::num::NonZeroU32::new(*n).expect("arrays are non-empty")),
+                    size: naga::ArraySize::Constant(
+                        std::num::NonZeroU32::new(*n).expect("arrays are non-empty"),
+                    ),
                     stride,
                 }
             }
             Type::Struct(id) => self.struct_inner(*id, span)?,
             Type::Void | Type::Pointer(_) => {
-                return Err(Error::new(span, format!("`{}` cannot be stored in a variable", self.program.display(ty))));
+                return Err(Error::new(
+                    span,
+                    format!(
+                        "`{}` cannot be stored in a variable",
+                        self.program.display(ty)
+                    ),
+                ));
             }
         };
         let name = match ty {
             Type::Struct(id) => Some(self.program.struct_name(*id).to_string()),
             _ => None,
         };
-        let h = self.module.types.insert(naga::Type { name, inner }, naga::Span::UNDEFINED);
+        let h = self
+            .module
+            .types
+            .insert(naga::Type { name, inner }, naga::Span::UNDEFINED);
         self.types.handles.insert(ty.clone(), h);
         Ok(h)
     }
@@ -85,7 +103,14 @@ impl Lowerer<'_, '_> {
         let base = self.naga_type(elem, span)?;
         let stride = self.wgsl_stride(elem, span)?;
         Ok(self.module.types.insert(
-            naga::Type { name: None, inner: TypeInner::Array { base, size: naga::ArraySize::Dynamic, stride } },
+            naga::Type {
+                name: None,
+                inner: TypeInner::Array {
+                    base,
+                    size: naga::ArraySize::Dynamic,
+                    stride,
+                },
+            },
             naga::Span::UNDEFINED,
         ))
     }
@@ -93,11 +118,18 @@ impl Lowerer<'_, '_> {
     /// The array stride, checked to be Metal's.
     fn wgsl_stride(&mut self, elem: &Type, span: Span) -> Result<u32> {
         let structs = &self.program.structs;
-        let w = layout::wgsl(elem, structs).map_err(|_| Error::new(span, "this type cannot be an array element"))?;
+        let w = layout::wgsl(elem, structs)
+            .map_err(|_| Error::new(span, "this type cannot be an array element"))?;
         let m = layout::metal(elem, structs);
         let stride = w.size.div_ceil(w.align) * w.align;
         if stride != m.size {
-            return Err(Error::new(span, format!("`{}` arrays have no WGSL equivalent of Metal's stride", self.program.display(elem))));
+            return Err(Error::new(
+                span,
+                format!(
+                    "`{}` arrays have no WGSL equivalent of Metal's stride",
+                    self.program.display(elem)
+                ),
+            ));
         }
         Ok(stride)
     }
@@ -111,7 +143,10 @@ impl Lowerer<'_, '_> {
                     Some(i) => format!("member `{}` of `{}`", def.members[i].name, def.name),
                     None => format!("struct `{}`", def.name),
                 };
-                Error::new(span, format!("the Metal layout of {what} cannot be expressed in WGSL"))
+                Error::new(
+                    span,
+                    format!("the Metal layout of {what} cannot be expressed in WGSL"),
+                )
             })?;
             self.types.plans.insert(id, plan);
         }
@@ -131,13 +166,25 @@ impl Lowerer<'_, '_> {
                 }
                 PlannedMember::Padding(size) => {
                     pads += 1;
-                    let ty = if size == 4 { Type::UINT } else { Type::Scalar(Scalar::Half) };
+                    let ty = if size == 4 {
+                        Type::UINT
+                    } else {
+                        Type::Scalar(Scalar::Half)
+                    };
                     (format!("_pad{}", pads - 1), self.naga_type(&ty, span)?)
                 }
             };
-            members.push(naga::StructMember { name: Some(name), ty, binding: None, offset: *offset });
+            members.push(naga::StructMember {
+                name: Some(name),
+                ty,
+                binding: None,
+                offset: *offset,
+            });
         }
-        Ok(TypeInner::Struct { members, span: plan.size_align.size })
+        Ok(TypeInner::Struct {
+            members,
+            span: plan.size_align.size,
+        })
     }
 
     /// The naga member index of MSL member `index` of struct `id`.

@@ -58,15 +58,29 @@ impl ConstValue {
     pub fn zero(ty: &Type, program: &Program) -> ConstValue {
         match ty {
             Type::Scalar(s) => scalar_from_f64(0.0, *s),
-            Type::Vector(s, n) => ConstValue::Composite(ty.clone(), vec![scalar_from_f64(0.0, *s); *n as usize]),
-            Type::Matrix { scalar, columns, rows } => ConstValue::Composite(
+            Type::Vector(s, n) => {
+                ConstValue::Composite(ty.clone(), vec![scalar_from_f64(0.0, *s); *n as usize])
+            }
+            Type::Matrix {
+                scalar,
+                columns,
+                rows,
+            } => ConstValue::Composite(
                 ty.clone(),
                 vec![ConstValue::zero(&Type::Vector(*scalar, *rows), program); *columns as usize],
             ),
-            Type::Array(e, n) => ConstValue::Composite(ty.clone(), vec![ConstValue::zero(e, program); *n as usize]),
+            Type::Array(e, n) => {
+                ConstValue::Composite(ty.clone(), vec![ConstValue::zero(e, program); *n as usize])
+            }
             Type::Struct(id) => ConstValue::Composite(
                 ty.clone(),
-                program.structs.get(*id).members.iter().map(|m| ConstValue::zero(&m.ty, program)).collect(),
+                program
+                    .structs
+                    .get(*id)
+                    .members
+                    .iter()
+                    .map(|m| ConstValue::zero(&m.ty, program))
+                    .collect(),
             ),
             Type::Void | Type::Pointer(_) => ConstValue::Int(0, Scalar::Int),
         }
@@ -94,7 +108,9 @@ fn wrap(v: i64, s: Scalar) -> i64 {
 fn convert_scalar(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
     Some(match (v, to) {
         (ConstValue::Int(i, _), s) if s.is_integer() => ConstValue::Int(wrap(*i, s), s),
-        (ConstValue::Float(f, _), s) if s.is_integer() => ConstValue::Int(wrap(f.trunc() as i64, s), s),
+        (ConstValue::Float(f, _), s) if s.is_integer() => {
+            ConstValue::Int(wrap(f.trunc() as i64, s), s)
+        }
         (_, Scalar::Bool) => ConstValue::Bool(v.as_f64()? != 0.0),
         (_, s) if s.is_float() => ConstValue::Float(round_to(v.as_f64()?, s), s),
         (_, s) => ConstValue::Int(wrap(v.as_f64()? as i64, s), s),
@@ -109,19 +125,30 @@ fn round_to(v: f64, s: Scalar) -> f64 {
 }
 
 /// Converts `v` to `ty` with the implicit-conversion rules (splatting scalars).
-pub fn convert(v: &ConstValue, ty: &Type, span: crate::source_map::Span, program: &Program) -> Result<ConstValue> {
+pub fn convert(
+    v: &ConstValue,
+    ty: &Type,
+    span: crate::source_map::Span,
+    program: &Program,
+) -> Result<ConstValue> {
     let from = v.ty();
     if &from == ty {
         return Ok(v.clone());
     }
     conversions::check_implicit(&from, ty, program).map_err(|m| Error::new(span, m))?;
     match ty {
-        Type::Scalar(s) => convert_scalar(v, *s).ok_or_else(|| Error::new(span, "not a constant scalar")),
+        Type::Scalar(s) => {
+            convert_scalar(v, *s).ok_or_else(|| Error::new(span, "not a constant scalar"))
+        }
         Type::Vector(s, n) => {
-            let lane = convert_scalar(v, *s).ok_or_else(|| Error::new(span, "not a constant scalar"))?;
+            let lane =
+                convert_scalar(v, *s).ok_or_else(|| Error::new(span, "not a constant scalar"))?;
             Ok(ConstValue::Composite(ty.clone(), vec![lane; *n as usize]))
         }
-        _ => Err(Error::new(span, format!("cannot convert to `{}`", program.display(ty)))),
+        _ => Err(Error::new(
+            span,
+            format!("cannot convert to `{}`", program.display(ty)),
+        )),
     }
 }
 
@@ -146,24 +173,47 @@ pub fn eval_init(program: &Program, init: &Init, ty: &Type) -> Result<ConstValue
     }
 }
 
-fn eval_list(program: &Program, items: &[Init], ty: &Type, span: crate::source_map::Span) -> Result<ConstValue> {
+fn eval_list(
+    program: &Program,
+    items: &[Init],
+    ty: &Type,
+    span: crate::source_map::Span,
+) -> Result<ConstValue> {
     let element_types: Vec<Type> = match ty {
         Type::Array(e, n) => vec![(**e).clone(); *n as usize],
-        Type::Struct(id) => program.structs.get(*id).members.iter().map(|m| m.ty.clone()).collect(),
+        Type::Struct(id) => program
+            .structs
+            .get(*id)
+            .members
+            .iter()
+            .map(|m| m.ty.clone())
+            .collect(),
         Type::Vector(s, n) => vec![Type::Scalar(*s); *n as usize],
-        Type::Matrix { scalar, columns, rows } => vec![Type::Vector(*scalar, *rows); *columns as usize],
+        Type::Matrix {
+            scalar,
+            columns,
+            rows,
+        } => vec![Type::Vector(*scalar, *rows); *columns as usize],
         Type::Scalar(_) if items.len() <= 1 => {
             return match items.first() {
                 Some(i) => eval_init(program, i, ty),
                 None => Ok(ConstValue::zero(ty, program)),
             };
         }
-        _ => return Err(Error::new(span, format!("cannot initialize `{}` with a list", program.display(ty)))),
+        _ => {
+            return Err(Error::new(
+                span,
+                format!("cannot initialize `{}` with a list", program.display(ty)),
+            ))
+        }
     };
     if items.len() > element_types.len() {
         return Err(Error::new(
             items[element_types.len()].span(),
-            format!("excess elements in initializer of `{}`", program.display(ty)),
+            format!(
+                "excess elements in initializer of `{}`",
+                program.display(ty)
+            ),
         ));
     }
     let mut values = Vec::with_capacity(element_types.len());
@@ -180,7 +230,11 @@ fn eval_list(program: &Program, items: &[Init], ty: &Type, span: crate::source_m
 pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
     let not_const = || Error::new(e.span, "expression is not a compile-time constant");
     match &e.kind {
-        ExprKind::Int { value, suffix, non_decimal } => int_literal(*value, *suffix, *non_decimal, e.span),
+        ExprKind::Int {
+            value,
+            suffix,
+            non_decimal,
+        } => int_literal(*value, *suffix, *non_decimal, e.span),
         ExprKind::Float { value, suffix } => Ok(match suffix {
             LiteralSuffix::Half => ConstValue::Float(*value, Scalar::Half),
             _ => ConstValue::Float(*value as f32 as f64, Scalar::Float),
@@ -225,7 +279,12 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
 
 /// C++ typing of integer literals: decimal → int, then long; hex/octal may
 /// also be unsigned.
-fn int_literal(value: u64, suffix: LiteralSuffix, non_decimal: bool, span: crate::source_map::Span) -> Result<ConstValue> {
+fn int_literal(
+    value: u64,
+    suffix: LiteralSuffix,
+    non_decimal: bool,
+    span: crate::source_map::Span,
+) -> Result<ConstValue> {
     let fits_int = value <= i32::MAX as u64;
     let fits_uint = value <= u32::MAX as u64;
     let s = match suffix {
@@ -233,30 +292,45 @@ fn int_literal(value: u64, suffix: LiteralSuffix, non_decimal: bool, span: crate
         LiteralSuffix::None if non_decimal && fits_uint => Scalar::UInt,
         LiteralSuffix::Unsigned if fits_uint => Scalar::UInt,
         _ => {
-            return Err(Error::new(span, "64-bit integer literals are not supported yet")
-                .note("`long` and `ulong` are not supported by this version"));
+            return Err(
+                Error::new(span, "64-bit integer literals are not supported yet")
+                    .note("`long` and `ulong` are not supported by this version"),
+            );
         }
     };
     Ok(ConstValue::Int(value as i64, s))
 }
 
 fn construct(program: &Program, callee: &ast::Expr, args: &[ast::Expr]) -> Option<ConstValue> {
-    let ExprKind::Name(path) = &callee.kind else { return None };
+    let ExprKind::Name(path) = &callee.kind else {
+        return None;
+    };
     let ty = types::builtin_type(&path.join("::"))?;
-    let values: Vec<ConstValue> = args.iter().map(|a| eval(program, a).ok()).collect::<Option<_>>()?;
+    let values: Vec<ConstValue> = args
+        .iter()
+        .map(|a| eval(program, a).ok())
+        .collect::<Option<_>>()?;
     match ty {
         Type::Scalar(s) if values.len() == 1 => convert_scalar(&values[0], s),
         Type::Vector(s, n) => {
             let mut lanes = Vec::new();
             for v in &values {
                 match v {
-                    ConstValue::Composite(Type::Vector(..), items) => lanes.extend(items.iter().cloned()),
+                    ConstValue::Composite(Type::Vector(..), items) => {
+                        lanes.extend(items.iter().cloned())
+                    }
                     other => lanes.push(other.clone()),
                 }
             }
-            let lanes: Vec<ConstValue> = lanes.iter().map(|l| convert_scalar(l, s)).collect::<Option<_>>()?;
+            let lanes: Vec<ConstValue> = lanes
+                .iter()
+                .map(|l| convert_scalar(l, s))
+                .collect::<Option<_>>()?;
             match lanes.len() {
-                1 => Some(ConstValue::Composite(ty, vec![lanes[0].clone(); n as usize])),
+                1 => Some(ConstValue::Composite(
+                    ty,
+                    vec![lanes[0].clone(); n as usize],
+                )),
                 l if l == n as usize => Some(ConstValue::Composite(ty, lanes)),
                 _ => None,
             }
@@ -268,10 +342,14 @@ fn construct(program: &Program, callee: &ast::Expr, args: &[ast::Expr]) -> Optio
 fn unary(op: UnaryOp, v: &ConstValue) -> Option<ConstValue> {
     match (op, v) {
         (UnaryOp::Plus, _) => Some(v.clone()),
-        (UnaryOp::Neg, ConstValue::Int(i, s)) => Some(ConstValue::Int(wrap(-i, promote(*s)), promote(*s))),
+        (UnaryOp::Neg, ConstValue::Int(i, s)) => {
+            Some(ConstValue::Int(wrap(-i, promote(*s)), promote(*s)))
+        }
         (UnaryOp::Neg, ConstValue::Float(f, s)) => Some(ConstValue::Float(-f, *s)),
         (UnaryOp::Not, _) => Some(ConstValue::Bool(v.as_f64()? == 0.0)),
-        (UnaryOp::BitNot, ConstValue::Int(i, s)) => Some(ConstValue::Int(wrap(!i, promote(*s)), promote(*s))),
+        (UnaryOp::BitNot, ConstValue::Int(i, s)) => {
+            Some(ConstValue::Int(wrap(!i, promote(*s)), promote(*s)))
+        }
         _ => None,
     }
 }
@@ -280,17 +358,38 @@ fn promote(s: Scalar) -> Scalar {
     conversions::promote(s)
 }
 
-fn binary(op: BinaryOp, a: &ConstValue, b: &ConstValue, span: crate::source_map::Span) -> Result<ConstValue> {
+fn binary(
+    op: BinaryOp,
+    a: &ConstValue,
+    b: &ConstValue,
+    span: crate::source_map::Span,
+) -> Result<ConstValue> {
     let not_const = || Error::new(span, "expression is not a compile-time constant");
-    let (Type::Scalar(sa), Type::Scalar(sb)) = (a.ty(), b.ty()) else { return Err(not_const()) };
+    let (Type::Scalar(sa), Type::Scalar(sb)) = (a.ty(), b.ty()) else {
+        return Err(not_const());
+    };
     use BinaryOp::*;
     if matches!(op, LogicalAnd | LogicalOr) {
-        let (x, y) = (a.as_f64().ok_or_else(not_const)? != 0.0, b.as_f64().ok_or_else(not_const)? != 0.0);
-        return Ok(ConstValue::Bool(if op == LogicalAnd { x && y } else { x || y }));
+        let (x, y) = (
+            a.as_f64().ok_or_else(not_const)? != 0.0,
+            b.as_f64().ok_or_else(not_const)? != 0.0,
+        );
+        return Ok(ConstValue::Bool(if op == LogicalAnd {
+            x && y
+        } else {
+            x || y
+        }));
     }
-    let common = if matches!(op, Shl | Shr) { promote(sa) } else { conversions::arithmetic(sa, sb) };
+    let common = if matches!(op, Shl | Shr) {
+        promote(sa)
+    } else {
+        conversions::arithmetic(sa, sb)
+    };
     if matches!(op, Eq | Ne | Lt | Gt | Le | Ge) {
-        let (x, y) = (a.as_f64().ok_or_else(not_const)?, b.as_f64().ok_or_else(not_const)?);
+        let (x, y) = (
+            a.as_f64().ok_or_else(not_const)?,
+            b.as_f64().ok_or_else(not_const)?,
+        );
         let r = match op {
             Eq => x == y,
             Ne => x != y,
@@ -302,22 +401,42 @@ fn binary(op: BinaryOp, a: &ConstValue, b: &ConstValue, span: crate::source_map:
         return Ok(ConstValue::Bool(r));
     }
     if common.is_float() {
-        let (x, y) = (a.as_f64().ok_or_else(not_const)?, b.as_f64().ok_or_else(not_const)?);
+        let (x, y) = (
+            a.as_f64().ok_or_else(not_const)?,
+            b.as_f64().ok_or_else(not_const)?,
+        );
         let r = match op {
             Add => x + y,
             Sub => x - y,
             Mul => x * y,
             Div => x / y,
-            _ => return Err(Error::new(span, format!("invalid operands to binary `{}`", op.symbol()))),
+            _ => {
+                return Err(Error::new(
+                    span,
+                    format!("invalid operands to binary `{}`", op.symbol()),
+                ))
+            }
         };
         return Ok(ConstValue::Float(round_to(r, common), common));
     }
-    let x = convert_scalar(a, common).and_then(|v| v.as_int()).ok_or_else(not_const)?;
-    let y = convert_scalar(b, if matches!(op, Shl | Shr) { Scalar::UInt } else { common })
+    let x = convert_scalar(a, common)
         .and_then(|v| v.as_int())
         .ok_or_else(not_const)?;
+    let y = convert_scalar(
+        b,
+        if matches!(op, Shl | Shr) {
+            Scalar::UInt
+        } else {
+            common
+        },
+    )
+    .and_then(|v| v.as_int())
+    .ok_or_else(not_const)?;
     if matches!(op, Div | Rem) && y == 0 {
-        return Err(Error::new(span, "division by zero in a constant expression"));
+        return Err(Error::new(
+            span,
+            "division by zero in a constant expression",
+        ));
     }
     let unsigned = !common.is_signed_integer();
     let r = match op {

@@ -17,7 +17,13 @@ pub fn arithmetic(a: Scalar, b: Scalar) -> Scalar {
     if a.is_float() || b.is_float() {
         // An integer converts to the float operand's type; half with float gives float.
         return match (a.is_float(), b.is_float()) {
-            (true, true) => if a.rank() >= b.rank() { a } else { b },
+            (true, true) => {
+                if a.rank() >= b.rank() {
+                    a
+                } else {
+                    b
+                }
+            }
             (true, false) => a,
             _ => b,
         };
@@ -27,7 +33,13 @@ pub fn arithmetic(a: Scalar, b: Scalar) -> Scalar {
     }
     // Same rank: unsigned wins; otherwise the higher rank (signed long holds all of uint).
     match a.rank().cmp(&b.rank()) {
-        std::cmp::Ordering::Equal => if a.is_signed_integer() { b } else { a },
+        std::cmp::Ordering::Equal => {
+            if a.is_signed_integer() {
+                b
+            } else {
+                a
+            }
+        }
         std::cmp::Ordering::Greater => a,
         std::cmp::Ordering::Less => b,
     }

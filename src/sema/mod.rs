@@ -25,7 +25,11 @@ pub struct Error {
 impl Error {
     /// An error at `span`.
     pub fn new(span: Span, message: impl Into<String>) -> Self {
-        Error { span, message: message.into(), notes: Vec::new() }
+        Error {
+            span,
+            message: message.into(),
+            notes: Vec::new(),
+        }
     }
 
     /// Adds a note.
@@ -108,9 +112,13 @@ impl<'a> Program<'a> {
                         list.push(index);
                         Ok(())
                     }
-                    Some(_) => Err(Error::new(f.name.span, format!("redefinition of `{}`", f.name.name))),
+                    Some(_) => Err(Error::new(
+                        f.name.span,
+                        format!("redefinition of `{}`", f.name.name),
+                    )),
                     None => {
-                        self.symbols.insert(f.name.name.clone(), Symbol::Functions(vec![index]));
+                        self.symbols
+                            .insert(f.name.name.clone(), Symbol::Functions(vec![index]));
                         Ok(())
                     }
                 }
@@ -121,7 +129,10 @@ impl<'a> Program<'a> {
 
     fn define(&mut self, name: &ast::Ident, symbol: Symbol) -> Result<()> {
         if self.symbols.contains_key(&name.name) {
-            return Err(Error::new(name.span, format!("redefinition of `{}`", name.name)));
+            return Err(Error::new(
+                name.span,
+                format!("redefinition of `{}`", name.name),
+            ));
         }
         self.symbols.insert(name.name.clone(), symbol);
         Ok(())
@@ -133,20 +144,34 @@ impl<'a> Program<'a> {
             let ty = self.resolve_type(&m.ty)?;
             let ty = self.apply_array(ty, &m.array)?;
             if matches!(ty, Type::Pointer(_)) {
-                return Err(Error::new(m.ty.span, "pointer and reference members are not supported yet"));
+                return Err(Error::new(
+                    m.ty.span,
+                    "pointer and reference members are not supported yet",
+                ));
             }
             if ty == Type::Void {
                 return Err(Error::new(m.ty.span, "a member cannot have type `void`"));
             }
             if members.iter().any(|x| x.name == m.name.name) {
-                return Err(Error::new(m.name.span, format!("duplicate member `{}`", m.name.name)));
+                return Err(Error::new(
+                    m.name.span,
+                    format!("duplicate member `{}`", m.name.name),
+                ));
             }
-            members.push(MemberDef { name: m.name.name.clone(), ty, span: m.name.span });
+            members.push(MemberDef {
+                name: m.name.name.clone(),
+                ty,
+                span: m.name.span,
+            });
         }
         if members.is_empty() {
             return Err(Error::new(s.name.span, "empty structs are not supported"));
         }
-        let id = self.structs.push(StructDef { name: s.name.name.clone(), members, span: s.span });
+        let id = self.structs.push(StructDef {
+            name: s.name.name.clone(),
+            members,
+            span: s.span,
+        });
         self.define(&s.name, Symbol::Type(Type::Struct(id)))
     }
 
@@ -164,11 +189,19 @@ impl<'a> Program<'a> {
             let Some(init) = &d.init else {
                 return Err(Error::new(
                     d.name.span,
-                    format!("program-scope constant `{}` must be initialized", d.name.name),
+                    format!(
+                        "program-scope constant `{}` must be initialized",
+                        d.name.name
+                    ),
                 ));
             };
             let value = consteval::eval_init(self, init, &ty)?;
-            self.constants.push(GlobalConstant { name: d.name.name.clone(), ty, value, span: d.span });
+            self.constants.push(GlobalConstant {
+                name: d.name.name.clone(),
+                ty,
+                value,
+                span: d.span,
+            });
             let index = self.constants.len() - 1;
             self.define(&d.name, Symbol::Constant(index))?;
         }
@@ -192,7 +225,10 @@ impl<'a> Program<'a> {
         let name = name.strip_prefix("metal::").unwrap_or(&name);
         if let Some(ty) = types::builtin_type(name) {
             if !ts.args.is_empty() {
-                return Err(Error::new(ts.name_span, format!("`{name}` is not a template")));
+                return Err(Error::new(
+                    ts.name_span,
+                    format!("`{name}` is not a template"),
+                ));
             }
             return check_supported(ty, ts.name_span);
         }
@@ -200,36 +236,59 @@ impl<'a> Program<'a> {
             "void" => return Ok(Type::Void),
             "size_t" => return Ok(Type::UINT),
             "ptrdiff_t" => return Ok(Type::INT),
-            "double" => return Err(Error::new(ts.name_span, "`double` is not supported by Metal")),
+            "double" => {
+                return Err(Error::new(
+                    ts.name_span,
+                    "`double` is not supported by Metal",
+                ))
+            }
             "vec" => return self.template_vec(ts),
             n if n.starts_with("texture") || n.starts_with("depth") || n == "sampler" => {
-                return Err(Error::new(ts.name_span, format!("texture and sampler types are not supported yet (`{n}`)")));
+                return Err(Error::new(
+                    ts.name_span,
+                    format!("texture and sampler types are not supported yet (`{n}`)"),
+                ));
             }
             "array" => return self.template_array(ts),
             _ => {}
         }
         match self.symbols.get(name) {
             Some(Symbol::Type(ty)) => Ok(ty.clone()),
-            Some(_) => Err(Error::new(ts.name_span, format!("`{name}` does not name a type"))),
-            None => Err(Error::new(ts.name_span, format!("unknown type name `{name}`"))),
+            Some(_) => Err(Error::new(
+                ts.name_span,
+                format!("`{name}` does not name a type"),
+            )),
+            None => Err(Error::new(
+                ts.name_span,
+                format!("unknown type name `{name}`"),
+            )),
         }
     }
 
     fn template_vec(&self, ts: &ast::TypeSpec) -> Result<Type> {
         let [TemplateArg::Type(elem), n] = ts.args.as_slice() else {
-            return Err(Error::new(ts.span, "`vec` needs an element type and a size: `vec<T, N>`"));
+            return Err(Error::new(
+                ts.span,
+                "`vec` needs an element type and a size: `vec<T, N>`",
+            ));
         };
         let elem = self.resolve_value_type(elem)?;
         let n = self.template_count(n, ts.span)?;
         match (elem, n) {
             (Type::Scalar(s), 2..=4) => Ok(Type::Vector(s, n as u8)),
-            _ => Err(Error::new(ts.span, "`vec<T, N>` needs a scalar T and N between 2 and 4")),
+            _ => Err(Error::new(
+                ts.span,
+                "`vec<T, N>` needs a scalar T and N between 2 and 4",
+            )),
         }
     }
 
     fn template_array(&self, ts: &ast::TypeSpec) -> Result<Type> {
         let [TemplateArg::Type(elem), n] = ts.args.as_slice() else {
-            return Err(Error::new(ts.span, "`array` needs an element type and a size: `array<T, N>`"));
+            return Err(Error::new(
+                ts.span,
+                "`array` needs an element type and a size: `array<T, N>`",
+            ));
         };
         let elem = self.resolve_value_type(elem)?;
         let n = self.template_count(n, ts.span)?;
@@ -241,12 +300,19 @@ impl<'a> Program<'a> {
             TemplateArg::Expr(e) => consteval::eval(self, e)?,
             // A bare name parses as a type; it may be a constant.
             TemplateArg::Type(t) if t.ptr_ops.is_empty() && t.args.is_empty() => {
-                let e = ast::Expr { kind: ast::ExprKind::Name(t.path.clone()), span: t.span };
+                let e = ast::Expr {
+                    kind: ast::ExprKind::Name(t.path.clone()),
+                    span: t.span,
+                };
                 consteval::eval(self, &e)?
             }
-            TemplateArg::Type(t) => return Err(Error::new(t.span, "expected a constant, found a type")),
+            TemplateArg::Type(t) => {
+                return Err(Error::new(t.span, "expected a constant, found a type"))
+            }
         };
-        value.as_count().ok_or_else(|| Error::new(span, "expected a positive integer constant"))
+        value
+            .as_count()
+            .ok_or_else(|| Error::new(span, "expected a positive integer constant"))
     }
 
     /// Resolves a written type including `*`/`&` declarators.
@@ -265,7 +331,10 @@ impl<'a> Program<'a> {
                 ));
             };
             if i > 0 {
-                return Err(Error::new(ts.span, "pointers to pointers are not supported"));
+                return Err(Error::new(
+                    ts.span,
+                    "pointers to pointers are not supported",
+                ));
             }
             let space = match space {
                 ast::AddressSpace::Device => AddressSpace::Device,
@@ -293,9 +362,9 @@ impl<'a> Program<'a> {
             let Some(e) = dim else {
                 return Err(Error::new(Span::default(), "arrays need a size"));
             };
-            let n = consteval::eval(self, e)?
-                .as_count()
-                .ok_or_else(|| Error::new(e.span, "array size must be a positive integer constant"))?;
+            let n = consteval::eval(self, e)?.as_count().ok_or_else(|| {
+                Error::new(e.span, "array size must be a positive integer constant")
+            })?;
             ty = Type::Array(Box::new(ty), n);
         }
         Ok(ty)

@@ -41,14 +41,24 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
                 let mut inner = pair.into_inner();
                 let name = ident(inner.next().unwrap());
                 let ty = type_spec(inner.next().unwrap())?;
-                items.push(Item::Alias(Alias { name, ty, array: Vec::new(), span }));
+                items.push(Item::Alias(Alias {
+                    name,
+                    ty,
+                    array: Vec::new(),
+                    span,
+                }));
             }
             Rule::typedef_decl => {
                 let mut inner = pair.into_inner();
                 let ty = type_spec(inner.next().unwrap())?;
                 let name = ident(inner.next().unwrap());
                 let array = inner.map(array_suffix).collect::<Result<_>>()?;
-                items.push(Item::Alias(Alias { name, ty, array, span }));
+                items.push(Item::Alias(Alias {
+                    name,
+                    ty,
+                    array,
+                    span,
+                }));
             }
             Rule::struct_decl => items.push(Item::Struct(struct_decl(pair)?)),
             Rule::function_def => items.push(Item::Function(function_def(pair)?)),
@@ -80,10 +90,19 @@ fn struct_decl(pair: Pair<Rule>) -> Result<StructDecl> {
                     _ => unreachable!(),
                 }
             }
-            members.push(Member { ty: ty.clone(), name, array, attributes });
+            members.push(Member {
+                ty: ty.clone(),
+                name,
+                array,
+                attributes,
+            });
         }
     }
-    Ok(StructDecl { name, members, span })
+    Ok(StructDecl {
+        name,
+        members,
+        span,
+    })
 }
 
 fn array_suffix(pair: Pair<Rule>) -> Result<Option<Expr>> {
@@ -169,7 +188,13 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
             _ => unreachable!(),
         }
     }
-    Ok(Param { ty, name, array, attributes, span })
+    Ok(Param {
+        ty,
+        name,
+        array,
+        attributes,
+        span,
+    })
 }
 
 /// `type_spec` and `cast_type_spec` share one shape.
@@ -257,7 +282,11 @@ fn var_decl(pair: Pair<Rule>) -> Result<VarDecl> {
     let mut inner = pair.into_inner();
     let ty = type_spec(inner.next().unwrap())?;
     let declarators = inner.map(declarator).collect::<Result<_>>()?;
-    Ok(VarDecl { ty, declarators, span })
+    Ok(VarDecl {
+        ty,
+        declarators,
+        span,
+    })
 }
 
 fn declarator(pair: Pair<Rule>) -> Result<Declarator> {
@@ -272,12 +301,21 @@ fn declarator(pair: Pair<Rule>) -> Result<Declarator> {
             Rule::init_list => init = Some(init_list(p)?),
             Rule::paren_init => {
                 let s = span_of(&p);
-                init = Some(Init::Paren(p.into_inner().map(expr).collect::<Result<_>>()?, s));
+                init = Some(Init::Paren(
+                    p.into_inner().map(expr).collect::<Result<_>>()?,
+                    s,
+                ));
             }
             _ => init = Some(Init::Expr(expr(p)?)),
         }
     }
-    Ok(Declarator { name, array, init, attributes, span })
+    Ok(Declarator {
+        name,
+        array,
+        init,
+        attributes,
+        span,
+    })
 }
 
 fn init_list(pair: Pair<Rule>) -> Result<Init> {
@@ -318,26 +356,59 @@ fn statement(pair: Pair<Rule>) -> Result<Stmt> {
             let cond = expr(inner.next().unwrap())?;
             let then = boxed(inner.next().unwrap())?;
             let otherwise = inner.nth(1).map(boxed).transpose()?;
-            StmtKind::If { cond, then, otherwise }
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            }
         }
         Rule::for_stmt => {
             inner.next();
-            let init = inner.next().unwrap().into_inner().next().map(boxed).transpose()?;
-            let cond = inner.next().unwrap().into_inner().next().map(expr).transpose()?;
-            let step = inner.next().unwrap().into_inner().next().map(expr).transpose()?;
+            let init = inner
+                .next()
+                .unwrap()
+                .into_inner()
+                .next()
+                .map(boxed)
+                .transpose()?;
+            let cond = inner
+                .next()
+                .unwrap()
+                .into_inner()
+                .next()
+                .map(expr)
+                .transpose()?;
+            let step = inner
+                .next()
+                .unwrap()
+                .into_inner()
+                .next()
+                .map(expr)
+                .transpose()?;
             let body = boxed(inner.next().unwrap())?;
-            StmtKind::For { init, cond, step, body }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            }
         }
         Rule::while_stmt => {
             inner.next();
             let cond = expr(inner.next().unwrap())?;
-            StmtKind::While { cond, body: boxed(inner.next().unwrap())? }
+            StmtKind::While {
+                cond,
+                body: boxed(inner.next().unwrap())?,
+            }
         }
         Rule::do_stmt => {
             inner.next();
             let body = boxed(inner.next().unwrap())?;
             inner.next();
-            StmtKind::DoWhile { body, cond: expr(inner.next().unwrap())? }
+            StmtKind::DoWhile {
+                body,
+                cond: expr(inner.next().unwrap())?,
+            }
         }
         Rule::switch_stmt => {
             inner.next();
@@ -452,7 +523,9 @@ pub(super) fn expr(pair: Pair<Rule>) -> Result<Expr> {
         Rule::assign_expr => {
             let mut inner = pair.into_inner();
             let lhs = expr(inner.next().unwrap())?;
-            let Some(op) = inner.next() else { return Ok(lhs) };
+            let Some(op) = inner.next() else {
+                return Ok(lhs);
+            };
             let rhs_pair = inner.next().unwrap();
             let rhs = match rhs_pair.as_rule() {
                 Rule::init_list => {
@@ -465,7 +538,10 @@ pub(super) fn expr(pair: Pair<Rule>) -> Result<Expr> {
                 _ => expr(rhs_pair)?,
             };
             let compound = compound_op(op.as_str());
-            Ok(mk(ExprKind::Assign(compound, Box::new(lhs), Box::new(rhs)), span))
+            Ok(mk(
+                ExprKind::Assign(compound, Box::new(lhs), Box::new(rhs)),
+                span,
+            ))
         }
         Rule::cond_expr => {
             let mut inner = pair.into_inner();
@@ -537,10 +613,20 @@ fn postfix(pair: Pair<Rule>) -> Result<Expr> {
     for op in inner {
         let span = e.span.join(span_of(&op));
         let kind = match op.as_rule() {
-            Rule::call_args => ExprKind::Call(Box::new(e), op.into_inner().map(expr).collect::<Result<_>>()?),
-            Rule::index => ExprKind::Index(Box::new(e), Box::new(expr(op.into_inner().next().unwrap())?)),
-            Rule::member => ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), false),
-            Rule::arrow => ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), true),
+            Rule::call_args => ExprKind::Call(
+                Box::new(e),
+                op.into_inner().map(expr).collect::<Result<_>>()?,
+            ),
+            Rule::index => ExprKind::Index(
+                Box::new(e),
+                Box::new(expr(op.into_inner().next().unwrap())?),
+            ),
+            Rule::member => {
+                ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), false)
+            }
+            Rule::arrow => {
+                ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), true)
+            }
             Rule::post_inc => ExprKind::PostIncDec(true, Box::new(e)),
             Rule::post_dec => ExprKind::PostIncDec(false, Box::new(e)),
             r => unreachable!("postfix {r:?}"),
@@ -556,10 +642,12 @@ fn primary(pair: Pair<Rule>) -> Result<Expr> {
         Rule::int_lit => int_literal(pair.as_str(), span)?,
         Rule::float_lit => float_literal(pair.as_str(), span)?,
         Rule::bool_lit => ExprKind::Bool(pair.as_str() == "true"),
-        Rule::paren_expr => return expr(pair.into_inner().next().unwrap()).map(|mut e| {
-            e.span = span;
-            e
-        }),
+        Rule::paren_expr => {
+            return expr(pair.into_inner().next().unwrap()).map(|mut e| {
+                e.span = span;
+                e
+            })
+        }
         Rule::name => ExprKind::Name(path(pair.into_inner().next().unwrap())),
         Rule::cast_call => {
             let mut inner = pair.into_inner();
@@ -592,9 +680,7 @@ fn primary(pair: Pair<Rule>) -> Result<Expr> {
 
 fn int_literal(text: &str, span: Span) -> Result<ExprKind> {
     let lower = text.to_ascii_lowercase();
-    let digits_end = lower
-        .trim_end_matches(['u', 'l'])
-        .len();
+    let digits_end = lower.trim_end_matches(['u', 'l']).len();
     let (digits, suffix_text) = lower.split_at(digits_end);
     let suffix = match (suffix_text.contains('u'), suffix_text.contains('l')) {
         (false, false) => LiteralSuffix::None,
@@ -615,7 +701,11 @@ fn int_literal(text: &str, span: Span) -> Result<ExprKind> {
         span,
         message: format!("integer literal `{text}` is too large"),
     })?;
-    Ok(ExprKind::Int { value, suffix, non_decimal: radix != 10 })
+    Ok(ExprKind::Int {
+        value,
+        suffix,
+        non_decimal: radix != 10,
+    })
 }
 
 fn float_literal(text: &str, span: Span) -> Result<ExprKind> {

@@ -117,7 +117,12 @@ fn describe(err: pest::error::Error<Rule>, text: &str) -> Error {
         1 => expected[0].to_string(),
         n => format!("{} or {}", expected[..n - 1].join(", "), expected[n - 1]),
     };
-    let span = Span::new(pos, (pos + found.len()).max(pos + 1).min(text.len().max(pos + 1)));
+    let span = Span::new(
+        pos,
+        (pos + found.len())
+            .max(pos + 1)
+            .min(text.len().max(pos + 1)),
+    );
     let found_words = if found.is_empty() {
         "end of file".to_string()
     } else {

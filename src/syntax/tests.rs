@@ -8,30 +8,53 @@ fn parse_ok(src: &str) -> TranslationUnit {
 #[test]
 fn parses_add_arrays() {
     let tu = parse_ok(
-        "#pragma x\n".replace("#pragma x\n", "").as_str().to_owned().as_str(),
+        "#pragma x\n"
+            .replace("#pragma x\n", "")
+            .as_str()
+            .to_owned()
+            .as_str(),
     );
     assert!(tu.items.is_empty());
     let tu = parse_ok(
         "using namespace metal;\nkernel void add_arrays(device const float* inA [[buffer(0)]],\n device const float* inB [[buffer(1)]], device float* result [[buffer(2)]], uint index [[thread_position_in_grid]]) { result[index] = inA[index] + inB[index]; }",
     );
-    let Item::Function(f) = &tu.items[1] else { panic!() };
+    let Item::Function(f) = &tu.items[1] else {
+        panic!()
+    };
     assert_eq!(f.stage.map(|s| s.0), Some(Stage::Kernel));
     assert_eq!(f.params.len(), 4);
     assert!(f.params[0].ty.is_const);
-    assert_eq!(f.params[0].ty.space.map(|s| s.0), Some(AddressSpace::Device));
+    assert_eq!(
+        f.params[0].ty.space.map(|s| s.0),
+        Some(AddressSpace::Device)
+    );
     assert_eq!(f.params[0].attributes[0].name, "buffer");
 }
 
 #[test]
 fn precedence_and_associativity() {
     let tu = parse_ok("void f() { x = a + b * c - d << 2 == e || f && g; }");
-    let Item::Function(f) = &tu.items[0] else { panic!() };
-    let StmtKind::Expr(e) = &f.body.as_ref().unwrap().stmts[0].kind else { panic!() };
-    let ExprKind::Assign(None, _, rhs) = &e.kind else { panic!() };
-    let ExprKind::Binary(BinaryOp::LogicalOr, l, _) = &rhs.kind else { panic!("{rhs:?}") };
-    let ExprKind::Binary(BinaryOp::Eq, l, _) = &l.kind else { panic!() };
-    let ExprKind::Binary(BinaryOp::Shl, l, _) = &l.kind else { panic!() };
-    let ExprKind::Binary(BinaryOp::Sub, l, _) = &l.kind else { panic!() };
+    let Item::Function(f) = &tu.items[0] else {
+        panic!()
+    };
+    let StmtKind::Expr(e) = &f.body.as_ref().unwrap().stmts[0].kind else {
+        panic!()
+    };
+    let ExprKind::Assign(None, _, rhs) = &e.kind else {
+        panic!()
+    };
+    let ExprKind::Binary(BinaryOp::LogicalOr, l, _) = &rhs.kind else {
+        panic!("{rhs:?}")
+    };
+    let ExprKind::Binary(BinaryOp::Eq, l, _) = &l.kind else {
+        panic!()
+    };
+    let ExprKind::Binary(BinaryOp::Shl, l, _) = &l.kind else {
+        panic!()
+    };
+    let ExprKind::Binary(BinaryOp::Sub, l, _) = &l.kind else {
+        panic!()
+    };
     assert!(matches!(&l.kind, ExprKind::Binary(BinaryOp::Add, _, _)));
 }
 
@@ -56,7 +79,11 @@ fn syntax_error_in_words() {
 
 #[test]
 fn nesting_limit_is_a_diagnostic() {
-    let src = format!("void f() {{ int x = {}1{}; }}", "(".repeat(100), ")".repeat(100));
+    let src = format!(
+        "void f() {{ int x = {}1{}; }}",
+        "(".repeat(100),
+        ")".repeat(100)
+    );
     let e = parse(&src).unwrap_err();
     assert!(e.message.contains("nested too deeply"));
 }
