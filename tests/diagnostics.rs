@@ -370,3 +370,100 @@ fn several_errors_in_one_run() {
         "{text}"
     );
 }
+
+/// One row per further diagnostic: (source after the prelude, line, column, message prefix).
+const MORE: &[(&str, usize, usize, &str)] = &[
+    ("kernel void k(device int* a [[buffer(0)]]) {\n  a[0] = 5000000000;\n}\n", 4, 10, "64-bit integer literals are not supported yet"),
+    ("kernel void k(device bool* a [[buffer(0)]]) {}\n", 3, 15, "`bool` in buffers is not supported yet"),
+    ("kernel void k(device float2* a [[buffer(0)]]) {\n  a[0] = cross(a[0], a[1]);\n}\n", 4, 10, "`cross` takes 3-component vectors"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = select(1.0f, 2.0f);\n}\n", 4, 10, "`select` takes 3 arguments"),
+    ("kernel void k() {\n  simdgroup_barrier(mem_flags::mem_none);\n}\n", 4, 3, "`simdgroup_barrier` is not supported yet"),
+    ("struct S { void v; };\nkernel void k() {}\n", 3, 12, "a member cannot have type `void`"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  float x = a;\n}\n", 4, 13, "a pointer cannot be used as a value here"),
+    ("kernel void k() {\n  thread float& r = 1.0f;\n}\n", 4, 21, "a reference must be bound to an lvalue"),
+    ("kernel void k() {\n  float x = float(1.0f, 2.0f);\n}\n", 4, 13, "a scalar conversion takes one argument"),
+    ("kernel void k() {\n  float x[0];\n}\n", 4, 11, "array size must be a positive integer constant"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a;\n  p = 1;\n}\n", 5, 7, "assigning a non-pointer to a pointer"),
+    ("float f(float x) { return x; }\nfloat f(int x) { return 1.0f; }\nkernel void k(device float* a [[buffer(0)]]) {\n  a[0] = f(true);\n}\n", 6, 10, "call to overloaded function is ambiguous"),
+    ("kernel void k() {\n  float x = 1.0f;\n  x(2);\n}\n", 5, 3, "called object `x` is not a function"),
+    ("struct S { float x; };\nkernel void k() {\n  S s = S(1.0f);\n}\n", 5, 9, "cannot construct `S` with parentheses"),
+    ("float f(thread float& x) { return x; }\nkernel void k() {\n  f(1.0f);\n}\n", 5, 5, "cannot pass this argument as `thread float&`"),
+    ("kernel void k() {\n  thread float* p = &1.0f;\n}\n", 4, 21, "cannot take the address of an rvalue"),
+    ("kernel void k(device int* a [[buffer(0)]]) {\n  switch (a[0]) { case 1.5f: break; }\n}\n", 4, 24, "case value is not an integer constant"),
+    ("kernel void k(device int* a [[buffer(0)]]) {\n  switch (a[0]) { case 1: break; case 1: break; }\n}\n", 4, 34, "duplicate case value `1`"),
+    ("struct S { float x; int x; };\nkernel void k() {}\n", 3, 25, "duplicate member `x`"),
+    ("kernel void k() {\n  threadgroup_barrier(42);\n}\n", 4, 23, "expected a `mem_flags` value"),
+    ("kernel void k() {\n  float x = float;\n}\n", 4, 13, "expected a value, found type `float`"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = k;\n}\n", 4, 10, "function `k` used as a value"),
+    ("void g() {}\nkernel void k() {\n  float x = g();\n}\n", 5, 13, "expression has type `void` and no value"),
+    ("kernel void k() {\n  1 = 2;\n}\n", 4, 3, "expression is not assignable"),
+    ("constant float t[2] = {1.0f, 2.0f};\nconstant float u = t[5];\nkernel void k() {}\n", 4, 22, "index out of bounds"),
+    ("kernel void k() {\n  float x = 1.0f;\n  float y = *x;\n}\n", 5, 13, "indirection requires a pointer operand"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a;\n  p *= 2;\n}\n", 5, 3, "invalid pointer arithmetic"),
+    ("kernel void k() {\n  float x = 1.0f;\n  float y = x.z.w;\n}\n", 5, 15, "member reference base type `float`"),
+    ("float f() { return; }\nkernel void k() {}\n", 3, 13, "non-void function should return a value"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = (device float*)a;\n}\n", 4, 10, "pointer casts are not supported yet"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a + 1.5f;\n}\n", 4, 25, "pointer offsets must be integers"),
+    ("struct S { float x; };\nstruct S { int y; };\nkernel void k() {}\n", 4, 8, "redefinition of `S`"),
+    ("float f(float x, float x) { return x; }\nkernel void k() {}\n", 3, 24, "redefinition of parameter `x`"),
+    ("kernel void k() {\n  int a = 1;\n  int a = 2;\n}\n", 5, 7, "redefinition of `a`"),
+    ("kernel void k(device float* a [[buffer(0)]], uint i [[vertex_id]]) {}\n", 3, 55, "unknown or unsupported kernel argument attribute `[[vertex_id]]`"),
+    ("kernel void k() {\n  void v;\n}\n", 4, 8, "variable `v` has type `void`"),
+    ("kernel void k() {\n  const int c;\n}\n", 4, 13, "default initialization of an object of const type `int`"),
+    ("kernel void k() {\n  int4 v = int4(1, 2);\n}\n", 4, 12, "`int4` constructor needs 4 components, found 2"),
+    ("kernel void k(device int* a [[buffer(0)]]) {\n  a[0] = a[1.0f];\n}\n", 4, 12, "array subscript is not an integer"),
+    ("kernel void k() {\n  float4 v = float4(0);\n  v.xx = float2(1);\n}\n", 5, 3, "vector swizzle with repeated components is not assignable"),
+    ("kernel void k(device float4* a [[buffer(0)]]) {\n  if (a[0] > 1.0f) {}\n}\n", 4, 7, "a vector condition needs `all()` or `any()`"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a;\n  device float* q = p + 1;\n  a[0] = q - a + p;\n}\n", 6, 18, "a pointer cannot be used as a value here"),
+    ("kernel void k() {\n  threadgroup float t[4];\n}\n", 4, 3, "`threadgroup` variables are not supported yet"),
+    ("kernel void k() {\n  constant float c = 1.0f;\n}\n", 4, 3, "`constant` variables must be declared at program scope"),
+    ("kernel void k(device float* a [[buffer(200)]]) {}\n", 3, 15, "buffer index 200 is too large"),
+    ("kernel void k(device float* a [[buffer(-1)]]) {}\n", 3, 40, "buffer index must be a non-negative integer constant"),
+    ("using V = vec<float, 5>;\nkernel void k() {}\n", 3, 11, "`vec<T, N>` needs a scalar T and N between 2 and 4"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  float2 v = float2(1.0f);\n  a[0] = v + float3(1.0f);\n}\n", 5, 10, "invalid operands to binary `+` (`float2` and `float3`)"),
+    ("kernel void k() {\n  float x = 1.0f;\n  x++ ;\n  bool b = true;\n  b++;\n}\n", 7, 3, "cannot increment or decrement a value of type `bool`"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = as_type<float2>(1.0f);\n}\n", 4, 10, "`as_type` needs types of the same size"),
+];
+
+#[test]
+fn every_further_diagnostic_is_located() {
+    let mut failures = Vec::new();
+    for (body, line, col, message) in MORE {
+        let src = format!("{PRELUDE}{body}");
+        let text = match Library::from_source("t.metal", &src, &Options::default()) {
+            Ok(_) => "(translated without error)".to_string(),
+            Err(f) => f.render(),
+        };
+        let want = format!("t.metal:{line}:{col}: error: {message}");
+        if !text.lines().next().unwrap_or_default().starts_with(&want) {
+            failures.push(format!(
+                "want `{want}`\n got `{}`",
+                text.lines().next().unwrap_or_default()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn unknown_entry_point_is_reported() {
+    let src = format!("{PRELUDE}kernel void k() {{}}\n");
+    let opts = Options {
+        entries: vec!["nope".into()],
+        ..Options::default()
+    };
+    let err = Library::from_source("t.metal", &src, &opts)
+        .unwrap_err()
+        .render();
+    assert!(
+        err.contains("error: no kernel, vertex or fragment function named `nope`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn half_and_float3_struct_is_representable() {
+    // Padding of 2 bytes (an f16 member) and after a float3 (a u32 member).
+    let src = format!("{PRELUDE}struct S {{ half a; float3 b; half c; }};\nkernel void k(device S* s [[buffer(0)]]) {{ s[0].c = s[0].a; }}\n");
+    assert!(Library::from_source("t.metal", &src, &Options::default()).is_ok());
+}

@@ -269,6 +269,10 @@ impl Lowerer<'_, '_> {
             )),
             None => match super::stdlib::constant(name) {
                 Some(v) => Ok(self.stdlib_constant(fx, v, span)),
+                None if crate::types::builtin_type(&path.join("::")).is_some() => Err(Error::new(
+                    span,
+                    format!("expected a value, found type `{}`", path.join("::")),
+                )),
                 None => Err(Error::new(
                     span,
                     format!("use of undeclared identifier `{}`", path.join("::")),
