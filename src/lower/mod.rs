@@ -10,6 +10,8 @@ mod builder;
 mod call;
 mod entry;
 mod expr;
+mod functions;
+mod operators;
 mod stdlib;
 mod stmt;
 mod types;

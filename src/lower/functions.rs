@@ -1,0 +1,397 @@
+//! User functions: overload resolution, arguments, and one naga function per
+//! specialisation (buffer pointers become element indices into a fixed global,
+//! mapping doc §1.3).
+
+use super::builder::FnCtx;
+use super::value::{Local, Place, PtrRoot, PtrValue, Value};
+use super::{ArgKey, Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::Expr;
+use crate::types::{AddressSpace, Type};
+use naga::{Expression, Handle, Statement};
+
+impl Lowerer<'_, '_> {
+    // ---- user functions ----------------------------------------------------
+
+    pub(super) fn call_user(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        candidates: &[usize],
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let viable: Vec<usize> = candidates
+            .iter()
+            .copied()
+            .filter(|i| self.program.functions[*i].params.len() == args.len())
+            .collect();
+        let index = match viable.as_slice() {
+            [] => {
+                let f = self.program.functions[candidates[0]];
+                return Err(Error::new(span, format!("no matching function for call to `{name}`: it takes {} argument(s), {} given", f.params.len(), args.len())));
+            }
+            [one] => *one,
+            many => self.pick_overload(fx, many, args, callee_span)?,
+        };
+        let f = self.program.functions[index];
+        if let Some((stage, _)) = f.stage {
+            let what = match stage {
+                crate::syntax::ast::Stage::Kernel => "kernel",
+                crate::syntax::ast::Stage::Vertex => "vertex",
+                crate::syntax::ast::Stage::Fragment => "fragment",
+            };
+            return Err(Error::new(callee_span, format!("cannot call {what} function `{name}`; entry points cannot be called from other functions")));
+        }
+        let mut keys = Vec::new();
+        let mut arguments = Vec::new();
+        for (p, a) in f.params.iter().zip(args) {
+            let pty = self.program.resolve_type(&p.ty)?;
+            let pty = self.program.apply_array(pty, &p.array)?;
+            let (key, arg) = self.argument(fx, &pty, a)?;
+            keys.push(key);
+            arguments.extend(arg);
+        }
+        let function = self.function(index, keys, span)?;
+        let ret = self.program.resolve_type(&f.ret)?;
+        let result = if ret == Type::Void {
+            None
+        } else {
+            Some(fx.add_result(Expression::CallResult(function), span))
+        };
+        fx.push(
+            Statement::Call {
+                function,
+                arguments,
+                result,
+            },
+            span,
+        );
+        Ok(match result {
+            Some(h) => Value::Rv(h, ret),
+            None => Value::Void,
+        })
+    }
+
+    /// Chooses among overloads by how well the argument types match.
+    fn pick_overload(
+        &mut self,
+        fx: &mut FnCtx,
+        candidates: &[usize],
+        args: &[Expr],
+        span: Span,
+    ) -> Result<usize> {
+        // Type the arguments in a scratch block whose IR is discarded.
+        fx.open();
+        let mut arg_types = Vec::new();
+        for a in args {
+            let v = self.expr(fx, a)?;
+            arg_types.push(match v {
+                Value::Rv(_, t) => t,
+                Value::Place(p) => p.ty,
+                Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
+                Value::Ptr(p) => p.pointee,
+                Value::Void => Type::Void,
+            });
+        }
+        drop(fx.close());
+        let mut best: Vec<(u32, usize)> = Vec::new();
+        for &i in candidates {
+            let mut score = 0;
+            for (p, at) in self.program.functions[i].params.iter().zip(&arg_types) {
+                let pt = match self.program.resolve_type(&p.ty)? {
+                    Type::Pointer(ptr) => ptr.pointee,
+                    t => t,
+                };
+                score += if &pt == at {
+                    0
+                } else if pt.vector_size() == at.vector_size() {
+                    1
+                } else {
+                    100
+                };
+            }
+            best.push((score, i));
+        }
+        best.sort();
+        match best.as_slice() {
+            [(a, i), (b, _), ..] if a < b && *a < 100 => Ok(*i),
+            [(a, i)] if *a < 100 => Ok(*i),
+            _ => Err(Error::new(span, "call to overloaded function is ambiguous")),
+        }
+    }
+
+    /// How one argument is passed to a parameter of type `pty`.
+    fn argument(
+        &mut self,
+        fx: &mut FnCtx,
+        pty: &Type,
+        a: &Expr,
+    ) -> Result<(ArgKey, Option<Handle<Expression>>)> {
+        let Type::Pointer(pp) = pty else {
+            let (h, t) = self.rvalue(fx, a)?;
+            return Ok((
+                ArgKey::Value,
+                Some(self.convert(fx, h, &t, pty, false, a.span)?),
+            ));
+        };
+        let v = self.expr(fx, a)?;
+        let mismatch = |l: &Self| {
+            Error::new(
+                a.span,
+                format!("cannot pass this argument as `{}`", l.program.display(pty)),
+            )
+        };
+        match (&v, pp.space) {
+            (Value::Ptr(p), AddressSpace::Device | AddressSpace::Constant) if !pp.is_reference => {
+                match p.root {
+                    PtrRoot::Buffer(g) => Ok((ArgKey::Buffer(g), Some(p.index))),
+                    PtrRoot::Global(g) => Ok((ArgKey::Global(g), None)),
+                    PtrRoot::Place(..) => Err(mismatch(self)),
+                }
+            }
+            (Value::Place(place), AddressSpace::Device | AddressSpace::Constant)
+                if pp.is_reference =>
+            {
+                match *fx.expr(place.ptr) {
+                    Expression::GlobalVariable(g) => Ok((ArgKey::Global(g), None)),
+                    Expression::Access { base, .. } | Expression::AccessIndex { base, .. }
+                        if matches!(fx.expr(base), Expression::GlobalVariable(_)) =>
+                    {
+                        let Expression::GlobalVariable(g) = *fx.expr(base) else {
+                            unreachable!()
+                        };
+                        let index = match *fx.expr(place.ptr) {
+                            Expression::AccessIndex { index, .. } => {
+                                self.u32_lit(fx, index, a.span)
+                            }
+                            Expression::Access { index, .. } => fx.add(
+                                Expression::As {
+                                    expr: index,
+                                    kind: naga::ScalarKind::Uint,
+                                    convert: None,
+                                },
+                                a.span,
+                            ),
+                            _ => unreachable!(),
+                        };
+                        Ok((ArgKey::Buffer(g), Some(index)))
+                    }
+                    _ => Err(Error::new(
+                        a.span,
+                        "passing a part of a buffer element by reference is not supported yet",
+                    )),
+                }
+            }
+            (Value::Place(place), AddressSpace::Thread) if pp.is_reference => {
+                if !place.writable && !pp.is_const {
+                    return Err(Error::new(
+                        a.span,
+                        "binding a non-const reference to read-only memory",
+                    ));
+                }
+                Ok((ArgKey::Thread, Some(place.ptr)))
+            }
+            (Value::Ptr(p), AddressSpace::Thread) if !pp.is_reference => match p.root {
+                PtrRoot::Place(base, false) => Ok((ArgKey::Thread, Some(base))),
+                _ => Err(mismatch(self)),
+            },
+            _ => Err(mismatch(self)),
+        }
+    }
+
+    /// The naga function for user function `index` specialised for `keys`.
+    pub(super) fn function(
+        &mut self,
+        index: usize,
+        keys: Vec<ArgKey>,
+        span: Span,
+    ) -> Result<Handle<naga::Function>> {
+        if let Some(h) = self.functions.get(&(index, keys.clone())) {
+            return Ok(*h);
+        }
+        if self.in_progress.contains(&index) {
+            return Err(Error::new(
+                span,
+                "recursive function calls are not allowed in Metal",
+            ));
+        }
+        self.in_progress.push(index);
+        let result = self.build_function(index, &keys);
+        self.in_progress.pop();
+        let function = result?;
+        let h = self
+            .module
+            .functions
+            .append(function, Self::span(self.program.functions[index].span));
+        self.functions.insert((index, keys), h);
+        Ok(h)
+    }
+
+    fn build_function(&mut self, index: usize, keys: &[ArgKey]) -> Result<naga::Function> {
+        let f = self.program.functions[index];
+        let ret = self.program.resolve_type(&f.ret)?;
+        if matches!(ret, Type::Pointer(_)) {
+            return Err(Error::new(
+                f.ret.span,
+                "functions returning pointers or references are not supported yet",
+            ));
+        }
+        let mut fx = FnCtx::new(&f.name.name, ret.clone());
+        if ret != Type::Void {
+            let ty = self.naga_type(&ret, f.ret.span)?;
+            fx.function.result = Some(naga::FunctionResult { ty, binding: None });
+        }
+        for (p, key) in f.params.iter().zip(keys) {
+            let pty = self.program.resolve_type(&p.ty)?;
+            let pty = self.program.apply_array(pty, &p.array)?;
+            self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
+        }
+        let body = f.body.as_ref().expect("definitions have bodies");
+        for s in &body.stmts {
+            self.stmt(&mut fx, s)?;
+        }
+        self.finish_body(&mut fx, body.span)?;
+        Ok(fx.finish())
+    }
+
+    /// Ends a function body that may fall off its end.
+    pub(super) fn finish_body(&mut self, fx: &mut FnCtx, span: Span) -> Result<()> {
+        if fx.terminated() {
+            return Ok(());
+        }
+        let value = match fx.return_type.clone() {
+            Type::Void => None,
+            // Falling off a value-returning function is undefined in C++; return zero.
+            t => {
+                let h = self.naga_type(&t, span)?;
+                Some(fx.add(Expression::ZeroValue(h), span))
+            }
+        };
+        fx.push(Statement::Return { value }, span);
+        Ok(())
+    }
+
+    fn parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        name: Option<&crate::syntax::ast::Ident>,
+        pty: &Type,
+        key: &ArgKey,
+        span: Span,
+    ) -> Result<()> {
+        let pname = name
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_unnamed".into());
+        let arg_index = fx.function.arguments.len() as u32;
+        let local = match (key, pty) {
+            (ArgKey::Value, _) => {
+                let ty = self.naga_type(pty, span)?;
+                fx.function.arguments.push(naga::FunctionArgument {
+                    name: Some(pname.clone()),
+                    ty,
+                    binding: None,
+                });
+                let arg = fx.add(Expression::FunctionArgument(arg_index), span);
+                // C++ parameters are mutable: copy into a local.
+                let var = fx.local(&pname, ty, span);
+                let ptr = fx.add(Expression::LocalVariable(var), span);
+                fx.push(
+                    Statement::Store {
+                        pointer: ptr,
+                        value: arg,
+                    },
+                    span,
+                );
+                Local::Var {
+                    var,
+                    ty: pty.clone(),
+                    is_const: false,
+                }
+            }
+            (ArgKey::Buffer(g), Type::Pointer(pp)) => {
+                let ty = self.naga_type(&Type::UINT, span)?;
+                fx.function.arguments.push(naga::FunctionArgument {
+                    name: Some(format!("{pname}_index")),
+                    ty,
+                    binding: None,
+                });
+                let index = fx.add(Expression::FunctionArgument(arg_index), span);
+                let ptr = PtrValue {
+                    root: PtrRoot::Buffer(*g),
+                    index,
+                    pointee: pp.pointee.clone(),
+                    space: pp.space,
+                    is_const: pp.is_const,
+                };
+                if pp.is_reference {
+                    Local::Ref(self.element_place(fx, &ptr, index, span))
+                } else {
+                    Local::Ptr(ptr)
+                }
+            }
+            (ArgKey::Global(g), Type::Pointer(pp)) => {
+                let zero = self.u32_lit(fx, 0, span);
+                let ptr = PtrValue {
+                    root: PtrRoot::Global(*g),
+                    index: zero,
+                    pointee: pp.pointee.clone(),
+                    space: pp.space,
+                    is_const: pp.is_const,
+                };
+                if pp.is_reference {
+                    Local::Ref(self.element_place(fx, &ptr, zero, span))
+                } else {
+                    Local::Ptr(ptr)
+                }
+            }
+            (ArgKey::Thread, Type::Pointer(pp)) => {
+                let base = self.naga_type(&pp.pointee, span)?;
+                let ty = self.module.types.insert(
+                    naga::Type {
+                        name: None,
+                        inner: naga::TypeInner::Pointer {
+                            base,
+                            space: naga::AddressSpace::Function,
+                        },
+                    },
+                    naga::Span::UNDEFINED,
+                );
+                fx.function.arguments.push(naga::FunctionArgument {
+                    name: Some(pname.clone()),
+                    ty,
+                    binding: None,
+                });
+                let arg = fx.add(Expression::FunctionArgument(arg_index), span);
+                let place = Place {
+                    ptr: arg,
+                    ty: pp.pointee.clone(),
+                    writable: !pp.is_const,
+                };
+                if pp.is_reference {
+                    Local::Ref(place)
+                } else {
+                    let zero = self.u32_lit(fx, 0, span);
+                    Local::Ptr(PtrValue {
+                        root: PtrRoot::Place(arg, false),
+                        index: zero,
+                        pointee: pp.pointee.clone(),
+                        space: pp.space,
+                        is_const: pp.is_const,
+                    })
+                }
+            }
+            _ => return Err(Error::new(span, "unsupported parameter")),
+        };
+        if let Some(n) = name {
+            if !fx.declare(&n.name, local) {
+                return Err(Error::new(
+                    n.span,
+                    format!("redefinition of parameter `{}`", n.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,813 @@
+//! Operators: arithmetic, bitwise, shifts, comparisons, logical, unary,
+//! pointer arithmetic and `?:`, with C++'s conversions made explicit.
+
+use super::builder::FnCtx;
+use super::expr::has_side_effects;
+use super::value::{Place, PtrRoot, PtrValue, Value};
+use super::{Error, Lowerer, Result};
+use crate::sema::{consteval::ConstValue, conversions};
+use crate::source_map::Span;
+use crate::syntax::ast::{BinaryOp, Expr, UnaryOp};
+use crate::types::{Scalar, Type};
+use naga::{BinaryOperator as Bo, Expression, Handle, Literal};
+
+impl Lowerer<'_, '_> {
+    // ---- operators ---------------------------------------------------------
+
+    pub(super) fn binary(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        if matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr) {
+            return self.logical(fx, op, a, b, span);
+        }
+        let va = self.expr(fx, a)?;
+        if let Value::Ptr(p) = va {
+            return self.pointer_arithmetic(fx, op, p, b, span);
+        }
+        let (ha, ta) = self.load(fx, va, a.span)?;
+        let (hb, tb) = self.rvalue(fx, b)?;
+        let (h, t) = self.binary_values(fx, op, (ha, ta), (hb, tb), span)?;
+        Ok(Value::Rv(h, t))
+    }
+
+    /// Applies a binary operator to two loaded values with C++'s conversions.
+    pub(super) fn binary_values(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        (ha, ta): (Handle<Expression>, Type),
+        (hb, tb): (Handle<Expression>, Type),
+        span: Span,
+    ) -> Result<(Handle<Expression>, Type)> {
+        let invalid = |l: &Self| {
+            Error::new(
+                span,
+                format!(
+                    "invalid operands to binary `{}` (`{}` and `{}`)",
+                    op.symbol(),
+                    l.program.display(&ta),
+                    l.program.display(&tb)
+                ),
+            )
+        };
+        if matches!(ta, Type::Matrix { .. }) || matches!(tb, Type::Matrix { .. }) {
+            return self
+                .matrix_binary(fx, op, (ha, ta.clone()), (hb, tb.clone()), span)
+                .ok_or_else(|| invalid(self))?;
+        }
+        let (Some(sa), Some(sb)) = (ta.element_scalar(), tb.element_scalar()) else {
+            return Err(invalid(self));
+        };
+        if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+            return self
+                .shift(fx, op, (ha, &ta), (hb, &tb), span)
+                .ok_or_else(|| invalid(self))?;
+        }
+        let size = match (&ta, &tb) {
+            (Type::Vector(_, n), Type::Vector(_, m)) if n != m || ta != tb => {
+                if !(sa == Scalar::Bool && sb == Scalar::Bool && n == m) {
+                    return Err(invalid(self));
+                }
+                *n
+            }
+            (Type::Vector(_, n), _) | (_, Type::Vector(_, n)) => *n,
+            _ => 1,
+        };
+        // Scalar with vector: the scalar converts to the vector's element type.
+        let elem = match (&ta, &tb) {
+            (Type::Vector(s, _), _) | (_, Type::Vector(s, _)) => *s,
+            _ => conversions::arithmetic(sa, sb),
+        };
+        let is_bool_vector = elem == Scalar::Bool;
+        let elem = if is_bool_vector
+            && !matches!(
+                op,
+                BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Eq | BinaryOp::Ne
+            ) {
+            return Err(invalid(self));
+        } else {
+            elem
+        };
+        if op == BinaryOp::Rem && elem.is_float() {
+            return Err(invalid(self).note("use `fmod` for the floating-point remainder"));
+        }
+        if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor) && elem.is_float() {
+            return Err(invalid(self));
+        }
+        let operand = Type::vector(elem, size);
+        let a = self.convert(fx, ha, &ta, &operand, false, span)?;
+        let b = self.convert(fx, hb, &tb, &operand, false, span)?;
+        let (naga_op, result) = match op {
+            BinaryOp::Add => (Bo::Add, operand),
+            BinaryOp::Sub => (Bo::Subtract, operand),
+            BinaryOp::Mul => (Bo::Multiply, operand),
+            BinaryOp::Div => (Bo::Divide, operand),
+            BinaryOp::Rem => (Bo::Modulo, operand),
+            BinaryOp::BitAnd => (Bo::And, operand),
+            BinaryOp::BitOr => (Bo::InclusiveOr, operand),
+            BinaryOp::BitXor if is_bool_vector => (Bo::NotEqual, operand),
+            BinaryOp::BitXor => (Bo::ExclusiveOr, operand),
+            BinaryOp::Eq => (Bo::Equal, Type::vector(Scalar::Bool, size)),
+            BinaryOp::Ne => (Bo::NotEqual, Type::vector(Scalar::Bool, size)),
+            BinaryOp::Lt => (Bo::Less, Type::vector(Scalar::Bool, size)),
+            BinaryOp::Gt => (Bo::Greater, Type::vector(Scalar::Bool, size)),
+            BinaryOp::Le => (Bo::LessEqual, Type::vector(Scalar::Bool, size)),
+            BinaryOp::Ge => (Bo::GreaterEqual, Type::vector(Scalar::Bool, size)),
+            _ => unreachable!("handled above"),
+        };
+        Ok((
+            fx.add(
+                Expression::Binary {
+                    op: naga_op,
+                    left: a,
+                    right: b,
+                },
+                span,
+            ),
+            result,
+        ))
+    }
+
+    /// `<<` and `>>`: the result has the promoted left type; naga wants an
+    /// unsigned amount of the same shape. Constant amounts are masked to the
+    /// bit width (Metal uses the low bits; naga rejects constants ≥ width).
+    pub(super) fn shift(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        (ha, ta): (Handle<Expression>, &Type),
+        (hb, tb): (Handle<Expression>, &Type),
+        span: Span,
+    ) -> Option<Result<(Handle<Expression>, Type)>> {
+        let sa = ta.element_scalar()?;
+        let sb = tb.element_scalar()?;
+        if !(sa.is_integer() || sa == Scalar::Bool) || !(sb.is_integer() || sb == Scalar::Bool) {
+            return None;
+        }
+        let result = ta.with_scalar(conversions::promote(sa));
+        let size = ta.vector_size()?;
+        if tb.vector_size()? != 1 && tb.vector_size()? != size {
+            return None;
+        }
+        Some((|| {
+            let a = self.convert(fx, ha, ta, &result, false, span)?;
+            let hb = match fx.expr(hb) {
+                Expression::Literal(Literal::I32(v)) => {
+                    fx.add(Expression::Literal(Literal::U32(*v as u32 & 31)), span)
+                }
+                Expression::Literal(Literal::U32(v)) => {
+                    fx.add(Expression::Literal(Literal::U32(*v & 31)), span)
+                }
+                _ => hb,
+            };
+            let amount_ty = Type::vector(Scalar::UInt, tb.vector_size().unwrap_or(1));
+            let tb_now = if matches!(fx.expr(hb), Expression::Literal(Literal::U32(_))) {
+                Type::UINT
+            } else {
+                tb.clone()
+            };
+            let b = self.convert(
+                fx,
+                hb,
+                &tb_now,
+                &amount_ty.with_scalar(Scalar::UInt),
+                true,
+                span,
+            )?;
+            let b = self.convert(
+                fx,
+                b,
+                &amount_ty,
+                &Type::vector(Scalar::UInt, size),
+                false,
+                span,
+            )?;
+            let naga_op = if op == BinaryOp::Shl {
+                Bo::ShiftLeft
+            } else {
+                Bo::ShiftRight
+            };
+            Ok((
+                fx.add(
+                    Expression::Binary {
+                        op: naga_op,
+                        left: a,
+                        right: b,
+                    },
+                    span,
+                ),
+                result,
+            ))
+        })())
+    }
+
+    pub(super) fn matrix_binary(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        (ha, ta): (Handle<Expression>, Type),
+        (hb, tb): (Handle<Expression>, Type),
+        span: Span,
+    ) -> Option<Result<(Handle<Expression>, Type)>> {
+        let s = ta
+            .element_scalar()
+            .filter(|s| s.is_float())
+            .or(tb.element_scalar().filter(|s| s.is_float()))?;
+        let result = match (op, &ta, &tb) {
+            (BinaryOp::Add | BinaryOp::Sub, a, b) if a == b => a.clone(),
+            (BinaryOp::Mul, Type::Matrix { columns, rows, .. }, Type::Vector(_, n))
+                if columns == n =>
+            {
+                Type::Vector(s, *rows)
+            }
+            (BinaryOp::Mul, Type::Vector(_, n), Type::Matrix { columns, rows, .. })
+                if rows == n =>
+            {
+                Type::Vector(s, *columns)
+            }
+            (
+                BinaryOp::Mul,
+                Type::Matrix {
+                    columns: c1,
+                    rows: r1,
+                    ..
+                },
+                Type::Matrix {
+                    columns: c2,
+                    rows: r2,
+                    ..
+                },
+            ) if c1 == r2 => Type::Matrix {
+                scalar: s,
+                columns: *c2,
+                rows: *r1,
+            },
+            (BinaryOp::Mul | BinaryOp::Div, m @ Type::Matrix { .. }, Type::Scalar(_))
+            | (BinaryOp::Mul, Type::Scalar(_), m @ Type::Matrix { .. }) => m.clone(),
+            _ => return None,
+        };
+        Some((|| {
+            let a = if let Type::Scalar(_) = ta {
+                self.convert(fx, ha, &ta, &Type::Scalar(s), false, span)?
+            } else {
+                ha
+            };
+            let b = if let Type::Scalar(_) = tb {
+                self.convert(fx, hb, &tb, &Type::Scalar(s), false, span)?
+            } else {
+                hb
+            };
+            if op == BinaryOp::Div {
+                // m / s has no naga form; multiply by the reciprocal instead.
+                let one = self.const_value(fx, &ConstValue::Float(1.0, s), span);
+                let Value::Rv(one, _) = one else {
+                    unreachable!()
+                };
+                let inv = fx.add(
+                    Expression::Binary {
+                        op: Bo::Divide,
+                        left: one,
+                        right: b,
+                    },
+                    span,
+                );
+                return Ok((
+                    fx.add(
+                        Expression::Binary {
+                            op: Bo::Multiply,
+                            left: a,
+                            right: inv,
+                        },
+                        span,
+                    ),
+                    result,
+                ));
+            }
+            if ta.element_scalar() != Some(s) || tb.element_scalar() != Some(s) {
+                return Err(Error::new(
+                    span,
+                    "matrix operands must have the same element type",
+                ));
+            }
+            let naga_op = match op {
+                BinaryOp::Add => Bo::Add,
+                BinaryOp::Sub => Bo::Subtract,
+                _ => Bo::Multiply,
+            };
+            Ok((
+                fx.add(
+                    Expression::Binary {
+                        op: naga_op,
+                        left: a,
+                        right: b,
+                    },
+                    span,
+                ),
+                result,
+            ))
+        })())
+    }
+
+    /// `&&` and `||`: short-circuit through a local when the right operand
+    /// has side effects (naga evaluates every emitted expression).
+    pub(super) fn logical(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let (ha, ta) = self.condition(fx, a)?;
+        if has_side_effects(b) && ta == Type::BOOL {
+            let bool_ty = self.naga_type(&Type::BOOL, span)?;
+            let var = fx.local("_sc", bool_ty, span);
+            let ptr = fx.add(Expression::LocalVariable(var), span);
+            fx.push(
+                naga::Statement::Store {
+                    pointer: ptr,
+                    value: ha,
+                },
+                span,
+            );
+            fx.open();
+            let hb = self.scalar_condition(fx, b)?;
+            fx.push(
+                naga::Statement::Store {
+                    pointer: ptr,
+                    value: hb,
+                },
+                span,
+            );
+            let evaluate = fx.close();
+            let (accept, reject) = if op == BinaryOp::LogicalAnd {
+                (evaluate, naga::Block::new())
+            } else {
+                (naga::Block::new(), evaluate)
+            };
+            fx.push(
+                naga::Statement::If {
+                    condition: ha,
+                    accept,
+                    reject,
+                },
+                span,
+            );
+            return Ok(Value::Rv(
+                fx.add(Expression::Load { pointer: ptr }, span),
+                Type::BOOL,
+            ));
+        }
+        let (hb, tb) = self.condition(fx, b)?;
+        if ta != tb {
+            return Err(Error::new(
+                span,
+                format!(
+                    "invalid operands to binary `{}` (`{}` and `{}`)",
+                    op.symbol(),
+                    self.program.display(&ta),
+                    self.program.display(&tb)
+                ),
+            ));
+        }
+        let naga_op = match (op, &ta) {
+            (BinaryOp::LogicalAnd, Type::Scalar(_)) => Bo::LogicalAnd,
+            (BinaryOp::LogicalOr, Type::Scalar(_)) => Bo::LogicalOr,
+            (BinaryOp::LogicalAnd, _) => Bo::And,
+            _ => Bo::InclusiveOr,
+        };
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Binary {
+                    op: naga_op,
+                    left: ha,
+                    right: hb,
+                },
+                span,
+            ),
+            ta,
+        ))
+    }
+
+    pub(super) fn unary(
+        &mut self,
+        fx: &mut FnCtx,
+        op: UnaryOp,
+        a: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        match op {
+            UnaryOp::PreInc | UnaryOp::PreDec => {
+                return self.inc_dec(fx, a, op == UnaryOp::PreInc, true, span)
+            }
+            UnaryOp::Deref => {
+                let v = self.expr(fx, a)?;
+                return self.deref(fx, v, span);
+            }
+            UnaryOp::AddrOf => {
+                let v = self.expr(fx, a)?;
+                return self.address_of(fx, v, span);
+            }
+            UnaryOp::Not => {
+                let (h, t) = self.condition(fx, a)?;
+                return Ok(Value::Rv(
+                    fx.add(
+                        Expression::Unary {
+                            op: naga::UnaryOperator::LogicalNot,
+                            expr: h,
+                        },
+                        span,
+                    ),
+                    t,
+                ));
+            }
+            _ => {}
+        }
+        let (h, t) = self.rvalue(fx, a)?;
+        let Some(s) = t.element_scalar() else {
+            return Err(Error::new(
+                span,
+                format!(
+                    "invalid argument type `{}` to unary expression",
+                    self.program.display(&t)
+                ),
+            ));
+        };
+        let promoted = if matches!(t, Type::Scalar(_)) {
+            t.with_scalar(conversions::promote(s))
+        } else {
+            t.clone()
+        };
+        let h = self.convert(fx, h, &t, &promoted, false, span)?;
+        let ps = promoted.element_scalar().unwrap();
+        let out = match op {
+            UnaryOp::Plus => h,
+            UnaryOp::Neg if ps == Scalar::UInt => {
+                // WGSL has no unary minus on unsigned values; 0 - x wraps the same way.
+                let zero_ty = self.naga_type(&promoted, span)?;
+                let zero = fx.add(Expression::ZeroValue(zero_ty), span);
+                fx.add(
+                    Expression::Binary {
+                        op: Bo::Subtract,
+                        left: zero,
+                        right: h,
+                    },
+                    span,
+                )
+            }
+            UnaryOp::Neg if ps != Scalar::Bool => fx.add(
+                Expression::Unary {
+                    op: naga::UnaryOperator::Negate,
+                    expr: h,
+                },
+                span,
+            ),
+            UnaryOp::BitNot if ps.is_integer() => fx.add(
+                Expression::Unary {
+                    op: naga::UnaryOperator::BitwiseNot,
+                    expr: h,
+                },
+                span,
+            ),
+            _ => {
+                return Err(Error::new(
+                    span,
+                    format!(
+                        "invalid argument type `{}` to unary expression",
+                        self.program.display(&t)
+                    ),
+                ))
+            }
+        };
+        Ok(Value::Rv(out, promoted))
+    }
+
+    /// `*p`, and the implicit dereference of `p->m`.
+    pub(super) fn deref(&mut self, fx: &mut FnCtx, v: Value, span: Span) -> Result<Value> {
+        let Value::Ptr(p) = v else {
+            return Err(Error::new(span, "indirection requires a pointer operand"));
+        };
+        Ok(Value::Place(self.element_place(fx, &p, p.index, span)))
+    }
+
+    /// The place of element `index` of pointer `p`'s root.
+    pub(super) fn element_place(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &PtrValue,
+        index: Handle<Expression>,
+        span: Span,
+    ) -> Place {
+        let writable = !p.is_const;
+        let ptr = match p.root {
+            PtrRoot::Buffer(g) => {
+                let base = fx.add(Expression::GlobalVariable(g), span);
+                fx.add(Expression::Access { base, index }, span)
+            }
+            PtrRoot::Global(g) => fx.add(Expression::GlobalVariable(g), span),
+            PtrRoot::Place(base, true) => fx.add(Expression::Access { base, index }, span),
+            PtrRoot::Place(base, false) => base,
+        };
+        Place {
+            ptr,
+            ty: p.pointee.clone(),
+            writable,
+        }
+    }
+
+    pub(super) fn address_of(&mut self, fx: &mut FnCtx, v: Value, span: Span) -> Result<Value> {
+        let Value::Place(place) = v else {
+            return Err(Error::new(span, "cannot take the address of an rvalue"));
+        };
+        // `&buf[i]` stays a (buffer, index) pair.
+        if let Expression::Access { base, index } = *fx.expr(place.ptr) {
+            if let Expression::GlobalVariable(g) = *fx.expr(base) {
+                let space = self.buffer_space(g);
+                let index = self.index_u32(fx, index, span);
+                return Ok(Value::Ptr(PtrValue {
+                    root: PtrRoot::Buffer(g),
+                    index,
+                    pointee: place.ty,
+                    space,
+                    is_const: !place.writable,
+                }));
+            }
+        }
+        let zero = self.u32_lit(fx, 0, span);
+        Ok(Value::Ptr(PtrValue {
+            root: PtrRoot::Place(place.ptr, false),
+            index: zero,
+            pointee: place.ty,
+            space: crate::types::AddressSpace::Thread,
+            is_const: !place.writable,
+        }))
+    }
+
+    pub(super) fn buffer_space(
+        &self,
+        g: Handle<naga::GlobalVariable>,
+    ) -> crate::types::AddressSpace {
+        match self.module.global_variables[g].space {
+            naga::AddressSpace::Storage { access }
+                if access.contains(naga::StorageAccess::STORE) =>
+            {
+                crate::types::AddressSpace::Device
+            }
+            _ => crate::types::AddressSpace::Constant,
+        }
+    }
+
+    /// An index as `u32` (indices of the i32 kind are reinterpreted: the
+    /// arithmetic wraps identically).
+    pub(super) fn index_u32(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
+        match fx.expr(h) {
+            Expression::Literal(Literal::I32(v)) => {
+                let v = *v as u32;
+                self.u32_lit(fx, v, span)
+            }
+            Expression::Literal(Literal::U32(_)) => h,
+            _ => fx.add(
+                Expression::As {
+                    expr: h,
+                    kind: naga::ScalarKind::Uint,
+                    convert: None,
+                },
+                span,
+            ),
+        }
+    }
+
+    /// `p + n`, `p - n`, `p - q`.
+    pub(super) fn pointer_arithmetic(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        p: PtrValue,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let vb = self.expr(fx, b)?;
+        if let (BinaryOp::Sub, Value::Ptr(q)) = (op, &vb) {
+            if q.root != p.root {
+                return Err(Error::new(
+                    span,
+                    "subtracting pointers into different objects",
+                ));
+            }
+            let d = fx.add(
+                Expression::Binary {
+                    op: Bo::Subtract,
+                    left: p.index,
+                    right: q.index,
+                },
+                span,
+            );
+            let d = fx.add(
+                Expression::As {
+                    expr: d,
+                    kind: naga::ScalarKind::Sint,
+                    convert: None,
+                },
+                span,
+            );
+            return Ok(Value::Rv(d, Type::INT));
+        }
+        let (hb, tb) = self.load(fx, vb, b.span)?;
+        let (Type::Scalar(s), BinaryOp::Add | BinaryOp::Sub) = (&tb, op) else {
+            return Err(Error::new(
+                span,
+                format!("invalid operands to binary `{}` on a pointer", op.symbol()),
+            ));
+        };
+        if !s.is_integer() {
+            return Err(Error::new(b.span, "pointer offsets must be integers"));
+        }
+        let offset = if *s == Scalar::UInt {
+            hb
+        } else {
+            self.index_u32(fx, hb, span)
+        };
+        let naga_op = if op == BinaryOp::Add {
+            Bo::Add
+        } else {
+            Bo::Subtract
+        };
+        let index = fx.add(
+            Expression::Binary {
+                op: naga_op,
+                left: p.index,
+                right: offset,
+            },
+            span,
+        );
+        Ok(Value::Ptr(PtrValue { index, ..p }))
+    }
+
+    pub(super) fn ternary(
+        &mut self,
+        fx: &mut FnCtx,
+        c: &Expr,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let (cond, ct) = self.condition(fx, c)?;
+        if has_side_effects(a) || has_side_effects(b) {
+            if ct != Type::BOOL {
+                return Err(Error::new(
+                    c.span,
+                    "a vector condition cannot select operands with side effects",
+                ));
+            }
+            return self.ternary_branching(fx, cond, a, b, span);
+        }
+        let (ha, ta) = self.rvalue(fx, a)?;
+        let (hb, tb) = self.rvalue(fx, b)?;
+        let ty = self.common_type(&ta, &tb, span)?;
+        let accept = self.convert(fx, ha, &ta, &ty, false, a.span)?;
+        let reject = self.convert(fx, hb, &tb, &ty, false, b.span)?;
+        if !ty.is_scalar_or_vector() {
+            let ty_h = self.naga_type(&ty, span)?;
+            let var = fx.local("_sel", ty_h, span);
+            let ptr = fx.add(Expression::LocalVariable(var), span);
+            let mut yes = naga::Block::new();
+            yes.push(
+                naga::Statement::Store {
+                    pointer: ptr,
+                    value: accept,
+                },
+                Self::span(span),
+            );
+            let mut no = naga::Block::new();
+            no.push(
+                naga::Statement::Store {
+                    pointer: ptr,
+                    value: reject,
+                },
+                Self::span(span),
+            );
+            fx.push(
+                naga::Statement::If {
+                    condition: cond,
+                    accept: yes,
+                    reject: no,
+                },
+                span,
+            );
+            return Ok(Value::Rv(
+                fx.add(Expression::Load { pointer: ptr }, span),
+                ty,
+            ));
+        }
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Select {
+                    condition: cond,
+                    accept,
+                    reject,
+                },
+                span,
+            ),
+            ty,
+        ))
+    }
+
+    /// `c ? a : b` with side effects: only the chosen operand may run, so each
+    /// is evaluated in its own branch and stored.
+    pub(super) fn ternary_branching(
+        &mut self,
+        fx: &mut FnCtx,
+        cond: Handle<Expression>,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        fx.open();
+        let (ha, ta) = self.rvalue(fx, a)?;
+        let ta_h = self.naga_type(&ta, span)?;
+        let var_a = fx.local("_sel", ta_h, span);
+        let ptr_a = fx.add(Expression::LocalVariable(var_a), span);
+        fx.push(
+            naga::Statement::Store {
+                pointer: ptr_a,
+                value: ha,
+            },
+            span,
+        );
+        let accept = fx.close();
+        fx.open();
+        let (hb, tb) = self.rvalue(fx, b)?;
+        let ptr_b = if tb == ta {
+            ptr_a
+        } else {
+            let tb_h = self.naga_type(&tb, span)?;
+            let var_b = fx.local("_sel", tb_h, span);
+            fx.add(Expression::LocalVariable(var_b), span)
+        };
+        fx.push(
+            naga::Statement::Store {
+                pointer: ptr_b,
+                value: hb,
+            },
+            span,
+        );
+        let reject = fx.close();
+        fx.push(
+            naga::Statement::If {
+                condition: cond,
+                accept,
+                reject,
+            },
+            span,
+        );
+        let va = fx.add(Expression::Load { pointer: ptr_a }, span);
+        if ptr_b == ptr_a {
+            return Ok(Value::Rv(va, ta));
+        }
+        let vb = fx.add(Expression::Load { pointer: ptr_b }, span);
+        let ty = self.common_type(&ta, &tb, span)?;
+        let va = self.convert(fx, va, &ta, &ty, false, a.span)?;
+        let vb = self.convert(fx, vb, &tb, &ty, false, b.span)?;
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Select {
+                    condition: cond,
+                    accept: va,
+                    reject: vb,
+                },
+                span,
+            ),
+            ty,
+        ))
+    }
+
+    /// The type both operands of `?:` convert to.
+    pub(super) fn common_type(&self, a: &Type, b: &Type, span: Span) -> Result<Type> {
+        if a == b {
+            return Ok(a.clone());
+        }
+        match (a, b) {
+            (Type::Scalar(x), Type::Scalar(y)) => Ok(Type::Scalar(conversions::arithmetic(*x, *y))),
+            (Type::Vector(..), Type::Scalar(_)) => Ok(a.clone()),
+            (Type::Scalar(_), Type::Vector(..)) => Ok(b.clone()),
+            _ => Err(Error::new(
+                span,
+                format!(
+                    "incompatible operand types (`{}` and `{}`)",
+                    self.program.display(a),
+                    self.program.display(b)
+                ),
+            )),
+        }
+    }
+}
