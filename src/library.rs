@@ -30,6 +30,9 @@ pub struct Options {
     pub threadgroup_size: Option<[u32; 3]>,
     /// WGSL dialect.
     pub target: Target,
+    /// Bytes of threadgroup memory for each `[[threadgroup(n)]]` argument
+    /// (Metal's `setThreadgroupMemoryLength`); WGSL fixes it at translation.
+    pub threadgroup_memory: Vec<(u32, u32)>,
 }
 
 /// A translation that failed: the diagnostics and the files they point into.
@@ -183,6 +186,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     let lower_options = lower::Options {
         entries: options.entries.clone(),
         threadgroup_size: options.threadgroup_size,
+        threadgroup_memory: options.threadgroup_memory.clone(),
     };
     let lowered = match lower::lower(&tu, &program, &lower_options) {
         Ok(l) => l,

@@ -295,27 +295,6 @@ fn bad_dispatches_are_errors() {
         err.to_string().contains("over the device's limits"),
         "{err}"
     );
-
-    let mut barriers = function.clone();
-    barriers.uses_barriers = true;
-    let err = run(&barriers, threads([1000, 1, 1], [64, 1, 1]));
-    assert!(err.to_string().contains("--threadgroups"), "{err}");
-    // A multiple of the threadgroup size, or whole threadgroups, are fine.
-    let ok = |d: Dispatch| {
-        run_compute(
-            gpu,
-            &wgsl(SCALE),
-            &barriers,
-            &d,
-            &scale_buffers(128, 128, 0),
-        )
-    };
-    ok(threads([128, 1, 1], [64, 1, 1])).unwrap();
-    ok(Dispatch::Threadgroups {
-        groups: [2, 1, 1],
-        threadgroup: [64, 1, 1],
-    })
-    .unwrap();
 }
 
 #[test]

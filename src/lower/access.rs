@@ -308,11 +308,13 @@ impl Lowerer<'_, '_> {
                     ));
                 }
                 let v = self.convert(fx, value, ty, &p.ty, false, span)?;
-                fx.push(
+                self.push_effect(
+                    fx,
                     Statement::Store {
                         pointer: p.ptr,
                         value: v,
                     },
+                    Some(p.ptr),
                     span,
                 );
                 Ok(v)
@@ -368,11 +370,13 @@ impl Lowerer<'_, '_> {
                     },
                     span,
                 );
-                fx.push(
+                self.push_effect(
+                    fx,
                     Statement::Store {
                         pointer: p.ptr,
                         value: new,
                     },
+                    Some(p.ptr),
                     span,
                 );
                 Ok(v)

@@ -4,13 +4,14 @@
 //! before running the body.
 
 use super::builder::FnCtx;
+use super::invocation;
 use super::value::{Local, Place, PtrRoot, PtrValue};
 use super::{Error, Lowerer, Result};
 use crate::layout;
 use crate::reflect::{
     Access, Argument, ArgumentKind, BufferInfo, FunctionReflection, Stage, WgslBinding,
 };
-use crate::sema::consteval;
+use crate::sema::{callgraph, consteval};
 use crate::source_map::Span;
 use crate::syntax::ast;
 use crate::types::{AddressSpace, Scalar, Type};
@@ -41,6 +42,38 @@ enum Builtin {
     DispatchThreadsPerThreadgroup,
     ThreadgroupsPerGrid,
     ThreadsPerGrid,
+    ThreadIndexInSimdgroup,
+    ThreadsPerSimdgroup,
+    SimdgroupIndexInThreadgroup,
+    SimdgroupsPerThreadgroup,
+    ThreadIndexInQuadgroup,
+    QuadgroupIndexInThreadgroup,
+    QuadgroupsPerThreadgroup,
+}
+
+impl Builtin {
+    /// Needs the SIMD-group lane or width.
+    fn is_simd(self) -> bool {
+        matches!(
+            self,
+            Builtin::ThreadIndexInSimdgroup
+                | Builtin::ThreadsPerSimdgroup
+                | Builtin::SimdgroupIndexInThreadgroup
+                | Builtin::SimdgroupsPerThreadgroup
+                | Builtin::ThreadIndexInQuadgroup
+        )
+    }
+
+    /// Scalar attributes (no vector forms).
+    fn is_scalar(self) -> bool {
+        self.is_simd()
+            || matches!(
+                self,
+                Builtin::ThreadIndexInThreadgroup
+                    | Builtin::QuadgroupIndexInThreadgroup
+                    | Builtin::QuadgroupsPerThreadgroup
+            )
+    }
 }
 
 fn builtin(name: &str) -> Option<Builtin> {
@@ -53,6 +86,17 @@ fn builtin(name: &str) -> Option<Builtin> {
         "dispatch_threads_per_threadgroup" => Builtin::DispatchThreadsPerThreadgroup,
         "threadgroups_per_grid" => Builtin::ThreadgroupsPerGrid,
         "threads_per_grid" => Builtin::ThreadsPerGrid,
+        "thread_index_in_simdgroup" => Builtin::ThreadIndexInSimdgroup,
+        "threads_per_simdgroup" | "thread_execution_width" => Builtin::ThreadsPerSimdgroup,
+        "simdgroup_index_in_threadgroup" => Builtin::SimdgroupIndexInThreadgroup,
+        "simdgroups_per_threadgroup" | "dispatch_simdgroups_per_threadgroup" => {
+            Builtin::SimdgroupsPerThreadgroup
+        }
+        "thread_index_in_quadgroup" => Builtin::ThreadIndexInQuadgroup,
+        "quadgroup_index_in_threadgroup" => Builtin::QuadgroupIndexInThreadgroup,
+        "quadgroups_per_threadgroup" | "dispatch_quadgroups_per_threadgroup" => {
+            Builtin::QuadgroupsPerThreadgroup
+        }
         _ => return None,
     })
 }
@@ -73,6 +117,9 @@ enum KernelParam<'a> {
 
 /// Values the prologue computes from the WGSL built-ins.
 struct Geometry {
+    wg: [u32; 3],
+    lane: Option<Handle<Expression>>,
+    simd_size: Option<Handle<Expression>>,
     gid: Handle<Expression>,
     lid: Handle<Expression>,
     index: Handle<Expression>,
@@ -114,20 +161,28 @@ impl Lowerer<'_, '_> {
             .unwrap_or(1);
         let wg = size.unwrap_or_else(|| default_threadgroup_size(dims));
         self.check_max_threads(f, wg, size.is_some())?;
+        let body = f.body.as_ref().expect("kernels have bodies");
+        self.kernel_features.clear();
+        self.predicated = callgraph::reaches(self.program, body, &|n| {
+            n == "threadgroup_barrier" || n == "simdgroup_barrier"
+        });
+        let subgroups = callgraph::reaches(self.program, body, &|n| {
+            n.starts_with("simd_") || n.starts_with("quad_") || n == "simdgroup_barrier"
+        }) || params
+            .iter()
+            .any(|p| matches!(p, KernelParam::Builtin { builtin, .. } if builtin.is_simd()));
         let mut fx = FnCtx::new(&f.name.name, Type::Void);
-        let geometry = self.prologue(&mut fx, wg, f.span)?;
+        let geometry = self.prologue(&mut fx, wg, subgroups, f.span)?;
         let mut arguments = Vec::new();
         for p in &params {
             self.bind_param(&mut fx, p, &geometry, &mut arguments)?;
         }
         fx.open();
-        let body = f.body.as_ref().expect("kernels have bodies");
-        for s in &body.stmts {
-            self.stmt(&mut fx, s)?;
-        }
+        let lowered = body.stmts.iter().try_for_each(|s| self.stmt(&mut fx, s));
+        let predicated = std::mem::take(&mut self.predicated);
+        lowered?;
         let body_block = fx.close();
-        let uses_barriers = fx.uses_barrier;
-        if !uses_barriers {
+        if !predicated {
             self.grid_guard(&mut fx, &geometry, f.span);
         }
         fx.push(Statement::Block(body_block), body.span);
@@ -148,7 +203,8 @@ impl Lowerer<'_, '_> {
             task_payload: None,
             incoming_ray_payload: None,
         });
-        let mut required_features = Vec::new();
+        let mut required_features: Vec<String> =
+            self.kernel_features.iter().map(|f| f.to_string()).collect();
         if self.types.uses_f16 {
             required_features.push("shader-f16".to_string());
         }
@@ -162,7 +218,7 @@ impl Lowerer<'_, '_> {
                 group: 0,
                 binding: DISPATCH_BINDING,
             }),
-            uses_barriers,
+            uses_barriers: predicated,
             required_features,
         })
     }
@@ -300,7 +356,7 @@ impl Lowerer<'_, '_> {
 
     fn check_builtin_type(&self, b: Builtin, ty: &Type, attr: &str, p: &ast::Param) -> Result<()> {
         let ok = match b {
-            Builtin::ThreadIndexInThreadgroup => *ty == Type::UINT,
+            b if b.is_scalar() => *ty == Type::UINT,
             _ => matches!(
                 ty,
                 Type::Scalar(Scalar::UInt) | Type::Vector(Scalar::UInt, 2 | 3)
@@ -313,7 +369,7 @@ impl Lowerer<'_, '_> {
             p.ty.span,
             format!(
                 "`[[{attr}]]` argument must be of type `uint`{}, not `{}`",
-                if b == Builtin::ThreadIndexInThreadgroup {
+                if b.is_scalar() {
                     ""
                 } else {
                     ", `uint2` or `uint3`"
@@ -371,7 +427,13 @@ impl Lowerer<'_, '_> {
     }
 
     /// Computes Metal's grid geometry from WGSL's built-ins and the uniform.
-    fn prologue(&mut self, fx: &mut FnCtx, wg: [u32; 3], span: Span) -> Result<Geometry> {
+    fn prologue(
+        &mut self,
+        fx: &mut FnCtx,
+        wg: [u32; 3],
+        subgroups: bool,
+        span: Span,
+    ) -> Result<Geometry> {
         let v3 = self.naga_type(&Type::Vector(Scalar::UInt, 3), span)?;
         let u = self.naga_type(&Type::UINT, span)?;
         let arg = |fx: &mut FnCtx, name: &str, ty, b: naga::BuiltIn| {
@@ -455,7 +517,38 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
+        let (lane, simd_size) = if subgroups {
+            let lane = arg(fx, "simd_lane", u, naga::BuiltIn::SubgroupInvocationId);
+            let size = arg(fx, "simd_size", u, naga::BuiltIn::SubgroupSize);
+            self.set_private(fx, invocation::SIMD_LANE, &Type::UINT, lane, span);
+            self.set_private(fx, invocation::SIMD_SIZE, &Type::UINT, size, span);
+            self.require_feature("subgroup");
+            (Some(lane), Some(size))
+        } else {
+            (None, None)
+        };
+        if self.predicated {
+            let inside = fx.add(
+                Expression::Binary {
+                    op: Bo::Less,
+                    left: gid,
+                    right: grid,
+                },
+                span,
+            );
+            let all = fx.add(
+                Expression::Relational {
+                    fun: naga::RelationalFunction::All,
+                    argument: inside,
+                },
+                span,
+            );
+            self.set_private(fx, invocation::ACTIVE, &Type::BOOL, all, span);
+        }
         Ok(Geometry {
+            wg,
+            lane,
+            simd_size,
             gid,
             lid,
             index,
@@ -506,39 +599,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<()> {
         match p {
             KernelParam::Builtin { param, builtin, ty } => {
-                let value = match builtin {
-                    Builtin::ThreadPositionInGrid => geo.gid,
-                    Builtin::ThreadPositionInThreadgroup => geo.lid,
-                    Builtin::ThreadIndexInThreadgroup => geo.index,
-                    Builtin::ThreadgroupPositionInGrid => geo.wid,
-                    Builtin::ThreadsPerThreadgroup => geo.edge_size,
-                    Builtin::DispatchThreadsPerThreadgroup => geo.tg_size,
-                    Builtin::ThreadgroupsPerGrid => geo.groups,
-                    Builtin::ThreadsPerGrid => geo.grid,
-                };
-                let value = match ty.vector_size() {
-                    Some(1) if *builtin != Builtin::ThreadIndexInThreadgroup => fx.add(
-                        Expression::AccessIndex {
-                            base: value,
-                            index: 0,
-                        },
-                        param.span,
-                    ),
-                    Some(2) => fx.add(
-                        Expression::Swizzle {
-                            size: naga::VectorSize::Bi,
-                            vector: value,
-                            pattern: [
-                                naga::SwizzleComponent::X,
-                                naga::SwizzleComponent::Y,
-                                naga::SwizzleComponent::X,
-                                naga::SwizzleComponent::X,
-                            ],
-                        },
-                        param.span,
-                    ),
-                    _ => value,
-                };
+                let value = self.builtin_value(fx, *builtin, ty, geo, param.span);
                 let name = param
                     .name
                     .as_ref()
@@ -612,6 +673,81 @@ impl Lowerer<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// The value of a compute attribute, in the parameter's type.
+    fn builtin_value(
+        &mut self,
+        fx: &mut FnCtx,
+        b: Builtin,
+        ty: &Type,
+        geo: &Geometry,
+        span: Span,
+    ) -> Handle<Expression> {
+        let lit = |fx: &mut FnCtx, v: u32| fx.add(Expression::Literal(naga::Literal::U32(v)), span);
+        let bin =
+            |fx: &mut FnCtx, op, left, right| fx.add(Expression::Binary { op, left, right }, span);
+        let total: u32 = geo.wg.iter().product();
+        let vector = match b {
+            Builtin::ThreadPositionInGrid => geo.gid,
+            Builtin::ThreadPositionInThreadgroup => geo.lid,
+            Builtin::ThreadgroupPositionInGrid => geo.wid,
+            Builtin::ThreadsPerThreadgroup => geo.edge_size,
+            Builtin::DispatchThreadsPerThreadgroup => geo.tg_size,
+            Builtin::ThreadgroupsPerGrid => geo.groups,
+            Builtin::ThreadsPerGrid => geo.grid,
+            Builtin::ThreadIndexInThreadgroup => return geo.index,
+            Builtin::ThreadIndexInSimdgroup => return geo.lane.expect("subgroup prologue"),
+            Builtin::ThreadsPerSimdgroup => return geo.simd_size.expect("subgroup prologue"),
+            Builtin::SimdgroupIndexInThreadgroup => {
+                return bin(
+                    fx,
+                    Bo::Divide,
+                    geo.index,
+                    geo.simd_size.expect("subgroup prologue"),
+                )
+            }
+            Builtin::SimdgroupsPerThreadgroup => {
+                let size = geo.simd_size.expect("subgroup prologue");
+                let t = lit(fx, total);
+                let one = lit(fx, 1);
+                let sum = bin(fx, Bo::Add, t, size);
+                let sum = bin(fx, Bo::Subtract, sum, one);
+                return bin(fx, Bo::Divide, sum, size);
+            }
+            Builtin::ThreadIndexInQuadgroup => {
+                let three = lit(fx, 3);
+                return bin(fx, Bo::And, geo.lane.expect("subgroup prologue"), three);
+            }
+            Builtin::QuadgroupIndexInThreadgroup => {
+                let four = lit(fx, 4);
+                return bin(fx, Bo::Divide, geo.index, four);
+            }
+            Builtin::QuadgroupsPerThreadgroup => return lit(fx, total.div_ceil(4)),
+        };
+        match ty.vector_size() {
+            Some(1) => fx.add(
+                Expression::AccessIndex {
+                    base: vector,
+                    index: 0,
+                },
+                span,
+            ),
+            Some(2) => fx.add(
+                Expression::Swizzle {
+                    size: naga::VectorSize::Bi,
+                    vector,
+                    pattern: [
+                        naga::SwizzleComponent::X,
+                        naga::SwizzleComponent::Y,
+                        naga::SwizzleComponent::X,
+                        naga::SwizzleComponent::X,
+                    ],
+                },
+                span,
+            ),
+            _ => vector,
+        }
     }
 
     /// The storage global for buffer argument `index`.

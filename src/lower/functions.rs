@@ -208,7 +208,7 @@ impl Lowerer<'_, '_> {
         keys: Vec<ArgKey>,
         span: Span,
     ) -> Result<Handle<naga::Function>> {
-        if let Some(h) = self.functions.get(&(index, keys.clone())) {
+        if let Some(h) = self.functions.get(&(index, keys.clone(), self.predicated)) {
             return Ok(*h);
         }
         if self.in_progress.contains(&index) {
@@ -225,7 +225,7 @@ impl Lowerer<'_, '_> {
             .module
             .functions
             .append(function, Self::span(self.program.functions[index].span));
-        self.functions.insert((index, keys), h);
+        self.functions.insert((index, keys, self.predicated), h);
         Ok(h)
     }
 

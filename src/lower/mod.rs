@@ -11,9 +11,11 @@ mod call;
 mod entry;
 mod expr;
 mod functions;
+mod invocation;
 mod operators;
 mod stdlib;
 mod stmt;
+mod subgroup;
 mod types;
 mod value;
 
@@ -37,6 +39,8 @@ pub struct Options {
     pub entries: Vec<String>,
     /// `@workgroup_size` for every kernel; `None` picks the default.
     pub threadgroup_size: Option<[u32; 3]>,
+    /// Bytes of threadgroup memory per `[[threadgroup(n)]]` index.
+    pub threadgroup_memory: Vec<(u32, u32)>,
 }
 
 /// The lowered module and what reflection needs.
@@ -69,10 +73,19 @@ pub(crate) struct Lowerer<'p, 'a> {
     module: naga::Module,
     types: types::TypeCache,
     constants: HashMap<usize, naga::Handle<naga::Constant>>,
-    functions: HashMap<(usize, Vec<ArgKey>), naga::Handle<naga::Function>>,
+    functions: HashMap<(usize, Vec<ArgKey>, bool), naga::Handle<naga::Function>>,
     in_progress: Vec<usize>,
     buffers: HashMap<(u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
     dispatch: Option<naga::Handle<naga::GlobalVariable>>,
+    /// Per-invocation state the prologue sets and helper functions read.
+    privates: HashMap<&'static str, naga::Handle<naga::GlobalVariable>>,
+    /// The kernel being lowered contains a barrier: threads outside the grid
+    /// run along (they must reach every barrier) with side effects disabled.
+    predicated: bool,
+    /// wgpu features the kernel being lowered needs.
+    kernel_features: std::collections::BTreeSet<&'static str>,
+    /// Translation options that decide sizes (threadgroup memory).
+    threadgroup_memory: HashMap<u32, u32>,
     warnings: Vec<Error>,
 }
 
@@ -91,6 +104,10 @@ pub fn lower(
         in_progress: Vec::new(),
         buffers: HashMap::new(),
         dispatch: None,
+        privates: HashMap::new(),
+        predicated: false,
+        kernel_features: Default::default(),
+        threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
         warnings: Vec::new(),
     };
     let mut errors = Vec::new();
@@ -154,7 +171,7 @@ impl Lowerer<'_, '_> {
     /// generic version (no buffer pointers).
     fn check_unreached_helper(&mut self, index: usize) -> Result<()> {
         let f = self.program.functions[index];
-        if f.stage.is_some() || self.functions.keys().any(|(i, _)| *i == index) {
+        if f.stage.is_some() || self.functions.keys().any(|(i, _, _)| *i == index) {
             return Ok(());
         }
         let mut keys = Vec::new();

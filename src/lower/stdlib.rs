@@ -121,6 +121,9 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Option<Value>> {
+        if let Some(v) = self.subgroup_call(fx, name, args, span)? {
+            return Ok(Some(v));
+        }
         match name {
             "threadgroup_barrier" | "simdgroup_barrier" => {
                 return self.barrier(fx, name, args, span).map(Some)

@@ -230,16 +230,6 @@ fn check_dispatch(
     if grid.contains(&0) {
         return invalid(format!("zero-sized grid {grid:?}"));
     }
-    if let Dispatch::Threads { grid, threadgroup } = dispatch {
-        if function.uses_barriers && (0..3).any(|d| !grid[d].is_multiple_of(threadgroup[d])) {
-            return invalid(format!(
-                "`{}` uses threadgroup barriers, so its grid must be a multiple of the \
-                 threadgroup size {threadgroup:?}, but it is {grid:?}: use a multiple, or \
-                 dispatch whole threadgroups (--threadgroups)",
-                function.name
-            ));
-        }
-    }
     Ok(())
 }
 

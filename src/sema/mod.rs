@@ -2,6 +2,7 @@
 //! functions, constants), type resolution, C++ conversions and constant
 //! evaluation. Lowering asks this module every language question.
 
+pub mod callgraph;
 pub mod consteval;
 pub mod conversions;
 
