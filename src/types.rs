@@ -142,6 +142,8 @@ pub enum Type {
     Struct(StructId),
     /// `space T*` or `space T&`.
     Pointer(Box<Pointer>),
+    /// `atomic_int`, `atomic_uint`, `atomic_bool`, `atomic_float`, `atomic<T>`.
+    Atomic(Scalar),
 }
 
 /// A pointer or reference type.
@@ -252,6 +254,7 @@ fn write_type<'a>(
             write!(f, "[{n}]")
         }
         Type::Struct(id) => f.write_str(name(*id)),
+        Type::Atomic(s) => write!(f, "atomic_{}", s.name()),
         Type::Pointer(p) => {
             write!(f, "{} ", p.space.name())?;
             if p.is_const {
@@ -288,6 +291,16 @@ pub fn builtin_type(name: &str) -> Option<Type> {
     };
     if let Some(s) = scalar_alias {
         return Some(Type::Scalar(s));
+    }
+    let atomic = match name {
+        "atomic_int" => Some(Scalar::Int),
+        "atomic_uint" => Some(Scalar::UInt),
+        "atomic_bool" => Some(Scalar::Bool),
+        "atomic_float" => Some(Scalar::Float),
+        _ => None,
+    };
+    if let Some(s) = atomic {
+        return Some(Type::Atomic(s));
     }
     let (base, suffix) = split_digits(name);
     let scalar = match base {

@@ -183,7 +183,6 @@ fn run_reports_unsupported_resources() {
     let flags: &[&[&str]] = &[
         &["--texture", "0=in.png"],
         &["--texture", "1=empty:4x4"],
-        &["--threadgroup-memory", "0=1024"],
         &["--read-texture", "0=out.png"],
     ];
     for extra in flags {

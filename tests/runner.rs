@@ -81,6 +81,7 @@ fn buffer_arg(
             data_type: if is_pointer { "float" } else { "Params" }.into(),
             is_pointer,
         }),
+        threadgroup: None,
     }
 }
 

@@ -59,6 +59,9 @@ struct CompileArgs {
     /// WGSL dialect.
     #[arg(long, value_enum, default_value_t = TargetArg::Webgpu)]
     target: TargetArg,
+    /// Bytes of [[threadgroup(N)]] memory (fixed in the WGSL).
+    #[arg(long, value_name = "N=BYTES", value_parser = parse_threadgroup_memory)]
+    threadgroup_memory: Vec<(u32, u32)>,
 }
 
 impl CompileArgs {
@@ -69,6 +72,7 @@ impl CompileArgs {
         options.entries = self.entry.clone();
         options.threadgroup_size = self.threadgroup_size;
         options.target = self.target.into();
+        options.threadgroup_memory = self.threadgroup_memory.clone();
         options
     }
 }
@@ -125,9 +129,9 @@ struct RunArgs {
     /// Bind [[texture(N)]] (not supported yet).
     #[arg(long, value_name = "N=PATH.png|N=empty:WxH[:FORMAT]")]
     texture: Vec<String>,
-    /// Size [[threadgroup(N)]] memory (not supported yet).
-    #[arg(long, value_name = "N=BYTES")]
-    threadgroup_memory: Vec<String>,
+    /// Bytes of [[threadgroup(N)]] memory (Metal's setThreadgroupMemoryLength).
+    #[arg(long, value_name = "N=BYTES", value_parser = parse_threadgroup_memory)]
+    threadgroup_memory: Vec<(u32, u32)>,
     /// After the run, write [[buffer(N)]]'s bytes to PATH.
     #[arg(long, value_name = "N=PATH", value_parser = parse_read)]
     read: Vec<(u32, PathBuf)>,
@@ -221,6 +225,14 @@ fn parse_buffer(s: &str) -> Result<BufferArg, String> {
         None => BufferSource::File(rest.into()),
     };
     Ok(BufferArg { index, source })
+}
+
+fn parse_threadgroup_memory(s: &str) -> Result<(u32, u32), String> {
+    let (index, bytes) = parse_index(s)?;
+    let bytes: u32 = bytes
+        .parse()
+        .map_err(|_| format!("expected N=BYTES, found `{s}`"))?;
+    Ok((index, bytes))
 }
 
 fn parse_read(s: &str) -> Result<(u32, PathBuf), String> {
@@ -435,6 +447,7 @@ mod runner_commands {
         options.preprocess.include_dirs = args.include.clone();
         options.entries = vec![args.entry.clone()];
         options.target = args.target.into();
+        options.threadgroup_memory = args.threadgroup_memory.clone();
         let default = runner::translate_kernel(name, source, &options, &args.entry)?;
         match args.threadgroup {
             Some(size) if Some(size) != default.function.workgroup_size => {
@@ -448,7 +461,6 @@ mod runner_commands {
     pub(super) fn run(args: RunArgs) -> u8 {
         let unsupported = [
             ("--texture", args.texture.is_empty()),
-            ("--threadgroup-memory", args.threadgroup_memory.is_empty()),
             ("--read-texture", args.read_texture.is_empty()),
         ];
         if let Some((flag, _)) = unsupported.iter().find(|(_, empty)| !empty) {

@@ -56,6 +56,10 @@ pub fn metal(ty: &Type, structs: &Structs) -> SizeAlign {
         }
         Type::Struct(id) => struct_layout(*id, structs).size_align,
         Type::Pointer(_) => SizeAlign { size: 8, align: 8 },
+        Type::Atomic(s) => SizeAlign {
+            size: s.size(),
+            align: s.size(),
+        },
     }
 }
 
@@ -121,6 +125,8 @@ pub fn wgsl(ty: &Type, structs: &Structs) -> Result<SizeAlign, Unrepresentable> 
             }
         }
         Type::Struct(id) => padding_plan(*id, structs)?.size_align,
+        // Atomics lower to 32-bit words.
+        Type::Atomic(_) => SizeAlign { size: 4, align: 4 },
         Type::Void | Type::Pointer(_) => return Err(Unrepresentable { member: None }),
     })
 }

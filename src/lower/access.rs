@@ -300,6 +300,11 @@ impl Lowerer<'_, '_> {
         ty: &Type,
         span: Span,
     ) -> Result<Handle<Expression>> {
+        if let Value::Place(p) = target {
+            if super::expr::contains_atomic(&p.ty) {
+                return Err(super::expr::atomic_access(span));
+            }
+        }
         match target {
             Value::Place(p) => {
                 if !p.writable {

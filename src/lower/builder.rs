@@ -21,6 +21,8 @@ pub(super) struct FnCtx {
     pub breakables: usize,
     /// A barrier was lowered.
     pub uses_barrier: bool,
+    /// This is a kernel's entry point (threadgroup variables are allowed).
+    pub kernel: bool,
     /// Operator nesting depth of each inlined expression (see [`FnCtx::add`]).
     depth: HashMap<Handle<Expression>, u32>,
 }
@@ -76,6 +78,7 @@ impl FnCtx {
             loops: 0,
             breakables: 0,
             uses_barrier: false,
+            kernel: false,
             depth: HashMap::new(),
         }
     }

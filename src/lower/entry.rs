@@ -113,6 +113,11 @@ enum KernelParam<'a> {
         builtin: Builtin,
         ty: Type,
     },
+    Threadgroup {
+        param: &'a ast::Param,
+        ptr: crate::types::Pointer,
+        index: u32,
+    },
 }
 
 /// Values the prologue computes from the WGSL built-ins.
@@ -172,6 +177,7 @@ impl Lowerer<'_, '_> {
             .iter()
             .any(|p| matches!(p, KernelParam::Builtin { builtin, .. } if builtin.is_simd()));
         let mut fx = FnCtx::new(&f.name.name, Type::Void);
+        fx.kernel = true;
         let geometry = self.prologue(&mut fx, wg, subgroups, f.span)?;
         let mut arguments = Vec::new();
         for p in &params {
@@ -310,7 +316,43 @@ impl Lowerer<'_, '_> {
                         ty,
                     });
                 }
-                (Some(a @ ("texture" | "sampler" | "threadgroup" | "stage_in")), _) => {
+                (Some("threadgroup"), Type::Pointer(ptr))
+                    if ptr.space == AddressSpace::Threadgroup && !ptr.is_reference =>
+                {
+                    let a = attr.unwrap();
+                    let [arg] = a.args.as_slice() else {
+                        return Err(Error::new(
+                            a.span,
+                            "`threadgroup` takes one index: `[[threadgroup(n)]]`",
+                        ));
+                    };
+                    let index = consteval::eval(self.program, arg)?
+                        .as_int()
+                        .filter(|i| (0..=u32::MAX as i64).contains(i))
+                        .ok_or_else(|| {
+                            Error::new(
+                                arg.span,
+                                "threadgroup index must be a non-negative integer constant",
+                            )
+                        })? as u32;
+                    if out.iter().any(
+                        |p| matches!(p, KernelParam::Threadgroup { index: i, .. } if *i == index),
+                    ) {
+                        return Err(Error::new(
+                            a.span,
+                            format!("duplicate `[[threadgroup({index})]]` index"),
+                        ));
+                    }
+                    out.push(KernelParam::Threadgroup {
+                        param: p,
+                        ptr: (**ptr).clone(),
+                        index,
+                    });
+                }
+                (Some("threadgroup"), _) => {
+                    return Err(Error::new(p.ty.span, format!("`[[threadgroup(n)]]` argument `{name}` must be a `threadgroup` pointer")));
+                }
+                (Some(a @ ("texture" | "sampler" | "stage_in")), _) => {
                     return Err(Error::new(
                         attr.unwrap().span,
                         format!("`[[{a}]]` arguments are not supported yet"),
@@ -626,6 +668,9 @@ impl Lowerer<'_, '_> {
                     );
                 }
             }
+            KernelParam::Threadgroup { param, ptr, index } => {
+                self.bind_threadgroup(fx, param, ptr, *index, arguments)?
+            }
             KernelParam::Buffer { param, ptr, index } => {
                 let (global, info) = self.buffer_global(param, ptr, *index)?;
                 let span = param.span;
@@ -669,9 +714,81 @@ impl Lowerer<'_, '_> {
                         binding: *index,
                     }),
                     buffer: Some(info),
+                    threadgroup: None,
                 });
             }
         }
+        Ok(())
+    }
+
+    /// `threadgroup T* p [[threadgroup(n)]]`: a workgroup array whose length
+    /// comes from the host's threadgroup-memory length for `n`, fixed at
+    /// translation (naga's WGSL writer cannot print override-sized arrays).
+    fn bind_threadgroup(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        ptr: &crate::types::Pointer,
+        index: u32,
+        arguments: &mut Vec<Argument>,
+    ) -> Result<()> {
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        let sa = layout::metal(&ptr.pointee, &self.program.structs);
+        let bytes = self.threadgroup_memory.get(&index).copied();
+        let local = match bytes {
+            Some(bytes) => {
+                let count = bytes / sa.size.max(1);
+                if count == 0 {
+                    return Err(Error::new(param.span, format!(
+                        "threadgroup memory for `[[threadgroup({index})]]` is {bytes} bytes, less than one `{}` ({} bytes)",
+                        self.program.display(&ptr.pointee),
+                        sa.size
+                    )));
+                }
+                let array = Type::Array(Box::new(ptr.pointee.clone()), count);
+                let ty = self.naga_type(&array, param.span)?;
+                let g = self.module.global_variables.append(
+                    naga::GlobalVariable {
+                        name: Some(name.clone()),
+                        space: naga::AddressSpace::WorkGroup,
+                        binding: None,
+                        ty,
+                        init: None,
+                        memory_decorations: Default::default(),
+                    },
+                    Self::span(param.span),
+                );
+                let zero = self.u32_lit(fx, 0, param.span);
+                Local::Ptr(PtrValue {
+                    root: PtrRoot::Buffer(g),
+                    index: zero,
+                    pointee: ptr.pointee.clone(),
+                    space: AddressSpace::Threadgroup,
+                    is_const: ptr.is_const,
+                })
+            }
+            None => Local::UnsizedThreadgroup(index),
+        };
+        if let Some(n) = &param.name {
+            fx.declare(&n.name, local);
+        }
+        arguments.push(Argument {
+            name,
+            kind: ArgumentKind::ThreadgroupMemory,
+            index,
+            access: Access::ReadWrite,
+            active: bytes.is_some(),
+            binding: None,
+            buffer: None,
+            threadgroup: Some(crate::reflect::ThreadgroupInfo {
+                alignment: sa.align,
+                data_size: bytes.unwrap_or(0),
+            }),
+        });
         Ok(())
     }
 
@@ -814,6 +931,7 @@ impl Lowerer<'_, '_> {
             Type::Scalar(Scalar::Bool) | Type::Vector(Scalar::Bool, _) => {
                 Err(Error::new(span, "`bool` in buffers is not supported yet"))
             }
+            Type::Atomic(Scalar::Bool) => Err(Error::new(span, "`atomic_bool` in buffers is not supported (its size in Metal's layout is not verified)")),
             Type::Array(e, _) => self.check_host_shareable(e, span),
             Type::Struct(id) => self
                 .program

@@ -113,6 +113,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<(Handle<Expression>, Type)> {
         match v {
             Value::Rv(h, t) => Ok((h, t)),
+            Value::Place(p) if matches!(p.ty, Type::Atomic(_)) || contains_atomic(&p.ty) => Err(atomic_access(span)),
             Value::Place(p) => Ok((fx.add(Expression::Load { pointer: p.ptr }, span), p.ty)),
             Value::Swizzle(p, comps) => {
                 let Type::Vector(s, _) = p.ty else { unreachable!() };
@@ -249,6 +250,10 @@ impl Lowerer<'_, '_> {
         let name = path.last().map(String::as_str).unwrap_or_default();
         if path.len() == 1 {
             if let Some(local) = fx.lookup(name).cloned() {
+                if let Local::UnsizedThreadgroup(index) = local {
+                    return Err(Error::new(span, format!("the length of threadgroup memory `[[threadgroup({index})]]` is not known"))
+                        .note(format!("Metal sets it at dispatch; WGSL needs it at translation: pass `--threadgroup-memory {index}=BYTES`")));
+                }
                 return Ok(self.local_value(fx, local, span));
             }
         }
@@ -313,6 +318,7 @@ impl Lowerer<'_, '_> {
             }
             Local::Ref(p) => Value::Place(p),
             Local::Ptr(p) => Value::Ptr(p),
+            Local::UnsizedThreadgroup(_) => Value::Void,
             Local::PtrVar { var, mut ptr } => {
                 let v = fx.add(Expression::LocalVariable(var), span);
                 ptr.index = fx.add(Expression::Load { pointer: v }, span);
@@ -444,6 +450,23 @@ impl Lowerer<'_, '_> {
             ));
         }
         Ok(h)
+    }
+}
+
+/// Atomic objects are accessed through the atomic functions only (MSL §6.15).
+pub(super) fn atomic_access(span: Span) -> Error {
+    Error::new(
+        span,
+        "atomic objects can only be accessed with atomic functions such as `atomic_load_explicit`",
+    )
+}
+
+/// True for atomic types and arrays of them.
+pub(super) fn contains_atomic(ty: &Type) -> bool {
+    match ty {
+        Type::Atomic(_) => true,
+        Type::Array(e, _) => contains_atomic(e),
+        _ => false,
     }
 }
 

@@ -6,6 +6,7 @@
 //! conversions can be made explicit.
 
 mod access;
+mod atomics;
 mod builder;
 mod call;
 mod entry;
@@ -132,10 +133,23 @@ pub fn lower(
                 Ok(refl) => functions.push(refl),
                 Err(e) => errors.push(e),
             },
-            _ => errors.push(Error::new(
-                stage_span,
-                "vertex and fragment functions are not supported yet",
-            )),
+            _ => {
+                let tg = f
+                    .params
+                    .iter()
+                    .flat_map(|p| &p.attributes)
+                    .find(|a| a.name == "threadgroup");
+                errors.push(match tg {
+                    Some(a) => Error::new(
+                        a.span,
+                        "`[[threadgroup(n)]]` arguments are only allowed in kernel functions",
+                    ),
+                    None => Error::new(
+                        stage_span,
+                        "vertex and fragment functions are not supported yet",
+                    ),
+                });
+            }
         }
     }
     for wanted in &options.entries {

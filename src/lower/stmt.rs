@@ -321,7 +321,7 @@ impl Lowerer<'_, '_> {
             if d.ty.ptr_ops.is_empty() {
                 let msg = match space {
                     ast::AddressSpace::Threadgroup => {
-                        "`threadgroup` variables are not supported yet"
+                        return self.threadgroup_declaration(fx, d, sspan)
                     }
                     ast::AddressSpace::Constant => {
                         "`constant` variables must be declared at program scope"
@@ -472,5 +472,55 @@ impl Lowerer<'_, '_> {
                 ..q
             },
         })
+    }
+
+    /// `threadgroup T x[N];` in a kernel → a `var<workgroup>` (MSL §4.4).
+    fn threadgroup_declaration(
+        &mut self,
+        fx: &mut FnCtx,
+        d: &VarDecl,
+        space_span: Span,
+    ) -> Result<()> {
+        if !fx.kernel {
+            return Err(Error::new(
+                space_span,
+                "`threadgroup` variables can only be declared in a kernel function",
+            ));
+        }
+        let base = self.program.resolve_type(&d.ty)?;
+        for decl in &d.declarators {
+            if let Some(init) = &decl.init {
+                return Err(Error::new(
+                    init.span(),
+                    "`threadgroup` variables cannot have an initializer",
+                ));
+            }
+            let ty = self.program.apply_array(base.clone(), &decl.array)?;
+            let ty_h = self.naga_type(&ty, decl.name.span)?;
+            let g = self.module.global_variables.append(
+                naga::GlobalVariable {
+                    name: Some(decl.name.name.clone()),
+                    space: naga::AddressSpace::WorkGroup,
+                    binding: None,
+                    ty: ty_h,
+                    init: None,
+                    memory_decorations: Default::default(),
+                },
+                Self::span(decl.span),
+            );
+            let ptr = fx.add(Expression::GlobalVariable(g), decl.span);
+            let place = super::value::Place {
+                ptr,
+                ty,
+                writable: !d.ty.is_const,
+            };
+            if !fx.declare(&decl.name.name, Local::Ref(place)) {
+                return Err(Error::new(
+                    decl.name.span,
+                    format!("redefinition of `{}`", decl.name.name),
+                ));
+            }
+        }
+        Ok(())
     }
 }

@@ -69,6 +69,12 @@ impl Lowerer<'_, '_> {
                 }
             }
             Type::Struct(id) => self.struct_inner(*id, span)?,
+            // atomic_float and atomic_bool live in `atomic<u32>` words
+            // (compare-exchange loops and 0/1 values), which every target has.
+            Type::Atomic(s) => TypeInner::Atomic(match s {
+                Scalar::Int => naga::Scalar::I32,
+                _ => naga::Scalar::U32,
+            }),
             Type::Void | Type::Pointer(_) => {
                 return Err(Error::new(
                     span,

@@ -73,6 +73,8 @@ pub(super) enum Local {
     Ref(Place),
     /// A pointer that cannot change (a parameter).
     Ptr(PtrValue),
+    /// A `[[threadgroup(n)]]` argument whose size was not given.
+    UnsizedThreadgroup(u32),
     /// A pointer variable: fixed root, index in a `u32` local.
     PtrVar {
         /// The index variable.

@@ -88,6 +88,19 @@ pub struct Argument {
     pub binding: Option<WgslBinding>,
     /// Present for buffers.
     pub buffer: Option<BufferInfo>,
+    /// Present for threadgroup memory.
+    pub threadgroup: Option<ThreadgroupInfo>,
+}
+
+/// Threadgroup-memory details (`threadgroupMemoryAlignment`, `threadgroupMemoryDataSize`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadgroupInfo {
+    /// Alignment of the element type in bytes.
+    pub alignment: u32,
+    /// Bytes the translation was made for (0 when not given: the argument
+    /// must then be unused).
+    pub data_size: u32,
 }
 
 /// Everything about one translated function.

@@ -312,6 +312,10 @@ fn bind_arguments<'a>(
 ) -> Result<Vec<BoundArgument<'a>>, RunError> {
     let mut out = Vec::new();
     for arg in &function.arguments {
+        // Threadgroup memory has no binding: its length is in the WGSL.
+        if arg.kind == ArgumentKind::ThreadgroupMemory {
+            continue;
+        }
         if arg.kind != ArgumentKind::Buffer {
             if arg.active {
                 return Err(RunError::Unsupported(format!(

@@ -212,6 +212,7 @@ mod tests {
                 data_type: "float".into(),
                 is_pointer,
             }),
+            threadgroup: None,
         }
     }
 

@@ -82,7 +82,7 @@ impl ConstValue {
                     .map(|m| ConstValue::zero(&m.ty, program))
                     .collect(),
             ),
-            Type::Void | Type::Pointer(_) => ConstValue::Int(0, Scalar::Int),
+            Type::Void | Type::Pointer(_) | Type::Atomic(_) => ConstValue::Int(0, Scalar::Int),
         }
     }
 }

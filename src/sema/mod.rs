@@ -244,6 +244,23 @@ impl<'a> Program<'a> {
                 ))
             }
             "vec" => return self.template_vec(ts),
+            "atomic" => {
+                let [TemplateArg::Type(elem)] = ts.args.as_slice() else {
+                    return Err(Error::new(ts.span, "`atomic` needs one type: `atomic<T>`"));
+                };
+                return match self.resolve_value_type(elem)? {
+                    Type::Scalar(
+                        s @ (types::Scalar::Int
+                        | types::Scalar::UInt
+                        | types::Scalar::Bool
+                        | types::Scalar::Float),
+                    ) => Ok(Type::Atomic(s)),
+                    other => Err(Error::new(
+                        elem.span,
+                        format!("`atomic<{}>` is not supported", self.display(&other)),
+                    )),
+                };
+            }
             n if n.starts_with("texture") || n.starts_with("depth") || n == "sampler" => {
                 return Err(Error::new(
                     ts.name_span,
