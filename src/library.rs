@@ -232,9 +232,14 @@ mod emit {
     use crate::source_map::Span;
     use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-    /// Capabilities the emitted module may use for `target`.
+    /// Capabilities the emitted module may use for `target`. Subgroups are
+    /// a WebGPU feature too (`enable subgroups;`); `subgroupBarrier` is
+    /// wgpu's alone, so [`subgroup_use`] refuses it for WebGPU.
     fn capabilities(target: Target) -> Capabilities {
-        let base = Capabilities::default() | Capabilities::SHADER_FLOAT16;
+        let base = Capabilities::default()
+            | Capabilities::SHADER_FLOAT16
+            | Capabilities::SUBGROUP
+            | Capabilities::SUBGROUP_BARRIER;
         match target {
             Target::WebGpu => base,
             Target::Wgpu => base | Capabilities::SHADER_INT16 | Capabilities::SHADER_INT64,
@@ -271,6 +276,17 @@ mod emit {
         let info = Validator::new(ValidationFlags::all(), caps)
             .validate(module)
             .map_err(|e| internal("naga validation", &e))?;
+        let subgroups = subgroup_use(module);
+        if let (Target::WebGpu, Some(span)) = (target, subgroups.barrier) {
+            let r = span.to_range().unwrap_or(0..0);
+            let mut d = Diagnostic::error(
+                "`simdgroup_barrier` has no WebGPU equivalent: WGSL has no subgroup barrier",
+                Span::new(r.start, r.end),
+            );
+            d.notes
+                .push("wgpu has one: translate with `--target wgpu` (`Target::Wgpu`)".into());
+            return Err(d);
+        }
         let text =
             naga::back::wgsl::write_string(module, &info, naga::back::wgsl::WriterFlags::empty())
                 .map_err(|e| {
@@ -287,6 +303,14 @@ mod emit {
         Validator::new(ValidationFlags::all(), caps)
             .validate(&reparsed)
             .map_err(|e| Diagnostic::unlocated(format!("internal compiler error (a bug in msl2wgsl): the emitted WGSL does not validate: {}", e.emit_to_string(&text))))?;
+        // Browsers want the extension enabled; naga's own WGSL parser
+        // (wgpu's) rejects the directive as unimplemented, so it is only
+        // added after the re-parse above, and never for wgpu.
+        let text = if target == Target::WebGpu && subgroups.any {
+            format!("enable subgroups;\n{text}")
+        } else {
+            text
+        };
         Ok((
             text,
             reparsed
@@ -295,5 +319,70 @@ mod emit {
                 .map(|e| e.name.clone())
                 .collect(),
         ))
+    }
+
+    /// What of WGSL's subgroup extension a module uses.
+    #[derive(Default)]
+    struct SubgroupUse {
+        /// Any subgroup operation or built-in.
+        any: bool,
+        /// Where the first `subgroupBarrier` is, if any.
+        barrier: Option<naga::Span>,
+    }
+
+    /// Scans every function for subgroup statements and entry points for
+    /// subgroup built-ins.
+    fn subgroup_use(module: &naga::Module) -> SubgroupUse {
+        let mut found = SubgroupUse::default();
+        let functions = module
+            .functions
+            .iter()
+            .map(|(_, f)| f)
+            .chain(module.entry_points.iter().map(|e| &e.function));
+        for f in functions {
+            scan_block(&f.body, &mut found);
+            found.any |= f.arguments.iter().any(|a| {
+                matches!(
+                    a.binding,
+                    Some(naga::Binding::BuiltIn(
+                        naga::BuiltIn::SubgroupInvocationId
+                            | naga::BuiltIn::SubgroupSize
+                            | naga::BuiltIn::SubgroupId
+                            | naga::BuiltIn::NumSubgroups
+                    ))
+                )
+            });
+        }
+        found
+    }
+
+    fn scan_block(block: &naga::Block, found: &mut SubgroupUse) {
+        use naga::Statement as S;
+        for (statement, span) in block.span_iter() {
+            match statement {
+                S::SubgroupBallot { .. }
+                | S::SubgroupGather { .. }
+                | S::SubgroupCollectiveOperation { .. } => found.any = true,
+                S::ControlBarrier(b) | S::MemoryBarrier(b)
+                    if b.contains(naga::Barrier::SUB_GROUP) =>
+                {
+                    found.any = true;
+                    found.barrier = found.barrier.or(Some(*span));
+                }
+                S::Block(b) => scan_block(b, found),
+                S::If { accept, reject, .. } => {
+                    scan_block(accept, found);
+                    scan_block(reject, found);
+                }
+                S::Loop {
+                    body, continuing, ..
+                } => {
+                    scan_block(body, found);
+                    scan_block(continuing, found);
+                }
+                S::Switch { cases, .. } => cases.iter().for_each(|c| scan_block(&c.body, found)),
+                _ => {}
+            }
+        }
     }
 }

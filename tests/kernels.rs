@@ -384,3 +384,42 @@ fn integer_and_conversion_semantics() {
         );
     }
 }
+
+#[test]
+fn narrow_integers_wrap_like_metal() {
+    let n = 64usize;
+    let Some(out) = run(
+        "narrow_ints.metal",
+        "narrow",
+        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [32, 1, 1] },
+        vec![(0, vec![0; n * 48])],
+    ) else {
+        return;
+    };
+    let got: Vec<i32> = u32s(&out[&0]).into_iter().map(|v| v as i32).collect();
+    for i in 0..n as u32 {
+        let a = (i * 37 + 200) as u8;
+        let b = (i as i32 * 29 - 100) as i8;
+        let s = (i as i32 * 3000 - 40000) as i16;
+        let u = (i * 1000 + 65000) as u16;
+        let w = [a.wrapping_add(10), 255u8.wrapping_add(10), 138, (i as u8).wrapping_add(10)];
+        let packed = w[0] as i32 | (w[1] as i32) << 8 | (w[2] as i32) << 16 | (w[3] as i32) << 24;
+        let c = a.wrapping_add(100).wrapping_add(1);
+        let want = [
+            a as i32,
+            b as i32,
+            s as i32,
+            u as i32,
+            a as i32 + b as i32,
+            packed,
+            b.wrapping_neg() as i32,
+            -128,
+            (u << 1) as i32,
+            (0x8001u16 << 1) as i32,
+            c as i32,
+            (i % 32) as i32,
+        ];
+        let at = i as usize * 12;
+        assert_eq!(&got[at..at + 12], &want, "thread {i}");
+    }
+}

@@ -398,11 +398,8 @@ impl Lowerer<'_, '_> {
 
     fn check_builtin_type(&self, b: Builtin, ty: &Type, attr: &str, p: &ast::Param) -> Result<()> {
         let ok = match b {
-            b if b.is_scalar() => *ty == Type::UINT,
-            _ => matches!(
-                ty,
-                Type::Scalar(Scalar::UInt) | Type::Vector(Scalar::UInt, 2 | 3)
-            ),
+            b if b.is_scalar() => matches!(ty, Type::Scalar(Scalar::UInt | Scalar::UShort)),
+            _ => matches!(ty, Type::Scalar(Scalar::UInt | Scalar::UShort) | Type::Vector(Scalar::UInt | Scalar::UShort, 2 | 3)),
         };
         if ok {
             return Ok(());
@@ -410,16 +407,15 @@ impl Lowerer<'_, '_> {
         Err(Error::new(
             p.ty.span,
             format!(
-                "`[[{attr}]]` argument must be of type `uint`{}, not `{}`",
+                "`[[{attr}]]` argument must be of type `uint` or `ushort`{}, not `{}`",
                 if b.is_scalar() {
                     ""
                 } else {
-                    ", `uint2` or `uint3`"
+                    " (or a 2- or 3-component vector of them)"
                 },
                 self.program.display(ty)
             ),
-        )
-        .note("`ushort` forms are not supported yet"))
+        ))
     }
 
     /// The shared dispatch uniform (see [`crate::reflect::DispatchParams`]).
@@ -642,6 +638,7 @@ impl Lowerer<'_, '_> {
         match p {
             KernelParam::Builtin { param, builtin, ty } => {
                 let value = self.builtin_value(fx, *builtin, ty, geo, param.span);
+                let value = self.convert(fx, value, &ty.with_scalar(Scalar::UInt), ty, true, param.span)?;
                 let name = param
                     .name
                     .as_ref()
@@ -931,6 +928,8 @@ impl Lowerer<'_, '_> {
             Type::Scalar(Scalar::Bool) | Type::Vector(Scalar::Bool, _) => {
                 Err(Error::new(span, "`bool` in buffers is not supported yet"))
             }
+            t if super::narrow::contains_narrow(t) => Err(Error::new(span, format!("`{}` in buffers is not supported yet", self.program.display(t)))
+                .note("8- and 16-bit integers in buffers need byte-addressed loads and stores, which come with a later version")),
             Type::Atomic(Scalar::Bool) => Err(Error::new(span, "`atomic_bool` in buffers is not supported (its size in Metal's layout is not verified)")),
             Type::Array(e, _) => self.check_host_shareable(e, span),
             Type::Struct(id) => self

@@ -391,6 +391,16 @@ impl Lowerer<'_, '_> {
         if fs == ts {
             return Ok(h);
         }
+        if let (Type::Scalar(_), Some(v)) = (from, literal_value(fx.expr(h))) {
+            if let Some(c) = crate::sema::consteval::convert_to(&v, ts) {
+                return Ok(self.const_value(fx, &c, span).handle());
+            }
+        }
+        if super::narrow::is_narrow(ts) {
+            let wide = to.with_scalar(if ts.is_signed_integer() { Scalar::Int } else { Scalar::UInt });
+            let h = self.convert(fx, h, from, &wide, explicit, span)?;
+            return Ok(if super::narrow::fits(fs, ts) { h } else { self.truncate(fx, h, to, span) });
+        }
         if ts == Scalar::Bool {
             let zero_ty = self.naga_type(from, span)?;
             let zero = fx.add(Expression::ZeroValue(zero_ty), span);
@@ -489,12 +499,24 @@ pub(super) fn has_side_effects(e: &Expr) -> bool {
     }
 }
 
+/// The constant a literal expression holds.
+fn literal_value(e: &Expression) -> Option<ConstValue> {
+    Some(match *e {
+        Expression::Literal(Literal::Bool(b)) => ConstValue::Bool(b),
+        Expression::Literal(Literal::I32(v)) => ConstValue::Int(v.into(), Scalar::Int),
+        Expression::Literal(Literal::U32(v)) => ConstValue::Int(v.into(), Scalar::UInt),
+        Expression::Literal(Literal::F32(v)) => ConstValue::Float(v.into(), Scalar::Float),
+        Expression::Literal(Literal::F16(v)) => ConstValue::Float(v.to_f64(), Scalar::Half),
+        _ => return None,
+    })
+}
+
 /// The naga literal of a scalar constant.
 pub(super) fn literal(v: &ConstValue) -> (Literal, Scalar) {
     match *v {
         ConstValue::Bool(b) => (Literal::Bool(b), Scalar::Bool),
-        ConstValue::Int(i, Scalar::UInt) => (Literal::U32(i as u32), Scalar::UInt),
-        ConstValue::Int(i, _) => (Literal::I32(i as i32), Scalar::Int),
+        ConstValue::Int(i, s @ (Scalar::UInt | Scalar::UChar | Scalar::UShort)) => (Literal::U32(i as u32), s),
+        ConstValue::Int(i, s) => (Literal::I32(i as i32), s),
         ConstValue::Float(f, Scalar::Half) => (Literal::F16(half::f16::from_f64(f)), Scalar::Half),
         ConstValue::Float(f, _) => (Literal::F32(f as f32), Scalar::Float),
         ConstValue::Composite(..) => unreachable!("composites are not literals"),

@@ -120,17 +120,8 @@ impl Lowerer<'_, '_> {
             BinaryOp::Ge => (Bo::GreaterEqual, Type::vector(Scalar::Bool, size)),
             _ => unreachable!("handled above"),
         };
-        Ok((
-            fx.add(
-                Expression::Binary {
-                    op: naga_op,
-                    left: a,
-                    right: b,
-                },
-                span,
-            ),
-            result,
-        ))
+        let h = fx.add(Expression::Binary { op: naga_op, left: a, right: b }, span);
+        Ok((self.narrow_result(fx, h, &result, span), result))
     }
 
     /// `<<` and `>>`: the result has the promoted left type; naga wants an
@@ -149,61 +140,46 @@ impl Lowerer<'_, '_> {
         if !(sa.is_integer() || sa == Scalar::Bool) || !(sb.is_integer() || sb == Scalar::Bool) {
             return None;
         }
-        let result = ta.with_scalar(conversions::promote(sa));
+        // Scalars promote (C++); vectors keep their element type (Clang's vector model).
+        let result = if matches!(ta, Type::Scalar(_)) { ta.with_scalar(conversions::promote(sa)) } else { ta.clone() };
         let size = ta.vector_size()?;
         if tb.vector_size()? != 1 && tb.vector_size()? != size {
             return None;
         }
+        let width = result.element_scalar()?.size() * 8;
         Some((|| {
             let a = self.convert(fx, ha, ta, &result, false, span)?;
-            let hb = match fx.expr(hb) {
-                Expression::Literal(Literal::I32(v)) => {
-                    fx.add(Expression::Literal(Literal::U32(*v as u32 & 31)), span)
+            // Metal uses the low log2(width) bits of the amount; naga rejects
+            // constant amounts of at least the width, so mask those here.
+            let amount = match *fx.expr(hb) {
+                Expression::Literal(Literal::I32(v)) => fx.add(Expression::Literal(Literal::U32(v as u32 & (width - 1))), span),
+                Expression::Literal(Literal::U32(v)) => fx.add(Expression::Literal(Literal::U32(v & (width - 1))), span),
+                _ => {
+                    let unsigned = tb.with_scalar(Scalar::UInt);
+                    let h = self.convert(fx, hb, tb, &unsigned, true, span)?;
+                    if width < 32 {
+                        let mask = fx.add(Expression::Literal(Literal::U32(width - 1)), span);
+                        let mask = self.convert(fx, mask, &Type::UINT, &unsigned, false, span)?;
+                        fx.add(Expression::Binary { op: Bo::And, left: h, right: mask }, span)
+                    } else {
+                        h
+                    }
                 }
-                Expression::Literal(Literal::U32(v)) => {
-                    fx.add(Expression::Literal(Literal::U32(*v & 31)), span)
-                }
-                _ => hb,
             };
             let amount_ty = Type::vector(Scalar::UInt, tb.vector_size().unwrap_or(1));
-            let tb_now = if matches!(fx.expr(hb), Expression::Literal(Literal::U32(_))) {
-                Type::UINT
-            } else {
-                tb.clone()
-            };
-            let b = self.convert(
-                fx,
-                hb,
-                &tb_now,
-                &amount_ty.with_scalar(Scalar::UInt),
-                true,
-                span,
-            )?;
-            let b = self.convert(
-                fx,
-                b,
-                &amount_ty,
-                &Type::vector(Scalar::UInt, size),
-                false,
-                span,
-            )?;
-            let naga_op = if op == BinaryOp::Shl {
-                Bo::ShiftLeft
-            } else {
-                Bo::ShiftRight
-            };
-            Ok((
-                fx.add(
-                    Expression::Binary {
-                        op: naga_op,
-                        left: a,
-                        right: b,
-                    },
-                    span,
-                ),
-                result,
-            ))
+            let amount = self.convert(fx, amount, &amount_ty, &Type::vector(Scalar::UInt, size), false, span)?;
+            let op = if op == BinaryOp::Shl { Bo::ShiftLeft } else { Bo::ShiftRight };
+            let shifted = fx.add(Expression::Binary { op, left: a, right: amount }, span);
+            Ok((self.narrow_result(fx, shifted, &result, span), result))
         })())
+    }
+
+    /// Arithmetic on narrow vectors wraps to the element type.
+    pub(super) fn narrow_result(&mut self, fx: &mut FnCtx, h: Handle<Expression>, ty: &Type, span: Span) -> Handle<Expression> {
+        match ty.element_scalar() {
+            Some(s) if super::narrow::is_narrow(s) => self.truncate(fx, h, ty, span),
+            _ => h,
+        }
     }
 
     pub(super) fn matrix_binary(
@@ -447,7 +423,7 @@ impl Lowerer<'_, '_> {
         let ps = promoted.element_scalar().unwrap();
         let out = match op {
             UnaryOp::Plus => h,
-            UnaryOp::Neg if ps == Scalar::UInt => {
+            UnaryOp::Neg if ps.is_integer() && !ps.is_signed_integer() => {
                 // WGSL has no unary minus on unsigned values; 0 - x wraps the same way.
                 let zero_ty = self.naga_type(&promoted, span)?;
                 let zero = fx.add(Expression::ZeroValue(zero_ty), span);
@@ -484,6 +460,7 @@ impl Lowerer<'_, '_> {
                 ))
             }
         };
+        let out = self.narrow_result(fx, out, &promoted, span);
         Ok(Value::Rv(out, promoted))
     }
 

@@ -20,8 +20,10 @@ pub(super) struct TypeCache {
 pub(super) fn scalar(s: Scalar) -> naga::Scalar {
     match s {
         Scalar::Bool => naga::Scalar::BOOL,
-        Scalar::Int => naga::Scalar::I32,
-        Scalar::UInt => naga::Scalar::U32,
+        // 8- and 16-bit integers are held sign- or zero-extended in 32 bits
+        // (naga has no 8-bit integers; 16-bit ones need a native feature).
+        Scalar::Int | Scalar::Char | Scalar::Short => naga::Scalar::I32,
+        Scalar::UInt | Scalar::UChar | Scalar::UShort => naga::Scalar::U32,
         Scalar::Half => naga::Scalar::F16,
         Scalar::Float => naga::Scalar::F32,
         other => unreachable!("scalar {other:?} is refused by sema"),
@@ -123,6 +125,12 @@ impl Lowerer<'_, '_> {
 
     /// The array stride, checked to be Metal's.
     fn wgsl_stride(&mut self, elem: &Type, span: Span) -> Result<u32> {
+        if super::narrow::contains_narrow(elem) {
+            // Only in function or threadgroup memory, where no host sees the
+            // layout: the stride of the 32-bit representation.
+            let w = elem.vector_size().map(|n| if n == 3 { 16 } else { 4 * u32::from(n) });
+            return w.ok_or_else(|| Error::new(span, "arrays of this type are not supported yet"));
+        }
         let structs = &self.program.structs;
         let w = layout::wgsl(elem, structs)
             .map_err(|_| Error::new(span, "this type cannot be an array element"))?;

@@ -57,6 +57,16 @@ pub(super) enum Value {
     Ptr(PtrValue),
 }
 
+impl Value {
+    /// The expression of a value built by lowering itself (`Rv`).
+    pub fn handle(&self) -> Handle<Expression> {
+        match self {
+            Value::Rv(h, _) => *h,
+            _ => unreachable!("not a plain value"),
+        }
+    }
+}
+
 /// What a name in a function scope stands for.
 #[derive(Clone, Debug)]
 pub(super) enum Local {

@@ -171,9 +171,9 @@ impl Gpu {
         Ok(())
     }
 
-    /// Translates `entry` of `source` with `options` (whose `entries` and
-    /// `threadgroup_size` are replaced by `entry` and `size`), reusing an
-    /// earlier identical translation.
+    /// Translates `entry` of `source` with `options` (whose `entries`,
+    /// `threadgroup_size` and `target` are replaced by `entry`, `size` and
+    /// [`crate::Target::Wgpu`]), reusing an earlier identical translation.
     pub fn translate(
         &self,
         source_name: &str,
@@ -185,6 +185,10 @@ impl Gpu {
         let mut options = options.clone();
         options.entries = vec![entry.to_string()];
         options.threadgroup_size = size;
+        // wgpu compiles the WGSL: its dialect may use wgpu's extensions
+        // (`subgroupBarrier`) and must not carry `enable subgroups;`, which
+        // naga's WGSL parser rejects.
+        options.target = crate::Target::Wgpu;
         let key = (
             source_name.to_string(),
             source.to_string(),

@@ -98,6 +98,10 @@ fn scalar_from_f64(v: f64, s: Scalar) -> ConstValue {
 /// Wraps an integer to the range of `s`, as C++ conversions do.
 fn wrap(v: i64, s: Scalar) -> i64 {
     match s {
+        Scalar::Char => v as i8 as i64,
+        Scalar::UChar => v as u8 as i64,
+        Scalar::Short => v as i16 as i64,
+        Scalar::UShort => v as u16 as i64,
         Scalar::Int => v as i32 as i64,
         Scalar::UInt => v as u32 as i64,
         _ => v,
@@ -122,6 +126,11 @@ fn round_to(v: f64, s: Scalar) -> f64 {
         Scalar::Float => v as f32 as f64,
         _ => v,
     }
+}
+
+/// Converts a scalar constant to another scalar type (C++ value conversion).
+pub fn convert_to(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
+    convert_scalar(v, to)
 }
 
 /// Converts `v` to `ty` with the implicit-conversion rules (splatting scalars).

@@ -153,6 +153,10 @@ impl<'a> Program<'a> {
             if ty == Type::Void {
                 return Err(Error::new(m.ty.span, "a member cannot have type `void`"));
             }
+            if let Some(s) = narrow_element(&ty) {
+                return Err(Error::new(m.ty.span, format!("`{}` struct members are not supported yet", s.name()))
+                    .note("8- and 16-bit integers need the byte-addressed buffer layout that comes with a later version"));
+            }
             if members.iter().any(|x| x.name == m.name.name) {
                 return Err(Error::new(
                     m.name.span,
@@ -389,15 +393,21 @@ impl<'a> Program<'a> {
     }
 }
 
+/// The 8- or 16-bit integer element of `ty`, if any.
+fn narrow_element(ty: &Type) -> Option<types::Scalar> {
+    use types::Scalar::*;
+    match ty {
+        Type::Array(e, _) => narrow_element(e),
+        t => t.element_scalar().filter(|s| matches!(s, Char | UChar | Short | UShort)),
+    }
+}
+
 /// Types this translator does not handle yet are refused where they are named.
 fn check_supported(ty: Type, span: Span) -> Result<Type> {
     use types::Scalar::*;
     match ty.element_scalar() {
-        Some(s @ (Char | UChar | Short | UShort | Long | ULong)) => Err(Error::new(
-            span,
-            format!("type `{}` is not supported yet", s.name()),
-        )
-        .note("supported scalar types: bool, int, uint, float, half")),
+        Some(s @ (Long | ULong)) => Err(Error::new(span, format!("type `{}` is not supported yet", s.name()))
+            .note("64-bit integers are not supported by this version; supported scalar types: bool, char, uchar, short, ushort, int, uint, half, float")),
         _ => Ok(ty),
     }
 }

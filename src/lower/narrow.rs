@@ -1,0 +1,61 @@
+//! 8- and 16-bit integers (`char`, `uchar`, `short`, `ushort` and their
+//! vectors) outside buffers: held in 32-bit values, sign- or zero-extended,
+//! and truncated whenever C++ would produce a value of the narrow type
+//! (conversions to it, and arithmetic on narrow *vectors*, which Clang's
+//! vector model does not promote).
+
+use super::builder::FnCtx;
+use super::types::vector_size;
+use super::Lowerer;
+use crate::source_map::Span;
+use crate::types::{Scalar, Type};
+use naga::{Expression, Handle, Literal};
+
+/// `char`, `uchar`, `short`, `ushort`.
+pub(super) fn is_narrow(s: Scalar) -> bool {
+    matches!(s, Scalar::Char | Scalar::UChar | Scalar::Short | Scalar::UShort)
+}
+
+/// True if every value of `from` is a value of the narrow type `to`.
+pub(super) fn fits(from: Scalar, to: Scalar) -> bool {
+    let bits = |s: Scalar| s.size() * 8;
+    match (from.is_signed_integer(), to.is_signed_integer()) {
+        _ if from == Scalar::Bool => true,
+        _ if !from.is_integer() => false,
+        (false, false) => bits(from) <= bits(to),
+        (false, true) => bits(from) < bits(to),
+        (true, true) => bits(from) <= bits(to),
+        (true, false) => false,
+    }
+}
+
+/// True if `ty` is or holds a narrow integer.
+pub(super) fn contains_narrow(ty: &Type) -> bool {
+    match ty {
+        Type::Array(e, _) => contains_narrow(e),
+        other => other.element_scalar().is_some_and(is_narrow),
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// Wraps a 32-bit value (scalar or vector) to the narrow type of `ty`.
+    pub(super) fn truncate(&mut self, fx: &mut FnCtx, h: Handle<Expression>, ty: &Type, span: Span) -> Handle<Expression> {
+        let s = ty.element_scalar().expect("a narrow scalar or vector");
+        let bits = s.size() * 8;
+        let size = ty.vector_size().unwrap_or(1);
+        if s.is_signed_integer() {
+            // extractBits on a signed value sign-extends the field.
+            let offset = fx.add(Expression::Literal(Literal::U32(0)), span);
+            let count = fx.add(Expression::Literal(Literal::U32(bits)), span);
+            return fx.add(
+                Expression::Math { fun: naga::MathFunction::ExtractBits, arg: h, arg1: Some(offset), arg2: Some(count), arg3: None },
+                span,
+            );
+        }
+        let mut mask = fx.add(Expression::Literal(Literal::U32((1u32 << bits) - 1)), span);
+        if size > 1 {
+            mask = fx.add(Expression::Splat { size: vector_size(size), value: mask }, span);
+        }
+        fx.add(Expression::Binary { op: naga::BinaryOperator::And, left: h, right: mask }, span)
+    }
+}
