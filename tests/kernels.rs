@@ -391,7 +391,10 @@ fn narrow_integers_wrap_like_metal() {
     let Some(out) = run(
         "narrow_ints.metal",
         "narrow",
-        Dispatch::Threads { grid: [n as u32, 1, 1], threadgroup: [32, 1, 1] },
+        Dispatch::Threads {
+            grid: [n as u32, 1, 1],
+            threadgroup: [32, 1, 1],
+        },
         vec![(0, vec![0; n * 48])],
     ) else {
         return;
@@ -402,7 +405,12 @@ fn narrow_integers_wrap_like_metal() {
         let b = (i as i32 * 29 - 100) as i8;
         let s = (i as i32 * 3000 - 40000) as i16;
         let u = (i * 1000 + 65000) as u16;
-        let w = [a.wrapping_add(10), 255u8.wrapping_add(10), 138, (i as u8).wrapping_add(10)];
+        let w = [
+            a.wrapping_add(10),
+            255u8.wrapping_add(10),
+            138,
+            (i as u8).wrapping_add(10),
+        ];
         let packed = w[0] as i32 | (w[1] as i32) << 8 | (w[2] as i32) << 16 | (w[3] as i32) << 24;
         let c = a.wrapping_add(100).wrapping_add(1);
         let want = [

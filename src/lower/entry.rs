@@ -399,7 +399,11 @@ impl Lowerer<'_, '_> {
     fn check_builtin_type(&self, b: Builtin, ty: &Type, attr: &str, p: &ast::Param) -> Result<()> {
         let ok = match b {
             b if b.is_scalar() => matches!(ty, Type::Scalar(Scalar::UInt | Scalar::UShort)),
-            _ => matches!(ty, Type::Scalar(Scalar::UInt | Scalar::UShort) | Type::Vector(Scalar::UInt | Scalar::UShort, 2 | 3)),
+            _ => matches!(
+                ty,
+                Type::Scalar(Scalar::UInt | Scalar::UShort)
+                    | Type::Vector(Scalar::UInt | Scalar::UShort, 2 | 3)
+            ),
         };
         if ok {
             return Ok(());
@@ -638,7 +642,14 @@ impl Lowerer<'_, '_> {
         match p {
             KernelParam::Builtin { param, builtin, ty } => {
                 let value = self.builtin_value(fx, *builtin, ty, geo, param.span);
-                let value = self.convert(fx, value, &ty.with_scalar(Scalar::UInt), ty, true, param.span)?;
+                let value = self.convert(
+                    fx,
+                    value,
+                    &ty.with_scalar(Scalar::UInt),
+                    ty,
+                    true,
+                    param.span,
+                )?;
                 let name = param
                     .name
                     .as_ref()

@@ -397,9 +397,17 @@ impl Lowerer<'_, '_> {
             }
         }
         if super::narrow::is_narrow(ts) {
-            let wide = to.with_scalar(if ts.is_signed_integer() { Scalar::Int } else { Scalar::UInt });
+            let wide = to.with_scalar(if ts.is_signed_integer() {
+                Scalar::Int
+            } else {
+                Scalar::UInt
+            });
             let h = self.convert(fx, h, from, &wide, explicit, span)?;
-            return Ok(if super::narrow::fits(fs, ts) { h } else { self.truncate(fx, h, to, span) });
+            return Ok(if super::narrow::fits(fs, ts) {
+                h
+            } else {
+                self.truncate(fx, h, to, span)
+            });
         }
         if ts == Scalar::Bool {
             let zero_ty = self.naga_type(from, span)?;
@@ -515,7 +523,9 @@ fn literal_value(e: &Expression) -> Option<ConstValue> {
 pub(super) fn literal(v: &ConstValue) -> (Literal, Scalar) {
     match *v {
         ConstValue::Bool(b) => (Literal::Bool(b), Scalar::Bool),
-        ConstValue::Int(i, s @ (Scalar::UInt | Scalar::UChar | Scalar::UShort)) => (Literal::U32(i as u32), s),
+        ConstValue::Int(i, s @ (Scalar::UInt | Scalar::UChar | Scalar::UShort)) => {
+            (Literal::U32(i as u32), s)
+        }
         ConstValue::Int(i, s) => (Literal::I32(i as i32), s),
         ConstValue::Float(f, Scalar::Half) => (Literal::F16(half::f16::from_f64(f)), Scalar::Half),
         ConstValue::Float(f, _) => (Literal::F32(f as f32), Scalar::Float),

@@ -13,7 +13,10 @@ use naga::{Expression, Handle, Literal};
 
 /// `char`, `uchar`, `short`, `ushort`.
 pub(super) fn is_narrow(s: Scalar) -> bool {
-    matches!(s, Scalar::Char | Scalar::UChar | Scalar::Short | Scalar::UShort)
+    matches!(
+        s,
+        Scalar::Char | Scalar::UChar | Scalar::Short | Scalar::UShort
+    )
 }
 
 /// True if every value of `from` is a value of the narrow type `to`.
@@ -39,7 +42,13 @@ pub(super) fn contains_narrow(ty: &Type) -> bool {
 
 impl Lowerer<'_, '_> {
     /// Wraps a 32-bit value (scalar or vector) to the narrow type of `ty`.
-    pub(super) fn truncate(&mut self, fx: &mut FnCtx, h: Handle<Expression>, ty: &Type, span: Span) -> Handle<Expression> {
+    pub(super) fn truncate(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        ty: &Type,
+        span: Span,
+    ) -> Handle<Expression> {
         let s = ty.element_scalar().expect("a narrow scalar or vector");
         let bits = s.size() * 8;
         let size = ty.vector_size().unwrap_or(1);
@@ -48,14 +57,33 @@ impl Lowerer<'_, '_> {
             let offset = fx.add(Expression::Literal(Literal::U32(0)), span);
             let count = fx.add(Expression::Literal(Literal::U32(bits)), span);
             return fx.add(
-                Expression::Math { fun: naga::MathFunction::ExtractBits, arg: h, arg1: Some(offset), arg2: Some(count), arg3: None },
+                Expression::Math {
+                    fun: naga::MathFunction::ExtractBits,
+                    arg: h,
+                    arg1: Some(offset),
+                    arg2: Some(count),
+                    arg3: None,
+                },
                 span,
             );
         }
         let mut mask = fx.add(Expression::Literal(Literal::U32((1u32 << bits) - 1)), span);
         if size > 1 {
-            mask = fx.add(Expression::Splat { size: vector_size(size), value: mask }, span);
+            mask = fx.add(
+                Expression::Splat {
+                    size: vector_size(size),
+                    value: mask,
+                },
+                span,
+            );
         }
-        fx.add(Expression::Binary { op: naga::BinaryOperator::And, left: h, right: mask }, span)
+        fx.add(
+            Expression::Binary {
+                op: naga::BinaryOperator::And,
+                left: h,
+                right: mask,
+            },
+            span,
+        )
     }
 }

@@ -120,7 +120,14 @@ impl Lowerer<'_, '_> {
             BinaryOp::Ge => (Bo::GreaterEqual, Type::vector(Scalar::Bool, size)),
             _ => unreachable!("handled above"),
         };
-        let h = fx.add(Expression::Binary { op: naga_op, left: a, right: b }, span);
+        let h = fx.add(
+            Expression::Binary {
+                op: naga_op,
+                left: a,
+                right: b,
+            },
+            span,
+        );
         Ok((self.narrow_result(fx, h, &result, span), result))
     }
 
@@ -141,7 +148,11 @@ impl Lowerer<'_, '_> {
             return None;
         }
         // Scalars promote (C++); vectors keep their element type (Clang's vector model).
-        let result = if matches!(ta, Type::Scalar(_)) { ta.with_scalar(conversions::promote(sa)) } else { ta.clone() };
+        let result = if matches!(ta, Type::Scalar(_)) {
+            ta.with_scalar(conversions::promote(sa))
+        } else {
+            ta.clone()
+        };
         let size = ta.vector_size()?;
         if tb.vector_size()? != 1 && tb.vector_size()? != size {
             return None;
@@ -152,30 +163,66 @@ impl Lowerer<'_, '_> {
             // Metal uses the low log2(width) bits of the amount; naga rejects
             // constant amounts of at least the width, so mask those here.
             let amount = match *fx.expr(hb) {
-                Expression::Literal(Literal::I32(v)) => fx.add(Expression::Literal(Literal::U32(v as u32 & (width - 1))), span),
-                Expression::Literal(Literal::U32(v)) => fx.add(Expression::Literal(Literal::U32(v & (width - 1))), span),
+                Expression::Literal(Literal::I32(v)) => fx.add(
+                    Expression::Literal(Literal::U32(v as u32 & (width - 1))),
+                    span,
+                ),
+                Expression::Literal(Literal::U32(v)) => {
+                    fx.add(Expression::Literal(Literal::U32(v & (width - 1))), span)
+                }
                 _ => {
                     let unsigned = tb.with_scalar(Scalar::UInt);
                     let h = self.convert(fx, hb, tb, &unsigned, true, span)?;
                     if width < 32 {
                         let mask = fx.add(Expression::Literal(Literal::U32(width - 1)), span);
                         let mask = self.convert(fx, mask, &Type::UINT, &unsigned, false, span)?;
-                        fx.add(Expression::Binary { op: Bo::And, left: h, right: mask }, span)
+                        fx.add(
+                            Expression::Binary {
+                                op: Bo::And,
+                                left: h,
+                                right: mask,
+                            },
+                            span,
+                        )
                     } else {
                         h
                     }
                 }
             };
             let amount_ty = Type::vector(Scalar::UInt, tb.vector_size().unwrap_or(1));
-            let amount = self.convert(fx, amount, &amount_ty, &Type::vector(Scalar::UInt, size), false, span)?;
-            let op = if op == BinaryOp::Shl { Bo::ShiftLeft } else { Bo::ShiftRight };
-            let shifted = fx.add(Expression::Binary { op, left: a, right: amount }, span);
+            let amount = self.convert(
+                fx,
+                amount,
+                &amount_ty,
+                &Type::vector(Scalar::UInt, size),
+                false,
+                span,
+            )?;
+            let op = if op == BinaryOp::Shl {
+                Bo::ShiftLeft
+            } else {
+                Bo::ShiftRight
+            };
+            let shifted = fx.add(
+                Expression::Binary {
+                    op,
+                    left: a,
+                    right: amount,
+                },
+                span,
+            );
             Ok((self.narrow_result(fx, shifted, &result, span), result))
         })())
     }
 
     /// Arithmetic on narrow vectors wraps to the element type.
-    pub(super) fn narrow_result(&mut self, fx: &mut FnCtx, h: Handle<Expression>, ty: &Type, span: Span) -> Handle<Expression> {
+    pub(super) fn narrow_result(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        ty: &Type,
+        span: Span,
+    ) -> Handle<Expression> {
         match ty.element_scalar() {
             Some(s) if super::narrow::is_narrow(s) => self.truncate(fx, h, ty, span),
             _ => h,

@@ -126,7 +126,10 @@ impl Lowerer<'_, '_> {
             }
             Quad::IsHelper => {
                 arity(name, args, &[0], span)?;
-                Value::Rv(fx.add(Expression::Literal(Literal::Bool(false)), span), Type::BOOL)
+                Value::Rv(
+                    fx.add(Expression::Literal(Literal::Bool(false)), span),
+                    Type::BOOL,
+                )
             }
             Quad::Ballot => return Err(vote_unsupported(name, "quad_vote", span)),
         };
@@ -367,7 +370,10 @@ impl Lowerer<'_, '_> {
         let r = match *function {
             Quad::Shift(up) => {
                 let (mode, inside) = if up {
-                    (GatherMode::ShuffleUp(i), bin(fx, Bo::GreaterEqual, q.index, i, span))
+                    (
+                        GatherMode::ShuffleUp(i),
+                        bin(fx, Bo::GreaterEqual, q.index, i, span),
+                    )
                 } else {
                     let four = self.u32_lit(fx, 4, span);
                     let room = bin(fx, Bo::Subtract, four, q.index, span);

@@ -201,7 +201,10 @@ impl Lowerer<'_, '_> {
             Simd::Barrier => self.simdgroup_barrier(fx, args, span)?,
             Simd::IsHelper => {
                 arity(name, args, &[0], span)?;
-                Value::Rv(fx.add(Expression::Literal(Literal::Bool(false)), span), Type::BOOL)
+                Value::Rv(
+                    fx.add(Expression::Literal(Literal::Bool(false)), span),
+                    Type::BOOL,
+                )
             }
             Simd::Ballot => return Err(vote_unsupported(name, "simd_vote", span)),
         };
@@ -293,7 +296,9 @@ impl Lowerer<'_, '_> {
         if !v.ty().element_scalar().is_some_and(Scalar::is_integer) {
             return None;
         }
-        v.as_int().filter(|i| (0..128).contains(i)).map(|i| i as u32)
+        v.as_int()
+            .filter(|i| (0..128).contains(i))
+            .map(|i| i as u32)
     }
 
     /// `SubgroupCollectiveOperation`; returns its result.
@@ -412,7 +417,9 @@ impl Lowerer<'_, '_> {
         ty: &Type,
         span: Span,
     ) -> Result<Handle<Expression>> {
-        let s = ty.element_scalar().expect("subgroup operands are scalars or vectors");
+        let s = ty
+            .element_scalar()
+            .expect("subgroup operands are scalars or vectors");
         let lit = |fx: &mut FnCtx, l| fx.add(Expression::Literal(l), span);
         let one = half::f16::from_f32(1.0);
         let scalar = match (op, s) {
@@ -503,13 +510,19 @@ impl Lowerer<'_, '_> {
         let r = match m {
             // naga wants a constant Broadcast lane; a shuffle from a uniform
             // lane reads the same value.
-            Move::Lane | Move::Broadcast => self.gather(fx, GatherMode::Shuffle(i), x.h, &x.ty, span)?,
+            Move::Lane | Move::Broadcast => {
+                self.gather(fx, GatherMode::Shuffle(i), x.h, &x.ty, span)?
+            }
             Move::Xor => self.gather(fx, GatherMode::ShuffleXor(i), x.h, &x.ty, span)?,
             Move::Up | Move::Down => self.shift_keeping_own(fx, m == Move::Up, &x, i, span)?,
             Move::RotateUp | Move::RotateDown => {
                 let lane = self.simd_lane(fx, span);
                 let width = self.simd_size(fx, span);
-                let op = if m == Move::RotateUp { Bo::Subtract } else { Bo::Add };
+                let op = if m == Move::RotateUp {
+                    Bo::Subtract
+                } else {
+                    Bo::Add
+                };
                 let moved = bin(fx, op, lane, i, span);
                 // Widths are powers of two (Vulkan, D3D12 and Metal all
                 // guarantee it), so the mask is the modulo, also when the
@@ -535,12 +548,18 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Expression>> {
         let lane = self.simd_lane(fx, span);
         let (mode, inside) = if up {
-            (GatherMode::ShuffleUp(delta), bin(fx, Bo::GreaterEqual, lane, delta, span))
+            (
+                GatherMode::ShuffleUp(delta),
+                bin(fx, Bo::GreaterEqual, lane, delta, span),
+            )
         } else {
             // `delta < width - lane` cannot overflow where `lane + delta` could.
             let width = self.simd_size(fx, span);
             let room = bin(fx, Bo::Subtract, width, lane, span);
-            (GatherMode::ShuffleDown(delta), bin(fx, Bo::Less, delta, room, span))
+            (
+                GatherMode::ShuffleDown(delta),
+                bin(fx, Bo::Less, delta, room, span),
+            )
         };
         let moved = self.gather(fx, mode, x.h, &x.ty, span)?;
         Ok(select(fx, inside, moved, x.h, span))
@@ -573,10 +592,16 @@ impl Lowerer<'_, '_> {
         let offset = bin(fx, Bo::And, lane, mask, span);
         let segment = bin(fx, Bo::Subtract, lane, offset, span);
         let (from_data, moved) = if up {
-            (bin(fx, Bo::GreaterEqual, offset, delta, span), bin(fx, Bo::Subtract, offset, delta, span))
+            (
+                bin(fx, Bo::GreaterEqual, offset, delta, span),
+                bin(fx, Bo::Subtract, offset, delta, span),
+            )
         } else {
             let room = bin(fx, Bo::Subtract, modulo, offset, span);
-            (bin(fx, Bo::Less, delta, room, span), bin(fx, Bo::Add, offset, delta, span))
+            (
+                bin(fx, Bo::Less, delta, room, span),
+                bin(fx, Bo::Add, offset, delta, span),
+            )
         };
         // Wrapping to the other end of the segment is the same mask.
         let wrapped = bin(fx, Bo::And, moved, mask, span);

@@ -128,7 +128,9 @@ impl Lowerer<'_, '_> {
         if super::narrow::contains_narrow(elem) {
             // Only in function or threadgroup memory, where no host sees the
             // layout: the stride of the 32-bit representation.
-            let w = elem.vector_size().map(|n| if n == 3 { 16 } else { 4 * u32::from(n) });
+            let w = elem
+                .vector_size()
+                .map(|n| if n == 3 { 16 } else { 4 * u32::from(n) });
             return w.ok_or_else(|| Error::new(span, "arrays of this type are not supported yet"));
         }
         let structs = &self.program.structs;

@@ -398,7 +398,9 @@ fn narrow_element(ty: &Type) -> Option<types::Scalar> {
     use types::Scalar::*;
     match ty {
         Type::Array(e, _) => narrow_element(e),
-        t => t.element_scalar().filter(|s| matches!(s, Char | UChar | Short | UShort)),
+        t => t
+            .element_scalar()
+            .filter(|s| matches!(s, Char | UChar | Short | UShort)),
     }
 }
 
