@@ -238,6 +238,7 @@ mod emit {
     fn capabilities(target: Target) -> Capabilities {
         let base = Capabilities::default()
             | Capabilities::SHADER_FLOAT16
+            | Capabilities::SHADER_FLOAT16_IN_FLOAT32
             | Capabilities::SUBGROUP
             | Capabilities::SUBGROUP_BARRIER;
         match target {

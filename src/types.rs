@@ -144,6 +144,9 @@ pub enum Type {
     Pointer(Box<Pointer>),
     /// `atomic_int`, `atomic_uint`, `atomic_bool`, `atomic_float`, `atomic<T>`.
     Atomic(Scalar),
+    /// `packed_floatN` etc.: a storage format (size N×sizeof(T), alignment
+    /// sizeof(T)); as a value it is the aligned vector (MSL §2.2.3).
+    Packed(Scalar, u8),
 }
 
 /// A pointer or reference type.
@@ -174,10 +177,20 @@ impl Type {
     /// `bool`.
     pub const BOOL: Type = Type::Scalar(Scalar::Bool);
 
+    /// The value type of a storage format: packed vectors are aligned
+    /// vectors once loaded (arrays of them too).
+    pub fn unpacked(&self) -> Type {
+        match self {
+            Type::Packed(s, n) => Type::Vector(*s, *n),
+            Type::Array(e, n) => Type::Array(Box::new(e.unpacked()), *n),
+            other => other.clone(),
+        }
+    }
+
     /// The scalar or the element scalar of a vector/matrix.
     pub fn element_scalar(&self) -> Option<Scalar> {
         match *self {
-            Type::Scalar(s) | Type::Vector(s, _) => Some(s),
+            Type::Scalar(s) | Type::Vector(s, _) | Type::Packed(s, _) => Some(s),
             Type::Matrix { scalar, .. } => Some(scalar),
             _ => None,
         }
@@ -255,6 +268,7 @@ fn write_type<'a>(
         }
         Type::Struct(id) => f.write_str(name(*id)),
         Type::Atomic(s) => write!(f, "atomic_{}", s.name()),
+        Type::Packed(s, n) => write!(f, "packed_{}{}", s.name(), n),
         Type::Pointer(p) => {
             write!(f, "{} ", p.space.name())?;
             if p.is_const {
@@ -301,6 +315,12 @@ pub fn builtin_type(name: &str) -> Option<Type> {
     };
     if let Some(s) = atomic {
         return Some(Type::Atomic(s));
+    }
+    if let Some(rest) = name.strip_prefix("packed_") {
+        return match builtin_type(rest)? {
+            Type::Vector(s, n) if s != Scalar::Bool => Some(Type::Packed(s, n)),
+            _ => None,
+        };
     }
     let (base, suffix) = split_digits(name);
     let scalar = match base {

@@ -56,6 +56,10 @@ pub fn metal(ty: &Type, structs: &Structs) -> SizeAlign {
         }
         Type::Struct(id) => struct_layout(*id, structs).size_align,
         Type::Pointer(_) => SizeAlign { size: 8, align: 8 },
+        Type::Packed(s, n) => SizeAlign {
+            size: s.size() * u32::from(*n),
+            align: s.size(),
+        },
         Type::Atomic(s) => SizeAlign {
             size: s.size(),
             align: s.size(),
@@ -97,6 +101,14 @@ pub fn struct_layout(id: StructId, structs: &Structs) -> StructLayout {
 /// structs laid out by their [`PaddingPlan`].
 pub fn wgsl(ty: &Type, structs: &Structs) -> Result<SizeAlign, Unrepresentable> {
     Ok(match ty {
+        Type::Scalar(s) | Type::Vector(s, _)
+            if matches!(
+                s,
+                Scalar::Bool | Scalar::Char | Scalar::UChar | Scalar::Short | Scalar::UShort
+            ) =>
+        {
+            return Err(Unrepresentable { member: None })
+        }
         Type::Scalar(s) => SizeAlign {
             size: s.size(),
             align: s.size(),
@@ -127,6 +139,9 @@ pub fn wgsl(ty: &Type, structs: &Structs) -> Result<SizeAlign, Unrepresentable> 
         Type::Struct(id) => padding_plan(*id, structs)?.size_align,
         // Atomics lower to 32-bit words.
         Type::Atomic(_) => SizeAlign { size: 4, align: 4 },
+        // 8/16-bit integers and bools are held in 32 bits, packed vectors as
+        // aligned vectors: neither has Metal's layout in WGSL.
+        Type::Packed(..) => return Err(Unrepresentable { member: None }),
         Type::Void | Type::Pointer(_) => return Err(Unrepresentable { member: None }),
     })
 }

@@ -47,27 +47,40 @@ impl Lowerer<'_, '_> {
                 } else {
                     hi
                 };
-                let at = if is_zero_literal(fx, p.index) {
-                    offset
-                } else {
-                    fx.add(
-                        Expression::Binary {
-                            op: naga::BinaryOperator::Add,
-                            left: p.index,
-                            right: offset,
-                        },
-                        span,
-                    )
-                };
-                if !matches!(p.root, PtrRoot::Buffer(_) | PtrRoot::Place(_, true))
-                    && !is_zero_literal(fx, at)
+                if !matches!(
+                    p.root,
+                    PtrRoot::Buffer(_) | PtrRoot::Bytes(_) | PtrRoot::Place(_, true)
+                ) && !is_zero_literal(fx, offset)
                 {
                     return Err(Error::new(
                         span,
                         "indexing a pointer to a single object is not supported",
                     ));
                 }
-                Ok(Value::Place(self.element_place(fx, &p, at, span)))
+                let index = self.ptr_advance(fx, &p, offset, false, span);
+                Ok(self.element_value(fx, &PtrValue { index, ..p }, span))
+            }
+            Value::Bytes(bp) => {
+                let elem = self.element_type(&bp.ty, base.span)?;
+                let stride = crate::layout::metal(&elem, &self.program.structs).size;
+                let index = if ti == Type::INT {
+                    fx.add(
+                        Expression::As {
+                            expr: hi,
+                            kind: naga::ScalarKind::Uint,
+                            convert: None,
+                        },
+                        span,
+                    )
+                } else {
+                    hi
+                };
+                let offset = self.scaled_offset(fx, bp.offset, index, stride, span);
+                Ok(Value::Bytes(super::bytes::BytePlace {
+                    offset,
+                    ty: elem,
+                    ..bp
+                }))
             }
             Value::Place(p) => {
                 let elem = self.element_type(&p.ty, base.span)?;
@@ -78,7 +91,7 @@ impl Lowerer<'_, '_> {
                     writable: p.writable,
                 }))
             }
-            Value::Swizzle(..) | Value::Rv(..) => {
+            Value::Swizzle(..) | Value::BytesSwizzle(..) | Value::Rv(..) => {
                 let (h, t) = self.load(fx, b, base.span)?;
                 let elem = self.element_type(&t, base.span)?;
                 if matches!(t, Type::Matrix { .. })
@@ -139,7 +152,7 @@ impl Lowerer<'_, '_> {
     fn element_type(&self, ty: &Type, span: Span) -> Result<Type> {
         match ty {
             Type::Array(e, _) => Ok((**e).clone()),
-            Type::Vector(s, _) => Ok(Type::Scalar(*s)),
+            Type::Vector(s, _) | Type::Packed(s, _) => Ok(Type::Scalar(*s)),
             Type::Matrix { scalar, rows, .. } => Ok(Type::Vector(*scalar, *rows)),
             _ => Err(Error::new(
                 span,
@@ -163,6 +176,10 @@ impl Lowerer<'_, '_> {
             Value::Place(p) => p.ty.clone(),
             Value::Rv(_, t) => t.clone(),
             Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
+            Value::Bytes(b) => b.ty.clone(),
+            Value::BytesSwizzle(b, c) => {
+                Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
+            }
             Value::Ptr(_) => {
                 return Err(Error::new(
                     span,
@@ -181,8 +198,18 @@ impl Lowerer<'_, '_> {
                     ));
                 };
                 let mty = def.members[i].ty.clone();
-                let index = self.member_index(id, i, span)?;
+                let index = self.member_index(id, i);
                 match base {
+                    Value::Bytes(b) => {
+                        let offset =
+                            crate::layout::struct_layout(id, &self.program.structs).offsets[i];
+                        let offset = self.add_offset(fx, b.offset, offset, span);
+                        Ok(Value::Bytes(super::bytes::BytePlace {
+                            offset,
+                            ty: mty,
+                            ..b
+                        }))
+                    }
                     Value::Place(p) => {
                         let ptr = fx.add(Expression::AccessIndex { base: p.ptr, index }, span);
                         Ok(Value::Place(Place {
@@ -200,7 +227,7 @@ impl Lowerer<'_, '_> {
                     }
                 }
             }
-            Type::Vector(s, n) => {
+            Type::Vector(s, n) | Type::Packed(s, n) => {
                 let comps = swizzle_components(name, n).ok_or_else(|| {
                     Error::new(
                         span,
@@ -211,6 +238,20 @@ impl Lowerer<'_, '_> {
                     )
                 })?;
                 match base {
+                    Value::Bytes(b) if comps.len() == 1 => {
+                        let offset =
+                            self.add_offset(fx, b.offset, u32::from(comps[0]) * s.size(), span);
+                        Ok(Value::Bytes(super::bytes::BytePlace {
+                            offset,
+                            ty: Type::Scalar(s),
+                            ..b
+                        }))
+                    }
+                    Value::Bytes(b) => Ok(Value::BytesSwizzle(b, comps)),
+                    Value::BytesSwizzle(b, inner) => Ok(Value::BytesSwizzle(
+                        b,
+                        comps.iter().map(|c| inner[*c as usize]).collect(),
+                    )),
                     Value::Place(p) if comps.len() == 1 => {
                         let ptr = fx.add(
                             Expression::AccessIndex {
@@ -386,6 +427,60 @@ impl Lowerer<'_, '_> {
                 );
                 Ok(v)
             }
+            Value::Bytes(b) => {
+                if !b.writable {
+                    return Err(Error::new(span, "cannot assign to a read-only location").note(
+                        "memory in the `constant` or `const device` address space cannot be written",
+                    ));
+                }
+                if super::expr::contains_atomic(&b.ty) {
+                    return Err(super::expr::atomic_access(span));
+                }
+                let v = self.convert(fx, value, ty, &b.ty.unpacked(), false, span)?;
+                self.bytes_store(fx, b, v, span)?;
+                Ok(v)
+            }
+            Value::BytesSwizzle(b, comps) => {
+                if !b.writable {
+                    return Err(Error::new(span, "cannot assign to a read-only location"));
+                }
+                let s = b.ty.element_scalar().expect("a vector");
+                let part_ty = Type::vector(s, comps.len() as u8);
+                let v = self.convert(fx, value, ty, &part_ty, false, span)?;
+                let mut seen = 0u8;
+                for (k, c) in comps.iter().enumerate() {
+                    if seen & (1 << c) != 0 {
+                        return Err(Error::new(
+                            span,
+                            "vector swizzle with repeated components is not assignable",
+                        ));
+                    }
+                    seen |= 1 << c;
+                    let lane = if comps.len() == 1 {
+                        v
+                    } else {
+                        fx.add(
+                            Expression::AccessIndex {
+                                base: v,
+                                index: k as u32,
+                            },
+                            span,
+                        )
+                    };
+                    let offset = self.add_offset(fx, b.offset, u32::from(*c) * s.size(), span);
+                    self.bytes_store(
+                        fx,
+                        &super::bytes::BytePlace {
+                            offset,
+                            ty: Type::Scalar(s),
+                            ..b.clone()
+                        },
+                        lane,
+                        span,
+                    )?;
+                }
+                Ok(v)
+            }
             _ => Err(Error::new(span, "expression is not assignable")),
         }
     }
@@ -405,7 +500,8 @@ impl Lowerer<'_, '_> {
         let target = self.expr(fx, lhs)?;
         let (hv, tv) = if let ExprKind::InitList(items) = &rhs.kind {
             let ty = match &target {
-                Value::Place(p) => p.ty.clone(),
+                Value::Place(p) => p.ty.unpacked(),
+                Value::Bytes(b) => b.ty.unpacked(),
                 _ => return Err(Error::new(lhs.span, "expression is not assignable")),
             };
             self.init_list(fx, items, &ty, rhs.span)?
@@ -420,8 +516,12 @@ impl Lowerer<'_, '_> {
             }
         };
         let target_ty = match &target {
-            Value::Place(p) => p.ty.clone(),
+            Value::Place(p) => p.ty.unpacked(),
             Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
+            Value::Bytes(b) => b.ty.unpacked(),
+            Value::BytesSwizzle(b, c) => {
+                Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
+            }
             _ => return Err(Error::new(lhs.span, "expression is not assignable")),
         };
         // Compound assignment converts the result back (C++: `a = (T)(a op b)`).

@@ -162,7 +162,11 @@ impl Lowerer<'_, '_> {
         let (place, what) = match v {
             Value::Ptr(p) => {
                 let what = format!("{} {}*", p.space.name(), self.program.display(&p.pointee));
-                (self.element_place(fx, &p, p.index, arg.span), what)
+                match self.element_value(fx, &p, arg.span) {
+                    Value::Place(place) => (place, what),
+                    Value::Bytes(b) => (self.atomic_word(fx, &b, name, arg.span)?, what),
+                    _ => unreachable!("pointers designate places"),
+                }
             }
             _ => {
                 return Err(Error::new(
@@ -184,6 +188,36 @@ impl Lowerer<'_, '_> {
             ));
         }
         Ok((place.ptr, scalar))
+    }
+
+    /// An atomic in a word-view buffer: its word, which is atomic when the
+    /// buffer holds atomics.
+    fn atomic_word(
+        &mut self,
+        fx: &mut FnCtx,
+        b: &super::bytes::BytePlace,
+        name: &str,
+        span: Span,
+    ) -> Result<super::value::Place> {
+        if self.word_view(b.global) != Some(true) || b.ty == Type::Atomic(Scalar::Int) {
+            return Err(Error::new(span, format!("`{name}`: atomics in a buffer that also holds packed, bool or 8/16-bit data are not supported yet (only `atomic_uint`)")));
+        }
+        let base = fx.add(Expression::GlobalVariable(b.global), span);
+        let two = self.u32_lit(fx, 2, span);
+        let index = fx.add(
+            Expression::Binary {
+                op: naga::BinaryOperator::ShiftRight,
+                left: b.offset,
+                right: two,
+            },
+            span,
+        );
+        let ptr = fx.add(Expression::Access { base, index }, span);
+        Ok(super::value::Place {
+            ptr,
+            ty: b.ty.clone(),
+            writable: b.writable,
+        })
     }
 
     /// The 32-bit word an atomic of type `scalar` stores for the value `arg`.

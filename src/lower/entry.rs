@@ -682,7 +682,16 @@ impl Lowerer<'_, '_> {
             KernelParam::Buffer { param, ptr, index } => {
                 let (global, info) = self.buffer_global(param, ptr, *index)?;
                 let span = param.span;
-                let local = if ptr.is_reference {
+                let words = self.word_view(global).is_some();
+                let local = if ptr.is_reference && words {
+                    let offset = self.u32_lit(fx, 0, span);
+                    Local::Bytes(super::bytes::BytePlace {
+                        global,
+                        offset,
+                        ty: ptr.pointee.clone(),
+                        writable: !ptr.is_const,
+                    })
+                } else if ptr.is_reference {
                     let e = fx.add(Expression::GlobalVariable(global), span);
                     Local::Ref(Place {
                         ptr: e,
@@ -692,7 +701,11 @@ impl Lowerer<'_, '_> {
                 } else {
                     let zero = self.u32_lit(fx, 0, span);
                     Local::Ptr(PtrValue {
-                        root: PtrRoot::Buffer(global),
+                        root: if words {
+                            PtrRoot::Bytes(global)
+                        } else {
+                            PtrRoot::Buffer(global)
+                        },
                         index: zero,
                         pointee: ptr.pointee.clone(),
                         space: ptr.space,
@@ -884,12 +897,26 @@ impl Lowerer<'_, '_> {
     ) -> Result<(Handle<naga::GlobalVariable>, BufferInfo)> {
         let span = param.ty.span;
         self.check_host_shareable(&ptr.pointee, span)?;
-        let ty = if ptr.is_reference {
+        let writable = !ptr.is_const;
+        let words = self.needs_word_view(&ptr.pointee);
+        // Sub-word stores update bytes with atomic AND/OR (see bytes.rs), and
+        // atomics in the data need atomic words too.
+        let atomic_words = words
+            && writable
+            && (has_sub_word(&ptr.pointee, &self.program.structs)
+                || super::expr::contains_atomic(&ptr.pointee));
+        let ty = if words {
+            let word = if atomic_words {
+                Type::Atomic(Scalar::UInt)
+            } else {
+                Type::UINT
+            };
+            self.runtime_array(&word, span)?
+        } else if ptr.is_reference {
             self.naga_type(&ptr.pointee, span)?
         } else {
             self.runtime_array(&ptr.pointee, span)?
         };
-        let writable = !ptr.is_const;
         let sa = layout::metal(&ptr.pointee, &self.program.structs);
         let info = BufferInfo {
             alignment: sa.align,
@@ -930,17 +957,15 @@ impl Lowerer<'_, '_> {
             Self::span(span),
         );
         self.buffers.insert((index, ty, writable), g);
+        if words {
+            self.word_views.insert(g, atomic_words);
+        }
         Ok((g, info))
     }
 
     /// Types this version can place in buffers.
     fn check_host_shareable(&self, ty: &Type, span: Span) -> Result<()> {
         match ty {
-            Type::Scalar(Scalar::Bool) | Type::Vector(Scalar::Bool, _) => {
-                Err(Error::new(span, "`bool` in buffers is not supported yet"))
-            }
-            t if super::narrow::contains_narrow(t) => Err(Error::new(span, format!("`{}` in buffers is not supported yet", self.program.display(t)))
-                .note("8- and 16-bit integers in buffers need byte-addressed loads and stores, which come with a later version")),
             Type::Atomic(Scalar::Bool) => Err(Error::new(span, "`atomic_bool` in buffers is not supported (its size in Metal's layout is not verified)")),
             Type::Array(e, _) => self.check_host_shareable(e, span),
             Type::Struct(id) => self
@@ -984,6 +1009,19 @@ impl Lowerer<'_, '_> {
             }
         }
         false
+    }
+}
+
+/// True if `ty` holds data smaller than a 32-bit word.
+fn has_sub_word(ty: &Type, structs: &crate::types::Structs) -> bool {
+    match ty {
+        Type::Array(e, _) => has_sub_word(e, structs),
+        Type::Struct(id) => structs
+            .get(*id)
+            .members
+            .iter()
+            .any(|m| has_sub_word(&m.ty, structs)),
+        other => other.element_scalar().is_some_and(|s| s.size() < 4),
     }
 }
 

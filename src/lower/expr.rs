@@ -114,10 +114,16 @@ impl Lowerer<'_, '_> {
         match v {
             Value::Rv(h, t) => Ok((h, t)),
             Value::Place(p) if matches!(p.ty, Type::Atomic(_)) || contains_atomic(&p.ty) => Err(atomic_access(span)),
-            Value::Place(p) => Ok((fx.add(Expression::Load { pointer: p.ptr }, span), p.ty)),
+            Value::Place(p) => Ok((fx.add(Expression::Load { pointer: p.ptr }, span), p.ty.unpacked())),
             Value::Swizzle(p, comps) => {
                 let Type::Vector(s, _) = p.ty else { unreachable!() };
                 let vector = fx.add(Expression::Load { pointer: p.ptr }, span);
+                Ok((self.swizzle(fx, vector, &comps, span), Type::vector(s, comps.len() as u8)))
+            }
+            Value::Bytes(b) => self.bytes_load(fx, &b, span),
+            Value::BytesSwizzle(b, comps) => {
+                let (vector, ty) = self.bytes_load(fx, &b, span)?;
+                let s = ty.element_scalar().expect("a vector");
                 Ok((self.swizzle(fx, vector, &comps, span), Type::vector(s, comps.len() as u8)))
             }
             Value::Void => Err(Error::new(span, "expression has type `void` and no value")),
@@ -227,7 +233,9 @@ impl Lowerer<'_, '_> {
         span: Span,
         mut zero: impl FnMut(&mut Self, Handle<naga::Type>) -> Handle<Expression>,
     ) -> Result<Vec<Handle<Expression>>> {
-        let plan = self.plan(id, span)?.clone();
+        let Some(plan) = self.plan(id).cloned() else {
+            return Ok(members);
+        };
         let mut out = Vec::new();
         for (m, _) in &plan.members {
             match m {
@@ -317,6 +325,7 @@ impl Lowerer<'_, '_> {
                 })
             }
             Local::Ref(p) => Value::Place(p),
+            Local::Bytes(b) => Value::Bytes(b),
             Local::Ptr(p) => Value::Ptr(p),
             Local::UnsizedThreadgroup(_) => Value::Void,
             Local::PtrVar { var, mut ptr } => {
@@ -345,6 +354,8 @@ impl Lowerer<'_, '_> {
         explicit: bool,
         span: Span,
     ) -> Result<Handle<Expression>> {
+        // Packed vectors are storage formats: as values they are aligned vectors.
+        let (from, to) = (&from.unpacked(), &to.unpacked());
         if from == to {
             return Ok(h);
         }

@@ -92,6 +92,10 @@ impl Lowerer<'_, '_> {
                 Value::Place(p) => p.ty,
                 Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
                 Value::Ptr(p) => p.pointee,
+                Value::Bytes(b) => b.ty.unpacked(),
+                Value::BytesSwizzle(b, c) => {
+                    Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
+                }
                 Value::Void => Type::Void,
             });
         }
@@ -146,10 +150,15 @@ impl Lowerer<'_, '_> {
         match (&v, pp.space) {
             (Value::Ptr(p), AddressSpace::Device | AddressSpace::Constant) if !pp.is_reference => {
                 match p.root {
-                    PtrRoot::Buffer(g) => Ok((ArgKey::Buffer(g), Some(p.index))),
+                    PtrRoot::Buffer(g) | PtrRoot::Bytes(g) => {
+                        Ok((ArgKey::Buffer(g), Some(p.index)))
+                    }
                     PtrRoot::Global(g) => Ok((ArgKey::Global(g), None)),
                     PtrRoot::Place(..) => Err(mismatch(self)),
                 }
+            }
+            (Value::Bytes(b), AddressSpace::Device | AddressSpace::Constant) if pp.is_reference => {
+                Ok((ArgKey::Buffer(b.global), Some(b.offset)))
             }
             (Value::Place(place), AddressSpace::Device | AddressSpace::Constant)
                 if pp.is_reference =>
@@ -157,7 +166,8 @@ impl Lowerer<'_, '_> {
                 match *fx.expr(place.ptr) {
                     Expression::GlobalVariable(g) => Ok((ArgKey::Global(g), None)),
                     Expression::Access { base, .. } | Expression::AccessIndex { base, .. }
-                        if matches!(fx.expr(base), Expression::GlobalVariable(_)) =>
+                        if matches!(*fx.expr(base), Expression::GlobalVariable(g)
+                            if matches!(self.module.types[self.module.global_variables[g].ty].inner, naga::TypeInner::Array { .. })) =>
                     {
                         let Expression::GlobalVariable(g) = *fx.expr(base) else {
                             unreachable!()
@@ -318,17 +328,22 @@ impl Lowerer<'_, '_> {
                     binding: None,
                 });
                 let index = fx.add(Expression::FunctionArgument(arg_index), span);
+                let root = if self.word_view(*g).is_some() {
+                    PtrRoot::Bytes(*g)
+                } else {
+                    PtrRoot::Buffer(*g)
+                };
                 let ptr = PtrValue {
-                    root: PtrRoot::Buffer(*g),
+                    root,
                     index,
                     pointee: pp.pointee.clone(),
                     space: pp.space,
                     is_const: pp.is_const,
                 };
-                if pp.is_reference {
-                    Local::Ref(self.element_place(fx, &ptr, index, span))
-                } else {
-                    Local::Ptr(ptr)
+                match (pp.is_reference, self.element_value(fx, &ptr, span)) {
+                    (true, Value::Bytes(b)) => Local::Bytes(b),
+                    (true, Value::Place(p)) => Local::Ref(p),
+                    _ => Local::Ptr(ptr),
                 }
             }
             (ArgKey::Global(g), Type::Pointer(pp)) => {

@@ -8,6 +8,7 @@
 mod access;
 mod atomics;
 mod builder;
+mod bytes;
 mod call;
 mod entry;
 mod expr;
@@ -80,6 +81,8 @@ pub(crate) struct Lowerer<'p, 'a> {
     in_progress: Vec<usize>,
     buffers: HashMap<(u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
     dispatch: Option<naga::Handle<naga::GlobalVariable>>,
+    /// Buffers held as words (value: the words are atomic).
+    word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
     /// Per-invocation state the prologue sets and helper functions read.
     privates: HashMap<&'static str, naga::Handle<naga::GlobalVariable>>,
     /// The kernel being lowered contains a barrier: threads outside the grid
@@ -108,6 +111,7 @@ pub fn lower(
         buffers: HashMap::new(),
         dispatch: None,
         privates: HashMap::new(),
+        word_views: HashMap::new(),
         predicated: false,
         kernel_features: Default::default(),
         threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),

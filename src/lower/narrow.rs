@@ -32,14 +32,6 @@ pub(super) fn fits(from: Scalar, to: Scalar) -> bool {
     }
 }
 
-/// True if `ty` is or holds a narrow integer.
-pub(super) fn contains_narrow(ty: &Type) -> bool {
-    match ty {
-        Type::Array(e, _) => contains_narrow(e),
-        other => other.element_scalar().is_some_and(is_narrow),
-    }
-}
-
 impl Lowerer<'_, '_> {
     /// Wraps a 32-bit value (scalar or vector) to the narrow type of `ty`.
     pub(super) fn truncate(

@@ -516,10 +516,55 @@ impl Lowerer<'_, '_> {
         let Value::Ptr(p) = v else {
             return Err(Error::new(span, "indirection requires a pointer operand"));
         };
-        Ok(Value::Place(self.element_place(fx, &p, p.index, span)))
+        Ok(self.element_value(fx, &p, span))
     }
 
     /// The place of element `index` of pointer `p`'s root.
+    /// The object pointer `p` designates.
+    pub(super) fn element_value(&mut self, fx: &mut FnCtx, p: &PtrValue, span: Span) -> Value {
+        match p.root {
+            PtrRoot::Bytes(global) => Value::Bytes(super::bytes::BytePlace {
+                global,
+                offset: p.index,
+                ty: p.pointee.clone(),
+                writable: !p.is_const,
+            }),
+            _ => Value::Place(self.element_place(fx, p, p.index, span)),
+        }
+    }
+
+    /// Advances a pointer by `k` elements (`u32`): for word-view buffers the
+    /// index is a byte offset, so `k` is scaled by Metal's stride.
+    pub(super) fn ptr_advance(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &PtrValue,
+        k: Handle<Expression>,
+        subtract: bool,
+        span: Span,
+    ) -> Handle<Expression> {
+        let k = match p.root {
+            PtrRoot::Bytes(_) => {
+                let stride = crate::layout::metal(&p.pointee, &self.program.structs).size;
+                let zero = self.u32_lit(fx, 0, span);
+                self.scaled_offset(fx, zero, k, stride, span)
+            }
+            _ => k,
+        };
+        if !subtract && matches!(fx.expr(p.index), Expression::Literal(Literal::U32(0))) {
+            return k;
+        }
+        let op = if subtract { Bo::Subtract } else { Bo::Add };
+        fx.add(
+            Expression::Binary {
+                op,
+                left: p.index,
+                right: k,
+            },
+            span,
+        )
+    }
+
     pub(super) fn element_place(
         &mut self,
         fx: &mut FnCtx,
@@ -536,6 +581,7 @@ impl Lowerer<'_, '_> {
             PtrRoot::Global(g) => fx.add(Expression::GlobalVariable(g), span),
             PtrRoot::Place(base, true) => fx.add(Expression::Access { base, index }, span),
             PtrRoot::Place(base, false) => base,
+            PtrRoot::Bytes(_) => unreachable!("word views are reached through element_value"),
         };
         Place {
             ptr,
@@ -545,6 +591,16 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn address_of(&mut self, fx: &mut FnCtx, v: Value, span: Span) -> Result<Value> {
+        if let Value::Bytes(b) = v {
+            let space = self.buffer_space(b.global);
+            return Ok(Value::Ptr(PtrValue {
+                root: PtrRoot::Bytes(b.global),
+                index: b.offset,
+                pointee: b.ty,
+                space,
+                is_const: !b.writable,
+            }));
+        }
         let Value::Place(place) = v else {
             return Err(Error::new(span, "cannot take the address of an rvalue"));
         };
@@ -636,7 +692,7 @@ impl Lowerer<'_, '_> {
                 },
                 span,
             );
-            let d = fx.add(
+            let mut d = fx.add(
                 Expression::As {
                     expr: d,
                     kind: naga::ScalarKind::Sint,
@@ -644,6 +700,19 @@ impl Lowerer<'_, '_> {
                 },
                 span,
             );
+            if let PtrRoot::Bytes(_) = p.root {
+                // Byte offsets: the difference counts elements.
+                let stride = crate::layout::metal(&p.pointee, &self.program.structs).size;
+                let s = fx.add(Expression::Literal(Literal::I32(stride as i32)), span);
+                d = fx.add(
+                    Expression::Binary {
+                        op: Bo::Divide,
+                        left: d,
+                        right: s,
+                    },
+                    span,
+                );
+            }
             return Ok(Value::Rv(d, Type::INT));
         }
         let (hb, tb) = self.load(fx, vb, b.span)?;
@@ -661,19 +730,7 @@ impl Lowerer<'_, '_> {
         } else {
             self.index_u32(fx, hb, span)
         };
-        let naga_op = if op == BinaryOp::Add {
-            Bo::Add
-        } else {
-            Bo::Subtract
-        };
-        let index = fx.add(
-            Expression::Binary {
-                op: naga_op,
-                left: p.index,
-                right: offset,
-            },
-            span,
-        );
+        let index = self.ptr_advance(fx, &p, offset, op == BinaryOp::Sub, span);
         Ok(Value::Ptr(PtrValue { index, ..p }))
     }
 

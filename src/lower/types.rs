@@ -12,7 +12,7 @@ use std::collections::HashMap;
 #[derive(Default)]
 pub(super) struct TypeCache {
     handles: HashMap<Type, Handle<naga::Type>>,
-    plans: HashMap<StructId, layout::PaddingPlan>,
+    plans: HashMap<StructId, Option<layout::PaddingPlan>>,
     pub(super) uses_f16: bool,
 }
 
@@ -61,7 +61,7 @@ impl Lowerer<'_, '_> {
             },
             Type::Array(elem, n) => {
                 let base = self.naga_type(elem, span)?;
-                let stride = self.wgsl_stride(elem, span)?;
+                let stride = self.wgsl_stride(elem, base, span)?;
                 TypeInner::Array {
                     base,
                     size: naga::ArraySize::Constant(
@@ -73,6 +73,10 @@ impl Lowerer<'_, '_> {
             Type::Struct(id) => self.struct_inner(*id, span)?,
             // atomic_float and atomic_bool live in `atomic<u32>` words
             // (compare-exchange loops and 0/1 values), which every target has.
+            Type::Packed(s, n) => TypeInner::Vector {
+                size: vector_size(*n),
+                scalar: self.scalar_used(*s),
+            },
             Type::Atomic(s) => TypeInner::Atomic(match s {
                 Scalar::Int => naga::Scalar::I32,
                 _ => naga::Scalar::U32,
@@ -109,7 +113,7 @@ impl Lowerer<'_, '_> {
     /// A runtime-sized `array<T>` for `T*` buffer arguments.
     pub(super) fn runtime_array(&mut self, elem: &Type, span: Span) -> Result<Handle<naga::Type>> {
         let base = self.naga_type(elem, span)?;
-        let stride = self.wgsl_stride(elem, span)?;
+        let stride = self.wgsl_stride(elem, base, span)?;
         Ok(self.module.types.insert(
             naga::Type {
                 name: None,
@@ -123,55 +127,36 @@ impl Lowerer<'_, '_> {
         ))
     }
 
-    /// The array stride, checked to be Metal's.
-    fn wgsl_stride(&mut self, elem: &Type, span: Span) -> Result<u32> {
-        if super::narrow::contains_narrow(elem) {
-            // Only in function or threadgroup memory, where no host sees the
-            // layout: the stride of the 32-bit representation.
-            let w = elem
-                .vector_size()
-                .map(|n| if n == 3 { 16 } else { 4 * u32::from(n) });
-            return w.ok_or_else(|| Error::new(span, "arrays of this type are not supported yet"));
+    /// The array stride: Metal's wherever WGSL's default layout reproduces
+    /// it (every type a typed buffer holds), else WGSL's own (word-view
+    /// buffers never use these arrays in memory a host sees).
+    fn wgsl_stride(&mut self, elem: &Type, base: Handle<naga::Type>, span: Span) -> Result<u32> {
+        match layout::wgsl(elem, &self.program.structs) {
+            Ok(w) => Ok(w.size.div_ceil(w.align) * w.align),
+            Err(_) => self.natural_stride(base, span),
         }
-        let structs = &self.program.structs;
-        let w = layout::wgsl(elem, structs)
-            .map_err(|_| Error::new(span, "this type cannot be an array element"))?;
-        let m = layout::metal(elem, structs);
-        let stride = w.size.div_ceil(w.align) * w.align;
-        if stride != m.size {
-            return Err(Error::new(
-                span,
-                format!(
-                    "`{}` arrays have no WGSL equivalent of Metal's stride",
-                    self.program.display(elem)
-                ),
-            ));
-        }
-        Ok(stride)
     }
 
-    /// The padding plan of struct `id`.
-    pub(super) fn plan(&mut self, id: StructId, span: Span) -> Result<&layout::PaddingPlan> {
+    /// The padding plan of struct `id`, when WGSL's default layout can
+    /// reproduce Metal's; `None` for structs with packed vectors, bools or
+    /// 8/16-bit integers, which buffers hold as words instead.
+    pub(super) fn plan(&mut self, id: StructId) -> Option<&layout::PaddingPlan> {
         if !self.types.plans.contains_key(&id) {
-            let plan = layout::padding_plan(id, &self.program.structs).map_err(|e| {
-                let def = self.program.structs.get(id);
-                let what = match e.member {
-                    Some(i) => format!("member `{}` of `{}`", def.members[i].name, def.name),
-                    None => format!("struct `{}`", def.name),
-                };
-                Error::new(
-                    span,
-                    format!("the Metal layout of {what} cannot be expressed in WGSL"),
-                )
-            })?;
+            let plan = layout::padding_plan(id, &self.program.structs).ok();
             self.types.plans.insert(id, plan);
         }
-        Ok(&self.types.plans[&id])
+        self.types.plans[&id].as_ref()
     }
 
     fn struct_inner(&mut self, id: StructId, span: Span) -> Result<TypeInner> {
-        let plan = self.plan(id, span)?.clone();
         let def = self.program.structs.get(id).clone();
+        let Some(plan) = self.plan(id).cloned() else {
+            let mut members = Vec::new();
+            for m in &def.members {
+                members.push((m.name.clone(), self.naga_type(&m.ty, m.span)?));
+            }
+            return self.natural_struct(members, span);
+        };
         let mut members = Vec::new();
         let mut pads = 0;
         for (planned, offset) in &plan.members {
@@ -203,8 +188,47 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// A struct in WGSL's own layout, for values no host sees.
+    fn natural_struct(
+        &mut self,
+        members: Vec<(String, Handle<naga::Type>)>,
+        span: Span,
+    ) -> Result<TypeInner> {
+        let mut layouter = naga::proc::Layouter::default();
+        layouter
+            .update(self.module.to_ctx())
+            .map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
+        let (mut cursor, mut align) = (0u32, naga::proc::Alignment::ONE);
+        let mut out = Vec::new();
+        for (name, ty) in members {
+            let l = layouter[ty];
+            let offset = l.alignment.round_up(cursor);
+            cursor = offset + l.size;
+            align = align.max(l.alignment);
+            out.push(naga::StructMember {
+                name: Some(name),
+                ty,
+                binding: None,
+                offset,
+            });
+        }
+        Ok(TypeInner::Struct {
+            members: out,
+            span: align.round_up(cursor),
+        })
+    }
+
+    /// The array stride of WGSL's own layout, for arrays no host sees.
+    fn natural_stride(&mut self, base: Handle<naga::Type>, span: Span) -> Result<u32> {
+        let mut layouter = naga::proc::Layouter::default();
+        layouter
+            .update(self.module.to_ctx())
+            .map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
+        Ok(layouter[base].to_stride())
+    }
+
     /// The naga member index of MSL member `index` of struct `id`.
-    pub(super) fn member_index(&mut self, id: StructId, index: usize, span: Span) -> Result<u32> {
-        Ok(self.plan(id, span)?.wgsl_index(index))
+    pub(super) fn member_index(&mut self, id: StructId, index: usize) -> u32 {
+        self.plan(id).map_or(index as u32, |p| p.wgsl_index(index))
     }
 }

@@ -25,6 +25,8 @@ pub(super) enum PtrRoot {
     /// A place in this function (a `thread` object); the index must stay 0,
     /// or the place is an array and the index selects an element.
     Place(Handle<Expression>, bool),
+    /// A word-view buffer; the index is a byte offset.
+    Bytes(Handle<naga::GlobalVariable>),
 }
 
 /// An MSL pointer value.
@@ -55,6 +57,10 @@ pub(super) enum Value {
     Swizzle(Place, Vec<u8>),
     /// A pointer.
     Ptr(PtrValue),
+    /// A place in a word-view buffer.
+    Bytes(super::bytes::BytePlace),
+    /// Several components of a vector in a word-view buffer.
+    BytesSwizzle(super::bytes::BytePlace, Vec<u8>),
 }
 
 impl Value {
@@ -81,6 +87,8 @@ pub(super) enum Local {
     },
     /// A reference bound to a place.
     Ref(Place),
+    /// A reference into a word-view buffer.
+    Bytes(super::bytes::BytePlace),
     /// A pointer that cannot change (a parameter).
     Ptr(PtrValue),
     /// A `[[threadgroup(n)]]` argument whose size was not given.

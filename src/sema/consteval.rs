@@ -82,6 +82,10 @@ impl ConstValue {
                     .map(|m| ConstValue::zero(&m.ty, program))
                     .collect(),
             ),
+            Type::Packed(s, n) => ConstValue::Composite(
+                Type::Vector(*s, *n),
+                vec![scalar_from_f64(0.0, *s); *n as usize],
+            ),
             Type::Void | Type::Pointer(_) | Type::Atomic(_) => ConstValue::Int(0, Scalar::Int),
         }
     }

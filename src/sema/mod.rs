@@ -153,10 +153,6 @@ impl<'a> Program<'a> {
             if ty == Type::Void {
                 return Err(Error::new(m.ty.span, "a member cannot have type `void`"));
             }
-            if let Some(s) = narrow_element(&ty) {
-                return Err(Error::new(m.ty.span, format!("`{}` struct members are not supported yet", s.name()))
-                    .note("8- and 16-bit integers need the byte-addressed buffer layout that comes with a later version"));
-            }
             if members.iter().any(|x| x.name == m.name.name) {
                 return Err(Error::new(
                     m.name.span,
@@ -390,17 +386,6 @@ impl<'a> Program<'a> {
             ty = Type::Array(Box::new(ty), n);
         }
         Ok(ty)
-    }
-}
-
-/// The 8- or 16-bit integer element of `ty`, if any.
-fn narrow_element(ty: &Type) -> Option<types::Scalar> {
-    use types::Scalar::*;
-    match ty {
-        Type::Array(e, _) => narrow_element(e),
-        t => t
-            .element_scalar()
-            .filter(|s| matches!(s, Char | UChar | Short | UShort)),
     }
 }
 
