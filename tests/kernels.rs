@@ -431,3 +431,84 @@ fn narrow_integers_wrap_like_metal() {
         assert_eq!(&got[at..at + 12], &want, "thread {i}");
     }
 }
+
+#[test]
+fn vector_math_swizzles_half_and_as_type() {
+    let n = 32usize;
+    // Quarter steps in [-4, 4): every result below is exact in f32 and f16.
+    let input: Vec<f32> = (0..n * 4)
+        .map(|k| ((k * 7 % 32) as f32 - 16.0) * 0.25)
+        .collect();
+    let Some(out) = run(
+        "vectors.metal",
+        "vectors",
+        Dispatch::Threads {
+            grid: [n as u32, 1, 1],
+            threadgroup: [16, 1, 1],
+        },
+        vec![
+            (0, f32_bytes(&input)),
+            (1, vec![0; n * 64]),
+            (2, vec![0; n * 8]),
+            (3, vec![0; n * 16]),
+        ],
+    ) else {
+        return;
+    };
+    let o = f32s(&out[&1]);
+    let bits = u32s(&out[&3]);
+    for i in 0..n {
+        let v = &input[i * 4..i * 4 + 4];
+        let mut w = [
+            v[3] * 2.0 + 1.0,
+            v[2] * 2.0 + 1.0,
+            v[1] * 2.0 + 1.0,
+            v[0] * 2.0 + 1.0,
+        ];
+        w[0] = v[2];
+        w[1] = v[3];
+        w[2] += 10.0;
+        w[0] += 20.0;
+        let c = [v[1], -v[0], 0.0];
+        let gt: Vec<bool> = v.iter().map(|x| *x > 0.0).collect();
+        let want = [
+            w[0],
+            w[1],
+            w[2],
+            w[3],
+            c[0],
+            c[1],
+            c[2],
+            v.iter().map(|x| x * x).sum(),
+            v[0] * v[2],
+            v[1] * v[3],
+            gt.iter().all(|b| *b) as u8 as f32,
+            gt.iter().any(|b| *b) as u8 as f32,
+            v[0].abs(),
+            v[1].abs(),
+            v[2].abs(),
+            v[3].abs(),
+        ];
+        assert_eq!(&o[i * 16..i * 16 + 16], &want, "thread {i}");
+        for k in 0..4 {
+            let h = half::f16::from_le_bytes([out[&2][i * 8 + 2 * k], out[&2][i * 8 + 2 * k + 1]]);
+            assert_eq!(h.to_f32(), v[k] * 2.0 + 0.5, "half lane {k} of thread {i}");
+        }
+        let hp = half::f16::from_f32(v[0]).to_bits() as u32
+            | (half::f16::from_f32(v[1]).to_bits() as u32) << 16;
+        assert_eq!(bits[i * 4], hp, "as_type<uint>(half2) {i}");
+        assert_eq!(bits[i * 4 + 1], v[0].to_bits(), "as_type<uint>(float) {i}");
+        assert_eq!(
+            bits[i * 4 + 2],
+            (v[0].to_bits() & 0xFFFF) ^ (v[0].to_bits() >> 16),
+            "ushort2 {i}"
+        );
+        let word = 0x1122_3344u32 + i as u32;
+        let s2y = ((i as i32 - 5) >> 16) as i16; // as_type<short2>(int).y, sign-extended
+        assert_eq!(
+            bits[i * 4 + 3],
+            ((word & 0xFF) + (word >> 24) * 256).wrapping_add(s2y as i32 as u32),
+            "uchar4/short2 {i}"
+        );
+    }
+}

@@ -150,3 +150,170 @@ fn spec_example_foo() {
     assert_eq!(l.size_align, SizeAlign { size: 20, align: 4 });
     assert_eq!(padding_plan(id, &s).unwrap().members.len(), 2);
 }
+
+/// Sizes and alignments from MSL Tables 2.1–2.5 (3-component vectors take
+/// the size of 4; packed vectors have the element's alignment).
+#[test]
+fn metal_size_and_alignment_table() {
+    use crate::types::builtin_type;
+    let s = Structs::default();
+    let rows: &[(&str, u32, u32)] = &[
+        ("bool", 1, 1),
+        ("char", 1, 1),
+        ("uchar", 1, 1),
+        ("short", 2, 2),
+        ("ushort", 2, 2),
+        ("int", 4, 4),
+        ("uint", 4, 4),
+        ("half", 2, 2),
+        ("float", 4, 4),
+        ("bool2", 2, 2),
+        ("bool3", 4, 4),
+        ("bool4", 4, 4),
+        ("char2", 2, 2),
+        ("char3", 4, 4),
+        ("char4", 4, 4),
+        ("uchar3", 4, 4),
+        ("short2", 4, 4),
+        ("short3", 8, 8),
+        ("short4", 8, 8),
+        ("ushort3", 8, 8),
+        ("int2", 8, 8),
+        ("int3", 16, 16),
+        ("int4", 16, 16),
+        ("uint3", 16, 16),
+        ("half2", 4, 4),
+        ("half3", 8, 8),
+        ("half4", 8, 8),
+        ("float2", 8, 8),
+        ("float3", 16, 16),
+        ("float4", 16, 16),
+        ("packed_float2", 8, 4),
+        ("packed_float3", 12, 4),
+        ("packed_float4", 16, 4),
+        ("packed_half3", 6, 2),
+        ("packed_char3", 3, 1),
+        ("packed_short4", 8, 2),
+        ("packed_int3", 12, 4),
+        ("packed_uchar2", 2, 1),
+        ("float2x2", 16, 8),
+        ("float2x3", 32, 16),
+        ("float2x4", 32, 16),
+        ("float3x2", 24, 8),
+        ("float3x3", 48, 16),
+        ("float3x4", 48, 16),
+        ("float4x2", 32, 8),
+        ("float4x3", 64, 16),
+        ("float4x4", 64, 16),
+        ("half2x2", 8, 4),
+        ("half3x3", 24, 8),
+        ("half4x4", 32, 8),
+        ("half2x3", 16, 8),
+    ];
+    for (name, size, align) in rows {
+        let ty = builtin_type(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(
+            metal(&ty, &s),
+            SizeAlign {
+                size: *size,
+                align: *align
+            },
+            "{name}"
+        );
+    }
+    let arrays: &[(&str, u32, u32, u32)] = &[
+        ("float", 5, 20, 4),
+        ("float3", 2, 32, 16),
+        ("char3", 3, 12, 4),
+        ("packed_float3", 2, 24, 4),
+    ];
+    for (name, n, size, align) in arrays {
+        let ty = Type::Array(Box::new(builtin_type(name).unwrap()), *n);
+        assert_eq!(
+            metal(&ty, &s),
+            SizeAlign {
+                size: *size,
+                align: *align
+            },
+            "{name}[{n}]"
+        );
+    }
+}
+
+/// Struct member offsets by C++ standard layout with Metal's type sizes (MSL §2.5).
+#[test]
+fn metal_struct_offset_table() {
+    use crate::types::builtin_type;
+    let t = |n: &str| builtin_type(n).unwrap();
+    let cases: Vec<(Vec<Type>, Vec<u32>, u32, u32)> = vec![
+        (vec![t("char"), t("int")], vec![0, 4], 8, 4),
+        (vec![t("char"), t("short"), t("char")], vec![0, 2, 4], 6, 2),
+        (vec![t("float3"), t("float")], vec![0, 16], 32, 16),
+        (vec![t("packed_float3"), t("float")], vec![0, 12], 16, 4),
+        (
+            vec![t("half"), t("half3"), t("half")],
+            vec![0, 8, 16],
+            24,
+            8,
+        ),
+        (vec![t("float2"), t("float3x3")], vec![0, 16], 64, 16),
+        (
+            vec![
+                Type::Array(Box::new(t("float")), 3),
+                Type::Array(Box::new(t("int")), 2),
+            ],
+            vec![0, 12],
+            20,
+            4,
+        ),
+        (
+            vec![
+                t("float3"),
+                t("float"),
+                t("packed_float3"),
+                t("char"),
+                t("float3x3"),
+                t("half2"),
+            ],
+            vec![0, 16, 20, 32, 48, 96],
+            112,
+            16,
+        ),
+        (vec![t("bool"), t("bool3")], vec![0, 4], 8, 4),
+        (
+            vec![t("uchar"), t("packed_half3"), t("uchar2")],
+            vec![0, 2, 8],
+            10,
+            2,
+        ),
+    ];
+    for (members, offsets, size, align) in cases {
+        let (s, id) = structs_with(&members);
+        let l = struct_layout(id, &s);
+        assert_eq!(l.offsets, offsets, "{members:?}");
+        assert_eq!(l.size_align, SizeAlign { size, align }, "{members:?}");
+    }
+    // Nested: struct { char c; struct { uchar t; ushort n; } i; } → c@0, i@2, size 6.
+    let (mut s, inner) = structs_with(&[t("uchar"), t("ushort")]);
+    let outer = s.push(StructDef {
+        name: "Outer".into(),
+        members: vec![
+            MemberDef {
+                name: "c".into(),
+                ty: t("char"),
+                span: Span::default(),
+            },
+            MemberDef {
+                name: "i".into(),
+                ty: Type::Struct(inner),
+                span: Span::default(),
+            },
+        ],
+        span: Span::default(),
+    });
+    assert_eq!(struct_layout(outer, &s).offsets, vec![0, 2]);
+    assert_eq!(
+        struct_layout(outer, &s).size_align,
+        SizeAlign { size: 6, align: 2 }
+    );
+}

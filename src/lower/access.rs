@@ -497,6 +497,21 @@ impl Lowerer<'_, '_> {
         if let Some(result) = self.assign_pointer(fx, op, lhs, rhs, span) {
             return result;
         }
+        if let ExprKind::Name(path) = &lhs.kind {
+            let name = path.last().map(String::as_str).unwrap_or("");
+            if fx.lookup(name).is_none()
+                && matches!(
+                    self.program.symbols.get(name),
+                    Some(crate::sema::Symbol::Constant(_))
+                )
+            {
+                return Err(Error::new(
+                    lhs.span,
+                    format!("cannot assign to program-scope constant `{name}`"),
+                )
+                .note("variables in the `constant` address space are read-only"));
+            }
+        }
         let target = self.expr(fx, lhs)?;
         let (hv, tv) = if let ExprKind::InitList(items) = &rhs.kind {
             let ty = match &target {

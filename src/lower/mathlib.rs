@@ -327,15 +327,17 @@ impl Lowerer<'_, '_> {
     /// The lvalue an output argument (`T& r` or `&r`) writes to, and its type.
     fn output_argument(&mut self, fx: &mut FnCtx, name: &str, arg: &Expr) -> Result<(Value, Type)> {
         let place = match self.expr(fx, arg)? {
-            Value::Ptr(p) if !p.is_const => Value::Place(self.element_place(fx, &p, p.index, arg.span)),
+            Value::Ptr(p) if !p.is_const => {
+                Value::Place(self.element_place(fx, &p, p.index, arg.span))
+            }
             v @ Value::Place(_) => v,
             v @ Value::Swizzle(..) => v,
-            _ => {
-                return Err(Error::new(
-                    arg.span,
-                    format!("`{name}` writes its last argument: it must be a variable or a pointer to one"),
-                ))
-            }
+            _ => return Err(Error::new(
+                arg.span,
+                format!(
+                    "`{name}` writes its last argument: it must be a variable or a pointer to one"
+                ),
+            )),
         };
         let (ty, writable) = match &place {
             Value::Place(p) => (p.ty.clone(), p.writable),
@@ -377,14 +379,34 @@ impl Lowerer<'_, '_> {
                 ),
             ));
         }
-        let scalar = super::types::scalar(ty.element_scalar().unwrap());
         let size = (n > 1).then(|| vector_size(n));
         self.module
-            .generate_predeclared_type(naga::PredeclaredType::FrexpResult { size, scalar });
+            .generate_predeclared_type(naga::PredeclaredType::FrexpResult {
+                size,
+                scalar: naga::Scalar::F32,
+            });
+        let half = ty.element_scalar() == Some(Scalar::Half);
         let mut ir = Ir { fx, span };
-        let result = ir.math(Mf::Frexp, &x);
-        let fract = ir.add(Expression::AccessIndex { base: result, index: 0 });
-        let exp = ir.add(Expression::AccessIndex { base: result, index: 1 });
+        // naga types the exponent of a half `frexp` as i16 (WGSL says i32),
+        // so halves are split as floats: exact both ways, and exact for
+        // subnormal halves too.
+        let wide = if half {
+            ir.cast(x[0], naga::Scalar::F32)
+        } else {
+            x[0]
+        };
+        let result = ir.math(Mf::Frexp, &[wide]);
+        let mut fract = ir.add(Expression::AccessIndex {
+            base: result,
+            index: 0,
+        });
+        if half {
+            fract = ir.cast(fract, naga::Scalar::F16);
+        }
+        let exp = ir.add(Expression::AccessIndex {
+            base: result,
+            index: 1,
+        });
         self.store(fx, &target, exp, &exp_ty, span)?;
         Ok((fract, ty))
     }
@@ -419,8 +441,14 @@ impl Lowerer<'_, '_> {
             let n = size_of(&ty);
             let size = (n > 1).then(|| vector_size(n));
             let result = ir.math(Mf::Modf, &[xh]);
-            let fract = ir.add(Expression::AccessIndex { base: result, index: 0 });
-            let whole = ir.add(Expression::AccessIndex { base: result, index: 1 });
+            let fract = ir.add(Expression::AccessIndex {
+                base: result,
+                index: 0,
+            });
+            let whole = ir.add(Expression::AccessIndex {
+                base: result,
+                index: 1,
+            });
             self.module
                 .generate_predeclared_type(naga::PredeclaredType::ModfResult { size, scalar });
             (fract, whole)

@@ -7,6 +7,7 @@
 
 mod access;
 mod atomics;
+mod bitcast;
 mod builder;
 mod bytes;
 mod call;
@@ -14,6 +15,8 @@ mod entry;
 mod expr;
 mod functions;
 mod invocation;
+mod mathlib;
+mod mathlib_int;
 mod narrow;
 mod operators;
 mod quad;

@@ -245,8 +245,11 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// `quad_sum` etc.: combine with the X neighbour, then with the Y
-    /// neighbour's partial result, each only where that neighbour exists.
+    /// `quad_sum` etc. as a butterfly, so that every thread of the quad
+    /// gets the same (float) result: each pair of lanes {0,1}, {2,3}
+    /// combines its threads that exist, then each lane adds the other
+    /// pair's partial result, read from whichever thread of that pair
+    /// exists (its Y neighbour, else its diagonal one).
     fn quad_reduce(
         &mut self,
         fx: &mut FnCtx,
@@ -262,16 +265,30 @@ impl Lowerer<'_, '_> {
         let x = self.subgroup_operand(fx, name, arg, bitwise)?;
         let present = self.quad_ballot(fx, None, span);
         let q = self.quad_place(fx, span);
-        let mut acc = x.h;
-        for (direction, flip) in [(Direction::X, 1), (Direction::Y, 2)] {
-            let other = self.gather(fx, GatherMode::QuadSwap(direction), acc, &x.ty, span)?;
-            let flip = self.u32_lit(fx, flip, span);
-            let partner = bin(fx, Bo::ExclusiveOr, q.index, flip, span);
-            let exists = self.has(fx, present, partner, span);
-            let both = self.combine(fx, op, acc, other, span);
-            acc = select(fx, exists, both, acc, span);
-        }
-        self.subgroup_result(fx, acc, &x, span)
+        let neighbour = |this: &mut Self, fx: &mut FnCtx, flip: u32| {
+            let flip = this.u32_lit(fx, flip, span);
+            let lane = bin(fx, Bo::ExclusiveOr, q.index, flip, span);
+            this.has(fx, present, lane, span)
+        };
+        let other = self.gather(fx, GatherMode::QuadSwap(Direction::X), x.h, &x.ty, span)?;
+        let both = self.combine(fx, op, x.h, other, span);
+        let has_x = neighbour(self, fx, 1);
+        let pair = select(fx, has_x, both, x.h, span);
+        let y = self.gather(fx, GatherMode::QuadSwap(Direction::Y), pair, &x.ty, span)?;
+        let diagonal = self.gather(
+            fx,
+            GatherMode::QuadSwap(Direction::Diagonal),
+            pair,
+            &x.ty,
+            span,
+        )?;
+        let has_y = neighbour(self, fx, 2);
+        let has_diagonal = neighbour(self, fx, 3);
+        let other_pair = select(fx, has_y, y, diagonal, span);
+        let has_pair = bin(fx, Bo::LogicalOr, has_y, has_diagonal, span);
+        let all = self.combine(fx, op, pair, other_pair, span);
+        let r = select(fx, has_pair, all, pair, span);
+        self.subgroup_result(fx, r, &x, span)
     }
 
     /// `quad_prefix_{inclusive,exclusive}_{sum,product}`: combines the

@@ -127,6 +127,9 @@ impl Lowerer<'_, '_> {
         if let Some(v) = self.atomic_call(fx, name, args, span)? {
             return Ok(Some(v));
         }
+        if let Some(v) = self.math_library_call(fx, name, args, span)? {
+            return Ok(Some(v));
+        }
         match name {
             "threadgroup_barrier" | "simdgroup_barrier" => {
                 return self.barrier(fx, name, args, span).map(Some)
