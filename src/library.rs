@@ -187,6 +187,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         entries: options.entries.clone(),
         threadgroup_size: options.threadgroup_size,
         threadgroup_memory: options.threadgroup_memory.clone(),
+        native_extensions: options.target == Target::Wgpu,
     };
     let lowered = match lower::lower(&tu, &program, &lower_options) {
         Ok(l) => l,

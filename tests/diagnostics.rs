@@ -287,8 +287,8 @@ fn unsupported_scalar_type_is_named() {
     assert_error(
         "kernel void k(device long* a [[buffer(0)]]) {}\n",
         3,
-        22,
-        "type `long` is not supported yet",
+        15,
+        "64-bit integers (`long`, `ulong`) need `--target wgpu`",
     );
 }
 
@@ -373,7 +373,8 @@ fn several_errors_in_one_run() {
 
 /// One row per further diagnostic: (source after the prelude, line, column, message prefix).
 const MORE: &[(&str, usize, usize, &str)] = &[
-    ("kernel void k(device int* a [[buffer(0)]]) {\n  a[0] = 5000000000;\n}\n", 4, 10, "64-bit integer literals are not supported yet"),
+    ("kernel void k(device int* a [[buffer(0)]]) {\n  a[0] = 5000000000;\n}\n", 4, 10, "64-bit integers (`long`, `ulong`) need `--target wgpu`"),
+    ("kernel void k(device int* a [[buffer(0)]]) {\n  a[0] = 99999999999999999999;\n}\n", 4, 10, "integer literal `99999999999999999999` is too large"),
     ("kernel void k(device float2* a [[buffer(0)]]) {\n  a[0] = cross(a[0], a[1]);\n}\n", 4, 10, "`cross` takes 3-component vectors"),
     ("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = select(1.0f, 2.0f);\n}\n", 4, 10, "`select` takes 3 arguments"),
     ("struct S { void v; };\nkernel void k() {}\n", 3, 12, "a member cannot have type `void`"),

@@ -512,3 +512,31 @@ fn vector_math_swizzles_half_and_as_type() {
         );
     }
 }
+
+#[test]
+fn long_and_ulong_with_native_64_bit_integers() {
+    let Some(gpu) = gpu() else { return };
+    if !gpu.features().contains(wgpu::Features::SHADER_INT64) {
+        eprintln!("note: skipping: the adapter has no shader-int64");
+        return;
+    }
+    let n = 64usize;
+    let out = run(
+        "long_ints.metal",
+        "k",
+        Dispatch::Threads {
+            grid: [n as u32, 1, 1],
+            threadgroup: [32, 1, 1],
+        },
+        vec![(0, vec![0; n * 8]), (1, vec![0; n * 8])],
+    )
+    .expect("a GPU");
+    for i in 0..n {
+        let a = i64::from_le_bytes(out[&0][i * 8..i * 8 + 8].try_into().unwrap());
+        let b = u64::from_le_bytes(out[&1][i * 8..i * 8 + 8].try_into().unwrap());
+        let x = i as i64 * 3_000_000_000 - 5;
+        assert_eq!(a, (x >> 3) + 1, "long {i}");
+        let y = u64::MAX - i as u64;
+        assert_eq!(b, (y / 7).wrapping_add(y << 40), "ulong {i}");
+    }
+}

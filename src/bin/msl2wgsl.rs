@@ -144,8 +144,8 @@ struct RunArgs {
     /// Define a macro (VALUE defaults to 1).
     #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define)]
     define: Vec<(String, Option<String>)>,
-    /// WGSL dialect.
-    #[arg(long, value_enum, default_value_t = TargetArg::Webgpu)]
+    /// WGSL dialect (the kernel runs on wgpu, so its extensions are the default).
+    #[arg(long, value_enum, default_value_t = TargetArg::Wgpu)]
     target: TargetArg,
     /// Print the adapter that ran the kernel (to stderr).
     #[arg(long)]

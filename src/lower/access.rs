@@ -28,10 +28,17 @@ impl Lowerer<'_, '_> {
                 ),
             ));
         }
-        let hi = if ti == Type::BOOL {
-            self.convert(fx, hi, &ti, &Type::UINT, true, span)?
+        // naga indexes with 32-bit integers; wider indices wrap to 32 bits.
+        let (hi, ti) = if matches!(
+            ti,
+            Type::Scalar(Scalar::Bool | Scalar::Long | Scalar::ULong)
+        ) {
+            (
+                self.convert(fx, hi, &ti, &Type::UINT, true, span)?,
+                Type::UINT,
+            )
         } else {
-            hi
+            (hi, ti)
         };
         match b {
             Value::Ptr(p) => {

@@ -30,6 +30,9 @@ impl Lowerer<'_, '_> {
                         span: e.span,
                     },
                 )?;
+                if matches!(v, ConstValue::Int(_, Scalar::Long | Scalar::ULong)) {
+                    self.check_64_bit(e.span)?;
+                }
                 Ok(self.const_value(fx, &v, e.span))
             }
             ExprKind::Float { value, suffix } => {
@@ -356,6 +359,9 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Expression>> {
         // Packed vectors are storage formats: as values they are aligned vectors.
         let (from, to) = (&from.unpacked(), &to.unpacked());
+        if matches!(to.element_scalar(), Some(Scalar::Long | Scalar::ULong)) {
+            self.check_64_bit(span)?;
+        }
         if from == to {
             return Ok(h);
         }
@@ -534,6 +540,8 @@ fn literal_value(e: &Expression) -> Option<ConstValue> {
 pub(super) fn literal(v: &ConstValue) -> (Literal, Scalar) {
     match *v {
         ConstValue::Bool(b) => (Literal::Bool(b), Scalar::Bool),
+        ConstValue::Int(i, Scalar::Long) => (Literal::I64(i), Scalar::Long),
+        ConstValue::Int(i, Scalar::ULong) => (Literal::U64(i as u64), Scalar::ULong),
         ConstValue::Int(i, s @ (Scalar::UInt | Scalar::UChar | Scalar::UShort)) => {
             (Literal::U32(i as u32), s)
         }

@@ -265,13 +265,12 @@ impl Lowerer<'_, '_> {
         Ok((hs, ty))
     }
 
-    /// Converts an offset or bit count argument to `uint`.
+    /// Converts an offset or bit count argument (a `uint` parameter, which
+    /// any scalar converts to implicitly) to `uint`.
     pub(super) fn uint_argument(&mut self, fx: &mut FnCtx, name: &str, arg: &Expr) -> Result<H> {
         let (h, t) = self.rvalue(fx, arg)?;
         match t {
-            Type::Scalar(s) if s.is_integer() => {
-                self.convert(fx, h, &t, &Type::UINT, false, arg.span)
-            }
+            Type::Scalar(_) => self.convert(fx, h, &t, &Type::UINT, false, arg.span),
             _ => Err(self.no_overload(name, &t, arg.span)),
         }
     }
@@ -332,12 +331,14 @@ impl Lowerer<'_, '_> {
             }
             v @ Value::Place(_) => v,
             v @ Value::Swizzle(..) => v,
-            _ => return Err(Error::new(
-                arg.span,
-                format!(
+            _ => {
+                return Err(Error::new(
+                    arg.span,
+                    format!(
                     "`{name}` writes its last argument: it must be a variable or a pointer to one"
                 ),
-            )),
+                ))
+            }
         };
         let (ty, writable) = match &place {
             Value::Place(p) => (p.ty.clone(), p.writable),

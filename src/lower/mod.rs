@@ -48,6 +48,8 @@ pub struct Options {
     pub threadgroup_size: Option<[u32; 3]>,
     /// Bytes of threadgroup memory per `[[threadgroup(n)]]` index.
     pub threadgroup_memory: Vec<(u32, u32)>,
+    /// May use wgpu's native extensions (64-bit integers).
+    pub native_extensions: bool,
 }
 
 /// The lowered module and what reflection needs.
@@ -95,6 +97,8 @@ pub(crate) struct Lowerer<'p, 'a> {
     kernel_features: std::collections::BTreeSet<&'static str>,
     /// Translation options that decide sizes (threadgroup memory).
     threadgroup_memory: HashMap<u32, u32>,
+    /// `--target wgpu`: wgpu's native extensions may be used.
+    native_extensions: bool,
     warnings: Vec<Error>,
 }
 
@@ -118,6 +122,7 @@ pub fn lower(
         predicated: false,
         kernel_features: Default::default(),
         threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
+        native_extensions: options.native_extensions,
         warnings: Vec::new(),
     };
     let mut errors = Vec::new();

@@ -725,10 +725,10 @@ impl Lowerer<'_, '_> {
         if !s.is_integer() {
             return Err(Error::new(b.span, "pointer offsets must be integers"));
         }
-        let offset = if *s == Scalar::UInt {
-            hb
-        } else {
-            self.index_u32(fx, hb, span)
+        let offset = match s {
+            Scalar::UInt => hb,
+            Scalar::Long | Scalar::ULong => self.convert(fx, hb, &tb, &Type::UINT, true, span)?,
+            _ => self.index_u32(fx, hb, span),
         };
         let index = self.ptr_advance(fx, &p, offset, op == BinaryOp::Sub, span);
         Ok(Value::Ptr(PtrValue { index, ..p }))

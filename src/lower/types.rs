@@ -14,6 +14,7 @@ pub(super) struct TypeCache {
     handles: HashMap<Type, Handle<naga::Type>>,
     plans: HashMap<StructId, Option<layout::PaddingPlan>>,
     pub(super) uses_f16: bool,
+    pub(super) uses_i64: bool,
 }
 
 /// naga's scalar for an MSL scalar (only the supported ones reach here).
@@ -24,9 +25,10 @@ pub(super) fn scalar(s: Scalar) -> naga::Scalar {
         // (naga has no 8-bit integers; 16-bit ones need a native feature).
         Scalar::Int | Scalar::Char | Scalar::Short => naga::Scalar::I32,
         Scalar::UInt | Scalar::UChar | Scalar::UShort => naga::Scalar::U32,
+        Scalar::Long => naga::Scalar::I64,
+        Scalar::ULong => naga::Scalar::U64,
         Scalar::Half => naga::Scalar::F16,
         Scalar::Float => naga::Scalar::F32,
-        other => unreachable!("scalar {other:?} is refused by sema"),
     }
 }
 
@@ -43,6 +45,9 @@ impl Lowerer<'_, '_> {
     pub(super) fn naga_type(&mut self, ty: &Type, span: Span) -> Result<Handle<naga::Type>> {
         if let Some(h) = self.types.handles.get(ty) {
             return Ok(*h);
+        }
+        if matches!(ty.element_scalar(), Some(Scalar::Long | Scalar::ULong)) {
+            self.check_64_bit(span)?;
         }
         let inner = match ty {
             Type::Scalar(s) => TypeInner::Scalar(self.scalar_used(*s)),
@@ -104,6 +109,9 @@ impl Lowerer<'_, '_> {
     }
 
     fn scalar_used(&mut self, s: Scalar) -> naga::Scalar {
+        if matches!(s, Scalar::Long | Scalar::ULong) {
+            self.types.uses_i64 = true;
+        }
         if s == Scalar::Half {
             self.types.uses_f16 = true;
         }
@@ -230,5 +238,15 @@ impl Lowerer<'_, '_> {
     /// The naga member index of MSL member `index` of struct `id`.
     pub(super) fn member_index(&mut self, id: StructId, index: usize) -> u32 {
         self.plan(id).map_or(index as u32, |p| p.wgsl_index(index))
+    }
+
+    /// 64-bit integers exist only as a wgpu extension (`shader-int64`).
+    pub(super) fn check_64_bit(&mut self, span: Span) -> Result<()> {
+        if !self.native_extensions {
+            return Err(Error::new(span, "64-bit integers (`long`, `ulong`) need `--target wgpu`: WebGPU has no 64-bit integers")
+                .note("`size_t` and `ptrdiff_t` are 32-bit in the translation and work with either target"));
+        }
+        self.require_feature("shader-int64");
+        Ok(())
     }
 }

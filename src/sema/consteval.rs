@@ -300,15 +300,20 @@ fn int_literal(
 ) -> Result<ConstValue> {
     let fits_int = value <= i32::MAX as u64;
     let fits_uint = value <= u32::MAX as u64;
+    let fits_long = value <= i64::MAX as u64;
+    // C++ [lex.icon]: the first of int, (unsigned int,) long, (unsigned long) that holds it.
     let s = match suffix {
         LiteralSuffix::None if fits_int => Scalar::Int,
         LiteralSuffix::None if non_decimal && fits_uint => Scalar::UInt,
         LiteralSuffix::Unsigned if fits_uint => Scalar::UInt,
+        LiteralSuffix::None | LiteralSuffix::Long if fits_long => Scalar::Long,
+        LiteralSuffix::None if non_decimal => Scalar::ULong,
+        LiteralSuffix::Unsigned | LiteralSuffix::UnsignedLong => Scalar::ULong,
         _ => {
-            return Err(
-                Error::new(span, "64-bit integer literals are not supported yet")
-                    .note("`long` and `ulong` are not supported by this version"),
-            );
+            return Err(Error::new(
+                span,
+                "integer literal is too large for any integer type",
+            ))
         }
     };
     Ok(ConstValue::Int(value as i64, s))

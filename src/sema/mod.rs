@@ -231,7 +231,7 @@ impl<'a> Program<'a> {
                     format!("`{name}` is not a template"),
                 ));
             }
-            return check_supported(ty, ts.name_span);
+            return Ok(ty);
         }
         match name {
             "void" => return Ok(Type::Void),
@@ -386,15 +386,5 @@ impl<'a> Program<'a> {
             ty = Type::Array(Box::new(ty), n);
         }
         Ok(ty)
-    }
-}
-
-/// Types this translator does not handle yet are refused where they are named.
-fn check_supported(ty: Type, span: Span) -> Result<Type> {
-    use types::Scalar::*;
-    match ty.element_scalar() {
-        Some(s @ (Long | ULong)) => Err(Error::new(span, format!("type `{}` is not supported yet", s.name()))
-            .note("64-bit integers are not supported by this version; supported scalar types: bool, char, uchar, short, ushort, int, uint, half, float")),
-        _ => Ok(ty),
     }
 }
