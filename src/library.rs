@@ -33,6 +33,9 @@ pub struct Options {
     /// Bytes of threadgroup memory for each `[[threadgroup(n)]]` argument
     /// (Metal's `setThreadgroupMemoryLength`); WGSL fixes it at translation.
     pub threadgroup_memory: Vec<(u32, u32)>,
+    /// Texel format of the storage texture `[[texture(n)]]`, as wgpu names
+    /// it (`rgba8unorm`, `r32float`, ...); MSL does not state it, WGSL needs it.
+    pub texture_formats: Vec<(u32, String)>,
 }
 
 /// A translation that failed: the diagnostics and the files they point into.
@@ -188,6 +191,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         threadgroup_size: options.threadgroup_size,
         threadgroup_memory: options.threadgroup_memory.clone(),
         native_extensions: options.target == Target::Wgpu,
+        texture_formats: options.texture_formats.clone(),
     };
     let lowered = match lower::lower(&tu, &program, &lower_options) {
         Ok(l) => l,

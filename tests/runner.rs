@@ -82,6 +82,8 @@ fn buffer_arg(
             is_pointer,
         }),
         threadgroup: None,
+        texture: None,
+        sampler: None,
     }
 }
 
@@ -100,6 +102,7 @@ fn kernel(
         dispatch_binding: Some(dispatch),
         uses_barriers: false,
         required_features: Vec::new(),
+        constexpr_samplers: Vec::new(),
     }
 }
 

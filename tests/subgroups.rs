@@ -579,6 +579,46 @@ mod gpu {
         }
     }
 
+    #[test]
+    fn shuffles_that_fill() {
+        let n = 128;
+        let x = words(n, 7);
+        let Some(out) = run(
+            "simd_shuffle.metal",
+            "fills",
+            [n as u32, 1],
+            64,
+            vec![(0, u32_bytes(&x)), (1, vec![0; n * 16])],
+        ) else {
+            return;
+        };
+        let Some(w) = simd_width() else { return };
+        let got = u32s(&out[&1]);
+        // Within segments of `m` lanes: data from lane + d (down) or
+        // lane - d (up), else the filling value from the other end.
+        let fill = |i: usize, d: u32, m: u32, up: bool| {
+            let lane = (i % 64) as u32 % w;
+            let (off, seg) = (lane % m, i - (lane % m) as usize);
+            match (up, off + d < m, off >= d) {
+                (false, true, _) => x[seg + (off + d) as usize],
+                (false, false, _) => !x[seg + (off + d - m) as usize],
+                (true, _, true) => x[seg + (off - d) as usize],
+                (true, _, false) => !x[seg + (off + m - d) as usize],
+            }
+        };
+        for i in 0..n {
+            let want = [
+                fill(i, 3, w, false),
+                fill(i, 3, w, true),
+                fill(i, 1, 4, false),
+                fill(i, 1, 4, true),
+            ];
+            for (k, want) in want.into_iter().enumerate() {
+                check(&got, 4, i, k, want, "fills");
+            }
+        }
+    }
+
     /// Blocks of 4x4: thread t holds row t % 4 of block t / 4 and must end
     /// with column t % 4.
     fn check_transpose(entry: &str) {
@@ -604,18 +644,10 @@ mod gpu {
     }
 
     #[test]
-    fn shuffle_transpose() {
-        check_transpose("transpose4");
-    }
-
-    #[test]
-    fn quad_shuffle_transpose() {
-        check_transpose("transpose4_quad");
-    }
-
-    #[test]
-    fn xor_butterfly_transpose() {
-        check_transpose("transpose_xor");
+    fn shuffle_transposes() {
+        for entry in ["transpose4", "transpose4_quad", "transpose_xor"] {
+            check_transpose(entry);
+        }
     }
 
     /// `ragged_simd` on a grid that is no multiple of the threadgroup size:

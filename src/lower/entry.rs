@@ -226,6 +226,7 @@ impl Lowerer<'_, '_> {
             }),
             uses_barriers: predicated,
             required_features,
+            constexpr_samplers: Vec::new(),
         })
     }
 
@@ -736,6 +737,8 @@ impl Lowerer<'_, '_> {
                     }),
                     buffer: Some(info),
                     threadgroup: None,
+                    texture: None,
+                    sampler: None,
                 });
             }
         }
@@ -809,6 +812,8 @@ impl Lowerer<'_, '_> {
                 alignment: sa.align,
                 data_size: bytes.unwrap_or(0),
             }),
+            texture: None,
+            sampler: None,
         });
         Ok(())
     }

@@ -50,6 +50,8 @@ pub struct Options {
     pub threadgroup_memory: Vec<(u32, u32)>,
     /// May use wgpu's native extensions (64-bit integers).
     pub native_extensions: bool,
+    /// Storage texel formats by `[[texture(n)]]` index.
+    pub texture_formats: Vec<(u32, String)>,
 }
 
 /// The lowered module and what reflection needs.

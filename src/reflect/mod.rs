@@ -90,6 +90,97 @@ pub struct Argument {
     pub buffer: Option<BufferInfo>,
     /// Present for threadgroup memory.
     pub threadgroup: Option<ThreadgroupInfo>,
+    /// Present for textures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub texture: Option<TextureInfo>,
+    /// Present for samplers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampler: Option<SamplerInfo>,
+}
+
+/// How a texture is bound in the WGSL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TextureBinding {
+    /// `texture_*<f32|i32|u32>`: sampled or read with `textureLoad`.
+    Sampled,
+    /// `texture_depth_*`.
+    Depth,
+    /// `texture_storage_*<format, access>`.
+    Storage,
+}
+
+/// Texture details (`textureType`, `textureDataType`, storage format).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextureInfo {
+    /// Metal's texture type, as `MTLTextureType` names it without the
+    /// prefix: `type1D`, `type2D`, `type2DArray`, `type2DMultisample`,
+    /// `type3D`, `typeCube`, `typeCubeArray`.
+    pub texture_type: String,
+    /// The MSL component type (`float`, `half`, `int`, `uint`, `short`, `ushort`).
+    pub data_type: String,
+    /// WGSL view dimension: `1d`, `2d`, `2d-array`, `3d`, `cube`, `cube-array`.
+    pub view_dimension: String,
+    /// Sampled, depth or storage binding.
+    pub binding_kind: TextureBinding,
+    /// WGSL sample type of sampled textures: `float`, `sint`, `uint`, `depth`.
+    pub sample_type: String,
+    /// Multisampled (`texture2d_ms`, `depth2d_ms`).
+    pub multisampled: bool,
+    /// The texel format of a storage texture, as wgpu names it (`rgba8unorm`, `r32float`, ...).
+    pub storage_format: Option<String>,
+}
+
+/// Sampler argument details.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SamplerInfo {
+    /// A comparison sampler (`sampler_comparison`), used with `sample_compare`.
+    pub comparison: bool,
+}
+
+/// A `constexpr sampler`: a sampler the host creates from this descriptor.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConstexprSampler {
+    /// Its name in the MSL source.
+    pub name: String,
+    /// Where it is bound in the WGSL.
+    pub binding: WgslBinding,
+    /// The descriptor.
+    pub descriptor: SamplerDescriptor,
+}
+
+/// A sampler descriptor, in `wgpu::SamplerDescriptor`'s terms (strings as
+/// wgpu's serde names them: `clamp-to-edge`, `repeat`, `mirror-repeat`,
+/// `clamp-to-border`; `nearest`, `linear`; `never`, `less`, ...).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SamplerDescriptor {
+    /// `s_address`.
+    pub address_mode_u: String,
+    /// `t_address`.
+    pub address_mode_v: String,
+    /// `r_address`.
+    pub address_mode_w: String,
+    /// `mag_filter`.
+    pub mag_filter: String,
+    /// `min_filter`.
+    pub min_filter: String,
+    /// `mip_filter` (`none` is nearest with the LOD clamped to 0).
+    pub mipmap_filter: String,
+    /// `lod_clamp` minimum.
+    pub lod_min_clamp: f32,
+    /// `lod_clamp` maximum.
+    pub lod_max_clamp: f32,
+    /// `compare_func`, for comparison samplers.
+    pub compare: Option<String>,
+    /// `max_anisotropy`.
+    pub anisotropy_clamp: u16,
+    /// `border_color` with `clamp_to_border` (`transparent-black`,
+    /// `opaque-black`, `opaque-white`), or `zero` for `clamp_to_zero`.
+    pub border_color: Option<String>,
 }
 
 /// Threadgroup-memory details (`threadgroupMemoryAlignment`, `threadgroupMemoryDataSize`).
@@ -104,7 +195,7 @@ pub struct ThreadgroupInfo {
 }
 
 /// Everything about one translated function.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionReflection {
     /// The function's MSL name.
@@ -125,6 +216,8 @@ pub struct FunctionReflection {
     pub uses_barriers: bool,
     /// wgpu features the WGSL needs (`"shader-f16"`, ...).
     pub required_features: Vec<String>,
+    /// The `constexpr sampler`s the function uses, with their bindings.
+    pub constexpr_samplers: Vec<ConstexprSampler>,
 }
 
 /// The contents of the synthetic dispatch uniform (48 bytes, little endian),

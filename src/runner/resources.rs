@@ -213,6 +213,8 @@ mod tests {
                 is_pointer,
             }),
             threadgroup: None,
+            texture: None,
+            sampler: None,
         }
     }
 
