@@ -312,9 +312,13 @@ mod gpu {
         let p = inputs(n, &[1.0, 10.0, 100.0, 0.5, 2.0, 1000.0, 1e-6], || {
             10f64.powf(r.uniform(-6.0, 6.0)) as f32
         });
-        let a = inputs(n, &[0.0, 1.0, -1.0, 3.14159, -3.14159, 1.5707964], || {
-            r.uniform(-PI, PI) as f32
-        });
+        // The f32 neighbours of ±π inside [-π, π], where WGSL's bound holds.
+        let pi = std::f32::consts::PI.next_down();
+        let a = inputs(
+            n,
+            &[0.0, 1.0, -1.0, pi, -pi, std::f32::consts::FRAC_PI_2],
+            || r.uniform(-PI, PI) as f32,
+        );
         let q = inputs(n, &[0.0, 1.0, -3.0, 0.25, -0.25, 10.4], || {
             ((r.next() % 101) as f64 - 50.0 + r.uniform(-0.4, 0.4)) as f32
         });
@@ -549,45 +553,69 @@ mod gpu {
             .sum()
     }
 
+    /// Bit patterns of zeros, subnormals, the smallest and largest normals,
+    /// infinities, quiet and signalling NaNs (both signs) and plain numbers.
+    const FLOAT_EDGES: [u32; 20] = [
+        0x0000_0000,
+        0x8000_0000,
+        0x0000_0001,
+        0x807f_ffff,
+        0x0080_0000,
+        0x8080_0000,
+        0x7f7f_ffff,
+        0xff7f_ffff,
+        0x3f80_0000,
+        0xbf80_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffc0_0000,
+        0x7f80_0001,
+        0x7fff_ffff,
+        0xff80_0001,
+        0x3fc0_0000,
+        0x42f6_e979,
+        0x0f00_0000,
+    ];
+
+    /// The same for `half`.
+    const HALF_EDGES: [u32; 16] = [
+        0x0000, 0x8000, 0x0400, 0x8400, 0x7bff, 0xfbff, 0x3c00, 0xbc00, 0x7c00, 0xfc00, 0x7e00,
+        0xfe00, 0x7c01, 0x7fff, 0x3555, 0x0401,
+    ];
+
+    /// `lanes(isnan(v), 0) | lanes(isinf(v), 4) | ...` of the kernel.
+    fn vector_flags(v: [f32; 4]) -> u32 {
+        let mut want = 0;
+        for (lane, x) in v.iter().enumerate() {
+            for k in 0..5 {
+                want |= ((flags(*x, 0.0) >> k) & 1) << (4 * k + lane);
+            }
+        }
+        want
+    }
+
+    fn half_flags(h: half::f16) -> u32 {
+        let tests = [
+            h.is_nan(),
+            h.is_infinite(),
+            h.is_finite(),
+            h.is_normal(),
+            h.is_sign_negative(),
+        ];
+        tests
+            .iter()
+            .enumerate()
+            .map(|(k, b)| u32::from(*b) << k)
+            .sum()
+    }
+
     #[test]
     fn classification_matches_cpu() {
-        use half::f16;
         let n = 64;
         let mut r = Rng(7);
-        let bits: Vec<u32> = inputs(
-            n,
-            &[
-                0x0000_0000,
-                0x8000_0000,
-                0x0000_0001,
-                0x807f_ffff,
-                0x0080_0000,
-                0x8080_0000,
-                0x7f7f_ffff,
-                0xff7f_ffff,
-                0x3f80_0000,
-                0xbf80_0000,
-                0x7f80_0000,
-                0xff80_0000,
-                0x7fc0_0000,
-                0xffc0_0000,
-                0x7f80_0001,
-                0x7fff_ffff,
-                0xff80_0001,
-                0x3fc0_0000,
-                0x42f6_e979,
-                0x0f00_0000,
-            ],
-            || r.next(),
-        );
-        let half_bits: Vec<u32> = inputs(
-            n,
-            &[
-                0x0000, 0x8000, 0x0400, 0x8400, 0x7bff, 0xfbff, 0x3c00, 0xbc00, 0x7c00, 0xfc00,
-                0x7e00, 0xfe00, 0x7c01, 0x7fff, 0x3555, 0x0401,
-            ],
-            || r.next() & 0xffff,
-        );
+        let bits: Vec<u32> = inputs(n, &FLOAT_EDGES, || r.next());
+        let half_bits: Vec<u32> = inputs(n, &HALF_EDGES, || r.next() & 0xffff);
         let u32_bytes = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let buffers = vec![
             (0, u32_bytes(&bits)),
@@ -603,34 +631,13 @@ mod gpu {
             // driver may flush to zero) classify the same either way.
             let x = f32::from_bits(bits[i]);
             let y = f32::from_bits(bits[i ^ 1]);
-            assert_eq!(got[3 * i], flags(x, y), "scalar flags of {:#x}", bits[i]);
-            let lanes = [x, y, f32::from_bits(bits[i] ^ 0x8000_0000), 1.0];
-            let mut want = 0;
-            for (lane, v) in lanes.iter().enumerate() {
-                // isnan, isinf, isfinite, isnormal, signbit at 0, 4, 8, 12, 16.
-                for k in 0..5 {
-                    want |= ((flags(*v, 0.0) >> k) & 1) << (4 * k + lane);
-                }
-            }
-            assert_eq!(got[3 * i + 1], want, "vector flags of {:#x}", bits[i]);
-            let hv = f16::from_bits(half_bits[i] as u16);
-            let want_half = [
-                hv.is_nan(),
-                hv.is_infinite(),
-                hv.is_finite(),
-                hv.is_normal(),
-                hv.is_sign_negative(),
-            ]
-            .iter()
-            .enumerate()
-            .map(|(k, b)| u32::from(*b) << k)
-            .sum::<u32>();
-            assert_eq!(
-                got[3 * i + 2],
-                want_half,
-                "half flags of {:#x}",
-                half_bits[i]
-            );
+            let what = format!("flags of {:#x}", bits[i]);
+            assert_eq!(got[3 * i], flags(x, y), "scalar {what}");
+            let v = [x, y, f32::from_bits(bits[i] ^ 0x8000_0000), 1.0];
+            assert_eq!(got[3 * i + 1], vector_flags(v), "vector {what}");
+            let h = half::f16::from_bits(half_bits[i] as u16);
+            let what = format!("half flags of {:#x}", half_bits[i]);
+            assert_eq!(got[3 * i + 2], half_flags(h), "{what}");
         }
     }
 
@@ -880,7 +887,7 @@ mod gpu {
             -46341,
             0x1234_5678,
             -2,
-            65535 * 65535,
+            (65535u32 * 65535) as i32,
             0x00ff_ff00,
         ];
         // Every pair of edge values meets somewhere: b walks the list at
@@ -938,14 +945,14 @@ mod gpu {
             (0, int_bytes(&a)),
             (1, int_bytes(&b)),
             (2, int_bytes(&c)),
-            (3, vec![0; n * 72 * 4]),
+            (3, vec![0; n * 74 * 4]),
         ];
         let Some(out) = run("stdlib_int.metal", "int_math", n, buffers) else {
             return;
         };
         let o = u32s(&out[&3]);
         for i in 0..n {
-            let got = &o[72 * i..72 * i + 72];
+            let got = &o[74 * i..74 * i + 74];
             let (x, y, z) = (a[i] as i128, b[i] as i128, c[i] as i128);
             let off = (b[i] as u32) & 15;
             let bits = (c[i] as u32) % (33 - off);

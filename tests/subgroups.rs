@@ -795,4 +795,41 @@ mod gpu {
             }
         }
     }
+
+    #[test]
+    fn lanes_in_a_two_dimensional_threadgroup() {
+        let Some(gpu) = gpu() else { return };
+        let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 16 * 16 * 4])].into_iter().collect();
+        let dispatch = Dispatch::Threads {
+            grid: [16, 16, 1],
+            threadgroup: [8, 8, 1],
+        };
+        let out = match run_kernel(
+            gpu,
+            "simd_2d.metal",
+            &fixture("simd_2d.metal"),
+            &Options::default(),
+            "k",
+            &dispatch,
+            &buffers,
+        ) {
+            Ok(out) => out,
+            Err(RunError::MissingFeature { feature, .. }) if feature.starts_with("subgroup") => {
+                return
+            }
+            Err(e) => panic!("{e}"),
+        };
+        for (i, v) in u32s(&out[&0]).iter().enumerate() {
+            // 64 threads per group fill whole SIMD-groups of any width up to 64;
+            // the lane is the linear index modulo the width (checked in-kernel).
+            let lane = (v / 1000) % 1000;
+            let width = v / 1_000_000;
+            assert!(width.is_power_of_two() && lane < width, "thread {i}: {v}");
+            assert_eq!(
+                v % 1000,
+                1,
+                "thread {i}: lane {lane} is not its linear index modulo {width}"
+            );
+        }
+    }
 }

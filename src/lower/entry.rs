@@ -561,7 +561,24 @@ impl Lowerer<'_, '_> {
             span,
         );
         let (lane, simd_size) = if subgroups {
-            let lane = arg(fx, "simd_lane", u, naga::BuiltIn::SubgroupInvocationId);
+            // naga allows `subgroup_invocation_id` only in 1-D workgroups;
+            // elsewhere count the lanes below this one while all are active.
+            let lane = if wg[1] * wg[2] == 1 {
+                arg(fx, "simd_lane", u, naga::BuiltIn::SubgroupInvocationId)
+            } else {
+                let one = fx.add(Expression::Literal(naga::Literal::U32(1)), span);
+                let result = fx.add_result(Expression::SubgroupOperationResult { ty: u }, span);
+                fx.push(
+                    Statement::SubgroupCollectiveOperation {
+                        op: naga::SubgroupOperation::Add,
+                        collective_op: naga::CollectiveOperation::ExclusiveScan,
+                        argument: one,
+                        result,
+                    },
+                    span,
+                );
+                result
+            };
             let size = arg(fx, "simd_size", u, naga::BuiltIn::SubgroupSize);
             self.set_private(fx, invocation::SIMD_LANE, &Type::UINT, lane, span);
             self.set_private(fx, invocation::SIMD_SIZE, &Type::UINT, size, span);

@@ -218,8 +218,15 @@ impl Lowerer<'_, '_> {
         keys: Vec<ArgKey>,
         span: Span,
     ) -> Result<Handle<naga::Function>> {
-        if let Some(h) = self.functions.get(&(index, keys.clone(), self.predicated)) {
-            return Ok(*h);
+        if let Some(h) = self
+            .functions
+            .get(&(index, keys.clone(), self.predicated))
+            .copied()
+        {
+            // A kernel calling an already-lowered helper needs its features too.
+            let features = self.function_features.get(&h).cloned().unwrap_or_default();
+            self.kernel_features.extend(features);
+            return Ok(h);
         }
         if self.in_progress.contains(&index) {
             return Err(Error::new(
@@ -228,6 +235,7 @@ impl Lowerer<'_, '_> {
             ));
         }
         self.in_progress.push(index);
+        let before = self.kernel_features.clone();
         let result = self.build_function(index, &keys);
         self.in_progress.pop();
         let function = result?;
@@ -235,6 +243,8 @@ impl Lowerer<'_, '_> {
             .module
             .functions
             .append(function, Self::span(self.program.functions[index].span));
+        let added = self.kernel_features.difference(&before).copied().collect();
+        self.function_features.insert(h, added);
         self.functions.insert((index, keys, self.predicated), h);
         Ok(h)
     }

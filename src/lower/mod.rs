@@ -97,6 +97,9 @@ pub(crate) struct Lowerer<'p, 'a> {
     predicated: bool,
     /// wgpu features the kernel being lowered needs.
     kernel_features: std::collections::BTreeSet<&'static str>,
+    /// Features each lowered helper function needs.
+    function_features:
+        HashMap<naga::Handle<naga::Function>, std::collections::BTreeSet<&'static str>>,
     /// Translation options that decide sizes (threadgroup memory).
     threadgroup_memory: HashMap<u32, u32>,
     /// `--target wgpu`: wgpu's native extensions may be used.
@@ -123,6 +126,7 @@ pub fn lower(
         word_views: HashMap::new(),
         predicated: false,
         kernel_features: Default::default(),
+        function_features: HashMap::new(),
         threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
         native_extensions: options.native_extensions,
         warnings: Vec::new(),

@@ -173,13 +173,23 @@ pub(crate) fn map_readbacks(
     gpu.device
         .poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| RunError::Gpu(e.to_string()))?;
-    let mut mapped = vec![false; staging.len()];
-    for (i, result) in receiver.try_iter() {
+    // Another thread polling the same device may run these callbacks after
+    // our poll returned, so wait for each one rather than only looking.
+    for _ in 0..staging.len() {
+        let (_, result) = loop {
+            match receiver.recv_timeout(std::time::Duration::from_millis(10)) {
+                Ok(message) => break message,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    gpu.device
+                        .poll(wgpu::PollType::Poll)
+                        .map_err(|e| RunError::Gpu(e.to_string()))?;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(RunError::Gpu("a readback buffer was never mapped".into()));
+                }
+            }
+        };
         result.map_err(|e| RunError::Gpu(format!("cannot map a buffer for reading: {e}")))?;
-        mapped[i] = true;
-    }
-    if mapped.iter().any(|m| !m) {
-        return Err(RunError::Gpu("a readback buffer was never mapped".into()));
     }
     let mut out = Vec::with_capacity(staging.len());
     for (buffer, &len) in staging.iter().zip(lens) {
