@@ -147,6 +147,138 @@ pub enum Type {
     /// `packed_floatN` etc.: a storage format (size N×sizeof(T), alignment
     /// sizeof(T)); as a value it is the aligned vector (MSL §2.2.3).
     Packed(Scalar, u8),
+    /// `texture2d<float, access::read>` etc. (MSL §2.9).
+    Texture(Texture),
+    /// `sampler` (MSL §2.10); comparison samplers are decided by use.
+    Sampler {
+        /// Used with `sample_compare`/`gather_compare`.
+        comparison: bool,
+    },
+}
+
+/// The shape of a texture type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TextureShape {
+    /// `texture1d`
+    D1,
+    /// `texture2d`
+    D2,
+    /// `texture2d_array`
+    D2Array,
+    /// `texture2d_ms`
+    D2Ms,
+    /// `texture3d`
+    D3,
+    /// `texturecube`
+    Cube,
+    /// `texturecube_array`
+    CubeArray,
+    /// `depth2d`
+    Depth2D,
+    /// `depth2d_array`
+    Depth2DArray,
+    /// `depthcube`
+    DepthCube,
+    /// `depthcube_array`
+    DepthCubeArray,
+    /// `depth2d_ms`
+    Depth2DMs,
+}
+
+impl TextureShape {
+    /// A depth texture.
+    pub fn is_depth(self) -> bool {
+        matches!(
+            self,
+            Self::Depth2D
+                | Self::Depth2DArray
+                | Self::DepthCube
+                | Self::DepthCubeArray
+                | Self::Depth2DMs
+        )
+    }
+
+    /// Array textures.
+    pub fn is_array(self) -> bool {
+        matches!(
+            self,
+            Self::D2Array | Self::CubeArray | Self::Depth2DArray | Self::DepthCubeArray
+        )
+    }
+
+    /// Multisampled textures.
+    pub fn is_multisampled(self) -> bool {
+        matches!(self, Self::D2Ms | Self::Depth2DMs)
+    }
+
+    /// Number of coordinates (without the array index).
+    pub fn coordinates(self) -> u8 {
+        match self {
+            Self::D1 => 1,
+            Self::D3 | Self::Cube | Self::CubeArray | Self::DepthCube | Self::DepthCubeArray => 3,
+            _ => 2,
+        }
+    }
+
+    /// Cube textures (sampled with a direction).
+    pub fn is_cube(self) -> bool {
+        matches!(
+            self,
+            Self::Cube | Self::CubeArray | Self::DepthCube | Self::DepthCubeArray
+        )
+    }
+
+    /// The MSL spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::D1 => "texture1d",
+            Self::D2 => "texture2d",
+            Self::D2Array => "texture2d_array",
+            Self::D2Ms => "texture2d_ms",
+            Self::D3 => "texture3d",
+            Self::Cube => "texturecube",
+            Self::CubeArray => "texturecube_array",
+            Self::Depth2D => "depth2d",
+            Self::Depth2DArray => "depth2d_array",
+            Self::DepthCube => "depthcube",
+            Self::DepthCubeArray => "depthcube_array",
+            Self::Depth2DMs => "depth2d_ms",
+        }
+    }
+}
+
+/// Access qualifier of a texture (`access::sample` is the default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TextureAccess {
+    /// `access::sample`
+    Sample,
+    /// `access::read`
+    Read,
+    /// `access::write`
+    Write,
+    /// `access::read_write`
+    ReadWrite,
+}
+
+/// A texture type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Texture {
+    /// Shape.
+    pub shape: TextureShape,
+    /// Component type.
+    pub scalar: Scalar,
+    /// Access.
+    pub access: TextureAccess,
+    /// The storage texel format chosen for a write/read_write texture
+    /// (an index into `lower`'s format table; `None` until bound).
+    pub format: Option<u8>,
+}
+
+impl Texture {
+    /// Written through a storage binding.
+    pub fn is_storage(&self) -> bool {
+        matches!(self.access, TextureAccess::Write | TextureAccess::ReadWrite)
+    }
 }
 
 /// A pointer or reference type.
@@ -268,6 +400,16 @@ fn write_type<'a>(
         }
         Type::Struct(id) => f.write_str(name(*id)),
         Type::Atomic(s) => write!(f, "atomic_{}", s.name()),
+        Type::Texture(t) => {
+            let access = match t.access {
+                TextureAccess::Sample => "",
+                TextureAccess::Read => ", access::read",
+                TextureAccess::Write => ", access::write",
+                TextureAccess::ReadWrite => ", access::read_write",
+            };
+            write!(f, "{}<{}{access}>", t.shape.name(), t.scalar.name())
+        }
+        Type::Sampler { .. } => f.write_str("sampler"),
         Type::Packed(s, n) => write!(f, "packed_{}{}", s.name(), n),
         Type::Pointer(p) => {
             write!(f, "{} ", p.space.name())?;

@@ -6,9 +6,11 @@
 //! - WGSL §15.7.4.1 "Accuracy of Concrete Floating Point Expressions" (the
 //!   translation is made of WGSL builtins, so this is what it can promise;
 //!   the mapping doc §6.1 shows it is about Metal's fast-math accuracy);
-//! - MSL §8 (Table 8.1, precise math), which makes `copysign`, `fdim`,
-//!   `ldexp`, `frexp`, `modf`, `fmin`/`fmax` exact (0 ULP or correctly
-//!   rounded); WGSL agrees for `ldexp`, `frexp`, `modf`, `min`, `max`.
+//! - MSL §8's accuracy table for single precision without fast math:
+//!   `frexp`, `fmin`, `fmax` 0 ULP, `fdim` and `ldexp` correctly rounded,
+//!   that is exact here; WGSL agrees (`ldexp`, `frexp`, `modf`, `min`,
+//!   `max` correctly rounded). `copysign` and `modf` are exact by
+//!   definition (a sign bit; an integral part and an exact difference).
 //!
 //! Integer results are exact. Inputs avoid subnormal results, which WGSL
 //! lets implementations flush to zero.
@@ -94,14 +96,14 @@ fn output_argument_must_be_a_writable_int_of_the_right_size() {
         &body,
         4,
         38,
-        "`frexp` stores the exponent of a `float` in an `int`, not a `float`",
+        "`frexp` stores the exponent of a `float` in an `int`, not in a `float`",
     );
     let body = in_kernel("  int2 e; a[0] = frexp(a[1], e);");
     assert_error(
         &body,
         4,
         30,
-        "`frexp` stores the exponent of a `float` in an `int`, not a `int2`",
+        "`frexp` stores the exponent of a `float` in an `int`, not in a `int2`",
     );
     let body = in_kernel("  a[0] = modf(a[1], 2.0f);");
     assert_error(
@@ -272,39 +274,19 @@ mod gpu {
     /// less than 2^-21.
     const SINPI_TOL: f64 = 1.0 / 2048.0 + 1.0 / (1u32 << 21) as f64;
 
+    /// Zeros, halfway cases (for the rounding in sinpi/cospi), integers,
+    /// the ends of f32's integer range, tiny and huge values.
+    #[rustfmt::skip]
+    const FLOAT_VALUES: [f32; 24] = [
+        0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.25, -0.75, 3.0,
+        1_000_000.25, -12345.5, 8_388_607.5, 16_777_216.0, -3.0e7, 1e-30, -2e-20,
+        123.456, 1e30, -7.0, 0.1,
+    ];
+
     fn float_inputs(n: usize) -> [Vec<f32>; 6] {
         let mut r = Rng(0x1234_5678);
-        let g = inputs(
-            n,
-            &[
-                0.0,
-                -0.0,
-                1.0,
-                -1.0,
-                0.5,
-                -0.5,
-                1.5,
-                -1.5,
-                2.5,
-                -2.5,
-                0.25,
-                -0.75,
-                3.0,
-                1_000_000.25,
-                -12345.5,
-                8_388_607.5,
-                16_777_216.0,
-                -3.0e7,
-                1e-30,
-                -2e-20,
-                123.456,
-                1e30,
-                -7.0,
-                0.1,
-            ],
-            || r.spread(-20, 24),
-        );
-        // Nonzero second operands; -0.0 tests copysign with a negative zero.
+        let g = inputs(n, &FLOAT_VALUES, || r.spread(-20, 24));
+        // Second operands: nonzero but for a -0.0 (copysign(1, -0) = -1).
         let h = inputs(n, &[2.0, -1.0, -0.0, 0.5, 3.0, -0.5], || r.spread(-10, 10));
         let s = inputs(n, &[0.0, 1.0, -1.0, 2.0, 0.5, 4.0, -4.0], || {
             r.uniform(-4.0, 4.0) as f32

@@ -60,6 +60,8 @@ pub fn metal(ty: &Type, structs: &Structs) -> SizeAlign {
             size: s.size() * u32::from(*n),
             align: s.size(),
         },
+        // Resources in argument buffers are 8-byte handles (MSL §2.13).
+        Type::Texture(_) | Type::Sampler { .. } => SizeAlign { size: 8, align: 8 },
         Type::Atomic(s) => SizeAlign {
             size: s.size(),
             align: s.size(),
@@ -139,6 +141,7 @@ pub fn wgsl(ty: &Type, structs: &Structs) -> Result<SizeAlign, Unrepresentable> 
         Type::Struct(id) => padding_plan(*id, structs)?.size_align,
         // Atomics lower to 32-bit words.
         Type::Atomic(_) => SizeAlign { size: 4, align: 4 },
+        Type::Texture(_) | Type::Sampler { .. } => return Err(Unrepresentable { member: None }),
         // 8/16-bit integers and bools are held in 32 bits, packed vectors as
         // aligned vectors: neither has Metal's layout in WGSL.
         Type::Packed(..) => return Err(Unrepresentable { member: None }),

@@ -19,11 +19,26 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
+        if let ExprKind::Member(base, method, false) = &callee.kind {
+            let (h, ty) = self.rvalue(fx, base)?;
+            let Type::Texture(t) = ty else {
+                return Err(Error::new(
+                    method.span,
+                    format!(
+                        "`{}` has no member function `{}`",
+                        self.program.display(&ty),
+                        method.name
+                    ),
+                ));
+            };
+            return self.texture_method(fx, h, t, &method.name, args, span);
+        }
         let path = match &callee.kind {
             ExprKind::Name(path) => path.clone(),
             ExprKind::Templated(path, targs) => {
                 let ts = TypeSpec {
                     is_const: false,
+                    is_constexpr: false,
                     space: None,
                     path: path.clone(),
                     args: targs.clone(),
@@ -47,6 +62,7 @@ impl Lowerer<'_, '_> {
         if let Some(ty) = types::builtin_type(&joined) {
             let ts = TypeSpec {
                 is_const: false,
+                is_constexpr: false,
                 space: None,
                 path: path.clone(),
                 args: vec![],

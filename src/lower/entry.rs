@@ -118,6 +118,15 @@ enum KernelParam<'a> {
         ptr: crate::types::Pointer,
         index: u32,
     },
+    Texture {
+        param: &'a ast::Param,
+        texture: crate::types::Texture,
+        index: u32,
+    },
+    Sampler {
+        param: &'a ast::Param,
+        index: u32,
+    },
 }
 
 /// Values the prologue computes from the WGSL built-ins.
@@ -181,7 +190,7 @@ impl Lowerer<'_, '_> {
         let geometry = self.prologue(&mut fx, wg, subgroups, f.span)?;
         let mut arguments = Vec::new();
         for p in &params {
-            self.bind_param(&mut fx, p, &geometry, &mut arguments)?;
+            self.bind_param(&mut fx, p, &geometry, body, &mut arguments)?;
         }
         fx.open();
         let lowered = body.stmts.iter().try_for_each(|s| self.stmt(&mut fx, s));
@@ -198,6 +207,7 @@ impl Lowerer<'_, '_> {
                 arg.active = self.entry_uses_binding(&function, b);
             }
         }
+        let constexpr_samplers = self.used_constexpr_samplers(&function);
         self.module.entry_points.push(naga::EntryPoint {
             name: f.name.name.clone(),
             stage: naga::ShaderStage::Compute,
@@ -226,7 +236,7 @@ impl Lowerer<'_, '_> {
             }),
             uses_barriers: predicated,
             required_features,
-            constexpr_samplers: Vec::new(),
+            constexpr_samplers,
         })
     }
 
@@ -353,7 +363,47 @@ impl Lowerer<'_, '_> {
                 (Some("threadgroup"), _) => {
                     return Err(Error::new(p.ty.span, format!("`[[threadgroup(n)]]` argument `{name}` must be a `threadgroup` pointer")));
                 }
-                (Some(a @ ("texture" | "sampler" | "stage_in")), _) => {
+                (Some(kind @ ("texture" | "sampler")), _) => {
+                    let a = attr.unwrap();
+                    let index = resource_index(self.program, a)?;
+                    let other = |p: &KernelParam| match (p, kind) {
+                        (KernelParam::Texture { index: i, .. }, "texture")
+                        | (KernelParam::Sampler { index: i, .. }, "sampler") => *i == index,
+                        _ => false,
+                    };
+                    if out.iter().any(other) {
+                        return Err(Error::new(
+                            a.span,
+                            format!("duplicate `[[{kind}({index})]]` index"),
+                        ));
+                    }
+                    if index >= 64 {
+                        return Err(Error::new(
+                            a.span,
+                            format!("{kind} index {index} is too large (at most 63)"),
+                        ));
+                    }
+                    match (kind, &ty) {
+                        ("texture", Type::Texture(t)) => out.push(KernelParam::Texture {
+                            param: p,
+                            texture: *t,
+                            index,
+                        }),
+                        ("sampler", Type::Sampler { .. }) => {
+                            out.push(KernelParam::Sampler { param: p, index })
+                        }
+                        _ => {
+                            return Err(Error::new(
+                                p.ty.span,
+                                format!("`[[{kind}(n)]]` argument `{name}` must be a {kind}"),
+                            ))
+                        }
+                    }
+                }
+                (None, Type::Texture(_) | Type::Sampler { .. }) => {
+                    return Err(Error::new(p.span, format!("kernel parameter `{name}` needs a `[[texture(n)]]` or `[[sampler(n)]]` attribute")));
+                }
+                (Some(a @ "stage_in"), _) => {
                     return Err(Error::new(
                         attr.unwrap().span,
                         format!("`[[{a}]]` arguments are not supported yet"),
@@ -655,6 +705,7 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         p: &KernelParam,
         geo: &Geometry,
+        body: &ast::Block,
         arguments: &mut Vec<Argument>,
     ) -> Result<()> {
         match p {
@@ -696,6 +747,14 @@ impl Lowerer<'_, '_> {
             }
             KernelParam::Threadgroup { param, ptr, index } => {
                 self.bind_threadgroup(fx, param, ptr, *index, arguments)?
+            }
+            KernelParam::Texture {
+                param,
+                texture,
+                index,
+            } => self.bind_texture(fx, param, *texture, *index, arguments)?,
+            KernelParam::Sampler { param, index } => {
+                self.bind_sampler(fx, param, *index, body, arguments)?
             }
             KernelParam::Buffer { param, ptr, index } => {
                 let (global, info) = self.buffer_global(param, ptr, *index)?;
@@ -760,6 +819,153 @@ impl Lowerer<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// `[[texture(n)]]` → a texture binding at 64 + n.
+    fn bind_texture(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        mut texture: crate::types::Texture,
+        index: u32,
+        arguments: &mut Vec<Argument>,
+    ) -> Result<()> {
+        use crate::reflect::{TextureBinding, TextureInfo};
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        let storage_format = if texture.is_storage() && !texture.shape.is_depth() {
+            let f = self.storage_format(&texture, index, param.span)?;
+            texture.format = Some(f);
+            Some(super::textures::FORMATS[f as usize].0.to_string())
+        } else {
+            None
+        };
+        let ty = Type::Texture(texture);
+        let binding = WgslBinding {
+            group: 0,
+            binding: 64 + index,
+        };
+        let g = self.resource_global(&name, &ty, binding, param.span)?;
+        let h = fx.add(Expression::GlobalVariable(g), param.span);
+        if let Some(n) = &param.name {
+            fx.declare(&n.name, Local::Value(h, ty.clone()));
+        }
+        let binding_kind = if texture.shape.is_depth() {
+            TextureBinding::Depth
+        } else if texture.is_storage() {
+            TextureBinding::Storage
+        } else {
+            TextureBinding::Sampled
+        };
+        let sample_type = match (
+            texture.shape.is_depth(),
+            super::textures::sampled_kind(texture.scalar),
+        ) {
+            (true, _) => "depth",
+            (_, naga::ScalarKind::Float) => "float",
+            (_, naga::ScalarKind::Sint) => "sint",
+            _ => "uint",
+        };
+        let access = match texture.access {
+            crate::types::TextureAccess::Sample | crate::types::TextureAccess::Read => Access::Read,
+            crate::types::TextureAccess::Write => Access::Write,
+            crate::types::TextureAccess::ReadWrite => Access::ReadWrite,
+        };
+        arguments.push(Argument {
+            name,
+            kind: ArgumentKind::Texture,
+            index,
+            access,
+            active: true,
+            binding: Some(binding),
+            buffer: None,
+            threadgroup: None,
+            texture: Some(TextureInfo {
+                texture_type: super::textures::metal_texture_type(texture.shape).into(),
+                data_type: texture.scalar.name().into(),
+                view_dimension: super::textures::view_dimension(texture.shape).into(),
+                binding_kind,
+                sample_type: sample_type.into(),
+                multisampled: texture.shape.is_multisampled(),
+                storage_format,
+            }),
+            sampler: None,
+        });
+        Ok(())
+    }
+
+    /// `[[sampler(n)]]` → a sampler binding at 128 + n; a comparison sampler
+    /// if the kernel uses it with `sample_compare`/`gather_compare`.
+    fn bind_sampler(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        index: u32,
+        body: &ast::Block,
+        arguments: &mut Vec<Argument>,
+    ) -> Result<()> {
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        let comparison = callgraph::sampler_compared(self.program, body, &name);
+        let ty = Type::Sampler { comparison };
+        let binding = WgslBinding {
+            group: 0,
+            binding: 128 + index,
+        };
+        let g = self.resource_global(&name, &ty, binding, param.span)?;
+        let h = fx.add(Expression::GlobalVariable(g), param.span);
+        if let Some(n) = &param.name {
+            fx.declare(&n.name, Local::Value(h, ty));
+        }
+        arguments.push(Argument {
+            name,
+            kind: ArgumentKind::Sampler,
+            index,
+            access: Access::Read,
+            active: true,
+            binding: Some(binding),
+            buffer: None,
+            threadgroup: None,
+            texture: None,
+            sampler: Some(crate::reflect::SamplerInfo { comparison }),
+        });
+        Ok(())
+    }
+
+    /// A texture or sampler global (shared by kernels binding the same thing).
+    fn resource_global(
+        &mut self,
+        name: &str,
+        ty: &Type,
+        binding: WgslBinding,
+        span: Span,
+    ) -> Result<Handle<naga::GlobalVariable>> {
+        let ty_h = self.naga_type(ty, span)?;
+        if let Some(g) = self.buffers.get(&(binding.binding, ty_h, false)) {
+            return Ok(*g);
+        }
+        let g = self.module.global_variables.append(
+            naga::GlobalVariable {
+                name: Some(name.into()),
+                space: naga::AddressSpace::Handle,
+                binding: Some(naga::ResourceBinding {
+                    group: binding.group,
+                    binding: binding.binding,
+                }),
+                ty: ty_h,
+                init: None,
+                memory_decorations: Default::default(),
+            },
+            Self::span(span),
+        );
+        self.buffers.insert((binding.binding, ty_h, false), g);
+        Ok(g)
     }
 
     /// `threadgroup T* p [[threadgroup(n)]]`: a workgroup array whose length
@@ -1005,7 +1211,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// Whether the entry point (or a function it calls) touches `binding`.
-    fn entry_uses_binding(&self, function: &naga::Function, b: WgslBinding) -> bool {
+    pub(super) fn entry_uses_binding(&self, function: &naga::Function, b: WgslBinding) -> bool {
         let uses = |f: &naga::Function| {
             f.expressions.iter().any(|(_, e)| match e {
                 Expression::GlobalVariable(g) => {
@@ -1071,4 +1277,24 @@ fn calls(block: &naga::Block) -> Vec<Handle<naga::Function>> {
         }
     }
     out
+}
+
+/// The index of a `[[texture(n)]]` or `[[sampler(n)]]` attribute.
+fn resource_index(program: &crate::sema::Program, a: &ast::Attribute) -> Result<u32> {
+    let [arg] = a.args.as_slice() else {
+        return Err(Error::new(
+            a.span,
+            format!("`{}` takes one index: `[[{}(n)]]`", a.name, a.name),
+        ));
+    };
+    consteval::eval(program, arg)?
+        .as_int()
+        .filter(|i| (0..=u32::MAX as i64).contains(i))
+        .map(|i| i as u32)
+        .ok_or_else(|| {
+            Error::new(
+                arg.span,
+                format!("{} index must be a non-negative integer constant", a.name),
+            )
+        })
 }

@@ -78,6 +78,7 @@ impl Lowerer<'_, '_> {
             ExprKind::BraceConstruct(path, items) => {
                 let ts = crate::syntax::ast::TypeSpec {
                     is_const: false,
+                    is_constexpr: false,
                     space: None,
                     path: path.clone(),
                     args: Vec::new(),
@@ -275,6 +276,13 @@ impl Lowerer<'_, '_> {
                 let ty = self.program.constants[i].ty.clone();
                 Ok(Value::Rv(fx.add(Expression::Constant(c), span), ty))
             }
+            Some(Symbol::Sampler(i)) => {
+                let (g, comparison) = self.program_sampler(*i, span)?;
+                Ok(Value::Rv(
+                    fx.add(Expression::GlobalVariable(g), span),
+                    Type::Sampler { comparison },
+                ))
+            }
             Some(Symbol::Functions(_)) => Err(Error::new(
                 span,
                 format!("function `{name}` used as a value; call it with `()`"),
@@ -328,6 +336,7 @@ impl Lowerer<'_, '_> {
                 })
             }
             Local::Ref(p) => Value::Place(p),
+            Local::Value(h, ty) => Value::Rv(h, ty),
             Local::Bytes(b) => Value::Bytes(b),
             Local::Ptr(p) => Value::Ptr(p),
             Local::UnsizedThreadgroup(_) => Value::Void,

@@ -133,6 +133,27 @@ impl Lowerer<'_, '_> {
         pty: &Type,
         a: &Expr,
     ) -> Result<(ArgKey, Option<Handle<Expression>>)> {
+        if let Type::Texture(_) | Type::Sampler { .. } = pty {
+            let (h, t) = self.rvalue(fx, a)?;
+            let same = match (&t, pty) {
+                (Type::Texture(x), Type::Texture(y)) => {
+                    Type::Texture(crate::types::Texture { format: None, ..*x }) == Type::Texture(*y)
+                }
+                (Type::Sampler { .. }, Type::Sampler { .. }) => true,
+                _ => false,
+            };
+            if !same {
+                return Err(Error::new(
+                    a.span,
+                    format!(
+                        "cannot pass `{}` as `{}`",
+                        self.program.display(&t),
+                        self.program.display(pty)
+                    ),
+                ));
+            }
+            return Ok((ArgKey::Resource(t), Some(h)));
+        }
         let Type::Pointer(pp) = pty else {
             let (h, t) = self.rvalue(fx, a)?;
             return Ok((
@@ -329,6 +350,16 @@ impl Lowerer<'_, '_> {
                     ty: pty.clone(),
                     is_const: false,
                 }
+            }
+            (ArgKey::Resource(ty), _) => {
+                let th = self.naga_type(ty, span)?;
+                fx.function.arguments.push(naga::FunctionArgument {
+                    name: Some(pname.clone()),
+                    ty: th,
+                    binding: None,
+                });
+                let arg = fx.add(Expression::FunctionArgument(arg_index), span);
+                Local::Value(arg, ty.clone())
             }
             (ArgKey::Buffer(g), Type::Pointer(pp)) => {
                 let ty = self.naga_type(&Type::UINT, span)?;

@@ -326,11 +326,15 @@ impl Lowerer<'_, '_> {
     /// The lvalue an output argument (`T& r` or `&r`) writes to, and its type.
     fn output_argument(&mut self, fx: &mut FnCtx, name: &str, arg: &Expr) -> Result<(Value, Type)> {
         let place = match self.expr(fx, arg)? {
-            Value::Ptr(p) if !p.is_const => {
-                Value::Place(self.element_place(fx, &p, p.index, arg.span))
-            }
-            v @ Value::Place(_) => v,
-            v @ Value::Swizzle(..) => v,
+            Value::Ptr(p) => self.element_value(fx, &p, arg.span),
+            v => v,
+        };
+        let lanes = |s: Option<Scalar>, comps: &[u8]| Type::vector(s.unwrap(), comps.len() as u8);
+        let (ty, writable) = match &place {
+            Value::Place(p) => (p.ty.clone(), p.writable),
+            Value::Bytes(b) => (b.ty.unpacked(), b.writable),
+            Value::Swizzle(p, comps) => (lanes(p.ty.element_scalar(), comps), p.writable),
+            Value::BytesSwizzle(b, comps) => (lanes(b.ty.element_scalar(), comps), b.writable),
             _ => {
                 return Err(Error::new(
                     arg.span,
@@ -339,14 +343,6 @@ impl Lowerer<'_, '_> {
                 ),
                 ))
             }
-        };
-        let (ty, writable) = match &place {
-            Value::Place(p) => (p.ty.clone(), p.writable),
-            Value::Swizzle(p, comps) => (
-                Type::vector(p.ty.element_scalar().unwrap(), comps.len() as u8),
-                p.writable,
-            ),
-            _ => unreachable!(),
         };
         if !writable {
             return Err(Error::new(
@@ -373,7 +369,7 @@ impl Lowerer<'_, '_> {
             return Err(Error::new(
                 e.span,
                 format!(
-                    "`frexp` stores the exponent of a `{}` in an `{}`, not a `{}`",
+                    "`frexp` stores the exponent of a `{}` in an `{}`, not in a `{}`",
                     self.program.display(&ty),
                     self.program.display(&exp_ty),
                     self.program.display(&target_ty)

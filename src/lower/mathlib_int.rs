@@ -11,7 +11,7 @@
 use super::builder::FnCtx;
 use super::mathlib::{arity_error, size_of, Ir, Kind};
 use super::value::Value;
-use super::{Lowerer, Result};
+use super::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::Expr;
 use crate::types::{Scalar, Type};
@@ -45,6 +45,12 @@ impl Int {
 
     fn narrow(self) -> bool {
         self.bits() < 32
+    }
+
+    /// `long`/`ulong` (`--target wgpu`): the polyfills here build 32-bit
+    /// constants and limbs.
+    fn wide(self) -> bool {
+        self.bits() > 32
     }
 
     /// The smallest and largest values of the type.
@@ -101,6 +107,21 @@ impl Lowerer<'_, '_> {
         Ok(Some(Value::Rv(h, ty)))
     }
 
+    /// The error for `long`/`ulong` operands of a 32-bit polyfill.
+    fn refuse_wide(&self, name: &str, ty: &Type, span: Span) -> Result<Int> {
+        let t = Int::of(ty);
+        if t.wide() {
+            return Err(Error::new(
+                span,
+                format!(
+                    "`{name}` of `{}` is not supported yet (only of 8- to 32-bit integers)",
+                    self.program.display(ty)
+                ),
+            ));
+        }
+        Ok(t)
+    }
+
     /// `absdiff(x, y)`: `|x - y|` as the unsigned type, which holds it
     /// without overflow.
     fn absdiff(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<(H, Type)> {
@@ -126,7 +147,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<(H, Type)> {
         let (hs, ty) = self.operands(fx, name, args, 2, Kind::Integer, span)?;
-        let t = Int::of(&ty);
+        let t = self.refuse_wide(name, &ty, span)?;
         let (x, y) = (hs[0], hs[1]);
         let op = if name == "addsat" {
             Bo::Add
@@ -149,7 +170,7 @@ impl Lowerer<'_, '_> {
     /// `madsat(a, b, c)`: `a * b + c`, saturated.
     fn madsat(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<(H, Type)> {
         let (hs, ty) = self.operands(fx, "madsat", args, 3, Kind::Integer, span)?;
-        let t = Int::of(&ty);
+        let t = self.refuse_wide("madsat", &ty, span)?;
         let (a, b, c) = (hs[0], hs[1], hs[2]);
         let mut ir = Ir { fx, span };
         if t.narrow() {
@@ -186,6 +207,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<(H, Type)> {
         let (hs, ty) = self.operands(fx, name, args, 2, Kind::Integer, span)?;
+        self.refuse_wide(name, &ty, span)?;
         let (x, y) = (hs[0], hs[1]);
         let mut ir = Ir { fx, span };
         let one = ir.u32(1, size_of(&ty));
@@ -212,7 +234,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<(H, Type)> {
         let arity = if name == "mulhi" { 2 } else { 3 };
         let (hs, ty) = self.operands(fx, name, args, arity, Kind::Integer, span)?;
-        let t = Int::of(&ty);
+        let t = self.refuse_wide(name, &ty, span)?;
         let mut ir = Ir { fx, span };
         let mut h = if t.narrow() {
             // The product of two 8- or 16-bit values is exact in 32 bits.
@@ -247,7 +269,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<(H, Type)> {
         let arity = if name == "mul24" { 2 } else { 3 };
         let (hs, ty) = self.operands(fx, name, args, arity, Kind::Integer, span)?;
-        if Int::of(&ty).narrow() {
+        // Metal declares them for 32-bit integers only.
+        if Int::of(&ty).bits() != 32 {
             return Err(self.no_overload(name, &ty, span));
         }
         let mut ir = Ir { fx, span };
@@ -264,7 +287,7 @@ impl Lowerer<'_, '_> {
     /// `rotate(v, i)`: `v` rotated left by `i` modulo its width.
     fn rotate(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<(H, Type)> {
         let (hs, ty) = self.operands(fx, "rotate", args, 2, Kind::Integer, span)?;
-        let t = Int::of(&ty);
+        let t = self.refuse_wide("rotate", &ty, span)?;
         let mut ir = Ir { fx, span };
         let mask = ir.u32(((1u64 << t.bits()) - 1) as u32, t.n);
         let mut v = hs[0];

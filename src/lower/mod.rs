@@ -20,9 +20,12 @@ mod mathlib_int;
 mod narrow;
 mod operators;
 mod quad;
+mod samplers;
 mod stdlib;
 mod stmt;
 mod subgroup;
+mod texture_ops;
+mod textures;
 mod types;
 mod value;
 
@@ -76,6 +79,8 @@ enum ArgKey {
     Global(naga::Handle<naga::GlobalVariable>),
     /// A `thread` pointer or reference: passed as `ptr<function, T>`.
     Thread,
+    /// A texture or sampler of this exact type (storage format included).
+    Resource(Type),
 }
 
 /// Lowering state for one module.
@@ -104,6 +109,16 @@ pub(crate) struct Lowerer<'p, 'a> {
     threadgroup_memory: HashMap<u32, u32>,
     /// `--target wgpu`: wgpu's native extensions may be used.
     native_extensions: bool,
+    /// Storage texel formats by `[[texture(n)]]` index.
+    texture_formats: HashMap<u32, String>,
+    /// Sampler globals whose `constexpr` descriptor says `coord::pixel`.
+    pixel_samplers: std::collections::HashSet<Option<naga::Handle<naga::GlobalVariable>>>,
+    /// `constexpr sampler` globals: program-scope ones by index, and their reflection.
+    constexpr_samplers: Vec<(
+        naga::Handle<naga::GlobalVariable>,
+        crate::reflect::ConstexprSampler,
+    )>,
+    program_samplers: HashMap<usize, naga::Handle<naga::GlobalVariable>>,
     warnings: Vec<Error>,
 }
 
@@ -129,6 +144,10 @@ pub fn lower(
         function_features: HashMap::new(),
         threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
         native_extensions: options.native_extensions,
+        texture_formats: options.texture_formats.iter().cloned().collect(),
+        pixel_samplers: Default::default(),
+        constexpr_samplers: Vec::new(),
+        program_samplers: HashMap::new(),
         warnings: Vec::new(),
     };
     let mut errors = Vec::new();
@@ -215,6 +234,10 @@ impl Lowerer<'_, '_> {
                     keys.push(ArgKey::Thread)
                 }
                 Type::Pointer(_) => return Ok(()),
+                // The sampler kind and storage format come from the caller.
+                Type::Sampler { .. } => return Ok(()),
+                Type::Texture(t) if t.is_storage() => return Ok(()),
+                t @ Type::Texture(_) => keys.push(ArgKey::Resource(t)),
                 _ => keys.push(ArgKey::Value),
             }
         }

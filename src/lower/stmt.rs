@@ -341,6 +341,34 @@ impl Lowerer<'_, '_> {
             let ty = self.program.apply_array(base.clone(), &decl.array)?;
             let local = match &ty {
                 Type::Pointer(p) => self.pointer_local(fx, decl, p, &ty)?,
+                Type::Sampler { .. } => {
+                    let sampler = crate::sema::sampler_decl(&d.ty, decl)?;
+                    let (g, comparison) = self.sampler_global(&sampler, decl.span)?;
+                    let h = fx.add(Expression::GlobalVariable(g), decl.span);
+                    Local::Value(h, Type::Sampler { comparison })
+                }
+                Type::Texture(_) => {
+                    // A texture variable names the texture it is initialized with.
+                    let Some(Init::Expr(e)) = &decl.init else {
+                        return Err(Error::new(
+                            decl.name.span,
+                            "a texture variable must be initialized with a texture",
+                        ));
+                    };
+                    let (h, t) = self.rvalue(fx, e)?;
+                    if !matches!(t, Type::Texture(x) if Type::Texture(crate::types::Texture { format: None, ..x }) == ty)
+                    {
+                        return Err(Error::new(
+                            e.span,
+                            format!(
+                                "cannot initialize `{}` with `{}`",
+                                self.program.display(&ty),
+                                self.program.display(&t)
+                            ),
+                        ));
+                    }
+                    Local::Value(h, t)
+                }
                 Type::Void => {
                     return Err(Error::new(
                         decl.name.span,

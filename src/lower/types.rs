@@ -78,6 +78,10 @@ impl Lowerer<'_, '_> {
             Type::Struct(id) => self.struct_inner(*id, span)?,
             // atomic_float and atomic_bool live in `atomic<u32>` words
             // (compare-exchange loops and 0/1 values), which every target has.
+            Type::Texture(t) => super::textures::image_inner(t),
+            Type::Sampler { comparison } => TypeInner::Sampler {
+                comparison: *comparison,
+            },
             Type::Packed(s, n) => TypeInner::Vector {
                 size: vector_size(*n),
                 scalar: self.scalar_used(*s),

@@ -85,6 +85,8 @@ pub(super) enum Local {
         /// Declared `const`.
         is_const: bool,
     },
+    /// A value that is not a variable (textures and samplers: handles).
+    Value(Handle<Expression>, Type),
     /// A reference bound to a place.
     Ref(Place),
     /// A reference into a word-view buffer.

@@ -7,12 +7,11 @@
 //! work, and with the first threadgroup of each part when a large dispatch
 //! is split into several.
 
-use super::interface::{BufferBinding, Interface, UsedBinding};
+use super::bind::{bind_all, Binding, Bound, Created, Inputs, Slot};
+use super::interface::Interface;
 use super::resources::{self, Readback};
-use super::{Gpu, RunError, Translation};
-use crate::reflect::{
-    Argument, ArgumentKind, DispatchParams, FunctionReflection, Stage, WgslBinding,
-};
+use super::{Gpu, Outputs, Resources, RunError, TextureData, Translation};
+use crate::reflect::{DispatchParams, FunctionReflection, SamplerDescriptor, Stage};
 use std::collections::BTreeMap;
 
 /// A dispatch, with the meaning Metal gives it.
@@ -112,8 +111,13 @@ pub fn run_kernel(
     dispatch: &Dispatch,
     buffers: &BTreeMap<u32, Vec<u8>>,
 ) -> Result<BTreeMap<u32, Vec<u8>>, RunError> {
-    let size = Some(dispatch.threadgroup());
-    let translation = gpu.translate(source_name, source, options, entry, size)?;
+    let translation = gpu.translate(
+        source_name,
+        source,
+        options,
+        entry,
+        Some(dispatch.threadgroup()),
+    )?;
     run_compute(
         gpu,
         &translation.wgsl,
@@ -123,13 +127,42 @@ pub fn run_kernel(
     )
 }
 
+/// [`run_kernel`] with textures and samplers: translates, then runs with
+/// [`run_compute_resources`]. `options.texture_formats` gives the formats of
+/// storage textures.
+pub fn run_kernel_resources(
+    gpu: &Gpu,
+    source_name: &str,
+    source: &str,
+    options: &crate::Options,
+    entry: &str,
+    dispatch: &Dispatch,
+    resources: &Resources,
+) -> Result<Outputs, RunError> {
+    let translation = gpu.translate(
+        source_name,
+        source,
+        options,
+        entry,
+        Some(dispatch.threadgroup()),
+    )?;
+    run_compute_resources(
+        gpu,
+        &translation.wgsl,
+        &translation.function,
+        dispatch,
+        resources,
+    )
+}
+
 /// Runs a translated kernel once.
 ///
 /// `wgsl` must have been translated for the dispatch's threadgroup size
 /// (`function.workgroup_size`). `buffers` maps Metal buffer indices to the
 /// bytes of each buffer, laid out as a Metal host would write them. Returns
 /// every buffer argument that was given bytes, read back after the dispatch
-/// (same length as given).
+/// (same length as given). A kernel with active texture arguments needs
+/// [`run_compute_resources`].
 ///
 /// Everything that can be checked is checked before anything is dispatched:
 /// features, sizes against the device limits, missing and too-small buffers.
@@ -144,6 +177,34 @@ pub fn run_compute(
     run_compute_with_max_groups(gpu, wgsl, function, dispatch, buffers, max_groups)
 }
 
+/// [`run_compute`] with textures and samplers.
+///
+/// Each active `[[texture(n)]]` argument needs `resources.textures[n]`, of
+/// the argument's view dimension and a format its WGSL type accepts (a
+/// storage texture exactly the reflected storage format); storage views
+/// show mip level 0. Each used `[[sampler(n)]]` gets
+/// `resources.samplers[n]` or [`super::default_sampler`]; comparison samplers
+/// without a compare function use [`super::DEFAULT_COMPARE`]. Each used
+/// `constexpr sampler` is made from its reflected descriptor.
+///
+/// Returns every buffer given and every storage texture argument that may
+/// be written (mip level 0, all layers).
+pub fn run_compute_resources(
+    gpu: &Gpu,
+    wgsl: &str,
+    function: &FunctionReflection,
+    dispatch: &Dispatch,
+    resources: &Resources,
+) -> Result<Outputs, RunError> {
+    let inputs = Inputs {
+        buffers: &resources.buffers,
+        textures: &resources.textures,
+        samplers: &resources.samplers,
+    };
+    let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
+    run(gpu, wgsl, function, dispatch, inputs, max_groups)
+}
+
 /// [`run_compute`] with a lower per-dimension workgroup limit, so tests can
 /// exercise split dispatches with small grids. `max_groups` is clamped to
 /// the device's limit.
@@ -156,6 +217,25 @@ pub fn run_compute_with_max_groups(
     buffers: &BTreeMap<u32, Vec<u8>>,
     max_groups: u32,
 ) -> Result<BTreeMap<u32, Vec<u8>>, RunError> {
+    static NO_TEXTURES: BTreeMap<u32, TextureData> = BTreeMap::new();
+    static NO_SAMPLERS: BTreeMap<u32, SamplerDescriptor> = BTreeMap::new();
+    let inputs = Inputs {
+        buffers,
+        textures: &NO_TEXTURES,
+        samplers: &NO_SAMPLERS,
+    };
+    run(gpu, wgsl, function, dispatch, inputs, max_groups).map(|out| out.buffers)
+}
+
+/// Checks everything, then binds and dispatches.
+fn run(
+    gpu: &Gpu,
+    wgsl: &str,
+    function: &FunctionReflection,
+    dispatch: &Dispatch,
+    inputs: Inputs<'_>,
+    max_groups: u32,
+) -> Result<Outputs, RunError> {
     let max_groups = max_groups.clamp(1, gpu.limits.max_compute_workgroups_per_dimension);
     check_dispatch(gpu, function, dispatch)?;
     gpu.check_features(&function.required_features)?;
@@ -175,16 +255,9 @@ pub fn run_compute_with_max_groups(
             plan.parts.len()
         )));
     }
-    let args = bind_arguments(function, &interface, buffers)?;
-    let outputs = resources::scoped(gpu, || {
-        execute(gpu, wgsl, function, &interface, &plan, &args)
-    })??;
-    let mut result = BTreeMap::new();
-    for bound in &args {
-        result.insert(bound.arg.index, bound.bytes.to_vec());
-    }
-    result.extend(outputs);
-    Ok(result)
+    let bound = bind_all(gpu, function, &interface, inputs)?;
+    let read = resources::scoped(gpu, || execute(gpu, wgsl, function, &plan, &bound))??;
+    Ok(bound.outputs(read))
 }
 
 /// The device-independent and limit checks of a dispatch.
@@ -285,101 +358,27 @@ impl Plan {
 
 /// True if the entry point reads the dispatch uniform.
 fn uses_dispatch_uniform(function: &FunctionReflection, interface: &Interface) -> bool {
-    function
-        .dispatch_binding
-        .is_some_and(|d| interface.bindings.iter().any(|b| same(b, d)))
-}
-
-fn same(used: &UsedBinding, binding: WgslBinding) -> bool {
-    used.group == binding.group && used.binding == binding.binding
-}
-
-/// A buffer argument with its bytes, and where the shader binds it.
-struct BoundArgument<'a> {
-    arg: &'a Argument,
-    bytes: &'a [u8],
-    /// `None` when the shader does not use it (it is then not uploaded).
-    used: Option<UsedBinding>,
-}
-
-/// Matches the buffers given to the function's arguments and the bindings
-/// the shader uses; every binding must be an argument or the dispatch
-/// uniform.
-fn bind_arguments<'a>(
-    function: &'a FunctionReflection,
-    interface: &Interface,
-    buffers: &'a BTreeMap<u32, Vec<u8>>,
-) -> Result<Vec<BoundArgument<'a>>, RunError> {
-    let mut out = Vec::new();
-    for arg in &function.arguments {
-        // Threadgroup memory has no binding: its length is in the WGSL.
-        if arg.kind == ArgumentKind::ThreadgroupMemory {
-            continue;
-        }
-        if arg.kind != ArgumentKind::Buffer {
-            if arg.active {
-                return Err(RunError::Unsupported(format!(
-                    "argument `{}` ({:?}) in the runner",
-                    arg.name, arg.kind
-                )));
-            }
-            continue;
-        }
-        let Some(bytes) = resources::check_argument(arg, buffers.get(&arg.index))? else {
-            continue;
-        };
-        let used = arg
-            .binding
-            .and_then(|b| interface.bindings.iter().find(|u| same(u, b)).copied());
-        out.push(BoundArgument { arg, bytes, used });
-    }
-    for used in &interface.bindings {
-        let binding = to_binding(used);
-        let known = out
+    function.dispatch_binding.is_some_and(|d| {
+        interface
+            .bindings
             .iter()
-            .any(|a| a.used.is_some_and(|u| same(&u, binding)))
-            || function.dispatch_binding == Some(binding);
-        if !known {
-            return Err(RunError::Shader(format!(
-                "the WGSL uses @group({}) @binding({}), which is neither a buffer argument \
-                 given bytes nor the dispatch uniform",
-                used.group, used.binding
-            )));
-        }
-    }
-    Ok(out)
+            .any(|b| b.group == d.group && b.binding == d.binding)
+    })
 }
 
-fn to_binding(used: &UsedBinding) -> WgslBinding {
-    WgslBinding {
-        group: used.group,
-        binding: used.binding,
-    }
-}
-
-/// An uploaded argument: what it is, and its GPU buffer.
-type Uploaded<'a> = (&'a BoundArgument<'a>, wgpu::Buffer);
-
-/// Creates the pipeline and buffers, dispatches every part and reads the
-/// arguments back. Runs inside an error scope.
+/// Creates the pipeline and resources, dispatches every part and reads the
+/// buffers and storage textures back. Runs inside an error scope.
 fn execute(
     gpu: &Gpu,
     wgsl: &str,
     function: &FunctionReflection,
-    interface: &Interface,
     plan: &Plan,
-    args: &[BoundArgument<'_>],
-) -> Result<BTreeMap<u32, Vec<u8>>, RunError> {
-    let layouts = bind_group_layouts(gpu, interface);
-    let pipeline = create_pipeline(gpu, wgsl, function, &layouts);
-    let mut uploaded: Vec<Uploaded> = Vec::new();
-    for bound in args {
-        if let Some(used) = &bound.used {
-            let buffer = resources::upload_argument(gpu, bound.arg, bound.bytes, used)?;
-            uploaded.push((bound, buffer));
-        }
-    }
+    bound: &Bound<'_>,
+) -> Result<Outputs, RunError> {
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let created = bound.create(gpu, &mut encoder)?;
+    let layouts = bind_group_layouts(gpu, &created.bindings);
+    let pipeline = create_pipeline(gpu, wgsl, function, &layouts);
     {
         let mut pass = encoder.begin_compute_pass(&Default::default());
         pass.set_pipeline(&pipeline);
@@ -390,7 +389,7 @@ fn execute(
                 threadgroups: plan.groups,
             };
             let uniform = resources::uniform(gpu, "dispatch", &params.to_bytes());
-            let groups = bind_groups(gpu, &layouts, interface, &uploaded, &uniform);
+            let groups = bind_groups(gpu, &layouts, &created.bindings, &uniform);
             for (group, bind_group) in groups.iter().enumerate() {
                 pass.set_bind_group(group as u32, bind_group, &[]);
             }
@@ -398,19 +397,47 @@ fn execute(
             pass.dispatch_workgroups(x, y, z);
         }
     }
-    let reads: Vec<Readback> = uploaded
+    read_back(gpu, encoder, &created)
+}
+
+/// Copies every buffer and storage texture to be read back, submits, and
+/// collects the bytes.
+fn read_back(
+    gpu: &Gpu,
+    mut encoder: wgpu::CommandEncoder,
+    created: &Created,
+) -> Result<Outputs, RunError> {
+    let reads: Vec<Readback> = created
+        .buffers
         .iter()
-        .map(|(bound, buffer)| Readback {
-            index: bound.arg.index,
+        .map(|(index, buffer, len)| Readback {
+            index: *index,
             buffer,
-            len: bound.bytes.len(),
+            len: *len,
         })
         .collect();
-    let staging = resources::stage_readbacks(gpu, &mut encoder, &reads);
+    let mut staging = resources::stage_readbacks(gpu, &mut encoder, &reads);
+    let mut lens: Vec<usize> = reads.iter().map(|r| r.len).collect();
+    let texture_staging: Vec<_> = created
+        .textures
+        .iter()
+        .map(|(_, texture, shape)| resources::stage_texture(gpu, &mut encoder, texture, shape))
+        .collect();
+    for t in &texture_staging {
+        staging.push(t.buffer.clone());
+        lens.push(t.size);
+    }
     gpu.queue.submit([encoder.finish()]);
-    let lens: Vec<usize> = reads.iter().map(|r| r.len).collect();
-    let bytes = resources::map_readbacks(gpu, &staging, &lens)?;
-    Ok(reads.iter().map(|r| r.index).zip(bytes).collect())
+    let mut bytes = resources::map_readbacks(gpu, &staging, &lens)?.into_iter();
+    let mut out = Outputs::default();
+    for (read, b) in reads.iter().zip(bytes.by_ref()) {
+        out.buffers.insert(read.index, b);
+    }
+    for (((index, _, shape), t), b) in created.textures.iter().zip(&texture_staging).zip(bytes) {
+        out.textures
+            .insert(*index, resources::unpad_texture(shape, t, &b));
+    }
+    Ok(out)
 }
 
 /// The compute pipeline, with an explicit layout: exactly the bindings the
@@ -446,33 +473,24 @@ fn create_pipeline(
         })
 }
 
-/// The bind groups of one part: each used binding gets its argument's
-/// buffer, or else (it can only be the dispatch uniform, as
-/// `bind_arguments` checked) this part's `uniform`.
+/// The bind groups of one part: each binding gets its object, the dispatch
+/// uniform this part's `uniform`.
 fn bind_groups(
     gpu: &Gpu,
     layouts: &[wgpu::BindGroupLayout],
-    interface: &Interface,
-    uploaded: &[Uploaded<'_>],
+    bindings: &[Binding],
     uniform: &wgpu::Buffer,
 ) -> Vec<wgpu::BindGroup> {
-    let buffer_for = |b: &UsedBinding| {
-        uploaded
-            .iter()
-            .find(|(a, _)| a.used.is_some_and(|u| same(&u, to_binding(b))))
-            .map_or(uniform, |(_, buffer)| buffer)
-    };
     layouts
         .iter()
         .enumerate()
         .map(|(group, layout)| {
-            let entries: Vec<wgpu::BindGroupEntry> = interface
-                .bindings
+            let entries: Vec<wgpu::BindGroupEntry> = bindings
                 .iter()
-                .filter(|b| b.group == group as u32)
+                .filter(|b| b.used.group == group as u32)
                 .map(|b| wgpu::BindGroupEntry {
-                    binding: b.binding,
-                    resource: buffer_for(b).as_entire_binding(),
+                    binding: b.used.binding,
+                    resource: slot_resource(&b.slot, uniform),
                 })
                 .collect();
             gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -484,34 +502,28 @@ fn bind_groups(
         .collect()
 }
 
+fn slot_resource<'a>(slot: &'a Slot, uniform: &'a wgpu::Buffer) -> wgpu::BindingResource<'a> {
+    match slot {
+        Slot::Buffer(buffer) => buffer.as_entire_binding(),
+        Slot::Dispatch => uniform.as_entire_binding(),
+        Slot::Texture(view) => wgpu::BindingResource::TextureView(view),
+        Slot::Sampler(sampler) => wgpu::BindingResource::Sampler(sampler),
+    }
+}
+
 /// One bind group layout per group up to the highest one used (a gap gets
 /// an empty layout).
-fn bind_group_layouts(gpu: &Gpu, interface: &Interface) -> Vec<wgpu::BindGroupLayout> {
-    let count = interface
-        .bindings
-        .iter()
-        .map(|b| b.group + 1)
-        .max()
-        .unwrap_or(0);
+fn bind_group_layouts(gpu: &Gpu, bindings: &[Binding]) -> Vec<wgpu::BindGroupLayout> {
+    let count = bindings.iter().map(|b| b.used.group + 1).max().unwrap_or(0);
     (0..count)
         .map(|group| {
-            let entries: Vec<wgpu::BindGroupLayoutEntry> = interface
-                .bindings
+            let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
                 .iter()
-                .filter(|b| b.group == group)
+                .filter(|b| b.used.group == group)
                 .map(|b| wgpu::BindGroupLayoutEntry {
-                    binding: b.binding,
+                    binding: b.used.binding,
                     visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: match b.kind {
-                            BufferBinding::Uniform => wgpu::BufferBindingType::Uniform,
-                            BufferBinding::Storage { read_only } => {
-                                wgpu::BufferBindingType::Storage { read_only }
-                            }
-                        },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
+                    ty: b.ty,
                     count: None,
                 })
                 .collect();

@@ -2,7 +2,8 @@
 //! naga: the runner builds its pipeline layout from this rather than from
 //! the reflection alone, because the reflection does not say whether a
 //! buffer became a `uniform` or a `storage` binding, nor whether the
-//! entry point reads the synthetic dispatch uniform at all.
+//! entry point reads the synthetic dispatch uniform at all; for textures
+//! and samplers the WGSL types give the binding types wgpu checks against.
 
 use super::RunError;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
@@ -19,6 +20,47 @@ pub(crate) enum BufferBinding {
     },
 }
 
+/// How a texture is declared in the WGSL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TextureClass {
+    /// `texture_*<f32|i32|u32>`, `texture_multisampled_2d<T>`.
+    Sampled {
+        /// The sampled type's kind.
+        kind: naga::ScalarKind,
+        /// Multisampled.
+        multi: bool,
+    },
+    /// `texture_depth_*`.
+    Depth {
+        /// Multisampled.
+        multi: bool,
+    },
+    /// `texture_storage_*<format, access>`.
+    Storage {
+        /// The declared access.
+        access: wgpu::StorageTextureAccess,
+    },
+}
+
+/// What kind of resource a binding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BindingKind {
+    /// A uniform or storage buffer.
+    Buffer(BufferBinding),
+    /// A texture.
+    Texture {
+        /// Sampled, depth or storage.
+        class: TextureClass,
+        /// The view dimension the type needs.
+        view_dimension: wgpu::TextureViewDimension,
+    },
+    /// `sampler` or `sampler_comparison`.
+    Sampler {
+        /// `sampler_comparison`.
+        comparison: bool,
+    },
+}
+
 /// One resource the entry point uses.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct UsedBinding {
@@ -26,10 +68,10 @@ pub(crate) struct UsedBinding {
     pub group: u32,
     /// `@binding`
     pub binding: u32,
-    /// Uniform or storage.
-    pub kind: BufferBinding,
+    /// Buffer, texture or sampler.
+    pub kind: BindingKind,
     /// The smallest size a bound buffer may have: the type's size, or one
-    /// element of a runtime-sized array.
+    /// element of a runtime-sized array (0 for textures and samplers).
     pub min_size: u64,
 }
 
@@ -38,8 +80,8 @@ pub(crate) struct UsedBinding {
 pub(crate) struct Interface {
     /// `@workgroup_size`
     pub workgroup_size: [u32; 3],
-    /// Every buffer binding the entry point (or a function it calls) uses,
-    /// sorted by group and binding.
+    /// Every binding the entry point (or a function it calls) uses, sorted
+    /// by group and binding.
     pub bindings: Vec<UsedBinding>,
 }
 
@@ -71,25 +113,15 @@ impl Interface {
             if uses[handle].is_empty() {
                 continue;
             }
-            let kind = match var.space {
-                naga::AddressSpace::Uniform => BufferBinding::Uniform,
-                naga::AddressSpace::Storage { access } => BufferBinding::Storage {
-                    read_only: !access.contains(naga::StorageAccess::STORE),
-                },
-                _ => {
-                    let name = var.name.as_deref().unwrap_or("?");
-                    return Err(RunError::Unsupported(format!(
-                        "binding `{name}` (@group({}) @binding({})): textures and samplers \
-                         in the runner",
-                        rb.group, rb.binding
-                    )));
-                }
+            let kind = binding_kind(&module, var)?;
+            let min_size = match kind {
+                BindingKind::Buffer(_) => module.types[var.ty]
+                    .inner
+                    .try_size(module.to_ctx())
+                    .unwrap_or(0)
+                    .max(4),
+                _ => 0,
             };
-            let min_size = module.types[var.ty]
-                .inner
-                .try_size(module.to_ctx())
-                .unwrap_or(0)
-                .max(4);
             bindings.push(UsedBinding {
                 group: rb.group,
                 binding: rb.binding,
@@ -102,6 +134,75 @@ impl Interface {
             workgroup_size: ep.workgroup_size,
             bindings,
         })
+    }
+}
+
+/// What a global with a binding is: a buffer by its address space, a
+/// texture or sampler by its type.
+fn binding_kind(
+    module: &naga::Module,
+    var: &naga::GlobalVariable,
+) -> Result<BindingKind, RunError> {
+    let unsupported = |what: &str| {
+        let name = var.name.as_deref().unwrap_or("?");
+        RunError::Unsupported(format!("binding `{name}` ({what}) in the runner"))
+    };
+    match var.space {
+        naga::AddressSpace::Uniform => return Ok(BindingKind::Buffer(BufferBinding::Uniform)),
+        naga::AddressSpace::Storage { access } => {
+            return Ok(BindingKind::Buffer(BufferBinding::Storage {
+                read_only: !access.contains(naga::StorageAccess::STORE),
+            }))
+        }
+        naga::AddressSpace::Handle => {}
+        _ => return Err(unsupported("an unexpected address space")),
+    }
+    match module.types[var.ty].inner {
+        naga::TypeInner::Sampler { comparison } => Ok(BindingKind::Sampler { comparison }),
+        naga::TypeInner::Image {
+            dim,
+            arrayed,
+            class,
+        } => {
+            let class = match class {
+                naga::ImageClass::Sampled { kind, multi } => TextureClass::Sampled { kind, multi },
+                naga::ImageClass::Depth { multi } => TextureClass::Depth { multi },
+                naga::ImageClass::Storage { access, .. } => TextureClass::Storage {
+                    access: storage_access(access),
+                },
+                naga::ImageClass::External => return Err(unsupported("an external texture")),
+            };
+            Ok(BindingKind::Texture {
+                class,
+                view_dimension: view_dimension(dim, arrayed),
+            })
+        }
+        _ => Err(unsupported("a binding array")),
+    }
+}
+
+fn view_dimension(dim: naga::ImageDimension, arrayed: bool) -> wgpu::TextureViewDimension {
+    use wgpu::TextureViewDimension as V;
+    match (dim, arrayed) {
+        (naga::ImageDimension::D1, _) => V::D1,
+        (naga::ImageDimension::D2, false) => V::D2,
+        (naga::ImageDimension::D2, true) => V::D2Array,
+        (naga::ImageDimension::D3, _) => V::D3,
+        (naga::ImageDimension::Cube, false) => V::Cube,
+        (naga::ImageDimension::Cube, true) => V::CubeArray,
+    }
+}
+
+fn storage_access(access: naga::StorageAccess) -> wgpu::StorageTextureAccess {
+    use naga::StorageAccess as A;
+    if access.contains(A::ATOMIC) {
+        wgpu::StorageTextureAccess::Atomic
+    } else if access.contains(A::LOAD | A::STORE) {
+        wgpu::StorageTextureAccess::ReadWrite
+    } else if access.contains(A::STORE) {
+        wgpu::StorageTextureAccess::WriteOnly
+    } else {
+        wgpu::StorageTextureAccess::ReadOnly
     }
 }
 
@@ -132,9 +233,14 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (0, 0, BufferBinding::Storage { read_only: true }, 4),
-                (0, 1, BufferBinding::Storage { read_only: false }, 16),
-                (0, 2, BufferBinding::Uniform, 8),
+                (0, 0, buffer(BufferBinding::Storage { read_only: true }), 4),
+                (
+                    0,
+                    1,
+                    buffer(BufferBinding::Storage { read_only: false }),
+                    16
+                ),
+                (0, 2, buffer(BufferBinding::Uniform), 8),
             ]
         );
         assert!(matches!(
@@ -145,5 +251,47 @@ mod tests {
             Interface::of("fn (", "k"),
             Err(RunError::Shader(_))
         ));
+    }
+
+    fn buffer(kind: BufferBinding) -> BindingKind {
+        BindingKind::Buffer(kind)
+    }
+
+    #[test]
+    fn textures_and_samplers() {
+        let wgsl = "
+            @group(0) @binding(64) var a: texture_2d_array<f32>;
+            @group(0) @binding(65) var d: texture_depth_cube;
+            @group(0) @binding(66) var w: texture_storage_2d<r32float, write>;
+            @group(0) @binding(67) var u: texture_3d<u32>;
+            @group(0) @binding(128) var s: sampler;
+            @group(0) @binding(129) var c: sampler_comparison;
+            @compute @workgroup_size(1)
+            fn k() {
+                let v = textureSampleLevel(a, s, vec2(0.5), 0, 0.0).x
+                    + textureSampleCompareLevel(d, c, vec3(1.0), 0.5)
+                    + f32(textureLoad(u, vec3(0), 0).x);
+                textureStore(w, vec2(0), vec4(v));
+            }";
+        let i = Interface::of(wgsl, "k").unwrap();
+        let kinds: Vec<_> = i.bindings.iter().map(|b| (b.binding, b.kind)).collect();
+        use wgpu::TextureViewDimension as V;
+        let texture = |class, view_dimension| BindingKind::Texture {
+            class,
+            view_dimension,
+        };
+        let sampled = |kind| TextureClass::Sampled { kind, multi: false };
+        let write = wgpu::StorageTextureAccess::WriteOnly;
+        assert_eq!(
+            kinds,
+            vec![
+                (64, texture(sampled(naga::ScalarKind::Float), V::D2Array)),
+                (65, texture(TextureClass::Depth { multi: false }, V::Cube)),
+                (66, texture(TextureClass::Storage { access: write }, V::D2)),
+                (67, texture(sampled(naga::ScalarKind::Uint), V::D3)),
+                (128, BindingKind::Sampler { comparison: false }),
+                (129, BindingKind::Sampler { comparison: true }),
+            ]
+        );
     }
 }

@@ -8,24 +8,56 @@
 //! - [`run_compute`]: binds raw buffers by Metal index, dispatches a kernel as
 //!   `dispatchThreads` or `dispatchThreadgroups` would (see [`Dispatch`]), and
 //!   reads every buffer back.
-//! - [`run_kernel`]: translates an MSL source for the dispatch's threadgroup
-//!   size (cached per source, entry and size), then runs it.
+//! - [`run_compute_resources`]: the same with textures ([`TextureData`]) and
+//!   samplers too, and every storage texture read back.
+//! - [`run_kernel`], [`run_kernel_resources`]: translate an MSL source for the
+//!   dispatch's threadgroup size (cached per source, entry and size), then run it.
 //! - [`conformance`]: declarative test cases (an MSL file plus a TOML file)
 //!   and the `msl2wgsl test` driver.
 
+mod bind;
 mod compute;
 pub mod conformance;
 mod device;
 mod interface;
 mod resources;
+mod samplers;
+mod textures;
 
 pub use compute::{
-    run_compute, run_compute_with_max_groups, run_kernel, translate_kernel, Dispatch,
+    run_compute, run_compute_resources, run_compute_with_max_groups, run_kernel,
+    run_kernel_resources, translate_kernel, Dispatch,
 };
 pub use device::{Gpu, Translation};
+pub use samplers::{default_sampler, DEFAULT_COMPARE};
+pub use textures::{texture_format, texture_format_name, TextureData};
 
+use crate::reflect::SamplerDescriptor;
 use crate::Failure;
+use std::collections::BTreeMap;
 use std::fmt;
+
+/// Everything bound to a kernel, by Metal index.
+#[derive(Clone, Debug, Default)]
+pub struct Resources {
+    /// `[[buffer(n)]]`: raw bytes in Metal's layout.
+    pub buffers: BTreeMap<u32, Vec<u8>>,
+    /// `[[texture(n)]]`: every active texture argument needs one.
+    pub textures: BTreeMap<u32, TextureData>,
+    /// `[[sampler(n)]]`: a sampler argument given none gets
+    /// [`default_sampler`]. `constexpr sampler`s come from the reflection.
+    pub samplers: BTreeMap<u32, SamplerDescriptor>,
+}
+
+/// What a kernel run gives back, by Metal index.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outputs {
+    /// Every buffer that was given, after the dispatch (same length).
+    pub buffers: BTreeMap<u32, Vec<u8>>,
+    /// Every storage texture argument that may be written (`access::write`
+    /// or `read_write`), mip level 0 with all its layers, after the dispatch.
+    pub textures: BTreeMap<u32, TextureData>,
+}
 
 /// Everything that can stop a kernel from running, or its results from being
 /// read back.
@@ -88,10 +120,36 @@ pub enum RunError {
         /// The device's limit.
         limit: u64,
     },
+    /// An active texture argument was given no texture.
+    MissingTexture {
+        /// The argument's name.
+        name: String,
+        /// Its Metal index.
+        index: u32,
+    },
+    /// A texture does not fit its argument (format, shape, size), or is
+    /// inconsistent in itself.
+    TextureMismatch {
+        /// The argument's name.
+        name: String,
+        /// Its Metal index.
+        index: u32,
+        /// What is wrong.
+        why: String,
+    },
+    /// A sampler descriptor names something wgpu does not have.
+    InvalidSampler {
+        /// The argument's or `constexpr sampler`'s name.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A PNG file could not be read, decoded, encoded or written.
+    Image(String),
     /// The WGSL and its reflection disagree, or the WGSL does not compile:
     /// a translator bug, or hand-written input that is wrong.
     Shader(String),
-    /// The runner does not support this yet (textures, ...).
+    /// The runner does not support this yet (multisampled textures, ...).
     Unsupported(String),
     /// wgpu reported an error while creating resources or running.
     Gpu(String),
@@ -144,6 +202,16 @@ impl fmt::Display for RunError {
                 "buffer for argument `{name}` [[buffer({index})]] has {len} bytes, \
                  over the device's binding limit of {limit}"
             ),
+            RunError::MissingTexture { name, index } => write!(
+                f,
+                "no texture given for argument `{name}` [[texture({index})]]"
+            ),
+            RunError::TextureMismatch { name, index, why } => write!(
+                f,
+                "texture for argument `{name}` [[texture({index})]]: {why}"
+            ),
+            RunError::InvalidSampler { name, why } => write!(f, "sampler `{name}`: {why}"),
+            RunError::Image(why) => write!(f, "image: {why}"),
             RunError::Shader(why) => write!(f, "shader: {why}"),
             RunError::Unsupported(what) => write!(f, "{what} is not supported yet"),
             RunError::Gpu(why) => write!(f, "GPU error: {why}"),

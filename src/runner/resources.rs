@@ -1,9 +1,9 @@
-//! Buffers: checking the user's bytes against an argument, uploading them,
-//! and reading them back; plus the error-scope wrapper every wgpu call of
-//! the runner goes through.
+//! Buffers and textures on the GPU: checking the user's bytes against an
+//! argument, uploading them, and reading them back; plus the error-scope
+//! wrapper every wgpu call of the runner goes through.
 
-use super::interface::{BufferBinding, UsedBinding};
-use super::{Gpu, RunError};
+use super::interface::{BindingKind, BufferBinding, UsedBinding};
+use super::{Gpu, RunError, TextureData};
 use crate::reflect::Argument;
 use wgpu::util::DeviceExt;
 
@@ -81,11 +81,11 @@ pub(crate) fn upload_argument(
 ) -> Result<wgpu::Buffer, RunError> {
     let size = padded_size(bytes.len(), binding.min_size);
     let (usage, limit) = match binding.kind {
-        BufferBinding::Uniform => (
+        BindingKind::Buffer(BufferBinding::Uniform) => (
             wgpu::BufferUsages::UNIFORM,
             gpu.limits.max_uniform_buffer_binding_size,
         ),
-        BufferBinding::Storage { .. } => (
+        _ => (
             wgpu::BufferUsages::STORAGE,
             gpu.limits.max_storage_buffer_binding_size,
         ),
@@ -131,6 +131,16 @@ pub(crate) struct Readback<'a> {
     pub len: usize,
 }
 
+/// A mappable buffer of `size` bytes that copies can fill.
+fn staging_buffer(gpu: &Gpu, size: u64) -> wgpu::Buffer {
+    gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("readback"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
 /// Records copies of every buffer in `reads` into mappable staging buffers;
 /// returns the staging buffers in the same order.
 pub(crate) fn stage_readbacks(
@@ -141,16 +151,315 @@ pub(crate) fn stage_readbacks(
     reads
         .iter()
         .map(|read| {
-            let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback"),
-                size: read.buffer.size(),
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
+            let staging = staging_buffer(gpu, read.buffer.size());
             encoder.copy_buffer_to_buffer(read.buffer, 0, &staging, 0, read.buffer.size());
             staging
         })
         .collect()
+}
+
+/// The aspect copies of `format` go through: the depth of depth formats.
+fn copy_aspect(format: wgpu::TextureFormat) -> wgpu::TextureAspect {
+    if format.is_depth_stencil_format() {
+        wgpu::TextureAspect::DepthOnly
+    } else {
+        wgpu::TextureAspect::All
+    }
+}
+
+fn extent([width, height, layers]: [u32; 3]) -> wgpu::Extent3d {
+    wgpu::Extent3d {
+        width,
+        height,
+        depth_or_array_layers: layers,
+    }
+}
+
+/// Creates a texture shaped like `data` and fills every level with its
+/// texels. `storage` adds the storage usage. depth32float cannot be a copy
+/// destination in WebGPU, so it is filled by render passes recorded into
+/// `encoder` (see [`fill_depth`]); everything else by `write_texture`.
+pub(crate) fn upload_texture(
+    gpu: &Gpu,
+    encoder: &mut wgpu::CommandEncoder,
+    label: &str,
+    data: &TextureData,
+    storage: bool,
+) -> wgpu::Texture {
+    use wgpu::TextureUsages as U;
+    let by_render = data.format == wgpu::TextureFormat::Depth32Float;
+    let mut usage = U::TEXTURE_BINDING | U::COPY_SRC;
+    usage |= if by_render {
+        U::RENDER_ATTACHMENT
+    } else {
+        U::COPY_DST
+    };
+    if storage {
+        usage |= U::STORAGE_BINDING;
+    }
+    let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: extent([data.width, data.height, data.layers]),
+        mip_level_count: data.mip_levels,
+        sample_count: data.sample_count,
+        dimension: data.dimension,
+        format: data.format,
+        usage,
+        view_formats: &[],
+    });
+    if by_render {
+        fill_depth(gpu, encoder, &texture, data);
+    } else {
+        write_levels(gpu, &texture, data);
+    }
+    texture
+}
+
+/// Writes every mip level of `data` into `texture`. `write_texture` takes
+/// tightly packed rows (only buffer copies need 256-byte rows).
+fn write_levels(gpu: &Gpu, texture: &wgpu::Texture, data: &TextureData) {
+    let texel = data.texel_size().unwrap_or(1);
+    for level in 0..data.mip_levels {
+        let size = data.mip_extent(level);
+        gpu.queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: level,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: copy_aspect(data.format),
+            },
+            &data.data[data.mip_range(level)],
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(size[0] * texel),
+                rows_per_image: Some(size[1]),
+            },
+            extent(size),
+        );
+    }
+}
+
+/// Draws one triangle over the whole target; the fragment shader writes
+/// the depth it loads from an r32float copy of the data.
+const DEPTH_FILL: &str = "
+@group(0) @binding(0) var source: texture_2d<f32>;
+
+@vertex
+fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    // (-1,-1), (3,-1), (-1,3): covers the viewport without a diagonal seam.
+    let p = vec2<f32>(f32((i << 1u) & 2u), f32(i & 2u));
+    return vec4<f32>(p * 2.0 - 1.0, 0.0, 1.0);
+}
+
+@fragment
+fn fs(@builtin(position) p: vec4<f32>) -> @builtin(frag_depth) f32 {
+    return textureLoad(source, vec2<u32>(p.xy), 0).x;
+}
+";
+
+/// Fills every level and layer of a depth32float texture with the values
+/// of `data` (clamped to [0, 1], the viewport's depth range, as a Metal
+/// depth attachment would hold them), one render pass each.
+fn fill_depth(
+    gpu: &Gpu,
+    encoder: &mut wgpu::CommandEncoder,
+    texture: &wgpu::Texture,
+    data: &TextureData,
+) {
+    let (pipeline, layout) = depth_fill_pipeline(gpu);
+    for level in 0..data.mip_levels {
+        for layer in 0..data.mip_extent(level)[2] {
+            // wgpu keeps the source alive until the pass has run.
+            let bind_group = depth_source(gpu, &layout, data, level, layer);
+            let target = texture.create_view(&wgpu::TextureViewDescriptor {
+                dimension: Some(wgpu::TextureViewDimension::D2),
+                base_mip_level: level,
+                mip_level_count: Some(1),
+                base_array_layer: layer,
+                array_layer_count: Some(1),
+                ..Default::default()
+            });
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("depth fill"),
+                color_attachments: &[],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &target,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(0.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                ..Default::default()
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.draw(0..3, 0..1);
+        }
+    }
+}
+
+/// An r32float texture holding one layer of one level of `data`, bound
+/// for [`DEPTH_FILL`].
+fn depth_source(
+    gpu: &Gpu,
+    layout: &wgpu::BindGroupLayout,
+    data: &TextureData,
+    level: u32,
+    layer: u32,
+) -> wgpu::BindGroup {
+    let [width, height, _] = data.mip_extent(level);
+    let layer_len = width as usize * height as usize * 4;
+    let start = data.mip_range(level).start + layer as usize * layer_len;
+    let source = TextureData::new_2d(
+        wgpu::TextureFormat::R32Float,
+        width,
+        height,
+        data.data[start..start + layer_len].to_vec(),
+    );
+    let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("depth source"),
+        size: extent([width, height, 1]),
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: source.format,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    write_levels(gpu, &texture, &source);
+    let view = texture.create_view(&Default::default());
+    gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("depth source"),
+        layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::TextureView(&view),
+        }],
+    })
+}
+
+/// The render pipeline of [`DEPTH_FILL`] and its bind group layout (an
+/// unfilterable float texture: r32float is not filterable everywhere).
+fn depth_fill_pipeline(gpu: &Gpu) -> (wgpu::RenderPipeline, wgpu::BindGroupLayout) {
+    let device = &gpu.device;
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("depth fill"),
+        source: wgpu::ShaderSource::Wgsl(DEPTH_FILL.into()),
+    });
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("depth fill"),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::FRAGMENT,
+            ty: wgpu::BindingType::Texture {
+                sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                view_dimension: wgpu::TextureViewDimension::D2,
+                multisampled: false,
+            },
+            count: None,
+        }],
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("depth fill"),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("depth fill"),
+        layout: Some(&pipeline_layout),
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("vs"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: Default::default(),
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: wgpu::TextureFormat::Depth32Float,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Always),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("fs"),
+            compilation_options: Default::default(),
+            targets: &[],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
+    (pipeline, layout)
+}
+
+/// Where a texture's level 0 was copied for reading back.
+pub(crate) struct TextureStaging {
+    /// The mappable buffer.
+    pub buffer: wgpu::Buffer,
+    /// Its size.
+    pub size: usize,
+    /// Bytes per row in `buffer` (a multiple of 256, as buffer copies need).
+    padded_row: usize,
+}
+
+/// Records a copy of `texture`'s level 0 (all layers), shaped like `data`,
+/// into a mappable buffer.
+pub(crate) fn stage_texture(
+    gpu: &Gpu,
+    encoder: &mut wgpu::CommandEncoder,
+    texture: &wgpu::Texture,
+    data: &TextureData,
+) -> TextureStaging {
+    let size = data.mip_extent(0);
+    let row = size[0] * data.texel_size().unwrap_or(1);
+    let padded_row = row.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+    let total = padded_row as usize * size[1] as usize * size[2] as usize;
+    let buffer = staging_buffer(gpu, total as u64);
+    encoder.copy_texture_to_buffer(
+        wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: copy_aspect(data.format),
+        },
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded_row),
+                rows_per_image: Some(size[1]),
+            },
+        },
+        extent(size),
+    );
+    TextureStaging {
+        buffer,
+        size: total,
+        padded_row: padded_row as usize,
+    }
+}
+
+/// Level 0 of `shape` from the mapped bytes of its staging buffer, with the
+/// row padding removed.
+pub(crate) fn unpad_texture(
+    shape: &TextureData,
+    staging: &TextureStaging,
+    bytes: &[u8],
+) -> TextureData {
+    let size = shape.mip_extent(0);
+    let row = size[0] as usize * shape.texel_size().unwrap_or(1) as usize;
+    let texels: Vec<u8> = bytes
+        .chunks(staging.padded_row)
+        .flat_map(|padded| &padded[..row])
+        .copied()
+        .collect();
+    let mut out = shape.clone();
+    out.mip_levels = 1;
+    out.data = texels;
+    out
 }
 
 /// Maps every staging buffer (after the submission that filled them) and

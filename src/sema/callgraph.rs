@@ -124,3 +124,146 @@ impl Walk<'_, '_, '_> {
         false
     }
 }
+
+/// True if some expression in `body` (not descending into called functions)
+/// satisfies `pred`.
+pub fn any_expr(body: &Block, pred: &dyn Fn(&Expr) -> bool) -> bool {
+    let mut found = false;
+    let mut visit = |e: &Expr| found |= pred(e);
+    visit_block(body, &mut visit);
+    found
+}
+
+fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
+    for s in &b.stmts {
+        visit_stmt(s, f);
+    }
+}
+
+fn visit_stmt(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
+    match &s.kind {
+        StmtKind::Block(b) => visit_block(b, f),
+        StmtKind::Decl(d) => d
+            .declarators
+            .iter()
+            .filter_map(|d| d.init.as_ref())
+            .for_each(|i| visit_init(i, f)),
+        StmtKind::Expr(e) | StmtKind::Return(Some(e)) => visit_expr(e, f),
+        StmtKind::If {
+            cond,
+            then,
+            otherwise,
+        } => {
+            visit_expr(cond, f);
+            visit_stmt(then, f);
+            if let Some(o) = otherwise {
+                visit_stmt(o, f);
+            }
+        }
+        StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+        } => {
+            if let Some(i) = init {
+                visit_stmt(i, f);
+            }
+            cond.iter()
+                .chain(step.iter())
+                .for_each(|e| visit_expr(e, f));
+            visit_stmt(body, f);
+        }
+        StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
+            visit_expr(cond, f);
+            visit_stmt(body, f);
+        }
+        StmtKind::Switch { selector, items } => {
+            visit_expr(selector, f);
+            for i in items {
+                if let SwitchItem::Stmt(s) = i {
+                    visit_stmt(s, f);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn visit_init(i: &Init, f: &mut dyn FnMut(&Expr)) {
+    match i {
+        Init::Expr(e) => visit_expr(e, f),
+        Init::List(items, _) => items.iter().for_each(|i| visit_init(i, f)),
+        Init::Paren(args, _) => args.iter().for_each(|e| visit_expr(e, f)),
+    }
+}
+
+fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Call(callee, args) => {
+            visit_expr(callee, f);
+            args.iter().for_each(|a| visit_expr(a, f));
+        }
+        ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
+            visit_expr(a, f);
+            visit_expr(b, f);
+        }
+        ExprKind::Unary(_, a)
+        | ExprKind::PostIncDec(_, a)
+        | ExprKind::Member(a, _, _)
+        | ExprKind::Cast(_, _, a) => visit_expr(a, f),
+        ExprKind::Ternary(a, b, c) => [a, b, c].iter().for_each(|x| visit_expr(x, f)),
+        ExprKind::Comma(items) => items.iter().for_each(|x| visit_expr(x, f)),
+        ExprKind::InitList(items) | ExprKind::BraceConstruct(_, items) => {
+            items.iter().for_each(|i| visit_init(i, f))
+        }
+        _ => {}
+    }
+}
+
+/// True if the sampler named `name` in `body` is used by `sample_compare` or
+/// `gather_compare`, directly or as an argument to a user function that does
+/// so with the corresponding parameter.
+pub fn sampler_compared(program: &Program, body: &Block, name: &str) -> bool {
+    let is_name =
+        |e: &Expr, n: &str| matches!(&e.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == n);
+    let direct = |body: &Block, n: &str| {
+        any_expr(body, &|e| match &e.kind {
+            ExprKind::Call(callee, args) => {
+                matches!(&callee.kind, ExprKind::Member(_, m, _) if m.name == "sample_compare" || m.name == "gather_compare")
+                    && args.first().is_some_and(|a| is_name(a, n))
+            }
+            _ => false,
+        })
+    };
+    if direct(body, name) {
+        return true;
+    }
+    any_expr(body, &|e| {
+        let ExprKind::Call(callee, args) = &e.kind else {
+            return false;
+        };
+        let ExprKind::Name(path) = &callee.kind else {
+            return false;
+        };
+        let Some(Symbol::Functions(list)) = program
+            .symbols
+            .get(path.last().map(String::as_str).unwrap_or(""))
+        else {
+            return false;
+        };
+        args.iter()
+            .enumerate()
+            .filter(|(_, a)| is_name(a, name))
+            .any(|(k, _)| {
+                list.iter().any(|&f| {
+                    let f = program.functions[f];
+                    match (f.params.get(k).and_then(|p| p.name.as_ref()), &f.body) {
+                        (Some(param), Some(b)) => direct(b, &param.name),
+                        _ => false,
+                    }
+                })
+            })
+    })
+}

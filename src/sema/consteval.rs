@@ -86,7 +86,11 @@ impl ConstValue {
                 Type::Vector(*s, *n),
                 vec![scalar_from_f64(0.0, *s); *n as usize],
             ),
-            Type::Void | Type::Pointer(_) | Type::Atomic(_) => ConstValue::Int(0, Scalar::Int),
+            Type::Void
+            | Type::Pointer(_)
+            | Type::Atomic(_)
+            | Type::Texture(_)
+            | Type::Sampler { .. } => ConstValue::Int(0, Scalar::Int),
         }
     }
 }

@@ -65,6 +65,19 @@ pub enum Symbol {
     Functions(Vec<usize>),
     /// A constant, index into [`Program::constants`].
     Constant(usize),
+    /// A `constexpr sampler`, index into [`Program::samplers`].
+    Sampler(usize),
+}
+
+/// A `constexpr sampler name(args...)` declaration (MSL §2.10).
+#[derive(Clone, Debug)]
+pub struct SamplerDecl {
+    /// Name.
+    pub name: String,
+    /// The constructor arguments (`address::repeat`, `lod_clamp(0, 4)`, ...).
+    pub args: Vec<ast::Expr>,
+    /// The declaration.
+    pub span: Span,
 }
 
 /// The program-scope view of a translation unit.
@@ -76,6 +89,8 @@ pub struct Program<'a> {
     pub functions: Vec<&'a ast::FunctionDecl>,
     /// Program-scope constants.
     pub constants: Vec<GlobalConstant>,
+    /// Program-scope `constexpr sampler`s.
+    pub samplers: Vec<SamplerDecl>,
     /// Names.
     pub symbols: HashMap<String, Symbol>,
 }
@@ -177,6 +192,17 @@ impl<'a> Program<'a> {
     }
 
     fn declare_global(&mut self, decl: &ast::VarDecl) -> Result<()> {
+        if decl.ty.space.is_none()
+            && decl.ty.ptr_ops.is_empty()
+            && decl.ty.name().trim_start_matches("metal::") == "sampler"
+        {
+            for d in &decl.declarators {
+                let sampler = sampler_decl(&decl.ty, d)?;
+                self.samplers.push(sampler);
+                self.define(&d.name, Symbol::Sampler(self.samplers.len() - 1))?;
+            }
+            return Ok(());
+        }
         let space = decl.ty.space.map(|s| s.0);
         if space != Some(ast::AddressSpace::Constant) {
             return Err(Error::new(
@@ -261,11 +287,9 @@ impl<'a> Program<'a> {
                     )),
                 };
             }
-            n if n.starts_with("texture") || n.starts_with("depth") || n == "sampler" => {
-                return Err(Error::new(
-                    ts.name_span,
-                    format!("texture and sampler types are not supported yet (`{n}`)"),
-                ));
+            "sampler" => return Ok(Type::Sampler { comparison: false }),
+            n if n.starts_with("texture") || n.starts_with("depth") => {
+                return self.texture_type(n, ts)
             }
             "array" => return self.template_array(ts),
             _ => {}
@@ -281,6 +305,107 @@ impl<'a> Program<'a> {
                 format!("unknown type name `{name}`"),
             )),
         }
+    }
+
+    /// `texture2d<T, access::A>`, `depth2d<float>` ... (MSL §2.9).
+    fn texture_type(&self, name: &str, ts: &ast::TypeSpec) -> Result<Type> {
+        use types::TextureShape as S;
+        let shape = match name {
+            "texture1d" => S::D1,
+            "texture2d" => S::D2,
+            "texture2d_array" => S::D2Array,
+            "texture2d_ms" => S::D2Ms,
+            "texture3d" => S::D3,
+            "texturecube" => S::Cube,
+            "texturecube_array" => S::CubeArray,
+            "depth2d" => S::Depth2D,
+            "depth2d_array" => S::Depth2DArray,
+            "depthcube" => S::DepthCube,
+            "depthcube_array" => S::DepthCubeArray,
+            "depth2d_ms" => S::Depth2DMs,
+            "texture1d_array" | "texture2d_ms_array" | "depth2d_ms_array" | "texture_buffer" => {
+                return Err(
+                    Error::new(ts.name_span, format!("`{name}` has no WGSL equivalent"))
+                        .note("WGSL has no 1-D array, multisampled array or buffer textures"),
+                );
+            }
+            _ => {
+                return Err(Error::new(
+                    ts.name_span,
+                    format!("unknown type name `{name}`"),
+                ))
+            }
+        };
+        let (elem, access) = match ts.args.as_slice() {
+            [TemplateArg::Type(t)] => (t, None),
+            [TemplateArg::Type(t), a] => (t, Some(a)),
+            _ => {
+                return Err(Error::new(
+                    ts.span,
+                    format!("`{name}` needs a component type: `{name}<float>`"),
+                ))
+            }
+        };
+        let scalar = match self.resolve_value_type(elem)? {
+            Type::Scalar(
+                s @ (types::Scalar::Float
+                | types::Scalar::Half
+                | types::Scalar::Int
+                | types::Scalar::UInt
+                | types::Scalar::Short
+                | types::Scalar::UShort),
+            ) => s,
+            other => return Err(Error::new(
+                elem.span,
+                format!(
+                    "`{}` is not a texture component type (float, half, int, uint, short, ushort)",
+                    self.display(&other)
+                ),
+            )),
+        };
+        if shape.is_depth() && scalar != types::Scalar::Float {
+            return Err(Error::new(
+                elem.span,
+                "depth textures have `float` components",
+            ));
+        }
+        let access = match access {
+            None => types::TextureAccess::Sample,
+            Some(arg) => {
+                let (path, span) = match arg {
+                    TemplateArg::Type(t) => (t.path.clone(), t.span),
+                    TemplateArg::Expr(ast::Expr {
+                        kind: ast::ExprKind::Name(p),
+                        span,
+                    }) => (p.clone(), *span),
+                    TemplateArg::Expr(e) => (Vec::new(), e.span),
+                };
+                match path.last().map(String::as_str) {
+                    Some("sample") => types::TextureAccess::Sample,
+                    Some("read") => types::TextureAccess::Read,
+                    Some("write") => types::TextureAccess::Write,
+                    Some("read_write") => types::TextureAccess::ReadWrite,
+                    _ => return Err(Error::new(span, "expected `access::sample`, `access::read`, `access::write` or `access::read_write`")),
+                }
+            }
+        };
+        if shape.is_depth()
+            && matches!(
+                access,
+                types::TextureAccess::Write | types::TextureAccess::ReadWrite
+            )
+        {
+            return Err(Error::new(
+                ts.span,
+                "depth textures cannot be written in a kernel",
+            ));
+        }
+        Ok(Type::Texture(types::Texture {
+            shape,
+            scalar,
+            access,
+            format: None,
+        }))
     }
 
     fn template_vec(&self, ts: &ast::TypeSpec) -> Result<Type> {
@@ -354,6 +479,9 @@ impl<'a> Program<'a> {
                     "pointers to pointers are not supported",
                 ));
             }
+            if matches!(ty, Type::Texture(_) | Type::Sampler { .. }) {
+                return Err(Error::new(ts.span, "pointers and references to textures and samplers are not allowed; pass them by value"));
+            }
             let space = match space {
                 ast::AddressSpace::Device => AddressSpace::Device,
                 ast::AddressSpace::Constant => AddressSpace::Constant,
@@ -387,4 +515,33 @@ impl<'a> Program<'a> {
         }
         Ok(ty)
     }
+}
+
+/// A `constexpr sampler` declarator; also used for function-scope ones.
+pub fn sampler_decl(ty: &ast::TypeSpec, d: &ast::Declarator) -> Result<SamplerDecl> {
+    if !ty.is_constexpr {
+        return Err(Error::new(
+            ty.span,
+            "a sampler declared in a program or function must be `constexpr`",
+        ));
+    }
+    let args = match &d.init {
+        Some(ast::Init::Paren(args, _)) => args.clone(),
+        None => Vec::new(),
+        Some(ast::Init::Expr(ast::Expr {
+            kind: ast::ExprKind::Call(_, args),
+            ..
+        })) => args.clone(),
+        Some(other) => {
+            return Err(Error::new(
+                other.span(),
+                "expected `constexpr sampler name(arguments...)`",
+            ))
+        }
+    };
+    Ok(SamplerDecl {
+        name: d.name.name.clone(),
+        args,
+        span: d.span,
+    })
 }

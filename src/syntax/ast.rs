@@ -87,6 +87,8 @@ pub enum TemplateArg {
 pub struct TypeSpec {
     /// `const` before the base type.
     pub is_const: bool,
+    /// `constexpr` before the base type.
+    pub is_constexpr: bool,
     /// Address space, if written.
     pub space: Option<(AddressSpace, Span)>,
     /// Name path: `["metal", "float4"]`, `["unsigned int"]`.

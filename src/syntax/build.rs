@@ -202,6 +202,7 @@ pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
     let span = span_of(&pair);
     let mut ts = TypeSpec {
         is_const: false,
+        is_constexpr: false,
         space: None,
         path: Vec::new(),
         args: Vec::new(),
@@ -215,6 +216,7 @@ pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
                 if p.as_str() == "const" || p.as_str() == "constexpr" {
                     ts.is_const = true;
                 }
+                ts.is_constexpr |= p.as_str() == "constexpr";
             }
             Rule::address_space => {
                 let space = match p.as_str() {

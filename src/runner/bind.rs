@@ -1,0 +1,445 @@
+//! Matching what the caller gives (buffers, textures, samplers by Metal
+//! index) to the arguments of the reflection and the bindings the WGSL
+//! uses, with every check made before the GPU is touched; then creating the
+//! GPU object of each binding.
+
+use super::interface::{BindingKind, Interface, TextureClass, UsedBinding};
+use super::samplers::{self, SamplerPlan};
+use super::textures::check_texture;
+use super::{resources, Gpu, Outputs, RunError, TextureData};
+use crate::reflect::{
+    Access, Argument, ArgumentKind, FunctionReflection, SamplerDescriptor, TextureBinding,
+    TextureInfo, WgslBinding,
+};
+use std::collections::BTreeMap;
+
+/// What the caller gives, borrowed.
+#[derive(Clone, Copy)]
+pub(crate) struct Inputs<'a> {
+    pub buffers: &'a BTreeMap<u32, Vec<u8>>,
+    pub textures: &'a BTreeMap<u32, TextureData>,
+    pub samplers: &'a BTreeMap<u32, SamplerDescriptor>,
+}
+
+/// A buffer argument with its bytes, and where the shader binds it.
+pub(crate) struct BoundBuffer<'a> {
+    pub arg: &'a Argument,
+    pub bytes: &'a [u8],
+    /// `None` when the shader does not use it (it is then not uploaded).
+    pub used: Option<UsedBinding>,
+}
+
+/// A texture argument with its texture, and where the shader binds it.
+pub(crate) struct BoundTexture<'a> {
+    pub arg: &'a Argument,
+    pub data: &'a TextureData,
+    /// `None` when the shader does not use it (it is then not uploaded).
+    pub used: Option<UsedBinding>,
+    /// A storage texture the kernel may write: returned after the run.
+    pub read_back: bool,
+}
+
+/// A sampler (argument or `constexpr`) the shader uses.
+pub(crate) struct BoundSampler {
+    pub used: UsedBinding,
+    pub plan: SamplerPlan,
+}
+
+/// Everything bound to one run.
+pub(crate) struct Bound<'a> {
+    pub buffers: Vec<BoundBuffer<'a>>,
+    pub textures: Vec<BoundTexture<'a>>,
+    pub samplers: Vec<BoundSampler>,
+    /// The dispatch uniform, if the shader reads it.
+    pub dispatch: Option<UsedBinding>,
+}
+
+fn same(used: &UsedBinding, binding: WgslBinding) -> bool {
+    used.group == binding.group && used.binding == binding.binding
+}
+
+fn find_used(interface: &Interface, binding: Option<WgslBinding>) -> Option<UsedBinding> {
+    let binding = binding?;
+    interface
+        .bindings
+        .iter()
+        .find(|u| same(u, binding))
+        .copied()
+}
+
+/// Matches the inputs to the function's arguments and the bindings the
+/// shader uses; every used binding must be an argument given a resource, a
+/// sampler, or the dispatch uniform.
+pub(crate) fn bind_all<'a>(
+    gpu: &Gpu,
+    function: &'a FunctionReflection,
+    interface: &Interface,
+    inputs: Inputs<'a>,
+) -> Result<Bound<'a>, RunError> {
+    let mut bound = Bound {
+        buffers: Vec::new(),
+        textures: Vec::new(),
+        samplers: Vec::new(),
+        dispatch: find_used(interface, function.dispatch_binding),
+    };
+    for arg in &function.arguments {
+        match arg.kind {
+            // Threadgroup memory has no binding: its length is in the WGSL.
+            ArgumentKind::ThreadgroupMemory => {}
+            ArgumentKind::Buffer => {
+                let given = inputs.buffers.get(&arg.index);
+                if let Some(bytes) = resources::check_argument(arg, given)? {
+                    let used = find_used(interface, arg.binding);
+                    bound.buffers.push(BoundBuffer { arg, bytes, used });
+                }
+            }
+            ArgumentKind::Texture => {
+                if let Some(t) = bind_texture(arg, interface, inputs.textures)? {
+                    bound.textures.push(t);
+                }
+            }
+            ArgumentKind::Sampler => {
+                if let Some(used) = find_used(interface, arg.binding) {
+                    let plan = plan_sampler_argument(gpu, arg, used, inputs.samplers)?;
+                    bound.samplers.push(BoundSampler { used, plan });
+                }
+            }
+        }
+    }
+    for constexpr in &function.constexpr_samplers {
+        let Some(used) = find_used(interface, Some(constexpr.binding)) else {
+            continue;
+        };
+        let comparison = sampler_binding(&constexpr.name, &used)?;
+        let plan = samplers::plan(gpu, &constexpr.name, &constexpr.descriptor, comparison)?;
+        bound.samplers.push(BoundSampler { used, plan });
+    }
+    check_all_claimed(interface, &bound)?;
+    Ok(bound)
+}
+
+/// The sampler of a sampler argument the shader uses: the caller's
+/// descriptor, or the default.
+fn plan_sampler_argument(
+    gpu: &Gpu,
+    arg: &Argument,
+    used: UsedBinding,
+    given: &BTreeMap<u32, SamplerDescriptor>,
+) -> Result<SamplerPlan, RunError> {
+    let comparison = sampler_binding(&arg.name, &used)?;
+    if arg
+        .sampler
+        .as_ref()
+        .is_some_and(|s| s.comparison != comparison)
+    {
+        return Err(RunError::Shader(format!(
+            "sampler `{}`: the WGSL and the reflection disagree on whether it is a \
+             comparison sampler",
+            arg.name
+        )));
+    }
+    let desc = given.get(&arg.index).cloned();
+    let desc = desc.unwrap_or_else(samplers::default_sampler);
+    samplers::plan(gpu, &arg.name, &desc, comparison)
+}
+
+/// Whether a used sampler binding is a `sampler_comparison`.
+fn sampler_binding(name: &str, used: &UsedBinding) -> Result<bool, RunError> {
+    match used.kind {
+        BindingKind::Sampler { comparison } => Ok(comparison),
+        _ => Err(RunError::Shader(format!(
+            "sampler `{name}` is bound at @binding({}), which the WGSL declares as another \
+             kind of resource",
+            used.binding
+        ))),
+    }
+}
+
+/// Checks a texture argument's texture, and how the WGSL declares it.
+fn bind_texture<'a>(
+    arg: &'a Argument,
+    interface: &Interface,
+    textures: &'a BTreeMap<u32, TextureData>,
+) -> Result<Option<BoundTexture<'a>>, RunError> {
+    let Some(data) = textures.get(&arg.index) else {
+        if arg.active {
+            return Err(RunError::MissingTexture {
+                name: arg.name.clone(),
+                index: arg.index,
+            });
+        }
+        return Ok(None);
+    };
+    let Some(info) = &arg.texture else {
+        return Err(RunError::Shader(format!(
+            "texture argument `{}` has no texture details in the reflection",
+            arg.name
+        )));
+    };
+    if arg.active {
+        check_texture(arg, info, data)?;
+    }
+    let used = find_used(interface, arg.binding);
+    if let Some(used) = &used {
+        check_texture_binding(arg, info, used)?;
+    }
+    let read_back = info.binding_kind == TextureBinding::Storage && arg.access != Access::Read;
+    Ok(Some(BoundTexture {
+        arg,
+        data,
+        used,
+        read_back,
+    }))
+}
+
+/// The WGSL type of a texture binding must be what the reflection says.
+fn check_texture_binding(
+    arg: &Argument,
+    info: &TextureInfo,
+    used: &UsedBinding,
+) -> Result<(), RunError> {
+    let disagree = |what: &str| {
+        Err(RunError::Shader(format!(
+            "texture `{}` [[texture({})]]: the WGSL and the reflection disagree on its {what}",
+            arg.name, arg.index
+        )))
+    };
+    let BindingKind::Texture {
+        class,
+        view_dimension,
+    } = used.kind
+    else {
+        return disagree("kind of resource");
+    };
+    let kind = match class {
+        TextureClass::Sampled { .. } => TextureBinding::Sampled,
+        TextureClass::Depth { .. } => TextureBinding::Depth,
+        TextureClass::Storage { .. } => TextureBinding::Storage,
+    };
+    if kind != info.binding_kind {
+        return disagree("binding kind");
+    }
+    if view_dimension_name(view_dimension) != info.view_dimension {
+        return disagree("view dimension");
+    }
+    Ok(())
+}
+
+/// WebGPU's name of a view dimension, as the reflection spells it.
+fn view_dimension_name(d: wgpu::TextureViewDimension) -> &'static str {
+    use wgpu::TextureViewDimension as V;
+    match d {
+        V::D1 => "1d",
+        V::D2 => "2d",
+        V::D2Array => "2d-array",
+        V::Cube => "cube",
+        V::CubeArray => "cube-array",
+        V::D3 => "3d",
+    }
+}
+
+/// Every binding the shader uses must have been claimed.
+fn check_all_claimed(interface: &Interface, bound: &Bound<'_>) -> Result<(), RunError> {
+    for used in &interface.bindings {
+        let is = |u: &Option<UsedBinding>| {
+            u.is_some_and(|u| u.group == used.group && u.binding == used.binding)
+        };
+        let known = bound.buffers.iter().any(|b| is(&b.used))
+            || bound.textures.iter().any(|t| is(&t.used))
+            || bound.samplers.iter().any(|s| is(&Some(s.used)))
+            || is(&bound.dispatch);
+        if !known {
+            return Err(RunError::Shader(format!(
+                "the WGSL uses @group({}) @binding({}), which is neither an argument given \
+                 a resource, a sampler, nor the dispatch uniform",
+                used.group, used.binding
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The GPU object at one binding.
+pub(crate) enum Slot {
+    /// An argument's buffer.
+    Buffer(wgpu::Buffer),
+    /// The dispatch uniform: a new buffer for each part of the dispatch.
+    Dispatch,
+    /// A texture's view.
+    Texture(wgpu::TextureView),
+    /// A sampler.
+    Sampler(wgpu::Sampler),
+}
+
+/// One binding of the pipeline: where, its layout type and its object.
+pub(crate) struct Binding {
+    pub used: UsedBinding,
+    pub ty: wgpu::BindingType,
+    pub slot: Slot,
+}
+
+/// The GPU objects of one run.
+pub(crate) struct Created {
+    /// Every binding, sorted by group and binding.
+    pub bindings: Vec<Binding>,
+    /// Buffers to read back: Metal index, buffer, the user's length.
+    pub buffers: Vec<(u32, wgpu::Buffer, usize)>,
+    /// Storage textures to read back: Metal index, texture, its data's shape.
+    pub textures: Vec<(u32, wgpu::Texture, TextureData)>,
+}
+
+impl Bound<'_> {
+    /// Creates (and fills) every buffer, texture and sampler the shader
+    /// uses; depth textures record their fill into `encoder`.
+    pub(crate) fn create(
+        &self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<Created, RunError> {
+        let mut out = Created {
+            bindings: Vec::new(),
+            buffers: Vec::new(),
+            textures: Vec::new(),
+        };
+        for b in &self.buffers {
+            let Some(used) = b.used else { continue };
+            let buffer = resources::upload_argument(gpu, b.arg, b.bytes, &used)?;
+            out.buffers
+                .push((b.arg.index, buffer.clone(), b.bytes.len()));
+            let ty = buffer_type(&used);
+            out.bindings.push(Binding {
+                used,
+                ty,
+                slot: Slot::Buffer(buffer),
+            });
+        }
+        for t in &self.textures {
+            let Some(used) = t.used else { continue };
+            out.bindings
+                .push(create_texture(gpu, encoder, t, used, &mut out.textures));
+        }
+        for s in &self.samplers {
+            out.bindings.push(Binding {
+                used: s.used,
+                ty: wgpu::BindingType::Sampler(s.plan.binding_type),
+                slot: Slot::Sampler(gpu.device.create_sampler(&s.plan.descriptor)),
+            });
+        }
+        if let Some(used) = self.dispatch {
+            let ty = buffer_type(&used);
+            out.bindings.push(Binding {
+                used,
+                ty,
+                slot: Slot::Dispatch,
+            });
+        }
+        out.bindings.sort_by_key(|b| (b.used.group, b.used.binding));
+        Ok(out)
+    }
+
+    /// The run's results: every buffer given and every storage texture that
+    /// may be written, the ones the shader used as read back in `read`.
+    pub(crate) fn outputs(&self, read: Outputs) -> Outputs {
+        let mut out = Outputs::default();
+        for b in &self.buffers {
+            out.buffers.insert(b.arg.index, b.bytes.to_vec());
+        }
+        for t in self.textures.iter().filter(|t| t.read_back) {
+            let mut level0 = t.data.clone();
+            level0.data.truncate(t.data.mip_len(0));
+            level0.mip_levels = 1;
+            out.textures.insert(t.arg.index, level0);
+        }
+        out.buffers.extend(read.buffers);
+        out.textures.extend(read.textures);
+        out
+    }
+}
+
+fn buffer_type(used: &UsedBinding) -> wgpu::BindingType {
+    let ty = match used.kind {
+        BindingKind::Buffer(super::interface::BufferBinding::Storage { read_only }) => {
+            wgpu::BufferBindingType::Storage { read_only }
+        }
+        _ => wgpu::BufferBindingType::Uniform,
+    };
+    wgpu::BindingType::Buffer {
+        ty,
+        has_dynamic_offset: false,
+        min_binding_size: None,
+    }
+}
+
+/// Uploads a texture and makes its view: all levels and layers for
+/// sampling, level 0 for storage (WGSL storage textures have one level).
+fn create_texture(
+    gpu: &Gpu,
+    encoder: &mut wgpu::CommandEncoder,
+    t: &BoundTexture<'_>,
+    used: UsedBinding,
+    read_backs: &mut Vec<(u32, wgpu::Texture, TextureData)>,
+) -> Binding {
+    let BindingKind::Texture {
+        class,
+        view_dimension,
+    } = used.kind
+    else {
+        unreachable!("check_texture_binding accepted only textures");
+    };
+    let storage = matches!(class, TextureClass::Storage { .. });
+    let texture = resources::upload_texture(gpu, encoder, &t.arg.name, t.data, storage);
+    let view = texture.create_view(&wgpu::TextureViewDescriptor {
+        label: Some(&t.arg.name),
+        dimension: Some(view_dimension),
+        mip_level_count: storage.then_some(1),
+        ..Default::default()
+    });
+    if t.read_back {
+        read_backs.push((t.arg.index, texture, t.data.clone()));
+    }
+    Binding {
+        used,
+        ty: texture_type(gpu, class, view_dimension, t.data.format),
+        slot: Slot::Texture(view),
+    }
+}
+
+/// The layout type of a texture binding. A float texture is declared
+/// filterable only if its format is on this device, so that unfilterable
+/// formats (r32float without `float32-filterable`) can still be loaded and
+/// sampled with non-filtering samplers.
+fn texture_type(
+    gpu: &Gpu,
+    class: TextureClass,
+    view_dimension: wgpu::TextureViewDimension,
+    format: wgpu::TextureFormat,
+) -> wgpu::BindingType {
+    use wgpu::TextureSampleType as S;
+    match class {
+        TextureClass::Sampled { kind, multi } => {
+            let sample_type = match kind {
+                naga::ScalarKind::Sint => S::Sint,
+                naga::ScalarKind::Uint => S::Uint,
+                _ => S::Float {
+                    filterable: format.sample_type(None, Some(gpu.features()))
+                        == Some(S::Float { filterable: true }),
+                },
+            };
+            wgpu::BindingType::Texture {
+                sample_type,
+                view_dimension,
+                multisampled: multi,
+            }
+        }
+        TextureClass::Depth { multi } => wgpu::BindingType::Texture {
+            sample_type: S::Depth,
+            view_dimension,
+            multisampled: multi,
+        },
+        TextureClass::Storage { access } => wgpu::BindingType::StorageTexture {
+            access,
+            format,
+            view_dimension,
+        },
+    }
+}
