@@ -179,23 +179,194 @@ fn output_file_survives_unreadable_input() {
 }
 
 #[test]
-fn run_reports_unsupported_resources() {
-    let flags: &[&[&str]] = &[
-        &["--texture", "0=in.png"],
-        &["--texture", "1=empty:4x4"],
-        &["--read-texture", "0=out.png"],
+fn texture_flags_usage_errors_exit_2() {
+    let run_flags: &[&[&str]] = &[
+        &["--texture", "0="],
+        &["--texture", "x=in.png"],
+        &["--texture", "1=empty:4"],
+        &["--texture", "1=empty:0x4"],
+        &["--texture", "1=empty:4xfour"],
+        &["--texture", "1=empty:4x4:rgba9unorm"],
+        &["--texture", "1=empty:4x4:"],
+        &["--read-texture", "0="],
+        &["--read-texture", "zero=out.png"],
+        &["--texture-format", "0=nosuch"],
+        &["--texture-format", "0"],
     ];
-    for extra in flags {
-        let mut args = vec!["run", "k.metal", "--entry", "k", "--grid", "4"];
-        args.extend_from_slice(extra);
-        let out = msl2wgsl(&args);
-        assert_exit(&out, 1);
+    let mut cases: Vec<Vec<&str>> = run_flags
+        .iter()
+        .map(|extra| {
+            [
+                &["run", "k.metal", "--entry", "k", "--grid", "4"][..],
+                extra,
+            ]
+            .concat()
+        })
+        .collect();
+    cases.push(vec!["--texture-format", "1=bogus", "k.metal"]);
+    cases.push(vec!["--texture-format", "1=", "k.metal"]);
+    cases.push(vec!["reflect", "k.metal", "--texture-format", "x=r32float"]);
+    for args in &cases {
+        let out = msl2wgsl(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).is_empty(), "{args:?}: no message");
+    }
+    let out = msl2wgsl(&["run", "--help"]);
+    for flag in [
+        "--texture",
+        "--read-texture",
+        "--texture-format",
+        "empty:WxH",
+    ] {
+        assert!(stdout(&out).contains(flag), "{flag}: {}", stdout(&out));
+    }
+}
+
+/// Inverts an image; writes a ramp into a float texture.
+const TEXTURE_KERNELS: &str = "#include <metal_stdlib>
+using namespace metal;
+
+kernel void invert(texture2d<float, access::read> src [[texture(0)]],
+                   texture2d<float, access::write> dst [[texture(1)]],
+                   uint2 gid [[thread_position_in_grid]])
+{
+    float4 c = src.read(gid);
+    dst.write(float4(1.0 - c.rgb, c.a), gid);
+}
+
+kernel void ramp(texture2d<float, access::write> dst [[texture(0)]],
+                 uint2 gid [[thread_position_in_grid]])
+{
+    dst.write(float4(float(gid.x) / 3.0), gid);
+}
+";
+
+#[test]
+fn run_checks_texture_flags_before_translating() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", TEXTURE_KERNELS);
+    let base = ["run", file.as_str(), "--entry", "invert", "--grid", "3,2"];
+    let cases: [(&[&str], i32, &str); 4] = [
+        (
+            &["--texture", "1=empty:2x2", "--texture", "1=empty:2x2"],
+            2,
+            "--texture 1 is given twice",
+        ),
+        (
+            &[
+                "--texture-format",
+                "1=r32float",
+                "--texture-format",
+                "1=r32float",
+            ],
+            2,
+            "--texture-format 1 is given twice",
+        ),
+        (
+            &["--texture", "0=no-such.png"],
+            1,
+            "cannot read 'no-such.png'",
+        ),
+        (&["--texture", "0=k.metal"], 1, "k.metal"),
+    ];
+    for (extra, code, message) in cases {
+        let out = in_dir(dir.path(), &[&base[..], extra].concat());
+        assert_exit(&out, code);
         assert!(
-            stderr(&out).contains("not supported yet"),
-            "{}",
+            stderr(&out).contains(message),
+            "{extra:?}: {}",
             stderr(&out)
         );
     }
+}
+
+#[test]
+fn translation_run_checks_read_texture() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", TEXTURE_KERNELS);
+    let base = ["run", file.as_str(), "--entry", "invert", "--grid", "3,2"];
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--read-texture", "0=out.png"],
+            "no writable [[texture(0)]]",
+        ),
+        (
+            &["--read-texture", "5=out.png"],
+            "no writable [[texture(5)]]",
+        ),
+        (
+            &["--texture", "0=empty:3x2", "--read-texture", "1=out.png"],
+            "give the texture with --texture 1=",
+        ),
+    ];
+    for (extra, message) in cases {
+        let out = in_dir(dir.path(), &[&base[..], extra].concat());
+        assert_exit(&out, 1);
+        assert!(
+            stderr(&out).contains(message),
+            "{extra:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn translation_run_textures_from_and_to_png() {
+    use msl2wgsl::runner::TextureData;
+    if !common::has_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", TEXTURE_KERNELS);
+    let pixels: Vec<u8> = (0..3 * 2 * 4).map(|i| (i * 11) as u8).collect();
+    let image = TextureData::new_2d(wgpu::TextureFormat::Rgba8Unorm, 3, 2, pixels.clone());
+    image.to_png(dir.path().join("in.png")).unwrap();
+    let out = in_dir(
+        dir.path(),
+        &[
+            "run",
+            &file,
+            "--entry",
+            "invert",
+            "--grid",
+            "3,2",
+            "--texture",
+            "0=in.png",
+            "--texture",
+            "1=empty:3x2",
+            "--read-texture",
+            "1=out.png",
+        ],
+    );
+    assert_exit(&out, 0);
+    let inverted = TextureData::from_png(dir.path().join("out.png")).unwrap();
+    let want: Vec<u8> = pixels
+        .chunks(4)
+        .flat_map(|p| [255 - p[0], 255 - p[1], 255 - p[2], p[3]])
+        .collect();
+    assert_eq!(inverted.data, want);
+    // The empty texture's format becomes the storage format; one-component
+    // formats are saved as grayscale.
+    let out = in_dir(
+        dir.path(),
+        &[
+            "run",
+            &file,
+            "--entry",
+            "ramp",
+            "--grid",
+            "4,1",
+            "--texture",
+            "0=empty:4x1:r32float",
+            "--read-texture",
+            "0=ramp.png",
+        ],
+    );
+    assert_exit(&out, 0);
+    let ramp = TextureData::from_png(dir.path().join("ramp.png")).unwrap();
+    let reds: Vec<u8> = ramp.data.chunks(4).map(|p| p[0]).collect();
+    assert_eq!(reds, [0, 85, 170, 255]);
 }
 
 #[test]

@@ -265,10 +265,10 @@ fn wrong_argument_count() {
 #[test]
 fn unsupported_attribute_argument() {
     assert_error(
-        "kernel void k(texture2d<float> t [[texture(0)]]) {}\n",
-        3,
-        15,
-        "texture and sampler types are not supported yet",
+        "struct V { float4 p [[attribute(0)]]; };\nkernel void k(V v [[stage_in]]) {}\n",
+        4,
+        21,
+        "`[[stage_in]]` arguments are not supported yet",
     );
 }
 

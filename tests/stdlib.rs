@@ -17,7 +17,7 @@
 
 mod common;
 
-use msl2wgsl::{Library, Options};
+use msl2wgsl::{Library, Options, Target};
 
 const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
 
@@ -144,6 +144,35 @@ fn matrix_functions_reject_non_square_and_non_matrix() {
         20,
         "no matching function for call to `transpose` with an argument of type `float`",
     );
+}
+
+#[test]
+fn long_operands_of_32_bit_polyfills_are_refused() {
+    let src = format!(
+        "{PRELUDE}kernel void k(device long* a [[buffer(0)]]) {{\n  a[0] = addsat(a[1], a[2]);\n}}\n"
+    );
+    let options = Options {
+        target: Target::Wgpu,
+        ..Options::default()
+    };
+    let text = match Library::from_source("t.metal", &src, &options) {
+        Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
+        Err(f) => f.render(),
+    };
+    let want = "t.metal:4:10: error: `addsat` of `long` is not supported yet";
+    assert!(text.starts_with(want), "want `{want}`\n got:\n{text}");
+}
+
+#[test]
+fn output_arguments_may_be_buffer_elements_in_word_views() {
+    // Metal declares `thread` references; other writable memory is accepted
+    // too, including buffers of packed vectors and halves.
+    let src = format!(
+        "{PRELUDE}kernel void k(device packed_float3* p [[buffer(0)]], device half* h [[buffer(1)]], device int* e [[buffer(2)]]) {{\n  p[0] = modf(float3(p[1]), p[2]);\n  p[0].x = sincos(p[0].y, p[0].z);\n  h[0] = frexp(h[1], &e[0]);\n}}\n"
+    );
+    if let Err(f) = Library::from_source("t.metal", &src, &Options::default()) {
+        panic!("{}", f.render());
+    }
 }
 
 #[test]
@@ -619,7 +648,12 @@ mod gpu {
             assert_eq!(got[3 * i + 1], vector_flags(v), "vector {what}");
             let h = half::f16::from_bits(half_bits[i] as u16);
             let what = format!("half flags of {:#x}", half_bits[i]);
-            assert_eq!(got[3 * i + 2], half_flags(h), "{what}");
+            // A half NaN's sign does not survive the float conversions on
+            // every GPU (NVIDIA's f16 <-> f32 conversions drop it; WGSL
+            // promises nothing about NaN through arithmetic): only its other
+            // flags are compared.
+            let mask = if h.is_nan() { !0x10 } else { !0 };
+            assert_eq!(got[3 * i + 2] & mask, half_flags(h) & mask, "{what}");
         }
     }
 

@@ -62,6 +62,9 @@ struct CompileArgs {
     /// Bytes of [[threadgroup(N)]] memory (fixed in the WGSL).
     #[arg(long, value_name = "N=BYTES", value_parser = parse_threadgroup_memory)]
     threadgroup_memory: Vec<(u32, u32)>,
+    /// Texel format of the storage texture [[texture(N)]] (wgpu's name: rgba8unorm, r32float, ...).
+    #[arg(long, value_name = "N=FORMAT", value_parser = parse_texture_format)]
+    texture_format: Vec<(u32, String)>,
 }
 
 impl CompileArgs {
@@ -73,6 +76,7 @@ impl CompileArgs {
         options.threadgroup_size = self.threadgroup_size;
         options.target = self.target.into();
         options.threadgroup_memory = self.threadgroup_memory.clone();
+        options.texture_formats = self.texture_format.clone();
         options
     }
 }
@@ -126,18 +130,23 @@ struct RunArgs {
     /// Bind [[buffer(N)]] to a file's bytes, or to BYTES zero bytes.
     #[arg(long, value_name = "N=PATH|N=zeros:BYTES", value_parser = parse_buffer)]
     buffer: Vec<BufferArg>,
-    /// Bind [[texture(N)]] (not supported yet).
-    #[arg(long, value_name = "N=PATH.png|N=empty:WxH[:FORMAT]")]
-    texture: Vec<String>,
+    /// Bind [[texture(N)]] to a PNG image (rgba8unorm), or to a zeroed WxH
+    /// texture (FORMAT: wgpu's name, default rgba8unorm).
+    #[arg(long, value_name = "N=PATH.png|N=empty:WxH[:FORMAT]", value_parser = parse_texture)]
+    texture: Vec<TextureArg>,
+    /// Texel format of the storage texture [[texture(N)]] in the WGSL
+    /// (default: the format of the texture given with --texture N).
+    #[arg(long, value_name = "N=FORMAT", value_parser = parse_texture_format)]
+    texture_format: Vec<(u32, String)>,
     /// Bytes of [[threadgroup(N)]] memory (Metal's setThreadgroupMemoryLength).
     #[arg(long, value_name = "N=BYTES", value_parser = parse_threadgroup_memory)]
     threadgroup_memory: Vec<(u32, u32)>,
     /// After the run, write [[buffer(N)]]'s bytes to PATH.
     #[arg(long, value_name = "N=PATH", value_parser = parse_read)]
     read: Vec<(u32, PathBuf)>,
-    /// After the run, save [[texture(N)]] as PNG (not supported yet).
-    #[arg(long, value_name = "N=PATH.png")]
-    read_texture: Vec<String>,
+    /// After the run, save the storage texture [[texture(N)]] (level 0) as PNG.
+    #[arg(long, value_name = "N=PATH.png", value_parser = parse_read)]
+    read_texture: Vec<(u32, PathBuf)>,
     /// Search DIR for `#include`.
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
@@ -174,6 +183,25 @@ struct BufferArg {
 enum BufferSource {
     File(PathBuf),
     Zeros(usize),
+}
+
+/// Where a `--texture` gets its texels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
+struct TextureArg {
+    index: u32,
+    source: TextureSource,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
+enum TextureSource {
+    Png(PathBuf),
+    Empty {
+        width: u32,
+        height: u32,
+        format: String,
+    },
 }
 
 fn parse_dims(s: &str) -> Result<[u32; 3], String> {
@@ -225,6 +253,57 @@ fn parse_buffer(s: &str) -> Result<BufferArg, String> {
         None => BufferSource::File(rest.into()),
     };
     Ok(BufferArg { index, source })
+}
+
+/// `N=PATH.png` or `N=empty:WxH[:FORMAT]`.
+fn parse_texture(s: &str) -> Result<TextureArg, String> {
+    let (index, rest) = parse_index(s)?;
+    let Some(empty) = rest.strip_prefix("empty:") else {
+        if rest.is_empty() {
+            return Err("expected N=PATH.png or N=empty:WxH[:FORMAT]".into());
+        }
+        return Ok(TextureArg {
+            index,
+            source: TextureSource::Png(rest.into()),
+        });
+    };
+    let (size, format) = empty.split_once(':').unwrap_or((empty, "rgba8unorm"));
+    let bad_size = || format!("`{size}` is not WxH (two positive integers)");
+    let (w, h) = size.split_once('x').ok_or_else(bad_size)?;
+    let (width, height) = match (w.parse::<u32>(), h.parse::<u32>()) {
+        (Ok(w), Ok(h)) if w > 0 && h > 0 => (w, h),
+        _ => return Err(bad_size()),
+    };
+    check_format_name(format)?;
+    Ok(TextureArg {
+        index,
+        source: TextureSource::Empty {
+            width,
+            height,
+            format: format.to_string(),
+        },
+    })
+}
+
+/// `N=FORMAT`.
+fn parse_texture_format(s: &str) -> Result<(u32, String), String> {
+    let (index, format) = parse_index(s)?;
+    check_format_name(format)?;
+    Ok((index, format.to_string()))
+}
+
+/// A texel format name as wgpu spells it; with the runner, one it knows.
+fn check_format_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("expected a texel format (rgba8unorm, r32float, ...)".into());
+    }
+    #[cfg(feature = "runner")]
+    if msl2wgsl::runner::texture_format(name).is_none() {
+        return Err(format!(
+            "`{name}` is not a texel format wgpu names (rgba8unorm, r32float, rgba16float, ...)"
+        ));
+    }
+    Ok(())
 }
 
 fn parse_threadgroup_memory(s: &str) -> Result<(u32, u32), String> {
@@ -401,7 +480,10 @@ use runner_commands::{run, test};
 #[cfg(feature = "runner")]
 mod runner_commands {
     use super::*;
-    use msl2wgsl::runner::{self, Dispatch, Gpu, RunError, Translation};
+    use msl2wgsl::reflect::{Access, ArgumentKind, FunctionReflection, TextureBinding};
+    use msl2wgsl::runner::{
+        self, Dispatch, Gpu, Outputs, Resources, RunError, TextureData, Translation,
+    };
     use std::collections::BTreeMap;
 
     /// Reports a runner error: translation failures as diagnostics.
@@ -441,6 +523,7 @@ mod runner_commands {
         args: &RunArgs,
         name: &str,
         source: &str,
+        texture_formats: Vec<(u32, String)>,
     ) -> Result<Translation, RunError> {
         let mut options = Options::default();
         options.preprocess.defines = args.define.clone();
@@ -448,6 +531,7 @@ mod runner_commands {
         options.entries = vec![args.entry.clone()];
         options.target = args.target.into();
         options.threadgroup_memory = args.threadgroup_memory.clone();
+        options.texture_formats = texture_formats;
         let default = runner::translate_kernel(name, source, &options, &args.entry)?;
         match args.threadgroup {
             Some(size) if Some(size) != default.function.workgroup_size => {
@@ -458,23 +542,146 @@ mod runner_commands {
         }
     }
 
-    pub(super) fn run(args: RunArgs) -> u8 {
-        let unsupported = [
-            ("--texture", args.texture.is_empty()),
-            ("--read-texture", args.read_texture.is_empty()),
-        ];
-        if let Some((flag, _)) = unsupported.iter().find(|(_, empty)| !empty) {
-            return error(FAILURE, format!("{flag} is not supported yet"));
+    /// The `--texture` contents by Metal index.
+    fn load_textures(args: &[TextureArg]) -> Result<BTreeMap<u32, TextureData>, u8> {
+        let mut textures = BTreeMap::new();
+        for arg in args {
+            let texture = match &arg.source {
+                TextureSource::Png(path) => {
+                    TextureData::from_png(path).map_err(|e| error(FAILURE, e))?
+                }
+                TextureSource::Empty {
+                    width,
+                    height,
+                    format,
+                } => {
+                    // The parser accepted only names the runner knows.
+                    let format = runner::texture_format(format).expect("a known format");
+                    TextureData::empty(*width, *height, format)
+                }
+            };
+            if textures.insert(arg.index, texture).is_some() {
+                return Err(error(
+                    USAGE,
+                    format!("--texture {} is given twice", arg.index),
+                ));
+            }
         }
+        Ok(textures)
+    }
+
+    /// Every `--buffer` and `--texture`.
+    fn load_resources(args: &RunArgs) -> Result<Resources, u8> {
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some((index, _)) = args.texture_format.iter().find(|(i, _)| !seen.insert(*i)) {
+            return Err(error(
+                USAGE,
+                format!("--texture-format {index} is given twice"),
+            ));
+        }
+        Ok(Resources {
+            buffers: load_buffers(&args.buffer)?,
+            textures: load_textures(&args.texture)?,
+            samplers: BTreeMap::new(),
+        })
+    }
+
+    /// `--texture-format`, and for every other texture given, its format:
+    /// as in Metal, the texture decides what a storage texture holds.
+    fn texture_formats(
+        args: &RunArgs,
+        textures: &BTreeMap<u32, TextureData>,
+    ) -> Vec<(u32, String)> {
+        let mut formats = args.texture_format.clone();
+        for (index, texture) in textures {
+            if formats.iter().any(|(i, _)| i == index) {
+                continue;
+            }
+            if let Some(name) = runner::texture_format_name(texture.format) {
+                formats.push((*index, name.to_string()));
+            }
+        }
+        formats
+    }
+
+    /// Every `--read` must name a buffer argument given bytes, every
+    /// `--read-texture` a writable storage texture given a texture.
+    fn check_reads(args: &RunArgs, function: &FunctionReflection, resources: &Resources) -> u8 {
+        let find = |index: u32, kind: ArgumentKind| {
+            function
+                .arguments
+                .iter()
+                .find(|a| a.index == index && a.kind == kind)
+        };
+        for (index, _) in &args.read {
+            if find(*index, ArgumentKind::Buffer).is_none() {
+                let message = format!(
+                    "--read {index}: `{}` has no [[buffer({index})]]",
+                    args.entry
+                );
+                return error(FAILURE, message);
+            }
+            if !resources.buffers.contains_key(index) {
+                let message = format!("--read {index}: give the buffer with --buffer {index}=...");
+                return error(FAILURE, message);
+            }
+        }
+        for (index, _) in &args.read_texture {
+            let writable = find(*index, ArgumentKind::Texture).is_some_and(|a| {
+                a.access != Access::Read
+                    && a.texture
+                        .as_ref()
+                        .is_some_and(|t| t.binding_kind == TextureBinding::Storage)
+            });
+            if !writable {
+                let message = format!(
+                    "--read-texture {index}: `{}` has no writable [[texture({index})]]",
+                    args.entry
+                );
+                return error(FAILURE, message);
+            }
+            if !resources.textures.contains_key(index) {
+                let message =
+                    format!("--read-texture {index}: give the texture with --texture {index}=...");
+                return error(FAILURE, message);
+            }
+        }
+        0
+    }
+
+    /// Writes `--read` buffers and `--read-texture` PNGs.
+    fn write_outputs(args: &RunArgs, outputs: &Outputs) -> u8 {
+        for (index, path) in &args.read {
+            let bytes = outputs.buffers.get(index).map_or(&[][..], |b| &b[..]);
+            if let Err(e) = write_atomically(path, bytes) {
+                return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
+            }
+        }
+        for (index, path) in &args.read_texture {
+            let Some(texture) = outputs.textures.get(index) else {
+                return error(FAILURE, format!("texture {index} was not read back"));
+            };
+            let written = texture
+                .to_png_bytes()
+                .and_then(|png| write_atomically(path, &png).map_err(|e| e.to_string()));
+            if let Err(e) = written {
+                return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
+            }
+        }
+        0
+    }
+
+    pub(super) fn run(args: RunArgs) -> u8 {
         let (name, source) = match read_input(&args.file) {
             Ok(input) => input,
             Err(code) => return code,
         };
-        let buffers = match load_buffers(&args.buffer) {
-            Ok(buffers) => buffers,
+        let resources = match load_resources(&args) {
+            Ok(resources) => resources,
             Err(code) => return code,
         };
-        let translation = match translate_for_run(&args, &name, &source) {
+        let formats = texture_formats(&args, &resources.textures);
+        let translation = match translate_for_run(&args, &name, &source, formats) {
             Ok(t) => t,
             Err(e) => return run_error(e),
         };
@@ -491,26 +698,9 @@ mod runner_commands {
             },
             (None, None) => return error(USAGE, "give --grid or --threadgroups"),
         };
-        for (index, _) in &args.read {
-            let is_buffer = function
-                .arguments
-                .iter()
-                .any(|a| a.index == *index && a.kind == msl2wgsl::reflect::ArgumentKind::Buffer);
-            if !is_buffer {
-                return error(
-                    FAILURE,
-                    format!(
-                        "--read {index}: `{}` has no [[buffer({index})]]",
-                        args.entry
-                    ),
-                );
-            }
-            if !buffers.contains_key(index) {
-                return error(
-                    FAILURE,
-                    format!("--read {index}: give the buffer with --buffer {index}=..."),
-                );
-            }
+        let checked = check_reads(&args, function, &resources);
+        if checked != 0 {
+            return checked;
         }
         let gpu = match Gpu::new() {
             Ok(gpu) => gpu,
@@ -519,18 +709,11 @@ mod runner_commands {
         if args.adapter {
             to_stderr(&format!("adapter: {}\n", gpu.adapter_line()));
         }
-        let outputs =
-            match runner::run_compute(&gpu, &translation.wgsl, function, &dispatch, &buffers) {
-                Ok(outputs) => outputs,
-                Err(e) => return run_error(e),
-            };
-        for (index, path) in &args.read {
-            let bytes = outputs.get(index).map_or(&[][..], |b| &b[..]);
-            if let Err(e) = write_atomically(path, bytes) {
-                return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
-            }
+        let wgsl = &translation.wgsl;
+        match runner::run_compute_resources(&gpu, wgsl, function, &dispatch, &resources) {
+            Ok(outputs) => write_outputs(&args, &outputs),
+            Err(e) => run_error(e),
         }
-        0
     }
 
     pub(super) fn test(args: TestArgs) -> u8 {
@@ -583,6 +766,42 @@ mod tests {
         ));
         assert!(parse_buffer("0=").is_err() && parse_buffer("a=x").is_err());
         assert_eq!(parse_read("1=out.bin"), Ok((1, PathBuf::from("out.bin"))));
+    }
+
+    #[test]
+    fn texture_parsers() {
+        let empty = |width, height, format: &str| TextureSource::Empty {
+            width,
+            height,
+            format: format.into(),
+        };
+        let parsed = |s| parse_texture(s).map(|t| (t.index, t.source));
+        assert_eq!(parsed("2=empty:4x3"), Ok((2, empty(4, 3, "rgba8unorm"))));
+        assert_eq!(
+            parsed("0=empty:1x1:r32float"),
+            Ok((0, empty(1, 1, "r32float")))
+        );
+        assert_eq!(
+            parsed("1=in.png"),
+            Ok((1, TextureSource::Png("in.png".into())))
+        );
+        for bad in [
+            "1=",
+            "a=in.png",
+            "1=empty:4",
+            "1=empty:0x2",
+            "1=empty:2x2:",
+            "1=empty:x",
+        ] {
+            assert!(parse_texture(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_texture_format("3=rgba16float"),
+            Ok((3, "rgba16float".into()))
+        );
+        assert!(parse_texture_format("3=").is_err() && parse_texture_format("r32float").is_err());
+        #[cfg(feature = "runner")]
+        assert!(parse_texture("1=empty:2x2:rgba9unorm").is_err());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The metal_stdlib math that `stdlib.rs`'s table of one-to-one
 //! `MathFunction`s does not cover (MSL §6.2–6.7; mapping doc §6.1–6.4):
 //! polyfills built from WGSL builtins and bit operations, and the functions
-//! that return a second result through a `thread` reference.
+//! that return a second result through a reference or pointer argument.
 //!
 //! Integer functions live in `mathlib_int.rs`. Precision: WGSL has no
 //! `precise`/`fast` distinction; each polyfill is chosen so that its error is
@@ -561,7 +561,9 @@ impl Lowerer<'_, '_> {
     }
 
     /// `isnan`, `isinf`, `isfinite`, `isnormal`, `signbit`: tests on the
-    /// bits of the `f32` value; `bool` or `boolN` results.
+    /// bits of the `f32` value; `bool` or `boolN` results. A `half` is
+    /// widened first (exact, but a NaN's sign may not survive: NVIDIA's
+    /// conversion drops it, so `signbit` of a negative half NaN can be false).
     fn classify(
         &mut self,
         fx: &mut FnCtx,

@@ -79,6 +79,7 @@ fn unsigned(s: Scalar) -> Scalar {
         Scalar::Char => Scalar::UChar,
         Scalar::Short => Scalar::UShort,
         Scalar::Int => Scalar::UInt,
+        Scalar::Long => Scalar::ULong,
         other => other,
     }
 }

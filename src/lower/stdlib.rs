@@ -188,7 +188,10 @@ impl Lowerer<'_, '_> {
             arg2: hs.get(2).copied(),
             arg3: None,
         };
-        Ok(Some(Value::Rv(fx.add(expr, span), result_ty)))
+        // abs(char(-128)) wraps back into the narrow type, as in Metal.
+        let h = fx.add(expr, span);
+        let h = self.narrow_result(fx, h, &result_ty, span);
+        Ok(Some(Value::Rv(h, result_ty)))
     }
 
     /// The type all arguments convert to: the vector shape if any argument is

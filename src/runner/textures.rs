@@ -315,7 +315,7 @@ fn check_shape(info: &TextureInfo, data: &TextureData) -> Result<(), String> {
         "2d-array" => (TextureDimension::D2, true, false),
         "3d" => (TextureDimension::D3, true, false),
         "cube" => (TextureDimension::D2, data.layers == 6, true),
-        "cube-array" => (TextureDimension::D2, data.layers % 6 == 0, true),
+        "cube-array" => (TextureDimension::D2, data.layers.is_multiple_of(6), true),
         other => {
             return Err(format!(
                 "unknown view dimension `{other}` in the reflection"
@@ -364,12 +364,12 @@ fn check_format(info: &TextureInfo, format: TextureFormat) -> Result<(), String>
             }
         }
         TextureBinding::Sampled => {
-            let ok = match (info.sample_type.as_str(), format.sample_type(None, None)) {
-                ("float", Some(TextureSampleType::Float { .. })) => true,
-                ("sint", Some(TextureSampleType::Sint)) => true,
-                ("uint", Some(TextureSampleType::Uint)) => true,
-                _ => false,
-            };
+            let ok = matches!(
+                (info.sample_type.as_str(), format.sample_type(None, None)),
+                ("float", Some(TextureSampleType::Float { .. }))
+                    | ("sint", Some(TextureSampleType::Sint))
+                    | ("uint", Some(TextureSampleType::Uint))
+            );
             if !ok {
                 return Err(format!(
                     "the kernel reads {} ({}) texels, the texture is {name}",
@@ -537,8 +537,8 @@ mod tests {
         assert_eq!(t.mip_range(1), 120..136);
         let t = TextureData::new_3d(TextureFormat::R8Unorm, [4, 4, 8], 4, vec![0; 0]);
         assert_eq!(t.mip_extent(2), [1, 1, 2]);
-        assert_eq!(t.expected_len(), 128 + 16 + 4 + 1);
-        assert!(t.validate().unwrap_err().contains("149"));
+        assert_eq!(t.expected_len(), 128 + 16 + 2 + 1);
+        assert!(t.validate().unwrap_err().contains("147"));
         let mut t = TextureData::empty(4, 4, TextureFormat::Rgba8Unorm);
         t.mip_levels = 4;
         assert!(t.validate().unwrap_err().contains("at most 3"));

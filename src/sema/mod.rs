@@ -355,13 +355,15 @@ impl<'a> Program<'a> {
                 | types::Scalar::Short
                 | types::Scalar::UShort),
             ) => s,
-            other => return Err(Error::new(
-                elem.span,
-                format!(
+            other => {
+                return Err(Error::new(
+                    elem.span,
+                    format!(
                     "`{}` is not a texture component type (float, half, int, uint, short, ushort)",
                     self.display(&other)
                 ),
-            )),
+                ))
+            }
         };
         if shape.is_depth() && scalar != types::Scalar::Float {
             return Err(Error::new(

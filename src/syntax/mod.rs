@@ -61,7 +61,7 @@ fn rule_words(rule: Rule) -> Option<&'static str> {
     use Rule::*;
     Some(match rule {
         EOI => "end of file",
-        ident | path | name => "an identifier",
+        ident | path | name | attr_name => "an identifier",
         type_spec | base_type | cast_type_spec | builtin_type_name | multiword_type => "a type",
         expr | assign_expr | cond_expr | binary_expr | unary_expr | postfix_expr | shift_expr
         | attr_arg | paren_expr | float_lit | int_lit | bool_lit | cast_call | templated_name
