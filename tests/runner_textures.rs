@@ -513,7 +513,7 @@ fn sample_level_clamped_to_the_border() {
             match check_sampling(gpu, &function, 128, Some(desc), (linear, wrap)) {
                 Ok(()) => {}
                 Err(RunError::MissingFeature { feature: f, .. }) => {
-                    assert!(gpu.check_features(&[f.clone()]).is_err());
+                    assert!(gpu.check_features(std::slice::from_ref(&f)).is_err());
                     assert!(f.starts_with("address-mode-clamp-to-"), "{f} for {feature}");
                     eprintln!("note: {color} border skipped: the device lacks {f}");
                 }
@@ -554,6 +554,9 @@ fn k(@builtin(global_invocation_id) g: vec3<u32>) {
     out[g.x] = textureSampleCompareLevel(depth, cmp, c.xy, c.z);
 }";
 
+/// Whether a comparison of a reference with a depth passes.
+type Passes = fn(f32, f32) -> bool;
+
 #[test]
 fn compare_sampler_on_a_depth_texture() {
     let Some(gpu) = gpu() else { return };
@@ -586,7 +589,7 @@ fn compare_sampler_on_a_depth_texture() {
     };
     let n = coords.len() / 4;
     // The default compare function is less-equal: ref <= texel passes.
-    let cases: [(Option<&str>, fn(f32, f32) -> bool); 2] =
+    let cases: [(Option<&str>, Passes); 2] =
         [(None, |r, d| r <= d), (Some("greater"), |r, d| r > d)];
     for (compare, pass) in cases {
         let mut resources = with_buffers(&[(0, f32_bytes(&coords)), (1, vec![0; n * 4])]);
