@@ -434,6 +434,20 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k() {\n  float2x2 m = 1.0f;\n}\n", 4, 16, "cannot convert `float` to `float2x2`"),
     ("kernel void k() {\n  float3x3 m = float4x4(1.0f);\n}\n", 4, 16, "cannot convert `float4x4` to `float3x3`"),
     ("constant float K = 1.0f;\nkernel void k() {\n  K = 2.0f;\n}\n", 5, 3, "cannot assign to program-scope constant `K`"),
+    ("void f(thread texture2d<float>& t) {}\nkernel void k() {}\n", 3, 8, "pointers and references to textures and samplers are not allowed"),
+    ("sampler s(filter::linear);\nkernel void k() {}\n", 3, 1, "a sampler declared in a program or function must be `constexpr`"),
+    ("kernel void k(texture2d<float, access::read> t [[texture(0)]]) {\n  t.write(float4(1.0f), uint2(0));\n}\n", 4, 3, "cannot write to a texture declared with `access::read`"),
+    ("kernel void k(texture2d<float> t [[texture(0)]]) {\n  t.write(float4(1.0f), uint2(0));\n}\n", 4, 3, "cannot write to a texture declared with `access::sample`"),
+    ("constexpr sampler s(filter::linear);\nkernel void k(texture2d<float, access::write> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 5, 10, "cannot sample a texture declared with `access::write`"),
+    ("kernel void k(texture1d_array<float> t [[texture(0)]]) {}\n", 3, 15, "`texture1d_array` has no WGSL equivalent"),
+    ("kernel void k(texture_buffer<float> t [[texture(0)]]) {}\n", 3, 15, "`texture_buffer` has no WGSL equivalent"),
+    ("kernel void k(texture2d<bool> t [[texture(0)]]) {}\n", 3, 25, "`bool` is not a texture component type"),
+    ("kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(1.0f, float2(0.5f));\n}\n", 4, 19, "expected a sampler, found `float`"),
+    ("kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(float2(0.5f));\n}\n", 4, 17, "expected a coordinate of type `uint2`, found `float2`"),
+    ("kernel void k(texture2d<float> t [[texture(0)]]) {\n  t.frobnicate();\n}\n", 4, 3, "`texture2d` has no member function `frobnicate`"),
+    ("constexpr sampler s(address::sideways);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "unknown sampler property `address::sideways`"),
+    ("kernel void k(texture2d<float> t [[texture(0)]], texture2d<float> u [[texture(0)]]) {}\n", 3, 71, "duplicate `[[texture(0)]]` index"),
+    ("kernel void k(texturecube<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(uint2(0));\n}\n", 4, 10, "WGSL cannot read cube textures texel by texel"),
     ("kernel void k() {\n  constant float c = 1.0f;\n}\n", 4, 3, "`constant` variables must be declared at program scope"),
     ("kernel void k(device float* a [[buffer(200)]]) {}\n", 3, 15, "buffer index 200 is too large"),
     ("kernel void k(device float* a [[buffer(-1)]]) {}\n", 3, 40, "buffer index must be a non-negative integer constant"),
@@ -484,4 +498,35 @@ fn half_and_float3_struct_is_representable() {
     // Padding of 2 bytes (an f16 member) and after a float3 (a u32 member).
     let src = format!("{PRELUDE}struct S {{ half a; float3 b; half c; }};\nkernel void k(device S* s [[buffer(0)]]) {{ s[0].c = s[0].a; }}\n");
     assert!(Library::from_source("t.metal", &src, &Options::default()).is_ok());
+}
+
+#[test]
+fn storage_format_errors() {
+    let src = format!(
+        "{PRELUDE}kernel void k(texture2d<float, access::read_write> t [[texture(0)]]) {{}}\n"
+    );
+    let opts = |f: &str| Options {
+        texture_formats: vec![(0, f.into())],
+        ..Options::default()
+    };
+    let err = Library::from_source("t.metal", &src, &opts("rgba8unorm"))
+        .unwrap_err()
+        .render();
+    assert!(err.starts_with("t.metal:3:15: error: `access::read_write` textures need a format WebGPU allows read-write access to, not `rgba8unorm`"), "{err}");
+    assert!(err.contains("r32float, r32uint, r32sint"), "{err}");
+    let err = Library::from_source("t.metal", &src, &opts("rgba9000"))
+        .unwrap_err()
+        .render();
+    assert!(
+        err.starts_with("t.metal:3:15: error: unknown storage texture format `rgba9000`"),
+        "{err}"
+    );
+    let err = Library::from_source("t.metal", &src, &opts("r32uint"))
+        .unwrap_err()
+        .render();
+    assert!(
+        err.starts_with("t.metal:3:15: error: format `r32uint` does not hold `float` components"),
+        "{err}"
+    );
+    assert!(Library::from_source("t.metal", &src, &opts("r32float")).is_ok());
 }
