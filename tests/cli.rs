@@ -246,21 +246,11 @@ fn run_checks_texture_flags_before_translating() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "k.metal", TEXTURE_KERNELS);
     let base = ["run", file.as_str(), "--entry", "invert", "--grid", "3,2"];
-    let cases: [(&[&str], i32, &str); 4] = [
+    let cases: [(&[&str], i32, &str); 3] = [
         (
             &["--texture", "1=empty:2x2", "--texture", "1=empty:2x2"],
             2,
             "--texture 1 is given twice",
-        ),
-        (
-            &[
-                "--texture-format",
-                "1=r32float",
-                "--texture-format",
-                "1=r32float",
-            ],
-            2,
-            "--texture-format 1 is given twice",
         ),
         (
             &["--texture", "0=no-such.png"],

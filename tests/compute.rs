@@ -149,7 +149,7 @@ fn threadgroup_memory_is_reflected() {
 #[test]
 fn ragged_grid_with_barriers_has_no_visible_extra_threads() {
     let n = 1000usize;
-    let input: Vec<i32> = (0..1024).map(|i| i as i32).collect();
+    let input: Vec<i32> = (0..1024).collect();
     let Some(out) = run(
         "ragged_barrier.metal",
         "neighbours",

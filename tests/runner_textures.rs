@@ -651,6 +651,16 @@ fn depth_array_with_mips_is_filled_exactly() {
     );
     let out = run(gpu, wgsl, &function, 1, &resources).unwrap();
     assert_eq!(f32s(&out.buffers[&0]), values);
+    // depth16unorm is written directly (WebGPU allows copies into it).
+    let units: Vec<u16> = (0..n as u16).map(|i| i * 4681).collect();
+    let bytes = units.iter().flat_map(|u| u.to_le_bytes()).collect();
+    let data = TextureData::new_2d_array(F::Depth16Unorm, [3, 2, 2], 2, bytes);
+    resources.textures.insert(0, data);
+    let out = run(gpu, wgsl, &function, 1, &resources).unwrap();
+    for (got, unit) in f32s(&out.buffers[&0]).iter().zip(&units) {
+        let want = f32::from(*unit) / 65535.0;
+        assert!((got - want).abs() < 1e-6, "{got} for {unit}");
+    }
 }
 
 #[test]

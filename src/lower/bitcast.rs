@@ -57,8 +57,8 @@ impl Lowerer<'_, '_> {
                 to.clone(),
             ));
         }
-        let words = self.to_words(fx, h, from, span);
-        let v = self.from_words(fx, &words, to, span)?;
+        let words = self.words_of(fx, h, from, span);
+        let v = self.value_from_words(fx, &words, to, span)?;
         Ok(Value::Rv(v, to.clone()))
     }
 
@@ -152,7 +152,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// Packs the lanes of `h` into 32-bit words (fewer than 4 bytes: one word).
-    fn to_words(
+    fn words_of(
         &mut self,
         fx: &mut FnCtx,
         h: Handle<Expression>,
@@ -197,7 +197,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// Builds a value of `ty` from words made by [`Lowerer::to_words`].
-    fn from_words(
+    fn value_from_words(
         &mut self,
         fx: &mut FnCtx,
         words: &[Handle<Expression>],

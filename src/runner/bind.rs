@@ -176,10 +176,12 @@ fn bind_texture<'a>(
             arg.name
         )));
     };
-    if arg.active {
+    let used = find_used(interface, arg.binding);
+    // An inactive argument's texture is checked too if the WGSL binds it
+    // after all: it is uploaded then.
+    if arg.active || used.is_some() {
         check_texture(arg, info, data)?;
     }
-    let used = find_used(interface, arg.binding);
     if let Some(used) = &used {
         check_texture_binding(arg, info, used)?;
     }

@@ -182,7 +182,9 @@ pub fn run_compute(
 /// Each active `[[texture(n)]]` argument needs `resources.textures[n]`, of
 /// the argument's view dimension and a format its WGSL type accepts (a
 /// storage texture exactly the reflected storage format); storage views
-/// show mip level 0. Each used `[[sampler(n)]]` gets
+/// show mip level 0. depth32float textures are filled by a render pass
+/// (WebGPU cannot copy into them), which clamps their values to [0, 1].
+/// Multisampled textures are not supported yet. Each used `[[sampler(n)]]` gets
 /// `resources.samplers[n]` or [`super::default_sampler`]; comparison samplers
 /// without a compare function use [`super::DEFAULT_COMPARE`]. Each used
 /// `constexpr sampler` is made from its reflected descriptor.

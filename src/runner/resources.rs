@@ -258,8 +258,9 @@ fn fs(@builtin(position) p: vec4<f32>) -> @builtin(frag_depth) f32 {
 ";
 
 /// Fills every level and layer of a depth32float texture with the values
-/// of `data` (clamped to [0, 1], the viewport's depth range, as a Metal
-/// depth attachment would hold them), one render pass each.
+/// of `data`, one render pass each. Values outside [0, 1] come out clamped
+/// to it (the viewport's depth range), where Metal's `replaceRegion` would
+/// keep them: a limit of this way of filling.
 fn fill_depth(
     gpu: &Gpu,
     encoder: &mut wgpu::CommandEncoder,

@@ -278,7 +278,7 @@ impl TextureData {
 
 /// Checks `data` against the texture argument it is given for: its shape
 /// against the view dimension, its format against the storage format or
-/// sample type. `features` decides what wgpu allows (float32 filtering).
+/// sample type.
 pub(crate) fn check_texture(
     arg: &Argument,
     info: &TextureInfo,
