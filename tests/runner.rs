@@ -103,6 +103,10 @@ fn kernel(
         uses_barriers: false,
         required_features: Vec::new(),
         constexpr_samplers: Vec::new(),
+        vertex_attributes: Vec::new(),
+        vertex_stride: 0,
+        varyings: Vec::new(),
+        color_outputs: Vec::new(),
     }
 }
 

@@ -237,6 +237,10 @@ impl Lowerer<'_, '_> {
             uses_barriers: predicated,
             required_features,
             constexpr_samplers,
+            vertex_attributes: Vec::new(),
+            vertex_stride: 0,
+            varyings: Vec::new(),
+            color_outputs: Vec::new(),
         })
     }
 

@@ -218,6 +218,66 @@ pub struct FunctionReflection {
     pub required_features: Vec<String>,
     /// The `constexpr sampler`s the function uses, with their bindings.
     pub constexpr_samplers: Vec<ConstexprSampler>,
+    /// Vertex functions: the `[[stage_in]]` attributes, as the runner lays
+    /// them out in vertex buffer 0 (tightly packed, in attribute order).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub vertex_attributes: Vec<VertexAttribute>,
+    /// Bytes per vertex of that layout (0 without `[[stage_in]]`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub vertex_stride: u32,
+    /// Vertex outputs / fragment inputs passed between the stages, with the
+    /// locations that link them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub varyings: Vec<Varying>,
+    /// Fragment functions: the colour attachments written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub color_outputs: Vec<ColorOutput>,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+/// One `[[attribute(n)]]` member of a vertex function's `[[stage_in]]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VertexAttribute {
+    /// The member's name.
+    pub name: String,
+    /// `n` of `[[attribute(n)]]`, also its `@location`.
+    pub index: u32,
+    /// MSL type (`float3`, `half4`, `uchar4`, ...).
+    pub data_type: String,
+    /// The `wgpu::VertexFormat` reading it, as wgpu names it (`float32x3`, `float16x4`, `uint8x4`...).
+    pub format: String,
+    /// Byte offset in the tightly packed vertex.
+    pub offset: u32,
+}
+
+/// A value passed from the vertex to the fragment stage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Varying {
+    /// The key that links the stages: `[[user(name)]]` or the member name.
+    pub name: String,
+    /// Its `@location`.
+    pub location: u32,
+    /// MSL type.
+    pub data_type: String,
+    /// `perspective`, `linear` or `flat`, with `centroid`/`sample` if given.
+    pub interpolation: String,
+}
+
+/// A fragment function's colour output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ColorOutput {
+    /// `m` of `[[color(m)]]` (0 for a bare return value): the attachment.
+    pub index: u32,
+    /// `[[index(i)]]` for dual-source blending.
+    pub blend_src: Option<u32>,
+    /// MSL type (`float4`, `half4`, `int4`, `uint4`).
+    pub data_type: String,
 }
 
 /// The contents of the synthetic dispatch uniform (48 bytes, little endian),
