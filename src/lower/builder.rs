@@ -23,6 +23,11 @@ pub(super) struct FnCtx {
     pub uses_barrier: bool,
     /// This is a kernel's entry point (threadgroup variables are allowed).
     pub kernel: bool,
+    /// A fragment function (implicit-LOD sampling, derivatives, discard).
+    pub fragment: bool,
+    /// For vertex/fragment entry points returning a struct: how a returned
+    /// MSL value becomes the WGSL output struct.
+    pub output: Option<super::stages::OutputAdapter>,
     /// Operator nesting depth of each inlined expression (see [`FnCtx::add`]).
     depth: HashMap<Handle<Expression>, u32>,
 }
@@ -79,6 +84,8 @@ impl FnCtx {
             breakables: 0,
             uses_barrier: false,
             kernel: false,
+            fragment: false,
+            output: None,
             depth: HashMap::new(),
         }
     }

@@ -33,7 +33,7 @@ pub fn default_threadgroup_size(dimensions: u8) -> [u32; 3] {
 
 /// Metal's compute-function input attributes (MSL Table 5.8) handled here.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Builtin {
+pub(super) enum Builtin {
     ThreadPositionInGrid,
     ThreadPositionInThreadgroup,
     ThreadIndexInThreadgroup,
@@ -102,7 +102,7 @@ fn builtin(name: &str) -> Option<Builtin> {
 }
 
 /// One classified kernel parameter.
-enum KernelParam<'a> {
+pub(super) enum KernelParam<'a> {
     Buffer {
         param: &'a ast::Param,
         ptr: crate::types::Pointer,
@@ -127,10 +127,21 @@ enum KernelParam<'a> {
         param: &'a ast::Param,
         index: u32,
     },
+    /// A vertex or fragment `[[stage_in]]` struct.
+    StageIn {
+        param: &'a ast::Param,
+        id: crate::types::StructId,
+    },
+    /// A vertex or fragment built-in input (`[[vertex_id]]`, `[[position]]`...).
+    StageBuiltin {
+        param: &'a ast::Param,
+        builtin: naga::BuiltIn,
+        ty: Type,
+    },
 }
 
 /// Values the prologue computes from the WGSL built-ins.
-struct Geometry {
+pub(super) struct Geometry {
     wg: [u32; 3],
     lane: Option<Handle<Expression>>,
     simd_size: Option<Handle<Expression>>,
@@ -190,7 +201,7 @@ impl Lowerer<'_, '_> {
         let geometry = self.prologue(&mut fx, wg, subgroups, f.span)?;
         let mut arguments = Vec::new();
         for p in &params {
-            self.bind_param(&mut fx, p, &geometry, body, &mut arguments)?;
+            self.bind_param(&mut fx, p, Some(&geometry), body, &mut arguments)?;
         }
         fx.open();
         let lowered = body.stmts.iter().try_for_each(|s| self.stmt(&mut fx, s));
@@ -272,7 +283,8 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
-    fn classify_params<'f>(&mut self, f: &'f ast::FunctionDecl) -> Result<Vec<KernelParam<'f>>> {
+    pub(super) fn classify_params<'f>(&mut self, f: &'f ast::FunctionDecl) -> Result<Vec<KernelParam<'f>>> {
+        let kernel = matches!(f.stage, Some((ast::Stage::Kernel, _)));
         let mut out = Vec::new();
         let mut used: Vec<(u32, Span)> = Vec::new();
         let mut unindexed = Vec::new();
@@ -321,6 +333,12 @@ impl Lowerer<'_, '_> {
                 }
                 (Some("buffer"), _) => {
                     return Err(Error::new(p.ty.span, format!("`[[buffer(n)]]` argument `{name}` must be a pointer or reference in the `device` or `constant` address space")));
+                }
+                (Some(attr_name), _) if !kernel && attr_name != "threadgroup" && builtin(attr_name).is_some() => {
+                    return Err(Error::new(attr.unwrap().span, format!("`[[{attr_name}]]` is only available in kernel functions")));
+                }
+                (Some(attr_name), _) if !kernel && !matches!(attr_name, "buffer" | "texture" | "sampler" | "threadgroup") => {
+                    out.push(self.stage_param(f, p, &ty, attr.unwrap())?);
                 }
                 (Some(attr_name), _) if builtin(attr_name).is_some() => {
                     let b = builtin(attr_name).unwrap();
@@ -704,16 +722,18 @@ impl Lowerer<'_, '_> {
         );
     }
 
-    fn bind_param(
+    pub(super) fn bind_param(
         &mut self,
         fx: &mut FnCtx,
         p: &KernelParam,
-        geo: &Geometry,
+        geo: Option<&Geometry>,
         body: &ast::Block,
         arguments: &mut Vec<Argument>,
     ) -> Result<()> {
         match p {
+            KernelParam::StageIn { .. } | KernelParam::StageBuiltin { .. } => unreachable!("bound by stages.rs"),
             KernelParam::Builtin { param, builtin, ty } => {
+                let geo = geo.expect("compute attributes exist in kernels only");
                 let value = self.builtin_value(fx, *builtin, ty, geo, param.span);
                 let value = self.convert(
                     fx,
@@ -812,7 +832,7 @@ impl Lowerer<'_, '_> {
                     },
                     active: true,
                     binding: Some(WgslBinding {
-                        group: 0,
+                        group: self.group,
                         binding: *index,
                     }),
                     buffer: Some(info),
@@ -849,7 +869,7 @@ impl Lowerer<'_, '_> {
         };
         let ty = Type::Texture(texture);
         let binding = WgslBinding {
-            group: 0,
+            group: self.group,
             binding: 64 + index,
         };
         let g = self.resource_global(&name, &ty, binding, param.span)?;
@@ -919,7 +939,7 @@ impl Lowerer<'_, '_> {
         let comparison = callgraph::sampler_compared(self.program, body, &name);
         let ty = Type::Sampler { comparison };
         let binding = WgslBinding {
-            group: 0,
+            group: self.group,
             binding: 128 + index,
         };
         let g = self.resource_global(&name, &ty, binding, param.span)?;
@@ -951,7 +971,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Handle<naga::GlobalVariable>> {
         let ty_h = self.naga_type(ty, span)?;
-        if let Some(g) = self.buffers.get(&(binding.binding, ty_h, false)) {
+        if let Some(g) = self.buffers.get(&(binding.group, binding.binding, ty_h, false)) {
             return Ok(*g);
         }
         let g = self.module.global_variables.append(
@@ -968,7 +988,7 @@ impl Lowerer<'_, '_> {
             },
             Self::span(span),
         );
-        self.buffers.insert((binding.binding, ty_h, false), g);
+        self.buffers.insert((binding.group, binding.binding, ty_h, false), g);
         Ok(g)
     }
 
@@ -1165,7 +1185,7 @@ impl Lowerer<'_, '_> {
                 ),
             ));
         }
-        if let Some(g) = self.buffers.get(&(index, ty, writable)) {
+        if let Some(g) = self.buffers.get(&(self.group, index, ty, writable)) {
             return Ok((*g, info));
         }
         let access = if writable {
@@ -1179,7 +1199,7 @@ impl Lowerer<'_, '_> {
                 name,
                 space: naga::AddressSpace::Storage { access },
                 binding: Some(naga::ResourceBinding {
-                    group: 0,
+                    group: self.group,
                     binding: index,
                 }),
                 ty,
@@ -1188,7 +1208,7 @@ impl Lowerer<'_, '_> {
             },
             Self::span(span),
         );
-        self.buffers.insert((index, ty, writable), g);
+        self.buffers.insert((self.group, index, ty, writable), g);
         if words {
             self.word_views.insert(g, atomic_words);
         }

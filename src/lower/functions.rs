@@ -302,10 +302,11 @@ impl Lowerer<'_, '_> {
         if fx.terminated() {
             return Ok(());
         }
-        let value = match fx.return_type.clone() {
-            Type::Void => None,
+        let value = match (fx.return_type.clone(), &fx.output) {
+            (Type::Void, _) => None,
+            (_, Some(adapter)) => Some(fx.add(Expression::ZeroValue(adapter.ty), span)),
             // Falling off a value-returning function is undefined in C++; return zero.
-            t => {
+            (t, None) => {
                 let h = self.naga_type(&t, span)?;
                 Some(fx.add(Expression::ZeroValue(h), span))
             }

@@ -22,6 +22,8 @@ mod operators;
 mod quad;
 mod samplers;
 mod stdlib;
+mod stage_outputs;
+mod stages;
 mod stmt;
 mod subgroup;
 mod texture_ops;
@@ -86,12 +88,17 @@ enum ArgKey {
 /// Lowering state for one module.
 pub(crate) struct Lowerer<'p, 'a> {
     program: &'p Program<'a>,
+    tu: &'a ast::TranslationUnit,
+    /// The library-wide vertex→fragment link table (built on first use).
+    varyings: Option<Vec<(String, stages::VaryingSlot)>>,
     module: naga::Module,
     types: types::TypeCache,
     constants: HashMap<usize, naga::Handle<naga::Constant>>,
     functions: HashMap<(usize, Vec<ArgKey>, bool), naga::Handle<naga::Function>>,
     in_progress: Vec<usize>,
-    buffers: HashMap<(u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
+    buffers: HashMap<(u32, u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
+    /// `@group` of the entry point being lowered (0: kernel, vertex; 1: fragment).
+    group: u32,
     dispatch: Option<naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
     word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
@@ -123,19 +130,22 @@ pub(crate) struct Lowerer<'p, 'a> {
 }
 
 /// Lowers every selected entry point of `tu`.
-pub fn lower(
-    tu: &ast::TranslationUnit,
-    program: &Program,
+pub fn lower<'a>(
+    tu: &'a ast::TranslationUnit,
+    program: &Program<'a>,
     options: &Options,
 ) -> std::result::Result<Lowered, Vec<Error>> {
     let mut l = Lowerer {
         program,
+        tu,
+        varyings: None,
         module: naga::Module::default(),
         types: types::TypeCache::default(),
         constants: HashMap::new(),
         functions: HashMap::new(),
         in_progress: Vec::new(),
         buffers: HashMap::new(),
+        group: 0,
         dispatch: None,
         privates: HashMap::new(),
         word_views: HashMap::new(),
@@ -157,7 +167,7 @@ pub fn lower(
         let ast::Item::Function(f) = item else {
             continue;
         };
-        let Some((stage, stage_span)) = f.stage else {
+        let Some((stage, _)) = f.stage else {
             continue;
         };
         found.push(f.name.name.clone());
@@ -172,22 +182,17 @@ pub fn lower(
                 Ok(refl) => functions.push(refl),
                 Err(e) => errors.push(e),
             },
-            _ => {
-                let tg = f
-                    .params
-                    .iter()
-                    .flat_map(|p| &p.attributes)
-                    .find(|a| a.name == "threadgroup");
-                errors.push(match tg {
-                    Some(a) => Error::new(
-                        a.span,
-                        "`[[threadgroup(n)]]` arguments are only allowed in kernel functions",
-                    ),
-                    None => Error::new(
-                        stage_span,
-                        "vertex and fragment functions are not supported yet",
-                    ),
-                });
+            stage => {
+                let tg = f.params.iter().flat_map(|p| &p.attributes).find(|a| a.name == "threadgroup");
+                let result = match tg {
+                    Some(a) => Err(Error::new(a.span, "`[[threadgroup(n)]]` arguments are only allowed in kernel functions")),
+                    None => l.stage_function(f, stage),
+                };
+                l.group = 0;
+                match result {
+                    Ok(refl) => functions.push(refl),
+                    Err(e) => errors.push(e),
+                }
             }
         }
     }

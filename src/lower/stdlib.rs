@@ -131,6 +131,14 @@ impl Lowerer<'_, '_> {
             return Ok(Some(v));
         }
         match name {
+            "discard_fragment" => {
+                if !fx.fragment {
+                    return Err(Error::new(span, "`discard_fragment` is only available in fragment functions"));
+                }
+                fx.push(naga::Statement::Kill, span);
+                return Ok(Some(Value::Void));
+            }
+            "dfdx" | "dfdy" | "fwidth" => return self.derivative(fx, name, args, span).map(Some),
             "threadgroup_barrier" | "simdgroup_barrier" => {
                 return self.barrier(fx, name, args, span).map(Some)
             }
@@ -445,6 +453,20 @@ impl Lowerer<'_, '_> {
             ),
             ty,
         ))
+    }
+
+    /// `dfdx`, `dfdy`, `fwidth` (MSL §6.10.1): fragment functions only.
+    fn derivative(&mut self, fx: &mut FnCtx, name: &str, args: &[Expr], span: Span) -> Result<Value> {
+        if !fx.fragment {
+            return Err(Error::new(span, format!("`{name}` is only available in fragment functions")));
+        }
+        let (x, ty) = self.one_float(fx, name, args, span)?;
+        let axis = match name {
+            "dfdx" => naga::DerivativeAxis::X,
+            "dfdy" => naga::DerivativeAxis::Y,
+            _ => naga::DerivativeAxis::Width,
+        };
+        Ok(Value::Rv(fx.add(Expression::Derivative { axis, ctrl: naga::DerivativeControl::None, expr: x }, span), ty))
     }
 
     /// `threadgroup_barrier(mem_flags)` and `simdgroup_barrier(mem_flags)`.

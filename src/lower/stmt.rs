@@ -202,6 +202,10 @@ impl Lowerer<'_, '_> {
                 Some(h)
             }
         };
+        let value = match (value, fx.output.clone()) {
+            (Some(v), Some(adapter)) => Some(self.adapt_output(fx, &adapter, v, span)?),
+            (v, _) => v,
+        };
         fx.push(Statement::Return { value }, span);
         Ok(())
     }

@@ -63,7 +63,12 @@ impl Lowerer<'_, '_> {
             true => Some(self.scalar_arg(fx, plain[arity - 1], Scalar::Float)?),
             false => None,
         };
-        let level = self.sample_level(fx, &t, &options, compare, span)?;
+        let level = match self.sample_level(fx, &t, &options, compare, span)? {
+            // Fragment functions sample with the implicit LOD (and may bias it).
+            SampleLevel::Zero if fx.fragment && options.level.is_none() => SampleLevel::Auto,
+            SampleLevel::Exact(b) if fx.fragment && options.bias.is_some() && !compare && !t.shape.is_depth() => SampleLevel::Bias(b),
+            other => other,
+        };
         let offset = match options.offset {
             Some(o) if !t.shape.is_cube() => Some(self.texel_offset(fx, o, n)?),
             Some(o) => return Err(Error::new(o.span, "cube textures take no texel offset")),

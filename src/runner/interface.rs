@@ -75,19 +75,44 @@ pub(crate) struct UsedBinding {
     pub min_size: u64,
 }
 
+/// A user-defined `@location` input or output of a render entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StageIo {
+    /// `@location`
+    pub location: u32,
+    /// `@blend_src`, for dual-source fragment outputs.
+    pub blend_src: Option<u32>,
+    /// The scalar kind (f32 and f16 are both `Float`).
+    pub kind: naga::ScalarKind,
+}
+
 /// The entry point's interface.
 #[derive(Clone, Debug)]
 pub(crate) struct Interface {
-    /// `@workgroup_size`
+    /// `@workgroup_size` (zeros for render entry points).
     pub workgroup_size: [u32; 3],
     /// Every binding the entry point (or a function it calls) uses, sorted
     /// by group and binding.
     pub bindings: Vec<UsedBinding>,
+    /// Its `@location` arguments (vertex attributes, fragment varyings).
+    pub inputs: Vec<StageIo>,
+    /// Its `@location` results (varyings, colour outputs).
+    pub outputs: Vec<StageIo>,
 }
 
 impl Interface {
     /// Compiles `wgsl` and describes compute entry point `entry`.
     pub fn of(wgsl: &str, entry: &str) -> Result<Interface, RunError> {
+        let mut found = Self::of_entries(wgsl, &[(entry, naga::ShaderStage::Compute)])?;
+        Ok(found.remove(0))
+    }
+
+    /// Compiles `wgsl` once and describes each `(entry, stage)` of `wanted`,
+    /// in that order; each entry point must exist with that stage.
+    pub fn of_entries(
+        wgsl: &str,
+        wanted: &[(&str, naga::ShaderStage)],
+    ) -> Result<Vec<Interface>, RunError> {
         let module = naga::front::wgsl::parse_str(wgsl)
             .map_err(|e| RunError::Shader(e.emit_to_string(wgsl)))?;
         // Everything the device might support is allowed here: wgpu checks
@@ -95,45 +120,107 @@ impl Interface {
         let info = Validator::new(ValidationFlags::all(), Capabilities::all())
             .validate(&module)
             .map_err(|e| RunError::Shader(e.emit_to_string(wgsl)))?;
-        let (ep_index, ep) = module
-            .entry_points
+        wanted
             .iter()
-            .enumerate()
-            .find(|(_, ep)| ep.name == entry)
-            .ok_or_else(|| RunError::Shader(format!("the WGSL has no entry point `{entry}`")))?;
-        if ep.stage != naga::ShaderStage::Compute {
-            return Err(RunError::Shader(format!(
-                "entry point `{entry}` is not @compute"
-            )));
+            .map(|&(entry, stage)| describe(&module, &info, entry, stage))
+            .collect()
+    }
+}
+
+/// The interface of entry point `entry`, which must have `stage`.
+fn describe(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry: &str,
+    stage: naga::ShaderStage,
+) -> Result<Interface, RunError> {
+    let (ep_index, ep) = module
+        .entry_points
+        .iter()
+        .enumerate()
+        .find(|(_, ep)| ep.name == entry)
+        .ok_or_else(|| RunError::Shader(format!("the WGSL has no entry point `{entry}`")))?;
+    if ep.stage != stage {
+        let attribute = match stage {
+            naga::ShaderStage::Vertex => "@vertex",
+            naga::ShaderStage::Fragment => "@fragment",
+            _ => "@compute",
+        };
+        return Err(RunError::Shader(format!(
+            "entry point `{entry}` is not {attribute}"
+        )));
+    }
+    let uses = info.get_entry_point(ep_index);
+    let mut bindings = Vec::new();
+    for (handle, var) in module.global_variables.iter() {
+        let Some(rb) = &var.binding else { continue };
+        if uses[handle].is_empty() {
+            continue;
         }
-        let uses = info.get_entry_point(ep_index);
-        let mut bindings = Vec::new();
-        for (handle, var) in module.global_variables.iter() {
-            let Some(rb) = &var.binding else { continue };
-            if uses[handle].is_empty() {
-                continue;
+        let kind = binding_kind(module, var)?;
+        let min_size = match kind {
+            BindingKind::Buffer(_) => module.types[var.ty]
+                .inner
+                .try_size(module.to_ctx())
+                .unwrap_or(0)
+                .max(4),
+            _ => 0,
+        };
+        bindings.push(UsedBinding {
+            group: rb.group,
+            binding: rb.binding,
+            kind,
+            min_size: u64::from(min_size),
+        });
+    }
+    bindings.sort_by_key(|b| (b.group, b.binding));
+    let mut inputs = Vec::new();
+    for arg in &ep.function.arguments {
+        locations(module, arg.ty, arg.binding.as_ref(), &mut inputs);
+    }
+    let mut outputs = Vec::new();
+    if let Some(result) = &ep.function.result {
+        locations(module, result.ty, result.binding.as_ref(), &mut outputs);
+    }
+    Ok(Interface {
+        workgroup_size: ep.workgroup_size,
+        bindings,
+        inputs,
+        outputs,
+    })
+}
+
+/// Collects the `@location`s of a value of type `ty` bound as `binding`:
+/// the value itself, or the members of a struct.
+fn locations(
+    module: &naga::Module,
+    ty: naga::Handle<naga::Type>,
+    binding: Option<&naga::Binding>,
+    out: &mut Vec<StageIo>,
+) {
+    let inner = &module.types[ty].inner;
+    match binding {
+        Some(naga::Binding::Location {
+            location,
+            blend_src,
+            ..
+        }) => {
+            if let Some(scalar) = inner.scalar() {
+                out.push(StageIo {
+                    location: *location,
+                    blend_src: *blend_src,
+                    kind: scalar.kind,
+                });
             }
-            let kind = binding_kind(&module, var)?;
-            let min_size = match kind {
-                BindingKind::Buffer(_) => module.types[var.ty]
-                    .inner
-                    .try_size(module.to_ctx())
-                    .unwrap_or(0)
-                    .max(4),
-                _ => 0,
-            };
-            bindings.push(UsedBinding {
-                group: rb.group,
-                binding: rb.binding,
-                kind,
-                min_size: u64::from(min_size),
-            });
         }
-        bindings.sort_by_key(|b| (b.group, b.binding));
-        Ok(Interface {
-            workgroup_size: ep.workgroup_size,
-            bindings,
-        })
+        Some(naga::Binding::BuiltIn(_)) => {}
+        None => {
+            if let naga::TypeInner::Struct { members, .. } = inner {
+                for member in members {
+                    locations(module, member.ty, member.binding.as_ref(), out);
+                }
+            }
+        }
     }
 }
 

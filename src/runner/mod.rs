@@ -12,6 +12,9 @@
 //!   samplers too, and every storage texture read back.
 //! - [`run_kernel`], [`run_kernel_resources`]: translate an MSL source for the
 //!   dispatch's threadgroup size (cached per source, entry and size), then run it.
+//! - [`render`], [`render_library`]: draw with a vertex and a fragment
+//!   function into offscreen colour targets ([`RenderResources`]) and read
+//!   the images back.
 //! - [`conformance`]: declarative test cases (an MSL file plus a TOML file)
 //!   and the `msl2wgsl test` driver.
 
@@ -20,15 +23,19 @@ mod compute;
 pub mod conformance;
 mod device;
 mod interface;
+mod render;
+mod render_targets;
 mod resources;
 mod samplers;
 mod textures;
+mod vertex_input;
 
 pub use compute::{
     run_compute, run_compute_resources, run_compute_with_max_groups, run_kernel,
     run_kernel_resources, translate_kernel, Dispatch,
 };
 pub use device::{Gpu, Translation};
+pub use render::{render, render_library, RenderResources, RenderTarget};
 pub use samplers::{default_sampler, DEFAULT_COMPARE};
 pub use textures::{texture_format, texture_format_name, TextureData};
 
@@ -89,8 +96,19 @@ pub enum RunError {
     UnknownEntry(String),
     /// The function exists but is not a kernel.
     NotAKernel(String),
+    /// The function exists but is not of the stage its place needs.
+    WrongStage {
+        /// The function's name.
+        name: String,
+        /// The stage needed: `vertex` or `fragment`.
+        expected: String,
+    },
     /// The dispatch cannot run (bad size, over the device limits, ...).
     InvalidDispatch(String),
+    /// The draw cannot run: a zero or too large target, vertex data
+    /// shorter than the draw reads, colour targets that do not fit the
+    /// fragment function's outputs, ...
+    InvalidRender(String),
     /// An active buffer argument was given no bytes.
     MissingBuffer {
         /// The argument's name.
@@ -177,7 +195,11 @@ impl fmt::Display for RunError {
             RunError::Translate(failure) => write!(f, "{}", failure.render().trim_end()),
             RunError::UnknownEntry(name) => write!(f, "no function named `{name}`"),
             RunError::NotAKernel(name) => write!(f, "`{name}` is not a kernel function"),
+            RunError::WrongStage { name, expected } => {
+                write!(f, "`{name}` is not a {expected} function")
+            }
             RunError::InvalidDispatch(why) => write!(f, "invalid dispatch: {why}"),
+            RunError::InvalidRender(why) => write!(f, "invalid render: {why}"),
             RunError::MissingBuffer { name, index } => write!(
                 f,
                 "no buffer given for argument `{name}` [[buffer({index})]]"
