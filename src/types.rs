@@ -426,6 +426,13 @@ fn write_type<'a>(
 /// `half3x3`, `int32_t`, `unsigned int`), ignoring a `metal::` prefix.
 pub fn builtin_type(name: &str) -> Option<Type> {
     let name = name.strip_prefix("metal::").unwrap_or(name);
+    // <simd/simd.h>'s spellings, common in headers shared with host code.
+    let name = name
+        .strip_prefix("vector_")
+        .or_else(|| name.strip_prefix("simd_"))
+        .or_else(|| name.strip_prefix("simd::"))
+        .or_else(|| name.strip_prefix("matrix_"))
+        .unwrap_or(name);
     let scalar_alias = match name {
         "unsigned" | "unsigned int" => Some(Scalar::UInt),
         "signed" | "signed int" => Some(Scalar::Int),

@@ -273,16 +273,6 @@ fn unsupported_attribute_argument() {
 }
 
 #[test]
-fn vertex_functions_are_not_yet_translated() {
-    assert_error(
-        "vertex float4 v(uint id [[vertex_id]]) { return float4(0); }\n",
-        3,
-        1,
-        "vertex and fragment functions are not supported yet",
-    );
-}
-
-#[test]
 fn unsupported_scalar_type_is_named() {
     assert_error(
         "kernel void k(device long* a [[buffer(0)]]) {}\n",
@@ -448,6 +438,20 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("constexpr sampler s(address::sideways);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "unknown sampler property `address::sideways`"),
     ("kernel void k(texture2d<float> t [[texture(0)]], texture2d<float> u [[texture(0)]]) {}\n", 3, 71, "duplicate `[[texture(0)]]` index"),
     ("kernel void k(texturecube<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(uint2(0));\n}\n", 4, 10, "WGSL cannot read cube textures texel by texel"),
+    ("struct A { float4 p [[attribute(0)]]; };\nstruct B { float4 q [[attribute(1)]]; };\nvertex float4 v(A a [[stage_in]], B b [[stage_in]]) { return a.p; }\n", 5, 35, "a function can have only one `[[stage_in]]` argument"),
+    ("struct A { float4 p [[attribute(0)]]; float m[2] [[attribute(1)]]; };\nvertex float4 v(A a [[stage_in]]) { return a.p; }\n", 3, 39, "`[[stage_in]]` member `m` must be a scalar or vector"),
+    ("struct O { float4 a [[color(0)]]; float4 b [[color(0)]]; };\nfragment O f() { return O{}; }\n", 3, 46, "duplicate `[[color(0)]]` output"),
+    ("vertex float4 v(uint b [[base_vertex]]) { return float4(0); }\n", 3, 26, "`[[base_vertex]]` has no WGSL equivalent"),
+    ("fragment float4 f(float2 c [[point_coord]]) { return float4(0); }\n", 3, 30, "`[[point_coord]]` has no WGSL equivalent"),
+    ("fragment float4 f(uint v [[vertex_id]]) { return float4(0); }\n", 3, 28, "`[[vertex_id]]` is not available as a fragment function argument"),
+    ("vertex float4 v(uint g [[thread_position_in_grid]]) { return float4(0); }\n", 3, 26, "`[[thread_position_in_grid]]` is only available in kernel functions"),
+    ("kernel void k() {\n  discard_fragment();\n}\n", 4, 3, "`discard_fragment` is only available in fragment functions"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = dfdx(a[1]);\n}\n", 4, 10, "`dfdx` is only available in fragment functions"),
+    ("struct O { float4 p; };\nvertex O v() { return O{}; }\n", 3, 8, "vertex output struct `O` needs a `[[position]]` member"),
+    ("vertex void v() {}\n", 3, 8, "vertex functions without a `[[position]]` output"),
+    ("struct O { float4 p [[position]]; float c [[clip_distance]]; };\nvertex O v() { return O{}; }\n", 3, 45, "`[[clip_distance]]` is not supported yet"),
+    ("struct O { float4 c; };\nfragment O f() { return O{}; }\n", 3, 19, "fragment output member `c` needs `[[color(m)]]`"),
+    ("struct A { float4 p; };\nvertex float4 v(A a [[stage_in]]) { return a.p; }\n", 3, 19, "vertex `[[stage_in]]` member `p` needs `[[attribute(n)]]`"),
     ("kernel void k() {\n  constant float c = 1.0f;\n}\n", 4, 3, "`constant` variables must be declared at program scope"),
     ("kernel void k(device float* a [[buffer(200)]]) {}\n", 3, 15, "buffer index 200 is too large"),
     ("kernel void k(device float* a [[buffer(-1)]]) {}\n", 3, 40, "buffer index must be a non-negative integer constant"),

@@ -283,7 +283,10 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
-    pub(super) fn classify_params<'f>(&mut self, f: &'f ast::FunctionDecl) -> Result<Vec<KernelParam<'f>>> {
+    pub(super) fn classify_params<'f>(
+        &mut self,
+        f: &'f ast::FunctionDecl,
+    ) -> Result<Vec<KernelParam<'f>>> {
         let kernel = matches!(f.stage, Some((ast::Stage::Kernel, _)));
         let mut out = Vec::new();
         let mut used: Vec<(u32, Span)> = Vec::new();
@@ -334,10 +337,21 @@ impl Lowerer<'_, '_> {
                 (Some("buffer"), _) => {
                     return Err(Error::new(p.ty.span, format!("`[[buffer(n)]]` argument `{name}` must be a pointer or reference in the `device` or `constant` address space")));
                 }
-                (Some(attr_name), _) if !kernel && attr_name != "threadgroup" && builtin(attr_name).is_some() => {
-                    return Err(Error::new(attr.unwrap().span, format!("`[[{attr_name}]]` is only available in kernel functions")));
+                (Some(attr_name), _)
+                    if !kernel && attr_name != "threadgroup" && builtin(attr_name).is_some() =>
+                {
+                    return Err(Error::new(
+                        attr.unwrap().span,
+                        format!("`[[{attr_name}]]` is only available in kernel functions"),
+                    ));
                 }
-                (Some(attr_name), _) if !kernel && !matches!(attr_name, "buffer" | "texture" | "sampler" | "threadgroup") => {
+                (Some(attr_name), _)
+                    if !kernel
+                        && !matches!(
+                            attr_name,
+                            "buffer" | "texture" | "sampler" | "threadgroup"
+                        ) =>
+                {
                     out.push(self.stage_param(f, p, &ty, attr.unwrap())?);
                 }
                 (Some(attr_name), _) if builtin(attr_name).is_some() => {
@@ -731,7 +745,9 @@ impl Lowerer<'_, '_> {
         arguments: &mut Vec<Argument>,
     ) -> Result<()> {
         match p {
-            KernelParam::StageIn { .. } | KernelParam::StageBuiltin { .. } => unreachable!("bound by stages.rs"),
+            KernelParam::StageIn { .. } | KernelParam::StageBuiltin { .. } => {
+                unreachable!("bound by stages.rs")
+            }
             KernelParam::Builtin { param, builtin, ty } => {
                 let geo = geo.expect("compute attributes exist in kernels only");
                 let value = self.builtin_value(fx, *builtin, ty, geo, param.span);
@@ -782,6 +798,7 @@ impl Lowerer<'_, '_> {
             }
             KernelParam::Buffer { param, ptr, index } => {
                 let (global, info) = self.buffer_global(param, ptr, *index)?;
+                let is_const = ptr.is_const || self.vertex_stage;
                 let span = param.span;
                 let words = self.word_view(global).is_some();
                 let local = if ptr.is_reference && words {
@@ -790,14 +807,14 @@ impl Lowerer<'_, '_> {
                         global,
                         offset,
                         ty: ptr.pointee.clone(),
-                        writable: !ptr.is_const,
+                        writable: !is_const,
                     })
                 } else if ptr.is_reference {
                     let e = fx.add(Expression::GlobalVariable(global), span);
                     Local::Ref(Place {
                         ptr: e,
                         ty: ptr.pointee.clone(),
-                        writable: !ptr.is_const,
+                        writable: !is_const,
                     })
                 } else {
                     let zero = self.u32_lit(fx, 0, span);
@@ -810,7 +827,7 @@ impl Lowerer<'_, '_> {
                         index: zero,
                         pointee: ptr.pointee.clone(),
                         space: ptr.space,
-                        is_const: ptr.is_const,
+                        is_const,
                     })
                 };
                 let name = param
@@ -825,7 +842,7 @@ impl Lowerer<'_, '_> {
                     name,
                     kind: ArgumentKind::Buffer,
                     index: *index,
-                    access: if ptr.is_const {
+                    access: if is_const {
                         Access::Read
                     } else {
                         Access::ReadWrite
@@ -971,7 +988,10 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Handle<naga::GlobalVariable>> {
         let ty_h = self.naga_type(ty, span)?;
-        if let Some(g) = self.buffers.get(&(binding.group, binding.binding, ty_h, false)) {
+        if let Some(g) = self
+            .buffers
+            .get(&(binding.group, binding.binding, ty_h, false))
+        {
             return Ok(*g);
         }
         let g = self.module.global_variables.append(
@@ -988,7 +1008,8 @@ impl Lowerer<'_, '_> {
             },
             Self::span(span),
         );
-        self.buffers.insert((binding.group, binding.binding, ty_h, false), g);
+        self.buffers
+            .insert((binding.group, binding.binding, ty_h, false), g);
         Ok(g)
     }
 
@@ -1149,7 +1170,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<(Handle<naga::GlobalVariable>, BufferInfo)> {
         let span = param.ty.span;
         self.check_host_shareable(&ptr.pointee, span)?;
-        let writable = !ptr.is_const;
+        // WebGPU vertex functions cannot write storage buffers: bind read-only.
+        let writable = !ptr.is_const && !self.vertex_stage;
         let words = self.needs_word_view(&ptr.pointee);
         // Sub-word stores update bytes with atomic AND/OR (see bytes.rs), and
         // atomics in the data need atomic words too.

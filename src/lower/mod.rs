@@ -21,9 +21,9 @@ mod narrow;
 mod operators;
 mod quad;
 mod samplers;
-mod stdlib;
 mod stage_outputs;
 mod stages;
+mod stdlib;
 mod stmt;
 mod subgroup;
 mod texture_ops;
@@ -96,9 +96,12 @@ pub(crate) struct Lowerer<'p, 'a> {
     constants: HashMap<usize, naga::Handle<naga::Constant>>,
     functions: HashMap<(usize, Vec<ArgKey>, bool), naga::Handle<naga::Function>>,
     in_progress: Vec<usize>,
-    buffers: HashMap<(u32, u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
+    buffers:
+        HashMap<(u32, u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
     /// `@group` of the entry point being lowered (0: kernel, vertex; 1: fragment).
     group: u32,
+    /// A vertex function is being lowered.
+    vertex_stage: bool,
     dispatch: Option<naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
     word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
@@ -146,6 +149,7 @@ pub fn lower<'a>(
         in_progress: Vec::new(),
         buffers: HashMap::new(),
         group: 0,
+        vertex_stage: false,
         dispatch: None,
         privates: HashMap::new(),
         word_views: HashMap::new(),
@@ -183,12 +187,20 @@ pub fn lower<'a>(
                 Err(e) => errors.push(e),
             },
             stage => {
-                let tg = f.params.iter().flat_map(|p| &p.attributes).find(|a| a.name == "threadgroup");
+                let tg = f
+                    .params
+                    .iter()
+                    .flat_map(|p| &p.attributes)
+                    .find(|a| a.name == "threadgroup");
                 let result = match tg {
-                    Some(a) => Err(Error::new(a.span, "`[[threadgroup(n)]]` arguments are only allowed in kernel functions")),
+                    Some(a) => Err(Error::new(
+                        a.span,
+                        "`[[threadgroup(n)]]` arguments are only allowed in kernel functions",
+                    )),
                     None => l.stage_function(f, stage),
                 };
                 l.group = 0;
+                l.vertex_stage = false;
                 match result {
                     Ok(refl) => functions.push(refl),
                     Err(e) => errors.push(e),

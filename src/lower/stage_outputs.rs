@@ -12,7 +12,13 @@ use naga::{Binding, BuiltIn, Expression, Handle};
 
 impl Lowerer<'_, '_> {
     /// Sets the entry point's result and how `return` builds it.
-    pub(super) fn stage_result(&mut self, fx: &mut FnCtx, f: &ast::FunctionDecl, ret: &Type, vertex: bool) -> Result<(Vec<ColorOutput>, Vec<Varying>)> {
+    pub(super) fn stage_result(
+        &mut self,
+        fx: &mut FnCtx,
+        f: &ast::FunctionDecl,
+        ret: &Type,
+        vertex: bool,
+    ) -> Result<(Vec<ColorOutput>, Vec<Varying>)> {
         match ret {
             Type::Vector(Scalar::Float, 4) if vertex => {
                 let ty = self.naga_type(ret, f.ret.span)?;
@@ -39,74 +45,154 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    fn struct_result(&mut self, fx: &mut FnCtx, decl: &ast::StructDecl, id: crate::types::StructId, vertex: bool, span: Span) -> Result<(Vec<ColorOutput>, Vec<Varying>)> {
+    fn struct_result(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &ast::StructDecl,
+        id: crate::types::StructId,
+        vertex: bool,
+        span: Span,
+    ) -> Result<(Vec<ColorOutput>, Vec<Varying>)> {
         let def = self.program.structs.get(id).clone();
-        let (mut out_members, mut map, mut colors, mut varyings) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut out_members, mut map, mut colors, mut varyings) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut has_position = false;
         for (i, (m, md)) in decl.members.iter().zip(&def.members).enumerate() {
-            let Some(binding) = self.output_binding(m, &md.ty, vertex, &mut colors, &mut varyings)? else { continue };
-            has_position |= matches!(binding, Binding::BuiltIn(BuiltIn::Position { .. }));
-            if !md.ty.unpacked().is_scalar_or_vector() && !matches!(binding, Binding::BuiltIn(BuiltIn::ClipDistances)) {
-                return Err(Error::new(m.ty.span, format!("output member `{}` must be a scalar or vector", m.name.name)));
+            // A vertex output may feed several fragment interpolations: one member each.
+            for binding in self.output_bindings(m, &md.ty, vertex, &mut colors, &mut varyings)? {
+                has_position |= matches!(binding, Binding::BuiltIn(BuiltIn::Position { .. }));
+                if !md.ty.unpacked().is_scalar_or_vector() {
+                    return Err(Error::new(
+                        m.ty.span,
+                        format!("output member `{}` must be a scalar or vector", m.name.name),
+                    ));
+                }
+                let ty = self.naga_type(&md.ty.unpacked(), m.ty.span)?;
+                out_members.push(naga::StructMember {
+                    name: Some(m.name.name.clone()),
+                    ty,
+                    binding: Some(binding),
+                    offset: 0,
+                });
+                map.push(self.member_index(id, i));
             }
-            let ty = self.naga_type(&md.ty.unpacked(), m.ty.span)?;
-            out_members.push(naga::StructMember { name: Some(m.name.name.clone()), ty, binding: Some(binding), offset: 0 });
-            map.push(self.member_index(id, i));
         }
         if vertex && !has_position {
-            return Err(Error::new(decl.name.span, format!("vertex output struct `{}` needs a `[[position]]` member", decl.name.name)));
+            return Err(Error::new(
+                decl.name.span,
+                format!(
+                    "vertex output struct `{}` needs a `[[position]]` member",
+                    decl.name.name
+                ),
+            ));
         }
         // IO structs need offsets only to satisfy the validator: lay them out naturally.
         let inner = self.io_struct(out_members, span)?;
-        let ty = self.module.types.insert(naga::Type { name: Some(format!("{}Out", decl.name.name)), inner }, naga::Span::UNDEFINED);
+        let ty = self.module.types.insert(
+            naga::Type {
+                name: Some(format!("{}Out", decl.name.name)),
+                inner,
+            },
+            naga::Span::UNDEFINED,
+        );
         fx.function.result = Some(naga::FunctionResult { ty, binding: None });
         fx.output = Some(OutputAdapter { ty, members: map });
         Ok((colors, varyings))
     }
 
-    /// The binding of an output member, `None` to drop it.
-    fn output_binding(&mut self, m: &ast::Member, ty: &Type, vertex: bool, colors: &mut Vec<ColorOutput>, varyings: &mut Vec<Varying>) -> Result<Option<Binding>> {
+    /// The bindings of an output member (none to drop it).
+    fn output_bindings(
+        &mut self,
+        m: &ast::Member,
+        ty: &Type,
+        vertex: bool,
+        colors: &mut Vec<ColorOutput>,
+        varyings: &mut Vec<Varying>,
+    ) -> Result<Vec<Binding>> {
         let attr = |n: &str| m.attributes.iter().find(|a| a.name == n);
         if let Some(a) = attr("position") {
             let invariant = m.attributes.iter().any(|a| a.name == "invariant");
             if !vertex || *ty != Type::Vector(Scalar::Float, 4) {
-                return Err(Error::new(a.span, "`[[position]]` outputs are `float4` members of vertex outputs"));
+                return Err(Error::new(
+                    a.span,
+                    "`[[position]]` outputs are `float4` members of vertex outputs",
+                ));
             }
-            return Ok(Some(Binding::BuiltIn(BuiltIn::Position { invariant })));
+            return Ok(vec![Binding::BuiltIn(BuiltIn::Position { invariant })]);
         }
         if let Some(a) = attr("point_size") {
             self.warnings.push(Error::new(a.span, "`[[point_size]]` has no WGSL equivalent (WebGPU points are one pixel); it was dropped"));
-            return Ok(None);
+            return Ok(Vec::new());
         }
         if let Some(a) = attr("clip_distance") {
-            return Err(Error::new(a.span, "`[[clip_distance]]` is not supported yet"));
+            return Err(Error::new(
+                a.span,
+                "`[[clip_distance]]` is not supported yet",
+            ));
         }
         if vertex {
             let key = super::stages::link_key(m);
-            let slot = self.varying_slot_pub(&key);
-            varyings.push(Varying { name: key, location: slot.location, data_type: self.program.display(ty), interpolation: slot.text.clone() });
-            return Ok(Some(Binding::Location { location: slot.location, interpolation: Some(slot.interpolation), sampling: slot.sampling, blend_src: None, per_primitive: false }));
+            let mut out = Vec::new();
+            for slot in self.varying_slots(&key) {
+                varyings.push(Varying {
+                    name: key.clone(),
+                    location: slot.location,
+                    data_type: self.program.display(ty),
+                    interpolation: slot.text.clone(),
+                });
+                out.push(Binding::Location {
+                    location: slot.location,
+                    interpolation: Some(slot.interpolation),
+                    sampling: slot.sampling,
+                    blend_src: None,
+                    per_primitive: false,
+                });
+            }
+            return Ok(out);
         }
-        self.fragment_output_binding(m, ty, colors)
+        Ok(self
+            .fragment_output_binding(m, ty, colors)?
+            .into_iter()
+            .collect())
     }
 
-    fn fragment_output_binding(&mut self, m: &ast::Member, ty: &Type, colors: &mut Vec<ColorOutput>) -> Result<Option<Binding>> {
+    fn fragment_output_binding(
+        &mut self,
+        m: &ast::Member,
+        ty: &Type,
+        colors: &mut Vec<ColorOutput>,
+    ) -> Result<Option<Binding>> {
         let attr = |n: &str| m.attributes.iter().find(|a| a.name == n);
         if let Some(a) = attr("color") {
             let index = self.attribute_number(a)?;
-            let blend_src = attr("index").map(|i| self.attribute_number(i)).transpose()?;
-            if colors.iter().any(|c| c.index == index && c.blend_src == blend_src) {
-                return Err(Error::new(a.span, format!("duplicate `[[color({index})]]` output")));
+            let blend_src = attr("index")
+                .map(|i| self.attribute_number(i))
+                .transpose()?;
+            if colors
+                .iter()
+                .any(|c| c.index == index && c.blend_src == blend_src)
+            {
+                return Err(Error::new(
+                    a.span,
+                    format!("duplicate `[[color({index})]]` output"),
+                ));
             }
             if blend_src.is_some() {
                 self.require_feature("dual-source-blending");
             }
-            colors.push(ColorOutput { index, blend_src, data_type: self.program.display(ty) });
+            colors.push(ColorOutput {
+                index,
+                blend_src,
+                data_type: self.program.display(ty),
+            });
             return Ok(Some(location(index, blend_src)));
         }
         if attr("depth").is_some() {
             if *ty != Type::FLOAT {
-                return Err(Error::new(m.ty.span, "`[[depth(...)]]` outputs are `float`"));
+                return Err(Error::new(
+                    m.ty.span,
+                    "`[[depth(...)]]` outputs are `float`",
+                ));
             }
             return Ok(Some(Binding::BuiltIn(BuiltIn::FragDepth)));
         }
@@ -114,19 +200,34 @@ impl Lowerer<'_, '_> {
             return Ok(Some(Binding::BuiltIn(BuiltIn::SampleMask)));
         }
         if let Some(a) = m.attributes.iter().find(|a| a.name == "stencil") {
-            return Err(Error::new(a.span, "`[[stencil]]` outputs have no WebGPU equivalent"));
+            return Err(Error::new(
+                a.span,
+                "`[[stencil]]` outputs have no WebGPU equivalent",
+            ));
         }
         Err(Error::new(m.name.span, format!("fragment output member `{}` needs `[[color(m)]]`, `[[depth(...)]]` or `[[sample_mask]]`", m.name.name)))
     }
 
     fn attribute_number(&self, a: &ast::Attribute) -> Result<u32> {
-        let [arg] = a.args.as_slice() else { return Err(Error::new(a.span, format!("`{}` takes one index", a.name))) };
-        crate::sema::consteval::eval(self.program, arg)?.as_int().filter(|i| *i >= 0).map(|i| i as u32).ok_or_else(|| Error::new(arg.span, "expected a non-negative integer constant"))
+        let [arg] = a.args.as_slice() else {
+            return Err(Error::new(a.span, format!("`{}` takes one index", a.name)));
+        };
+        crate::sema::consteval::eval(self.program, arg)?
+            .as_int()
+            .filter(|i| *i >= 0)
+            .map(|i| i as u32)
+            .ok_or_else(|| Error::new(arg.span, "expected a non-negative integer constant"))
     }
 
-    fn io_struct(&mut self, mut members: Vec<naga::StructMember>, span: Span) -> Result<naga::TypeInner> {
+    fn io_struct(
+        &mut self,
+        mut members: Vec<naga::StructMember>,
+        span: Span,
+    ) -> Result<naga::TypeInner> {
         let mut layouter = naga::proc::Layouter::default();
-        layouter.update(self.module.to_ctx()).map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
+        layouter
+            .update(self.module.to_ctx())
+            .map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
         let (mut cursor, mut align) = (0u32, naga::proc::Alignment::ONE);
         for m in &mut members {
             let l = layouter[m.ty];
@@ -134,16 +235,49 @@ impl Lowerer<'_, '_> {
             cursor = m.offset + l.size;
             align = align.max(l.alignment);
         }
-        Ok(naga::TypeInner::Struct { members, span: align.round_up(cursor) })
+        Ok(naga::TypeInner::Struct {
+            members,
+            span: align.round_up(cursor),
+        })
     }
 
     /// Converts a returned MSL struct value to the output struct.
-    pub(super) fn adapt_output(&mut self, fx: &mut FnCtx, adapter: &OutputAdapter, value: Handle<Expression>, span: Span) -> Result<Handle<Expression>> {
-        let components = adapter.members.iter().map(|i| fx.add(Expression::AccessIndex { base: value, index: *i }, span)).collect();
-        Ok(fx.add(Expression::Compose { ty: adapter.ty, components }, span))
+    pub(super) fn adapt_output(
+        &mut self,
+        fx: &mut FnCtx,
+        adapter: &OutputAdapter,
+        value: Handle<Expression>,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        let components = adapter
+            .members
+            .iter()
+            .map(|i| {
+                fx.add(
+                    Expression::AccessIndex {
+                        base: value,
+                        index: *i,
+                    },
+                    span,
+                )
+            })
+            .collect();
+        Ok(fx.add(
+            Expression::Compose {
+                ty: adapter.ty,
+                components,
+            },
+            span,
+        ))
     }
 }
 
 fn location(index: u32, blend_src: Option<u32>) -> Binding {
-    Binding::Location { location: index, interpolation: None, sampling: None, blend_src, per_primitive: false }
+    Binding::Location {
+        location: index,
+        interpolation: None,
+        sampling: None,
+        blend_src,
+        per_primitive: false,
+    }
 }

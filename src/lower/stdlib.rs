@@ -133,7 +133,10 @@ impl Lowerer<'_, '_> {
         match name {
             "discard_fragment" => {
                 if !fx.fragment {
-                    return Err(Error::new(span, "`discard_fragment` is only available in fragment functions"));
+                    return Err(Error::new(
+                        span,
+                        "`discard_fragment` is only available in fragment functions",
+                    ));
                 }
                 fx.push(naga::Statement::Kill, span);
                 return Ok(Some(Value::Void));
@@ -456,9 +459,18 @@ impl Lowerer<'_, '_> {
     }
 
     /// `dfdx`, `dfdy`, `fwidth` (MSL §6.10.1): fragment functions only.
-    fn derivative(&mut self, fx: &mut FnCtx, name: &str, args: &[Expr], span: Span) -> Result<Value> {
+    fn derivative(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
         if !fx.fragment {
-            return Err(Error::new(span, format!("`{name}` is only available in fragment functions")));
+            return Err(Error::new(
+                span,
+                format!("`{name}` is only available in fragment functions"),
+            ));
         }
         let (x, ty) = self.one_float(fx, name, args, span)?;
         let axis = match name {
@@ -466,7 +478,17 @@ impl Lowerer<'_, '_> {
             "dfdy" => naga::DerivativeAxis::Y,
             _ => naga::DerivativeAxis::Width,
         };
-        Ok(Value::Rv(fx.add(Expression::Derivative { axis, ctrl: naga::DerivativeControl::None, expr: x }, span), ty))
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Derivative {
+                    axis,
+                    ctrl: naga::DerivativeControl::None,
+                    expr: x,
+                },
+                span,
+            ),
+            ty,
+        ))
     }
 
     /// `threadgroup_barrier(mem_flags)` and `simdgroup_barrier(mem_flags)`.

@@ -66,7 +66,11 @@ impl Lowerer<'_, '_> {
         let level = match self.sample_level(fx, &t, &options, compare, span)? {
             // Fragment functions sample with the implicit LOD (and may bias it).
             SampleLevel::Zero if fx.fragment && options.level.is_none() => SampleLevel::Auto,
-            SampleLevel::Exact(b) if fx.fragment && options.bias.is_some() && !compare && !t.shape.is_depth() => SampleLevel::Bias(b),
+            SampleLevel::Exact(b)
+                if fx.fragment && options.bias.is_some() && !compare && !t.shape.is_depth() =>
+            {
+                SampleLevel::Bias(b)
+            }
             other => other,
         };
         let offset = match options.offset {

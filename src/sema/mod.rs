@@ -140,7 +140,49 @@ impl<'a> Program<'a> {
                 }
             }
             Item::Global(decl) => self.declare_global(decl),
+            Item::Enum(e) => self.declare_enum(e),
         }
+    }
+
+    /// An enumeration: its name aliases the underlying type (`int` by
+    /// default) and each enumerator is a constant of that type, reachable
+    /// unqualified or as `Name::A`.
+    fn declare_enum(&mut self, e: &ast::EnumDecl) -> Result<()> {
+        let ty = match &e.underlying {
+            Some(ts) => self.resolve_value_type(ts)?,
+            None => Type::INT,
+        };
+        if !matches!(ty, Type::Scalar(s) if s.is_integer()) {
+            return Err(Error::new(
+                e.span,
+                "an enum's underlying type must be an integer type",
+            ));
+        }
+        for name in e.name.iter().chain(e.tag.iter()) {
+            if !matches!(self.symbols.get(&name.name), Some(Symbol::Type(t)) if *t == ty) {
+                self.define(name, Symbol::Type(ty.clone()))?;
+            }
+        }
+        let mut next = consteval::ConstValue::Int(0, types::Scalar::Int);
+        for (name, value) in &e.enumerators {
+            let v = match value {
+                Some(expr) => consteval::eval(self, expr)?,
+                None => next.clone(),
+            };
+            let v = consteval::convert(&v, &ty, name.span, self)?;
+            let n = v
+                .as_int()
+                .ok_or_else(|| Error::new(name.span, "enumerator values must be integers"))?;
+            next = consteval::ConstValue::Int(n + 1, types::Scalar::Long);
+            self.constants.push(GlobalConstant {
+                name: name.name.clone(),
+                ty: ty.clone(),
+                value: v,
+                span: name.span,
+            });
+            self.define(name, Symbol::Constant(self.constants.len() - 1))?;
+        }
+        Ok(())
     }
 
     fn define(&mut self, name: &ast::Ident, symbol: Symbol) -> Result<()> {

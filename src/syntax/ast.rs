@@ -31,6 +31,23 @@ pub enum Item {
     Function(FunctionDecl),
     /// A program-scope variable (`constant float k = 1;`).
     Global(VarDecl),
+    /// An enumeration.
+    Enum(EnumDecl),
+}
+
+/// `enum [class] Name [: T] { A = 1, B };`
+#[derive(Clone, Debug)]
+pub struct EnumDecl {
+    /// The enum's name (the typedef name for `typedef enum {...} Name;`).
+    pub name: Option<Ident>,
+    /// The tag of `typedef enum Tag {...} Name;`, another name for it.
+    pub tag: Option<Ident>,
+    /// `: T`
+    pub underlying: Option<TypeSpec>,
+    /// Enumerators with optional values.
+    pub enumerators: Vec<(Ident, Option<Expr>)>,
+    /// Whole declaration.
+    pub span: Span,
 }
 
 /// `using Name = Type;` / `typedef Type Name[N];`

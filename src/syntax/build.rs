@@ -61,6 +61,8 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
                 }));
             }
             Rule::struct_decl => items.push(Item::Struct(struct_decl(pair)?)),
+            Rule::typedef_struct => items.extend(typedef_struct(pair)?),
+            Rule::enum_decl => items.push(Item::Enum(enum_decl(pair)?)),
             Rule::function_def => items.push(Item::Function(function_def(pair)?)),
             Rule::global_decl => items.push(Item::Global(var_decl(pair)?)),
             Rule::empty_decl | Rule::EOI => {}
@@ -68,6 +70,100 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
         }
     }
     Ok(TranslationUnit { items })
+}
+
+fn enum_decl(pair: Pair<Rule>) -> Result<EnumDecl> {
+    let span = span_of(&pair);
+    let mut names = Vec::new();
+    let (mut underlying, mut enumerators) = (None, Vec::new());
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::ident => names.push(ident(p)),
+            Rule::type_spec => underlying = Some(type_spec(p)?),
+            Rule::enumerator => {
+                let mut inner = p.into_inner();
+                let name = ident(inner.next().unwrap());
+                enumerators.push((name, inner.next().map(expr).transpose()?));
+            }
+            _ => {}
+        }
+    }
+    // `typedef enum Tag {..} Name;`: the last identifier is the name.
+    let (tag, name) = match names.len() {
+        2 => (Some(names.remove(0)), names.pop()),
+        _ => (None, names.pop()),
+    };
+    Ok(EnumDecl {
+        name,
+        tag,
+        underlying,
+        enumerators,
+        span,
+    })
+}
+
+/// `typedef struct [Tag] {..} Name;`: a struct named `Name` (and `Tag`).
+fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
+    let span = span_of(&pair);
+    let mut names = Vec::new();
+    let mut members = Vec::new();
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::ident => names.push(ident(p)),
+            Rule::member_decl => members.extend(member_decl(p)?),
+            _ => {}
+        }
+    }
+    let name = names.pop().expect("the grammar requires a name");
+    let mut items = vec![Item::Struct(StructDecl {
+        name: name.clone(),
+        members,
+        span,
+    })];
+    if let Some(tag) = names.pop().filter(|t| t.name != name.name) {
+        let ty = TypeSpec {
+            is_const: false,
+            is_constexpr: false,
+            space: None,
+            path: vec![name.name.clone()],
+            args: Vec::new(),
+            ptr_ops: Vec::new(),
+            name_span: name.span,
+            span: name.span,
+        };
+        items.push(Item::Alias(Alias {
+            name: tag,
+            ty,
+            array: Vec::new(),
+            span,
+        }));
+    }
+    Ok(items)
+}
+
+fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
+    let mut parts = decl.into_inner();
+    let ty = type_spec(parts.next().unwrap())?;
+    let mut members = Vec::new();
+    for d in parts {
+        let mut dp = d.into_inner();
+        let name = ident(dp.next().unwrap());
+        let (mut array, mut attributes) = (Vec::new(), Vec::new());
+        for p in dp {
+            match p.as_rule() {
+                Rule::array_suffix => array.push(array_suffix(p)?),
+                Rule::attributes => attributes.extend(attributes_of(p)?),
+                _ => unreachable!(),
+            }
+        }
+        members.push(Member {
+            ty: ty.clone(),
+            name,
+            array,
+            attributes,
+        });
+    }
+    Ok(members)
 }
 
 fn struct_decl(pair: Pair<Rule>) -> Result<StructDecl> {
