@@ -1,4 +1,10 @@
-//! msl2wgsl: Metal Shading Language → WGSL.
+//! msl2wgsl: Metal Shading Language → WGSL, proven on GPUs through wgpu.
+//!
+//! Stages, each using only those below it: `runner` (wgpu, behind the
+//! default `runner` feature) → [`library`] → [`lower`] (into a
+//! `naga::Module`) → [`reflect`] (the `MTLArgument`-style model lowering
+//! fills in) → [`layout`] (Metal's sizes and offsets) → [`sema`] →
+//! [`syntax`] → [`preprocess`] → [`types`], [`diagnostics`], [`source_map`].
 pub mod diagnostics;
 pub mod layout;
 pub mod library;

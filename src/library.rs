@@ -36,6 +36,8 @@ pub struct Options {
     /// Texel format of the storage texture `[[texture(n)]]`, as wgpu names
     /// it (`rgba8unorm`, `r32float`, ...); MSL does not state it, WGSL needs it.
     pub texture_formats: Vec<(u32, String)>,
+    /// Bindings to use instead of the default scheme.
+    pub binding_map: crate::reflect::BindingMap,
 }
 
 /// A translation that failed: the diagnostics and the files they point into.
@@ -66,6 +68,8 @@ impl std::error::Error for Failure {}
 #[derive(Debug)]
 pub struct Library {
     wgsl: String,
+    module: naga::Module,
+    target: Target,
     functions: Vec<FunctionReflection>,
     warnings: Diagnostics,
     source_map: SourceMap,
@@ -96,6 +100,22 @@ impl Library {
     /// The WGSL module with every translated function.
     pub fn wgsl(&self) -> &str {
         &self.wgsl
+    }
+
+    /// The MSL names of the translated functions, in source order.
+    pub fn function_names(&self) -> Vec<&str> {
+        self.functions.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    /// The WGSL of one function, with only what it reaches (its bindings,
+    /// helpers, types and constants), as a module of its own.
+    pub fn function_wgsl(&self, name: &str) -> Option<String> {
+        let index = self.functions.iter().position(|f| f.name == name)?;
+        let mut module = self.module.clone();
+        let entry = module.entry_points.swap_remove(index);
+        module.entry_points = vec![entry];
+        naga::compact::compact(&mut module, naga::compact::KeepUnused::No);
+        emit::wgsl(&module, self.target).ok().map(|(text, _)| text)
     }
 
     /// Every translated function, in source order.
@@ -192,6 +212,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         threadgroup_memory: options.threadgroup_memory.clone(),
         native_extensions: options.target == Target::Wgpu,
         texture_formats: options.texture_formats.clone(),
+        binding_map: options.binding_map.clone(),
     };
     let lowered = match lower::lower(&tu, &program, &lower_options) {
         Ok(l) => l,
@@ -223,6 +244,8 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     }
     Ok(Library {
         wgsl,
+        module: lowered.module,
+        target: options.target,
         functions,
         warnings: Diagnostics(warnings),
         source_map: map,

@@ -108,3 +108,268 @@ fn max_total_threads_is_checked() {
     };
     assert!(Library::from_source("k.metal", src, &opts).is_ok());
 }
+
+fn reflect_one(src: &str, entry: &str) -> msl2wgsl::reflect::FunctionReflection {
+    let lib = Library::from_source("r.metal", src, &Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    lib.function(entry).unwrap().clone()
+}
+
+#[test]
+fn spec_example_foo_drilled_down() {
+    // MSL spec §2.5's example: size 20, members at 0 and 12, array strides 4.
+    let f = reflect_one("struct Foo { float a[3]; int b[2]; };\nkernel void k(device Foo* foo [[buffer(0)]]) { foo[0].b[1] = 1; }", "k");
+    let b = f.arguments[0].buffer.as_ref().unwrap();
+    assert_eq!(
+        (b.data_size, b.alignment, b.data_type.as_str()),
+        (20, 4, "Foo")
+    );
+    let s = b.struct_type.as_ref().unwrap();
+    let members: Vec<(&str, u32, &str)> = s
+        .members
+        .iter()
+        .map(|m| (m.name.as_str(), m.offset, m.data_type.as_str()))
+        .collect();
+    assert_eq!(members, [("a", 0, "array"), ("b", 12, "array")]);
+    let a = s.members[0].array_type.as_ref().unwrap();
+    assert_eq!(
+        (a.element_type.as_str(), a.array_length, a.stride),
+        ("float", 3, 4)
+    );
+    let b = s.members[1].array_type.as_ref().unwrap();
+    assert_eq!(
+        (b.element_type.as_str(), b.array_length, b.stride),
+        ("int", 2, 4)
+    );
+}
+
+#[test]
+fn mixed_struct_offsets() {
+    let f = reflect_one(
+        "struct M { float3 a; float b; packed_float3 c; char d; float3x3 e; half2 f; };\nkernel void k(device M* m [[buffer(0)]]) { m[0].b = 1.0f; }",
+        "k",
+    );
+    let b = f.arguments[0].buffer.as_ref().unwrap();
+    assert_eq!((b.data_size, b.alignment), (112, 16));
+    let offsets: Vec<u32> = b
+        .struct_type
+        .as_ref()
+        .unwrap()
+        .members
+        .iter()
+        .map(|m| m.offset)
+        .collect();
+    assert_eq!(offsets, [0, 16, 20, 32, 48, 96]);
+    let types: Vec<&str> = b
+        .struct_type
+        .as_ref()
+        .unwrap()
+        .members
+        .iter()
+        .map(|m| m.data_type.as_str())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "float3",
+            "float",
+            "packed_float3",
+            "char",
+            "float3x3",
+            "half2"
+        ]
+    );
+}
+
+#[test]
+fn nested_structs_and_arrays_of_structs() {
+    let f = reflect_one(
+        "struct In { char c; float2 v; };\nstruct Out { In one; In many[3]; uint n; };\nkernel void k(constant Out& o [[buffer(2)]], device uint* r [[buffer(0)]]) { r[0] = o.n; }",
+        "k",
+    );
+    let arg = f.arguments.iter().find(|a| a.name == "o").unwrap();
+    let s = arg.buffer.as_ref().unwrap().struct_type.as_ref().unwrap();
+    // In: c@0, v@8, size 16 (align 8). Out: one@0, many@16 (stride 16), n@64; size 72.
+    assert_eq!(arg.buffer.as_ref().unwrap().data_size, 72);
+    let inner = s.members[0].struct_type.as_ref().unwrap();
+    assert_eq!(
+        inner.members.iter().map(|m| m.offset).collect::<Vec<_>>(),
+        [0, 8]
+    );
+    let many = s.members[1].array_type.as_ref().unwrap();
+    assert_eq!(
+        (
+            many.element_type.as_str(),
+            many.array_length,
+            many.stride,
+            s.members[1].offset
+        ),
+        ("struct", 3, 16, 16)
+    );
+    assert_eq!(many.element_struct_type.as_ref().unwrap().name, "In");
+    assert_eq!(s.members[2].offset, 64);
+    assert_eq!(arg.access, Access::Read);
+}
+
+#[test]
+fn json_document_has_the_documented_fields() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/textures/sampling.metal"
+    );
+    let lib = Library::from_file(path.as_ref(), &Options::default()).unwrap();
+    let doc = msl2wgsl::reflect::ReflectionDocument {
+        schema_version: msl2wgsl::reflect::SCHEMA_VERSION,
+        functions: lib.functions().iter().collect(),
+    };
+    let json: serde_json::Value = serde_json::to_value(&doc).unwrap();
+    assert_eq!(json["schemaVersion"], msl2wgsl::reflect::SCHEMA_VERSION);
+    let f = &json["functions"][0];
+    for key in [
+        "name",
+        "wgslEntryPoint",
+        "stage",
+        "workgroupSize",
+        "arguments",
+        "dispatchBinding",
+        "usesBarriers",
+        "requiredFeatures",
+        "constexprSamplers",
+    ] {
+        assert!(f.get(key).is_some(), "missing `{key}` in {f}");
+    }
+    let tex = &f["arguments"][0];
+    assert_eq!(tex["type"], "texture");
+    assert_eq!(tex["binding"]["group"], 0);
+    assert_eq!(tex["texture"]["textureType"], "type2D");
+    let sampler = &f["constexprSamplers"][0];
+    for key in [
+        "addressModeU",
+        "magFilter",
+        "minFilter",
+        "mipmapFilter",
+        "lodMinClamp",
+        "lodMaxClamp",
+        "anisotropyClamp",
+    ] {
+        assert!(
+            sampler["descriptor"].get(key).is_some(),
+            "missing descriptor `{key}`"
+        );
+    }
+    let buf = &f["arguments"][1];
+    for key in [
+        "name", "type", "index", "access", "active", "binding", "buffer",
+    ] {
+        assert!(buf.get(key).is_some(), "missing `{key}` in {buf}");
+    }
+    for key in ["alignment", "dataSize", "dataType", "isPointer"] {
+        assert!(buf["buffer"].get(key).is_some(), "missing buffer `{key}`");
+    }
+}
+
+#[test]
+fn one_function_wgsl_has_only_what_it_reaches() {
+    let src = "kernel void a(device float* x [[buffer(0)]]) { x[0] = 1.0f; }\nkernel void b(device uint* y [[buffer(3)]]) { y[0] = 2u; }\n";
+    let lib = Library::from_source("two.metal", src, &Options::default()).unwrap();
+    assert_eq!(lib.function_names(), ["a", "b"]);
+    let only_b = lib.function_wgsl("b").unwrap();
+    assert!(
+        only_b.contains("fn b(") && !only_b.contains("fn a("),
+        "{only_b}"
+    );
+    assert!(
+        only_b.contains("@binding(3)") && !only_b.contains("@binding(0)"),
+        "{only_b}"
+    );
+    assert!(lib.function_wgsl("c").is_none());
+}
+
+fn map(json: &str) -> msl2wgsl::reflect::BindingMap {
+    msl2wgsl::reflect::BindingMap::from_json(json).unwrap()
+}
+
+#[test]
+fn binding_map_overrides_and_errors() {
+    let src = "kernel void k(device float* x [[buffer(0)]], device float* y [[buffer(1)]]) { x[0] = y[0]; }\n";
+    let opts = Options {
+        binding_map: map(r#"{"k": {"buffer": {"1": {"group": 2, "binding": 7}}}}"#),
+        ..Options::default()
+    };
+    let lib = Library::from_source("m.metal", src, &opts).unwrap();
+    let y = &lib.function("k").unwrap().arguments[1];
+    assert_eq!(
+        y.binding,
+        Some(WgslBinding {
+            group: 2,
+            binding: 7
+        })
+    );
+    assert!(
+        lib.wgsl().contains("@group(2) @binding(7)"),
+        "{}",
+        lib.wgsl()
+    );
+    let clash = Options {
+        binding_map: map(r#"{"k": {"buffer": {"1": {"group": 0, "binding": 0}}}}"#),
+        ..Options::default()
+    };
+    let err = Library::from_source("m.metal", src, &clash)
+        .unwrap_err()
+        .render();
+    assert!(
+        err.starts_with(
+            "m.metal:1:13: error: `y` and `x` of `k` are both bound at @group(0) @binding(0)"
+        ),
+        "{err}"
+    );
+    let far = Options {
+        binding_map: map(r#"{"k": {"buffer": {"0": {"group": 4, "binding": 0}}}}"#),
+        ..Options::default()
+    };
+    let err = Library::from_source("m.metal", src, &far)
+        .unwrap_err()
+        .render();
+    assert!(err.contains("beyond WebGPU's default limits"), "{err}");
+    assert!(
+        msl2wgsl::reflect::BindingMap::from_json(r#"{"k": {"buffers": {}}}"#).is_err(),
+        "unknown keys are errors"
+    );
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn remapped_kernel_still_runs() {
+    #[path = "common/mod.rs"]
+    mod common;
+    let Some(gpu) = common::gpu() else { return };
+    let src = "kernel void k(device const float* x [[buffer(0)]], device float* y [[buffer(1)]], uint i [[thread_position_in_grid]]) { y[i] = x[i] * 2.0f; }\n";
+    let opts = Options {
+        binding_map: map(
+            r#"{"k": {"buffer": {"0": {"group": 1, "binding": 5}, "1": {"group": 3, "binding": 0}}}}"#,
+        ),
+        ..Options::default()
+    };
+    let x: Vec<f32> = (0..100).map(|i| i as f32).collect();
+    let buffers: std::collections::BTreeMap<u32, Vec<u8>> =
+        [(0, common::f32_bytes(&x)), (1, vec![0; 400])]
+            .into_iter()
+            .collect();
+    let out = msl2wgsl::runner::run_kernel(
+        gpu,
+        "m.metal",
+        src,
+        &opts,
+        "k",
+        &msl2wgsl::runner::Dispatch::Threads {
+            grid: [100, 1, 1],
+            threadgroup: [64, 1, 1],
+        },
+        &buffers,
+    )
+    .unwrap();
+    assert_eq!(
+        common::f32s(&out[&1]),
+        x.iter().map(|v| v * 2.0).collect::<Vec<_>>()
+    );
+}

@@ -80,6 +80,8 @@ fn buffer_arg(
             data_size,
             data_type: if is_pointer { "float" } else { "Params" }.into(),
             is_pointer,
+            struct_type: None,
+            array_type: None,
         }),
         threadgroup: None,
         texture: None,

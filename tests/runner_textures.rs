@@ -44,6 +44,8 @@ fn buffer(name: &str, index: u32, access: Access) -> Argument {
             data_size: 4,
             data_type: "float".into(),
             is_pointer: true,
+            struct_type: None,
+            array_type: None,
         }),
         ..argument(name, ArgumentKind::Buffer, index, index)
     }

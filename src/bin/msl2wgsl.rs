@@ -14,6 +14,9 @@ use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+#[path = "msl2wgsl/render.rs"]
+mod render;
+
 /// Exit status: the input is invalid or untranslatable, or a run failed.
 const FAILURE: u8 = 1;
 /// Exit status: bad usage.
@@ -28,6 +31,7 @@ const USAGE: u8 = 2;
     after_help = "Other commands:\n  \
         msl2wgsl reflect FILE [--entry NAME]...   JSON reflection of each function\n  \
         msl2wgsl run FILE --entry NAME ...        run a kernel on the GPU\n  \
+        msl2wgsl render FILE --vertex V ...       draw with vertex/fragment functions to PNG\n  \
         msl2wgsl test DIR|CASE...                 run conformance cases\n\
         (`msl2wgsl COMMAND --help` for details; a file named like a command: `./run`)"
 )]
@@ -331,6 +335,7 @@ fn main() -> ExitCode {
         Some("reflect") => reflect(parse_sub("msl2wgsl reflect", rest())),
         Some("run") => run(parse_sub("msl2wgsl run", rest())),
         Some("test") => test(parse_sub("msl2wgsl test", rest())),
+        Some("render") => render::render(parse_sub("msl2wgsl render", rest())),
         _ => translate(TranslateArgs::parse_from(&args)),
     };
     ExitCode::from(code)
@@ -484,7 +489,7 @@ mod runner_commands {
     use std::collections::BTreeMap;
 
     /// Reports a runner error: translation failures as diagnostics.
-    fn run_error(e: RunError) -> u8 {
+    pub(super) fn run_error(e: RunError) -> u8 {
         match e {
             RunError::Translate(failure) => {
                 to_stderr(&failure.render());
@@ -494,8 +499,11 @@ mod runner_commands {
         }
     }
 
-    /// The `--buffer` bytes by Metal index.
-    fn load_buffers(args: &[BufferArg]) -> Result<BTreeMap<u32, Vec<u8>>, u8> {
+    /// The bytes of `flag` (`--buffer`, ...) by Metal index.
+    pub(super) fn load_buffers(
+        args: &[BufferArg],
+        flag: &str,
+    ) -> Result<BTreeMap<u32, Vec<u8>>, u8> {
         let mut buffers = BTreeMap::new();
         for arg in args {
             let bytes = match &arg.source {
@@ -505,10 +513,7 @@ mod runner_commands {
                 })?,
             };
             if buffers.insert(arg.index, bytes).is_some() {
-                return Err(error(
-                    USAGE,
-                    format!("--buffer {} is given twice", arg.index),
-                ));
+                return Err(error(USAGE, format!("{flag} {} is given twice", arg.index)));
             }
         }
         Ok(buffers)
@@ -540,7 +545,7 @@ mod runner_commands {
     }
 
     /// The `--texture` contents by Metal index.
-    fn load_textures(args: &[TextureArg]) -> Result<BTreeMap<u32, TextureData>, u8> {
+    pub(super) fn load_textures(args: &[TextureArg]) -> Result<BTreeMap<u32, TextureData>, u8> {
         let mut textures = BTreeMap::new();
         for arg in args {
             let texture = match &arg.source {
@@ -570,7 +575,7 @@ mod runner_commands {
     /// Every `--buffer` and `--texture`.
     fn load_resources(args: &RunArgs) -> Result<Resources, u8> {
         Ok(Resources {
-            buffers: load_buffers(&args.buffer)?,
+            buffers: load_buffers(&args.buffer, "--buffer")?,
             textures: load_textures(&args.texture)?,
             samplers: BTreeMap::new(),
         })

@@ -162,6 +162,7 @@ impl Lowerer<'_, '_> {
         f: &ast::FunctionDecl,
         size: Option<[u32; 3]>,
     ) -> Result<FunctionReflection> {
+        self.current_function = f.name.name.clone();
         if self.program.resolve_type(&f.ret)? != Type::Void {
             return Err(Error::new(
                 f.ret.span,
@@ -219,6 +220,12 @@ impl Lowerer<'_, '_> {
             }
         }
         let constexpr_samplers = self.used_constexpr_samplers(&function);
+        let mut extra: Vec<WgslBinding> = constexpr_samplers.iter().map(|s| s.binding).collect();
+        extra.push(WgslBinding {
+            group: 0,
+            binding: DISPATCH_BINDING,
+        });
+        self.check_binding_collisions(f, &arguments, &extra)?;
         self.module.entry_points.push(naga::EntryPoint {
             name: f.name.name.clone(),
             stage: naga::ShaderStage::Compute,
@@ -797,7 +804,7 @@ impl Lowerer<'_, '_> {
                 self.bind_sampler(fx, param, *index, body, arguments)?
             }
             KernelParam::Buffer { param, ptr, index } => {
-                let (global, info) = self.buffer_global(param, ptr, *index)?;
+                let (global, info, binding) = self.buffer_global(param, ptr, *index)?;
                 let is_const = ptr.is_const || self.vertex_stage;
                 let span = param.span;
                 let words = self.word_view(global).is_some();
@@ -848,10 +855,7 @@ impl Lowerer<'_, '_> {
                         Access::ReadWrite
                     },
                     active: true,
-                    binding: Some(WgslBinding {
-                        group: self.group,
-                        binding: *index,
-                    }),
+                    binding: Some(binding),
                     buffer: Some(info),
                     threadgroup: None,
                     texture: None,
@@ -885,10 +889,15 @@ impl Lowerer<'_, '_> {
             None
         };
         let ty = Type::Texture(texture);
-        let binding = WgslBinding {
-            group: self.group,
-            binding: 64 + index,
-        };
+        let binding = self.resource_binding(
+            ArgumentKind::Texture,
+            index,
+            WgslBinding {
+                group: self.group,
+                binding: 64 + index,
+            },
+            param.span,
+        )?;
         let g = self.resource_global(&name, &ty, binding, param.span)?;
         let h = fx.add(Expression::GlobalVariable(g), param.span);
         if let Some(n) = &param.name {
@@ -955,10 +964,15 @@ impl Lowerer<'_, '_> {
             .unwrap_or_else(|| "_".into());
         let comparison = callgraph::sampler_compared(self.program, body, &name);
         let ty = Type::Sampler { comparison };
-        let binding = WgslBinding {
-            group: self.group,
-            binding: 128 + index,
-        };
+        let binding = self.resource_binding(
+            ArgumentKind::Sampler,
+            index,
+            WgslBinding {
+                group: self.group,
+                binding: 128 + index,
+            },
+            param.span,
+        )?;
         let g = self.resource_global(&name, &ty, binding, param.span)?;
         let h = fx.add(Expression::GlobalVariable(g), param.span);
         if let Some(n) = &param.name {
@@ -1011,6 +1025,52 @@ impl Lowerer<'_, '_> {
         self.buffers
             .insert((binding.group, binding.binding, ty_h, false), g);
         Ok(g)
+    }
+
+    /// The binding of resource `kind` `index` of the function being lowered:
+    /// the user's binding map, or `default`.
+    fn resource_binding(
+        &self,
+        kind: ArgumentKind,
+        index: u32,
+        default: WgslBinding,
+        span: Span,
+    ) -> Result<WgslBinding> {
+        let Some(b) = self.binding_map.get(&self.current_function, kind, index) else {
+            return Ok(default);
+        };
+        // WebGPU's default limits: 4 bind groups, 1000 bindings per group.
+        if b.group >= 4 || b.binding >= 1000 {
+            return Err(Error::new(span, format!("the binding map puts this argument at @group({}) @binding({}), beyond WebGPU's default limits (4 groups, 1000 bindings)", b.group, b.binding)));
+        }
+        Ok(b)
+    }
+
+    /// Two resources of one entry point at one binding (a binding-map mistake).
+    pub(super) fn check_binding_collisions(
+        &self,
+        f: &ast::FunctionDecl,
+        arguments: &[Argument],
+        extra: &[WgslBinding],
+    ) -> Result<()> {
+        let mut seen: Vec<(WgslBinding, String)> = extra
+            .iter()
+            .map(|b| (*b, "a binding of the translation".to_string()))
+            .collect();
+        for a in arguments {
+            let Some(b) = a.binding else { continue };
+            if let Some((_, other)) = seen.iter().find(|(x, _)| *x == b) {
+                return Err(Error::new(
+                    f.name.span,
+                    format!(
+                        "`{}` and {other} of `{}` are both bound at @group({}) @binding({})",
+                        a.name, f.name.name, b.group, b.binding
+                    ),
+                ));
+            }
+            seen.push((b, format!("`{}`", a.name)));
+        }
+        Ok(())
     }
 
     /// `threadgroup T* p [[threadgroup(n)]]`: a workgroup array whose length
@@ -1167,7 +1227,7 @@ impl Lowerer<'_, '_> {
         param: &ast::Param,
         ptr: &crate::types::Pointer,
         index: u32,
-    ) -> Result<(Handle<naga::GlobalVariable>, BufferInfo)> {
+    ) -> Result<(Handle<naga::GlobalVariable>, BufferInfo, WgslBinding)> {
         let span = param.ty.span;
         self.check_host_shareable(&ptr.pointee, span)?;
         // WebGPU vertex functions cannot write storage buffers: bind read-only.
@@ -1197,18 +1257,29 @@ impl Lowerer<'_, '_> {
             data_size: sa.size,
             data_type: self.program.display(&ptr.pointee),
             is_pointer: !ptr.is_reference,
+            struct_type: crate::reflect::struct_type(&ptr.pointee, &self.program.structs),
+            array_type: crate::reflect::array_type(&ptr.pointee, &self.program.structs),
         };
-        if index >= DISPATCH_BINDING {
+        if index >= 64 {
             return Err(Error::new(
                 span,
-                format!(
-                    "buffer index {index} is too large (at most {})",
-                    DISPATCH_BINDING - 1
-                ),
+                format!("buffer index {index} is too large (at most {})", 63),
             ));
         }
-        if let Some(g) = self.buffers.get(&(self.group, index, ty, writable)) {
-            return Ok((*g, info));
+        let binding = self.resource_binding(
+            ArgumentKind::Buffer,
+            index,
+            WgslBinding {
+                group: self.group,
+                binding: index,
+            },
+            param.span,
+        )?;
+        if let Some(g) = self
+            .buffers
+            .get(&(binding.group, binding.binding, ty, writable))
+        {
+            return Ok((*g, info, binding));
         }
         let access = if writable {
             naga::StorageAccess::LOAD | naga::StorageAccess::STORE
@@ -1221,8 +1292,8 @@ impl Lowerer<'_, '_> {
                 name,
                 space: naga::AddressSpace::Storage { access },
                 binding: Some(naga::ResourceBinding {
-                    group: self.group,
-                    binding: index,
+                    group: binding.group,
+                    binding: binding.binding,
                 }),
                 ty,
                 init: None,
@@ -1230,11 +1301,12 @@ impl Lowerer<'_, '_> {
             },
             Self::span(span),
         );
-        self.buffers.insert((self.group, index, ty, writable), g);
+        self.buffers
+            .insert((binding.group, binding.binding, ty, writable), g);
         if words {
             self.word_views.insert(g, atomic_words);
         }
-        Ok((g, info))
+        Ok((g, info, binding))
     }
 
     /// Types this version can place in buffers.

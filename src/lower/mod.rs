@@ -57,6 +57,8 @@ pub struct Options {
     pub native_extensions: bool,
     /// Storage texel formats by `[[texture(n)]]` index.
     pub texture_formats: Vec<(u32, String)>,
+    /// User binding overrides.
+    pub binding_map: crate::reflect::BindingMap,
 }
 
 /// The lowered module and what reflection needs.
@@ -102,6 +104,9 @@ pub(crate) struct Lowerer<'p, 'a> {
     group: u32,
     /// A vertex function is being lowered.
     vertex_stage: bool,
+    /// User binding overrides, and the function being lowered (their key).
+    binding_map: crate::reflect::BindingMap,
+    current_function: String,
     dispatch: Option<naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
     word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
@@ -150,6 +155,8 @@ pub fn lower<'a>(
         buffers: HashMap::new(),
         group: 0,
         vertex_stage: false,
+        binding_map: options.binding_map.clone(),
+        current_function: String::new(),
         dispatch: None,
         privates: HashMap::new(),
         word_views: HashMap::new(),

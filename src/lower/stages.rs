@@ -308,6 +308,7 @@ impl Lowerer<'_, '_> {
         stage: ast::Stage,
     ) -> Result<FunctionReflection> {
         let vertex = stage == ast::Stage::Vertex;
+        self.current_function = f.name.name.clone();
         self.group = if vertex { 0 } else { 1 };
         self.vertex_stage = vertex;
         self.kernel_features.clear();
@@ -362,6 +363,8 @@ impl Lowerer<'_, '_> {
             }
         }
         let constexpr_samplers = self.used_constexpr_samplers(&function);
+        let extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
+        self.check_binding_collisions(f, &arguments, &extra)?;
         self.module.entry_points.push(naga::EntryPoint {
             name: f.name.name.clone(),
             stage: if vertex {

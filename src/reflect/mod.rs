@@ -2,7 +2,11 @@
 //! `MTLArgument` would say about each function, plus where each resource is
 //! bound in the emitted WGSL. Serialised as JSON by `msl2wgsl reflect`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+mod drill;
+pub use drill::{array_type, struct_type};
 
 /// Version of the JSON schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -20,7 +24,7 @@ pub enum Stage {
 }
 
 /// A WGSL `@group(g) @binding(b)` pair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct WgslBinding {
     /// `@group`
     pub group: u32,
@@ -67,6 +71,60 @@ pub struct BufferInfo {
     pub data_type: String,
     /// True for `T*` arguments (an array of elements), false for `T&`.
     pub is_pointer: bool,
+    /// The pointee's members, when it is a struct (`bufferStructType`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub struct_type: Option<StructType>,
+    /// The pointee's element, when it is an array (`bufferPointerType`'s array).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array_type: Option<ArrayType>,
+}
+
+/// A struct in Metal's layout (`MTLStructType`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StructType {
+    /// The struct's MSL name.
+    pub name: String,
+    /// Members in declaration order.
+    pub members: Vec<StructMember>,
+}
+
+/// One struct member (`MTLStructMember`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StructMember {
+    /// Name.
+    pub name: String,
+    /// Byte offset in Metal's layout.
+    pub offset: u32,
+    /// `struct`, `array`, or the MSL type (`float3`, `packed_float3`, `char`...).
+    pub data_type: String,
+    /// Size in bytes in Metal's layout.
+    pub size: u32,
+    /// For struct members.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub struct_type: Option<StructType>,
+    /// For array members.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array_type: Option<ArrayType>,
+}
+
+/// An array (`MTLArrayType`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArrayType {
+    /// `struct`, `array` or the element's MSL type.
+    pub element_type: String,
+    /// Number of elements.
+    pub array_length: u32,
+    /// Bytes between elements.
+    pub stride: u32,
+    /// For arrays of structs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element_struct_type: Option<StructType>,
+    /// For arrays of arrays.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element_array_type: Option<Box<ArrayType>>,
 }
 
 /// One argument of a function, as `MTLArgument` describes it.
@@ -322,4 +380,44 @@ pub struct ReflectionDocument<'a> {
     pub schema_version: u32,
     /// One entry per function.
     pub functions: Vec<&'a FunctionReflection>,
+}
+
+/// A user binding map (`--binding-map map.json`): per function (MSL name),
+/// per resource kind, per Metal index, the WGSL binding to use instead of
+/// the default scheme. JSON:
+/// `{"k": {"buffer": {"0": {"group": 1, "binding": 3}}, "texture": {}, "sampler": {}}}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct BindingMap(pub BTreeMap<String, FunctionBindings>);
+
+/// One function's binding overrides.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionBindings {
+    /// `[[buffer(n)]]`
+    #[serde(default)]
+    pub buffer: BTreeMap<u32, WgslBinding>,
+    /// `[[texture(n)]]`
+    #[serde(default)]
+    pub texture: BTreeMap<u32, WgslBinding>,
+    /// `[[sampler(n)]]`
+    #[serde(default)]
+    pub sampler: BTreeMap<u32, WgslBinding>,
+}
+
+impl BindingMap {
+    /// Parses the JSON form.
+    pub fn from_json(text: &str) -> Result<BindingMap, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The override for `function`'s resource `kind` at Metal `index`.
+    pub fn get(&self, function: &str, kind: ArgumentKind, index: u32) -> Option<WgslBinding> {
+        let f = self.0.get(function)?;
+        match kind {
+            ArgumentKind::Buffer => f.buffer.get(&index).copied(),
+            ArgumentKind::Texture => f.texture.get(&index).copied(),
+            ArgumentKind::Sampler => f.sampler.get(&index).copied(),
+            ArgumentKind::ThreadgroupMemory => None,
+        }
+    }
 }

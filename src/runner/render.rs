@@ -39,6 +39,40 @@ impl Default for RenderTarget {
     }
 }
 
+impl RenderTarget {
+    /// The default targets of a fragment function: one per colour index
+    /// up to its highest `[[color(m)]]` (at least one), each cleared to
+    /// zero, rgba8unorm for `float`/`half` outputs (and for indices without
+    /// an output), rgba8sint for signed and rgba8uint for unsigned integer
+    /// ones.
+    pub fn defaults_for(fragment: &FunctionReflection) -> Vec<RenderTarget> {
+        let count = fragment
+            .color_outputs
+            .iter()
+            .map(|o| o.index as usize + 1)
+            .max()
+            .unwrap_or(1);
+        (0..count)
+            .map(|index| {
+                let output = fragment
+                    .color_outputs
+                    .iter()
+                    .find(|o| o.index as usize == index);
+                let kind = output.and_then(|o| render_targets::output_kind(&o.data_type));
+                let format = match kind {
+                    Some(naga::ScalarKind::Sint) => wgpu::TextureFormat::Rgba8Sint,
+                    Some(naga::ScalarKind::Uint) => wgpu::TextureFormat::Rgba8Uint,
+                    _ => wgpu::TextureFormat::Rgba8Unorm,
+                };
+                RenderTarget {
+                    format,
+                    clear: [0.0; 4],
+                }
+            })
+            .collect()
+    }
+}
+
 /// Everything a draw binds and draws into, by Metal index.
 #[derive(Clone, Debug)]
 pub struct RenderResources {

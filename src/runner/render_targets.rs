@@ -9,7 +9,7 @@ use wgpu::{BlendComponent, BlendFactor, BlendOperation, TextureFormat, TextureSa
 
 /// The kind of value an MSL colour type holds (`float4`, `half4`, `int4`,
 /// `ushort4`, ...), if it is a type a colour output may have.
-fn output_kind(data_type: &str) -> Option<naga::ScalarKind> {
+pub(crate) fn output_kind(data_type: &str) -> Option<naga::ScalarKind> {
     let scalar = data_type.trim_end_matches(|c: char| c.is_ascii_digit());
     match scalar {
         "float" | "half" => Some(naga::ScalarKind::Float),

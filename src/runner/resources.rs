@@ -531,6 +531,8 @@ mod tests {
                 data_size,
                 data_type: "float".into(),
                 is_pointer,
+                struct_type: None,
+                array_type: None,
             }),
             threadgroup: None,
             texture: None,

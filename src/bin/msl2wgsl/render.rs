@@ -1,0 +1,299 @@
+//! `msl2wgsl render`: draw with a vertex and a fragment function into
+//! offscreen targets and save them as PNG (contract: `shared/spec/cli.md`).
+
+use super::{
+    error, parse_buffer, parse_define, parse_index, parse_texture, parse_texture_format, BufferArg,
+    TextureArg, FAILURE,
+};
+use clap::Parser;
+use std::path::{Path, PathBuf};
+
+/// Draw with a vertex and a fragment function and save the image as PNG.
+#[derive(Parser, Debug)]
+#[command(
+    name = "msl2wgsl render",
+    bin_name = "msl2wgsl render",
+    after_help = "Draws N vertices (× instances) as a triangle list into offscreen targets \
+        cleared to --clear (default transparent black), one per [[color(m)]] of the fragment \
+        function. The image of attachment 0 is written to OUT.png, attachment m to \
+        OUT.m.png (out.png, out.1.png, ...). Default formats: rgba8unorm for float/half \
+        outputs, rgba8sint for int, rgba8uint for uint.\n\
+        A [[stage_in]] vertex input reads buffer 0 (--vertex-buffer 0=...): vertices of \
+        tightly packed [[attribute(k)]] members in attribute order, as `msl2wgsl reflect` \
+        reports (vertexAttributes, vertexStride)."
+)]
+pub(super) struct RenderArgs {
+    /// The MSL file.
+    file: String,
+    /// The vertex function.
+    #[arg(long, value_name = "NAME")]
+    vertex: String,
+    /// The fragment function.
+    #[arg(long, value_name = "NAME")]
+    fragment: String,
+    /// Size of the targets in pixels.
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Vertices to draw (vertexCount).
+    #[arg(long, value_name = "N")]
+    vertex_count: u32,
+    /// Instances to draw (instanceCount).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    instance_count: u32,
+    /// Bind the vertex function's [[buffer(N)]] to a file's bytes (or BYTES zeros).
+    #[arg(long, value_name = "N=PATH", value_parser = parse_buffer)]
+    vertex_buffer: Vec<BufferArg>,
+    /// Bind the fragment function's [[buffer(N)]] to a file's bytes (or BYTES zeros).
+    #[arg(long, value_name = "N=PATH", value_parser = parse_buffer)]
+    fragment_buffer: Vec<BufferArg>,
+    /// Bind [[texture(N)]] of either function to a PNG image (rgba8unorm), or
+    /// to a zeroed WxH texture.
+    #[arg(long, value_name = "N=PATH.png", value_parser = parse_texture)]
+    texture: Vec<TextureArg>,
+    /// Texel format of the storage texture [[texture(N)]] in the WGSL.
+    #[arg(long, value_name = "N=FORMAT", value_parser = parse_texture_format)]
+    texture_format: Vec<(u32, String)>,
+    /// Clear colour of every target, in the format's values.
+    #[arg(long, value_name = "R,G,B,A", value_parser = parse_clear)]
+    clear: Option<[f64; 4]>,
+    /// Format of every target (wgpu's name), or with M= of attachment M only.
+    #[arg(long, value_name = "FORMAT|M=FORMAT", value_parser = parse_target_format)]
+    format: Vec<(Option<u32>, String)>,
+    /// The PNG of attachment 0 (attachment M goes to OUT.M.png).
+    #[arg(short = 'o', value_name = "OUT.png")]
+    output: PathBuf,
+    /// Search DIR for `#include`.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Define a macro (VALUE defaults to 1).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define)]
+    define: Vec<(String, Option<String>)>,
+    /// Print the adapter that drew (to stderr).
+    #[arg(long)]
+    adapter: bool,
+}
+
+/// `WxH`, both positive.
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("`{s}` is not WxH (two positive integers)");
+    let (w, h) = s.split_once('x').ok_or_else(bad)?;
+    match (w.parse::<u32>(), h.parse::<u32>()) {
+        (Ok(w), Ok(h)) if w > 0 && h > 0 => Ok((w, h)),
+        _ => Err(bad()),
+    }
+}
+
+/// `R,G,B,A`: four finite numbers.
+fn parse_clear(s: &str) -> Result<[f64; 4], String> {
+    let values: Vec<f64> = s
+        .split(',')
+        .map(|v| v.trim().parse::<f64>().ok().filter(|v| v.is_finite()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("`{s}` is not R,G,B,A (four numbers)"))?;
+    <[f64; 4]>::try_from(values).map_err(|_| format!("`{s}` is not R,G,B,A (four numbers)"))
+}
+
+/// `FORMAT` (every target) or `M=FORMAT` (attachment M).
+fn parse_target_format(s: &str) -> Result<(Option<u32>, String), String> {
+    if s.contains('=') {
+        let (index, format) = parse_index(s)?;
+        super::check_format_name(format)?;
+        return Ok((Some(index), format.to_string()));
+    }
+    super::check_format_name(s)?;
+    Ok((None, s.to_string()))
+}
+
+/// Where the image of attachment `index` goes: OUT itself for 0, else
+/// OUT with `.index` before its extension.
+fn output_path(out: &Path, index: usize) -> PathBuf {
+    if index == 0 {
+        return out.to_path_buf();
+    }
+    let stem = out.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match out.extension() {
+        Some(ext) => format!("{stem}.{index}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{index}"),
+    };
+    out.with_file_name(name)
+}
+
+#[cfg(not(feature = "runner"))]
+pub(super) fn render(_: RenderArgs) -> u8 {
+    error(FAILURE, super::NO_RUNNER)
+}
+
+#[cfg(feature = "runner")]
+pub(super) use with_runner::render;
+
+#[cfg(feature = "runner")]
+mod with_runner {
+    use super::super::runner_commands::{load_buffers, load_textures, run_error};
+    use super::super::{compile, read_input, to_stderr, write_atomically, USAGE};
+    use super::*;
+    use msl2wgsl::reflect::{FunctionReflection, Stage};
+    use msl2wgsl::runner::{self, Gpu, RenderResources, RenderTarget, RunError, TextureData};
+    use msl2wgsl::{Library, Options, Target};
+
+    pub(in super::super) fn render(args: RenderArgs) -> u8 {
+        let (name, source) = match read_input(&args.file) {
+            Ok(input) => input,
+            Err(code) => return code,
+        };
+        let mut resources = match load_resources(&args) {
+            Ok(resources) => resources,
+            Err(code) => return code,
+        };
+        let library = match compile(&name, &source, &options(&args, &resources)) {
+            Ok(library) => library,
+            Err(code) => return code,
+        };
+        let (vertex, fragment) = match functions(&library, &args) {
+            Ok(pair) => pair,
+            Err(e) => return run_error(e),
+        };
+        resources.targets = match targets(&args, fragment) {
+            Ok(targets) => targets,
+            Err(message) => return error(USAGE, message),
+        };
+        let gpu = match Gpu::new() {
+            Ok(gpu) => gpu,
+            Err(e) => return run_error(e),
+        };
+        if args.adapter {
+            to_stderr(&format!("adapter: {}\n", gpu.adapter_line()));
+        }
+        match runner::render(&gpu, library.wgsl(), vertex, fragment, &resources) {
+            Ok(images) => write_images(&args.output, &images),
+            Err(e) => run_error(e),
+        }
+    }
+
+    /// Translation options: only the two functions, for wgpu.
+    fn options(args: &RenderArgs, resources: &RenderResources) -> Options {
+        let mut options = Options::default();
+        options.preprocess.defines = args.define.clone();
+        options.preprocess.include_dirs = args.include.clone();
+        options.entries = vec![args.vertex.clone(), args.fragment.clone()];
+        options.target = Target::Wgpu;
+        // As with `run`, a texture given decides what a storage texture holds.
+        let mut formats = args.texture_format.clone();
+        for (index, texture) in &resources.textures {
+            if let Some(name) = runner::texture_format_name(texture.format) {
+                if !formats.iter().any(|(i, _)| i == index) {
+                    formats.push((*index, name.to_string()));
+                }
+            }
+        }
+        options.texture_formats = formats;
+        options
+    }
+
+    /// Buffers, textures, size and counts (the targets come later: they
+    /// depend on the fragment function).
+    fn load_resources(args: &RenderArgs) -> Result<RenderResources, u8> {
+        let (width, height) = args.size;
+        let mut resources = RenderResources::new(width, height, args.vertex_count);
+        resources.instance_count = args.instance_count;
+        resources.vertex_buffers = load_buffers(&args.vertex_buffer, "--vertex-buffer")?;
+        resources.fragment_buffers = load_buffers(&args.fragment_buffer, "--fragment-buffer")?;
+        resources.textures = load_textures(&args.texture)?;
+        Ok(resources)
+    }
+
+    /// The vertex and the fragment function, each of its stage.
+    fn functions<'l>(
+        library: &'l Library,
+        args: &RenderArgs,
+    ) -> Result<(&'l FunctionReflection, &'l FunctionReflection), RunError> {
+        let find = |name: &str, stage: Stage, stage_name: &str| {
+            let function = library
+                .function(name)
+                .ok_or_else(|| RunError::UnknownEntry(name.to_string()))?;
+            if function.stage != stage {
+                return Err(RunError::WrongStage {
+                    name: name.to_string(),
+                    expected: stage_name.to_string(),
+                });
+            }
+            Ok(function)
+        };
+        let vertex = find(&args.vertex, Stage::Vertex, "vertex")?;
+        let fragment = find(&args.fragment, Stage::Fragment, "fragment")?;
+        Ok((vertex, fragment))
+    }
+
+    /// The fragment function's default targets with `--format` and
+    /// `--clear` applied.
+    fn targets(
+        args: &RenderArgs,
+        fragment: &FunctionReflection,
+    ) -> Result<Vec<RenderTarget>, String> {
+        let mut targets = RenderTarget::defaults_for(fragment);
+        for (index, name) in &args.format {
+            // The parser accepted only names the runner knows.
+            let format = runner::texture_format(name).expect("a known format");
+            match index {
+                None => targets.iter_mut().for_each(|t| t.format = format),
+                Some(m) => match targets.get_mut(*m as usize) {
+                    Some(target) => target.format = format,
+                    None => {
+                        return Err(format!(
+                            "--format {m}={name}: `{}` has no [[color({m})]]",
+                            fragment.name
+                        ))
+                    }
+                },
+            }
+        }
+        if let Some(clear) = args.clear {
+            targets.iter_mut().for_each(|t| t.clear = clear);
+        }
+        Ok(targets)
+    }
+
+    /// Saves every image, attachment 0 at `out`.
+    fn write_images(out: &Path, images: &[TextureData]) -> u8 {
+        for (index, image) in images.iter().enumerate() {
+            let path = output_path(out, index);
+            let written = image
+                .to_png_bytes()
+                .and_then(|png| write_atomically(&path, &png).map_err(|e| e.to_string()));
+            if let Err(e) = written {
+                return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
+            }
+        }
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_parsers() {
+        assert_eq!(parse_size("64x32"), Ok((64, 32)));
+        assert!(parse_size("0x3").is_err() && parse_size("4").is_err());
+        assert_eq!(parse_clear("0, 0.5,1,1"), Ok([0.0, 0.5, 1.0, 1.0]));
+        assert!(parse_clear("1,2,3").is_err() && parse_clear("1,2,3,x").is_err());
+        assert!(parse_clear("1,2,3,inf").is_err());
+        assert_eq!(
+            parse_target_format("1=rgba8uint"),
+            Ok((Some(1), "rgba8uint".into()))
+        );
+        assert_eq!(
+            parse_target_format("rgba16float"),
+            Ok((None, "rgba16float".into()))
+        );
+        assert!(parse_target_format("").is_err() && parse_target_format("x=rgba8unorm").is_err());
+    }
+
+    #[test]
+    fn attachment_paths() {
+        let out = Path::new("dir/out.png");
+        assert_eq!(output_path(out, 0), PathBuf::from("dir/out.png"));
+        assert_eq!(output_path(out, 2), PathBuf::from("dir/out.2.png"));
+        assert_eq!(output_path(Path::new("img"), 1), PathBuf::from("img.1"));
+    }
+}
