@@ -600,3 +600,197 @@ fn translation_conformance_cases_pass() {
     let last = text.lines().last().unwrap_or("");
     assert!(last.ends_with(" passed, 0 failed"), "{text}");
 }
+
+/// A full-screen triangle from `vertex_id` with a uv gradient, tinted by a
+/// `constant` buffer, plus a second attachment holding pixel positions; and
+/// a triangle from a `[[stage_in]]` vertex buffer.
+const RENDER: &str = "#include <metal_stdlib>
+using namespace metal;
+
+struct VOut {
+    float4 position [[position]];
+    float2 uv;
+};
+
+vertex VOut fullscreen(uint vid [[vertex_id]]) {
+    float2 p = float2(float((vid << 1) & 2), float(vid & 2)) * 2.0 - 1.0;
+    VOut o;
+    o.position = float4(p, 0.0, 1.0);
+    o.uv = float2(p.x * 0.5 + 0.5, 0.5 - p.y * 0.5);
+    return o;
+}
+
+struct FOut {
+    float4 color [[color(0)]];
+    uint4 where [[color(1)]];
+};
+
+fragment FOut shade(VOut in [[stage_in]], constant float4& tint [[buffer(0)]]) {
+    FOut o;
+    o.color = float4(in.uv, 0.5, 1.0) * tint;
+    o.where = uint4(uint(in.position.x), uint(in.position.y), 7, 255);
+    return o;
+}
+
+struct VIn {
+    float2 position [[attribute(0)]];
+    float3 color [[attribute(1)]];
+};
+
+struct Coloured {
+    float4 position [[position]];
+    float3 color;
+};
+
+vertex Coloured coloured(VIn in [[stage_in]]) {
+    return Coloured { float4(in.position, 0.0, 1.0), in.color };
+}
+
+fragment float4 plain(Coloured in [[stage_in]]) {
+    return float4(in.color, 1.0);
+}
+";
+
+/// `render` of `pair` (vertex, fragment) into an 8x4 `out.png` drawing 3
+/// vertices, then `extra`.
+fn render_args<'a>(file: &'a str, pair: [&'a str; 2], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["render", file, "--vertex", pair[0], "--fragment", pair[1]];
+    args.extend(["--size", "8x4", "--vertex-count", "3", "-o", "out.png"]);
+    args.extend(extra);
+    args
+}
+
+const SHADE: [&str; 2] = ["fullscreen", "shade"];
+
+#[test]
+fn render_usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "r.metal", RENDER);
+    let bad: &[&[&str]] = &[
+        &["--size", "0x4"],
+        &["--size", "8"],
+        &["--vertex-count", "-1"],
+        &["--instance-count", "x"],
+        &["--clear", "1,2,3"],
+        &["--clear", "0,0,0,nan"],
+        &["--format", "rgba9unorm"],
+        &["--format", "x=rgba8unorm"],
+        &["--vertex-buffer", "0="],
+        &["--fragment-buffer", "a=x"],
+        &["--texture", "1=empty:0x1"],
+        &[
+            "--fragment-buffer",
+            "0=zeros:16",
+            "--fragment-buffer",
+            "0=zeros:16",
+        ],
+    ];
+    for extra in bad {
+        assert_exit(&in_dir(dir.path(), &render_args(&file, SHADE, extra)), 2);
+    }
+    for missing in ["--vertex", "--size", "--vertex-count", "-o"] {
+        let mut args = render_args(&file, SHADE, &[]);
+        let at = args.iter().position(|a| *a == missing).unwrap();
+        args.drain(at..at + 2);
+        assert_exit(&in_dir(dir.path(), &args), 2);
+    }
+    assert!(!dir.path().join("out.png").exists());
+    assert_exit(&msl2wgsl(&["render", "--help"]), 0);
+    assert!(stdout(&msl2wgsl(&["--help"])).contains("render"));
+}
+
+#[test]
+fn render_unreadable_inputs_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_exit(&in_dir(dir.path(), &render_args("no.metal", SHADE, &[])), 1);
+    let file = write(dir.path(), "r.metal", RENDER);
+    let out = in_dir(
+        dir.path(),
+        &render_args(&file, SHADE, &["--vertex-buffer", "0=no.bin"]),
+    );
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("no.bin"), "{}", stderr(&out));
+}
+
+#[test]
+fn translation_render_checks_functions_and_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "r.metal", RENDER);
+    let out = in_dir(
+        dir.path(),
+        &render_args(&file, SHADE, &["--format", "3=r8unorm"]),
+    );
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("[[color(3)]]"), "{}", stderr(&out));
+    for (pair, message) in [
+        (["nowhere", "shade"], "`nowhere`"),
+        (["shade", "shade"], "not a vertex function"),
+        (["fullscreen", "coloured"], "not a fragment function"),
+    ] {
+        let out = in_dir(dir.path(), &render_args(&file, pair, &[]));
+        assert_exit(&out, 1);
+        assert!(stderr(&out).contains(message), "{}", stderr(&out));
+    }
+    assert!(!dir.path().join("out.png").exists());
+}
+
+/// Checks an 8x4 RGBA PNG against `want(x, y)` to one 8-bit step.
+#[cfg(feature = "runner")]
+fn check_png(path: &Path, want: impl Fn(f32, f32) -> [f32; 4]) {
+    let image = msl2wgsl::runner::TextureData::from_png(path).unwrap();
+    assert_eq!((image.width, image.height), (8, 4));
+    for (i, got) in image.data.chunks(4).enumerate() {
+        let want = want((i % 8) as f32, (i / 8) as f32);
+        for (g, w) in got.iter().zip(want) {
+            let diff = (i32::from(*g) - (w * 255.0).round() as i32).abs();
+            assert!(
+                diff <= 1,
+                "{}: pixel {i} is {got:?}, want {want:?}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn translation_render_to_png() {
+    if !common::has_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "r.metal", RENDER);
+    let tint = [1.0f32, 0.5, 1.0, 1.0];
+    std::fs::write(dir.path().join("tint.bin"), common::f32_bytes(&tint)).unwrap();
+    let extra = ["--fragment-buffer", "0=tint.bin"];
+    assert_exit(&in_dir(dir.path(), &render_args(&file, SHADE, &extra)), 0);
+    let uv = |x: f32, y: f32| [(x + 0.5) / 8.0, (y + 0.5) / 4.0];
+    check_png(&dir.path().join("out.png"), |x, y| {
+        [uv(x, y)[0] * tint[0], uv(x, y)[1] * tint[1], 0.5, 1.0]
+    });
+    // Attachment 1 (uint4, rgba8uint) holds the pixel's position.
+    check_png(&dir.path().join("out.1.png"), |x, y| {
+        [x / 255.0, y / 255.0, 7.0 / 255.0, 1.0]
+    });
+    // [[stage_in]] from vertex buffer 0 (float2 position, float3 colour):
+    // a triangle covering the target, red, green and blue at its corners.
+    let corners = [
+        [-1.0f32, -1.0, 1.0, 0.0, 0.0],
+        [3.0, -1.0, 0.0, 1.0, 0.0],
+        [-1.0, 3.0, 0.0, 0.0, 1.0],
+    ];
+    std::fs::write(
+        dir.path().join("v.bin"),
+        common::f32_bytes(&corners.concat()),
+    )
+    .unwrap();
+    let extra = ["--vertex-buffer", "0=v.bin", "--clear", "0,0,0,1"];
+    let args = render_args(&file, ["coloured", "plain"], &extra);
+    assert_exit(&in_dir(dir.path(), &args), 0);
+    check_png(&dir.path().join("out.png"), |x, y| {
+        let [u, v] = uv(x, y);
+        // Barycentrics of the pixel centre: (u, 1 - v) spans half of each edge.
+        let (g, b) = (u / 2.0, (1.0 - v) / 2.0);
+        [1.0 - g - b, g, b, 1.0]
+    });
+}

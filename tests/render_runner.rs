@@ -387,6 +387,37 @@ fn a_target_without_an_output_keeps_its_clear_colour() {
     let images = render(gpu, &wgsl, &full_screen(), &f, &resources).unwrap();
     check_rgba8(&images[0], |_, _| Some([1.0, 0.0, 0.0, 1.0]));
     check_rgba8(&images[1], |_, _| Some([0.0, 0.2, 0.4, 0.6]));
+    // A fragment function with no colour output at all (depth or side
+    // effects only) leaves every target cleared.
+    let wgsl = format!("{FULL_SCREEN}\n@fragment fn nothing() {{}}");
+    let f = function("nothing", Stage::Fragment, Vec::new());
+    let images = render(gpu, &wgsl, &full_screen(), &f, &resources).unwrap();
+    check_rgba8(&images[0], |_, _| Some([0.0; 4]));
+}
+
+#[test]
+fn a_depth_output_is_dropped_and_half_outputs_refused() {
+    let Some(gpu) = gpu() else { return };
+    let wgsl = format!(
+        "{FULL_SCREEN}
+        struct Deep {{ @location(0) color: vec4<f32>, @builtin(frag_depth) depth: f32 }}
+        @fragment
+        fn deep() -> Deep {{ return Deep(vec4<f32>(0.0, 1.0, 0.0, 1.0), 0.25); }}"
+    );
+    let resources = RenderResources::new(5, 3, 3);
+    let f = fragment("deep", vec![]);
+    let images = render(gpu, &wgsl, &full_screen(), &f, &resources).unwrap();
+    check_rgba8(&images[0], |_, _| Some([0.0, 1.0, 0.0, 1.0]));
+    // WebGPU colour targets take 32-bit values only.
+    let wgsl = format!(
+        "enable f16;
+        {FULL_SCREEN}
+        @fragment
+        fn half_out() -> @location(0) vec4<f16> {{ return vec4<f16>(1.0h); }}"
+    );
+    let f = fragment("half_out", vec![]);
+    let half = render(gpu, &wgsl, &full_screen(), &f, &resources);
+    assert!(matches!(half, Err(RunError::Shader(_))), "{half:?}");
 }
 
 /// Vertices read from a storage buffer in group 0 by `vertex_index`, a
@@ -688,4 +719,67 @@ fn dual_source_output_blends_by_the_second_source() {
 fn has_dual_source(gpu: &Gpu) -> bool {
     gpu.features()
         .contains(wgpu::Features::DUAL_SOURCE_BLENDING)
+}
+
+/// A `[[flat]]` varying from a `[[stage_in]]` (the first vertex provokes
+/// it, as in Metal), tinted by a `constant` buffer of the fragment.
+const FLAT_MSL: &str = "#include <metal_stdlib>
+using namespace metal;
+
+struct VIn {
+    float2 position [[attribute(0)]];
+    float4 color [[attribute(1)]];
+};
+
+struct V2F {
+    float4 position [[position]];
+    float4 color [[flat]];
+};
+
+vertex V2F flat_vertex(VIn in [[stage_in]]) {
+    V2F out;
+    out.position = float4(in.position, 0.0, 1.0);
+    out.color = in.color;
+    return out;
+}
+
+fragment float4 flat_fragment(V2F in [[stage_in]], constant float4& tint [[buffer(0)]]) {
+    return in.color * tint;
+}
+";
+
+#[test]
+fn library_functions_by_name() {
+    use msl2wgsl::runner::render_library;
+    use msl2wgsl::{Library, Options, Target};
+    let Some(gpu) = gpu() else { return };
+    let options = Options {
+        target: Target::Wgpu,
+        ..Default::default()
+    };
+    let library = Library::from_source("flat.metal", FLAT_MSL, &options).unwrap();
+    let mut resources = RenderResources::new(6, 4, 3);
+    let corners = [
+        [-1.0, -1.0, 0.2, 0.4, 0.6, 1.0],
+        [3.0, -1.0, 1.0, 0.0, 0.0, 1.0],
+        [-1.0, 3.0, 0.0, 1.0, 0.0, 1.0],
+    ];
+    resources
+        .vertex_buffers
+        .insert(0, f32_bytes(&corners.concat()));
+    let tint = [1.0, 0.5, 1.0, 0.5];
+    resources.fragment_buffers.insert(0, f32_bytes(&tint));
+    let draw = |v: &str, f: &str| render_library(gpu, &library, v, f, &resources);
+    let images = draw("flat_vertex", "flat_fragment").unwrap();
+    check_rgba8(&images[0], |_, _| Some([0.2, 0.2, 0.6, 0.5]));
+    let unknown = draw("flat_vertex", "nope");
+    assert!(
+        matches!(unknown, Err(RunError::UnknownEntry(_))),
+        "{unknown:?}"
+    );
+    let swapped = draw("flat_fragment", "flat_fragment");
+    assert!(
+        matches!(swapped, Err(RunError::WrongStage { .. })),
+        "{swapped:?}"
+    );
 }

@@ -371,6 +371,10 @@ impl Lowerer<'_, '_> {
         if matches!(to.element_scalar(), Some(Scalar::Long | Scalar::ULong)) {
             self.check_64_bit(span)?;
         }
+        if to.element_scalar() == Some(Scalar::Half) {
+            // naga's writer enables f16 when a type in the module uses it.
+            self.naga_type(to, span)?;
+        }
         if from == to {
             return Ok(h);
         }

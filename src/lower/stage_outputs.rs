@@ -26,8 +26,13 @@ impl Lowerer<'_, '_> {
                 Ok((Vec::new(), Vec::new()))
             }
             Type::Vector(s @ (Scalar::Float | Scalar::Half | Scalar::Int | Scalar::UInt), 4) if !vertex => {
-                let ty = self.naga_type(ret, f.ret.span)?;
+                // Colour outputs are 32-bit in WebGPU: `half4` widens.
+                let io = super::stages::io_type(ret);
+                let ty = self.naga_type(&io, f.ret.span)?;
                 fx.function.result = Some(naga::FunctionResult { ty, binding: Some(location(0, None)) });
+                if io != *ret {
+                    fx.output = Some(OutputAdapter { ty, members: Vec::new(), bare: Some((ret.clone(), io)) });
+                }
                 Ok((vec![ColorOutput { index: 0, blend_src: None, data_type: format!("{}4", s.name()) }], Vec::new()))
             }
             Type::Struct(id) => {
@@ -67,14 +72,14 @@ impl Lowerer<'_, '_> {
                         format!("output member `{}` must be a scalar or vector", m.name.name),
                     ));
                 }
-                let ty = self.naga_type(&md.ty.unpacked(), m.ty.span)?;
+                let ty = self.naga_type(&super::stages::io_type(&md.ty), m.ty.span)?;
                 out_members.push(naga::StructMember {
                     name: Some(m.name.name.clone()),
                     ty,
                     binding: Some(binding),
                     offset: 0,
                 });
-                map.push(self.member_index(id, i));
+                map.push((self.member_index(id, i), md.ty.unpacked(), super::stages::io_type(&md.ty)));
             }
         }
         if vertex && !has_position {
@@ -96,7 +101,7 @@ impl Lowerer<'_, '_> {
             naga::Span::UNDEFINED,
         );
         fx.function.result = Some(naga::FunctionResult { ty, binding: None });
-        fx.output = Some(OutputAdapter { ty, members: map });
+        fx.output = Some(OutputAdapter { ty, members: map, bare: None });
         Ok((colors, varyings))
     }
 
@@ -242,34 +247,18 @@ impl Lowerer<'_, '_> {
     }
 
     /// Converts a returned MSL struct value to the output struct.
-    pub(super) fn adapt_output(
-        &mut self,
-        fx: &mut FnCtx,
-        adapter: &OutputAdapter,
-        value: Handle<Expression>,
-        span: Span,
-    ) -> Result<Handle<Expression>> {
-        let components = adapter
-            .members
-            .iter()
-            .map(|i| {
-                fx.add(
-                    Expression::AccessIndex {
-                        base: value,
-                        index: *i,
-                    },
-                    span,
-                )
-            })
-            .collect();
-        Ok(fx.add(
-            Expression::Compose {
-                ty: adapter.ty,
-                components,
-            },
-            span,
-        ))
+    pub(super) fn adapt_output(&mut self, fx: &mut FnCtx, adapter: &OutputAdapter, value: Handle<Expression>, span: Span) -> Result<Handle<Expression>> {
+        if let Some((from, to)) = &adapter.bare {
+            return self.convert(fx, value, from, to, true, span);
+        }
+        let mut components = Vec::new();
+        for (index, from, to) in &adapter.members {
+            let member = fx.add(Expression::AccessIndex { base: value, index: *index }, span);
+            components.push(self.convert(fx, member, from, to, true, span)?);
+        }
+        Ok(fx.add(Expression::Compose { ty: adapter.ty, components }, span))
     }
+
 }
 
 fn location(index: u32, blend_src: Option<u32>) -> Binding {

@@ -22,10 +22,25 @@ use naga::{Binding, BuiltIn, Expression, Handle, Statement};
 /// How a returned MSL struct becomes the entry point's output struct.
 #[derive(Clone, Debug)]
 pub(super) struct OutputAdapter {
-    /// The WGSL output struct.
+    /// The WGSL output type (a struct, unless `members` is empty).
     pub ty: Handle<naga::Type>,
-    /// For each output member: the MSL member's index in the MSL struct's naga type.
-    pub members: Vec<u32>,
+    /// For each output member: the MSL member's index in the MSL struct's
+    /// naga type, and its MSL and IO types.
+    pub members: Vec<(u32, Type, Type)>,
+    /// A bare (non-struct) return: its MSL and IO types.
+    pub bare: Option<(Type, Type)>,
+}
+
+/// An interpolation: naga's, and how reflection spells it.
+pub(super) type Interp = (naga::Interpolation, Option<naga::Sampling>, String);
+
+/// The type a value crosses a stage boundary as: WebGPU's inter-stage and
+/// colour values are 32-bit, so `half` travels as `float`.
+pub(super) fn io_type(ty: &Type) -> Type {
+    match ty.element_scalar() {
+        Some(Scalar::Half) => ty.with_scalar(Scalar::Float),
+        _ => ty.unpacked(),
+    }
 }
 
 /// A linked value's location and interpolation.
@@ -38,10 +53,7 @@ pub(super) struct VaryingSlot {
 }
 
 /// The interpolation attributes of a fragment input member (MSL §5.4).
-fn interpolation_of(
-    attrs: &[ast::Attribute],
-    ty: &Type,
-) -> (naga::Interpolation, Option<naga::Sampling>, String) {
+fn interpolation_of(attrs: &[ast::Attribute], ty: &Type) -> Interp {
     use naga::{Interpolation as I, Sampling as S};
     if ty
         .element_scalar()
@@ -135,10 +147,7 @@ impl Lowerer<'_, '_> {
     /// with every interpolation a fragment function asks for, then inputs
     /// no vertex function writes.
     fn build_varyings(&self) -> Vec<(String, VaryingSlot)> {
-        let mut wanted: Vec<(
-            String,
-            (naga::Interpolation, Option<naga::Sampling>, String),
-        )> = Vec::new();
+        let mut wanted: Vec<(String, Interp)> = Vec::new();
         for m in self.stage_members(ast::Stage::Fragment) {
             let ty = self.program.resolve_type(&m.ty).unwrap_or(Type::Void);
             let interp = interpolation_of(&m.attributes, &ty);
@@ -150,12 +159,7 @@ impl Lowerer<'_, '_> {
             }
         }
         let mut table: Vec<(String, VaryingSlot)> = Vec::new();
-        let mut push = |key: &str,
-                        (interpolation, sampling, text): (
-            naga::Interpolation,
-            Option<naga::Sampling>,
-            String,
-        )| {
+        let mut push = |key: &str, (interpolation, sampling, text): Interp| {
             if !table.iter().any(|(k, s)| k == key && s.text == text) {
                 let location = table.len() as u32;
                 table.push((
@@ -560,7 +564,7 @@ impl Lowerer<'_, '_> {
                         blend_src: None,
                         per_primitive: false,
                     },
-                    md.ty.clone(),
+                    io_type(&md.ty),
                 )
             };
             let th = self.naga_type(&io_ty, m.ty.span)?;

@@ -84,6 +84,8 @@ pub(crate) struct StageIo {
     pub blend_src: Option<u32>,
     /// The scalar kind (f32 and f16 are both `Float`).
     pub kind: naga::ScalarKind,
+    /// The scalar's width in bytes.
+    pub width: u8,
 }
 
 /// The entry point's interface.
@@ -98,6 +100,8 @@ pub(crate) struct Interface {
     pub inputs: Vec<StageIo>,
     /// Its `@location` results (varyings, colour outputs).
     pub outputs: Vec<StageIo>,
+    /// Its `@builtin` results (`position`, `frag_depth`, ...).
+    pub output_builtins: Vec<naga::BuiltIn>,
 }
 
 impl Interface {
@@ -150,7 +154,30 @@ fn describe(
             "entry point `{entry}` is not {attribute}"
         )));
     }
-    let uses = info.get_entry_point(ep_index);
+    let bindings = used_bindings(module, info.get_entry_point(ep_index))?;
+    let mut inputs = Io::default();
+    for arg in &ep.function.arguments {
+        inputs.collect(module, arg.ty, arg.binding.as_ref());
+    }
+    let mut outputs = Io::default();
+    if let Some(result) = &ep.function.result {
+        outputs.collect(module, result.ty, result.binding.as_ref());
+    }
+    Ok(Interface {
+        workgroup_size: ep.workgroup_size,
+        bindings,
+        inputs: inputs.locations,
+        outputs: outputs.locations,
+        output_builtins: outputs.builtins,
+    })
+}
+
+/// Every global with a binding that the entry point (or a function it
+/// calls) uses, sorted by group and binding.
+fn used_bindings(
+    module: &naga::Module,
+    uses: &naga::valid::FunctionInfo,
+) -> Result<Vec<UsedBinding>, RunError> {
     let mut bindings = Vec::new();
     for (handle, var) in module.global_variables.iter() {
         let Some(rb) = &var.binding else { continue };
@@ -174,50 +201,47 @@ fn describe(
         });
     }
     bindings.sort_by_key(|b| (b.group, b.binding));
-    let mut inputs = Vec::new();
-    for arg in &ep.function.arguments {
-        locations(module, arg.ty, arg.binding.as_ref(), &mut inputs);
-    }
-    let mut outputs = Vec::new();
-    if let Some(result) = &ep.function.result {
-        locations(module, result.ty, result.binding.as_ref(), &mut outputs);
-    }
-    Ok(Interface {
-        workgroup_size: ep.workgroup_size,
-        bindings,
-        inputs,
-        outputs,
-    })
+    Ok(bindings)
 }
 
-/// Collects the `@location`s of a value of type `ty` bound as `binding`:
-/// the value itself, or the members of a struct.
-fn locations(
-    module: &naga::Module,
-    ty: naga::Handle<naga::Type>,
-    binding: Option<&naga::Binding>,
-    out: &mut Vec<StageIo>,
-) {
-    let inner = &module.types[ty].inner;
-    match binding {
-        Some(naga::Binding::Location {
-            location,
-            blend_src,
-            ..
-        }) => {
-            if let Some(scalar) = inner.scalar() {
-                out.push(StageIo {
-                    location: *location,
-                    blend_src: *blend_src,
-                    kind: scalar.kind,
-                });
+/// The inputs or the outputs of an entry point.
+#[derive(Default)]
+struct Io {
+    locations: Vec<StageIo>,
+    builtins: Vec<naga::BuiltIn>,
+}
+
+impl Io {
+    /// Collects what a value of type `ty` bound as `binding` carries: the
+    /// value itself, or the members of a struct.
+    fn collect(
+        &mut self,
+        module: &naga::Module,
+        ty: naga::Handle<naga::Type>,
+        binding: Option<&naga::Binding>,
+    ) {
+        let inner = &module.types[ty].inner;
+        match binding {
+            Some(naga::Binding::Location {
+                location,
+                blend_src,
+                ..
+            }) => {
+                if let Some(scalar) = inner.scalar() {
+                    self.locations.push(StageIo {
+                        location: *location,
+                        blend_src: *blend_src,
+                        kind: scalar.kind,
+                        width: scalar.width,
+                    });
+                }
             }
-        }
-        Some(naga::Binding::BuiltIn(_)) => {}
-        None => {
-            if let naga::TypeInner::Struct { members, .. } = inner {
-                for member in members {
-                    locations(module, member.ty, member.binding.as_ref(), out);
+            Some(naga::Binding::BuiltIn(builtin)) => self.builtins.push(*builtin),
+            None => {
+                if let naga::TypeInner::Struct { members, .. } = inner {
+                    for member in members {
+                        self.collect(module, member.ty, member.binding.as_ref());
+                    }
                 }
             }
         }
@@ -338,6 +362,34 @@ mod tests {
             Interface::of("fn (", "k"),
             Err(RunError::Shader(_))
         ));
+    }
+
+    #[test]
+    fn render_stages() {
+        let wgsl = "
+            struct V { @builtin(position) p: vec4<f32>, @location(3) @interpolate(flat) c: u32 }
+            struct F { @location(0) a: vec4<f32>, @location(1) b: vec4<i32>,
+                       @builtin(frag_depth) d: f32 }
+            @group(1) @binding(0) var<uniform> tint: vec4<f32>;
+            @vertex fn v(@location(2) x: vec2<f32>, @location(0) k: vec4<u32>) -> V {
+                return V(vec4(x, 0.0, 1.0), k.x);
+            }
+            @fragment fn f(v: V) -> F { return F(tint, vec4(i32(v.c)), 0.5); }";
+        use naga::ShaderStage as S;
+        let both = Interface::of_entries(wgsl, &[("v", S::Vertex), ("f", S::Fragment)]).unwrap();
+        let io = |ios: &[StageIo]| -> Vec<_> { ios.iter().map(|i| (i.location, i.kind)).collect() };
+        use naga::ScalarKind as K;
+        assert_eq!(io(&both[0].inputs), [(2, K::Float), (0, K::Uint)]);
+        assert_eq!(io(&both[0].outputs), [(3, K::Uint)]);
+        assert!(both[0].bindings.is_empty());
+        assert_eq!(io(&both[1].inputs), [(3, K::Uint)]);
+        assert_eq!(io(&both[1].outputs), [(0, K::Float), (1, K::Sint)]);
+        assert_eq!(both[1].output_builtins, [naga::BuiltIn::FragDepth]);
+        assert_eq!(
+            (both[1].bindings[0].group, both[1].bindings[0].binding),
+            (1, 0)
+        );
+        assert!(Interface::of_entries(wgsl, &[("v", S::Fragment)]).is_err());
     }
 
     fn buffer(kind: BufferBinding) -> BindingKind {

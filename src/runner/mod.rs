@@ -81,7 +81,7 @@ pub enum RunError {
     },
     /// The adapter refused to create a device.
     RequestDevice(String),
-    /// The kernel needs a wgpu feature the device lacks.
+    /// The shader (or the draw) needs a wgpu feature the device lacks.
     MissingFeature {
         /// The feature as the reflection spells it (`"shader-f16"`).
         feature: String,
@@ -189,7 +189,7 @@ impl fmt::Display for RunError {
             RunError::RequestDevice(why) => write!(f, "cannot create a device: {why}"),
             RunError::MissingFeature { feature, adapter } => write!(
                 f,
-                "the kernel needs the wgpu feature `{feature}`, which the device lacks ({adapter})"
+                "the shader needs the wgpu feature `{feature}`, which the device lacks ({adapter})"
             ),
             RunError::UnknownFeature(name) => write!(f, "unknown wgpu feature `{name}`"),
             RunError::Translate(failure) => write!(f, "{}", failure.render().trim_end()),

@@ -152,8 +152,8 @@ pub fn render_library(
 /// fragment function `fragment` of `wgsl`, into `resources.targets`
 /// (cleared first), and returns each target's image in target order.
 ///
-/// The pipeline is Metal's default render pipeline: no depth or stencil,
-/// no culling, clockwise front faces (`[[front_facing]]`), no blending
+/// The pipeline is Metal's default render pipeline: no depth or stencil
+/// attachment (a `[[depth]]` output is dropped), no culling, clockwise front faces (`[[front_facing]]`), no blending
 /// (see below for dual-source outputs), one sample, a viewport covering
 /// the targets.
 ///
@@ -184,10 +184,8 @@ pub fn render(
             naga::ShaderStage::Fragment,
         ),
     ];
-    let mut interfaces = Interface::of_entries(wgsl, &stages)?.into_iter();
-    let (vi, fi) = match (interfaces.next(), interfaces.next()) {
-        (Some(vi), Some(fi)) => (vi, fi),
-        _ => unreachable!("of_entries describes every entry asked for"),
+    let Ok([vi, fi]) = <[Interface; 2]>::try_from(Interface::of_entries(wgsl, &stages)?) else {
+        unreachable!("of_entries describes every entry asked for")
     };
     let input = vertex_input::plan(
         vertex,
@@ -196,6 +194,7 @@ pub fn render(
         resources.vertex_count,
     )?;
     let targets = render_targets::plan(gpu, fragment, &fi, &resources.targets)?;
+    let writes_depth = fi.output_builtins.contains(&naga::BuiltIn::FragDepth);
     let inputs = |buffers| Inputs {
         buffers,
         textures: &resources.textures,
@@ -211,6 +210,7 @@ pub fn render(
         resources,
         input,
         targets,
+        writes_depth,
         vertex_bound,
         fragment_bound,
     };
@@ -283,6 +283,9 @@ fn collision((group, binding): (u32, u32)) -> RunError {
     ))
 }
 
+/// The format of the scratch depth target.
+const SCRATCH_DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
 /// A draw whose inputs have all been checked.
 struct Draw<'a> {
     wgsl: &'a str,
@@ -291,6 +294,10 @@ struct Draw<'a> {
     resources: &'a RenderResources,
     input: Option<VertexInput>,
     targets: Vec<wgpu::ColorTargetState>,
+    /// The fragment function writes `[[depth]]`, which wgpu accepts only
+    /// with a depth attachment; Metal drops it without one, so the draw
+    /// gets a scratch depth target that neither tests nor is read.
+    writes_depth: bool,
     vertex_bound: Bound<'a>,
     fragment_bound: Bound<'a>,
 }
@@ -325,8 +332,9 @@ impl Draw<'_> {
             .iter()
             .map(|(t, _)| t.create_view(&Default::default()))
             .collect();
+        let depth = self.writes_depth.then(|| self.scratch_depth(gpu));
         {
-            let mut pass = self.begin_pass(&mut encoder, &views);
+            let mut pass = self.begin_pass(&mut encoder, &views, depth.as_ref());
             pass.set_pipeline(&pipeline);
             for (group, bind_group) in groups.iter().enumerate() {
                 pass.set_bind_group(group as u32, bind_group, &[]);
@@ -366,11 +374,32 @@ impl Draw<'_> {
             .collect()
     }
 
+    /// The depth target of a fragment function writing `[[depth]]`.
+    fn scratch_depth(&self, gpu: &Gpu) -> wgpu::TextureView {
+        let r = self.resources;
+        let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("scratch depth"),
+            size: wgpu::Extent3d {
+                width: r.width,
+                height: r.height,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: SCRATCH_DEPTH,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        });
+        texture.create_view(&Default::default())
+    }
+
     /// The render pass, every target cleared to its colour and stored.
     fn begin_pass<'p>(
         &self,
         encoder: &'p mut wgpu::CommandEncoder,
         views: &[wgpu::TextureView],
+        depth: Option<&wgpu::TextureView>,
     ) -> wgpu::RenderPass<'p> {
         let attachments: Vec<Option<wgpu::RenderPassColorAttachment>> = views
             .iter()
@@ -391,6 +420,14 @@ impl Draw<'_> {
         encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some(&self.fragment.name),
             color_attachments: &attachments,
+            depth_stencil_attachment: depth.map(|view| wgpu::RenderPassDepthStencilAttachment {
+                view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Discard,
+                }),
+                stencil_ops: None,
+            }),
             ..Default::default()
         })
     }
@@ -441,7 +478,13 @@ impl Draw<'_> {
                 cull_mode: None,
                 ..Default::default()
             },
-            depth_stencil: None,
+            depth_stencil: self.writes_depth.then(|| wgpu::DepthStencilState {
+                format: SCRATCH_DEPTH,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Always),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
             multisample: Default::default(),
             fragment: Some(wgpu::FragmentState {
                 module: &module,

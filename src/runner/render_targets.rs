@@ -191,6 +191,16 @@ fn check_wgsl_outputs(fragment: &FunctionReflection, wgsl: &[StageIo]) -> Result
             Some(o) if output_kind(&o.data_type).is_some_and(|k| k != io.kind) => {
                 return disagree(format!("the type of [[color({})]]", o.index))
             }
+            // WebGPU colour targets take 32-bit values only.
+            Some(o) if io.width != 4 => {
+                return Err(RunError::Shader(format!(
+                    "the WGSL of `{}` writes [[color({})]] as a {}-bit value; colour \
+                     outputs must be 32-bit (f32, i32, u32) in WGSL",
+                    fragment.name,
+                    o.index,
+                    u32::from(io.width) * 8
+                )))
+            }
             Some(_) => {}
         }
     }

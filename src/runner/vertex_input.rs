@@ -277,6 +277,7 @@ mod tests {
             bindings: Vec::new(),
             inputs: Vec::new(),
             outputs: Vec::new(),
+            output_builtins: Vec::new(),
         }
     }
 
@@ -320,6 +321,7 @@ mod tests {
             location: 0,
             blend_src: None,
             kind: naga::ScalarKind::Uint,
+            width: 4,
         });
         assert!(plan(&f, &reads_uint, &short, 1).is_err());
         reads_uint.inputs[0].location = 1;

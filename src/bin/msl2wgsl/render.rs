@@ -106,6 +106,7 @@ fn parse_target_format(s: &str) -> Result<(Option<u32>, String), String> {
 
 /// Where the image of attachment `index` goes: OUT itself for 0, else
 /// OUT with `.index` before its extension.
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
 fn output_path(out: &Path, index: usize) -> PathBuf {
     if index == 0 {
         return out.to_path_buf();

@@ -1,0 +1,239 @@
+//! `msl2wgsl run` and `msl2wgsl test`, which need the GPU runner; also the
+//! resource loading `render` shares.
+
+use super::*;
+use msl2wgsl::reflect::{Access, ArgumentKind, FunctionReflection, TextureBinding};
+use msl2wgsl::runner::{
+    self, Dispatch, Gpu, Outputs, Resources, RunError, TextureData, Translation,
+};
+use std::collections::BTreeMap;
+
+/// Reports a runner error: translation failures as diagnostics.
+pub(super) fn run_error(e: RunError) -> u8 {
+    match e {
+        RunError::Translate(failure) => {
+            to_stderr(&failure.render());
+            FAILURE
+        }
+        other => error(FAILURE, other),
+    }
+}
+
+/// The bytes of `flag` (`--buffer`, ...) by Metal index.
+pub(super) fn load_buffers(args: &[BufferArg], flag: &str) -> Result<BTreeMap<u32, Vec<u8>>, u8> {
+    let mut buffers = BTreeMap::new();
+    for arg in args {
+        let bytes = match &arg.source {
+            BufferSource::Zeros(n) => vec![0; *n],
+            BufferSource::File(path) => std::fs::read(path)
+                .map_err(|e| error(FAILURE, format!("cannot read '{}': {e}", path.display())))?,
+        };
+        if buffers.insert(arg.index, bytes).is_some() {
+            return Err(error(USAGE, format!("{flag} {} is given twice", arg.index)));
+        }
+    }
+    Ok(buffers)
+}
+
+/// Translates for the requested threadgroup size, or first with none to
+/// learn the kernel's default size.
+fn translate_for_run(
+    args: &RunArgs,
+    name: &str,
+    source: &str,
+    texture_formats: Vec<(u32, String)>,
+) -> Result<Translation, RunError> {
+    let mut options = Options::default();
+    options.preprocess.defines = args.define.clone();
+    options.preprocess.include_dirs = args.include.clone();
+    options.entries = vec![args.entry.clone()];
+    options.target = args.target.into();
+    options.threadgroup_memory = args.threadgroup_memory.clone();
+    options.texture_formats = texture_formats;
+    let default = runner::translate_kernel(name, source, &options, &args.entry)?;
+    match args.threadgroup {
+        Some(size) if Some(size) != default.function.workgroup_size => {
+            options.threadgroup_size = Some(size);
+            runner::translate_kernel(name, source, &options, &args.entry)
+        }
+        _ => Ok(default),
+    }
+}
+
+/// The `--texture` contents by Metal index.
+pub(super) fn load_textures(args: &[TextureArg]) -> Result<BTreeMap<u32, TextureData>, u8> {
+    let mut textures = BTreeMap::new();
+    for arg in args {
+        let texture = match &arg.source {
+            TextureSource::Png(path) => {
+                TextureData::from_png(path).map_err(|e| error(FAILURE, e))?
+            }
+            TextureSource::Empty {
+                width,
+                height,
+                format,
+            } => {
+                // The parser accepted only names the runner knows.
+                let format = runner::texture_format(format).expect("a known format");
+                TextureData::empty(*width, *height, format)
+            }
+        };
+        if textures.insert(arg.index, texture).is_some() {
+            return Err(error(
+                USAGE,
+                format!("--texture {} is given twice", arg.index),
+            ));
+        }
+    }
+    Ok(textures)
+}
+
+/// Every `--buffer` and `--texture`.
+fn load_resources(args: &RunArgs) -> Result<Resources, u8> {
+    Ok(Resources {
+        buffers: load_buffers(&args.buffer, "--buffer")?,
+        textures: load_textures(&args.texture)?,
+        samplers: BTreeMap::new(),
+    })
+}
+
+/// `--texture-format`, and for every other texture given, its format:
+/// as in Metal, the texture decides what a storage texture holds.
+fn texture_formats(args: &RunArgs, textures: &BTreeMap<u32, TextureData>) -> Vec<(u32, String)> {
+    let mut formats = args.texture_format.clone();
+    for (index, texture) in textures {
+        if formats.iter().any(|(i, _)| i == index) {
+            continue;
+        }
+        if let Some(name) = runner::texture_format_name(texture.format) {
+            formats.push((*index, name.to_string()));
+        }
+    }
+    formats
+}
+
+/// Every `--read` must name a buffer argument given bytes, every
+/// `--read-texture` a writable storage texture given a texture.
+fn check_reads(
+    args: &RunArgs,
+    function: &FunctionReflection,
+    resources: &Resources,
+) -> Result<(), String> {
+    let find = |index: u32, kind: ArgumentKind| {
+        let mut args = function.arguments.iter();
+        args.find(|a| a.index == index && a.kind == kind)
+    };
+    let entry = &args.entry;
+    for (index, _) in &args.read {
+        if find(*index, ArgumentKind::Buffer).is_none() {
+            return Err(format!(
+                "--read {index}: `{entry}` has no [[buffer({index})]]"
+            ));
+        }
+        if !resources.buffers.contains_key(index) {
+            return Err(format!(
+                "--read {index}: give the buffer with --buffer {index}=..."
+            ));
+        }
+    }
+    for (index, _) in &args.read_texture {
+        let writable = find(*index, ArgumentKind::Texture).is_some_and(|a| {
+            let storage = a.texture.as_ref().map(|t| t.binding_kind);
+            a.access != Access::Read && storage == Some(TextureBinding::Storage)
+        });
+        if !writable {
+            return Err(format!(
+                "--read-texture {index}: `{entry}` has no writable [[texture({index})]]"
+            ));
+        }
+        if !resources.textures.contains_key(index) {
+            return Err(format!(
+                "--read-texture {index}: give the texture with --texture {index}=..."
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `--read` buffers and `--read-texture` PNGs.
+fn write_outputs(args: &RunArgs, outputs: &Outputs) -> u8 {
+    for (index, path) in &args.read {
+        let bytes = outputs.buffers.get(index).map_or(&[][..], |b| &b[..]);
+        if let Err(e) = write_atomically(path, bytes) {
+            return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
+        }
+    }
+    for (index, path) in &args.read_texture {
+        let Some(texture) = outputs.textures.get(index) else {
+            return error(FAILURE, format!("texture {index} was not read back"));
+        };
+        let written = texture
+            .to_png_bytes()
+            .and_then(|png| write_atomically(path, &png).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
+        }
+    }
+    0
+}
+
+pub(super) fn run(args: RunArgs) -> u8 {
+    let (name, source) = match read_input(&args.file) {
+        Ok(input) => input,
+        Err(code) => return code,
+    };
+    let resources = match load_resources(&args) {
+        Ok(resources) => resources,
+        Err(code) => return code,
+    };
+    let formats = texture_formats(&args, &resources.textures);
+    let translation = match translate_for_run(&args, &name, &source, formats) {
+        Ok(t) => t,
+        Err(e) => return run_error(e),
+    };
+    to_stderr(&translation.warnings);
+    let function = &translation.function;
+    let Some(threadgroup) = function.workgroup_size else {
+        return run_error(RunError::NotAKernel(args.entry.clone()));
+    };
+    let dispatch = match (args.grid, args.threadgroups) {
+        (Some(grid), _) => Dispatch::Threads { grid, threadgroup },
+        (None, Some(groups)) => Dispatch::Threadgroups {
+            groups,
+            threadgroup,
+        },
+        (None, None) => return error(USAGE, "give --grid or --threadgroups"),
+    };
+    if let Err(message) = check_reads(&args, function, &resources) {
+        return error(FAILURE, message);
+    }
+    let gpu = match Gpu::new() {
+        Ok(gpu) => gpu,
+        Err(e) => return run_error(e),
+    };
+    if args.adapter {
+        to_stderr(&format!("adapter: {}\n", gpu.adapter_line()));
+    }
+    let wgsl = &translation.wgsl;
+    match runner::run_compute_resources(&gpu, wgsl, function, &dispatch, &resources) {
+        Ok(outputs) => write_outputs(&args, &outputs),
+        Err(e) => run_error(e),
+    }
+}
+
+pub(super) fn test(args: TestArgs) -> u8 {
+    if runner::conformance::collect_cases(&args.paths).is_empty() {
+        return error(FAILURE, "no conformance cases (*.toml) found");
+    }
+    let gpu = match Gpu::new() {
+        Ok(gpu) => gpu,
+        Err(e) => return run_error(e),
+    };
+    let report = runner::conformance::run_cases(&gpu, &args.paths);
+    let written = to_stdout(&report.render());
+    if report.failed() == 0 {
+        written
+    } else {
+        FAILURE
+    }
+}
