@@ -73,6 +73,20 @@ pub struct Library {
     functions: Vec<FunctionReflection>,
     warnings: Diagnostics,
     source_map: SourceMap,
+    origin: Origin,
+}
+
+/// What a library was translated from, kept so that a pipeline can be
+/// translated again for a threadgroup size or threadgroup-memory length
+/// known only at dispatch (WGSL fixes both in the module).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Origin {
+    /// The file name used in diagnostics (a path for [`Library::from_file`]).
+    pub name: String,
+    /// The MSL text.
+    pub text: String,
+    /// The options of the translation.
+    pub options: Options,
 }
 
 impl Library {
@@ -80,7 +94,13 @@ impl Library {
     pub fn from_source(name: &str, source: &str, options: &Options) -> Result<Library, Failure> {
         let mut map = SourceMap::new();
         let main = map.add_file(name, source);
-        translate_in_thread(map, main, options.clone())
+        let mut library = translate_in_thread(map, main, options.clone())?;
+        library.origin = Origin {
+            name: name.to_string(),
+            text: source.to_string(),
+            options: options.clone(),
+        };
+        Ok(library)
     }
 
     /// Reads and translates a file.
@@ -93,8 +113,21 @@ impl Library {
             ))]),
             source_map: SourceMap::new(),
         })?;
-        let main = map.add_file(path.display().to_string(), text);
-        translate_in_thread(map, main, options.clone())
+        let name = path.display().to_string();
+        let main = map.add_file(name.clone(), text.clone());
+        let mut library = translate_in_thread(map, main, options.clone())?;
+        library.origin = Origin {
+            name,
+            text,
+            options: options.clone(),
+        };
+        Ok(library)
+    }
+
+    /// What the library was translated from.
+    #[cfg_attr(not(feature = "runner"), allow(dead_code))]
+    pub(crate) fn origin(&self) -> &Origin {
+        &self.origin
     }
 
     /// The WGSL module with every translated function.
@@ -249,6 +282,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         functions,
         warnings: Diagnostics(warnings),
         source_map: map,
+        origin: Origin::default(),
     })
 }
 

@@ -794,3 +794,84 @@ fn translation_render_to_png() {
         [1.0 - g - b, g, b, 1.0]
     });
 }
+
+#[test]
+fn binding_map_flag_usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", KERNEL);
+    write(
+        dir.path(),
+        "bad.json",
+        r#"{"twice": {"buffer": {"0": {"group": "x"}}}}"#,
+    );
+    for args in [
+        vec![file.as_str(), "--binding-map", "no-such.json"],
+        vec!["reflect", &file, "--binding-map", "bad.json"],
+        vec![
+            "run",
+            &file,
+            "--entry",
+            "twice",
+            "--grid",
+            "4",
+            "--binding-map",
+            "bad.json",
+        ],
+    ] {
+        let out = in_dir(dir.path(), &args);
+        assert_exit(&out, 2);
+        assert!(stderr(&out).contains("--binding-map"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn translation_binding_map_moves_bindings_and_still_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", KERNEL);
+    let map = r#"{"twice": {"buffer": {"0": {"group": 1, "binding": 3},
+                                      "1": {"group": 2, "binding": 0}}}}"#;
+    write(dir.path(), "map.json", map);
+    let out = in_dir(dir.path(), &[&file, "--binding-map", "map.json"]);
+    assert_exit(&out, 0);
+    let wgsl = stdout(&out);
+    assert!(wgsl.contains("@group(1) @binding(3)"), "{wgsl}");
+    assert!(wgsl.contains("@group(2) @binding(0)"), "{wgsl}");
+    let out = in_dir(dir.path(), &["reflect", &file, "--binding-map", "map.json"]);
+    assert_exit(&out, 0);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let args = &json["functions"][0]["arguments"];
+    assert_eq!(args[0]["binding"]["group"], 1, "{json}");
+    assert_eq!(args[0]["binding"]["binding"], 3, "{json}");
+    // A map that puts both buffers in one place is a located error.
+    let clash = r#"{"twice": {"buffer": {"1": {"group": 0, "binding": 0}}}}"#;
+    write(dir.path(), "clash.json", clash);
+    let out = in_dir(dir.path(), &[&file, "--binding-map", "clash.json"]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("k.metal:"), "{}", stderr(&out));
+    if !common::has_gpu() {
+        return;
+    }
+    let input: Vec<u8> = (0..16).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    std::fs::write(dir.path().join("in.bin"), &input).unwrap();
+    let args = [
+        "run",
+        &file,
+        "--entry",
+        "twice",
+        "--grid",
+        "16",
+        "--binding-map",
+        "map.json",
+        "--buffer",
+        "0=in.bin",
+        "--buffer",
+        "1=zeros:64",
+        "--read",
+        "1=out.bin",
+    ];
+    let out = in_dir(dir.path(), &args);
+    assert_exit(&out, 0);
+    let result = common::f32s(&std::fs::read(dir.path().join("out.bin")).unwrap());
+    let want: Vec<f32> = (0..16).map(|i| i as f32 * 2.0).collect();
+    assert_eq!(result, want);
+}

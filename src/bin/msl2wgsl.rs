@@ -7,7 +7,7 @@
 //! (a file literally named `run` is given as `./run`).
 
 use clap::{ArgGroup, Args, Parser, ValueEnum};
-use msl2wgsl::reflect::{ReflectionDocument, SCHEMA_VERSION};
+use msl2wgsl::reflect::{BindingMap, ReflectionDocument, SCHEMA_VERSION};
 use msl2wgsl::{Library, Options, Target};
 use std::ffi::OsString;
 use std::io::{Read as _, Write as _};
@@ -69,6 +69,9 @@ struct CompileArgs {
     /// Texel format of the storage texture [[texture(N)]] (wgpu's name: rgba8unorm, r32float, ...).
     #[arg(long, value_name = "N=FORMAT", value_parser = parse_texture_format)]
     texture_format: Vec<(u32, String)>,
+    /// Bindings to use instead of the default scheme (JSON; see docs/REFLECTION.md).
+    #[arg(long, value_name = "MAP.json", value_parser = parse_binding_map)]
+    binding_map: Option<BindingMap>,
 }
 
 impl CompileArgs {
@@ -81,6 +84,7 @@ impl CompileArgs {
         options.target = self.target.into();
         options.threadgroup_memory = self.threadgroup_memory.clone();
         options.texture_formats = self.texture_format.clone();
+        options.binding_map = self.binding_map.clone().unwrap_or_default();
         options
     }
 }
@@ -157,6 +161,9 @@ struct RunArgs {
     /// Define a macro (VALUE defaults to 1).
     #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define)]
     define: Vec<(String, Option<String>)>,
+    /// Bindings to use instead of the default scheme (JSON; see docs/REFLECTION.md).
+    #[arg(long, value_name = "MAP.json", value_parser = parse_binding_map)]
+    binding_map: Option<BindingMap>,
     /// WGSL dialect (the kernel runs on wgpu, so its extensions are the default).
     #[arg(long, value_enum, default_value_t = TargetArg::Wgpu)]
     target: TargetArg,
@@ -308,6 +315,12 @@ fn check_format_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Reads and parses a `--binding-map` file.
+fn parse_binding_map(path: &str) -> Result<BindingMap, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+    BindingMap::from_json(&text).map_err(|e| format!("'{path}' is not a binding map: {e}"))
 }
 
 fn parse_threadgroup_memory(s: &str) -> Result<(u32, u32), String> {

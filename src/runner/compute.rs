@@ -263,7 +263,7 @@ fn run(
 }
 
 /// The device-independent and limit checks of a dispatch.
-fn check_dispatch(
+pub(crate) fn check_dispatch(
     gpu: &Gpu,
     function: &FunctionReflection,
     dispatch: &Dispatch,
@@ -310,26 +310,26 @@ fn check_dispatch(
 
 /// One `dispatch_workgroups` of a (possibly split) dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Part {
+pub(crate) struct Part {
     /// The first threadgroup of this part.
-    offset: [u32; 3],
+    pub offset: [u32; 3],
     /// Threadgroups in this part.
-    count: [u32; 3],
+    pub count: [u32; 3],
 }
 
 /// How a dispatch is split into parts no larger than the device allows.
 #[derive(Debug)]
-struct Plan {
+pub(crate) struct Plan {
     /// The grid in threads.
-    grid: [u32; 3],
+    pub grid: [u32; 3],
     /// All threadgroups.
-    groups: [u32; 3],
+    pub groups: [u32; 3],
     /// The parts, in x-fastest order.
-    parts: Vec<Part>,
+    pub parts: Vec<Part>,
 }
 
 impl Plan {
-    fn new(dispatch: &Dispatch, max_groups: u32) -> Result<Plan, RunError> {
+    pub(crate) fn new(dispatch: &Dispatch, max_groups: u32) -> Result<Plan, RunError> {
         let grid = dispatch
             .grid_threads()
             .ok_or_else(|| RunError::InvalidDispatch("grid overflows u32".into()))?;
@@ -359,7 +359,7 @@ impl Plan {
 }
 
 /// True if the entry point reads the dispatch uniform.
-fn uses_dispatch_uniform(function: &FunctionReflection, interface: &Interface) -> bool {
+pub(crate) fn uses_dispatch_uniform(function: &FunctionReflection, interface: &Interface) -> bool {
     function.dispatch_binding.is_some_and(|d| {
         interface
             .bindings

@@ -15,27 +15,38 @@
 //! - [`render`], [`render_library`]: draw with a vertex and a fragment
 //!   function into offscreen colour targets ([`RenderResources`]) and read
 //!   the images back.
+//! - [`ComputePipeline`], [`RenderPipeline`]: Metal's host model on the
+//!   caller's own wgpu objects: pipelines from a [`crate::Library`]'s
+//!   functions, resources set by Metal index ([`ComputeCommand::set_buffer`],
+//!   [`RenderCommand::set_fragment_texture`], ...), `dispatch_threads`,
+//!   `dispatch_threadgroups` and `draw_primitives`.
 //! - [`conformance`]: declarative test cases (an MSL file plus a TOML file)
 //!   and the `msl2wgsl test` driver.
 
+mod arguments;
 mod bind;
 mod compute;
 pub mod conformance;
 mod device;
 mod interface;
+mod pipeline;
 mod render;
+mod render_pipeline;
 mod render_targets;
 mod resources;
 mod samplers;
 mod textures;
 mod vertex_input;
 
+pub use arguments::ArgumentTable;
 pub use compute::{
     run_compute, run_compute_resources, run_compute_with_max_groups, run_kernel,
     run_kernel_resources, translate_kernel, Dispatch,
 };
 pub use device::{Gpu, Translation};
+pub use pipeline::{ComputeCommand, ComputePipeline};
 pub use render::{render, render_library, RenderResources, RenderTarget};
+pub use render_pipeline::{RenderCommand, RenderPipeline};
 pub use samplers::{default_sampler, DEFAULT_COMPARE};
 pub use textures::{texture_format, texture_format_name, TextureData};
 

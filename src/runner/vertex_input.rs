@@ -150,6 +150,44 @@ pub(crate) fn plan(
     }))
 }
 
+/// The vertex buffer layout for `function`'s `[[stage_in]]` when the
+/// host's tightly packed vertices can be bound as they are (each attribute
+/// at a multiple of 4 bytes, no 3-component 8- or 16-bit format, a stride
+/// that is a multiple of 4); `None` without `[[stage_in]]`. The pipeline
+/// helpers bind the caller's own buffer, so they cannot repack it as
+/// [`plan`] does.
+pub(crate) fn direct_layout(
+    function: &FunctionReflection,
+    interface: &Interface,
+) -> Result<Option<(u64, Vec<wgpu::VertexAttribute>)>, RunError> {
+    check_locations(function, interface)?;
+    if function.vertex_attributes.is_empty() {
+        return Ok(None);
+    }
+    let placed = place(function)?;
+    let stride = u64::from(function.vertex_stride);
+    let direct = stride % 4 == 0
+        && placed
+            .iter()
+            .all(|p| p.offset == u64::from(p.attribute.offset) && p.packed_len == p.format.size());
+    if !direct {
+        return Err(RunError::Unsupported(format!(
+            "a [[stage_in]] of `{}` whose packed vertex ({stride} bytes) does not meet \
+             WebGPU's 4-byte alignment, bound from the caller's buffer",
+            function.name
+        )));
+    }
+    let attributes = placed
+        .iter()
+        .map(|p| wgpu::VertexAttribute {
+            format: p.format,
+            offset: p.offset,
+            shader_location: p.attribute.index,
+        })
+        .collect();
+    Ok(Some((stride, attributes)))
+}
+
 /// Every `@location` the WGSL vertex entry point reads needs an attribute
 /// of that index whose format gives the input's kind of value.
 fn check_locations(function: &FunctionReflection, interface: &Interface) -> Result<(), RunError> {

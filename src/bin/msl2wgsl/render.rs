@@ -53,6 +53,9 @@ pub(super) struct RenderArgs {
     /// Texel format of the storage texture [[texture(N)]] in the WGSL.
     #[arg(long, value_name = "N=FORMAT", value_parser = parse_texture_format)]
     texture_format: Vec<(u32, String)>,
+    /// Bindings to use instead of the default scheme (JSON; see docs/REFLECTION.md).
+    #[arg(long, value_name = "MAP.json", value_parser = super::parse_binding_map)]
+    binding_map: Option<msl2wgsl::reflect::BindingMap>,
     /// Clear colour of every target, in the format's values.
     #[arg(long, value_name = "R,G,B,A", value_parser = parse_clear)]
     clear: Option<[f64; 4]>,
@@ -187,6 +190,7 @@ mod with_runner {
             }
         }
         options.texture_formats = formats;
+        options.binding_map = args.binding_map.clone().unwrap_or_default();
         options
     }
 

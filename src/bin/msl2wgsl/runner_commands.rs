@@ -49,6 +49,7 @@ fn translate_for_run(
     options.entries = vec![args.entry.clone()];
     options.target = args.target.into();
     options.threadgroup_memory = args.threadgroup_memory.clone();
+    options.binding_map = args.binding_map.clone().unwrap_or_default();
     options.texture_formats = texture_formats;
     let default = runner::translate_kernel(name, source, &options, &args.entry)?;
     match args.threadgroup {

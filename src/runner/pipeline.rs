@@ -1,0 +1,313 @@
+//! Compute pipelines made from a library's kernel, used as a Metal host
+//! uses `MTLComputePipelineState` and `MTLComputeCommandEncoder`: the
+//! caller's buffers, textures and samplers set by Metal index, threadgroup
+//! memory lengths set by index, `dispatchThreads` and
+//! `dispatchThreadgroups` with Metal's meaning.
+//!
+//! WGSL fixes the workgroup size and the size of every workgroup array in
+//! the module, while Metal chooses both at dispatch. A [`ComputePipeline`]
+//! therefore translates its kernel again (once, then cached) for each
+//! threadgroup size and set of threadgroup-memory lengths it is dispatched
+//! with.
+
+use super::arguments::{self, ArgumentTable, Resolved};
+use super::compute::{check_dispatch, uses_dispatch_uniform, Plan};
+use super::interface::{Interface, UsedBinding};
+use super::{resources, Dispatch, Gpu, RunError, TextureData};
+use crate::reflect::{DispatchParams, FunctionReflection, Stage};
+use crate::Library;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+/// What a kernel's WGSL depends on beyond its source: the threadgroup size
+/// and the threadgroup-memory lengths by index.
+type VariantKey = ([u32; 3], Vec<(u32, u32)>);
+
+/// One translation of the kernel, compiled.
+struct Variant {
+    function: FunctionReflection,
+    interface: Interface,
+    pipeline: wgpu::ComputePipeline,
+}
+
+/// A kernel of a [`Library`], ready to dispatch (Metal's
+/// `MTLComputePipelineState`).
+pub struct ComputePipeline {
+    library: crate::library::Origin,
+    function: FunctionReflection,
+    variants: Mutex<HashMap<VariantKey, Arc<Variant>>>,
+}
+
+impl std::fmt::Debug for ComputePipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComputePipeline")
+            .field("function", &self.function.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ComputePipeline {
+    /// The kernel `name` of `library`. Fails if there is no such function,
+    /// it is not a kernel, or it needs a feature `gpu` lacks.
+    pub fn new(gpu: &Gpu, library: &Library, name: &str) -> Result<ComputePipeline, RunError> {
+        let function = library
+            .function(name)
+            .ok_or_else(|| RunError::UnknownEntry(name.to_string()))?;
+        if function.stage != Stage::Kernel {
+            return Err(RunError::NotAKernel(name.to_string()));
+        }
+        gpu.check_features(&function.required_features)?;
+        Ok(ComputePipeline {
+            library: library.origin().clone(),
+            function: function.clone(),
+            variants: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The kernel's reflection (as the library translated it).
+    pub fn function(&self) -> &FunctionReflection {
+        &self.function
+    }
+
+    /// A command encoder for this pipeline with nothing set.
+    pub fn encoder<'r>(&self) -> ComputeCommand<'_, 'r> {
+        ComputeCommand {
+            pipeline: self,
+            arguments: ArgumentTable::default(),
+            threadgroup_memory: BTreeMap::new(),
+        }
+    }
+
+    /// The translation for `key`, compiled once.
+    fn variant(&self, gpu: &Gpu, key: VariantKey) -> Result<Arc<Variant>, RunError> {
+        let mut variants = self
+            .variants
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(hit) = variants.get(&key) {
+            return Ok(hit.clone());
+        }
+        let mut options = self.library.options.clone();
+        let mut memory: BTreeMap<u32, u32> = options.threadgroup_memory.iter().copied().collect();
+        memory.extend(key.1.iter().copied());
+        options.threadgroup_memory = memory.into_iter().collect();
+        let translation = gpu.translate(
+            &self.library.name,
+            &self.library.text,
+            &options,
+            &self.function.name,
+            Some(key.0),
+        )?;
+        let function = translation.function.clone();
+        let interface = Interface::of(&translation.wgsl, &function.wgsl_entry_point)?;
+        let pipeline = resources::scoped(gpu, || {
+            let module = gpu
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&function.name),
+                    source: wgpu::ShaderSource::Wgsl(translation.wgsl.as_str().into()),
+                });
+            gpu.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(&function.name),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(&function.wgsl_entry_point),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+        })?;
+        let variant = Arc::new(Variant {
+            function,
+            interface,
+            pipeline,
+        });
+        variants.insert(key, variant.clone());
+        Ok(variant)
+    }
+}
+
+/// The state of one compute command (Metal's
+/// `MTLComputeCommandEncoder`): what is set, by Metal index. Each dispatch
+/// is submitted to the queue at once; wgpu orders it after earlier
+/// submissions, as a Metal command buffer orders its encoders.
+#[derive(Debug)]
+pub struct ComputeCommand<'p, 'r> {
+    pipeline: &'p ComputePipeline,
+    arguments: ArgumentTable<'r>,
+    threadgroup_memory: BTreeMap<u32, u32>,
+}
+
+impl<'r> ComputeCommand<'_, 'r> {
+    /// `setBuffer:offset:atIndex:`, checked against the reflection (see
+    /// [`ArgumentTable::set_buffer`]).
+    pub fn set_buffer(
+        &mut self,
+        index: u32,
+        buffer: &'r wgpu::Buffer,
+        offset: u64,
+    ) -> Result<&mut Self, RunError> {
+        let function = &self.pipeline.function;
+        self.arguments.set_buffer(function, index, buffer, offset)?;
+        Ok(self)
+    }
+
+    /// `setTexture:atIndex:`.
+    pub fn set_texture(&mut self, index: u32, texture: &'r wgpu::Texture) -> &mut Self {
+        self.arguments.set_texture(index, texture);
+        self
+    }
+
+    /// `setSamplerState:atIndex:`.
+    pub fn set_sampler(&mut self, index: u32, sampler: &'r wgpu::Sampler) -> &mut Self {
+        self.arguments.set_sampler(index, sampler);
+        self
+    }
+
+    /// `setThreadgroupMemoryLength:atIndex:`: the bytes of the
+    /// `[[threadgroup(index)]]` argument. Metal requires a multiple of 16.
+    pub fn set_threadgroup_memory_length(
+        &mut self,
+        index: u32,
+        length: u32,
+    ) -> Result<&mut Self, RunError> {
+        if !length.is_multiple_of(16) {
+            return Err(RunError::InvalidDispatch(format!(
+                "threadgroup memory length {length} at index {index} is not a multiple of 16"
+            )));
+        }
+        self.threadgroup_memory.insert(index, length);
+        Ok(self)
+    }
+
+    /// `dispatchThreads:threadsPerThreadgroup:`: `grid` threads, which need
+    /// not be a multiple of `threadgroup`.
+    pub fn dispatch_threads(
+        &self,
+        gpu: &Gpu,
+        grid: [u32; 3],
+        threadgroup: [u32; 3],
+    ) -> Result<(), RunError> {
+        self.dispatch(gpu, &Dispatch::Threads { grid, threadgroup })
+    }
+
+    /// `dispatchThreadgroups:threadsPerThreadgroup:`.
+    pub fn dispatch_threadgroups(
+        &self,
+        gpu: &Gpu,
+        groups: [u32; 3],
+        threadgroup: [u32; 3],
+    ) -> Result<(), RunError> {
+        self.dispatch(
+            gpu,
+            &Dispatch::Threadgroups {
+                groups,
+                threadgroup,
+            },
+        )
+    }
+
+    fn dispatch(&self, gpu: &Gpu, dispatch: &Dispatch) -> Result<(), RunError> {
+        let memory = self.threadgroup_memory.iter().map(|(&i, &n)| (i, n));
+        let key = (dispatch.threadgroup(), memory.collect());
+        let variant = self.pipeline.variant(gpu, key)?;
+        check_dispatch(gpu, &variant.function, dispatch)?;
+        let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
+        let plan = Plan::new(dispatch, max_groups)?;
+        if plan.parts.len() > 1 && !uses_dispatch_uniform(&variant.function, &variant.interface) {
+            return Err(RunError::InvalidDispatch(format!(
+                "{} threadgroups exceed the device's {max_groups} per dimension, and the \
+                 kernel does not read the dispatch uniform that splitting needs",
+                plan.groups.iter().max().copied().unwrap_or(0)
+            )));
+        }
+        let resolved = self
+            .arguments
+            .resolve(gpu, &variant.function, &variant.interface)?;
+        resources::scoped(gpu, || encode(gpu, &variant, &plan, &resolved))?
+    }
+}
+
+/// Records every part of the dispatch and submits it.
+fn encode(
+    gpu: &Gpu,
+    variant: &Variant,
+    plan: &Plan,
+    resolved: &[(UsedBinding, Resolved<'_>)],
+) -> Result<(), RunError> {
+    let refs: Vec<(UsedBinding, &Resolved<'_>)> = resolved.iter().map(|(u, r)| (*u, r)).collect();
+    let layout_of = |group| variant.pipeline.get_bind_group_layout(group);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&variant.pipeline);
+        for part in &plan.parts {
+            let params = DispatchParams {
+                grid_size: plan.grid,
+                group_offset: part.offset,
+                threadgroups: plan.groups,
+            };
+            let uniform = resources::uniform(gpu, "dispatch", &params.to_bytes());
+            let groups = arguments::bind_groups(gpu, layout_of, &refs, Some(&uniform))?;
+            for (group, bind_group) in groups.iter().enumerate() {
+                pass.set_bind_group(group as u32, bind_group, &[]);
+            }
+            let [x, y, z] = part.count;
+            pass.dispatch_workgroups(x, y, z);
+        }
+    }
+    gpu.queue.submit([encoder.finish()]);
+    Ok(())
+}
+
+impl Gpu {
+    /// The bytes of `buffer` (which needs `COPY_SRC` usage) after all work
+    /// submitted so far: what a Metal host reads through `contents()`.
+    pub fn read_buffer(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>, RunError> {
+        let len = usize::try_from(buffer.size())
+            .map_err(|_| RunError::Gpu("the buffer is larger than this host's memory".into()))?;
+        let staging = resources::scoped(self, || {
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            let reads = [resources::Readback {
+                index: 0,
+                buffer,
+                len,
+            }];
+            let staging = resources::stage_readbacks(self, &mut encoder, &reads);
+            self.queue.submit([encoder.finish()]);
+            staging
+        })?;
+        let mut bytes = resources::map_readbacks(self, &staging, &[len])?;
+        Ok(bytes.remove(0))
+    }
+
+    /// Mip level 0 (all layers) of a 2-D `texture` (which needs `COPY_SRC`
+    /// usage) after all work submitted so far, as Metal's `getBytes` gives
+    /// it: rows without padding.
+    pub fn read_texture(&self, texture: &wgpu::Texture) -> Result<TextureData, RunError> {
+        let size = texture.size();
+        let layers = size.depth_or_array_layers;
+        let shape = TextureData::new_2d_array(
+            texture.format(),
+            [size.width, size.height, layers],
+            1,
+            Vec::new(),
+        );
+        if shape.texel_size().is_none() || texture.dimension() != wgpu::TextureDimension::D2 {
+            return Err(RunError::Unsupported(format!(
+                "reading back a {:?} {:?} texture",
+                texture.dimension(),
+                texture.format()
+            )));
+        }
+        let staged = resources::scoped(self, || {
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            let staged = resources::stage_texture(self, &mut encoder, texture, &shape);
+            self.queue.submit([encoder.finish()]);
+            staged
+        })?;
+        let bytes =
+            resources::map_readbacks(self, std::slice::from_ref(&staged.buffer), &[staged.size])?;
+        Ok(resources::unpad_texture(&shape, &staged, &bytes[0]))
+    }
+}

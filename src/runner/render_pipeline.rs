@@ -1,0 +1,363 @@
+//! Render pipelines made from a library's vertex and fragment functions,
+//! used as a Metal host uses `MTLRenderPipelineState` and
+//! `MTLRenderCommandEncoder`: each stage's resources set by Metal index
+//! (`setVertexBuffer:offset:atIndex:`, `setFragmentTexture:atIndex:`, ...),
+//! then `drawPrimitives` into the caller's colour targets.
+
+use super::arguments::{self, ArgumentTable, Resolved};
+use super::interface::{Interface, UsedBinding};
+use super::render::RenderTarget;
+use super::{render_targets, resources, vertex_input, Gpu, RunError};
+use crate::reflect::{FunctionReflection, Stage};
+use crate::Library;
+
+/// A vertex and a fragment function of a [`Library`] with the formats of
+/// their colour targets (Metal's `MTLRenderPipelineState`), drawing
+/// triangle lists with Metal's default state: no depth test, no culling,
+/// no blending, one sample.
+pub struct RenderPipeline {
+    vertex: FunctionReflection,
+    fragment: FunctionReflection,
+    interfaces: [Interface; 2],
+    pipeline: wgpu::RenderPipeline,
+}
+
+impl std::fmt::Debug for RenderPipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderPipeline")
+            .field("vertex", &self.vertex.name)
+            .field("fragment", &self.fragment.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RenderPipeline {
+    /// The pipeline of `vertex` and `fragment` (MSL names) of `library`,
+    /// drawing into targets of `formats` (`[[color(n)]]` into
+    /// `formats[n]`). A `[[stage_in]]` is read from the buffer given to
+    /// [`RenderCommand::set_stage_in_buffer`], laid out as the reflection's
+    /// `vertexAttributes` say; it must meet WebGPU's 4-byte alignment.
+    pub fn new(
+        gpu: &Gpu,
+        library: &Library,
+        vertex: &str,
+        fragment: &str,
+        formats: &[wgpu::TextureFormat],
+    ) -> Result<RenderPipeline, RunError> {
+        // The library's WGSL may be for WebGPU; wgpu compiles wgpu's dialect.
+        let origin = library.origin();
+        let mut options = origin.options.clone();
+        options.entries = vec![vertex.to_string(), fragment.to_string()];
+        options.target = crate::Target::Wgpu;
+        let library = Library::from_source(&origin.name, &origin.text, &options)?;
+        let v = stage_function(&library, vertex, Stage::Vertex, "vertex")?;
+        let f = stage_function(&library, fragment, Stage::Fragment, "fragment")?;
+        gpu.check_features(&v.required_features)?;
+        gpu.check_features(&f.required_features)?;
+        let stages = [
+            (v.wgsl_entry_point.as_str(), naga::ShaderStage::Vertex),
+            (f.wgsl_entry_point.as_str(), naga::ShaderStage::Fragment),
+        ];
+        let Ok(interfaces) =
+            <[Interface; 2]>::try_from(Interface::of_entries(library.wgsl(), &stages)?)
+        else {
+            unreachable!("of_entries describes every entry asked for")
+        };
+        if interfaces[1]
+            .output_builtins
+            .contains(&naga::BuiltIn::FragDepth)
+        {
+            return Err(RunError::Unsupported(format!(
+                "a fragment function writing [[depth]] (`{}`) in the pipeline helpers, which \
+                 attach no depth target",
+                f.name
+            )));
+        }
+        let stage_in = vertex_input::direct_layout(v, &interfaces[0])?;
+        let targets: Vec<RenderTarget> = formats
+            .iter()
+            .map(|&format| RenderTarget {
+                format,
+                clear: [0.0; 4],
+            })
+            .collect();
+        let color_states = render_targets::plan(gpu, f, &interfaces[1], &targets)?;
+        let pipeline = resources::scoped(gpu, || {
+            create(
+                gpu,
+                library.wgsl(),
+                [v, f],
+                stage_in.as_ref(),
+                &color_states,
+            )
+        })?;
+        Ok(RenderPipeline {
+            vertex: v.clone(),
+            fragment: f.clone(),
+            interfaces,
+            pipeline,
+        })
+    }
+
+    /// The vertex function's reflection.
+    pub fn vertex_function(&self) -> &FunctionReflection {
+        &self.vertex
+    }
+
+    /// The fragment function's reflection.
+    pub fn fragment_function(&self) -> &FunctionReflection {
+        &self.fragment
+    }
+
+    /// A command encoder for this pipeline with nothing set.
+    pub fn encoder<'r>(&self) -> RenderCommand<'_, 'r> {
+        RenderCommand {
+            pipeline: self,
+            vertex: ArgumentTable::default(),
+            fragment: ArgumentTable::default(),
+            stage_in: None,
+        }
+    }
+}
+
+fn stage_function<'l>(
+    library: &'l Library,
+    name: &str,
+    stage: Stage,
+    expected: &str,
+) -> Result<&'l FunctionReflection, RunError> {
+    let function = library
+        .function(name)
+        .ok_or_else(|| RunError::UnknownEntry(name.to_string()))?;
+    if function.stage != stage {
+        return Err(RunError::WrongStage {
+            name: name.to_string(),
+            expected: expected.to_string(),
+        });
+    }
+    Ok(function)
+}
+
+/// The wgpu pipeline, its layout derived from the WGSL.
+fn create(
+    gpu: &Gpu,
+    wgsl: &str,
+    [vertex, fragment]: [&FunctionReflection; 2],
+    stage_in: Option<&(u64, Vec<wgpu::VertexAttribute>)>,
+    targets: &[wgpu::ColorTargetState],
+) -> wgpu::RenderPipeline {
+    let module = gpu
+        .device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(&vertex.name),
+            source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+        });
+    let buffers: Vec<Option<wgpu::VertexBufferLayout>> = stage_in
+        .iter()
+        .map(|(stride, attributes)| {
+            Some(wgpu::VertexBufferLayout {
+                array_stride: *stride,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes,
+            })
+        })
+        .collect();
+    let targets: Vec<Option<wgpu::ColorTargetState>> = targets.iter().cloned().map(Some).collect();
+    gpu.device
+        .create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(&vertex.name),
+            layout: None,
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some(&vertex.wgsl_entry_point),
+                compilation_options: Default::default(),
+                buffers: &buffers,
+            },
+            primitive: wgpu::PrimitiveState {
+                front_face: wgpu::FrontFace::Cw,
+                ..Default::default()
+            },
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some(&fragment.wgsl_entry_point),
+                compilation_options: Default::default(),
+                targets: &targets,
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+}
+
+/// The state of one render command (Metal's `MTLRenderCommandEncoder`):
+/// each stage's resources by Metal index. Each draw is submitted at once.
+#[derive(Debug)]
+pub struct RenderCommand<'p, 'r> {
+    pipeline: &'p RenderPipeline,
+    vertex: ArgumentTable<'r>,
+    fragment: ArgumentTable<'r>,
+    stage_in: Option<&'r wgpu::Buffer>,
+}
+
+impl<'r> RenderCommand<'_, 'r> {
+    /// `setVertexBuffer:offset:atIndex:`.
+    pub fn set_vertex_buffer(
+        &mut self,
+        index: u32,
+        buffer: &'r wgpu::Buffer,
+        offset: u64,
+    ) -> Result<&mut Self, RunError> {
+        let function = &self.pipeline.vertex;
+        self.vertex.set_buffer(function, index, buffer, offset)?;
+        Ok(self)
+    }
+
+    /// `setFragmentBuffer:offset:atIndex:`.
+    pub fn set_fragment_buffer(
+        &mut self,
+        index: u32,
+        buffer: &'r wgpu::Buffer,
+        offset: u64,
+    ) -> Result<&mut Self, RunError> {
+        let function = &self.pipeline.fragment;
+        self.fragment.set_buffer(function, index, buffer, offset)?;
+        Ok(self)
+    }
+
+    /// `setVertexTexture:atIndex:`.
+    pub fn set_vertex_texture(&mut self, index: u32, texture: &'r wgpu::Texture) -> &mut Self {
+        self.vertex.set_texture(index, texture);
+        self
+    }
+
+    /// `setFragmentTexture:atIndex:`.
+    pub fn set_fragment_texture(&mut self, index: u32, texture: &'r wgpu::Texture) -> &mut Self {
+        self.fragment.set_texture(index, texture);
+        self
+    }
+
+    /// `setVertexSamplerState:atIndex:`.
+    pub fn set_vertex_sampler(&mut self, index: u32, sampler: &'r wgpu::Sampler) -> &mut Self {
+        self.vertex.set_sampler(index, sampler);
+        self
+    }
+
+    /// `setFragmentSamplerState:atIndex:`.
+    pub fn set_fragment_sampler(&mut self, index: u32, sampler: &'r wgpu::Sampler) -> &mut Self {
+        self.fragment.set_sampler(index, sampler);
+        self
+    }
+
+    /// The vertices of the vertex function's `[[stage_in]]` (what a Metal
+    /// host's vertex descriptor points at), needs `VERTEX` usage.
+    pub fn set_stage_in_buffer(&mut self, buffer: &'r wgpu::Buffer) -> &mut Self {
+        self.stage_in = Some(buffer);
+        self
+    }
+
+    /// `drawPrimitives:vertexStart:vertexCount:instanceCount:` with triangle
+    /// lists, into `targets` (one view per colour target of the pipeline,
+    /// in order), each cleared to `clear` first or loaded if `None`.
+    pub fn draw_primitives(
+        &self,
+        gpu: &Gpu,
+        targets: &[&wgpu::TextureView],
+        clear: Option<wgpu::Color>,
+        vertex_count: u32,
+        instance_count: u32,
+    ) -> Result<(), RunError> {
+        let p = self.pipeline;
+        let has_stage_in = !p.vertex.vertex_attributes.is_empty();
+        if has_stage_in && self.stage_in.is_none() {
+            return Err(RunError::InvalidRender(format!(
+                "`{}` has a [[stage_in]] and no stage-in buffer was set",
+                p.vertex.name
+            )));
+        }
+        let mut resolved = self.vertex.resolve(gpu, &p.vertex, &p.interfaces[0])?;
+        let fragment = self.fragment.resolve(gpu, &p.fragment, &p.interfaces[1])?;
+        check_disjoint(&resolved, &fragment)?;
+        // A constexpr sampler both stages use is one binding.
+        for (used, r) in fragment {
+            let at = |(u, _): &(UsedBinding, Resolved<'_>)| {
+                (u.group, u.binding) == (used.group, used.binding)
+            };
+            if !resolved.iter().any(at) {
+                resolved.push((used, r));
+            }
+        }
+        resources::scoped(gpu, || {
+            self.encode(gpu, &resolved, targets, clear, vertex_count, instance_count)
+        })?
+    }
+
+    fn encode(
+        &self,
+        gpu: &Gpu,
+        resolved: &[(UsedBinding, Resolved<'_>)],
+        targets: &[&wgpu::TextureView],
+        clear: Option<wgpu::Color>,
+        vertex_count: u32,
+        instance_count: u32,
+    ) -> Result<(), RunError> {
+        let refs: Vec<(UsedBinding, &Resolved<'_>)> =
+            resolved.iter().map(|(u, r)| (*u, r)).collect();
+        let pipeline = &self.pipeline.pipeline;
+        let groups =
+            arguments::bind_groups(gpu, |g| pipeline.get_bind_group_layout(g), &refs, None)?;
+        let load = clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear);
+        let attachments: Vec<Option<wgpu::RenderPassColorAttachment>> = targets
+            .iter()
+            .map(|view| {
+                Some(wgpu::RenderPassColorAttachment {
+                    view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load,
+                        store: wgpu::StoreOp::Store,
+                    },
+                })
+            })
+            .collect();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some(&self.pipeline.fragment.name),
+                color_attachments: &attachments,
+                ..Default::default()
+            });
+            pass.set_pipeline(pipeline);
+            for (group, bind_group) in groups.iter().enumerate() {
+                pass.set_bind_group(group as u32, bind_group, &[]);
+            }
+            if let Some(buffer) = self.stage_in {
+                pass.set_vertex_buffer(0, buffer.slice(..));
+            }
+            pass.draw(0..vertex_count, 0..instance_count);
+        }
+        gpu.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+}
+
+/// The two stages may share a binding only for the same `constexpr`
+/// sampler; otherwise the binding map put two resources in one place.
+fn check_disjoint(
+    vertex: &[(UsedBinding, Resolved<'_>)],
+    fragment: &[(UsedBinding, Resolved<'_>)],
+) -> Result<(), RunError> {
+    for (v, resolved) in vertex {
+        let shared = fragment
+            .iter()
+            .any(|(f, _)| f.group == v.group && f.binding == v.binding);
+        if shared && !matches!(resolved, Resolved::OwnedSampler(_)) {
+            return Err(RunError::Shader(format!(
+                "the vertex and the fragment function both use @group({}) @binding({})",
+                v.group, v.binding
+            )));
+        }
+    }
+    Ok(())
+}
