@@ -80,6 +80,7 @@ pub struct Library {
 /// translated again for a threadgroup size or threadgroup-memory length
 /// known only at dispatch (WGSL fixes both in the module).
 #[derive(Clone, Debug, Default)]
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
 pub(crate) struct Origin {
     /// The file name used in diagnostics (a path for [`Library::from_file`]).
     pub name: String,
