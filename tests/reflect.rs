@@ -373,3 +373,34 @@ fn remapped_kernel_still_runs() {
         x.iter().map(|v| v * 2.0).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn builtins_are_listed_apart_from_resources() {
+    let f = reflect_one(
+        "kernel void k(device float* out [[buffer(0)]], uint2 gid [[thread_position_in_grid]],\n\
+         ushort lane [[thread_index_in_simdgroup]]) { out[gid.x] = float(lane); }",
+        "k",
+    );
+    let builtins: Vec<_> = f
+        .builtins
+        .iter()
+        .map(|b| (b.name.as_str(), b.attribute.as_str(), b.data_type.as_str()))
+        .collect();
+    assert_eq!(
+        builtins,
+        [
+            ("gid", "thread_position_in_grid", "uint2"),
+            ("lane", "thread_index_in_simdgroup", "ushort")
+        ]
+    );
+    assert_eq!(f.arguments.len(), 1);
+    let json = serde_json::to_value(&f).unwrap();
+    assert_eq!(json["builtins"][0]["dataType"], "uint2", "{json}");
+    let v = reflect_one(
+        "struct O { float4 p [[position]]; };\n\
+         vertex O v(uint vid [[vertex_id]], uint iid [[instance_id]]) { O o; o.p = float4(float(vid + iid)); return o; }",
+        "v",
+    );
+    let names: Vec<_> = v.builtins.iter().map(|b| b.attribute.as_str()).collect();
+    assert_eq!(names, ["vertex_id", "instance_id"]);
+}

@@ -23,6 +23,7 @@ fn function(name: &str, stage: Stage, arguments: Vec<Argument>) -> FunctionRefle
         stage,
         workgroup_size: None,
         arguments,
+        builtins: Vec::new(),
         dispatch_binding: None,
         uses_barriers: false,
         required_features: Vec::new(),

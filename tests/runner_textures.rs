@@ -100,6 +100,7 @@ fn kernel(size: [u32; 3], arguments: Vec<Argument>) -> FunctionReflection {
         stage: Stage::Kernel,
         workgroup_size: Some(size),
         arguments,
+        builtins: Vec::new(),
         dispatch_binding: at(192),
         uses_barriers: false,
         required_features: Vec::new(),

@@ -6,7 +6,9 @@
 use super::builder::FnCtx;
 use super::value::{Local, Place, PtrRoot, PtrValue};
 use super::{Error, Lowerer, Result};
-use crate::reflect::{Access, Argument, ArgumentKind, FunctionReflection, Stage, WgslBinding};
+use crate::reflect::{
+    Access, Argument, ArgumentKind, BuiltinArgument, FunctionReflection, Stage, WgslBinding,
+};
 use crate::sema::{callgraph, consteval};
 use crate::source_map::Span;
 use crate::syntax::ast;
@@ -244,6 +246,7 @@ impl Lowerer<'_, '_> {
             stage: Stage::Kernel,
             workgroup_size: Some(wg),
             arguments,
+            builtins: self.builtin_arguments(&params),
             dispatch_binding: Some(WgslBinding {
                 group: 0,
                 binding: DISPATCH_BINDING,
@@ -256,6 +259,28 @@ impl Lowerer<'_, '_> {
             varyings: Vec::new(),
             color_outputs: Vec::new(),
         })
+    }
+
+    /// The reflection of every built-in input parameter.
+    pub(super) fn builtin_arguments(&self, params: &[KernelParam]) -> Vec<BuiltinArgument> {
+        params
+            .iter()
+            .filter_map(|p| match p {
+                KernelParam::Builtin { param, ty, .. }
+                | KernelParam::StageBuiltin { param, ty, .. } => Some(BuiltinArgument {
+                    name: param
+                        .name
+                        .as_ref()
+                        .map_or_else(String::new, |n| n.name.clone()),
+                    attribute: param
+                        .attributes
+                        .first()
+                        .map_or_else(String::new, |a| a.name.clone()),
+                    data_type: self.program.display(ty).to_string(),
+                }),
+                _ => None,
+            })
+            .collect()
     }
 
     fn check_max_threads(&self, f: &ast::FunctionDecl, wg: [u32; 3], explicit: bool) -> Result<()> {

@@ -401,6 +401,7 @@ impl Lowerer<'_, '_> {
             },
             workgroup_size: None,
             arguments,
+            builtins: self.builtin_arguments(&params),
             dispatch_binding: None,
             uses_barriers: false,
             required_features,

@@ -266,6 +266,10 @@ pub struct FunctionReflection {
     pub workgroup_size: Option<[u32; 3]>,
     /// Its arguments that occupy Metal argument-table slots, in source order.
     pub arguments: Vec<Argument>,
+    /// Its built-in input arguments (`[[thread_position_in_grid]]`,
+    /// `[[vertex_id]]`, ...), in source order: they take no slot, so Metal's
+    /// reflection lists them apart from the resources.
+    pub builtins: Vec<BuiltinArgument>,
     /// The synthetic uniform carrying Metal's dispatch geometry; the host must
     /// fill it with a [`DispatchParams`] (kernels only).
     pub dispatch_binding: Option<WgslBinding>,
@@ -290,6 +294,18 @@ pub struct FunctionReflection {
     /// Fragment functions: the colour attachments written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub color_outputs: Vec<ColorOutput>,
+}
+
+/// A built-in input argument of a function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BuiltinArgument {
+    /// The parameter's name.
+    pub name: String,
+    /// The attribute as written (`thread_position_in_grid`, `position`).
+    pub attribute: String,
+    /// Its MSL type (`uint2`, `float4`, ...).
+    pub data_type: String,
 }
 
 fn is_zero(v: &u32) -> bool {
