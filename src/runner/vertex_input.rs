@@ -298,6 +298,7 @@ mod tests {
             stage: Stage::Vertex,
             workgroup_size: None,
             arguments: Vec::new(),
+            builtins: Vec::new(),
             dispatch_binding: None,
             uses_barriers: false,
             required_features: Vec::new(),
