@@ -101,6 +101,7 @@ fn kernel(
         stage: Stage::Kernel,
         workgroup_size: Some(size),
         arguments,
+        builtins: Vec::new(),
         dispatch_binding: Some(dispatch),
         uses_barriers: false,
         required_features: Vec::new(),
