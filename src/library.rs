@@ -303,7 +303,9 @@ mod emit {
             | Capabilities::SHADER_FLOAT16
             | Capabilities::SHADER_FLOAT16_IN_FLOAT32
             | Capabilities::SUBGROUP
-            | Capabilities::SUBGROUP_BARRIER;
+            | Capabilities::SUBGROUP_BARRIER
+            | Capabilities::CLIP_DISTANCES
+            | Capabilities::DUAL_SOURCE_BLENDING;
         match target {
             Target::WebGpu => base,
             Target::Wgpu => base | Capabilities::SHADER_INT16 | Capabilities::SHADER_INT64,

@@ -11,7 +11,10 @@ use msl2wgsl::{Library, Options, Target};
 
 fn library(name: &str) -> Library {
     let path = format!("{}/fixtures/render/{name}", env!("CARGO_MANIFEST_DIR"));
-    let opts = Options { target: Target::Wgpu, ..Options::default() };
+    let opts = Options {
+        target: Target::Wgpu,
+        ..Options::default()
+    };
     Library::from_file(path.as_ref(), &opts).unwrap_or_else(|f| panic!("{}", f.render()))
 }
 
@@ -24,7 +27,10 @@ fn assert_pixel(img: &TextureData, x: u32, y: u32, want: [u8; 4], what: &str) {
     let k = ((y * img.width + x) * 4) as usize;
     let got = &img.data[k..k + 4];
     for c in 0..4 {
-        assert!(got[c].abs_diff(want[c]) <= 1, "{what}: pixel ({x}, {y}) is {got:?}, want {want:?}");
+        assert!(
+            got[c].abs_diff(want[c]) <= 1,
+            "{what}: pixel ({x}, {y}) is {got:?}, want {want:?}"
+        );
     }
 }
 
@@ -39,7 +45,13 @@ fn fullscreen_triangle_with_uv_gradient_and_tint() {
     for y in 0..16 {
         for x in 0..16 {
             let (u, v) = ((x as f32 + 0.5) / 16.0, (y as f32 + 0.5) / 16.0);
-            assert_pixel(img, x, y, [q(u * tint[0]), q(v * tint[1]), q(0.25 * tint[2]), 255], "gradient");
+            assert_pixel(
+                img,
+                x,
+                y,
+                [q(u * tint[0]), q(v * tint[1]), q(0.25 * tint[2]), 255],
+                "gradient",
+            );
         }
     }
 }
@@ -49,18 +61,30 @@ fn fullscreen_triangle_with_uv_gradient_and_tint() {
 fn barycentric(p: [[f32; 2]; 3], x: u32, y: u32, size: u32) -> Option<[f32; 3]> {
     let px = (x as f32 + 0.5) / size as f32 * 2.0 - 1.0;
     let py = 1.0 - (y as f32 + 0.5) / size as f32 * 2.0;
-    let area = |a: [f32; 2], b: [f32; 2], c: [f32; 2]| (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]);
+    let area = |a: [f32; 2], b: [f32; 2], c: [f32; 2]| {
+        (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1])
+    };
     let total = area(p[0], p[1], p[2]);
-    let w = [area([px, py], p[1], p[2]) / total, area(p[0], [px, py], p[2]) / total, area(p[0], p[1], [px, py]) / total];
+    let w = [
+        area([px, py], p[1], p[2]) / total,
+        area(p[0], [px, py], p[2]) / total,
+        area(p[0], p[1], [px, py]) / total,
+    ];
     let margin = 2.0 / size as f32;
     w.iter().all(|v| *v > margin).then_some(w)
 }
 
 fn triangle_vertices() -> ([[f32; 2]; 3], [[f32; 4]; 3], Vec<u8>) {
     let p = [[-0.9f32, -0.9], [0.9, -0.9], [0.0, 0.9]];
-    let c = [[1.0f32, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]];
+    let c = [
+        [1.0f32, 0.0, 0.0, 1.0],
+        [0.0, 1.0, 0.0, 1.0],
+        [0.0, 0.0, 1.0, 1.0],
+    ];
     // [[stage_in]]: float2 position @0, float4 color @8; stride 24.
-    let bytes = (0..3).flat_map(|i| f32_bytes(&[p[i][0], p[i][1], c[i][0], c[i][1], c[i][2], c[i][3]])).collect();
+    let bytes = (0..3)
+        .flat_map(|i| f32_bytes(&[p[i][0], p[i][1], c[i][0], c[i][1], c[i][2], c[i][3]]))
+        .collect();
     (p, c, bytes)
 }
 
@@ -76,10 +100,20 @@ fn stage_in_triangle_with_interpolated_and_flat_colours() {
     let mut inside = 0;
     for y in 0..32 {
         for x in 0..32 {
-            let Some(w) = barycentric(p, x, y, 32) else { continue };
+            let Some(w) = barycentric(p, x, y, 32) else {
+                continue;
+            };
             inside += 1;
-            let mix: Vec<u8> = (0..4).map(|k| q(w[0] * c[0][k] + w[1] * c[1][k] + w[2] * c[2][k])).collect();
-            assert_pixel(smooth, x, y, [mix[0], mix[1], mix[2], mix[3]], "interpolated");
+            let mix: Vec<u8> = (0..4)
+                .map(|k| q(w[0] * c[0][k] + w[1] * c[1][k] + w[2] * c[2][k]))
+                .collect();
+            assert_pixel(
+                smooth,
+                x,
+                y,
+                [mix[0], mix[1], mix[2], mix[3]],
+                "interpolated",
+            );
             // WebGPU's and Metal's provoking vertex is the first one.
             assert_pixel(flat, x, y, [255, 0, 0, 255], "flat");
         }
@@ -92,16 +126,28 @@ fn stage_in_triangle_with_interpolated_and_flat_colours() {
 fn instanced_quads_from_instance_id() {
     let Some(gpu) = gpu() else { return };
     let lib = library("triangle.metal");
-    let colors = [[1.0f32, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]];
+    let colors = [
+        [1.0f32, 0.0, 0.0, 1.0],
+        [0.0, 1.0, 0.0, 1.0],
+        [0.0, 0.0, 1.0, 1.0],
+        [1.0, 1.0, 1.0, 1.0],
+    ];
     let mut r = RenderResources::new(8, 8, 6);
     r.instance_count = 4;
-    r.vertex_buffers.insert(0, colors.iter().flat_map(|c| f32_bytes(c)).collect());
+    r.vertex_buffers
+        .insert(0, colors.iter().flat_map(|c| f32_bytes(c)).collect());
     let img = &render_library(gpu, &lib, "quad_vertex", "quad_fragment", &r).unwrap()[0];
     for (i, c) in colors.iter().enumerate() {
         // Instance i covers the quadrant (i % 2, i / 2), top-left first.
         let (qx, qy) = ((i % 2) as u32 * 4, (i / 2) as u32 * 4);
         for (x, y) in [(qx + 1, qy + 1), (qx + 2, qy + 2)] {
-            assert_pixel(img, x, y, [q(c[0]), q(c[1]), q(c[2]), q(c[3])], &format!("instance {i}"));
+            assert_pixel(
+                img,
+                x,
+                y,
+                [q(c[0]), q(c[1]), q(c[2]), q(c[3])],
+                &format!("instance {i}"),
+            );
         }
     }
 }
@@ -110,15 +156,26 @@ fn instanced_quads_from_instance_id() {
 fn textured_quad_with_constexpr_sampler() {
     let Some(gpu) = gpu() else { return };
     let lib = library("textured.metal");
-    let texels: Vec<u8> = (0..16u32).flat_map(|k| [(k * 16) as u8, 255 - (k * 16) as u8, (k * 7) as u8, 255]).collect();
+    let texels: Vec<u8> = (0..16u32)
+        .flat_map(|k| [(k * 16) as u8, 255 - (k * 16) as u8, (k * 7) as u8, 255])
+        .collect();
     let mut r = RenderResources::new(8, 8, 6);
-    r.textures.insert(0, TextureData::new_2d(wgpu::TextureFormat::Rgba8Unorm, 4, 4, texels.clone()));
+    r.textures.insert(
+        0,
+        TextureData::new_2d(wgpu::TextureFormat::Rgba8Unorm, 4, 4, texels.clone()),
+    );
     let img = &render_library(gpu, &lib, "quad", "textured", &r).unwrap()[0];
     for y in 0..8 {
         for x in 0..8 {
             // Nearest sampling: each texel covers 2×2 pixels.
             let k = (((y / 2) * 4 + x / 2) * 4) as usize;
-            assert_pixel(img, x, y, [texels[k], texels[k + 1], texels[k + 2], 255], "texel");
+            assert_pixel(
+                img,
+                x,
+                y,
+                [texels[k], texels[k + 1], texels[k + 2], 255],
+                "texel",
+            );
         }
     }
 }
@@ -128,13 +185,26 @@ fn discard_fragment_leaves_the_clear_colour() {
     let Some(gpu) = gpu() else { return };
     let lib = library("fullscreen.metal");
     let mut r = RenderResources::new(32, 32, 3);
-    r.targets = vec![RenderTarget { format: wgpu::TextureFormat::Rgba8Unorm, clear: [0.0, 0.0, 1.0, 1.0] }];
+    r.targets = vec![RenderTarget {
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        clear: [0.0, 0.0, 1.0, 1.0],
+    }];
     let img = &render_library(gpu, &lib, "fullscreen_vertex", "checker_fragment", &r).unwrap()[0];
     for y in 0..32 {
         for x in 0..32 {
             let discarded = (x / 8 + y / 8) % 2 == 1;
-            let want = if discarded { [0, 0, 255, 255] } else { [255, q(0.5), 0, 255] };
-            assert_pixel(img, x, y, want, if discarded { "discarded" } else { "kept" });
+            let want = if discarded {
+                [0, 0, 255, 255]
+            } else {
+                [255, q(0.5), 0, 255]
+            };
+            assert_pixel(
+                img,
+                x,
+                y,
+                want,
+                if discarded { "discarded" } else { "kept" },
+            );
         }
     }
 }
@@ -151,7 +221,13 @@ fn two_colour_attachments() {
         for x in 0..16 {
             let (u, v) = ((x as f32 + 0.5) / 16.0, (y as f32 + 0.5) / 16.0);
             assert_pixel(&imgs[0], x, y, [q(u), q(v), 255, 255], "attachment 0");
-            assert_pixel(&imgs[1], x, y, [if u > 0.5 { 255 } else { 0 }, 0, 0, 255], "attachment 1");
+            assert_pixel(
+                &imgs[1],
+                x,
+                y,
+                [if u > 0.5 { 255 } else { 0 }, 0, 0, 255],
+                "attachment 1",
+            );
         }
     }
 }
@@ -161,7 +237,11 @@ fn hello_triangle_sample_renders() {
     let Some(gpu) = gpu() else { return };
     let lib = library("hello_triangle.metal");
     // AAPLVertex { float2 position; float4 color; }: 32 bytes (color at 16).
-    let verts = [([250.0f32, -250.0], [1.0f32, 0.0, 0.0, 1.0]), ([-250.0, -250.0], [0.0, 1.0, 0.0, 1.0]), ([0.0, 250.0], [0.0, 0.0, 1.0, 1.0])];
+    let verts = [
+        ([250.0f32, -250.0], [1.0f32, 0.0, 0.0, 1.0]),
+        ([-250.0, -250.0], [0.0, 1.0, 0.0, 1.0]),
+        ([0.0, 250.0], [0.0, 0.0, 1.0, 1.0]),
+    ];
     let mut bytes = Vec::new();
     for (p, c) in verts {
         bytes.extend(f32_bytes(&p));
@@ -170,10 +250,126 @@ fn hello_triangle_sample_renders() {
     }
     let mut r = RenderResources::new(32, 32, 3);
     r.vertex_buffers.insert(0, bytes);
-    r.vertex_buffers.insert(1, [600u32, 600].iter().flat_map(|v| v.to_le_bytes()).collect());
+    r.vertex_buffers.insert(
+        1,
+        [600u32, 600].iter().flat_map(|v| v.to_le_bytes()).collect(),
+    );
     let img = &render_library(gpu, &lib, "vertexShader", "fragmentShader", &r).unwrap()[0];
     // NDC = pixels / (viewport / 2): vertices at ±0.833; the centre pixel mixes all three.
-    let p = [[250.0 / 300.0, -250.0 / 300.0], [-250.0 / 300.0, -250.0 / 300.0], [0.0, 250.0 / 300.0]];
+    let p = [
+        [250.0 / 300.0, -250.0 / 300.0],
+        [-250.0 / 300.0, -250.0 / 300.0],
+        [0.0, 250.0 / 300.0],
+    ];
     let w = barycentric(p, 16, 16, 32).expect("the centre is inside");
     assert_pixel(img, 16, 16, [q(w[0]), q(w[1]), q(w[2]), 255], "centre");
+}
+
+/// A fullscreen triangle whose clip distances cut away the left half
+/// (`x < 0`) and the bottom quarter (`y < -0.5`); the scalar form cuts the
+/// left half only.
+const CLIPPED: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+struct Clipped { float4 position [[position]]; float clip[2] [[clip_distance]]; };
+struct ClippedOne { float4 position [[position]]; float clip [[clip_distance]]; };
+static float4 corner(uint vid) {
+    float2 p = float2(vid == 1 ? 3.0 : -1.0, vid == 2 ? 3.0 : -1.0);
+    return float4(p, 0.0, 1.0);
+}
+vertex Clipped clipped_vertex(uint vid [[vertex_id]]) {
+    Clipped o;
+    o.position = corner(vid);
+    o.clip[0] = o.position.x;
+    o.clip[1] = o.position.y + 0.5;
+    return o;
+}
+vertex ClippedOne clipped_one_vertex(uint vid [[vertex_id]]) {
+    ClippedOne o;
+    o.position = corner(vid);
+    o.clip = o.position.x;
+    return o;
+}
+fragment float4 white() { return float4(1.0); }
+"#;
+
+#[test]
+fn clip_distances_cut_the_primitive() {
+    let Some(gpu) = gpu() else { return };
+    let opts = Options {
+        target: Target::Wgpu,
+        ..Options::default()
+    };
+    let lib = Library::from_source("clipped.metal", CLIPPED, &opts)
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let f = lib.function("clipped_vertex").unwrap();
+    assert_eq!(f.required_features, ["clip-distances"]);
+    assert!(
+        lib.wgsl().contains("enable clip_distances;"),
+        "{}",
+        lib.wgsl()
+    );
+    let r = RenderResources::new(16, 16, 3);
+    let two = &render_library(gpu, &lib, "clipped_vertex", "white", &r).unwrap()[0];
+    let one = &render_library(gpu, &lib, "clipped_one_vertex", "white", &r).unwrap()[0];
+    for y in 0..16 {
+        for x in 0..16 {
+            // Pixel centres in NDC; no centre lies on a clip plane.
+            let (nx, ny) = ((x as f32 + 0.5) / 8.0 - 1.0, 1.0 - (y as f32 + 0.5) / 8.0);
+            let kept = |inside: bool| if inside { [255; 4] } else { [0; 4] };
+            assert_pixel(two, x, y, kept(nx > 0.0 && ny > -0.5), "two distances");
+            assert_pixel(one, x, y, kept(nx > 0.0), "one distance");
+        }
+    }
+}
+
+#[test]
+fn dual_source_blending_with_index_1() {
+    let Some(gpu) = gpu() else { return };
+    let src = r#"
+        #include <metal_stdlib>
+        using namespace metal;
+        struct Out { float4 color [[position]]; };
+        vertex Out v(uint vid [[vertex_id]]) {
+            Out o; o.color = float4(vid == 1 ? 3.0 : -1.0, vid == 2 ? 3.0 : -1.0, 0.0, 1.0); return o;
+        }
+        struct Blend { float4 src0 [[color(0), index(0)]]; float4 src1 [[color(0), index(1)]]; };
+        fragment Blend f() { Blend b; b.src0 = float4(1.0, 1.0, 0.0, 1.0); b.src1 = float4(0.5, 0.25, 0.5, 1.0); return b; }
+    "#;
+    let opts = Options {
+        target: Target::Wgpu,
+        ..Options::default()
+    };
+    let lib = Library::from_source("blend.metal", src, &opts)
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert_eq!(
+        lib.function("f").unwrap().required_features,
+        ["dual-source-blending"]
+    );
+    let mut r = RenderResources::new(4, 4, 3);
+    r.targets = vec![RenderTarget {
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        clear: [0.2, 0.4, 1.0, 1.0],
+    }];
+    let img = &render_library(gpu, &lib, "v", "f", &r).unwrap()[0];
+    // src0 × src1 + dst × (1 − src1), per channel.
+    let (s0, s1, dst) = (
+        [1.0f32, 1.0, 0.0, 1.0],
+        [0.5f32, 0.25, 0.5, 1.0],
+        [0.2f32, 0.4, 1.0, 1.0],
+    );
+    let want: Vec<u8> = (0..4)
+        .map(|c| q(s0[c] * s1[c] + dst[c] * (1.0 - s1[c])))
+        .collect();
+    for y in 0..4 {
+        for x in 0..4 {
+            assert_pixel(
+                img,
+                x,
+                y,
+                [want[0], want[1], want[2], want[3]],
+                "dual-source blend",
+            );
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! linked values, or the fragment's colours, depth and sample mask.
 
 use super::builder::FnCtx;
-use super::stages::OutputAdapter;
+use super::stages::{OutputAdapter, OutputMember};
 use super::{Error, Lowerer, Result};
 use crate::reflect::{ColorOutput, Varying};
 use crate::source_map::Span;
@@ -63,6 +63,13 @@ impl Lowerer<'_, '_> {
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut has_position = false;
         for (i, (m, md)) in decl.members.iter().zip(&def.members).enumerate() {
+            if let Some(a) = m.attributes.iter().find(|a| a.name == "clip_distance") {
+                let index = self.member_index(id, i);
+                let (member, adapter) = self.clip_distances(a, m, &md.ty, vertex, index)?;
+                out_members.push(member);
+                map.push(adapter);
+                continue;
+            }
             // A vertex output may feed several fragment interpolations: one member each.
             for binding in self.output_bindings(m, &md.ty, vertex, &mut colors, &mut varyings)? {
                 has_position |= matches!(binding, Binding::BuiltIn(BuiltIn::Position { .. }));
@@ -79,7 +86,11 @@ impl Lowerer<'_, '_> {
                     binding: Some(binding),
                     offset: 0,
                 });
-                map.push((self.member_index(id, i), md.ty.unpacked(), super::stages::io_type(&md.ty)));
+                map.push(OutputMember::Convert(
+                    self.member_index(id, i),
+                    md.ty.unpacked(),
+                    super::stages::io_type(&md.ty),
+                ));
             }
         }
         if vertex && !has_position {
@@ -101,7 +112,11 @@ impl Lowerer<'_, '_> {
             naga::Span::UNDEFINED,
         );
         fx.function.result = Some(naga::FunctionResult { ty, binding: None });
-        fx.output = Some(OutputAdapter { ty, members: map, bare: None });
+        fx.output = Some(OutputAdapter {
+            ty,
+            members: map,
+            bare: None,
+        });
         Ok((colors, varyings))
     }
 
@@ -129,12 +144,6 @@ impl Lowerer<'_, '_> {
             self.warnings.push(Error::new(a.span, "`[[point_size]]` has no WGSL equivalent (WebGPU points are one pixel); it was dropped"));
             return Ok(Vec::new());
         }
-        if let Some(a) = attr("clip_distance") {
-            return Err(Error::new(
-                a.span,
-                "`[[clip_distance]]` is not supported yet",
-            ));
-        }
         if vertex {
             let key = super::stages::link_key(m);
             let mut out = Vec::new();
@@ -159,6 +168,68 @@ impl Lowerer<'_, '_> {
             .fragment_output_binding(m, ty, colors)?
             .into_iter()
             .collect())
+    }
+
+    /// A `[[clip_distance]]` member of a vertex output: a `float` or up to
+    /// eight `float`s, as WGSL's `clip_distances` (the `clip-distances`
+    /// feature) takes.
+    fn clip_distances(
+        &mut self,
+        a: &ast::Attribute,
+        m: &ast::Member,
+        ty: &Type,
+        vertex: bool,
+        index: u32,
+    ) -> Result<(naga::StructMember, OutputMember)> {
+        if !vertex {
+            return Err(Error::new(
+                a.span,
+                "`[[clip_distance]]` is an output of vertex functions",
+            ));
+        }
+        let (count, array) = match ty {
+            Type::Scalar(Scalar::Float) => (1, false),
+            Type::Array(element, n) if **element == Type::FLOAT && (1..=8).contains(n) => (*n, true),
+            _ => {
+                return Err(Error::new(
+                    m.ty.span,
+                    format!(
+                        "`[[clip_distance]]` member `{}` must be a `float` or an array of 1 to 8 `float`s",
+                        m.name.name
+                    ),
+                ))
+            }
+        };
+        self.require_feature("clip-distances");
+        let f32_ty = self.naga_type(&Type::FLOAT, m.ty.span)?;
+        let array_ty = self.module.types.insert(
+            naga::Type {
+                name: None,
+                inner: naga::TypeInner::Array {
+                    base: f32_ty,
+                    size: naga::ArraySize::Constant(
+                        std::num::NonZeroU32::new(count).expect("1 to 8"),
+                    ),
+                    stride: 4,
+                },
+            },
+            naga::Span::UNDEFINED,
+        );
+        let member = naga::StructMember {
+            name: Some(m.name.name.clone()),
+            ty: array_ty,
+            binding: Some(Binding::BuiltIn(BuiltIn::ClipDistances)),
+            offset: 0,
+        };
+        Ok((
+            member,
+            OutputMember::ClipDistances {
+                index,
+                count,
+                array,
+                ty: array_ty,
+            },
+        ))
     }
 
     fn fragment_output_binding(
@@ -247,18 +318,69 @@ impl Lowerer<'_, '_> {
     }
 
     /// Converts a returned MSL struct value to the output struct.
-    pub(super) fn adapt_output(&mut self, fx: &mut FnCtx, adapter: &OutputAdapter, value: Handle<Expression>, span: Span) -> Result<Handle<Expression>> {
+    pub(super) fn adapt_output(
+        &mut self,
+        fx: &mut FnCtx,
+        adapter: &OutputAdapter,
+        value: Handle<Expression>,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
         if let Some((from, to)) = &adapter.bare {
             return self.convert(fx, value, from, to, true, span);
         }
         let mut components = Vec::new();
-        for (index, from, to) in &adapter.members {
-            let member = fx.add(Expression::AccessIndex { base: value, index: *index }, span);
-            components.push(self.convert(fx, member, from, to, true, span)?);
+        for out in &adapter.members {
+            match out {
+                OutputMember::Convert(index, from, to) => {
+                    let member = fx.add(
+                        Expression::AccessIndex {
+                            base: value,
+                            index: *index,
+                        },
+                        span,
+                    );
+                    components.push(self.convert(fx, member, from, to, true, span)?);
+                }
+                &OutputMember::ClipDistances {
+                    index,
+                    count,
+                    array,
+                    ty,
+                } => {
+                    let member = fx.add(Expression::AccessIndex { base: value, index }, span);
+                    let distances = if array {
+                        (0..count)
+                            .map(|i| {
+                                fx.add(
+                                    Expression::AccessIndex {
+                                        base: member,
+                                        index: i,
+                                    },
+                                    span,
+                                )
+                            })
+                            .collect()
+                    } else {
+                        vec![member]
+                    };
+                    components.push(fx.add(
+                        Expression::Compose {
+                            ty,
+                            components: distances,
+                        },
+                        span,
+                    ));
+                }
+            }
         }
-        Ok(fx.add(Expression::Compose { ty: adapter.ty, components }, span))
+        Ok(fx.add(
+            Expression::Compose {
+                ty: adapter.ty,
+                components,
+            },
+            span,
+        ))
     }
-
 }
 
 fn location(index: u32, blend_src: Option<u32>) -> Binding {

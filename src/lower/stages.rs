@@ -24,11 +24,30 @@ use naga::{Binding, BuiltIn, Expression, Handle, Statement};
 pub(super) struct OutputAdapter {
     /// The WGSL output type (a struct, unless `members` is empty).
     pub ty: Handle<naga::Type>,
-    /// For each output member: the MSL member's index in the MSL struct's
-    /// naga type, and its MSL and IO types.
-    pub members: Vec<(u32, Type, Type)>,
+    /// For each output member, how it is made from the MSL struct.
+    pub members: Vec<OutputMember>,
     /// A bare (non-struct) return: its MSL and IO types.
     pub bare: Option<(Type, Type)>,
+}
+
+/// One member of an entry point's output struct.
+#[derive(Clone, Debug)]
+pub(super) enum OutputMember {
+    /// The MSL member at this index of the MSL struct's naga type,
+    /// converted from its MSL type to its IO type.
+    Convert(u32, Type, Type),
+    /// `[[clip_distance]]`: the MSL member at this index, a `float` or a
+    /// `float[count]`, gathered into WGSL's `array<f32, count>`.
+    ClipDistances {
+        /// The MSL member's index.
+        index: u32,
+        /// The number of distances.
+        count: u32,
+        /// The MSL member is an array (not a bare `float`).
+        array: bool,
+        /// `array<f32, count>`.
+        ty: Handle<naga::Type>,
+    },
 }
 
 /// An interpolation: naga's, and how reflection spells it.

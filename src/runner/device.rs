@@ -18,6 +18,8 @@ const WANTED_FEATURES: &[wgpu::Features] = &[
     wgpu::Features::SUBGROUP_BARRIER,
     wgpu::Features::SHADER_FLOAT32_ATOMIC,
     wgpu::Features::VERTEX_WRITABLE_STORAGE,
+    wgpu::Features::CLIP_DISTANCES,
+    wgpu::Features::DUAL_SOURCE_BLENDING,
     wgpu::Features::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES,
     wgpu::Features::FLOAT32_FILTERABLE,
     wgpu::Features::ADDRESS_MODE_CLAMP_TO_BORDER,
@@ -45,7 +47,8 @@ type CacheKey = (String, String, String, String);
 /// lower than what Metal kernels expect) and every optional feature the
 /// translator may need that the adapter offers: `SHADER_F16`, `SHADER_I16`,
 /// `SHADER_INT64`, `SUBGROUP`, `SUBGROUP_BARRIER`, `SHADER_FLOAT32_ATOMIC`,
-/// `VERTEX_WRITABLE_STORAGE`, `TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES`,
+/// `VERTEX_WRITABLE_STORAGE`, `CLIP_DISTANCES`, `DUAL_SOURCE_BLENDING`,
+/// `TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES`,
 /// `FLOAT32_FILTERABLE`, `ADDRESS_MODE_CLAMP_TO_BORDER`,
 /// `ADDRESS_MODE_CLAMP_TO_ZERO`.
 pub struct Gpu {
