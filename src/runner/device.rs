@@ -19,6 +19,7 @@ const WANTED_FEATURES: &[wgpu::Features] = &[
     wgpu::Features::SHADER_FLOAT32_ATOMIC,
     wgpu::Features::VERTEX_WRITABLE_STORAGE,
     wgpu::Features::CLIP_DISTANCES,
+    wgpu::Features::TIMESTAMP_QUERY,
     wgpu::Features::DUAL_SOURCE_BLENDING,
     wgpu::Features::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES,
     wgpu::Features::FLOAT32_FILTERABLE,
@@ -47,7 +48,8 @@ type CacheKey = (String, String, String, String);
 /// lower than what Metal kernels expect) and every optional feature the
 /// translator may need that the adapter offers: `SHADER_F16`, `SHADER_I16`,
 /// `SHADER_INT64`, `SUBGROUP`, `SUBGROUP_BARRIER`, `SHADER_FLOAT32_ATOMIC`,
-/// `VERTEX_WRITABLE_STORAGE`, `CLIP_DISTANCES`, `DUAL_SOURCE_BLENDING`,
+/// `VERTEX_WRITABLE_STORAGE`, `CLIP_DISTANCES`, `TIMESTAMP_QUERY` (for
+/// benchmarks), `DUAL_SOURCE_BLENDING`,
 /// `TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES`,
 /// `FLOAT32_FILTERABLE`, `ADDRESS_MODE_CLAMP_TO_BORDER`,
 /// `ADDRESS_MODE_CLAMP_TO_ZERO`.
