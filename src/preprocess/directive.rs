@@ -1,14 +1,17 @@
-//! The directives: conditionals, `#define`, `#undef`, `#error`, `#warning`,
-//! `#pragma` and `#line` (`#include` lives in `include.rs`).
+//! The directives: conditionals, `#define`, `#undef`, `#error`, `#warning`
+//! (`#include` lives in `include.rs`, `#line` and `#pragma` in `control.rs`).
 
+use super::define::parse_definition;
 use super::engine::{Cond, Engine};
+use super::expand::{expand_all, ExpandedArgs};
 use super::expr;
-use super::include::IfEnv;
+use super::include::{IfEnv, FEATURE_TESTS};
 use super::lexer::{tokenize, Kind, LogicalLine, Token};
-use super::macros::{after_defined, body_from, Expanded, Macro, Site, Tok};
-use crate::diagnostics::Severity;
+use super::macros::{Expanded, Macro, Tok};
+use crate::diagnostics::{Diagnostic, Severity};
 use crate::source_map::{FileId, Location, SourceMap};
 use std::ops::Range;
+use std::rc::Rc;
 
 /// A directive line, split into its parts.
 pub(crate) struct Dir<'a> {
@@ -77,16 +80,15 @@ impl Engine<'_> {
             return;
         }
         match word {
-            "define" => self.define(&d),
+            "define" => self.define(map, &d),
             "undef" => self.undef(&d),
             "include" => self.include(map, &d),
             "error" => self.report(&d, Severity::Error),
             "warning" => self.report(&d, Severity::Warning),
             "pragma" => self.pragma(&d),
-            // Line control changes nothing here: the map already knows every
-            // byte's origin. `# 12 "file"` is the GNU spelling of `#line`.
-            "line" => {}
-            _ if name.kind == Kind::Number => {}
+            "line" => self.line_control(map, &d, d.args),
+            // `# 12 "file" flags` is the GNU spelling of `#line`.
+            _ if name.kind == Kind::Number => self.line_control(map, &d, &toks[1..]),
             _ => self.error(
                 d.head_loc(),
                 format!("invalid preprocessing directive '#{word}'"),
@@ -183,7 +185,8 @@ impl Engine<'_> {
     /// `None` (after an error) when the name is missing or malformed.
     fn test_defined(&mut self, d: &Dir) -> Option<bool> {
         let name = self.macro_name(d)?;
-        let defined = self.macros.is_defined(d.text(name));
+        let name = d.text(name);
+        let defined = self.macros.is_defined(name) || FEATURE_TESTS.contains(&name);
         Some(defined)
     }
 
@@ -210,82 +213,81 @@ impl Engine<'_> {
             self.error(d.head_loc(), format!("{what} with no expression"));
             return false;
         }
-        let toks = self.expand_args(map, d, true);
-        let end = d.line.file_offset(d.args_range().end);
-        let env = IfEnv {
-            macros: &self.macros,
-            dir: &self.current().dir,
-            include_dirs: &self.options.include_dirs,
+        let Some((toks, invoked)) = self.expand_args(map, d, d.args, true) else {
+            return false;
         };
-        match expr::evaluate(&toks, &env, end) {
-            Ok(v) => v.v != 0,
-            Err((message, range)) => {
-                let loc = Location {
-                    file: d.file,
-                    range,
-                };
-                self.error(loc, message);
-                false
-            }
-        }
-    }
-
-    /// The arguments of `d`, macro-expanded (in `#if` mode the operands of
-    /// `defined` are kept).
-    pub(crate) fn expand_args(&self, map: &SourceMap, d: &Dir, if_mode: bool) -> Vec<Expanded> {
-        let mut out = Vec::new();
-        for t in d.args {
-            let text = d.text(t);
-            let loc = d.line.file_range(t.range.clone());
-            if t.kind == Kind::Ident
-                && self.macros.is_defined(text)
-                && !(if_mode && after_defined(&out))
-            {
-                let first = out.len();
-                let site = Site {
-                    file: map.file(d.file),
-                    loc,
-                };
-                self.macros.expand(text, &site, if_mode, &mut out);
-                if let Some(e) = out.get_mut(first) {
-                    e.tok.space_before = t.space_before;
-                }
-                continue;
-            }
-            let tok = Tok {
-                kind: t.kind,
-                text: text.to_string(),
-                space_before: t.space_before,
+        let end = d.line.file_offset(d.args_range().end);
+        let value = {
+            let env = IfEnv {
+                macros: &self.macros,
+                dir: &self.current().dir,
+                include_dirs: &self.options.include_dirs,
             };
-            out.push(Expanded { tok, loc });
-        }
-        out
+            expr::evaluate(&toks, &env, end)
+        };
+        let (message, range) = match value {
+            Ok(v) => return v.v != 0,
+            Err(e) => e,
+        };
+        let inside = |r: &Range<usize>| r.start <= range.start && range.end <= r.end;
+        let notes = invoked
+            .iter()
+            .filter(|(_, r)| inside(r))
+            .map(|(name, _)| format!("in expansion of macro `{name}`"));
+        let loc = Location {
+            file: d.file,
+            range: range.clone(),
+        };
+        let mut diag = Diagnostic::error_in_file(message, loc);
+        diag.notes.extend(notes);
+        self.push_located(diag);
+        false
     }
 
-    /// `#define NAME body`; function-like macros are refused for now.
-    fn define(&mut self, d: &Dir) {
+    /// Operands `args` of `d`, macro-expanded (in `#if` mode the operands of
+    /// `defined` are kept); `None` after reporting a failed expansion.
+    pub(crate) fn expand_args(
+        &mut self,
+        map: &SourceMap,
+        d: &Dir,
+        args: &[Token],
+        if_mode: bool,
+    ) -> Option<ExpandedArgs> {
+        let toks = args
+            .iter()
+            .map(|t| Expanded {
+                tok: Tok::new(t.kind, d.text(t), t.space_before),
+                loc: d.line.file_range(t.range.clone()),
+            })
+            .collect();
+        let result = {
+            let site = self.site(map, d.file);
+            expand_all(&self.macros, &site, if_mode, toks)
+        };
+        result.map_err(|e| self.expand_error(d.file, e)).ok()
+    }
+
+    /// `#define NAME body` or `#define NAME(params) body`.
+    fn define(&mut self, map: &SourceMap, d: &Dir) {
         let Some(name_tok) = self.macro_name(d) else {
             return;
         };
         let name = d.text(name_tok);
-        let rest = &d.args[1..];
-        if let Some(paren) = rest.first().filter(|p| !p.space_before && d.text(p) == "(") {
-            let loc = d.loc_of(name_tok.range.start..paren.range.end);
-            self.error(loc, "function-like macros are not supported yet");
-            return;
-        }
-        let body = match body_from(&d.line.text, rest) {
-            Ok(body) => body,
-            Err(i) => {
-                let msg = "'##' cannot appear at either end of a macro expansion";
-                self.error(d.tok_loc(&rest[i]), msg);
+        let def = match parse_definition(&d.line.text, d.args) {
+            Ok(def) => def,
+            Err((msg, i)) => {
+                self.error(d.tok_loc(&d.args[i]), msg);
                 return;
             }
         };
-        let new = Macro::Object(body.into());
-        if let Some(old) = self.macros.define(name.to_string(), new.clone()) {
+        let name_loc = d.tok_loc(name_tok);
+        let file = map.file(d.file);
+        let (line, col) = file.line_col(name_loc.range.start);
+        let at = format!("{}:{line}:{col}", file.name);
+        let new = Macro::User(Rc::new(def));
+        if let Some(old) = self.macros.define(name.to_string(), new.clone(), Some(at)) {
             if old != new {
-                self.warn(d.tok_loc(name_tok), format!("'{name}' macro redefined"));
+                self.warn(name_loc, format!("'{name}' macro redefined"));
             }
         }
     }
@@ -313,15 +315,6 @@ impl Engine<'_> {
         match severity {
             Severity::Error => self.error(d.whole_loc(), message),
             Severity::Warning => self.warn(d.whole_loc(), message),
-        }
-    }
-
-    /// `#pragma once`; other pragmas are ignored.
-    fn pragma(&mut self, d: &Dir) {
-        if d.args.first().is_some_and(|t| d.text(t) == "once") {
-            if let Some(path) = self.current().canonical.clone() {
-                self.once.insert(path);
-            }
         }
     }
 }

@@ -5,10 +5,11 @@
 //! by recursion, so even the deepest accepted include chain cannot overflow
 //! the native stack.
 
+use super::define::parse_definition;
 use super::lexer::{read_line, tokenize, Kind, LogicalLine};
-use super::macros::{body_from, join, would_paste, Macro, Macros, Site};
+use super::macros::{would_paste, Macro, Macros};
 use super::Options;
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{Diagnostic, Place, Severity};
 use crate::source_map::{FileId, Location, SourceMap};
 use std::collections::HashSet;
 use std::ops::Range;
@@ -45,6 +46,12 @@ pub(crate) struct FileState {
     pub canonical: Option<PathBuf>,
     /// Its open `#if` groups (a group never spans files).
     pub conds: Vec<Cond>,
+    /// What `#line` added to its line numbers.
+    pub line_delta: i64,
+    /// Its name as `#line` set it, for `__FILE__`.
+    pub presumed: Option<String>,
+    /// "in file included from FILE:LINE" notes, innermost first.
+    pub included_from: Rc<[String]>,
 }
 
 /// The preprocessor's whole state for one translation unit.
@@ -68,7 +75,7 @@ impl<'o> Engine<'o> {
     pub fn new(options: &'o Options) -> Self {
         let mut engine = Engine {
             options,
-            macros: Macros::predefined(),
+            macros: Macros::predefined(options.platform),
             out: Emitter::default(),
             diags: Vec::new(),
             once: HashSet::new(),
@@ -80,28 +87,29 @@ impl<'o> Engine<'o> {
         engine
     }
 
-    /// Applies `-D name[=value]` (no value means `1`).
+    /// Applies `-D name[=value]` (no value means `1`); `name` may have a
+    /// parameter list, as in `-D 'F(x)=x+1'`.
     fn command_line_define(&mut self, name: &str, value: Option<&str>) {
-        let toks = tokenize(name);
-        if toks.len() != 1 || toks[0].kind != Kind::Ident || toks[0].range.len() != name.len() {
-            let function_like = toks.len() > 1 && &name[toks[1].range.clone()] == "(";
-            let msg = if function_like {
-                format!("function-like macros are not supported yet (-D {name})")
-            } else {
-                format!("macro name must be an identifier: '{name}'")
-            };
+        let line = format!("{name} {}", value.unwrap_or("1"));
+        let toks = tokenize(&line);
+        let name_ok = toks.first().is_some_and(|t| {
+            t.kind == Kind::Ident
+                && (t.range.end == name.len() || line[t.range.end..].starts_with('('))
+        });
+        if !name_ok {
+            let msg = format!("macro name must be an identifier: '{name}'");
             self.diags.push(Diagnostic::unlocated(msg));
             return;
         }
-        let value = value.unwrap_or("1");
-        match body_from(value, &tokenize(value)) {
-            Ok(body) => {
-                self.macros
-                    .define(name.to_string(), Macro::Object(body.into()));
+        match parse_definition(&line, &toks) {
+            Ok(def) => {
+                let id = line[toks[0].range.clone()].to_string();
+                self.macros.define(id, Macro::User(Rc::new(def)), None);
             }
-            Err(_) => self.diags.push(Diagnostic::unlocated(format!(
-                "'##' cannot appear at either end of a macro expansion (-D {name})"
-            ))),
+            Err((msg, _)) => {
+                let msg = format!("{msg} (-D {name})");
+                self.diags.push(Diagnostic::unlocated(msg));
+            }
         }
     }
 
@@ -113,13 +121,13 @@ impl<'o> Engine<'o> {
     ) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
         let path = PathBuf::from(&map.file(main).name);
         let canonical = std::fs::canonicalize(&path).ok();
-        self.push_file(map, main, &path, canonical);
+        self.push_file(map, main, &path, canonical, Rc::from([]));
         while let Some(top) = self.stack.last_mut() {
             let (id, text) = (top.id, Rc::clone(&top.text));
             match read_line(&text, top.pos) {
                 Some(line) => {
                     top.pos = line.raw.end;
-                    self.line(map, id, &text, &line);
+                    self.line(map, id, &text, line);
                 }
                 None => self.close_file(),
             }
@@ -137,6 +145,7 @@ impl<'o> Engine<'o> {
         id: FileId,
         path: &Path,
         canonical: Option<PathBuf>,
+        included_from: Rc<[String]>,
     ) {
         self.stack.push(FileState {
             id,
@@ -145,15 +154,21 @@ impl<'o> Engine<'o> {
             dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
             canonical,
             conds: Vec::new(),
+            line_delta: 0,
+            presumed: None,
+            included_from,
         });
     }
 
     /// Finishes the innermost file: its open groups are errors.
     fn close_file(&mut self) {
-        let Some(done) = self.stack.pop() else { return };
-        for cond in done.conds {
+        let Some(top) = self.stack.last_mut() else {
+            return;
+        };
+        for cond in std::mem::take(&mut top.conds) {
             self.error(cond.loc, "unterminated conditional directive");
         }
+        self.stack.pop();
     }
 
     /// The innermost file.
@@ -176,19 +191,32 @@ impl<'o> Engine<'o> {
 
     /// Records an error.
     pub fn error(&mut self, loc: Location, message: impl Into<String>) {
-        self.diags.push(Diagnostic::error_in_file(message, loc));
+        self.push_located(Diagnostic::error_in_file(message, loc));
     }
 
     /// Records a warning.
     pub fn warn(&mut self, loc: Location, message: impl Into<String>) {
-        self.diags.push(Diagnostic {
+        self.push_located(Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error_in_file(message, loc)
         });
     }
 
+    /// Records `d`, adding the include chain of the file it points into.
+    pub fn push_located(&mut self, mut d: Diagnostic) {
+        if let Place::File(loc) = &d.place {
+            // The innermost reading of the file: one included twice is on
+            // the stack twice.
+            let reading = self.stack.iter().rev().find(|f| f.id == loc.file);
+            if let Some(f) = reading {
+                d.notes.extend(f.included_from.iter().cloned());
+            }
+        }
+        self.diags.push(d);
+    }
+
     /// Handles one logical line of file `file`, whose text is `text`.
-    fn line(&mut self, map: &mut SourceMap, file: FileId, text: &str, line: &LogicalLine) {
+    fn line(&mut self, map: &mut SourceMap, file: FileId, text: &str, line: LogicalLine) {
         if let Some(at) = line.unterminated_comment {
             let loc = Location {
                 file,
@@ -199,12 +227,12 @@ impl<'o> Engine<'o> {
         if line.is_directive() {
             // The newlines first: an `#include` pushes a file, whose text must
             // come after them.
-            self.blank(file, text, line);
-            self.directive(map, file, line);
+            self.blank(file, text, &line);
+            self.directive(map, file, &line);
         } else if self.live() {
-            self.text_line(map, file, line);
+            self.text(map, file, line);
         } else {
-            self.blank(file, text, line);
+            self.blank(file, text, &line);
         }
     }
 
@@ -214,45 +242,11 @@ impl<'o> Engine<'o> {
             self.out.copy(file, line.raw.start + i, "\n");
         }
     }
-
-    /// Writes a line of ordinary code, expanding macros.
-    fn text_line(&mut self, map: &SourceMap, file: FileId, line: &LogicalLine) {
-        let mut done = 0;
-        for t in tokenize(&line.text) {
-            let name = &line.text[t.range.clone()];
-            if t.kind != Kind::Ident || !self.macros.is_defined(name) {
-                continue;
-            }
-            self.copy(file, line, done..t.range.start);
-            let loc = line.file_range(t.range.clone());
-            let mut expanded = Vec::new();
-            let site = Site {
-                file: map.file(file),
-                loc: loc.clone(),
-            };
-            self.macros.expand(name, &site, false, &mut expanded);
-            let next = line.text.as_bytes().get(t.range.end).copied();
-            let text = pad(self.out.last_byte(), join(&expanded), next);
-            self.out.expansion(file, loc, &text);
-            done = t.range.end;
-        }
-        self.copy(file, line, done..line.text.len());
-        for &at in &line.newlines {
-            self.out.copy(file, at, "\n");
-        }
-    }
-
-    /// Copies text range `r` of `line` unchanged.
-    fn copy(&mut self, file: FileId, line: &LogicalLine, r: Range<usize>) {
-        for (piece, at) in line.pieces(r) {
-            self.out.copy(file, at, &line.text[piece]);
-        }
-    }
 }
 
 /// Surrounds an expansion with spaces where it would otherwise join the
 /// tokens next to it (`-M` with `M` = `-1` must not become `--1`).
-fn pad(prev: Option<u8>, text: String, next: Option<u8>) -> String {
+pub(crate) fn pad(prev: Option<u8>, text: String, next: Option<u8>) -> String {
     let pastes =
         |a: Option<u8>, b: Option<u8>| matches!((a, b), (Some(a), Some(b)) if would_paste(a, b));
     let (first, last) = (text.bytes().next(), text.bytes().last());

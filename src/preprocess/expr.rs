@@ -105,7 +105,7 @@ impl<'a> Parser<'a> {
 
     /// The current token's spelling.
     fn peek_text(&self) -> Option<&'a str> {
-        self.peek().map(|t| t.tok.text.as_str())
+        self.peek().map(|t| &*t.tok.text)
     }
 
     /// Where the current token is (the end of the expression after the last).
@@ -160,7 +160,7 @@ impl<'a> Parser<'a> {
                 break;
             };
             self.pos += 1;
-            let op_text = op.tok.text.as_str();
+            let op_text = &*op.tok.text;
             let rhs_live = match op_text {
                 "&&" => live && lhs.v != 0,
                 "||" => live && lhs.v == 0,
@@ -203,11 +203,11 @@ impl<'a> Parser<'a> {
             Kind::Number => parse_number(&t.tok.text).map_err(located),
             Kind::Char => parse_char(&t.tok.text).map_err(located),
             Kind::Ident => self.identifier(t),
-            Kind::Punct if t.tok.text == "(" => {
+            Kind::Punct if &*t.tok.text == "(" => {
                 self.nest()?;
                 let v = self.conditional(live)?;
                 match self.peek() {
-                    Some(c) if c.tok.text == ")" => self.pos += 1,
+                    Some(c) if &*c.tok.text == ")" => self.pos += 1,
                     Some(c) => return Err(bad_operator(c)),
                     None => {
                         let msg = "expected ')' in preprocessor expression";
@@ -227,7 +227,7 @@ impl<'a> Parser<'a> {
     /// An identifier: `defined`, `true`/`false` (C++), `__has_include`, other
     /// `__has_*` feature tests (all false), or anything else (0).
     fn identifier(&mut self, t: &Expanded) -> Result<Value> {
-        let name = t.tok.text.as_str();
+        let name = &*t.tok.text;
         match name {
             "defined" => self.defined(),
             "true" => Ok(Value::int(1)),
@@ -248,7 +248,7 @@ impl<'a> Parser<'a> {
             self.pos += 1;
         }
         let name = match self.peek() {
-            Some(n) if n.tok.kind == Kind::Ident => n.tok.text.as_str(),
+            Some(n) if n.tok.kind == Kind::Ident => &*n.tok.text,
             _ => return Err(("macro name missing".to_string(), self.here())),
         };
         self.pos += 1;
@@ -266,10 +266,10 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
                 (s.tok.text.trim_matches('"').to_string(), false)
             }
-            Some(s) if s.tok.text == "<" => {
+            Some(s) if &*s.tok.text == "<" => {
                 self.pos += 1;
                 let mut name = String::new();
-                while let Some(p) = self.peek().filter(|p| p.tok.text != ">") {
+                while let Some(p) = self.peek().filter(|p| &*p.tok.text != ">") {
                     name.push_str(&p.tok.text);
                     self.pos += 1;
                 }
@@ -290,7 +290,7 @@ impl<'a> Parser<'a> {
         let mut depth = 0usize;
         while let Some(t) = self.peek() {
             self.pos += 1;
-            match t.tok.text.as_str() {
+            match &*t.tok.text {
                 "(" => depth += 1,
                 ")" if depth == 1 => return Ok(()),
                 ")" => depth -= 1,

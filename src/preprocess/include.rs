@@ -8,6 +8,19 @@ use super::macros::{join, Macros};
 use crate::diagnostics::Diagnostic;
 use crate::source_map::{Location, SourceMap};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// The feature tests `#if` knows; `defined` says they exist, as clang does,
+/// so `#ifdef __has_include` works.
+pub(crate) const FEATURE_TESTS: &[&str] = &[
+    "__has_include",
+    "__has_include_next",
+    "__has_attribute",
+    "__has_cpp_attribute",
+    "__has_feature",
+    "__has_extension",
+    "__has_builtin",
+];
 
 /// How deeply `#include` may nest (clang's limit); deeper is an error.
 pub(crate) const MAX_INCLUDE_DEPTH: usize = 200;
@@ -121,7 +134,7 @@ impl Engine<'_> {
                 (d.line.text[range.clone()].to_string(), range, used)
             }
             Kind::Ident => {
-                let expanded = self.expand_args(map, d, false);
+                let (expanded, _) = self.expand_args(map, d, d.args, false)?;
                 (join(&expanded), d.args_range(), d.args.len())
             }
             _ => (String::new(), first.range.clone(), 1),
@@ -148,6 +161,15 @@ impl Engine<'_> {
         if canonical.as_ref().is_some_and(|c| self.once.contains(c)) {
             return;
         }
+        let parent = map.file(loc.file);
+        let note = format!(
+            "in file included from {}:{}",
+            parent.name,
+            parent.line_col(loc.range.start).0
+        );
+        let chain: Rc<[String]> = std::iter::once(note)
+            .chain(self.current().included_from.iter().cloned())
+            .collect();
         let name = path.display().to_string();
         // A file included again is read once and shares its id.
         let id = match map.find_file(&name) {
@@ -160,7 +182,7 @@ impl Engine<'_> {
                 }
             },
         };
-        self.push_file(map, id, path, canonical);
+        self.push_file(map, id, path, canonical, chain);
     }
 }
 
@@ -177,7 +199,7 @@ pub(crate) struct IfEnv<'a> {
 
 impl Env for IfEnv<'_> {
     fn is_defined(&self, name: &str) -> bool {
-        self.macros.is_defined(name)
+        self.macros.is_defined(name) || FEATURE_TESTS.contains(&name)
     }
 
     fn has_include(&self, name: &str, angled: bool) -> bool {

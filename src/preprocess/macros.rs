@@ -1,12 +1,12 @@
-//! The macro table and the expansion of object-like macros.
+//! The macro table: what each macro name stands for, and the token types
+//! that expansion works on.
 //!
-//! Expansion keeps a stack of the macros being expanded; a name on the stack
-//! is not expanded again (C's rule that a macro is not replaced inside its own
-//! replacement). The stack is explicit rather than recursion, so a long chain
-//! of macros cannot overflow the native stack.
+//! Definitions are parsed in `define.rs`, substituted in `subst.rs` and
+//! rescanned in `expand.rs`.
 
-use super::lexer::{is_ident_continue, tokenize, Kind, Token};
-use crate::source_map::SourceFile;
+use super::lexer::{is_ident_continue, tokenize, Kind};
+use super::Platform;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::rc::Rc;
@@ -16,25 +16,29 @@ use std::rc::Rc;
 pub(crate) struct Tok {
     /// Its kind.
     pub kind: Kind,
-    /// Its spelling.
-    pub text: String,
+    /// Its spelling (shared: expansion copies tokens a lot).
+    pub text: Rc<str>,
     /// Whether whitespace precedes it.
     pub space_before: bool,
+    /// An identifier read while the macro it names was being expanded: C
+    /// says it is never expanded again, wherever it ends up ("painted blue").
+    pub no_expand: bool,
 }
 
-/// What a macro name stands for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Macro {
-    /// `#define NAME body`: the body's tokens.
-    Object(Rc<[Tok]>),
-    /// `__LINE__`: the line of the invocation.
-    Line,
-    /// `__FILE__`: the name of the file of the invocation.
-    File,
+impl Tok {
+    /// A token of kind `kind` spelled `text`.
+    pub fn new(kind: Kind, text: impl Into<Rc<str>>, space_before: bool) -> Self {
+        Tok {
+            kind,
+            text: text.into(),
+            space_before,
+            no_expand: false,
+        }
+    }
 }
 
-/// A token after expansion, with the file range it stands for: its own
-/// range, or the range of the outermost macro invocation that produced it.
+/// A token together with the range of the current file it stands for: its
+/// own range, or the name of the outermost macro invocation that produced it.
 #[derive(Clone, Debug)]
 pub(crate) struct Expanded {
     /// The token.
@@ -43,47 +47,109 @@ pub(crate) struct Expanded {
     pub loc: Range<usize>,
 }
 
-/// Where an expansion happens: the file and the invocation's range in it.
-pub(crate) struct Site<'a> {
-    /// The file being read.
-    pub file: &'a SourceFile,
-    /// The outermost invocation.
-    pub loc: Range<usize>,
+/// One element of a macro's replacement list, with the operators and the
+/// parameter references resolved when the macro is defined.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Item {
+    /// A token copied as is.
+    Tok(Tok),
+    /// A parameter, replaced by its argument.
+    Param {
+        /// Which parameter.
+        index: usize,
+        /// Whether whitespace precedes it in the body.
+        space_before: bool,
+    },
+    /// `# param`: the argument spelled as a string literal.
+    Stringize {
+        /// Which parameter.
+        index: usize,
+        /// Whether whitespace precedes the `#`.
+        space_before: bool,
+    },
+    /// `##`: the items on either side become one token.
+    Paste,
+    /// `__VA_OPT__( ... )`: its items when the variable arguments are not
+    /// empty, nothing otherwise.
+    VaOpt {
+        /// The items inside the parentheses.
+        items: Vec<Item>,
+        /// Whether whitespace precedes `__VA_OPT__`.
+        space_before: bool,
+    },
 }
 
-/// One macro being expanded.
-struct Frame {
-    name: String,
-    body: Rc<[Tok]>,
-    pos: usize,
+/// A user-defined macro.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Def {
+    /// Function-like (`#define F(...)`) rather than object-like.
+    pub function: bool,
+    /// The parameter names (the variadic one last, `__VA_ARGS__` unless named
+    /// GNU-style).
+    pub params: Vec<String>,
+    /// Whether the last parameter takes the remaining arguments.
+    pub variadic: bool,
+    /// The replacement list.
+    pub items: Vec<Item>,
+}
+
+/// What a macro name stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Macro {
+    /// `#define`, `-D` or a predefined value.
+    User(Rc<Def>),
+    /// `__LINE__`: the line of the invocation.
+    Line,
+    /// `__FILE__`: the name of the file of the invocation.
+    File,
+    /// `__COUNTER__`: 0, 1, 2, ... in the order of expansion.
+    Counter,
+}
+
+/// A macro and where it was defined.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    /// The definition.
+    pub def: Macro,
+    /// `FILE:LINE:COL` of its name, for notes (none for built-in ones).
+    pub at: Option<String>,
 }
 
 /// The defined macros.
 #[derive(Debug, Default)]
 pub(crate) struct Macros {
-    table: HashMap<String, Macro>,
+    table: HashMap<String, Entry>,
+    /// `#pragma push_macro` stacks, by name.
+    pushed: HashMap<String, Vec<Option<Entry>>>,
+    /// The next value of `__COUNTER__`.
+    counter: Cell<u64>,
+    /// Bytes produced by all expansions so far (see `expand.rs`).
+    pub expanded_bytes: Cell<usize>,
+    /// Whether they reached their limit (reported once; nothing is expanded
+    /// after it).
+    pub total_exceeded: Cell<bool>,
 }
 
 impl Macros {
     /// The table with the predefined macros of the Metal compiler.
-    pub fn predefined() -> Self {
+    pub fn predefined(platform: Platform) -> Self {
         let mut m = Macros::default();
-        m.define("__LINE__".into(), Macro::Line);
-        m.define("__FILE__".into(), Macro::File);
-        for (name, value) in [
-            ("__METAL_VERSION__", "320"),
-            ("__METAL__", "1"),
-            ("__METAL_MACOS__", "1"),
-        ] {
-            let body = body_from(value, &tokenize(value)).unwrap_or_default();
-            m.define(name.into(), Macro::Object(body.into()));
+        m.define("__LINE__".into(), Macro::Line, None);
+        m.define("__FILE__".into(), Macro::File, None);
+        m.define("__COUNTER__".into(), Macro::Counter, None);
+        let os = match platform {
+            Platform::MacOs => "__METAL_MACOS__",
+            Platform::Ios => "__METAL_IOS__",
+        };
+        for (name, value) in [("__METAL_VERSION__", "320"), ("__METAL__", "1"), (os, "1")] {
+            m.define(name.into(), object(value), None);
         }
         m
     }
 
     /// Defines `name`, returning its previous definition.
-    pub fn define(&mut self, name: String, m: Macro) -> Option<Macro> {
-        self.table.insert(name, m)
+    pub fn define(&mut self, name: String, def: Macro, at: Option<String>) -> Option<Macro> {
+        self.table.insert(name, Entry { def, at }).map(|e| e.def)
     }
 
     /// Removes `name` (nothing happens when it is not defined).
@@ -96,95 +162,65 @@ impl Macros {
         self.table.contains_key(name)
     }
 
-    /// Fully expands the invocation of macro `name` at `site`, appending the
-    /// result to `out`. In `#if` mode the operand of `defined` is left alone.
-    pub fn expand(&self, name: &str, site: &Site, if_mode: bool, out: &mut Vec<Expanded>) {
-        let mut frames = Vec::new();
-        // Whitespace before an expanded name goes before its first token.
-        let mut pending_space = false;
-        self.invoke(name, site, false, &mut frames, out);
-        while let Some(top) = frames.last_mut() {
-            let Some(tok) = top.body.get(top.pos).cloned() else {
-                frames.pop();
-                continue;
-            };
-            top.pos += 1;
-            let space_before = tok.space_before || std::mem::take(&mut pending_space);
-            if self.expandable(&tok, &frames, if_mode, out) {
-                pending_space =
-                    self.invoke(&tok.text, site, space_before, &mut frames, out) && space_before;
-            } else {
-                let tok = Tok {
-                    space_before,
-                    ..tok
-                };
-                out.push(Expanded {
-                    tok,
-                    loc: site.loc.clone(),
-                });
-            }
-        }
+    /// The macro `name`.
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.table.get(name)
     }
 
-    /// Starts expanding `name`: pushes a frame (and returns true), or emits a
-    /// built-in's value.
-    fn invoke(
-        &self,
-        name: &str,
-        site: &Site,
-        space_before: bool,
-        frames: &mut Vec<Frame>,
-        out: &mut Vec<Expanded>,
-    ) -> bool {
-        let (kind, text) = match self.table.get(name) {
-            Some(Macro::Object(body)) => {
-                frames.push(Frame {
-                    name: name.to_string(),
-                    body: Rc::clone(body),
-                    pos: 0,
-                });
-                return true;
-            }
-            Some(Macro::Line) => {
-                let line = site.file.line_col(site.loc.start).0;
-                (Kind::Number, line.to_string())
-            }
-            Some(Macro::File) => (Kind::Str, quote(&site.file.name)),
-            None => (Kind::Ident, name.to_string()),
-        };
-        let tok = Tok {
-            kind,
-            text,
-            space_before,
-        };
-        out.push(Expanded {
-            tok,
-            loc: site.loc.clone(),
-        });
-        false
+    /// The next `__COUNTER__` value.
+    pub fn next_counter(&self) -> u64 {
+        let n = self.counter.get();
+        self.counter.set(n + 1);
+        n
     }
 
-    /// Whether `tok` names a macro that may be expanded here.
-    fn expandable(&self, tok: &Tok, frames: &[Frame], if_mode: bool, out: &[Expanded]) -> bool {
-        tok.kind == Kind::Ident
-            && self.is_defined(&tok.text)
-            && !frames.iter().any(|f| f.name == tok.text)
-            && !(if_mode && after_defined(out))
+    /// `#pragma push_macro("name")`: saves the current definition (or its
+    /// absence).
+    pub fn push(&mut self, name: &str) {
+        let saved = self.table.get(name).cloned();
+        self.pushed.entry(name.to_string()).or_default().push(saved);
     }
+
+    /// `#pragma pop_macro("name")`: restores the last saved definition; does
+    /// nothing when none was saved, as in clang.
+    pub fn pop(&mut self, name: &str) {
+        let Some(saved) = self.pushed.get_mut(name).and_then(Vec::pop) else {
+            return;
+        };
+        match saved {
+            Some(entry) => self.table.insert(name.to_string(), entry),
+            None => self.table.remove(name),
+        };
+    }
+}
+
+/// An object-like macro whose body is `value` (which holds no `##`).
+pub(crate) fn object(value: &str) -> Macro {
+    let items = tokenize(value)
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let text = &value[t.range.clone()];
+            Item::Tok(Tok::new(t.kind, text, t.space_before && i > 0))
+        })
+        .collect();
+    Macro::User(Rc::new(Def {
+        function: false,
+        params: Vec::new(),
+        variadic: false,
+        items,
+    }))
 }
 
 /// Whether the next identifier is the operand of `defined` (`defined X` or
 /// `defined ( X`), which must not be expanded.
 pub(crate) fn after_defined(out: &[Expanded]) -> bool {
-    let text = |i: usize| {
-        out.get(out.len().wrapping_sub(i))
-            .map(|e| e.tok.text.as_str())
-    };
+    let text = |i: usize| out.get(out.len().wrapping_sub(i)).map(|e| &*e.tok.text);
     text(1) == Some("defined") || (text(1) == Some("(") && text(2) == Some("defined"))
 }
 
 /// A string literal spelling `s`.
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     let mut q = String::with_capacity(s.len() + 2);
     q.push('"');
     for c in s.chars() {
@@ -195,34 +231,6 @@ fn quote(s: &str) -> String {
     }
     q.push('"');
     q
-}
-
-/// Builds a macro body from the tokens `toks` of `text`, applying `##`.
-/// Fails with the index of a `##` at either end of the body.
-pub(crate) fn body_from(text: &str, toks: &[Token]) -> Result<Vec<Tok>, usize> {
-    let mut body: Vec<Tok> = Vec::new();
-    let mut i = 0;
-    while i < toks.len() {
-        let t = &toks[i];
-        let spelling = &text[t.range.clone()];
-        if spelling == "##" {
-            // Pasting happens before rescanning, so it can be done once, here.
-            let (Some(last), Some(next)) = (body.last_mut(), toks.get(i + 1)) else {
-                return Err(i);
-            };
-            last.text.push_str(&text[next.range.clone()]);
-            last.kind = tokenize(&last.text).first().map_or(Kind::Punct, |t| t.kind);
-            i += 2;
-            continue;
-        }
-        body.push(Tok {
-            kind: t.kind,
-            text: spelling.to_string(),
-            space_before: t.space_before && !body.is_empty(),
-        });
-        i += 1;
-    }
-    Ok(body)
 }
 
 /// Whether writing byte `b` right after byte `a` could join two tokens into

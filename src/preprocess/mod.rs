@@ -1,39 +1,57 @@
 //! The C preprocessor MSL sources go through before parsing.
 //!
-//! A first cut of C's preprocessor, enough for shader sources:
+//! C's preprocessor, as the Metal compiler runs it:
 //!
 //! - comments (`//`, `/* */`) and backslash-newline splices;
 //! - `#include "file"` (the including file's folder, then `-I` folders) and
 //!   `#include <file>` (`-I` folders), `#pragma once`; the Metal standard
 //!   headers (`<metal_stdlib>`, any `<metal_*>`, `<simd/simd.h>`) include
 //!   nothing, since the compiler knows the library;
-//! - object-like macros (`#define`, `#undef`, `##`), `__LINE__`, `__FILE__`,
-//!   the predefined `__METAL_VERSION__` (320), `__METAL__` and
-//!   `__METAL_MACOS__`, then the `-D` options;
+//! - object-like and function-like macros (`#define`, `#undef`, `-D`):
+//!   variadic ones with `__VA_ARGS__`, `__VA_OPT__` and GNU's `, ##
+//!   __VA_ARGS__`, `#` and `##`, arguments on several lines, C's rescanning
+//!   rules; `__LINE__`, `__FILE__`, `__COUNTER__`, and the predefined
+//!   `__METAL_VERSION__` (320), `__METAL__` and `__METAL_MACOS__` or
+//!   `__METAL_IOS__` ([`Platform`]);
 //! - `#if`, `#ifdef`, `#ifndef`, `#elif`, `#elifdef`, `#elifndef`, `#else`,
-//!   `#endif` with C integer expressions, `defined` and `__has_include`;
-//! - `#error`, `#warning`; `#line` and other pragmas are ignored.
+//!   `#endif` with C integer expressions, `defined`, `__has_include`, and
+//!   the other `__has_*` tests (all 0);
+//! - `#error`, `#warning`, `#line` (changes `__LINE__` and `__FILE__`),
+//!   `#pragma once`, `push_macro`, `pop_macro`, `message`; other pragmas are
+//!   ignored (with a warning when clang would not know them).
 //!
-//! Function-like macros are refused with an error for now.
+//! Errors in included files carry "in file included from" notes, errors in
+//! macro expansions "in expansion of macro" notes. Include depth, macro
+//! nesting and the size of one expansion are limited, with diagnostics.
 //!
 //! The output keeps the line structure: a directive, a skipped line or a
-//! comment leaves its newlines behind. Every output byte's origin goes into
-//! the [`SourceMap`], so later diagnostics point at what the user wrote.
+//! comment leaves its newlines behind; the newlines of a macro invocation
+//! spread over several lines follow its expansion. Every output byte's
+//! origin goes into the [`SourceMap`], so later diagnostics point at what
+//! the user wrote; an expansion maps to the whole invocation.
 //!
-//! The parts: `lexer` (logical lines, tokens), `macros` (table, expansion),
-//! `expr` (`#if` arithmetic), `engine` (the file loop and output),
-//! `directive` and `include` (the directives).
+//! The parts: `lexer` (logical lines, tokens), `macros` (the table),
+//! `define` (parsing definitions), `subst` (arguments, `#`, `##`), `expand`
+//! (rescanning), `text` (code lines), `expr` (`#if` arithmetic), `engine`
+//! (the file loop and output), `directive` and `include` (the directives).
 
+mod control;
+mod define;
 mod directive;
 mod engine;
+mod expand;
 mod expr;
 mod include;
 mod lexer;
 mod macros;
+mod subst;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_errors;
+#[cfg(test)]
+mod tests_macros;
+mod text;
 
 use crate::diagnostics::Diagnostic;
 use crate::source_map::{FileId, SourceMap};
@@ -46,6 +64,19 @@ pub struct Options {
     pub defines: Vec<(String, Option<String>)>,
     /// `-I DIR`, searched in order for `#include "..."` and `<...>`.
     pub include_dirs: Vec<PathBuf>,
+    /// Which of `__METAL_MACOS__` and `__METAL_IOS__` is defined.
+    pub platform: Platform,
+}
+
+/// The platform a shader is compiled for, as the Metal compiler's predefined
+/// macros tell it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Platform {
+    /// macOS: `__METAL_MACOS__` is 1.
+    #[default]
+    MacOs,
+    /// iOS (and iPadOS): `__METAL_IOS__` is 1.
+    Ios,
 }
 
 /// Preprocesses `main` (already in `map`) into one translation unit.
