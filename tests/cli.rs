@@ -875,3 +875,17 @@ fn translation_binding_map_moves_bindings_and_still_runs() {
     let want: Vec<f32> = (0..16).map(|i| i as f32 * 2.0).collect();
     assert_eq!(result, want);
 }
+
+#[test]
+fn translation_platform_flag_picks_the_predefined_macro() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "#ifndef __METAL_IOS__\n#error not iOS\n#endif\nkernel void k(device float* a [[buffer(0)]]) { a[0] = 1.0f; }\n";
+    let file = write(dir.path(), "p.metal", src);
+    let out = in_dir(dir.path(), &[&file, "--platform", "ios"]);
+    assert_exit(&out, 0);
+    let out = in_dir(dir.path(), &[&file]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("p.metal:2:"), "{}", stderr(&out));
+    let out = in_dir(dir.path(), &[&file, "--platform", "android"]);
+    assert_exit(&out, 2);
+}

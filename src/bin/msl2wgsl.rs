@@ -72,6 +72,17 @@ struct CompileArgs {
     /// Bindings to use instead of the default scheme (JSON; see docs/REFLECTION.md).
     #[arg(long, value_name = "MAP.json", value_parser = parse_binding_map)]
     binding_map: Option<BindingMap>,
+    /// The platform predefined macros announce (`__METAL_MACOS__` or `__METAL_IOS__`).
+    #[arg(long, value_enum, default_value_t = PlatformArg::Macos)]
+    platform: PlatformArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum PlatformArg {
+    /// `__METAL_MACOS__`
+    Macos,
+    /// `__METAL_IOS__`
+    Ios,
 }
 
 impl CompileArgs {
@@ -85,6 +96,10 @@ impl CompileArgs {
         options.threadgroup_memory = self.threadgroup_memory.clone();
         options.texture_formats = self.texture_format.clone();
         options.binding_map = self.binding_map.clone().unwrap_or_default();
+        options.preprocess.platform = match self.platform {
+            PlatformArg::Macos => msl2wgsl::preprocess::Platform::MacOs,
+            PlatformArg::Ios => msl2wgsl::preprocess::Platform::Ios,
+        };
         options
     }
 }
