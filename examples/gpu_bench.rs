@@ -51,7 +51,10 @@ fn main() -> anyhow::Result<()> {
     // The translated kernel is 1-D: at most 65535 threadgroups of 256.
     let elements: u32 = args.next().map_or(Ok(65535 * 256), |s| s.parse())?;
     let iterations: usize = args.next().map_or(Ok(20), |s| s.parse())?;
-    anyhow::ensure!(elements.is_multiple_of(4), "ELEMENTS must be a multiple of 4");
+    anyhow::ensure!(
+        elements.is_multiple_of(4),
+        "ELEMENTS must be a multiple of 4"
+    );
     let gpu = Gpu::new()?;
     println!("adapter: {}", gpu.adapter_line());
     anyhow::ensure!(
