@@ -1,0 +1,2 @@
+//! Placeholder replaced by the translation benchmark.
+fn main() {}
