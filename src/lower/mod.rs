@@ -20,6 +20,7 @@ mod mathlib;
 mod mathlib_int;
 mod narrow;
 mod operators;
+mod pointers;
 mod quad;
 mod resources;
 mod samplers;

@@ -1,0 +1,237 @@
+//! Pointers: dereference, `&x`, element places, and pointer arithmetic.
+//! A pointer into a buffer is a (root, element index) pair (see
+//! [`PtrValue`]), so arithmetic moves the index and a dereference indexes
+//! the root.
+
+use super::builder::FnCtx;
+use super::value::{Place, PtrRoot, PtrValue, Value};
+use super::{Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::{BinaryOp, Expr};
+use crate::types::{Scalar, Type};
+use naga::{BinaryOperator as Bo, Expression, Handle, Literal};
+
+impl Lowerer<'_, '_> {
+    /// `*p`, and the implicit dereference of `p->m`.
+    pub(super) fn deref(&mut self, fx: &mut FnCtx, v: Value, span: Span) -> Result<Value> {
+        let Value::Ptr(p) = v else {
+            return Err(Error::new(span, "indirection requires a pointer operand"));
+        };
+        Ok(self.element_value(fx, &p, span))
+    }
+
+    /// The place of element `index` of pointer `p`'s root.
+    /// The object pointer `p` designates.
+    pub(super) fn element_value(&mut self, fx: &mut FnCtx, p: &PtrValue, span: Span) -> Value {
+        match p.root {
+            PtrRoot::Bytes(global) => Value::Bytes(super::bytes::BytePlace {
+                global,
+                offset: p.index,
+                ty: p.pointee.clone(),
+                writable: !p.is_const,
+            }),
+            _ => Value::Place(self.element_place(fx, p, p.index, span)),
+        }
+    }
+
+    /// Advances a pointer by `k` elements (`u32`): for word-view buffers the
+    /// index is a byte offset, so `k` is scaled by Metal's stride.
+    pub(super) fn ptr_advance(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &PtrValue,
+        k: Handle<Expression>,
+        subtract: bool,
+        span: Span,
+    ) -> Handle<Expression> {
+        let k = match p.root {
+            PtrRoot::Bytes(_) => {
+                let stride = crate::layout::metal(&p.pointee, &self.program.structs).size;
+                let zero = self.u32_lit(fx, 0, span);
+                self.scaled_offset(fx, zero, k, stride, span)
+            }
+            _ => k,
+        };
+        if !subtract && matches!(fx.expr(p.index), Expression::Literal(Literal::U32(0))) {
+            return k;
+        }
+        let op = if subtract { Bo::Subtract } else { Bo::Add };
+        fx.add(
+            Expression::Binary {
+                op,
+                left: p.index,
+                right: k,
+            },
+            span,
+        )
+    }
+
+    pub(super) fn element_place(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &PtrValue,
+        index: Handle<Expression>,
+        span: Span,
+    ) -> Place {
+        let writable = !p.is_const;
+        let ptr = match p.root {
+            PtrRoot::Buffer(g) => {
+                let base = fx.add(Expression::GlobalVariable(g), span);
+                fx.add(Expression::Access { base, index }, span)
+            }
+            PtrRoot::Global(g) => fx.add(Expression::GlobalVariable(g), span),
+            PtrRoot::Place(base, true) => fx.add(Expression::Access { base, index }, span),
+            PtrRoot::Place(base, false) => base,
+            PtrRoot::Bytes(_) => unreachable!("word views are reached through element_value"),
+        };
+        Place {
+            ptr,
+            ty: p.pointee.clone(),
+            writable,
+        }
+    }
+
+    pub(super) fn address_of(&mut self, fx: &mut FnCtx, v: Value, span: Span) -> Result<Value> {
+        if let Value::Bytes(b) = v {
+            let space = self.buffer_space(b.global);
+            return Ok(Value::Ptr(PtrValue {
+                root: PtrRoot::Bytes(b.global),
+                index: b.offset,
+                pointee: b.ty,
+                space,
+                is_const: !b.writable,
+            }));
+        }
+        let Value::Place(place) = v else {
+            return Err(Error::new(span, "cannot take the address of an rvalue"));
+        };
+        // `&buf[i]` stays a (buffer, index) pair.
+        if let Expression::Access { base, index } = *fx.expr(place.ptr) {
+            if let Expression::GlobalVariable(g) = *fx.expr(base) {
+                let space = self.buffer_space(g);
+                let index = self.index_u32(fx, index, span);
+                return Ok(Value::Ptr(PtrValue {
+                    root: PtrRoot::Buffer(g),
+                    index,
+                    pointee: place.ty,
+                    space,
+                    is_const: !place.writable,
+                }));
+            }
+        }
+        let zero = self.u32_lit(fx, 0, span);
+        Ok(Value::Ptr(PtrValue {
+            root: PtrRoot::Place(place.ptr, false),
+            index: zero,
+            pointee: place.ty,
+            space: crate::types::AddressSpace::Thread,
+            is_const: !place.writable,
+        }))
+    }
+
+    pub(super) fn buffer_space(
+        &self,
+        g: Handle<naga::GlobalVariable>,
+    ) -> crate::types::AddressSpace {
+        match self.module.global_variables[g].space {
+            naga::AddressSpace::Storage { access }
+                if access.contains(naga::StorageAccess::STORE) =>
+            {
+                crate::types::AddressSpace::Device
+            }
+            _ => crate::types::AddressSpace::Constant,
+        }
+    }
+
+    /// An index as `u32` (indices of the i32 kind are reinterpreted: the
+    /// arithmetic wraps identically).
+    pub(super) fn index_u32(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
+        match fx.expr(h) {
+            Expression::Literal(Literal::I32(v)) => {
+                let v = *v as u32;
+                self.u32_lit(fx, v, span)
+            }
+            Expression::Literal(Literal::U32(_)) => h,
+            _ => fx.add(
+                Expression::As {
+                    expr: h,
+                    kind: naga::ScalarKind::Uint,
+                    convert: None,
+                },
+                span,
+            ),
+        }
+    }
+
+    /// `p + n`, `p - n`, `p - q`.
+    pub(super) fn pointer_arithmetic(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        p: PtrValue,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let vb = self.expr(fx, b)?;
+        if let (BinaryOp::Sub, Value::Ptr(q)) = (op, &vb) {
+            if q.root != p.root {
+                return Err(Error::new(
+                    span,
+                    "subtracting pointers into different objects",
+                ));
+            }
+            let d = fx.add(
+                Expression::Binary {
+                    op: Bo::Subtract,
+                    left: p.index,
+                    right: q.index,
+                },
+                span,
+            );
+            let mut d = fx.add(
+                Expression::As {
+                    expr: d,
+                    kind: naga::ScalarKind::Sint,
+                    convert: None,
+                },
+                span,
+            );
+            if let PtrRoot::Bytes(_) = p.root {
+                // Byte offsets: the difference counts elements.
+                let stride = crate::layout::metal(&p.pointee, &self.program.structs).size;
+                let s = fx.add(Expression::Literal(Literal::I32(stride as i32)), span);
+                d = fx.add(
+                    Expression::Binary {
+                        op: Bo::Divide,
+                        left: d,
+                        right: s,
+                    },
+                    span,
+                );
+            }
+            return Ok(Value::Rv(d, Type::INT));
+        }
+        let (hb, tb) = self.load(fx, vb, b.span)?;
+        let (Type::Scalar(s), BinaryOp::Add | BinaryOp::Sub) = (&tb, op) else {
+            return Err(Error::new(
+                span,
+                format!("invalid operands to binary `{}` on a pointer", op.symbol()),
+            ));
+        };
+        if !s.is_integer() {
+            return Err(Error::new(b.span, "pointer offsets must be integers"));
+        }
+        let offset = match s {
+            Scalar::UInt => hb,
+            Scalar::Long | Scalar::ULong => self.convert(fx, hb, &tb, &Type::UINT, true, span)?,
+            _ => self.index_u32(fx, hb, span),
+        };
+        let index = self.ptr_advance(fx, &p, offset, op == BinaryOp::Sub, span);
+        Ok(Value::Ptr(PtrValue { index, ..p }))
+    }
+}
