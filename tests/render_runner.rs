@@ -32,6 +32,7 @@ fn function(name: &str, stage: Stage, arguments: Vec<Argument>) -> FunctionRefle
         vertex_stride: 0,
         varyings: Vec::new(),
         color_outputs: Vec::new(),
+        function_constants: Vec::new(),
     }
 }
 

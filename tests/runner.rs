@@ -110,6 +110,7 @@ fn kernel(
         vertex_stride: 0,
         varyings: Vec::new(),
         color_outputs: Vec::new(),
+        function_constants: Vec::new(),
     }
 }
 

@@ -109,6 +109,7 @@ fn kernel(size: [u32; 3], arguments: Vec<Argument>) -> FunctionReflection {
         vertex_stride: 0,
         varyings: Vec::new(),
         color_outputs: Vec::new(),
+        function_constants: Vec::new(),
     }
 }
 

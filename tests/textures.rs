@@ -81,6 +81,7 @@ fn grayscale_kernel_with_half_textures() {
         .into_iter()
         .collect(),
         samplers: Default::default(),
+        constants: Default::default(),
     };
     // A grid larger than the image: the kernel's own bounds check must hold.
     let Some(out) = run(
@@ -131,6 +132,7 @@ fn sobel_filter() {
         .into_iter()
         .collect(),
         samplers: Default::default(),
+        constants: Default::default(),
     };
     let Some(out) = run(
         "sobel.metal",
@@ -254,6 +256,7 @@ fn sampling_in_every_address_mode() {
             .collect(),
         textures: [(0, tex)].into_iter().collect(),
         samplers: Default::default(),
+        constants: Default::default(),
     };
     let Some(out) = run(
         "sampling.metal",
@@ -302,6 +305,7 @@ fn sampling_with_clamp_to_zero() {
             .collect(),
         textures: [(0, tex)].into_iter().collect(),
         samplers: Default::default(),
+        constants: Default::default(),
     };
     let Some(out) = run(
         "sampling.metal",
@@ -381,6 +385,7 @@ fn constexpr_sampler_shared_by_two_functions() {
             .collect(),
         textures: [(0, tex)].into_iter().collect(),
         samplers: Default::default(),
+        constants: Default::default(),
     };
     let Some(out) = run(
         "sampling.metal",
@@ -434,6 +439,7 @@ fn read_with_mip_level_and_array_slice() {
         .into_iter()
         .collect(),
         samplers: Default::default(),
+        constants: Default::default(),
     };
     let Some(out) = run(
         "reads.metal",
@@ -471,6 +477,7 @@ fn gather_red_components() {
             .into_iter()
             .collect(),
         samplers: Default::default(),
+        constants: Default::default(),
     };
     let Some(out) = run(
         "reads.metal",
@@ -519,6 +526,7 @@ fn sample_compare_on_a_depth_texture() {
         .into_iter()
         .collect(),
         samplers: [(0, sampler)].into_iter().collect(),
+        constants: Default::default(),
     };
     let Some(out) = run(
         "reads.metal",
@@ -558,6 +566,7 @@ fn writes_to_r32float_and_rgba16float() {
         .into_iter()
         .collect(),
         samplers: Default::default(),
+        constants: Default::default(),
     };
     let Some(out) = run(
         "reads.metal",

@@ -167,6 +167,9 @@ struct RunArgs {
     /// After the run, write [[buffer(N)]]'s bytes to PATH.
     #[arg(long, value_name = "N=PATH", value_parser = parse_read)]
     read: Vec<(u32, PathBuf)>,
+    /// Set [[function_constant(N)]] (a number; `true`/`false` for bool).
+    #[arg(long, value_name = "N=VALUE", value_parser = parse_constant)]
+    constant: Vec<(u32, f64)>,
     /// After the run, save the storage texture [[texture(N)]] (level 0) as PNG.
     #[arg(long, value_name = "N=PATH.png", value_parser = parse_read)]
     read_texture: Vec<(u32, PathBuf)>,
@@ -344,6 +347,18 @@ fn parse_threadgroup_memory(s: &str) -> Result<(u32, u32), String> {
         .parse()
         .map_err(|_| format!("expected N=BYTES, found `{s}`"))?;
     Ok((index, bytes))
+}
+
+fn parse_constant(s: &str) -> Result<(u32, f64), String> {
+    let (index, value) = parse_index(s)?;
+    let value = match value {
+        "true" => 1.0,
+        "false" => 0.0,
+        v => v
+            .parse()
+            .map_err(|_| format!("expected N=VALUE (a number, `true` or `false`), found `{s}`"))?,
+    };
+    Ok((index, value))
 }
 
 fn parse_read(s: &str) -> Result<(u32, PathBuf), String> {

@@ -84,6 +84,9 @@ impl Lowerer<'_, '_> {
             }
             _ => {}
         }
+        if path.len() == 1 && name == crate::sema::function_constants::IS_DEFINED {
+            return self.function_constant_defined(fx, args, span);
+        }
         let lib_name = match path.as_slice() {
             [n] => Some(n.as_str()),
             [ns, n] if matches!(ns.as_str(), "metal" | "precise" | "fast") => Some(n.as_str()),

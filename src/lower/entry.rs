@@ -258,6 +258,7 @@ impl Lowerer<'_, '_> {
             vertex_stride: 0,
             varyings: Vec::new(),
             color_outputs: Vec::new(),
+            function_constants: Vec::new(),
         })
     }
 

@@ -276,6 +276,8 @@ impl Lowerer<'_, '_> {
                 let ty = self.program.constants[i].ty.clone();
                 Ok(Value::Rv(fx.add(Expression::Constant(c), span), ty))
             }
+            Some(Symbol::FunctionConstant(i)) => self.function_constant(fx, *i, span),
+            Some(Symbol::SpecConstant(i)) => self.spec_constant(fx, *i, span),
             Some(Symbol::Sampler(i)) => {
                 let (g, comparison) = self.program_sampler(*i, span)?;
                 Ok(Value::Rv(

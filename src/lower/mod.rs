@@ -14,6 +14,7 @@ mod call;
 mod dispatch;
 mod entry;
 mod expr;
+mod function_constants;
 mod functions;
 mod invocation;
 mod mathlib;
@@ -236,6 +237,17 @@ pub fn lower<'a>(
         }
     }
     if errors.is_empty() {
+        for f in &mut functions {
+            if let Some(ep) = l
+                .module
+                .entry_points
+                .iter()
+                .find(|e| e.name == f.wgsl_entry_point)
+            {
+                f.function_constants =
+                    function_constants::reached(program, &l.module, &ep.function);
+            }
+        }
         Ok(Lowered {
             module: l.module,
             functions,

@@ -429,6 +429,7 @@ impl Lowerer<'_, '_> {
             vertex_stride,
             varyings: if vertex { out_varyings } else { in_varyings },
             color_outputs,
+            function_constants: Vec::new(),
         })
     }
 

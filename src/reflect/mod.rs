@@ -294,6 +294,32 @@ pub struct FunctionReflection {
     /// Fragment functions: the colour attachments written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub color_outputs: Vec<ColorOutput>,
+    /// The function constants (`[[function_constant(n)]]`) the function
+    /// reads, by index: WGSL `override`s the pipeline sets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub function_constants: Vec<FunctionConstantReflection>,
+}
+
+/// One function constant a function reads (`MTLFunctionConstant`). In the
+/// WGSL it is `@id(index) override name: T`; the pipeline sets it with the
+/// key `"index"` in `wgpu::PipelineCompilationOptions::constants`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionConstantReflection {
+    /// The constant's MSL name.
+    pub name: String,
+    /// `n` of `[[function_constant(n)]]`, also the WGSL `@id`.
+    pub index: u16,
+    /// Its MSL type (`bool`, `int`, `float`, ...).
+    pub data_type: String,
+    /// True unless `is_function_constant_defined` asks about it: a pipeline
+    /// must then set it (the override has no default).
+    pub required: bool,
+    /// Optional constants: `@id` of the `bool` override that
+    /// `is_function_constant_defined` reads; set it to `true` whenever the
+    /// value is set (it defaults to `false`, the value to zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defined_id: Option<u16>,
 }
 
 /// A built-in input argument of a function.

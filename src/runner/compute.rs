@@ -204,7 +204,10 @@ pub fn run_compute_resources(
         samplers: &resources.samplers,
     };
     let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
-    run(gpu, wgsl, function, dispatch, inputs, max_groups)
+    let constants = super::pipeline_constants(function, &resources.constants)?;
+    run(
+        gpu, wgsl, function, dispatch, inputs, &constants, max_groups,
+    )
 }
 
 /// [`run_compute`] with a lower per-dimension workgroup limit, so tests can
@@ -226,7 +229,11 @@ pub fn run_compute_with_max_groups(
         textures: &NO_TEXTURES,
         samplers: &NO_SAMPLERS,
     };
-    run(gpu, wgsl, function, dispatch, inputs, max_groups).map(|out| out.buffers)
+    let constants = super::pipeline_constants(function, &BTreeMap::new())?;
+    run(
+        gpu, wgsl, function, dispatch, inputs, &constants, max_groups,
+    )
+    .map(|out| out.buffers)
 }
 
 /// Checks everything, then binds and dispatches.
@@ -236,6 +243,7 @@ fn run(
     function: &FunctionReflection,
     dispatch: &Dispatch,
     inputs: Inputs<'_>,
+    constants: &[(String, f64)],
     max_groups: u32,
 ) -> Result<Outputs, RunError> {
     let max_groups = max_groups.clamp(1, gpu.limits.max_compute_workgroups_per_dimension);
@@ -258,7 +266,9 @@ fn run(
         )));
     }
     let bound = bind_all(gpu, function, &interface, inputs)?;
-    let read = resources::scoped(gpu, || execute(gpu, wgsl, function, &plan, &bound))??;
+    let read = resources::scoped(gpu, || {
+        execute(gpu, wgsl, function, &plan, &bound, constants)
+    })??;
     Ok(bound.outputs(read))
 }
 
@@ -356,6 +366,15 @@ impl Plan {
             parts,
         })
     }
+
+    /// The dispatch uniform of one part.
+    pub(crate) fn params(&self, part: &Part) -> DispatchParams {
+        DispatchParams {
+            grid_size: self.grid,
+            group_offset: part.offset,
+            threadgroups: self.groups,
+        }
+    }
 }
 
 /// True if the entry point reads the dispatch uniform.
@@ -376,20 +395,17 @@ fn execute(
     function: &FunctionReflection,
     plan: &Plan,
     bound: &Bound<'_>,
+    constants: &[(String, f64)],
 ) -> Result<Outputs, RunError> {
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     let created = bound.create(gpu, &mut encoder)?;
     let layouts = bind_group_layouts(gpu, &created.bindings);
-    let pipeline = create_pipeline(gpu, wgsl, function, &layouts);
+    let pipeline = create_pipeline(gpu, wgsl, function, &layouts, constants);
     {
         let mut pass = encoder.begin_compute_pass(&Default::default());
         pass.set_pipeline(&pipeline);
         for part in &plan.parts {
-            let params = DispatchParams {
-                grid_size: plan.grid,
-                group_offset: part.offset,
-                threadgroups: plan.groups,
-            };
+            let params = plan.params(part);
             let uniform = resources::uniform(gpu, "dispatch", &params.to_bytes());
             let groups = bind_groups(gpu, &layouts, &created.bindings, &uniform);
             for (group, bind_group) in groups.iter().enumerate() {
@@ -449,6 +465,7 @@ fn create_pipeline(
     wgsl: &str,
     function: &FunctionReflection,
     layouts: &[wgpu::BindGroupLayout],
+    constants: &[(String, f64)],
 ) -> wgpu::ComputePipeline {
     let module = gpu
         .device
@@ -470,7 +487,10 @@ fn create_pipeline(
             layout: Some(&pipeline_layout),
             module: &module,
             entry_point: Some(&function.wgsl_entry_point),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &super::constants::as_wgpu(constants),
+                ..Default::default()
+            },
             cache: None,
         })
 }

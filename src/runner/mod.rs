@@ -27,6 +27,7 @@ mod arguments;
 mod bind;
 mod compute;
 pub mod conformance;
+mod constants;
 mod device;
 mod interface;
 mod pipeline;
@@ -43,10 +44,11 @@ pub use compute::{
     run_compute, run_compute_resources, run_compute_with_max_groups, run_kernel,
     run_kernel_resources, translate_kernel, Dispatch,
 };
+pub use constants::pipeline_constants;
 pub use device::{Gpu, Translation};
 pub use pipeline::{ComputeCommand, ComputePipeline};
 pub use render::{render, render_library, RenderResources, RenderTarget};
-pub use render_pipeline::{RenderCommand, RenderPipeline};
+pub use render_pipeline::{stage_function, RenderCommand, RenderPipeline};
 pub use samplers::{default_sampler, DEFAULT_COMPARE};
 pub use textures::{texture_format, texture_format_name, TextureData};
 
@@ -65,6 +67,10 @@ pub struct Resources {
     /// `[[sampler(n)]]`: a sampler argument given none gets
     /// [`default_sampler`]. `constexpr sampler`s come from the reflection.
     pub samplers: BTreeMap<u32, SamplerDescriptor>,
+    /// `[[function_constant(n)]]` values (`MTLFunctionConstantValues`),
+    /// converted to each constant's type by wgpu; every required constant
+    /// the kernel reads needs one (see [`pipeline_constants`]).
+    pub constants: BTreeMap<u32, f64>,
 }
 
 /// What a kernel run gives back, by Metal index.
@@ -182,6 +188,16 @@ pub enum RunError {
     Unsupported(String),
     /// wgpu reported an error while creating resources or running.
     Gpu(String),
+    /// A required function constant (one no `is_function_constant_defined`
+    /// asks about) was given no value.
+    MissingFunctionConstant {
+        /// The function reading it.
+        function: String,
+        /// The constant's name.
+        name: String,
+        /// `n` of `[[function_constant(n)]]`.
+        index: u32,
+    },
 }
 
 impl fmt::Display for RunError {
@@ -248,6 +264,14 @@ impl fmt::Display for RunError {
             RunError::Shader(why) => write!(f, "shader: {why}"),
             RunError::Unsupported(what) => write!(f, "{what} is not supported yet"),
             RunError::Gpu(why) => write!(f, "GPU error: {why}"),
+            RunError::MissingFunctionConstant {
+                function,
+                name,
+                index,
+            } => write!(
+                f,
+                "`{function}` needs a value for function constant `{name}` [[function_constant({index})]]"
+            ),
         }
     }
 }

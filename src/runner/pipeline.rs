@@ -14,7 +14,7 @@ use super::arguments::{self, ArgumentTable, Resolved};
 use super::compute::{check_dispatch, uses_dispatch_uniform, Plan};
 use super::interface::{Interface, UsedBinding};
 use super::{resources, Dispatch, Gpu, RunError, TextureData};
-use crate::reflect::{DispatchParams, FunctionReflection, Stage};
+use crate::reflect::{FunctionReflection, Stage};
 use crate::Library;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -242,11 +242,7 @@ fn encode(
         let mut pass = encoder.begin_compute_pass(&Default::default());
         pass.set_pipeline(&variant.pipeline);
         for part in &plan.parts {
-            let params = DispatchParams {
-                grid_size: plan.grid,
-                group_offset: part.offset,
-                threadgroups: plan.groups,
-            };
+            let params = plan.params(part);
             let uniform = resources::uniform(gpu, "dispatch", &params.to_bytes());
             let groups = arguments::bind_groups(gpu, layout_of, &refs, Some(&uniform))?;
             for (group, bind_group) in groups.iter().enumerate() {

@@ -100,6 +100,9 @@ pub struct RenderResources {
     pub instance_count: u32,
     /// The colour attachments, by `[[color(m)]]` index.
     pub targets: Vec<RenderTarget>,
+    /// `[[function_constant(n)]]` values for both functions (one
+    /// `MTLFunctionConstantValues` serves both, as in Metal).
+    pub constants: BTreeMap<u32, f64>,
 }
 
 impl RenderResources {
@@ -116,6 +119,7 @@ impl RenderResources {
             vertex_count,
             instance_count: 1,
             targets: vec![RenderTarget::default()],
+            constants: BTreeMap::new(),
         }
     }
 }
@@ -138,12 +142,8 @@ pub fn render_library(
     fragment: &str,
     resources: &RenderResources,
 ) -> Result<Vec<TextureData>, RunError> {
-    let find = |name: &str| {
-        library
-            .function(name)
-            .ok_or_else(|| RunError::UnknownEntry(name.to_string()))
-    };
-    let (v, f) = (find(vertex)?, find(fragment)?);
+    let v = super::stage_function(library, vertex, Stage::Vertex)?;
+    let f = super::stage_function(library, fragment, Stage::Fragment)?;
     render(gpu, library.wgsl(), v, f, resources)
 }
 
@@ -177,6 +177,8 @@ pub fn render(
     gpu.check_features(&vertex.required_features)?;
     gpu.check_features(&fragment.required_features)?;
     check_size(gpu, resources)?;
+    super::pipeline_constants(vertex, &resources.constants)?;
+    super::pipeline_constants(fragment, &resources.constants)?;
     let stages = [
         (vertex.wgsl_entry_point.as_str(), naga::ShaderStage::Vertex),
         (
@@ -462,13 +464,21 @@ impl Draw<'_> {
             .collect();
         let targets: Vec<Option<wgpu::ColorTargetState>> =
             self.targets.iter().cloned().map(Some).collect();
+        // Checked in `render`, before anything was created.
+        let constants =
+            |f| super::pipeline_constants(f, &self.resources.constants).unwrap_or_default();
+        let (vertex_constants, fragment_constants) =
+            (constants(self.vertex), constants(self.fragment));
         device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some(&self.vertex.name),
             layout: Some(&layout),
             vertex: wgpu::VertexState {
                 module: &module,
                 entry_point: Some(&self.vertex.wgsl_entry_point),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &super::constants::as_wgpu(&vertex_constants),
+                    ..Default::default()
+                },
                 buffers: &buffers,
             },
             primitive: wgpu::PrimitiveState {
@@ -489,7 +499,10 @@ impl Draw<'_> {
             fragment: Some(wgpu::FragmentState {
                 module: &module,
                 entry_point: Some(&self.fragment.wgsl_entry_point),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &super::constants::as_wgpu(&fragment_constants),
+                    ..Default::default()
+                },
                 targets: &targets,
             }),
             multiview_mask: None,

@@ -50,8 +50,8 @@ impl RenderPipeline {
         options.entries = vec![vertex.to_string(), fragment.to_string()];
         options.target = crate::Target::Wgpu;
         let library = Library::from_source(&origin.name, &origin.text, &options)?;
-        let v = stage_function(&library, vertex, Stage::Vertex, "vertex")?;
-        let f = stage_function(&library, fragment, Stage::Fragment, "fragment")?;
+        let v = stage_function(&library, vertex, Stage::Vertex)?;
+        let f = stage_function(&library, fragment, Stage::Fragment)?;
         gpu.check_features(&v.required_features)?;
         gpu.check_features(&f.required_features)?;
         let stages = [
@@ -120,16 +120,23 @@ impl RenderPipeline {
     }
 }
 
-fn stage_function<'l>(
+/// The function `name` of `library`, which must be of `stage` (a render
+/// stage): Metal's `newFunctionWithName:` followed by the check a pipeline
+/// descriptor makes.
+pub fn stage_function<'l>(
     library: &'l Library,
     name: &str,
     stage: Stage,
-    expected: &str,
 ) -> Result<&'l FunctionReflection, RunError> {
     let function = library
         .function(name)
         .ok_or_else(|| RunError::UnknownEntry(name.to_string()))?;
     if function.stage != stage {
+        let expected = match stage {
+            Stage::Kernel => "kernel",
+            Stage::Vertex => "vertex",
+            Stage::Fragment => "fragment",
+        };
         return Err(RunError::WrongStage {
             name: name.to_string(),
             expected: expected.to_string(),

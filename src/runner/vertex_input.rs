@@ -135,14 +135,7 @@ pub(crate) fn plan(
         .next_multiple_of(4)
         .max(4);
     let data = repack(&placed, bytes, stride, gpu_stride, vertex_count);
-    let attributes = placed
-        .iter()
-        .map(|p| wgpu::VertexAttribute {
-            format: p.format,
-            offset: p.offset,
-            shader_location: p.attribute.index,
-        })
-        .collect();
+    let attributes = wgpu_attributes(&placed);
     Ok(Some(VertexInput {
         stride: gpu_stride,
         attributes,
@@ -177,15 +170,21 @@ pub(crate) fn direct_layout(
             function.name
         )));
     }
-    let attributes = placed
+    let attributes = wgpu_attributes(&placed);
+    Ok(Some((stride, attributes)))
+}
+
+/// The wgpu attribute of each placed attribute, at `@location(n)` for
+/// `[[attribute(n)]]`.
+fn wgpu_attributes(placed: &[Placed<'_>]) -> Vec<wgpu::VertexAttribute> {
+    placed
         .iter()
         .map(|p| wgpu::VertexAttribute {
             format: p.format,
             offset: p.offset,
             shader_location: p.attribute.index,
         })
-        .collect();
-    Ok(Some((stride, attributes)))
+        .collect()
 }
 
 /// Every `@location` the WGSL vertex entry point reads needs an attribute
@@ -307,6 +306,7 @@ mod tests {
             vertex_stride: stride,
             varyings: Vec::new(),
             color_outputs: Vec::new(),
+            function_constants: Vec::new(),
         }
     }
 

@@ -134,7 +134,7 @@ pub fn any_expr(body: &Block, pred: &dyn Fn(&Expr) -> bool) -> bool {
     found
 }
 
-fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
+pub(crate) fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
     for s in &b.stmts {
         visit_stmt(s, f);
     }
@@ -198,7 +198,7 @@ fn visit_init(i: &Init, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
-fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+pub(crate) fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Call(callee, args) => {

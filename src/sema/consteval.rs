@@ -261,6 +261,11 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             let name = path.last().map(String::as_str).unwrap_or("");
             match program.symbols.get(name) {
                 Some(Symbol::Constant(i)) => Ok(program.constants[*i].value.clone()),
+                Some(Symbol::FunctionConstant(_) | Symbol::SpecConstant(_)) => Err(Error::new(
+                    e.span,
+                    format!("`{name}` is set when the pipeline is created (a function constant), so it is not a compile-time constant here"),
+                )
+                .note("array sizes, `case` labels and attribute arguments need values known at translation; naga's WGSL writer cannot print override-sized arrays")),
                 _ => Err(not_const()),
             }
         }

@@ -5,6 +5,7 @@
 pub mod callgraph;
 pub mod consteval;
 pub mod conversions;
+pub mod function_constants;
 
 use crate::source_map::Span;
 use crate::syntax::ast::{self, Item, TemplateArg};
@@ -67,6 +68,11 @@ pub enum Symbol {
     Constant(usize),
     /// A `constexpr sampler`, index into [`Program::samplers`].
     Sampler(usize),
+    /// A function constant, index into [`Program::function_constants`].
+    FunctionConstant(usize),
+    /// A constant computed from function constants, index into
+    /// [`Program::spec_constants`].
+    SpecConstant(usize),
 }
 
 /// A `constexpr sampler name(args...)` declaration (MSL §2.10).
@@ -91,6 +97,10 @@ pub struct Program<'a> {
     pub constants: Vec<GlobalConstant>,
     /// Program-scope `constexpr sampler`s.
     pub samplers: Vec<SamplerDecl>,
+    /// `[[function_constant(n)]]` declarations, in source order.
+    pub function_constants: Vec<function_constants::FunctionConstant>,
+    /// Program-scope constants computed from function constants.
+    pub spec_constants: Vec<function_constants::SpecConstant<'a>>,
     /// Names.
     pub symbols: HashMap<String, Symbol>,
 }
@@ -104,6 +114,8 @@ pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
             errors.push(e);
         }
     }
+    program.mark_queried_function_constants();
+    errors.extend(program.conditional_declarations());
     (program, errors)
 }
 
@@ -233,7 +245,7 @@ impl<'a> Program<'a> {
         self.define(&s.name, Symbol::Type(Type::Struct(id)))
     }
 
-    fn declare_global(&mut self, decl: &ast::VarDecl) -> Result<()> {
+    fn declare_global(&mut self, decl: &'a ast::VarDecl) -> Result<()> {
         if decl.ty.space.is_none()
             && decl.ty.ptr_ops.is_empty()
             && decl.ty.name().trim_start_matches("metal::") == "sampler"
@@ -254,6 +266,9 @@ impl<'a> Program<'a> {
         }
         let base = self.resolve_value_type(&decl.ty)?;
         for d in &decl.declarators {
+            if self.declare_specialized(&decl.ty, d)? {
+                continue;
+            }
             let ty = self.apply_array(base.clone(), &d.array)?;
             let Some(init) = &d.init else {
                 return Err(Error::new(

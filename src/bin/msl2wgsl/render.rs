@@ -211,20 +211,8 @@ mod with_runner {
         library: &'l Library,
         args: &RenderArgs,
     ) -> Result<(&'l FunctionReflection, &'l FunctionReflection), RunError> {
-        let find = |name: &str, stage: Stage, stage_name: &str| {
-            let function = library
-                .function(name)
-                .ok_or_else(|| RunError::UnknownEntry(name.to_string()))?;
-            if function.stage != stage {
-                return Err(RunError::WrongStage {
-                    name: name.to_string(),
-                    expected: stage_name.to_string(),
-                });
-            }
-            Ok(function)
-        };
-        let vertex = find(&args.vertex, Stage::Vertex, "vertex")?;
-        let fragment = find(&args.fragment, Stage::Fragment, "fragment")?;
+        let vertex = runner::stage_function(library, &args.vertex, Stage::Vertex)?;
+        let fragment = runner::stage_function(library, &args.fragment, Stage::Fragment)?;
         Ok((vertex, fragment))
     }
 

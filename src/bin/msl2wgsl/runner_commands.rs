@@ -95,7 +95,19 @@ fn load_resources(args: &RunArgs) -> Result<Resources, u8> {
         buffers: load_buffers(&args.buffer, "--buffer")?,
         textures: load_textures(&args.texture)?,
         samplers: BTreeMap::new(),
+        constants: load_constants(&args.constant)?,
     })
+}
+
+/// Every `--constant`, by function constant index.
+fn load_constants(args: &[(u32, f64)]) -> Result<BTreeMap<u32, f64>, u8> {
+    let mut constants = BTreeMap::new();
+    for (index, value) in args {
+        if constants.insert(*index, *value).is_some() {
+            return Err(error(USAGE, format!("--constant {index} is given twice")));
+        }
+    }
+    Ok(constants)
 }
 
 /// `--texture-format`, and for every other texture given, its format:

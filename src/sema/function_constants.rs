@@ -1,0 +1,258 @@
+//! Function constants (MSL §5.8): `constant T name [[function_constant(n)]];`
+//! declares a value the host sets when it specialises a function
+//! (`MTLFunctionConstantValues`); `is_function_constant_defined(name)` asks
+//! whether it was set. Both become WGSL `override`s, which the pipeline sets
+//! at creation (`wgpu::PipelineCompilationOptions::constants`):
+//!
+//! - the constant itself is `@id(n) override name: T;`, keyed by its Metal
+//!   index, so a host sets it exactly as it would in Metal;
+//! - a constant that some `is_function_constant_defined` asks about is
+//!   optional (Metal's `MTLFunctionConstant.required` is false): it gets a
+//!   zero default, and a companion `@id(d) override name_is_defined: bool =
+//!   false;` that a host sets to `true` (1.0) whenever it sets the value.
+//!   WGSL cannot ask whether an override was set, so the flag carries it.
+//!   Companion ids are taken from the top of WGSL's id range (65535 down,
+//!   skipping ids in use) and reported in reflection (`definedId`);
+//! - a required constant (never asked about) has no default: a pipeline
+//!   created without it fails, as `newFunctionWithName:constantValues:`
+//!   does in Metal.
+//!
+//! Program-scope constants whose initializer uses function constants
+//! (`constant bool has_x = is_function_constant_defined(x);`,
+//! `constant int n = has_x ? x : 4;`) are not evaluated at translation: they
+//! are [`SpecConstant`]s, whose initializer lowering inlines at each use (it
+//! has no side effects, so this is exact).
+
+use super::{callgraph, Error, Program, Result, Symbol};
+use crate::source_map::Span;
+use crate::syntax::ast::{self, ExprKind, Init};
+use crate::types::{Scalar, Type};
+
+/// The MSL built-in that asks whether a function constant was set.
+pub const IS_DEFINED: &str = "is_function_constant_defined";
+
+/// A `constant T name [[function_constant(n)]];` declaration.
+#[derive(Clone, Debug)]
+pub struct FunctionConstant {
+    /// Name.
+    pub name: String,
+    /// Its scalar type (WGSL overrides are scalars).
+    pub ty: Scalar,
+    /// `n`: the Metal index, also the WGSL `@id`.
+    pub index: u16,
+    /// The declarator.
+    pub span: Span,
+    /// `@id` of the companion `bool` override saying whether the host set
+    /// the value; `Some` exactly when `is_function_constant_defined(name)`
+    /// appears in the program (the constant is then optional).
+    pub defined_id: Option<u16>,
+}
+
+/// A program-scope constant whose initializer depends on function
+/// constants: lowered by inlining `init` wherever it is used.
+#[derive(Clone, Debug)]
+pub struct SpecConstant<'a> {
+    /// Name.
+    pub name: String,
+    /// Declared type.
+    pub ty: Type,
+    /// The initializer.
+    pub init: &'a ast::Expr,
+    /// The declarator.
+    pub span: Span,
+}
+
+impl<'a> Program<'a> {
+    /// Declares `d` if it is a function constant or depends on one; `false`
+    /// leaves it to the ordinary constant path.
+    pub(super) fn declare_specialized(
+        &mut self,
+        ty: &ast::TypeSpec,
+        d: &'a ast::Declarator,
+    ) -> Result<bool> {
+        if let Some(attr) = d.attributes.iter().find(|a| a.name == "function_constant") {
+            self.declare_function_constant(ty, d, attr)?;
+            return Ok(true);
+        }
+        let Some(Init::Expr(init)) = &d.init else {
+            return Ok(false);
+        };
+        if !self.uses_function_constants(init) {
+            return Ok(false);
+        }
+        if !d.array.is_empty() {
+            return Err(Error::new(
+                d.name.span,
+                "a program-scope array cannot be initialized from function constants",
+            ));
+        }
+        let ty = self.resolve_value_type(ty)?;
+        self.spec_constants.push(SpecConstant {
+            name: d.name.name.clone(),
+            ty,
+            init,
+            span: d.span,
+        });
+        self.define(&d.name, Symbol::SpecConstant(self.spec_constants.len() - 1))?;
+        Ok(true)
+    }
+
+    fn declare_function_constant(
+        &mut self,
+        ts: &ast::TypeSpec,
+        d: &ast::Declarator,
+        attr: &ast::Attribute,
+    ) -> Result<()> {
+        let index = self.function_constant_index(attr)?;
+        if let Some(other) = self.function_constants.iter().find(|c| c.index == index) {
+            return Err(Error::new(
+                attr.span,
+                format!(
+                    "function constant index {index} is already used by `{}`",
+                    other.name
+                ),
+            ));
+        }
+        if let Some(init) = &d.init {
+            let span = match init {
+                Init::Expr(e) => e.span,
+                Init::List(_, s) | Init::Paren(_, s) => *s,
+            };
+            return Err(Error::new(
+                span,
+                format!("function constant `{}` cannot have an initializer: the host sets its value", d.name.name),
+            )
+            .note(format!("for a default, declare `constant T y = is_function_constant_defined({0}) ? {0} : DEFAULT;`", d.name.name)));
+        }
+        if !d.array.is_empty() {
+            return Err(Error::new(
+                d.name.span,
+                "a function constant cannot be an array: WGSL overrides are scalars",
+            ));
+        }
+        let ty = match self.resolve_type(ts)? {
+            Type::Scalar(s @ (Scalar::Long | Scalar::ULong)) => {
+                return Err(Error::new(
+                    ts.span,
+                    format!("function constants of type `{}` are not supported: WGSL overrides cannot be 64-bit", self.display(&Type::Scalar(s))),
+                ))
+            }
+            Type::Scalar(s) => s,
+            other => {
+                return Err(Error::new(
+                    ts.span,
+                    format!(
+                        "function constants of type `{}` are not supported: WGSL overrides are scalars",
+                        self.display(&other)
+                    ),
+                )
+                .note("declare one scalar function constant per component"))
+            }
+        };
+        self.function_constants.push(FunctionConstant {
+            name: d.name.name.clone(),
+            ty,
+            index,
+            span: d.span,
+            defined_id: None,
+        });
+        self.define(
+            &d.name,
+            Symbol::FunctionConstant(self.function_constants.len() - 1),
+        )
+    }
+
+    /// `n` of `[[function_constant(n)]]`: an integer in WGSL's `@id` range.
+    fn function_constant_index(&self, attr: &ast::Attribute) -> Result<u16> {
+        let [arg] = attr.args.as_slice() else {
+            return Err(Error::new(
+                attr.span,
+                "`[[function_constant(n)]]` needs one index",
+            ));
+        };
+        let bad = || {
+            Error::new(
+                arg.span,
+                "a function constant index must be an integer from 0 to 65535",
+            )
+        };
+        let n = super::consteval::eval(self, arg)
+            .map_err(|_| bad())?
+            .as_int()
+            .ok_or_else(bad)?;
+        u16::try_from(n).map_err(|_| bad())
+    }
+
+    /// True if `e` names a function constant (or a constant derived from
+    /// one) or calls `is_function_constant_defined`.
+    fn uses_function_constants(&self, e: &ast::Expr) -> bool {
+        let mut found = false;
+        callgraph::visit_expr(e, &mut |e| {
+            if let ExprKind::Name(path) = &e.kind {
+                let name = path.last().map(String::as_str).unwrap_or("");
+                found |= name == IS_DEFINED
+                    || matches!(
+                        self.symbols.get(name),
+                        Some(Symbol::FunctionConstant(_) | Symbol::SpecConstant(_))
+                    );
+            }
+        });
+        found
+    }
+
+    /// Metal's conditional arguments and members (`[[buffer(1),
+    /// function_constant(has_b)]]`) exist only when a `bool` constant is
+    /// true; WGSL bindings cannot come and go with an override, so they are
+    /// refused rather than silently always present.
+    pub(super) fn conditional_declarations(&self) -> Vec<Error> {
+        let params = self.functions.iter().flat_map(|f| &f.params);
+        params
+            .flat_map(|p| &p.attributes)
+            .filter(|a| a.name == "function_constant")
+            .map(|a| {
+                Error::new(
+                    a.span,
+                    "conditional arguments (`[[function_constant(name)]]` on an argument) are not supported yet",
+                )
+                .note("WGSL bindings cannot depend on an override; bind the argument always and test the constant in the body")
+            })
+            .collect()
+    }
+
+    /// Marks the function constants that `is_function_constant_defined`
+    /// asks about as optional, giving each its companion override's id.
+    pub(super) fn mark_queried_function_constants(&mut self) {
+        let mut queried = Vec::new();
+        let mut visit = |e: &ast::Expr| {
+            let ExprKind::Call(callee, args) = &e.kind else {
+                return;
+            };
+            let is_query = matches!(&callee.kind, ExprKind::Name(p) if p.last().is_some_and(|n| n == IS_DEFINED));
+            if let (true, [arg]) = (is_query, args.as_slice()) {
+                if let ExprKind::Name(p) = &arg.kind {
+                    queried.extend(p.last().cloned());
+                }
+            }
+        };
+        for f in &self.functions {
+            if let Some(body) = &f.body {
+                callgraph::visit_block(body, &mut visit);
+            }
+        }
+        for c in &self.spec_constants {
+            callgraph::visit_expr(c.init, &mut visit);
+        }
+        let used: Vec<u16> = self.function_constants.iter().map(|c| c.index).collect();
+        let mut next = u16::MAX;
+        for c in &mut self.function_constants {
+            if !queried.contains(&c.name) {
+                continue;
+            }
+            while used.contains(&next) {
+                next -= 1;
+            }
+            c.defined_id = Some(next);
+            next = next.saturating_sub(1);
+        }
+    }
+}
