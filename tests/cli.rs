@@ -889,3 +889,29 @@ fn translation_platform_flag_picks_the_predefined_macro() {
     let out = in_dir(dir.path(), &[&file, "--platform", "android"]);
     assert_exit(&out, 2);
 }
+
+#[test]
+fn translation_render_sets_function_constants() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        constant float level [[function_constant(3)]];\n\
+        struct V { float4 p [[position]]; };\n\
+        vertex V cover(uint vid [[vertex_id]]) { V o; o.p = float4(vid == 1 ? 3.0 : -1.0, vid == 2 ? 3.0 : -1.0, 0.0, 1.0); return o; }\n\
+        fragment float4 grey() { return float4(level, level, level, 1.0); }\n";
+    let file = write(dir.path(), "c.metal", src);
+    let twice = render_args(
+        &file,
+        ["cover", "grey"],
+        &["--constant", "3=0.2", "--constant", "3=0.4"],
+    );
+    assert_exit(&in_dir(dir.path(), &twice), 2);
+    if !common::has_gpu() {
+        return;
+    }
+    let missing = in_dir(dir.path(), &render_args(&file, ["cover", "grey"], &[]));
+    assert_exit(&missing, 1);
+    assert!(stderr(&missing).contains("level"), "{}", stderr(&missing));
+    let args = render_args(&file, ["cover", "grey"], &["--constant", "3=0.2"]);
+    assert_exit(&in_dir(dir.path(), &args), 0);
+    check_png(&dir.path().join("out.png"), |_, _| [0.2, 0.2, 0.2, 1.0]);
+}

@@ -392,3 +392,66 @@ fn render_pipeline_reads_stage_in_from_the_hosts_buffer() {
     let image = gpu.read_texture(&target).unwrap();
     assert_eq!(image.data, [0, 255, 0, 255].repeat(4));
 }
+
+/// A kernel and a fragment function reading function constants, which
+/// Metal sets when the function is made from the library.
+const CONSTANTS: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+constant float scale [[function_constant(0)]];
+constant bool negate [[function_constant(1)]];
+kernel void scaled(device float* data [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float v = data[i] * scale;
+    data[i] = negate ? -v : v;
+}
+struct V { float4 position [[position]]; };
+vertex V cover(uint vid [[vertex_id]]) {
+    V o; o.position = float4(vid == 1 ? 3.0 : -1.0, vid == 2 ? 3.0 : -1.0, 0.0, 1.0); return o;
+}
+fragment float4 shade() { return float4(scale, negate ? 1.0 : 0.0, 0.0, 1.0); }
+"#;
+
+#[test]
+fn pipelines_take_function_constant_values() {
+    let Some(gpu) = gpu() else { return };
+    let library = Library::from_source("constants.metal", CONSTANTS, &Options::default()).unwrap();
+    let e = ComputePipeline::new(gpu, &library, "scaled").unwrap_err();
+    assert!(e.to_string().contains("scale"), "{e}");
+    for (scale, negate) in [(2.0f32, false), (0.5, true)] {
+        let values = [(0, f64::from(scale)), (1, f64::from(u8::from(negate)))].into();
+        let pipeline = ComputePipeline::with_constants(gpu, &library, "scaled", &values).unwrap();
+        let input = [1.0f32, -3.0, 8.0, 0.25];
+        let data = storage(gpu, "data", &f32_bytes(&input));
+        let mut command = pipeline.encoder();
+        command.set_buffer(0, &data, 0).unwrap();
+        command.dispatch_threads(gpu, [4, 1, 1], [4, 1, 1]).unwrap();
+        let want: Vec<f32> = input
+            .iter()
+            .map(|v| if negate { -v * scale } else { v * scale })
+            .collect();
+        assert_eq!(f32s(&gpu.read_buffer(&data).unwrap()), want);
+    }
+    let values = [(0, 0.5), (1, 1.0)].into();
+    let format = [wgpu::TextureFormat::Rgba8Unorm];
+    let pipeline =
+        RenderPipeline::with_constants(gpu, &library, ["cover", "shade"], &format, &values)
+            .unwrap();
+    let target = texture(
+        gpu,
+        2,
+        wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+    );
+    let view = target.create_view(&Default::default());
+    pipeline
+        .encoder()
+        .draw_primitives(gpu, &[&view], Some(wgpu::Color::BLACK), 3, 1)
+        .unwrap();
+    let image = gpu.read_texture(&target).unwrap();
+    for pixel in image.data.chunks_exact(4) {
+        // 0.5 in unorm8 is 127.5: either neighbour is a correct rounding.
+        assert!(
+            pixel[0].abs_diff(128) <= 1 && pixel[1..] == [255, 0, 255],
+            "{pixel:?}"
+        );
+    }
+}

@@ -35,6 +35,7 @@ struct Variant {
 pub struct ComputePipeline {
     library: crate::library::Origin,
     function: FunctionReflection,
+    constants: BTreeMap<u32, f64>,
     variants: Mutex<HashMap<VariantKey, Arc<Variant>>>,
 }
 
@@ -48,8 +49,21 @@ impl std::fmt::Debug for ComputePipeline {
 
 impl ComputePipeline {
     /// The kernel `name` of `library`. Fails if there is no such function,
-    /// it is not a kernel, or it needs a feature `gpu` lacks.
+    /// it is not a kernel, it needs a feature `gpu` lacks, or it reads a
+    /// required function constant (see [`ComputePipeline::with_constants`]).
     pub fn new(gpu: &Gpu, library: &Library, name: &str) -> Result<ComputePipeline, RunError> {
+        Self::with_constants(gpu, library, name, &BTreeMap::new())
+    }
+
+    /// [`ComputePipeline::new`] with `[[function_constant(n)]]` values by
+    /// index (Metal's `makeFunction(name:constantValues:)`; `true`/`false`
+    /// as 1/0). Values for constants the kernel does not read are ignored.
+    pub fn with_constants(
+        gpu: &Gpu,
+        library: &Library,
+        name: &str,
+        constants: &BTreeMap<u32, f64>,
+    ) -> Result<ComputePipeline, RunError> {
         let function = library
             .function(name)
             .ok_or_else(|| RunError::UnknownEntry(name.to_string()))?;
@@ -57,9 +71,12 @@ impl ComputePipeline {
             return Err(RunError::NotAKernel(name.to_string()));
         }
         gpu.check_features(&function.required_features)?;
+        // Checked now, so that a missing required constant fails here.
+        super::pipeline_constants(function, constants)?;
         Ok(ComputePipeline {
             library: library.origin().clone(),
             function: function.clone(),
+            constants: constants.clone(),
             variants: Mutex::new(HashMap::new()),
         })
     }
@@ -100,6 +117,7 @@ impl ComputePipeline {
         )?;
         let function = translation.function.clone();
         let interface = Interface::of(&translation.wgsl, &function.wgsl_entry_point)?;
+        let constants = super::pipeline_constants(&function, &self.constants)?;
         let pipeline = resources::scoped(gpu, || {
             let module = gpu
                 .device
@@ -113,7 +131,10 @@ impl ComputePipeline {
                     layout: None,
                     module: &module,
                     entry_point: Some(&function.wgsl_entry_point),
-                    compilation_options: Default::default(),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &super::constants::as_wgpu(&constants),
+                        ..Default::default()
+                    },
                     cache: None,
                 })
         })?;

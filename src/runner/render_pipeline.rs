@@ -10,6 +10,7 @@ use super::render::RenderTarget;
 use super::{render_targets, resources, vertex_input, Gpu, RunError};
 use crate::reflect::{FunctionReflection, Stage};
 use crate::Library;
+use std::collections::BTreeMap;
 
 /// A vertex and a fragment function of a [`Library`] with the formats of
 /// their colour targets (Metal's `MTLRenderPipelineState`), drawing
@@ -43,6 +44,19 @@ impl RenderPipeline {
         vertex: &str,
         fragment: &str,
         formats: &[wgpu::TextureFormat],
+    ) -> Result<RenderPipeline, RunError> {
+        Self::with_constants(gpu, library, [vertex, fragment], formats, &BTreeMap::new())
+    }
+
+    /// [`RenderPipeline::new`] with `[[function_constant(n)]]` values by
+    /// index for both functions (`true`/`false` as 1/0); values for
+    /// constants a function does not read are ignored.
+    pub fn with_constants(
+        gpu: &Gpu,
+        library: &Library,
+        [vertex, fragment]: [&str; 2],
+        formats: &[wgpu::TextureFormat],
+        constants: &BTreeMap<u32, f64>,
     ) -> Result<RenderPipeline, RunError> {
         // The library's WGSL may be for WebGPU; wgpu compiles wgpu's dialect.
         let origin = library.origin();
@@ -82,14 +96,17 @@ impl RenderPipeline {
             })
             .collect();
         let color_states = render_targets::plan(gpu, f, &interfaces[1], &targets)?;
+        let stage_constants = [
+            super::pipeline_constants(v, constants)?,
+            super::pipeline_constants(f, constants)?,
+        ];
         let pipeline = resources::scoped(gpu, || {
-            create(
-                gpu,
-                library.wgsl(),
-                [v, f],
-                stage_in.as_ref(),
-                &color_states,
-            )
+            let stages = Stages {
+                wgsl: library.wgsl(),
+                functions: [v, f],
+                constants: &stage_constants,
+            };
+            create(gpu, &stages, stage_in.as_ref(), &color_states)
         })?;
         Ok(RenderPipeline {
             vertex: v.clone(),
@@ -145,14 +162,26 @@ pub fn stage_function<'l>(
     Ok(function)
 }
 
+/// The WGSL of a pipeline's two functions and their constants.
+struct Stages<'a> {
+    wgsl: &'a str,
+    functions: [&'a FunctionReflection; 2],
+    constants: &'a [Vec<(String, f64)>; 2],
+}
+
 /// The wgpu pipeline, its layout derived from the WGSL.
 fn create(
     gpu: &Gpu,
-    wgsl: &str,
-    [vertex, fragment]: [&FunctionReflection; 2],
+    stages: &Stages<'_>,
     stage_in: Option<&(u64, Vec<wgpu::VertexAttribute>)>,
     targets: &[wgpu::ColorTargetState],
 ) -> wgpu::RenderPipeline {
+    let [vertex, fragment] = stages.functions;
+    let wgsl = stages.wgsl;
+    let [vertex_constants, fragment_constants] = stages
+        .constants
+        .each_ref()
+        .map(|c| super::constants::as_wgpu(c));
     let module = gpu
         .device
         .create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -177,7 +206,10 @@ fn create(
             vertex: wgpu::VertexState {
                 module: &module,
                 entry_point: Some(&vertex.wgsl_entry_point),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &vertex_constants,
+                    ..Default::default()
+                },
                 buffers: &buffers,
             },
             primitive: wgpu::PrimitiveState {
@@ -189,7 +221,10 @@ fn create(
             fragment: Some(wgpu::FragmentState {
                 module: &module,
                 entry_point: Some(&fragment.wgsl_entry_point),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &fragment_constants,
+                    ..Default::default()
+                },
                 targets: &targets,
             }),
             multiview_mask: None,

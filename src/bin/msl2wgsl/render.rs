@@ -2,8 +2,8 @@
 //! offscreen targets and save them as PNG (contract: `shared/spec/cli.md`).
 
 use super::{
-    error, parse_buffer, parse_define, parse_index, parse_texture, parse_texture_format, BufferArg,
-    TextureArg, FAILURE,
+    error, parse_buffer, parse_constant, parse_define, parse_index, parse_texture,
+    parse_texture_format, BufferArg, TextureArg, FAILURE,
 };
 use clap::Parser;
 use std::path::{Path, PathBuf};
@@ -53,6 +53,9 @@ pub(super) struct RenderArgs {
     /// Texel format of the storage texture [[texture(N)]] in the WGSL.
     #[arg(long, value_name = "N=FORMAT", value_parser = parse_texture_format)]
     texture_format: Vec<(u32, String)>,
+    /// Set [[function_constant(N)]] of both functions (a number; `true`/`false` for bool).
+    #[arg(long, value_name = "N=VALUE", value_parser = parse_constant)]
+    constant: Vec<(u32, f64)>,
     /// Bindings to use instead of the default scheme (JSON; see docs/REFLECTION.md).
     #[arg(long, value_name = "MAP.json", value_parser = super::parse_binding_map)]
     binding_map: Option<msl2wgsl::reflect::BindingMap>,
@@ -132,7 +135,7 @@ pub(super) use with_runner::render;
 
 #[cfg(feature = "runner")]
 mod with_runner {
-    use super::super::runner_commands::{load_buffers, load_textures, run_error};
+    use super::super::runner_commands::{load_buffers, load_constants, load_textures, run_error};
     use super::super::{compile, read_input, to_stderr, write_atomically, USAGE};
     use super::*;
     use msl2wgsl::reflect::{FunctionReflection, Stage};
@@ -203,6 +206,7 @@ mod with_runner {
         resources.vertex_buffers = load_buffers(&args.vertex_buffer, "--vertex-buffer")?;
         resources.fragment_buffers = load_buffers(&args.fragment_buffer, "--fragment-buffer")?;
         resources.textures = load_textures(&args.texture)?;
+        resources.constants = load_constants(&args.constant)?;
         Ok(resources)
     }
 

@@ -100,7 +100,7 @@ fn load_resources(args: &RunArgs) -> Result<Resources, u8> {
 }
 
 /// Every `--constant`, by function constant index.
-fn load_constants(args: &[(u32, f64)]) -> Result<BTreeMap<u32, f64>, u8> {
+pub(super) fn load_constants(args: &[(u32, f64)]) -> Result<BTreeMap<u32, f64>, u8> {
     let mut constants = BTreeMap::new();
     for (index, value) in args {
         if constants.insert(*index, *value).is_some() {
