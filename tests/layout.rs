@@ -202,3 +202,65 @@ fn neighbouring_threads_write_sub_word_elements() {
         );
     }
 }
+
+/// Whole aligned words of sub-word lanes (`uchar4`, `half2`, `short2`) are
+/// stored with one word store, not a clear-and-set atomic pair per lane,
+/// and still land byte for byte.
+#[test]
+fn aligned_sub_word_vectors_store_whole_words() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        kernel void swizzle(device const uchar4* in [[buffer(0)]], device uchar4* out [[buffer(1)]],\n\
+                            device short2* halves [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n\
+            uchar4 v = in[i];\n\
+            out[i] = v.wzyx;\n\
+            halves[i] = short2(short(v.x) - 128, short(v.y) * 3);\n\
+        }\n";
+    let library =
+        msl2wgsl::Library::from_source("swizzle.metal", src, &Options::default()).unwrap();
+    let wgsl = library.wgsl();
+    assert!(
+        !wgsl.contains("atomicOr") && !wgsl.contains("atomicAnd"),
+        "{wgsl}"
+    );
+    let Some(gpu) = gpu() else { return };
+    let n = 67u32;
+    let input: Vec<u8> = (0..n * 4).map(|k| (k * 37 + 11) as u8).collect();
+    let buffers: BTreeMap<u32, Vec<u8>> = [
+        (0, input.clone()),
+        (1, vec![0xaa; (n * 4) as usize]),
+        (2, vec![0x55; (n * 4) as usize]),
+    ]
+    .into();
+    let dispatch = Dispatch::Threads {
+        grid: [n, 1, 1],
+        threadgroup: [32, 1, 1],
+    };
+    let out = run_kernel(
+        gpu,
+        "swizzle.metal",
+        src,
+        &Options::default(),
+        "swizzle",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap();
+    for i in 0..n as usize {
+        let v = &input[i * 4..i * 4 + 4];
+        assert_eq!(
+            out[&1][i * 4..i * 4 + 4],
+            [v[3], v[2], v[1], v[0]],
+            "uchar4 {i}"
+        );
+        let h = &out[&2][i * 4..i * 4 + 4];
+        let (lo, hi) = (
+            i16::from_le_bytes([h[0], h[1]]),
+            i16::from_le_bytes([h[2], h[3]]),
+        );
+        assert_eq!(
+            (lo, hi),
+            (i16::from(v[0]) - 128, i16::from(v[1]) * 3),
+            "short2 {i}"
+        );
+    }
+}

@@ -325,6 +325,12 @@ impl Lowerer<'_, '_> {
     ) -> Result<()> {
         match &p.ty {
             Type::Scalar(s) => self.store_scalar(fx, p, value, *s, span),
+            // An aligned vector of whole words (`uchar4`, `half2`, `ushort4`):
+            // Metal aligns it to its size, so each word is the vector's
+            // alone and one store replaces a clear-and-set pair per lane.
+            Type::Vector(s, n) if s.size() < 4 && (s.size() * u32::from(*n)) % 4 == 0 => {
+                self.store_packed_words(fx, p, value, *s, u32::from(*n), span)
+            }
             Type::Vector(s, n) | Type::Packed(s, n) => {
                 for k in 0..u32::from(*n) {
                     let at = self.add_offset(fx, p.offset, k * s.size(), span);
@@ -362,6 +368,51 @@ impl Lowerer<'_, '_> {
                 Ok(())
             }
         }
+    }
+
+    /// Stores the `n` sub-word lanes of `value` as whole words: each word
+    /// is its lanes' bits, or-ed together, written with one store.
+    fn store_packed_words(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &BytePlace,
+        value: Handle<Expression>,
+        s: Scalar,
+        n: u32,
+        span: Span,
+    ) -> Result<()> {
+        let size = s.size();
+        let per_word = 4 / size;
+        let mask = Self::lit(fx, (1u32 << (size * 8)) - 1, span);
+        for w in 0..n / per_word {
+            let mut word = None;
+            for j in 0..per_word {
+                let lane = fx.add(
+                    Expression::AccessIndex {
+                        base: value,
+                        index: w * per_word + j,
+                    },
+                    span,
+                );
+                let bits = if s == Scalar::Half {
+                    self.half_bits(fx, lane, span)?
+                } else {
+                    Self::scalar_bits(fx, lane, s, span)
+                };
+                let field = Self::bin(fx, Bo::And, bits, mask, span);
+                let shift = Self::lit(fx, j * size * 8, span);
+                let placed = Self::bin(fx, Bo::ShiftLeft, field, shift, span);
+                word = Some(match word {
+                    Some(acc) => Self::bin(fx, Bo::InclusiveOr, acc, placed, span),
+                    None => placed,
+                });
+            }
+            let at = self.add_offset(fx, p.offset, w * 4, span);
+            let pointer = self.word_pointer(fx, p.global, at, span);
+            let value = word.expect("a word has at least one lane");
+            self.push_effect(fx, Statement::Store { pointer, value }, Some(pointer), span);
+        }
+        Ok(())
     }
 
     /// The bits of a scalar value as a `u32` (low `size` bytes meaningful).
