@@ -11,7 +11,7 @@
 use super::builder::FnCtx;
 use super::subgroup::{arity, bin, select, vote_unsupported, Operand};
 use super::value::Value;
-use super::{Error, Lowerer, Result};
+use super::{Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::Expr;
 use crate::types::Type;
@@ -337,16 +337,7 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
-        let [arg] = arity(name, args, &[1], span)? else {
-            unreachable!()
-        };
-        let (b, ty) = self.condition(fx, arg)?;
-        if ty != Type::BOOL {
-            return Err(Error::new(
-                arg.span,
-                format!("`{name}` takes a scalar `bool`; use `all()` or `any()` on vectors"),
-            ));
-        }
+        let b = self.vote_argument(fx, name, args, span)?;
         // all: no existing thread has `b` false; any: some has it true.
         let (predicate, test) = if op == Op::All {
             let not = fx.add(

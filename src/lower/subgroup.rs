@@ -367,15 +367,14 @@ impl Lowerer<'_, '_> {
         self.subgroup_result(fx, r, &operand, span)
     }
 
-    /// `simd_all(b)`, `simd_any(b)`.
-    fn simd_vote(
+    /// The one scalar `bool` argument of a vote (`simd_all`, `quad_any`, ...).
+    pub(super) fn vote_argument(
         &mut self,
         fx: &mut FnCtx,
         name: &str,
-        op: Op,
         args: &[Expr],
         span: Span,
-    ) -> Result<Value> {
+    ) -> Result<Handle<Expression>> {
         let [arg] = arity(name, args, &[1], span)? else {
             unreachable!()
         };
@@ -386,6 +385,19 @@ impl Lowerer<'_, '_> {
                 format!("`{name}` takes a scalar `bool`; use `all()` or `any()` on vectors"),
             ));
         }
+        Ok(b)
+    }
+
+    /// `simd_all(b)`, `simd_any(b)`.
+    fn simd_vote(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        op: Op,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        let b = self.vote_argument(fx, name, args, span)?;
         let b = self.without_inactive(fx, op, b, &Type::BOOL, span)?;
         let r = self.collective(fx, op, Co::Reduce, b, &Type::BOOL, span)?;
         Ok(Value::Rv(r, Type::BOOL))
