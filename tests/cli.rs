@@ -134,6 +134,7 @@ fn help_names_every_command() {
 }
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn unreadable_input_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir
@@ -179,6 +180,7 @@ fn output_file_survives_unreadable_input() {
 }
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn texture_flags_usage_errors_exit_2() {
     let run_flags: &[&[&str]] = &[
         &["--texture", "0="],
@@ -223,6 +225,7 @@ fn texture_flags_usage_errors_exit_2() {
 }
 
 /// Inverts an image; writes a ramp into a float texture.
+#[cfg(feature = "runner")]
 const TEXTURE_KERNELS: &str = "#include <metal_stdlib>
 using namespace metal;
 
@@ -242,6 +245,7 @@ kernel void ramp(texture2d<float, access::write> dst [[texture(0)]],
 ";
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn run_checks_texture_flags_before_translating() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "k.metal", TEXTURE_KERNELS);
@@ -271,6 +275,7 @@ fn run_checks_texture_flags_before_translating() {
 }
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn translation_run_checks_read_texture() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "k.metal", TEXTURE_KERNELS);
@@ -360,6 +365,7 @@ fn translation_run_textures_from_and_to_png() {
 }
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn run_checks_buffer_arguments_before_translating() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "k.metal", KERNEL);
@@ -383,6 +389,7 @@ fn run_checks_buffer_arguments_before_translating() {
 }
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn test_needs_cases() {
     let dir = tempfile::tempdir().unwrap();
     let out = msl2wgsl(&["test", &dir.path().to_string_lossy()]);
@@ -559,6 +566,7 @@ fn translation_run_ragged_grid() {
 }
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn translation_run_reports_missing_buffers() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "k.metal", KERNEL);
@@ -604,6 +612,7 @@ fn translation_conformance_cases_pass() {
 /// A full-screen triangle from `vertex_id` with a uv gradient, tinted by a
 /// `constant` buffer, plus a second attachment holding pixel positions; and
 /// a triangle from a `[[stage_in]]` vertex buffer.
+#[cfg(feature = "runner")]
 const RENDER: &str = "#include <metal_stdlib>
 using namespace metal;
 
@@ -653,6 +662,7 @@ fragment float4 plain(Coloured in [[stage_in]]) {
 
 /// `render` of `pair` (vertex, fragment) into an 8x4 `out.png` drawing 3
 /// vertices, then `extra`.
+#[cfg(feature = "runner")]
 fn render_args<'a>(file: &'a str, pair: [&'a str; 2], extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["render", file, "--vertex", pair[0], "--fragment", pair[1]];
     args.extend(["--size", "8x4", "--vertex-count", "3", "-o", "out.png"]);
@@ -660,9 +670,11 @@ fn render_args<'a>(file: &'a str, pair: [&'a str; 2], extra: &[&'a str]) -> Vec<
     args
 }
 
+#[cfg(feature = "runner")]
 const SHADE: [&str; 2] = ["fullscreen", "shade"];
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn render_usage_errors_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "r.metal", RENDER);
@@ -700,6 +712,7 @@ fn render_usage_errors_exit_2() {
 }
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn render_unreadable_inputs_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     assert_exit(&in_dir(dir.path(), &render_args("no.metal", SHADE, &[])), 1);
@@ -713,6 +726,7 @@ fn render_unreadable_inputs_exit_1() {
 }
 
 #[test]
+#[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn translation_render_checks_functions_and_targets() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "r.metal", RENDER);
@@ -890,6 +904,7 @@ fn translation_platform_flag_picks_the_predefined_macro() {
     assert_exit(&out, 2);
 }
 
+#[cfg(feature = "runner")]
 #[test]
 fn translation_render_sets_function_constants() {
     let dir = tempfile::tempdir().unwrap();

@@ -4,8 +4,10 @@
 
 mod common;
 
+#[cfg(feature = "runner")]
 use msl2wgsl::runner::{run_compute_resources, Dispatch, Resources, RunError};
 use msl2wgsl::{Library, Options};
+#[cfg(feature = "runner")]
 use std::collections::BTreeMap;
 
 const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
@@ -45,6 +47,7 @@ fn library(body: &str) -> Library {
 }
 
 /// What `scale_kernel` computes for `x`.
+#[cfg(feature = "runner")]
 fn reference(x: f32, fast: bool, scale: f32, bias: Option<i32>) -> f32 {
     let v = if fast { x * scale } else { x + scale };
     v + bias.unwrap_or(100) as f32
@@ -108,6 +111,7 @@ fn reflection_lists_the_constants_each_function_reads() {
 }
 
 #[test]
+#[cfg(feature = "runner")]
 fn kernel_runs_with_different_constant_values() {
     let Some(gpu) = common::gpu() else { return };
     let lib = library(SCALE);
@@ -145,6 +149,7 @@ fn kernel_runs_with_different_constant_values() {
 }
 
 #[test]
+#[cfg(feature = "runner")]
 fn a_required_constant_without_a_value_is_refused_before_running() {
     let lib = library(SCALE);
     let f = lib.function("scale_kernel").unwrap();
@@ -166,6 +171,7 @@ fn a_required_constant_without_a_value_is_refused_before_running() {
 }
 
 #[test]
+#[cfg(feature = "runner")]
 fn values_for_constants_a_function_does_not_read_are_ignored() {
     let Some(gpu) = common::gpu() else { return };
     let lib = library(SCALE);
