@@ -116,18 +116,9 @@ impl Diagnostic {
                 let text = file.line_text(line);
                 let gutter = line.to_string();
                 let pad = " ".repeat(gutter.len());
-                out += &format!("{gutter} | {text}\n");
-                let line_len = text.len() + 1;
-                let width = loc
-                    .range
-                    .len()
-                    .clamp(1, line_len.saturating_sub(col - 1).max(1));
-                let indent: String = text
-                    .chars()
-                    .take(col - 1)
-                    .map(|c| if c == '\t' { '\t' } else { ' ' })
-                    .collect();
-                out += &format!("{pad} | {indent}{}\n", "^".repeat(width));
+                let (shown, caret) = excerpt(text, col, loc.range.len());
+                out += &format!("{gutter} | {shown}\n");
+                out += &format!("{pad} | {caret}\n");
             }
             None => out += &format!("msl2wgsl: {}: {}\n", self.severity, self.message),
         }
@@ -136,6 +127,40 @@ impl Diagnostic {
         }
         out
     }
+}
+
+/// Characters of a source line shown around the caret: a generated or
+/// minified line can be megabytes long, and a diagnostic must stay readable.
+const EXCERPT_CHARS: usize = 120;
+
+/// The part of `text` to show for a span of `len` bytes at 1-based column
+/// `col`, and the caret line under it. Lines longer than [`EXCERPT_CHARS`]
+/// are cut to a window around the column, with `...` where text was left
+/// out, as rustc does.
+fn excerpt(text: &str, col: usize, len: usize) -> (String, String) {
+    let chars: Vec<char> = text.chars().collect();
+    let at = (col - 1).min(chars.len());
+    let (start, end) = if chars.len() <= EXCERPT_CHARS {
+        (0, chars.len())
+    } else {
+        let start = at.saturating_sub(EXCERPT_CHARS / 2);
+        let end = (start + EXCERPT_CHARS).min(chars.len());
+        (end.saturating_sub(EXCERPT_CHARS).min(start), end)
+    };
+    let before = if start > 0 { "..." } else { "" };
+    let after = if end < chars.len() { "..." } else { "" };
+    let window: String = chars[start..end].iter().collect();
+    let indent: String = before
+        .chars()
+        .chain(chars[start..at].iter().copied())
+        // Tabs stay tabs so that the caret lines up however they render.
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    let width = len.clamp(1, (end + 1).saturating_sub(at).max(1));
+    (
+        format!("{before}{window}{after}"),
+        format!("{indent}{}", "^".repeat(width)),
+    )
 }
 
 /// The diagnostics of one translation, in the order found.
@@ -172,6 +197,29 @@ impl Diagnostics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lines_are_cut_around_the_caret() {
+        let line = format!("{}X{}", "a".repeat(5000), "b".repeat(5000));
+        let (shown, caret) = super::excerpt(&line, 5001, 1);
+        assert!(
+            shown.starts_with("...") && shown.ends_with("..."),
+            "{shown}"
+        );
+        assert!(shown.chars().count() <= super::EXCERPT_CHARS + 6);
+        let at = caret.find('^').unwrap();
+        assert_eq!(shown.chars().nth(at), Some('X'), "{shown}\n{caret}");
+        // Short lines are shown whole.
+        let (shown, caret) = super::excerpt("int x = y;", 9, 1);
+        assert_eq!(
+            (shown.as_str(), caret.as_str()),
+            ("int x = y;", "        ^")
+        );
+        // Near the end of a long line the window ends there, without `...`.
+        let (shown, caret) = super::excerpt(&line, 10001, 1);
+        assert!(shown.starts_with("...") && !shown.ends_with("..."));
+        assert_eq!(shown.chars().nth(caret.find('^').unwrap()), Some('b'));
+    }
 
     #[test]
     fn renders_file_line_col_and_caret() {
