@@ -930,3 +930,37 @@ fn translation_render_sets_function_constants() {
     assert_exit(&in_dir(dir.path(), &args), 0);
     check_png(&dir.path().join("out.png"), |_, _| [0.2, 0.2, 0.2, 1.0]);
 }
+
+#[test]
+fn translation_out_dir_translates_what_it_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "twice.metal", KERNEL);
+    let bad = write(dir.path(), "broken.metal", BROKEN);
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let same = write(&dir.path().join("sub"), "twice.metal", KERNEL);
+    let out = in_dir(dir.path(), &[&good, &bad, "--out-dir", "wgsl"]);
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("broken.metal:4:") && err.contains("1 of 2 files failed"),
+        "{err}"
+    );
+    let wgsl = std::fs::read_to_string(dir.path().join("wgsl/twice.wgsl")).unwrap();
+    assert!(wgsl.contains("fn twice("), "{wgsl}");
+    assert!(!dir.path().join("wgsl/broken.wgsl").exists());
+    // Usage errors: several files without --out-dir, -o with it, two
+    // inputs writing one output, standard input.
+    for args in [
+        vec![good.as_str(), bad.as_str()],
+        vec![good.as_str(), "-o", "x.wgsl", "--out-dir", "wgsl"],
+        vec![good.as_str(), same.as_str(), "--out-dir", "wgsl"],
+        vec!["-", "--out-dir", "wgsl"],
+    ] {
+        assert_exit(&in_dir(dir.path(), &args), 2);
+    }
+    assert_exit(&in_dir(dir.path(), &[&good, &same, "--out-dir", "w2"]), 2);
+    assert!(
+        !dir.path().join("w2").exists(),
+        "nothing is created on a usage error"
+    );
+}

@@ -36,11 +36,16 @@ const USAGE: u8 = 2;
         (`msl2wgsl COMMAND --help` for details; a file named like a command: `./run`)"
 )]
 struct TranslateArgs {
-    /// The MSL file (`-` reads standard input).
-    file: String,
+    /// The MSL file (`-` reads standard input); several with `--out-dir`.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<String>,
     /// Write the WGSL here (only if translation fully succeeds) instead of stdout.
-    #[arg(short = 'o', value_name = "OUT.wgsl")]
+    #[arg(short = 'o', value_name = "OUT.wgsl", conflicts_with = "out_dir")]
     output: Option<PathBuf>,
+    /// Translate every FILE into DIR/NAME.wgsl, going on past failures
+    /// (each output only if its file fully translates).
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
     #[command(flatten)]
     compile: CompileArgs,
 }
@@ -469,7 +474,16 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn translate(args: TranslateArgs) -> u8 {
-    let (name, source) = match read_input(&args.file) {
+    if let Some(dir) = &args.out_dir {
+        return translate_batch(&args, dir);
+    }
+    let [file] = args.files.as_slice() else {
+        return error(
+            USAGE,
+            "several input files need `--out-dir DIR` (one WGSL file each)",
+        );
+    };
+    let (name, source) = match read_input(file) {
         Ok(input) => input,
         Err(code) => return code,
     };
@@ -484,6 +498,52 @@ fn translate(args: TranslateArgs) -> u8 {
         },
         None => to_stdout(library.wgsl()),
     }
+}
+
+/// `--out-dir`: each file to `DIR/STEM.wgsl`; a failure is reported and
+/// the others still translate. Exit 1 if any failed.
+fn translate_batch(args: &TranslateArgs, dir: &Path) -> u8 {
+    let mut outputs = Vec::new();
+    for file in &args.files {
+        let stem = Path::new(file).file_stem().filter(|_| file != "-");
+        let Some(stem) = stem else {
+            return error(
+                USAGE,
+                format!("`--out-dir` needs named files, not `{file}`"),
+            );
+        };
+        let out = dir.join(stem).with_extension("wgsl");
+        if outputs.contains(&out) {
+            return error(
+                USAGE,
+                format!("two inputs would both write '{}'", out.display()),
+            );
+        }
+        outputs.push(out);
+    }
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return error(FAILURE, format!("cannot create '{}': {e}", dir.display()));
+    }
+    let options = args.compile.options();
+    let mut failed = 0;
+    for (file, out) in args.files.iter().zip(&outputs) {
+        let written = read_input(file)
+            .and_then(|(name, source)| compile(&name, &source, &options))
+            .and_then(|library| {
+                write_atomically(out, library.wgsl().as_bytes())
+                    .map_err(|e| error(FAILURE, format!("cannot write '{}': {e}", out.display())))
+            });
+        failed += usize::from(written.is_err());
+    }
+    if failed > 0 {
+        let total = args.files.len();
+        to_stderr(&format!(
+            "msl2wgsl: {failed} of {total} files failed; the other {} were written\n",
+            total - failed
+        ));
+        return FAILURE;
+    }
+    0
 }
 
 fn reflect(args: ReflectArgs) -> u8 {
