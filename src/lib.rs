@@ -18,4 +18,4 @@ pub mod source_map;
 pub mod syntax;
 pub mod types;
 
-pub use library::{Failure, Library, Options, Target};
+pub use library::{decode_source, Failure, Library, Options, Target};

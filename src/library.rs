@@ -107,7 +107,7 @@ impl Library {
     /// Reads and translates a file.
     pub fn from_file(path: &Path, options: &Options) -> Result<Library, Failure> {
         let mut map = SourceMap::new();
-        let text = std::fs::read_to_string(path).map_err(|e| Failure {
+        let bytes = std::fs::read(path).map_err(|e| Failure {
             diagnostics: Diagnostics(vec![Diagnostic::unlocated(format!(
                 "cannot read '{}': {e}",
                 path.display()
@@ -115,6 +115,7 @@ impl Library {
             source_map: SourceMap::new(),
         })?;
         let name = path.display().to_string();
+        let text = decode_source(&name, bytes)?;
         let main = map.add_file(name.clone(), text.clone());
         let mut library = translate_in_thread(map, main, options.clone())?;
         library.origin = Origin {
@@ -165,6 +166,31 @@ impl Library {
     /// Warnings, rendered in the compiler convention (empty if none).
     pub fn warnings(&self) -> String {
         self.warnings.render(&self.source_map)
+    }
+}
+
+/// The text of a source file, or a located error at its first byte that
+/// is not UTF-8 (MSL sources are UTF-8; a Latin-1 comment is the usual
+/// culprit, and the user needs to know where it is).
+pub fn decode_source(name: &str, bytes: Vec<u8>) -> Result<String, Failure> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let bad = e.as_bytes()[at];
+            let mut source_map = SourceMap::new();
+            let file =
+                source_map.add_file(name, String::from_utf8_lossy(e.as_bytes()).into_owned());
+            let location = crate::source_map::Location {
+                file,
+                range: at..at + 1,
+            };
+            let message = format!("invalid UTF-8 (byte 0x{bad:02X}): MSL source files are UTF-8");
+            Err(Failure {
+                diagnostics: Diagnostics(vec![Diagnostic::error_in_file(message, location)]),
+                source_map,
+            })
+        }
     }
 }
 

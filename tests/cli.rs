@@ -964,3 +964,26 @@ fn translation_out_dir_translates_what_it_can() {
         "nothing is created on a usage error"
     );
 }
+
+#[test]
+fn invalid_utf8_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("latin.metal"),
+        b"kernel void k() {}\n// caf\xe9\n",
+    )
+    .unwrap();
+    let out = in_dir(dir.path(), &["latin.metal"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).starts_with("latin.metal:2:7: error: invalid UTF-8 (byte 0xE9)"),
+        "{}",
+        stderr(&out)
+    );
+    let lib = msl2wgsl::Library::from_file(&dir.path().join("latin.metal"), &Default::default());
+    let text = lib.unwrap_err().render();
+    assert!(
+        text.contains("latin.metal:2:7: error: invalid UTF-8"),
+        "{text}"
+    );
+}

@@ -420,16 +420,24 @@ fn to_stdout(text: &str) -> u8 {
 /// Reads the input: a file, or standard input for `-`. Returns the name
 /// diagnostics use and the text.
 fn read_input(file: &str) -> Result<(String, String), u8> {
-    if file == "-" {
-        let mut text = String::new();
-        return match std::io::stdin().read_to_string(&mut text) {
-            Ok(_) => Ok(("<stdin>".into(), text)),
-            Err(e) => Err(error(FAILURE, format!("cannot read standard input: {e}"))),
-        };
-    }
-    match std::fs::read_to_string(file) {
-        Ok(text) => Ok((file.to_string(), text)),
-        Err(e) => Err(error(FAILURE, format!("cannot read '{file}': {e}"))),
+    let (name, bytes) = if file == "-" {
+        let mut bytes = Vec::new();
+        if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
+            return Err(error(FAILURE, format!("cannot read standard input: {e}")));
+        }
+        ("<stdin>".to_string(), bytes)
+    } else {
+        match std::fs::read(file) {
+            Ok(bytes) => (file.to_string(), bytes),
+            Err(e) => return Err(error(FAILURE, format!("cannot read '{file}': {e}"))),
+        }
+    };
+    match msl2wgsl::decode_source(&name, bytes) {
+        Ok(text) => Ok((name, text)),
+        Err(failure) => {
+            to_stderr(&failure.render());
+            Err(FAILURE)
+        }
     }
 }
 
