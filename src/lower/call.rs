@@ -35,6 +35,12 @@ impl Lowerer<'_, '_> {
         }
         let path = match &callee.kind {
             ExprKind::Name(path) => path.clone(),
+            // `square<half>(x)`: explicit template arguments.
+            ExprKind::Templated(path, targs)
+                if path.len() == 1 && !self.program.function_templates(&path[0]).is_empty() =>
+            {
+                return self.call_template(fx, &path[0], targs, args, callee.span, span);
+            }
             ExprKind::Templated(path, targs) => {
                 let ts = TypeSpec {
                     is_const: false,
@@ -72,6 +78,19 @@ impl Lowerer<'_, '_> {
             };
             self.program.resolve_value_type(&ts)?;
             return self.construct(fx, &ty, args, span);
+        }
+        if path.len() == 1 && !self.program.function_templates(&name).is_empty() {
+            // C++ prefers a non-template of the same name; here one that
+            // takes as many arguments wins.
+            let plain = match self.program.symbols.get(&name) {
+                Some(Symbol::Functions(list)) => list
+                    .iter()
+                    .any(|&i| self.program.functions[i].params.len() == args.len()),
+                _ => false,
+            };
+            if !plain {
+                return self.call_template(fx, &name, &[], args, callee.span, span);
+            }
         }
         match self.program.symbols.get(&name) {
             Some(Symbol::Type(ty)) if path.len() == 1 => {

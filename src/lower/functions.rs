@@ -5,10 +5,52 @@
 use super::builder::FnCtx;
 use super::value::{Local, Place, PtrRoot, PtrValue, Value};
 use super::{ArgKey, Error, Lowerer, Result};
+use crate::sema::templates::{template_function, TemplateValue, MAX_INSTANTIATION_DEPTH};
 use crate::source_map::Span;
-use crate::syntax::ast::Expr;
+use crate::syntax::ast::{Expr, FunctionDecl, TemplateArg};
 use crate::types::{AddressSpace, Type};
+use std::rc::Rc;
+
+/// A user function's declaration: borrowed from the program, or an
+/// instantiation the lowering owns.
+enum Decl<'a> {
+    Program(&'a FunctionDecl),
+    Instance(Rc<FunctionDecl>),
+}
+
+impl std::ops::Deref for Decl<'_> {
+    type Target = FunctionDecl;
+    fn deref(&self) -> &FunctionDecl {
+        match self {
+            Decl::Program(f) => f,
+            Decl::Instance(f) => f,
+        }
+    }
+}
+
+/// The MSL type of a lowered value (a pointer's pointee).
+fn value_type(v: &Value) -> Type {
+    match v {
+        Value::Rv(_, t) => t.clone(),
+        Value::Place(p) => p.ty.clone(),
+        Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
+        Value::Ptr(p) => p.pointee.clone(),
+        Value::Bytes(b) => b.ty.unpacked(),
+        Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
+        Value::Void => Type::Void,
+    }
+}
 use naga::{Expression, Handle, Statement};
+
+impl<'a> Lowerer<'_, 'a> {
+    /// User function `index`: a definition or a template instantiation.
+    fn decl(&self, index: usize) -> Decl<'a> {
+        match self.program.functions.get(index) {
+            Some(f) => Decl::Program(f),
+            None => Decl::Instance(self.instances[index - self.program.functions.len()].clone()),
+        }
+    }
+}
 
 impl Lowerer<'_, '_> {
     // ---- user functions ----------------------------------------------------
@@ -35,7 +77,118 @@ impl Lowerer<'_, '_> {
             [one] => *one,
             many => self.pick_overload(fx, many, args, callee_span)?,
         };
-        let f = self.program.functions[index];
+        self.call_function(fx, index, name, args, callee_span, span)
+    }
+
+    /// A call of function template `name` (`square(x)`, `square<half>(x)`):
+    /// its arguments are deduced, and each distinct instantiation becomes
+    /// one more user function.
+    pub(super) fn call_template(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        explicit: &[TemplateArg],
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let candidates = self.program.function_templates(name);
+        let viable: Vec<usize> = candidates
+            .iter()
+            .copied()
+            .filter(|&t| template_function(self.program.templates[t]).params.len() == args.len())
+            .collect();
+        let t = match viable.as_slice() {
+            [one] => *one,
+            [] => {
+                let f = template_function(self.program.templates[candidates[0]]);
+                return Err(Error::new(span, format!("no matching function for call to `{name}`: it takes {} argument(s), {} given", f.params.len(), args.len())));
+            }
+            _ => {
+                return Err(Error::new(
+                    callee_span,
+                    "overloaded function templates are not supported yet",
+                ))
+            }
+        };
+        let arg_types = self.argument_types(fx, args)?;
+        let template = self.program.templates[t];
+        let values =
+            self.program
+                .template_arguments(template, explicit, &arg_types, callee_span)?;
+        let index = self.instance(t, values, callee_span)?;
+        self.call_function(fx, index, name, args, callee_span, span)
+    }
+
+    /// The user function index of template `t` instantiated with `values`.
+    fn instance(&mut self, t: usize, values: Vec<TemplateValue>, span: Span) -> Result<usize> {
+        let base = self.program.functions.len();
+        let key = (t, values);
+        if let Some(&i) = self.instance_ids.get(&key) {
+            return Ok(base + i);
+        }
+        let template = self.program.templates[t];
+        let name = self.program.instance_name(template, &key.1);
+        // Every instantiation in progress is on this stack; a template that
+        // keeps instantiating itself with new arguments never ends.
+        let depth = self.in_progress.iter().filter(|&&i| i >= base).count();
+        if depth >= MAX_INSTANTIATION_DEPTH {
+            return Err(Error::new(
+                span,
+                format!("template instantiation depth exceeds the limit of {MAX_INSTANTIATION_DEPTH} (instantiating `{name}`)"),
+            )
+            .note(format!("`{}` instantiates itself with ever new template arguments", template_function(template).name.name)));
+        }
+        let ident = crate::syntax::ast::Ident {
+            name,
+            span: template_function(template).name.span,
+        };
+        let decl = self.program.instantiate(template, &key.1, ident)?;
+        self.instances.push(std::rc::Rc::new(decl));
+        self.instance_ids.insert(key, self.instances.len() - 1);
+        Ok(base + self.instances.len() - 1)
+    }
+
+    /// Each argument's type, for deduction (a pointer stays a pointer: a
+    /// by-value `T` does not deduce its pointee). The IR is discarded.
+    fn argument_types(&mut self, fx: &mut FnCtx, args: &[Expr]) -> Result<Vec<(Type, Span)>> {
+        fx.open();
+        let mut types = Vec::new();
+        for a in args {
+            let v = self.expr(fx, a);
+            let ty = match v {
+                Ok(Value::Ptr(p)) => Ok(Type::Pointer(Box::new(crate::types::Pointer {
+                    space: p.space,
+                    pointee: p.pointee,
+                    is_const: p.is_const,
+                    is_reference: false,
+                }))),
+                Ok(v) => Ok(value_type(&v)),
+                Err(e) => Err(e),
+            };
+            match ty {
+                Ok(t) => types.push((t, a.span)),
+                Err(e) => {
+                    drop(fx.close());
+                    return Err(e);
+                }
+            }
+        }
+        drop(fx.close());
+        Ok(types)
+    }
+
+    fn call_function(
+        &mut self,
+        fx: &mut FnCtx,
+        index: usize,
+        name: &str,
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let f = self.decl(index);
+        let f: &FunctionDecl = &f;
         if let Some((stage, _)) = f.stage {
             let what = match stage {
                 crate::syntax::ast::Stage::Kernel => "kernel",
@@ -87,17 +240,7 @@ impl Lowerer<'_, '_> {
         let mut arg_types = Vec::new();
         for a in args {
             let v = self.expr(fx, a)?;
-            arg_types.push(match v {
-                Value::Rv(_, t) => t,
-                Value::Place(p) => p.ty,
-                Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
-                Value::Ptr(p) => p.pointee,
-                Value::Bytes(b) => b.ty.unpacked(),
-                Value::BytesSwizzle(b, c) => {
-                    Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
-                }
-                Value::Void => Type::Void,
-            });
+            arg_types.push(value_type(&v));
         }
         drop(fx.close());
         let mut best: Vec<(u32, usize)> = Vec::new();
@@ -263,7 +406,7 @@ impl Lowerer<'_, '_> {
         let h = self
             .module
             .functions
-            .append(function, Self::span(self.program.functions[index].span));
+            .append(function, Self::span(self.decl(index).span));
         let added = self.kernel_features.difference(&before).copied().collect();
         self.function_features.insert(h, added);
         self.functions.insert((index, keys, self.predicated), h);
@@ -271,7 +414,8 @@ impl Lowerer<'_, '_> {
     }
 
     fn build_function(&mut self, index: usize, keys: &[ArgKey]) -> Result<naga::Function> {
-        let f = self.program.functions[index];
+        let f = self.decl(index);
+        let f: &FunctionDecl = &f;
         let ret = self.program.resolve_type(&f.ret)?;
         if matches!(ret, Type::Pointer(_)) {
             return Err(Error::new(

@@ -102,6 +102,11 @@ pub(crate) struct Lowerer<'p, 'a> {
     constants: HashMap<usize, naga::Handle<naga::Constant>>,
     functions: HashMap<(usize, Vec<ArgKey>, bool), naga::Handle<naga::Function>>,
     in_progress: Vec<usize>,
+    /// Function template instantiations; instance `i` is user function
+    /// `program.functions.len() + i`, so it is specialised like any helper.
+    instances: Vec<std::rc::Rc<ast::FunctionDecl>>,
+    /// (template, arguments) → instance number.
+    instance_ids: HashMap<(usize, Vec<sema::templates::TemplateValue>), usize>,
     buffers:
         HashMap<(u32, u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
     /// `@group` of the entry point being lowered (0: kernel, vertex; 1: fragment).
@@ -156,6 +161,8 @@ pub fn lower<'a>(
         constants: HashMap::new(),
         functions: HashMap::new(),
         in_progress: Vec::new(),
+        instances: Vec::new(),
+        instance_ids: HashMap::new(),
         buffers: HashMap::new(),
         group: 0,
         vertex_stage: false,
@@ -179,8 +186,16 @@ pub fn lower<'a>(
     let mut functions = Vec::new();
     let mut found = Vec::new();
     for item in &tu.items {
-        let ast::Item::Function(f) = item else {
-            continue;
+        let f = match item {
+            ast::Item::Function(f) => f,
+            // An explicitly instantiated kernel template, under its host name.
+            ast::Item::Instantiation(i) => {
+                match program.instantiations.iter().find(|x| x.0 == i.span) {
+                    Some((_, f)) => f,
+                    None => continue,
+                }
+            }
+            _ => continue,
         };
         let Some((stage, _)) = f.stage else {
             continue;

@@ -14,6 +14,7 @@ pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -
         program,
         wanted,
         visited: HashSet::new(),
+        visited_templates: HashSet::new(),
     };
     walk.block(body)
 }
@@ -22,6 +23,7 @@ struct Walk<'p, 'a, 'w> {
     program: &'p Program<'a>,
     wanted: &'w dyn Fn(&str) -> bool,
     visited: HashSet<usize>,
+    visited_templates: HashSet<usize>,
 }
 
 impl Walk<'_, '_, '_> {
@@ -100,7 +102,7 @@ impl Walk<'_, '_, '_> {
     }
 
     fn call(&mut self, callee: &Expr) -> bool {
-        let ExprKind::Name(path) = &callee.kind else {
+        let (ExprKind::Name(path) | ExprKind::Templated(path, _)) = &callee.kind else {
             return false;
         };
         let Some(name) = path.last() else {
@@ -108,6 +110,16 @@ impl Walk<'_, '_, '_> {
         };
         if (self.wanted)(name) {
             return true;
+        }
+        // A template's calls are the same in every instantiation, up to
+        // dependent names, which this over-approximates by name.
+        for &t in self.program.function_templates(name) {
+            if self.visited_templates.insert(t) {
+                let f = super::templates::template_function(self.program.templates[t]);
+                if f.body.as_ref().is_some_and(|b| self.block(b)) {
+                    return true;
+                }
+            }
         }
         let Some(Symbol::Functions(list)) = self.program.symbols.get(name.as_str()) else {
             return false;

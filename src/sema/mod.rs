@@ -6,6 +6,8 @@ pub mod callgraph;
 pub mod consteval;
 pub mod conversions;
 pub mod function_constants;
+pub mod subst;
+pub mod templates;
 
 use crate::source_map::Span;
 use crate::syntax::ast::{self, Item, TemplateArg};
@@ -103,6 +105,13 @@ pub struct Program<'a> {
     pub spec_constants: Vec<function_constants::SpecConstant<'a>>,
     /// Names.
     pub symbols: HashMap<String, Symbol>,
+    /// Function templates with a body, in source order.
+    pub templates: Vec<&'a ast::TemplateDecl>,
+    /// Function template names → indices into [`Program::templates`].
+    pub template_names: HashMap<String, Vec<usize>>,
+    /// Explicitly instantiated kernel templates: the instantiation's span
+    /// (its key) and the kernel, named by its `host_name`.
+    pub instantiations: Vec<(Span, ast::FunctionDecl)>,
 }
 
 /// Builds the program-scope table, reporting every error found.
@@ -153,6 +162,8 @@ impl<'a> Program<'a> {
             }
             Item::Global(decl) => self.declare_global(decl),
             Item::Enum(e) => self.declare_enum(e),
+            Item::Template(t) => self.declare_template(t),
+            Item::Instantiation(i) => self.declare_instantiation(i),
         }
     }
 

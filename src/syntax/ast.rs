@@ -33,6 +33,64 @@ pub enum Item {
     Global(VarDecl),
     /// An enumeration.
     Enum(EnumDecl),
+    /// `template <...> function-or-struct`
+    Template(TemplateDecl),
+    /// `template [[host_name("n")]] kernel void f<float>(...);`
+    Instantiation(Instantiation),
+}
+
+/// A template parameter's kind.
+#[derive(Clone, Debug)]
+pub enum TemplateParamKind {
+    /// `typename T [= float]` (also `class T`).
+    Type(Option<TypeSpec>),
+    /// `int N [= 4]`: a constant of this type.
+    Value(TypeSpec, Option<Expr>),
+}
+
+/// One template parameter.
+#[derive(Clone, Debug)]
+pub struct TemplateParam {
+    /// Its name.
+    pub name: Ident,
+    /// Type or value, with the default argument.
+    pub kind: TemplateParamKind,
+    /// Whole parameter.
+    pub span: Span,
+}
+
+/// What a template declares.
+#[derive(Clone, Debug)]
+pub enum Templated {
+    /// A function template.
+    Function(FunctionDecl),
+    /// A struct template.
+    Struct(StructDecl),
+}
+
+/// `template <params> declaration`
+#[derive(Clone, Debug)]
+pub struct TemplateDecl {
+    /// Parameters in order.
+    pub params: Vec<TemplateParam>,
+    /// The function or struct.
+    pub item: Templated,
+    /// Whole declaration.
+    pub span: Span,
+}
+
+/// An explicit instantiation of a function template:
+/// `template [[host_name("scale_float")]] kernel void scale<float>(device float*, uint);`
+#[derive(Clone, Debug)]
+pub struct Instantiation {
+    /// The `[[host_name("...")]]` string, the entry point's name.
+    pub host_name: Option<(String, Span)>,
+    /// The declaration as written (no body); its name is the template's.
+    pub function: FunctionDecl,
+    /// Explicit template arguments (`<float>`), possibly empty.
+    pub args: Vec<TemplateArg>,
+    /// Whole declaration.
+    pub span: Span,
 }
 
 /// `enum [class] Name [: T] { A = 1, B };`

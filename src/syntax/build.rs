@@ -65,6 +65,10 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
             Rule::enum_decl => items.push(Item::Enum(enum_decl(pair)?)),
             Rule::function_def => items.push(Item::Function(function_def(pair)?)),
             Rule::global_decl => items.push(Item::Global(var_decl(pair)?)),
+            Rule::template_decl => items.push(Item::Template(template_decl(pair)?)),
+            Rule::explicit_instantiation => {
+                items.push(Item::Instantiation(explicit_instantiation(pair)?))
+            }
             Rule::empty_decl | Rule::EOI => {}
             r => unreachable!("unexpected top-level rule {r:?}"),
         }
@@ -267,6 +271,106 @@ fn function_def(pair: Pair<Rule>) -> Result<FunctionDecl> {
         name: name.unwrap(),
         params,
         body,
+        span,
+    })
+}
+
+/// `template <params> function-or-struct`
+fn template_decl(pair: Pair<Rule>) -> Result<TemplateDecl> {
+    let span = span_of(&pair);
+    let mut params = Vec::new();
+    let mut item = None;
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::template_kw => {}
+            Rule::template_param => params.push(template_param(p)?),
+            Rule::function_def => item = Some(Templated::Function(function_def(p)?)),
+            Rule::struct_decl => item = Some(Templated::Struct(struct_decl(p)?)),
+            r => unreachable!("template part {r:?}"),
+        }
+    }
+    Ok(TemplateDecl {
+        params,
+        item: item.expect("template_decl has a declaration"),
+        span,
+    })
+}
+
+fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
+    let span = span_of(&pair);
+    let p = pair.into_inner().next().unwrap();
+    let is_type = p.as_rule() == Rule::type_param;
+    let mut inner = p.into_inner();
+    if is_type {
+        inner.next(); // `typename` or `class`
+        let name = ident(inner.next().unwrap());
+        let default = inner.next().map(type_spec).transpose()?;
+        return Ok(TemplateParam {
+            name,
+            kind: TemplateParamKind::Type(default),
+            span,
+        });
+    }
+    let ty = type_spec(inner.next().unwrap())?;
+    let name = ident(inner.next().unwrap());
+    let default = inner.next().map(expr).transpose()?;
+    Ok(TemplateParam {
+        name,
+        kind: TemplateParamKind::Value(ty, default),
+        span,
+    })
+}
+
+/// `template [[host_name("n")]] kernel void f<float>(device float*);`
+fn explicit_instantiation(pair: Pair<Rule>) -> Result<Instantiation> {
+    let span = span_of(&pair);
+    let mut host_name = None;
+    let mut stage = None;
+    let mut ret = None;
+    let mut name = None;
+    let mut args = Vec::new();
+    let mut params = Vec::new();
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::template_kw => {}
+            Rule::host_name_attr => {
+                let lit = p.into_inner().next().unwrap();
+                let text = lit.as_str();
+                host_name = Some((text[1..text.len() - 1].to_string(), span_of(&lit)));
+            }
+            Rule::fn_specifier => {
+                let s = span_of(&p);
+                match p.as_str() {
+                    "kernel" => stage = Some((Stage::Kernel, s)),
+                    "vertex" => stage = Some((Stage::Vertex, s)),
+                    "fragment" => stage = Some((Stage::Fragment, s)),
+                    _ => {}
+                }
+            }
+            Rule::type_spec => ret = Some(type_spec(p)?),
+            Rule::ident => name = Some(ident(p)),
+            Rule::template_args => args = template_args(p)?,
+            Rule::param_list => {
+                for param in p.into_inner().filter(|x| x.as_rule() == Rule::param) {
+                    params.push(param_of(param)?);
+                }
+            }
+            r => unreachable!("instantiation part {r:?}"),
+        }
+    }
+    let function = FunctionDecl {
+        stage,
+        attributes: Vec::new(),
+        ret: ret.unwrap(),
+        name: name.unwrap(),
+        params,
+        body: None,
+        span,
+    };
+    Ok(Instantiation {
+        host_name,
+        function,
+        args,
         span,
     })
 }
@@ -758,7 +862,7 @@ fn primary(pair: Pair<Rule>) -> Result<Expr> {
             let ty = type_spec(inner.next().unwrap())?;
             ExprKind::Cast(kind, ty, Box::new(expr(inner.next().unwrap())?))
         }
-        Rule::templated_name => {
+        Rule::templated_name | Rule::template_call => {
             let mut inner = pair.into_inner();
             let name = path(inner.next().unwrap());
             ExprKind::Templated(name, template_args(inner.next().unwrap())?)

@@ -1,0 +1,214 @@
+//! Template-argument substitution: replaces template parameter names in a
+//! copy of a declaration's AST by the arguments' spellings, so that an
+//! instantiation is an ordinary function for everything after it.
+
+use crate::syntax::ast::{
+    Block, Expr, ExprKind, FunctionDecl, Init, Stmt, StmtKind, SwitchItem, TemplateArg, TypeSpec,
+    VarDecl,
+};
+use std::collections::HashMap;
+
+/// What a template parameter's name stands for in an instantiation.
+#[derive(Clone, Debug)]
+pub enum Replacement {
+    /// A type parameter: the argument type, spelled so that it resolves again.
+    Type(TypeSpec),
+    /// A non-type parameter: a constant expression of the parameter's type.
+    Value(Expr),
+}
+
+/// Substitutes template parameters by name.
+pub struct Subst<'m> {
+    /// Parameter name → argument.
+    pub map: &'m HashMap<String, Replacement>,
+}
+
+impl Subst<'_> {
+    fn lookup(&self, path: &[String]) -> Option<&Replacement> {
+        match path {
+            [n] => self.map.get(n),
+            _ => None,
+        }
+    }
+
+    /// A whole function: return type, parameters, body.
+    pub fn function(&self, f: &mut FunctionDecl) {
+        self.ty(&mut f.ret);
+        for p in &mut f.params {
+            self.ty(&mut p.ty);
+            p.array.iter_mut().flatten().for_each(|e| self.expr(e));
+            for a in &mut p.attributes {
+                a.args.iter_mut().for_each(|e| self.expr(e));
+            }
+        }
+        if let Some(b) = &mut f.body {
+            self.block(b);
+        }
+    }
+
+    /// A written type; `const T*` keeps its own qualifiers and declarators.
+    pub fn ty(&self, ts: &mut TypeSpec) {
+        ts.args.iter_mut().for_each(|a| self.template_arg(a));
+        if !ts.args.is_empty() {
+            return;
+        }
+        let Some(Replacement::Type(r)) = self.lookup(&ts.path) else {
+            return;
+        };
+        let mut new = r.clone();
+        new.is_const |= ts.is_const;
+        new.is_constexpr |= ts.is_constexpr;
+        if ts.space.is_some() {
+            new.space = ts.space;
+        }
+        new.ptr_ops.extend(ts.ptr_ops.iter().copied());
+        new.name_span = ts.name_span;
+        new.span = ts.span;
+        *ts = new;
+    }
+
+    fn template_arg(&self, a: &mut TemplateArg) {
+        match a {
+            // A bare name in a template argument list parses as a type.
+            TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => {
+                if let Some(Replacement::Value(v)) = self.lookup(&ts.path) {
+                    let mut v = v.clone();
+                    v.span = ts.span;
+                    *a = TemplateArg::Expr(v);
+                } else {
+                    self.ty(ts);
+                }
+            }
+            TemplateArg::Type(ts) => self.ty(ts),
+            TemplateArg::Expr(e) => self.expr(e),
+        }
+    }
+
+    fn block(&self, b: &mut Block) {
+        b.stmts.iter_mut().for_each(|s| self.stmt(s));
+    }
+
+    fn var_decl(&self, d: &mut VarDecl) {
+        self.ty(&mut d.ty);
+        for d in &mut d.declarators {
+            d.array.iter_mut().flatten().for_each(|e| self.expr(e));
+            if let Some(i) = &mut d.init {
+                self.init(i);
+            }
+            for a in &mut d.attributes {
+                a.args.iter_mut().for_each(|e| self.expr(e));
+            }
+        }
+    }
+
+    fn stmt(&self, s: &mut Stmt) {
+        match &mut s.kind {
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::Decl(d) => self.var_decl(d),
+            StmtKind::Expr(e) => self.expr(e),
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.expr(cond);
+                self.stmt(then);
+                if let Some(o) = otherwise {
+                    self.stmt(o);
+                }
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                if let Some(i) = init {
+                    self.stmt(i);
+                }
+                cond.iter_mut()
+                    .chain(step.iter_mut())
+                    .for_each(|e| self.expr(e));
+                self.stmt(body);
+            }
+            StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
+                self.expr(cond);
+                self.stmt(body);
+            }
+            StmtKind::Switch { selector, items } => {
+                self.expr(selector);
+                for i in items {
+                    match i {
+                        SwitchItem::Label(Some(e), _) => self.expr(e),
+                        SwitchItem::Label(None, _) => {}
+                        SwitchItem::Stmt(s) => self.stmt(s),
+                    }
+                }
+            }
+            StmtKind::Return(Some(e)) => self.expr(e),
+            StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
+        }
+    }
+
+    fn init(&self, i: &mut Init) {
+        match i {
+            Init::Expr(e) => self.expr(e),
+            Init::List(items, _) => items.iter_mut().for_each(|i| self.init(i)),
+            Init::Paren(args, _) => args.iter_mut().for_each(|e| self.expr(e)),
+        }
+    }
+
+    /// An expression; a value parameter's name becomes its value, a type
+    /// parameter's name (as in `T(0)`) the type's name.
+    pub fn expr(&self, e: &mut Expr) {
+        match &mut e.kind {
+            ExprKind::Name(path) => match self.lookup(path) {
+                Some(Replacement::Value(v)) => {
+                    let span = e.span;
+                    *e = v.clone();
+                    e.span = span;
+                }
+                Some(Replacement::Type(r)) if r.ptr_ops.is_empty() => {
+                    e.kind = if r.args.is_empty() {
+                        ExprKind::Name(r.path.clone())
+                    } else {
+                        ExprKind::Templated(r.path.clone(), r.args.clone())
+                    };
+                }
+                _ => {}
+            },
+            ExprKind::Templated(_, args) => args.iter_mut().for_each(|a| self.template_arg(a)),
+            ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::Unary(_, a) | ExprKind::PostIncDec(_, a) | ExprKind::Member(a, ..) => {
+                self.expr(a)
+            }
+            ExprKind::Ternary(a, b, c) => {
+                self.expr(a);
+                self.expr(b);
+                self.expr(c);
+            }
+            ExprKind::Call(callee, args) => {
+                self.expr(callee);
+                args.iter_mut().for_each(|a| self.expr(a));
+            }
+            ExprKind::Cast(_, ts, a) => {
+                self.ty(ts);
+                self.expr(a);
+            }
+            ExprKind::InitList(items) => items.iter_mut().for_each(|i| self.init(i)),
+            ExprKind::BraceConstruct(path, items) => {
+                if let Some(Replacement::Type(r)) = self.lookup(path) {
+                    if r.args.is_empty() && r.ptr_ops.is_empty() {
+                        *path = r.path.clone();
+                    }
+                }
+                items.iter_mut().for_each(|i| self.init(i));
+            }
+            ExprKind::Comma(items) => items.iter_mut().for_each(|x| self.expr(x)),
+            ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) => {}
+        }
+    }
+}

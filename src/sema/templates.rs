@@ -1,0 +1,556 @@
+//! Function templates (C++ [temp]): declarations, template-argument
+//! deduction from call argument types ([temp.deduct.call]), explicit and
+//! default arguments, and instantiation by substituting the arguments into
+//! a copy of the declaration (see [`super::subst`]). An instantiation is an
+//! ordinary function afterwards, so lowering specialises it per call site
+//! like any other helper.
+
+use super::subst::{Replacement, Subst};
+use super::{consteval, Error, Program, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::{self, TemplateArg, TemplateParamKind, Templated};
+use crate::types::{Scalar, Type};
+use std::collections::HashMap;
+
+/// Deepest nesting of instantiations (a template whose instantiation needs
+/// another instantiation of itself, e.g. `f<N>` calling `f<N - 1>`).
+pub const MAX_INSTANTIATION_DEPTH: usize = 64;
+
+/// One template argument after deduction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TemplateValue {
+    /// A type argument.
+    Type(Type),
+    /// A non-type argument: its value, of the parameter's type.
+    Value(i64, Scalar),
+}
+
+/// The function a function template declares.
+pub fn template_function(t: &ast::TemplateDecl) -> &ast::FunctionDecl {
+    match &t.item {
+        Templated::Function(f) => f,
+        Templated::Struct(_) => unreachable!("only function templates are recorded"),
+    }
+}
+
+impl<'a> Program<'a> {
+    /// Records a function template under its name.
+    pub(super) fn declare_template(&mut self, t: &'a ast::TemplateDecl) -> Result<()> {
+        let f = match &t.item {
+            Templated::Function(f) => f,
+            Templated::Struct(s) => {
+                return Err(Error::new(
+                    s.name.span,
+                    "struct templates are not supported yet",
+                ))
+            }
+        };
+        for (i, p) in t.params.iter().enumerate() {
+            if t.params[..i].iter().any(|q| q.name.name == p.name.name) {
+                return Err(Error::new(
+                    p.name.span,
+                    format!("redefinition of template parameter `{}`", p.name.name),
+                ));
+            }
+        }
+        if f.body.is_none() {
+            return Ok(());
+        }
+        if let Some(super::Symbol::Type(_) | super::Symbol::Constant(_)) =
+            self.symbols.get(&f.name.name)
+        {
+            return Err(Error::new(
+                f.name.span,
+                format!("redefinition of `{}`", f.name.name),
+            ));
+        }
+        self.templates.push(t);
+        self.template_names
+            .entry(f.name.name.clone())
+            .or_default()
+            .push(self.templates.len() - 1);
+        Ok(())
+    }
+
+    /// The function templates named `name`, indices into [`Program::templates`].
+    pub fn function_templates(&self, name: &str) -> &[usize] {
+        self.template_names
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// Binds every parameter of template `t`: the explicit arguments first,
+    /// then deduction from the call's argument types `args` (a pointer
+    /// argument as `Type::Pointer`), then default arguments.
+    pub fn template_arguments(
+        &self,
+        t: &ast::TemplateDecl,
+        explicit: &[TemplateArg],
+        args: &[(Type, Span)],
+        span: Span,
+    ) -> Result<Vec<TemplateValue>> {
+        let f = template_function(t);
+        if explicit.len() > t.params.len() {
+            return Err(Error::new(
+                explicit_span(&explicit[t.params.len()]),
+                format!(
+                    "too many template arguments for `{}`: it has {} template parameter(s), {} given",
+                    f.name.name,
+                    t.params.len(),
+                    explicit.len()
+                ),
+            ));
+        }
+        let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
+        for (i, a) in explicit.iter().enumerate() {
+            bound[i] = Some(self.explicit_value(&t.params[i], a)?);
+        }
+        let mut d = Deduce {
+            program: self,
+            template: t,
+            fixed: explicit.len(),
+            bound,
+        };
+        for (p, (ty, arg_span)) in f.params.iter().zip(args) {
+            d.param(&p.ty, ty, *arg_span)?;
+        }
+        let mut bound = d.bound;
+        for i in 0..t.params.len() {
+            if bound[i].is_none() {
+                bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
+            }
+        }
+        Ok(bound.into_iter().map(Option::unwrap).collect())
+    }
+
+    fn explicit_value(&self, p: &ast::TemplateParam, a: &TemplateArg) -> Result<TemplateValue> {
+        match (&p.kind, a) {
+            (TemplateParamKind::Type(_), TemplateArg::Type(ts)) => {
+                Ok(TemplateValue::Type(self.resolve_type(ts)?))
+            }
+            (TemplateParamKind::Type(_), TemplateArg::Expr(e)) => Err(Error::new(
+                e.span,
+                format!("template parameter `{}` needs a type", p.name.name),
+            )),
+            (TemplateParamKind::Value(ty, _), a) => {
+                let e = match a {
+                    TemplateArg::Expr(e) => e.clone(),
+                    // A bare name parses as a type; it may be a constant.
+                    TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => {
+                        ast::Expr {
+                            kind: ast::ExprKind::Name(ts.path.clone()),
+                            span: ts.span,
+                        }
+                    }
+                    TemplateArg::Type(ts) => {
+                        return Err(Error::new(
+                            ts.span,
+                            format!("template parameter `{}` needs a constant", p.name.name),
+                        ))
+                    }
+                };
+                self.constant_argument(p, ty, &e)
+            }
+        }
+    }
+
+    fn constant_argument(
+        &self,
+        p: &ast::TemplateParam,
+        ty: &ast::TypeSpec,
+        e: &ast::Expr,
+    ) -> Result<TemplateValue> {
+        let scalar = self.value_param_scalar(ty)?;
+        let v = consteval::eval(self, e)?;
+        let v = consteval::convert_to(&v, scalar)
+            .and_then(|v| v.as_int())
+            .ok_or_else(|| {
+                Error::new(
+                    e.span,
+                    format!(
+                        "template argument for `{}` must be an integer constant",
+                        p.name.name
+                    ),
+                )
+            })?;
+        Ok(TemplateValue::Value(v, scalar))
+    }
+
+    /// The type of a non-type template parameter: an integer or `bool`.
+    fn value_param_scalar(&self, ty: &ast::TypeSpec) -> Result<Scalar> {
+        match self.resolve_type(ty)? {
+            Type::Scalar(s) if s != Scalar::Half && s != Scalar::Float => Ok(s),
+            other => Err(Error::new(
+                ty.span,
+                format!(
+                    "`{}` cannot be the type of a template parameter; use an integer type",
+                    self.display(&other)
+                ),
+            )),
+        }
+    }
+
+    /// The default argument of parameter `i`, which may name the earlier ones.
+    fn default_value(
+        &self,
+        t: &ast::TemplateDecl,
+        earlier: &[Option<TemplateValue>],
+        i: usize,
+        span: Span,
+    ) -> Result<TemplateValue> {
+        let p = &t.params[i];
+        let mut map = HashMap::new();
+        for (q, v) in t.params.iter().zip(earlier) {
+            let v = v.as_ref().expect("earlier parameters are bound");
+            map.insert(q.name.name.clone(), self.replacement(v, p.span)?);
+        }
+        let subst = Subst { map: &map };
+        match &p.kind {
+            TemplateParamKind::Type(Some(ts)) => {
+                let mut ts = ts.clone();
+                subst.ty(&mut ts);
+                Ok(TemplateValue::Type(self.resolve_type(&ts)?))
+            }
+            TemplateParamKind::Value(ty, Some(e)) => {
+                let mut e = e.clone();
+                subst.expr(&mut e);
+                self.constant_argument(p, ty, &e)
+            }
+            _ => {
+                let f = template_function(t);
+                Err(Error::new(
+                    span,
+                    format!("could not deduce template argument `{}`", p.name.name),
+                )
+                .note(format!(
+                    "candidate template `{}<{}>` ignored: `{}` appears in no parameter it could be deduced from; name it explicitly: `{}<...>(...)`",
+                    f.name.name,
+                    t.params.iter().map(|q| q.name.name.as_str()).collect::<Vec<_>>().join(", "),
+                    p.name.name,
+                    f.name.name
+                )))
+            }
+        }
+    }
+
+    /// How template argument `v` is written into an instantiation.
+    pub(crate) fn replacement(&self, v: &TemplateValue, span: Span) -> Result<Replacement> {
+        Ok(match v {
+            TemplateValue::Type(ty) => Replacement::Type(self.type_spec_of(ty, span)?),
+            TemplateValue::Value(v, s) => Replacement::Value(value_expr(*v, *s, span)),
+        })
+    }
+
+    /// A written type that resolves to `ty`.
+    fn type_spec_of(&self, ty: &Type, span: Span) -> Result<ast::TypeSpec> {
+        let mut ts = ast::TypeSpec {
+            is_const: false,
+            is_constexpr: false,
+            space: None,
+            path: Vec::new(),
+            args: Vec::new(),
+            ptr_ops: Vec::new(),
+            name_span: span,
+            span,
+        };
+        match ty {
+            Type::Scalar(_) | Type::Vector(..) | Type::Matrix { .. } | Type::Struct(_) => {
+                ts.path = vec![self.display(ty)];
+            }
+            Type::Array(elem, n) => {
+                ts.path = vec!["array".into()];
+                ts.args = vec![
+                    TemplateArg::Type(self.type_spec_of(elem, span)?),
+                    TemplateArg::Expr(value_expr(*n as i64, Scalar::Int, span)),
+                ];
+            }
+            other => {
+                return Err(Error::new(
+                    span,
+                    format!(
+                        "`{}` as a template argument is not supported yet",
+                        self.display(other)
+                    ),
+                ))
+            }
+        }
+        Ok(ts)
+    }
+
+    /// Template `t` instantiated with `values`, named `name`.
+    pub fn instantiate(
+        &self,
+        t: &ast::TemplateDecl,
+        values: &[TemplateValue],
+        name: ast::Ident,
+    ) -> Result<ast::FunctionDecl> {
+        let mut map = HashMap::new();
+        for (p, v) in t.params.iter().zip(values) {
+            map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
+        }
+        let mut f = template_function(t).clone();
+        Subst { map: &map }.function(&mut f);
+        f.name = name;
+        Ok(f)
+    }
+
+    /// `square<float>` as an identifier-friendly name (`square_float`).
+    pub fn instance_name(&self, t: &ast::TemplateDecl, values: &[TemplateValue]) -> String {
+        let mut name = template_function(t).name.name.clone();
+        for v in values {
+            name.push('_');
+            match v {
+                TemplateValue::Type(ty) => name.push_str(&self.display(ty)),
+                TemplateValue::Value(v, _) if *v < 0 => name.push_str(&format!("m{}", -v)),
+                TemplateValue::Value(v, _) => name.push_str(&v.to_string()),
+            }
+        }
+        name.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect()
+    }
+}
+
+/// `static_cast<S>(v)`: a constant of exactly the parameter's type.
+fn value_expr(v: i64, s: Scalar, span: Span) -> ast::Expr {
+    let mk = |kind| ast::Expr { kind, span };
+    if s == Scalar::Bool {
+        return mk(ast::ExprKind::Bool(v != 0));
+    }
+    let lit = mk(ast::ExprKind::Int {
+        value: v.unsigned_abs(),
+        suffix: ast::LiteralSuffix::None,
+        non_decimal: false,
+    });
+    let lit = if v < 0 {
+        mk(ast::ExprKind::Unary(ast::UnaryOp::Neg, Box::new(lit)))
+    } else {
+        lit
+    };
+    let ts = ast::TypeSpec {
+        is_const: false,
+        is_constexpr: false,
+        space: None,
+        path: vec![s.name().to_string()],
+        args: Vec::new(),
+        ptr_ops: Vec::new(),
+        name_span: span,
+        span,
+    };
+    mk(ast::ExprKind::Cast(
+        ast::CastKind::Static,
+        ts,
+        Box::new(lit),
+    ))
+}
+
+fn explicit_span(a: &TemplateArg) -> Span {
+    match a {
+        TemplateArg::Type(t) => t.span,
+        TemplateArg::Expr(e) => e.span,
+    }
+}
+
+/// Deduction of one call's template arguments.
+struct Deduce<'p, 'a, 't> {
+    program: &'p Program<'a>,
+    template: &'t ast::TemplateDecl,
+    /// Parameters below this index were given explicitly: not deduced.
+    fixed: usize,
+    bound: Vec<Option<TemplateValue>>,
+}
+
+impl Deduce<'_, '_, '_> {
+    fn index(&self, name: &str) -> Option<usize> {
+        self.template
+            .params
+            .iter()
+            .position(|p| p.name.name == name)
+    }
+
+    /// Parameter type `pattern` against argument type `arg`. References and
+    /// pointers deduce from what they refer to; by-value parameters take the
+    /// argument's type without references and cv (our value types have none).
+    fn param(&mut self, pattern: &ast::TypeSpec, arg: &Type, span: Span) -> Result<()> {
+        let arg = match (pattern.ptr_ops.is_empty(), arg) {
+            (false, Type::Pointer(p)) => &p.pointee,
+            _ => arg,
+        };
+        self.base(pattern, arg, span)
+    }
+
+    fn base(&mut self, pattern: &ast::TypeSpec, arg: &Type, span: Span) -> Result<()> {
+        let name = pattern.name();
+        let name = name.strip_prefix("metal::").unwrap_or(&name);
+        if pattern.args.is_empty() {
+            if let Some(i) = self.index(name) {
+                if matches!(self.template.params[i].kind, TemplateParamKind::Type(_)) {
+                    self.bind(i, TemplateValue::Type(arg.clone()), span)?;
+                }
+            }
+            return Ok(());
+        }
+        // `vec<T, N>` and `array<T, N>` deduce both; other forms deduce nothing.
+        let (elem, n) = match (name, arg) {
+            ("vec", Type::Vector(s, n)) => (Type::Scalar(*s), *n as i64),
+            ("array", Type::Array(e, n)) => ((**e).clone(), *n as i64),
+            _ => return Ok(()),
+        };
+        if let [TemplateArg::Type(e), count] = pattern.args.as_slice() {
+            self.base(e, &elem, span)?;
+            self.count(count, n, span)?;
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, arg: &TemplateArg, n: i64, span: Span) -> Result<()> {
+        let name = match arg {
+            TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => ts.name(),
+            TemplateArg::Expr(ast::Expr {
+                kind: ast::ExprKind::Name(p),
+                ..
+            }) => p.join("::"),
+            _ => return Ok(()),
+        };
+        let Some(i) = self.index(&name) else {
+            return Ok(());
+        };
+        let TemplateParamKind::Value(ty, _) = &self.template.params[i].kind else {
+            return Ok(());
+        };
+        let s = self.program.value_param_scalar(ty)?;
+        self.bind(i, TemplateValue::Value(n, s), span)
+    }
+
+    fn bind(&mut self, i: usize, v: TemplateValue, span: Span) -> Result<()> {
+        if i < self.fixed {
+            return Ok(());
+        }
+        match &self.bound[i] {
+            None => {
+                self.bound[i] = Some(v);
+                Ok(())
+            }
+            Some(old) if *old == v => Ok(()),
+            Some(old) => {
+                let show = |v: &TemplateValue| match v {
+                    TemplateValue::Type(t) => self.program.display(t),
+                    TemplateValue::Value(v, _) => v.to_string(),
+                };
+                let p = &self.template.params[i].name.name;
+                Err(Error::new(
+                    span,
+                    format!(
+                        "conflicting deductions for template parameter `{p}`: deduced as both `{}` and `{}`",
+                        show(old),
+                        show(&v)
+                    ),
+                )
+                .note(format!(
+                    "candidate template `{}` ignored; name `{p}` explicitly or convert the argument",
+                    template_function(self.template).name.name
+                )))
+            }
+        }
+    }
+}
+
+impl<'a> Program<'a> {
+    /// `template [[host_name("n")]] kernel void f<float>(device float*);`:
+    /// the kernel template instantiated under its host name. Explicit
+    /// instantiations of helper templates declare nothing new (helpers are
+    /// instantiated where they are called).
+    pub(super) fn declare_instantiation(&mut self, inst: &'a ast::Instantiation) -> Result<()> {
+        let name = &inst.function.name;
+        let t =
+            match self.function_templates(&name.name) {
+                [] => {
+                    return Err(Error::new(
+                        name.span,
+                        format!("`{}` is not a function template", name.name),
+                    ))
+                }
+                [one] => self.templates[*one],
+                _ => return Err(Error::new(
+                    name.span,
+                    "explicit instantiation of overloaded function templates is not supported yet",
+                )),
+            };
+        let tf = template_function(t);
+        match inst.function.stage {
+            None => return Ok(()),
+            Some((ast::Stage::Kernel, _)) => {}
+            Some((_, s)) => {
+                return Err(Error::new(
+                    s,
+                    "explicit instantiation of vertex and fragment templates is not supported yet",
+                ))
+            }
+        }
+        if !matches!(tf.stage, Some((ast::Stage::Kernel, _))) {
+            return Err(Error::new(
+                name.span,
+                format!("`{}` is not a kernel template", name.name),
+            ));
+        }
+        let Some((host, host_span)) = &inst.host_name else {
+            return Err(Error::new(
+                inst.span,
+                "explicit instantiation of a kernel without `[[host_name(\"...\")]]` is not supported yet",
+            ));
+        };
+        if tf.params.len() != inst.function.params.len() {
+            return Err(Error::new(
+                inst.span,
+                format!(
+                    "this declaration has {} parameter(s), the template `{}` has {}",
+                    inst.function.params.len(),
+                    name.name,
+                    tf.params.len()
+                ),
+            ));
+        }
+        let args = self.declared_params(&inst.function)?;
+        let values = self.template_arguments(t, &inst.args, &args, name.span)?;
+        let ident = ast::Ident {
+            name: host.clone(),
+            span: *host_span,
+        };
+        let f = self.instantiate(t, &values, ident)?;
+        for (p, (want, span)) in f.params.iter().zip(&args) {
+            let ty = self.resolve_type(&p.ty)?;
+            let ty = self.apply_array(ty, &p.array)?;
+            if ty != *want {
+                return Err(Error::new(
+                    *span,
+                    format!(
+                        "parameter type `{}` does not match the template's `{}`",
+                        self.display(want),
+                        self.display(&ty)
+                    ),
+                ));
+            }
+        }
+        let taken = self.symbols.contains_key(host)
+            || self
+                .instantiations
+                .iter()
+                .any(|(_, g)| g.name.name == *host);
+        if taken {
+            return Err(Error::new(*host_span, format!("redefinition of `{host}`")));
+        }
+        self.instantiations.push((inst.span, f));
+        Ok(())
+    }
+
+    fn declared_params(&self, f: &ast::FunctionDecl) -> Result<Vec<(Type, Span)>> {
+        f.params
+            .iter()
+            .map(|p| {
+                let ty = self.resolve_type(&p.ty)?;
+                Ok((self.apply_array(ty, &p.array)?, p.span))
+            })
+            .collect()
+    }
+}

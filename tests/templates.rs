@@ -1,0 +1,281 @@
+//! C++ function templates: deduction, explicit and default arguments,
+//! non-type parameters, explicitly instantiated kernel templates under their
+//! `host_name`, and the diagnostics for what goes wrong.
+
+mod common;
+
+use msl2wgsl::{Library, Options};
+
+const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+
+fn fixture(name: &str) -> String {
+    let path = format!("{}/fixtures/templates/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn translate(name: &str) -> Library {
+    Library::from_source(name, &fixture(name), &Options::default())
+        .unwrap_or_else(|f| panic!("{name}:\n{}", f.render()))
+}
+
+/// Translates `body` after a two-line prelude and returns the rendered
+/// diagnostics, which must be a failure.
+fn fails(body: &str) -> String {
+    let src = format!("{PRELUDE}{body}");
+    match Library::from_source("t.metal", &src, &Options::default()) {
+        Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
+        Err(f) => f.render(),
+    }
+}
+
+/// Asserts the first diagnostic is `t.metal:LINE:COL: error: MESSAGE...`,
+/// where LINE:COL is where `at` (the `nth` occurrence, from 0) starts in `body`.
+fn assert_error(body: &str, at: &str, nth: usize, message: &str) -> String {
+    let offset = body
+        .match_indices(at)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("`{at}` not in the test source"))
+        .0;
+    let before = &body[..offset];
+    let line = before.matches('\n').count() + 3;
+    let col = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    let text = fails(body);
+    let want = format!("t.metal:{line}:{col}: error: {message}");
+    assert!(
+        text.lines().next().unwrap_or_default().starts_with(&want),
+        "want `{want}`\n got:\n{text}"
+    );
+    text
+}
+
+#[test]
+fn helper_templates_are_instantiated_once_per_argument_list() {
+    let lib = translate("helpers.metal");
+    let wgsl = lib.wgsl();
+    // `square(in[i])` and `square<float>(k)` share one instantiation.
+    assert_eq!(wgsl.matches("fn square_float(").count(), 1, "{wgsl}");
+    for f in [
+        "fn square_int(",
+        "fn sum_4_(",
+        "fn sum_2_(",
+        "fn twice_float_float(",
+        "fn first_sum_float_3_(",
+        "fn first_sum_float_2_(",
+    ] {
+        assert!(wgsl.contains(f), "missing {f}:\n{wgsl}");
+    }
+    // A non-type parameter sizes a local array.
+    assert!(
+        wgsl.contains("array<f32, 3>") && wgsl.contains("array<f32, 2>"),
+        "{wgsl}"
+    );
+}
+
+#[test]
+fn kernel_template_instances_are_entry_points_named_by_host_name() {
+    let lib = translate("scale.metal");
+    assert_eq!(lib.function_names(), vec!["scale_float", "scale_half"]);
+    let f = lib.function("scale_float").unwrap();
+    let json = serde_json::to_value(f).unwrap();
+    assert_eq!(json["name"], "scale_float");
+    assert!(lib.wgsl().contains("fn scale_half("));
+}
+
+#[test]
+fn struct_templates_are_refused() {
+    let body = "template <typename T> struct Pair { T a; T b; };\n";
+    assert_error(body, "Pair", 0, "struct templates are not supported yet");
+}
+
+#[test]
+fn deduction_failure_is_located_with_a_note() {
+    let body = "template <typename T> T zero() { return T(0); }\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = zero(); }\n";
+    let text = assert_error(body, "zero()", 1, "could not deduce template argument `T`");
+    assert!(
+        text.contains("note: candidate template `zero<T>`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn non_type_parameter_without_argument_cannot_be_deduced() {
+    let body = "template <int N> float total(device const float* a) { return a[N - 1]; }\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = total(o); }\n";
+    assert_error(
+        body,
+        "total(o)",
+        0,
+        "could not deduce template argument `N`",
+    );
+}
+
+#[test]
+fn conflicting_deductions_are_reported() {
+    let body = "template <typename T> T larger(T a, T b) { return a > b ? a : b; }\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = larger(o[1], 2); }\n";
+    let text = assert_error(
+        body,
+        "2)",
+        0,
+        "conflicting deductions for template parameter `T`: deduced as both `float` and `int`",
+    );
+    assert!(
+        text.contains("note: candidate template `larger` ignored"),
+        "{text}"
+    );
+}
+
+#[test]
+fn too_many_explicit_arguments_are_reported() {
+    let body = "template <typename T> T square(T x) { return x * x; }\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = square<float, int>(o[1]); }\n";
+    assert_error(
+        body,
+        "int>",
+        0,
+        "too many template arguments for `square`: it has 1 template parameter(s), 2 given",
+    );
+}
+
+#[test]
+fn recursive_instantiation_is_limited() {
+    let body = "template <int N> int depth() { return depth<N + 1>() + 1; }\n\
+                kernel void k(device int* o [[buffer(0)]]) { o[0] = depth<0>(); }\n";
+    assert_error(
+        body,
+        "depth<N + 1>",
+        0,
+        "template instantiation depth exceeds the limit of 64",
+    );
+}
+
+#[test]
+fn kernel_instantiation_without_host_name_is_refused() {
+    let body = "template <typename T> kernel void s(device T* d [[buffer(0)]]) { d[0] = T(1); }\n\
+                template kernel void s<float>(device float*);\n";
+    assert_error(
+        body,
+        "template kernel",
+        0,
+        "explicit instantiation of a kernel without `[[host_name(\"...\")]]` is not supported yet",
+    );
+}
+
+#[test]
+fn instantiation_of_an_unknown_template_is_refused() {
+    let body = "template [[host_name(\"x\")]] kernel void nothing<float>(device float*);\n";
+    assert_error(body, "nothing", 0, "`nothing` is not a function template");
+}
+
+#[cfg(feature = "runner")]
+mod gpu {
+    use super::{common, fixture};
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    use msl2wgsl::Options;
+    use std::collections::BTreeMap;
+
+    fn run(
+        gpu: &msl2wgsl::runner::Gpu,
+        name: &str,
+        entry: &str,
+        n: u32,
+        buffers: Vec<(u32, Vec<u8>)>,
+    ) -> BTreeMap<u32, Vec<u8>> {
+        let buffers: BTreeMap<u32, Vec<u8>> = buffers.into_iter().collect();
+        let dispatch = Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: [32, 1, 1],
+        };
+        let options = Options::default();
+        run_kernel(
+            gpu,
+            name,
+            &fixture(name),
+            &options,
+            entry,
+            &dispatch,
+            &buffers,
+        )
+        .unwrap_or_else(|e| panic!("{name}/{entry}: {e}"))
+    }
+
+    fn input(n: usize) -> Vec<f32> {
+        (0..n).map(|i| (i as f32 - 20.0) * 0.25).collect()
+    }
+
+    #[test]
+    fn helper_templates_run() {
+        let Some(gpu) = common::gpu() else { return };
+        let n = 67;
+        let x = input(n);
+        let out = run(
+            gpu,
+            "helpers.metal",
+            "helpers",
+            n as u32,
+            vec![(0, common::f32_bytes(&x)), (1, vec![0; n * 4])],
+        );
+        let got = common::f32s(&out[&1]);
+        for i in 0..n {
+            let k = i as i32;
+            let mut r = x[i] * x[i] + (k * k) as f32 + (k * k) as f32;
+            let a3 = 3.0;
+            r += (x[0] + x[1] + x[2] + x[3]) + (x[1] + x[2]) + a3;
+            r += (x[i] + x[i]) + (x[0] + x[1] + x[2]) + (x[0] + x[1]);
+            assert!(
+                (got[i] - r).abs() <= 1e-3 * r.abs().max(1.0),
+                "[{i}]: got {}, want {r}",
+                got[i]
+            );
+        }
+    }
+
+    #[test]
+    fn kernel_template_float_instance_runs() {
+        let Some(gpu) = common::gpu() else { return };
+        let n = 70;
+        let x = input(n);
+        let out = run(
+            gpu,
+            "scale.metal",
+            "scale_float",
+            n as u32,
+            vec![(0, common::f32_bytes(&x)), (1, common::f32_bytes(&[1.5]))],
+        );
+        let got = common::f32s(&out[&0]);
+        let want: Vec<f32> = x.iter().map(|v| v * 1.5 + 1.0).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn kernel_template_half_instance_runs() {
+        let Some(gpu) = common::gpu() else { return };
+        if !gpu.features().contains(wgpu::Features::SHADER_F16) {
+            // Translation alone is checked by the non-GPU tests.
+            eprintln!("note: skipping the half run: the adapter lacks shader-f16");
+            return;
+        }
+        let n = 70;
+        let x = input(n);
+        let halves = |v: &[f32]| -> Vec<u8> {
+            v.iter()
+                .flat_map(|f| half::f16::from_f32(*f).to_le_bytes())
+                .collect()
+        };
+        let out = run(
+            gpu,
+            "scale.metal",
+            "scale_half",
+            n as u32,
+            vec![(0, halves(&x)), (1, halves(&[1.5]))],
+        );
+        let got: Vec<f32> = out[&0]
+            .chunks(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect();
+        // Every value here is exact in half.
+        let want: Vec<f32> = x.iter().map(|v| v * 1.5 + 1.0).collect();
+        assert_eq!(got, want);
+    }
+}
