@@ -1,0 +1,292 @@
+//! Expressions: pest's Pratt parser for binary operators, then unary,
+//! postfix and primary forms, and literals.
+
+use super::*;
+
+pub(super) fn pratt() -> &'static PrattParser<Rule> {
+    static PRATT: OnceLock<PrattParser<Rule>> = OnceLock::new();
+    PRATT.get_or_init(|| {
+        PrattParser::new()
+            .op(Op::infix(Rule::op_lor, Assoc::Left))
+            .op(Op::infix(Rule::op_land, Assoc::Left))
+            .op(Op::infix(Rule::op_bor, Assoc::Left))
+            .op(Op::infix(Rule::op_bxor, Assoc::Left))
+            .op(Op::infix(Rule::op_band, Assoc::Left))
+            .op(Op::infix(Rule::op_eq, Assoc::Left) | Op::infix(Rule::op_ne, Assoc::Left))
+            .op(Op::infix(Rule::op_lt, Assoc::Left)
+                | Op::infix(Rule::op_gt, Assoc::Left)
+                | Op::infix(Rule::op_le, Assoc::Left)
+                | Op::infix(Rule::op_ge, Assoc::Left))
+            .op(Op::infix(Rule::op_shl, Assoc::Left) | Op::infix(Rule::op_shr, Assoc::Left))
+            .op(Op::infix(Rule::op_add, Assoc::Left) | Op::infix(Rule::op_sub, Assoc::Left))
+            .op(Op::infix(Rule::op_mul, Assoc::Left)
+                | Op::infix(Rule::op_div, Assoc::Left)
+                | Op::infix(Rule::op_mod, Assoc::Left))
+    })
+}
+
+pub(super) fn binary_op(rule: Rule) -> BinaryOp {
+    use BinaryOp::*;
+    match rule {
+        Rule::op_lor => LogicalOr,
+        Rule::op_land => LogicalAnd,
+        Rule::op_bor => BitOr,
+        Rule::op_bxor => BitXor,
+        Rule::op_band => BitAnd,
+        Rule::op_eq => Eq,
+        Rule::op_ne => Ne,
+        Rule::op_lt => Lt,
+        Rule::op_gt => Gt,
+        Rule::op_le => Le,
+        Rule::op_ge => Ge,
+        Rule::op_shl => Shl,
+        Rule::op_shr => Shr,
+        Rule::op_add => Add,
+        Rule::op_sub => Sub,
+        Rule::op_mul => Mul,
+        Rule::op_div => Div,
+        Rule::op_mod => Rem,
+        r => unreachable!("binary operator {r:?}"),
+    }
+}
+
+pub(super) fn compound_op(text: &str) -> Option<BinaryOp> {
+    use BinaryOp::*;
+    Some(match text {
+        "+=" => Add,
+        "-=" => Sub,
+        "*=" => Mul,
+        "/=" => Div,
+        "%=" => Rem,
+        "&=" => BitAnd,
+        "|=" => BitOr,
+        "^=" => BitXor,
+        "<<=" => Shl,
+        ">>=" => Shr,
+        _ => return None,
+    })
+}
+
+pub(super) fn mk(kind: ExprKind, span: Span) -> Expr {
+    Expr { kind, span }
+}
+
+/// Builds any expression rule.
+pub(super) fn expr(pair: Pair<Rule>) -> Result<Expr> {
+    let span = span_of(&pair);
+    match pair.as_rule() {
+        Rule::expr => {
+            let mut items: Vec<Expr> = pair.into_inner().map(expr).collect::<Result<_>>()?;
+            Ok(if items.len() == 1 {
+                items.pop().unwrap()
+            } else {
+                mk(ExprKind::Comma(items), span)
+            })
+        }
+        Rule::assign_expr => {
+            let mut inner = pair.into_inner();
+            let lhs = expr(inner.next().unwrap())?;
+            let Some(op) = inner.next() else {
+                return Ok(lhs);
+            };
+            let rhs_pair = inner.next().unwrap();
+            let rhs = match rhs_pair.as_rule() {
+                Rule::init_list => {
+                    let s = span_of(&rhs_pair);
+                    match init_list(rhs_pair)? {
+                        Init::List(items, _) => mk(ExprKind::InitList(items), s),
+                        _ => unreachable!(),
+                    }
+                }
+                _ => expr(rhs_pair)?,
+            };
+            let compound = compound_op(op.as_str());
+            Ok(mk(
+                ExprKind::Assign(compound, Box::new(lhs), Box::new(rhs)),
+                span,
+            ))
+        }
+        Rule::cond_expr => {
+            let mut inner = pair.into_inner();
+            let cond = expr(inner.next().unwrap())?;
+            match (inner.next(), inner.next()) {
+                (Some(a), Some(b)) => Ok(mk(
+                    ExprKind::Ternary(Box::new(cond), Box::new(expr(a)?), Box::new(expr(b)?)),
+                    span,
+                )),
+                _ => Ok(cond),
+            }
+        }
+        Rule::binary_expr | Rule::shift_expr => binary(pair.into_inner()),
+        Rule::unary_expr => unary(pair),
+        Rule::postfix_expr => postfix(pair),
+        _ => primary(pair),
+    }
+}
+
+pub(super) fn binary(pairs: Pairs<Rule>) -> Result<Expr> {
+    pratt()
+        .map_primary(expr)
+        .map_infix(|lhs, op, rhs| {
+            let (lhs, rhs) = (lhs?, rhs?);
+            let span = lhs.span.join(rhs.span);
+            Ok(mk(
+                ExprKind::Binary(binary_op(op.as_rule()), Box::new(lhs), Box::new(rhs)),
+                span,
+            ))
+        })
+        .parse(pairs)
+}
+
+pub(super) fn unary(pair: Pair<Rule>) -> Result<Expr> {
+    let mut prefixes: Vec<Pair<Rule>> = pair.into_inner().collect();
+    let operand = prefixes.pop().unwrap();
+    let mut e = expr(operand)?;
+    for p in prefixes.into_iter().rev() {
+        let op = p.into_inner().next().unwrap();
+        let span = span_of(&op).join(e.span);
+        let kind = match op.as_rule() {
+            Rule::c_cast => {
+                let ty = type_spec(op.into_inner().next().unwrap())?;
+                ExprKind::Cast(CastKind::CStyle, ty, Box::new(e))
+            }
+            r => {
+                let u = match r {
+                    Rule::pre_inc => UnaryOp::PreInc,
+                    Rule::pre_dec => UnaryOp::PreDec,
+                    Rule::neg => UnaryOp::Neg,
+                    Rule::plus => UnaryOp::Plus,
+                    Rule::not => UnaryOp::Not,
+                    Rule::bit_not => UnaryOp::BitNot,
+                    Rule::deref => UnaryOp::Deref,
+                    Rule::addr_of => UnaryOp::AddrOf,
+                    r => unreachable!("prefix {r:?}"),
+                };
+                ExprKind::Unary(u, Box::new(e))
+            }
+        };
+        e = mk(kind, span);
+    }
+    Ok(e)
+}
+
+pub(super) fn postfix(pair: Pair<Rule>) -> Result<Expr> {
+    let mut inner = pair.into_inner();
+    let mut e = expr(inner.next().unwrap())?;
+    for op in inner {
+        let span = e.span.join(span_of(&op));
+        let kind = match op.as_rule() {
+            Rule::call_args => ExprKind::Call(
+                Box::new(e),
+                op.into_inner().map(expr).collect::<Result<_>>()?,
+            ),
+            Rule::index => ExprKind::Index(
+                Box::new(e),
+                Box::new(expr(op.into_inner().next().unwrap())?),
+            ),
+            Rule::member => {
+                ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), false)
+            }
+            Rule::arrow => {
+                ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), true)
+            }
+            Rule::post_inc => ExprKind::PostIncDec(true, Box::new(e)),
+            Rule::post_dec => ExprKind::PostIncDec(false, Box::new(e)),
+            r => unreachable!("postfix {r:?}"),
+        };
+        e = mk(kind, span);
+    }
+    Ok(e)
+}
+
+pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
+    let span = span_of(&pair);
+    let kind = match pair.as_rule() {
+        Rule::int_lit => int_literal(pair.as_str(), span)?,
+        Rule::float_lit => float_literal(pair.as_str(), span)?,
+        Rule::bool_lit => ExprKind::Bool(pair.as_str() == "true"),
+        Rule::paren_expr => {
+            return expr(pair.into_inner().next().unwrap()).map(|mut e| {
+                e.span = span;
+                e
+            })
+        }
+        Rule::name => ExprKind::Name(path(pair.into_inner().next().unwrap())),
+        Rule::cast_call => {
+            let mut inner = pair.into_inner();
+            let kind = match inner.next().unwrap().as_str() {
+                "static_cast" => CastKind::Static,
+                "reinterpret_cast" => CastKind::Reinterpret,
+                "const_cast" => CastKind::Const,
+                _ => CastKind::AsType,
+            };
+            let ty = type_spec(inner.next().unwrap())?;
+            ExprKind::Cast(kind, ty, Box::new(expr(inner.next().unwrap())?))
+        }
+        Rule::templated_name | Rule::template_call => {
+            let mut inner = pair.into_inner();
+            let name = path(inner.next().unwrap());
+            ExprKind::Templated(name, template_args(inner.next().unwrap())?)
+        }
+        Rule::brace_construct => {
+            let mut inner = pair.into_inner();
+            let name = path(inner.next().unwrap());
+            match init_list(inner.next().unwrap())? {
+                Init::List(items, _) => ExprKind::BraceConstruct(name, items),
+                _ => unreachable!(),
+            }
+        }
+        r => unreachable!("primary {r:?}"),
+    };
+    Ok(mk(kind, span))
+}
+
+pub(super) fn int_literal(text: &str, span: Span) -> Result<ExprKind> {
+    let lower = text.to_ascii_lowercase();
+    let digits_end = lower.trim_end_matches(['u', 'l']).len();
+    let (digits, suffix_text) = lower.split_at(digits_end);
+    let suffix = match (suffix_text.contains('u'), suffix_text.contains('l')) {
+        (false, false) => LiteralSuffix::None,
+        (true, false) => LiteralSuffix::Unsigned,
+        (false, true) => LiteralSuffix::Long,
+        (true, true) => LiteralSuffix::UnsignedLong,
+    };
+    let (radix, body) = if let Some(h) = digits.strip_prefix("0x") {
+        (16, h)
+    } else if let Some(b) = digits.strip_prefix("0b") {
+        (2, b)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    let value = u64::from_str_radix(body, radix).map_err(|_| Error {
+        span,
+        message: format!("integer literal `{text}` is too large"),
+    })?;
+    Ok(ExprKind::Int {
+        value,
+        suffix,
+        non_decimal: radix != 10,
+    })
+}
+
+pub(super) fn float_literal(text: &str, span: Span) -> Result<ExprKind> {
+    let lower = text.to_ascii_lowercase();
+    let (body, suffix) = if let Some(b) = lower.strip_suffix("bf") {
+        (b, LiteralSuffix::BFloat)
+    } else if let Some(b) = lower.strip_suffix('f') {
+        (b, LiteralSuffix::Float)
+    } else if let Some(b) = lower.strip_suffix('h') {
+        (b, LiteralSuffix::Half)
+    } else if let Some(b) = lower.strip_suffix('l') {
+        (b, LiteralSuffix::Long)
+    } else {
+        (lower.as_str(), LiteralSuffix::None)
+    };
+    let value: f64 = body.parse().map_err(|_| Error {
+        span,
+        message: format!("invalid floating-point literal `{text}`"),
+    })?;
+    Ok(ExprKind::Float { value, suffix })
+}
