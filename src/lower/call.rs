@@ -19,8 +19,19 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
-        if let ExprKind::Member(base, method, false) = &callee.kind {
-            let (h, ty) = self.rvalue(fx, base)?;
+        if let ExprKind::Member(base, method, arrow) = &callee.kind {
+            // `p->m()` is `(*p).m()`.
+            let object = match arrow {
+                true => Expr {
+                    kind: ExprKind::Unary(crate::syntax::ast::UnaryOp::Deref, base.clone()),
+                    span: base.span,
+                },
+                false => (**base).clone(),
+            };
+            if let Some(v) = self.call_member(fx, &object, method, args, span)? {
+                return Ok(v);
+            }
+            let (h, ty) = self.rvalue(fx, &object)?;
             let Type::Texture(t) = ty else {
                 return Err(Error::new(
                     method.span,
@@ -64,6 +75,11 @@ impl Lowerer<'_, '_> {
                 format!("called object `{name}` is not a function"),
             ));
         }
+        if path.len() == 1 && !self.program.symbols.contains_key(&name) {
+            if let Some(v) = self.implicit_member_call(fx, &name, args, callee.span, span)? {
+                return Ok(v);
+            }
+        }
         let joined = path.join("::");
         if let Some(ty) = types::builtin_type(&joined) {
             let ts = TypeSpec {
@@ -95,6 +111,9 @@ impl Lowerer<'_, '_> {
         match self.program.symbols.get(&name) {
             Some(Symbol::Type(ty)) if path.len() == 1 => {
                 let ty = ty.clone();
+                if let Some(v) = self.call_constructor(fx, &ty, args, span)? {
+                    return Ok(v);
+                }
                 return self.construct(fx, &ty, args, span);
             }
             Some(Symbol::Functions(list)) if path.len() == 1 => {
@@ -431,6 +450,15 @@ impl Lowerer<'_, '_> {
                 }
                 let (h, t) = self.rvalue(fx, e)?;
                 Ok((self.convert(fx, h, &t, ty, false, e.span)?, ty.clone()))
+            }
+            Init::Paren(args, span) if matches!(ty, Type::Struct(_)) => {
+                match self.call_constructor(fx, ty, args, *span)? {
+                    Some(v) => self.load(fx, v, *span),
+                    None => Err(Error::new(
+                        *span,
+                        "parenthesized initialization of aggregates is not supported; use braces",
+                    )),
+                }
             }
             Init::Paren(args, span) => match ty {
                 Type::Scalar(_) | Type::Vector(..) | Type::Matrix { .. } => {

@@ -53,8 +53,36 @@ impl Lowerer<'_, '_> {
                 Type::BOOL,
             )),
             ExprKind::Name(path) => self.name(fx, path, e.span),
-            ExprKind::Binary(op, a, b) => self.binary(fx, *op, a, b, e.span),
-            ExprKind::Unary(op, a) => self.unary(fx, *op, a, e.span),
+            ExprKind::Binary(op, a, b) => {
+                match self.user_operator(fx, op.symbol(), &[a, b], e.span)? {
+                    Some(v) => Ok(v),
+                    None => self.binary(fx, *op, a, b, e.span),
+                }
+            }
+            ExprKind::Unary(op, a) => {
+                let symbol = match op {
+                    UnaryOp::Neg => Some("-"),
+                    UnaryOp::Plus => Some("+"),
+                    UnaryOp::Not => Some("!"),
+                    UnaryOp::BitNot => Some("~"),
+                    _ => None,
+                };
+                let user = match symbol {
+                    Some(s) => self.user_operator(fx, s, &[a], e.span)?,
+                    None => None,
+                };
+                match user {
+                    Some(v) => Ok(v),
+                    None => self.unary(fx, *op, a, e.span),
+                }
+            }
+            ExprKind::Assign(Some(op), lhs, rhs) => {
+                let compound = format!("{}=", op.symbol());
+                match self.user_operator(fx, &compound, &[lhs, rhs], e.span)? {
+                    Some(v) => Ok(v),
+                    None => self.assign(fx, Some(*op), lhs, rhs, e.span),
+                }
+            }
             ExprKind::Assign(op, lhs, rhs) => self.assign(fx, *op, lhs, rhs, e.span),
             ExprKind::PostIncDec(inc, a) => self.inc_dec(fx, a, *inc, false, e.span),
             ExprKind::Ternary(c, a, b) => self.ternary(fx, c, a, b, e.span),
@@ -87,6 +115,9 @@ impl Lowerer<'_, '_> {
                     span: e.span,
                 };
                 let ty = self.program.resolve_type(&ts)?;
+                if let Some(v) = self.brace_constructor(fx, &ty, items, e.span)? {
+                    return Ok(v);
+                }
                 let (h, ty) = self.init_list(fx, items, &ty, e.span)?;
                 Ok(Value::Rv(h, ty))
             }
@@ -267,6 +298,18 @@ impl Lowerer<'_, '_> {
                         .note(format!("Metal sets it at dispatch; WGSL needs it at translation: pass `--threadgroup-memory {index}=BYTES`")));
                 }
                 return Ok(self.local_value(fx, local, span));
+            }
+            if let Some(e) = self.implicit_member(fx, name, span) {
+                return self.expr(fx, &e);
+            }
+        }
+        // `S::N`: a static member constant.
+        if path.len() > 1 {
+            if let Some(Symbol::Constant(i)) = self.program.symbols.get(&path.join("::")) {
+                let i = *i;
+                let c = self.global_constant(i, span)?;
+                let ty = self.program.constants[i].ty.clone();
+                return Ok(Value::Rv(fx.add(Expression::Constant(c), span), ty));
             }
         }
         match self.program.symbols.get(name) {

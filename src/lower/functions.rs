@@ -152,6 +152,7 @@ impl Lowerer<'_, '_> {
     /// Each argument's type, for deduction (a pointer stays a pointer: a
     /// by-value `T` does not deduce its pointee). The IR is discarded.
     fn argument_types(&mut self, fx: &mut FnCtx, args: &[Expr]) -> Result<Vec<(Type, Span)>> {
+        let start = fx.function.expressions.len();
         fx.open();
         let mut types = Vec::new();
         for a in args {
@@ -170,11 +171,13 @@ impl Lowerer<'_, '_> {
                 Ok(t) => types.push((t, a.span)),
                 Err(e) => {
                     drop(fx.close());
+                    super::members::neutralize_results(fx, start);
                     return Err(e);
                 }
             }
         }
         drop(fx.close());
+        super::members::neutralize_results(fx, start);
         Ok(types)
     }
 
@@ -236,13 +239,22 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<usize> {
         // Type the arguments in a scratch block whose IR is discarded.
+        let start = fx.function.expressions.len();
         fx.open();
         let mut arg_types = Vec::new();
         for a in args {
-            let v = self.expr(fx, a)?;
-            arg_types.push(value_type(&v));
+            let v = self.expr(fx, a);
+            match v {
+                Ok(v) => arg_types.push(value_type(&v)),
+                Err(e) => {
+                    drop(fx.close());
+                    super::members::neutralize_results(fx, start);
+                    return Err(e);
+                }
+            }
         }
         drop(fx.close());
+        super::members::neutralize_results(fx, start);
         let mut best: Vec<(u32, usize)> = Vec::new();
         for &i in candidates {
             let mut score = 0;
@@ -423,7 +435,7 @@ impl Lowerer<'_, '_> {
                 "functions returning pointers or references are not supported yet",
             ));
         }
-        let mut fx = FnCtx::new(&f.name.name, ret.clone());
+        let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
         if ret != Type::Void {
             let ty = self.naga_type(&ret, f.ret.span)?;
             fx.function.result = Some(naga::FunctionResult { ty, binding: None });
@@ -595,4 +607,44 @@ impl Lowerer<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// A readable WGSL name for a helper: member functions are declared as
+/// `S::m` (`S::m@device` for the device twin) and operators as `operator+`.
+fn wgsl_name(name: &str) -> String {
+    const OPS: [(&str, &str); 25] = [
+        ("+=", "add_assign"),
+        ("-=", "sub_assign"),
+        ("*=", "mul_assign"),
+        ("/=", "div_assign"),
+        ("%=", "rem_assign"),
+        ("&=", "and_assign"),
+        ("|=", "or_assign"),
+        ("^=", "xor_assign"),
+        ("==", "eq"),
+        ("!=", "ne"),
+        ("<=", "le"),
+        (">=", "ge"),
+        ("&&", "land"),
+        ("||", "lor"),
+        ("<<", "shl"),
+        (">>", "shr"),
+        ("+", "add"),
+        ("-", "sub"),
+        ("*", "mul"),
+        ("/", "div"),
+        ("%", "rem"),
+        ("<", "lt"),
+        (">", "gt"),
+        ("!", "not"),
+        ("~", "bit_not"),
+    ];
+    let mut out = name.replace("::", "_").replace('@', "_");
+    if let Some(i) = out.find("operator") {
+        let rest = out[i + "operator".len()..].to_string();
+        if let Some((op, word)) = OPS.iter().find(|(op, _)| rest.starts_with(op)) {
+            out = format!("{}operator_{word}{}", &out[..i], &rest[op.len()..]);
+        }
+    }
+    out
 }

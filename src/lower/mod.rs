@@ -19,6 +19,7 @@ mod functions;
 mod invocation;
 mod mathlib;
 mod mathlib_int;
+mod members;
 mod narrow;
 mod operators;
 mod pointers;

@@ -85,13 +85,16 @@ impl Walk<'_, '_, '_> {
     fn expr(&mut self, e: &Expr) -> bool {
         match &e.kind {
             ExprKind::Call(callee, args) => self.call(callee) || args.iter().any(|a| self.expr(a)),
-            ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
-                self.expr(a) || self.expr(b)
+            // An operator on struct operands may call an overload; which one
+            // depends on types this walk does not know, so it follows them all.
+            ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) => {
+                self.operators() || self.expr(a) || self.expr(b)
             }
-            ExprKind::Unary(_, a)
-            | ExprKind::PostIncDec(_, a)
-            | ExprKind::Member(a, _, _)
-            | ExprKind::Cast(_, _, a) => self.expr(a),
+            ExprKind::Index(a, b) => self.expr(a) || self.expr(b),
+            ExprKind::Unary(_, a) => self.operators() || self.expr(a),
+            ExprKind::PostIncDec(_, a) | ExprKind::Member(a, _, _) | ExprKind::Cast(_, _, a) => {
+                self.expr(a)
+            }
             ExprKind::Ternary(a, b, c) => self.expr(a) || self.expr(b) || self.expr(c),
             ExprKind::Comma(items) => items.iter().any(|e| self.expr(e)),
             ExprKind::InitList(items) | ExprKind::BraceConstruct(_, items) => {
@@ -102,6 +105,11 @@ impl Walk<'_, '_, '_> {
     }
 
     fn call(&mut self, callee: &Expr) -> bool {
+        if let ExprKind::Member(object, member, _) = &callee.kind {
+            // `x.m()`: a member function `S::m` of whatever struct `x` is.
+            let name = member.name.as_str();
+            return self.expr(object) || self.members_named(name);
+        }
         let (ExprKind::Name(path) | ExprKind::Templated(path, _)) = &callee.kind else {
             return false;
         };
@@ -109,6 +117,11 @@ impl Walk<'_, '_, '_> {
             return false;
         };
         if (self.wanted)(name) {
+            return true;
+        }
+        // `m()` inside a member function is `this->m()`, and `S(..)` is a
+        // constructor `S::S`.
+        if self.members_named(name) {
             return true;
         }
         // A template's calls are the same in every instantiation, up to
@@ -134,6 +147,34 @@ impl Walk<'_, '_, '_> {
             }
         }
         false
+    }
+}
+
+impl Walk<'_, '_, '_> {
+    /// Follows every user function whose name satisfies `pick`, once.
+    fn follow(&mut self, pick: &dyn Fn(&str) -> bool) -> bool {
+        for (i, f) in self.program.functions.iter().enumerate() {
+            if pick(&f.name.name)
+                && self.visited.insert(i)
+                && f.body.as_ref().is_some_and(|b| self.block(b))
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Member functions (and their `@device` twins) named `name` of any
+    /// struct: `S::name`.
+    fn members_named(&mut self, name: &str) -> bool {
+        let suffix = format!("::{name}");
+        let twin = format!("::{name}{}", crate::syntax::members::DEVICE_TWIN);
+        self.follow(&|f: &str| f.ends_with(&suffix) || f.ends_with(&twin))
+    }
+
+    /// Every operator overload, member or free.
+    fn operators(&mut self) -> bool {
+        self.follow(&|f: &str| f.starts_with("operator") || f.contains("::operator"))
     }
 }
 

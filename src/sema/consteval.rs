@@ -259,7 +259,13 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         ExprKind::Bool(b) => Ok(ConstValue::Bool(*b)),
         ExprKind::Name(path) => {
             let name = path.last().map(String::as_str).unwrap_or("");
-            match program.symbols.get(name) {
+            // `S::N` (a static member constant) is declared by its full path.
+            let joined = path.join("::");
+            let symbol = match program.symbols.get(&joined) {
+                Some(s) if path.len() > 1 => Some(s),
+                _ => program.symbols.get(name),
+            };
+            match symbol {
                 Some(Symbol::Constant(i)) => Ok(program.constants[*i].value.clone()),
                 Some(Symbol::FunctionConstant(_) | Symbol::SpecConstant(_)) => Err(Error::new(
                     e.span,

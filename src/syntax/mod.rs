@@ -3,6 +3,8 @@
 pub mod ast;
 mod build;
 
+pub use build::members;
+
 use crate::source_map::Span;
 use pest::Parser as _;
 

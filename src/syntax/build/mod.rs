@@ -8,6 +8,7 @@ use pest::pratt_parser::{Assoc, Op, PrattParser};
 use std::sync::OnceLock;
 
 mod expr;
+pub mod members;
 mod stmt;
 
 use expr::expr;
@@ -66,7 +67,11 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
                     span,
                 }));
             }
-            Rule::struct_decl => items.push(Item::Struct(struct_decl(pair)?)),
+            Rule::struct_decl => {
+                let (decl, members) = members::struct_decl(pair)?;
+                items.push(Item::Struct(decl));
+                items.extend(members);
+            }
             Rule::typedef_struct => items.extend(typedef_struct(pair)?),
             Rule::enum_decl => items.push(Item::Enum(enum_decl(pair)?)),
             Rule::function_def => items.push(Item::Function(function_def(pair)?)),
@@ -176,41 +181,6 @@ fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
     Ok(members)
 }
 
-fn struct_decl(pair: Pair<Rule>) -> Result<StructDecl> {
-    let span = span_of(&pair);
-    let mut inner = pair.into_inner();
-    inner.next(); // struct_kw
-    let name = ident(inner.next().unwrap());
-    let mut members = Vec::new();
-    for decl in inner {
-        let mut parts = decl.into_inner();
-        let ty = type_spec(parts.next().unwrap())?;
-        for d in parts {
-            let mut dp = d.into_inner();
-            let name = ident(dp.next().unwrap());
-            let (mut array, mut attributes) = (Vec::new(), Vec::new());
-            for p in dp {
-                match p.as_rule() {
-                    Rule::array_suffix => array.push(array_suffix(p)?),
-                    Rule::attributes => attributes.extend(attributes_of(p)?),
-                    _ => unreachable!(),
-                }
-            }
-            members.push(Member {
-                ty: ty.clone(),
-                name,
-                array,
-                attributes,
-            });
-        }
-    }
-    Ok(StructDecl {
-        name,
-        members,
-        span,
-    })
-}
-
 fn array_suffix(pair: Pair<Rule>) -> Result<Option<Expr>> {
     pair.into_inner().next().map(expr).transpose()
 }
@@ -259,7 +229,7 @@ fn function_def(pair: Pair<Rule>) -> Result<FunctionDecl> {
                 }
             }
             Rule::type_spec => ret = Some(type_spec(p)?),
-            Rule::ident => name = Some(ident(p)),
+            Rule::ident | Rule::operator_name => name = Some(members::fn_name(p)),
             Rule::param_list => {
                 for param in p.into_inner().filter(|x| x.as_rule() == Rule::param) {
                     params.push(param_of(param)?);
@@ -291,7 +261,16 @@ fn template_decl(pair: Pair<Rule>) -> Result<TemplateDecl> {
             Rule::template_kw => {}
             Rule::template_param => params.push(template_param(p)?),
             Rule::function_def => item = Some(Templated::Function(function_def(p)?)),
-            Rule::struct_decl => item = Some(Templated::Struct(struct_decl(p)?)),
+            Rule::struct_decl => {
+                let (decl, members) = members::struct_decl(p)?;
+                if !members.is_empty() {
+                    return Err(Error {
+                        span: decl.name.span,
+                        message: "member functions and static members of struct templates are not supported yet".into(),
+                    });
+                }
+                item = Some(Templated::Struct(decl))
+            }
             r => unreachable!("template part {r:?}"),
         }
     }

@@ -1,0 +1,272 @@
+//! Structs with member functions, constructors, operator overloads and static
+//! member constants (issue #8 item 5), and their diagnostics.
+
+mod common;
+
+use msl2wgsl::{Library, Options};
+
+const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+
+fn fixture(name: &str) -> String {
+    let path = format!("{}/fixtures/members/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn translate(name: &str, src: &str) -> Library {
+    Library::from_source(name, src, &Options::default())
+        .unwrap_or_else(|f| panic!("{name}:\n{}", f.render()))
+}
+
+/// Asserts the first diagnostic is `t.metal:LINE:COL: error: MESSAGE...`,
+/// where LINE:COL is where the first `at` starts in `body`.
+fn assert_error(body: &str, at: &str, message: &str) {
+    let offset = body
+        .find(at)
+        .unwrap_or_else(|| panic!("`{at}` not in the test source"));
+    let before = &body[..offset];
+    let line = before.matches('\n').count() + 3;
+    let col = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    let src = format!("{PRELUDE}{body}");
+    let text = match Library::from_source("t.metal", &src, &Options::default()) {
+        Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
+        Err(f) => f.render(),
+    };
+    let want = format!("t.metal:{line}:{col}: error: {message}");
+    assert!(
+        text.lines().next().unwrap_or_default().starts_with(&want),
+        "want `{want}`\n got:\n{text}"
+    );
+}
+
+const COMPLEX: &str = "struct Complex {
+    float re, im;
+    Complex(float r, float i) : re(r), im(i) {}
+    float norm() const { return re * re + im * im; }
+    void scale(float k) { re *= k; im *= k; }
+};
+";
+
+#[test]
+fn member_functions_become_helpers_taking_the_object() {
+    let lib = translate("complex.metal", &fixture("complex.metal"));
+    let wgsl = lib.wgsl();
+    // A const member takes the object by value, a non-const one by
+    // `ptr<function>`, and its device twin by buffer element index.
+    assert!(wgsl.contains("fn Complex_norm(this"), "{wgsl}");
+    assert!(
+        wgsl.contains("fn Complex_scale(this_5: ptr<function, Complex>"),
+        "{wgsl}"
+    );
+    assert!(wgsl.contains("acc[this_index"), "{wgsl}");
+    // `Complex::N` is a program-scope constant.
+    assert!(wgsl.contains("const Complex_N: i32 = 4i;"), "{wgsl}");
+}
+
+#[test]
+fn aggregate_and_constructor_initialization_coexist() {
+    let src = format!(
+        "{PRELUDE}struct P {{ float x, y; float sum() const {{ return x + y; }} }};
+{COMPLEX}
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {{
+    P p{{1.0f, 2.0f}};
+    Complex c(1, 2);
+    Complex d = Complex(3.0f, 4.0f);
+    out[i] = p.sum() + c.norm() + d.norm();
+}}
+"
+    );
+    translate("t.metal", &src);
+}
+
+#[test]
+fn virtual_functions_are_refused() {
+    assert_error(
+        "struct S { float x; virtual float f() const { return x; } };\n",
+        "virtual",
+        "virtual functions are not supported",
+    );
+}
+
+#[test]
+fn non_const_member_on_const_object_is_refused() {
+    let body = format!(
+        "{COMPLEX}kernel void k(const device Complex* p [[buffer(0)]], uint i [[thread_position_in_grid]]) {{
+    p[i].scale(2.0f);
+}}
+"
+    );
+    assert_error(
+        &body,
+        "scale(2.0f)",
+        "cannot call non-const member function `scale` on a const object of type `Complex`",
+    );
+    let body = format!(
+        "{COMPLEX}kernel void k(device float* out [[buffer(0)]]) {{
+    const Complex c(1, 2);
+    c.scale(2.0f);
+    out[0] = c.norm();
+}}
+"
+    );
+    assert_error(
+        &body,
+        "scale(2.0f)",
+        "cannot call non-const member function `scale` on a const object",
+    );
+}
+
+#[test]
+fn unknown_member_function_is_located() {
+    let body = format!(
+        "{COMPLEX}kernel void k(device float* out [[buffer(0)]]) {{
+    Complex c(1, 2);
+    out[0] = c.abs();
+}}
+"
+    );
+    assert_error(&body, "abs()", "no member function `abs` in `Complex`");
+}
+
+#[test]
+fn wrong_member_argument_count_is_located() {
+    let body = format!(
+        "{COMPLEX}kernel void k(device float* out [[buffer(0)]]) {{
+    Complex c(1, 2);
+    c.scale(1.0f, 2.0f);
+    out[0] = c.norm();
+}}
+"
+    );
+    assert_error(
+        &body,
+        "c.scale(1.0f, 2.0f)",
+        "no matching member function for call to `scale`: it takes 1 argument(s), 2 given",
+    );
+}
+
+#[test]
+fn static_member_functions_are_not_supported_yet() {
+    assert_error(
+        "struct S { float x; static float f() { return 1.0f; } };\n",
+        "static float",
+        "static member functions are not supported yet",
+    );
+}
+
+#[cfg(feature = "runner")]
+mod gpu {
+    use super::fixture;
+    use crate::common::{f32_bytes, f32s, gpu};
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    use msl2wgsl::Options;
+    use std::collections::BTreeMap;
+
+    /// The CPU reference of `complex_ops` for one element.
+    fn reference(x: f32, y: f32, acc: [f32; 2]) -> ([f32; 2], f32) {
+        let mul = |a: [f32; 2], b: [f32; 2]| [a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]];
+        let norm = |a: [f32; 2]| a[0] * a[0] + a[1] * a[1];
+        let a = [x, y];
+        let b = [y, 0.5];
+        let ab = mul(a, b);
+        let mut c = [ab[0] + x, ab[1] - y];
+        c = [c[0] * 2.0, c[1] * 2.0];
+        let d = [-c[0], -c[1]];
+        let acc = [(acc[0] + d[0]) * 0.5, (acc[1] + d[1]) * 0.5];
+        (acc, norm(c) + norm(a) + 2.0 * norm(d) + 3.0)
+    }
+
+    #[test]
+    fn complex_struct_kernel_matches_cpu() {
+        let Some(gpu) = gpu() else { return };
+        let n = 100;
+        let input: Vec<f32> = (0..2 * n).map(|i| (i as f32 * 0.37).sin()).collect();
+        let acc: Vec<f32> = (0..2 * n).map(|i| i as f32 * 0.25 - 3.0).collect();
+        let buffers: BTreeMap<u32, Vec<u8>> = [
+            (0, f32_bytes(&input)),
+            (1, f32_bytes(&acc)),
+            (2, vec![0; n * 4]),
+        ]
+        .into_iter()
+        .collect();
+        let out = run_kernel(
+            gpu,
+            "complex.metal",
+            &fixture("complex.metal"),
+            &Options::default(),
+            "complex_ops",
+            &Dispatch::Threads {
+                grid: [n as u32, 1, 1],
+                threadgroup: [64, 1, 1],
+            },
+            &buffers,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (got_acc, got_out) = (f32s(&out[&1]), f32s(&out[&2]));
+        for i in 0..n {
+            let (want_acc, want_out) =
+                reference(input[2 * i], input[2 * i + 1], [acc[2 * i], acc[2 * i + 1]]);
+            for (g, w) in [
+                (got_acc[2 * i], want_acc[0]),
+                (got_acc[2 * i + 1], want_acc[1]),
+                (got_out[i], want_out),
+            ] {
+                assert!(
+                    (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+                    "[{i}]: got {g}, want {w}"
+                );
+            }
+        }
+    }
+}
+
+/// A barrier reached only through a member function, on a ragged grid:
+/// the threads past the grid must stay for the barrier (they are
+/// predicated, not returned early), or the WGSL's barrier would sit in
+/// non-uniform control flow.
+const MEMBER_BARRIER: &str = "#include <metal_stdlib>\nusing namespace metal;\n\
+    struct Pairer {\n\
+        float bias;\n\
+        float pair(device const float* in, uint i) const {\n\
+            threadgroup_barrier(mem_flags::mem_device);\n\
+            return in[i] + in[i ^ 1u] + bias;\n\
+        }\n\
+    };\n\
+    kernel void pairs(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],\n\
+                      uint gid [[thread_position_in_grid]], uint lid [[thread_position_in_threadgroup]]) {\n\
+        Pairer p{0.5f};\n\
+        out[gid] = p.pair(in, gid);\n\
+    }\n";
+
+#[test]
+fn barriers_inside_member_functions_keep_ragged_threads() {
+    let lib = Library::from_source("pairs.metal", MEMBER_BARRIER, &Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert!(lib.function("pairs").unwrap().uses_barriers);
+    #[cfg(feature = "runner")]
+    {
+        use msl2wgsl::runner::{run_kernel, Dispatch};
+        let Some(gpu) = common::gpu() else { return };
+        let n = 100u32;
+        let input: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let buffers = [(0, common::f32_bytes(&input)), (1, vec![0; n as usize * 4])].into();
+        let dispatch = Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: [64, 1, 1],
+        };
+        let out = run_kernel(
+            gpu,
+            "pairs.metal",
+            MEMBER_BARRIER,
+            &Options::default(),
+            "pairs",
+            &dispatch,
+            &buffers,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let got = common::f32s(&out[&1]);
+        for (i, g) in got.iter().enumerate() {
+            let want = (i ^ 1) as f32 + i as f32 + 0.5;
+            assert_eq!(*g, want, "[{i}]");
+        }
+    }
+}
