@@ -101,7 +101,7 @@ impl Lowerer<'_, '_> {
             let plain = match self.program.symbols.get(&name) {
                 Some(Symbol::Functions(list)) => list
                     .iter()
-                    .any(|&i| self.program.functions[i].params.len() == args.len()),
+                    .any(|&i| super::functions::accepts(self.program.functions[i], args.len())),
                 _ => false,
             };
             if !plain {

@@ -14,6 +14,16 @@ impl Lowerer<'_, '_> {
     /// Lowers an expression to a value, place or pointer.
     pub(super) fn expr(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Value> {
         match &e.kind {
+            ExprKind::SizeOf { align, operand } => {
+                let local = |name: &str| match fx.lookup(name) {
+                    Some(
+                        super::value::Local::Var { ty, .. } | super::value::Local::Value(_, ty),
+                    ) => Some(ty.clone()),
+                    _ => None,
+                };
+                let v = crate::sema::sizeof::eval(self.program, *align, operand, e.span, &local)?;
+                Ok(self.const_value(fx, &v, e.span))
+            }
             ExprKind::Int {
                 value,
                 suffix,

@@ -67,7 +67,7 @@ impl Lowerer<'_, '_> {
         let viable: Vec<usize> = candidates
             .iter()
             .copied()
-            .filter(|i| self.program.functions[*i].params.len() == args.len())
+            .filter(|i| accepts(self.program.functions[*i], args.len()))
             .collect();
         let index = match viable.as_slice() {
             [] => {
@@ -77,7 +77,8 @@ impl Lowerer<'_, '_> {
             [one] => *one,
             many => self.pick_overload(fx, many, args, callee_span)?,
         };
-        self.call_function(fx, index, name, args, callee_span, span)
+        let args = with_defaults(self.program.functions[index], args);
+        self.call_function(fx, index, name, &args, callee_span, span)
     }
 
     /// A call of function template `name` (`square(x)`, `square<half>(x)`):
@@ -647,4 +648,23 @@ fn wgsl_name(name: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `f` can be called with `n` arguments: the parameters past the
+/// `n`th all have default arguments (`float f(float x, float k = 2.0f)`).
+pub(super) fn accepts(f: &FunctionDecl, n: usize) -> bool {
+    n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
+}
+
+/// `args` completed with the default arguments of the parameters they
+/// leave out; C++ evaluates those at the call, where only program-scope
+/// names are visible to them.
+fn with_defaults(f: &FunctionDecl, args: &[Expr]) -> Vec<Expr> {
+    let mut all = args.to_vec();
+    all.extend(
+        f.params[args.len().min(f.params.len())..]
+            .iter()
+            .filter_map(|p| p.default.clone()),
+    );
+    all
 }

@@ -15,6 +15,7 @@ impl Lowerer<'_, '_> {
         let span = s.span;
         match &s.kind {
             StmtKind::Empty => {}
+            StmtKind::StaticAssert(a) => crate::sema::static_assert::check(self.program, a)?,
             StmtKind::Block(b) => {
                 fx.open();
                 for s in &b.stmts {

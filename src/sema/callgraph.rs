@@ -70,7 +70,9 @@ impl Walk<'_, '_, '_> {
                     })
             }
             StmtKind::Return(e) => e.as_ref().is_some_and(|e| self.expr(e)),
-            StmtKind::Break | StmtKind::Continue | StmtKind::Empty => false,
+            StmtKind::Break | StmtKind::Continue | StmtKind::Empty | StmtKind::StaticAssert(_) => {
+                false
+            }
         }
     }
 

@@ -257,6 +257,9 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             _ => ConstValue::Float(*value as f32 as f64, Scalar::Float),
         }),
         ExprKind::Bool(b) => Ok(ConstValue::Bool(*b)),
+        ExprKind::SizeOf { align, operand } => {
+            super::sizeof::eval(program, *align, operand, e.span, &|_| None)
+        }
         ExprKind::Name(path) => {
             let name = path.last().map(String::as_str).unwrap_or("");
             // `S::N` (a static member constant) is declared by its full path.
@@ -289,7 +292,10 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
                 _ => Err(not_const()),
             }
         }
-        ExprKind::Call(callee, args) => construct(program, callee, args).ok_or_else(not_const),
+        ExprKind::Call(callee, args) => match super::constexpr_fn::call(program, callee, args) {
+            Some(result) => result,
+            None => construct(program, callee, args).ok_or_else(not_const),
+        },
         ExprKind::Index(base, index) => {
             let base = eval(program, base)?;
             let i = eval(program, index)?.as_int().ok_or_else(not_const)?;

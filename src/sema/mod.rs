@@ -4,8 +4,11 @@
 
 pub mod callgraph;
 pub mod consteval;
+pub mod constexpr_fn;
 pub mod conversions;
 pub mod function_constants;
+pub mod sizeof;
+pub mod static_assert;
 pub mod subst;
 pub mod templates;
 
@@ -164,6 +167,7 @@ impl<'a> Program<'a> {
             Item::Enum(e) => self.declare_enum(e),
             Item::Template(t) => self.declare_template(t),
             Item::Instantiation(i) => self.declare_instantiation(i),
+            Item::StaticAssert(a) => static_assert::check(self, a),
         }
     }
 

@@ -146,7 +146,11 @@ impl Subst<'_> {
                 }
             }
             StmtKind::Return(Some(e)) => self.expr(e),
-            StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
+            StmtKind::Return(None)
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Empty
+            | StmtKind::StaticAssert(_) => {}
         }
     }
 
@@ -208,6 +212,10 @@ impl Subst<'_> {
                 items.iter_mut().for_each(|i| self.init(i));
             }
             ExprKind::Comma(items) => items.iter_mut().for_each(|x| self.expr(x)),
+            ExprKind::SizeOf { operand, .. } => match operand {
+                crate::syntax::ast::SizeOperand::Type(ts) => self.ty(ts),
+                crate::syntax::ast::SizeOperand::Expr(a) => self.expr(a),
+            },
             ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) => {}
         }
     }

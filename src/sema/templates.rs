@@ -313,7 +313,7 @@ impl<'a> Program<'a> {
 }
 
 /// `static_cast<S>(v)`: a constant of exactly the parameter's type.
-fn value_expr(v: i64, s: Scalar, span: Span) -> ast::Expr {
+pub(crate) fn value_expr(v: i64, s: Scalar, span: Span) -> ast::Expr {
     let mk = |kind| ast::Expr { kind, span };
     if s == Scalar::Bool {
         return mk(ast::ExprKind::Bool(v != 0));

@@ -37,6 +37,19 @@ pub enum Item {
     Template(TemplateDecl),
     /// `template [[host_name("n")]] kernel void f<float>(...);`
     Instantiation(Instantiation),
+    /// `static_assert(cond, "message");` at program or namespace scope.
+    StaticAssert(StaticAssert),
+}
+
+/// `static_assert(cond, "message");`
+#[derive(Clone, Debug)]
+pub struct StaticAssert {
+    /// The condition, a constant expression.
+    pub cond: Expr,
+    /// The message without its quotes, if any.
+    pub message: Option<String>,
+    /// The whole declaration.
+    pub span: Span,
 }
 
 /// A template parameter's kind.
@@ -261,6 +274,8 @@ pub struct Param {
     pub array: Vec<Option<Expr>>,
     /// Attributes.
     pub attributes: Vec<Attribute>,
+    /// The default argument (`float k = 2.0f`).
+    pub default: Option<Expr>,
     /// Whole parameter.
     pub span: Span,
 }
@@ -335,6 +350,8 @@ pub struct Stmt {
 pub enum StmtKind {
     /// `{ ... }`
     Block(Block),
+    /// `static_assert(cond, "message");` at function scope.
+    StaticAssert(StaticAssert),
     /// `T a = 1, b;`
     Decl(VarDecl),
     /// `expr;`
@@ -580,4 +597,20 @@ pub enum ExprKind {
     BraceConstruct(Vec<String>, Vec<Init>),
     /// `a, b`
     Comma(Vec<Expr>),
+    /// `sizeof(...)` (`align` false) or `alignof(...)` (true).
+    SizeOf {
+        /// `alignof` rather than `sizeof`.
+        align: bool,
+        /// The operand; a plain name parses as a type and may be a variable.
+        operand: SizeOperand,
+    },
+}
+
+/// The operand of `sizeof`/`alignof`.
+#[derive(Clone, Debug)]
+pub enum SizeOperand {
+    /// A type (or a plain name, which may turn out to be a variable).
+    Type(TypeSpec),
+    /// An expression, never evaluated.
+    Expr(Box<Expr>),
 }

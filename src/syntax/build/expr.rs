@@ -205,6 +205,17 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
         Rule::int_lit => int_literal(pair.as_str(), span)?,
         Rule::float_lit => float_literal(pair.as_str(), span)?,
         Rule::bool_lit => ExprKind::Bool(pair.as_str() == "true"),
+        Rule::unsupported_expr => return Err(unsupported(&pair)),
+        Rule::sizeof_expr => {
+            let mut inner = pair.into_inner();
+            let align = inner.next().unwrap().as_str() == "alignof";
+            let operand = inner.next().unwrap();
+            let operand = match operand.as_rule() {
+                Rule::type_spec => SizeOperand::Type(type_spec(operand)?),
+                _ => SizeOperand::Expr(Box::new(expr(operand)?)),
+            };
+            ExprKind::SizeOf { align, operand }
+        }
         Rule::paren_expr => {
             return expr(pair.into_inner().next().unwrap()).map(|mut e| {
                 e.span = span;

@@ -316,6 +316,7 @@ fn with_this(mut f: FunctionDecl, ty: TypeSpec) -> FunctionDecl {
             }),
             array: Vec::new(),
             attributes: Vec::new(),
+            default: None,
             span,
         },
     );
@@ -403,7 +404,7 @@ fn rewrite_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr), r: &mut dyn FnMut(&m
             value.iter_mut().for_each(|v| rewrite_expr(v, f));
             r(value);
         }
-        StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
+        StmtKind::Break | StmtKind::Continue | StmtKind::Empty | StmtKind::StaticAssert(_) => {}
     }
 }
 

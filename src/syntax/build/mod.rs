@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 mod expr;
 pub mod members;
+mod namespaces;
 mod stmt;
 
 use expr::expr;
@@ -29,21 +30,109 @@ fn ident(pair: Pair<Rule>) -> Ident {
 }
 
 fn path(pair: Pair<Rule>) -> Vec<String> {
-    pair.as_str()
+    let text = pair.as_str();
+    let parts = text
         .trim_start_matches("::")
         .split("::")
         .map(|s| s.trim().to_string())
-        .collect()
+        .collect();
+    namespaces::resolve(parts, text.starts_with("::"), span_of(&pair))
 }
 
 /// Builds a translation unit.
 pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit> {
     let tu = pairs.next().expect("translation_unit");
+    namespaces::reset();
     let mut items = Vec::new();
-    for pair in tu.into_inner() {
+    let result = top_level(tu.into_inner(), &mut items);
+    let error = namespaces::take_error();
+    namespaces::reset();
+    result?;
+    match error {
+        Some(e) => Err(e),
+        None => Ok(TranslationUnit { items }),
+    }
+}
+
+/// Builds declarations at program or namespace scope into `items`.
+fn top_level<'i>(pairs: impl Iterator<Item = Pair<'i, Rule>>, items: &mut Vec<Item>) -> Result<()> {
+    for pair in pairs {
+        let start = items.len();
+        // A nested namespace declares its own members.
+        let nested = pair.as_rule() == Rule::namespace_decl;
+        item(pair, items)?;
+        for built in items[start..].iter().filter(|_| !nested) {
+            namespaces::declare(built)?;
+        }
+    }
+    Ok(())
+}
+
+/// `namespace [a::b] { items }`: flattened (see [`namespaces`]).
+fn namespace_decl(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
+    let mut inner = pair.into_inner().peekable();
+    inner.next(); // `namespace`
+    let name = inner
+        .next_if(|p| p.as_rule() == Rule::path)
+        .map(|p| p.as_str().to_string());
+    let levels = namespaces::enter(name.as_deref());
+    let result = top_level(inner, items);
+    namespaces::leave(levels);
+    result
+}
+
+/// `static_assert(cond [, "message"]);`
+fn static_assert_decl(pair: Pair<Rule>) -> Result<StaticAssert> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    inner.next(); // `static_assert`
+    let cond = expr(inner.next().unwrap())?;
+    let message = inner
+        .next()
+        .map(|m| m.as_str().trim_matches('"').to_string());
+    Ok(StaticAssert {
+        cond,
+        message,
+        span,
+    })
+}
+
+/// An error for C++ features Metal does not have, named precisely.
+fn unsupported(pair: &Pair<Rule>) -> Error {
+    let message = match pair.as_rule() {
+        Rule::fn_pointer_decl => "function pointers are not supported in Metal".to_string(),
+        _ => {
+            let word = pair.as_str().split_whitespace().next().unwrap_or("");
+            match word {
+                "new" | "delete" => {
+                    format!("`{word}` is not supported in Metal (no dynamic memory allocation)")
+                }
+                _ => format!("exceptions (`{word}`) are not supported in Metal"),
+            }
+        }
+    };
+    Error {
+        span: span_of(pair),
+        message,
+    }
+}
+
+fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
+    {
         let span = span_of(&pair);
         match pair.as_rule() {
-            Rule::using_namespace => items.push(Item::UsingNamespace(span)),
+            Rule::namespace_decl => namespace_decl(pair, items)?,
+            Rule::static_assert_decl => items.push(Item::StaticAssert(static_assert_decl(pair)?)),
+            Rule::unsupported_decl | Rule::fn_pointer_decl => return Err(unsupported(&pair)),
+            Rule::using_decl => {
+                // `using a::f;`: checked by `path`; the member is already
+                // visible unqualified.
+                path(pair.into_inner().next().unwrap());
+            }
+            Rule::using_namespace => {
+                namespaces::using_namespace(pair.clone().into_inner().next().unwrap().as_str());
+                items.push(Item::UsingNamespace(span));
+            }
             Rule::using_alias => {
                 let mut inner = pair.into_inner();
                 let name = ident(inner.next().unwrap());
@@ -84,7 +173,7 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
             r => unreachable!("unexpected top-level rule {r:?}"),
         }
     }
-    Ok(TranslationUnit { items })
+    Ok(())
 }
 
 fn enum_decl(pair: Pair<Rule>) -> Result<EnumDecl> {
@@ -365,11 +454,13 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
     let mut inner = pair.into_inner();
     let ty = type_spec(inner.next().unwrap())?;
     let (mut name, mut array, mut attributes) = (None, Vec::new(), Vec::new());
+    let mut default = None;
     for p in inner {
         match p.as_rule() {
             Rule::ident => name = Some(ident(p)),
             Rule::array_suffix => array.push(array_suffix(p)?),
             Rule::attributes => attributes.extend(attributes_of(p)?),
+            Rule::assign_expr => default = Some(expr(p)?),
             _ => unreachable!(),
         }
     }
@@ -378,6 +469,7 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
         name,
         array,
         attributes,
+        default,
         span,
     })
 }

@@ -1,0 +1,127 @@
+//! `constexpr` functions evaluated at translation time where a constant is
+//! needed (array sizes, `static_assert`, template arguments, program-scope
+//! constants). The body must be C++11's `{ return expr; }`: the arguments'
+//! values replace the parameters in a copy of `expr`, which is evaluated.
+//! Elsewhere the function is an ordinary helper.
+
+use super::consteval::{self, ConstValue};
+use super::subst::{Replacement, Subst};
+use super::{Error, Program, Result, Symbol};
+use crate::source_map::Span;
+use crate::syntax::ast::{Expr, ExprKind, FunctionDecl, LiteralSuffix, StmtKind};
+use crate::types::Scalar;
+use std::cell::Cell;
+use std::collections::HashMap;
+
+/// Deepest nesting of constexpr calls (C++ compilers allow 512; a shader
+/// needing more is surely recursing by mistake).
+const MAX_DEPTH: u32 = 64;
+
+thread_local! {
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The value of `callee(args)` when `callee` names a `constexpr` function;
+/// `None` when it does not (a constructor, or not constant at all).
+pub fn call(program: &Program, callee: &Expr, args: &[Expr]) -> Option<Result<ConstValue>> {
+    let ExprKind::Name(path) = &callee.kind else {
+        return None;
+    };
+    let Some(Symbol::Functions(list)) = program.symbols.get(path.last()?) else {
+        return None;
+    };
+    let f = list
+        .iter()
+        .map(|&i| program.functions[i])
+        .find(|f| f.ret.is_constexpr && accepts(f, args.len()))?;
+    Some(evaluate(program, f, args, callee.span))
+}
+
+fn accepts(f: &FunctionDecl, n: usize) -> bool {
+    n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
+}
+
+fn evaluate(program: &Program, f: &FunctionDecl, args: &[Expr], span: Span) -> Result<ConstValue> {
+    let body = f.body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
+    let [stmt] = body else {
+        return Err(unsupported_body(f));
+    };
+    let StmtKind::Return(Some(result)) = &stmt.kind else {
+        return Err(unsupported_body(f));
+    };
+    let mut map = HashMap::new();
+    for (i, p) in f.params.iter().enumerate() {
+        let arg = args
+            .get(i)
+            .or(p.default.as_ref())
+            .expect("accepts() checked");
+        let ty = program.resolve_type(&p.ty)?;
+        let value = consteval::convert(&consteval::eval(program, arg)?, &ty, arg.span, program)?;
+        let literal = literal(&value, arg.span).ok_or_else(|| {
+            Error::new(
+                arg.span,
+                "only scalar arguments are supported in constexpr calls",
+            )
+        })?;
+        if let Some(name) = &p.name {
+            map.insert(name.name.clone(), Replacement::Value(literal));
+        }
+    }
+    let mut body = result.clone();
+    Subst { map: &map }.expr(&mut body);
+    let depth = DEPTH.with(|d| d.get());
+    if depth >= MAX_DEPTH {
+        return Err(Error::new(
+            span,
+            format!("constexpr evaluation nested deeper than {MAX_DEPTH} calls"),
+        ));
+    }
+    DEPTH.with(|d| d.set(depth + 1));
+    let value = consteval::eval(program, &body);
+    DEPTH.with(|d| d.set(depth));
+    let ret = program.resolve_type(&f.ret)?;
+    consteval::convert(&value?, &ret, span, program)
+}
+
+fn unsupported_body(f: &FunctionDecl) -> Error {
+    Error::new(
+        f.name.span,
+        format!(
+            "constexpr function `{}` is evaluated at translation time only when its body is `{{ return expression; }}`",
+            f.name.name
+        ),
+    )
+}
+
+/// A literal expression of a scalar constant, keeping its type.
+fn literal(v: &ConstValue, span: Span) -> Option<Expr> {
+    Some(match *v {
+        ConstValue::Bool(b) => Expr {
+            kind: ExprKind::Bool(b),
+            span,
+        },
+        ConstValue::Int(i, s) => super::templates::value_expr(i, s, span),
+        ConstValue::Float(value, s) => {
+            let lit = Expr {
+                kind: ExprKind::Float {
+                    value: value.abs(),
+                    suffix: if s == Scalar::Half {
+                        LiteralSuffix::Half
+                    } else {
+                        LiteralSuffix::Float
+                    },
+                },
+                span,
+            };
+            if value < 0.0 {
+                Expr {
+                    kind: ExprKind::Unary(crate::syntax::ast::UnaryOp::Neg, Box::new(lit)),
+                    span,
+                }
+            } else {
+                lit
+            }
+        }
+        ConstValue::Composite(..) => return None,
+    })
+}
