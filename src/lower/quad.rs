@@ -9,15 +9,15 @@
 //! others out.
 
 use super::builder::FnCtx;
-use super::subgroup::{arity, bin, select, vote_unsupported, Operand};
+use super::subgroup::{arity, bin, no_helper_threads, select, vote_unsupported, Operand};
 use super::value::Value;
 use super::{Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::Expr;
 use crate::types::Type;
 use naga::{
-    BinaryOperator as Bo, Direction, Expression, GatherMode, Handle, Literal, MathFunction,
-    Statement, SubgroupOperation as Op,
+    BinaryOperator as Bo, Direction, Expression, GatherMode, Handle, MathFunction, Statement,
+    SubgroupOperation as Op,
 };
 
 /// What a quad-group function name stands for.
@@ -124,13 +124,7 @@ impl Lowerer<'_, '_> {
                 let four = self.u32_lit(fx, 4, span);
                 self.shuffle_and_fill(fx, name, up, args, four, span)?
             }
-            Quad::IsHelper => {
-                arity(name, args, &[0], span)?;
-                Value::Rv(
-                    fx.add(Expression::Literal(Literal::Bool(false)), span),
-                    Type::BOOL,
-                )
-            }
+            Quad::IsHelper => no_helper_threads(fx, name, args, span)?,
             Quad::Ballot => return Err(vote_unsupported(name, "quad_vote", span)),
         };
         Ok(Some(value))

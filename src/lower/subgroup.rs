@@ -199,13 +199,7 @@ impl Lowerer<'_, '_> {
                 self.shuffle_and_fill(fx, name, up, args, width, span)?
             }
             Simd::Barrier => self.simdgroup_barrier(fx, args, span)?,
-            Simd::IsHelper => {
-                arity(name, args, &[0], span)?;
-                Value::Rv(
-                    fx.add(Expression::Literal(Literal::Bool(false)), span),
-                    Type::BOOL,
-                )
-            }
+            Simd::IsHelper => no_helper_threads(fx, name, args, span)?,
             Simd::Ballot => return Err(vote_unsupported(name, "simd_vote", span)),
         };
         Ok(Some(value))
@@ -702,4 +696,18 @@ fn check_mem_flags(e: &Expr) -> Result<()> {
         }
         _ => Err(Error::new(e.span, "expected a `mem_flags` value")),
     }
+}
+
+/// `simd_is_helper_thread()`, `quad_is_helper_thread()`: a constant `false`
+/// (compute threads are never helper threads, and the translation has no
+/// helper-thread query for fragment functions).
+pub(super) fn no_helper_threads(
+    fx: &mut FnCtx,
+    name: &str,
+    args: &[Expr],
+    span: Span,
+) -> Result<Value> {
+    arity(name, args, &[0], span)?;
+    let value = fx.add(Expression::Literal(Literal::Bool(false)), span);
+    Ok(Value::Rv(value, Type::BOOL))
 }
