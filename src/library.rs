@@ -1,13 +1,19 @@
 //! The library API: runs every stage on one MSL source and keeps the result,
 //! like an `MTLLibrary` holding `MTLFunction`s.
 
-use crate::diagnostics::{Diagnostic, Diagnostics, Severity};
+use crate::diagnostics::{Code, Diagnostic, Diagnostics, Severity};
 use crate::preprocess;
 use crate::reflect::FunctionReflection;
 use crate::source_map::SourceMap;
 use crate::source_map::{FileId, Span};
 use crate::{lower, sema, syntax};
 use std::path::Path;
+
+pub mod dump;
+mod limits;
+mod stub_vertex;
+
+pub use crate::lower::HalfMode;
 
 /// Which WGSL dialect to emit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,6 +44,9 @@ pub struct Options {
     pub texture_formats: Vec<(u32, String)>,
     /// Bindings to use instead of the default scheme.
     pub binding_map: crate::reflect::BindingMap,
+    /// How `half` is represented: WGSL `f16` (needs `shader-f16`), or `f32`
+    /// rounded to half precision wherever Metal rounds (needs nothing).
+    pub half: HalfMode,
 }
 
 /// A translation that failed: the diagnostics and the files they point into.
@@ -111,7 +120,8 @@ impl Library {
             diagnostics: Diagnostics(vec![Diagnostic::unlocated(format!(
                 "cannot read '{}': {e}",
                 path.display()
-            ))]),
+            ))
+            .with_code(Code::Unreadable)]),
             source_map: SourceMap::new(),
         })?;
         let name = path.display().to_string();
@@ -150,7 +160,9 @@ impl Library {
         let entry = module.entry_points.swap_remove(index);
         module.entry_points = vec![entry];
         naga::compact::compact(&mut module, naga::compact::KeepUnused::No);
-        emit::wgsl(&module, self.target).ok().map(|(text, _)| text)
+        let (text, _) = emit::wgsl(&module, self.target).ok()?;
+        dump::maybe_dump(&text, &module, &self.functions[index..=index], self.target);
+        Some(text)
     }
 
     /// Every translated function, in source order.
@@ -166,6 +178,16 @@ impl Library {
     /// Warnings, rendered in the compiler convention (empty if none).
     pub fn warnings(&self) -> String {
         self.warnings.render(&self.source_map)
+    }
+
+    /// The warnings, for other formats (`--error-format json`, `-Werror`).
+    pub fn warning_diagnostics(&self) -> &Diagnostics {
+        &self.warnings
+    }
+
+    /// The files read, which the diagnostics point into.
+    pub fn source_map(&self) -> &SourceMap {
+        &self.source_map
     }
 }
 
@@ -187,7 +209,9 @@ pub fn decode_source(name: &str, bytes: Vec<u8>) -> Result<String, Failure> {
             };
             let message = format!("invalid UTF-8 (byte 0x{bad:02X}): MSL source files are UTF-8");
             Err(Failure {
-                diagnostics: Diagnostics(vec![Diagnostic::error_in_file(message, location)]),
+                diagnostics: Diagnostics(vec![
+                    Diagnostic::error_in_file(message, location).with_code(Code::InvalidUtf8)
+                ]),
                 source_map,
             })
         }
@@ -196,8 +220,17 @@ pub fn decode_source(name: &str, bytes: Vec<u8>) -> Result<String, Failure> {
 
 /// Stack for the recursive stages: deep (but legal) nesting must produce a
 /// diagnostic, never a stack overflow, whatever the caller's stack is.
+#[cfg(not(target_arch = "wasm32"))]
 const STACK_SIZE: usize = 256 << 20;
 
+/// wasm32-unknown-unknown cannot spawn threads: translate on the caller's
+/// stack (`web/wasm` links with a large one).
+#[cfg(target_arch = "wasm32")]
+fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result<Library, Failure> {
+    translate(map, main, &options)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result<Library, Failure> {
     let handle = std::thread::Builder::new()
         .name("msl2wgsl".into())
@@ -221,14 +254,17 @@ fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn internal_failure(message: String) -> Failure {
     Failure {
-        diagnostics: Diagnostics(vec![Diagnostic::unlocated(message)]),
+        diagnostics: Diagnostics(vec![Diagnostic::unlocated(message).with_code(Code::Internal)]),
         source_map: SourceMap::new(),
     }
 }
 
-fn sema_diagnostic(e: sema::Error, severity: Severity) -> Diagnostic {
+/// A semantic-analysis or lowering error (or warning) as a diagnostic;
+/// `generic` is the code when the error site chose none.
+fn sema_diagnostic(e: sema::Error, severity: Severity, generic: Code) -> Diagnostic {
     let mut d = if e.span == Span::default() {
         Diagnostic::unlocated(e.message)
     } else {
@@ -236,7 +272,32 @@ fn sema_diagnostic(e: sema::Error, severity: Severity) -> Diagnostic {
     };
     d.severity = severity;
     d.notes = e.notes;
+    d.code = Some(e.code.unwrap_or(generic));
     d
+}
+
+/// Gives errors without a code the stage's generic one.
+fn with_generic_code(mut errors: Vec<sema::Error>, generic: Code) -> Vec<sema::Error> {
+    for e in &mut errors {
+        e.code = e.code.or(Some(generic));
+    }
+    errors
+}
+
+/// A syntax error as a diagnostic.
+fn syntax_diagnostic(e: syntax::Error) -> Diagnostic {
+    Diagnostic::error(e.message, e.span).with_code(e.code.unwrap_or(Code::Syntax))
+}
+
+/// Gives preprocessor diagnostics without a code the generic one.
+fn preprocess_diagnostics(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diags
+        .into_iter()
+        .map(|d| match d.severity {
+            Severity::Error => d.or_code(Code::Preprocess),
+            Severity::Warning => d.or_code(Code::PreprocessWarning),
+        })
+        .collect()
 }
 
 /// Runs every stage.
@@ -247,25 +308,19 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     };
     let (text, mut warnings) =
         match preprocess::preprocess_with_warnings(&mut map, main, &options.preprocess) {
-            Ok(ok) => ok,
-            Err(diags) => return Err(fail(diags, map)),
+            Ok((text, warnings)) => (text, preprocess_diagnostics(warnings)),
+            Err(diags) => return Err(fail(preprocess_diagnostics(diags), map)),
         };
-    let tu = match syntax::parse(&text) {
+    if let Some(d) = crate::diagnostics::input::nul_byte(&text) {
+        return Err(fail(vec![d], map));
+    }
+    let mut tu = match syntax::parse(&text) {
         Ok(tu) => tu,
         Err(e) => {
-            warnings.push(Diagnostic::error(e.message, e.span));
+            warnings.push(syntax_diagnostic(e));
             return Err(fail(warnings, map));
         }
     };
-    let (program, errors) = sema::analyze(&tu);
-    if !errors.is_empty() {
-        warnings.extend(
-            errors
-                .into_iter()
-                .map(|e| sema_diagnostic(e, Severity::Error)),
-        );
-        return Err(fail(warnings, map));
-    }
     let lower_options = lower::Options {
         entries: options.entries.clone(),
         threadgroup_size: options.threadgroup_size,
@@ -273,14 +328,22 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         native_extensions: options.target == Target::Wgpu,
         texture_formats: options.texture_formats.clone(),
         binding_map: options.binding_map.clone(),
+        half: options.half,
     };
-    let lowered = match lower::lower(&tu, &program, &lower_options) {
+    // Struct template instances are added to `tu` as analysis finds them used.
+    let lowered = sema::struct_templates::analyze_until_complete(&mut tu, |tu, program, errors| {
+        if !errors.is_empty() {
+            return Err(with_generic_code(errors, Code::Semantic));
+        }
+        lower::lower(tu, program, &lower_options).map_err(|e| with_generic_code(e, Code::Lowering))
+    });
+    let lowered = match lowered {
         Ok(l) => l,
         Err(errors) => {
             warnings.extend(
                 errors
                     .into_iter()
-                    .map(|e| sema_diagnostic(e, Severity::Error)),
+                    .map(|e| sema_diagnostic(e, Severity::Error, Code::Lowering)),
             );
             return Err(fail(warnings, map));
         }
@@ -289,12 +352,18 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         lowered
             .warnings
             .into_iter()
-            .map(|e| sema_diagnostic(e, Severity::Warning)),
+            .map(|e| sema_diagnostic(e, Severity::Warning, Code::LoweringWarning)),
     );
+    for d in limits::check(&lowered.module) {
+        warnings.push(d);
+    }
+    if Diagnostics(warnings.clone()).has_errors() {
+        return Err(fail(warnings, map));
+    }
     let (wgsl, entry_names) = match emit::wgsl(&lowered.module, options.target) {
         Ok(ok) => ok,
         Err(d) => {
-            warnings.push(d);
+            warnings.push(d.or_code(Code::Internal));
             return Err(fail(warnings, map));
         }
     };
@@ -302,6 +371,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     for (f, name) in functions.iter_mut().zip(entry_names) {
         f.wgsl_entry_point = name;
     }
+    dump::maybe_dump(&wgsl, &lowered.module, &functions, options.target);
     Ok(Library {
         wgsl,
         module: lowered.module,
@@ -377,7 +447,7 @@ mod emit {
             );
             d.notes
                 .push("wgpu has one: translate with `--target wgpu` (`Target::Wgpu`)".into());
-            return Err(d);
+            return Err(d.with_code(crate::diagnostics::Code::NoWebGpuEquivalent));
         }
         let text =
             naga::back::wgsl::write_string(module, &info, naga::back::wgsl::WriterFlags::empty())
@@ -386,15 +456,14 @@ mod emit {
                     "internal compiler error (a bug in msl2wgsl): WGSL writer: {e}"
                 ))
             })?;
-        let reparsed = naga::front::wgsl::parse_str(&text).map_err(|e| {
-            Diagnostic::unlocated(format!(
-                "internal compiler error (a bug in msl2wgsl): the emitted WGSL does not parse: {}",
-                e.emit_to_string(&text)
-            ))
-        })?;
-        Validator::new(ValidationFlags::all(), caps)
-            .validate(&reparsed)
-            .map_err(|e| Diagnostic::unlocated(format!("internal compiler error (a bug in msl2wgsl): the emitted WGSL does not validate: {}", e.emit_to_string(&text))))?;
+        // Re-reading our own output proves naga's writer and parser agree
+        // on it; it costs as much as the rest of the emission (BENCHMARKS.md),
+        // so only debug builds (the test suite) pay for it.
+        let names = entry_point_names(module);
+        if cfg!(debug_assertions) {
+            let reparsed = reparse(&text, caps)?;
+            assert_eq!(reparsed, names, "entry point names differ from the writer's");
+        }
         // Browsers want the extension enabled; naga's own WGSL parser
         // (wgpu's) rejects the directive as unimplemented, so it is only
         // added after the re-parse above, and never for wgpu.
@@ -403,14 +472,48 @@ mod emit {
         } else {
             text
         };
-        Ok((
-            text,
-            reparsed
-                .entry_points
-                .iter()
-                .map(|e| e.name.clone())
-                .collect(),
-        ))
+        Ok((text, names))
+    }
+
+    /// Parses and validates emitted WGSL again; returns its entry point names.
+    fn reparse(text: &str, caps: Capabilities) -> Result<Vec<String>, Diagnostic> {
+        let reparsed = naga::front::wgsl::parse_str(text).map_err(|e| {
+            Diagnostic::unlocated(format!(
+                "internal compiler error (a bug in msl2wgsl): the emitted WGSL does not parse: {}",
+                e.emit_to_string(text)
+            ))
+        })?;
+        Validator::new(ValidationFlags::all(), caps)
+            .validate(&reparsed)
+            .map_err(|e| {
+                Diagnostic::unlocated(format!(
+                    "internal compiler error (a bug in msl2wgsl): the emitted WGSL does not validate: {}",
+                    e.emit_to_string(text)
+                ))
+            })?;
+        Ok(reparsed.entry_points.iter().map(|e| e.name.clone()).collect())
+    }
+
+    /// The names naga's WGSL writer gives the entry points: it renames
+    /// reserved words and collisions, so the names are computed with the
+    /// same `Namer` setup the writer uses (naga 30 `back::wgsl::Writer`).
+    fn entry_point_names(module: &naga::Module) -> Vec<String> {
+        let mut names = naga::FastHashMap::default();
+        naga::proc::Namer::default().reset(
+            module,
+            &naga::keywords::wgsl::RESERVED_SET,
+            &naga::keywords::wgsl::BUILTIN_IDENTIFIER_SET,
+            naga::proc::CaseInsensitiveKeywordSet::empty(),
+            &["__", "_naga"],
+            &mut names,
+        );
+        (0..module.entry_points.len())
+            .map(|i| {
+                names
+                    .remove(&naga::proc::NameKey::EntryPoint(i as naga::proc::EntryPointIndex))
+                    .unwrap_or_else(|| module.entry_points[i].name.clone())
+            })
+            .collect()
     }
 
     /// What of WGSL's subgroup extension a module uses.

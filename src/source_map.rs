@@ -51,6 +51,20 @@ pub struct SourceFile {
     /// The full text.
     pub text: String,
     line_starts: Vec<usize>,
+    /// The `#include` that first read this file, for "in file included
+    /// from" notes.
+    included_from: Option<Location>,
+    /// `#line` directives, in file order: from this byte offset on, line
+    /// numbers shift by the delta and the file is shown under the name.
+    line_marks: Vec<LineMark>,
+}
+
+/// What one `#line N ["name"]` directive changes.
+#[derive(Debug, Clone)]
+struct LineMark {
+    from: usize,
+    delta: i64,
+    name: Option<String>,
 }
 
 impl SourceFile {
@@ -61,7 +75,26 @@ impl SourceFile {
             name,
             text,
             line_starts,
+            included_from: None,
+            line_marks: Vec::new(),
         }
+    }
+
+    /// The file name and 1-based line diagnostics show for `offset`: the
+    /// physical ones, or what the last `#line` directive before it says.
+    pub fn presumed_line(&self, offset: usize) -> (&str, usize) {
+        let line = self.line_col(offset).0;
+        let Some(mark) = self.line_marks.iter().rev().find(|m| m.from <= offset) else {
+            return (&self.name, line);
+        };
+        let name = self
+            .line_marks
+            .iter()
+            .rev()
+            .filter(|m| m.from <= offset)
+            .find_map(|m| m.name.as_deref())
+            .unwrap_or(&self.name);
+        (name, (line as i64 + mark.delta).max(1) as usize)
     }
 
     /// 1-based line and column (columns count bytes, as clang does) of `offset`.
@@ -118,6 +151,14 @@ pub struct SourceMap {
 }
 
 impl SourceMap {
+    /// Records `#line`: from byte `from` of `file` on, lines shift by
+    /// `delta` and, with `name`, the file is shown under that name.
+    pub fn add_line_mark(&mut self, file: FileId, from: usize, delta: i64, name: Option<String>) {
+        self.files[file.0 as usize]
+            .line_marks
+            .push(LineMark { from, delta, name });
+    }
+
     /// An empty map.
     pub fn new() -> Self {
         Self::default()
@@ -132,6 +173,29 @@ impl SourceMap {
     /// The file with id `id`.
     pub fn file(&self, id: FileId) -> &SourceFile {
         &self.files[id.0 as usize]
+    }
+
+    /// Records that `file` was read for the `#include` at `directive`
+    /// (only the first time: a file included twice shares its id).
+    pub fn set_included_from(&mut self, file: FileId, directive: Location) {
+        let f = &mut self.files[file.0 as usize];
+        f.included_from = f.included_from.take().or(Some(directive));
+    }
+
+    /// The `#include` directives that led to `file`, innermost first
+    /// (empty for the main file).
+    pub fn include_chain(&self, file: FileId) -> Vec<Location> {
+        let mut chain = Vec::new();
+        let mut at = file;
+        // Each file is visited once, so a malformed map cannot loop.
+        while let Some(loc) = &self.file(at).included_from {
+            if chain.len() >= self.files.len() {
+                break;
+            }
+            chain.push(loc.clone());
+            at = loc.file;
+        }
+        chain
     }
 
     /// Looks a file up by the name it was added under.
@@ -250,5 +314,19 @@ mod tests {
         assert_eq!((loc.file, loc.range), (b, 3..5));
         let loc = map.locate(Span::new(10, 12)).unwrap();
         assert_eq!((loc.file, loc.range), (a, 5..7));
+    }
+
+    #[test]
+    fn include_chains_go_outwards() {
+        let mut map = SourceMap::new();
+        let main = map.add_file("main.metal", "#include \"a.h\"\n");
+        let a = map.add_file("a.h", "#include \"b.h\"\n");
+        let b = map.add_file("b.h", "int x;\n");
+        let at = |file, range| Location { file, range };
+        map.set_included_from(a, at(main, 0..8));
+        map.set_included_from(b, at(a, 0..8));
+        map.set_included_from(b, at(main, 0..8));
+        assert_eq!(map.include_chain(b), [at(a, 0..8), at(main, 0..8)]);
+        assert!(map.include_chain(main).is_empty());
     }
 }

@@ -145,12 +145,48 @@ fn wrong_member_argument_count_is_located() {
 }
 
 #[test]
-fn static_member_functions_are_not_supported_yet() {
+fn static_member_function_cannot_be_const() {
     assert_error(
-        "struct S { float x; static float f() { return 1.0f; } };\n",
-        "static float",
-        "static member functions are not supported yet",
+        "struct S { float x; static float f() const { return 1.0f; } };\n",
+        "f()",
+        "a static member function cannot be `const`: it has no object",
     );
+}
+
+#[test]
+fn out_of_line_definition_must_match_a_declaration() {
+    assert_error(
+        "struct S { float x; float f() const; };\nfloat S::g() const { return x; }\n",
+        "g()",
+        "out-of-line definition of `g` does not match any declaration in `S`",
+    );
+    assert_error(
+        "struct S { float x; float f() const; };\nfloat S::f() { return x; }\n",
+        "f() {",
+        "out-of-line definition of `f` differs in `const` from its declaration in `S` (declared const)",
+    );
+    assert_error(
+        "float T::f() { return 1.0f; }\n",
+        "T::",
+        "`T` is not a struct with member declarations",
+    );
+}
+
+#[test]
+fn member_forms_translate() {
+    let wgsl = translate("member_forms.metal", &fixture("member_forms.metal"))
+        .wgsl()
+        .to_string();
+    // Static members take no object; out-of-line members are members.
+    for want in [
+        "fn Grid_make(base: f32, w: i32) -> Grid",
+        "fn Grid_clamp_index(",
+        "fn Grid_at(this",
+        "fn Grid_bump(this",
+        "fn Pt_sum(this",
+    ] {
+        assert!(wgsl.contains(want), "missing {want}:\n{wgsl}");
+    }
 }
 
 #[cfg(feature = "runner")]
@@ -173,6 +209,48 @@ mod gpu {
         let d = [-c[0], -c[1]];
         let acc = [(acc[0] + d[0]) * 0.5, (acc[1] + d[1]) * 0.5];
         (acc, norm(c) + norm(a) + 2.0 * norm(d) + 3.0)
+    }
+
+    #[test]
+    fn member_forms_match_cpu() {
+        let Some(gpu) = gpu() else { return };
+        let n = 50;
+        let input: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+        let buffers: BTreeMap<u32, Vec<u8>> = [(0, f32_bytes(&input)), (1, vec![0; n * 4])]
+            .into_iter()
+            .collect();
+        let out = run_kernel(
+            gpu,
+            "member_forms.metal",
+            &fixture("member_forms.metal"),
+            &Options::default(),
+            "member_forms",
+            &Dispatch::Threads {
+                grid: [n as u32, 1, 1],
+                threadgroup: [32, 1, 1],
+            },
+            &buffers,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let got = f32s(&out[&1]);
+        for (i, x) in input.iter().enumerate() {
+            // cells = x+1..x+4 after bump, width 5.
+            let cells = [x + 1.0, x + 2.0, x + 3.0, x + 4.0];
+            let total: f32 = cells.iter().sum();
+            let want = cells[1] // g[1]
+                + cells[3] // g[9], clamped
+                + cells[2] * 0.5 // g(2, 0.5f)
+                + cells[0] // g.at(-3), clamped
+                + total
+                + 5.0 // width
+                + (x + 2.0) // Pt::sum
+                + 3.0; // Grid::clamp_index(7)
+            assert!(
+                (got[i] - want).abs() <= 1e-4 * want.abs().max(1.0),
+                "[{i}]: got {}, want {want}",
+                got[i]
+            );
+        }
     }
 
     #[test]

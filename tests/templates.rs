@@ -82,12 +82,6 @@ fn kernel_template_instances_are_entry_points_named_by_host_name() {
 }
 
 #[test]
-fn struct_templates_are_refused() {
-    let body = "template <typename T> struct Pair { T a; T b; };\n";
-    assert_error(body, "Pair", 0, "struct templates are not supported yet");
-}
-
-#[test]
 fn deduction_failure_is_located_with_a_note() {
     let body = "template <typename T> T zero() { return T(0); }\n\
                 kernel void k(device float* o [[buffer(0)]]) { o[0] = zero(); }\n";

@@ -16,6 +16,8 @@ use std::process::ExitCode;
 
 #[path = "msl2wgsl/render.rs"]
 mod render;
+#[path = "msl2wgsl/report.rs"]
+mod report;
 
 /// Exit status: the input is invalid or untranslatable, or a run failed.
 const FAILURE: u8 = 1;
@@ -80,6 +82,30 @@ struct CompileArgs {
     /// The platform predefined macros announce (`__METAL_MACOS__` or `__METAL_IOS__`).
     #[arg(long, value_enum, default_value_t = PlatformArg::Macos)]
     platform: PlatformArg,
+    #[command(flatten)]
+    report: report::ReportArgs,
+    /// How `half` is represented: f16 (WGSL `f16`, needs the `shader-f16`
+    /// feature) or f32 (`f32` rounded to half precision wherever Metal
+    /// rounds; needs no feature).
+    #[arg(long, value_enum, default_value_t = HalfArg::F16)]
+    half: HalfArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum HalfArg {
+    /// WGSL `f16` (`enable f16;`).
+    F16,
+    /// `f32` values rounded to half precision.
+    F32,
+}
+
+impl From<HalfArg> for msl2wgsl::library::HalfMode {
+    fn from(h: HalfArg) -> Self {
+        match h {
+            HalfArg::F16 => Self::F16,
+            HalfArg::F32 => Self::F32,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -101,6 +127,7 @@ impl CompileArgs {
         options.threadgroup_memory = self.threadgroup_memory.clone();
         options.texture_formats = self.texture_format.clone();
         options.binding_map = self.binding_map.clone().unwrap_or_default();
+        options.half = self.half.into();
         options.preprocess.platform = match self.platform {
             PlatformArg::Macos => msl2wgsl::preprocess::Platform::MacOs,
             PlatformArg::Ios => msl2wgsl::preprocess::Platform::Ios,
@@ -190,9 +217,15 @@ struct RunArgs {
     /// WGSL dialect (the kernel runs on wgpu, so its extensions are the default).
     #[arg(long, value_enum, default_value_t = TargetArg::Wgpu)]
     target: TargetArg,
+    /// How `half` is represented (as for `translate`); on an adapter without
+    /// `shader-f16`, f32 whatever this says.
+    #[arg(long, value_enum, default_value_t = HalfArg::F16)]
+    half: HalfArg,
     /// Print the adapter that ran the kernel (to stderr).
     #[arg(long)]
     adapter: bool,
+    #[command(flatten)]
+    report: report::ReportArgs,
 }
 
 /// Run conformance cases (TOML case files) and print a table.
@@ -202,6 +235,10 @@ struct TestArgs {
     /// Case files, or folders holding them (every *.toml below).
     #[arg(required = true, value_name = "DIR|CASE")]
     paths: Vec<PathBuf>,
+    /// Run them in headless Chromium's WebGPU (node and
+    /// web/conformance/run.mjs) instead of on wgpu.
+    #[arg(long)]
+    browser: bool,
 }
 
 /// Where a `--buffer` gets its bytes.
@@ -396,7 +433,12 @@ fn parse_sub<T: Parser>(name: &str, rest: impl Iterator<Item = OsString>) -> T {
 
 /// `msl2wgsl: error: ...` on stderr; returns `code`.
 fn error(code: u8, message: impl std::fmt::Display) -> u8 {
-    to_stderr(&format!("msl2wgsl: error: {message}\n"));
+    if report::is_json() {
+        let code = msl2wgsl::diagnostics::Code::Error;
+        to_stderr(&report::json_error(&message.to_string(), code));
+    } else {
+        to_stderr(&format!("msl2wgsl: error: {message}\n"));
+    }
     code
 }
 
@@ -429,15 +471,17 @@ fn read_input(file: &str) -> Result<(String, String), u8> {
     } else {
         match std::fs::read(file) {
             Ok(bytes) => (file.to_string(), bytes),
+            Err(e) if report::is_json() => {
+                let code = msl2wgsl::diagnostics::Code::Unreadable;
+                to_stderr(&report::json_error(&format!("cannot read '{file}': {e}"), code));
+                return Err(FAILURE);
+            }
             Err(e) => return Err(error(FAILURE, format!("cannot read '{file}': {e}"))),
         }
     };
     match msl2wgsl::decode_source(&name, bytes) {
         Ok(text) => Ok((name, text)),
-        Err(failure) => {
-            to_stderr(&failure.render());
-            Err(FAILURE)
-        }
+        Err(failure) => Err(report::failure(&failure)),
     }
 }
 
@@ -445,17 +489,10 @@ fn read_input(file: &str) -> Result<(String, String), u8> {
 fn compile(name: &str, source: &str, options: &Options) -> Result<Library, u8> {
     match Library::from_source(name, source, options) {
         Ok(library) => {
-            to_stderr(&library.warnings());
+            report::warnings(library.warning_diagnostics(), library.source_map())?;
             Ok(library)
         }
-        Err(failure) => {
-            let text = failure.render();
-            if text.trim().is_empty() {
-                return Err(error(FAILURE, "translation failed"));
-            }
-            to_stderr(&text);
-            Err(FAILURE)
-        }
+        Err(failure) => Err(report::failure(&failure)),
     }
 }
 
@@ -482,6 +519,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn translate(args: TranslateArgs) -> u8 {
+    report::init(&args.compile.report);
     if let Some(dir) = &args.out_dir {
         return translate_batch(&args, dir);
     }
@@ -555,6 +593,7 @@ fn translate_batch(args: &TranslateArgs, dir: &Path) -> u8 {
 }
 
 fn reflect(args: ReflectArgs) -> u8 {
+    report::init(&args.compile.report);
     let (name, source) = match read_input(&args.file) {
         Ok(input) => input,
         Err(code) => return code,

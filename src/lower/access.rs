@@ -17,6 +17,10 @@ impl Lowerer<'_, '_> {
         index: &Expr,
         span: Span,
     ) -> Result<Value> {
+        // `s[i]` on a struct with `operator[]` (members.rs).
+        if let Some(v) = self.index_operator(fx, base, index, span)? {
+            return Ok(v);
+        }
         let b = self.expr(fx, base)?;
         let (hi, ti) = self.rvalue(fx, index)?;
         if !matches!(ti, Type::Scalar(s) if s.is_integer() || s == Scalar::Bool) {
@@ -62,7 +66,7 @@ impl Lowerer<'_, '_> {
                     return Err(Error::new(
                         span,
                         "indexing a pointer to a single object is not supported",
-                    ));
+                    ).with_code(crate::diagnostics::Code::Unsupported));
                 }
                 let index = self.ptr_advance(fx, &p, offset, false, span);
                 Ok(self.element_value(fx, &PtrValue { index, ..p }, span))
@@ -202,7 +206,7 @@ impl Lowerer<'_, '_> {
                     return Err(Error::new(
                         span,
                         format!("no member named `{name}` in `{}`", def.name),
-                    ));
+                    ).with_code(crate::diagnostics::Code::UnknownMember));
                 };
                 let mty = def.members[i].ty.clone();
                 let index = self.member_index(id, i);

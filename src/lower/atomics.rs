@@ -54,7 +54,7 @@ impl Lowerer<'_, '_> {
             return Err(Error::new(
                 span,
                 "`atomic_thread_fence` is not supported yet",
-            ));
+            ).with_code(crate::diagnostics::Code::Unsupported));
         }
         let Some((op, arity)) = op(name) else {
             return Ok(None);
@@ -200,7 +200,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<super::value::Place> {
         if self.word_view(b.global) != Some(true) || b.ty == Type::Atomic(Scalar::Int) {
-            return Err(Error::new(span, format!("`{name}`: atomics in a buffer that also holds packed, bool or 8/16-bit data are not supported yet (only `atomic_uint`)")));
+            return Err(Error::new(span, format!("`{name}`: atomics in a buffer that also holds packed, bool or 8/16-bit data are not supported yet (only `atomic_uint`)")).with_code(crate::diagnostics::Code::Unsupported));
         }
         let base = fx.add(Expression::GlobalVariable(b.global), span);
         let two = self.u32_lit(fx, 2, span);
@@ -583,7 +583,7 @@ fn check_order(e: &Expr) -> Result<()> {
         "memory_order_seq_cst" | "memory_order_acquire" | "memory_order_release" | "memory_order_acq_rel" | "memory_order_consume" => Err(Error::new(
             e.span,
             format!("`{name}` is not supported for atomic operations; Metal supports only `memory_order_relaxed`"),
-        )),
+        ).with_code(crate::diagnostics::Code::Unsupported)),
         _ => Err(Error::new(e.span, "expected a memory order such as `memory_order_relaxed`")),
     }
 }

@@ -167,6 +167,18 @@ impl FnCtx {
         true
     }
 
+    /// The names in scope, innermost scope first and sorted within one
+    /// (for "did you mean" hints, which must not depend on hash order).
+    pub fn names_in_scope(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        for scope in self.scopes.iter().rev() {
+            let mut these: Vec<&str> = scope.keys().map(String::as_str).collect();
+            these.sort_unstable();
+            names.extend(these);
+        }
+        names
+    }
+
     /// Looks a name up from the innermost scope out.
     pub fn lookup(&self, name: &str) -> Option<&Local> {
         self.scopes.iter().rev().find_map(|s| s.get(name))

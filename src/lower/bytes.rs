@@ -1,6 +1,7 @@
 //! Buffers held as 32-bit words and addressed in bytes ("word views",
 //! mapping doc §2.6–2.7): used when WGSL's default layout cannot reproduce
-//! Metal's (packed vectors, `bool`, 8- and 16-bit integers). Loads assemble
+//! Metal's (packed vectors, `bool`, 8- and 16-bit integers, `half` held in
+//! `f32`: see half_mode.rs). Loads assemble
 //! values from words; stores write whole words, or update sub-word bytes
 //! with atomic AND/OR so that neighbouring bytes written by other threads at
 //! the same time are never lost.
@@ -31,7 +32,7 @@ pub(super) struct BytePlace {
 impl Lowerer<'_, '_> {
     /// True if buffers holding `ty` need a word view.
     pub(super) fn needs_word_view(&self, ty: &Type) -> bool {
-        layout::wgsl(ty, &self.program.structs).is_err()
+        layout::wgsl(ty, &self.program.structs).is_err() || self.holds_emulated_half(ty)
     }
 
     /// Whether global `g` is a word view with atomic words.

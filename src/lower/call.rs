@@ -44,13 +44,49 @@ impl Lowerer<'_, '_> {
             };
             return self.texture_method(fx, h, t, &method.name, args, span);
         }
+        if let ExprKind::Templated(path, targs) = &callee.kind {
+            // `numeric_limits<T>::max()`: a constant.
+            if let Some(limit) = self.program.numeric_limit_call(callee)? {
+                if !args.is_empty() {
+                    return Err(Error::new(
+                        span,
+                        "`numeric_limits` members take no arguments",
+                    ));
+                }
+                return self.expr(fx, &limit);
+            }
+            // `Vec<float, 4>(..)`, `Vec<float, 4>::make(..)`: the instance's
+            // constructor or static member function.
+            if let Some(p) = self
+                .program
+                .struct_template_path(path, targs, callee.span)?
+            {
+                let callee = Expr {
+                    kind: ExprKind::Name(p),
+                    span: callee.span,
+                };
+                return self.call(fx, &callee, args, span);
+            }
+        }
         let path = match &callee.kind {
             ExprKind::Name(path) => path.clone(),
             // `square<half>(x)`: explicit template arguments.
             ExprKind::Templated(path, targs)
                 if path.len() == 1 && !self.program.function_templates(&path[0]).is_empty() =>
             {
-                return self.call_template(fx, &path[0], targs, args, callee.span, span);
+                let targs = self.written_template_args(fx, targs)?;
+                return self.call_template(fx, &path[0], &targs, args, callee.span, span);
+            }
+            // `a < b > (c)` with variables parses like a template call;
+            // when `a` is a variable it is the comparison `(a < b) > (c)`.
+            ExprKind::Templated(path, targs)
+                if path.len() == 1
+                    && targs.len() == 1
+                    && args.len() == 1
+                    && fx.lookup(&path[0]).is_some() =>
+            {
+                let comparison = comparison_of_template_call(callee, &targs[0], &args[0], span);
+                return self.expr(fx, &comparison);
             }
             ExprKind::Templated(path, targs) => {
                 let ts = TypeSpec {
@@ -70,6 +106,10 @@ impl Lowerer<'_, '_> {
         };
         let name = path.last().cloned().unwrap_or_default();
         if path.len() == 1 && fx.lookup(&name).is_some() {
+            // `f(x)` where `f` is an object with `operator()`.
+            if let Some(v) = self.call_operator(fx, callee, args, span)? {
+                return Ok(v);
+            }
             return Err(Error::new(
                 callee.span,
                 format!("called object `{name}` is not a function"),
@@ -96,17 +136,22 @@ impl Lowerer<'_, '_> {
             return self.construct(fx, &ty, args, span);
         }
         if path.len() == 1 && !self.program.function_templates(&name).is_empty() {
-            // C++ prefers a non-template of the same name; here one that
-            // takes as many arguments wins.
+            // Plain functions and templates of this name compete.
             let plain = match self.program.symbols.get(&name) {
-                Some(Symbol::Functions(list)) => list
-                    .iter()
-                    .any(|&i| super::functions::accepts(self.program.functions[i], args.len())),
-                _ => false,
+                Some(Symbol::Functions(list)) => list.clone(),
+                _ => Vec::new(),
             };
-            if !plain {
-                return self.call_template(fx, &name, &[], args, callee.span, span);
-            }
+            let templates = self.program.function_templates(&name).to_vec();
+            return self.call_overloaded(
+                fx,
+                &name,
+                &plain,
+                &templates,
+                &[],
+                args,
+                callee.span,
+                span,
+            );
         }
         match self.program.symbols.get(&name) {
             Some(Symbol::Type(ty)) if path.len() == 1 => {
@@ -121,6 +166,23 @@ impl Lowerer<'_, '_> {
                 return self.call_user(fx, &name, &list, args, callee.span, span);
             }
             _ => {}
+        }
+        if path.len() > 1 {
+            // `S::make(..)`: a static member function; `Traits<T>::type(x)`.
+            match self.program.symbols.get(&joined) {
+                Some(Symbol::Functions(list)) => {
+                    let list = list.clone();
+                    return self.call_user(fx, &joined, &list, args, callee.span, span);
+                }
+                Some(Symbol::Type(ty)) => {
+                    let ty = ty.clone();
+                    if let Some(v) = self.call_constructor(fx, &ty, args, span)? {
+                        return Ok(v);
+                    }
+                    return self.construct(fx, &ty, args, span);
+                }
+                _ => {}
+            }
         }
         if path.len() == 1 && name == crate::sema::function_constants::IS_DEFINED {
             return self.function_constant_defined(fx, args, span);
@@ -141,7 +203,9 @@ impl Lowerer<'_, '_> {
         Err(Error::new(
             callee.span,
             format!("use of undeclared function `{joined}`"),
-        ))
+        )
+        .with_code(crate::diagnostics::Code::UndeclaredFunction)
+        .with_notes(self.program.function_name_hint(&joined)))
     }
 
     /// `T(args)`: conversions and constructors of scalars, vectors, matrices.
@@ -176,7 +240,8 @@ impl Lowerer<'_, '_> {
                             self.program.display(t),
                             self.program.display(ty)
                         ),
-                    ));
+                    )
+                    .with_code(crate::diagnostics::Code::TypeMismatch));
                 }
                 Ok(Value::Rv(
                     self.convert(fx, *h, t, ty, true, span)?,
@@ -457,7 +522,8 @@ impl Lowerer<'_, '_> {
                     None => Err(Error::new(
                         *span,
                         "parenthesized initialization of aggregates is not supported; use braces",
-                    )),
+                    )
+                    .with_code(crate::diagnostics::Code::Unsupported)),
                 }
             }
             Init::Paren(args, span) => match ty {
@@ -470,7 +536,8 @@ impl Lowerer<'_, '_> {
                 _ => Err(Error::new(
                     *span,
                     "parenthesized initialization of aggregates is not supported; use braces",
-                )),
+                )
+                .with_code(crate::diagnostics::Code::Unsupported)),
             },
         }
     }
@@ -485,8 +552,22 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let ty = self.program.resolve_type(ts)?;
-        if matches!(ty, Type::Pointer(_)) || kind == CastKind::Reinterpret {
-            return Err(Error::new(span, "pointer casts are not supported yet"));
+        // `P<float>{a, b}` (built as a cast of the list): like `T{a, b}`.
+        if let ExprKind::InitList(items) = &inner.kind {
+            if let Some(v) = self.brace_constructor(fx, &ty, items, span)? {
+                return Ok(v);
+            }
+            let (h, ty) = self.init_list(fx, items, &ty, span)?;
+            return Ok(Value::Rv(h, ty));
+        }
+        if let Type::Pointer(target) = &ty {
+            return self.pointer_cast(fx, target, inner, span);
+        }
+        if kind == CastKind::Reinterpret {
+            return Err(Error::new(
+                span,
+                "`reinterpret_cast` is supported between pointer types only; use `as_type<T>(x)` to reinterpret a value's bits",
+            ));
         }
         let (h, t) = self.rvalue(fx, inner)?;
         if kind == CastKind::AsType {
@@ -496,5 +577,34 @@ impl Lowerer<'_, '_> {
             return Ok(Value::Rv(h, ty));
         }
         Ok(Value::Rv(self.convert(fx, h, &t, &ty, true, span)?, ty))
+    }
+}
+
+/// `(a < b) > (c)`: what `a<b>(c)` means when `a` is a variable.
+fn comparison_of_template_call(
+    callee: &Expr,
+    arg: &crate::syntax::ast::TemplateArg,
+    c: &Expr,
+    span: Span,
+) -> Expr {
+    use crate::syntax::ast::{BinaryOp, TemplateArg};
+    let ExprKind::Templated(path, _) = &callee.kind else {
+        unreachable!("a templated callee")
+    };
+    let b = match arg {
+        TemplateArg::Expr(e) => e.clone(),
+        TemplateArg::Type(ts) => crate::sema::templates::type_arg_as_expr(ts),
+    };
+    let a = Expr {
+        kind: ExprKind::Name(path.clone()),
+        span: callee.span,
+    };
+    let lt = Expr {
+        kind: ExprKind::Binary(BinaryOp::Lt, Box::new(a), Box::new(b)),
+        span: callee.span,
+    };
+    Expr {
+        kind: ExprKind::Binary(BinaryOp::Gt, Box::new(lt), Box::new(c.clone())),
+        span,
     }
 }

@@ -1,7 +1,7 @@
 //! Expressions: names, literals, operators, indexing, members, assignment.
 
 use super::builder::FnCtx;
-use super::types::{scalar, vector_size};
+use super::types::vector_size;
 use super::value::{Local, Place, Value};
 use super::{Error, Lowerer, Result};
 use crate::sema::{consteval::ConstValue, conversions, Symbol};
@@ -52,7 +52,7 @@ impl Lowerer<'_, '_> {
                         return Err(Error::new(
                             e.span,
                             "`bfloat` literals are not supported yet",
-                        ));
+                        ).with_code(crate::diagnostics::Code::Unsupported));
                     }
                     _ => Scalar::Float,
                 };
@@ -131,7 +131,7 @@ impl Lowerer<'_, '_> {
                 let (h, ty) = self.init_list(fx, items, &ty, e.span)?;
                 Ok(Value::Rv(h, ty))
             }
-            ExprKind::Templated(..) => Err(Error::new(e.span, "expected a value, found a type")),
+            ExprKind::Templated(..) => self.templated_value(fx, e),
             ExprKind::InitList(_) => Err(Error::new(
                 e.span,
                 "an initializer list is not allowed here",
@@ -355,6 +355,11 @@ impl Lowerer<'_, '_> {
                 None => Err(Error::new(
                     span,
                     format!("use of undeclared identifier `{}`", path.join("::")),
+                ).with_code(crate::diagnostics::Code::UndeclaredIdentifier).with_notes(
+                    crate::diagnostics::suggest::did_you_mean(
+                        &path.join("::"),
+                        fx.names_in_scope().into_iter().chain(self.program.value_names()),
+                    ),
                 )),
             },
         }
@@ -460,7 +465,7 @@ impl Lowerer<'_, '_> {
                         self.program.display(to)
                     )
                 });
-            return Err(Error::new(span, msg));
+            return Err(Error::new(span, msg).with_code(crate::diagnostics::Code::TypeMismatch));
         }
         if let (Type::Scalar(_), Type::Vector(s, n)) = (from, to) {
             let lane = self.convert(fx, h, from, &Type::Scalar(*s), explicit, span)?;
@@ -506,15 +511,20 @@ impl Lowerer<'_, '_> {
                 span,
             ));
         }
-        let target = scalar(ts);
-        Ok(fx.add(
+        let target = self.naga_scalar(ts);
+        if self.emulates_half() && self.naga_scalar(fs) == target {
+            // `half` ↔ `float` with `half` as `f32`: only rounding remains.
+            return Ok(self.round_half_value(fx, h, to, span));
+        }
+        let converted = fx.add(
             Expression::As {
                 expr: h,
                 kind: target.kind,
                 convert: Some(target.width),
             },
             span,
-        ))
+        );
+        Ok(self.round_half_value(fx, converted, to, span))
     }
 
     /// An expression as a scalar `bool` or `boolN` condition (`if (n)`, `!p`).
@@ -588,6 +598,28 @@ pub(super) fn has_side_effects(e: &Expr) -> bool {
             has_side_effects(a) || has_side_effects(b) || has_side_effects(c)
         }
         ExprKind::Comma(items) => items.iter().any(has_side_effects),
+        _ => false,
+    }
+}
+
+/// True if evaluating `e` reads memory through an index or a pointer
+/// (`a[i]`, `*p`, `p->m`). `c ? a[i] : 0` is how MSL guards an
+/// out-of-range read: the read must stay behind the branch, not become a
+/// `select` of an unconditional (clamped, wasted) load.
+pub(super) fn reads_through_index(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Index(..) | ExprKind::Unary(UnaryOp::Deref, _) | ExprKind::Member(_, _, true) => {
+            true
+        }
+        ExprKind::Unary(_, a) | ExprKind::Member(a, _, false) | ExprKind::Cast(_, _, a) => {
+            reads_through_index(a)
+        }
+        ExprKind::Binary(_, a, b) => reads_through_index(a) || reads_through_index(b),
+        ExprKind::Ternary(a, b, c) => {
+            reads_through_index(a) || reads_through_index(b) || reads_through_index(c)
+        }
+        ExprKind::Call(_, args) => args.iter().any(reads_through_index),
+        ExprKind::Comma(items) => items.iter().any(reads_through_index),
         _ => false,
     }
 }

@@ -39,7 +39,9 @@ impl Lowerer<'_, '_> {
             None => None,
         };
         let h = self.override_with_id(c.index, &c.name, &ty, init, c.span)?;
-        Ok(Value::Rv(fx.add(Expression::Override(h), span), ty))
+        let value = fx.add(Expression::Override(h), span);
+        // With `half` as `f32`, the host's value rounds to half precision here.
+        Ok(Value::Rv(self.round_half_value(fx, value, &ty, span), ty))
     }
 
     /// `is_function_constant_defined(name)`: the companion `bool` override.

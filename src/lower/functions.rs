@@ -72,10 +72,16 @@ impl Lowerer<'_, '_> {
         let index = match viable.as_slice() {
             [] => {
                 let f = self.program.functions[candidates[0]];
-                return Err(Error::new(span, format!("no matching function for call to `{name}`: it takes {} argument(s), {} given", f.params.len(), args.len())));
+                return Err(Error::new(span, format!("no matching function for call to `{name}`: it takes {} argument(s), {} given", f.params.len(), args.len())).with_code(crate::diagnostics::Code::NoMatchingOverload));
             }
             [one] => *one,
-            many => self.pick_overload(fx, many, args, callee_span)?,
+            many => match self.pick_overload(fx, many, args, callee_span) {
+                Ok(i) => i,
+                // Ranked again to name the candidates in the error.
+                Err(_) => {
+                    return self.call_overloaded(fx, name, many, &[], &[], args, callee_span, span)
+                }
+            },
         };
         let args = with_defaults(self.program.functions[index], args);
         self.call_function(fx, index, name, &args, callee_span, span)
@@ -93,36 +99,69 @@ impl Lowerer<'_, '_> {
         callee_span: Span,
         span: Span,
     ) -> Result<Value> {
-        let candidates = self.program.function_templates(name);
-        let viable: Vec<usize> = candidates
+        let candidates = self.program.function_templates(name).to_vec();
+        let fits = candidates
             .iter()
-            .copied()
-            .filter(|&t| template_function(self.program.templates[t]).params.len() == args.len())
-            .collect();
-        let t = match viable.as_slice() {
-            [one] => *one,
-            [] => {
-                let f = template_function(self.program.templates[candidates[0]]);
-                return Err(Error::new(span, format!("no matching function for call to `{name}`: it takes {} argument(s), {} given", f.params.len(), args.len())));
-            }
-            _ => {
-                return Err(Error::new(
-                    callee_span,
-                    "overloaded function templates are not supported yet",
-                ))
-            }
-        };
-        let arg_types = self.argument_types(fx, args)?;
-        let template = self.program.templates[t];
-        let values =
-            self.program
-                .template_arguments(template, explicit, &arg_types, callee_span)?;
-        let index = self.instance(t, values, callee_span)?;
-        self.call_function(fx, index, name, args, callee_span, span)
+            .any(|&t| accepts(template_function(self.program.templates[t]), args.len()));
+        if !fits {
+            let f = template_function(self.program.templates[candidates[0]]);
+            return Err(Error::new(
+                span,
+                format!(
+                    "no matching function for call to `{name}`: it takes {} argument(s), {} given",
+                    f.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        self.call_overloaded(
+            fx,
+            name,
+            &[],
+            &candidates,
+            explicit,
+            args,
+            callee_span,
+            span,
+        )
+    }
+
+    /// Calls plain user function `index`, completing default arguments.
+    pub(super) fn call_plain(
+        &mut self,
+        fx: &mut FnCtx,
+        index: usize,
+        name: &str,
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let args = with_defaults(self.program.functions[index], args);
+        self.call_function(fx, index, name, &args, callee_span, span)
+    }
+
+    /// Calls instantiation `index` (a user function index), completing
+    /// default arguments.
+    pub(super) fn call_instance(
+        &mut self,
+        fx: &mut FnCtx,
+        index: usize,
+        name: &str,
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let args = with_defaults(&self.decl(index), args);
+        self.call_function(fx, index, name, &args, callee_span, span)
     }
 
     /// The user function index of template `t` instantiated with `values`.
-    fn instance(&mut self, t: usize, values: Vec<TemplateValue>, span: Span) -> Result<usize> {
+    pub(super) fn instance(
+        &mut self,
+        t: usize,
+        values: Vec<TemplateValue>,
+        span: Span,
+    ) -> Result<usize> {
         let base = self.program.functions.len();
         let key = (t, values);
         if let Some(&i) = self.instance_ids.get(&key) {
@@ -137,7 +176,7 @@ impl Lowerer<'_, '_> {
             return Err(Error::new(
                 span,
                 format!("template instantiation depth exceeds the limit of {MAX_INSTANTIATION_DEPTH} (instantiating `{name}`)"),
-            )
+            ).with_code(crate::diagnostics::Code::LimitExceeded)
             .note(format!("`{}` instantiates itself with ever new template arguments", template_function(template).name.name)));
         }
         let ident = crate::syntax::ast::Ident {
@@ -152,7 +191,11 @@ impl Lowerer<'_, '_> {
 
     /// Each argument's type, for deduction (a pointer stays a pointer: a
     /// by-value `T` does not deduce its pointee). The IR is discarded.
-    fn argument_types(&mut self, fx: &mut FnCtx, args: &[Expr]) -> Result<Vec<(Type, Span)>> {
+    pub(super) fn argument_types(
+        &mut self,
+        fx: &mut FnCtx,
+        args: &[Expr],
+    ) -> Result<Vec<(Type, Span)>> {
         let start = fx.function.expressions.len();
         fx.open();
         let mut types = Vec::new();
@@ -278,7 +321,8 @@ impl Lowerer<'_, '_> {
         match best.as_slice() {
             [(a, i), (b, _), ..] if a < b && *a < 100 => Ok(*i),
             [(a, i)] if *a < 100 => Ok(*i),
-            _ => Err(Error::new(span, "call to overloaded function is ambiguous")),
+            _ => Err(Error::new(span, "call to overloaded function is ambiguous")
+                .with_code(crate::diagnostics::Code::AmbiguousCall)),
         }
     }
 
@@ -368,7 +412,8 @@ impl Lowerer<'_, '_> {
                     _ => Err(Error::new(
                         a.span,
                         "passing a part of a buffer element by reference is not supported yet",
-                    )),
+                    )
+                    .with_code(crate::diagnostics::Code::Unsupported)),
                 }
             }
             (Value::Place(place), AddressSpace::Thread) if pp.is_reference => {
@@ -406,10 +451,10 @@ impl Lowerer<'_, '_> {
             return Ok(h);
         }
         if self.in_progress.contains(&index) {
-            return Err(Error::new(
-                span,
-                "recursive function calls are not allowed in Metal",
-            ));
+            return Err(
+                Error::new(span, "recursive function calls are not allowed in Metal")
+                    .with_code(crate::diagnostics::Code::Recursion),
+            );
         }
         self.in_progress.push(index);
         let before = self.kernel_features.clone();
@@ -434,7 +479,8 @@ impl Lowerer<'_, '_> {
             return Err(Error::new(
                 f.ret.span,
                 "functions returning pointers or references are not supported yet",
-            ));
+            )
+            .with_code(crate::diagnostics::Code::Unsupported));
         }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
         if ret != Type::Void {
@@ -596,14 +642,17 @@ impl Lowerer<'_, '_> {
                     })
                 }
             }
-            _ => return Err(Error::new(span, "unsupported parameter")),
+            _ => {
+                return Err(Error::new(span, "unsupported parameter")
+                    .with_code(crate::diagnostics::Code::Unsupported))
+            }
         };
         if let Some(n) = name {
             if !fx.declare(&n.name, local) {
-                return Err(Error::new(
-                    n.span,
-                    format!("redefinition of parameter `{}`", n.name),
-                ));
+                return Err(
+                    Error::new(n.span, format!("redefinition of parameter `{}`", n.name))
+                        .with_code(crate::diagnostics::Code::Redefinition),
+                );
             }
         }
         Ok(())

@@ -144,7 +144,7 @@ pub(super) fn arity_error(name: &str, arity: usize, given: usize, span: Span) ->
     Error::new(
         span,
         format!("`{name}` takes {arity} argument{s}, {given} given"),
-    )
+    ).with_code(crate::diagnostics::Code::NoMatchingOverload)
 }
 
 impl Lowerer<'_, '_> {
@@ -186,7 +186,7 @@ impl Lowerer<'_, '_> {
                 "no matching function for call to `{name}` with an argument of type `{}`",
                 self.program.display(ty)
             ),
-        )
+        ).with_code(crate::diagnostics::Code::NoMatchingOverload)
     }
 
     /// The type the operands of `name` convert to: the vector shape and
@@ -434,7 +434,7 @@ impl Lowerer<'_, '_> {
         let xh = self.convert(fx, xh, &xt, &ty, false, x.span)?;
         let mut ir = Ir { fx, span };
         let (ret, stored) = if name == "modf" {
-            let scalar = super::types::scalar(ty.element_scalar().unwrap());
+            let scalar = self.naga_scalar(ty.element_scalar().unwrap());
             let n = size_of(&ty);
             let size = (n > 1).then(|| vector_size(n));
             let result = ir.math(Mf::Modf, &[xh]);

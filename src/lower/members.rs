@@ -13,7 +13,7 @@ use crate::sema::Symbol;
 use crate::source_map::Span;
 use crate::syntax::ast::{Expr, ExprKind, Ident, Init, PtrOp};
 use crate::syntax::members::{member_name, DEVICE_TWIN};
-use crate::types::{StructId, Type};
+use crate::types::{AddressSpace, StructId, Type};
 use naga::Expression;
 
 /// Where an object whose member function is called lives.
@@ -86,6 +86,79 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// The address space of the memory behind pointer expression `ptr`.
+    pub(super) fn place_space(&self, fx: &FnCtx, ptr: naga::Handle<Expression>) -> AddressSpace {
+        let mut root = ptr;
+        loop {
+            match *fx.expr(root) {
+                Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => {
+                    root = base
+                }
+                Expression::GlobalVariable(g) => {
+                    return match self.module.global_variables[g].space {
+                        naga::AddressSpace::Storage { .. } => AddressSpace::Device,
+                        naga::AddressSpace::Uniform => AddressSpace::Constant,
+                        naga::AddressSpace::WorkGroup => AddressSpace::Threadgroup,
+                        _ => AddressSpace::Thread,
+                    }
+                }
+                _ => return AddressSpace::Thread,
+            }
+        }
+    }
+
+    /// True if user function `i` is a non-static member function (its
+    /// first parameter is the object, `this`).
+    fn has_object(&self, i: usize) -> bool {
+        self.program.functions[i]
+            .params
+            .first()
+            .and_then(|p| p.name.as_ref())
+            .is_some_and(|n| n.name == "this")
+    }
+
+    /// `object(args)` when `object` is a struct with an `operator()` member.
+    pub(super) fn call_operator(
+        &mut self,
+        fx: &mut FnCtx,
+        object: &Expr,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let Some((id, ..)) = self.object_info(fx, object)? else {
+            return Ok(None);
+        };
+        let key = member_name(self.program.struct_name(id), "operator()");
+        if self.user_functions(&key).is_empty() {
+            return Ok(None);
+        }
+        self.call_member(fx, object, &ident("operator()", object.span), args, span)
+    }
+
+    /// `object[index]` when `object` is a struct with an `operator[]`
+    /// member; `Ok(None)` otherwise (cheaply, without typing `object`, when
+    /// no struct declares one).
+    pub(super) fn index_operator(
+        &mut self,
+        fx: &mut FnCtx,
+        object: &Expr,
+        index: &Expr,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        if !self.has_operator("operator[]") {
+            return Ok(None);
+        }
+        let Some((id, ..)) = self.object_info(fx, object)? else {
+            return Ok(None);
+        };
+        let key = member_name(self.program.struct_name(id), "operator[]");
+        if self.user_functions(&key).is_empty() {
+            return Ok(None);
+        }
+        let args = [index.clone()];
+        self.call_member(fx, object, &ident("operator[]", object.span), &args, span)
+    }
+
     /// True if user function `i` takes its object by reference (non-const).
     fn mutates_object(&self, i: usize) -> bool {
         self.program.functions[i]
@@ -122,7 +195,7 @@ impl Lowerer<'_, '_> {
             .collect();
         if arity.is_empty() {
             let takes = self.program.functions[all[0]].params.len() - 1;
-            return Err(Error::new(span, format!("no matching member function for call to `{}`: it takes {takes} argument(s), {} given", method.name, args.len())));
+            return Err(Error::new(span, format!("no matching member function for call to `{}`: it takes {takes} argument(s), {} given", method.name, args.len())).with_code(crate::diagnostics::Code::NoMatchingOverload));
         }
         let (consts, mutating): (Vec<usize>, Vec<usize>) =
             arity.into_iter().partition(|&i| !self.mutates_object(i));
@@ -135,8 +208,8 @@ impl Lowerer<'_, '_> {
             candidates = match storage {
                 Storage::Thread => mutating,
                 Storage::Device => self.user_functions(&format!("{key}{DEVICE_TWIN}")),
-                Storage::Threadgroup => return Err(Error::new(method.span, "calling a non-const member function on a threadgroup object is not supported yet")),
-                Storage::Temporary => return Err(Error::new(method.span, "calling a non-const member function on a temporary is not supported yet")),
+                Storage::Threadgroup => return Err(Error::new(method.span, "calling a non-const member function on a threadgroup object is not supported yet").with_code(crate::diagnostics::Code::Unsupported)),
+                Storage::Temporary => return Err(Error::new(method.span, "calling a non-const member function on a temporary is not supported yet").with_code(crate::diagnostics::Code::Unsupported)),
             };
             candidates.retain(|&i| self.program.functions[i].params.len() == args.len() + 1);
         }
@@ -187,6 +260,13 @@ impl Lowerer<'_, '_> {
         let key = member_name(self.program.struct_name(id), name);
         if !self.program.symbols.contains_key(&key) {
             return Ok(None);
+        }
+        // A static member function takes no object.
+        let list = self.user_functions(&key);
+        if !list.is_empty() && list.iter().all(|&i| !self.has_object(i)) {
+            return self
+                .call_user(fx, &key, &list, args, callee_span, span)
+                .map(Some);
         }
         self.call_member(
             fx,
@@ -307,6 +387,20 @@ impl Lowerer<'_, '_> {
                     .next()
                     .is_some_and(|last| last == name && k.contains("::"))
             })
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// A templated name used as a value: `is_same_v<T, float>`,
+    /// `Traits<float>::value` (see `sema::type_traits`).
+    pub(super) fn templated_value(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Value> {
+        let ExprKind::Templated(path, args) = &e.kind else {
+            unreachable!("a templated name")
+        };
+        match self.program.templated_expr(path, args, e.span)? {
+            Some(x) => self.expr(fx, &x),
+            None => Err(Error::new(e.span, "expected a value, found a type")),
+        }
     }
 }
 

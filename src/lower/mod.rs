@@ -11,17 +11,20 @@ mod bitcast;
 mod builder;
 mod bytes;
 mod call;
+mod deduce;
 mod dispatch;
 mod entry;
 mod expr;
 mod function_constants;
 mod functions;
+mod half_mode;
 mod invocation;
 mod mathlib;
 mod mathlib_int;
 mod members;
 mod narrow;
 mod operators;
+mod overloads;
 mod pointers;
 mod quad;
 mod resources;
@@ -44,6 +47,7 @@ use crate::types::Type;
 use std::collections::HashMap;
 
 pub use entry::{default_threadgroup_size, DISPATCH_BINDING};
+pub use half_mode::HalfMode;
 
 /// A lowering error: the input is valid syntax but cannot be translated.
 pub type Error = sema::Error;
@@ -64,6 +68,8 @@ pub struct Options {
     pub texture_formats: Vec<(u32, String)>,
     /// User binding overrides.
     pub binding_map: crate::reflect::BindingMap,
+    /// How `half` is represented (`f16`, or `f32` rounded to half precision).
+    pub half: HalfMode,
 }
 
 /// The lowered module and what reflection needs.
@@ -134,6 +140,8 @@ pub(crate) struct Lowerer<'p, 'a> {
     threadgroup_memory: HashMap<u32, u32>,
     /// `--target wgpu`: wgpu's native extensions may be used.
     native_extensions: bool,
+    /// How `half` is represented.
+    half_mode: HalfMode,
     /// Storage texel formats by `[[texture(n)]]` index.
     texture_formats: HashMap<u32, String>,
     /// Sampler globals whose `constexpr` descriptor says `coord::pixel`.
@@ -177,6 +185,7 @@ pub fn lower<'a>(
         function_features: HashMap::new(),
         threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
         native_extensions: options.native_extensions,
+        half_mode: options.half,
         texture_formats: options.texture_formats.iter().cloned().collect(),
         pixel_samplers: Default::default(),
         constexpr_samplers: Vec::new(),
@@ -201,6 +210,23 @@ pub fn lower<'a>(
         let Some((stage, _)) = f.stage else {
             continue;
         };
+        if found.contains(&f.name.name) {
+            // Metal looks functions up by name (`newFunctionWithName:`) and
+            // WGSL entry points share one namespace: a second stage function
+            // of the same name (an overload, or the same name in another
+            // namespace or from a `[[host_name]]`) has no name of its own.
+            errors.push(
+                Error::new(
+                    f.name.span,
+                    format!("redefinition of the stage function `{}`", f.name.name),
+                )
+                .note(
+                    "kernel, vertex and fragment functions are found by name: each needs a unique one",
+                )
+                .with_code(crate::diagnostics::Code::Redefinition),
+            );
+            continue;
+        }
         found.push(f.name.name.clone());
         if !options.entries.is_empty() && !options.entries.contains(&f.name.name) {
             continue;
@@ -240,7 +266,7 @@ pub fn lower<'a>(
             errors.push(Error::new(
                 Span::default(),
                 format!("no kernel, vertex or fragment function named `{wanted}`"),
-            ));
+            ).with_code(crate::diagnostics::Code::UnknownEntryPoint));
         }
     }
     // Helpers that no entry point reaches are still checked, so that errors in
@@ -250,6 +276,15 @@ pub fn lower<'a>(
             if let Err(e) = l.check_unreached_helper(index) {
                 errors.push(e);
             }
+        }
+    }
+    if errors.is_empty() && l.half_mode == HalfMode::F32 {
+        half_mode::demote_f16(&mut l.module);
+        if half_mode::mentions_f16(&l.module) {
+            errors.push(Error::new(
+                Span::default(),
+                "internal error: `f16` left in a translation with `half` as `f32`",
+            ));
         }
     }
     if errors.is_empty() {

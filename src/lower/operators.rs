@@ -2,7 +2,7 @@
 //! pointer arithmetic and `?:`, with C++'s conversions made explicit.
 
 use super::builder::FnCtx;
-use super::expr::has_side_effects;
+use super::expr::{has_side_effects, reads_through_index};
 use super::value::Value;
 use super::{Error, Lowerer, Result};
 use crate::sema::{consteval::ConstValue, conversions};
@@ -24,6 +24,10 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         if matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr) {
             return self.logical(fx, op, a, b, span);
+        }
+        // `p == nullptr` (pointers.rs).
+        if let Some(v) = self.null_operand_comparison(fx, op, a, b, span)? {
+            return Ok(v);
         }
         let va = self.expr(fx, a)?;
         if let Value::Ptr(p) = va {
@@ -128,7 +132,8 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        Ok((self.narrow_result(fx, h, &result, span), result))
+        let h = self.narrow_result(fx, h, &result, span);
+        Ok((self.round_half_value(fx, h, &result, span), result))
     }
 
     /// `<<` and `>>`: the result has the promoted left type; naga wants an
@@ -299,17 +304,15 @@ impl Lowerer<'_, '_> {
                     },
                     span,
                 );
-                return Ok((
-                    fx.add(
-                        Expression::Binary {
-                            op: Bo::Multiply,
-                            left: a,
-                            right: inv,
-                        },
-                        span,
-                    ),
-                    result,
-                ));
+                let h = fx.add(
+                    Expression::Binary {
+                        op: Bo::Multiply,
+                        left: a,
+                        right: inv,
+                    },
+                    span,
+                );
+                return Ok((self.round_half_value(fx, h, &result, span), result));
             }
             if ta.element_scalar() != Some(s) || tb.element_scalar() != Some(s) {
                 return Err(Error::new(
@@ -322,17 +325,15 @@ impl Lowerer<'_, '_> {
                 BinaryOp::Sub => Bo::Subtract,
                 _ => Bo::Multiply,
             };
-            Ok((
-                fx.add(
-                    Expression::Binary {
-                        op: naga_op,
-                        left: a,
-                        right: b,
-                    },
-                    span,
-                ),
-                result,
-            ))
+            let h = fx.add(
+                Expression::Binary {
+                    op: naga_op,
+                    left: a,
+                    right: b,
+                },
+                span,
+            );
+            Ok((self.round_half_value(fx, h, &result, span), result))
         })())
     }
 
@@ -520,7 +521,8 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let (cond, ct) = self.condition(fx, c)?;
-        if has_side_effects(a) || has_side_effects(b) {
+        let guarded_read = ct == Type::BOOL && (reads_through_index(a) || reads_through_index(b));
+        if has_side_effects(a) || has_side_effects(b) || guarded_read {
             if ct != Type::BOOL {
                 return Err(Error::new(
                     c.span,

@@ -168,6 +168,196 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// `p == q`, `p < q`, ...: pointers into one object compare their
+    /// element indices (byte offsets in word views); pointers into different
+    /// objects are unequal, and ordering them is refused (C++ leaves it
+    /// unspecified).
+    fn pointer_comparison(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        p: PtrValue,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        if is_null(b) {
+            return self.null_comparison(fx, op, b, &p, span);
+        }
+        let Value::Ptr(q) = self.expr(fx, b)? else {
+            return Err(Error::new(
+                b.span,
+                format!(
+                    "comparison `{}` between a pointer and a non-pointer",
+                    op.symbol()
+                ),
+            ));
+        };
+        if !self.same_object(fx, &p.root, &q.root) {
+            let result = match op {
+                BinaryOp::Eq => false,
+                BinaryOp::Ne => true,
+                _ => {
+                    return Err(Error::new(
+                        span,
+                        "ordering pointers into different objects is not supported",
+                    ))
+                }
+            };
+            return Ok(self.bool_value(fx, result, span));
+        }
+        let op = match op {
+            BinaryOp::Eq => Bo::Equal,
+            BinaryOp::Ne => Bo::NotEqual,
+            BinaryOp::Lt => Bo::Less,
+            BinaryOp::Le => Bo::LessEqual,
+            BinaryOp::Gt => Bo::Greater,
+            _ => Bo::GreaterEqual,
+        };
+        let h = fx.add(
+            Expression::Binary {
+                op,
+                left: p.index,
+                right: q.index,
+            },
+            span,
+        );
+        Ok(Value::Rv(h, Type::BOOL))
+    }
+
+    /// Whether two pointer roots designate the same object.
+    fn same_object(&self, fx: &FnCtx, a: &PtrRoot, b: &PtrRoot) -> bool {
+        let local = |h: Handle<Expression>| match *fx.expr(h) {
+            Expression::LocalVariable(v) => Some(v),
+            _ => None,
+        };
+        match (a, b) {
+            (PtrRoot::Place(x, _), PtrRoot::Place(y, _)) => {
+                x == y || (local(*x).is_some() && local(*x) == local(*y))
+            }
+            _ => a == b,
+        }
+    }
+
+    fn bool_value(&mut self, fx: &mut FnCtx, v: bool, span: Span) -> Value {
+        Value::Rv(
+            fx.add(Expression::Literal(Literal::Bool(v)), span),
+            Type::BOOL,
+        )
+    }
+
+    /// `p == nullptr`, `nullptr != p` (`a` or `b` is `nullptr`): an MSL
+    /// pointer here always designates an object (a pointer variable cannot
+    /// hold `nullptr`), so it is never null. `None` when neither operand is
+    /// `nullptr`.
+    pub(super) fn null_operand_comparison(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let (null, other) = match (is_null(a), is_null(b)) {
+            (true, _) => (a, b),
+            (false, true) => (b, a),
+            _ => return Ok(None),
+        };
+        if is_null(other) {
+            let equal = matches!(op, BinaryOp::Eq | BinaryOp::Le | BinaryOp::Ge);
+            return Ok(Some(self.bool_value(fx, equal, span)));
+        }
+        let Value::Ptr(p) = self.expr(fx, other)? else {
+            return Err(Error::new(
+                other.span,
+                "`nullptr` can only be compared with a pointer",
+            ));
+        };
+        self.null_comparison(fx, op, null, &p, span).map(Some)
+    }
+
+    fn null_comparison(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        null: &Expr,
+        _p: &PtrValue,
+        span: Span,
+    ) -> Result<Value> {
+        match op {
+            BinaryOp::Eq => Ok(self.bool_value(fx, false, span)),
+            BinaryOp::Ne => Ok(self.bool_value(fx, true, span)),
+            _ => Err(Error::new(
+                null.span,
+                "ordering comparison between a pointer and `nullptr`",
+            )),
+        }
+    }
+
+    /// `(device const float*)(base + offset)`, `reinterpret_cast<T*>(p)`.
+    ///
+    /// A pointer into a word-view buffer (a `device char*`, `uchar*`, ...;
+    /// see bytes.rs) is a byte offset into 32-bit words, so it can view
+    /// those bytes as any type: loads and stores at the offset use the
+    /// target's Metal layout. A `float` (any 4-byte value) must be at a
+    /// multiple of 4, as on Metal; a misaligned offset reads and writes the
+    /// word containing it (the offset is rounded down), where Metal's
+    /// behaviour is undefined. A pointer into a typed buffer only casts to
+    /// its own pointee type (adding or removing `const`).
+    pub(super) fn pointer_cast(
+        &mut self,
+        fx: &mut FnCtx,
+        target: &crate::types::Pointer,
+        inner: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let v = self.expr(fx, inner)?;
+        let Value::Ptr(p) = v else {
+            return Err(Error::new(
+                inner.span,
+                "only a pointer can be cast to a pointer type",
+            ));
+        };
+        let show = |l: &Self, t: &Type| l.program.display(t);
+        if target.space != p.space
+            && !matches!(
+                (target.space, p.space),
+                (
+                    crate::types::AddressSpace::Constant,
+                    crate::types::AddressSpace::Device
+                ) | (
+                    crate::types::AddressSpace::Device,
+                    crate::types::AddressSpace::Constant
+                )
+            )
+        {
+            return Err(Error::new(
+                span,
+                format!(
+                    "cannot cast a `{}` pointer to a `{}` pointer: address spaces differ",
+                    p.space.name(),
+                    target.space.name()
+                ),
+            ));
+        }
+        let same = p.pointee == target.pointee;
+        if !same && !matches!(p.root, PtrRoot::Bytes(_)) {
+            return Err(Error::new(
+                span,
+                format!(
+                    "cannot reinterpret this `{}*` as `{}*`: only byte-addressed buffers can be viewed as another type",
+                    show(self, &p.pointee),
+                    show(self, &target.pointee)
+                ),
+            )
+            .note("declare the buffer as `device char*` (or `uchar*`) and cast byte offsets from it"));
+        }
+        Ok(Value::Ptr(PtrValue {
+            pointee: target.pointee.clone(),
+            is_const: target.is_const || p.is_const && same,
+            ..p
+        }))
+    }
+
     /// `p + n`, `p - n`, `p - q`.
     pub(super) fn pointer_arithmetic(
         &mut self,
@@ -177,6 +367,9 @@ impl Lowerer<'_, '_> {
         b: &Expr,
         span: Span,
     ) -> Result<Value> {
+        if is_comparison(op) {
+            return self.pointer_comparison(fx, op, p, b, span);
+        }
         let vb = self.expr(fx, b)?;
         if let (BinaryOp::Sub, Value::Ptr(q)) = (op, &vb) {
             if q.root != p.root {
@@ -234,4 +427,16 @@ impl Lowerer<'_, '_> {
         let index = self.ptr_advance(fx, &p, offset, op == BinaryOp::Sub, span);
         Ok(Value::Ptr(PtrValue { index, ..p }))
     }
+}
+
+fn is_comparison(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+    )
+}
+
+/// `nullptr` (also `NULL` after `#define NULL nullptr`, and `0` is not one).
+fn is_null(e: &Expr) -> bool {
+    matches!(&e.kind, crate::syntax::ast::ExprKind::Name(p) if p.len() == 1 && p[0] == "nullptr")
 }

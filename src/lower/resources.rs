@@ -186,7 +186,7 @@ impl Lowerer<'_, '_> {
         };
         // WebGPU's default limits: 4 bind groups, 1000 bindings per group.
         if b.group >= 4 || b.binding >= 1000 {
-            return Err(Error::new(span, format!("the binding map puts this argument at @group({}) @binding({}), beyond WebGPU's default limits (4 groups, 1000 bindings)", b.group, b.binding)));
+            return Err(Error::new(span, format!("the binding map puts this argument at @group({}) @binding({}), beyond WebGPU's default limits (4 groups, 1000 bindings)", b.group, b.binding)).with_code(crate::diagnostics::Code::Binding));
         }
         Ok(b)
     }
@@ -345,6 +345,8 @@ impl Lowerer<'_, '_> {
         if let Some(g) = self
             .buffers
             .get(&(binding.group, binding.binding, ty, writable))
+            // A typed `array<u32>` and a word view are not interchangeable.
+            .filter(|g| self.word_view(**g).is_some() == words)
         {
             return Ok((*g, info, binding));
         }
@@ -378,7 +380,7 @@ impl Lowerer<'_, '_> {
     /// Types this version can place in buffers.
     pub(super) fn check_host_shareable(&self, ty: &Type, span: Span) -> Result<()> {
         match ty {
-            Type::Atomic(Scalar::Bool) => Err(Error::new(span, "`atomic_bool` in buffers is not supported (its size in Metal's layout is not verified)")),
+            Type::Atomic(Scalar::Bool) => Err(Error::new(span, "`atomic_bool` in buffers is not supported (its size in Metal's layout is not verified)").with_code(crate::diagnostics::Code::Unsupported)),
             Type::Array(e, _) => self.check_host_shareable(e, span),
             Type::Struct(id) => self
                 .program

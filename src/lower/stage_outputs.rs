@@ -45,7 +45,7 @@ impl Lowerer<'_, '_> {
                 self.struct_result(fx, &decl, *id, vertex, f.ret.span)
             }
             Type::Void if !vertex => Ok((Vec::new(), Vec::new())),
-            Type::Void => Err(Error::new(f.ret.span, "vertex functions without a `[[position]]` output (rasterization disabled) are not supported")),
+            Type::Void => Err(Error::new(f.ret.span, "vertex functions without a `[[position]]` output (rasterization disabled) are not supported").with_code(crate::diagnostics::Code::Unsupported)),
             other => Err(Error::new(f.ret.span, format!("a {} function cannot return `{}`", if vertex { "vertex" } else { "fragment" }, self.program.display(other)))),
         }
     }
@@ -141,7 +141,7 @@ impl Lowerer<'_, '_> {
             return Ok(vec![Binding::BuiltIn(BuiltIn::Position { invariant })]);
         }
         if let Some(a) = attr("point_size") {
-            self.warnings.push(Error::new(a.span, "`[[point_size]]` has no WGSL equivalent (WebGPU points are one pixel); it was dropped"));
+            self.warnings.push(Error::new(a.span, "`[[point_size]]` has no WGSL equivalent (WebGPU points are one pixel); it was dropped").with_code(crate::diagnostics::Code::AttributeDropped));
             return Ok(Vec::new());
         }
         if vertex {
@@ -279,7 +279,7 @@ impl Lowerer<'_, '_> {
             return Err(Error::new(
                 a.span,
                 "`[[stencil]]` outputs have no WebGPU equivalent",
-            ));
+            ).with_code(crate::diagnostics::Code::NoWebGpuEquivalent));
         }
         Err(Error::new(m.name.span, format!("fragment output member `{}` needs `[[color(m)]]`, `[[depth(...)]]` or `[[sample_mask]]`", m.name.name)))
     }

@@ -108,13 +108,57 @@ pub(super) fn constant(name: &str) -> Option<ConstValue> {
     }
 }
 
+/// Library functions whose result is one of their (already rounded)
+/// operands, or an integer no larger than one: nothing to round.
+fn returns_an_operand(name: &str) -> bool {
+    matches!(
+        name,
+        "abs"
+            | "fabs"
+            | "min"
+            | "max"
+            | "fmin"
+            | "fmax"
+            | "clamp"
+            | "saturate"
+            | "select"
+            | "floor"
+            | "ceil"
+            | "trunc"
+            | "rint"
+            | "round"
+            | "sign"
+            | "copysign"
+            | "step"
+    ) || name.starts_with("simd_shuffle")
+        || name.starts_with("simd_broadcast")
+        || name.starts_with("quad_shuffle")
+        || name.starts_with("quad_broadcast")
+}
+
 impl Lowerer<'_, '_> {
     pub(super) fn stdlib_constant(&mut self, fx: &mut FnCtx, v: ConstValue, span: Span) -> Value {
         self.const_value(fx, &v, span)
     }
 
-    /// A call to a library function; `None` if `name` is not one.
+    /// A call to a library function; `None` if `name` is not one. With
+    /// `half` as `f32`, a `half` result is computed in `f32` and rounded once.
     pub(super) fn library_call(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<Value>> {
+        Ok(match self.library_call_unrounded(fx, name, args, span)? {
+            Some(Value::Rv(h, ty)) if !returns_an_operand(name) => {
+                Some(Value::Rv(self.round_half_value(fx, h, &ty, span), ty))
+            }
+            other => other,
+        })
+    }
+
+    fn library_call_unrounded(
         &mut self,
         fx: &mut FnCtx,
         name: &str,
@@ -221,7 +265,7 @@ impl Lowerer<'_, '_> {
                     "no matching function for call to `{name}` with an argument of type `{}`",
                     self.program.display(t)
                 ),
-            )
+            ).with_code(crate::diagnostics::Code::NoMatchingOverload)
         };
         let mut size = 1;
         let mut elem: Option<Scalar> = None;
@@ -502,7 +546,7 @@ impl Lowerer<'_, '_> {
         let mut set = naga::Barrier::empty();
         collect_mem_flags(flags, &mut set)?;
         if name == "simdgroup_barrier" {
-            return Err(Error::new(span, "`simdgroup_barrier` is not supported yet"));
+            return Err(Error::new(span, "`simdgroup_barrier` is not supported yet").with_code(crate::diagnostics::Code::Unsupported));
         }
         if set.is_empty() {
             // mem_none still synchronises execution; naga prints nothing for an empty set.

@@ -322,6 +322,9 @@ impl Lowerer<'_, '_> {
 
     /// A local declaration with one or more declarators.
     pub(super) fn declaration(&mut self, fx: &mut FnCtx, d: &VarDecl) -> Result<()> {
+        // `auto x = e;`, `decltype(e) y;`: the type written out (deduce.rs).
+        let deduced = self.deduced_declaration(fx, d)?;
+        let d = deduced.as_ref().unwrap_or(d);
         if let Some((space, sspan)) = d.ty.space {
             if d.ty.ptr_ops.is_empty() {
                 let msg = match space {
@@ -370,7 +373,7 @@ impl Lowerer<'_, '_> {
                                 self.program.display(&ty),
                                 self.program.display(&t)
                             ),
-                        ));
+                        ).with_code(crate::diagnostics::Code::TypeMismatch));
                     }
                     Local::Value(h, t)
                 }
@@ -386,7 +389,7 @@ impl Lowerer<'_, '_> {
                 return Err(Error::new(
                     decl.name.span,
                     format!("redefinition of `{}`", decl.name.name),
-                ));
+                ).with_code(crate::diagnostics::Code::Redefinition));
             }
         }
         Ok(())
@@ -551,7 +554,7 @@ impl Lowerer<'_, '_> {
                 return Err(Error::new(
                     decl.name.span,
                     format!("redefinition of `{}`", decl.name.name),
-                ));
+                ).with_code(crate::diagnostics::Code::Redefinition));
             }
         }
         Ok(())

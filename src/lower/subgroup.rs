@@ -669,7 +669,7 @@ fn infinity(fx: &mut FnCtx, negative: bool, s: Scalar, span: Span) -> Handle<Exp
 
 /// The error for functions returning `simd_vote`/`quad_vote`.
 pub(super) fn vote_unsupported(name: &str, vote: &str, span: Span) -> Error {
-    Error::new(span, format!("`{vote}` (returned by `{name}`) is not supported yet"))
+    Error::new(span, format!("`{vote}` (returned by `{name}`) is not supported yet")).with_code(crate::diagnostics::Code::Unsupported)
         .note("its mask is a 64-bit integer (`vote_t`), and 64-bit integers are not supported in this version")
 }
 

@@ -370,7 +370,7 @@ impl Lowerer<'_, '_> {
                     options.gradient = Some((&inner[0], &inner[1]))
                 }
                 Some((name, _)) if name == "min_lod_clamp" => {
-                    return Err(Error::new(a.span, "`min_lod_clamp` has no WGSL equivalent; clamp the LOD with `level(...)` instead"));
+                    return Err(Error::new(a.span, "`min_lod_clamp` has no WGSL equivalent; clamp the LOD with `level(...)` instead").with_code(crate::diagnostics::Code::NoWebGpuEquivalent));
                 }
                 _ if options.level.is_none()
                     && options.bias.is_none()
@@ -397,7 +397,7 @@ impl Lowerer<'_, '_> {
             Error::new(
                 e.span,
                 "texel offsets must be constant; non-constant offsets are not supported",
-            )
+            ).with_code(crate::diagnostics::Code::Unsupported)
         })?;
         let want = Type::vector(Scalar::Int, n);
         let v = consteval::convert(&v, &want, e.span, self.program)?;

@@ -116,10 +116,24 @@ impl Lowerer<'_, '_> {
         if matches!(s, Scalar::Long | Scalar::ULong) {
             self.types.uses_i64 = true;
         }
-        if s == Scalar::Half {
+        if s == Scalar::Half && !self.emulates_half() {
             self.types.uses_f16 = true;
         }
-        scalar(s)
+        self.naga_scalar(s)
+    }
+
+    /// naga's scalar for an MSL scalar in this translation's `half` mode.
+    pub(super) fn naga_scalar(&self, s: Scalar) -> naga::Scalar {
+        match s {
+            Scalar::Half if self.emulates_half() => naga::Scalar::F32,
+            s => scalar(s),
+        }
+    }
+
+    /// True if `ty` holds emulated `half` data, whose 4-byte WGSL values
+    /// cannot have Metal's 2-byte layout (buffers of it use word views).
+    pub(super) fn holds_emulated_half(&self, ty: &Type) -> bool {
+        self.emulates_half() && layout::uses_scalar(ty, Scalar::Half, &self.program.structs)
     }
 
     /// A runtime-sized `array<T>` for `T*` buffer arguments.
@@ -143,6 +157,9 @@ impl Lowerer<'_, '_> {
     /// it (every type a typed buffer holds), else WGSL's own (word-view
     /// buffers never use these arrays in memory a host sees).
     fn wgsl_stride(&mut self, elem: &Type, base: Handle<naga::Type>, span: Span) -> Result<u32> {
+        if self.holds_emulated_half(elem) {
+            return self.natural_stride(base, span);
+        }
         match layout::wgsl(elem, &self.program.structs) {
             Ok(w) => Ok(w.size.div_ceil(w.align) * w.align),
             Err(_) => self.natural_stride(base, span),
@@ -154,7 +171,10 @@ impl Lowerer<'_, '_> {
     /// 8/16-bit integers, which buffers hold as words instead.
     pub(super) fn plan(&mut self, id: StructId) -> Option<&layout::PaddingPlan> {
         if !self.types.plans.contains_key(&id) {
-            let plan = layout::padding_plan(id, &self.program.structs).ok();
+            let plan = match self.holds_emulated_half(&Type::Struct(id)) {
+                true => None,
+                false => layout::padding_plan(id, &self.program.structs).ok(),
+            };
             self.types.plans.insert(id, plan);
         }
         self.types.plans[&id].as_ref()
@@ -247,7 +267,7 @@ impl Lowerer<'_, '_> {
     /// 64-bit integers exist only as a wgpu extension (`shader-int64`).
     pub(super) fn check_64_bit(&mut self, span: Span) -> Result<()> {
         if !self.native_extensions {
-            return Err(Error::new(span, "64-bit integers (`long`, `ulong`) need `--target wgpu`: WebGPU has no 64-bit integers")
+            return Err(Error::new(span, "64-bit integers (`long`, `ulong`) need `--target wgpu`: WebGPU has no 64-bit integers").with_code(crate::diagnostics::Code::NoWebGpuEquivalent)
                 .note("`size_t` and `ptrdiff_t` are 32-bit in the translation and work with either target"));
         }
         self.require_feature("shader-int64");

@@ -50,7 +50,7 @@ fn unquote(s: &str) -> String {
 impl Engine<'_> {
     /// `#line N ["file"]` with operands `args` (macro-expanded first): the
     /// next line is line `N` (of `file`) for `__LINE__` and `__FILE__`.
-    pub(crate) fn line_control(&mut self, map: &SourceMap, d: &Dir, args: &[Token]) {
+    pub(crate) fn line_control(&mut self, map: &mut SourceMap, d: &Dir, args: &[Token]) {
         if args.is_empty() {
             let msg = "#line directive requires a positive integer argument";
             self.error(d.head_loc(), msg);
@@ -76,6 +76,8 @@ impl Engine<'_> {
         };
         // The line after the directive (splices included) gets number `line`.
         let next = map.file(d.file).line_col(d.line.raw.end).0 as i64;
+        // Diagnostics after preprocessing show the same presumed place.
+        map.add_line_mark(d.file, d.line.raw.end, line - next, presumed.clone());
         let top = self.stack.last_mut().expect("a file is being read");
         top.line_delta = line - next;
         if presumed.is_some() {

@@ -141,7 +141,13 @@ impl Macros {
             Platform::MacOs => "__METAL_MACOS__",
             Platform::Ios => "__METAL_IOS__",
         };
-        for (name, value) in [("__METAL_VERSION__", "320"), ("__METAL__", "1"), (os, "1")] {
+        // Metal is C++14-based: `__cplusplus` is C++14's value.
+        for (name, value) in [
+            ("__METAL_VERSION__", "320"),
+            ("__METAL__", "1"),
+            ("__cplusplus", "201402L"),
+            (os, "1"),
+        ] {
             m.define(name.into(), object(value), None);
         }
         m

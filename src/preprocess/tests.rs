@@ -305,6 +305,8 @@ fn predefined_macros() {
     assert!(holds("__METAL_VERSION__ >= 300 && defined(__METAL__)"));
     assert!(!holds("defined(__HAVE_NATIVE_FLOAT16__)"));
     assert_eq!(pp("\n__LINE__ __FILE__\n"), "\n2 \"main.metal\"\n");
+    assert_eq!(pp("__cplusplus\n"), "201402L\n");
+    assert!(holds("__cplusplus >= 201402L"));
 }
 
 #[test]

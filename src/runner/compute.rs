@@ -94,6 +94,8 @@ pub fn translate_kernel(
         wgsl: library.wgsl().to_string(),
         function,
         warnings: library.warnings(),
+        warning_diagnostics: library.warning_diagnostics().clone(),
+        source_map: library.source_map().clone(),
     })
 }
 

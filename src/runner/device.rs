@@ -36,6 +36,10 @@ pub struct Translation {
     pub function: FunctionReflection,
     /// Warnings of the translation, rendered (empty if none).
     pub warnings: String,
+    /// The warnings, for other formats (JSON, `-Werror`).
+    pub warning_diagnostics: crate::diagnostics::Diagnostics,
+    /// The files the warnings point into.
+    pub source_map: crate::source_map::SourceMap,
 }
 
 /// What a translation depends on: source name and text, the options (by
@@ -59,6 +63,11 @@ pub struct Gpu {
     pub(crate) queue: wgpu::Queue,
     pub(crate) limits: wgpu::Limits,
     cache: Mutex<HashMap<CacheKey, Arc<Translation>>>,
+    /// Why the device was lost, once it has been (a driver reset, a
+    /// kernel the OS killed): every later operation fails with it.
+    lost: Arc<Mutex<Option<String>>>,
+    /// How long to wait for submitted work before giving up.
+    timeout: std::time::Duration,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -112,13 +121,47 @@ impl Gpu {
         // wgpu's default handler panics; every operation of the runner runs
         // inside error scopes, so anything reaching here is only logged.
         device.on_uncaptured_error(Arc::new(|e| log::error!("uncaptured wgpu error: {e}")));
+        let lost = Arc::new(Mutex::new(None));
+        let record = Arc::clone(&lost);
+        device.set_device_lost_callback(move |reason, message| {
+            // Dropping the device "loses" it too; that is no error.
+            if reason != wgpu::DeviceLostReason::Destroyed {
+                if let Ok(mut lost) = record.lock() {
+                    *lost = Some(format!("{reason:?}: {message}"));
+                }
+            }
+        });
         Ok(Gpu {
             info,
             device,
             queue,
             limits,
             cache: Mutex::new(HashMap::new()),
+            lost,
+            timeout: super::resources::default_gpu_timeout(),
         })
+    }
+
+    /// Waits at most `timeout` for the GPU to finish a dispatch or a
+    /// draw (the default: `MSL2WGSL_GPU_TIMEOUT_S` seconds, else 120);
+    /// past it the operation fails with [`RunError::Gpu`].
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long the runner waits for the GPU.
+    pub fn timeout(&self) -> std::time::Duration {
+        self.timeout
+    }
+
+    /// An error if the device has been lost.
+    pub(crate) fn check_lost(&self) -> Result<(), RunError> {
+        let lost = self.lost.lock().map(|l| l.clone()).unwrap_or(None);
+        match lost {
+            Some(why) => Err(RunError::Gpu(format!("the GPU device was lost ({why})"))),
+            None => Ok(()),
+        }
     }
 
     /// One line naming the adapter: name, backend, device type and driver.
@@ -160,6 +203,15 @@ impl Gpu {
         &self.queue
     }
 
+    /// `wanted`, unless the device lacks `SHADER_F16`: then `half` is
+    /// emulated in `f32` (a `half` buffer still holds 2-byte elements).
+    pub fn half_mode(&self, wanted: crate::library::HalfMode) -> crate::library::HalfMode {
+        match self.features().contains(wgpu::Features::SHADER_F16) {
+            true => wanted,
+            false => crate::library::HalfMode::F32,
+        }
+    }
+
     /// Checks that the device has every feature in `required` (spelled as in
     /// [`FunctionReflection::required_features`]: `"shader-f16"`, ...).
     pub fn check_features(&self, required: &[String]) -> Result<(), RunError> {
@@ -194,6 +246,7 @@ impl Gpu {
         // (`subgroupBarrier`) and must not carry `enable subgroups;`, which
         // naga's WGSL parser rejects.
         options.target = crate::Target::Wgpu;
+        options.half = self.half_mode(options.half);
         let key = (
             source_name.to_string(),
             source.to_string(),

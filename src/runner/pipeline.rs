@@ -231,6 +231,7 @@ impl<'r> ComputeCommand<'_, 'r> {
     fn dispatch(&self, gpu: &Gpu, dispatch: &Dispatch) -> Result<(), RunError> {
         let memory = self.threadgroup_memory.iter().map(|(&i, &n)| (i, n));
         let key = (dispatch.threadgroup(), memory.collect());
+        check_threadgroup_memory(gpu, &self.pipeline.function, &self.threadgroup_memory)?;
         let variant = self.pipeline.variant(gpu, key)?;
         check_dispatch(gpu, &variant.function, dispatch)?;
         let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
@@ -247,6 +248,35 @@ impl<'r> ComputeCommand<'_, 'r> {
             .resolve(gpu, &variant.function, &variant.interface)?;
         resources::scoped(gpu, || encode(gpu, &variant, &plan, &resolved))?
     }
+}
+
+/// Refuses threadgroup memory over the device's workgroup storage limit,
+/// naming the argument (wgpu would only say the pipeline is invalid).
+fn check_threadgroup_memory(
+    gpu: &Gpu,
+    function: &FunctionReflection,
+    lengths: &BTreeMap<u32, u32>,
+) -> Result<(), RunError> {
+    let limit = gpu.limits.max_compute_workgroup_storage_size;
+    let total: u64 = lengths.values().map(|&n| u64::from(n)).sum();
+    if total <= u64::from(limit) {
+        return Ok(());
+    }
+    let largest = lengths.iter().max_by_key(|(_, &n)| n);
+    let named = largest.and_then(|(&index, &n)| {
+        let arg = function.arguments.iter().find(|a| {
+            a.kind == crate::reflect::ArgumentKind::ThreadgroupMemory && a.index == index
+        })?;
+        Some(format!(
+            " (the largest, `{}` [[threadgroup({index})]], has {n})",
+            arg.name
+        ))
+    });
+    Err(RunError::InvalidDispatch(format!(
+        "threadgroup memory of {total} bytes{} is over the device's \
+         maxComputeWorkgroupStorageSize of {limit}",
+        named.unwrap_or_default()
+    )))
 }
 
 /// Records every part of the dispatch and submits it.

@@ -142,6 +142,19 @@ pub fn render_library(
     fragment: &str,
     resources: &RenderResources,
 ) -> Result<Vec<TextureData>, RunError> {
+    // Without `shader-f16`, `half` is emulated in `f32`: translate again.
+    let wanted = library.origin().options.half;
+    let emulated;
+    let library = match gpu.half_mode(wanted) == wanted {
+        true => library,
+        false => {
+            let origin = library.origin();
+            let mut options = origin.options.clone();
+            options.half = gpu.half_mode(wanted);
+            emulated = crate::Library::from_source(&origin.name, &origin.text, &options)?;
+            &emulated
+        }
+    };
     let v = super::stage_function(library, vertex, Stage::Vertex)?;
     let f = super::stage_function(library, fragment, Stage::Fragment)?;
     render(gpu, library.wgsl(), v, f, resources)

@@ -63,6 +63,7 @@ impl RenderPipeline {
         let mut options = origin.options.clone();
         options.entries = vec![vertex.to_string(), fragment.to_string()];
         options.target = crate::Target::Wgpu;
+        options.half = gpu.half_mode(options.half);
         let library = Library::from_source(&origin.name, &origin.text, &options)?;
         let v = stage_function(&library, vertex, Stage::Vertex)?;
         let f = stage_function(&library, fragment, Stage::Fragment)?;

@@ -13,6 +13,7 @@ use wgpu::util::DeviceExt;
 /// Error scopes are per thread in wgpu, so several threads may share one
 /// [`Gpu`] (tests do).
 pub(crate) fn scoped<T>(gpu: &Gpu, f: impl FnOnce() -> T) -> Result<T, RunError> {
+    gpu.check_lost()?;
     let filters = [
         wgpu::ErrorFilter::Validation,
         wgpu::ErrorFilter::OutOfMemory,
@@ -32,8 +33,43 @@ pub(crate) fn scoped<T>(gpu: &Gpu, f: impl FnOnce() -> T) -> Result<T, RunError>
     }
     match first {
         Some(error) => Err(RunError::Gpu(error.to_string())),
-        None => Ok(value),
+        None => gpu.check_lost().map(|()| value),
     }
+}
+
+/// How long the runner waits for the GPU unless told otherwise:
+/// `MSL2WGSL_GPU_TIMEOUT_S` seconds, 120 by default (software
+/// rasterizers are slow; a kernel that loops forever must still end the
+/// run).
+pub(crate) fn default_gpu_timeout() -> std::time::Duration {
+    let seconds = std::env::var("MSL2WGSL_GPU_TIMEOUT_S")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(120.0);
+    std::time::Duration::from_secs_f64(seconds)
+}
+
+/// Waits for the device's submitted work, at most [`Gpu::timeout`].
+pub(crate) fn wait_for_gpu(gpu: &Gpu) -> Result<(), RunError> {
+    let timeout = gpu.timeout();
+    let result = gpu.device.poll(wgpu::PollType::Wait {
+        submission_index: None,
+        timeout: Some(timeout),
+    });
+    gpu.check_lost()?;
+    match result {
+        Ok(_) => Ok(()),
+        Err(wgpu::PollError::Timeout) => Err(timed_out(timeout)),
+        Err(e) => Err(RunError::Gpu(e.to_string())),
+    }
+}
+
+fn timed_out(timeout: std::time::Duration) -> RunError {
+    RunError::Gpu(format!(
+        "the GPU did not finish within {timeout:?} (a kernel that never ends?); \
+         `MSL2WGSL_GPU_TIMEOUT_S` or `Gpu::with_timeout` sets the limit"
+    ))
 }
 
 /// Checks the bytes given for a buffer argument: present if the argument is
@@ -480,9 +516,8 @@ pub(crate) fn map_readbacks(
         });
     }
     drop(sender);
-    gpu.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| RunError::Gpu(e.to_string()))?;
+    wait_for_gpu(gpu)?;
+    let deadline = std::time::Instant::now() + gpu.timeout();
     // Another thread polling the same device may run these callbacks after
     // our poll returned, so wait for each one rather than only looking.
     for _ in 0..staging.len() {
@@ -490,6 +525,10 @@ pub(crate) fn map_readbacks(
             match receiver.recv_timeout(std::time::Duration::from_millis(10)) {
                 Ok(message) => break message,
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    gpu.check_lost()?;
+                    if std::time::Instant::now() > deadline {
+                        return Err(timed_out(gpu.timeout()));
+                    }
                     gpu.device
                         .poll(wgpu::PollType::Poll)
                         .map_err(|e| RunError::Gpu(e.to_string()))?;

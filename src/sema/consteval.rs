@@ -45,7 +45,8 @@ impl ConstValue {
         }
     }
 
-    fn as_f64(&self) -> Option<f64> {
+    /// The value as a number (`bool` as 0 or 1).
+    pub(crate) fn as_f64(&self) -> Option<f64> {
         match *self {
             ConstValue::Int(v, _) => Some(v as f64),
             ConstValue::Float(v, _) => Some(v),
@@ -152,7 +153,8 @@ pub fn convert(
     if &from == ty {
         return Ok(v.clone());
     }
-    conversions::check_implicit(&from, ty, program).map_err(|m| Error::new(span, m))?;
+    conversions::check_implicit(&from, ty, program)
+        .map_err(|m| Error::new(span, m).with_code(crate::diagnostics::Code::TypeMismatch))?;
     match ty {
         Type::Scalar(s) => {
             convert_scalar(v, *s).ok_or_else(|| Error::new(span, "not a constant scalar"))
@@ -291,6 +293,16 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
                 Type::Scalar(s) => convert_scalar(&v, s).ok_or_else(not_const),
                 _ => Err(not_const()),
             }
+        }
+        ExprKind::Templated(path, args) => match program.templated_expr(path, args, e.span)? {
+            Some(x) => eval(program, &x),
+            None => Err(not_const()),
+        },
+        ExprKind::Call(callee, args)
+            if args.is_empty() && program.numeric_limit_call(callee)?.is_some() =>
+        {
+            let x = program.numeric_limit_call(callee)?.expect("checked");
+            eval(program, &x)
         }
         ExprKind::Call(callee, args) => match super::constexpr_fn::call(program, callee, args) {
             Some(result) => result,

@@ -68,7 +68,7 @@ fn evaluate(program: &Program, f: &FunctionDecl, args: &[Expr], span: Span) -> R
         }
     }
     let mut body = result.clone();
-    Subst { map: &map }.expr(&mut body);
+    Subst::new(&map).expr(&mut body);
     let depth = DEPTH.with(|d| d.get());
     if depth >= MAX_DEPTH {
         return Err(Error::new(

@@ -135,7 +135,7 @@ impl<'a> Program<'a> {
                 return Err(Error::new(
                     ts.span,
                     format!("function constants of type `{}` are not supported: WGSL overrides cannot be 64-bit", self.display(&Type::Scalar(s))),
-                ))
+                ).with_code(crate::diagnostics::Code::Unsupported))
             }
             Type::Scalar(s) => s,
             other => {
@@ -145,7 +145,7 @@ impl<'a> Program<'a> {
                         "function constants of type `{}` are not supported: WGSL overrides are scalars",
                         self.display(&other)
                     ),
-                )
+                ).with_code(crate::diagnostics::Code::Unsupported)
                 .note("declare one scalar function constant per component"))
             }
         };
@@ -213,7 +213,7 @@ impl<'a> Program<'a> {
                 Error::new(
                     a.span,
                     "conditional arguments (`[[function_constant(name)]]` on an argument) are not supported yet",
-                )
+                ).with_code(crate::diagnostics::Code::Unsupported)
                 .note("WGSL bindings cannot depend on an override; bind the argument always and test the constant in the body")
             })
             .collect()

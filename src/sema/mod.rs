@@ -9,8 +9,11 @@ pub mod conversions;
 pub mod function_constants;
 pub mod sizeof;
 pub mod static_assert;
+pub mod struct_templates;
 pub mod subst;
+mod suggestions;
 pub mod templates;
+pub mod type_traits;
 
 use crate::source_map::Span;
 use crate::syntax::ast::{self, Item, TemplateArg};
@@ -27,6 +30,8 @@ pub struct Error {
     pub message: String,
     /// Extra explanations.
     pub notes: Vec<String>,
+    /// The stable code, when the error site chose one (docs/DIAGNOSTICS.md).
+    pub code: Option<crate::diagnostics::Code>,
 }
 
 impl Error {
@@ -36,7 +41,20 @@ impl Error {
             span,
             message: message.into(),
             notes: Vec::new(),
+            code: None,
         }
+    }
+
+    /// Sets the stable code.
+    pub fn with_code(mut self, code: crate::diagnostics::Code) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// Adds notes (an `Option` adds one or none: "did you mean" hints).
+    pub fn with_notes(mut self, notes: impl IntoIterator<Item = String>) -> Self {
+        self.notes.extend(notes);
+        self
     }
 
     /// Adds a note.
@@ -115,17 +133,34 @@ pub struct Program<'a> {
     /// Explicitly instantiated kernel templates: the instantiation's span
     /// (its key) and the kernel, named by its `host_name`.
     pub instantiations: Vec<(Span, ast::FunctionDecl)>,
+    /// Struct templates by name: the primary template and its
+    /// specialisations, in source order.
+    pub struct_templates: HashMap<String, Vec<&'a ast::TemplateDecl>>,
+    /// Struct template instances used but not declared yet (see
+    /// [`struct_templates`]): the driver inserts them and analyses again.
+    pub pending: std::cell::RefCell<Vec<struct_templates::PendingInstance>>,
+    /// The program-scope item being declared; `None` while lowering.
+    pub current_item: std::cell::Cell<Option<usize>>,
+    /// Instances without data members (traits): only their members exist.
+    pub empty_instances: std::collections::HashSet<String>,
+    /// Struct template instances: the template and its arguments as written.
+    pub instance_origins: HashMap<types::StructId, (String, Vec<TemplateArg>)>,
+    /// Every struct template instance in the translation unit, declared or
+    /// not (its declaration may have failed, or wait for another instance).
+    pub seen_instances: std::collections::HashSet<String>,
 }
 
 /// Builds the program-scope table, reporting every error found.
 pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
     let mut program = Program::default();
     let mut errors = Vec::new();
-    for item in &tu.items {
+    for (i, item) in tu.items.iter().enumerate() {
+        program.current_item.set(Some(i));
         if let Err(e) = program.declare(item) {
             errors.push(e);
         }
     }
+    program.current_item.set(None);
     program.mark_queried_function_constants();
     errors.extend(program.conditional_declarations());
     (program, errors)
@@ -140,7 +175,12 @@ impl<'a> Program<'a> {
                 let ty = self.apply_array(ty, &alias.array)?;
                 self.define(&alias.name, Symbol::Type(ty))
             }
-            Item::Struct(s) => self.declare_struct(s),
+            Item::Struct(s) => {
+                if s.name.name.contains('<') {
+                    self.seen_instances.insert(s.name.name.clone());
+                }
+                self.declare_struct(s)
+            }
             Item::Function(f) => {
                 if f.body.is_none() {
                     return Ok(());
@@ -155,7 +195,8 @@ impl<'a> Program<'a> {
                     Some(_) => Err(Error::new(
                         f.name.span,
                         format!("redefinition of `{}`", f.name.name),
-                    )),
+                    )
+                    .with_code(crate::diagnostics::Code::Redefinition)),
                     None => {
                         self.symbols
                             .insert(f.name.name.clone(), Symbol::Functions(vec![index]));
@@ -214,10 +255,10 @@ impl<'a> Program<'a> {
 
     fn define(&mut self, name: &ast::Ident, symbol: Symbol) -> Result<()> {
         if self.symbols.contains_key(&name.name) {
-            return Err(Error::new(
-                name.span,
-                format!("redefinition of `{}`", name.name),
-            ));
+            return Err(
+                Error::new(name.span, format!("redefinition of `{}`", name.name))
+                    .with_code(crate::diagnostics::Code::Redefinition),
+            );
         }
         self.symbols.insert(name.name.clone(), symbol);
         Ok(())
@@ -232,16 +273,17 @@ impl<'a> Program<'a> {
                 return Err(Error::new(
                     m.ty.span,
                     "pointer and reference members are not supported yet",
-                ));
+                )
+                .with_code(crate::diagnostics::Code::Unsupported));
             }
             if ty == Type::Void {
                 return Err(Error::new(m.ty.span, "a member cannot have type `void`"));
             }
             if members.iter().any(|x| x.name == m.name.name) {
-                return Err(Error::new(
-                    m.name.span,
-                    format!("duplicate member `{}`", m.name.name),
-                ));
+                return Err(
+                    Error::new(m.name.span, format!("duplicate member `{}`", m.name.name))
+                        .with_code(crate::diagnostics::Code::Redefinition),
+                );
             }
             members.push(MemberDef {
                 name: m.name.name.clone(),
@@ -249,14 +291,23 @@ impl<'a> Program<'a> {
                 span: m.name.span,
             });
         }
+        if members.is_empty() && s.name.name.contains('<') {
+            // A struct template instance holding only types and constants.
+            self.empty_instances.insert(s.name.name.clone());
+            return Ok(());
+        }
         if members.is_empty() {
-            return Err(Error::new(s.name.span, "empty structs are not supported"));
+            return Err(Error::new(s.name.span, "empty structs are not supported")
+                .with_code(crate::diagnostics::Code::Unsupported));
         }
         let id = self.structs.push(StructDef {
             name: s.name.name.clone(),
             members,
             span: s.span,
         });
+        if let Some(origin) = &s.instance_of {
+            self.instance_origins.insert(id, origin.clone());
+        }
         self.define(&s.name, Symbol::Type(Type::Struct(id)))
     }
 
@@ -322,6 +373,16 @@ impl<'a> Program<'a> {
     pub fn resolve_value_type(&self, ts: &ast::TypeSpec) -> Result<Type> {
         let name = ts.name();
         let name = name.strip_prefix("metal::").unwrap_or(&name);
+        if !ts.args.is_empty() {
+            if let Some(ty) = self.trait_type(name, &ts.args)? {
+                return Ok(ty);
+            }
+            if let Some(ty) = self.struct_template_type(ts)? {
+                return Ok(ty);
+            }
+        } else if ts.path.len() == 1 && self.struct_templates.contains_key(name) {
+            return self.struct_template_type(ts).map(Option::unwrap);
+        }
         if let Some(ty) = types::builtin_type(name) {
             if !ts.args.is_empty() {
                 return Err(Error::new(
@@ -333,13 +394,20 @@ impl<'a> Program<'a> {
         }
         match name {
             "void" => return Ok(Type::Void),
+            "decltype" => return self.decltype_type(ts),
+            "auto" => {
+                return Err(Error::new(
+                    ts.name_span,
+                    "`auto` is supported for local variables only; write the type here",
+                ))
+            }
             "size_t" => return Ok(Type::UINT),
             "ptrdiff_t" => return Ok(Type::INT),
             "double" => {
-                return Err(Error::new(
-                    ts.name_span,
-                    "`double` is not supported by Metal",
-                ))
+                return Err(
+                    Error::new(ts.name_span, "`double` is not supported by Metal")
+                        .with_code(crate::diagnostics::Code::NotInMetal),
+                )
             }
             "vec" => return self.template_vec(ts),
             "atomic" => {
@@ -356,7 +424,8 @@ impl<'a> Program<'a> {
                     other => Err(Error::new(
                         elem.span,
                         format!("`atomic<{}>` is not supported", self.display(&other)),
-                    )),
+                    )
+                    .with_code(crate::diagnostics::Code::Unsupported)),
                 };
             }
             "sampler" => return Ok(Type::Sampler { comparison: false }),
@@ -372,10 +441,11 @@ impl<'a> Program<'a> {
                 ts.name_span,
                 format!("`{name}` does not name a type"),
             )),
-            None => Err(Error::new(
-                ts.name_span,
-                format!("unknown type name `{name}`"),
-            )),
+            None => Err(
+                Error::new(ts.name_span, format!("unknown type name `{name}`"))
+                    .with_code(crate::diagnostics::Code::UnknownType)
+                    .with_notes(self.type_name_hint(name)),
+            ),
         }
     }
 
@@ -397,15 +467,16 @@ impl<'a> Program<'a> {
             "depth2d_ms" => S::Depth2DMs,
             "texture1d_array" | "texture2d_ms_array" | "depth2d_ms_array" | "texture_buffer" => {
                 return Err(
-                    Error::new(ts.name_span, format!("`{name}` has no WGSL equivalent"))
+                    Error::new(ts.name_span, format!("`{name}` has no WGSL equivalent")).with_code(crate::diagnostics::Code::NoWebGpuEquivalent)
                         .note("WGSL has no 1-D array, multisampled array or buffer textures"),
                 );
             }
             _ => {
-                return Err(Error::new(
-                    ts.name_span,
-                    format!("unknown type name `{name}`"),
-                ))
+                return Err(
+                    Error::new(ts.name_span, format!("unknown type name `{name}`"))
+                        .with_code(crate::diagnostics::Code::UnknownType)
+                        .with_notes(self.type_name_hint(name)),
+                )
             }
         };
         let (elem, access) = match ts.args.as_slice() {
@@ -548,10 +619,10 @@ impl<'a> Program<'a> {
                 ));
             };
             if i > 0 {
-                return Err(Error::new(
-                    ts.span,
-                    "pointers to pointers are not supported",
-                ));
+                return Err(
+                    Error::new(ts.span, "pointers to pointers are not supported")
+                        .with_code(crate::diagnostics::Code::Unsupported),
+                );
             }
             if matches!(ty, Type::Texture(_) | Type::Sampler { .. }) {
                 return Err(Error::new(ts.span, "pointers and references to textures and samplers are not allowed; pass them by value"));
@@ -562,7 +633,8 @@ impl<'a> Program<'a> {
                 ast::AddressSpace::Thread => AddressSpace::Thread,
                 ast::AddressSpace::Threadgroup => AddressSpace::Threadgroup,
                 ast::AddressSpace::Other => {
-                    return Err(Error::new(ts.span, "this address space is not supported"));
+                    return Err(Error::new(ts.span, "this address space is not supported")
+                        .with_code(crate::diagnostics::Code::Unsupported));
                 }
             };
             ty = Type::Pointer(Box::new(Pointer {

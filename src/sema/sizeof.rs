@@ -59,6 +59,7 @@ fn operand_type(
                     e.span,
                     "`sizeof` of this expression is not supported yet; write its type, `sizeof(T)`",
                 )
+                .with_code(crate::diagnostics::Code::Unsupported)
             }),
         },
     }

@@ -21,13 +21,41 @@ pub enum Replacement {
 pub struct Subst<'m> {
     /// Parameter name → argument.
     pub map: &'m HashMap<String, Replacement>,
+    /// In a struct template's instance, `(template, instance)`: qualified
+    /// names `Vec::make` of the template's members become `Vec<float, 4>::make`.
+    pub scope: Option<(&'m str, &'m str)>,
 }
 
-impl Subst<'_> {
+impl<'m> Subst<'m> {
+    /// Substitutes the parameters of `map`.
+    pub fn new(map: &'m HashMap<String, Replacement>) -> Self {
+        Subst { map, scope: None }
+    }
+
     fn lookup(&self, path: &[String]) -> Option<&Replacement> {
         match path {
             [n] => self.map.get(n),
             _ => None,
+        }
+    }
+
+    /// `Vec::make` → `Vec<float, 4>::make` inside an instance of `Vec`;
+    /// `T::value_type` → `Small<float,3>::value_type` for a type parameter
+    /// `T` bound to a named type.
+    fn rescope(&self, path: &mut Vec<String>) {
+        if path.len() < 2 {
+            return;
+        }
+        if let Some((template, instance)) = self.scope {
+            if path[0] == template {
+                path[0] = instance.to_string();
+                return;
+            }
+        }
+        if let Some(Replacement::Type(r)) = self.map.get(&path[0]) {
+            if r.args.is_empty() && r.ptr_ops.is_empty() {
+                path.splice(0..1, r.path.iter().cloned());
+            }
         }
     }
 
@@ -49,6 +77,7 @@ impl Subst<'_> {
     /// A written type; `const T*` keeps its own qualifiers and declarators.
     pub fn ty(&self, ts: &mut TypeSpec) {
         ts.args.iter_mut().for_each(|a| self.template_arg(a));
+        self.rescope(&mut ts.path);
         if !ts.args.is_empty() {
             return;
         }
@@ -88,7 +117,8 @@ impl Subst<'_> {
         b.stmts.iter_mut().for_each(|s| self.stmt(s));
     }
 
-    fn var_decl(&self, d: &mut VarDecl) {
+    /// A variable declaration: its type, array sizes, initializers.
+    pub fn var_decl(&self, d: &mut VarDecl) {
         self.ty(&mut d.ty);
         for d in &mut d.declarators {
             d.array.iter_mut().flatten().for_each(|e| self.expr(e));
@@ -166,6 +196,7 @@ impl Subst<'_> {
     /// parameter's name (as in `T(0)`) the type's name.
     pub fn expr(&self, e: &mut Expr) {
         match &mut e.kind {
+            ExprKind::Name(path) if path.len() > 1 => self.rescope(path),
             ExprKind::Name(path) => match self.lookup(path) {
                 Some(Replacement::Value(v)) => {
                     let span = e.span;
@@ -181,7 +212,10 @@ impl Subst<'_> {
                 }
                 _ => {}
             },
-            ExprKind::Templated(_, args) => args.iter_mut().for_each(|a| self.template_arg(a)),
+            ExprKind::Templated(path, args) => {
+                self.rescope(path);
+                args.iter_mut().for_each(|a| self.template_arg(a))
+            }
             ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
                 self.expr(a);
                 self.expr(b);

@@ -33,17 +33,20 @@ pub fn template_function(t: &ast::TemplateDecl) -> &ast::FunctionDecl {
     }
 }
 
+/// The name of the function or struct a template declares.
+pub fn template_name(t: &ast::TemplateDecl) -> &str {
+    match &t.item {
+        Templated::Function(f) => &f.name.name,
+        Templated::Struct(s) => &s.decl.name.name,
+    }
+}
+
 impl<'a> Program<'a> {
     /// Records a function template under its name.
     pub(super) fn declare_template(&mut self, t: &'a ast::TemplateDecl) -> Result<()> {
         let f = match &t.item {
             Templated::Function(f) => f,
-            Templated::Struct(s) => {
-                return Err(Error::new(
-                    s.name.span,
-                    "struct templates are not supported yet",
-                ))
-            }
+            Templated::Struct(_) => return self.declare_struct_template(t),
         };
         for (i, p) in t.params.iter().enumerate() {
             if t.params[..i].iter().any(|q| q.name.name == p.name.name) {
@@ -124,7 +127,12 @@ impl<'a> Program<'a> {
         Ok(bound.into_iter().map(Option::unwrap).collect())
     }
 
-    fn explicit_value(&self, p: &ast::TemplateParam, a: &TemplateArg) -> Result<TemplateValue> {
+    /// Template argument `a` for parameter `p`, evaluated.
+    pub(super) fn explicit_value(
+        &self,
+        p: &ast::TemplateParam,
+        a: &TemplateArg,
+    ) -> Result<TemplateValue> {
         match (&p.kind, a) {
             (TemplateParamKind::Type(_), TemplateArg::Type(ts)) => {
                 Ok(TemplateValue::Type(self.resolve_type(ts)?))
@@ -137,12 +145,7 @@ impl<'a> Program<'a> {
                 let e = match a {
                     TemplateArg::Expr(e) => e.clone(),
                     // A bare name parses as a type; it may be a constant.
-                    TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => {
-                        ast::Expr {
-                            kind: ast::ExprKind::Name(ts.path.clone()),
-                            span: ts.span,
-                        }
-                    }
+                    TemplateArg::Type(ts) if ts.ptr_ops.is_empty() => type_arg_as_expr(ts),
                     TemplateArg::Type(ts) => {
                         return Err(Error::new(
                             ts.span,
@@ -192,7 +195,7 @@ impl<'a> Program<'a> {
     }
 
     /// The default argument of parameter `i`, which may name the earlier ones.
-    fn default_value(
+    pub(super) fn default_value(
         &self,
         t: &ast::TemplateDecl,
         earlier: &[Option<TemplateValue>],
@@ -205,7 +208,7 @@ impl<'a> Program<'a> {
             let v = v.as_ref().expect("earlier parameters are bound");
             map.insert(q.name.name.clone(), self.replacement(v, p.span)?);
         }
-        let subst = Subst { map: &map };
+        let subst = Subst::new(&map);
         match &p.kind {
             TemplateParamKind::Type(Some(ts)) => {
                 let mut ts = ts.clone();
@@ -217,6 +220,14 @@ impl<'a> Program<'a> {
                 subst.expr(&mut e);
                 self.constant_argument(p, ty, &e)
             }
+            _ if matches!(t.item, Templated::Struct(_)) => Err(Error::new(
+                span,
+                format!(
+                    "too few template arguments for `{}`: `{}` has no default",
+                    template_name(t),
+                    p.name.name
+                ),
+            )),
             _ => {
                 let f = template_function(t);
                 Err(Error::new(
@@ -243,7 +254,7 @@ impl<'a> Program<'a> {
     }
 
     /// A written type that resolves to `ty`.
-    fn type_spec_of(&self, ty: &Type, span: Span) -> Result<ast::TypeSpec> {
+    pub(crate) fn type_spec_of(&self, ty: &Type, span: Span) -> Result<ast::TypeSpec> {
         let mut ts = ast::TypeSpec {
             is_const: false,
             is_constexpr: false,
@@ -255,7 +266,11 @@ impl<'a> Program<'a> {
             span,
         };
         match ty {
-            Type::Scalar(_) | Type::Vector(..) | Type::Matrix { .. } | Type::Struct(_) => {
+            Type::Scalar(_)
+            | Type::Vector(..)
+            | Type::Matrix { .. }
+            | Type::Struct(_)
+            | Type::Void => {
                 ts.path = vec![self.display(ty)];
             }
             Type::Array(elem, n) => {
@@ -290,7 +305,7 @@ impl<'a> Program<'a> {
             map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
         }
         let mut f = template_function(t).clone();
-        Subst { map: &map }.function(&mut f);
+        Subst::new(&map).function(&mut f);
         f.name = name;
         Ok(f)
     }
@@ -352,13 +367,28 @@ fn explicit_span(a: &TemplateArg) -> Span {
     }
 }
 
-/// Deduction of one call's template arguments.
-struct Deduce<'p, 'a, 't> {
-    program: &'p Program<'a>,
-    template: &'t ast::TemplateDecl,
+/// A template argument written as a type (`N`, `is_same_v<T, U>`) read as
+/// the expression it may also be.
+pub(crate) fn type_arg_as_expr(ts: &ast::TypeSpec) -> ast::Expr {
+    let kind = if ts.args.is_empty() {
+        ast::ExprKind::Name(ts.path.clone())
+    } else {
+        ast::ExprKind::Templated(ts.path.clone(), ts.args.clone())
+    };
+    ast::Expr {
+        kind,
+        span: ts.span,
+    }
+}
+
+/// Deduction of one call's template arguments (also the matching of a
+/// partial specialisation's arguments, see `struct_templates`).
+pub(super) struct Deduce<'p, 'a, 't> {
+    pub(super) program: &'p Program<'a>,
+    pub(super) template: &'t ast::TemplateDecl,
     /// Parameters below this index were given explicitly: not deduced.
-    fixed: usize,
-    bound: Vec<Option<TemplateValue>>,
+    pub(super) fixed: usize,
+    pub(super) bound: Vec<Option<TemplateValue>>,
 }
 
 impl Deduce<'_, '_, '_> {
@@ -380,13 +410,36 @@ impl Deduce<'_, '_, '_> {
         self.base(pattern, arg, span)
     }
 
-    fn base(&mut self, pattern: &ast::TypeSpec, arg: &Type, span: Span) -> Result<()> {
+    pub(super) fn base(&mut self, pattern: &ast::TypeSpec, arg: &Type, span: Span) -> Result<()> {
         let name = pattern.name();
         let name = name.strip_prefix("metal::").unwrap_or(&name);
         if pattern.args.is_empty() {
             if let Some(i) = self.index(name) {
                 if matches!(self.template.params[i].kind, TemplateParamKind::Type(_)) {
                     self.bind(i, TemplateValue::Type(arg.clone()), span)?;
+                }
+            }
+            return Ok(());
+        }
+        // `P<T, N>` against an instance of struct template `P`: each argument.
+        if let Type::Struct(id) = arg {
+            if let Some((template, written)) = self.program.instance_origins.get(id) {
+                if template == name && written.len() == pattern.args.len() {
+                    for (p, w) in pattern.args.iter().zip(written) {
+                        match w {
+                            TemplateArg::Type(ts) => {
+                                let ty = self.program.resolve_type(ts)?;
+                                if let TemplateArg::Type(pts) = p {
+                                    self.base(pts, &ty, span)?;
+                                }
+                            }
+                            TemplateArg::Expr(e) => {
+                                if let Some(n) = consteval::eval(self.program, e)?.as_int() {
+                                    self.count(p, n, span)?;
+                                }
+                            }
+                        }
+                    }
                 }
             }
             return Ok(());
@@ -404,7 +457,7 @@ impl Deduce<'_, '_, '_> {
         Ok(())
     }
 
-    fn count(&mut self, arg: &TemplateArg, n: i64, span: Span) -> Result<()> {
+    pub(super) fn count(&mut self, arg: &TemplateArg, n: i64, span: Span) -> Result<()> {
         let name = match arg {
             TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => ts.name(),
             TemplateArg::Expr(ast::Expr {
@@ -449,7 +502,7 @@ impl Deduce<'_, '_, '_> {
                 )
                 .note(format!(
                     "candidate template `{}` ignored; name `{p}` explicitly or convert the argument",
-                    template_function(self.template).name.name
+                    template_name(self.template)
                 )))
             }
         }

@@ -77,8 +77,21 @@ pub struct TemplateParam {
 pub enum Templated {
     /// A function template.
     Function(FunctionDecl),
-    /// A struct template.
-    Struct(StructDecl),
+    /// A struct template or a specialisation of one.
+    Struct(StructTemplate),
+}
+
+/// The struct of a struct template (`template <typename T> struct V { .. };`)
+/// or of a specialisation (`template <> struct Traits<half> { .. };`).
+#[derive(Clone, Debug)]
+pub struct StructTemplate {
+    /// The data members; the name is the template's.
+    pub decl: StructDecl,
+    /// What the members became (see `syntax::members`): member functions,
+    /// constructors, static constants and member aliases, named `S::m`.
+    pub members: Vec<Item>,
+    /// The specialisation's arguments (`<half>`); `None` for the primary.
+    pub specialization: Option<Vec<TemplateArg>>,
 }
 
 /// `template <params> declaration`
@@ -218,6 +231,9 @@ pub struct StructDecl {
     pub members: Vec<Member>,
     /// Whole declaration.
     pub span: Span,
+    /// For an instance of a struct template: the template's name and the
+    /// arguments, written out (so that deduction can match `P<T>` to it).
+    pub instance_of: Option<(String, Vec<TemplateArg>)>,
 }
 
 /// One data member.

@@ -2,6 +2,7 @@
 
 pub mod ast;
 mod build;
+mod depth;
 
 pub use build::members;
 
@@ -26,12 +27,15 @@ pub struct Error {
     pub span: Span,
     /// Message, rustc/clang style.
     pub message: String,
+    /// The stable code (docs/DIAGNOSTICS.md); `None` means a generic syntax error.
+    pub code: Option<crate::diagnostics::Code>,
 }
 
 /// Parses a preprocessed translation unit.
 pub fn parse(text: &str) -> Result<ast::TranslationUnit, Error> {
     check_nesting(text)?;
     let pairs = MslParser::parse(Rule::translation_unit, text).map_err(|e| describe(e, text))?;
+    depth::check(pairs.clone())?;
     build::translation_unit(pairs)
 }
 
@@ -44,6 +48,7 @@ fn check_nesting(text: &str) -> Result<(), Error> {
                 depth += 1;
                 if depth > MAX_NESTING_DEPTH {
                     return Err(Error {
+                        code: Some(crate::diagnostics::Code::NestingTooDeep),
                         span: Span::new(i, i + 1),
                         message: format!(
                             "brackets nested too deeply (the limit is {MAX_NESTING_DEPTH} levels)"
@@ -131,6 +136,7 @@ fn describe(err: pest::error::Error<Rule>, text: &str) -> Error {
         format!("`{found}`")
     };
     Error {
+        code: Some(crate::diagnostics::Code::Syntax),
         span,
         message: format!("expected {wanted}, found {found_words}"),
     }

@@ -77,6 +77,8 @@ pub(super) struct RenderArgs {
     /// Print the adapter that drew (to stderr).
     #[arg(long)]
     adapter: bool,
+    #[command(flatten)]
+    report: super::report::ReportArgs,
 }
 
 /// `WxH`, both positive.
@@ -143,6 +145,7 @@ mod with_runner {
     use msl2wgsl::{Library, Options, Target};
 
     pub(in super::super) fn render(args: RenderArgs) -> u8 {
+        super::super::report::init(&args.report);
         let (name, source) = match read_input(&args.file) {
             Ok(input) => input,
             Err(code) => return code,

@@ -11,10 +11,7 @@ use std::collections::BTreeMap;
 /// Reports a runner error: translation failures as diagnostics.
 pub(super) fn run_error(e: RunError) -> u8 {
     match e {
-        RunError::Translate(failure) => {
-            to_stderr(&failure.render());
-            FAILURE
-        }
+        RunError::Translate(failure) => super::report::failure(&failure),
         other => error(FAILURE, other),
     }
 }
@@ -50,6 +47,7 @@ fn translate_for_run(
     options.target = args.target.into();
     options.threadgroup_memory = args.threadgroup_memory.clone();
     options.binding_map = args.binding_map.clone().unwrap_or_default();
+    options.half = args.half.into();
     options.texture_formats = texture_formats;
     let default = runner::translate_kernel(name, source, &options, &args.entry)?;
     match args.threadgroup {
@@ -191,6 +189,7 @@ fn write_outputs(args: &RunArgs, outputs: &Outputs) -> u8 {
 }
 
 pub(super) fn run(args: RunArgs) -> u8 {
+    super::report::init(&args.report);
     let (name, source) = match read_input(&args.file) {
         Ok(input) => input,
         Err(code) => return code,
@@ -204,7 +203,10 @@ pub(super) fn run(args: RunArgs) -> u8 {
         Ok(t) => t,
         Err(e) => return run_error(e),
     };
-    to_stderr(&translation.warnings);
+    let map = &translation.source_map;
+    if let Err(code) = super::report::warnings(&translation.warning_diagnostics, map) {
+        return code;
+    }
     let function = &translation.function;
     let Some(threadgroup) = function.workgroup_size else {
         return run_error(RunError::NotAKernel(args.entry.clone()));
@@ -234,9 +236,29 @@ pub(super) fn run(args: RunArgs) -> u8 {
     }
 }
 
+/// `msl2wgsl test --browser`: the cases in headless Chromium's WebGPU.
+fn test_in_browser(args: &TestArgs) -> u8 {
+    let runner = runner::conformance::browser::BrowserRunner::default();
+    match runner::conformance::browser::run_cases_in_browser(&runner, &args.paths) {
+        Ok((report, results)) => {
+            to_stderr(&format!("adapter: {}\n", results.adapter));
+            let written = to_stdout(&report.render());
+            if report.failed() == 0 {
+                written
+            } else {
+                FAILURE
+            }
+        }
+        Err(e) => error(FAILURE, &e),
+    }
+}
+
 pub(super) fn test(args: TestArgs) -> u8 {
     if runner::conformance::collect_cases(&args.paths).is_empty() {
         return error(FAILURE, "no conformance cases (*.toml) found");
+    }
+    if args.browser {
+        return test_in_browser(&args);
     }
     let gpu = match Gpu::new() {
         Ok(gpu) => gpu,

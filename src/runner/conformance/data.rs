@@ -240,6 +240,11 @@ pub struct Tolerance {
 }
 
 impl Tolerance {
+    /// True if no tolerance is given: only equal values pass.
+    pub fn is_exact(&self) -> bool {
+        self.abs.is_none() && self.rel.is_none() && self.ulp.is_none()
+    }
+
     /// True if `got` is acceptable for `expected`, both already of type `ty`.
     pub fn accepts(&self, ty: ElemType, got: Value, expected: Value) -> bool {
         let (g, e) = (got.as_f64(), expected.as_f64());

@@ -8,13 +8,14 @@
 //! `values` or a reference `formula` over the inputs, tolerances `abs`,
 //! `rel`, `ulp`, and an optional `untouched` check).
 
+pub mod browser;
 mod case;
 pub mod data;
 pub mod expr;
 
 use self::case::{ExpectSpec, Expected, InputBuffer};
 use self::data::{ElemType, Value};
-use super::{run_kernel, Gpu, RunError};
+use super::{run_kernel, translate_kernel, Dispatch, Gpu, RunError};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -177,38 +178,115 @@ pub fn run_case(gpu: &Gpu, path: &Path) -> CaseResult {
 
 /// Loads, runs and checks a case; returns the number of elements checked.
 fn try_case(gpu: &Gpu, path: &Path) -> Result<usize, String> {
+    let prepared = prepare_case(path)?;
+    let outputs = prepared.run_on(gpu)?;
+    prepared.check(&outputs)
+}
+
+/// A case loaded and made ready to run anywhere: its source, options,
+/// dispatch and input bytes, and the expectations its outputs must meet.
+///
+/// The wgpu runner ([`run_case`]) and the browser runner ([`browser`]) both
+/// start from it and hand the read-back bytes to [`PreparedCase::check`].
+pub struct PreparedCase {
+    path: PathBuf,
+    case: case::CaseFile,
+    inputs: BTreeMap<u32, InputBuffer>,
+    source_name: String,
+    source: String,
+    options: crate::Options,
+    dispatch: Dispatch,
+}
+
+/// Loads a case file, reads its MSL source and generates its inputs; a
+/// case without a threadgroup size gets the kernel's default size (one
+/// translation, without a GPU).
+pub fn prepare_case(path: &Path) -> Result<PreparedCase, String> {
     let case = case::load(path)?;
     let source_path = case.source_path(path);
     let source = std::fs::read_to_string(&source_path)
         .map_err(|e| format!("cannot read '{}': {e}", source_path.display()))?;
-    let name = source_path.display().to_string();
+    let source_name = source_path.display().to_string();
     let options = case.options(path)?;
     let dispatch = case.dispatch(|| {
-        let t = gpu
-            .translate(&name, &source, &options, &case.entry, None)
+        let mut options = options.clone();
+        options.entries = vec![case.entry.clone()];
+        let t = translate_kernel(&source_name, &source, &options, &case.entry)
             .map_err(|e| e.to_string())?;
         t.function
             .workgroup_size
             .ok_or_else(|| RunError::NotAKernel(case.entry.clone()).to_string())
     })?;
     let inputs = case.inputs()?;
-    let bytes: BTreeMap<u32, Vec<u8>> = inputs.iter().map(|(k, b)| (*k, b.bytes.clone())).collect();
-    let outputs = run_kernel(
-        gpu,
-        &name,
-        &source,
-        &options,
-        &case.entry,
-        &dispatch,
-        &bytes,
-    )
-    .map_err(|e| e.to_string())?;
-    let mut checked = 0;
-    for expect in &case.expects {
-        checked += check(expect, &inputs, &outputs)
-            .map_err(|e| format!("buffer {}: {e}", expect.index))?;
+    Ok(PreparedCase {
+        path: path.to_path_buf(),
+        case,
+        inputs,
+        source_name,
+        source,
+        options,
+        dispatch,
+    })
+}
+
+impl PreparedCase {
+    /// The case file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
-    Ok(checked)
+
+    /// The kernel's MSL name.
+    pub fn entry(&self) -> &str {
+        &self.case.entry
+    }
+
+    /// The dispatch, with its threadgroup size.
+    pub fn dispatch(&self) -> &Dispatch {
+        &self.dispatch
+    }
+
+    /// The bytes of every `[[buffer(n)]]`, by Metal index.
+    pub fn buffers(&self) -> BTreeMap<u32, Vec<u8>> {
+        self.inputs
+            .iter()
+            .map(|(k, b)| (*k, b.bytes.clone()))
+            .collect()
+    }
+
+    /// True if every expectation is exact (no `abs`, `rel` or `ulp`): the
+    /// outputs are then the same bytes on every conforming implementation.
+    pub fn is_exact(&self) -> bool {
+        self.case
+            .expects
+            .iter()
+            .all(|e| e.tolerance().is_exact())
+    }
+
+    /// Runs the kernel on `gpu` with [`run_kernel`] (which translates for
+    /// wgpu's dialect); returns every buffer after the run.
+    pub fn run_on(&self, gpu: &Gpu) -> Result<BTreeMap<u32, Vec<u8>>, String> {
+        run_kernel(
+            gpu,
+            &self.source_name,
+            &self.source,
+            &self.options,
+            &self.case.entry,
+            &self.dispatch,
+            &self.buffers(),
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    /// Checks the buffers read back after the run against every
+    /// expectation; returns the number of elements compared.
+    pub fn check(&self, outputs: &BTreeMap<u32, Vec<u8>>) -> Result<usize, String> {
+        let mut checked = 0;
+        for expect in &self.case.expects {
+            checked += check(expect, &self.inputs, outputs)
+                .map_err(|e| format!("buffer {}: {e}", expect.index))?;
+        }
+        Ok(checked)
+    }
 }
 
 /// The input buffers, as formulas read them.

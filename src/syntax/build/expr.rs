@@ -234,10 +234,43 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
             let ty = type_spec(inner.next().unwrap())?;
             ExprKind::Cast(kind, ty, Box::new(expr(inner.next().unwrap())?))
         }
-        Rule::templated_name | Rule::template_call => {
+        Rule::templated_name | Rule::template_call | Rule::trait_value => {
             let mut inner = pair.into_inner();
             let name = path(inner.next().unwrap());
             ExprKind::Templated(name, template_args(inner.next().unwrap())?)
+        }
+        Rule::typename_expr => return primary(pair.into_inner().nth(1).unwrap()),
+        // `Traits<T>::value`: the member names follow the template's path
+        // (sema splits them off again, see `sema::struct_templates`).
+        Rule::scoped_template => {
+            let mut inner = pair.into_inner();
+            let mut name = path(inner.next().unwrap());
+            let args = template_args(inner.next().unwrap())?;
+            name.extend(inner.map(|s| s.into_inner().next().unwrap().as_str().to_string()));
+            ExprKind::Templated(name, args)
+        }
+        // `P<float>{a, b}` is built as `(P<float>){a, b}`: a cast of the
+        // list, which lowering constructs like `T{a, b}`.
+        Rule::templated_brace => {
+            let mut inner = pair.into_inner();
+            let name_pair = inner.next().unwrap();
+            let name_span = span_of(&name_pair);
+            let ty = TypeSpec {
+                is_const: false,
+                is_constexpr: false,
+                space: None,
+                path: path(name_pair),
+                args: template_args(inner.next().unwrap())?,
+                ptr_ops: Vec::new(),
+                name_span,
+                span: name_span,
+            };
+            let list = init_list(inner.next().unwrap())?;
+            let Init::List(items, list_span) = list else {
+                unreachable!()
+            };
+            let list = mk(ExprKind::InitList(items), list_span);
+            ExprKind::Cast(CastKind::CStyle, ty, Box::new(list))
         }
         Rule::brace_construct => {
             let mut inner = pair.into_inner();
@@ -272,6 +305,7 @@ pub(super) fn int_literal(text: &str, span: Span) -> Result<ExprKind> {
         (10, digits)
     };
     let value = u64::from_str_radix(body, radix).map_err(|_| Error {
+        code: Some(crate::diagnostics::Code::LiteralOutOfRange),
         span,
         message: format!("integer literal `{text}` is too large"),
     })?;
@@ -296,8 +330,24 @@ pub(super) fn float_literal(text: &str, span: Span) -> Result<ExprKind> {
         (lower.as_str(), LiteralSuffix::None)
     };
     let value: f64 = body.parse().map_err(|_| Error {
+        code: Some(crate::diagnostics::Code::Syntax),
         span,
         message: format!("invalid floating-point literal `{text}`"),
     })?;
+    // Metal has no `double`: every literal is a `float` (or a `half`), and
+    // one that rounds to infinity there is an error, not an `inf`.
+    let (ty, overflows, max) = match suffix {
+        LiteralSuffix::Half => ("half", half::f16::from_f64(value).is_infinite(), "65504"),
+        _ => ("float", (value as f32).is_infinite(), "3.40282347e38"),
+    };
+    if overflows {
+        return Err(Error {
+            code: Some(crate::diagnostics::Code::LiteralOutOfRange),
+            span,
+            message: format!(
+                "floating-point literal `{text}` is out of range for `{ty}` (the largest is {max})"
+            ),
+        });
+    }
     Ok(ExprKind::Float { value, suffix })
 }

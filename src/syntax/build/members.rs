@@ -24,37 +24,82 @@ pub fn member_name(s: &str, member: &str) -> String {
     format!("{s}::{member}")
 }
 
+/// A struct as built: its data members, the declarations its other members
+/// become, and the arguments of a specialisation (`struct T<half> {..}`).
+pub(super) type BuiltStruct = (StructDecl, Vec<Item>, Option<Vec<TemplateArg>>);
+
 /// `struct S { ... };`: the struct and the declarations its members become.
-pub(super) fn struct_decl(pair: Pair<Rule>) -> Result<(StructDecl, Vec<Item>)> {
+pub(super) fn struct_decl(pair: Pair<Rule>) -> Result<BuiltStruct> {
     let span = span_of(&pair);
     let mut inner = pair.into_inner();
     inner.next(); // struct_kw
     let name = ident(inner.next().unwrap());
     let mut members = Vec::new();
     let mut items = Vec::new();
+    let mut specialization = None;
     for p in inner {
         match p.as_rule() {
+            Rule::template_args => specialization = Some(template_args(p)?),
+            Rule::using_alias | Rule::typedef_decl => items.push(member_alias(&name, p)?),
             Rule::member_decl => members.extend(member_decl(p)?),
             Rule::static_member => items.push(static_member(&name, p)?),
             Rule::member_fn => items.extend(member_fn(&name, p)?),
+            // `S(float x);`: defined after the struct (`S::S(float x) {..}`).
+            Rule::ctor_def
+                if p.clone()
+                    .into_inner()
+                    .any(|x| x.as_rule() == Rule::fn_declaration_end) => {}
             Rule::ctor_def => items.push(Item::Function(constructor(&name, p)?)),
             Rule::access_spec | Rule::empty_decl => {}
             r => unreachable!("struct part {r:?}"),
         }
     }
+    let statics = super::out_of_line::declared_statics(&name.name);
+    qualify_static_calls(&mut items, &name.name, &statics);
     Ok((
         StructDecl {
             name,
             members,
             span,
+            instance_of: None,
         },
         items,
+        specialization,
     ))
+}
+
+/// `using type = T;` or `typedef T type;` in a struct: the alias `S::type`.
+fn member_alias(s: &Ident, pair: Pair<Rule>) -> Result<Item> {
+    let span = span_of(&pair);
+    let is_using = pair.as_rule() == Rule::using_alias;
+    let mut inner = pair.into_inner();
+    let (name, ty) = if is_using {
+        let name = ident(inner.next().unwrap());
+        (name, type_spec(inner.next().unwrap())?)
+    } else {
+        let ty = type_spec(inner.next().unwrap())?;
+        (ident(inner.next().unwrap()), ty)
+    };
+    let array = inner.map(array_suffix).collect::<Result<_>>()?;
+    Ok(Item::Alias(Alias {
+        name: Ident {
+            name: member_name(&s.name, &name.name),
+            span: name.span,
+        },
+        ty,
+        array,
+        span,
+    }))
 }
 
 /// `static constant int N = 4;` → the program constant `S::N`.
 fn static_member(s: &Ident, pair: Pair<Rule>) -> Result<Item> {
     let mut decl = var_decl(pair)?;
+    // `static constexpr int N = 4;` is a program-scope constant: Metal puts
+    // it in the `constant` address space without being told.
+    if decl.ty.space.is_none() && decl.ty.is_constexpr {
+        decl.ty.space = Some((AddressSpace::Constant, decl.ty.name_span));
+    }
     for d in &mut decl.declarators {
         d.name.name = member_name(&s.name, &d.name.name);
     }
@@ -63,15 +108,37 @@ fn static_member(s: &Ident, pair: Pair<Rule>) -> Result<Item> {
 
 fn unsupported(span: Span, message: &str) -> Error {
     Error {
+        code: Some(crate::diagnostics::Code::Unsupported),
         span,
         message: message.to_string(),
     }
 }
 
-/// A member function, as one or two free functions.
-fn member_fn(s: &Ident, pair: Pair<Rule>) -> Result<Vec<Item>> {
+/// A member function as written, in or out of its struct.
+pub(super) struct MemberParts {
+    /// Return type.
+    pub ret: TypeSpec,
+    /// `len`, `operator[]`.
+    pub name: Ident,
+    /// Parameters, without the object.
+    pub params: Vec<Param>,
+    /// `None` for a declaration defined out of the struct.
+    pub body: Option<Block>,
+    /// `const` after the parameters.
+    pub is_const: bool,
+    /// `static`: no object.
+    pub is_static: bool,
+    /// `S` of an out-of-struct definition `float S::len() const { .. }`.
+    pub owner: Option<Ident>,
+    /// The whole function.
+    pub span: Span,
+}
+
+/// The parts of a `member_fn` or `member_def` pair.
+pub(super) fn member_parts(pair: Pair<Rule>) -> Result<MemberParts> {
     let span = span_of(&pair);
-    let (mut ret, mut name, mut params, mut body, mut is_const) = (None, None, vec![], None, false);
+    let (mut ret, mut name, mut params, mut body) = (None, None, vec![], None);
+    let (mut is_const, mut is_static, mut owner) = (false, false, None);
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::virtual_kw | Rule::pure_spec => {
@@ -80,13 +147,11 @@ fn member_fn(s: &Ident, pair: Pair<Rule>) -> Result<Vec<Item>> {
                     "virtual functions are not supported: Metal has no virtual dispatch",
                 ))
             }
-            Rule::fn_specifier if p.as_str() == "static" => {
-                return Err(unsupported(
-                    span_of(&p),
-                    "static member functions are not supported yet",
-                ))
-            }
+            Rule::fn_specifier if p.as_str() == "static" => is_static = true,
             Rule::fn_specifier | Rule::fn_declaration_end => {}
+            Rule::member_owner | Rule::template_owner => {
+                owner = Some(ident(p.into_inner().next().unwrap()))
+            }
             Rule::type_spec => ret = Some(type_spec(p)?),
             Rule::ident | Rule::operator_name => name = Some(fn_name(p)),
             Rule::param_list => {
@@ -100,18 +165,57 @@ fn member_fn(s: &Ident, pair: Pair<Rule>) -> Result<Vec<Item>> {
         }
     }
     let name = name.unwrap();
-    let Some(mut body) = body else {
+    if is_static && is_const {
         return Err(unsupported(
             name.span,
-            "member functions defined outside their struct are not supported yet",
+            "a static member function cannot be `const`: it has no object",
         ));
-    };
-    let mut ret = ret.unwrap();
+    }
+    Ok(MemberParts {
+        ret: ret.unwrap(),
+        name,
+        params,
+        body,
+        is_const,
+        is_static,
+        owner,
+        span,
+    })
+}
+
+/// A member function, as one or two free functions; a declaration whose
+/// definition comes after the struct is remembered for it.
+fn member_fn(s: &Ident, pair: Pair<Rule>) -> Result<Vec<Item>> {
+    let parts = member_parts(pair)?;
+    super::out_of_line::declare(s, &parts);
+    if parts.body.is_none() {
+        return Ok(Vec::new());
+    }
+    member_items(s, parts)
+}
+
+/// The free functions member function `parts` of `s` becomes.
+pub(super) fn member_items(s: &Ident, parts: MemberParts) -> Result<Vec<Item>> {
+    let MemberParts {
+        mut ret,
+        name,
+        params,
+        body,
+        is_const,
+        is_static,
+        span,
+        ..
+    } = parts;
+    let mut body = body.expect("a definition");
     // `S& operator+=(..) { ...; return *this; }`: the result is the object
     // itself, which the caller already has; the helper returns nothing.
-    let returns_self = ret.ptr_ops.contains(&PtrOp::Reference);
+    // Other references (`float& operator[](int)`) return the value.
+    let returns_self = ret.ptr_ops.contains(&PtrOp::Reference) && ret.path == [s.name.clone()];
     if returns_self {
         ret = void_type(ret.span);
+    } else if ret.ptr_ops.contains(&PtrOp::Reference) {
+        ret.ptr_ops.retain(|op| *op != PtrOp::Reference);
+        ret.space = None;
     }
     rewrite_block(&mut body, &mut |e| this_expr(e));
     if returns_self {
@@ -129,6 +233,9 @@ fn member_fn(s: &Ident, pair: Pair<Rule>) -> Result<Vec<Item>> {
         body: Some(body),
         span,
     };
+    if is_static {
+        return Ok(vec![Item::Function(f)]);
+    }
     if is_const {
         return Ok(vec![Item::Function(with_this(f, this_type(s, None)))]);
     }
@@ -148,7 +255,7 @@ pub(super) fn fn_name(p: Pair<Rule>) -> Ident {
 }
 
 /// `S(params) : a(x), b{y} { body }` → `S S::S(params)`.
-fn constructor(s: &Ident, pair: Pair<Rule>) -> Result<FunctionDecl> {
+pub(super) fn constructor(s: &Ident, pair: Pair<Rule>) -> Result<FunctionDecl> {
     let span = span_of(&pair);
     let mut inner = pair.into_inner();
     let name = ident(inner.next().unwrap());
@@ -442,4 +549,34 @@ fn rewrite_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
         _ => {}
     }
     f(e);
+}
+
+fn takes_object(f: &FunctionDecl) -> bool {
+    f.params
+        .first()
+        .and_then(|p| p.name.as_ref())
+        .is_some_and(|n| n.name == "this")
+}
+
+/// In the static member functions among `items` (they have no object to
+/// find members through), calls `m(..)` of static members `statics` of
+/// `s` become `s::m(..)`.
+pub(super) fn qualify_static_calls(items: &mut [Item], s: &str, statics: &[String]) {
+    let ctor = member_name(s, s);
+    for item in items {
+        let Item::Function(f) = item else { continue };
+        if takes_object(f) || f.name.name == ctor {
+            continue;
+        }
+        let Some(body) = &mut f.body else { continue };
+        rewrite_block(body, &mut |e| {
+            if let ExprKind::Call(callee, _) = &mut e.kind {
+                if let ExprKind::Name(path) = &mut callee.kind {
+                    if path.len() == 1 && statics.contains(&path[0]) {
+                        path.insert(0, s.to_string());
+                    }
+                }
+            }
+        });
+    }
 }

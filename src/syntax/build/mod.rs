@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 mod expr;
 pub mod members;
 mod namespaces;
+mod out_of_line;
 mod stmt;
 
 use expr::expr;
@@ -43,6 +44,7 @@ fn path(pair: Pair<Rule>) -> Vec<String> {
 pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit> {
     let tu = pairs.next().expect("translation_unit");
     namespaces::reset();
+    out_of_line::reset();
     let mut items = Vec::new();
     let result = top_level(tu.into_inner(), &mut items);
     let error = namespaces::take_error();
@@ -61,7 +63,7 @@ fn top_level<'i>(pairs: impl Iterator<Item = Pair<'i, Rule>>, items: &mut Vec<It
         // A nested namespace declares its own members.
         let nested = pair.as_rule() == Rule::namespace_decl;
         item(pair, items)?;
-        for built in items[start..].iter().filter(|_| !nested) {
+        for built in items[start..].iter_mut().filter(|_| !nested) {
             namespaces::declare(built)?;
         }
     }
@@ -112,6 +114,7 @@ fn unsupported(pair: &Pair<Rule>) -> Error {
         }
     };
     Error {
+        code: Some(crate::diagnostics::Code::NotInMetal),
         span: span_of(pair),
         message,
     }
@@ -125,9 +128,11 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
             Rule::static_assert_decl => items.push(Item::StaticAssert(static_assert_decl(pair)?)),
             Rule::unsupported_decl | Rule::fn_pointer_decl => return Err(unsupported(&pair)),
             Rule::using_decl => {
-                // `using a::f;`: checked by `path`; the member is already
-                // visible unqualified.
-                path(pair.into_inner().next().unwrap());
+                // `using a::f;`: checked by `path`; a renamed member (see
+                // `namespaces`) becomes visible unqualified here.
+                let p = pair.into_inner().next().unwrap();
+                let written = p.as_str().to_string();
+                namespaces::using_declaration(&path(p), &written);
             }
             Rule::using_namespace => {
                 namespaces::using_namespace(pair.clone().into_inner().next().unwrap().as_str());
@@ -157,14 +162,29 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
                 }));
             }
             Rule::struct_decl => {
-                let (decl, members) = members::struct_decl(pair)?;
+                let (decl, members, spec) = members::struct_decl(pair)?;
+                if let Some(args) = spec {
+                    return Err(Error {
+                        code: Some(crate::diagnostics::Code::Syntax),
+                        span: args.first().map_or(decl.name.span, template_arg_span),
+                        message: format!(
+                            "a specialisation of `{}` must follow `template <>`",
+                            decl.name.name
+                        ),
+                    });
+                }
                 items.push(Item::Struct(decl));
                 items.extend(members);
             }
             Rule::typedef_struct => items.extend(typedef_struct(pair)?),
             Rule::enum_decl => items.push(Item::Enum(enum_decl(pair)?)),
             Rule::function_def => items.push(Item::Function(function_def(pair)?)),
+            Rule::member_def => items.extend(out_of_line::definition(pair)?),
+            Rule::ctor_out_of_line => items.extend(out_of_line::constructor_definition(pair)?),
             Rule::global_decl => items.push(Item::Global(var_decl(pair)?)),
+            Rule::template_decl if out_of_line::is_template_member(&pair) => {
+                out_of_line::template_definition(pair, items)?
+            }
             Rule::template_decl => items.push(Item::Template(template_decl(pair)?)),
             Rule::explicit_instantiation => {
                 items.push(Item::Instantiation(explicit_instantiation(pair)?))
@@ -223,6 +243,7 @@ fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
         name: name.clone(),
         members,
         span,
+        instance_of: None,
     })];
     if let Some(tag) = names.pop().filter(|t| t.name != name.name) {
         let ty = TypeSpec {
@@ -351,14 +372,12 @@ fn template_decl(pair: Pair<Rule>) -> Result<TemplateDecl> {
             Rule::template_param => params.push(template_param(p)?),
             Rule::function_def => item = Some(Templated::Function(function_def(p)?)),
             Rule::struct_decl => {
-                let (decl, members) = members::struct_decl(p)?;
-                if !members.is_empty() {
-                    return Err(Error {
-                        span: decl.name.span,
-                        message: "member functions and static members of struct templates are not supported yet".into(),
-                    });
-                }
-                item = Some(Templated::Struct(decl))
+                let (decl, members, specialization) = members::struct_decl(p)?;
+                item = Some(Templated::Struct(StructTemplate {
+                    decl,
+                    members,
+                    specialization,
+                }))
             }
             r => unreachable!("template part {r:?}"),
         }
@@ -370,14 +389,23 @@ fn template_decl(pair: Pair<Rule>) -> Result<TemplateDecl> {
     })
 }
 
-fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
+pub(super) fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
     let span = span_of(&pair);
     let p = pair.into_inner().next().unwrap();
     let is_type = p.as_rule() == Rule::type_param;
     let mut inner = p.into_inner();
     if is_type {
         inner.next(); // `typename` or `class`
-        let name = ident(inner.next().unwrap());
+        let mut inner = inner.peekable();
+        // `typename = enable_if_t<..>`: an unnamed parameter gets a name no
+        // source can spell.
+        let name = match inner.peek().map(|p| p.as_rule()) {
+            Some(Rule::ident) => ident(inner.next().unwrap()),
+            _ => Ident {
+                name: format!("<unnamed {}>", span.start),
+                span,
+            },
+        };
         let default = inner.next().map(type_spec).transpose()?;
         return Ok(TemplateParam {
             name,
@@ -516,6 +544,7 @@ pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
                 ts.path = path(p);
             }
             Rule::template_args => ts.args = template_args(p)?,
+            Rule::typename_prefix => {}
             Rule::ptr_op => {
                 let op = p.into_inner().next().unwrap();
                 ts.ptr_ops.push(match op.as_rule() {
@@ -538,10 +567,27 @@ fn base_type_part(ts: &mut TypeSpec, b: Pair<Rule>) -> Result<()> {
             ts.path = vec![words.join(" ")];
         }
         Rule::path => ts.path = path(b),
+        // `decltype(e)` is the path `decltype` with the operand as argument.
+        Rule::decltype_spec => {
+            ts.path = vec!["decltype".into()];
+            ts.args = vec![TemplateArg::Expr(expr(b.into_inner().nth(1).unwrap())?)];
+        }
         Rule::template_args => ts.args = template_args(b)?,
+        // `Traits<T>::type`: the member's name follows the template's path.
+        Rule::scope_suffix => ts
+            .path
+            .push(b.into_inner().next().unwrap().as_str().to_string()),
         r => unreachable!("base type part {r:?}"),
     }
     Ok(())
+}
+
+/// Where a template argument is.
+pub(super) fn template_arg_span(a: &TemplateArg) -> Span {
+    match a {
+        TemplateArg::Type(t) => t.span,
+        TemplateArg::Expr(e) => e.span,
+    }
 }
 
 fn template_args(pair: Pair<Rule>) -> Result<Vec<TemplateArg>> {

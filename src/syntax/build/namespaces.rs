@@ -4,9 +4,17 @@
 //! takes `"add"` for `namespace k { kernel void add(...) }`), and WGSL has no
 //! namespaces, so members are kept at program scope under their own names:
 //! `namespace a { ... }` is flattened and a qualified name `a::f` is checked
-//! against the members declared so far and written as `f`. Two namespaces
-//! declaring the same name would then clash, so that is refused with a
-//! located error naming both.
+//! against the members declared so far and written as `f`.
+//!
+//! When a second namespace declares a function, constant or alias whose
+//! name is taken, it is renamed to its qualified name (`b::f`, `::f` for the
+//! global namespace), and names resolve to it as C++ looks them up: `b::f`,
+//! unqualified `f` inside `b` (innermost namespace first), `f` after
+//! `using namespace b;` or `using b::f;`. An unqualified name that two
+//! used namespaces declare is ambiguous. Structs, enums and entry points
+//! keep one name (Metal finds kernels by their unqualified name), so those
+//! clashes stay errors. A local variable with the name of a renamed member
+//! declared in an enclosing namespace is not told apart from it.
 
 use super::*;
 use std::cell::RefCell;
@@ -27,6 +35,12 @@ struct Namespaces {
     used: Vec<String>,
     /// The first error met while rewriting names (`path` cannot fail).
     error: Option<Error>,
+    /// (namespace, name) → the program-scope name of a member renamed
+    /// because another namespace declared its name first.
+    renamed: HashMap<(String, String), String>,
+    /// (namespace, name) → program-scope name made visible there by a
+    /// using-declaration `using b::f;`.
+    using_names: HashMap<(String, String), String>,
 }
 
 thread_local! {
@@ -88,14 +102,24 @@ pub(super) fn leave(levels: usize) {
 }
 
 /// Records the names `item` declares in the current namespace; a name that
-/// another namespace already declared is an error.
-pub(super) fn declare(item: &Item) -> Result<()> {
+/// another namespace already declared renames `item` when it can be (see
+/// the module documentation), else is an error.
+pub(super) fn declare(item: &mut Item) -> Result<()> {
     for name in declared_names(item) {
-        NAMESPACES.with(|n| {
+        let renamed = NAMESPACES.with(|n| {
             let mut n = n.borrow_mut();
             let here = n.current.join("::");
+            let taken = n.owner.get(&name.name).is_some_and(|o| *o != here)
+                || n.renamed.contains_key(&(here.clone(), name.name.clone()));
+            if taken && renamable(item) {
+                let new = format!("{here}::{}", name.name);
+                n.renamed.insert((here.clone(), name.name.clone()), new.clone());
+                n.members.entry(here).or_default().insert(name.name.clone());
+                return Ok(Some(new));
+            }
             if let Some(other) = n.owner.get(&name.name).filter(|o| **o != here) {
                 return Err(Error {
+                    code: Some(crate::diagnostics::Code::Redefinition),
                     span: name.span,
                     message: format!(
                         "`{}` is declared in {} and in {}: namespace members share one program scope in WGSL, so their names must differ",
@@ -106,13 +130,106 @@ pub(super) fn declare(item: &Item) -> Result<()> {
                 });
             }
             n.owner.insert(name.name.clone(), here.clone());
-            if !here.is_empty() {
-                n.members.entry(here).or_default().insert(name.name.clone());
-            }
-            Ok(())
+            n.members.entry(here).or_default().insert(name.name.clone());
+            Ok(None)
         })?;
+        if let Some(new) = renamed {
+            rename(item, &name.name, &new);
+        }
     }
     Ok(())
+}
+
+/// Whether `item` can live under another program-scope name.
+fn renamable(item: &Item) -> bool {
+    match item {
+        Item::Function(f) => f.stage.is_none(),
+        Item::Global(_) | Item::Alias(_) => true,
+        _ => false,
+    }
+}
+
+/// Gives the declaration of `old` in `item` the name `new`.
+fn rename(item: &mut Item, old: &str, new: &str) {
+    let names: Vec<&mut Ident> = match item {
+        Item::Function(f) => vec![&mut f.name],
+        Item::Alias(a) => vec![&mut a.name],
+        Item::Global(g) => g.declarators.iter_mut().map(|d| &mut d.name).collect(),
+        _ => Vec::new(),
+    };
+    for name in names.into_iter().filter(|n| n.name == old) {
+        name.name = new.to_string();
+    }
+}
+
+/// `using b::f;`: makes `b::f` (as resolved in `resolved`) visible
+/// unqualified in the current namespace.
+pub(super) fn using_declaration(resolved: &[String], written: &str) {
+    let Some(last) = written.rsplit("::").next() else {
+        return;
+    };
+    NAMESPACES.with(|n| {
+        let mut n = n.borrow_mut();
+        let here = n.current.join("::");
+        let target = resolved.join("::");
+        if target != last.trim() {
+            n.using_names
+                .insert((here, last.trim().to_string()), target);
+        }
+    });
+}
+
+/// An unqualified `name` as C++ finds it: a using-declaration or a member
+/// of the innermost enclosing namespace, then the namespaces named by
+/// `using namespace`; `None` when nothing is found.
+fn unqualified(n: &mut Namespaces, name: &str, absolute: bool, span: Span) -> Option<String> {
+    let scopes: Vec<String> = if absolute {
+        vec![String::new()]
+    } else {
+        (0..=n.current.len())
+            .rev()
+            .map(|i| n.current[..i].join("::"))
+            .collect()
+    };
+    for scope in &scopes {
+        let key = (scope.clone(), name.to_string());
+        if let Some(r) = n.using_names.get(&key).or_else(|| n.renamed.get(&key)) {
+            return Some(r.clone());
+        }
+        if n.members.get(scope).is_some_and(|m| m.contains(name)) {
+            return Some(name.to_string());
+        }
+    }
+    if absolute {
+        return None;
+    }
+    let mut found: Vec<(String, String)> = Vec::new();
+    for used in &n.used {
+        let key = (used.clone(), name.to_string());
+        let target = match n.renamed.get(&key) {
+            Some(r) => r.clone(),
+            None if n.members.get(used).is_some_and(|m| m.contains(name)) => name.to_string(),
+            None => continue,
+        };
+        if !found.iter().any(|(_, t)| *t == target) {
+            found.push((used.clone(), target));
+        }
+    }
+    if found.len() > 1 && n.error.is_none() {
+        let places: Vec<String> = found
+            .iter()
+            .map(|(ns, _)| format!("`{ns}::{name}`"))
+            .collect();
+        n.error = Some(Error {
+            code: None,
+            span,
+            message: format!(
+                "reference to `{name}` is ambiguous: it could be {}",
+                places.join(" or ")
+            ),
+        });
+    }
+    found.into_iter().next().map(|(_, t)| t)
 }
 
 fn describe(ns: &str) -> String {
@@ -138,7 +255,7 @@ fn declared_names(item: &Item) -> Vec<Ident> {
             .collect(),
         Item::Template(t) => match &t.item {
             Templated::Function(f) => vec![f.name.clone()],
-            Templated::Struct(s) => vec![s.name.clone()],
+            Templated::Struct(s) => vec![s.decl.name.clone()],
         },
         _ => Vec::new(),
     }
@@ -149,7 +266,19 @@ fn declared_names(item: &Item) -> Vec<Ident> {
 /// start with no user namespace (`metal::`, `S::N`) are left alone.
 pub(super) fn resolve(mut parts: Vec<String>, absolute: bool, span: Span) -> Vec<String> {
     if parts.len() < 2 {
-        return parts;
+        return NAMESPACES.with(|n| {
+            let mut n = n.borrow_mut();
+            if n.renamed.is_empty() && n.using_names.is_empty() {
+                return parts;
+            }
+            match parts
+                .first()
+                .and_then(|p| unqualified(&mut n, p, absolute, span))
+            {
+                Some(r) => vec![r],
+                None => parts,
+            }
+        });
     }
     NAMESPACES.with(|n| {
         let mut n = n.borrow_mut();
@@ -176,11 +305,16 @@ pub(super) fn resolve(mut parts: Vec<String>, absolute: bool, span: Span) -> Vec
                 };
                 if !members.contains(&parts[len]) && n.error.is_none() {
                     n.error = Some(Error {
+                        code: Some(crate::diagnostics::Code::UnknownMember),
                         span,
                         message: format!("no member named `{}` in namespace `{key}`", parts[len]),
                     });
                 }
-                return parts.split_off(len);
+                let mut rest = parts.split_off(len);
+                if let Some(r) = n.renamed.get(&(key.clone(), rest[0].clone())) {
+                    rest[0] = r.clone();
+                }
+                return rest;
             }
         }
         parts

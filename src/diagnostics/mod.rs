@@ -1,6 +1,15 @@
 //! Diagnostics in the compiler convention: `FILE:LINE:COL: error: MESSAGE`,
 //! followed by the source line and a caret under the offending text.
 
+mod code;
+mod human;
+pub mod input;
+mod json;
+pub mod suggest;
+
+pub use code::Code;
+pub use human::Style;
+
 use crate::source_map::{Location, SourceMap, Span};
 use std::fmt;
 
@@ -44,6 +53,8 @@ pub struct Diagnostic {
     pub place: Place,
     /// Extra `note:` lines.
     pub notes: Vec<String>,
+    /// The stable code ([`Diagnostic::code`] falls back to a generic one).
+    pub code: Option<Code>,
 }
 
 impl Diagnostic {
@@ -54,6 +65,7 @@ impl Diagnostic {
             message: message.into(),
             place: Place::Unit(span),
             notes: Vec::new(),
+            code: None,
         }
     }
 
@@ -65,6 +77,7 @@ impl Diagnostic {
             message: message.into(),
             place: Place::File(location),
             notes: Vec::new(),
+            code: None,
         }
     }
 
@@ -83,6 +96,7 @@ impl Diagnostic {
             message: message.into(),
             place: Place::None,
             notes: Vec::new(),
+            code: None,
         }
     }
 
@@ -101,66 +115,67 @@ impl Diagnostic {
         }
     }
 
-    /// Renders the diagnostic: `FILE:LINE:COL: severity: message`, then the
-    /// source line and a caret line, then notes.
+    /// Renders the diagnostic in the classic form, without colour or
+    /// code: `FILE:LINE:COL: severity: message`, then the source line and
+    /// a caret line, then notes.
     pub fn render(&self, map: &SourceMap) -> String {
-        let mut out = String::new();
-        match self.location(map) {
-            Some(loc) => {
-                let file = map.file(loc.file);
-                let (line, col) = file.line_col(loc.range.start);
-                out += &format!(
-                    "{}:{}:{}: {}: {}\n",
-                    file.name, line, col, self.severity, self.message
-                );
-                let text = file.line_text(line);
-                let gutter = line.to_string();
-                let pad = " ".repeat(gutter.len());
-                let (shown, caret) = excerpt(text, col, loc.range.len());
-                out += &format!("{gutter} | {shown}\n");
-                out += &format!("{pad} | {caret}\n");
-            }
-            None => out += &format!("msl2wgsl: {}: {}\n", self.severity, self.message),
+        human::render(self, map, Style::Plain, false)
+    }
+
+    /// Renders the diagnostic as the command line shows it: in `style`,
+    /// and with its code after the message (`... [E0301]`).
+    pub fn render_styled(&self, map: &SourceMap, style: Style) -> String {
+        human::render(self, map, style, true)
+    }
+
+    /// The diagnostic as one line of JSON (`--error-format json`; fields:
+    /// docs/DIAGNOSTICS.md).
+    pub fn to_json(&self, map: &SourceMap) -> String {
+        json::render(self, map)
+    }
+
+    /// Sets the code.
+    pub fn with_code(mut self, code: Code) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// Sets the code unless one is set already (a stage's generic code,
+    /// under the specific one an error site chose).
+    pub fn or_code(mut self, code: Code) -> Self {
+        self.code = self.code.or(Some(code));
+        self
+    }
+
+    /// The diagnostic's code: the one set, or the generic code of its
+    /// severity.
+    pub fn code(&self) -> Code {
+        self.code.unwrap_or(match self.severity {
+            Severity::Error => Code::Error,
+            Severity::Warning => Code::Warning,
+        })
+    }
+
+    /// Makes a warning an error (`-Werror`), saying so in a note.
+    pub fn promote_to_error(mut self) -> Self {
+        if self.severity == Severity::Warning {
+            self.severity = Severity::Error;
+            self.code = Some(self.code());
+            self.notes
+                .push("this warning is an error because of `-Werror`".into());
         }
-        for note in &self.notes {
-            out += &format!("note: {note}\n");
-        }
-        out
+        self
     }
 }
 
-/// Characters of a source line shown around the caret: a generated or
-/// minified line can be megabytes long, and a diagnostic must stay readable.
-const EXCERPT_CHARS: usize = 120;
-
-/// The part of `text` to show for a span of `len` bytes at 1-based column
-/// `col`, and the caret line under it. Lines longer than [`EXCERPT_CHARS`]
-/// are cut to a window around the column, with `...` where text was left
-/// out, as rustc does.
-fn excerpt(text: &str, col: usize, len: usize) -> (String, String) {
-    let chars: Vec<char> = text.chars().collect();
-    let at = (col - 1).min(chars.len());
-    let (start, end) = if chars.len() <= EXCERPT_CHARS {
-        (0, chars.len())
-    } else {
-        let start = at.saturating_sub(EXCERPT_CHARS / 2);
-        let end = (start + EXCERPT_CHARS).min(chars.len());
-        (end.saturating_sub(EXCERPT_CHARS).min(start), end)
-    };
-    let before = if start > 0 { "..." } else { "" };
-    let after = if end < chars.len() { "..." } else { "" };
-    let window: String = chars[start..end].iter().collect();
-    let indent: String = before
-        .chars()
-        .chain(chars[start..at].iter().copied())
-        // Tabs stay tabs so that the caret lines up however they render.
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
-        .collect();
-    let width = len.clamp(1, (end + 1).saturating_sub(at).max(1));
-    (
-        format!("{before}{window}{after}"),
-        format!("{indent}{}", "^".repeat(width)),
-    )
+/// How diagnostics are written (`--error-format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// The compiler convention with source excerpts.
+    #[default]
+    Human,
+    /// One JSON object per line.
+    Json,
 }
 
 /// The diagnostics of one translation, in the order found.
@@ -176,6 +191,14 @@ impl Diagnostics {
     /// Renders all of them, in order.
     pub fn render(&self, map: &SourceMap) -> String {
         self.0.iter().map(|d| d.render(map)).collect()
+    }
+
+    /// Renders all of them in `format` (and, for humans, `style`).
+    pub fn render_as(&self, map: &SourceMap, format: Format, style: Style) -> String {
+        match format {
+            Format::Human => self.0.iter().map(|d| d.render_styled(map, style)).collect(),
+            Format::Json => self.0.iter().map(|d| d.to_json(map) + "\n").collect(),
+        }
     }
 
     /// Appends one.
@@ -201,22 +224,22 @@ mod tests {
     #[test]
     fn long_lines_are_cut_around_the_caret() {
         let line = format!("{}X{}", "a".repeat(5000), "b".repeat(5000));
-        let (shown, caret) = super::excerpt(&line, 5001, 1);
+        let (shown, caret) = super::human::excerpt(&line, 5001, 1);
         assert!(
             shown.starts_with("...") && shown.ends_with("..."),
             "{shown}"
         );
-        assert!(shown.chars().count() <= super::EXCERPT_CHARS + 6);
+        assert!(shown.chars().count() <= super::human::EXCERPT_CHARS + 6);
         let at = caret.find('^').unwrap();
         assert_eq!(shown.chars().nth(at), Some('X'), "{shown}\n{caret}");
         // Short lines are shown whole.
-        let (shown, caret) = super::excerpt("int x = y;", 9, 1);
+        let (shown, caret) = super::human::excerpt("int x = y;", 9, 1);
         assert_eq!(
             (shown.as_str(), caret.as_str()),
             ("int x = y;", "        ^")
         );
         // Near the end of a long line the window ends there, without `...`.
-        let (shown, caret) = super::excerpt(&line, 10001, 1);
+        let (shown, caret) = super::human::excerpt(&line, 10001, 1);
         assert!(shown.starts_with("...") && !shown.ends_with("..."));
         assert_eq!(shown.chars().nth(caret.find('^').unwrap()), Some('b'));
     }
@@ -232,5 +255,24 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("2 |   foo = 1;\n  |   ^^^\n"), "{text}");
+        // The command line's form adds the code; colour only when asked.
+        let d = d.with_code(Code::UndeclaredIdentifier);
+        let plain = d.render_styled(&map, Style::Plain);
+        assert!(
+            plain.starts_with("k.metal:2:3: error: use of undeclared identifier `foo` [E0301]\n")
+        );
+        let coloured = d.render_styled(&map, Style::Color);
+        assert!(coloured.contains("\x1b[1;31merror:\x1b[0m") && coloured.contains("\x1b[1;32m"));
+    }
+
+    #[test]
+    fn control_characters_are_shown_as_replacement_characters() {
+        let mut map = SourceMap::new();
+        map.add_file("k.metal", "int a;\0 int b;\n");
+        let text = Diagnostic::error("NUL", Span::new(6, 7)).render(&map);
+        assert!(
+            text.contains("1 | int a;\u{FFFD} int b;\n  |       ^\n"),
+            "{text:?}"
+        );
     }
 }

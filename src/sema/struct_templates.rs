@@ -1,0 +1,520 @@
+//! Struct templates (C++ [temp.class]) with full and partial
+//! specialisations ([temp.class.spec]).
+//!
+//! An instance is made on first use: `Vec<float, 4>` picks the primary
+//! template or the most specialised matching specialisation, substitutes the
+//! arguments into a copy of the struct and of its members (member functions,
+//! constructors, static constants, member aliases), and names everything
+//! after the instance: the struct `Vec<float, 4>`, the member function
+//! `Vec<float, 4>::len`, the constant `Traits<half>::value`. Those names
+//! cannot be written in source, so they never clash, and the rest of the
+//! pipeline sees ordinary declarations.
+//!
+//! Analysis borrows the translation unit, so an instance cannot be declared
+//! while it is being analysed: a use of a missing instance records a
+//! [`PendingInstance`] and fails; the driver inserts the pending instances
+//! into the translation unit ([`insert_instances`]) and analyses again. A use
+//! found while declaring program-scope item `i` inserts the instance before
+//! item `i` (so that `struct A { Vec<float, 4> v; };` sees it); one found
+//! while lowering a function appends it.
+
+use super::subst::{Replacement, Subst};
+use super::templates::{template_name, Deduce, TemplateValue, MAX_INSTANTIATION_DEPTH};
+use super::{Error, Program, Result, Symbol};
+use crate::source_map::Span;
+use crate::syntax::ast::{self, Item, StructTemplate, TemplateArg, Templated};
+use crate::types::Type;
+use std::collections::HashMap;
+
+/// An instance to add to the translation unit before analysing it again.
+#[derive(Clone, Debug)]
+pub struct PendingInstance {
+    /// `Vec<float, 4>`.
+    pub name: String,
+    /// Insert before this item; `None` appends.
+    pub at: Option<usize>,
+    /// The struct (when it has data members) and its members' declarations.
+    pub items: Vec<Item>,
+    /// The use that asked for it.
+    pub span: Span,
+}
+
+/// Inserts `pending` into `tu`. `round` counts the rounds of instantiation;
+/// an instance whose members keep needing new instances (`S<N>` holding an
+/// `S<N + 1>`) stops at [`MAX_INSTANTIATION_DEPTH`].
+pub fn insert_instances(
+    tu: &mut ast::TranslationUnit,
+    mut pending: Vec<PendingInstance>,
+    round: usize,
+) -> Result<()> {
+    if round >= MAX_INSTANTIATION_DEPTH {
+        let p = &pending[0];
+        return Err(Error::new(
+            p.span,
+            format!(
+                "template instantiation depth exceeds the limit of {MAX_INSTANTIATION_DEPTH} (instantiating `{}`)",
+                p.name
+            ),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    pending.retain(|p| seen.insert(p.name.clone()));
+    // Later positions first, so that earlier indices stay valid; a stable
+    // sort keeps request order among instances inserted at one place.
+    pending.sort_by_key(|p| std::cmp::Reverse(p.at.unwrap_or(usize::MAX)));
+    let mut appended = Vec::new();
+    for p in pending {
+        match p.at {
+            Some(i) => {
+                let at = i.min(tu.items.len());
+                tu.items.splice(at..at, p.items);
+            }
+            None => appended.push(p.items),
+        }
+    }
+    for items in appended.into_iter().rev() {
+        tu.items.extend(items);
+    }
+    Ok(())
+}
+
+/// Analyses `tu` and hands the program and its errors to `run` (lowering),
+/// again after inserting the struct template instances that analysis or
+/// `run` found missing, until none is; then `run`'s result is final.
+pub fn analyze_until_complete<T>(
+    tu: &mut ast::TranslationUnit,
+    mut run: impl FnMut(
+        &ast::TranslationUnit,
+        &Program<'_>,
+        Vec<Error>,
+    ) -> std::result::Result<T, Vec<Error>>,
+) -> std::result::Result<T, Vec<Error>> {
+    for round in 0.. {
+        let (program, errors) = super::analyze(tu);
+        let mut pending = program.pending.take();
+        // Lowering a program with missing instances only finds more errors.
+        let result = pending.is_empty().then(|| run(tu, &program, errors));
+        pending.extend(program.pending.take());
+        drop(program);
+        if pending.is_empty() {
+            return result.expect("ran without pending instances");
+        }
+        insert_instances(tu, pending, round).map_err(|e| vec![e])?;
+    }
+    unreachable!("the rounds are bounded by insert_instances")
+}
+
+impl<'a> Program<'a> {
+    /// Records a struct template or one of its specialisations.
+    pub(super) fn declare_struct_template(&mut self, t: &'a ast::TemplateDecl) -> Result<()> {
+        let Templated::Struct(st) = &t.item else {
+            unreachable!("a struct template")
+        };
+        let name = &st.decl.name;
+        if self.symbols.contains_key(&name.name) {
+            return Err(Error::new(
+                name.span,
+                format!("redefinition of `{}` as a struct template", name.name),
+            ));
+        }
+        let list = self.struct_templates.entry(name.name.clone()).or_default();
+        match &st.specialization {
+            None if list.iter().any(|u| struct_of(u).specialization.is_none()) => {
+                return Err(Error::new(
+                    name.span,
+                    format!("redefinition of struct template `{}`", name.name),
+                ))
+            }
+            Some(_) if !list.iter().any(|u| struct_of(u).specialization.is_none()) => {
+                return Err(Error::new(
+                    name.span,
+                    format!(
+                        "`{}` is not a struct template: a specialisation needs the primary template declared before it",
+                        name.name
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        if st.specialization.is_none() && t.params.is_empty() {
+            return Err(Error::new(
+                name.span,
+                "a struct template needs at least one template parameter",
+            ));
+        }
+        list.push(t);
+        Ok(())
+    }
+
+    /// The struct template that `path` starts with, as (name, length of the
+    /// prefix naming it): `["Traits", "type"]` → `("Traits", 1)`.
+    fn struct_template_prefix(&self, path: &[String]) -> Option<(String, usize)> {
+        (1..=path.len()).rev().find_map(|k| {
+            let name = path[..k].join("::");
+            self.struct_templates
+                .contains_key(&name)
+                .then_some((name, k))
+        })
+    }
+
+    /// Whether `path` names a struct template or a member of one.
+    pub fn is_struct_template_path(&self, path: &[String]) -> bool {
+        self.struct_template_prefix(path).is_some()
+    }
+
+    /// `Vec<float, 4>`, `typename Traits<T>::type` (after substitution) as a
+    /// type; `None` when `ts` names no struct template.
+    pub(super) fn struct_template_type(&self, ts: &ast::TypeSpec) -> Result<Option<Type>> {
+        let Some((name, k)) = self.struct_template_prefix(&ts.path) else {
+            return Ok(None);
+        };
+        if ts.args.is_empty() {
+            return Err(Error::new(
+                ts.name_span,
+                format!(
+                    "use of struct template `{name}` requires template arguments: `{name}<...>`"
+                ),
+            ));
+        }
+        let instance = self.struct_instance(&name, &ts.args, ts.span)?;
+        let scope = &ts.path[k..];
+        let full = std::iter::once(instance.clone())
+            .chain(scope.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("::");
+        match self.symbols.get(&full) {
+            Some(Symbol::Type(ty)) => Ok(Some(ty.clone())),
+            _ if scope.is_empty() => Err(Error::new(
+                ts.name_span,
+                format!(
+                    "`{instance}` has no data members; empty structs are not supported as types"
+                ),
+            )),
+            _ => Err(Error::new(
+                ts.name_span,
+                format!("no type named `{}` in `{instance}`", scope.join("::")),
+            )),
+        }
+    }
+
+    /// `Traits<float>::value`, `Vec<float, 4>::make`, `Vec<float, 4>` in an
+    /// expression: the same path with the instance's name in place of the
+    /// template and its arguments; `None` when `path` names no struct template.
+    pub fn struct_template_path(
+        &self,
+        path: &[String],
+        args: &[TemplateArg],
+        span: Span,
+    ) -> Result<Option<Vec<String>>> {
+        let Some((name, k)) = self.struct_template_prefix(path) else {
+            return Ok(None);
+        };
+        let instance = self.struct_instance(&name, args, span)?;
+        Ok(Some(
+            std::iter::once(instance)
+                .chain(path[k..].iter().cloned())
+                .collect(),
+        ))
+    }
+
+    /// The instance of struct template `name` for `args`, by name; a missing
+    /// one is recorded as pending and is an error until it is inserted.
+    fn struct_instance(&self, name: &str, args: &[TemplateArg], span: Span) -> Result<String> {
+        let templates = &self.struct_templates[name];
+        let primary = templates
+            .iter()
+            .find(|t| struct_of(t).specialization.is_none())
+            .expect("a primary template is declared before its specialisations");
+        let values = self.class_template_arguments(primary, args, span)?;
+        let instance = instance_name(self, name, &values);
+        if self.symbols.contains_key(&instance) || self.empty_instances.contains(&instance) {
+            return Ok(instance);
+        }
+        if self.seen_instances.contains(&instance) {
+            // Declared later in the unit, or its declaration failed (that
+            // error is reported there).
+            return Err(Error::new(
+                span,
+                format!("`{instance}` is not declared here: its declaration failed or comes later"),
+            ));
+        }
+        let items = self.instance_items(name, templates, &values, &instance, span)?;
+        self.pending.borrow_mut().push(PendingInstance {
+            name: instance.clone(),
+            at: self.current_item.get(),
+            items,
+            span,
+        });
+        Err(Error::new(
+            span,
+            format!("`{instance}` is instantiated on the next analysis round"),
+        ))
+    }
+
+    /// The arguments of a struct template's use, with default arguments.
+    fn class_template_arguments(
+        &self,
+        t: &ast::TemplateDecl,
+        args: &[TemplateArg],
+        span: Span,
+    ) -> Result<Vec<TemplateValue>> {
+        if args.len() > t.params.len() {
+            return Err(Error::new(
+                span,
+                format!(
+                    "too many template arguments for `{}`: it has {} template parameter(s), {} given",
+                    template_name(t),
+                    t.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
+        for (i, a) in args.iter().enumerate() {
+            bound[i] = Some(self.explicit_value(&t.params[i], a)?);
+        }
+        for i in args.len()..t.params.len() {
+            bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
+        }
+        Ok(bound.into_iter().map(Option::unwrap).collect())
+    }
+
+    /// The declarations of instance `instance`: the chosen template's struct
+    /// and members with its parameters substituted and renamed.
+    fn instance_items(
+        &self,
+        name: &str,
+        templates: &[&'a ast::TemplateDecl],
+        values: &[TemplateValue],
+        instance: &str,
+        span: Span,
+    ) -> Result<Vec<Item>> {
+        let (t, bound) = self.choose_specialization(name, templates, values, span)?;
+        let st = struct_of(t);
+        let mut map = HashMap::new();
+        for (p, v) in t.params.iter().zip(&bound) {
+            map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
+        }
+        // The injected class name: `Vec` inside `Vec`'s members.
+        map.insert(
+            name.to_string(),
+            Replacement::Type(named_type(instance, st.decl.name.span)),
+        );
+        let subst = Subst {
+            map: &map,
+            scope: Some((name, instance)),
+        };
+        let mut items = Vec::new();
+        let mut decl = st.decl.clone();
+        decl.name.name = instance.to_string();
+        let written = values
+            .iter()
+            .map(|v| match self.replacement(v, span)? {
+                Replacement::Type(ts) => Ok(TemplateArg::Type(ts)),
+                Replacement::Value(e) => Ok(TemplateArg::Expr(e)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        decl.instance_of = Some((name.to_string(), written));
+        for m in &mut decl.members {
+            subst.ty(&mut m.ty);
+            m.array.iter_mut().flatten().for_each(|e| subst.expr(e));
+        }
+        items.push(Item::Struct(decl));
+        for item in &st.members {
+            let mut item = item.clone();
+            match &mut item {
+                Item::Function(f) => {
+                    f.name.name = rename_member(&f.name.name, name, instance);
+                    subst.function(f);
+                }
+                Item::Global(g) => {
+                    for d in &mut g.declarators {
+                        d.name.name = rename_member(&d.name.name, name, instance);
+                    }
+                    subst.var_decl(g);
+                }
+                Item::Alias(a) => {
+                    a.name.name = rename_member(&a.name.name, name, instance);
+                    subst.ty(&mut a.ty);
+                    a.array.iter_mut().flatten().for_each(|e| subst.expr(e));
+                }
+                _ => {}
+            }
+            items.push(item);
+        }
+        Ok(items)
+    }
+
+    /// The primary template or the most specialised matching specialisation,
+    /// with its own parameters bound.
+    fn choose_specialization(
+        &self,
+        name: &str,
+        templates: &[&'a ast::TemplateDecl],
+        values: &[TemplateValue],
+        span: Span,
+    ) -> Result<(&'a ast::TemplateDecl, Vec<TemplateValue>)> {
+        let mut matches = Vec::new();
+        for t in templates {
+            let Some(pattern) = &struct_of(t).specialization else {
+                continue;
+            };
+            if let Some(bound) = self.match_specialization(t, pattern, values, span)? {
+                matches.push((*t, bound));
+            }
+        }
+        // Fewer own parameters is more specialised; a full specialisation
+        // has none.
+        matches.sort_by_key(|(t, _)| t.params.len());
+        match matches.as_slice() {
+            [] => {
+                let primary = templates
+                    .iter()
+                    .find(|t| struct_of(t).specialization.is_none())
+                    .expect("a primary template");
+                Ok((primary, values.to_vec()))
+            }
+            [(t, _), (u, _), ..] if t.params.len() == u.params.len() => {
+                let shown = values
+                    .iter()
+                    .map(|v| show_value(self, v))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let mut e = Error::new(
+                    span,
+                    format!("ambiguous partial specialisations of `{name}<{shown}>`"),
+                );
+                for (m, _) in matches
+                    .iter()
+                    .filter(|(m, _)| m.params.len() == t.params.len())
+                {
+                    e = e.note(format!(
+                        "candidate: the specialisation declared at byte {}",
+                        m.span.start
+                    ));
+                }
+                Err(e)
+            }
+            [(t, bound), ..] => Ok((t, bound.clone())),
+        }
+    }
+
+    /// The bindings of specialisation `t`'s parameters that make its
+    /// `pattern` equal `values`, or `None` when it does not match.
+    fn match_specialization(
+        &self,
+        t: &ast::TemplateDecl,
+        pattern: &[TemplateArg],
+        values: &[TemplateValue],
+        span: Span,
+    ) -> Result<Option<Vec<TemplateValue>>> {
+        if pattern.len() != values.len() {
+            return Ok(None);
+        }
+        let mut d = Deduce {
+            program: self,
+            template: t,
+            fixed: 0,
+            bound: vec![None; t.params.len()],
+        };
+        for (p, v) in pattern.iter().zip(values) {
+            let ok = match (p, v) {
+                (TemplateArg::Type(ts), TemplateValue::Type(ty)) => d.base(ts, ty, span).is_ok(),
+                (_, TemplateValue::Value(n, _)) => d.count(p, *n, span).is_ok(),
+                _ => false,
+            };
+            if !ok {
+                return Ok(None);
+            }
+        }
+        let Some(bound) = d.bound.into_iter().collect::<Option<Vec<_>>>() else {
+            return Ok(None);
+        };
+        // Substituting the deduced parameters must give back the arguments
+        // (this also checks the parts of the pattern that are not parameters).
+        let mut map = HashMap::new();
+        for (p, v) in t.params.iter().zip(&bound) {
+            map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
+        }
+        let subst = Subst::new(&map);
+        for (p, v) in pattern.iter().zip(values) {
+            let mut p = p.clone();
+            let same = match (&mut p, v) {
+                (TemplateArg::Type(ts), TemplateValue::Type(ty)) => {
+                    subst.ty(ts);
+                    self.resolve_type(ts).ok().as_ref() == Some(ty)
+                }
+                (TemplateArg::Type(ts), TemplateValue::Value(n, _)) if ts.ptr_ops.is_empty() => {
+                    let mut e = super::templates::type_arg_as_expr(ts);
+                    subst.expr(&mut e);
+                    super::consteval::eval(self, &e)
+                        .ok()
+                        .and_then(|c| c.as_int())
+                        == Some(*n)
+                }
+                (TemplateArg::Expr(e), TemplateValue::Value(n, _)) => {
+                    subst.expr(e);
+                    super::consteval::eval(self, e)
+                        .ok()
+                        .and_then(|c| c.as_int())
+                        == Some(*n)
+                }
+                _ => false,
+            };
+            if !same {
+                return Ok(None);
+            }
+        }
+        Ok(Some(bound))
+    }
+}
+
+fn struct_of(t: &ast::TemplateDecl) -> &StructTemplate {
+    match &t.item {
+        Templated::Struct(s) => s,
+        Templated::Function(_) => unreachable!("a struct template"),
+    }
+}
+
+/// `Vec::len` → `Vec<float, 4>::len`; a constructor `Vec::Vec` →
+/// `Vec<float, 4>::Vec<float, 4>`.
+fn rename_member(member: &str, template: &str, instance: &str) -> String {
+    let rest = member
+        .strip_prefix(template)
+        .and_then(|r| r.strip_prefix("::"))
+        .unwrap_or(member);
+    let (base, twin) = match rest.find('@') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let base = if base == template { instance } else { base };
+    format!("{instance}::{base}{twin}")
+}
+
+fn show_value(program: &Program, v: &TemplateValue) -> String {
+    match v {
+        TemplateValue::Type(ty) => program.display(ty),
+        TemplateValue::Value(n, crate::types::Scalar::Bool) => (*n != 0).to_string(),
+        TemplateValue::Value(n, _) => n.to_string(),
+    }
+}
+
+/// `Vec<float, 4>`: how an instance is named and shown.
+fn instance_name(program: &Program, template: &str, values: &[TemplateValue]) -> String {
+    let args: Vec<String> = values.iter().map(|v| show_value(program, v)).collect();
+    format!("{template}<{}>", args.join(","))
+}
+
+/// A written type naming `name` (an instance), resolved through the symbols.
+fn named_type(name: &str, span: Span) -> ast::TypeSpec {
+    ast::TypeSpec {
+        is_const: false,
+        is_constexpr: false,
+        space: None,
+        path: vec![name.to_string()],
+        args: Vec::new(),
+        ptr_ops: Vec::new(),
+        name_span: span,
+        span,
+    }
+}

@@ -1,0 +1,123 @@
+//! Nesting limits checked on the parse tree before the AST is built.
+//!
+//! The AST builder and every later stage recurse once per nesting level,
+//! so input nested deeply without brackets (which `check_nesting` already
+//! limits) could exhaust any stack: 20 000 nested `?:` did. The parse tree
+//! is walked here without recursion, and three kinds of depth are limited:
+//! - the WGSL brace levels statements become: naga's WGSL parser (and
+//!   so the check of our own output) allows 127. Measured on naga's
+//!   writer: a `for` becomes 3 levels (`loop`, its condition's `if`, the
+//!   body), `while`, `do` and `switch` 2, `if` (and each `else if` of a
+//!   chain) and a block inside a block 1;
+//! - conditional operators `?:` inside one another (a chain
+//!   `a ? b : c ? d : e` nests too);
+//! - the depth of expression trees: `a + b + ... + z` is flat in the
+//!   parse tree but as deep as it has operands in the AST, and each level
+//!   costs lowering about 8 KiB of stack in a debug build;
+//! - any nesting of the grammar at all, as a last line of defence.
+
+use super::{Error, Rule};
+use crate::diagnostics::Code;
+use crate::source_map::Span;
+use pest::iterators::{Pair, Pairs};
+
+/// WGSL brace levels statements may need (127 less the function's own
+/// body and the levels the kernel prologue adds).
+pub const MAX_STATEMENT_LEVELS: usize = 120;
+/// `?:` nested in one another.
+pub const MAX_CONDITIONAL_DEPTH: usize = 256;
+/// Depth of an expression tree (operators applied to the results of
+/// operators), within the translation thread's stack in debug builds.
+pub const MAX_EXPRESSION_DEPTH: usize = 20_000;
+/// Grammar rules nested in one another (64 levels of brackets need about
+/// 700; each level costs the builder a few kilobytes of stack).
+pub const MAX_RULE_DEPTH: usize = 4096;
+
+/// What a parse-tree node counts towards: WGSL brace levels, or `?:`
+/// nesting.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Levels(usize),
+    Conditional,
+    /// A flat chain of operators that becomes this many AST levels.
+    Chain(usize),
+    Other,
+}
+
+/// `parent` is the rule of the enclosing node, if any.
+fn kind(pair: &Pair<Rule>, parent: Option<Rule>) -> Kind {
+    match pair.as_rule() {
+        Rule::for_stmt => Kind::Levels(3),
+        Rule::while_stmt | Rule::do_stmt | Rule::switch_stmt => Kind::Levels(2),
+        Rule::if_stmt => Kind::Levels(1),
+        Rule::block if parent == Some(Rule::block) => Kind::Levels(1),
+        // A `cond_expr` without `?` is just its operand.
+        Rule::cond_expr if pair.clone().into_inner().nth(1).is_some() => Kind::Conditional,
+        // `a + b + c`: operands and operators alternate.
+        Rule::binary_expr | Rule::shift_expr => Kind::Chain(pair.clone().into_inner().count() / 2),
+        // Prefix or postfix operators around one operand; `a, b, c`.
+        Rule::unary_expr | Rule::postfix_expr | Rule::expr => {
+            Kind::Chain(pair.clone().into_inner().count().saturating_sub(1))
+        }
+        _ => Kind::Other,
+    }
+}
+
+/// Refuses a parse tree nested beyond the limits above, at the first node
+/// that goes over one.
+pub fn check(pairs: Pairs<Rule>) -> Result<(), Error> {
+    // The enclosing nodes: where each ends, its rule and what it counts.
+    let mut open: Vec<(usize, Rule, Kind)> = Vec::new();
+    let (mut levels, mut conditionals, mut chain) = (0usize, 0usize, 0usize);
+    for pair in pairs.flatten() {
+        let span = pair.as_span();
+        while open.last().is_some_and(|(end, _, _)| *end <= span.start()) {
+            match open.pop().map(|(_, _, k)| k) {
+                Some(Kind::Levels(n)) => levels -= n,
+                Some(Kind::Conditional) => conditionals -= 1,
+                Some(Kind::Chain(n)) => chain -= n,
+                _ => {}
+            }
+        }
+        let k = kind(&pair, open.last().map(|(_, r, _)| *r));
+        match k {
+            Kind::Levels(n) => levels += n,
+            Kind::Conditional => conditionals += 1,
+            Kind::Chain(n) => chain += n,
+            Kind::Other => {}
+        }
+        open.push((span.end(), pair.as_rule(), k));
+        let over = if levels > MAX_STATEMENT_LEVELS {
+            Some(format!(
+                "statements nested too deeply: WGSL allows 127 levels of braces, and this nesting needs more than {MAX_STATEMENT_LEVELS}"
+            ))
+        } else if conditionals > MAX_CONDITIONAL_DEPTH {
+            Some(format!(
+                "conditional operators nested too deeply (the limit is {MAX_CONDITIONAL_DEPTH} levels of `?:`)"
+            ))
+        } else if chain + open.len() > MAX_EXPRESSION_DEPTH {
+            Some(format!(
+                "expression too deep: more than {MAX_EXPRESSION_DEPTH} operators applied one to the result of another"
+            ))
+        } else if open.len() > MAX_RULE_DEPTH {
+            Some("expression or statement nested too deeply".to_string())
+        } else {
+            None
+        };
+        if let Some(message) = over {
+            let at = span.start();
+            let end = (at + 1).min(span.end()).max(at);
+            let mut error = Error {
+                span: Span::new(at, end),
+                message,
+                code: Some(Code::NestingTooDeep),
+            };
+            if levels > MAX_STATEMENT_LEVELS {
+                error.message +=
+                    " (a `for` takes 3, `while`, `do` and `switch` 2, `if` and each `else if` 1)";
+            }
+            return Err(error);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! Differential testing of the translator (TESTING.md, "Differential
+//! testing"): a fixed-seed batch of random MSL kernels, each translated,
+//! run through the runner and compared element by element with a CPU
+//! evaluation of the same program.
+//!
+//! A longer campaign: `MSL2WGSL_DIFF_SEED=N MSL2WGSL_DIFF_COUNT=20000 cargo
+//! test --release --test differential -- --nocapture`.
+#![cfg(feature = "runner")]
+
+mod common;
+#[path = "differential/mod.rs"]
+mod differential;
+
+use differential::{evaluate, expressions, generate, interval, run};
+use std::time::Instant;
+
+/// The first seed of the default batch.
+const SEED: u64 = 1;
+/// Programs in the default batch.
+const COUNT: u64 = 200;
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Adapts the generator and the comparison to defects of the backend
+/// found by this test that are not the translator's (TESTING.md lists
+/// them).
+fn note_backend(gpu: &msl2wgsl::runner::Gpu) {
+    let relaxed = std::sync::atomic::Ordering::Relaxed;
+    let info = gpu.info();
+    if info.backend == wgpu::Backend::Gl {
+        eprintln!(
+            "note: GL backend: negative signed remainders are not compared, \
+             float sums and products may be reassociated"
+        );
+        evaluate::UNRELIABLE_SIGNED_REMAINDER.store(true, relaxed);
+        interval::REASSOCIATION_SLACK.store(true, relaxed);
+        interval::FOLDS_LOOP_PRODUCTS.store(true, relaxed);
+    }
+    if info.vendor == 0x10de {
+        eprintln!(
+            "note: NVIDIA: float sums and products may be reassociated; no `short` values \
+             (driver bug; MSL2WGSL_DIFF_SHORT=1 keeps them)"
+        );
+        interval::REASSOCIATION_SLACK.store(true, relaxed);
+        let keep = env_u64("MSL2WGSL_DIFF_SHORT", 0) == 1;
+        expressions::SIGNED_SHORTS.store(keep, relaxed);
+    }
+    if env_u64("MSL2WGSL_DIFF_SHORT", 1) == 0 {
+        expressions::SIGNED_SHORTS.store(false, relaxed);
+    }
+}
+
+#[test]
+fn random_programs_match_the_cpu_reference() {
+    let Some(gpu) = common::gpu() else { return };
+    note_backend(gpu);
+    if env_u64("MSL2WGSL_DIFF_KNOWN_BUGS", 0) == 1 {
+        expressions::AVOID_KNOWN_BUGS.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+    let seed = env_u64("MSL2WGSL_DIFF_SEED", SEED);
+    let count = env_u64("MSL2WGSL_DIFF_COUNT", COUNT);
+    let start = Instant::now();
+    let (mut compared, mut indeterminate) = (0u64, 0u64);
+    let mut failures = Vec::new();
+    let mut reasons = std::collections::BTreeMap::<String, u64>::new();
+    for s in seed..seed + count {
+        let program = generate::program(s);
+        match run::check(gpu, &program) {
+            Ok(tally) => {
+                compared += tally.compared;
+                indeterminate += tally.indeterminate;
+                for (why, n) in tally.reasons {
+                    *reasons.entry(why).or_default() += n;
+                }
+            }
+            Err(failure) => {
+                eprintln!("{}", failure.report());
+                failures.push((failure.seed, failure.kind, failure.signature()));
+            }
+        }
+    }
+    eprintln!(
+        "differential: {count} programs (seeds {seed}..{}), {} failed {failures:?}; \
+         {compared} threads compared, {indeterminate} skipped as float-undecided; {:.1} s",
+        seed + count,
+        failures.len(),
+        start.elapsed().as_secs_f64()
+    );
+    eprintln!("skipped threads by reason: {reasons:?}");
+    assert!(
+        failures.is_empty(),
+        "{} programs failed: {failures:?}",
+        failures.len()
+    );
+}
+
+/// Reduction aid: runs the MSL file `MSL2WGSL_DIFF_REPLAY` with the buffers
+/// and grid of seed `MSL2WGSL_DIFF_SEED` and prints thread
+/// `MSL2WGSL_DIFF_THREAD`'s outputs next to the CPU's.
+#[test]
+#[ignore = "a tool for reducing failures by hand"]
+fn replay() {
+    let Some(gpu) = common::gpu() else { return };
+    note_backend(gpu);
+    let path = std::env::var("MSL2WGSL_DIFF_REPLAY").expect("MSL2WGSL_DIFF_REPLAY=FILE.metal");
+    let msl = std::fs::read_to_string(path).unwrap();
+    let program = generate::program(env_u64("MSL2WGSL_DIFF_SEED", SEED));
+    let thread = env_u64("MSL2WGSL_DIFF_THREAD", 0) as u32;
+    println!("{}", run::replay(gpu, &program, &msl, thread).unwrap());
+}
+
+/// Translates `source`, panicking with the diagnostics on failure.
+fn translate(source: &str) -> String {
+    let library = msl2wgsl::Library::from_source("known.metal", source, &Default::default());
+    match library {
+        Ok(library) => library.wgsl().to_string(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Known failure found by the generator (seed 3 and 52 of the first 200):
+/// Metal wraps a constant left shift that overflows (`332 << 25`), WGSL
+/// rejects it as a const-expression ("<< operation overflowed"), so the
+/// emitted WGSL does not parse. Fix in `src/lower/operators.rs`
+/// (`shift`): mask the left operand so no set bit is shifted out.
+#[test]
+#[ignore = "known translator bug: constant left shifts that overflow"]
+fn constant_left_shift_overflow() {
+    translate(
+        "kernel void k(device int* out [[buffer(0)]], device uint* out_u [[buffer(1)]],\n\
+                       uint tid [[thread_position_in_grid]]) {\n\
+             out[tid] = 332 << 25;\n\
+             out_u[tid] = 2252951903u << 31;\n\
+         }\n",
+    );
+}
+
+/// Known failure found by the generator (seeds 35, 158): a constant vector
+/// `select` whose operand is a nested constructor,
+/// `select(vec3<f32>(vec2<f32>(7.5f, 3f), 1f), vec3(1f), vec3(2f) >= vec3<f32>(1f, 3f, 0f))`,
+/// makes naga's constant evaluator panic ("entered unreachable code",
+/// naga 30.0.2 `proc/constant_evaluator.rs:3685`) when the WGSL is parsed.
+#[test]
+#[ignore = "known bug (naga constant evaluator): constant select of nested vectors"]
+fn constant_select_of_nested_vectors() {
+    translate(
+        "#include <metal_stdlib>\nusing namespace metal;\n\
+         kernel void k(device float* out [[buffer(0)]], uint tid [[thread_position_in_grid]]) {\n\
+             float3 r = select(float3(float2(7.5f, 3.0f), 1.0f), float3(1.0f),\n\
+                               float3(2.0f) >= float3(1.0f, 3.0f, 0.0f));\n\
+             out[tid] = r.x;\n\
+         }\n",
+    );
+}

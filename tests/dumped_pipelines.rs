@@ -1,0 +1,310 @@
+//! Makes a wgpu pipeline of every entry point of every WGSL module dumped
+//! with `MSL2WGSL_DUMP_WGSL=DIR` (see `src/library/dump.rs`), on the adapter
+//! wgpu picks (lavapipe in CI): the driver, not only naga, must accept what
+//! the translator emits.
+//!
+//!     MSL2WGSL_CHECK_DUMP=DIR cargo test --test dumped_pipelines -- --nocapture
+//!
+//! (without the variable the test checks nothing).
+//!
+//! Compute entry points get an automatic layout; vertex entry points their
+//! sidecar vertex buffers and a depth target; fragment entry points the
+//! sidecar's stub vertex stage, colour targets and a depth target. Modules
+//! needing a feature the device lacks are skipped (and counted). The test
+//! fails listing every pipeline wgpu refused.
+
+#![cfg(feature = "runner")]
+
+use msl2wgsl::library::dump::{ColorTarget, EntryPipeline, Sidecar, VertexBufferLayout};
+use msl2wgsl::runner::Gpu;
+use std::path::{Path, PathBuf};
+
+/// Every render pipeline gets this depth target: fragments may write depth.
+const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+#[derive(Default)]
+struct Counts {
+    modules: usize,
+    entry_points: usize,
+    skipped: usize,
+    failures: Vec<String>,
+}
+
+/// The folder to check, from [`CHECK_VAR`].
+const CHECK_VAR: &str = "MSL2WGSL_CHECK_DUMP";
+
+#[test]
+fn every_dumped_pipeline_is_made() {
+    let Some(dir) = std::env::var_os(CHECK_VAR).map(PathBuf::from) else {
+        eprintln!("{CHECK_VAR} is not set: nothing to check");
+        return;
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "wgsl"));
+    files.sort();
+    assert!(!files.is_empty(), "no .wgsl files in {}", dir.display());
+    let gpu = Gpu::new().expect("a GPU adapter");
+    println!("dumped_pipelines: {}", gpu.adapter_line());
+    let mut counts = Counts::default();
+    for file in &files {
+        if let Err(e) = check_module(&gpu, file, &mut counts) {
+            counts.failures.push(format!("{}: {e}", file.display()));
+        }
+    }
+    for f in &counts.failures {
+        println!("FAIL {f}");
+    }
+    println!(
+        "dumped_pipelines: {} modules, {} entry points, {} skipped (missing features), {} failed",
+        counts.modules,
+        counts.entry_points,
+        counts.skipped,
+        counts.failures.len()
+    );
+    assert!(
+        counts.failures.is_empty(),
+        "{} pipelines failed",
+        counts.failures.len()
+    );
+}
+
+fn check_module(gpu: &Gpu, file: &Path, counts: &mut Counts) -> Result<(), String> {
+    let sidecar: Sidecar = serde_json::from_str(
+        &std::fs::read_to_string(file.with_extension("json")).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| format!("sidecar: {e}"))?;
+    if gpu.check_features(&sidecar.features).is_err() {
+        counts.skipped += 1;
+        return Ok(());
+    }
+    counts.modules += 1;
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    // wgpu's WGSL front end (naga) does not take the directive browsers need.
+    let text = text.replace("enable subgroups;", "");
+    let device = gpu.device();
+    let module = scoped(device, || shader_module(device, &text, "dumped"))?;
+    for entry in &sidecar.entry_points {
+        counts.entry_points += 1;
+        if let Err(e) = scoped(device, || make_pipeline(device, &module, entry)).and_then(|r| r) {
+            let what = format!("{} ({})", entry.wgsl_entry_point, entry.stage);
+            counts
+                .failures
+                .push(format!("{}: {what}: {e}", file.display()));
+        }
+    }
+    Ok(())
+}
+
+/// Runs `f` with validation and internal errors caught.
+fn scoped<T>(device: &wgpu::Device, f: impl FnOnce() -> T) -> Result<T, String> {
+    let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let value = f();
+    let errors = [
+        pollster::block_on(validation.pop()),
+        pollster::block_on(internal.pop()),
+    ];
+    match errors.into_iter().flatten().next() {
+        Some(e) => Err(e.to_string()),
+        None => Ok(value),
+    }
+}
+
+fn shader_module(device: &wgpu::Device, text: &str, label: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(text.into()),
+    })
+}
+
+fn make_pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    entry: &EntryPipeline,
+) -> Result<(), String> {
+    let constants: Vec<(&str, f64)> = entry
+        .constants
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    let options = wgpu::PipelineCompilationOptions {
+        constants: &constants,
+        ..Default::default()
+    };
+    let name = Some(entry.wgsl_entry_point.as_str());
+    if entry.stage == "compute" {
+        let _ = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: name,
+            layout: None,
+            module,
+            entry_point: name,
+            compilation_options: options,
+            cache: None,
+        });
+        return Ok(());
+    }
+    let layouts = vertex_layouts(&entry.vertex_buffers);
+    let buffers: Vec<Option<wgpu::VertexBufferLayout>> = layouts
+        .iter()
+        .map(|(stride, attributes)| {
+            Some(wgpu::VertexBufferLayout {
+                array_stride: *stride,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes,
+            })
+        })
+        .collect();
+    let stub;
+    let targets: Vec<Option<wgpu::ColorTargetState>> = entry
+        .targets
+        .iter()
+        .map(|t| t.as_ref().map(color_target))
+        .collect();
+    let (vertex, fragment) = if entry.stage == "vertex" {
+        let vertex = wgpu::VertexState {
+            module,
+            entry_point: name,
+            compilation_options: options,
+            buffers: &buffers,
+        };
+        (vertex, None)
+    } else {
+        let Some(stub_text) = &entry.stub_vertex else {
+            return Err("the sidecar has no stub vertex stage for this fragment".into());
+        };
+        stub = shader_module(device, stub_text, "stub_vertex");
+        let vertex = wgpu::VertexState {
+            module: &stub,
+            entry_point: Some("stub_vertex"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        };
+        let fragment = wgpu::FragmentState {
+            module,
+            entry_point: name,
+            compilation_options: options,
+            targets: &targets,
+        };
+        (vertex, Some(fragment))
+    };
+    let _ = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: name,
+        layout: None,
+        vertex,
+        primitive: Default::default(),
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Always),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: Default::default(),
+        fragment,
+        multiview_mask: None,
+        cache: None,
+    });
+    Ok(())
+}
+
+/// Stride and attributes of each sidecar vertex buffer.
+fn vertex_layouts(buffers: &[VertexBufferLayout]) -> Vec<(u64, Vec<wgpu::VertexAttribute>)> {
+    buffers
+        .iter()
+        .map(|b| {
+            let attributes = b
+                .attributes
+                .iter()
+                .map(|a| wgpu::VertexAttribute {
+                    format: vertex_format(&a.format),
+                    offset: a.offset.into(),
+                    shader_location: a.shader_location,
+                })
+                .collect();
+            (b.array_stride.into(), attributes)
+        })
+        .collect()
+}
+
+fn color_target(t: &ColorTarget) -> wgpu::ColorTargetState {
+    use wgpu::TextureFormat as F;
+    let format = match t.format.as_str() {
+        "r16float" => F::R16Float,
+        "rg16float" => F::Rg16Float,
+        "rgba16float" => F::Rgba16Float,
+        "r32sint" => F::R32Sint,
+        "rg32sint" => F::Rg32Sint,
+        "rgba32sint" => F::Rgba32Sint,
+        "r32uint" => F::R32Uint,
+        "rg32uint" => F::Rg32Uint,
+        _ => F::Rgba32Uint,
+    };
+    let component = wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::One,
+        dst_factor: wgpu::BlendFactor::Src1,
+        operation: wgpu::BlendOperation::Add,
+    };
+    wgpu::ColorTargetState {
+        format,
+        blend: t.dual_source.then_some(wgpu::BlendState {
+            color: component,
+            alpha: component,
+        }),
+        write_mask: wgpu::ColorWrites::ALL,
+    }
+}
+
+/// A vertex format by WebGPU's name (the reflection's `format`).
+fn vertex_format(name: &str) -> wgpu::VertexFormat {
+    use wgpu::VertexFormat as V;
+    const FORMATS: &[(&str, V)] = &[
+        ("uint8", V::Uint8),
+        ("uint8x2", V::Uint8x2),
+        ("uint8x4", V::Uint8x4),
+        ("sint8", V::Sint8),
+        ("sint8x2", V::Sint8x2),
+        ("sint8x4", V::Sint8x4),
+        ("unorm8", V::Unorm8),
+        ("unorm8x2", V::Unorm8x2),
+        ("unorm8x4", V::Unorm8x4),
+        ("snorm8", V::Snorm8),
+        ("snorm8x2", V::Snorm8x2),
+        ("snorm8x4", V::Snorm8x4),
+        ("uint16", V::Uint16),
+        ("uint16x2", V::Uint16x2),
+        ("uint16x4", V::Uint16x4),
+        ("sint16", V::Sint16),
+        ("sint16x2", V::Sint16x2),
+        ("sint16x4", V::Sint16x4),
+        ("unorm16", V::Unorm16),
+        ("unorm16x2", V::Unorm16x2),
+        ("unorm16x4", V::Unorm16x4),
+        ("snorm16", V::Snorm16),
+        ("snorm16x2", V::Snorm16x2),
+        ("snorm16x4", V::Snorm16x4),
+        ("float16", V::Float16),
+        ("float16x2", V::Float16x2),
+        ("float16x4", V::Float16x4),
+        ("float32", V::Float32),
+        ("float32x2", V::Float32x2),
+        ("float32x3", V::Float32x3),
+        ("float32x4", V::Float32x4),
+        ("uint32", V::Uint32),
+        ("uint32x2", V::Uint32x2),
+        ("uint32x3", V::Uint32x3),
+        ("uint32x4", V::Uint32x4),
+        ("sint32", V::Sint32),
+        ("sint32x2", V::Sint32x2),
+        ("sint32x3", V::Sint32x3),
+        ("sint32x4", V::Sint32x4),
+        ("unorm10-10-10-2", V::Unorm10_10_10_2),
+        ("unorm8x4-bgra", V::Unorm8x4Bgra),
+    ];
+    FORMATS
+        .iter()
+        .find(|f| f.0 == name)
+        .map(|f| f.1)
+        .unwrap_or(V::Float32x4)
+}

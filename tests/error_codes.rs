@@ -1,0 +1,287 @@
+//! Stable diagnostic codes, "did you mean" hints, and the diagnostic
+//! options of the command line (`--error-format`, `--color`, `-Werror`,
+//! `-w`); the codes are documented in docs/DIAGNOSTICS.md.
+
+use msl2wgsl::diagnostics::{Code, Diagnostic};
+use msl2wgsl::{Library, Options};
+use std::process::{Command, Output, Stdio};
+
+const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+
+/// The diagnostics of a source that must fail.
+fn diagnostics(body: &str) -> Vec<Diagnostic> {
+    match Library::from_source("t.metal", &format!("{PRELUDE}{body}"), &Options::default()) {
+        Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
+        Err(f) => f.diagnostics.0,
+    }
+}
+
+/// A kernel whose body is `stmt`.
+fn kernel(stmt: &str) -> String {
+    format!("kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {{\n{stmt}\n}}\n")
+}
+
+#[test]
+fn every_code_is_documented_and_every_documented_code_exists() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/DIAGNOSTICS.md"))
+        .expect("docs/DIAGNOSTICS.md");
+    // Table rows: `| E0301 | meaning | example |`.
+    let rows: Vec<(&str, Vec<&str>)> = doc
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let code = *cells.get(1)?;
+            let well_formed = code.len() == 5
+                && (code.starts_with('E') || code.starts_with('W'))
+                && code[1..].bytes().all(|b| b.is_ascii_digit());
+            well_formed.then_some((code, cells))
+        })
+        .collect();
+    for code in Code::ALL {
+        let row = rows.iter().find(|(c, _)| *c == code.as_str());
+        let Some((_, cells)) = row else {
+            panic!("{code} is not in docs/DIAGNOSTICS.md");
+        };
+        assert!(
+            cells.len() >= 4 && !cells[2].is_empty(),
+            "{code} has no meaning documented"
+        );
+    }
+    for (code, _) in &rows {
+        assert!(
+            Code::ALL.iter().any(|c| c.as_str() == *code),
+            "docs/DIAGNOSTICS.md documents {code}, which is not a code"
+        );
+    }
+}
+
+#[test]
+fn common_kinds_have_specific_codes() {
+    let cases: &[(&str, Code)] = &[
+        ("kernel void k() { int x = y; }\n", Code::UndeclaredIdentifier),
+        ("kernel void k() { flaot4 v; }\n", Code::UnknownType),
+        ("kernel void k() { float x = lenght(float2(1)); }\n", Code::UndeclaredFunction),
+        ("float f(float a) { return a; }\nkernel void k() { float x = f(1.0f, 2.0f); }\n", Code::NoMatchingOverload),
+        ("float f(float a) { return a; }\nfloat f(half a) { return a; }\nkernel void k() { float x = f(1); }\n", Code::AmbiguousCall),
+        ("int f(int n) { return f(n - 1); }\nkernel void k(device int* o [[buffer(0)]]) { o[0] = f(3); }\n", Code::Recursion),
+        ("kernel void k(device float* o [[bufer(0)]]) { o[0] = 1; }\n", Code::InvalidAttribute),
+        ("kernel void k() { float4 v = float3(1); }\n", Code::TypeMismatch),
+        ("kernel void k() { int x = 1; int x = 2; }\n", Code::Redefinition),
+        ("kernel void k() { int x = 0x1ffffffffffffffff; }\n", Code::LiteralOutOfRange),
+        ("kernel void k() { throw 1; }\n", Code::NotInMetal),
+        ("#include \"missing_header.h\"\n", Code::IncludeNotFound),
+        ("#error stop here\n", Code::ErrorDirective),
+        ("#endif\n", Code::Conditional),
+        ("#define F(a, b) a\nint x = F(1);\n", Code::MacroExpansion),
+        ("kernel void k() { float x = ; }\n", Code::Syntax),
+        (&format!("kernel void k() {{ int x = {}1{}; }}\n", "(".repeat(100), ")".repeat(100)), Code::NestingTooDeep),
+    ];
+    let mut wrong = Vec::new();
+    for (body, want) in cases {
+        let d = &diagnostics(body)[0];
+        if d.code() != *want {
+            wrong.push(format!(
+                "{body:?}: want {want}, got {} ({})",
+                d.code(),
+                d.message
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_pipeline_diagnostic_has_a_code() {
+    for body in [
+        "kernel void k() { break; }\n",
+        "kernel void k() { float x = ; }\n",
+        "#line x\n",
+    ] {
+        for d in diagnostics(body) {
+            assert!(d.code.is_some(), "{body:?}: {} has no code", d.message);
+        }
+    }
+}
+
+#[test]
+fn did_you_mean_notes() {
+    let cases = [
+        (
+            kernel("float value = 1;\no[i] = valeu;"),
+            "did you mean `value`?",
+        ),
+        (
+            "kernel void k() { flaot4 v; }\n".to_string(),
+            "did you mean `float4`?",
+        ),
+        (
+            "struct Particle { float x; };\nkernel void k() { Particel p; }\n".to_string(),
+            "did you mean `Particle`?",
+        ),
+        (
+            kernel("o[i] = lenght(float2(1));"),
+            "did you mean `length`?",
+        ),
+        (
+            "float scale(float a) { return a; }\n".to_string() + &kernel("o[i] = scael(1.0f);"),
+            "did you mean `scale`?",
+        ),
+        (
+            "kernel void k(device float* o [[bufer(0)]]) { o[0] = 1; }\n".to_string(),
+            "did you mean `buffer`?",
+        ),
+    ];
+    for (body, note) in cases {
+        let d = &diagnostics(&body)[0];
+        assert!(
+            d.notes.iter().any(|n| n == note),
+            "{body}: {:?} {:?}",
+            d.message,
+            d.notes
+        );
+    }
+    // Nothing close: no hint.
+    let d = &diagnostics(&kernel("o[i] = completely_unrelated;"))[0];
+    assert!(d.notes.is_empty(), "{:?}", d.notes);
+}
+
+fn msl2wgsl(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_msl2wgsl"));
+    command.args(args).current_dir(dir).stdin(Stdio::null());
+    command.env_remove("NO_COLOR");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("cannot start msl2wgsl")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn json_diagnostics_one_object_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("h.h"),
+        "float helper() { return missing_name; }\n",
+    )
+    .unwrap();
+    let src = format!(
+        "{PRELUDE}#include \"h.h\"\n{}",
+        kernel("o[i] = helper() + valeu;")
+    );
+    std::fs::write(dir.path().join("k.metal"), &src).unwrap();
+    let out = msl2wgsl(dir.path(), &["--error-format", "json", "k.metal"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    let objects: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(!objects.is_empty(), "{text}");
+    let first = &objects[0];
+    assert_eq!(first["severity"], "error");
+    assert_eq!(first["code"], "E0301");
+    assert_eq!(first["file"], "h.h");
+    assert_eq!(
+        (first["line"].as_u64(), first["column"].as_u64()),
+        (Some(1), Some(25))
+    );
+    assert_eq!(
+        (first["endLine"].as_u64(), first["endColumn"].as_u64()),
+        (Some(1), Some(37))
+    );
+    assert_eq!(first["span"]["start"].as_u64(), Some(24));
+    assert_eq!(first["span"]["end"].as_u64(), Some(36));
+    assert_eq!(first["includedFrom"][0]["file"], "k.metal");
+    assert_eq!(first["includedFrom"][0]["line"].as_u64(), Some(3));
+    assert!(first["notes"].is_array());
+    // A file that cannot be read is a JSON object too.
+    let out = msl2wgsl(dir.path(), &["--error-format", "json", "nope.metal"], &[]);
+    let v: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(
+        (v["code"].as_str(), v["file"].is_null()),
+        (Some("E0001"), true)
+    );
+    // reflect takes it too.
+    let out = msl2wgsl(
+        dir.path(),
+        &["reflect", "--error-format", "json", "k.metal"],
+        &[],
+    );
+    assert!(stderr(&out).starts_with('{'), "{}", stderr(&out));
+}
+
+/// A kernel that translates with one warning (`[[point_size]]` dropped).
+const WARNS: &str = "#include <metal_stdlib>
+using namespace metal;
+struct V { float4 p [[position]]; float s [[point_size]]; };
+vertex V vs(uint v [[vertex_id]]) { V o; o.p = float4(0); o.s = 1; return o; }
+";
+
+#[test]
+fn werror_makes_warnings_errors_and_w_silences_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.metal"), WARNS).unwrap();
+    let plain = msl2wgsl(dir.path(), &["w.metal", "-o", "w.wgsl"], &[]);
+    assert_eq!(plain.status.code(), Some(0), "{}", stderr(&plain));
+    assert!(
+        stderr(&plain).contains("warning:") && stderr(&plain).contains("[W0401]"),
+        "{}",
+        stderr(&plain)
+    );
+    std::fs::remove_file(dir.path().join("w.wgsl")).unwrap();
+
+    let strict = msl2wgsl(dir.path(), &["-Werror", "w.metal", "-o", "w.wgsl"], &[]);
+    assert_eq!(strict.status.code(), Some(1));
+    let text = stderr(&strict);
+    assert!(
+        text.contains("w.metal:3:") && text.contains(": error: ") && text.contains("[W0401]"),
+        "{text}"
+    );
+    assert!(text.contains("because of `-Werror`"), "{text}");
+    assert!(
+        !dir.path().join("w.wgsl").exists(),
+        "-o written despite -Werror"
+    );
+
+    let quiet = msl2wgsl(dir.path(), &["-w", "w.metal"], &[]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(stderr(&quiet), "");
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.metal"), kernel("o[i] = nope;")).unwrap();
+    let has_escape = |out: &Output| stderr(out).contains('\x1b');
+    // stderr is a pipe here: auto means no colour.
+    assert!(!has_escape(&msl2wgsl(dir.path(), &["b.metal"], &[])));
+    let always = msl2wgsl(dir.path(), &["--color", "always", "b.metal"], &[]);
+    assert!(has_escape(&always));
+    assert!(
+        stderr(&always).contains("\x1b[1;31merror:"),
+        "{:?}",
+        stderr(&always)
+    );
+    let never = msl2wgsl(
+        dir.path(),
+        &["--color", "never", "b.metal"],
+        &[("NO_COLOR", "")],
+    );
+    assert!(!has_escape(&never));
+    let no_color = msl2wgsl(
+        dir.path(),
+        &["--color", "auto", "b.metal"],
+        &[("NO_COLOR", "1")],
+    );
+    assert!(!has_escape(&no_color));
+    // Colour never reaches JSON.
+    let json = msl2wgsl(
+        dir.path(),
+        &["--color", "always", "--error-format", "json", "b.metal"],
+        &[],
+    );
+    assert!(!has_escape(&json));
+}

@@ -1,0 +1,292 @@
+//! Hostile input: every one gets a located diagnostic (or translates),
+//! never a crash, a stack overflow or a runaway in time or memory.
+
+use msl2wgsl::diagnostics::{Code, Diagnostic, Severity};
+use msl2wgsl::{Library, Options};
+use std::time::{Duration, Instant};
+
+const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+
+fn translate(body: &str) -> Result<Library, msl2wgsl::Failure> {
+    Library::from_source("t.metal", &format!("{PRELUDE}{body}"), &Options::default())
+}
+
+/// The first diagnostic of a source that must fail, with its rendering.
+fn first_error(body: &str) -> (Diagnostic, String) {
+    match translate(body) {
+        Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
+        Err(f) => (f.diagnostics.0[0].clone(), f.render()),
+    }
+}
+
+/// Asserts the first error has `code` and is located at `t.metal:LINE:COL`.
+fn assert_error_at(body: &str, code: Code, line: usize, col: usize, words: &str) {
+    let (d, text) = first_error(body);
+    assert_eq!(d.code(), code, "{text}");
+    let want = format!("t.metal:{line}:{col}: error: ");
+    assert!(
+        text.starts_with(&want) && text.contains(words),
+        "want `{want}...{words}`, got:\n{text}"
+    );
+}
+
+fn kernel(stmt: &str) -> String {
+    format!("kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {{\n{stmt}\n}}\n")
+}
+
+#[test]
+fn nul_byte_is_a_located_error_naming_the_byte() {
+    assert_error_at(
+        &kernel("  o[i] = 1;\0"),
+        Code::NulByte,
+        4,
+        12,
+        "NUL byte (0x00)",
+    );
+    // In an included file too.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("h.h"), "constant float c = 1;\n\0\n").unwrap();
+    let mut options = Options::default();
+    options
+        .preprocess
+        .include_dirs
+        .push(dir.path().to_path_buf());
+    let f = Library::from_source("t.metal", "#include \"h.h\"\n", &options).unwrap_err();
+    assert!(
+        f.render().contains("h.h:2:1: error: NUL byte"),
+        "{}",
+        f.render()
+    );
+}
+
+#[test]
+fn empty_input_is_an_empty_module() {
+    // Like an empty .metal file in Xcode: a library with no functions.
+    for text in ["", "\n\n", "// nothing here\n", "#define X 1\n"] {
+        let lib = Library::from_source("e.metal", text, &Options::default())
+            .unwrap_or_else(|f| panic!("{text:?}: {}", f.render()));
+        assert!(lib.function_names().is_empty());
+        assert_eq!(lib.wgsl().trim(), "", "{text:?}");
+    }
+}
+
+#[test]
+fn literals_out_of_range_are_located_errors() {
+    let col = "  o[i] = ".len() + 1;
+    for (literal, words) in [
+        (
+            "1e39f",
+            "out of range for `float` (the largest is 3.40282347e38)",
+        ),
+        ("1e400", "out of range for `float`"),
+        ("3.4028236e38f", "out of range for `float`"),
+        ("70000.0h", "out of range for `half` (the largest is 65504)"),
+        ("99999999999999999999", "is too large"),
+        ("0x1ffffffffffffffff", "is too large"),
+    ] {
+        assert_error_at(
+            &kernel(&format!("  o[i] = {literal};")),
+            Code::LiteralOutOfRange,
+            4,
+            col,
+            words,
+        );
+    }
+    // The largest values are fine.
+    for literal in ["3.4028235e38f", "65504.0h", "1e-50f", "0xffffffffu"] {
+        translate(&kernel(&format!("  o[i] = {literal};")))
+            .unwrap_or_else(|f| panic!("{literal}: {}", f.render()));
+    }
+}
+
+#[test]
+fn huge_arrays_are_located_errors_with_the_limit() {
+    let use_a = "\n  a[i] = 1; o[i] = a[0];";
+    let cases = [
+        (
+            "  threadgroup float a[1u << 31];",
+            "over the limit of 2147483647 bytes",
+        ),
+        ("  float a[1u << 31];", "over the limit of 2147483647 bytes"),
+        (
+            "  threadgroup float a[8193];",
+            "Metal allows at most 32768 bytes of threadgroup memory",
+        ),
+    ];
+    for (decl, words) in cases {
+        let col = decl.find(" a[").unwrap() + 2;
+        assert_error_at(
+            &kernel(&format!("{decl}{use_a}")),
+            Code::LimitExceeded,
+            4,
+            col,
+            words,
+        );
+    }
+}
+
+#[test]
+fn large_arrays_are_warnings() {
+    let warnings = |decl: &str| {
+        let lib = translate(&kernel(&format!("{decl}\n  a[i] = 1; o[i] = a[0];")))
+            .unwrap_or_else(|f| panic!("{decl}: {}", f.render()));
+        lib.warning_diagnostics().0.clone()
+    };
+    for decl in [
+        "  threadgroup float a[8192];",
+        "  float a[2049];",
+        "  float a[1u << 20];",
+    ] {
+        let w = warnings(decl);
+        assert!(
+            w.len() == 1 && w[0].code() == Code::LargeArray && w[0].severity == Severity::Warning,
+            "{decl}: {w:?}"
+        );
+    }
+    // At the guaranteed sizes: nothing to say.
+    for decl in ["  threadgroup float a[4096];", "  float a[2048];"] {
+        assert!(warnings(decl).is_empty(), "{decl}");
+    }
+}
+
+/// Deeply nested input of every shape: a located E0201, never a crash.
+#[test]
+fn deep_nesting_is_a_diagnostic_never_a_stack_overflow() {
+    let n = 20_000;
+    let cases = [
+        (
+            "parentheses",
+            format!("  o[i] = {}1{};", "(".repeat(n), ")".repeat(n)),
+        ),
+        (
+            "blocks",
+            format!("  {}o[i] = 1;{}", "{".repeat(n), "}".repeat(n)),
+        ),
+        (
+            "conditionals",
+            format!("  o[i] = {}1{};", "i ? ".repeat(n), " : 2".repeat(n)),
+        ),
+        (
+            "conditional chain",
+            format!("  o[i] = {}2;", "i == 1 ? 1 : ".repeat(n)),
+        ),
+        (
+            "else-if chain",
+            format!("  {}o[i] = 2;", "if (i == 1) o[i] = 1; else ".repeat(n)),
+        ),
+        (
+            "unbraced loops",
+            format!("  {}o[i] = 2;", "for (int j = 0; j < 1; j++) ".repeat(n)),
+        ),
+        (
+            "unbraced ifs",
+            format!("  {}o[i] = 2;", "if (i) ".repeat(n)),
+        ),
+        ("prefix operators", format!("  o[i] = {}1;", "- ".repeat(n))),
+        (
+            "flat sum",
+            format!("  o[i] = {};", vec!["o[0]"; n + 1].join(" + ")),
+        ),
+        (
+            "assignments",
+            format!("  float x; {}1; o[i] = x;", "x = ".repeat(n)),
+        ),
+        (
+            "template arguments",
+            format!("  {}int{} x;", "vec<".repeat(n), ">".repeat(n)),
+        ),
+    ];
+    for (what, stmt) in cases {
+        let (d, text) = first_error(&kernel(&stmt));
+        assert_eq!(d.code(), Code::NestingTooDeep, "{what}:\n{text}");
+        assert!(text.starts_with("t.metal:4:"), "{what}:\n{text}");
+    }
+}
+
+#[test]
+fn nesting_within_the_limits_translates() {
+    let cases = [
+        format!("  o[i] = {}1{};", "(".repeat(60), ")".repeat(60)),
+        format!("  {}o[i] = 2;", "if (i == 1) o[i] = 1; else ".repeat(100)),
+        format!("  {}o[i] = 2;", "for (int j = 0; j < 1; j++) ".repeat(40)),
+        format!("  o[i] = {}2;", "i == 1 ? 1 : ".repeat(200)),
+    ];
+    for stmt in cases {
+        translate(&kernel(&stmt)).unwrap_or_else(|f| panic!("{}", f.render()));
+    }
+}
+
+#[test]
+fn deep_nesting_through_the_command_line() {
+    // The binary's main thread has a small stack; translation must not use it.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, stmt) in [
+        (
+            "p.metal",
+            format!("o[i] = {}1{};", "(".repeat(20_000), ")".repeat(20_000)),
+        ),
+        (
+            "b.metal",
+            format!("{}o[i] = 1;{}", "{".repeat(20_000), "}".repeat(20_000)),
+        ),
+    ] {
+        std::fs::write(dir.path().join(name), kernel(&stmt)).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_msl2wgsl"))
+            .arg(dir.path().join(name))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("{name}:2:")) && err.contains("[E0201]"),
+            "{err}"
+        );
+    }
+}
+
+/// The fastest of `runs` translations of a `terms`-operand sum.
+fn time_sum(terms: usize, runs: usize) -> Duration {
+    let sum = vec!["o[0]"; terms].join(" + ");
+    let source = format!("{PRELUDE}{}", kernel(&format!("  o[i] = {sum};")));
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            let lib = Library::from_source("t.metal", &source, &Options::default());
+            let elapsed = start.elapsed();
+            assert!(lib.is_ok(), "{terms} terms");
+            elapsed
+        })
+        .min()
+        .unwrap()
+}
+
+/// Translation time grows linearly with the size of an expression.
+///
+/// Not flaky by design: each size takes the fastest of three runs (load on
+/// the machine only slows runs down), and the bound is loose: 16 times
+/// the terms may take up to 100 times as long, where linear growth gives
+/// 16 (about 30 measured in a debug build, whose deep recursion touches
+/// more stack per term) and quadratic growth 256. 100 000 terms are
+/// refused quickly (the AST of a flat sum is as deep as it is long).
+#[test]
+fn translation_time_is_linear_in_expression_size() {
+    time_sum(100, 1); // warm up (first-use initialisation)
+    let small = time_sum(1_000, 3);
+    let large = time_sum(16_000, 3);
+    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-3);
+    assert!(
+        ratio < 100.0,
+        "1k terms: {small:?}, 16k terms: {large:?} (ratio {ratio:.1})"
+    );
+    let start = Instant::now();
+    let (d, _) = first_error(&kernel(&format!(
+        "  o[i] = {};",
+        vec!["o[0]"; 100_000].join(" + ")
+    )));
+    assert_eq!(d.code(), Code::NestingTooDeep);
+    let refused = start.elapsed();
+    assert!(
+        refused < large * 20 + Duration::from_secs(5),
+        "100k terms refused in {refused:?}"
+    );
+}
