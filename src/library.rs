@@ -9,6 +9,7 @@ use crate::source_map::{FileId, Span};
 use crate::{lower, sema, syntax};
 use std::path::Path;
 
+mod browser_dialect;
 pub mod dump;
 mod limits;
 mod stub_vertex;
@@ -464,13 +465,13 @@ mod emit {
             let reparsed = reparse(&text, caps)?;
             assert_eq!(reparsed, names, "entry point names differ from the writer's");
         }
-        // Browsers want the extension enabled; naga's own WGSL parser
-        // (wgpu's) rejects the directive as unimplemented, so it is only
-        // added after the re-parse above, and never for wgpu.
-        let text = if target == Target::WebGpu && subgroups.any {
-            format!("enable subgroups;\n{text}")
-        } else {
-            text
+        // Browsers want the extension enabled (and more: see
+        // `browser_dialect`); naga's own WGSL parser (wgpu's) rejects the
+        // directive as unimplemented, so it is only added after the re-parse
+        // above, and never for wgpu.
+        let text = match target {
+            Target::WebGpu => super::browser_dialect::adapt(text, subgroups.any),
+            Target::Wgpu => text,
         };
         Ok((text, names))
     }

@@ -35,20 +35,18 @@ fn note_backend(gpu: &msl2wgsl::runner::Gpu) {
     if info.backend == wgpu::Backend::Gl {
         eprintln!(
             "note: GL backend: negative signed remainders are not compared, \
-             float sums and products may be reassociated"
+             loop-carried products may be folded"
         );
         evaluate::UNRELIABLE_SIGNED_REMAINDER.store(true, relaxed);
-        interval::REASSOCIATION_SLACK.store(true, relaxed);
         interval::FOLDS_LOOP_PRODUCTS.store(true, relaxed);
     }
     if info.vendor == 0x10de {
-        eprintln!(
-            "note: NVIDIA: float sums and products may be reassociated; no `short` values \
-             (driver bug; MSL2WGSL_DIFF_SHORT=1 keeps them)"
-        );
-        interval::REASSOCIATION_SLACK.store(true, relaxed);
+        eprintln!("note: NVIDIA: no `short` values (driver bug; MSL2WGSL_DIFF_SHORT=1 keeps them)");
         let keep = env_u64("MSL2WGSL_DIFF_SHORT", 0) == 1;
         expressions::SIGNED_SHORTS.store(keep, relaxed);
+    }
+    if env_u64("MSL2WGSL_DIFF_STRICT_FLOAT", 0) == 1 {
+        interval::REASSOCIATION_SLACK.store(false, relaxed);
     }
     if env_u64("MSL2WGSL_DIFF_SHORT", 1) == 0 {
         expressions::SIGNED_SHORTS.store(false, relaxed);
@@ -69,6 +67,9 @@ fn random_programs_match_the_cpu_reference() {
     let mut failures = Vec::new();
     let mut reasons = std::collections::BTreeMap::<String, u64>::new();
     for s in seed..seed + count {
+        if (s - seed) % 500 == 499 {
+            eprintln!("... {} programs, {} failed", s - seed + 1, failures.len());
+        }
         let program = generate::program(s);
         match run::check(gpu, &program) {
             Ok(tally) => {
@@ -156,4 +157,49 @@ fn constant_select_of_nested_vectors() {
              out[tid] = r.x;\n\
          }\n",
     );
+}
+
+/// Driver bug found by the generator on NVIDIA's Vulkan driver 580.159.04
+/// (seeds 119, 196, 211 and others): a `short` (read with WGSL
+/// `extractBits(bitcast<i32>(word), offset, 16u)`) converted to `uint` and
+/// then to `float` comes out as if converted from the signed value:
+/// `f32(u32(s))` with `s == -2256` gives -2256.0 instead of 4294965040.0.
+/// The WGSL is right (`uint(s)` alone, `/`, `%`, `min`, `max`, `clamp` and
+/// comparisons on it are right there); lavapipe and llvmpipe pass.
+#[test]
+#[ignore = "NVIDIA driver bug: float(uint(short)) is converted as signed"]
+fn nvidia_float_of_uint_of_short() {
+    use msl2wgsl::runner::ComputePipeline;
+    use wgpu::util::DeviceExt;
+    let Some(gpu) = common::gpu() else { return };
+    let source =
+        "kernel void k(const device short* in [[buffer(0)]], device float* out [[buffer(1)]],\n\
+                                uint tid [[thread_position_in_grid]]) {\n\
+                      short s = in[tid];\n\
+                      out[tid] = uint(s);\n\
+                  }\n";
+    let library =
+        msl2wgsl::Library::from_source("short.metal", source, &Default::default()).unwrap();
+    let pipeline = ComputePipeline::new(gpu, &library, "k").unwrap();
+    let values: [i16; 4] = [-2256, -1, 5, i16::MIN];
+    let input: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let buffer = |contents: &[u8]| {
+        gpu.device()
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            })
+    };
+    let (a, b) = (buffer(&input), buffer(&[0u8; 16]));
+    let mut command = pipeline.encoder();
+    command
+        .set_buffer(0, &a, 0)
+        .unwrap()
+        .set_buffer(1, &b, 0)
+        .unwrap();
+    command.dispatch_threads(gpu, [4, 1, 1], [4, 1, 1]).unwrap();
+    let got = common::f32s(&gpu.read_buffer(&b).unwrap());
+    let expected: Vec<f32> = values.iter().map(|&v| v as i32 as u32 as f32).collect();
+    assert_eq!(got, expected);
 }

@@ -91,6 +91,40 @@ fn common_kinds_have_specific_codes() {
 }
 
 #[test]
+fn preprocessor_diagnostics_have_specific_codes() {
+    let errors: &[(&str, Code)] = &[
+        ("#define 1X 2\n", Code::MacroDefinition),
+        ("#if 1 +\n#endif\n", Code::ConditionExpression),
+        ("#if 1\n", Code::Conditional),
+        ("#line x\n", Code::Preprocess),
+    ];
+    for (body, want) in errors {
+        let d = &diagnostics(body)[0];
+        assert_eq!(d.code(), *want, "{body:?}: {}", d.message);
+    }
+    let lib = Library::from_source(
+        "t.metal",
+        "#warning careful\n#define N 1\n#define N 2\n#pragma whatever\n",
+        &Options::default(),
+    )
+    .unwrap();
+    let codes: Vec<Code> = lib
+        .warning_diagnostics()
+        .0
+        .iter()
+        .map(|d| d.code())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            Code::WarningDirective,
+            Code::MacroRedefined,
+            Code::PreprocessWarning
+        ]
+    );
+}
+
+#[test]
 fn every_pipeline_diagnostic_has_a_code() {
     for body in [
         "kernel void k() { break; }\n",
@@ -140,6 +174,46 @@ fn did_you_mean_notes() {
             d.notes
         );
     }
+    // Attributes of vertex functions and of their output structs.
+    let d = &diagnostics(
+        "struct V { float4 p [[position]]; };\nvertex V vs(uint v [[vertex_idd]]) { V o; o.p = float4(0); return o; }\n",
+    )[0];
+    assert_eq!(d.code(), Code::InvalidAttribute);
+    assert_eq!(d.notes, ["did you mean `vertex_id`?"]);
+    let d = &diagnostics(
+        "struct V { float4 p [[postion]]; };\nvertex V vs() { V o; o.p = float4(0); return o; }\n",
+    )[0];
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("`[[postion]]`") && n.contains("did you mean `position`?")),
+        "{:?}",
+        d.notes
+    );
+    // A misspelt attribute that leaves valid MSL is a warning.
+    let lib = Library::from_source(
+        "t.metal",
+        &format!("{PRELUDE}struct V {{ float4 p [[position]]; float4 c [[flatt]]; }};\nvertex V vs() {{ V o; o.p = float4(0); o.c = o.p; return o; }}\n"),
+        &Options::default(),
+    )
+    .unwrap();
+    let w = &lib.warning_diagnostics().0;
+    assert!(
+        w.len() == 1
+            && w[0].code() == Code::AttributeIgnored
+            && w[0].notes == ["did you mean `flat`?"],
+        "{w:?}"
+    );
+    // `--entry` names a function that does not exist.
+    let options = Options {
+        entries: vec!["main_kernal".into()],
+        ..Options::default()
+    };
+    let f =
+        Library::from_source("t.metal", "kernel void main_kernel() {}\n", &options).unwrap_err();
+    let d = &f.diagnostics.0[0];
+    assert_eq!(d.code(), Code::UnknownEntryPoint);
+    assert_eq!(d.notes, ["did you mean `main_kernel`?"]);
     // Nothing close: no hint.
     let d = &diagnostics(&kernel("o[i] = completely_unrelated;"))[0];
     assert!(d.notes.is_empty(), "{:?}", d.notes);
@@ -204,6 +278,24 @@ fn json_diagnostics_one_object_per_line() {
         (v["code"].as_str(), v["file"].is_null()),
         (Some("E0001"), true)
     );
+    // run takes it too (translation fails before any GPU is needed).
+    let out = msl2wgsl(
+        dir.path(),
+        &[
+            "run",
+            "k.metal",
+            "--entry",
+            "k",
+            "--grid",
+            "1",
+            "--error-format",
+            "json",
+        ],
+        &[],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(stderr(&out).lines().next().unwrap_or("")).unwrap();
+    assert_eq!(v["code"], "E0301");
     // reflect takes it too.
     let out = msl2wgsl(
         dir.path(),

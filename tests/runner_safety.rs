@@ -63,6 +63,8 @@ fn gpu_work_past_the_timeout_is_an_error() {
     assert_eq!(words, (0..64).map(|i| lcg(i, 10)).collect::<Vec<_>>());
     // About 3 s of work on llvmpipe: far past 200 ms everywhere but on
     // the fastest GPUs, where it may finish; then there is nothing to test.
+    // (llvmpipe ends any loop after 65 535 iterations, so the work is in
+    // the number of threads, not in the steps.)
     let start = Instant::now();
     match run(65_536, 1_000_000) {
         Err(RunError::Gpu(why)) => {

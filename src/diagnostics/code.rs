@@ -117,6 +117,8 @@ codes! {
     AttributeDropped = "W0401",
     /// A function- or private-space array large enough to trouble drivers.
     LargeArray = "W0402",
+    /// An unknown attribute close to a known one (a likely typo), ignored.
+    AttributeIgnored = "W0403",
 }
 
 impl Code {

@@ -114,7 +114,53 @@ pub const ATTRIBUTES: &[&str] = &[
     "viewport_array_index",
     "primitive_id",
     "invariant",
+    "stencil",
+    "barycentric_coord",
+    "amplification_count",
+    "amplification_id",
+    "patch_id",
+    "position_in_patch",
+    "payload",
+    "primitive_culled",
+    "raster_order_group",
+    "visible",
+    "vertex",
+    "fragment",
+    "kernel",
+    "dispatch_threads_per_threadgroup",
+    "dispatch_quadgroups_per_threadgroup",
+    "dispatch_simdgroups_per_threadgroup",
+    "quadgroups_per_threadgroup",
+    "threads_per_quadgroup",
+    "grid_origin",
+    "grid_size",
+    "thread_execution_width",
+    "stage_in_grid_origin",
+    "stage_in_grid_size",
+    "shared",
+    "indirect_argument",
+    "object_data",
 ];
+
+/// For each attribute that is not an MSL attribute but is close to one
+/// (a likely typo, which would otherwise be silently ignored): its span,
+/// a warning message and a "did you mean" note.
+pub fn misspelt_attributes<'a>(
+    attributes: impl IntoIterator<Item = (&'a str, crate::source_map::Span)>,
+) -> Vec<(crate::source_map::Span, String, String)> {
+    attributes
+        .into_iter()
+        .filter(|(name, _)| !ATTRIBUTES.contains(name))
+        .filter_map(|(name, span)| {
+            let note = did_you_mean(name, ATTRIBUTES.iter().copied())?;
+            Some((
+                span,
+                format!("unknown attribute `[[{name}]]` is ignored"),
+                note,
+            ))
+        })
+        .collect()
+}
 
 /// Metal standard library functions, for suggestions on unknown calls.
 pub const STDLIB_FUNCTIONS: &[&str] = &[

@@ -266,7 +266,9 @@ pub fn lower<'a>(
             errors.push(Error::new(
                 Span::default(),
                 format!("no kernel, vertex or fragment function named `{wanted}`"),
-            ).with_code(crate::diagnostics::Code::UnknownEntryPoint));
+            ).with_code(crate::diagnostics::Code::UnknownEntryPoint).with_notes(
+                crate::diagnostics::suggest::did_you_mean(wanted, found.iter().map(String::as_str)),
+            ));
         }
     }
     // Helpers that no entry point reaches are still checked, so that errors in

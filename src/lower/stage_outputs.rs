@@ -100,7 +100,7 @@ impl Lowerer<'_, '_> {
                     "vertex output struct `{}` needs a `[[position]]` member",
                     decl.name.name
                 ),
-            ));
+            ).with_notes(crate::diagnostics::suggest::misspelt_attributes(decl.members.iter().flat_map(|m| m.attributes.iter().map(|a| (a.name.as_str(), a.span)))).into_iter().map(|(_, message, note)| format!("{message}: {note}"))));
         }
         // IO structs need offsets only to satisfy the validator: lay them out naturally.
         let inner = self.io_struct(out_members, span)?;
@@ -130,6 +130,7 @@ impl Lowerer<'_, '_> {
         varyings: &mut Vec<Varying>,
     ) -> Result<Vec<Binding>> {
         let attr = |n: &str| m.attributes.iter().find(|a| a.name == n);
+        self.warnings.extend(crate::diagnostics::suggest::misspelt_attributes(m.attributes.iter().map(|a| (a.name.as_str(), a.span))).into_iter().map(|(span, message, note)| Error::new(span, message).note(note).with_code(crate::diagnostics::Code::AttributeIgnored)));
         if let Some(a) = attr("position") {
             let invariant = m.attributes.iter().any(|a| a.name == "invariant");
             if !vertex || *ty != Type::Vector(Scalar::Float, 4) {

@@ -320,6 +320,11 @@ impl Lowerer<'_, '_> {
                     "`[[{other}]]` is not available as a {} function argument",
                     if vertex { "vertex" } else { "fragment" }
                 ),
+            ).with_code(crate::diagnostics::Code::InvalidAttribute).with_notes(
+                crate::diagnostics::suggest::did_you_mean(
+                    other,
+                    crate::diagnostics::suggest::ATTRIBUTES.iter().copied(),
+                ),
             )),
         }
     }

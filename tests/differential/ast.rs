@@ -65,7 +65,9 @@ impl Scalar {
 /// A scalar (`width == 1`) or vector type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub struct Ty {
+    /// The element type.
     pub scalar: Scalar,
+    /// Components: 1 for scalars, 2–4 for vectors.
     pub width: u8,
 }
 
@@ -114,7 +116,9 @@ pub type FnId = usize;
 /// A local variable, parameter or loop counter.
 #[derive(Clone, Debug)]
 pub struct Var {
+    /// The MSL name (unique in the program).
     pub name: String,
+    /// The type (of each element, for arrays).
     pub ty: Ty,
     /// `Some(n)` for a C array `T name[n]` of scalars.
     pub array_len: Option<u8>,
@@ -312,6 +316,7 @@ impl Builtin {
 /// A typed expression. Expressions have no side effects.
 #[derive(Clone, Debug)]
 pub struct Expr {
+    /// The form and operands.
     pub kind: ExprKind,
     /// The C++ type of the expression.
     pub ty: Ty,
@@ -440,7 +445,9 @@ pub enum Arg {
 /// A `case` of a switch (`label == None` is `default`).
 #[derive(Clone, Debug)]
 pub struct Case {
+    /// The `case` value; `None` for `default`.
     pub label: Option<i32>,
+    /// The statements (emitted in a block of their own).
     pub body: Vec<Stmt>,
     /// No `break` at the end: control falls into the next case.
     pub falls_through: bool,
@@ -472,10 +479,13 @@ pub enum Stmt {
 /// A helper function.
 #[derive(Clone, Debug)]
 pub struct Function {
+    /// The MSL name.
     pub name: String,
     /// Parameters and whether each is a `thread T&`.
     pub params: Vec<(VarId, bool)>,
+    /// The return type; `None` for `void`.
     pub ret: Option<Ty>,
+    /// The statements, ending with a `return`.
     pub body: Vec<Stmt>,
 }
 
@@ -494,11 +504,17 @@ pub type BufferData = Vec<Vec<u32>>;
 /// One generated program: a kernel over `threads` threads.
 #[derive(Clone, Debug)]
 pub struct Program {
+    /// The seed that generated it.
     pub seed: u64,
+    /// Every variable and parameter, by [`VarId`].
     pub vars: Vec<Var>,
+    /// The helpers, in emission order (each calls only earlier ones).
     pub functions: Vec<Function>,
+    /// The kernel body.
     pub kernel: Vec<Stmt>,
+    /// The grid (`dispatchThreads` width).
     pub threads: u32,
+    /// Threads per threadgroup.
     pub threadgroup: u32,
     /// Elements of each buffer, `threads * stride` plus a tail that must
     /// stay untouched.

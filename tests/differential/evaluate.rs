@@ -32,7 +32,9 @@ pub enum Comp {
 /// A scalar or vector value.
 #[derive(Clone, Debug)]
 pub struct Value {
+    /// The C++ type.
     pub ty: Ty,
+    /// One per component.
     pub comps: Vec<Comp>,
 }
 

@@ -11,10 +11,13 @@ use Scalar::*;
 
 /// Generator state while one program is built.
 pub struct Gen {
+    /// The seed's random numbers.
     pub rng: Rng,
+    /// Every variable made so far.
     pub vars: Vec<Var>,
     /// Visible variables, innermost scope last.
     scopes: Vec<Vec<VarId>>,
+    /// The helpers made so far.
     pub functions: Vec<Function>,
     /// True in the kernel (buffers and `tid` are visible).
     pub in_kernel: bool,

@@ -24,18 +24,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// (shown in reports only).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Float {
+    /// The smallest allowed result.
     pub lo: f32,
+    /// The largest allowed result.
     pub hi: f32,
+    /// What plain `f32` arithmetic gives.
     pub nominal: f32,
 }
 
-/// Set on backends that reassociate float arithmetic (wgpu's GL backend:
-/// GLSL without `precise` lets llvmpipe turn `-((a - b) - c)` into
-/// `(c - a) + b`; NVIDIA's Vulkan driver turns `v*v - 0.1f*v - 3.25f`
-/// into `fma(v, v - 0.1f, -3.25f)`). Sums and products then get the error
-/// of a rounding at their largest operand's magnitude, and products one
-/// more ULP.
-pub static REASSOCIATION_SLACK: AtomicBool = AtomicBool::new(false);
+/// Set unless `MSL2WGSL_DIFF_STRICT_FLOAT=1`: GPU compilers reassociate
+/// float arithmetic that SPIR-V does not mark `NoContraction` and GLSL
+/// does not mark `precise` (naga marks neither), as Metal's default
+/// fast math does. Seen: lavapipe computed `((a - b) - q) + c` as
+/// `((a + c) - b) - q`, llvmpipe's GL turned `-((a - b) - c)` into
+/// `(c - a) + b`, NVIDIA turned `v*v - 0.1f*v - 3.25f` into
+/// `fma(v, v - 0.1f, -3.25f)`. Sums and products then get the error of a
+/// rounding at their largest operand's magnitude, and products one more
+/// ULP.
+pub static REASSOCIATION_SLACK: AtomicBool = AtomicBool::new(true);
 
 fn reassociation_slack() -> bool {
     REASSOCIATION_SLACK.load(Ordering::Relaxed)

@@ -23,11 +23,15 @@ pub struct Tally {
 /// A program that failed, with everything needed to reproduce it.
 #[derive(Debug)]
 pub struct Failure {
+    /// The program's seed.
     pub seed: u64,
     /// `mismatch`, `translation`, `run` or `generator`.
     pub kind: &'static str,
+    /// What went wrong, first line first.
     pub detail: String,
+    /// The program.
     pub msl: String,
+    /// Its translation (empty when there is none).
     pub wgsl: String,
 }
 
@@ -104,7 +108,10 @@ pub fn check(gpu: &Gpu, program: &Program) -> Result<Tally, Box<Failure>> {
             }
             Err(Halt::Indeterminate(why)) => {
                 tally.indeterminate += 1;
-                let key: String = why.chars().take_while(|c| !c.is_ascii_digit() && *c != '(').collect();
+                let key: String = why
+                    .chars()
+                    .take_while(|c| !c.is_ascii_digit() && *c != '(')
+                    .collect();
                 *tally.reasons.entry(key).or_default() += 1;
             }
             Err(Halt::Undefined(_)) => unreachable!("reported above"),
