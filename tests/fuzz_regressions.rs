@@ -31,12 +31,20 @@ fn no_fuzz_regression_is_an_internal_error() {
                     path.display()
                 );
                 // Every refusal points at a line of the input.
-                assert!(rendered.contains(".metal:"), "{}:\n{rendered}", path.display());
+                assert!(
+                    rendered.contains(".metal:"),
+                    "{}:\n{rendered}",
+                    path.display()
+                );
             }
             checked += 1;
         }
     }
-    assert!(checked > 0, "no fuzz regressions found in {}", dir.display());
+    assert!(
+        checked > 0,
+        "no fuzz regressions found in {}",
+        dir.display()
+    );
 }
 
 /// Found by the fuzzer: two kernels named `transpose4` reached naga as

@@ -473,7 +473,10 @@ fn read_input(file: &str) -> Result<(String, String), u8> {
             Ok(bytes) => (file.to_string(), bytes),
             Err(e) if report::is_json() => {
                 let code = msl2wgsl::diagnostics::Code::Unreadable;
-                to_stderr(&report::json_error(&format!("cannot read '{file}': {e}"), code));
+                to_stderr(&report::json_error(
+                    &format!("cannot read '{file}': {e}"),
+                    code,
+                ));
                 return Err(FAILURE);
             }
             Err(e) => return Err(error(FAILURE, format!("cannot read '{file}': {e}"))),

@@ -25,6 +25,10 @@ pub struct Sidecar {
     /// `"webgpu"` or `"wgpu"`: the dialect (only `webgpu` modules are
     /// meant for browsers).
     pub target: String,
+    /// True for the WebGPU text of a module lowered for wgpu (`target` is
+    /// then `webgpu`): the same code a WebGPU translation would mostly give.
+    #[serde(default)]
+    pub lowered_for_wgpu: bool,
     /// WebGPU features the module needs (`shader-f16`, ...).
     pub features: Vec<String>,
     /// One per entry point of the module.
@@ -98,10 +102,22 @@ pub fn maybe_dump(
     let Some(dir) = std::env::var_os(DUMP_VAR) else {
         return;
     };
-    let sidecar = sidecar(module, functions, target);
+    write_dump(Path::new(&dir), wgsl, sidecar(module, functions, target));
+    // Most GPU tests run wgpu's dialect; where the same module is also valid
+    // WebGPU (no wgpu-only extension), its WebGPU text is checked too.
+    if target == Target::Wgpu {
+        if let Ok((text, _)) = super::emit::wgsl(module, Target::WebGpu) {
+            let mut webgpu = sidecar(module, functions, Target::WebGpu);
+            webgpu.lowered_for_wgpu = true;
+            write_dump(Path::new(&dir), &text, webgpu);
+        }
+    }
+}
+
+/// Writes one module and its sidecar, named by their hash.
+fn write_dump(dir: &Path, wgsl: &str, sidecar: Sidecar) {
     let json = serde_json::to_string_pretty(&sidecar).unwrap_or_default();
     let name = format!("{:016x}", fnv1a(&[wgsl.as_bytes(), json.as_bytes()]));
-    let dir = Path::new(&dir);
     let written = std::fs::create_dir_all(dir)
         .and_then(|()| write_atomically(dir, &format!("{name}.json"), &json))
         .and_then(|()| write_atomically(dir, &format!("{name}.wgsl"), wgsl));
@@ -157,6 +173,7 @@ fn sidecar(module: &naga::Module, functions: &[FunctionReflection], target: Targ
             Target::Wgpu => "wgpu",
         }
         .to_string(),
+        lowered_for_wgpu: false,
         features,
         entry_points,
     }

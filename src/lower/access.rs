@@ -66,7 +66,8 @@ impl Lowerer<'_, '_> {
                     return Err(Error::new(
                         span,
                         "indexing a pointer to a single object is not supported",
-                    ).with_code(crate::diagnostics::Code::Unsupported));
+                    )
+                    .with_code(crate::diagnostics::Code::Unsupported));
                 }
                 let index = self.ptr_advance(fx, &p, offset, false, span);
                 Ok(self.element_value(fx, &PtrValue { index, ..p }, span))
@@ -206,7 +207,8 @@ impl Lowerer<'_, '_> {
                     return Err(Error::new(
                         span,
                         format!("no member named `{name}` in `{}`", def.name),
-                    ).with_code(crate::diagnostics::Code::UnknownMember));
+                    )
+                    .with_code(crate::diagnostics::Code::UnknownMember));
                 };
                 let mty = def.members[i].ty.clone();
                 let index = self.member_index(id, i);

@@ -51,10 +51,10 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Option<Value>> {
         if name == "atomic_thread_fence" {
-            return Err(Error::new(
-                span,
-                "`atomic_thread_fence` is not supported yet",
-            ).with_code(crate::diagnostics::Code::Unsupported));
+            return Err(
+                Error::new(span, "`atomic_thread_fence` is not supported yet")
+                    .with_code(crate::diagnostics::Code::Unsupported),
+            );
         }
         let Some((op, arity)) = op(name) else {
             return Ok(None);

@@ -472,18 +472,19 @@ impl Lowerer<'_, '_> {
                     return Err(Error::new(
                         attr.unwrap().span,
                         format!("`[[{a}]]` arguments are not supported yet"),
-                    ).with_code(crate::diagnostics::Code::Unsupported));
+                    )
+                    .with_code(crate::diagnostics::Code::Unsupported));
                 }
                 (Some(other), _) => {
                     return Err(Error::new(
                         attr.unwrap().span,
                         format!("unknown or unsupported kernel argument attribute `[[{other}]]`"),
-                    ).with_code(crate::diagnostics::Code::InvalidAttribute).with_notes(
-                        crate::diagnostics::suggest::did_you_mean(
-                            other,
-                            crate::diagnostics::suggest::ATTRIBUTES.iter().copied(),
-                        ),
-                    ));
+                    )
+                    .with_code(crate::diagnostics::Code::InvalidAttribute)
+                    .with_notes(crate::diagnostics::suggest::did_you_mean(
+                        other,
+                        crate::diagnostics::suggest::ATTRIBUTES.iter().copied(),
+                    )));
                 }
                 (None, Type::Pointer(ptr))
                     if matches!(ptr.space, AddressSpace::Device | AddressSpace::Constant) =>

@@ -49,10 +49,10 @@ impl Lowerer<'_, '_> {
                 let s = match suffix {
                     crate::syntax::ast::LiteralSuffix::Half => Scalar::Half,
                     crate::syntax::ast::LiteralSuffix::BFloat => {
-                        return Err(Error::new(
-                            e.span,
-                            "`bfloat` literals are not supported yet",
-                        ).with_code(crate::diagnostics::Code::Unsupported));
+                        return Err(
+                            Error::new(e.span, "`bfloat` literals are not supported yet")
+                                .with_code(crate::diagnostics::Code::Unsupported),
+                        );
                     }
                     _ => Scalar::Float,
                 };
@@ -355,12 +355,14 @@ impl Lowerer<'_, '_> {
                 None => Err(Error::new(
                     span,
                     format!("use of undeclared identifier `{}`", path.join("::")),
-                ).with_code(crate::diagnostics::Code::UndeclaredIdentifier).with_notes(
-                    crate::diagnostics::suggest::did_you_mean(
-                        &path.join("::"),
-                        fx.names_in_scope().into_iter().chain(self.program.value_names()),
-                    ),
-                )),
+                )
+                .with_code(crate::diagnostics::Code::UndeclaredIdentifier)
+                .with_notes(crate::diagnostics::suggest::did_you_mean(
+                    &path.join("::"),
+                    fx.names_in_scope()
+                        .into_iter()
+                        .chain(self.program.value_names()),
+                ))),
             },
         }
     }

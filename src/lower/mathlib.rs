@@ -144,7 +144,8 @@ pub(super) fn arity_error(name: &str, arity: usize, given: usize, span: Span) ->
     Error::new(
         span,
         format!("`{name}` takes {arity} argument{s}, {given} given"),
-    ).with_code(crate::diagnostics::Code::NoMatchingOverload)
+    )
+    .with_code(crate::diagnostics::Code::NoMatchingOverload)
 }
 
 impl Lowerer<'_, '_> {
@@ -186,7 +187,8 @@ impl Lowerer<'_, '_> {
                 "no matching function for call to `{name}` with an argument of type `{}`",
                 self.program.display(ty)
             ),
-        ).with_code(crate::diagnostics::Code::NoMatchingOverload)
+        )
+        .with_code(crate::diagnostics::Code::NoMatchingOverload)
     }
 
     /// The type the operands of `name` convert to: the vector shape and

@@ -118,7 +118,8 @@ impl Lowerer<'_, '_> {
                     "`{name}` of `{}` is not supported yet (only of 8- to 32-bit integers)",
                     self.program.display(ty)
                 ),
-            ).with_code(crate::diagnostics::Code::Unsupported));
+            )
+            .with_code(crate::diagnostics::Code::Unsupported));
         }
         Ok(t)
     }

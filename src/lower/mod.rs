@@ -263,12 +263,17 @@ pub fn lower<'a>(
     }
     for wanted in &options.entries {
         if !found.contains(wanted) {
-            errors.push(Error::new(
-                Span::default(),
-                format!("no kernel, vertex or fragment function named `{wanted}`"),
-            ).with_code(crate::diagnostics::Code::UnknownEntryPoint).with_notes(
-                crate::diagnostics::suggest::did_you_mean(wanted, found.iter().map(String::as_str)),
-            ));
+            errors.push(
+                Error::new(
+                    Span::default(),
+                    format!("no kernel, vertex or fragment function named `{wanted}`"),
+                )
+                .with_code(crate::diagnostics::Code::UnknownEntryPoint)
+                .with_notes(crate::diagnostics::suggest::did_you_mean(
+                    wanted,
+                    found.iter().map(String::as_str),
+                )),
+            );
         }
     }
     // Helpers that no entry point reaches are still checked, so that errors in

@@ -213,10 +213,10 @@ impl Lowerer<'_, '_> {
                 )
             }
             "reduction" => {
-                return Err(Error::new(
-                    span,
-                    "sampler reduction modes have no WebGPU equivalent",
-                ).with_code(crate::diagnostics::Code::NoWebGpuEquivalent))
+                return Err(
+                    Error::new(span, "sampler reduction modes have no WebGPU equivalent")
+                        .with_code(crate::diagnostics::Code::NoWebGpuEquivalent),
+                )
             }
             _ => return Err(bad()),
         }
@@ -246,7 +246,8 @@ impl Lowerer<'_, '_> {
                 return Err(Error::new(
                     span,
                     "sampler LOD bias has no WebGPU equivalent; pass `bias(...)` to `sample`",
-                ).with_code(crate::diagnostics::Code::NoWebGpuEquivalent))
+                )
+                .with_code(crate::diagnostics::Code::NoWebGpuEquivalent))
             }
             _ => return Err(Error::new(span, "unknown sampler property")),
         }

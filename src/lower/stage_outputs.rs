@@ -100,7 +100,16 @@ impl Lowerer<'_, '_> {
                     "vertex output struct `{}` needs a `[[position]]` member",
                     decl.name.name
                 ),
-            ).with_notes(crate::diagnostics::suggest::misspelt_attributes(decl.members.iter().flat_map(|m| m.attributes.iter().map(|a| (a.name.as_str(), a.span)))).into_iter().map(|(_, message, note)| format!("{message}: {note}"))));
+            )
+            .with_notes(
+                crate::diagnostics::suggest::misspelt_attributes(
+                    decl.members
+                        .iter()
+                        .flat_map(|m| m.attributes.iter().map(|a| (a.name.as_str(), a.span))),
+                )
+                .into_iter()
+                .map(|(_, message, note)| format!("{message}: {note}")),
+            ));
         }
         // IO structs need offsets only to satisfy the validator: lay them out naturally.
         let inner = self.io_struct(out_members, span)?;
@@ -130,7 +139,17 @@ impl Lowerer<'_, '_> {
         varyings: &mut Vec<Varying>,
     ) -> Result<Vec<Binding>> {
         let attr = |n: &str| m.attributes.iter().find(|a| a.name == n);
-        self.warnings.extend(crate::diagnostics::suggest::misspelt_attributes(m.attributes.iter().map(|a| (a.name.as_str(), a.span))).into_iter().map(|(span, message, note)| Error::new(span, message).note(note).with_code(crate::diagnostics::Code::AttributeIgnored)));
+        self.warnings.extend(
+            crate::diagnostics::suggest::misspelt_attributes(
+                m.attributes.iter().map(|a| (a.name.as_str(), a.span)),
+            )
+            .into_iter()
+            .map(|(span, message, note)| {
+                Error::new(span, message)
+                    .note(note)
+                    .with_code(crate::diagnostics::Code::AttributeIgnored)
+            }),
+        );
         if let Some(a) = attr("position") {
             let invariant = m.attributes.iter().any(|a| a.name == "invariant");
             if !vertex || *ty != Type::Vector(Scalar::Float, 4) {
@@ -277,10 +296,10 @@ impl Lowerer<'_, '_> {
             return Ok(Some(Binding::BuiltIn(BuiltIn::SampleMask)));
         }
         if let Some(a) = m.attributes.iter().find(|a| a.name == "stencil") {
-            return Err(Error::new(
-                a.span,
-                "`[[stencil]]` outputs have no WebGPU equivalent",
-            ).with_code(crate::diagnostics::Code::NoWebGpuEquivalent));
+            return Err(
+                Error::new(a.span, "`[[stencil]]` outputs have no WebGPU equivalent")
+                    .with_code(crate::diagnostics::Code::NoWebGpuEquivalent),
+            );
         }
         Err(Error::new(m.name.span, format!("fragment output member `{}` needs `[[color(m)]]`, `[[depth(...)]]` or `[[sample_mask]]`", m.name.name)))
     }

@@ -289,7 +289,8 @@ impl Lowerer<'_, '_> {
                     "`[[{}]]` has no WGSL equivalent; pass it in a buffer",
                     attr.name
                 ),
-            ).with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
+            )
+            .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
             ("position", false) => builtin(
                 BuiltIn::Position { invariant: false },
                 &[Type::Vector(Scalar::Float, 4)],
@@ -309,23 +310,25 @@ impl Lowerer<'_, '_> {
             ("point_coord", false) => Err(Error::new(
                 attr.span,
                 "`[[point_coord]]` has no WGSL equivalent: WebGPU points are one pixel",
-            ).with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
+            )
+            .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
             ("color", false) => Err(Error::new(
                 attr.span,
                 "reading `[[color(m)]]` (framebuffer fetch) has no WebGPU equivalent",
-            ).with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
+            )
+            .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
             (other, _) => Err(Error::new(
                 attr.span,
                 format!(
                     "`[[{other}]]` is not available as a {} function argument",
                     if vertex { "vertex" } else { "fragment" }
                 ),
-            ).with_code(crate::diagnostics::Code::InvalidAttribute).with_notes(
-                crate::diagnostics::suggest::did_you_mean(
-                    other,
-                    crate::diagnostics::suggest::ATTRIBUTES.iter().copied(),
-                ),
-            )),
+            )
+            .with_code(crate::diagnostics::Code::InvalidAttribute)
+            .with_notes(crate::diagnostics::suggest::did_you_mean(
+                other,
+                crate::diagnostics::suggest::ATTRIBUTES.iter().copied(),
+            ))),
         }
     }
 
@@ -569,7 +572,8 @@ impl Lowerer<'_, '_> {
                 return Err(Error::new(
                     m.name.span,
                     format!("`[[{b}]]` is not supported as a `[[stage_in]]` member"),
-                ).with_code(crate::diagnostics::Code::Unsupported));
+                )
+                .with_code(crate::diagnostics::Code::Unsupported));
             } else {
                 let key = link_key(m);
                 let text = interpolation_of(&m.attributes, &md.ty).2;

@@ -265,7 +265,8 @@ impl Lowerer<'_, '_> {
                     "no matching function for call to `{name}` with an argument of type `{}`",
                     self.program.display(t)
                 ),
-            ).with_code(crate::diagnostics::Code::NoMatchingOverload)
+            )
+            .with_code(crate::diagnostics::Code::NoMatchingOverload)
         };
         let mut size = 1;
         let mut elem: Option<Scalar> = None;
@@ -546,7 +547,8 @@ impl Lowerer<'_, '_> {
         let mut set = naga::Barrier::empty();
         collect_mem_flags(flags, &mut set)?;
         if name == "simdgroup_barrier" {
-            return Err(Error::new(span, "`simdgroup_barrier` is not supported yet").with_code(crate::diagnostics::Code::Unsupported));
+            return Err(Error::new(span, "`simdgroup_barrier` is not supported yet")
+                .with_code(crate::diagnostics::Code::Unsupported));
         }
         if set.is_empty() {
             // mem_none still synchronises execution; naga prints nothing for an empty set.

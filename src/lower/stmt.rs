@@ -373,7 +373,8 @@ impl Lowerer<'_, '_> {
                                 self.program.display(&ty),
                                 self.program.display(&t)
                             ),
-                        ).with_code(crate::diagnostics::Code::TypeMismatch));
+                        )
+                        .with_code(crate::diagnostics::Code::TypeMismatch));
                     }
                     Local::Value(h, t)
                 }
@@ -389,7 +390,8 @@ impl Lowerer<'_, '_> {
                 return Err(Error::new(
                     decl.name.span,
                     format!("redefinition of `{}`", decl.name.name),
-                ).with_code(crate::diagnostics::Code::Redefinition));
+                )
+                .with_code(crate::diagnostics::Code::Redefinition));
             }
         }
         Ok(())
@@ -554,7 +556,8 @@ impl Lowerer<'_, '_> {
                 return Err(Error::new(
                     decl.name.span,
                     format!("redefinition of `{}`", decl.name.name),
-                ).with_code(crate::diagnostics::Code::Redefinition));
+                )
+                .with_code(crate::diagnostics::Code::Redefinition));
             }
         }
         Ok(())

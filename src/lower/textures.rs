@@ -397,7 +397,8 @@ impl Lowerer<'_, '_> {
             Error::new(
                 e.span,
                 "texel offsets must be constant; non-constant offsets are not supported",
-            ).with_code(crate::diagnostics::Code::Unsupported)
+            )
+            .with_code(crate::diagnostics::Code::Unsupported)
         })?;
         let want = Type::vector(Scalar::Int, n);
         let v = consteval::convert(&v, &want, e.span, self.program)?;

@@ -108,7 +108,11 @@ impl Engine<'_> {
             "endif" => {
                 self.extra_tokens(d, "#endif");
                 if self.conds_mut().pop().is_none() {
-                    self.error_coded(crate::diagnostics::Code::Conditional, d.head_loc(), "#endif without #if");
+                    self.error_coded(
+                        crate::diagnostics::Code::Conditional,
+                        d.head_loc(),
+                        "#endif without #if",
+                    );
                 }
             }
             _ => return false,
@@ -133,12 +137,20 @@ impl Engine<'_> {
     /// `#elif`, `#elifdef`, `#elifndef`.
     fn elif(&mut self, map: &SourceMap, d: &Dir, word: &str) {
         let Some(cond) = self.conds_mut().last_mut() else {
-            self.error_coded(crate::diagnostics::Code::Conditional, d.head_loc(), format!("#{word} without #if"));
+            self.error_coded(
+                crate::diagnostics::Code::Conditional,
+                d.head_loc(),
+                format!("#{word} without #if"),
+            );
             return;
         };
         if cond.seen_else {
             cond.active = false;
-            self.error_coded(crate::diagnostics::Code::Conditional, d.head_loc(), format!("#{word} after #else"));
+            self.error_coded(
+                crate::diagnostics::Code::Conditional,
+                d.head_loc(),
+                format!("#{word} after #else"),
+            );
             return;
         }
         let taken = cond.taken;
@@ -157,12 +169,20 @@ impl Engine<'_> {
     /// `#else`.
     fn else_(&mut self, d: &Dir) {
         let Some(cond) = self.conds_mut().last_mut() else {
-            self.error_coded(crate::diagnostics::Code::Conditional, d.head_loc(), "#else without #if");
+            self.error_coded(
+                crate::diagnostics::Code::Conditional,
+                d.head_loc(),
+                "#else without #if",
+            );
             return;
         };
         if cond.seen_else {
             cond.active = false;
-            self.error_coded(crate::diagnostics::Code::Conditional, d.head_loc(), "#else after #else");
+            self.error_coded(
+                crate::diagnostics::Code::Conditional,
+                d.head_loc(),
+                "#else after #else",
+            );
             return;
         }
         cond.active = !cond.taken;
@@ -193,15 +213,27 @@ impl Engine<'_> {
     /// The macro name that `d` starts with, or an error.
     fn macro_name<'t>(&mut self, d: &Dir<'t>) -> Option<&'t Token> {
         let Some(t) = d.args.first() else {
-            self.error_coded(crate::diagnostics::Code::MacroDefinition, d.head_loc(), "macro name missing");
+            self.error_coded(
+                crate::diagnostics::Code::MacroDefinition,
+                d.head_loc(),
+                "macro name missing",
+            );
             return None;
         };
         if t.kind != Kind::Ident {
-            self.error_coded(crate::diagnostics::Code::MacroDefinition, d.tok_loc(t), "macro name must be an identifier");
+            self.error_coded(
+                crate::diagnostics::Code::MacroDefinition,
+                d.tok_loc(t),
+                "macro name must be an identifier",
+            );
             return None;
         }
         if d.text(t) == "defined" {
-            self.error_coded(crate::diagnostics::Code::MacroDefinition, d.tok_loc(t), "'defined' cannot be used as a macro name");
+            self.error_coded(
+                crate::diagnostics::Code::MacroDefinition,
+                d.tok_loc(t),
+                "'defined' cannot be used as a macro name",
+            );
             return None;
         }
         Some(t)
@@ -238,7 +270,8 @@ impl Engine<'_> {
             file: d.file,
             range: range.clone(),
         };
-        let mut diag = Diagnostic::error_in_file(message, loc).with_code(crate::diagnostics::Code::ConditionExpression);
+        let mut diag = Diagnostic::error_in_file(message, loc)
+            .with_code(crate::diagnostics::Code::ConditionExpression);
         diag.notes.extend(notes);
         self.push_located(diag);
         false
@@ -276,7 +309,11 @@ impl Engine<'_> {
         let def = match parse_definition(&d.line.text, d.args) {
             Ok(def) => def,
             Err((msg, i)) => {
-                self.error_coded(crate::diagnostics::Code::MacroDefinition, d.tok_loc(&d.args[i]), msg);
+                self.error_coded(
+                    crate::diagnostics::Code::MacroDefinition,
+                    d.tok_loc(&d.args[i]),
+                    msg,
+                );
                 return;
             }
         };
@@ -287,7 +324,11 @@ impl Engine<'_> {
         let new = Macro::User(Rc::new(def));
         if let Some(old) = self.macros.define(name.to_string(), new.clone(), Some(at)) {
             if old != new {
-                self.warn_coded(crate::diagnostics::Code::MacroRedefined, name_loc, format!("'{name}' macro redefined"));
+                self.warn_coded(
+                    crate::diagnostics::Code::MacroRedefined,
+                    name_loc,
+                    format!("'{name}' macro redefined"),
+                );
             }
         }
     }
@@ -313,8 +354,16 @@ impl Engine<'_> {
             m => m.to_string(),
         };
         match severity {
-            Severity::Error => self.error_coded(crate::diagnostics::Code::ErrorDirective, d.whole_loc(), message),
-            Severity::Warning => self.warn_coded(crate::diagnostics::Code::WarningDirective, d.whole_loc(), message),
+            Severity::Error => self.error_coded(
+                crate::diagnostics::Code::ErrorDirective,
+                d.whole_loc(),
+                message,
+            ),
+            Severity::Warning => self.warn_coded(
+                crate::diagnostics::Code::WarningDirective,
+                d.whole_loc(),
+                message,
+            ),
         }
     }
 }

@@ -166,7 +166,11 @@ impl<'o> Engine<'o> {
             return;
         };
         for cond in std::mem::take(&mut top.conds) {
-            self.error_coded(crate::diagnostics::Code::Conditional, cond.loc, "unterminated conditional directive");
+            self.error_coded(
+                crate::diagnostics::Code::Conditional,
+                cond.loc,
+                "unterminated conditional directive",
+            );
         }
         self.stack.pop();
     }
@@ -195,12 +199,22 @@ impl<'o> Engine<'o> {
     }
 
     /// Records an error with a specific code.
-    pub fn error_coded(&mut self, code: crate::diagnostics::Code, loc: Location, message: impl Into<String>) {
+    pub fn error_coded(
+        &mut self,
+        code: crate::diagnostics::Code,
+        loc: Location,
+        message: impl Into<String>,
+    ) {
         self.push_located(Diagnostic::error_in_file(message, loc).with_code(code));
     }
 
     /// Records a warning with a specific code.
-    pub fn warn_coded(&mut self, code: crate::diagnostics::Code, loc: Location, message: impl Into<String>) {
+    pub fn warn_coded(
+        &mut self,
+        code: crate::diagnostics::Code,
+        loc: Location,
+        message: impl Into<String>,
+    ) {
         self.push_located(Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error_in_file(message, loc).with_code(code)

@@ -110,7 +110,8 @@ impl Engine<'_> {
             None if is_metal_header(&target.name) => {}
             None => {
                 let msg = format!("'{}' file not found", target.name);
-                let diag = Diagnostic::error_in_file(msg, target.loc).with_code(crate::diagnostics::Code::IncludeNotFound);
+                let diag = Diagnostic::error_in_file(msg, target.loc)
+                    .with_code(crate::diagnostics::Code::IncludeNotFound);
                 self.diags.push(diag.with_note(searched_note(&dirs)));
             }
         }
@@ -154,7 +155,11 @@ impl Engine<'_> {
     /// Starts reading the file at `path`, unless `#pragma once` excludes it.
     fn enter(&mut self, map: &mut SourceMap, path: &Path, loc: Location) {
         if self.stack.len() > MAX_INCLUDE_DEPTH {
-            self.error_coded(crate::diagnostics::Code::IncludeTooDeep, loc, "#include nested too deeply");
+            self.error_coded(
+                crate::diagnostics::Code::IncludeTooDeep,
+                loc,
+                "#include nested too deeply",
+            );
             return;
         }
         let canonical = std::fs::canonicalize(path).ok();

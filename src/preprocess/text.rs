@@ -247,7 +247,8 @@ impl Engine<'_> {
     /// Reports a failed expansion in file `file`.
     pub(crate) fn expand_error(&mut self, file: FileId, e: ExpandError) {
         let loc = Location { file, range: e.loc };
-        let mut d = Diagnostic::error_in_file(e.message, loc).with_code(crate::diagnostics::Code::MacroExpansion);
+        let mut d = Diagnostic::error_in_file(e.message, loc)
+            .with_code(crate::diagnostics::Code::MacroExpansion);
         d.notes = e.notes;
         self.push_located(d);
     }

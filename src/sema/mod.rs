@@ -467,7 +467,8 @@ impl<'a> Program<'a> {
             "depth2d_ms" => S::Depth2DMs,
             "texture1d_array" | "texture2d_ms_array" | "depth2d_ms_array" | "texture_buffer" => {
                 return Err(
-                    Error::new(ts.name_span, format!("`{name}` has no WGSL equivalent")).with_code(crate::diagnostics::Code::NoWebGpuEquivalent)
+                    Error::new(ts.name_span, format!("`{name}` has no WGSL equivalent"))
+                        .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)
                         .note("WGSL has no 1-D array, multisampled array or buffer textures"),
                 );
             }
