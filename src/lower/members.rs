@@ -378,15 +378,21 @@ impl Lowerer<'_, '_> {
 
     /// True if some struct or free function overloads `name` (`operator+`).
     fn has_operator(&self, name: &str) -> bool {
-        // Cheap filter first: most programs overload nothing.
         self.program.symbols.contains_key(name)
-            || self.program.symbols.keys().any(|k| {
-                k.strip_suffix(DEVICE_TWIN)
-                    .unwrap_or(k)
-                    .rsplit("::")
-                    .next()
-                    .is_some_and(|last| last == name && k.contains("::"))
-            })
+            || self
+                .qualified_names
+                .get_or_init(|| {
+                    self.program
+                        .symbols
+                        .keys()
+                        .filter(|k| k.contains("::"))
+                        .filter_map(|k| {
+                            k.strip_suffix(DEVICE_TWIN).unwrap_or(k).rsplit("::").next()
+                        })
+                        .map(str::to_string)
+                        .collect()
+                })
+                .contains(name)
     }
 }
 

@@ -101,6 +101,10 @@ enum ArgKey {
 /// Lowering state for one module.
 pub(crate) struct Lowerer<'p, 'a> {
     program: &'p Program<'a>,
+    /// The last segment of every qualified symbol (`S::operator+` gives
+    /// `operator+`), built on first use: asked for every operator and
+    /// subscript, it must not cost a scan of all symbols each time.
+    qualified_names: std::cell::OnceCell<std::collections::HashSet<String>>,
     tu: &'a ast::TranslationUnit,
     /// The library-wide vertex→fragment link table (built on first use).
     varyings: Option<Vec<(String, stages::VaryingSlot)>>,
@@ -162,6 +166,7 @@ pub fn lower<'a>(
     options: &Options,
 ) -> std::result::Result<Lowered, Vec<Error>> {
     let mut l = Lowerer {
+        qualified_names: std::cell::OnceCell::new(),
         program,
         tu,
         varyings: None,

@@ -15,6 +15,8 @@ pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -
         wanted,
         visited: HashSet::new(),
         visited_templates: HashSet::new(),
+        followed_operators: false,
+        followed_members: HashSet::new(),
     };
     walk.block(body)
 }
@@ -24,6 +26,12 @@ struct Walk<'p, 'a, 'w> {
     wanted: &'w dyn Fn(&str) -> bool,
     visited: HashSet<usize>,
     visited_templates: HashSet<usize>,
+    /// Every operator overload has been followed (without reaching
+    /// `wanted`, or the walk would have ended): asking again is free. Without
+    /// this each operator in a program would scan every function.
+    followed_operators: bool,
+    /// Member names whose functions have all been followed, likewise.
+    followed_members: HashSet<String>,
 }
 
 impl Walk<'_, '_, '_> {
@@ -169,6 +177,9 @@ impl Walk<'_, '_, '_> {
     /// Member functions (and their `@device` twins) named `name` of any
     /// struct: `S::name`.
     fn members_named(&mut self, name: &str) -> bool {
+        if !self.followed_members.insert(name.to_string()) {
+            return false;
+        }
         let suffix = format!("::{name}");
         let twin = format!("::{name}{}", crate::syntax::members::DEVICE_TWIN);
         self.follow(&|f: &str| f.ends_with(&suffix) || f.ends_with(&twin))
@@ -176,6 +187,9 @@ impl Walk<'_, '_, '_> {
 
     /// Every operator overload, member or free.
     fn operators(&mut self) -> bool {
+        if std::mem::replace(&mut self.followed_operators, true) {
+            return false;
+        }
         self.follow(&|f: &str| f.starts_with("operator") || f.contains("::operator"))
     }
 }

@@ -27,8 +27,15 @@ pub const MAX_STATEMENT_LEVELS: usize = 120;
 /// `?:` nested in one another.
 pub const MAX_CONDITIONAL_DEPTH: usize = 256;
 /// Depth of an expression tree (operators applied to the results of
-/// operators), within the translation thread's stack in debug builds.
-pub const MAX_EXPRESSION_DEPTH: usize = 20_000;
+/// operators): a flat sum of 100,000 terms must translate (issue #9), and
+/// at about 8 KiB of stack per level in a debug build the translation
+/// thread's 1 GiB stack holds 131,072 levels.
+#[cfg(not(target_arch = "wasm32"))]
+pub const MAX_EXPRESSION_DEPTH: usize = 131_072;
+/// On wasm32 translation runs on the module's own 32 MiB stack (no
+/// threads), which holds far fewer levels.
+#[cfg(target_arch = "wasm32")]
+pub const MAX_EXPRESSION_DEPTH: usize = 16_384;
 /// Grammar rules nested in one another (64 levels of brackets need about
 /// 700; each level costs the builder a few kilobytes of stack).
 pub const MAX_RULE_DEPTH: usize = 4096;
