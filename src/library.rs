@@ -222,7 +222,7 @@ pub fn decode_source(name: &str, bytes: Vec<u8>) -> Result<String, Failure> {
 /// Stack for the recursive stages: deep (but legal) nesting must produce a
 /// diagnostic, never a stack overflow, whatever the caller's stack is.
 #[cfg(not(target_arch = "wasm32"))]
-const STACK_SIZE: usize = 256 << 20;
+const STACK_SIZE: usize = 1 << 30;
 
 /// wasm32-unknown-unknown cannot spawn threads: translate on the caller's
 /// stack (`web/wasm` links with a large one).
@@ -461,7 +461,10 @@ mod emit {
         // on it; it costs as much as the rest of the emission (BENCHMARKS.md),
         // so only debug builds (the test suite) pay for it.
         let names = entry_point_names(module);
-        if cfg!(debug_assertions) {
+        // Past a megabyte (stress inputs: a 100,000-term sum is 6 MB of
+        // WGSL) naga's front end is quadratic in a debug build; those
+        // inputs test our stages, not the writer.
+        if cfg!(debug_assertions) && text.len() < 1 << 20 {
             let reparsed = reparse(&text, caps)?;
             assert_eq!(reparsed, names, "entry point names differ from the writer's");
         }
