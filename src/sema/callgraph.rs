@@ -5,12 +5,58 @@
 
 use super::{Program, Symbol};
 use crate::syntax::ast::{Block, Expr, ExprKind, Init, Stmt, StmtKind, SwitchItem};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+/// The user functions a walk may have to follow without knowing types:
+/// member functions by member name and every operator overload, found once
+/// per program (each kernel walks, and scanning every function at every
+/// call or operator made translation quadratic).
+#[derive(Debug, Default)]
+pub struct CallIndex {
+    /// How many functions the index covers (rebuilt if the program grew).
+    functions: usize,
+    /// `S::m` and its `@device` twin, under `m`.
+    members: HashMap<String, Vec<usize>>,
+    /// `operator+`, `S::operator[]`, ...
+    operators: Vec<usize>,
+}
+
+impl CallIndex {
+    fn build(program: &Program) -> Self {
+        let mut index = CallIndex {
+            functions: program.functions.len(),
+            ..CallIndex::default()
+        };
+        for (i, f) in program.functions.iter().enumerate() {
+            let name = f.name.name.as_str();
+            let base = name
+                .strip_suffix(crate::syntax::members::DEVICE_TWIN)
+                .unwrap_or(name);
+            if let Some((_, member)) = base.rsplit_once("::") {
+                index.members.entry(member.to_string()).or_default().push(i);
+            }
+            if name.starts_with("operator") || name.contains("::operator") {
+                index.operators.push(i);
+            }
+        }
+        index
+    }
+}
 
 /// True if `body`, or a user function it calls (transitively), calls a
 /// function whose unqualified name satisfies `wanted`.
 pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -> bool {
+    let stale = program
+        .call_index
+        .borrow()
+        .as_ref()
+        .is_none_or(|i| i.functions != program.functions.len());
+    if stale {
+        *program.call_index.borrow_mut() = Some(CallIndex::build(program));
+    }
+    let index = program.call_index.borrow();
     let mut walk = Walk {
+        index: index.as_ref().expect("built above"),
         program,
         wanted,
         visited: HashSet::new(),
@@ -22,6 +68,7 @@ pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -
 }
 
 struct Walk<'p, 'a, 'w> {
+    index: &'p CallIndex,
     program: &'p Program<'a>,
     wanted: &'w dyn Fn(&str) -> bool,
     visited: HashSet<usize>,
@@ -161,13 +208,11 @@ impl Walk<'_, '_, '_> {
 }
 
 impl Walk<'_, '_, '_> {
-    /// Follows every user function whose name satisfies `pick`, once.
-    fn follow(&mut self, pick: &dyn Fn(&str) -> bool) -> bool {
-        for (i, f) in self.program.functions.iter().enumerate() {
-            if pick(&f.name.name)
-                && self.visited.insert(i)
-                && f.body.as_ref().is_some_and(|b| self.block(b))
-            {
+    /// Follows each of the user functions `list`, once.
+    fn follow(&mut self, list: &[usize]) -> bool {
+        for &i in list {
+            let f = self.program.functions[i];
+            if self.visited.insert(i) && f.body.as_ref().is_some_and(|b| self.block(b)) {
                 return true;
             }
         }
@@ -180,9 +225,11 @@ impl Walk<'_, '_, '_> {
         if !self.followed_members.insert(name.to_string()) {
             return false;
         }
-        let suffix = format!("::{name}");
-        let twin = format!("::{name}{}", crate::syntax::members::DEVICE_TWIN);
-        self.follow(&|f: &str| f.ends_with(&suffix) || f.ends_with(&twin))
+        let index = self.index;
+        index
+            .members
+            .get(name)
+            .is_some_and(|list| self.follow(list))
     }
 
     /// Every operator overload, member or free.
@@ -190,7 +237,8 @@ impl Walk<'_, '_, '_> {
         if std::mem::replace(&mut self.followed_operators, true) {
             return false;
         }
-        self.follow(&|f: &str| f.starts_with("operator") || f.contains("::operator"))
+        let index = self.index;
+        self.follow(&index.operators)
     }
 }
 

@@ -148,6 +148,8 @@ pub struct Program<'a> {
     /// Every struct template instance in the translation unit, declared or
     /// not (its declaration may have failed, or wait for another instance).
     pub seen_instances: std::collections::HashSet<String>,
+    /// Built on first use by [`callgraph::reaches`].
+    pub call_index: std::cell::RefCell<Option<callgraph::CallIndex>>,
 }
 
 /// Builds the program-scope table, reporting every error found.
