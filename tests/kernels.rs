@@ -540,3 +540,40 @@ fn long_and_ulong_with_native_64_bit_integers() {
         assert_eq!(b, (y / 7).wrapping_add(y << 40), "ulong {i}");
     }
 }
+
+/// Constant left shifts drop the bits shifted out, as in C++; WGSL makes
+/// such a constant shift a shader-creation error (Tint refuses it), so the
+/// emitted WGSL must hold the folded value instead of `c << s`.
+#[test]
+fn constant_left_shifts_drop_high_bits() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        constant uint kAll = 0xFFFFFFFFu;\n\
+        kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n\
+          out[0] = 0xFFFFFFFFu << 4; out[1] = 2147483648u << 31; out[2] = kAll << 8;\n\
+          out[3] = uint(-1 << 31); out[4] = uint(0x40000000 << 2); out[5] = 3u << 33;\n\
+        }";
+    let library = msl2wgsl::Library::from_source("shifts.metal", src, &Options::default()).unwrap();
+    assert!(
+        !library.wgsl().contains("<< "),
+        "a constant shift reached the WGSL:\n{}",
+        library.wgsl()
+    );
+    let Some(gpu) = gpu() else { return };
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 24])].into_iter().collect();
+    let dispatch = Dispatch::Threads {
+        grid: [1, 1, 1],
+        threadgroup: [1, 1, 1],
+    };
+    let out = run_kernel(gpu, "shifts.metal", src, &Options::default(), "k", &dispatch, &buffers)
+        .unwrap();
+    // Metal masks the amount to the low 5 bits: 33 shifts by 1.
+    let want = [
+        0xFFFF_FFFFu32 << 4,
+        0x8000_0000u32.wrapping_shl(31),
+        0xFFFF_FFFFu32 << 8,
+        (-1i32).wrapping_shl(31) as u32,
+        0x4000_0000i32.wrapping_shl(2) as u32,
+        3u32 << 1,
+    ];
+    assert_eq!(u32s(&out[&0]), want);
+}

@@ -24,6 +24,8 @@ cd "$root"
 if [ ! -d web/node_modules/webgpu ] || [ ! -d web/node_modules/playwright-core ]; then
     (cd web && npm ci)
 fi
+# The checks below translate too; they must not add to the folder they check.
+unset MSL2WGSL_DUMP_WGSL
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/xdg-$(id -u)}
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 

@@ -12,8 +12,11 @@
 // sidecar's stub vertex module, its colour targets and a depth target.
 // Modules of target "wgpu" may use wgpu's extensions and are skipped.
 //
-// Prints one line per failure (`FILE: entry: message`) and a summary; exits
-// 1 if anything failed, 2 on bad usage or an empty folder.
+// Prints one line per failure (`FAIL FILE: entry: message`), one per
+// module over a WebGPU size limit (`LIMIT ...`, not a failure: see LIMITS)
+// and a summary; exits 1 if anything failed, 2 on bad usage or an empty
+// folder. Modules with `loweredForWgpu` are the WebGPU text of modules the
+// GPU tests translated for wgpu (see src/library/dump.rs).
 
 import { create, globals } from 'webgpu';
 import { readdirSync, readFileSync, writeSync } from 'node:fs';
@@ -132,6 +135,17 @@ async function checkFile(device, dir, name, stubModules, counts) {
   return failures;
 }
 
+/**
+ * Messages of Tint's and Dawn's size limits, reported as LIMIT (not failing):
+ * the input exceeds what WebGPU guarantees, and the translator warns about
+ * the first two (src/library/limits.rs).
+ */
+const LIMITS = [
+  'larger than the maximum allowed', // workgroup storage over 16 KiB
+  'must be less than 65536', // thread-memory arrays of 65536 elements or more
+  'exceeds limit of 127', // statement nesting or expression chains
+];
+
 /** Files checked per child process. */
 const CHUNK = 100;
 /** Milliseconds a child may run. */
@@ -206,20 +220,22 @@ async function main() {
   }
   const counts = { modules: 0, entryPoints: 0, skipped: 0 };
   const failures = [];
+  const overLimits = [];
   for (const name of files) {
     const r = results.get(name);
     if (!r) {
       failures.push(`${name}: Dawn crashed while checking it (alone, twice)`);
       continue;
     }
-    failures.push(...r.failures);
+    for (const f of r.failures) (LIMITS.some((l) => f.includes(l)) ? overLimits : failures).push(f);
     for (const key in counts) counts[key] += r.counts[key];
   }
+  for (const f of overLimits) say(`LIMIT ${f}`);
   for (const f of failures) say(`FAIL ${f}`);
   say(
     `tint-check: ${counts.modules} webgpu modules, ${counts.entryPoints} entry points, ` +
-      `${counts.skipped} wgpu-target modules skipped, ${failures.length} failed ` +
-      `(${retried} files checked again after a crash)`,
+      `${counts.skipped} wgpu-target modules skipped, ${overLimits.length} over limits, ` +
+      `${failures.length} failed (${retried} files checked again after a crash)`,
   );
   process.exit(failures.length ? 1 : 0);
 }

@@ -5,6 +5,9 @@
 //! The dump lets outside checkers see exactly what the translator produced
 //! over a whole test run: `web/tint-check.mjs` (Tint, through Dawn) and
 //! `tests/dumped_pipelines.rs` (the wgpu driver) make every pipeline.
+//! A module translated for wgpu's dialect is also written in the WebGPU
+//! dialect when it validates as such (`loweredForWgpu` in its sidecar): most
+//! GPU tests translate for wgpu, and browsers should take their code too.
 //! The hash covers both files, so identical modules are written once; each
 //! file is written to a temporary name and renamed, so parallel tests never
 //! expose a half-written file.
@@ -29,6 +32,11 @@ pub struct Sidecar {
     /// then `webgpu`): the same code a WebGPU translation would mostly give.
     #[serde(default)]
     pub lowered_for_wgpu: bool,
+    /// True if the translator warned that the module exceeds what WebGPU
+    /// guarantees (workgroup or thread memory; `src/library/limits.rs`):
+    /// devices may refuse it, and drivers may take very long to compile it.
+    #[serde(default)]
+    pub over_limits: bool,
     /// WebGPU features the module needs (`shader-f16`, ...).
     pub features: Vec<String>,
     /// One per entry point of the module.
@@ -174,6 +182,7 @@ fn sidecar(module: &naga::Module, functions: &[FunctionReflection], target: Targ
         }
         .to_string(),
         lowered_for_wgpu: false,
+        over_limits: !super::limits::check(module).is_empty(),
         features,
         entry_points,
     }

@@ -513,6 +513,11 @@ impl Lowerer<'_, '_> {
     }
 
     /// The 16 bits of a `half` in the low half of a `u32`.
+    ///
+    /// `pack2x16float` is indeterminate outside f16's finite range, and
+    /// SwiftShader really gives NaN for infinity; Metal stores the IEEE bits.
+    /// So infinities (whose sign is kept) and NaNs (a quiet NaN) are
+    /// encoded here; the rest (already rounded to half) is packed.
     fn half_bits(
         &mut self,
         fx: &mut FnCtx,
@@ -536,13 +541,54 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        Ok(fx.add(
+        let packed = fx.add(
             Expression::Math {
                 fun: Mf::Pack2x16float,
                 arg: pair,
                 arg1: None,
                 arg2: None,
                 arg3: None,
+            },
+            span,
+        );
+        // Decided on the bits: WGSL lets implementations assume floats are
+        // never NaN or infinite, so `x != x` or `abs(x) <= 65504` may be
+        // folded away (llvmpipe does).
+        let bits = fx.add(
+            Expression::As {
+                expr: wide,
+                kind: naga::ScalarKind::Uint,
+                convert: None,
+            },
+            span,
+        );
+        let exponent_mask = Self::lit(fx, 0x7F80_0000, span);
+        let exponent = Self::bin(fx, Bo::And, bits, exponent_mask, span);
+        let finite = Self::bin(fx, Bo::NotEqual, exponent, exponent_mask, span);
+        let mantissa_mask = Self::lit(fx, 0x007F_FFFF, span);
+        let mantissa = Self::bin(fx, Bo::And, bits, mantissa_mask, span);
+        let no_bits = Self::lit(fx, 0, span);
+        let is_nan = Self::bin(fx, Bo::NotEqual, mantissa, no_bits, span);
+        let sixteen = Self::lit(fx, 16, span);
+        let high = Self::bin(fx, Bo::ShiftRight, bits, sixteen, span);
+        let sign_mask = Self::lit(fx, 0x8000, span);
+        let sign = Self::bin(fx, Bo::And, high, sign_mask, span);
+        let infinity = Self::lit(fx, 0x7C00, span);
+        let quiet_nan = Self::lit(fx, 0x7E00, span);
+        let pattern = fx.add(
+            Expression::Select {
+                condition: is_nan,
+                accept: quiet_nan,
+                reject: infinity,
+            },
+            span,
+        );
+        let special = Self::bin(fx, Bo::InclusiveOr, sign, pattern, span);
+        Ok(fx.add(
+            Expression::Select {
+                condition: finite,
+                accept: packed,
+                reject: special,
             },
             span,
         ))

@@ -203,6 +203,11 @@ impl Lowerer<'_, '_> {
                 false,
                 span,
             )?;
+            if op == BinaryOp::Shl {
+                if let Some(folded) = self.fold_left_shift(fx, a, amount, span) {
+                    return Ok((self.narrow_result(fx, folded, &result, span), result));
+                }
+            }
             let op = if op == BinaryOp::Shl {
                 Bo::ShiftLeft
             } else {
@@ -218,6 +223,50 @@ impl Lowerer<'_, '_> {
             );
             Ok((self.narrow_result(fx, shifted, &result, span), result))
         })())
+    }
+
+    /// `a << s` of two 32-bit constants, computed here. WGSL makes a
+    /// constant left shift that drops set bits a shader-creation error
+    /// (Tint enforces it: `0xFFFFFFFFu << 4`), where C++ and Metal simply
+    /// discard them.
+    fn fold_left_shift(
+        &mut self,
+        fx: &mut FnCtx,
+        a: Handle<Expression>,
+        amount: Handle<Expression>,
+        span: Span,
+    ) -> Option<Handle<Expression>> {
+        let s = match self.constant_literal(fx, amount)? {
+            Literal::U32(s) => s & 31,
+            _ => return None,
+        };
+        let folded = match self.constant_literal(fx, a)? {
+            Literal::U32(v) => Literal::U32(v.wrapping_shl(s)),
+            Literal::I32(v) => Literal::I32(v.wrapping_shl(s)),
+            _ => return None,
+        };
+        Some(fx.add(Expression::Literal(folded), span))
+    }
+
+    /// The literal `h` is, directly or as a module constant.
+    fn constant_literal(&self, fx: &FnCtx, h: Handle<Expression>) -> Option<Literal> {
+        match *fx.expr(h) {
+            Expression::Literal(l) => Some(l),
+            Expression::Unary {
+                op: naga::UnaryOperator::Negate,
+                expr,
+            } => match self.constant_literal(fx, expr)? {
+                Literal::I32(v) => Some(Literal::I32(v.wrapping_neg())),
+                _ => None,
+            },
+            Expression::Constant(c) => {
+                match self.module.global_expressions[self.module.constants[c].init] {
+                    Expression::Literal(l) => Some(l),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
     }
 
     /// Arithmetic on narrow vectors wraps to the element type.

@@ -320,7 +320,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// The bytes of a hex string.
 pub fn unhex(text: &str) -> Result<Vec<u8>, String> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err("odd-length hex".into());
     }
     (0..text.len())

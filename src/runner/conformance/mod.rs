@@ -256,10 +256,7 @@ impl PreparedCase {
     /// True if every expectation is exact (no `abs`, `rel` or `ulp`): the
     /// outputs are then the same bytes on every conforming implementation.
     pub fn is_exact(&self) -> bool {
-        self.case
-            .expects
-            .iter()
-            .all(|e| e.tolerance().is_exact())
+        self.case.expects.iter().all(|e| e.tolerance().is_exact())
     }
 
     /// Runs the kernel on `gpu` with [`run_kernel`] (which translates for
