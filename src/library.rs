@@ -258,7 +258,9 @@ fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result
 #[cfg(not(target_arch = "wasm32"))]
 fn internal_failure(message: String) -> Failure {
     Failure {
-        diagnostics: Diagnostics(vec![Diagnostic::unlocated(message).with_code(Code::Internal)]),
+        diagnostics: Diagnostics(vec![
+            Diagnostic::unlocated(message).with_code(Code::Internal)
+        ]),
         source_map: SourceMap::new(),
     }
 }
@@ -466,7 +468,10 @@ mod emit {
         // inputs test our stages, not the writer.
         if cfg!(debug_assertions) && text.len() < 1 << 20 {
             let reparsed = reparse(&text, caps)?;
-            assert_eq!(reparsed, names, "entry point names differ from the writer's");
+            assert_eq!(
+                reparsed, names,
+                "entry point names differ from the writer's"
+            );
         }
         // Browsers want the extension enabled (and more: see
         // `browser_dialect`); naga's own WGSL parser (wgpu's) rejects the
@@ -495,7 +500,11 @@ mod emit {
                     e.emit_to_string(text)
                 ))
             })?;
-        Ok(reparsed.entry_points.iter().map(|e| e.name.clone()).collect())
+        Ok(reparsed
+            .entry_points
+            .iter()
+            .map(|e| e.name.clone())
+            .collect())
     }
 
     /// The names naga's WGSL writer gives the entry points: it renames
@@ -514,7 +523,9 @@ mod emit {
         (0..module.entry_points.len())
             .map(|i| {
                 names
-                    .remove(&naga::proc::NameKey::EntryPoint(i as naga::proc::EntryPointIndex))
+                    .remove(&naga::proc::NameKey::EntryPoint(
+                        i as naga::proc::EntryPointIndex,
+                    ))
                     .unwrap_or_else(|| module.entry_points[i].name.clone())
             })
             .collect()

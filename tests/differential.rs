@@ -57,9 +57,6 @@ fn note_backend(gpu: &msl2wgsl::runner::Gpu) {
 fn random_programs_match_the_cpu_reference() {
     let Some(gpu) = common::gpu() else { return };
     note_backend(gpu);
-    if env_u64("MSL2WGSL_DIFF_KNOWN_BUGS", 0) == 1 {
-        expressions::AVOID_KNOWN_BUGS.store(false, std::sync::atomic::Ordering::Relaxed);
-    }
     let seed = env_u64("MSL2WGSL_DIFF_SEED", SEED);
     let count = env_u64("MSL2WGSL_DIFF_COUNT", COUNT);
     let start = Instant::now();
@@ -124,30 +121,30 @@ fn translate(source: &str) -> String {
     }
 }
 
-/// Known failure found by the generator (seed 3 and 52 of the first 200):
-/// Metal wraps a constant left shift that overflows (`332 << 25`), WGSL
-/// rejects it as a const-expression ("<< operation overflowed"), so the
-/// emitted WGSL does not parse. Fix in `src/lower/operators.rs`
-/// (`shift`): mask the left operand so no set bit is shifted out.
+/// Found by the generator (seed 3 and 52 of the first 200): Metal wraps a
+/// constant left shift that overflows (`332 << 25`), WGSL rejects it as a
+/// const-expression ("<< operation overflowed"), so the emitted WGSL did
+/// not parse. Fixed in `src/lower/operators.rs` (`fold_left_shift`).
 #[test]
-#[ignore = "known translator bug: constant left shifts that overflow"]
 fn constant_left_shift_overflow() {
     translate(
         "kernel void k(device int* out [[buffer(0)]], device uint* out_u [[buffer(1)]],\n\
                        uint tid [[thread_position_in_grid]]) {\n\
              out[tid] = 332 << 25;\n\
              out_u[tid] = 2252951903u << 31;\n\
+             out[tid + 1] = (332 + 1) << 25;\n\
+             out_u[tid + 1] = (2252951903u | 1u) << (30 + 1);\n\
          }\n",
     );
 }
 
-/// Known failure found by the generator (seeds 35, 158): a constant vector
-/// `select` whose operand is a nested constructor,
+/// Found by the generator (seeds 35, 158): a constant vector `select`
+/// whose operand is a nested constructor,
 /// `select(vec3<f32>(vec2<f32>(7.5f, 3f), 1f), vec3(1f), vec3(2f) >= vec3<f32>(1f, 3f, 0f))`,
-/// makes naga's constant evaluator panic ("entered unreachable code",
-/// naga 30.0.2 `proc/constant_evaluator.rs:3685`) when the WGSL is parsed.
+/// made naga's constant evaluator panic ("entered unreachable code",
+/// naga 30.0.2 `proc/constant_evaluator.rs:3685`) when the WGSL was parsed.
+/// Fixed by flattening vectors composed of vectors (`src/lower/call.rs`).
 #[test]
-#[ignore = "known bug (naga constant evaluator): constant select of nested vectors"]
 fn constant_select_of_nested_vectors() {
     translate(
         "#include <metal_stdlib>\nusing namespace metal;\n\

@@ -185,7 +185,10 @@ fn deep_nesting_is_a_diagnostic_never_a_stack_overflow() {
             "unbraced ifs",
             format!("  {}o[i] = 2;", "if (i) ".repeat(n)),
         ),
-        ("prefix operators", format!("  o[i] = {}1;", "- ".repeat(deep))),
+        (
+            "prefix operators",
+            format!("  o[i] = {}1;", "- ".repeat(deep)),
+        ),
         (
             "flat sum",
             format!("  o[i] = {};", vec!["o[0]"; deep + 1].join(" + ")),
@@ -300,6 +303,8 @@ fn translation_time_is_linear_in_expression_size() {
     );
 }
 
+// The benchmark's program generator (its long-expression half is unused here).
+#[allow(dead_code)]
 #[path = "../benches/common/mod.rs"]
 mod generated;
 

@@ -564,8 +564,16 @@ fn constant_left_shifts_drop_high_bits() {
         grid: [1, 1, 1],
         threadgroup: [1, 1, 1],
     };
-    let out = run_kernel(gpu, "shifts.metal", src, &Options::default(), "k", &dispatch, &buffers)
-        .unwrap();
+    let out = run_kernel(
+        gpu,
+        "shifts.metal",
+        src,
+        &Options::default(),
+        "k",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap();
     // Metal masks the amount to the low 5 bits: 33 shifts by 1.
     let want = [
         0xFFFF_FFFFu32 << 4,

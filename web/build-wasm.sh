@@ -10,7 +10,7 @@ set -euo pipefail
 web="$(cd "$(dirname "$0")" && pwd)"
 cd "$web/wasm"
 cargo build --release --target wasm32-unknown-unknown
-wasm="$web/wasm/target/wasm32-unknown-unknown/release/msl2wgsl_wasm.wasm"
+wasm="${CARGO_TARGET_DIR:-$web/wasm/target}/wasm32-unknown-unknown/release/msl2wgsl_wasm.wasm"
 rm -rf "$web/playground/pkg"
 wasm-bindgen --target web --no-typescript --out-dir "$web/playground/pkg" "$wasm"
 out="$web/playground/pkg/msl2wgsl_wasm_bg.wasm"

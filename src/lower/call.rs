@@ -294,7 +294,17 @@ impl Lowerer<'_, '_> {
                     ))
                 }
             };
-            components.push(self.convert(fx, h, &t, &t.with_scalar(s), true, span)?);
+            let h = self.convert(fx, h, &t, &t.with_scalar(s), true, span)?;
+            // `float3(float2(a, b), c)` becomes `vec3(a, b, c)`: naga 30's
+            // constant evaluator panics on some constant vectors composed
+            // of vectors (a `select` of one; found by differential testing),
+            // and the flat form is what WGSL writers print anyway.
+            match fx.expr(h) {
+                Expression::Compose {
+                    components: inner, ..
+                } if k > 1 => components.extend(inner.clone()),
+                _ => components.push(h),
+            }
             count += k;
         }
         if count != n {

@@ -204,7 +204,7 @@ impl Lowerer<'_, '_> {
                 span,
             )?;
             if op == BinaryOp::Shl {
-                if let Some(folded) = self.fold_left_shift(fx, a, amount, span) {
+                if let Some(folded) = self.fold_left_shift(fx, a, amount, &result, span) {
                     return Ok((self.narrow_result(fx, folded, &result, span), result));
                 }
             }
@@ -234,18 +234,86 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         a: Handle<Expression>,
         amount: Handle<Expression>,
+        ty: &Type,
         span: Span,
     ) -> Option<Handle<Expression>> {
-        let s = match self.constant_literal(fx, amount)? {
-            Literal::U32(s) => s & 31,
+        let literals = (
+            self.constant_literal(fx, a),
+            self.constant_literal(fx, amount),
+        );
+        if let (Some(v), Some(Literal::U32(s))) = literals {
+            let folded = match v {
+                Literal::U32(v) => Literal::U32(v.wrapping_shl(s & 31)),
+                Literal::I32(v) => Literal::I32(v.wrapping_shl(s & 31)),
+                _ => return None,
+            };
+            return Some(fx.add(Expression::Literal(folded), span));
+        }
+        // Other constant operands (`(k + 1) << n`) stay a WGSL constant
+        // expression: clear the bits that would be shifted out first, on the
+        // bits of the value, so the shift cannot overflow.
+        let signed = match ty.element_scalar() {
+            Some(Scalar::Int) => true,
+            Some(Scalar::UInt) => false,
             _ => return None,
         };
-        let folded = match self.constant_literal(fx, a)? {
-            Literal::U32(v) => Literal::U32(v.wrapping_shl(s)),
-            Literal::I32(v) => Literal::I32(v.wrapping_shl(s)),
-            _ => return None,
+        if !(is_constant_tree(fx, a) && is_constant_tree(fx, amount)) {
+            return None;
+        }
+        let bits = |fx: &mut FnCtx, h, kind| {
+            fx.add(
+                Expression::As {
+                    expr: h,
+                    kind,
+                    convert: None,
+                },
+                span,
+            )
         };
-        Some(fx.add(Expression::Literal(folded), span))
+        let word = if signed {
+            bits(fx, a, naga::ScalarKind::Uint)
+        } else {
+            a
+        };
+        let mut ones = fx.add(Expression::Literal(Literal::U32(u32::MAX)), span);
+        if let Type::Vector(_, n) = *ty {
+            ones = fx.add(
+                Expression::Splat {
+                    size: vector_size(n)?,
+                    value: ones,
+                },
+                span,
+            );
+        }
+        let kept = fx.add(
+            Expression::Binary {
+                op: Bo::ShiftRight,
+                left: ones,
+                right: amount,
+            },
+            span,
+        );
+        let masked = fx.add(
+            Expression::Binary {
+                op: Bo::And,
+                left: word,
+                right: kept,
+            },
+            span,
+        );
+        let shifted = fx.add(
+            Expression::Binary {
+                op: Bo::ShiftLeft,
+                left: masked,
+                right: amount,
+            },
+            span,
+        );
+        Some(if signed {
+            bits(fx, shifted, naga::ScalarKind::Sint)
+        } else {
+            shifted
+        })
     }
 
     /// The literal `h` is, directly or as a module constant.
@@ -718,5 +786,56 @@ impl Lowerer<'_, '_> {
                 ),
             )),
         }
+    }
+}
+
+/// True if `h` is made only of literals and module constants: WGSL
+/// evaluates it when the shader is created.
+fn is_constant_tree(fx: &FnCtx, h: Handle<Expression>) -> bool {
+    match *fx.expr(h) {
+        Expression::Literal(_) | Expression::Constant(_) | Expression::ZeroValue(_) => true,
+        Expression::Unary { expr, .. }
+        | Expression::As { expr, .. }
+        | Expression::Splat { value: expr, .. }
+        | Expression::AccessIndex { base: expr, .. }
+        | Expression::Swizzle { vector: expr, .. }
+        | Expression::Relational { argument: expr, .. } => is_constant_tree(fx, expr),
+        Expression::Access { base, index } => {
+            is_constant_tree(fx, base) && is_constant_tree(fx, index)
+        }
+        Expression::Select {
+            condition,
+            accept,
+            reject,
+        } => [condition, accept, reject]
+            .into_iter()
+            .all(|e| is_constant_tree(fx, e)),
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => [Some(arg), arg1, arg2, arg3]
+            .into_iter()
+            .flatten()
+            .all(|e| is_constant_tree(fx, e)),
+        Expression::Binary { left, right, .. } => {
+            is_constant_tree(fx, left) && is_constant_tree(fx, right)
+        }
+        Expression::Compose { ref components, .. } => {
+            components.iter().all(|&c| is_constant_tree(fx, c))
+        }
+        _ => false,
+    }
+}
+
+/// naga's size of an `n`-component vector.
+fn vector_size(n: u8) -> Option<naga::VectorSize> {
+    match n {
+        2 => Some(naga::VectorSize::Bi),
+        3 => Some(naga::VectorSize::Tri),
+        4 => Some(naga::VectorSize::Quad),
+        _ => None,
     }
 }

@@ -393,28 +393,6 @@ impl Expr {
         }
     }
 
-    /// True when the expression reads nothing: WGSL then evaluates its
-    /// translation at shader creation (const-expressions), with stricter
-    /// rules than run time.
-    pub fn is_constant(&self) -> bool {
-        match &self.kind {
-            ExprKind::IntLit(_) | ExprKind::FloatLit(_) | ExprKind::BoolLit(_) => true,
-            ExprKind::Tid
-            | ExprKind::Var(_)
-            | ExprKind::Element(..)
-            | ExprKind::Load(..)
-            | ExprKind::Call(..) => false,
-            ExprKind::Unary(_, a) | ExprKind::Cast(a, _) | ExprKind::Swizzle(a, _) => {
-                a.is_constant()
-            }
-            ExprKind::Binary(_, a, b) => a.is_constant() && b.is_constant(),
-            ExprKind::Ternary(c, a, b) => c.is_constant() && a.is_constant() && b.is_constant(),
-            ExprKind::Builtin(_, args) | ExprKind::Construct(args) => {
-                args.iter().all(Expr::is_constant)
-            }
-        }
-    }
-
     /// An explicit conversion of `e` to `ty`.
     pub fn cast(e: Expr, ty: Ty, spelling: u8) -> Expr {
         Expr {

@@ -5,12 +5,6 @@ use super::ast::*;
 use super::generate::Gen;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// When set (the default), the generator steers clear of the translator's
-/// known failures (TESTING.md lists them; each has an ignored test in
-/// tests/differential.rs), so that a batch finds new bugs instead.
-/// `MSL2WGSL_DIFF_KNOWN_BUGS=1` clears it.
-pub static AVOID_KNOWN_BUGS: AtomicBool = AtomicBool::new(true);
-
 /// When cleared (`MSL2WGSL_DIFF_SHORT=0`), the generator makes no `short`
 /// values: NVIDIA's driver (580.159.04) converts a sign-extended 16-bit
 /// value that was cast to `uint` to float as if signed, and that defect
@@ -23,21 +17,6 @@ pub fn allowed(s: Scalar) -> Scalar {
         Ushort
     } else {
         s
-    }
-}
-
-fn avoid_known_bugs() -> bool {
-    AVOID_KNOWN_BUGS.load(Ordering::Relaxed)
-}
-
-/// `<<`, or `>>` where a `<<` of two constants could overflow: WGSL
-/// rejects overflowing constant shifts that Metal wraps (known failure
-/// `constant_left_shift_overflow`).
-fn shift_op(op: BinOp, a: &Expr, amount: &Expr) -> BinOp {
-    if op == BinOp::Shl && avoid_known_bugs() && a.is_constant() && amount.is_constant() {
-        BinOp::Shr
-    } else {
-        op
     }
 }
 
@@ -261,7 +240,7 @@ impl Gen {
                 let a = self.operand(ta, d);
                 let amount = self.shift_amount(1, d);
                 let op = self.rng.pick(&[BinOp::Shl, BinOp::Shr]);
-                Expr::binary(shift_op(op, &a, &amount), a, amount, ty)
+                Expr::binary(op, a, amount, ty)
             }
             3 => {
                 let ta = if s == Int { self.int_like() } else { Uint };
@@ -570,16 +549,6 @@ impl Gen {
         } else {
             self.boolean(d)
         };
-        // naga's constant evaluator panics on some constant vector
-        // `select`s (known failure `constant_select_of_nested_vectors`).
-        if avoid_known_bugs()
-            && ty.is_vector()
-            && a.is_constant()
-            && b.is_constant()
-            && c.is_constant()
-        {
-            return a;
-        }
         Expr::builtin(Builtin::Select, vec![a, b, c], ty)
     }
 
@@ -637,7 +606,7 @@ impl Gen {
                 let a = self.expr(ty, d);
                 let amount = Expr::binary(BinOp::And, self.expr(ty, d), Expr::int_of(31, s), ty);
                 let op = self.rng.pick(&[BinOp::Shl, BinOp::Shr]);
-                Expr::binary(shift_op(op, &a, &amount), a, amount, ty)
+                Expr::binary(op, a, amount, ty)
             }
             _ => {
                 let op = if s == Uint || self.rng.chance(30) && s != Float {
