@@ -156,6 +156,24 @@ fn constant_select_of_nested_vectors() {
     );
 }
 
+/// Found by the generator (seeds 50142, 50939 of a 1,500-program campaign):
+/// the same naga panic with a splat or a swizzle inside the constant
+/// vector (`uint3(x, uint2(y))`, `int3(x, int3(..).yz)`), and a wrong
+/// component count from naga's evaluator for the swizzle.
+#[test]
+fn constant_select_of_splats_and_swizzles() {
+    translate(
+        "#include <metal_stdlib>\nusing namespace metal;\n\
+         kernel void k(device uint* out [[buffer(0)]], device int* out_i [[buffer(1)]],\n\
+                       uint tid [[thread_position_in_grid]]) {\n\
+             out[tid] = select(uint3(895924818u, uint2(265050586u)), uint3(uint3(3338156346u)),\n\
+                               float2(0.001f, -10.0f).xxy >= float3(155.875f, 1000000.0f, -143.6875f)).z;\n\
+             out_i[tid] = select(int3(-1527673709, int3(-11, 2, 1795094369).yz), int3(1),\n\
+                                 int3(10, 278286405, 255) > int3(2, 255, 65535)).y;\n\
+         }\n",
+    );
+}
+
 /// Driver bug found by the generator on NVIDIA's Vulkan driver 580.159.04
 /// (seeds 119, 196, 211 and others): a `short` (read with WGSL
 /// `extractBits(bitcast<i32>(word), offset, 16u)`) converted to `uint` and

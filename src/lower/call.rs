@@ -296,13 +296,23 @@ impl Lowerer<'_, '_> {
             };
             let h = self.convert(fx, h, &t, &t.with_scalar(s), true, span)?;
             // `float3(float2(a, b), c)` becomes `vec3(a, b, c)`: naga 30's
-            // constant evaluator panics on some constant vectors composed
-            // of vectors (a `select` of one; found by differential testing),
-            // and the flat form is what WGSL writers print anyway.
+            // constant evaluator panics on constant vectors composed of
+            // vectors (`select` of one, found by differential testing:
+            // nested constructors, splats and swizzles), so constant parts
+            // are flattened to scalars; the flat form is what WGSL writers
+            // print anyway.
             match fx.expr(h) {
                 Expression::Compose {
                     components: inner, ..
                 } if k > 1 => components.extend(inner.clone()),
+                &Expression::Splat { value, .. } if k > 1 => {
+                    components.extend(std::iter::repeat_n(value, k as usize))
+                }
+                _ if k > 1 && super::operators::is_constant_tree(fx, h) => {
+                    for index in 0..k as u32 {
+                        components.push(fx.add(Expression::AccessIndex { base: h, index }, span));
+                    }
+                }
                 _ => components.push(h),
             }
             count += k;

@@ -791,7 +791,7 @@ impl Lowerer<'_, '_> {
 
 /// True if `h` is made only of literals and module constants: WGSL
 /// evaluates it when the shader is created.
-fn is_constant_tree(fx: &FnCtx, h: Handle<Expression>) -> bool {
+pub(super) fn is_constant_tree(fx: &FnCtx, h: Handle<Expression>) -> bool {
     match *fx.expr(h) {
         Expression::Literal(_) | Expression::Constant(_) | Expression::ZeroValue(_) => true,
         Expression::Unary { expr, .. }
