@@ -130,3 +130,120 @@ pub fn check(pairs: Pairs<Rule>) -> Result<(), Error> {
     }
     Ok(())
 }
+
+/// Right-nested constructs a WebAssembly build lets through before pest:
+/// `?:`, `if`/`else`/loops without braces, assignment chains.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub const MAX_UNBRACED_CHAIN: usize = 256;
+
+/// Counts, on the raw text, how many right-nesting constructs follow one
+/// another without a brace or the end of a statement between them (a `;`
+/// followed by `else` continues an `if`/`else` chain), and refuses more
+/// than `limit`.
+///
+/// pest's parser recurses once per level of such nesting. Natively the
+/// translation thread's stack absorbs thousands of levels and the exact
+/// limits are checked on the parse tree ([`check`]); in WebAssembly the
+/// engine's native stack (V8: about 1 MB) runs out first, as a JavaScript
+/// `RangeError` rather than a diagnostic, so this conservative scan runs
+/// before the parser there.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub fn check_unbraced_chains(text: &str, limit: usize) -> Result<(), Error> {
+    let bytes = text.as_bytes();
+    let mut chain = 0usize;
+    // `;` inside parentheses (a `for` header) ends nothing.
+    let mut parens = 0usize;
+    let mut i = 0;
+    let mut refuse = |at: usize, chain: &mut usize| -> Result<(), Error> {
+        *chain += 1;
+        if *chain <= limit {
+            return Ok(());
+        }
+        Err(Error {
+            code: Some(Code::NestingTooDeep),
+            span: Span::new(at, at + 1),
+            message: format!(
+                "statements or `?:` nested too deeply for this build (the limit is {limit} \
+                 unbraced levels in WebAssembly)"
+            ),
+        })
+    };
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'{' | b'}' => chain = 0,
+            b'(' => parens += 1,
+            b')' => parens = parens.saturating_sub(1),
+            b';' if parens == 0 => {
+                let rest = text[i + 1..].trim_start();
+                let continues = rest.starts_with("else")
+                    && !rest[4..].starts_with(|c: char| c.is_alphanumeric() || c == '_');
+                if !continues {
+                    chain = 0;
+                }
+            }
+            b'"' => {
+                // Skip a string literal (attribute arguments).
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += 1;
+                }
+            }
+            b'?' => refuse(i, &mut chain)?,
+            b'=' => {
+                let before = if i > 0 { bytes[i - 1] } else { b' ' };
+                let after = bytes.get(i + 1).copied().unwrap_or(b' ');
+                let comparison = after == b'=' || matches!(before, b'=' | b'!' | b'<' | b'>');
+                if !comparison {
+                    refuse(i, &mut chain)?;
+                }
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                if matches!(&text[start..i], "if" | "else" | "for" | "while" | "do") {
+                    refuse(start, &mut chain)?;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod unbraced_chain_tests {
+    use super::check_unbraced_chains;
+
+    fn deepest_allowed(text: &str) -> bool {
+        check_unbraced_chains(text, 8).is_ok()
+    }
+
+    #[test]
+    fn chains_longer_than_the_limit_are_refused() {
+        assert!(!deepest_allowed(&format!(
+            "x = {}1{};",
+            "c ? ".repeat(9),
+            " : 2".repeat(9)
+        )));
+        assert!(!deepest_allowed(&"if (c) ".repeat(9)));
+        assert!(!deepest_allowed(&"if (c) x = 1; else ".repeat(5)));
+        assert!(!deepest_allowed(&format!("{}1;", "x = ".repeat(9))));
+        assert!(!deepest_allowed(&"for (;;) ".repeat(9)));
+    }
+
+    #[test]
+    fn ordinary_code_is_not_a_chain() {
+        // Statements, braces and comparisons end or do not start a chain.
+        assert!(deepest_allowed(&"if (a == b) { x = 1; } ".repeat(100)));
+        assert!(deepest_allowed(&"x = y <= z; ".repeat(100)));
+        assert!(deepest_allowed(&"elsewhere = 1; ".repeat(100)));
+        assert!(deepest_allowed(
+            "[[host_name(\"a=b?c\")]] kernel void k() {}"
+        ));
+    }
+}

@@ -34,6 +34,8 @@ pub struct Error {
 /// Parses a preprocessed translation unit.
 pub fn parse(text: &str) -> Result<ast::TranslationUnit, Error> {
     check_nesting(text)?;
+    #[cfg(target_arch = "wasm32")]
+    depth::check_unbraced_chains(text, depth::MAX_UNBRACED_CHAIN)?;
     let pairs = MslParser::parse(Rule::translation_unit, text).map_err(|e| describe(e, text))?;
     depth::check(pairs.clone())?;
     build::translation_unit(pairs)
