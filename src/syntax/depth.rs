@@ -154,7 +154,7 @@ pub fn check_unbraced_chains(text: &str, limit: usize) -> Result<(), Error> {
     // `;` inside parentheses (a `for` header) ends nothing.
     let mut parens = 0usize;
     let mut i = 0;
-    let mut refuse = |at: usize, chain: &mut usize| -> Result<(), Error> {
+    let refuse = |at: usize, chain: &mut usize| -> Result<(), Error> {
         *chain += 1;
         if *chain <= limit {
             return Ok(());
