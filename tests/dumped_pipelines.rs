@@ -276,53 +276,5 @@ fn color_target(t: &ColorTarget) -> wgpu::ColorTargetState {
 
 /// A vertex format by WebGPU's name (the reflection's `format`).
 fn vertex_format(name: &str) -> wgpu::VertexFormat {
-    use wgpu::VertexFormat as V;
-    const FORMATS: &[(&str, V)] = &[
-        ("uint8", V::Uint8),
-        ("uint8x2", V::Uint8x2),
-        ("uint8x4", V::Uint8x4),
-        ("sint8", V::Sint8),
-        ("sint8x2", V::Sint8x2),
-        ("sint8x4", V::Sint8x4),
-        ("unorm8", V::Unorm8),
-        ("unorm8x2", V::Unorm8x2),
-        ("unorm8x4", V::Unorm8x4),
-        ("snorm8", V::Snorm8),
-        ("snorm8x2", V::Snorm8x2),
-        ("snorm8x4", V::Snorm8x4),
-        ("uint16", V::Uint16),
-        ("uint16x2", V::Uint16x2),
-        ("uint16x4", V::Uint16x4),
-        ("sint16", V::Sint16),
-        ("sint16x2", V::Sint16x2),
-        ("sint16x4", V::Sint16x4),
-        ("unorm16", V::Unorm16),
-        ("unorm16x2", V::Unorm16x2),
-        ("unorm16x4", V::Unorm16x4),
-        ("snorm16", V::Snorm16),
-        ("snorm16x2", V::Snorm16x2),
-        ("snorm16x4", V::Snorm16x4),
-        ("float16", V::Float16),
-        ("float16x2", V::Float16x2),
-        ("float16x4", V::Float16x4),
-        ("float32", V::Float32),
-        ("float32x2", V::Float32x2),
-        ("float32x3", V::Float32x3),
-        ("float32x4", V::Float32x4),
-        ("uint32", V::Uint32),
-        ("uint32x2", V::Uint32x2),
-        ("uint32x3", V::Uint32x3),
-        ("uint32x4", V::Uint32x4),
-        ("sint32", V::Sint32),
-        ("sint32x2", V::Sint32x2),
-        ("sint32x3", V::Sint32x3),
-        ("sint32x4", V::Sint32x4),
-        ("unorm10-10-10-2", V::Unorm10_10_10_2),
-        ("unorm8x4-bgra", V::Unorm8x4Bgra),
-    ];
-    FORMATS
-        .iter()
-        .find(|f| f.0 == name)
-        .map(|f| f.1)
-        .unwrap_or(V::Float32x4)
+    msl2wgsl::runner::vertex_format(name).unwrap_or(wgpu::VertexFormat::Float32x4)
 }

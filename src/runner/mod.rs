@@ -51,6 +51,7 @@ pub use render::{render, render_library, RenderResources, RenderTarget};
 pub use render_pipeline::{stage_function, RenderCommand, RenderPipeline};
 pub use samplers::{default_sampler, DEFAULT_COMPARE};
 pub use textures::{texture_format, texture_format_name, TextureData};
+pub use vertex_input::vertex_format;
 
 use crate::reflect::SamplerDescriptor;
 use crate::Failure;

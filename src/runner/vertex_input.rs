@@ -60,7 +60,7 @@ const FORMATS: &[(&str, V)] = &[
 ];
 
 /// The vertex format wgpu names `name` (`float32x3`, `uint8x4`, ...).
-pub(crate) fn vertex_format(name: &str) -> Option<wgpu::VertexFormat> {
+pub fn vertex_format(name: &str) -> Option<wgpu::VertexFormat> {
     FORMATS.iter().find(|f| f.0 == name).map(|f| f.1)
 }
 
