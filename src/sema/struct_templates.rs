@@ -505,8 +505,9 @@ fn instance_name(program: &Program, template: &str, values: &[TemplateValue]) ->
     format!("{template}<{}>", args.join(","))
 }
 
-/// A written type naming `name` (an instance), resolved through the symbols.
-fn named_type(name: &str, span: Span) -> ast::TypeSpec {
+/// A written type naming `name` (an instance or a scalar type), resolved
+/// through the symbols.
+pub(super) fn named_type(name: &str, span: Span) -> ast::TypeSpec {
     ast::TypeSpec {
         is_const: false,
         is_constexpr: false,

@@ -252,12 +252,12 @@ fn limit(s: Scalar, which: &str, span: Span) -> Result<Expr> {
                 });
                 let inf = mk(ExprKind::Cast(
                     CastKind::AsType,
-                    scalar_type("float", span),
+                    super::struct_templates::named_type("float", span),
                     Box::new(bits),
                 ));
                 mk(ExprKind::Cast(
                     CastKind::Static,
-                    scalar_type(s.name(), span),
+                    super::struct_templates::named_type(s.name(), span),
                     Box::new(inf),
                 ))
             }
@@ -321,20 +321,7 @@ fn int_constant(v: i128, s: Scalar, span: Span) -> Expr {
     };
     mk(ExprKind::Cast(
         CastKind::Static,
-        scalar_type(s.name(), span),
+        super::struct_templates::named_type(s.name(), span),
         Box::new(value),
     ))
-}
-
-fn scalar_type(name: &str, span: Span) -> ast::TypeSpec {
-    ast::TypeSpec {
-        is_const: false,
-        is_constexpr: false,
-        space: None,
-        path: vec![name.to_string()],
-        args: Vec::new(),
-        ptr_ops: Vec::new(),
-        name_span: span,
-        span,
-    }
 }
