@@ -398,6 +398,8 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k() {\n  int a = 1;\n  int a = 2;\n}\n", 5, 7, "redefinition of `a`"),
     ("kernel void k(device float* a [[buffer(0)]], uint i [[vertex_id]]) {}\n", 3, 55, "unknown or unsupported kernel argument attribute `[[vertex_id]]`"),
     ("kernel void k() {\n  void v;\n}\n", 4, 8, "variable `v` has type `void`"),
+    ("kernel void k(device float* o [[buffer(0)]]) {\n  float a[2]; a[0] = 1; o[0] = a[5];\n}\n", 4, 34, "index 5 is past the end of `float[2]` (2 elements)"),
+    ("kernel void k(device float* o [[buffer(0)]]) {\n  float4 v = float4(1.0f); o[0] = v[-1];\n}\n", 4, 37, "index -1 is before the beginning of `float4` (4 elements)"),
     ("kernel void k() {\n  const int c;\n}\n", 4, 13, "default initialization of an object of const type `int`"),
     ("kernel void k() {\n  int4 v = int4(1, 2);\n}\n", 4, 12, "`int4` constructor needs 4 components, found 2"),
     ("kernel void k(device int* a [[buffer(0)]]) {\n  a[0] = a[1.0f];\n}\n", 4, 12, "array subscript is not an integer"),

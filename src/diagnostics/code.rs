@@ -89,6 +89,8 @@ codes! {
     TypeMismatch = "E0309",
     /// A name declared twice in one scope.
     Redefinition = "E0310",
+    /// A constant index outside a fixed-size array, vector or matrix.
+    IndexOutOfBounds = "E0311",
     /// A lowering error with no specific code.
     Lowering = "E0400",
     /// Valid MSL this translator does not handle.

@@ -44,6 +44,9 @@ impl Lowerer<'_, '_> {
         } else {
             (hi, ti)
         };
+        if let Some(ty) = value_type(&b) {
+            self.check_constant_index(fx, ty, hi, index.span)?;
+        }
         match b {
             Value::Ptr(p) => {
                 let offset = if ti == Type::INT {
@@ -136,6 +139,47 @@ impl Lowerer<'_, '_> {
             }
             Value::Void => Err(Error::new(base.span, "subscripted value is `void`")),
         }
+    }
+
+    /// A literal index must lie inside a fixed-size array, vector or matrix:
+    /// Metal (clang) only warns, and the result is undefined, but WGSL
+    /// rejects a constant out-of-bounds index when the shader is created.
+    fn check_constant_index(
+        &self,
+        fx: &FnCtx,
+        ty: &Type,
+        index: Handle<Expression>,
+        span: Span,
+    ) -> Result<()> {
+        let len = match *ty {
+            Type::Array(_, n) => n,
+            Type::Vector(_, n) | Type::Packed(_, n) => n.into(),
+            Type::Matrix { columns, .. } => columns.into(),
+            _ => return Ok(()),
+        };
+        let value = match self.constant_literal(fx, index) {
+            Some(Literal::I32(v)) => i64::from(v),
+            Some(Literal::U32(v)) => i64::from(v),
+            _ => return Ok(()),
+        };
+        if (0..i64::from(len)).contains(&value) {
+            return Ok(());
+        }
+        let place = if value < 0 {
+            "before the beginning of"
+        } else {
+            "past the end of"
+        };
+        Err(Error::new(
+            span,
+            format!(
+                "index {value} is {place} `{}` ({len} element{})",
+                self.program.display(ty),
+                if len == 1 { "" } else { "s" }
+            ),
+        )
+        .note("Metal leaves the result undefined; WGSL refuses a constant index out of bounds")
+        .with_code(crate::diagnostics::Code::IndexOutOfBounds))
     }
 
     /// `Access`, or `AccessIndex` for a literal index.
@@ -740,4 +784,14 @@ fn swizzle_components(name: &str, n: u8) -> Option<Vec<u8>> {
     name.chars()
         .map(|c| set.find(c).map(|i| i as u8).filter(|i| *i < n))
         .collect()
+}
+
+/// The MSL type of an indexed value, where it is known without loading.
+fn value_type(v: &Value) -> Option<&Type> {
+    match v {
+        Value::Place(p) => Some(&p.ty),
+        Value::Bytes(b) => Some(&b.ty),
+        Value::Rv(_, t) => Some(t),
+        _ => None,
+    }
 }

@@ -317,7 +317,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// The literal `h` is, directly or as a module constant.
-    fn constant_literal(&self, fx: &FnCtx, h: Handle<Expression>) -> Option<Literal> {
+    pub(super) fn constant_literal(&self, fx: &FnCtx, h: Handle<Expression>) -> Option<Literal> {
         match *fx.expr(h) {
             Expression::Literal(l) => Some(l),
             Expression::Unary {
