@@ -308,7 +308,7 @@ impl Lowerer<'_, '_> {
                 &Expression::Splat { value, .. } if k > 1 => {
                     components.extend(std::iter::repeat_n(value, k as usize))
                 }
-                _ if k > 1 && super::operators::is_constant_tree(fx, h) => {
+                _ if k > 1 && super::const_exprs::is_constant_tree(fx, h) => {
                     for index in 0..k as u32 {
                         components.push(fx.add(Expression::AccessIndex { base: h, index }, span));
                     }

@@ -11,6 +11,7 @@ mod bitcast;
 mod builder;
 mod bytes;
 mod call;
+mod const_exprs;
 mod deduce;
 mod dispatch;
 mod entry;
