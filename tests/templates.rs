@@ -4,9 +4,9 @@
 
 mod common;
 
-use msl2wgsl::{Library, Options};
+use common::source::assert_error;
 
-const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+use msl2wgsl::{Library, Options};
 
 fn fixture(name: &str) -> String {
     let path = format!("{}/fixtures/templates/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -16,36 +16,6 @@ fn fixture(name: &str) -> String {
 fn translate(name: &str) -> Library {
     Library::from_source(name, &fixture(name), &Options::default())
         .unwrap_or_else(|f| panic!("{name}:\n{}", f.render()))
-}
-
-/// Translates `body` after a two-line prelude and returns the rendered
-/// diagnostics, which must be a failure.
-fn fails(body: &str) -> String {
-    let src = format!("{PRELUDE}{body}");
-    match Library::from_source("t.metal", &src, &Options::default()) {
-        Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
-        Err(f) => f.render(),
-    }
-}
-
-/// Asserts the first diagnostic is `t.metal:LINE:COL: error: MESSAGE...`,
-/// where LINE:COL is where `at` (the `nth` occurrence, from 0) starts in `body`.
-fn assert_error(body: &str, at: &str, nth: usize, message: &str) -> String {
-    let offset = body
-        .match_indices(at)
-        .nth(nth)
-        .unwrap_or_else(|| panic!("`{at}` not in the test source"))
-        .0;
-    let before = &body[..offset];
-    let line = before.matches('\n').count() + 3;
-    let col = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    let text = fails(body);
-    let want = format!("t.metal:{line}:{col}: error: {message}");
-    assert!(
-        text.lines().next().unwrap_or_default().starts_with(&want),
-        "want `{want}`\n got:\n{text}"
-    );
-    text
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod source;
+
 #[cfg(feature = "runner")]
 use msl2wgsl::runner::Gpu;
 #[cfg(feature = "runner")]

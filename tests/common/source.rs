@@ -1,0 +1,44 @@
+//! Translating small MSL sources in tests, and checking where their first
+//! error points.
+
+use msl2wgsl::{Library, Options};
+
+/// What every short test source starts with (two lines).
+pub const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+
+/// Translates `body` after [`PRELUDE`]; it must succeed.
+pub fn translate_body(body: &str) -> Library {
+    let src = format!("{PRELUDE}{body}");
+    Library::from_source("t.metal", &src, &Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()))
+}
+
+/// Translates `body` after [`PRELUDE`] and returns the rendered
+/// diagnostics, which must be a failure.
+pub fn fails(body: &str) -> String {
+    let src = format!("{PRELUDE}{body}");
+    match Library::from_source("t.metal", &src, &Options::default()) {
+        Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
+        Err(f) => f.render(),
+    }
+}
+
+/// Asserts the first diagnostic is `t.metal:LINE:COL: error: MESSAGE...`,
+/// where LINE:COL is where the `nth` `at` (from 0) starts in `body`.
+pub fn assert_error(body: &str, at: &str, nth: usize, message: &str) -> String {
+    let offset = body
+        .match_indices(at)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("`{at}` not in the test source"))
+        .0;
+    let before = &body[..offset];
+    let line = before.matches('\n').count() + 3;
+    let col = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    let text = fails(body);
+    let want = format!("t.metal:{line}:{col}: error: {message}");
+    assert!(
+        text.lines().next().unwrap_or_default().starts_with(&want),
+        "want `{want}`\n got:\n{text}"
+    );
+    text
+}
