@@ -38,7 +38,7 @@ pub(super) struct FnCtx {
 const MAX_INLINE_DEPTH: u32 = 32;
 
 /// The operands of the expressions lowering builds.
-fn operands(e: &Expression) -> Vec<Handle<Expression>> {
+pub(super) fn operands(e: &Expression) -> Vec<Handle<Expression>> {
     match *e {
         Expression::Access { base, index } => vec![base, index],
         Expression::AccessIndex { base, .. } => vec![base],

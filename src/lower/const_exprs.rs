@@ -63,7 +63,7 @@ impl Lowerer<'_, '_> {
         if let Type::Vector(_, n) = *ty {
             ones = fx.add(
                 Expression::Splat {
-                    size: vector_size(n)?,
+                    size: super::types::vector_size(n),
                     value: ones,
                 },
                 span,
@@ -127,48 +127,11 @@ impl Lowerer<'_, '_> {
 pub(super) fn is_constant_tree(fx: &FnCtx, h: Handle<Expression>) -> bool {
     match *fx.expr(h) {
         Expression::Literal(_) | Expression::Constant(_) | Expression::ZeroValue(_) => true,
-        Expression::Unary { expr, .. }
-        | Expression::As { expr, .. }
-        | Expression::Splat { value: expr, .. }
-        | Expression::AccessIndex { base: expr, .. }
-        | Expression::Swizzle { vector: expr, .. }
-        | Expression::Relational { argument: expr, .. } => is_constant_tree(fx, expr),
-        Expression::Access { base, index } => {
-            is_constant_tree(fx, base) && is_constant_tree(fx, index)
+        // Anything else is constant when it has operands and all are (a
+        // `Load` has its pointer, never constant).
+        ref e => {
+            let operands = super::builder::operands(e);
+            !operands.is_empty() && operands.into_iter().all(|o| is_constant_tree(fx, o))
         }
-        Expression::Select {
-            condition,
-            accept,
-            reject,
-        } => [condition, accept, reject]
-            .into_iter()
-            .all(|e| is_constant_tree(fx, e)),
-        Expression::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => [Some(arg), arg1, arg2, arg3]
-            .into_iter()
-            .flatten()
-            .all(|e| is_constant_tree(fx, e)),
-        Expression::Binary { left, right, .. } => {
-            is_constant_tree(fx, left) && is_constant_tree(fx, right)
-        }
-        Expression::Compose { ref components, .. } => {
-            components.iter().all(|&c| is_constant_tree(fx, c))
-        }
-        _ => false,
-    }
-}
-
-/// naga's size of an `n`-component vector.
-fn vector_size(n: u8) -> Option<naga::VectorSize> {
-    match n {
-        2 => Some(naga::VectorSize::Bi),
-        3 => Some(naga::VectorSize::Tri),
-        4 => Some(naga::VectorSize::Quad),
-        _ => None,
     }
 }
