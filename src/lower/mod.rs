@@ -5,40 +5,14 @@
 //! every value tracked beside its naga expression so that C++'s implicit
 //! conversions can be made explicit.
 
-mod access;
-mod atomics;
-mod bitcast;
-mod builder;
-mod bytes;
-mod call;
-mod const_exprs;
-mod deduce;
-mod dispatch;
+mod ctx;
+mod cxx;
 mod entry;
 mod expr;
-mod function_constants;
-mod functions;
-mod half_mode;
-mod invocation;
-mod mathlib;
-mod mathlib_int;
-mod members;
-mod narrow;
-mod operators;
-mod overloads;
-mod pointers;
-mod quad;
-mod resources;
-mod samplers;
-mod stage_outputs;
-mod stages;
+mod metal;
 mod stdlib;
 mod stmt;
-mod subgroup;
-mod texture_ops;
-mod textures;
 mod types;
-mod value;
 
 use crate::reflect::FunctionReflection;
 use crate::sema::{self, Program};
@@ -47,8 +21,8 @@ use crate::syntax::ast;
 use crate::types::Type;
 use std::collections::HashMap;
 
-pub use entry::{default_threadgroup_size, DISPATCH_BINDING};
-pub use half_mode::HalfMode;
+pub use entry::compute::{default_threadgroup_size, DISPATCH_BINDING};
+pub use metal::half_as_f32::HalfMode;
 
 /// A lowering error: the input is valid syntax but cannot be translated.
 pub type Error = sema::Error;
@@ -108,7 +82,7 @@ pub(crate) struct Lowerer<'p, 'a> {
     qualified_names: std::cell::OnceCell<std::collections::HashSet<String>>,
     tu: &'a ast::TranslationUnit,
     /// The library-wide vertex→fragment link table (built on first use).
-    varyings: Option<Vec<(String, stages::VaryingSlot)>>,
+    varyings: Option<Vec<(String, entry::stages::VaryingSlot)>>,
     module: naga::Module,
     types: types::TypeCache,
     constants: HashMap<usize, naga::Handle<naga::Constant>>,
@@ -292,8 +266,8 @@ pub fn lower<'a>(
         }
     }
     if errors.is_empty() && l.half_mode == HalfMode::F32 {
-        half_mode::demote_f16(&mut l.module);
-        if half_mode::mentions_f16(&l.module) {
+        metal::half_as_f32::demote_f16(&mut l.module);
+        if metal::half_as_f32::mentions_f16(&l.module) {
             errors.push(Error::new(
                 Span::default(),
                 "internal error: `f16` left in a translation with `half` as `f32`",
@@ -309,7 +283,7 @@ pub fn lower<'a>(
                 .find(|e| e.name == f.wgsl_entry_point)
             {
                 f.function_constants =
-                    function_constants::reached(program, &l.module, &ep.function);
+                    metal::function_constants::reached(program, &l.module, &ep.function);
             }
         }
         Ok(Lowered {

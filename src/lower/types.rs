@@ -1,8 +1,8 @@
 //! MSL types → naga types. Structs get the padding members of their
 //! [`crate::layout::PaddingPlan`], so their default WGSL layout is Metal's.
 
-use super::{Error, Lowerer, Result};
 use crate::layout::{self, PlannedMember};
+use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::types::{Scalar, StructId, Type};
 use naga::{Handle, TypeInner};
@@ -10,15 +10,15 @@ use std::collections::HashMap;
 
 /// Caches the naga handle of each MSL type.
 #[derive(Default)]
-pub(super) struct TypeCache {
+pub(in crate::lower) struct TypeCache {
     handles: HashMap<Type, Handle<naga::Type>>,
     plans: HashMap<StructId, Option<layout::PaddingPlan>>,
-    pub(super) uses_f16: bool,
-    pub(super) uses_i64: bool,
+    pub(in crate::lower) uses_f16: bool,
+    pub(in crate::lower) uses_i64: bool,
 }
 
 /// naga's scalar for an MSL scalar (only the supported ones reach here).
-pub(super) fn scalar(s: Scalar) -> naga::Scalar {
+pub(in crate::lower) fn scalar(s: Scalar) -> naga::Scalar {
     match s {
         Scalar::Bool => naga::Scalar::BOOL,
         // 8- and 16-bit integers are held sign- or zero-extended in 32 bits
@@ -32,7 +32,7 @@ pub(super) fn scalar(s: Scalar) -> naga::Scalar {
     }
 }
 
-pub(super) fn vector_size(n: u8) -> naga::VectorSize {
+pub(in crate::lower) fn vector_size(n: u8) -> naga::VectorSize {
     match n {
         2 => naga::VectorSize::Bi,
         3 => naga::VectorSize::Tri,
@@ -42,7 +42,11 @@ pub(super) fn vector_size(n: u8) -> naga::VectorSize {
 
 impl Lowerer<'_, '_> {
     /// The naga type of `ty`.
-    pub(super) fn naga_type(&mut self, ty: &Type, span: Span) -> Result<Handle<naga::Type>> {
+    pub(in crate::lower) fn naga_type(
+        &mut self,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Handle<naga::Type>> {
         if let Some(h) = self.types.handles.get(ty) {
             return Ok(*h);
         }
@@ -78,7 +82,7 @@ impl Lowerer<'_, '_> {
             Type::Struct(id) => self.struct_inner(*id, span)?,
             // atomic_float and atomic_bool live in `atomic<u32>` words
             // (compare-exchange loops and 0/1 values), which every target has.
-            Type::Texture(t) => super::textures::image_inner(t),
+            Type::Texture(t) => crate::lower::stdlib::textures::image_inner(t),
             Type::Sampler { comparison } => TypeInner::Sampler {
                 comparison: *comparison,
             },
@@ -123,7 +127,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// naga's scalar for an MSL scalar in this translation's `half` mode.
-    pub(super) fn naga_scalar(&self, s: Scalar) -> naga::Scalar {
+    pub(in crate::lower) fn naga_scalar(&self, s: Scalar) -> naga::Scalar {
         match s {
             Scalar::Half if self.emulates_half() => naga::Scalar::F32,
             s => scalar(s),
@@ -132,12 +136,16 @@ impl Lowerer<'_, '_> {
 
     /// True if `ty` holds emulated `half` data, whose 4-byte WGSL values
     /// cannot have Metal's 2-byte layout (buffers of it use word views).
-    pub(super) fn holds_emulated_half(&self, ty: &Type) -> bool {
+    pub(in crate::lower) fn holds_emulated_half(&self, ty: &Type) -> bool {
         self.emulates_half() && layout::uses_scalar(ty, Scalar::Half, &self.program.structs)
     }
 
     /// A runtime-sized `array<T>` for `T*` buffer arguments.
-    pub(super) fn runtime_array(&mut self, elem: &Type, span: Span) -> Result<Handle<naga::Type>> {
+    pub(in crate::lower) fn runtime_array(
+        &mut self,
+        elem: &Type,
+        span: Span,
+    ) -> Result<Handle<naga::Type>> {
         let base = self.naga_type(elem, span)?;
         let stride = self.wgsl_stride(elem, base, span)?;
         Ok(self.module.types.insert(
@@ -169,7 +177,7 @@ impl Lowerer<'_, '_> {
     /// The padding plan of struct `id`, when WGSL's default layout can
     /// reproduce Metal's; `None` for structs with packed vectors, bools or
     /// 8/16-bit integers, which buffers hold as words instead.
-    pub(super) fn plan(&mut self, id: StructId) -> Option<&layout::PaddingPlan> {
+    pub(in crate::lower) fn plan(&mut self, id: StructId) -> Option<&layout::PaddingPlan> {
         if !self.types.plans.contains_key(&id) {
             let plan = match self.holds_emulated_half(&Type::Struct(id)) {
                 true => None,
@@ -260,12 +268,12 @@ impl Lowerer<'_, '_> {
     }
 
     /// The naga member index of MSL member `index` of struct `id`.
-    pub(super) fn member_index(&mut self, id: StructId, index: usize) -> u32 {
+    pub(in crate::lower) fn member_index(&mut self, id: StructId, index: usize) -> u32 {
         self.plan(id).map_or(index as u32, |p| p.wgsl_index(index))
     }
 
     /// 64-bit integers exist only as a wgpu extension (`shader-int64`).
-    pub(super) fn check_64_bit(&mut self, span: Span) -> Result<()> {
+    pub(in crate::lower) fn check_64_bit(&mut self, span: Span) -> Result<()> {
         if !self.native_extensions {
             return Err(Error::new(span, "64-bit integers (`long`, `ulong`) need `--target wgpu`: WebGPU has no 64-bit integers").with_code(crate::diagnostics::Code::NoWebGpuEquivalent)
                 .note("`size_t` and `ptrdiff_t` are 32-bit in the translation and work with either target"));

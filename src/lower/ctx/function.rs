@@ -1,0 +1,257 @@
+//! Building one naga function: expression emission, blocks and scopes.
+
+use crate::lower::ctx::value::Local;
+use crate::source_map::Span;
+use crate::types::Type;
+use naga::{Block, Expression, Handle, Statement};
+use std::collections::HashMap;
+
+/// The function being built.
+pub(in crate::lower) struct FnCtx {
+    /// The naga function (its body is assembled from `blocks` at the end).
+    pub function: naga::Function,
+    blocks: Vec<Block>,
+    emitter: naga::proc::Emitter,
+    scopes: Vec<HashMap<String, Local>>,
+    /// MSL return type.
+    pub return_type: Type,
+    /// Enclosing loops (for `continue`) and loops or switches (for `break`).
+    pub loops: usize,
+    /// Enclosing switches.
+    pub breakables: usize,
+    /// A barrier was lowered.
+    pub uses_barrier: bool,
+    /// This is a kernel's entry point (threadgroup variables are allowed).
+    pub kernel: bool,
+    /// A fragment function (implicit-LOD sampling, derivatives, discard).
+    pub fragment: bool,
+    /// For vertex/fragment entry points returning a struct: how a returned
+    /// MSL value becomes the WGSL output struct.
+    pub output: Option<OutputAdapter>,
+    /// Operator nesting depth of each inlined expression (see [`FnCtx::add`]).
+    depth: HashMap<Handle<Expression>, u32>,
+}
+
+/// Deepest operator nesting left inline in the WGSL. naga's writer prints
+/// single-use expressions inline, and WGSL parsers limit nesting (naga's to
+/// 200 levels), so deeper trees are cut into named `let`s.
+const MAX_INLINE_DEPTH: u32 = 32;
+
+/// The operands of the expressions lowering builds.
+pub(in crate::lower) fn operands(e: &Expression) -> Vec<Handle<Expression>> {
+    match *e {
+        Expression::Access { base, index } => vec![base, index],
+        Expression::AccessIndex { base, .. } => vec![base],
+        Expression::Splat { value, .. } => vec![value],
+        Expression::Swizzle { vector, .. } => vec![vector],
+        Expression::Compose { ref components, .. } => components.clone(),
+        Expression::Load { pointer } => vec![pointer],
+        Expression::Unary { expr, .. } | Expression::As { expr, .. } => vec![expr],
+        Expression::Binary { left, right, .. } => vec![left, right],
+        Expression::Select {
+            condition,
+            accept,
+            reject,
+        } => vec![condition, accept, reject],
+        Expression::Relational { argument, .. } => vec![argument],
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => [Some(arg), arg1, arg2, arg3]
+            .into_iter()
+            .flatten()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl FnCtx {
+    /// A new, empty function.
+    pub fn new(name: &str, return_type: Type) -> Self {
+        FnCtx {
+            function: naga::Function {
+                name: Some(name.to_string()),
+                ..Default::default()
+            },
+            blocks: vec![Block::new()],
+            emitter: Default::default(),
+            scopes: vec![HashMap::new()],
+            return_type,
+            loops: 0,
+            breakables: 0,
+            uses_barrier: false,
+            kernel: false,
+            fragment: false,
+            output: None,
+            depth: HashMap::new(),
+        }
+    }
+
+    /// Appends an expression, covering it with an `Emit` when naga needs one.
+    pub fn add(&mut self, expr: Expression, span: Span) -> Handle<Expression> {
+        let span = naga::Span::new(span.start, span.end);
+        if expr.needs_pre_emit() {
+            self.flush();
+            return self.function.expressions.append(expr, span);
+        }
+        if !self.emitter.is_running() {
+            self.emitter.start(&self.function.expressions);
+        }
+        let depth = 1 + operands(&expr)
+            .iter()
+            .map(|h| self.depth.get(h).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        let h = self.function.expressions.append(expr, span);
+        if depth > MAX_INLINE_DEPTH {
+            self.function
+                .named_expressions
+                .insert(h, format!("t{}", h.index()));
+        } else {
+            self.depth.insert(h, depth);
+        }
+        h
+    }
+
+    /// Appends an expression that a statement defines (`CallResult`), which
+    /// must not be emitted.
+    pub fn add_result(&mut self, expr: Expression, span: Span) -> Handle<Expression> {
+        self.flush();
+        self.function
+            .expressions
+            .append(expr, naga::Span::new(span.start, span.end))
+    }
+
+    /// Ends the pending `Emit` range.
+    fn flush(&mut self) {
+        if self.emitter.is_running() {
+            if let Some((stmt, span)) = self.emitter.finish(&self.function.expressions) {
+                self.blocks.last_mut().expect("a block").push(stmt, span);
+            }
+        }
+    }
+
+    /// Appends a statement to the current block.
+    pub fn push(&mut self, stmt: Statement, span: Span) {
+        self.flush();
+        self.blocks
+            .last_mut()
+            .expect("a block")
+            .push(stmt, naga::Span::new(span.start, span.end));
+    }
+
+    /// Starts a nested block (and a scope).
+    pub fn open(&mut self) {
+        self.flush();
+        self.blocks.push(Block::new());
+        self.scopes.push(HashMap::new());
+    }
+
+    /// Ends the nested block and returns it.
+    pub fn close(&mut self) -> Block {
+        self.flush();
+        self.scopes.pop();
+        self.blocks.pop().expect("an open block")
+    }
+
+    /// Declares a name in the innermost scope; false if already declared there.
+    pub fn declare(&mut self, name: &str, local: Local) -> bool {
+        let scope = self.scopes.last_mut().expect("a scope");
+        if scope.contains_key(name) {
+            return false;
+        }
+        scope.insert(name.to_string(), local);
+        true
+    }
+
+    /// The names in scope, innermost scope first and sorted within one
+    /// (for "did you mean" hints, which must not depend on hash order).
+    pub fn names_in_scope(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        for scope in self.scopes.iter().rev() {
+            let mut these: Vec<&str> = scope.keys().map(String::as_str).collect();
+            these.sort_unstable();
+            names.extend(these);
+        }
+        names
+    }
+
+    /// Looks a name up from the innermost scope out.
+    pub fn lookup(&self, name: &str) -> Option<&Local> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    /// Adds a local variable.
+    pub fn local(
+        &mut self,
+        name: &str,
+        ty: Handle<naga::Type>,
+        span: Span,
+    ) -> Handle<naga::LocalVariable> {
+        self.function.local_variables.append(
+            naga::LocalVariable {
+                name: Some(name.to_string()),
+                ty,
+                init: None,
+            },
+            naga::Span::new(span.start, span.end),
+        )
+    }
+
+    /// True if the current block already ends in a terminator.
+    pub fn terminated(&self) -> bool {
+        self.blocks.last().and_then(|b| b.last()).is_some_and(|s| {
+            matches!(
+                s,
+                Statement::Return { .. } | Statement::Break | Statement::Continue | Statement::Kill
+            )
+        })
+    }
+
+    /// Finishes the function.
+    pub fn finish(mut self) -> naga::Function {
+        self.flush();
+        let body = self.blocks.pop().expect("the body");
+        self.function.body = body;
+        self.function
+    }
+
+    /// The expression `h` as it was built.
+    pub fn expr(&self, h: Handle<Expression>) -> &Expression {
+        &self.function.expressions[h]
+    }
+}
+
+/// How a returned MSL struct becomes the entry point's output struct.
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct OutputAdapter {
+    /// The WGSL output type (a struct, unless `members` is empty).
+    pub ty: Handle<naga::Type>,
+    /// For each output member, how it is made from the MSL struct.
+    pub members: Vec<OutputMember>,
+    /// A bare (non-struct) return: its MSL and IO types.
+    pub bare: Option<(Type, Type)>,
+}
+
+/// One member of an entry point's output struct.
+#[derive(Clone, Debug)]
+pub(in crate::lower) enum OutputMember {
+    /// The MSL member at this index of the MSL struct's naga type,
+    /// converted from its MSL type to its IO type.
+    Convert(u32, Type, Type),
+    /// `[[clip_distance]]`: the MSL member at this index, a `float` or a
+    /// `float[count]`, gathered into WGSL's `array<f32, count>`.
+    ClipDistances {
+        /// The MSL member's index.
+        index: u32,
+        /// The number of distances.
+        count: u32,
+        /// The MSL member is an array (not a bare `float`).
+        array: bool,
+        /// `array<f32, count>`.
+        ty: Handle<naga::Type>,
+    },
+}

@@ -1,0 +1,118 @@
+//! Values, places and pointers as lowering tracks them.
+
+use crate::types::{AddressSpace, Type};
+use naga::{Expression, Handle};
+
+/// A memory location: a naga pointer expression.
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct Place {
+    /// Pointer expression.
+    pub ptr: Handle<Expression>,
+    /// MSL type of what it points to.
+    pub ty: Type,
+    /// False for `const`, `constant` and `const device` memory.
+    pub writable: bool,
+}
+
+/// Where an MSL pointer points: naga has no storable pointers, so an MSL
+/// pointer is a fixed root plus a `u32` element index (mapping doc §1.3).
+#[derive(Clone, Debug, PartialEq)]
+pub(in crate::lower) enum PtrRoot {
+    /// A global of runtime-array type (a `T*` buffer).
+    Buffer(Handle<naga::GlobalVariable>),
+    /// A whole non-array global (a `T&` buffer).
+    Global(Handle<naga::GlobalVariable>),
+    /// A place in this function (a `thread` object); the index must stay 0,
+    /// or the place is an array and the index selects an element.
+    Place(Handle<Expression>, bool),
+    /// A word-view buffer; the index is a byte offset.
+    Bytes(Handle<naga::GlobalVariable>),
+}
+
+/// An MSL pointer value.
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct PtrValue {
+    /// Root.
+    pub root: PtrRoot,
+    /// `u32` element index.
+    pub index: Handle<Expression>,
+    /// Pointee type.
+    pub pointee: Type,
+    /// Address space.
+    pub space: AddressSpace,
+    /// Pointee is const.
+    pub is_const: bool,
+}
+
+/// The result of lowering an expression.
+#[derive(Clone, Debug)]
+pub(in crate::lower) enum Value {
+    /// No value (`void` call).
+    Void,
+    /// A value.
+    Rv(Handle<Expression>, Type),
+    /// An lvalue.
+    Place(Place),
+    /// Several components of a vector lvalue (`v.zx`).
+    Swizzle(Place, Vec<u8>),
+    /// A pointer.
+    Ptr(PtrValue),
+    /// A place in a word-view buffer.
+    Bytes(BytePlace),
+    /// Several components of a vector in a word-view buffer.
+    BytesSwizzle(BytePlace, Vec<u8>),
+}
+
+impl Value {
+    /// The expression of a value built by lowering itself (`Rv`).
+    pub fn handle(&self) -> Handle<Expression> {
+        match self {
+            Value::Rv(h, _) => *h,
+            _ => unreachable!("not a plain value"),
+        }
+    }
+}
+
+/// What a name in a function scope stands for.
+#[derive(Clone, Debug)]
+pub(in crate::lower) enum Local {
+    /// A local variable.
+    Var {
+        /// The variable.
+        var: Handle<naga::LocalVariable>,
+        /// Its MSL type.
+        ty: Type,
+        /// Declared `const`.
+        is_const: bool,
+    },
+    /// A value that is not a variable (textures and samplers: handles).
+    Value(Handle<Expression>, Type),
+    /// A reference bound to a place.
+    Ref(Place),
+    /// A reference into a word-view buffer.
+    Bytes(BytePlace),
+    /// A pointer that cannot change (a parameter).
+    Ptr(PtrValue),
+    /// A `[[threadgroup(n)]]` argument whose size was not given.
+    UnsizedThreadgroup(u32),
+    /// A pointer variable: fixed root, index in a `u32` local.
+    PtrVar {
+        /// The index variable.
+        var: Handle<naga::LocalVariable>,
+        /// Template for root, pointee, space (its `index` is ignored).
+        ptr: PtrValue,
+    },
+}
+
+/// A place in a word-view buffer.
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct BytePlace {
+    /// The `array<u32>` or `array<atomic<u32>>` global.
+    pub global: Handle<naga::GlobalVariable>,
+    /// Byte offset (`u32`).
+    pub offset: Handle<Expression>,
+    /// MSL type stored there, in Metal's layout.
+    pub ty: Type,
+    /// False for `const device` and `constant` buffers.
+    pub writable: bool,
+}

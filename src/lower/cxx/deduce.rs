@@ -1,0 +1,227 @@
+//! `auto` and `decltype` in local declarations (C++ [dcl.spec.auto],
+//! [dcl.type.decltype]): the declared type is written out from the type of
+//! the initializer (or of `decltype`'s operand), typed in a scratch block
+//! whose IR is discarded, and the declaration proceeds as if written so.
+//!
+//! - `auto x = e;` takes `e`'s type without references and `const`;
+//! - `const auto x = e;` is the same type, `const`;
+//! - `auto& r = place;` / `const auto& r = place;` refer to the place, in its
+//!   address space (`device`, `threadgroup` or `thread`); `const auto&` of a
+//!   temporary is a `const` copy, which reads the same;
+//! - `auto p = buf + 4;` is a pointer into the same address space;
+//! - `decltype(e) x` is `e`'s type without references.
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::Value;
+use crate::lower::{Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::{self, Expr, Init, PtrOp, TemplateArg, TypeSpec, VarDecl};
+use crate::types::{AddressSpace, Type};
+
+/// The type of an expression and, for a place, the address space it is in.
+struct Typed {
+    ty: Type,
+    /// `Some` for an lvalue.
+    space: Option<AddressSpace>,
+}
+
+impl Lowerer<'_, '_> {
+    /// `d` with its `auto` or `decltype(e)` type written out; `None` when
+    /// its type is written already.
+    pub(in crate::lower) fn deduced_declaration(
+        &mut self,
+        fx: &mut FnCtx,
+        d: &VarDecl,
+    ) -> Result<Option<VarDecl>> {
+        let ty = &d.ty;
+        let is_auto = ty.path.len() == 1 && ty.path[0] == "auto" && ty.args.is_empty();
+        if !is_auto && !is_decltype(ty) {
+            return Ok(None);
+        }
+        let source = match (is_auto, &ty.args.first()) {
+            (false, Some(TemplateArg::Expr(e))) => e.clone(),
+            _ => auto_initializer(d)?,
+        };
+        let typed = self.typed(fx, &source)?;
+        let mut out = d.clone();
+        out.ty = self.written_type(ty, &typed, source.span)?;
+        if is_auto {
+            // `auto a = 1, b = 2.0f;` deduces each; C++ requires one type.
+            for decl in d.declarators.iter().skip(1) {
+                let Some(e) = declarator_expr(decl) else {
+                    continue;
+                };
+                let other = self.typed(fx, &e)?;
+                if other.ty != typed.ty {
+                    return Err(Error::new(
+                        e.span,
+                        format!(
+                            "`auto` deduced as `{}` here but as `{}` in the first declarator",
+                            self.program.display(&other.ty),
+                            self.program.display(&typed.ty)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// The type of `e`, typed in a scratch block.
+    fn typed(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Typed> {
+        let start = fx.function.expressions.len();
+        fx.open();
+        let v = self.expr(fx, e);
+        let typed = v.map(|v| match v {
+            Value::Place(p) => Typed {
+                ty: p.ty,
+                space: Some(self.place_space(fx, p.ptr)),
+            },
+            Value::Bytes(b) => Typed {
+                ty: b.ty.unpacked(),
+                space: Some(AddressSpace::Device),
+            },
+            Value::Ptr(p) => Typed {
+                ty: Type::Pointer(Box::new(crate::types::Pointer {
+                    space: p.space,
+                    pointee: p.pointee,
+                    is_const: p.is_const,
+                    is_reference: false,
+                })),
+                space: None,
+            },
+            Value::Rv(_, ty) => Typed { ty, space: None },
+            Value::Swizzle(p, c) => Typed {
+                ty: Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
+                space: None,
+            },
+            Value::BytesSwizzle(b, c) => Typed {
+                ty: Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
+                space: None,
+            },
+            Value::Void => Typed {
+                ty: Type::Void,
+                space: None,
+            },
+        });
+        drop(fx.close());
+        crate::lower::cxx::members::neutralize_results(fx, start);
+        typed
+    }
+
+    /// The declaration's written type with `auto` replaced by `typed`.
+    fn written_type(&self, pattern: &TypeSpec, typed: &Typed, span: Span) -> Result<TypeSpec> {
+        if typed.ty == Type::Void {
+            return Err(Error::new(
+                span,
+                "cannot deduce a variable's type from a `void` expression",
+            ));
+        }
+        let wants_ref = pattern.ptr_ops.contains(&PtrOp::Reference);
+        let (value, space, ptr_ops) = match &typed.ty {
+            // `auto p = buf + 1;` / `auto* p = &x;`: a pointer.
+            Type::Pointer(p) => {
+                let mut ts = self.program.type_spec_of(&p.pointee, span)?;
+                ts.is_const = p.is_const;
+                (ts, Some(p.space), vec![PtrOp::Pointer { is_const: false }])
+            }
+            ty if wants_ref => {
+                let ts = self.program.type_spec_of(ty, span)?;
+                match typed.space {
+                    Some(space) => (ts, Some(space), vec![PtrOp::Reference]),
+                    // `const auto& x = a + b;` binds to a temporary: a copy.
+                    None if pattern.is_const => (ts, None, Vec::new()),
+                    None => {
+                        return Err(Error::new(
+                            span,
+                            "a non-const reference (`auto&`) cannot bind to a temporary",
+                        ))
+                    }
+                }
+            }
+            ty => (self.program.type_spec_of(ty, span)?, None, Vec::new()),
+        };
+        Ok(TypeSpec {
+            is_const: pattern.is_const || value.is_const,
+            is_constexpr: pattern.is_constexpr,
+            space: space.map(|s| (ast_space(s), pattern.span)),
+            ptr_ops,
+            name_span: pattern.name_span,
+            span: pattern.span,
+            ..value
+        })
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// Template arguments with each `decltype(e)` replaced by `e`'s type
+    /// (`f<decltype(x)>(..)`, where `x` may be a local).
+    pub(in crate::lower) fn written_template_args(
+        &mut self,
+        fx: &mut FnCtx,
+        args: &[TemplateArg],
+    ) -> Result<Vec<TemplateArg>> {
+        let mut out = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                TemplateArg::Type(ts) if is_decltype(ts) => {
+                    let Some(TemplateArg::Expr(e)) = ts.args.first() else {
+                        unreachable!("decltype holds its operand")
+                    };
+                    let typed = self.typed(fx, e)?;
+                    let mut pattern = ts.clone();
+                    pattern.ptr_ops.retain(|op| *op != PtrOp::Reference);
+                    let plain = Typed {
+                        ty: typed.ty,
+                        space: None,
+                    };
+                    out.push(TemplateArg::Type(
+                        self.written_type(&pattern, &plain, e.span)?,
+                    ));
+                }
+                other => out.push(other.clone()),
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn is_decltype(ty: &TypeSpec) -> bool {
+    ty.path.len() == 1 && ty.path[0] == "decltype"
+}
+
+/// The expression an `auto` declaration is deduced from.
+fn auto_initializer(d: &VarDecl) -> Result<Expr> {
+    let first = &d.declarators[0];
+    match &first.init {
+        None => Err(Error::new(
+            first.name.span,
+            format!(
+                "declaration of variable `{}` with deduced type `auto` requires an initializer",
+                first.name.name
+            ),
+        )),
+        Some(Init::List(_, span)) => Err(Error::new(
+            *span,
+            "cannot deduce `auto` from a braced initializer list; write the type",
+        )),
+        Some(_) => Ok(declarator_expr(first).expect("an expression initializer")),
+    }
+}
+
+fn declarator_expr(d: &ast::Declarator) -> Option<Expr> {
+    match &d.init {
+        Some(Init::Expr(e)) => Some(e.clone()),
+        Some(Init::Paren(args, _)) if args.len() == 1 => Some(args[0].clone()),
+        _ => None,
+    }
+}
+
+fn ast_space(s: AddressSpace) -> ast::AddressSpace {
+    match s {
+        AddressSpace::Device => ast::AddressSpace::Device,
+        AddressSpace::Constant => ast::AddressSpace::Constant,
+        AddressSpace::Thread => ast::AddressSpace::Thread,
+        AddressSpace::Threadgroup => ast::AddressSpace::Threadgroup,
+    }
+}

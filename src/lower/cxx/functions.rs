@@ -1,0 +1,719 @@
+//! User functions: overload resolution, arguments, and one naga function per
+//! specialisation (buffer pointers become element indices into a fixed global,
+//! mapping doc §1.3).
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue, Value};
+use crate::lower::{ArgKey, Error, Lowerer, Result};
+use crate::sema::templates::{template_function, TemplateValue, MAX_INSTANTIATION_DEPTH};
+use crate::source_map::Span;
+use crate::syntax::ast::{Expr, FunctionDecl, TemplateArg};
+use crate::types::{AddressSpace, Type};
+use std::rc::Rc;
+
+/// A user function's declaration: borrowed from the program, or an
+/// instantiation the lowering owns.
+enum Decl<'a> {
+    Program(&'a FunctionDecl),
+    Instance(Rc<FunctionDecl>),
+}
+
+impl std::ops::Deref for Decl<'_> {
+    type Target = FunctionDecl;
+    fn deref(&self) -> &FunctionDecl {
+        match self {
+            Decl::Program(f) => f,
+            Decl::Instance(f) => f,
+        }
+    }
+}
+
+/// The MSL type of a lowered value (a pointer's pointee).
+fn value_type(v: &Value) -> Type {
+    match v {
+        Value::Rv(_, t) => t.clone(),
+        Value::Place(p) => p.ty.clone(),
+        Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
+        Value::Ptr(p) => p.pointee.clone(),
+        Value::Bytes(b) => b.ty.unpacked(),
+        Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
+        Value::Void => Type::Void,
+    }
+}
+use naga::{Expression, Handle, Statement};
+
+impl<'a> Lowerer<'_, 'a> {
+    /// User function `index`: a definition or a template instantiation.
+    fn decl(&self, index: usize) -> Decl<'a> {
+        match self.program.functions.get(index) {
+            Some(f) => Decl::Program(f),
+            None => Decl::Instance(self.instances[index - self.program.functions.len()].clone()),
+        }
+    }
+}
+
+impl Lowerer<'_, '_> {
+    // ---- user functions ----------------------------------------------------
+
+    pub(in crate::lower) fn call_user(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        candidates: &[usize],
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let viable: Vec<usize> = candidates
+            .iter()
+            .copied()
+            .filter(|i| accepts(self.program.functions[*i], args.len()))
+            .collect();
+        let index = match viable.as_slice() {
+            [] => {
+                let f = self.program.functions[candidates[0]];
+                return Err(Error::new(span, format!("no matching function for call to `{name}`: it takes {} argument(s), {} given", f.params.len(), args.len())).with_code(crate::diagnostics::Code::NoMatchingOverload));
+            }
+            [one] => *one,
+            many => match self.pick_overload(fx, many, args, callee_span) {
+                Ok(i) => i,
+                // Ranked again to name the candidates in the error.
+                Err(_) => {
+                    return self.call_overloaded(fx, name, many, &[], &[], args, callee_span, span)
+                }
+            },
+        };
+        let args = with_defaults(self.program.functions[index], args);
+        self.call_function(fx, index, name, &args, callee_span, span)
+    }
+
+    /// A call of function template `name` (`square(x)`, `square<half>(x)`):
+    /// its arguments are deduced, and each distinct instantiation becomes
+    /// one more user function.
+    pub(in crate::lower) fn call_template(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        explicit: &[TemplateArg],
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let candidates = self.program.function_templates(name).to_vec();
+        let fits = candidates
+            .iter()
+            .any(|&t| accepts(template_function(self.program.templates[t]), args.len()));
+        if !fits {
+            let f = template_function(self.program.templates[candidates[0]]);
+            return Err(Error::new(
+                span,
+                format!(
+                    "no matching function for call to `{name}`: it takes {} argument(s), {} given",
+                    f.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        self.call_overloaded(
+            fx,
+            name,
+            &[],
+            &candidates,
+            explicit,
+            args,
+            callee_span,
+            span,
+        )
+    }
+
+    /// Calls plain user function `index`, completing default arguments.
+    pub(in crate::lower) fn call_plain(
+        &mut self,
+        fx: &mut FnCtx,
+        index: usize,
+        name: &str,
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let args = with_defaults(self.program.functions[index], args);
+        self.call_function(fx, index, name, &args, callee_span, span)
+    }
+
+    /// Calls instantiation `index` (a user function index), completing
+    /// default arguments.
+    pub(in crate::lower) fn call_instance(
+        &mut self,
+        fx: &mut FnCtx,
+        index: usize,
+        name: &str,
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let args = with_defaults(&self.decl(index), args);
+        self.call_function(fx, index, name, &args, callee_span, span)
+    }
+
+    /// The user function index of template `t` instantiated with `values`.
+    pub(in crate::lower) fn instance(
+        &mut self,
+        t: usize,
+        values: Vec<TemplateValue>,
+        span: Span,
+    ) -> Result<usize> {
+        let base = self.program.functions.len();
+        let key = (t, values);
+        if let Some(&i) = self.instance_ids.get(&key) {
+            return Ok(base + i);
+        }
+        let template = self.program.templates[t];
+        let name = self.program.instance_name(template, &key.1);
+        // Every instantiation in progress is on this stack; a template that
+        // keeps instantiating itself with new arguments never ends.
+        let depth = self.in_progress.iter().filter(|&&i| i >= base).count();
+        if depth >= MAX_INSTANTIATION_DEPTH {
+            return Err(Error::new(
+                span,
+                format!("template instantiation depth exceeds the limit of {MAX_INSTANTIATION_DEPTH} (instantiating `{name}`)"),
+            ).with_code(crate::diagnostics::Code::LimitExceeded)
+            .note(format!("`{}` instantiates itself with ever new template arguments", template_function(template).name.name)));
+        }
+        let ident = crate::syntax::ast::Ident {
+            name,
+            span: template_function(template).name.span,
+        };
+        let decl = self.program.instantiate(template, &key.1, ident)?;
+        self.instances.push(std::rc::Rc::new(decl));
+        self.instance_ids.insert(key, self.instances.len() - 1);
+        Ok(base + self.instances.len() - 1)
+    }
+
+    /// Each argument's type, for deduction (a pointer stays a pointer: a
+    /// by-value `T` does not deduce its pointee). The IR is discarded.
+    pub(in crate::lower) fn argument_types(
+        &mut self,
+        fx: &mut FnCtx,
+        args: &[Expr],
+    ) -> Result<Vec<(Type, Span)>> {
+        let start = fx.function.expressions.len();
+        fx.open();
+        let mut types = Vec::new();
+        for a in args {
+            let v = self.expr(fx, a);
+            let ty = match v {
+                Ok(Value::Ptr(p)) => Ok(Type::Pointer(Box::new(crate::types::Pointer {
+                    space: p.space,
+                    pointee: p.pointee,
+                    is_const: p.is_const,
+                    is_reference: false,
+                }))),
+                Ok(v) => Ok(value_type(&v)),
+                Err(e) => Err(e),
+            };
+            match ty {
+                Ok(t) => types.push((t, a.span)),
+                Err(e) => {
+                    drop(fx.close());
+                    crate::lower::cxx::members::neutralize_results(fx, start);
+                    return Err(e);
+                }
+            }
+        }
+        drop(fx.close());
+        crate::lower::cxx::members::neutralize_results(fx, start);
+        Ok(types)
+    }
+
+    fn call_function(
+        &mut self,
+        fx: &mut FnCtx,
+        index: usize,
+        name: &str,
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let f = self.decl(index);
+        let f: &FunctionDecl = &f;
+        if let Some((stage, _)) = f.stage {
+            let what = match stage {
+                crate::syntax::ast::Stage::Kernel => "kernel",
+                crate::syntax::ast::Stage::Vertex => "vertex",
+                crate::syntax::ast::Stage::Fragment => "fragment",
+            };
+            return Err(Error::new(callee_span, format!("cannot call {what} function `{name}`; entry points cannot be called from other functions")));
+        }
+        let mut keys = Vec::new();
+        let mut arguments = Vec::new();
+        for (p, a) in f.params.iter().zip(args) {
+            let pty = self.program.resolve_type(&p.ty)?;
+            let pty = self.program.apply_array(pty, &p.array)?;
+            let (key, arg) = self.argument(fx, &pty, a)?;
+            keys.push(key);
+            arguments.extend(arg);
+        }
+        let function = self.function(index, keys, span)?;
+        let ret = self.program.resolve_type(&f.ret)?;
+        let result = if ret == Type::Void {
+            None
+        } else {
+            Some(fx.add_result(Expression::CallResult(function), span))
+        };
+        fx.push(
+            Statement::Call {
+                function,
+                arguments,
+                result,
+            },
+            span,
+        );
+        Ok(match result {
+            Some(h) => Value::Rv(h, ret),
+            None => Value::Void,
+        })
+    }
+
+    /// Chooses among overloads by how well the argument types match.
+    fn pick_overload(
+        &mut self,
+        fx: &mut FnCtx,
+        candidates: &[usize],
+        args: &[Expr],
+        span: Span,
+    ) -> Result<usize> {
+        // Type the arguments in a scratch block whose IR is discarded.
+        let start = fx.function.expressions.len();
+        fx.open();
+        let mut arg_types = Vec::new();
+        for a in args {
+            let v = self.expr(fx, a);
+            match v {
+                Ok(v) => arg_types.push(value_type(&v)),
+                Err(e) => {
+                    drop(fx.close());
+                    crate::lower::cxx::members::neutralize_results(fx, start);
+                    return Err(e);
+                }
+            }
+        }
+        drop(fx.close());
+        crate::lower::cxx::members::neutralize_results(fx, start);
+        let mut best: Vec<(u32, usize)> = Vec::new();
+        for &i in candidates {
+            let mut score = 0;
+            for (p, at) in self.program.functions[i].params.iter().zip(&arg_types) {
+                let pt = match self.program.resolve_type(&p.ty)? {
+                    Type::Pointer(ptr) => ptr.pointee,
+                    t => t,
+                };
+                score += if &pt == at {
+                    0
+                } else if pt.vector_size() == at.vector_size() {
+                    1
+                } else {
+                    100
+                };
+            }
+            best.push((score, i));
+        }
+        best.sort();
+        match best.as_slice() {
+            [(a, i), (b, _), ..] if a < b && *a < 100 => Ok(*i),
+            [(a, i)] if *a < 100 => Ok(*i),
+            _ => Err(Error::new(span, "call to overloaded function is ambiguous")
+                .with_code(crate::diagnostics::Code::AmbiguousCall)),
+        }
+    }
+
+    /// How one argument is passed to a parameter of type `pty`.
+    fn argument(
+        &mut self,
+        fx: &mut FnCtx,
+        pty: &Type,
+        a: &Expr,
+    ) -> Result<(ArgKey, Option<Handle<Expression>>)> {
+        if let Type::Texture(_) | Type::Sampler { .. } = pty {
+            let (h, t) = self.rvalue(fx, a)?;
+            let same = match (&t, pty) {
+                (Type::Texture(x), Type::Texture(y)) => {
+                    Type::Texture(crate::types::Texture { format: None, ..*x }) == Type::Texture(*y)
+                }
+                (Type::Sampler { .. }, Type::Sampler { .. }) => true,
+                _ => false,
+            };
+            if !same {
+                return Err(Error::new(
+                    a.span,
+                    format!(
+                        "cannot pass `{}` as `{}`",
+                        self.program.display(&t),
+                        self.program.display(pty)
+                    ),
+                ));
+            }
+            return Ok((ArgKey::Resource(t), Some(h)));
+        }
+        let Type::Pointer(pp) = pty else {
+            let (h, t) = self.rvalue(fx, a)?;
+            return Ok((
+                ArgKey::Value,
+                Some(self.convert(fx, h, &t, pty, false, a.span)?),
+            ));
+        };
+        let v = self.expr(fx, a)?;
+        let mismatch = |l: &Self| {
+            Error::new(
+                a.span,
+                format!("cannot pass this argument as `{}`", l.program.display(pty)),
+            )
+        };
+        match (&v, pp.space) {
+            (Value::Ptr(p), AddressSpace::Device | AddressSpace::Constant) if !pp.is_reference => {
+                match p.root {
+                    PtrRoot::Buffer(g) | PtrRoot::Bytes(g) => {
+                        Ok((ArgKey::Buffer(g), Some(p.index)))
+                    }
+                    PtrRoot::Global(g) => Ok((ArgKey::Global(g), None)),
+                    PtrRoot::Place(..) => Err(mismatch(self)),
+                }
+            }
+            (Value::Bytes(b), AddressSpace::Device | AddressSpace::Constant) if pp.is_reference => {
+                Ok((ArgKey::Buffer(b.global), Some(b.offset)))
+            }
+            (Value::Place(place), AddressSpace::Device | AddressSpace::Constant)
+                if pp.is_reference =>
+            {
+                match *fx.expr(place.ptr) {
+                    Expression::GlobalVariable(g) => Ok((ArgKey::Global(g), None)),
+                    Expression::Access { base, .. } | Expression::AccessIndex { base, .. }
+                        if matches!(*fx.expr(base), Expression::GlobalVariable(g)
+                            if matches!(self.module.types[self.module.global_variables[g].ty].inner, naga::TypeInner::Array { .. })) =>
+                    {
+                        let Expression::GlobalVariable(g) = *fx.expr(base) else {
+                            unreachable!()
+                        };
+                        let index = match *fx.expr(place.ptr) {
+                            Expression::AccessIndex { index, .. } => {
+                                self.u32_lit(fx, index, a.span)
+                            }
+                            Expression::Access { index, .. } => fx.add(
+                                Expression::As {
+                                    expr: index,
+                                    kind: naga::ScalarKind::Uint,
+                                    convert: None,
+                                },
+                                a.span,
+                            ),
+                            _ => unreachable!(),
+                        };
+                        Ok((ArgKey::Buffer(g), Some(index)))
+                    }
+                    _ => Err(Error::new(
+                        a.span,
+                        "passing a part of a buffer element by reference is not supported yet",
+                    )
+                    .with_code(crate::diagnostics::Code::Unsupported)),
+                }
+            }
+            (Value::Place(place), AddressSpace::Thread) if pp.is_reference => {
+                if !place.writable && !pp.is_const {
+                    return Err(Error::new(
+                        a.span,
+                        "binding a non-const reference to read-only memory",
+                    ));
+                }
+                Ok((ArgKey::Thread, Some(place.ptr)))
+            }
+            (Value::Ptr(p), AddressSpace::Thread) if !pp.is_reference => match p.root {
+                PtrRoot::Place(base, false) => Ok((ArgKey::Thread, Some(base))),
+                _ => Err(mismatch(self)),
+            },
+            _ => Err(mismatch(self)),
+        }
+    }
+
+    /// The naga function for user function `index` specialised for `keys`.
+    pub(in crate::lower) fn function(
+        &mut self,
+        index: usize,
+        keys: Vec<ArgKey>,
+        span: Span,
+    ) -> Result<Handle<naga::Function>> {
+        if let Some(h) = self
+            .functions
+            .get(&(index, keys.clone(), self.predicated))
+            .copied()
+        {
+            // A kernel calling an already-lowered helper needs its features too.
+            let features = self.function_features.get(&h).cloned().unwrap_or_default();
+            self.kernel_features.extend(features);
+            return Ok(h);
+        }
+        if self.in_progress.contains(&index) {
+            return Err(
+                Error::new(span, "recursive function calls are not allowed in Metal")
+                    .with_code(crate::diagnostics::Code::Recursion),
+            );
+        }
+        self.in_progress.push(index);
+        let before = self.kernel_features.clone();
+        let result = self.build_function(index, &keys);
+        self.in_progress.pop();
+        let function = result?;
+        let h = self
+            .module
+            .functions
+            .append(function, Self::span(self.decl(index).span));
+        let added = self.kernel_features.difference(&before).copied().collect();
+        self.function_features.insert(h, added);
+        self.functions.insert((index, keys, self.predicated), h);
+        Ok(h)
+    }
+
+    fn build_function(&mut self, index: usize, keys: &[ArgKey]) -> Result<naga::Function> {
+        let f = self.decl(index);
+        let f: &FunctionDecl = &f;
+        let ret = self.program.resolve_type(&f.ret)?;
+        if matches!(ret, Type::Pointer(_)) {
+            return Err(Error::new(
+                f.ret.span,
+                "functions returning pointers or references are not supported yet",
+            )
+            .with_code(crate::diagnostics::Code::Unsupported));
+        }
+        let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
+        if ret != Type::Void {
+            let ty = self.naga_type(&ret, f.ret.span)?;
+            fx.function.result = Some(naga::FunctionResult { ty, binding: None });
+        }
+        for (p, key) in f.params.iter().zip(keys) {
+            let pty = self.program.resolve_type(&p.ty)?;
+            let pty = self.program.apply_array(pty, &p.array)?;
+            self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
+        }
+        let body = f.body.as_ref().expect("definitions have bodies");
+        for s in &body.stmts {
+            self.stmt(&mut fx, s)?;
+        }
+        self.finish_body(&mut fx, body.span)?;
+        Ok(fx.finish())
+    }
+
+    /// Ends a function body that may fall off its end.
+    pub(in crate::lower) fn finish_body(&mut self, fx: &mut FnCtx, span: Span) -> Result<()> {
+        if fx.terminated() {
+            return Ok(());
+        }
+        let value = match (fx.return_type.clone(), &fx.output) {
+            (Type::Void, _) => None,
+            (_, Some(adapter)) => Some(fx.add(Expression::ZeroValue(adapter.ty), span)),
+            // Falling off a value-returning function is undefined in C++; return zero.
+            (t, None) => {
+                let h = self.naga_type(&t, span)?;
+                Some(fx.add(Expression::ZeroValue(h), span))
+            }
+        };
+        fx.push(Statement::Return { value }, span);
+        Ok(())
+    }
+
+    fn parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        name: Option<&crate::syntax::ast::Ident>,
+        pty: &Type,
+        key: &ArgKey,
+        span: Span,
+    ) -> Result<()> {
+        let pname = name
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_unnamed".into());
+        let arg_index = fx.function.arguments.len() as u32;
+        let local = match (key, pty) {
+            (ArgKey::Value, _) => {
+                let ty = self.naga_type(pty, span)?;
+                fx.function.arguments.push(naga::FunctionArgument {
+                    name: Some(pname.clone()),
+                    ty,
+                    binding: None,
+                });
+                let arg = fx.add(Expression::FunctionArgument(arg_index), span);
+                // C++ parameters are mutable: copy into a local.
+                let var = fx.local(&pname, ty, span);
+                let ptr = fx.add(Expression::LocalVariable(var), span);
+                fx.push(
+                    Statement::Store {
+                        pointer: ptr,
+                        value: arg,
+                    },
+                    span,
+                );
+                Local::Var {
+                    var,
+                    ty: pty.clone(),
+                    is_const: false,
+                }
+            }
+            (ArgKey::Resource(ty), _) => {
+                let th = self.naga_type(ty, span)?;
+                fx.function.arguments.push(naga::FunctionArgument {
+                    name: Some(pname.clone()),
+                    ty: th,
+                    binding: None,
+                });
+                let arg = fx.add(Expression::FunctionArgument(arg_index), span);
+                Local::Value(arg, ty.clone())
+            }
+            (ArgKey::Buffer(g), Type::Pointer(pp)) => {
+                let ty = self.naga_type(&Type::UINT, span)?;
+                fx.function.arguments.push(naga::FunctionArgument {
+                    name: Some(format!("{pname}_index")),
+                    ty,
+                    binding: None,
+                });
+                let index = fx.add(Expression::FunctionArgument(arg_index), span);
+                let root = if self.word_view(*g).is_some() {
+                    PtrRoot::Bytes(*g)
+                } else {
+                    PtrRoot::Buffer(*g)
+                };
+                let ptr = PtrValue {
+                    root,
+                    index,
+                    pointee: pp.pointee.clone(),
+                    space: pp.space,
+                    is_const: pp.is_const,
+                };
+                match (pp.is_reference, self.element_value(fx, &ptr, span)) {
+                    (true, Value::Bytes(b)) => Local::Bytes(b),
+                    (true, Value::Place(p)) => Local::Ref(p),
+                    _ => Local::Ptr(ptr),
+                }
+            }
+            (ArgKey::Global(g), Type::Pointer(pp)) => {
+                let zero = self.u32_lit(fx, 0, span);
+                let ptr = PtrValue {
+                    root: PtrRoot::Global(*g),
+                    index: zero,
+                    pointee: pp.pointee.clone(),
+                    space: pp.space,
+                    is_const: pp.is_const,
+                };
+                if pp.is_reference {
+                    Local::Ref(self.element_place(fx, &ptr, zero, span))
+                } else {
+                    Local::Ptr(ptr)
+                }
+            }
+            (ArgKey::Thread, Type::Pointer(pp)) => {
+                let base = self.naga_type(&pp.pointee, span)?;
+                let ty = self.module.types.insert(
+                    naga::Type {
+                        name: None,
+                        inner: naga::TypeInner::Pointer {
+                            base,
+                            space: naga::AddressSpace::Function,
+                        },
+                    },
+                    naga::Span::UNDEFINED,
+                );
+                fx.function.arguments.push(naga::FunctionArgument {
+                    name: Some(pname.clone()),
+                    ty,
+                    binding: None,
+                });
+                let arg = fx.add(Expression::FunctionArgument(arg_index), span);
+                let place = Place {
+                    ptr: arg,
+                    ty: pp.pointee.clone(),
+                    writable: !pp.is_const,
+                };
+                if pp.is_reference {
+                    Local::Ref(place)
+                } else {
+                    let zero = self.u32_lit(fx, 0, span);
+                    Local::Ptr(PtrValue {
+                        root: PtrRoot::Place(arg, false),
+                        index: zero,
+                        pointee: pp.pointee.clone(),
+                        space: pp.space,
+                        is_const: pp.is_const,
+                    })
+                }
+            }
+            _ => {
+                return Err(Error::new(span, "unsupported parameter")
+                    .with_code(crate::diagnostics::Code::Unsupported))
+            }
+        };
+        if let Some(n) = name {
+            if !fx.declare(&n.name, local) {
+                return Err(
+                    Error::new(n.span, format!("redefinition of parameter `{}`", n.name))
+                        .with_code(crate::diagnostics::Code::Redefinition),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A readable WGSL name for a helper: member functions are declared as
+/// `S::m` (`S::m@device` for the device twin) and operators as `operator+`.
+fn wgsl_name(name: &str) -> String {
+    const OPS: [(&str, &str); 25] = [
+        ("+=", "add_assign"),
+        ("-=", "sub_assign"),
+        ("*=", "mul_assign"),
+        ("/=", "div_assign"),
+        ("%=", "rem_assign"),
+        ("&=", "and_assign"),
+        ("|=", "or_assign"),
+        ("^=", "xor_assign"),
+        ("==", "eq"),
+        ("!=", "ne"),
+        ("<=", "le"),
+        (">=", "ge"),
+        ("&&", "land"),
+        ("||", "lor"),
+        ("<<", "shl"),
+        (">>", "shr"),
+        ("+", "add"),
+        ("-", "sub"),
+        ("*", "mul"),
+        ("/", "div"),
+        ("%", "rem"),
+        ("<", "lt"),
+        (">", "gt"),
+        ("!", "not"),
+        ("~", "bit_not"),
+    ];
+    let mut out = name.replace("::", "_").replace('@', "_");
+    if let Some(i) = out.find("operator") {
+        let rest = out[i + "operator".len()..].to_string();
+        if let Some((op, word)) = OPS.iter().find(|(op, _)| rest.starts_with(op)) {
+            out = format!("{}operator_{word}{}", &out[..i], &rest[op.len()..]);
+        }
+    }
+    out
+}
+
+/// Whether `f` can be called with `n` arguments: the parameters past the
+/// `n`th all have default arguments (`float f(float x, float k = 2.0f)`).
+pub(in crate::lower) fn accepts(f: &FunctionDecl, n: usize) -> bool {
+    n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
+}
+
+/// `args` completed with the default arguments of the parameters they
+/// leave out; C++ evaluates those at the call, where only program-scope
+/// names are visible to them.
+fn with_defaults(f: &FunctionDecl, args: &[Expr]) -> Vec<Expr> {
+    let mut all = args.to_vec();
+    all.extend(
+        f.params[args.len().min(f.params.len())..]
+            .iter()
+            .filter_map(|p| p.default.clone()),
+    );
+    all
+}

@@ -1,0 +1,12 @@
+//! The C++ of MSL: calls, overload resolution, template argument deduction,
+//! `auto`/`decltype`, member functions, constructors and operator overloads.
+//!
+//! Each user function is specialised per the buffers its pointer arguments
+//! point into (WGSL functions take no storage pointers: see
+//! `metal::buffer_pointers`).
+
+pub(in crate::lower) mod call;
+pub(in crate::lower) mod deduce;
+pub(in crate::lower) mod functions;
+pub(in crate::lower) mod members;
+pub(in crate::lower) mod overloads;

@@ -1,0 +1,417 @@
+//! Resource arguments of entry points: buffers (typed or word views),
+//! threadgroup memory, textures and samplers, their bindings (the default
+//! scheme of docs/REFLECTION.md or the user's binding map) and reflection.
+
+use crate::layout;
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{Local, PtrRoot, PtrValue};
+use crate::lower::{Error, Lowerer, Result};
+use crate::reflect::{Access, Argument, ArgumentKind, BufferInfo, WgslBinding};
+use crate::sema::callgraph;
+use crate::source_map::Span;
+use crate::syntax::ast;
+use crate::types::{AddressSpace, Scalar, Type};
+use naga::{Expression, Handle};
+
+impl Lowerer<'_, '_> {
+    /// `[[texture(n)]]` → a texture binding at 64 + n.
+    pub(in crate::lower) fn bind_texture(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        mut texture: crate::types::Texture,
+        index: u32,
+        arguments: &mut Vec<Argument>,
+    ) -> Result<()> {
+        use crate::reflect::{TextureBinding, TextureInfo};
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        let storage_format = if texture.is_storage() && !texture.shape.is_depth() {
+            let f = self.storage_format(&texture, index, param.span)?;
+            texture.format = Some(f);
+            Some(
+                crate::lower::stdlib::textures::FORMATS[f as usize]
+                    .0
+                    .to_string(),
+            )
+        } else {
+            None
+        };
+        let ty = Type::Texture(texture);
+        let binding = self.resource_binding(
+            ArgumentKind::Texture,
+            index,
+            WgslBinding {
+                group: self.group,
+                binding: 64 + index,
+            },
+            param.span,
+        )?;
+        let g = self.resource_global(&name, &ty, binding, param.span)?;
+        let h = fx.add(Expression::GlobalVariable(g), param.span);
+        if let Some(n) = &param.name {
+            fx.declare(&n.name, Local::Value(h, ty.clone()));
+        }
+        let binding_kind = if texture.shape.is_depth() {
+            TextureBinding::Depth
+        } else if texture.is_storage() {
+            TextureBinding::Storage
+        } else {
+            TextureBinding::Sampled
+        };
+        let sample_type = match (
+            texture.shape.is_depth(),
+            crate::lower::stdlib::textures::sampled_kind(texture.scalar),
+        ) {
+            (true, _) => "depth",
+            (_, naga::ScalarKind::Float) => "float",
+            (_, naga::ScalarKind::Sint) => "sint",
+            _ => "uint",
+        };
+        let access = match texture.access {
+            crate::types::TextureAccess::Sample | crate::types::TextureAccess::Read => Access::Read,
+            crate::types::TextureAccess::Write => Access::Write,
+            crate::types::TextureAccess::ReadWrite => Access::ReadWrite,
+        };
+        arguments.push(Argument {
+            name,
+            kind: ArgumentKind::Texture,
+            index,
+            access,
+            active: true,
+            binding: Some(binding),
+            buffer: None,
+            threadgroup: None,
+            texture: Some(TextureInfo {
+                texture_type: crate::lower::stdlib::textures::metal_texture_type(texture.shape)
+                    .into(),
+                data_type: texture.scalar.name().into(),
+                view_dimension: crate::lower::stdlib::textures::view_dimension(texture.shape)
+                    .into(),
+                binding_kind,
+                sample_type: sample_type.into(),
+                multisampled: texture.shape.is_multisampled(),
+                storage_format,
+            }),
+            sampler: None,
+        });
+        Ok(())
+    }
+    /// `[[sampler(n)]]` → a sampler binding at 128 + n; a comparison sampler
+    /// if the kernel uses it with `sample_compare`/`gather_compare`.
+    pub(in crate::lower) fn bind_sampler(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        index: u32,
+        body: &ast::Block,
+        arguments: &mut Vec<Argument>,
+    ) -> Result<()> {
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        let comparison = callgraph::sampler_compared(self.program, body, &name);
+        let ty = Type::Sampler { comparison };
+        let binding = self.resource_binding(
+            ArgumentKind::Sampler,
+            index,
+            WgslBinding {
+                group: self.group,
+                binding: 128 + index,
+            },
+            param.span,
+        )?;
+        let g = self.resource_global(&name, &ty, binding, param.span)?;
+        let h = fx.add(Expression::GlobalVariable(g), param.span);
+        if let Some(n) = &param.name {
+            fx.declare(&n.name, Local::Value(h, ty));
+        }
+        arguments.push(Argument {
+            name,
+            kind: ArgumentKind::Sampler,
+            index,
+            access: Access::Read,
+            active: true,
+            binding: Some(binding),
+            buffer: None,
+            threadgroup: None,
+            texture: None,
+            sampler: Some(crate::reflect::SamplerInfo { comparison }),
+        });
+        Ok(())
+    }
+    /// A texture or sampler global (shared by kernels binding the same thing).
+    pub(in crate::lower) fn resource_global(
+        &mut self,
+        name: &str,
+        ty: &Type,
+        binding: WgslBinding,
+        span: Span,
+    ) -> Result<Handle<naga::GlobalVariable>> {
+        let ty_h = self.naga_type(ty, span)?;
+        if let Some(g) = self
+            .buffers
+            .get(&(binding.group, binding.binding, ty_h, false))
+        {
+            return Ok(*g);
+        }
+        let g = self.module.global_variables.append(
+            naga::GlobalVariable {
+                name: Some(name.into()),
+                space: naga::AddressSpace::Handle,
+                binding: Some(naga::ResourceBinding {
+                    group: binding.group,
+                    binding: binding.binding,
+                }),
+                ty: ty_h,
+                init: None,
+                memory_decorations: Default::default(),
+            },
+            Self::span(span),
+        );
+        self.buffers
+            .insert((binding.group, binding.binding, ty_h, false), g);
+        Ok(g)
+    }
+    /// The binding of resource `kind` `index` of the function being lowered:
+    /// the user's binding map, or `default`.
+    pub(in crate::lower) fn resource_binding(
+        &self,
+        kind: ArgumentKind,
+        index: u32,
+        default: WgslBinding,
+        span: Span,
+    ) -> Result<WgslBinding> {
+        let Some(b) = self.binding_map.get(&self.current_function, kind, index) else {
+            return Ok(default);
+        };
+        // WebGPU's default limits: 4 bind groups, 1000 bindings per group.
+        if b.group >= 4 || b.binding >= 1000 {
+            return Err(Error::new(span, format!("the binding map puts this argument at @group({}) @binding({}), beyond WebGPU's default limits (4 groups, 1000 bindings)", b.group, b.binding)).with_code(crate::diagnostics::Code::Binding));
+        }
+        Ok(b)
+    }
+    /// Two resources of one entry point at one binding (a binding-map mistake).
+    pub(in crate::lower) fn check_binding_collisions(
+        &self,
+        f: &ast::FunctionDecl,
+        arguments: &[Argument],
+        extra: &[WgslBinding],
+    ) -> Result<()> {
+        let mut seen: Vec<(WgslBinding, String)> = extra
+            .iter()
+            .map(|b| (*b, "a binding of the translation".to_string()))
+            .collect();
+        for a in arguments {
+            let Some(b) = a.binding else { continue };
+            if let Some((_, other)) = seen.iter().find(|(x, _)| *x == b) {
+                return Err(Error::new(
+                    f.name.span,
+                    format!(
+                        "`{}` and {other} of `{}` are both bound at @group({}) @binding({})",
+                        a.name, f.name.name, b.group, b.binding
+                    ),
+                ));
+            }
+            seen.push((b, format!("`{}`", a.name)));
+        }
+        Ok(())
+    }
+    /// `threadgroup T* p [[threadgroup(n)]]`: a workgroup array whose length
+    /// comes from the host's threadgroup-memory length for `n`, fixed at
+    /// translation (naga's WGSL writer cannot print override-sized arrays).
+    pub(in crate::lower) fn bind_threadgroup(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        ptr: &crate::types::Pointer,
+        index: u32,
+        arguments: &mut Vec<Argument>,
+    ) -> Result<()> {
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        let sa = layout::metal(&ptr.pointee, &self.program.structs);
+        let bytes = self.threadgroup_memory.get(&index).copied();
+        let local = match bytes {
+            Some(bytes) => {
+                let count = bytes / sa.size.max(1);
+                if count == 0 {
+                    return Err(Error::new(param.span, format!(
+                        "threadgroup memory for `[[threadgroup({index})]]` is {bytes} bytes, less than one `{}` ({} bytes)",
+                        self.program.display(&ptr.pointee),
+                        sa.size
+                    )));
+                }
+                let array = Type::Array(Box::new(ptr.pointee.clone()), count);
+                let ty = self.naga_type(&array, param.span)?;
+                let g = self.module.global_variables.append(
+                    naga::GlobalVariable {
+                        name: Some(name.clone()),
+                        space: naga::AddressSpace::WorkGroup,
+                        binding: None,
+                        ty,
+                        init: None,
+                        memory_decorations: Default::default(),
+                    },
+                    Self::span(param.span),
+                );
+                let zero = self.u32_lit(fx, 0, param.span);
+                Local::Ptr(PtrValue {
+                    root: PtrRoot::Buffer(g),
+                    index: zero,
+                    pointee: ptr.pointee.clone(),
+                    space: AddressSpace::Threadgroup,
+                    is_const: ptr.is_const,
+                })
+            }
+            None => Local::UnsizedThreadgroup(index),
+        };
+        if let Some(n) = &param.name {
+            fx.declare(&n.name, local);
+        }
+        arguments.push(Argument {
+            name,
+            kind: ArgumentKind::ThreadgroupMemory,
+            index,
+            access: Access::ReadWrite,
+            active: bytes.is_some(),
+            binding: None,
+            buffer: None,
+            threadgroup: Some(crate::reflect::ThreadgroupInfo {
+                alignment: sa.align,
+                data_size: bytes.unwrap_or(0),
+            }),
+            texture: None,
+            sampler: None,
+        });
+        Ok(())
+    }
+    /// The storage global for buffer argument `index`.
+    pub(in crate::lower) fn buffer_global(
+        &mut self,
+        param: &ast::Param,
+        ptr: &crate::types::Pointer,
+        index: u32,
+    ) -> Result<(Handle<naga::GlobalVariable>, BufferInfo, WgslBinding)> {
+        let span = param.ty.span;
+        self.check_host_shareable(&ptr.pointee, span)?;
+        // WebGPU vertex functions cannot write storage buffers: bind read-only.
+        let writable = !ptr.is_const && !self.vertex_stage;
+        let words = self.needs_word_view(&ptr.pointee);
+        // Sub-word stores update bytes with atomic AND/OR (see bytes.rs), and
+        // atomics in the data need atomic words too.
+        let atomic_words = words
+            && writable
+            && (has_sub_word(&ptr.pointee, &self.program.structs)
+                || crate::lower::expr::contains_atomic(&ptr.pointee));
+        let ty = if words {
+            let word = if atomic_words {
+                Type::Atomic(Scalar::UInt)
+            } else {
+                Type::UINT
+            };
+            self.runtime_array(&word, span)?
+        } else if ptr.is_reference {
+            self.naga_type(&ptr.pointee, span)?
+        } else {
+            self.runtime_array(&ptr.pointee, span)?
+        };
+        let sa = layout::metal(&ptr.pointee, &self.program.structs);
+        let info = BufferInfo {
+            alignment: sa.align,
+            data_size: sa.size,
+            data_type: self.program.display(&ptr.pointee),
+            is_pointer: !ptr.is_reference,
+            struct_type: crate::reflect::struct_type(&ptr.pointee, &self.program.structs),
+            array_type: crate::reflect::array_type(&ptr.pointee, &self.program.structs),
+        };
+        if index >= 64 {
+            return Err(Error::new(
+                span,
+                format!("buffer index {index} is too large (at most {})", 63),
+            ));
+        }
+        let binding = self.resource_binding(
+            ArgumentKind::Buffer,
+            index,
+            WgslBinding {
+                group: self.group,
+                binding: index,
+            },
+            param.span,
+        )?;
+        if let Some(g) = self
+            .buffers
+            .get(&(binding.group, binding.binding, ty, writable))
+            // A typed `array<u32>` and a word view are not interchangeable.
+            .filter(|g| self.word_view(**g).is_some() == words)
+        {
+            return Ok((*g, info, binding));
+        }
+        let access = if writable {
+            naga::StorageAccess::LOAD | naga::StorageAccess::STORE
+        } else {
+            naga::StorageAccess::LOAD
+        };
+        let name = param.name.as_ref().map(|n| n.name.clone());
+        let g = self.module.global_variables.append(
+            naga::GlobalVariable {
+                name,
+                space: naga::AddressSpace::Storage { access },
+                binding: Some(naga::ResourceBinding {
+                    group: binding.group,
+                    binding: binding.binding,
+                }),
+                ty,
+                init: None,
+                memory_decorations: Default::default(),
+            },
+            Self::span(span),
+        );
+        self.buffers
+            .insert((binding.group, binding.binding, ty, writable), g);
+        if words {
+            self.word_views.insert(g, atomic_words);
+        }
+        Ok((g, info, binding))
+    }
+    /// Types this version can place in buffers.
+    pub(in crate::lower) fn check_host_shareable(&self, ty: &Type, span: Span) -> Result<()> {
+        match ty {
+            Type::Atomic(Scalar::Bool) => Err(Error::new(span, "`atomic_bool` in buffers is not supported (its size in Metal's layout is not verified)").with_code(crate::diagnostics::Code::Unsupported)),
+            Type::Array(e, _) => self.check_host_shareable(e, span),
+            Type::Struct(id) => self
+                .program
+                .structs
+                .get(*id)
+                .members
+                .iter()
+                .try_for_each(|m| self.check_host_shareable(&m.ty, m.span)),
+            Type::Pointer(_) | Type::Void => {
+                Err(Error::new(span, "this type cannot be stored in a buffer"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// True if `ty` holds data smaller than a 32-bit word.
+fn has_sub_word(ty: &Type, structs: &crate::types::Structs) -> bool {
+    match ty {
+        Type::Array(e, _) => has_sub_word(e, structs),
+        Type::Struct(id) => structs
+            .get(*id)
+            .members
+            .iter()
+            .any(|m| has_sub_word(&m.ty, structs)),
+        other => other.element_scalar().is_some_and(|s| s.size() < 4),
+    }
+}

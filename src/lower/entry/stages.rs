@@ -1,0 +1,663 @@
+//! Vertex and fragment entry points (MSL §5.2.3, §5.7): `[[stage_in]]`
+//! structs, built-in inputs and outputs, and the locations that link a
+//! vertex function's outputs to a fragment function's inputs.
+//!
+//! Metal links the stages by `[[user(name)]]` or member name; WGSL by
+//! location. One table per library gives every name a location, in order
+//! of first appearance, so any vertex/fragment pair whose structs agree
+//! links (mapping doc §4.6). Metal states interpolation on the fragment
+//! side only; WGSL needs it on both, so vertex outputs take it from the
+//! table.
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::Local;
+use crate::lower::entry::compute::KernelParam;
+use crate::lower::{Error, Lowerer, Result};
+use crate::reflect::{FunctionReflection, Stage, Varying, VertexAttribute};
+use crate::source_map::Span;
+use crate::syntax::ast::{self, Item};
+use crate::types::{Scalar, StructId, Type};
+use naga::{Binding, BuiltIn, Expression, Handle, Statement};
+
+/// An interpolation: naga's, and how reflection spells it.
+pub(in crate::lower) type Interp = (naga::Interpolation, Option<naga::Sampling>, String);
+
+/// The type a value crosses a stage boundary as: WebGPU's inter-stage and
+/// colour values are 32-bit, so `half` travels as `float`.
+pub(in crate::lower) fn io_type(ty: &Type) -> Type {
+    match ty.element_scalar() {
+        Some(Scalar::Half) => ty.with_scalar(Scalar::Float),
+        _ => ty.unpacked(),
+    }
+}
+
+/// A linked value's location and interpolation.
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct VaryingSlot {
+    pub location: u32,
+    pub interpolation: naga::Interpolation,
+    pub sampling: Option<naga::Sampling>,
+    pub text: String,
+}
+
+/// The interpolation attributes of a fragment input member (MSL §5.4).
+fn interpolation_of(attrs: &[ast::Attribute], ty: &Type) -> Interp {
+    use naga::{Interpolation as I, Sampling as S};
+    if ty
+        .element_scalar()
+        .is_some_and(|s| s.is_integer() || s == Scalar::Bool)
+    {
+        return (I::Flat, None, "flat".into());
+    }
+    for a in attrs {
+        let r = match a.name.as_str() {
+            "flat" => (I::Flat, None, "flat"),
+            "center_perspective" => (I::Perspective, Some(S::Center), "perspective"),
+            "center_no_perspective" => (I::Linear, Some(S::Center), "linear"),
+            "centroid_perspective" => (I::Perspective, Some(S::Centroid), "perspective, centroid"),
+            "centroid_no_perspective" => (I::Linear, Some(S::Centroid), "linear, centroid"),
+            "sample_perspective" => (I::Perspective, Some(S::Sample), "perspective, sample"),
+            "sample_no_perspective" => (I::Linear, Some(S::Sample), "linear, sample"),
+            _ => continue,
+        };
+        return (r.0, r.1, r.2.into());
+    }
+    (I::Perspective, Some(S::Center), "perspective".into())
+}
+
+/// The name that links a member across stages.
+pub(in crate::lower) fn link_key(m: &ast::Member) -> String {
+    for a in &m.attributes {
+        if a.name == "user" {
+            if let Some(ast::Expr {
+                kind: ast::ExprKind::Name(p),
+                ..
+            }) = a.args.first()
+            {
+                return p.join("::");
+            }
+        }
+    }
+    m.name.name.clone()
+}
+
+/// Members that are built-ins rather than linked values.
+fn member_builtin(m: &ast::Member) -> Option<&str> {
+    m.attributes.iter().map(|a| a.name.as_str()).find(|n| {
+        matches!(
+            *n,
+            "position"
+                | "point_size"
+                | "clip_distance"
+                | "color"
+                | "depth"
+                | "sample_mask"
+                | "front_facing"
+                | "sample_id"
+                | "primitive_id"
+                | "point_coord"
+                | "render_target_array_index"
+                | "viewport_array_index"
+        )
+    })
+}
+
+impl Lowerer<'_, '_> {
+    /// The struct declaration named `name`.
+    fn struct_decl(&self, name: &str) -> Option<&ast::StructDecl> {
+        self.tu.items.iter().find_map(|i| match i {
+            Item::Struct(s) if s.name.name == name => Some(s),
+            _ => None,
+        })
+    }
+
+    /// The slots of `key`: one per interpolation some fragment function
+    /// asks for (a vertex output feeds each), or a default one.
+    pub(in crate::lower) fn varying_slots(&mut self, key: &str) -> Vec<VaryingSlot> {
+        if self.varyings.is_none() {
+            self.varyings = Some(self.build_varyings());
+        }
+        let table = self.varyings.as_ref().expect("built above");
+        table
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// The slot of `key` with the given interpolation (fragment inputs).
+    fn varying_slot(&mut self, key: &str, text: &str) -> Option<VaryingSlot> {
+        self.varying_slots(key).into_iter().find(|s| s.text == text)
+    }
+
+    /// Every (name, interpolation) pair that links the stages of this
+    /// library, with a location each: vertex outputs in source order, each
+    /// with every interpolation a fragment function asks for, then inputs
+    /// no vertex function writes.
+    fn build_varyings(&self) -> Vec<(String, VaryingSlot)> {
+        let mut wanted: Vec<(String, Interp)> = Vec::new();
+        for m in self.stage_members(ast::Stage::Fragment) {
+            let ty = self.program.resolve_type(&m.ty).unwrap_or(Type::Void);
+            let interp = interpolation_of(&m.attributes, &ty);
+            if !wanted
+                .iter()
+                .any(|(k, i)| *k == link_key(m) && i.2 == interp.2)
+            {
+                wanted.push((link_key(m), interp));
+            }
+        }
+        let mut table: Vec<(String, VaryingSlot)> = Vec::new();
+        let mut push = |key: &str, (interpolation, sampling, text): Interp| {
+            if !table.iter().any(|(k, s)| k == key && s.text == text) {
+                let location = table.len() as u32;
+                table.push((
+                    key.to_string(),
+                    VaryingSlot {
+                        location,
+                        interpolation,
+                        sampling,
+                        text,
+                    },
+                ));
+            }
+        };
+        for m in self.stage_members(ast::Stage::Vertex) {
+            let key = link_key(m);
+            let variants: Vec<_> = wanted
+                .iter()
+                .filter(|(k, _)| *k == key)
+                .map(|(_, i)| i.clone())
+                .collect();
+            if variants.is_empty() {
+                let ty = self.program.resolve_type(&m.ty).unwrap_or(Type::Void);
+                push(&key, interpolation_of(&[], &ty));
+            }
+            for v in variants {
+                push(&key, v);
+            }
+        }
+        for (k, i) in &wanted {
+            push(k, i.clone());
+        }
+        table
+    }
+
+    /// The non-built-in members of vertex outputs or fragment inputs, in source order.
+    fn stage_members(&self, stage: ast::Stage) -> Vec<&ast::Member> {
+        let mut out = Vec::new();
+        for item in &self.tu.items {
+            let Item::Function(f) = item else { continue };
+            if f.stage.map(|s| s.0) != Some(stage) {
+                continue;
+            }
+            let struct_name = match stage {
+                ast::Stage::Vertex => Some(f.ret.name()),
+                _ => f
+                    .params
+                    .iter()
+                    .find(|p| p.attributes.iter().any(|a| a.name == "stage_in"))
+                    .map(|p| p.ty.name()),
+            };
+            let Some(s) = struct_name.and_then(|n| self.struct_decl(&n)) else {
+                continue;
+            };
+            out.extend(s.members.iter().filter(|m| member_builtin(m).is_none()));
+        }
+        out
+    }
+
+    /// Classifies a vertex/fragment parameter with a stage attribute.
+    pub(in crate::lower) fn stage_param<'f>(
+        &mut self,
+        f: &'f ast::FunctionDecl,
+        p: &'f ast::Param,
+        ty: &Type,
+        attr: &ast::Attribute,
+    ) -> Result<KernelParam<'f>> {
+        let vertex = matches!(f.stage, Some((ast::Stage::Vertex, _)));
+        let builtin = |b: BuiltIn, want: &[Type], name: &str| -> Result<KernelParam<'f>> {
+            if !want.contains(ty) {
+                return Err(Error::new(
+                    p.ty.span,
+                    format!(
+                        "`[[{name}]]` argument must be of type `{}`",
+                        want.iter()
+                            .map(|t| self.program.display(t))
+                            .collect::<Vec<_>>()
+                            .join("` or `")
+                    ),
+                ));
+            }
+            Ok(KernelParam::StageBuiltin {
+                param: p,
+                builtin: b,
+                ty: ty.clone(),
+            })
+        };
+        match (attr.name.as_str(), vertex) {
+            ("stage_in", _) => match ty {
+                Type::Struct(id) => Ok(KernelParam::StageIn { param: p, id: *id }),
+                _ => Err(Error::new(
+                    p.ty.span,
+                    "a `[[stage_in]]` argument must be a struct",
+                )),
+            },
+            ("vertex_id", true) => builtin(
+                BuiltIn::VertexIndex,
+                &[Type::UINT, Type::Scalar(Scalar::UShort)],
+                "vertex_id",
+            ),
+            ("instance_id", true) => builtin(
+                BuiltIn::InstanceIndex,
+                &[Type::UINT, Type::Scalar(Scalar::UShort)],
+                "instance_id",
+            ),
+            ("base_vertex" | "base_instance", true) => Err(Error::new(
+                attr.span,
+                format!(
+                    "`[[{}]]` has no WGSL equivalent; pass it in a buffer",
+                    attr.name
+                ),
+            )
+            .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
+            ("position", false) => builtin(
+                BuiltIn::Position { invariant: false },
+                &[Type::Vector(Scalar::Float, 4)],
+                "position",
+            ),
+            ("front_facing", false) => builtin(BuiltIn::FrontFacing, &[Type::BOOL], "front_facing"),
+            ("sample_id", false) => builtin(
+                BuiltIn::SampleIndex,
+                &[Type::UINT, Type::Scalar(Scalar::UShort)],
+                "sample_id",
+            ),
+            ("sample_mask", false) => builtin(BuiltIn::SampleMask, &[Type::UINT], "sample_mask"),
+            ("primitive_id", false) => {
+                self.require_feature("primitive-index");
+                builtin(BuiltIn::PrimitiveIndex, &[Type::UINT], "primitive_id")
+            }
+            ("point_coord", false) => Err(Error::new(
+                attr.span,
+                "`[[point_coord]]` has no WGSL equivalent: WebGPU points are one pixel",
+            )
+            .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
+            ("color", false) => Err(Error::new(
+                attr.span,
+                "reading `[[color(m)]]` (framebuffer fetch) has no WebGPU equivalent",
+            )
+            .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
+            (other, _) => Err(Error::new(
+                attr.span,
+                format!(
+                    "`[[{other}]]` is not available as a {} function argument",
+                    if vertex { "vertex" } else { "fragment" }
+                ),
+            )
+            .with_code(crate::diagnostics::Code::InvalidAttribute)
+            .with_notes(crate::diagnostics::suggest::did_you_mean(
+                other,
+                crate::diagnostics::suggest::ATTRIBUTES.iter().copied(),
+            ))),
+        }
+    }
+
+    /// Lowers a `vertex` or `fragment` function into an entry point.
+    pub(in crate::lower) fn stage_function(
+        &mut self,
+        f: &ast::FunctionDecl,
+        stage: ast::Stage,
+    ) -> Result<FunctionReflection> {
+        let vertex = stage == ast::Stage::Vertex;
+        self.current_function = f.name.name.clone();
+        self.group = if vertex { 0 } else { 1 };
+        self.vertex_stage = vertex;
+        self.kernel_features.clear();
+        let params = self.classify_params(f)?;
+        if params
+            .iter()
+            .filter(|p| matches!(p, KernelParam::StageIn { .. }))
+            .count()
+            > 1
+        {
+            let second = params
+                .iter()
+                .filter_map(|p| match p {
+                    KernelParam::StageIn { param, .. } => Some(param.span),
+                    _ => None,
+                })
+                .nth(1)
+                .unwrap();
+            return Err(Error::new(
+                second,
+                "a function can have only one `[[stage_in]]` argument",
+            ));
+        }
+        let ret = self.program.resolve_type(&f.ret)?;
+        let mut fx = FnCtx::new(&f.name.name, ret.clone());
+        fx.fragment = !vertex;
+        let body = f.body.as_ref().expect("definitions have bodies");
+        let mut arguments = Vec::new();
+        let mut reflection_in = (Vec::new(), 0, Vec::new());
+        for p in &params {
+            match p {
+                KernelParam::StageIn { param, id } => {
+                    reflection_in = self.bind_stage_in(&mut fx, param, *id, vertex)?
+                }
+                KernelParam::StageBuiltin { param, builtin, ty } => {
+                    self.bind_stage_builtin(&mut fx, param, *builtin, ty)?
+                }
+                other => self.bind_param(&mut fx, other, None, body, &mut arguments)?,
+            }
+        }
+        let (color_outputs, out_varyings) = self.stage_result(&mut fx, f, &ret, vertex)?;
+        fx.open();
+        let lowered = body.stmts.iter().try_for_each(|s| self.stmt(&mut fx, s));
+        lowered?;
+        let block = fx.close();
+        fx.push(Statement::Block(block), body.span);
+        self.finish_body(&mut fx, body.span)?;
+        let function = fx.finish();
+        for arg in &mut arguments {
+            if let Some(b) = arg.binding {
+                arg.active = self.entry_uses_binding(&function, b);
+            }
+        }
+        let constexpr_samplers = self.used_constexpr_samplers(&function);
+        let extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
+        self.check_binding_collisions(f, &arguments, &extra)?;
+        self.module.entry_points.push(naga::EntryPoint {
+            name: f.name.name.clone(),
+            stage: if vertex {
+                naga::ShaderStage::Vertex
+            } else {
+                naga::ShaderStage::Fragment
+            },
+            early_depth_test: None,
+            workgroup_size: [0, 0, 0],
+            workgroup_size_overrides: None,
+            function,
+            mesh_info: None,
+            task_payload: None,
+            incoming_ray_payload: None,
+        });
+        self.group = 0;
+        let mut required_features: Vec<String> =
+            self.kernel_features.iter().map(|f| f.to_string()).collect();
+        if self.types.uses_f16 {
+            required_features.push("shader-f16".to_string());
+        }
+        let (vertex_attributes, vertex_stride, in_varyings) = reflection_in;
+        Ok(FunctionReflection {
+            name: f.name.name.clone(),
+            wgsl_entry_point: f.name.name.clone(),
+            stage: if vertex {
+                Stage::Vertex
+            } else {
+                Stage::Fragment
+            },
+            workgroup_size: None,
+            arguments,
+            builtins: self.builtin_arguments(&params),
+            dispatch_binding: None,
+            uses_barriers: false,
+            required_features,
+            constexpr_samplers,
+            vertex_attributes,
+            vertex_stride,
+            varyings: if vertex { out_varyings } else { in_varyings },
+            color_outputs,
+            function_constants: Vec::new(),
+        })
+    }
+
+    /// A built-in input parameter: an entry-point argument copied to a local.
+    fn bind_stage_builtin(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        builtin: BuiltIn,
+        ty: &Type,
+    ) -> Result<()> {
+        let wide = ty.with_scalar(if ty.element_scalar() == Some(Scalar::UShort) {
+            Scalar::UInt
+        } else {
+            ty.element_scalar().unwrap_or(Scalar::UInt)
+        });
+        let th = self.naga_type(&wide, param.span)?;
+        let i = fx.function.arguments.len() as u32;
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        fx.function.arguments.push(naga::FunctionArgument {
+            name: Some(name.clone()),
+            ty: th,
+            binding: Some(Binding::BuiltIn(builtin)),
+        });
+        let arg = fx.add(Expression::FunctionArgument(i), param.span);
+        let value = self.convert(fx, arg, &wide, ty, true, param.span)?;
+        self.local_copy(fx, param.name.as_ref(), ty, value, param.span)
+    }
+
+    /// Stores `value` in a fresh local named after the parameter.
+    fn local_copy(
+        &mut self,
+        fx: &mut FnCtx,
+        name: Option<&ast::Ident>,
+        ty: &Type,
+        value: Handle<Expression>,
+        span: Span,
+    ) -> Result<()> {
+        let th = self.naga_type(ty, span)?;
+        let text = name.map(|n| n.name.as_str()).unwrap_or("_");
+        let var = fx.local(text, th, span);
+        let ptr = fx.add(Expression::LocalVariable(var), span);
+        fx.push(
+            Statement::Store {
+                pointer: ptr,
+                value,
+            },
+            span,
+        );
+        if let Some(n) = name {
+            fx.declare(
+                &n.name,
+                Local::Var {
+                    var,
+                    ty: ty.clone(),
+                    is_const: false,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// `[[stage_in]]`: one entry-point argument per member, composed into the MSL struct.
+    fn bind_stage_in(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        id: StructId,
+        vertex: bool,
+    ) -> Result<(Vec<VertexAttribute>, u32, Vec<Varying>)> {
+        let def = self.program.structs.get(id).clone();
+        let decl = self.struct_decl(&def.name).cloned().ok_or_else(|| {
+            Error::new(
+                param.span,
+                "the `[[stage_in]]` struct must be declared in this file",
+            )
+        })?;
+        let (mut attributes, mut offset, mut varyings, mut members) =
+            (Vec::new(), 0u32, Vec::new(), Vec::new());
+        for (m, md) in decl.members.iter().zip(&def.members) {
+            if !md.ty.unpacked().is_scalar_or_vector() || matches!(md.ty, Type::Packed(..)) {
+                return Err(Error::new(
+                    m.ty.span,
+                    format!(
+                        "`[[stage_in]]` member `{}` must be a scalar or vector",
+                        m.name.name
+                    ),
+                ));
+            }
+            let (binding, io_ty) = if vertex {
+                let index = self.attribute_index(m)?;
+                let (format, size) = vertex_format(&md.ty).ok_or_else(|| {
+                    Error::new(
+                        m.ty.span,
+                        format!("no vertex format reads `{}`", self.program.display(&md.ty)),
+                    )
+                })?;
+                attributes.push(VertexAttribute {
+                    name: m.name.name.clone(),
+                    index,
+                    data_type: self.program.display(&md.ty),
+                    format: format.into(),
+                    offset,
+                });
+                offset += size;
+                // WebGPU vertex inputs are 32-bit; half attributes convert in the shader.
+                let io = md.ty.with_scalar(match md.ty.element_scalar() {
+                    Some(Scalar::Half) => Scalar::Float,
+                    Some(s) => s,
+                    None => Scalar::Float,
+                });
+                (
+                    Binding::Location {
+                        location: index,
+                        interpolation: None,
+                        sampling: None,
+                        blend_src: None,
+                        per_primitive: false,
+                    },
+                    io,
+                )
+            } else if member_builtin(m) == Some("position") {
+                (
+                    Binding::BuiltIn(BuiltIn::Position { invariant: false }),
+                    md.ty.clone(),
+                )
+            } else if let Some(b) = member_builtin(m) {
+                return Err(Error::new(
+                    m.name.span,
+                    format!("`[[{b}]]` is not supported as a `[[stage_in]]` member"),
+                )
+                .with_code(crate::diagnostics::Code::Unsupported));
+            } else {
+                let key = link_key(m);
+                let text = interpolation_of(&m.attributes, &md.ty).2;
+                let slot = self
+                    .varying_slot(&key, &text)
+                    .expect("fragment inputs are in the table");
+                varyings.push(Varying {
+                    name: key,
+                    location: slot.location,
+                    data_type: self.program.display(&md.ty),
+                    interpolation: slot.text.clone(),
+                });
+                (
+                    Binding::Location {
+                        location: slot.location,
+                        interpolation: Some(slot.interpolation),
+                        sampling: slot.sampling,
+                        blend_src: None,
+                        per_primitive: false,
+                    },
+                    io_type(&md.ty),
+                )
+            };
+            let th = self.naga_type(&io_ty, m.ty.span)?;
+            let i = fx.function.arguments.len() as u32;
+            fx.function.arguments.push(naga::FunctionArgument {
+                name: Some(m.name.name.clone()),
+                ty: th,
+                binding: Some(binding),
+            });
+            let arg = fx.add(Expression::FunctionArgument(i), m.ty.span);
+            members.push(self.convert(fx, arg, &io_ty, &md.ty, true, m.ty.span)?);
+        }
+        let members = self.with_padding(id, members, param.span, |_, pad| {
+            fx.add(Expression::ZeroValue(pad), param.span)
+        })?;
+        let th = self.naga_type(&Type::Struct(id), param.span)?;
+        let value = fx.add(
+            Expression::Compose {
+                ty: th,
+                components: members,
+            },
+            param.span,
+        );
+        self.local_copy(
+            fx,
+            param.name.as_ref(),
+            &Type::Struct(id),
+            value,
+            param.span,
+        )?;
+        Ok((attributes, offset, varyings))
+    }
+
+    fn attribute_index(&self, m: &ast::Member) -> Result<u32> {
+        let a = m
+            .attributes
+            .iter()
+            .find(|a| a.name == "attribute")
+            .ok_or_else(|| {
+                Error::new(
+                    m.name.span,
+                    format!(
+                        "vertex `[[stage_in]]` member `{}` needs `[[attribute(n)]]`",
+                        m.name.name
+                    ),
+                )
+            })?;
+        let [arg] = a.args.as_slice() else {
+            return Err(Error::new(a.span, "`attribute` takes one index"));
+        };
+        crate::sema::consteval::eval(self.program, arg)?
+            .as_int()
+            .filter(|i| *i >= 0)
+            .map(|i| i as u32)
+            .ok_or_else(|| {
+                Error::new(
+                    arg.span,
+                    "attribute index must be a non-negative integer constant",
+                )
+            })
+    }
+}
+
+/// The wgpu vertex format that reads an MSL attribute type tightly packed, and its size.
+fn vertex_format(ty: &Type) -> Option<(&'static str, u32)> {
+    let (s, n) = match ty {
+        Type::Scalar(s) => (*s, 1),
+        Type::Vector(s, n) => (*s, *n),
+        _ => return None,
+    };
+    let name = match (s, n) {
+        (Scalar::Float, 1) => "float32",
+        (Scalar::Float, 2) => "float32x2",
+        (Scalar::Float, 3) => "float32x3",
+        (Scalar::Float, 4) => "float32x4",
+        (Scalar::Half, 2) => "float16x2",
+        (Scalar::Half, 4) => "float16x4",
+        (Scalar::Int, 1) => "sint32",
+        (Scalar::Int, 2) => "sint32x2",
+        (Scalar::Int, 3) => "sint32x3",
+        (Scalar::Int, 4) => "sint32x4",
+        (Scalar::UInt, 1) => "uint32",
+        (Scalar::UInt, 2) => "uint32x2",
+        (Scalar::UInt, 3) => "uint32x3",
+        (Scalar::UInt, 4) => "uint32x4",
+        (Scalar::UChar, 2) => "uint8x2",
+        (Scalar::UChar, 4) => "uint8x4",
+        (Scalar::Char, 2) => "sint8x2",
+        (Scalar::Char, 4) => "sint8x4",
+        (Scalar::UShort, 2) => "uint16x2",
+        (Scalar::UShort, 4) => "uint16x4",
+        (Scalar::Short, 2) => "sint16x2",
+        (Scalar::Short, 4) => "sint16x4",
+        _ => return None,
+    };
+    Some((name, s.size() * u32::from(n)))
+}

@@ -1,0 +1,675 @@
+//! Expressions: names, literals, operators, indexing, members, assignment.
+
+pub(in crate::lower) mod access;
+pub(in crate::lower) mod const_exprs;
+pub(in crate::lower) mod operators;
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{Local, Place, Value};
+use crate::lower::types::vector_size;
+use crate::lower::{Error, Lowerer, Result};
+use crate::sema::{consteval::ConstValue, conversions, Symbol};
+use crate::source_map::Span;
+use crate::syntax::ast::{Expr, ExprKind, UnaryOp};
+use crate::types::{Scalar, Type};
+use naga::{BinaryOperator as Bo, Expression, Handle, Literal};
+
+impl Lowerer<'_, '_> {
+    /// Lowers an expression to a value, place or pointer.
+    pub(in crate::lower) fn expr(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Value> {
+        match &e.kind {
+            ExprKind::SizeOf { align, operand } => {
+                let local = |name: &str| match fx.lookup(name) {
+                    Some(
+                        crate::lower::ctx::value::Local::Var { ty, .. }
+                        | crate::lower::ctx::value::Local::Value(_, ty),
+                    ) => Some(ty.clone()),
+                    _ => None,
+                };
+                let v = crate::sema::sizeof::eval(self.program, *align, operand, e.span, &local)?;
+                Ok(self.const_value(fx, &v, e.span))
+            }
+            ExprKind::Int {
+                value,
+                suffix,
+                non_decimal,
+            } => {
+                let v = crate::sema::consteval::eval(
+                    self.program,
+                    &Expr {
+                        kind: ExprKind::Int {
+                            value: *value,
+                            suffix: *suffix,
+                            non_decimal: *non_decimal,
+                        },
+                        span: e.span,
+                    },
+                )?;
+                if matches!(v, ConstValue::Int(_, Scalar::Long | Scalar::ULong)) {
+                    self.check_64_bit(e.span)?;
+                }
+                Ok(self.const_value(fx, &v, e.span))
+            }
+            ExprKind::Float { value, suffix } => {
+                let s = match suffix {
+                    crate::syntax::ast::LiteralSuffix::Half => Scalar::Half,
+                    crate::syntax::ast::LiteralSuffix::BFloat => {
+                        return Err(
+                            Error::new(e.span, "`bfloat` literals are not supported yet")
+                                .with_code(crate::diagnostics::Code::Unsupported),
+                        );
+                    }
+                    _ => Scalar::Float,
+                };
+                Ok(self.const_value(fx, &ConstValue::Float(*value, s), e.span))
+            }
+            ExprKind::Bool(b) => Ok(Value::Rv(
+                fx.add(Expression::Literal(Literal::Bool(*b)), e.span),
+                Type::BOOL,
+            )),
+            ExprKind::Name(path) => self.name(fx, path, e.span),
+            ExprKind::Binary(op, a, b) => {
+                match self.user_operator(fx, op.symbol(), &[a, b], e.span)? {
+                    Some(v) => Ok(v),
+                    None => self.binary(fx, *op, a, b, e.span),
+                }
+            }
+            ExprKind::Unary(op, a) => {
+                let symbol = match op {
+                    UnaryOp::Neg => Some("-"),
+                    UnaryOp::Plus => Some("+"),
+                    UnaryOp::Not => Some("!"),
+                    UnaryOp::BitNot => Some("~"),
+                    _ => None,
+                };
+                let user = match symbol {
+                    Some(s) => self.user_operator(fx, s, &[a], e.span)?,
+                    None => None,
+                };
+                match user {
+                    Some(v) => Ok(v),
+                    None => self.unary(fx, *op, a, e.span),
+                }
+            }
+            ExprKind::Assign(Some(op), lhs, rhs) => {
+                let compound = format!("{}=", op.symbol());
+                match self.user_operator(fx, &compound, &[lhs, rhs], e.span)? {
+                    Some(v) => Ok(v),
+                    None => self.assign(fx, Some(*op), lhs, rhs, e.span),
+                }
+            }
+            ExprKind::Assign(op, lhs, rhs) => self.assign(fx, *op, lhs, rhs, e.span),
+            ExprKind::PostIncDec(inc, a) => self.inc_dec(fx, a, *inc, false, e.span),
+            ExprKind::Ternary(c, a, b) => self.ternary(fx, c, a, b, e.span),
+            ExprKind::Index(base, index) => self.index(fx, base, index, e.span),
+            ExprKind::Member(base, member, arrow) => {
+                let mut base = self.expr(fx, base)?;
+                if *arrow {
+                    base = self.deref(fx, base, e.span)?;
+                }
+                self.member(fx, base, &member.name, member.span)
+            }
+            ExprKind::Call(callee, args) => self.call(fx, callee, args, e.span),
+            ExprKind::Cast(kind, ty, inner) => self.cast(fx, *kind, ty, inner, e.span),
+            ExprKind::Comma(items) => {
+                let mut last = Value::Void;
+                for item in items {
+                    last = self.expr(fx, item)?;
+                }
+                Ok(last)
+            }
+            ExprKind::BraceConstruct(path, items) => {
+                let ts = crate::syntax::ast::TypeSpec {
+                    is_const: false,
+                    is_constexpr: false,
+                    space: None,
+                    path: path.clone(),
+                    args: Vec::new(),
+                    ptr_ops: Vec::new(),
+                    name_span: e.span,
+                    span: e.span,
+                };
+                let ty = self.program.resolve_type(&ts)?;
+                if let Some(v) = self.brace_constructor(fx, &ty, items, e.span)? {
+                    return Ok(v);
+                }
+                let (h, ty) = self.init_list(fx, items, &ty, e.span)?;
+                Ok(Value::Rv(h, ty))
+            }
+            ExprKind::Templated(..) => self.templated_value(fx, e),
+            ExprKind::InitList(_) => Err(Error::new(
+                e.span,
+                "an initializer list is not allowed here",
+            )),
+        }
+    }
+
+    /// Lowers an expression and loads it: a plain value with its type.
+    pub(in crate::lower) fn rvalue(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+    ) -> Result<(Handle<Expression>, Type)> {
+        let v = self.expr(fx, e)?;
+        self.load(fx, v, e.span)
+    }
+
+    /// Reads a value out of a place; pointers are not values in WGSL.
+    pub(in crate::lower) fn load(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        span: Span,
+    ) -> Result<(Handle<Expression>, Type)> {
+        match v {
+            Value::Rv(h, t) => Ok((h, t)),
+            Value::Place(p) if matches!(p.ty, Type::Atomic(_)) || contains_atomic(&p.ty) => Err(atomic_access(span)),
+            Value::Place(p) => Ok((fx.add(Expression::Load { pointer: p.ptr }, span), p.ty.unpacked())),
+            Value::Swizzle(p, comps) => {
+                let Type::Vector(s, _) = p.ty else { unreachable!() };
+                let vector = fx.add(Expression::Load { pointer: p.ptr }, span);
+                Ok((self.swizzle(fx, vector, &comps, span), Type::vector(s, comps.len() as u8)))
+            }
+            Value::Bytes(b) => self.bytes_load(fx, &b, span),
+            Value::BytesSwizzle(b, comps) => {
+                let (vector, ty) = self.bytes_load(fx, &b, span)?;
+                let s = ty.element_scalar().expect("a vector");
+                Ok((self.swizzle(fx, vector, &comps, span), Type::vector(s, comps.len() as u8)))
+            }
+            Value::Void => Err(Error::new(span, "expression has type `void` and no value")),
+            Value::Ptr(_) => Err(Error::new(span, "a pointer cannot be used as a value here").note(
+                "pointers are translated as a buffer plus an element index; they can be indexed, dereferenced, offset and passed to functions",
+            )),
+        }
+    }
+
+    fn swizzle(
+        &mut self,
+        fx: &mut FnCtx,
+        vector: Handle<Expression>,
+        comps: &[u8],
+        span: Span,
+    ) -> Handle<Expression> {
+        if comps.len() == 1 {
+            return fx.add(
+                Expression::AccessIndex {
+                    base: vector,
+                    index: u32::from(comps[0]),
+                },
+                span,
+            );
+        }
+        let mut pattern = [naga::SwizzleComponent::X; 4];
+        for (i, c) in comps.iter().enumerate() {
+            pattern[i] = naga::SwizzleComponent::XYZW[*c as usize];
+        }
+        fx.add(
+            Expression::Swizzle {
+                size: vector_size(comps.len() as u8),
+                vector,
+                pattern,
+            },
+            span,
+        )
+    }
+
+    /// A literal or composite constant as a function expression.
+    pub(in crate::lower) fn const_value(
+        &mut self,
+        fx: &mut FnCtx,
+        v: &ConstValue,
+        span: Span,
+    ) -> Value {
+        match v {
+            ConstValue::Bool(b) => Value::Rv(
+                fx.add(Expression::Literal(Literal::Bool(*b)), span),
+                Type::BOOL,
+            ),
+            ConstValue::Int(..) | ConstValue::Float(..) => {
+                let (lit, s) = literal(v);
+                Value::Rv(fx.add(Expression::Literal(lit), span), Type::Scalar(s))
+            }
+            ConstValue::Composite(ty, _) => {
+                let ty = ty.clone();
+                let init = self.global_const_expr(v, span).expect("constants lower");
+                let ty_h = self.naga_type(&ty, span).expect("constant types lower");
+                let c = self.module.constants.append(
+                    naga::Constant {
+                        name: None,
+                        ty: ty_h,
+                        init,
+                    },
+                    naga::Span::UNDEFINED,
+                );
+                Value::Rv(fx.add(Expression::Constant(c), span), ty)
+            }
+        }
+    }
+
+    /// A constant value in the module's global expressions.
+    pub(in crate::lower) fn global_const_expr(
+        &mut self,
+        v: &ConstValue,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        let expr = match v {
+            ConstValue::Bool(b) => Expression::Literal(Literal::Bool(*b)),
+            ConstValue::Int(..) | ConstValue::Float(..) => Expression::Literal(literal(v).0),
+            ConstValue::Composite(ty, items) => {
+                let ty_h = self.naga_type(ty, span)?;
+                let mut components = Vec::new();
+                for item in items {
+                    components.push(self.global_const_expr(item, span)?);
+                }
+                if let Type::Struct(id) = ty {
+                    components = self.with_padding(*id, components, span, |l, pad_ty| {
+                        l.module
+                            .global_expressions
+                            .append(Expression::ZeroValue(pad_ty), naga::Span::UNDEFINED)
+                    })?;
+                }
+                Expression::Compose {
+                    ty: ty_h,
+                    components,
+                }
+            }
+        };
+        Ok(self
+            .module
+            .global_expressions
+            .append(expr, Self::span(span)))
+    }
+
+    /// Inserts zero values for the padding members of struct `id`.
+    pub(in crate::lower) fn with_padding(
+        &mut self,
+        id: crate::types::StructId,
+        members: Vec<Handle<Expression>>,
+        span: Span,
+        mut zero: impl FnMut(&mut Self, Handle<naga::Type>) -> Handle<Expression>,
+    ) -> Result<Vec<Handle<Expression>>> {
+        let Some(plan) = self.plan(id).cloned() else {
+            return Ok(members);
+        };
+        let mut out = Vec::new();
+        for (m, _) in &plan.members {
+            match m {
+                crate::layout::PlannedMember::Member(i) => out.push(members[*i]),
+                crate::layout::PlannedMember::Padding(size) => {
+                    let t = if *size == 4 {
+                        Type::UINT
+                    } else {
+                        Type::Scalar(Scalar::Half)
+                    };
+                    let th = self.naga_type(&t, span)?;
+                    out.push(zero(self, th));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn name(&mut self, fx: &mut FnCtx, path: &[String], span: Span) -> Result<Value> {
+        let name = path.last().map(String::as_str).unwrap_or_default();
+        if path.len() == 1 {
+            if let Some(local) = fx.lookup(name).cloned() {
+                if let Local::UnsizedThreadgroup(index) = local {
+                    return Err(Error::new(span, format!("the length of threadgroup memory `[[threadgroup({index})]]` is not known"))
+                        .note(format!("Metal sets it at dispatch; WGSL needs it at translation: pass `--threadgroup-memory {index}=BYTES`")));
+                }
+                return Ok(self.local_value(fx, local, span));
+            }
+            if let Some(e) = self.implicit_member(fx, name, span) {
+                return self.expr(fx, &e);
+            }
+        }
+        // `S::N`: a static member constant.
+        if path.len() > 1 {
+            if let Some(Symbol::Constant(i)) = self.program.symbols.get(&path.join("::")) {
+                let i = *i;
+                let c = self.global_constant(i, span)?;
+                let ty = self.program.constants[i].ty.clone();
+                return Ok(Value::Rv(fx.add(Expression::Constant(c), span), ty));
+            }
+        }
+        match self.program.symbols.get(name) {
+            Some(Symbol::Constant(i)) => {
+                let i = *i;
+                let c = self.global_constant(i, span)?;
+                let ty = self.program.constants[i].ty.clone();
+                Ok(Value::Rv(fx.add(Expression::Constant(c), span), ty))
+            }
+            Some(Symbol::FunctionConstant(i)) => self.function_constant(fx, *i, span),
+            Some(Symbol::SpecConstant(i)) => self.spec_constant(fx, *i, span),
+            Some(Symbol::Sampler(i)) => {
+                let (g, comparison) = self.program_sampler(*i, span)?;
+                Ok(Value::Rv(
+                    fx.add(Expression::GlobalVariable(g), span),
+                    Type::Sampler { comparison },
+                ))
+            }
+            Some(Symbol::Functions(_)) => Err(Error::new(
+                span,
+                format!("function `{name}` used as a value; call it with `()`"),
+            )),
+            Some(Symbol::Type(_)) => Err(Error::new(
+                span,
+                format!("expected a value, found type `{name}`"),
+            )),
+            None => match crate::lower::stdlib::constant(name) {
+                Some(v) => Ok(self.stdlib_constant(fx, v, span)),
+                None if crate::types::builtin_type(&path.join("::")).is_some() => Err(Error::new(
+                    span,
+                    format!("expected a value, found type `{}`", path.join("::")),
+                )),
+                None => Err(Error::new(
+                    span,
+                    format!("use of undeclared identifier `{}`", path.join("::")),
+                )
+                .with_code(crate::diagnostics::Code::UndeclaredIdentifier)
+                .with_notes(crate::diagnostics::suggest::did_you_mean(
+                    &path.join("::"),
+                    fx.names_in_scope()
+                        .into_iter()
+                        .chain(self.program.value_names()),
+                ))),
+            },
+        }
+    }
+
+    /// The naga constant for program constant `i`, created on first use.
+    fn global_constant(&mut self, i: usize, span: Span) -> Result<Handle<naga::Constant>> {
+        if let Some(c) = self.constants.get(&i) {
+            return Ok(*c);
+        }
+        let gc = self.program.constants[i].clone();
+        let init = self.global_const_expr(&gc.value, gc.span)?;
+        let ty = self.naga_type(&gc.ty, span)?;
+        let c = self.module.constants.append(
+            naga::Constant {
+                name: Some(gc.name),
+                ty,
+                init,
+            },
+            Self::span(gc.span),
+        );
+        self.constants.insert(i, c);
+        Ok(c)
+    }
+
+    pub(in crate::lower) fn local_value(
+        &mut self,
+        fx: &mut FnCtx,
+        local: Local,
+        span: Span,
+    ) -> Value {
+        match local {
+            Local::Var { var, ty, is_const } => {
+                let ptr = fx.add(Expression::LocalVariable(var), span);
+                Value::Place(Place {
+                    ptr,
+                    ty,
+                    writable: !is_const,
+                })
+            }
+            Local::Ref(p) => Value::Place(p),
+            Local::Value(h, ty) => Value::Rv(h, ty),
+            Local::Bytes(b) => Value::Bytes(b),
+            Local::Ptr(p) => Value::Ptr(p),
+            Local::UnsizedThreadgroup(_) => Value::Void,
+            Local::PtrVar { var, mut ptr } => {
+                let v = fx.add(Expression::LocalVariable(var), span);
+                ptr.index = fx.add(Expression::Load { pointer: v }, span);
+                Value::Ptr(ptr)
+            }
+        }
+    }
+
+    /// `u32` literal.
+    pub(in crate::lower) fn u32_lit(
+        &mut self,
+        fx: &mut FnCtx,
+        v: u32,
+        span: Span,
+    ) -> Handle<Expression> {
+        fx.add(Expression::Literal(Literal::U32(v)), span)
+    }
+
+    // ---- conversions -------------------------------------------------------
+
+    /// Converts a value to `to`: implicitly (C++ rules; vector → vector of
+    /// another type is an error) or explicitly (casts, constructors).
+    pub(in crate::lower) fn convert(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        from: &Type,
+        to: &Type,
+        explicit: bool,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        // Packed vectors are storage formats: as values they are aligned vectors.
+        let (from, to) = (&from.unpacked(), &to.unpacked());
+        if matches!(to.element_scalar(), Some(Scalar::Long | Scalar::ULong)) {
+            self.check_64_bit(span)?;
+        }
+        if to.element_scalar() == Some(Scalar::Half) {
+            // naga's writer enables f16 when a type in the module uses it.
+            self.naga_type(to, span)?;
+        }
+        if from == to {
+            return Ok(h);
+        }
+        let ok = match (from, to) {
+            (Type::Scalar(_), Type::Scalar(_) | Type::Vector(..)) => true,
+            (Type::Vector(_, a), Type::Vector(_, b)) => explicit && a == b,
+            (
+                Type::Matrix {
+                    columns: c1,
+                    rows: r1,
+                    ..
+                },
+                Type::Matrix {
+                    columns: c2,
+                    rows: r2,
+                    ..
+                },
+            ) => explicit && c1 == c2 && r1 == r2,
+            _ => false,
+        };
+        if !ok {
+            let msg = conversions::check_implicit(from, to, self.program)
+                .err()
+                .unwrap_or_else(|| {
+                    format!(
+                        "cannot convert `{}` to `{}`",
+                        self.program.display(from),
+                        self.program.display(to)
+                    )
+                });
+            return Err(Error::new(span, msg).with_code(crate::diagnostics::Code::TypeMismatch));
+        }
+        if let (Type::Scalar(_), Type::Vector(s, n)) = (from, to) {
+            let lane = self.convert(fx, h, from, &Type::Scalar(*s), explicit, span)?;
+            return Ok(fx.add(
+                Expression::Splat {
+                    size: vector_size(*n),
+                    value: lane,
+                },
+                span,
+            ));
+        }
+        let (fs, ts) = (from.element_scalar().unwrap(), to.element_scalar().unwrap());
+        if fs == ts {
+            return Ok(h);
+        }
+        if let (Type::Scalar(_), Some(v)) = (from, literal_value(fx.expr(h))) {
+            if let Some(c) = crate::sema::consteval::convert_to(&v, ts) {
+                return Ok(self.const_value(fx, &c, span).handle());
+            }
+        }
+        if crate::lower::metal::narrow_integers::is_narrow(ts) {
+            let wide = to.with_scalar(if ts.is_signed_integer() {
+                Scalar::Int
+            } else {
+                Scalar::UInt
+            });
+            let h = self.convert(fx, h, from, &wide, explicit, span)?;
+            return Ok(if crate::lower::metal::narrow_integers::fits(fs, ts) {
+                h
+            } else {
+                self.truncate(fx, h, to, span)
+            });
+        }
+        if ts == Scalar::Bool {
+            let zero_ty = self.naga_type(from, span)?;
+            let zero = fx.add(Expression::ZeroValue(zero_ty), span);
+            return Ok(fx.add(
+                Expression::Binary {
+                    op: Bo::NotEqual,
+                    left: h,
+                    right: zero,
+                },
+                span,
+            ));
+        }
+        let target = self.naga_scalar(ts);
+        if self.emulates_half() && self.naga_scalar(fs) == target {
+            // `half` ↔ `float` with `half` as `f32`: only rounding remains.
+            return Ok(self.round_half_value(fx, h, to, span));
+        }
+        let converted = fx.add(
+            Expression::As {
+                expr: h,
+                kind: target.kind,
+                convert: Some(target.width),
+            },
+            span,
+        );
+        Ok(self.round_half_value(fx, converted, to, span))
+    }
+
+    /// An expression as a scalar `bool` or `boolN` condition (`if (n)`, `!p`).
+    pub(in crate::lower) fn condition(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+    ) -> Result<(Handle<Expression>, Type)> {
+        let (h, t) = self.rvalue(fx, e)?;
+        match t {
+            Type::Scalar(_) | Type::Vector(..) => {
+                let to = t.with_scalar(Scalar::Bool);
+                Ok((self.convert(fx, h, &t, &to, true, e.span)?, to))
+            }
+            _ => Err(Error::new(
+                e.span,
+                format!(
+                    "value of type `{}` is not contextually convertible to `bool`",
+                    self.program.display(&t)
+                ),
+            )),
+        }
+    }
+
+    /// A scalar `bool` condition for `if`/`while`/`for`.
+    pub(in crate::lower) fn scalar_condition(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+    ) -> Result<Handle<Expression>> {
+        let (h, t) = self.condition(fx, e)?;
+        if t != Type::BOOL {
+            return Err(Error::new(
+                e.span,
+                "a vector condition needs `all()` or `any()`",
+            ));
+        }
+        Ok(h)
+    }
+}
+
+/// Atomic objects are accessed through the atomic functions only (MSL §6.15).
+pub(in crate::lower) fn atomic_access(span: Span) -> Error {
+    Error::new(
+        span,
+        "atomic objects can only be accessed with atomic functions such as `atomic_load_explicit`",
+    )
+}
+
+/// True for atomic types and arrays of them.
+pub(in crate::lower) fn contains_atomic(ty: &Type) -> bool {
+    match ty {
+        Type::Atomic(_) => true,
+        Type::Array(e, _) => contains_atomic(e),
+        _ => false,
+    }
+}
+
+/// True if evaluating `e` may change memory or call a user function.
+pub(in crate::lower) fn has_side_effects(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Assign(..) | ExprKind::PostIncDec(..) | ExprKind::Call(..) => true,
+        ExprKind::Unary(UnaryOp::PreInc | UnaryOp::PreDec, _) => true,
+        ExprKind::Unary(_, a) | ExprKind::Member(a, _, _) | ExprKind::Cast(_, _, a) => {
+            has_side_effects(a)
+        }
+        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
+            has_side_effects(a) || has_side_effects(b)
+        }
+        ExprKind::Ternary(a, b, c) => {
+            has_side_effects(a) || has_side_effects(b) || has_side_effects(c)
+        }
+        ExprKind::Comma(items) => items.iter().any(has_side_effects),
+        _ => false,
+    }
+}
+
+/// True if evaluating `e` reads memory through an index or a pointer
+/// (`a[i]`, `*p`, `p->m`). `c ? a[i] : 0` is how MSL guards an
+/// out-of-range read: the read must stay behind the branch, not become a
+/// `select` of an unconditional (clamped, wasted) load.
+pub(in crate::lower) fn reads_through_index(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Index(..) | ExprKind::Unary(UnaryOp::Deref, _) | ExprKind::Member(_, _, true) => {
+            true
+        }
+        ExprKind::Unary(_, a) | ExprKind::Member(a, _, false) | ExprKind::Cast(_, _, a) => {
+            reads_through_index(a)
+        }
+        ExprKind::Binary(_, a, b) => reads_through_index(a) || reads_through_index(b),
+        ExprKind::Ternary(a, b, c) => {
+            reads_through_index(a) || reads_through_index(b) || reads_through_index(c)
+        }
+        ExprKind::Call(_, args) => args.iter().any(reads_through_index),
+        ExprKind::Comma(items) => items.iter().any(reads_through_index),
+        _ => false,
+    }
+}
+
+/// The constant a literal expression holds.
+fn literal_value(e: &Expression) -> Option<ConstValue> {
+    Some(match *e {
+        Expression::Literal(Literal::Bool(b)) => ConstValue::Bool(b),
+        Expression::Literal(Literal::I32(v)) => ConstValue::Int(v.into(), Scalar::Int),
+        Expression::Literal(Literal::U32(v)) => ConstValue::Int(v.into(), Scalar::UInt),
+        Expression::Literal(Literal::F32(v)) => ConstValue::Float(v.into(), Scalar::Float),
+        Expression::Literal(Literal::F16(v)) => ConstValue::Float(v.to_f64(), Scalar::Half),
+        _ => return None,
+    })
+}
+
+/// The naga literal of a scalar constant.
+pub(in crate::lower) fn literal(v: &ConstValue) -> (Literal, Scalar) {
+    match *v {
+        ConstValue::Bool(b) => (Literal::Bool(b), Scalar::Bool),
+        ConstValue::Int(i, Scalar::Long) => (Literal::I64(i), Scalar::Long),
+        ConstValue::Int(i, Scalar::ULong) => (Literal::U64(i as u64), Scalar::ULong),
+        ConstValue::Int(i, s @ (Scalar::UInt | Scalar::UChar | Scalar::UShort)) => {
+            (Literal::U32(i as u32), s)
+        }
+        ConstValue::Int(i, s) => (Literal::I32(i as i32), s),
+        ConstValue::Float(f, Scalar::Half) => (Literal::F16(half::f16::from_f64(f)), Scalar::Half),
+        ConstValue::Float(f, _) => (Literal::F32(f as f32), Scalar::Float),
+        ConstValue::Composite(..) => unreachable!("composites are not literals"),
+    }
+}

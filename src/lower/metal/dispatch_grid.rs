@@ -1,0 +1,345 @@
+//! Metal's compute-function attributes (MSL Table 5.8) computed from WGSL's
+//! built-ins and the dispatch uniform: grid positions, the clipped size of
+//! edge threadgroups, SIMD-group lanes, and the guard that stops threads
+//! outside a `dispatchThreads` grid.
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::entry::compute::{Builtin, Geometry, DISPATCH_BINDING};
+use crate::lower::metal::invocation;
+use crate::lower::{Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast;
+use crate::types::{Scalar, Type};
+use naga::{BinaryOperator as Bo, Expression, Handle, Statement};
+
+impl Lowerer<'_, '_> {
+    pub(in crate::lower) fn check_builtin_type(
+        &self,
+        b: Builtin,
+        ty: &Type,
+        attr: &str,
+        p: &ast::Param,
+    ) -> Result<()> {
+        let ok = match b {
+            b if b.is_scalar() => matches!(ty, Type::Scalar(Scalar::UInt | Scalar::UShort)),
+            _ => matches!(
+                ty,
+                Type::Scalar(Scalar::UInt | Scalar::UShort)
+                    | Type::Vector(Scalar::UInt | Scalar::UShort, 2 | 3)
+            ),
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(Error::new(
+            p.ty.span,
+            format!(
+                "`[[{attr}]]` argument must be of type `uint` or `ushort`{}, not `{}`",
+                if b.is_scalar() {
+                    ""
+                } else {
+                    " (or a 2- or 3-component vector of them)"
+                },
+                self.program.display(ty)
+            ),
+        ))
+    }
+    /// The shared dispatch uniform (see [`crate::reflect::DispatchParams`]).
+    pub(in crate::lower) fn dispatch_global(&mut self) -> Handle<naga::GlobalVariable> {
+        if let Some(g) = self.dispatch {
+            return g;
+        }
+        let v3 = self
+            .naga_type(&Type::Vector(Scalar::UInt, 3), Span::default())
+            .expect("uint3");
+        let member = |name: &str, offset| naga::StructMember {
+            name: Some(name.into()),
+            ty: v3,
+            binding: None,
+            offset,
+        };
+        let ty = self.module.types.insert(
+            naga::Type {
+                name: Some("MetalDispatch".into()),
+                inner: naga::TypeInner::Struct {
+                    members: vec![
+                        member("grid_size", 0),
+                        member("group_offset", 16),
+                        member("threadgroups", 32),
+                    ],
+                    span: 48,
+                },
+            },
+            naga::Span::UNDEFINED,
+        );
+        let g = self.module.global_variables.append(
+            naga::GlobalVariable {
+                name: Some("metal_dispatch".into()),
+                space: naga::AddressSpace::Uniform,
+                binding: Some(naga::ResourceBinding {
+                    group: 0,
+                    binding: DISPATCH_BINDING,
+                }),
+                ty,
+                init: None,
+                memory_decorations: Default::default(),
+            },
+            naga::Span::UNDEFINED,
+        );
+        self.dispatch = Some(g);
+        g
+    }
+    /// Computes Metal's grid geometry from WGSL's built-ins and the uniform.
+    pub(in crate::lower) fn prologue(
+        &mut self,
+        fx: &mut FnCtx,
+        wg: [u32; 3],
+        subgroups: bool,
+        span: Span,
+    ) -> Result<Geometry> {
+        let v3 = self.naga_type(&Type::Vector(Scalar::UInt, 3), span)?;
+        let u = self.naga_type(&Type::UINT, span)?;
+        let arg = |fx: &mut FnCtx, name: &str, ty, b: naga::BuiltIn| {
+            let i = fx.function.arguments.len() as u32;
+            fx.function.arguments.push(naga::FunctionArgument {
+                name: Some(name.into()),
+                ty,
+                binding: Some(naga::Binding::BuiltIn(b)),
+            });
+            fx.add(Expression::FunctionArgument(i), span)
+        };
+        let lid = arg(fx, "local_id", v3, naga::BuiltIn::LocalInvocationId);
+        let group = arg(fx, "group_id", v3, naga::BuiltIn::WorkGroupId);
+        let index = arg(fx, "local_index", u, naga::BuiltIn::LocalInvocationIndex);
+        let g = self.dispatch_global();
+        let ubo = fx.add(Expression::GlobalVariable(g), span);
+        let field = |fx: &mut FnCtx, i| {
+            let p = fx.add(
+                Expression::AccessIndex {
+                    base: ubo,
+                    index: i,
+                },
+                span,
+            );
+            fx.add(Expression::Load { pointer: p }, span)
+        };
+        let grid = field(fx, 0);
+        let offset = field(fx, 1);
+        let groups = field(fx, 2);
+        let lits: Vec<_> = wg
+            .iter()
+            .map(|x| fx.add(Expression::Literal(naga::Literal::U32(*x)), span))
+            .collect();
+        let tg_size = fx.add(
+            Expression::Compose {
+                ty: v3,
+                components: lits,
+            },
+            span,
+        );
+        let wid = fx.add(
+            Expression::Binary {
+                op: Bo::Add,
+                left: group,
+                right: offset,
+            },
+            span,
+        );
+        let first = fx.add(
+            Expression::Binary {
+                op: Bo::Multiply,
+                left: wid,
+                right: tg_size,
+            },
+            span,
+        );
+        let gid = fx.add(
+            Expression::Binary {
+                op: Bo::Add,
+                left: first,
+                right: lid,
+            },
+            span,
+        );
+        // Edge threadgroups of a dispatchThreads grid are smaller (MSL §5.2.3.6).
+        let left = fx.add(
+            Expression::Binary {
+                op: Bo::Subtract,
+                left: grid,
+                right: first,
+            },
+            span,
+        );
+        let edge_size = fx.add(
+            Expression::Math {
+                fun: naga::MathFunction::Min,
+                arg: tg_size,
+                arg1: Some(left),
+                arg2: None,
+                arg3: None,
+            },
+            span,
+        );
+        let (lane, simd_size) = if subgroups {
+            // naga allows `subgroup_invocation_id` only in 1-D workgroups;
+            // elsewhere count the lanes below this one while all are active.
+            let lane = if wg[1] * wg[2] == 1 {
+                arg(fx, "simd_lane", u, naga::BuiltIn::SubgroupInvocationId)
+            } else {
+                let one = fx.add(Expression::Literal(naga::Literal::U32(1)), span);
+                let result = fx.add_result(Expression::SubgroupOperationResult { ty: u }, span);
+                fx.push(
+                    Statement::SubgroupCollectiveOperation {
+                        op: naga::SubgroupOperation::Add,
+                        collective_op: naga::CollectiveOperation::ExclusiveScan,
+                        argument: one,
+                        result,
+                    },
+                    span,
+                );
+                result
+            };
+            let size = arg(fx, "simd_size", u, naga::BuiltIn::SubgroupSize);
+            self.set_private(fx, invocation::SIMD_LANE, &Type::UINT, lane, span);
+            self.set_private(fx, invocation::SIMD_SIZE, &Type::UINT, size, span);
+            self.require_feature("subgroup");
+            (Some(lane), Some(size))
+        } else {
+            (None, None)
+        };
+        if self.predicated {
+            let inside = fx.add(
+                Expression::Binary {
+                    op: Bo::Less,
+                    left: gid,
+                    right: grid,
+                },
+                span,
+            );
+            let all = fx.add(
+                Expression::Relational {
+                    fun: naga::RelationalFunction::All,
+                    argument: inside,
+                },
+                span,
+            );
+            self.set_private(fx, invocation::ACTIVE, &Type::BOOL, all, span);
+        }
+        Ok(Geometry {
+            wg,
+            lane,
+            simd_size,
+            gid,
+            lid,
+            index,
+            wid,
+            tg_size,
+            edge_size,
+            groups,
+            grid,
+        })
+    }
+    /// `if (any(gid >= grid)) { return; }`: threads WGSL launches beyond a
+    /// dispatchThreads grid do not exist in Metal.
+    pub(in crate::lower) fn grid_guard(&mut self, fx: &mut FnCtx, g: &Geometry, span: Span) {
+        let outside = fx.add(
+            Expression::Binary {
+                op: Bo::GreaterEqual,
+                left: g.gid,
+                right: g.grid,
+            },
+            span,
+        );
+        let any = fx.add(
+            Expression::Relational {
+                fun: naga::RelationalFunction::Any,
+                argument: outside,
+            },
+            span,
+        );
+        let mut ret = naga::Block::new();
+        ret.push(Statement::Return { value: None }, Self::span(span));
+        fx.push(
+            Statement::If {
+                condition: any,
+                accept: ret,
+                reject: naga::Block::new(),
+            },
+            span,
+        );
+    }
+    /// The value of a compute attribute, in the parameter's type.
+    pub(in crate::lower) fn builtin_value(
+        &mut self,
+        fx: &mut FnCtx,
+        b: Builtin,
+        ty: &Type,
+        geo: &Geometry,
+        span: Span,
+    ) -> Handle<Expression> {
+        let lit = |fx: &mut FnCtx, v: u32| fx.add(Expression::Literal(naga::Literal::U32(v)), span);
+        let bin =
+            |fx: &mut FnCtx, op, left, right| fx.add(Expression::Binary { op, left, right }, span);
+        let total: u32 = geo.wg.iter().product();
+        let vector = match b {
+            Builtin::ThreadPositionInGrid => geo.gid,
+            Builtin::ThreadPositionInThreadgroup => geo.lid,
+            Builtin::ThreadgroupPositionInGrid => geo.wid,
+            Builtin::ThreadsPerThreadgroup => geo.edge_size,
+            Builtin::DispatchThreadsPerThreadgroup => geo.tg_size,
+            Builtin::ThreadgroupsPerGrid => geo.groups,
+            Builtin::ThreadsPerGrid => geo.grid,
+            Builtin::ThreadIndexInThreadgroup => return geo.index,
+            Builtin::ThreadIndexInSimdgroup => return geo.lane.expect("subgroup prologue"),
+            Builtin::ThreadsPerSimdgroup => return geo.simd_size.expect("subgroup prologue"),
+            Builtin::SimdgroupIndexInThreadgroup => {
+                return bin(
+                    fx,
+                    Bo::Divide,
+                    geo.index,
+                    geo.simd_size.expect("subgroup prologue"),
+                )
+            }
+            Builtin::SimdgroupsPerThreadgroup => {
+                let size = geo.simd_size.expect("subgroup prologue");
+                let t = lit(fx, total);
+                let one = lit(fx, 1);
+                let sum = bin(fx, Bo::Add, t, size);
+                let sum = bin(fx, Bo::Subtract, sum, one);
+                return bin(fx, Bo::Divide, sum, size);
+            }
+            Builtin::ThreadIndexInQuadgroup => {
+                let three = lit(fx, 3);
+                return bin(fx, Bo::And, geo.lane.expect("subgroup prologue"), three);
+            }
+            Builtin::QuadgroupIndexInThreadgroup => {
+                let four = lit(fx, 4);
+                return bin(fx, Bo::Divide, geo.index, four);
+            }
+            Builtin::QuadgroupsPerThreadgroup => return lit(fx, total.div_ceil(4)),
+        };
+        match ty.vector_size() {
+            Some(1) => fx.add(
+                Expression::AccessIndex {
+                    base: vector,
+                    index: 0,
+                },
+                span,
+            ),
+            Some(2) => fx.add(
+                Expression::Swizzle {
+                    size: naga::VectorSize::Bi,
+                    vector,
+                    pattern: [
+                        naga::SwizzleComponent::X,
+                        naga::SwizzleComponent::Y,
+                        naga::SwizzleComponent::X,
+                        naga::SwizzleComponent::X,
+                    ],
+                },
+                span,
+            ),
+            _ => vector,
+        }
+    }
+}

@@ -1,0 +1,584 @@
+//! Buffers held as 32-bit words and addressed in bytes ("word views",
+//! mapping doc §2.6–2.7): used when WGSL's default layout cannot reproduce
+//! Metal's (packed vectors, `bool`, 8- and 16-bit integers, `half` held in
+//! `f32`: see half_mode.rs). Loads assemble
+//! values from words; stores write whole words, or update sub-word bytes
+//! with atomic AND/OR so that neighbouring bytes written by other threads at
+//! the same time are never lost.
+
+use crate::layout;
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::BytePlace;
+use crate::lower::{Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::types::{Scalar, Type};
+use naga::{
+    AtomicFunction, BinaryOperator as Bo, Expression, Handle, Literal, MathFunction as Mf,
+    Statement,
+};
+
+impl Lowerer<'_, '_> {
+    /// True if buffers holding `ty` need a word view.
+    pub(in crate::lower) fn needs_word_view(&self, ty: &Type) -> bool {
+        layout::wgsl(ty, &self.program.structs).is_err() || self.holds_emulated_half(ty)
+    }
+
+    /// Whether global `g` is a word view with atomic words.
+    pub(in crate::lower) fn word_view(&self, g: Handle<naga::GlobalVariable>) -> Option<bool> {
+        self.word_views.get(&g).copied()
+    }
+
+    fn lit(fx: &mut FnCtx, v: u32, span: Span) -> Handle<Expression> {
+        fx.add(Expression::Literal(Literal::U32(v)), span)
+    }
+
+    fn bin(
+        fx: &mut FnCtx,
+        op: Bo,
+        left: Handle<Expression>,
+        right: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
+        fx.add(Expression::Binary { op, left, right }, span)
+    }
+
+    /// `offset + k`.
+    pub(in crate::lower) fn add_offset(
+        &mut self,
+        fx: &mut FnCtx,
+        offset: Handle<Expression>,
+        k: u32,
+        span: Span,
+    ) -> Handle<Expression> {
+        if k == 0 {
+            return offset;
+        }
+        if let Expression::Literal(Literal::U32(v)) = *fx.expr(offset) {
+            return Self::lit(fx, v + k, span);
+        }
+        let k = Self::lit(fx, k, span);
+        Self::bin(fx, Bo::Add, offset, k, span)
+    }
+
+    /// `offset + index * stride` for a dynamic `u32` index.
+    pub(in crate::lower) fn scaled_offset(
+        &mut self,
+        fx: &mut FnCtx,
+        offset: Handle<Expression>,
+        index: Handle<Expression>,
+        stride: u32,
+        span: Span,
+    ) -> Handle<Expression> {
+        if let Expression::Literal(Literal::U32(i)) = *fx.expr(index) {
+            return self.add_offset(fx, offset, i * stride, span);
+        }
+        let s = Self::lit(fx, stride, span);
+        let scaled = Self::bin(fx, Bo::Multiply, index, s, span);
+        Self::bin(fx, Bo::Add, offset, scaled, span)
+    }
+
+    /// A pointer to the word holding byte `offset`.
+    fn word_pointer(
+        &mut self,
+        fx: &mut FnCtx,
+        global: Handle<naga::GlobalVariable>,
+        offset: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
+        let base = fx.add(Expression::GlobalVariable(global), span);
+        let two = Self::lit(fx, 2, span);
+        let index = Self::bin(fx, Bo::ShiftRight, offset, two, span);
+        fx.add(Expression::Access { base, index }, span)
+    }
+
+    /// The bit position of byte `offset` within its word, for a field of `size` bytes.
+    fn bit_shift(
+        fx: &mut FnCtx,
+        offset: Handle<Expression>,
+        size: u32,
+        span: Span,
+    ) -> Handle<Expression> {
+        let mask = Self::lit(fx, 4 - size, span);
+        let in_word = Self::bin(fx, Bo::And, offset, mask, span);
+        let eight = Self::lit(fx, 8, span);
+        Self::bin(fx, Bo::Multiply, in_word, eight, span)
+    }
+
+    /// Loads the value at a byte place (packed vectors load as aligned vectors).
+    pub(in crate::lower) fn bytes_load(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &BytePlace,
+        span: Span,
+    ) -> Result<(Handle<Expression>, Type)> {
+        let value_ty = p.ty.unpacked();
+        let h = match &p.ty {
+            Type::Scalar(s) => self.load_scalar(fx, p.global, p.offset, *s, span),
+            Type::Vector(s, n) | Type::Packed(s, n) => {
+                let mut lanes = Vec::new();
+                for k in 0..u32::from(*n) {
+                    let at = self.add_offset(fx, p.offset, k * s.size(), span);
+                    lanes.push(self.load_scalar(fx, p.global, at, *s, span));
+                }
+                let th = self.naga_type(&value_ty, span)?;
+                fx.add(
+                    Expression::Compose {
+                        ty: th,
+                        components: lanes,
+                    },
+                    span,
+                )
+            }
+            Type::Atomic(_) => return Err(crate::lower::expr::atomic_access(span)),
+            _ => {
+                let parts = self.bytes_parts(fx, p, span)?;
+                let mut components = Vec::new();
+                for part in &parts {
+                    components.push(self.bytes_load(fx, part, span)?.0);
+                }
+                if let Type::Struct(id) = p.ty {
+                    components = self.with_padding(id, components, span, |_, pad| {
+                        fx.add(Expression::ZeroValue(pad), span)
+                    })?;
+                }
+                let th = self.naga_type(&value_ty, span)?;
+                fx.add(Expression::Compose { ty: th, components }, span)
+            }
+        };
+        Ok((h, value_ty))
+    }
+
+    /// The columns, elements or members of an aggregate at a byte place.
+    fn bytes_parts(&mut self, fx: &mut FnCtx, p: &BytePlace, span: Span) -> Result<Vec<BytePlace>> {
+        let structs = &self.program.structs;
+        let parts: Vec<(u32, Type)> = match &p.ty {
+            Type::Matrix {
+                scalar,
+                columns,
+                rows,
+            } => {
+                let col = Type::Vector(*scalar, *rows);
+                let stride = layout::metal(&col, structs).size;
+                (0..u32::from(*columns))
+                    .map(|c| (c * stride, col.clone()))
+                    .collect()
+            }
+            Type::Array(e, n) => {
+                let stride = layout::metal(e, structs).size;
+                (0..*n).map(|i| (i * stride, (**e).clone())).collect()
+            }
+            Type::Struct(id) => {
+                let l = layout::struct_layout(*id, structs);
+                structs
+                    .get(*id)
+                    .members
+                    .iter()
+                    .zip(l.offsets)
+                    .map(|(m, o)| (o, m.ty.clone()))
+                    .collect()
+            }
+            other => {
+                return Err(Error::new(
+                    span,
+                    format!(
+                        "`{}` cannot be accessed in a buffer",
+                        self.program.display(other)
+                    ),
+                ))
+            }
+        };
+        Ok(parts
+            .into_iter()
+            .map(|(o, ty)| BytePlace {
+                offset: self.add_offset(fx, p.offset, o, span),
+                ty,
+                ..p.clone()
+            })
+            .collect())
+    }
+
+    fn load_word(
+        &mut self,
+        fx: &mut FnCtx,
+        global: Handle<naga::GlobalVariable>,
+        offset: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
+        let ptr = self.word_pointer(fx, global, offset, span);
+        fx.add(Expression::Load { pointer: ptr }, span)
+    }
+
+    /// One scalar of Metal size 1, 2 or 4 at byte `offset`.
+    fn load_scalar(
+        &mut self,
+        fx: &mut FnCtx,
+        global: Handle<naga::GlobalVariable>,
+        offset: Handle<Expression>,
+        s: Scalar,
+        span: Span,
+    ) -> Handle<Expression> {
+        let word = self.load_word(fx, global, offset, span);
+        let size = s.size();
+        if size == 4 {
+            return match s {
+                Scalar::UInt => word,
+                Scalar::Int => fx.add(
+                    Expression::As {
+                        expr: word,
+                        kind: naga::ScalarKind::Sint,
+                        convert: None,
+                    },
+                    span,
+                ),
+                _ => fx.add(
+                    Expression::As {
+                        expr: word,
+                        kind: naga::ScalarKind::Float,
+                        convert: None,
+                    },
+                    span,
+                ),
+            };
+        }
+        let shift = Self::bit_shift(fx, offset, size, span);
+        let bits = Self::lit(fx, size * 8, span);
+        let field = |fx: &mut FnCtx, w| {
+            fx.add(
+                Expression::Math {
+                    fun: Mf::ExtractBits,
+                    arg: w,
+                    arg1: Some(shift),
+                    arg2: Some(bits),
+                    arg3: None,
+                },
+                span,
+            )
+        };
+        match s {
+            // extractBits on a signed value sign-extends the field.
+            Scalar::Char | Scalar::Short => {
+                let signed = fx.add(
+                    Expression::As {
+                        expr: word,
+                        kind: naga::ScalarKind::Sint,
+                        convert: None,
+                    },
+                    span,
+                );
+                field(fx, signed)
+            }
+            Scalar::Bool => {
+                let b = field(fx, word);
+                let zero = Self::lit(fx, 0, span);
+                Self::bin(fx, Bo::NotEqual, b, zero, span)
+            }
+            Scalar::Half => {
+                let b = field(fx, word);
+                let pair = fx.add(
+                    Expression::Math {
+                        fun: Mf::Unpack2x16float,
+                        arg: b,
+                        arg1: None,
+                        arg2: None,
+                        arg3: None,
+                    },
+                    span,
+                );
+                let low = fx.add(
+                    Expression::AccessIndex {
+                        base: pair,
+                        index: 0,
+                    },
+                    span,
+                );
+                fx.add(
+                    Expression::As {
+                        expr: low,
+                        kind: naga::ScalarKind::Float,
+                        convert: Some(2),
+                    },
+                    span,
+                )
+            }
+            _ => field(fx, word),
+        }
+    }
+
+    /// Stores `value` (of type `p.ty.unpacked()`) at a byte place.
+    pub(in crate::lower) fn bytes_store(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &BytePlace,
+        value: Handle<Expression>,
+        span: Span,
+    ) -> Result<()> {
+        match &p.ty {
+            Type::Scalar(s) => self.store_scalar(fx, p, value, *s, span),
+            // An aligned vector of whole words (`uchar4`, `half2`, `ushort4`):
+            // Metal aligns it to its size, so each word is the vector's
+            // alone and one store replaces a clear-and-set pair per lane.
+            Type::Vector(s, n) if s.size() < 4 && (s.size() * u32::from(*n)) % 4 == 0 => {
+                self.store_packed_words(fx, p, value, *s, u32::from(*n), span)
+            }
+            Type::Vector(s, n) | Type::Packed(s, n) => {
+                for k in 0..u32::from(*n) {
+                    let at = self.add_offset(fx, p.offset, k * s.size(), span);
+                    let lane = fx.add(
+                        Expression::AccessIndex {
+                            base: value,
+                            index: k,
+                        },
+                        span,
+                    );
+                    self.store_scalar(
+                        fx,
+                        &BytePlace {
+                            offset: at,
+                            ..p.clone()
+                        },
+                        lane,
+                        *s,
+                        span,
+                    )?;
+                }
+                Ok(())
+            }
+            Type::Atomic(_) => Err(crate::lower::expr::atomic_access(span)),
+            _ => {
+                let parts = self.bytes_parts(fx, p, span)?;
+                for (k, part) in parts.iter().enumerate() {
+                    let index = match p.ty {
+                        Type::Struct(id) => self.member_index(id, k),
+                        _ => k as u32,
+                    };
+                    let v = fx.add(Expression::AccessIndex { base: value, index }, span);
+                    self.bytes_store(fx, part, v, span)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Stores the `n` sub-word lanes of `value` as whole words: each word
+    /// is its lanes' bits, or-ed together, written with one store.
+    fn store_packed_words(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &BytePlace,
+        value: Handle<Expression>,
+        s: Scalar,
+        n: u32,
+        span: Span,
+    ) -> Result<()> {
+        let size = s.size();
+        let per_word = 4 / size;
+        let mask = Self::lit(fx, (1u32 << (size * 8)) - 1, span);
+        for w in 0..n / per_word {
+            let mut word = None;
+            for j in 0..per_word {
+                let lane = fx.add(
+                    Expression::AccessIndex {
+                        base: value,
+                        index: w * per_word + j,
+                    },
+                    span,
+                );
+                let bits = if s == Scalar::Half {
+                    self.half_bits(fx, lane, span)?
+                } else {
+                    Self::scalar_bits(fx, lane, s, span)
+                };
+                let field = Self::bin(fx, Bo::And, bits, mask, span);
+                let shift = Self::lit(fx, j * size * 8, span);
+                let placed = Self::bin(fx, Bo::ShiftLeft, field, shift, span);
+                word = Some(match word {
+                    Some(acc) => Self::bin(fx, Bo::InclusiveOr, acc, placed, span),
+                    None => placed,
+                });
+            }
+            let at = self.add_offset(fx, p.offset, w * 4, span);
+            let pointer = self.word_pointer(fx, p.global, at, span);
+            let value = word.expect("a word has at least one lane");
+            self.push_effect(fx, Statement::Store { pointer, value }, Some(pointer), span);
+        }
+        Ok(())
+    }
+
+    /// The bits of a scalar value as a `u32` (low `size` bytes meaningful).
+    fn scalar_bits(
+        fx: &mut FnCtx,
+        value: Handle<Expression>,
+        s: Scalar,
+        span: Span,
+    ) -> Handle<Expression> {
+        match s {
+            Scalar::Bool => {
+                let one = Self::lit(fx, 1, span);
+                let zero = Self::lit(fx, 0, span);
+                fx.add(
+                    Expression::Select {
+                        condition: value,
+                        accept: one,
+                        reject: zero,
+                    },
+                    span,
+                )
+            }
+            Scalar::UInt | Scalar::UChar | Scalar::UShort => value,
+            _ => fx.add(
+                Expression::As {
+                    expr: value,
+                    kind: naga::ScalarKind::Uint,
+                    convert: None,
+                },
+                span,
+            ),
+        }
+    }
+
+    fn store_scalar(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &BytePlace,
+        value: Handle<Expression>,
+        s: Scalar,
+        span: Span,
+    ) -> Result<()> {
+        let value = if s == Scalar::Half {
+            self.half_bits(fx, value, span)?
+        } else {
+            Self::scalar_bits(fx, value, s, span)
+        };
+        let pointer = self.word_pointer(fx, p.global, p.offset, span);
+        let size = s.size();
+        if size == 4 {
+            self.push_effect(fx, Statement::Store { pointer, value }, Some(pointer), span);
+            return Ok(());
+        }
+        if self.word_view(p.global) != Some(true) {
+            return Err(Error::new(
+                span,
+                "internal error: sub-word store into a non-atomic word view",
+            ));
+        }
+        // Clear the field, then set its bits: two atomic operations, so that
+        // other threads' bytes in the same word survive.
+        let shift = Self::bit_shift(fx, p.offset, size, span);
+        let ones = Self::lit(fx, (1u32 << (size * 8)) - 1, span);
+        let field = Self::bin(fx, Bo::ShiftLeft, ones, shift, span);
+        let clear = fx.add(
+            Expression::Unary {
+                op: naga::UnaryOperator::BitwiseNot,
+                expr: field,
+            },
+            span,
+        );
+        let masked = Self::bin(fx, Bo::And, value, ones, span);
+        let set = Self::bin(fx, Bo::ShiftLeft, masked, shift, span);
+        self.push_effect(
+            fx,
+            Statement::Atomic {
+                pointer,
+                fun: AtomicFunction::And,
+                value: clear,
+                result: None,
+            },
+            Some(pointer),
+            span,
+        );
+        self.push_effect(
+            fx,
+            Statement::Atomic {
+                pointer,
+                fun: AtomicFunction::InclusiveOr,
+                value: set,
+                result: None,
+            },
+            Some(pointer),
+            span,
+        );
+        Ok(())
+    }
+
+    /// The 16 bits of a `half` in the low half of a `u32`.
+    ///
+    /// `pack2x16float` is indeterminate outside f16's finite range, and
+    /// SwiftShader really gives NaN for infinity; Metal stores the IEEE bits.
+    /// So infinities (whose sign is kept) and NaNs (a quiet NaN) are
+    /// encoded here; the rest (already rounded to half) is packed.
+    fn half_bits(
+        &mut self,
+        fx: &mut FnCtx,
+        value: Handle<Expression>,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        let wide = fx.add(
+            Expression::As {
+                expr: value,
+                kind: naga::ScalarKind::Float,
+                convert: Some(4),
+            },
+            span,
+        );
+        let pair_ty = self.naga_type(&Type::Vector(Scalar::Float, 2), span)?;
+        let zero = fx.add(Expression::Literal(Literal::F32(0.0)), span);
+        let pair = fx.add(
+            Expression::Compose {
+                ty: pair_ty,
+                components: vec![wide, zero],
+            },
+            span,
+        );
+        let packed = fx.add(
+            Expression::Math {
+                fun: Mf::Pack2x16float,
+                arg: pair,
+                arg1: None,
+                arg2: None,
+                arg3: None,
+            },
+            span,
+        );
+        // Decided on the bits: WGSL lets implementations assume floats are
+        // never NaN or infinite, so `x != x` or `abs(x) <= 65504` may be
+        // folded away (llvmpipe does).
+        let bits = fx.add(
+            Expression::As {
+                expr: wide,
+                kind: naga::ScalarKind::Uint,
+                convert: None,
+            },
+            span,
+        );
+        let exponent_mask = Self::lit(fx, 0x7F80_0000, span);
+        let exponent = Self::bin(fx, Bo::And, bits, exponent_mask, span);
+        let finite = Self::bin(fx, Bo::NotEqual, exponent, exponent_mask, span);
+        let mantissa_mask = Self::lit(fx, 0x007F_FFFF, span);
+        let mantissa = Self::bin(fx, Bo::And, bits, mantissa_mask, span);
+        let no_bits = Self::lit(fx, 0, span);
+        let is_nan = Self::bin(fx, Bo::NotEqual, mantissa, no_bits, span);
+        let sixteen = Self::lit(fx, 16, span);
+        let high = Self::bin(fx, Bo::ShiftRight, bits, sixteen, span);
+        let sign_mask = Self::lit(fx, 0x8000, span);
+        let sign = Self::bin(fx, Bo::And, high, sign_mask, span);
+        let infinity = Self::lit(fx, 0x7C00, span);
+        let quiet_nan = Self::lit(fx, 0x7E00, span);
+        let pattern = fx.add(
+            Expression::Select {
+                condition: is_nan,
+                accept: quiet_nan,
+                reject: infinity,
+            },
+            span,
+        );
+        let special = Self::bin(fx, Bo::InclusiveOr, sign, pattern, span);
+        Ok(fx.add(
+            Expression::Select {
+                condition: finite,
+                accept: packed,
+                reject: special,
+            },
+            span,
+        ))
+    }
+}

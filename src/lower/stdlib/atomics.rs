@@ -1,0 +1,589 @@
+//! Atomic functions (MSL §6.15) → naga atomic statements.
+//!
+//! `atomic_int`/`atomic_uint` map directly. `atomic_bool` is a 0/1
+//! `atomic<u32>`, and `atomic_float` an `atomic<u32>` holding the float's
+//! bits, updated with compare-exchange loops, so the translation needs no
+//! optional feature (mapping doc §2.8). Only `memory_order_relaxed` exists
+//! for Metal's atomic operations (§6.15.1).
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::Value;
+use crate::lower::{Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::{Expr, ExprKind};
+use crate::types::{Scalar, Type};
+use naga::{AtomicFunction as Af, Block, Expression, Handle, Statement};
+
+/// What an atomic function does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Load,
+    Store,
+    Exchange,
+    CompareExchange,
+    Fetch(Af),
+}
+
+fn op(name: &str) -> Option<(Op, usize)> {
+    Some(match name {
+        "atomic_load_explicit" => (Op::Load, 2),
+        "atomic_store_explicit" => (Op::Store, 3),
+        "atomic_exchange_explicit" => (Op::Exchange, 3),
+        "atomic_compare_exchange_weak_explicit" => (Op::CompareExchange, 5),
+        "atomic_fetch_add_explicit" => (Op::Fetch(Af::Add), 3),
+        "atomic_fetch_sub_explicit" => (Op::Fetch(Af::Subtract), 3),
+        "atomic_fetch_and_explicit" => (Op::Fetch(Af::And), 3),
+        "atomic_fetch_or_explicit" => (Op::Fetch(Af::InclusiveOr), 3),
+        "atomic_fetch_xor_explicit" => (Op::Fetch(Af::ExclusiveOr), 3),
+        "atomic_fetch_min_explicit" => (Op::Fetch(Af::Min), 3),
+        "atomic_fetch_max_explicit" => (Op::Fetch(Af::Max), 3),
+        _ => return None,
+    })
+}
+
+impl Lowerer<'_, '_> {
+    /// An atomic function call; `None` if `name` is not one.
+    pub(in crate::lower) fn atomic_call(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<Value>> {
+        if name == "atomic_thread_fence" {
+            return Err(
+                Error::new(span, "`atomic_thread_fence` is not supported yet")
+                    .with_code(crate::diagnostics::Code::Unsupported),
+            );
+        }
+        let Some((op, arity)) = op(name) else {
+            return Ok(None);
+        };
+        if args.len() != arity {
+            return Err(Error::new(
+                span,
+                format!("`{name}` takes {arity} arguments, {} given", args.len()),
+            ));
+        }
+        let orders = if op == Op::CompareExchange {
+            &args[3..]
+        } else {
+            &args[arity - 1..]
+        };
+        for order in orders {
+            check_order(order)?;
+        }
+        let (pointer, scalar) = self.atomic_pointer(fx, &args[0], name, op != Op::Load)?;
+        let value = match op {
+            Op::Load => {
+                let word = fx.add(Expression::Load { pointer }, span);
+                Value::Rv(
+                    self.value_of_word(fx, word, scalar, span),
+                    Type::Scalar(scalar),
+                )
+            }
+            Op::Store => {
+                let word = self.word_of_arg(fx, &args[1], scalar)?;
+                self.push_effect(
+                    fx,
+                    Statement::Store {
+                        pointer,
+                        value: word,
+                    },
+                    Some(pointer),
+                    span,
+                );
+                Value::Void
+            }
+            Op::Exchange => {
+                let word = self.word_of_arg(fx, &args[1], scalar)?;
+                let old = self.atomic_rmw(
+                    fx,
+                    pointer,
+                    Af::Exchange { compare: None },
+                    word,
+                    scalar,
+                    span,
+                )?;
+                Value::Rv(
+                    self.value_of_word(fx, old, scalar, span),
+                    Type::Scalar(scalar),
+                )
+            }
+            Op::CompareExchange => {
+                self.compare_exchange(fx, pointer, scalar, &args[1], &args[2], span)?
+            }
+            Op::Fetch(fun) => self.fetch(fx, name, fun, (pointer, scalar), &args[1], span)?,
+        };
+        Ok(Some(value))
+    }
+
+    fn fetch(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        fun: Af,
+        (pointer, scalar): (Handle<Expression>, Scalar),
+        arg: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        match scalar {
+            Scalar::Bool => Err(Error::new(
+                span,
+                format!("`{name}` is not available for `atomic_bool`"),
+            )),
+            Scalar::Float if matches!(fun, Af::Add | Af::Subtract) => {
+                let (v, t) = self.rvalue(fx, arg)?;
+                let v = self.convert(fx, v, &t, &Type::FLOAT, false, arg.span)?;
+                let old = self.float_update(fx, pointer, fun, v, span)?;
+                Ok(Value::Rv(old, Type::FLOAT))
+            }
+            Scalar::Float => Err(Error::new(
+                span,
+                format!("`{name}` is not available for `atomic_float`"),
+            )),
+            _ => {
+                let word = self.word_of_arg(fx, arg, scalar)?;
+                let old = self.atomic_rmw(fx, pointer, fun, word, scalar, span)?;
+                Ok(Value::Rv(old, Type::Scalar(scalar)))
+            }
+        }
+    }
+
+    /// The naga pointer to the atomic object `arg` points to, and its type.
+    fn atomic_pointer(
+        &mut self,
+        fx: &mut FnCtx,
+        arg: &Expr,
+        name: &str,
+        writes: bool,
+    ) -> Result<(Handle<Expression>, Scalar)> {
+        let v = self.expr(fx, arg)?;
+        let (place, what) = match v {
+            Value::Ptr(p) => {
+                let what = format!("{} {}*", p.space.name(), self.program.display(&p.pointee));
+                match self.element_value(fx, &p, arg.span) {
+                    Value::Place(place) => (place, what),
+                    Value::Bytes(b) => (self.atomic_word(fx, &b, name, arg.span)?, what),
+                    _ => unreachable!("pointers designate places"),
+                }
+            }
+            _ => {
+                return Err(Error::new(
+                    arg.span,
+                    format!("`{name}` needs a pointer to an atomic object, such as `&counter`"),
+                ))
+            }
+        };
+        let Type::Atomic(scalar) = place.ty else {
+            return Err(Error::new(
+                arg.span,
+                format!("`{name}` needs a pointer to an atomic type, found `{what}`"),
+            ));
+        };
+        if writes && !place.writable {
+            return Err(Error::new(
+                arg.span,
+                format!("`{name}` cannot modify an atomic object through a `const` pointer"),
+            ));
+        }
+        Ok((place.ptr, scalar))
+    }
+
+    /// An atomic in a word-view buffer: its word, which is atomic when the
+    /// buffer holds atomics.
+    fn atomic_word(
+        &mut self,
+        fx: &mut FnCtx,
+        b: &crate::lower::ctx::value::BytePlace,
+        name: &str,
+        span: Span,
+    ) -> Result<crate::lower::ctx::value::Place> {
+        if self.word_view(b.global) != Some(true) || b.ty == Type::Atomic(Scalar::Int) {
+            return Err(Error::new(span, format!("`{name}`: atomics in a buffer that also holds packed, bool or 8/16-bit data are not supported yet (only `atomic_uint`)")).with_code(crate::diagnostics::Code::Unsupported));
+        }
+        let base = fx.add(Expression::GlobalVariable(b.global), span);
+        let two = self.u32_lit(fx, 2, span);
+        let index = fx.add(
+            Expression::Binary {
+                op: naga::BinaryOperator::ShiftRight,
+                left: b.offset,
+                right: two,
+            },
+            span,
+        );
+        let ptr = fx.add(Expression::Access { base, index }, span);
+        Ok(crate::lower::ctx::value::Place {
+            ptr,
+            ty: b.ty.clone(),
+            writable: b.writable,
+        })
+    }
+
+    /// The 32-bit word an atomic of type `scalar` stores for the value `arg`.
+    fn word_of_arg(
+        &mut self,
+        fx: &mut FnCtx,
+        arg: &Expr,
+        scalar: Scalar,
+    ) -> Result<Handle<Expression>> {
+        let (v, t) = self.rvalue(fx, arg)?;
+        let v = self.convert(fx, v, &t, &Type::Scalar(scalar), false, arg.span)?;
+        Ok(match scalar {
+            Scalar::Bool => self.convert(fx, v, &Type::BOOL, &Type::UINT, true, arg.span)?,
+            Scalar::Float => fx.add(
+                Expression::As {
+                    expr: v,
+                    kind: naga::ScalarKind::Uint,
+                    convert: None,
+                },
+                arg.span,
+            ),
+            _ => v,
+        })
+    }
+
+    /// The value of an atomic of type `scalar` from its word.
+    fn value_of_word(
+        &mut self,
+        fx: &mut FnCtx,
+        word: Handle<Expression>,
+        scalar: Scalar,
+        span: Span,
+    ) -> Handle<Expression> {
+        match scalar {
+            Scalar::Bool => {
+                let zero = self.u32_lit(fx, 0, span);
+                fx.add(
+                    Expression::Binary {
+                        op: naga::BinaryOperator::NotEqual,
+                        left: word,
+                        right: zero,
+                    },
+                    span,
+                )
+            }
+            Scalar::Float => fx.add(
+                Expression::As {
+                    expr: word,
+                    kind: naga::ScalarKind::Float,
+                    convert: None,
+                },
+                span,
+            ),
+            _ => word,
+        }
+    }
+
+    fn word_scalar(scalar: Scalar) -> Scalar {
+        if scalar == Scalar::Int {
+            Scalar::Int
+        } else {
+            Scalar::UInt
+        }
+    }
+
+    /// Runs `build` (which emits statements and returns a value of type
+    /// `ty`) only for threads inside Metal's grid in a kernel with barriers;
+    /// other threads get `default`.
+    fn only_active(
+        &mut self,
+        fx: &mut FnCtx,
+        ty: &Type,
+        span: Span,
+        build: impl FnOnce(&mut Self, &mut FnCtx) -> Result<Handle<Expression>>,
+    ) -> Result<Handle<Expression>> {
+        let Some(active) = self.active(fx, span) else {
+            return build(self, fx);
+        };
+        let th = self.naga_type(ty, span)?;
+        let var = fx.local("_atomic", th, span);
+        let ptr = fx.add(Expression::LocalVariable(var), span);
+        fx.open();
+        let value = build(self, fx)?;
+        fx.push(
+            Statement::Store {
+                pointer: ptr,
+                value,
+            },
+            span,
+        );
+        let accept = fx.close();
+        fx.push(
+            Statement::If {
+                condition: active,
+                accept,
+                reject: Block::new(),
+            },
+            span,
+        );
+        Ok(fx.add(Expression::Load { pointer: ptr }, span))
+    }
+
+    /// A read-modify-write returning the old word.
+    fn atomic_rmw(
+        &mut self,
+        fx: &mut FnCtx,
+        pointer: Handle<Expression>,
+        fun: Af,
+        value: Handle<Expression>,
+        scalar: Scalar,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        let word = Type::Scalar(Self::word_scalar(scalar));
+        let ty = self.naga_type(&word, span)?;
+        self.only_active(fx, &word, span, |_, fx| {
+            let result = fx.add_result(
+                Expression::AtomicResult {
+                    ty,
+                    comparison: false,
+                },
+                span,
+            );
+            fx.push(
+                Statement::Atomic {
+                    pointer,
+                    fun,
+                    value,
+                    result: Some(result),
+                },
+                span,
+            );
+            Ok(result)
+        })
+    }
+
+    /// `atomicCompareExchangeWeak(pointer, compare, value)`: (old word, exchanged).
+    fn cas(
+        &mut self,
+        fx: &mut FnCtx,
+        pointer: Handle<Expression>,
+        compare: Handle<Expression>,
+        value: Handle<Expression>,
+        word: naga::Scalar,
+        span: Span,
+    ) -> (Handle<Expression>, Handle<Expression>) {
+        let ty = self.module.generate_predeclared_type(
+            naga::PredeclaredType::AtomicCompareExchangeWeakResult(word),
+        );
+        let result = fx.add_result(
+            Expression::AtomicResult {
+                ty,
+                comparison: true,
+            },
+            span,
+        );
+        fx.push(
+            Statement::Atomic {
+                pointer,
+                fun: Af::Exchange {
+                    compare: Some(compare),
+                },
+                value,
+                result: Some(result),
+            },
+            span,
+        );
+        let old = fx.add(
+            Expression::AccessIndex {
+                base: result,
+                index: 0,
+            },
+            span,
+        );
+        let exchanged = fx.add(
+            Expression::AccessIndex {
+                base: result,
+                index: 1,
+            },
+            span,
+        );
+        (old, exchanged)
+    }
+
+    /// `atomic_float` add/sub: a compare-exchange loop on the float's bits.
+    fn float_update(
+        &mut self,
+        fx: &mut FnCtx,
+        pointer: Handle<Expression>,
+        fun: Af,
+        v: Handle<Expression>,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        self.only_active(fx, &Type::FLOAT, span, |l, fx| {
+            let u = l.naga_type(&Type::UINT, span)?;
+            let var = fx.local("_old", u, span);
+            let old_ptr = fx.add(Expression::LocalVariable(var), span);
+            let first = fx.add(Expression::Load { pointer }, span);
+            fx.push(
+                Statement::Store {
+                    pointer: old_ptr,
+                    value: first,
+                },
+                span,
+            );
+            fx.open();
+            let old = fx.add(Expression::Load { pointer: old_ptr }, span);
+            let old_f = fx.add(
+                Expression::As {
+                    expr: old,
+                    kind: naga::ScalarKind::Float,
+                    convert: None,
+                },
+                span,
+            );
+            let op = if fun == Af::Add {
+                naga::BinaryOperator::Add
+            } else {
+                naga::BinaryOperator::Subtract
+            };
+            let new_f = fx.add(
+                Expression::Binary {
+                    op,
+                    left: old_f,
+                    right: v,
+                },
+                span,
+            );
+            let new = fx.add(
+                Expression::As {
+                    expr: new_f,
+                    kind: naga::ScalarKind::Uint,
+                    convert: None,
+                },
+                span,
+            );
+            let (seen, exchanged) = l.cas(fx, pointer, old, new, naga::Scalar::U32, span);
+            let mut stop = Block::new();
+            stop.push(Statement::Break, Self::span(span));
+            fx.push(
+                Statement::If {
+                    condition: exchanged,
+                    accept: stop,
+                    reject: Block::new(),
+                },
+                span,
+            );
+            fx.push(
+                Statement::Store {
+                    pointer: old_ptr,
+                    value: seen,
+                },
+                span,
+            );
+            let body = fx.close();
+            fx.push(
+                Statement::Loop {
+                    body,
+                    continuing: Block::new(),
+                    break_if: None,
+                },
+                span,
+            );
+            let old = fx.add(Expression::Load { pointer: old_ptr }, span);
+            Ok(fx.add(
+                Expression::As {
+                    expr: old,
+                    kind: naga::ScalarKind::Float,
+                    convert: None,
+                },
+                span,
+            ))
+        })
+    }
+
+    /// `atomic_compare_exchange_weak_explicit(p, &expected, desired, ...)`:
+    /// on failure `expected` receives the current value (MSL §6.15.4.4).
+    fn compare_exchange(
+        &mut self,
+        fx: &mut FnCtx,
+        pointer: Handle<Expression>,
+        scalar: Scalar,
+        expected: &Expr,
+        desired: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let Value::Ptr(ep) = self.expr(fx, expected)? else {
+            return Err(Error::new(
+                expected.span,
+                "the expected value must be passed by pointer, such as `&expected`",
+            ));
+        };
+        let exp_place = self.element_place(fx, &ep, ep.index, expected.span);
+        if exp_place.ty != Type::Scalar(scalar) {
+            return Err(Error::new(
+                expected.span,
+                format!("expected a pointer to `{}`", scalar.name()),
+            ));
+        }
+        let current = fx.add(
+            Expression::Load {
+                pointer: exp_place.ptr,
+            },
+            span,
+        );
+        let compare = self.word_of(fx, current, scalar, span)?;
+        let new = self.word_of_arg(fx, desired, scalar)?;
+        let word = crate::lower::types::scalar(Self::word_scalar(scalar));
+        self.only_active(fx, &Type::BOOL, span, |l, fx| {
+            let (old, exchanged) = l.cas(fx, pointer, compare, new, word, span);
+            fx.open();
+            let old_value = l.value_of_word(fx, old, scalar, span);
+            fx.push(
+                Statement::Store {
+                    pointer: exp_place.ptr,
+                    value: old_value,
+                },
+                span,
+            );
+            let reject = fx.close();
+            fx.push(
+                Statement::If {
+                    condition: exchanged,
+                    accept: Block::new(),
+                    reject,
+                },
+                span,
+            );
+            Ok(exchanged)
+        })
+        .map(|h| Value::Rv(h, Type::BOOL))
+    }
+
+    fn word_of(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Handle<Expression>,
+        scalar: Scalar,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        Ok(match scalar {
+            Scalar::Bool => self.convert(fx, v, &Type::BOOL, &Type::UINT, true, span)?,
+            Scalar::Float => fx.add(
+                Expression::As {
+                    expr: v,
+                    kind: naga::ScalarKind::Uint,
+                    convert: None,
+                },
+                span,
+            ),
+            _ => v,
+        })
+    }
+}
+
+/// Metal's atomic operations take `memory_order_relaxed` only.
+fn check_order(e: &Expr) -> Result<()> {
+    let name = match &e.kind {
+        ExprKind::Name(path) => path.last().map(String::as_str).unwrap_or(""),
+        _ => "",
+    };
+    match name {
+        "memory_order_relaxed" => Ok(()),
+        "memory_order_seq_cst" | "memory_order_acquire" | "memory_order_release" | "memory_order_acq_rel" | "memory_order_consume" => Err(Error::new(
+            e.span,
+            format!("`{name}` is not supported for atomic operations; Metal supports only `memory_order_relaxed`"),
+        ).with_code(crate::diagnostics::Code::Unsupported)),
+        _ => Err(Error::new(e.span, "expected a memory order such as `memory_order_relaxed`")),
+    }
+}

@@ -1,0 +1,478 @@
+//! The texture member functions: sampling, gathering, reading, writing and
+//! queries (MSL §6.12 → naga `ImageSample`/`ImageLoad`/`ImageStore`/`ImageQuery`).
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::Value;
+use crate::lower::{Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::Expr;
+use crate::types::{Scalar, Texture, TextureAccess as A, Type};
+use naga::{Expression, Handle, ImageQuery, SampleLevel, Statement};
+
+impl Lowerer<'_, '_> {
+    /// `sample(s, coord[, array][, options])`, `sample_compare(s, coord[, array], ref[, level])`.
+    pub(in crate::lower) fn texture_sample(
+        &mut self,
+        fx: &mut FnCtx,
+        image: Handle<Expression>,
+        t: Texture,
+        args: &[Expr],
+        compare: bool,
+        span: Span,
+    ) -> Result<Value> {
+        self.check_access(&t, &[A::Sample], "sample", span)?;
+        if t.shape.is_multisampled() {
+            return Err(Error::new(
+                span,
+                "multisampled textures cannot be sampled; use `read`",
+            ));
+        }
+        if compare && !t.shape.is_depth() {
+            return Err(Error::new(span, "`sample_compare` needs a depth texture"));
+        }
+        if !t.shape.is_depth() && !matches!(t.scalar, Scalar::Float | Scalar::Half) {
+            return Err(Error::new(
+                span,
+                "integer textures cannot be sampled; use `read`",
+            ));
+        }
+        let (plain, options) = self.sample_options(args)?;
+        let arity = 2 + usize::from(t.shape.is_array()) + usize::from(compare);
+        if plain.len() != arity {
+            return Err(Error::new(
+                span,
+                format!(
+                    "`{}` on `{}` takes {arity} arguments before its options, {} given",
+                    if compare { "sample_compare" } else { "sample" },
+                    t.shape.name(),
+                    plain.len()
+                ),
+            ));
+        }
+        let (sampler, pixel) = self.sampler_arg(fx, plain[0], compare)?;
+        let n = t.shape.coordinates();
+        let mut coordinate = self.float_coordinate(fx, plain[1], n)?;
+        if pixel {
+            coordinate = self.normalize_pixel_coordinate(fx, image, coordinate, n, span)?;
+        }
+        let array_index = match t.shape.is_array() {
+            true => Some(self.scalar_arg(fx, plain[2], Scalar::UInt)?),
+            false => None,
+        };
+        let depth_ref = match compare {
+            true => Some(self.scalar_arg(fx, plain[arity - 1], Scalar::Float)?),
+            false => None,
+        };
+        let level = match self.sample_level(fx, &t, &options, compare, span)? {
+            // Fragment functions sample with the implicit LOD (and may bias it).
+            SampleLevel::Zero if fx.fragment && options.level.is_none() => SampleLevel::Auto,
+            SampleLevel::Exact(b)
+                if fx.fragment && options.bias.is_some() && !compare && !t.shape.is_depth() =>
+            {
+                SampleLevel::Bias(b)
+            }
+            other => other,
+        };
+        let offset = match options.offset {
+            Some(o) if !t.shape.is_cube() => Some(self.texel_offset(fx, o, n)?),
+            Some(o) => return Err(Error::new(o.span, "cube textures take no texel offset")),
+            None => None,
+        };
+        let h = fx.add(
+            Expression::ImageSample {
+                image,
+                sampler,
+                gather: None,
+                coordinate,
+                array_index,
+                offset,
+                level,
+                depth_ref,
+                clamp_to_edge: false,
+            },
+            span,
+        );
+        self.texel(fx, h, &t, t.shape.is_depth(), span)
+    }
+
+    /// The LOD of a sample: Metal samples outside fragment functions at LOD 0
+    /// unless told otherwise (MSL §6.12); kernels have no implicit LOD.
+    fn sample_level(
+        &mut self,
+        fx: &mut FnCtx,
+        t: &Texture,
+        o: &crate::lower::stdlib::textures::SampleOptions,
+        compare: bool,
+        span: Span,
+    ) -> Result<SampleLevel> {
+        if let Some((dx, dy)) = o.gradient {
+            if compare {
+                return Err(Error::new(
+                    span,
+                    "`sample_compare` takes no gradient in WGSL",
+                ));
+            }
+            let n = t.shape.coordinates();
+            let x = self.float_coordinate(fx, dx, n)?;
+            let y = self.float_coordinate(fx, dy, n)?;
+            return Ok(SampleLevel::Gradient { x, y });
+        }
+        let lod = o.level.or(o.bias);
+        match lod {
+            None => Ok(SampleLevel::Zero),
+            Some(e) if compare => match crate::sema::consteval::eval(self.program, e)
+                .ok()
+                .and_then(|v| v.as_int().or(Some(0)).filter(|_| is_zero(&v)))
+            {
+                Some(_) => Ok(SampleLevel::Zero),
+                None => Err(Error::new(
+                    e.span,
+                    "`sample_compare` in WGSL only samples level 0 outside fragment functions",
+                )),
+            },
+            // naga wants an integer level for depth textures; fractional levels are lost.
+            Some(e) if t.shape.is_depth() => {
+                Ok(SampleLevel::Exact(self.scalar_arg(fx, e, Scalar::Int)?))
+            }
+            // A bias outside fragment functions applies to LOD 0.
+            Some(e) => Ok(SampleLevel::Exact(self.scalar_arg(fx, e, Scalar::Float)?)),
+        }
+    }
+
+    /// `coord::pixel` samplers: divide by the level-0 size.
+    fn normalize_pixel_coordinate(
+        &mut self,
+        fx: &mut FnCtx,
+        image: Handle<Expression>,
+        coordinate: Handle<Expression>,
+        n: u8,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        let zero = self.u32_lit(fx, 0, span);
+        let size = fx.add(
+            Expression::ImageQuery {
+                image,
+                query: ImageQuery::Size { level: Some(zero) },
+            },
+            span,
+        );
+        let size = self.convert(
+            fx,
+            size,
+            &Type::vector(Scalar::UInt, n),
+            &Type::vector(Scalar::Float, n),
+            true,
+            span,
+        )?;
+        Ok(fx.add(
+            Expression::Binary {
+                op: naga::BinaryOperator::Divide,
+                left: coordinate,
+                right: size,
+            },
+            span,
+        ))
+    }
+
+    /// `gather(s, coord[, array][, offset][, component])`, `gather_compare(s, coord[, array], ref)`.
+    pub(in crate::lower) fn texture_gather(
+        &mut self,
+        fx: &mut FnCtx,
+        image: Handle<Expression>,
+        t: Texture,
+        args: &[Expr],
+        compare: bool,
+        span: Span,
+    ) -> Result<Value> {
+        self.check_access(&t, &[A::Sample], "gather from", span)?;
+        if !matches!(t.shape.coordinates(), 2 | 3)
+            || t.shape == crate::types::TextureShape::D3
+            || t.shape.is_multisampled()
+        {
+            return Err(Error::new(
+                span,
+                format!("`gather` is not available on `{}`", t.shape.name()),
+            ));
+        }
+        let (plain, options) = self.sample_options(args)?;
+        let arity = 2 + usize::from(t.shape.is_array()) + usize::from(compare);
+        if plain.len() != arity {
+            return Err(Error::new(
+                span,
+                format!(
+                    "`gather` on `{}` takes {arity} arguments before its options, {} given",
+                    t.shape.name(),
+                    plain.len()
+                ),
+            ));
+        }
+        let (sampler, _) = self.sampler_arg(fx, plain[0], compare)?;
+        let n = t.shape.coordinates();
+        let coordinate = self.float_coordinate(fx, plain[1], n)?;
+        let array_index = match t.shape.is_array() {
+            true => Some(self.scalar_arg(fx, plain[2], Scalar::UInt)?),
+            false => None,
+        };
+        let depth_ref = match compare {
+            true => Some(self.scalar_arg(fx, plain[arity - 1], Scalar::Float)?),
+            false => None,
+        };
+        let component = options.component.unwrap_or(0);
+        if t.shape.is_depth() && component != 0 {
+            return Err(Error::new(
+                span,
+                "depth textures gather the `x` component only",
+            ));
+        }
+        let offset = match options.offset {
+            Some(o) => Some(self.texel_offset(fx, o, n)?),
+            None => None,
+        };
+        let gather = Some(naga::SwizzleComponent::XYZW[component as usize]);
+        let h = fx.add(
+            Expression::ImageSample {
+                image,
+                sampler,
+                gather,
+                coordinate,
+                array_index,
+                offset,
+                level: SampleLevel::Zero,
+                depth_ref,
+                clamp_to_edge: false,
+            },
+            span,
+        );
+        let value = self.texel(fx, h, &t, false, span)?;
+        Ok(value)
+    }
+
+    /// `read(coord[, array][, lod])`, `read(coord, sample)` for multisampled textures.
+    pub(in crate::lower) fn texture_read(
+        &mut self,
+        fx: &mut FnCtx,
+        image: Handle<Expression>,
+        t: Texture,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        self.check_access(&t, &[A::Sample, A::Read, A::ReadWrite], "read from", span)?;
+        if t.shape.is_cube() {
+            return Err(Error::new(
+                span,
+                "WGSL cannot read cube textures texel by texel; sample them instead",
+            ));
+        }
+        let n = t.shape.coordinates();
+        let Some(first) = args.first() else {
+            return Err(Error::new(span, "`read` needs a coordinate"));
+        };
+        let coordinate = self.integer_coordinate(fx, first, n)?;
+        let mut rest = args[1..].iter();
+        let array_index = match t.shape.is_array() {
+            true => Some(self.scalar_arg(
+                fx,
+                rest.next().ok_or_else(|| {
+                    Error::new(span, "`read` on an array texture needs the array index")
+                })?,
+                Scalar::UInt,
+            )?),
+            false => None,
+        };
+        let extra = rest.next();
+        if let Some(e) = rest.next() {
+            return Err(Error::new(e.span, "too many arguments to `read`"));
+        }
+        let (sample, level) = match (t.shape.is_multisampled(), t.is_storage(), extra) {
+            (true, _, Some(e)) => (Some(self.scalar_arg(fx, e, Scalar::UInt)?), None),
+            (true, _, None) => {
+                return Err(Error::new(
+                    span,
+                    "`read` on a multisampled texture needs the sample index",
+                ))
+            }
+            (false, true, Some(e)) => {
+                return Err(Error::new(
+                    e.span,
+                    "storage textures have one mip level; `read` takes no level here",
+                ))
+            }
+            (false, true, None) => (None, None),
+            (false, false, Some(e)) => (None, Some(self.scalar_arg(fx, e, Scalar::UInt)?)),
+            (false, false, None) => (None, Some(self.u32_lit(fx, 0, span))),
+        };
+        let h = fx.add(
+            Expression::ImageLoad {
+                image,
+                coordinate,
+                array_index,
+                sample,
+                level,
+            },
+            span,
+        );
+        self.texel(fx, h, &t, t.shape.is_depth(), span)
+    }
+
+    /// `write(color, coord[, array][, lod])`.
+    pub(in crate::lower) fn texture_write(
+        &mut self,
+        fx: &mut FnCtx,
+        image: Handle<Expression>,
+        t: Texture,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        self.check_access(&t, &[A::Write, A::ReadWrite], "write to", span)?;
+        let [color, coord, rest @ ..] = args else {
+            return Err(Error::new(span, "`write` needs a value and a coordinate"));
+        };
+        let (h, ty) = self.rvalue(fx, color)?;
+        let kind = crate::lower::stdlib::textures::sampled_kind(t.scalar);
+        let wide = Type::Vector(
+            match kind {
+                naga::ScalarKind::Float => Scalar::Float,
+                naga::ScalarKind::Sint => Scalar::Int,
+                _ => Scalar::UInt,
+            },
+            4,
+        );
+        if ty.vector_size() != Some(4) && !matches!(ty, Type::Scalar(_)) {
+            return Err(Error::new(
+                color.span,
+                format!(
+                    "`write` takes a 4-component value, found `{}`",
+                    self.program.display(&ty)
+                ),
+            ));
+        }
+        let value = self.convert(fx, h, &ty, &wide, true, color.span)?;
+        let coordinate = self.integer_coordinate(fx, coord, t.shape.coordinates())?;
+        let mut rest = rest.iter();
+        let array_index = match t.shape.is_array() {
+            true => Some(self.scalar_arg(
+                fx,
+                rest.next().ok_or_else(|| {
+                    Error::new(span, "`write` on an array texture needs the array index")
+                })?,
+                Scalar::UInt,
+            )?),
+            false => None,
+        };
+        if let Some(lod) = rest.next() {
+            let zero = crate::sema::consteval::eval(self.program, lod)
+                .ok()
+                .is_some_and(|v| is_zero(&v));
+            if !zero {
+                return Err(Error::new(
+                    lod.span,
+                    "WGSL storage textures have one mip level: `write` takes only level 0",
+                ));
+            }
+        }
+        self.push_effect(
+            fx,
+            Statement::ImageStore {
+                image,
+                coordinate,
+                array_index,
+                value,
+            },
+            None,
+            span,
+        );
+        Ok(Value::Void)
+    }
+
+    /// `get_width(lod)`, `get_height(lod)`, `get_depth(lod)`.
+    pub(in crate::lower) fn texture_size(
+        &mut self,
+        fx: &mut FnCtx,
+        image: Handle<Expression>,
+        t: Texture,
+        method: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        let n = if t.shape.is_cube() {
+            2
+        } else {
+            t.shape.coordinates()
+        };
+        let axis = match method {
+            "get_width" => 0,
+            "get_height" if n >= 2 => 1,
+            "get_depth" if n == 3 => 2,
+            _ => {
+                return Err(Error::new(
+                    span,
+                    format!("`{}` has no `{method}`", t.shape.name()),
+                ))
+            }
+        };
+        let level = match (args.first(), t.is_storage() || t.shape.is_multisampled()) {
+            (Some(e), true) => {
+                return Err(Error::new(
+                    e.span,
+                    "this texture has one mip level; the query takes no level",
+                ))
+            }
+            (Some(e), false) => Some(self.scalar_arg(fx, e, Scalar::UInt)?),
+            (None, true) => None,
+            (None, false) => Some(self.u32_lit(fx, 0, span)),
+        };
+        let size = fx.add(
+            Expression::ImageQuery {
+                image,
+                query: ImageQuery::Size { level },
+            },
+            span,
+        );
+        let h = if n == 1 {
+            size
+        } else {
+            fx.add(
+                Expression::AccessIndex {
+                    base: size,
+                    index: axis,
+                },
+                span,
+            )
+        };
+        Ok(Value::Rv(h, Type::UINT))
+    }
+
+    /// `get_num_mip_levels()`, `get_array_size()`, `get_num_samples()`.
+    pub(in crate::lower) fn texture_query(
+        &mut self,
+        fx: &mut FnCtx,
+        image: Handle<Expression>,
+        t: Texture,
+        method: &str,
+        span: Span,
+    ) -> Result<Value> {
+        let query = match method {
+            "get_num_mip_levels" if t.is_storage() => {
+                return Ok(Value::Rv(self.u32_lit(fx, 1, span), Type::UINT))
+            }
+            "get_num_mip_levels" if !t.shape.is_multisampled() => ImageQuery::NumLevels,
+            "get_array_size" if t.shape.is_array() => ImageQuery::NumLayers,
+            "get_num_samples" if t.shape.is_multisampled() => ImageQuery::NumSamples,
+            _ => {
+                return Err(Error::new(
+                    span,
+                    format!("`{}` has no `{method}`", t.shape.name()),
+                ))
+            }
+        };
+        Ok(Value::Rv(
+            fx.add(Expression::ImageQuery { image, query }, span),
+            Type::UINT,
+        ))
+    }
+}
+
+fn is_zero(v: &crate::sema::consteval::ConstValue) -> bool {
+    use crate::sema::consteval::ConstValue;
+    matches!(v, ConstValue::Int(0, _)) || matches!(v, ConstValue::Float(f, _) if *f == 0.0)
+}

@@ -1,0 +1,464 @@
+//! Textures (MSL §2.9, §6.12) → naga images: types, storage formats, and the
+//! texture member functions.
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::Value;
+use crate::lower::{Error, Lowerer, Result};
+use crate::sema::consteval;
+use crate::source_map::Span;
+use crate::syntax::ast::{Expr, ExprKind};
+use crate::types::{Scalar, Texture, TextureAccess, TextureShape, Type};
+use naga::{Expression, Handle, ImageClass, ImageDimension};
+
+/// Storage texel formats by the name wgpu gives them.
+pub(in crate::lower) const FORMATS: &[(&str, naga::StorageFormat)] = &[
+    ("rgba8unorm", naga::StorageFormat::Rgba8Unorm),
+    ("rgba8snorm", naga::StorageFormat::Rgba8Snorm),
+    ("rgba8uint", naga::StorageFormat::Rgba8Uint),
+    ("rgba8sint", naga::StorageFormat::Rgba8Sint),
+    ("bgra8unorm", naga::StorageFormat::Bgra8Unorm),
+    ("rgba16float", naga::StorageFormat::Rgba16Float),
+    ("rgba16uint", naga::StorageFormat::Rgba16Uint),
+    ("rgba16sint", naga::StorageFormat::Rgba16Sint),
+    ("rgba32float", naga::StorageFormat::Rgba32Float),
+    ("rgba32uint", naga::StorageFormat::Rgba32Uint),
+    ("rgba32sint", naga::StorageFormat::Rgba32Sint),
+    ("r32float", naga::StorageFormat::R32Float),
+    ("r32uint", naga::StorageFormat::R32Uint),
+    ("r32sint", naga::StorageFormat::R32Sint),
+    ("rg32float", naga::StorageFormat::Rg32Float),
+    ("rg32uint", naga::StorageFormat::Rg32Uint),
+    ("rg32sint", naga::StorageFormat::Rg32Sint),
+    ("r8unorm", naga::StorageFormat::R8Unorm),
+    ("r16float", naga::StorageFormat::R16Float),
+    ("rg16float", naga::StorageFormat::Rg16Float),
+];
+
+/// Formats core WebGPU allows for `read_write` storage textures.
+const READ_WRITE_FORMATS: &[&str] = &["r32float", "r32uint", "r32sint"];
+
+/// The format table index of `name`.
+pub(in crate::lower) fn format_index(name: &str) -> Option<u8> {
+    FORMATS
+        .iter()
+        .position(|(n, _)| *n == name)
+        .map(|i| i as u8)
+}
+
+/// The kind of value a format stores (`f32`, `i32`, `u32`), from its name.
+fn format_kind(name: &str) -> naga::ScalarKind {
+    if name.ends_with("uint") {
+        naga::ScalarKind::Uint
+    } else if name.ends_with("sint") {
+        naga::ScalarKind::Sint
+    } else {
+        naga::ScalarKind::Float
+    }
+}
+
+/// The documented default format of a storage texture: 4 channels of the
+/// component type (`float`/`half`: rgba8unorm, like the runner's PNG
+/// textures); `read_write`: the one-channel 32-bit format of its kind.
+pub(in crate::lower) fn default_format(t: &Texture) -> &'static str {
+    let rw = t.access == TextureAccess::ReadWrite;
+    match (t.scalar, rw) {
+        (Scalar::Float | Scalar::Half, false) => "rgba8unorm",
+        (Scalar::Float | Scalar::Half, true) => "r32float",
+        (Scalar::Int | Scalar::Short, false) => "rgba32sint",
+        (Scalar::Int | Scalar::Short, true) => "r32sint",
+        (_, false) => "rgba32uint",
+        (_, true) => "r32uint",
+    }
+}
+
+/// The WGSL sampled kind of a component type.
+pub(in crate::lower) fn sampled_kind(s: Scalar) -> naga::ScalarKind {
+    match s {
+        Scalar::Float | Scalar::Half => naga::ScalarKind::Float,
+        Scalar::Int | Scalar::Short => naga::ScalarKind::Sint,
+        _ => naga::ScalarKind::Uint,
+    }
+}
+
+/// naga's dimension and arrayedness of a shape.
+fn dimension(shape: TextureShape) -> (ImageDimension, bool) {
+    use TextureShape as S;
+    match shape {
+        S::D1 => (ImageDimension::D1, false),
+        S::D2 | S::D2Ms | S::Depth2D | S::Depth2DMs => (ImageDimension::D2, false),
+        S::D2Array | S::Depth2DArray => (ImageDimension::D2, true),
+        S::D3 => (ImageDimension::D3, false),
+        S::Cube | S::DepthCube => (ImageDimension::Cube, false),
+        S::CubeArray | S::DepthCubeArray => (ImageDimension::Cube, true),
+    }
+}
+
+/// WebGPU's view dimension name.
+pub(in crate::lower) fn view_dimension(shape: TextureShape) -> &'static str {
+    match dimension(shape) {
+        (ImageDimension::D1, _) => "1d",
+        (ImageDimension::D2, false) => "2d",
+        (ImageDimension::D2, true) => "2d-array",
+        (ImageDimension::D3, _) => "3d",
+        (ImageDimension::Cube, false) => "cube",
+        (ImageDimension::Cube, true) => "cube-array",
+    }
+}
+
+/// Metal's `MTLTextureType` name (without the prefix).
+pub(in crate::lower) fn metal_texture_type(shape: TextureShape) -> &'static str {
+    use TextureShape as S;
+    match shape {
+        S::D1 => "type1D",
+        S::D2 | S::Depth2D => "type2D",
+        S::D2Array | S::Depth2DArray => "type2DArray",
+        S::D2Ms | S::Depth2DMs => "type2DMultisample",
+        S::D3 => "type3D",
+        S::Cube | S::DepthCube => "typeCube",
+        S::CubeArray | S::DepthCubeArray => "typeCubeArray",
+    }
+}
+
+/// naga's type for a texture.
+pub(in crate::lower) fn image_inner(t: &Texture) -> naga::TypeInner {
+    let (dim, arrayed) = dimension(t.shape);
+    let class = if t.shape.is_depth() {
+        ImageClass::Depth {
+            multi: t.shape.is_multisampled(),
+        }
+    } else if t.is_storage() {
+        let format =
+            FORMATS[t.format.expect("storage textures get a format when bound") as usize].1;
+        let access = if t.access == TextureAccess::Write {
+            naga::StorageAccess::STORE
+        } else {
+            naga::StorageAccess::LOAD | naga::StorageAccess::STORE
+        };
+        ImageClass::Storage { format, access }
+    } else {
+        ImageClass::Sampled {
+            kind: sampled_kind(t.scalar),
+            multi: t.shape.is_multisampled(),
+        }
+    };
+    naga::TypeInner::Image {
+        dim,
+        arrayed,
+        class,
+    }
+}
+
+/// The options a `sample` call may end with (MSL §6.12.3).
+#[derive(Default)]
+pub(in crate::lower) struct SampleOptions<'e> {
+    pub level: Option<&'e Expr>,
+    pub bias: Option<&'e Expr>,
+    pub gradient: Option<(&'e Expr, &'e Expr)>,
+    pub offset: Option<&'e Expr>,
+    pub component: Option<u8>,
+}
+
+impl Lowerer<'_, '_> {
+    /// Chooses the format of a storage texture bound at `[[texture(index)]]`.
+    pub(in crate::lower) fn storage_format(
+        &self,
+        t: &Texture,
+        index: u32,
+        span: Span,
+    ) -> Result<u8> {
+        let name = self
+            .texture_formats
+            .get(&index)
+            .map(String::as_str)
+            .unwrap_or_else(|| default_format(t));
+        let Some(i) = format_index(name) else {
+            let known: Vec<&str> = FORMATS.iter().map(|f| f.0).collect();
+            return Err(
+                Error::new(span, format!("unknown storage texture format `{name}`"))
+                    .note(format!("known formats: {}", known.join(", "))),
+            );
+        };
+        if format_kind(name) != sampled_kind(t.scalar) {
+            return Err(Error::new(
+                span,
+                format!(
+                    "format `{name}` does not hold `{}` components",
+                    t.scalar.name()
+                ),
+            ));
+        }
+        if t.access == TextureAccess::ReadWrite
+            && !READ_WRITE_FORMATS.contains(&name)
+            && !self.native_extensions
+        {
+            return Err(Error::new(span, format!("`access::read_write` textures need a format WebGPU allows read-write access to, not `{name}`"))
+                .note(format!("formats: {} (pass one with --texture-format {index}=FORMAT)", READ_WRITE_FORMATS.join(", "))));
+        }
+        Ok(i)
+    }
+
+    /// A texture member function call: `t.sample(s, uv)`, `t.read(gid)` ...
+    pub(in crate::lower) fn texture_method(
+        &mut self,
+        fx: &mut FnCtx,
+        image: Handle<Expression>,
+        t: Texture,
+        method: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        match method {
+            "sample" => self.texture_sample(fx, image, t, args, false, span),
+            "sample_compare" => self.texture_sample(fx, image, t, args, true, span),
+            "gather" => self.texture_gather(fx, image, t, args, false, span),
+            "gather_compare" => self.texture_gather(fx, image, t, args, true, span),
+            "read" => self.texture_read(fx, image, t, args, span),
+            "write" => self.texture_write(fx, image, t, args, span),
+            "get_width" | "get_height" | "get_depth" => {
+                self.texture_size(fx, image, t, method, args, span)
+            }
+            "get_num_mip_levels" | "get_array_size" | "get_num_samples" => {
+                self.texture_query(fx, image, t, method, span)
+            }
+            // Same-thread ordering of a texture's reads and writes holds in WGSL already.
+            "fence" => Ok(Value::Void),
+            _ => Err(Error::new(
+                span,
+                format!("`{}` has no member function `{method}`", t.shape.name()),
+            )),
+        }
+    }
+
+    pub(in crate::lower) fn check_access(
+        &self,
+        t: &Texture,
+        allowed: &[TextureAccess],
+        what: &str,
+        span: Span,
+    ) -> Result<()> {
+        if allowed.contains(&t.access) {
+            return Ok(());
+        }
+        let access = match t.access {
+            TextureAccess::Sample => "access::sample",
+            TextureAccess::Read => "access::read",
+            TextureAccess::Write => "access::write",
+            TextureAccess::ReadWrite => "access::read_write",
+        };
+        Err(Error::new(
+            span,
+            format!("cannot {what} a texture declared with `{access}`"),
+        ))
+    }
+
+    /// Converts an argument to a `u32` scalar or vector of `n` lanes.
+    pub(in crate::lower) fn integer_coordinate(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+        n: u8,
+    ) -> Result<Handle<Expression>> {
+        let (h, t) = self.rvalue(fx, e)?;
+        if !matches!(t.element_scalar(), Some(s) if s.is_integer()) || t.vector_size() != Some(n) {
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "expected a coordinate of type `uint{}`, found `{}`",
+                    if n > 1 { n.to_string() } else { String::new() },
+                    self.program.display(&t)
+                ),
+            ));
+        }
+        self.convert(fx, h, &t, &Type::vector(Scalar::UInt, n), true, e.span)
+    }
+
+    pub(in crate::lower) fn float_coordinate(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+        n: u8,
+    ) -> Result<Handle<Expression>> {
+        let (h, t) = self.rvalue(fx, e)?;
+        if !matches!(t.element_scalar(), Some(s) if s.is_float()) || t.vector_size() != Some(n) {
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "expected a coordinate of type `float{}`, found `{}`",
+                    if n > 1 { n.to_string() } else { String::new() },
+                    self.program.display(&t)
+                ),
+            ));
+        }
+        self.convert(fx, h, &t, &Type::vector(Scalar::Float, n), true, e.span)
+    }
+
+    pub(in crate::lower) fn scalar_arg(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+        to: Scalar,
+    ) -> Result<Handle<Expression>> {
+        let (h, t) = self.rvalue(fx, e)?;
+        if !matches!(t, Type::Scalar(_)) {
+            return Err(Error::new(
+                e.span,
+                format!("expected a scalar, found `{}`", self.program.display(&t)),
+            ));
+        }
+        self.convert(fx, h, &t, &Type::Scalar(to), true, e.span)
+    }
+
+    /// The sampler argument; `comparison` must match its use.
+    pub(in crate::lower) fn sampler_arg(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+        comparison: bool,
+    ) -> Result<(Handle<Expression>, bool)> {
+        let (h, t) = self.rvalue(fx, e)?;
+        let Type::Sampler { comparison: is_cmp } = t else {
+            return Err(Error::new(
+                e.span,
+                format!("expected a sampler, found `{}`", self.program.display(&t)),
+            ));
+        };
+        if is_cmp != comparison {
+            let msg = if comparison {
+                "this sampler is not a comparison sampler (give it a `compare_func`)"
+            } else {
+                "a comparison sampler cannot be used with `sample`; use `sample_compare`"
+            };
+            return Err(Error::new(e.span, msg));
+        }
+        let pixel = self.pixel_samplers.contains(&h_global(fx, h));
+        Ok((h, pixel))
+    }
+
+    /// Splits trailing option calls (`level(..)`, `bias(..)`, ...) off the arguments.
+    pub(in crate::lower) fn sample_options<'e>(
+        &self,
+        args: &'e [Expr],
+    ) -> Result<(Vec<&'e Expr>, SampleOptions<'e>)> {
+        let mut plain = Vec::new();
+        let mut options = SampleOptions::default();
+        for a in args {
+            let option = match &a.kind {
+                ExprKind::Call(callee, inner) => match &callee.kind {
+                    ExprKind::Name(p) => Some((p.last().cloned().unwrap_or_default(), inner)),
+                    _ => None,
+                },
+                ExprKind::Name(p) if p.len() >= 2 && p[p.len() - 2] == "component" => {
+                    options.component = Some(match p.last().map(String::as_str) {
+                        Some("x") => 0,
+                        Some("y") => 1,
+                        Some("z") => 2,
+                        Some("w") => 3,
+                        _ => {
+                            return Err(Error::new(
+                                a.span,
+                                "expected `component::x`, `y`, `z` or `w`",
+                            ))
+                        }
+                    });
+                    continue;
+                }
+                _ => None,
+            };
+            match option {
+                Some((name, inner)) if name == "level" && inner.len() == 1 => {
+                    options.level = Some(&inner[0])
+                }
+                Some((name, inner)) if name == "bias" && inner.len() == 1 => {
+                    options.bias = Some(&inner[0])
+                }
+                Some((name, inner)) if name.starts_with("gradient") && inner.len() == 2 => {
+                    options.gradient = Some((&inner[0], &inner[1]))
+                }
+                Some((name, _)) if name == "min_lod_clamp" => {
+                    return Err(Error::new(a.span, "`min_lod_clamp` has no WGSL equivalent; clamp the LOD with `level(...)` instead").with_code(crate::diagnostics::Code::NoWebGpuEquivalent));
+                }
+                _ if options.level.is_none()
+                    && options.bias.is_none()
+                    && options.gradient.is_none()
+                    && !plain.is_empty()
+                    && is_vector_literal(a) =>
+                {
+                    options.offset = Some(a)
+                }
+                _ => plain.push(a),
+            }
+        }
+        Ok((plain, options))
+    }
+
+    /// A texel offset: an `int2`/`int3` constant (naga requires a const-expression).
+    pub(in crate::lower) fn texel_offset(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+        n: u8,
+    ) -> Result<Handle<Expression>> {
+        let v = consteval::eval(self.program, e).map_err(|_| {
+            Error::new(
+                e.span,
+                "texel offsets must be constant; non-constant offsets are not supported",
+            )
+            .with_code(crate::diagnostics::Code::Unsupported)
+        })?;
+        let want = Type::vector(Scalar::Int, n);
+        let v = consteval::convert(&v, &want, e.span, self.program)?;
+        let init = self.global_const_expr(&v, e.span)?;
+        let ty = self.naga_type(&want, e.span)?;
+        let c = self.module.constants.append(
+            naga::Constant {
+                name: None,
+                ty,
+                init,
+            },
+            naga::Span::UNDEFINED,
+        );
+        Ok(fx.add(Expression::Constant(c), e.span))
+    }
+
+    /// The result of a sample/read/gather as an MSL value of `t`'s component type.
+    pub(in crate::lower) fn texel(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        t: &Texture,
+        scalar_result: bool,
+        span: Span,
+    ) -> Result<Value> {
+        if scalar_result {
+            return Ok(Value::Rv(h, Type::FLOAT));
+        }
+        let wide = Type::Vector(
+            match sampled_kind(t.scalar) {
+                naga::ScalarKind::Float => Scalar::Float,
+                naga::ScalarKind::Sint => Scalar::Int,
+                _ => Scalar::UInt,
+            },
+            4,
+        );
+        let want = Type::Vector(t.scalar, 4);
+        let h = if want == wide {
+            h
+        } else {
+            self.convert(fx, h, &wide, &want, true, span)?
+        };
+        Ok(Value::Rv(h, want))
+    }
+}
+
+/// The global a handle expression names, if any (for sampler properties).
+fn h_global(fx: &FnCtx, h: Handle<Expression>) -> Option<Handle<naga::GlobalVariable>> {
+    match *fx.expr(h) {
+        Expression::GlobalVariable(g) => Some(g),
+        _ => None,
+    }
+}
+
+/// `int2(1, -1)`-style arguments are texel offsets.
+fn is_vector_literal(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call(callee, _) if matches!(&callee.kind, ExprKind::Name(p) if p.last().is_some_and(|n| n.starts_with("int"))))
+}

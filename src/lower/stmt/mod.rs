@@ -1,0 +1,565 @@
+//! Statements and local declarations.
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{Local, PtrValue, Value};
+use crate::lower::{Error, Lowerer, Result};
+use crate::sema::consteval;
+use crate::source_map::Span;
+use crate::syntax::ast::{self, Init, Stmt, StmtKind, SwitchItem, VarDecl};
+use crate::types::{AddressSpace, Scalar, Type};
+use naga::{Block, Expression, Statement};
+
+impl Lowerer<'_, '_> {
+    /// Lowers one statement into the current block.
+    pub(in crate::lower) fn stmt(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
+        let span = s.span;
+        match &s.kind {
+            StmtKind::Empty => {}
+            StmtKind::StaticAssert(a) => crate::sema::static_assert::check(self.program, a)?,
+            StmtKind::Block(b) => {
+                fx.open();
+                for s in &b.stmts {
+                    self.stmt(fx, s)?;
+                }
+                let block = fx.close();
+                fx.push(Statement::Block(block), span);
+            }
+            StmtKind::Expr(e) => {
+                self.expr(fx, e)?;
+            }
+            StmtKind::Decl(d) => self.declaration(fx, d)?,
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let condition = self.scalar_condition(fx, cond)?;
+                let accept = self.nested(fx, then)?;
+                let reject = match otherwise {
+                    Some(o) => self.nested(fx, o)?,
+                    None => Block::new(),
+                };
+                fx.push(
+                    Statement::If {
+                        condition,
+                        accept,
+                        reject,
+                    },
+                    span,
+                );
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                fx.open();
+                if let Some(init) = init {
+                    self.stmt(fx, init)?;
+                }
+                let body = self.loop_body(fx, cond.as_ref(), body)?;
+                fx.open();
+                if let Some(step) = step {
+                    self.expr(fx, step)?;
+                }
+                let continuing = fx.close();
+                fx.push(
+                    Statement::Loop {
+                        body,
+                        continuing,
+                        break_if: None,
+                    },
+                    span,
+                );
+                let outer = fx.close();
+                fx.push(Statement::Block(outer), span);
+            }
+            StmtKind::While { cond, body } => {
+                let body = self.loop_body(fx, Some(cond), body)?;
+                fx.push(
+                    Statement::Loop {
+                        body,
+                        continuing: Block::new(),
+                        break_if: None,
+                    },
+                    span,
+                );
+            }
+            StmtKind::DoWhile { body, cond } => {
+                fx.loops += 1;
+                fx.breakables += 1;
+                let body = self.nested(fx, body);
+                fx.loops -= 1;
+                fx.breakables -= 1;
+                let body = body?;
+                fx.open();
+                let c = self.scalar_condition(fx, cond)?;
+                let stop = fx.add(
+                    Expression::Unary {
+                        op: naga::UnaryOperator::LogicalNot,
+                        expr: c,
+                    },
+                    cond.span,
+                );
+                let continuing = fx.close();
+                fx.push(
+                    Statement::Loop {
+                        body,
+                        continuing,
+                        break_if: Some(stop),
+                    },
+                    span,
+                );
+            }
+            StmtKind::Switch { selector, items } => self.switch(fx, selector, items, span)?,
+            StmtKind::Break => {
+                if fx.breakables == 0 {
+                    return Err(Error::new(
+                        span,
+                        "`break` statement not in loop or switch statement",
+                    ));
+                }
+                fx.push(Statement::Break, span);
+            }
+            StmtKind::Continue => {
+                if fx.loops == 0 {
+                    return Err(Error::new(
+                        span,
+                        "`continue` statement not in loop statement",
+                    ));
+                }
+                fx.push(Statement::Continue, span);
+            }
+            StmtKind::Return(value) => self.return_stmt(fx, value.as_ref(), span)?,
+        }
+        Ok(())
+    }
+
+    /// A statement in its own block (branches, loop bodies).
+    fn nested(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<Block> {
+        fx.open();
+        let r = match &s.kind {
+            StmtKind::Block(b) => b.stmts.iter().try_for_each(|s| self.stmt(fx, s)),
+            _ => self.stmt(fx, s),
+        };
+        let block = fx.close();
+        r.map(|_| block)
+    }
+
+    /// `if (!cond) break;` followed by the body.
+    fn loop_body(
+        &mut self,
+        fx: &mut FnCtx,
+        cond: Option<&ast::Expr>,
+        body: &Stmt,
+    ) -> Result<Block> {
+        fx.open();
+        if let Some(cond) = cond {
+            let c = self.scalar_condition(fx, cond)?;
+            let mut stop = Block::new();
+            stop.push(Statement::Break, Self::span(cond.span));
+            fx.push(
+                Statement::If {
+                    condition: c,
+                    accept: Block::new(),
+                    reject: stop,
+                },
+                cond.span,
+            );
+        }
+        fx.loops += 1;
+        fx.breakables += 1;
+        let inner = self.nested(fx, body);
+        fx.loops -= 1;
+        fx.breakables -= 1;
+        let inner = inner?;
+        fx.push(Statement::Block(inner), body.span);
+        Ok(fx.close())
+    }
+
+    fn return_stmt(&mut self, fx: &mut FnCtx, value: Option<&ast::Expr>, span: Span) -> Result<()> {
+        let ret = fx.return_type.clone();
+        let value = match (value, &ret) {
+            (None, Type::Void) => None,
+            (Some(e), Type::Void) => {
+                let v = self.expr(fx, e)?;
+                if !matches!(v, Value::Void) {
+                    return Err(Error::new(
+                        e.span,
+                        "void function should not return a value",
+                    ));
+                }
+                None
+            }
+            (None, _) => return Err(Error::new(span, "non-void function should return a value")),
+            (Some(e), ty) => {
+                let h = if let ast::ExprKind::InitList(items) = &e.kind {
+                    self.init_list(fx, items, ty, e.span)?.0
+                } else {
+                    let (h, t) = self.rvalue(fx, e)?;
+                    self.convert(fx, h, &t, ty, false, e.span)?
+                };
+                Some(h)
+            }
+        };
+        let value = match (value, fx.output.clone()) {
+            (Some(v), Some(adapter)) => Some(self.adapt_output(fx, &adapter, v, span)?),
+            (v, _) => v,
+        };
+        fx.push(Statement::Return { value }, span);
+        Ok(())
+    }
+
+    fn switch(
+        &mut self,
+        fx: &mut FnCtx,
+        selector: &ast::Expr,
+        items: &[SwitchItem],
+        span: Span,
+    ) -> Result<()> {
+        let (h, t) = self.rvalue(fx, selector)?;
+        let sel_ty = match t {
+            Type::Scalar(Scalar::UInt) => Type::UINT,
+            Type::Scalar(s) if s.is_integer() || s == Scalar::Bool => Type::INT,
+            _ => {
+                return Err(Error::new(
+                    selector.span,
+                    "statement requires expression of integer type",
+                ))
+            }
+        };
+        let h = self.convert(fx, h, &t, &sel_ty, false, selector.span)?;
+        // Segments: the labels that start each run of statements.
+        let mut labels: Vec<(Option<&ast::Expr>, Span, usize)> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                SwitchItem::Label(v, s) => labels.push((v.as_ref(), *s, i)),
+                SwitchItem::Stmt(st) if labels.is_empty() => {
+                    return Err(Error::new(
+                        st.span,
+                        "statement in switch body is not reachable (no label before it)",
+                    ));
+                }
+                SwitchItem::Stmt(_) => {}
+            }
+        }
+        let mut cases = Vec::new();
+        let mut seen = Vec::new();
+        fx.breakables += 1;
+        let result = (|| {
+            for (k, (value, lspan, at)) in labels.iter().enumerate() {
+                let value = match value {
+                    Some(e) => {
+                        let v = consteval::eval(self.program, e)?.as_int().ok_or_else(|| {
+                            Error::new(e.span, "case value is not an integer constant")
+                        })?;
+                        if seen.contains(&Some(v)) {
+                            return Err(Error::new(*lspan, format!("duplicate case value `{v}`")));
+                        }
+                        seen.push(Some(v));
+                        if sel_ty == Type::UINT {
+                            naga::SwitchValue::U32(v as u32)
+                        } else {
+                            naga::SwitchValue::I32(v as i32)
+                        }
+                    }
+                    None => {
+                        if seen.contains(&None) {
+                            return Err(Error::new(
+                                *lspan,
+                                "multiple default labels in one switch",
+                            ));
+                        }
+                        seen.push(None);
+                        naga::SwitchValue::Default
+                    }
+                };
+                let direct_empty = items
+                    .get(at + 1)
+                    .is_none_or(|i| matches!(i, SwitchItem::Label(..)));
+                let is_last = k + 1 == labels.len();
+                if direct_empty && !is_last {
+                    cases.push(naga::SwitchCase {
+                        value,
+                        body: Block::new(),
+                        fall_through: true,
+                    });
+                    continue;
+                }
+                // C++ falls through into the following statements until a
+                // terminator; WGSL cannot, so the code runs on here.
+                fx.open();
+                for item in &items[at + 1..] {
+                    if let SwitchItem::Stmt(st) = item {
+                        self.stmt(fx, st)?;
+                        if fx.terminated() {
+                            break;
+                        }
+                    }
+                }
+                let body = fx.close();
+                cases.push(naga::SwitchCase {
+                    value,
+                    body,
+                    fall_through: false,
+                });
+            }
+            Ok(())
+        })();
+        fx.breakables -= 1;
+        result?;
+        if !seen.contains(&None) {
+            cases.push(naga::SwitchCase {
+                value: naga::SwitchValue::Default,
+                body: Block::new(),
+                fall_through: false,
+            });
+        }
+        fx.push(Statement::Switch { selector: h, cases }, span);
+        Ok(())
+    }
+
+    /// A local declaration with one or more declarators.
+    pub(in crate::lower) fn declaration(&mut self, fx: &mut FnCtx, d: &VarDecl) -> Result<()> {
+        // `auto x = e;`, `decltype(e) y;`: the type written out (deduce.rs).
+        let deduced = self.deduced_declaration(fx, d)?;
+        let d = deduced.as_ref().unwrap_or(d);
+        if let Some((space, sspan)) = d.ty.space {
+            if d.ty.ptr_ops.is_empty() {
+                let msg = match space {
+                    ast::AddressSpace::Threadgroup => {
+                        return self.threadgroup_declaration(fx, d, sspan)
+                    }
+                    ast::AddressSpace::Constant => {
+                        "`constant` variables must be declared at program scope"
+                    }
+                    ast::AddressSpace::Device => {
+                        "variables cannot be declared in the `device` address space"
+                    }
+                    _ => "",
+                };
+                if !msg.is_empty() {
+                    return Err(Error::new(sspan, msg));
+                }
+            }
+        }
+        let base = self.program.resolve_type(&d.ty)?;
+        for decl in &d.declarators {
+            let ty = self.program.apply_array(base.clone(), &decl.array)?;
+            let local = match &ty {
+                Type::Pointer(p) => self.pointer_local(fx, decl, p, &ty)?,
+                Type::Sampler { .. } => {
+                    let sampler = crate::sema::sampler_decl(&d.ty, decl)?;
+                    let (g, comparison) = self.sampler_global(&sampler, decl.span)?;
+                    let h = fx.add(Expression::GlobalVariable(g), decl.span);
+                    Local::Value(h, Type::Sampler { comparison })
+                }
+                Type::Texture(_) => {
+                    // A texture variable names the texture it is initialized with.
+                    let Some(Init::Expr(e)) = &decl.init else {
+                        return Err(Error::new(
+                            decl.name.span,
+                            "a texture variable must be initialized with a texture",
+                        ));
+                    };
+                    let (h, t) = self.rvalue(fx, e)?;
+                    if !matches!(t, Type::Texture(x) if Type::Texture(crate::types::Texture { format: None, ..x }) == ty)
+                    {
+                        return Err(Error::new(
+                            e.span,
+                            format!(
+                                "cannot initialize `{}` with `{}`",
+                                self.program.display(&ty),
+                                self.program.display(&t)
+                            ),
+                        )
+                        .with_code(crate::diagnostics::Code::TypeMismatch));
+                    }
+                    Local::Value(h, t)
+                }
+                Type::Void => {
+                    return Err(Error::new(
+                        decl.name.span,
+                        format!("variable `{}` has type `void`", decl.name.name),
+                    ))
+                }
+                _ => self.value_local(fx, decl, &ty, d.ty.is_const)?,
+            };
+            if !fx.declare(&decl.name.name, local) {
+                return Err(Error::new(
+                    decl.name.span,
+                    format!("redefinition of `{}`", decl.name.name),
+                )
+                .with_code(crate::diagnostics::Code::Redefinition));
+            }
+        }
+        Ok(())
+    }
+
+    fn value_local(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &ast::Declarator,
+        ty: &Type,
+        is_const: bool,
+    ) -> Result<Local> {
+        let ty_h = self.naga_type(ty, decl.name.span)?;
+        let var = fx.local(&decl.name.name, ty_h, decl.name.span);
+        if let Some(init) = &decl.init {
+            let (h, _) = self.init_value(fx, init, ty)?;
+            let ptr = fx.add(Expression::LocalVariable(var), decl.span);
+            fx.push(
+                Statement::Store {
+                    pointer: ptr,
+                    value: h,
+                },
+                decl.span,
+            );
+        } else if is_const {
+            return Err(Error::new(
+                decl.name.span,
+                format!(
+                    "default initialization of an object of const type `{}`",
+                    self.program.display(ty)
+                ),
+            ));
+        }
+        Ok(Local::Var {
+            var,
+            ty: ty.clone(),
+            is_const,
+        })
+    }
+
+    fn pointer_local(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &ast::Declarator,
+        p: &crate::types::Pointer,
+        ty: &Type,
+    ) -> Result<Local> {
+        let Some(init) = &decl.init else {
+            return Err(Error::new(
+                decl.name.span,
+                format!("`{}` must be initialized", self.program.display(ty)),
+            ));
+        };
+        let Init::Expr(e) = init else {
+            return Err(Error::new(init.span(), "expected an expression"));
+        };
+        let v = self.expr(fx, e)?;
+        if p.is_reference {
+            let Value::Place(place) = v else {
+                return Err(Error::new(e.span, "a reference must be bound to an lvalue"));
+            };
+            if place.ty != p.pointee {
+                return Err(Error::new(
+                    e.span,
+                    format!(
+                        "cannot bind `{}` to a value of type `{}`",
+                        self.program.display(ty),
+                        self.program.display(&place.ty)
+                    ),
+                ));
+            }
+            if !place.writable && !p.is_const {
+                return Err(Error::new(
+                    e.span,
+                    "binding a non-const reference to read-only memory",
+                ));
+            }
+            return Ok(Local::Ref(place));
+        }
+        let Value::Ptr(q) = v else {
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "cannot initialize `{}` with a non-pointer value",
+                    self.program.display(ty)
+                ),
+            ));
+        };
+        if q.pointee != p.pointee
+            || (q.is_const && !p.is_const)
+            || (q.space != p.space && q.space != AddressSpace::Thread)
+        {
+            return Err(Error::new(
+                e.span,
+                format!(
+                    "cannot initialize `{}` with a pointer to `{}`",
+                    self.program.display(ty),
+                    self.program.display(&q.pointee)
+                ),
+            ));
+        }
+        let u32_h = self.naga_type(&Type::UINT, decl.name.span)?;
+        let var = fx.local(&format!("{}_index", decl.name.name), u32_h, decl.name.span);
+        let ptr = fx.add(Expression::LocalVariable(var), decl.span);
+        fx.push(
+            Statement::Store {
+                pointer: ptr,
+                value: q.index,
+            },
+            decl.span,
+        );
+        Ok(Local::PtrVar {
+            var,
+            ptr: PtrValue {
+                is_const: p.is_const,
+                ..q
+            },
+        })
+    }
+
+    /// `threadgroup T x[N];` in a kernel → a `var<workgroup>` (MSL §4.4).
+    fn threadgroup_declaration(
+        &mut self,
+        fx: &mut FnCtx,
+        d: &VarDecl,
+        space_span: Span,
+    ) -> Result<()> {
+        if !fx.kernel {
+            return Err(Error::new(
+                space_span,
+                "`threadgroup` variables can only be declared in a kernel function",
+            ));
+        }
+        let base = self.program.resolve_type(&d.ty)?;
+        for decl in &d.declarators {
+            if let Some(init) = &decl.init {
+                return Err(Error::new(
+                    init.span(),
+                    "`threadgroup` variables cannot have an initializer",
+                ));
+            }
+            let ty = self.program.apply_array(base.clone(), &decl.array)?;
+            let ty_h = self.naga_type(&ty, decl.name.span)?;
+            let g = self.module.global_variables.append(
+                naga::GlobalVariable {
+                    name: Some(decl.name.name.clone()),
+                    space: naga::AddressSpace::WorkGroup,
+                    binding: None,
+                    ty: ty_h,
+                    init: None,
+                    memory_decorations: Default::default(),
+                },
+                Self::span(decl.span),
+            );
+            let ptr = fx.add(Expression::GlobalVariable(g), decl.span);
+            let place = crate::lower::ctx::value::Place {
+                ptr,
+                ty,
+                writable: !d.ty.is_const,
+            };
+            if !fx.declare(&decl.name.name, Local::Ref(place)) {
+                return Err(Error::new(
+                    decl.name.span,
+                    format!("redefinition of `{}`", decl.name.name),
+                )
+                .with_code(crate::diagnostics::Code::Redefinition));
+            }
+        }
+        Ok(())
+    }
+}
