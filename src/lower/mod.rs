@@ -19,6 +19,7 @@ use crate::sema::{self, Program};
 use crate::source_map::Span;
 use crate::syntax::ast;
 use crate::types::Type;
+use ctx::entry::{EntryCtx, EntryStage};
 use std::collections::HashMap;
 
 pub use entry::compute::{default_threadgroup_size, DISPATCH_BINDING};
@@ -73,49 +74,22 @@ enum ArgKey {
     Resource(Type),
 }
 
-/// Lowering state for one module.
+/// Lowering state: the program being lowered, the settings of the whole
+/// translation, and the two contexts (module and entry point); the function
+/// context ([`ctx::function::FnCtx`]) is passed alongside.
 pub(crate) struct Lowerer<'p, 'a> {
     program: &'p Program<'a>,
-    /// The last segment of every qualified symbol (`S::operator+` gives
-    /// `operator+`), built on first use: asked for every operator and
-    /// subscript, it must not cost a scan of all symbols each time.
-    qualified_names: std::cell::OnceCell<std::collections::HashSet<String>>,
     tu: &'a ast::TranslationUnit,
-    /// The library-wide vertex→fragment link table (built on first use).
-    varyings: Option<Vec<(String, entry::stages::VaryingSlot)>>,
-    module: naga::Module,
-    types: types::TypeCache,
-    constants: HashMap<usize, naga::Handle<naga::Constant>>,
-    functions: HashMap<(usize, Vec<ArgKey>, bool), naga::Handle<naga::Function>>,
-    in_progress: Vec<usize>,
-    /// Function template instantiations; instance `i` is user function
-    /// `program.functions.len() + i`, so it is specialised like any helper.
-    instances: Vec<std::rc::Rc<ast::FunctionDecl>>,
-    /// (template, arguments) → instance number.
-    instance_ids: HashMap<(usize, Vec<sema::templates::TemplateValue>), usize>,
-    buffers:
-        HashMap<(u32, u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
-    /// `@group` of the entry point being lowered (0: kernel, vertex; 1: fragment).
-    group: u32,
-    /// A vertex function is being lowered.
-    vertex_stage: bool,
-    /// User binding overrides, and the function being lowered (their key).
+    settings: Settings,
+    global: ModuleCtx,
+    entry: EntryCtx,
+}
+
+/// The translation options that apply to every entry point.
+struct Settings {
+    /// User binding overrides.
     binding_map: crate::reflect::BindingMap,
-    current_function: String,
-    dispatch: Option<naga::Handle<naga::GlobalVariable>>,
-    /// Buffers held as words (value: the words are atomic).
-    word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
-    /// Per-invocation state the prologue sets and helper functions read.
-    privates: HashMap<&'static str, naga::Handle<naga::GlobalVariable>>,
-    /// The kernel being lowered contains a barrier: threads outside the grid
-    /// run along (they must reach every barrier) with side effects disabled.
-    predicated: bool,
-    /// wgpu features the kernel being lowered needs.
-    kernel_features: std::collections::BTreeSet<&'static str>,
-    /// Features each lowered helper function needs.
-    function_features:
-        HashMap<naga::Handle<naga::Function>, std::collections::BTreeSet<&'static str>>,
-    /// Translation options that decide sizes (threadgroup memory).
+    /// Bytes of threadgroup memory per `[[threadgroup(n)]]` index.
     threadgroup_memory: HashMap<u32, u32>,
     /// `--target wgpu`: wgpu's native extensions may be used.
     native_extensions: bool,
@@ -123,14 +97,53 @@ pub(crate) struct Lowerer<'p, 'a> {
     half_mode: HalfMode,
     /// Storage texel formats by `[[texture(n)]]` index.
     texture_formats: HashMap<u32, String>,
+}
+
+/// The module context: the naga module being built and what is shared by
+/// every entry point in it (types, helper specialisations, globals).
+#[derive(Default)]
+struct ModuleCtx {
+    module: naga::Module,
+    types: types::TypeCache,
+    /// The last segment of every qualified symbol (`S::operator+` gives
+    /// `operator+`), built on first use: asked for every operator and
+    /// subscript, it must not cost a scan of all symbols each time.
+    qualified_names: std::cell::OnceCell<std::collections::HashSet<String>>,
+    /// The library-wide vertex→fragment link table (built on first use).
+    varyings: Option<Vec<(String, entry::stages::VaryingSlot)>>,
+    /// Program-scope constants by symbol.
+    constants: HashMap<usize, naga::Handle<naga::Constant>>,
+    /// Helper specialisations: (function, argument kinds, predicated).
+    functions: HashMap<(usize, Vec<ArgKey>, bool), naga::Handle<naga::Function>>,
+    /// Functions being lowered (recursion is an error, as in Metal).
+    in_progress: Vec<usize>,
+    /// Function template instantiations; instance `i` is user function
+    /// `program.functions.len() + i`, so it is specialised like any helper.
+    instances: Vec<std::rc::Rc<ast::FunctionDecl>>,
+    /// (template, arguments) → instance number.
+    instance_ids: HashMap<(usize, Vec<sema::templates::TemplateValue>), usize>,
+    /// Buffer globals by (group, binding, type, writable).
+    buffers:
+        HashMap<(u32, u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
+    /// The dispatch uniform (grid and threadgroup sizes).
+    dispatch: Option<naga::Handle<naga::GlobalVariable>>,
+    /// Buffers held as words (value: the words are atomic).
+    word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
+    /// Per-invocation state the prologue sets and helper functions read.
+    privates: HashMap<&'static str, naga::Handle<naga::GlobalVariable>>,
+    /// Features each lowered helper function needs.
+    function_features:
+        HashMap<naga::Handle<naga::Function>, std::collections::BTreeSet<ctx::entry::Feature>>,
     /// Sampler globals whose `constexpr` descriptor says `coord::pixel`.
     pixel_samplers: std::collections::HashSet<Option<naga::Handle<naga::GlobalVariable>>>,
-    /// `constexpr sampler` globals: program-scope ones by index, and their reflection.
+    /// `constexpr sampler` globals and their reflection.
     constexpr_samplers: Vec<(
         naga::Handle<naga::GlobalVariable>,
         crate::reflect::ConstexprSampler,
     )>,
+    /// Program-scope `constexpr sampler`s by symbol.
     program_samplers: HashMap<usize, naga::Handle<naga::GlobalVariable>>,
+    /// Warnings, in the order found.
     warnings: Vec<Error>,
 }
 
@@ -141,36 +154,17 @@ pub fn lower<'a>(
     options: &Options,
 ) -> std::result::Result<Lowered, Vec<Error>> {
     let mut l = Lowerer {
-        qualified_names: std::cell::OnceCell::new(),
         program,
         tu,
-        varyings: None,
-        module: naga::Module::default(),
-        types: types::TypeCache::default(),
-        constants: HashMap::new(),
-        functions: HashMap::new(),
-        in_progress: Vec::new(),
-        instances: Vec::new(),
-        instance_ids: HashMap::new(),
-        buffers: HashMap::new(),
-        group: 0,
-        vertex_stage: false,
-        binding_map: options.binding_map.clone(),
-        current_function: String::new(),
-        dispatch: None,
-        privates: HashMap::new(),
-        word_views: HashMap::new(),
-        predicated: false,
-        kernel_features: Default::default(),
-        function_features: HashMap::new(),
-        threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
-        native_extensions: options.native_extensions,
-        half_mode: options.half,
-        texture_formats: options.texture_formats.iter().cloned().collect(),
-        pixel_samplers: Default::default(),
-        constexpr_samplers: Vec::new(),
-        program_samplers: HashMap::new(),
-        warnings: Vec::new(),
+        settings: Settings {
+            binding_map: options.binding_map.clone(),
+            threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
+            native_extensions: options.native_extensions,
+            half_mode: options.half,
+            texture_formats: options.texture_formats.iter().cloned().collect(),
+        },
+        global: ModuleCtx::default(),
+        entry: EntryCtx::default(),
     };
     let mut errors = Vec::new();
     let mut functions = Vec::new();
@@ -215,7 +209,9 @@ pub fn lower<'a>(
             continue;
         }
         match stage {
-            ast::Stage::Kernel => match l.kernel(f, options.threadgroup_size) {
+            ast::Stage::Kernel => match l.with_entry(f, EntryStage::Kernel, |l| {
+                l.kernel(f, options.threadgroup_size)
+            }) {
                 Ok(refl) => functions.push(refl),
                 Err(e) => errors.push(e),
             },
@@ -230,10 +226,14 @@ pub fn lower<'a>(
                         a.span,
                         "`[[threadgroup(n)]]` arguments are only allowed in kernel functions",
                     )),
-                    None => l.stage_function(f, stage),
+                    None => {
+                        let kind = match stage {
+                            ast::Stage::Vertex => EntryStage::Vertex,
+                            _ => EntryStage::Fragment,
+                        };
+                        l.with_entry(f, kind, |l| l.stage_function(f, stage))
+                    }
                 };
-                l.group = 0;
-                l.vertex_stage = false;
                 match result {
                     Ok(refl) => functions.push(refl),
                     Err(e) => errors.push(e),
@@ -265,9 +265,9 @@ pub fn lower<'a>(
             }
         }
     }
-    if errors.is_empty() && l.half_mode == HalfMode::F32 {
-        metal::half_as_f32::demote_f16(&mut l.module);
-        if metal::half_as_f32::mentions_f16(&l.module) {
+    if errors.is_empty() && l.settings.half_mode == HalfMode::F32 {
+        metal::half_as_f32::demote_f16(&mut l.global.module);
+        if metal::half_as_f32::mentions_f16(&l.global.module) {
             errors.push(Error::new(
                 Span::default(),
                 "internal error: `f16` left in a translation with `half` as `f32`",
@@ -277,19 +277,20 @@ pub fn lower<'a>(
     if errors.is_empty() {
         for f in &mut functions {
             if let Some(ep) = l
+                .global
                 .module
                 .entry_points
                 .iter()
                 .find(|e| e.name == f.wgsl_entry_point)
             {
                 f.function_constants =
-                    metal::function_constants::reached(program, &l.module, &ep.function);
+                    metal::function_constants::reached(program, &l.global.module, &ep.function);
             }
         }
         Ok(Lowered {
-            module: l.module,
+            module: l.global.module,
             functions,
-            warnings: l.warnings,
+            warnings: l.global.warnings,
         })
     } else {
         Err(errors)
@@ -297,11 +298,25 @@ pub fn lower<'a>(
 }
 
 impl Lowerer<'_, '_> {
+    /// Runs `lower` with a fresh entry-point context for `f`: the context
+    /// lives exactly as long as that entry point's lowering.
+    fn with_entry<R>(
+        &mut self,
+        f: &ast::FunctionDecl,
+        stage: EntryStage,
+        lower: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let outer = std::mem::replace(&mut self.entry, EntryCtx::new(&f.name.name, stage));
+        let result = lower(self);
+        self.entry = outer;
+        result
+    }
+
     /// Lowers a helper that no entry point called, if its parameters allow a
     /// generic version (no buffer pointers).
     fn check_unreached_helper(&mut self, index: usize) -> Result<()> {
         let f = self.program.functions[index];
-        if f.stage.is_some() || self.functions.keys().any(|(i, _, _)| *i == index) {
+        if f.stage.is_some() || self.global.functions.keys().any(|(i, _, _)| *i == index) {
             return Ok(());
         }
         let mut keys = Vec::new();

@@ -47,7 +47,7 @@ impl Lowerer<'_, '_> {
         ty: &Type,
         span: Span,
     ) -> Result<Handle<naga::Type>> {
-        if let Some(h) = self.types.handles.get(ty) {
+        if let Some(h) = self.global.types.handles.get(ty) {
             return Ok(*h);
         }
         if matches!(ty.element_scalar(), Some(Scalar::Long | Scalar::ULong)) {
@@ -109,19 +109,20 @@ impl Lowerer<'_, '_> {
             _ => None,
         };
         let h = self
+            .global
             .module
             .types
             .insert(naga::Type { name, inner }, naga::Span::UNDEFINED);
-        self.types.handles.insert(ty.clone(), h);
+        self.global.types.handles.insert(ty.clone(), h);
         Ok(h)
     }
 
     fn scalar_used(&mut self, s: Scalar) -> naga::Scalar {
         if matches!(s, Scalar::Long | Scalar::ULong) {
-            self.types.uses_i64 = true;
+            self.global.types.uses_i64 = true;
         }
         if s == Scalar::Half && !self.emulates_half() {
-            self.types.uses_f16 = true;
+            self.global.types.uses_f16 = true;
         }
         self.naga_scalar(s)
     }
@@ -148,7 +149,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<naga::Type>> {
         let base = self.naga_type(elem, span)?;
         let stride = self.wgsl_stride(elem, base, span)?;
-        Ok(self.module.types.insert(
+        Ok(self.global.module.types.insert(
             naga::Type {
                 name: None,
                 inner: TypeInner::Array {
@@ -178,14 +179,14 @@ impl Lowerer<'_, '_> {
     /// reproduce Metal's; `None` for structs with packed vectors, bools or
     /// 8/16-bit integers, which buffers hold as words instead.
     pub(in crate::lower) fn plan(&mut self, id: StructId) -> Option<&layout::PaddingPlan> {
-        if !self.types.plans.contains_key(&id) {
+        if !self.global.types.plans.contains_key(&id) {
             let plan = match self.holds_emulated_half(&Type::Struct(id)) {
                 true => None,
                 false => layout::padding_plan(id, &self.program.structs).ok(),
             };
-            self.types.plans.insert(id, plan);
+            self.global.types.plans.insert(id, plan);
         }
-        self.types.plans[&id].as_ref()
+        self.global.types.plans[&id].as_ref()
     }
 
     fn struct_inner(&mut self, id: StructId, span: Span) -> Result<TypeInner> {
@@ -236,7 +237,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<TypeInner> {
         let mut layouter = naga::proc::Layouter::default();
         layouter
-            .update(self.module.to_ctx())
+            .update(self.global.module.to_ctx())
             .map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
         let (mut cursor, mut align) = (0u32, naga::proc::Alignment::ONE);
         let mut out = Vec::new();
@@ -262,7 +263,7 @@ impl Lowerer<'_, '_> {
     fn natural_stride(&mut self, base: Handle<naga::Type>, span: Span) -> Result<u32> {
         let mut layouter = naga::proc::Layouter::default();
         layouter
-            .update(self.module.to_ctx())
+            .update(self.global.module.to_ctx())
             .map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
         Ok(layouter[base].to_stride())
     }
@@ -274,11 +275,11 @@ impl Lowerer<'_, '_> {
 
     /// 64-bit integers exist only as a wgpu extension (`shader-int64`).
     pub(in crate::lower) fn check_64_bit(&mut self, span: Span) -> Result<()> {
-        if !self.native_extensions {
+        if !self.settings.native_extensions {
             return Err(Error::new(span, "64-bit integers (`long`, `ulong`) need `--target wgpu`: WebGPU has no 64-bit integers").with_code(crate::diagnostics::Code::NoWebGpuEquivalent)
                 .note("`size_t` and `ptrdiff_t` are 32-bit in the translation and work with either target"));
         }
-        self.require_feature("shader-int64");
+        self.require_feature(crate::lower::ctx::entry::Feature::ShaderInt64);
         Ok(())
     }
 }

@@ -5,5 +5,6 @@
 //! built, its scopes and emitter); `value` is what an MSL expression lowers
 //! to (a value, a place, a pointer as (root, index), a word-view place).
 
+pub(in crate::lower) mod entry;
 pub(in crate::lower) mod function;
 pub(in crate::lower) mod value;

@@ -47,7 +47,9 @@ impl<'a> Lowerer<'_, 'a> {
     fn decl(&self, index: usize) -> Decl<'a> {
         match self.program.functions.get(index) {
             Some(f) => Decl::Program(f),
-            None => Decl::Instance(self.instances[index - self.program.functions.len()].clone()),
+            None => {
+                Decl::Instance(self.global.instances[index - self.program.functions.len()].clone())
+            }
         }
     }
 }
@@ -164,14 +166,19 @@ impl Lowerer<'_, '_> {
     ) -> Result<usize> {
         let base = self.program.functions.len();
         let key = (t, values);
-        if let Some(&i) = self.instance_ids.get(&key) {
+        if let Some(&i) = self.global.instance_ids.get(&key) {
             return Ok(base + i);
         }
         let template = self.program.templates[t];
         let name = self.program.instance_name(template, &key.1);
         // Every instantiation in progress is on this stack; a template that
         // keeps instantiating itself with new arguments never ends.
-        let depth = self.in_progress.iter().filter(|&&i| i >= base).count();
+        let depth = self
+            .global
+            .in_progress
+            .iter()
+            .filter(|&&i| i >= base)
+            .count();
         if depth >= MAX_INSTANTIATION_DEPTH {
             return Err(Error::new(
                 span,
@@ -184,9 +191,11 @@ impl Lowerer<'_, '_> {
             span: template_function(template).name.span,
         };
         let decl = self.program.instantiate(template, &key.1, ident)?;
-        self.instances.push(std::rc::Rc::new(decl));
-        self.instance_ids.insert(key, self.instances.len() - 1);
-        Ok(base + self.instances.len() - 1)
+        self.global.instances.push(std::rc::Rc::new(decl));
+        self.global
+            .instance_ids
+            .insert(key, self.global.instances.len() - 1);
+        Ok(base + self.global.instances.len() - 1)
     }
 
     /// Each argument's type, for deduction (a pointer stays a pointer: a
@@ -388,7 +397,7 @@ impl Lowerer<'_, '_> {
                     Expression::GlobalVariable(g) => Ok((ArgKey::Global(g), None)),
                     Expression::Access { base, .. } | Expression::AccessIndex { base, .. }
                         if matches!(*fx.expr(base), Expression::GlobalVariable(g)
-                            if matches!(self.module.types[self.module.global_variables[g].ty].inner, naga::TypeInner::Array { .. })) =>
+                            if matches!(self.global.module.types[self.global.module.global_variables[g].ty].inner, naga::TypeInner::Array { .. })) =>
                     {
                         let Expression::GlobalVariable(g) = *fx.expr(base) else {
                             unreachable!()
@@ -441,33 +450,42 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Handle<naga::Function>> {
         if let Some(h) = self
+            .global
             .functions
-            .get(&(index, keys.clone(), self.predicated))
+            .get(&(index, keys.clone(), self.entry.predicated))
             .copied()
         {
             // A kernel calling an already-lowered helper needs its features too.
-            let features = self.function_features.get(&h).cloned().unwrap_or_default();
-            self.kernel_features.extend(features);
+            let features = self
+                .global
+                .function_features
+                .get(&h)
+                .cloned()
+                .unwrap_or_default();
+            self.entry.features.extend(features);
             return Ok(h);
         }
-        if self.in_progress.contains(&index) {
+        if self.global.in_progress.contains(&index) {
             return Err(
                 Error::new(span, "recursive function calls are not allowed in Metal")
                     .with_code(crate::diagnostics::Code::Recursion),
             );
         }
-        self.in_progress.push(index);
-        let before = self.kernel_features.clone();
+        self.global.in_progress.push(index);
+        let before = self.entry.features.clone();
         let result = self.build_function(index, &keys);
-        self.in_progress.pop();
+        self.global.in_progress.pop();
         let function = result?;
         let h = self
+            .global
             .module
             .functions
             .append(function, Self::span(self.decl(index).span));
-        let added = self.kernel_features.difference(&before).copied().collect();
-        self.function_features.insert(h, added);
-        self.functions.insert((index, keys, self.predicated), h);
+        let added = self.entry.features.difference(&before).copied().collect();
+        self.global.function_features.insert(h, added);
+        self.global
+            .functions
+            .insert((index, keys, self.entry.predicated), h);
         Ok(h)
     }
 
@@ -608,7 +626,7 @@ impl Lowerer<'_, '_> {
             }
             (ArgKey::Thread, Type::Pointer(pp)) => {
                 let base = self.naga_type(&pp.pointee, span)?;
-                let ty = self.module.types.insert(
+                let ty = self.global.module.types.insert(
                     naga::Type {
                         name: None,
                         inner: naga::TypeInner::Pointer {

@@ -73,7 +73,7 @@ impl Lowerer<'_, '_> {
                     ptr = base
                 }
                 Expression::GlobalVariable(g) => {
-                    return match self.module.global_variables[g].space {
+                    return match self.global.module.global_variables[g].space {
                         naga::AddressSpace::Storage { .. } | naga::AddressSpace::Uniform => {
                             Storage::Device
                         }
@@ -99,7 +99,7 @@ impl Lowerer<'_, '_> {
                     root = base
                 }
                 Expression::GlobalVariable(g) => {
-                    return match self.module.global_variables[g].space {
+                    return match self.global.module.global_variables[g].space {
                         naga::AddressSpace::Storage { .. } => AddressSpace::Device,
                         naga::AddressSpace::Uniform => AddressSpace::Constant,
                         naga::AddressSpace::WorkGroup => AddressSpace::Threadgroup,
@@ -389,6 +389,7 @@ impl Lowerer<'_, '_> {
     fn has_operator(&self, name: &str) -> bool {
         self.program.symbols.contains_key(name)
             || self
+                .global
                 .qualified_names
                 .get_or_init(|| {
                     self.program

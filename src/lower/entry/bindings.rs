@@ -45,7 +45,7 @@ impl Lowerer<'_, '_> {
             ArgumentKind::Texture,
             index,
             WgslBinding {
-                group: self.group,
+                group: self.entry.group(),
                 binding: 64 + index,
             },
             param.span,
@@ -121,7 +121,7 @@ impl Lowerer<'_, '_> {
             ArgumentKind::Sampler,
             index,
             WgslBinding {
-                group: self.group,
+                group: self.entry.group(),
                 binding: 128 + index,
             },
             param.span,
@@ -155,12 +155,13 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<naga::GlobalVariable>> {
         let ty_h = self.naga_type(ty, span)?;
         if let Some(g) = self
+            .global
             .buffers
             .get(&(binding.group, binding.binding, ty_h, false))
         {
             return Ok(*g);
         }
-        let g = self.module.global_variables.append(
+        let g = self.global.module.global_variables.append(
             naga::GlobalVariable {
                 name: Some(name.into()),
                 space: naga::AddressSpace::Handle,
@@ -174,7 +175,8 @@ impl Lowerer<'_, '_> {
             },
             Self::span(span),
         );
-        self.buffers
+        self.global
+            .buffers
             .insert((binding.group, binding.binding, ty_h, false), g);
         Ok(g)
     }
@@ -187,7 +189,7 @@ impl Lowerer<'_, '_> {
         default: WgslBinding,
         span: Span,
     ) -> Result<WgslBinding> {
-        let Some(b) = self.binding_map.get(&self.current_function, kind, index) else {
+        let Some(b) = self.settings.binding_map.get(&self.entry.name, kind, index) else {
             return Ok(default);
         };
         // WebGPU's default limits: 4 bind groups, 1000 bindings per group.
@@ -239,7 +241,7 @@ impl Lowerer<'_, '_> {
             .map(|n| n.name.clone())
             .unwrap_or_else(|| "_".into());
         let sa = layout::metal(&ptr.pointee, &self.program.structs);
-        let bytes = self.threadgroup_memory.get(&index).copied();
+        let bytes = self.settings.threadgroup_memory.get(&index).copied();
         let local = match bytes {
             Some(bytes) => {
                 let count = bytes / sa.size.max(1);
@@ -252,7 +254,7 @@ impl Lowerer<'_, '_> {
                 }
                 let array = Type::Array(Box::new(ptr.pointee.clone()), count);
                 let ty = self.naga_type(&array, param.span)?;
-                let g = self.module.global_variables.append(
+                let g = self.global.module.global_variables.append(
                     naga::GlobalVariable {
                         name: Some(name.clone()),
                         space: naga::AddressSpace::WorkGroup,
@@ -304,7 +306,7 @@ impl Lowerer<'_, '_> {
         let span = param.ty.span;
         self.check_host_shareable(&ptr.pointee, span)?;
         // WebGPU vertex functions cannot write storage buffers: bind read-only.
-        let writable = !ptr.is_const && !self.vertex_stage;
+        let writable = !ptr.is_const && !self.entry.is_vertex();
         let words = self.needs_word_view(&ptr.pointee);
         // Sub-word stores update bytes with atomic AND/OR (see bytes.rs), and
         // atomics in the data need atomic words too.
@@ -343,12 +345,13 @@ impl Lowerer<'_, '_> {
             ArgumentKind::Buffer,
             index,
             WgslBinding {
-                group: self.group,
+                group: self.entry.group(),
                 binding: index,
             },
             param.span,
         )?;
         if let Some(g) = self
+            .global
             .buffers
             .get(&(binding.group, binding.binding, ty, writable))
             // A typed `array<u32>` and a word view are not interchangeable.
@@ -362,7 +365,7 @@ impl Lowerer<'_, '_> {
             naga::StorageAccess::LOAD
         };
         let name = param.name.as_ref().map(|n| n.name.clone());
-        let g = self.module.global_variables.append(
+        let g = self.global.module.global_variables.append(
             naga::GlobalVariable {
                 name,
                 space: naga::AddressSpace::Storage { access },
@@ -376,10 +379,11 @@ impl Lowerer<'_, '_> {
             },
             Self::span(span),
         );
-        self.buffers
+        self.global
+            .buffers
             .insert((binding.group, binding.binding, ty, writable), g);
         if words {
-            self.word_views.insert(g, atomic_words);
+            self.global.word_views.insert(g, atomic_words);
         }
         Ok((g, info, binding))
     }

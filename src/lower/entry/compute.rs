@@ -160,7 +160,6 @@ impl Lowerer<'_, '_> {
         f: &ast::FunctionDecl,
         size: Option<[u32; 3]>,
     ) -> Result<FunctionReflection> {
-        self.current_function = f.name.name.clone();
         if self.program.resolve_type(&f.ret)? != Type::Void {
             return Err(Error::new(
                 f.ret.span,
@@ -186,8 +185,7 @@ impl Lowerer<'_, '_> {
         let wg = size.unwrap_or_else(|| default_threadgroup_size(dims));
         self.check_max_threads(f, wg, size.is_some())?;
         let body = f.body.as_ref().expect("kernels have bodies");
-        self.kernel_features.clear();
-        self.predicated = callgraph::reaches(self.program, body, &|n| {
+        self.entry.predicated = callgraph::reaches(self.program, body, &|n| {
             n == "threadgroup_barrier" || n == "simdgroup_barrier"
         });
         let subgroups = callgraph::reaches(self.program, body, &|n| {
@@ -204,7 +202,7 @@ impl Lowerer<'_, '_> {
         }
         fx.open();
         let lowered = body.stmts.iter().try_for_each(|s| self.stmt(&mut fx, s));
-        let predicated = std::mem::take(&mut self.predicated);
+        let predicated = self.entry.predicated;
         lowered?;
         let body_block = fx.close();
         if !predicated {
@@ -224,7 +222,7 @@ impl Lowerer<'_, '_> {
             binding: DISPATCH_BINDING,
         });
         self.check_binding_collisions(f, &arguments, &extra)?;
-        self.module.entry_points.push(naga::EntryPoint {
+        self.global.module.entry_points.push(naga::EntryPoint {
             name: f.name.name.clone(),
             stage: naga::ShaderStage::Compute,
             early_depth_test: None,
@@ -235,9 +233,8 @@ impl Lowerer<'_, '_> {
             task_payload: None,
             incoming_ray_payload: None,
         });
-        let mut required_features: Vec<String> =
-            self.kernel_features.iter().map(|f| f.to_string()).collect();
-        if self.types.uses_f16 {
+        let mut required_features = self.entry.feature_names();
+        if self.global.types.uses_f16 {
             required_features.push("shader-f16".to_string());
         }
         Ok(FunctionReflection {
@@ -512,7 +509,7 @@ impl Lowerer<'_, '_> {
             used.push((free, Span::default()));
             if let KernelParam::Buffer { param, index, .. } = &mut out[i] {
                 *index = free;
-                self.warnings.push(Error::new(param.span, format!(
+                self.global.warnings.push(Error::new(param.span, format!(
                     "buffer argument `{}` has no `[[buffer(n)]]` index; Metal assigns it index {free}",
                     param.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_")
                 )));
@@ -583,7 +580,7 @@ impl Lowerer<'_, '_> {
             }
             KernelParam::Buffer { param, ptr, index } => {
                 let (global, info, binding) = self.buffer_global(param, ptr, *index)?;
-                let is_const = ptr.is_const || self.vertex_stage;
+                let is_const = ptr.is_const || self.entry.is_vertex();
                 let span = param.span;
                 let words = self.word_view(global).is_some();
                 let local = if ptr.is_reference && words {
@@ -653,7 +650,7 @@ impl Lowerer<'_, '_> {
         let uses = |f: &naga::Function| {
             f.expressions.iter().any(|(_, e)| match e {
                 Expression::GlobalVariable(g) => {
-                    self.module.global_variables[*g].binding
+                    self.global.module.global_variables[*g].binding
                         == Some(naga::ResourceBinding {
                             group: b.group,
                             binding: b.binding,
@@ -670,7 +667,7 @@ impl Lowerer<'_, '_> {
             }
             for callee in calls(&f.body) {
                 if seen.insert(callee) {
-                    stack.push(&self.module.functions[callee]);
+                    stack.push(&self.global.module.functions[callee]);
                 }
             }
         }

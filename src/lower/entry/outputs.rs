@@ -114,7 +114,7 @@ impl Lowerer<'_, '_> {
         }
         // IO structs need offsets only to satisfy the validator: lay them out naturally.
         let inner = self.io_struct(out_members, span)?;
-        let ty = self.module.types.insert(
+        let ty = self.global.module.types.insert(
             naga::Type {
                 name: Some(format!("{}Out", decl.name.name)),
                 inner,
@@ -140,7 +140,7 @@ impl Lowerer<'_, '_> {
         varyings: &mut Vec<Varying>,
     ) -> Result<Vec<Binding>> {
         let attr = |n: &str| m.attributes.iter().find(|a| a.name == n);
-        self.warnings.extend(
+        self.global.warnings.extend(
             crate::diagnostics::suggest::misspelt_attributes(
                 m.attributes.iter().map(|a| (a.name.as_str(), a.span)),
             )
@@ -162,7 +162,7 @@ impl Lowerer<'_, '_> {
             return Ok(vec![Binding::BuiltIn(BuiltIn::Position { invariant })]);
         }
         if let Some(a) = attr("point_size") {
-            self.warnings.push(Error::new(a.span, "`[[point_size]]` has no WGSL equivalent (WebGPU points are one pixel); it was dropped").with_code(crate::diagnostics::Code::AttributeDropped));
+            self.global.warnings.push(Error::new(a.span, "`[[point_size]]` has no WGSL equivalent (WebGPU points are one pixel); it was dropped").with_code(crate::diagnostics::Code::AttributeDropped));
             return Ok(Vec::new());
         }
         if vertex {
@@ -221,9 +221,9 @@ impl Lowerer<'_, '_> {
                 ))
             }
         };
-        self.require_feature("clip-distances");
+        self.require_feature(crate::lower::ctx::entry::Feature::ClipDistances);
         let f32_ty = self.naga_type(&Type::FLOAT, m.ty.span)?;
-        let array_ty = self.module.types.insert(
+        let array_ty = self.global.module.types.insert(
             naga::Type {
                 name: None,
                 inner: naga::TypeInner::Array {
@@ -275,7 +275,7 @@ impl Lowerer<'_, '_> {
                 ));
             }
             if blend_src.is_some() {
-                self.require_feature("dual-source-blending");
+                self.require_feature(crate::lower::ctx::entry::Feature::DualSourceBlending);
             }
             colors.push(ColorOutput {
                 index,
@@ -323,7 +323,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<naga::TypeInner> {
         let mut layouter = naga::proc::Layouter::default();
         layouter
-            .update(self.module.to_ctx())
+            .update(self.global.module.to_ctx())
             .map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
         let (mut cursor, mut align) = (0u32, naga::proc::Alignment::ONE);
         for m in &mut members {

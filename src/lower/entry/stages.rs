@@ -114,10 +114,10 @@ impl Lowerer<'_, '_> {
     /// The slots of `key`: one per interpolation some fragment function
     /// asks for (a vertex output feeds each), or a default one.
     pub(in crate::lower) fn varying_slots(&mut self, key: &str) -> Vec<VaryingSlot> {
-        if self.varyings.is_none() {
-            self.varyings = Some(self.build_varyings());
+        if self.global.varyings.is_none() {
+            self.global.varyings = Some(self.build_varyings());
         }
-        let table = self.varyings.as_ref().expect("built above");
+        let table = self.global.varyings.as_ref().expect("built above");
         table
             .iter()
             .filter(|(k, _)| k == key)
@@ -273,7 +273,7 @@ impl Lowerer<'_, '_> {
             ),
             ("sample_mask", false) => builtin(BuiltIn::SampleMask, &[Type::UINT], "sample_mask"),
             ("primitive_id", false) => {
-                self.require_feature("primitive-index");
+                self.require_feature(crate::lower::ctx::entry::Feature::PrimitiveIndex);
                 builtin(BuiltIn::PrimitiveIndex, &[Type::UINT], "primitive_id")
             }
             ("point_coord", false) => Err(Error::new(
@@ -308,10 +308,6 @@ impl Lowerer<'_, '_> {
         stage: ast::Stage,
     ) -> Result<FunctionReflection> {
         let vertex = stage == ast::Stage::Vertex;
-        self.current_function = f.name.name.clone();
-        self.group = if vertex { 0 } else { 1 };
-        self.vertex_stage = vertex;
-        self.kernel_features.clear();
         let params = self.classify_params(f)?;
         if params
             .iter()
@@ -365,7 +361,7 @@ impl Lowerer<'_, '_> {
         let constexpr_samplers = self.used_constexpr_samplers(&function);
         let extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
         self.check_binding_collisions(f, &arguments, &extra)?;
-        self.module.entry_points.push(naga::EntryPoint {
+        self.global.module.entry_points.push(naga::EntryPoint {
             name: f.name.name.clone(),
             stage: if vertex {
                 naga::ShaderStage::Vertex
@@ -380,10 +376,8 @@ impl Lowerer<'_, '_> {
             task_payload: None,
             incoming_ray_payload: None,
         });
-        self.group = 0;
-        let mut required_features: Vec<String> =
-            self.kernel_features.iter().map(|f| f.to_string()).collect();
-        if self.types.uses_f16 {
+        let mut required_features = self.entry.feature_names();
+        if self.global.types.uses_f16 {
             required_features.push("shader-f16".to_string());
         }
         let (vertex_attributes, vertex_stride, in_varyings) = reflection_in;

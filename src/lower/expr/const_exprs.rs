@@ -116,7 +116,7 @@ impl Lowerer<'_, '_> {
                 _ => None,
             },
             Expression::Constant(c) => {
-                match self.module.global_expressions[self.module.constants[c].init] {
+                match self.global.module.global_expressions[self.global.module.constants[c].init] {
                     Expression::Literal(l) => Some(l),
                     _ => None,
                 }

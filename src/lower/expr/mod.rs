@@ -233,7 +233,7 @@ impl Lowerer<'_, '_> {
                 let ty = ty.clone();
                 let init = self.global_const_expr(v, span).expect("constants lower");
                 let ty_h = self.naga_type(&ty, span).expect("constant types lower");
-                let c = self.module.constants.append(
+                let c = self.global.module.constants.append(
                     naga::Constant {
                         name: None,
                         ty: ty_h,
@@ -263,7 +263,8 @@ impl Lowerer<'_, '_> {
                 }
                 if let Type::Struct(id) = ty {
                     components = self.with_padding(*id, components, span, |l, pad_ty| {
-                        l.module
+                        l.global
+                            .module
                             .global_expressions
                             .append(Expression::ZeroValue(pad_ty), naga::Span::UNDEFINED)
                     })?;
@@ -275,6 +276,7 @@ impl Lowerer<'_, '_> {
             }
         };
         Ok(self
+            .global
             .module
             .global_expressions
             .append(expr, Self::span(span)))
@@ -379,13 +381,13 @@ impl Lowerer<'_, '_> {
 
     /// The naga constant for program constant `i`, created on first use.
     fn global_constant(&mut self, i: usize, span: Span) -> Result<Handle<naga::Constant>> {
-        if let Some(c) = self.constants.get(&i) {
+        if let Some(c) = self.global.constants.get(&i) {
             return Ok(*c);
         }
         let gc = self.program.constants[i].clone();
         let init = self.global_const_expr(&gc.value, gc.span)?;
         let ty = self.naga_type(&gc.ty, span)?;
-        let c = self.module.constants.append(
+        let c = self.global.module.constants.append(
             naga::Constant {
                 name: Some(gc.name),
                 ty,
@@ -393,7 +395,7 @@ impl Lowerer<'_, '_> {
             },
             Self::span(gc.span),
         );
-        self.constants.insert(i, c);
+        self.global.constants.insert(i, c);
         Ok(c)
     }
 

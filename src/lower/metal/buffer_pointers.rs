@@ -148,7 +148,7 @@ impl Lowerer<'_, '_> {
         &self,
         g: Handle<naga::GlobalVariable>,
     ) -> crate::types::AddressSpace {
-        match self.module.global_variables[g].space {
+        match self.global.module.global_variables[g].space {
             naga::AddressSpace::Storage { access }
                 if access.contains(naga::StorageAccess::STORE) =>
             {

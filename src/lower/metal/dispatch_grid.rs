@@ -46,7 +46,7 @@ impl Lowerer<'_, '_> {
     }
     /// The shared dispatch uniform (see [`crate::reflect::DispatchParams`]).
     pub(in crate::lower) fn dispatch_global(&mut self) -> Handle<naga::GlobalVariable> {
-        if let Some(g) = self.dispatch {
+        if let Some(g) = self.global.dispatch {
             return g;
         }
         let v3 = self
@@ -58,7 +58,7 @@ impl Lowerer<'_, '_> {
             binding: None,
             offset,
         };
-        let ty = self.module.types.insert(
+        let ty = self.global.module.types.insert(
             naga::Type {
                 name: Some("MetalDispatch".into()),
                 inner: naga::TypeInner::Struct {
@@ -72,7 +72,7 @@ impl Lowerer<'_, '_> {
             },
             naga::Span::UNDEFINED,
         );
-        let g = self.module.global_variables.append(
+        let g = self.global.module.global_variables.append(
             naga::GlobalVariable {
                 name: Some("metal_dispatch".into()),
                 space: naga::AddressSpace::Uniform,
@@ -86,7 +86,7 @@ impl Lowerer<'_, '_> {
             },
             naga::Span::UNDEFINED,
         );
-        self.dispatch = Some(g);
+        self.global.dispatch = Some(g);
         g
     }
     /// Computes Metal's grid geometry from WGSL's built-ins and the uniform.
@@ -202,12 +202,12 @@ impl Lowerer<'_, '_> {
             let size = arg(fx, "simd_size", u, naga::BuiltIn::SubgroupSize);
             self.set_private(fx, invocation::SIMD_LANE, &Type::UINT, lane, span);
             self.set_private(fx, invocation::SIMD_SIZE, &Type::UINT, size, span);
-            self.require_feature("subgroup");
+            self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
             (Some(lane), Some(size))
         } else {
             (None, None)
         };
-        if self.predicated {
+        if self.entry.predicated {
             let inside = fx.add(
                 Expression::Binary {
                     op: Bo::Less,

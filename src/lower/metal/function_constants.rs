@@ -31,7 +31,8 @@ impl Lowerer<'_, '_> {
             Some(_) => {
                 let t = self.naga_type(&ty, span)?;
                 Some(
-                    self.module
+                    self.global
+                        .module
                         .global_expressions
                         .append(Expression::ZeroValue(t), Self::span(c.span)),
                 )
@@ -71,7 +72,7 @@ impl Lowerer<'_, '_> {
         };
         let c = self.program.function_constants[*i].clone();
         let id = c.defined_id.expect("sema marks every queried constant");
-        let init = self.module.global_expressions.append(
+        let init = self.global.module.global_expressions.append(
             Expression::Literal(naga::Literal::Bool(false)),
             Self::span(c.span),
         );
@@ -123,11 +124,17 @@ impl Lowerer<'_, '_> {
         init: Option<Handle<Expression>>,
         span: Span,
     ) -> Result<Handle<Override>> {
-        if let Some((h, _)) = self.module.overrides.iter().find(|(_, o)| o.id == Some(id)) {
+        if let Some((h, _)) = self
+            .global
+            .module
+            .overrides
+            .iter()
+            .find(|(_, o)| o.id == Some(id))
+        {
             return Ok(h);
         }
         let ty = self.naga_type(ty, span)?;
-        Ok(self.module.overrides.append(
+        Ok(self.global.module.overrides.append(
             Override {
                 name: Some(name.to_string()),
                 id: Some(id),

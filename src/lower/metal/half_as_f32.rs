@@ -42,7 +42,7 @@ const FRACTION_BITS: u32 = 10;
 impl Lowerer<'_, '_> {
     /// True if `half` values are `f32` values rounded to half precision.
     pub(in crate::lower) fn emulates_half(&self) -> bool {
-        self.half_mode == HalfMode::F32
+        self.settings.half_mode == HalfMode::F32
     }
 
     /// Rounds a value of MSL type `ty` to half precision when `ty` is made of

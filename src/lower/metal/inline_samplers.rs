@@ -42,16 +42,16 @@ impl Lowerer<'_, '_> {
         index: usize,
         span: Span,
     ) -> Result<(naga::Handle<naga::GlobalVariable>, bool)> {
-        if let Some(g) = self.program_samplers.get(&index) {
+        if let Some(g) = self.global.program_samplers.get(&index) {
             let comparison = matches!(
-                self.module.types[self.module.global_variables[*g].ty].inner,
+                self.global.module.types[self.global.module.global_variables[*g].ty].inner,
                 naga::TypeInner::Sampler { comparison: true }
             );
             return Ok((*g, comparison));
         }
         let decl = self.program.samplers[index].clone();
         let (g, comparison) = self.sampler_global(&decl, span)?;
-        self.program_samplers.insert(index, g);
+        self.global.program_samplers.insert(index, g);
         Ok((g, comparison))
     }
 
@@ -64,8 +64,8 @@ impl Lowerer<'_, '_> {
         let parsed = self.parse_sampler(decl)?;
         let comparison = parsed.descriptor.compare.is_some();
         let ty = self.naga_type(&Type::Sampler { comparison }, decl.span)?;
-        let binding = FIRST_CONSTEXPR_SAMPLER_BINDING + self.constexpr_samplers.len() as u32;
-        let g = self.module.global_variables.append(
+        let binding = FIRST_CONSTEXPR_SAMPLER_BINDING + self.global.constexpr_samplers.len() as u32;
+        let g = self.global.module.global_variables.append(
             naga::GlobalVariable {
                 name: Some(decl.name.clone()),
                 space: naga::AddressSpace::Handle,
@@ -77,14 +77,14 @@ impl Lowerer<'_, '_> {
             Self::span(decl.span),
         );
         if parsed.pixel {
-            self.pixel_samplers.insert(Some(g));
+            self.global.pixel_samplers.insert(Some(g));
         }
         let reflection = ConstexprSampler {
             name: decl.name.clone(),
             binding: WgslBinding { group: 0, binding },
             descriptor: parsed.descriptor,
         };
-        self.constexpr_samplers.push((g, reflection));
+        self.global.constexpr_samplers.push((g, reflection));
         Ok((g, comparison))
     }
 
@@ -259,7 +259,8 @@ impl Lowerer<'_, '_> {
         &self,
         function: &naga::Function,
     ) -> Vec<ConstexprSampler> {
-        self.constexpr_samplers
+        self.global
+            .constexpr_samplers
             .iter()
             .filter(|(_, s)| self.entry_uses_binding(function, s.binding))
             .map(|(_, s)| s.clone())

@@ -2,6 +2,7 @@
 //! can read (WGSL built-ins only reach the entry point): whether this thread
 //! is inside Metal's grid, and its SIMD-group lane and width.
 
+use crate::lower::ctx::entry::Feature;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::Lowerer;
 use crate::source_map::Span;
@@ -20,13 +21,13 @@ impl Lowerer<'_, '_> {
         name: &'static str,
         ty: &Type,
     ) -> Handle<naga::GlobalVariable> {
-        if let Some(g) = self.privates.get(name) {
+        if let Some(g) = self.global.privates.get(name) {
             return *g;
         }
         let ty = self
             .naga_type(ty, Span::default())
             .expect("scalar types lower");
-        let g = self.module.global_variables.append(
+        let g = self.global.module.global_variables.append(
             naga::GlobalVariable {
                 name: Some(name.into()),
                 space: naga::AddressSpace::Private,
@@ -37,7 +38,7 @@ impl Lowerer<'_, '_> {
             },
             naga::Span::UNDEFINED,
         );
-        self.privates.insert(name, g);
+        self.global.privates.insert(name, g);
         g
     }
 
@@ -74,25 +75,26 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         span: Span,
     ) -> Option<Handle<Expression>> {
-        self.predicated
+        self.entry
+            .predicated
             .then(|| self.load_private(fx, ACTIVE, &Type::BOOL, span))
     }
 
     /// This thread's lane in its SIMD-group (`thread_index_in_simdgroup`).
     pub(in crate::lower) fn simd_lane(&mut self, fx: &mut FnCtx, span: Span) -> Handle<Expression> {
-        self.require_feature("subgroup");
+        self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
         self.load_private(fx, SIMD_LANE, &Type::UINT, span)
     }
 
     /// The SIMD-group width (`threads_per_simdgroup`).
     pub(in crate::lower) fn simd_size(&mut self, fx: &mut FnCtx, span: Span) -> Handle<Expression> {
-        self.require_feature("subgroup");
+        self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
         self.load_private(fx, SIMD_SIZE, &Type::Scalar(Scalar::UInt), span)
     }
 
     /// Records a wgpu feature the kernel being lowered needs.
-    pub(in crate::lower) fn require_feature(&mut self, feature: &'static str) {
-        self.kernel_features.insert(feature);
+    pub(in crate::lower) fn require_feature(&mut self, feature: Feature) {
+        self.entry.features.insert(feature);
     }
 
     /// Pushes a statement with a side effect on memory other threads see; in

@@ -25,7 +25,7 @@ impl Lowerer<'_, '_> {
 
     /// Whether global `g` is a word view with atomic words.
     pub(in crate::lower) fn word_view(&self, g: Handle<naga::GlobalVariable>) -> Option<bool> {
-        self.word_views.get(&g).copied()
+        self.global.word_views.get(&g).copied()
     }
 
     fn lit(fx: &mut FnCtx, v: u32, span: Span) -> Handle<Expression> {

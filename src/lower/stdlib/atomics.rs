@@ -363,7 +363,7 @@ impl Lowerer<'_, '_> {
         word: naga::Scalar,
         span: Span,
     ) -> (Handle<Expression>, Handle<Expression>) {
-        let ty = self.module.generate_predeclared_type(
+        let ty = self.global.module.generate_predeclared_type(
             naga::PredeclaredType::AtomicCompareExchangeWeakResult(word),
         );
         let result = fx.add_result(

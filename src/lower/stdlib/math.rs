@@ -384,7 +384,8 @@ impl Lowerer<'_, '_> {
             ));
         }
         let size = (n > 1).then(|| vector_size(n));
-        self.module
+        self.global
+            .module
             .generate_predeclared_type(naga::PredeclaredType::FrexpResult {
                 size,
                 scalar: naga::Scalar::F32,
@@ -453,7 +454,8 @@ impl Lowerer<'_, '_> {
                 base: result,
                 index: 1,
             });
-            self.module
+            self.global
+                .module
                 .generate_predeclared_type(naga::PredeclaredType::ModfResult { size, scalar });
             (fract, whole)
         } else {

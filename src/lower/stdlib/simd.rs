@@ -633,8 +633,8 @@ impl Lowerer<'_, '_> {
         };
         check_mem_flags(flags)?;
         fx.uses_barrier = true;
-        self.require_feature("subgroup");
-        self.require_feature("subgroup-barrier");
+        self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+        self.require_feature(crate::lower::ctx::entry::Feature::SubgroupBarrier);
         fx.push(Statement::ControlBarrier(naga::Barrier::SUB_GROUP), span);
         Ok(Value::Void)
     }

@@ -167,6 +167,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<u8> {
         let name = self
+            .settings
             .texture_formats
             .get(&index)
             .map(String::as_str)
@@ -189,7 +190,7 @@ impl Lowerer<'_, '_> {
         }
         if t.access == TextureAccess::ReadWrite
             && !READ_WRITE_FORMATS.contains(&name)
-            && !self.native_extensions
+            && !self.settings.native_extensions
         {
             return Err(Error::new(span, format!("`access::read_write` textures need a format WebGPU allows read-write access to, not `{name}`"))
                 .note(format!("formats: {} (pass one with --texture-format {index}=FORMAT)", READ_WRITE_FORMATS.join(", "))));
@@ -330,7 +331,7 @@ impl Lowerer<'_, '_> {
             };
             return Err(Error::new(e.span, msg));
         }
-        let pixel = self.pixel_samplers.contains(&h_global(fx, h));
+        let pixel = self.global.pixel_samplers.contains(&h_global(fx, h));
         Ok((h, pixel))
     }
 
@@ -409,7 +410,7 @@ impl Lowerer<'_, '_> {
         let v = consteval::convert(&v, &want, e.span, self.program)?;
         let init = self.global_const_expr(&v, e.span)?;
         let ty = self.naga_type(&want, e.span)?;
-        let c = self.module.constants.append(
+        let c = self.global.module.constants.append(
             naga::Constant {
                 name: None,
                 ty,

@@ -535,7 +535,7 @@ impl Lowerer<'_, '_> {
             }
             let ty = self.program.apply_array(base.clone(), &decl.array)?;
             let ty_h = self.naga_type(&ty, decl.name.span)?;
-            let g = self.module.global_variables.append(
+            let g = self.global.module.global_variables.append(
                 naga::GlobalVariable {
                     name: Some(decl.name.name.clone()),
                     space: naga::AddressSpace::WorkGroup,
