@@ -1,0 +1,826 @@
+//! The real-world corpus ratchet (issues #16, #18): every shader file of
+//! the public MSL corpus (`../shared/corpus` beside the checkout, with its
+//! `MANIFEST.tsv`) is translated in-process, exactly as
+//! `shared/tools/corpus-rate` translates it with the binary, and every file
+//! named in `tests/corpus/pass.txt` must still translate.
+//!
+//! - Options: `-I <file's folder> -I <repository folder>`, the row's
+//!   `options` column (paths after `-I`/`-include` relative to the
+//!   repository), then those of every `tests/corpus/options.tsv` pattern the
+//!   file matches (paths relative to the project, `{repo}` the repository
+//!   folder), mapped to `library::Options` as `src/bin/msl2wgsl.rs` maps
+//!   the command line. An option this file does not map fails the test.
+//! - A file translates when the library returns a `Library`, with at least
+//!   one function where the MANIFEST counts entry points (corpus-rate's
+//!   entry-point check; its naga+wgpu and Tint checks of the WGSL are not
+//!   repeated here).
+//! - Each translation runs under `catch_unwind` on a few threads; one that
+//!   takes longer than [`LIMIT`] fails the test, whatever the list says.
+//! - Fails when a listed file no longer translates (or panics), when a
+//!   listed file is not a shader row of the MANIFEST or is triaged, and
+//!   when a triage or options entry names nothing.
+//! - Internal compiler errors (E0900) are counted and listed; they fail the
+//!   test only for listed files (others are being fixed elsewhere).
+//! - Files that translate but are not listed are printed;
+//!   `MSL2WGSL_CORPUS_BLESS=1 cargo test --test corpus` rewrites
+//!   `tests/corpus/pass.txt` as the old list plus them (the list only
+//!   grows: removing a file is a hand edit, and a reason for it).
+//!
+//! Without the corpus the test prints a note and passes, unless
+//! `MSL2WGSL_REQUIRE_CORPUS=1`. `MSL2WGSL_CORPUS=DIR` reads another copy,
+//! `MSL2WGSL_CORPUS_THREADS=N` sets the threads, `MSL2WGSL_CORPUS_RESULTS=FILE`
+//! writes every file's outcome as TSV. More in TESTING.md.
+
+use msl2wgsl::diagnostics::Code;
+use msl2wgsl::library::{HalfMode, Library, Options, Target};
+use msl2wgsl::preprocess::Platform;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A file that takes longer than this to translate (debug build) is a
+/// regression; corpus-rate gives the release binary the same 10 s.
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// At most this share of the shader rows may be triaged (corpus-rate: "keep
+/// the list short").
+const TRIAGE_SHARE: f64 = 0.05;
+
+fn project() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn pass_list_path() -> PathBuf {
+    project().join("tests/corpus/pass.txt")
+}
+
+/// One shader row of MANIFEST.tsv, with the options corpus-rate would give
+/// the binary after the file name.
+#[derive(Clone, Debug)]
+struct Job {
+    /// Relative to the corpus root, as MANIFEST.tsv and pass.txt name it.
+    file: String,
+    origin: String,
+    path: PathBuf,
+    /// What corpus-rate passes after the file name.
+    args: Vec<String>,
+    /// `args` as library options.
+    options: Options,
+    /// The MANIFEST counts a kernel, vertex, fragment or `[[stitchable]]`
+    /// function: the translation must have a function (corpus-rate's
+    /// "entry-points" check).
+    has_entry_points: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Outcome {
+    Translated,
+    /// The first error's code and rendered first line.
+    Failed {
+        code: String,
+        first: String,
+    },
+    /// An error with code E0900.
+    Internal(String),
+    /// A panic that escaped the library.
+    Panicked(String),
+    /// Translated, but to no function although the source declares some.
+    NoEntryPoints,
+    TimedOut,
+}
+
+impl Outcome {
+    fn describe(&self) -> String {
+        match self {
+            Outcome::Translated => "translates".into(),
+            Outcome::Failed { first, .. } => first.clone(),
+            Outcome::Internal(first) => first.clone(),
+            Outcome::Panicked(what) => format!("panicked: {what}"),
+            Outcome::TimedOut => format!("took longer than {} s", LIMIT.as_secs()),
+            Outcome::NoEntryPoints => {
+                "translates to no function, but the source declares entry points".into()
+            }
+        }
+    }
+}
+
+/// Python's `fnmatch.fnmatch` on POSIX (what corpus-rate uses for
+/// options.tsv): `*` matches any run of characters, `/` included, `?` one
+/// character, `[abc]`, `[a-z]`, `[!abc]` one of (or none of) a set.
+fn fnmatch(name: &str, pattern: &str) -> bool {
+    fn go(n: &[char], p: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|i| go(&n[i..], &p[1..])),
+            Some('?') => !n.is_empty() && go(&n[1..], &p[1..]),
+            Some('[') => {
+                let Some(close) = set_end(p) else {
+                    return n.first() == Some(&'[') && go(&n[1..], &p[1..]);
+                };
+                let Some(&c) = n.first() else { return false };
+                let mut set = &p[1..close];
+                let negated = set.first() == Some(&'!');
+                if negated {
+                    set = &set[1..];
+                }
+                let mut found = false;
+                let mut i = 0;
+                while i < set.len() {
+                    if i + 2 < set.len() && set[i + 1] == '-' {
+                        found |= set[i] <= c && c <= set[i + 2];
+                        i += 3;
+                    } else {
+                        found |= set[i] == c;
+                        i += 1;
+                    }
+                }
+                found != negated && go(&n[1..], &p[close + 1..])
+            }
+            Some(&c) => n.first() == Some(&c) && go(&n[1..], &p[1..]),
+        }
+    }
+    /// The index of the `]` closing the set that opens `p` (a `]` right
+    /// after `[` or `[!` is a member, as in fnmatch).
+    fn set_end(p: &[char]) -> Option<usize> {
+        let mut i = 1;
+        if p.get(i) == Some(&'!') {
+            i += 1;
+        }
+        if p.get(i) == Some(&']') {
+            i += 1;
+        }
+        (i..p.len()).find(|&j| p[j] == ']')
+    }
+    let n: Vec<char> = name.chars().collect();
+    let p: Vec<char> = pattern.chars().collect();
+    go(&n, &p)
+}
+
+/// Python's `shlex.split` (POSIX mode) for the option strings of
+/// MANIFEST.tsv and options.tsv: words split at blanks, `'...'` literal,
+/// `"..."` with `\"`, `\\`, `\$`, `` \` `` escapes, `\` outside quotes
+/// escaping the next character.
+fn shlex_split(s: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => w.push(c),
+                        None => return Err(format!("no closing quotation in `{s}`")),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => w.push(c),
+                            Some(c) => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                            None => return Err(format!("no closing quotation in `{s}`")),
+                        },
+                        Some(c) => w.push(c),
+                        None => return Err(format!("no closing quotation in `{s}`")),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(c) => word.get_or_insert_with(String::new).push(c),
+                None => return Err(format!("no escaped character in `{s}`")),
+            },
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Ok(words)
+}
+
+/// `PATTERN<TAB>REST` lines of a tests/corpus file; `#` lines and lines
+/// without a tab are skipped, as corpus-rate skips them.
+fn tab_lines(path: &Path) -> Vec<(String, String)> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// Paths after `-I`/`-include` joined to `base` (unless absolute), as
+/// corpus-rate resolves them.
+fn resolve_paths(words: Vec<String>, base: &Path) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    for w in words {
+        let after_path_flag = out.last().is_some_and(|p| p == "-I" || p == "-include");
+        if after_path_flag && !Path::new(&w).is_absolute() {
+            out.push(base.join(&w).display().to_string());
+        } else {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// The shader rows of MANIFEST.tsv (role `shader`, not a byte-identical
+/// copy), each with its full option list.
+fn jobs(corpus: &Path, extra: &[(String, String)]) -> Vec<Job> {
+    let manifest = corpus.join("MANIFEST.tsv");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("MANIFEST.tsv has no `{name}` column"))
+    };
+    let (file_c, origin_c, role_c, dup_c, options_c) = (
+        column("file"),
+        column("origin"),
+        column("role"),
+        column("dup_of"),
+        column("options"),
+    );
+    let stage_c = [column("kernel"), column("vertex"), column("fragment")];
+    let other_c = column("other_stages");
+    let mut jobs = Vec::new();
+    for line in lines.filter(|l| !l.is_empty()) {
+        let cells: Vec<&str> = line.split('\t').collect();
+        let cell = |i: usize| cells.get(i).copied().unwrap_or("");
+        if cell(role_c) != "shader" || !cell(dup_c).is_empty() {
+            continue;
+        }
+        let file = cell(file_c).to_string();
+        let path = corpus.join(&file);
+        let repo = corpus.join(file.split('/').next().unwrap_or_default());
+        let folder = path.parent().unwrap_or(corpus).to_path_buf();
+        let mut args = vec![
+            "-I".to_string(),
+            folder.display().to_string(),
+            "-I".to_string(),
+            repo.display().to_string(),
+        ];
+        let row = shlex_split(cell(options_c)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        args.extend(resolve_paths(row, &repo));
+        for (pattern, more) in extra {
+            if fnmatch(&file, pattern) {
+                let more = more.replace("{repo}", &repo.display().to_string());
+                let more = shlex_split(&more).unwrap_or_else(|e| panic!("options.tsv: {e}"));
+                args.extend(resolve_paths(more, &project()));
+            }
+        }
+        // An option this file cannot map would make the in-process
+        // translation differ from corpus-rate's: fail here, not per file.
+        let options = options_for(&args).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let has_entry_points = stage_c
+            .iter()
+            .any(|&c| cell(c).parse::<u32>().unwrap_or(0) > 0)
+            || cell(other_c).contains("stitchable");
+        jobs.push(Job {
+            file,
+            origin: cell(origin_c).to_string(),
+            path,
+            args,
+            options,
+            has_entry_points,
+        });
+    }
+    jobs
+}
+
+/// The library options for command-line options, as `CompileArgs::options`
+/// in src/bin/msl2wgsl.rs builds them.
+fn options_for(args: &[String]) -> Result<Options, String> {
+    let mut options = Options::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("`{flag}` needs a value"))
+        };
+        match a.as_str() {
+            "-I" => options.preprocess.include_dirs.push(value("-I")?.into()),
+            s if s.starts_with("-I") => options.preprocess.include_dirs.push(s[2..].into()),
+            "-include" => options
+                .preprocess
+                .forced_includes
+                .push(value("-include")?.into()),
+            "-D" => options.preprocess.defines.push(define(&value("-D")?)),
+            s if s.starts_with("-D") => options.preprocess.defines.push(define(&s[2..])),
+            "--platform" => {
+                options.preprocess.platform = match value("--platform")?.as_str() {
+                    "macos" => Platform::MacOs,
+                    "ios" => Platform::Ios,
+                    v => return Err(format!("`--platform {v}`")),
+                }
+            }
+            "--half" => {
+                options.half = match value("--half")?.as_str() {
+                    "f16" => HalfMode::F16,
+                    "f32" => HalfMode::F32,
+                    v => return Err(format!("`--half {v}`")),
+                }
+            }
+            "--target" => {
+                options.target = match value("--target")?.as_str() {
+                    "webgpu" => Target::WebGpu,
+                    "wgpu" => Target::Wgpu,
+                    v => return Err(format!("`--target {v}`")),
+                }
+            }
+            "--entry" => options.entries.push(value("--entry")?),
+            other => {
+                return Err(format!(
+                    "option `{other}` is not mapped to library::Options by tests/corpus.rs"
+                ))
+            }
+        }
+    }
+    Ok(options)
+}
+
+fn define(s: &str) -> (String, Option<String>) {
+    match s.split_once('=') {
+        Some((n, v)) => (n.to_string(), Some(v.to_string())),
+        None => (s.to_string(), None),
+    }
+}
+
+/// Translates one file as `msl2wgsl FILE ARGS...` would.
+fn translate(job: &Job) -> Outcome {
+    match Library::from_file(&job.path, &job.options) {
+        Ok(library) if job.has_entry_points && library.functions().is_empty() => {
+            Outcome::NoEntryPoints
+        }
+        Ok(_) => Outcome::Translated,
+        Err(failure) => {
+            let errors: Vec<_> = failure.diagnostics.errors().collect();
+            // Paths relative to the corpus root, as the lists name files.
+            let root = job.path.display().to_string();
+            let root = root.strip_suffix(&job.file).unwrap_or_default().to_string();
+            let first_line = |d: &msl2wgsl::diagnostics::Diagnostic| {
+                let rendered = d.render(&failure.source_map);
+                let line = rendered.lines().next().unwrap_or_default();
+                let line = if root.is_empty() {
+                    line.to_string()
+                } else {
+                    line.replace(&root, "")
+                };
+                // `FILE:LINE:COL: error: ...`: the file is the row's own unless a header is named.
+                let line = match line.strip_prefix(&format!("{}:", job.file)) {
+                    Some(rest) => format!("line {rest}"),
+                    None => line,
+                };
+                let code = d.code().as_str();
+                if line.contains(code) {
+                    line
+                } else {
+                    format!("{line} [{code}]")
+                }
+            };
+            if let Some(ice) = errors.iter().find(|d| d.code() == Code::Internal) {
+                return Outcome::Internal(first_line(ice));
+            }
+            match errors.first() {
+                Some(d) => Outcome::Failed {
+                    code: d.code().as_str().to_string(),
+                    first: first_line(d),
+                },
+                None => Outcome::Failed {
+                    code: String::new(),
+                    first: "failed without an error".into(),
+                },
+            }
+        }
+    }
+}
+
+/// What a panic carried.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "(no message)".into())
+}
+
+/// Translates every job on `threads` threads; a job still running after
+/// [`LIMIT`] is recorded as timed out and a fresh thread takes its place.
+fn run_all(jobs: &[Job], threads: usize) -> Vec<(Outcome, Duration)> {
+    let jobs = Arc::new(jobs.to_vec());
+    let next = Arc::new(AtomicUsize::new(0));
+    let running: Arc<Mutex<HashMap<usize, Instant>>> = Arc::default();
+    let (tx, rx) = mpsc::channel::<(usize, Outcome, Duration)>();
+    let spawn = || {
+        let (jobs, next, running, tx) = (jobs.clone(), next.clone(), running.clone(), tx.clone());
+        std::thread::spawn(move || loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(job) = jobs.get(i) else { break };
+            let start = Instant::now();
+            running.lock().unwrap().insert(i, start);
+            let outcome = match catch_unwind(AssertUnwindSafe(|| translate(job))) {
+                Ok(outcome) => outcome,
+                Err(panic) => Outcome::Panicked(panic_text(&*panic)),
+            };
+            running.lock().unwrap().remove(&i);
+            if tx.send((i, outcome, start.elapsed())).is_err() {
+                break;
+            }
+        });
+    };
+    for _ in 0..threads {
+        spawn();
+    }
+    let mut results: Vec<Option<(Outcome, Duration)>> = vec![None; jobs.len()];
+    let mut left = jobs.len();
+    while left > 0 {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok((i, outcome, took)) => {
+                if results[i].is_none() {
+                    let outcome = if took > LIMIT {
+                        Outcome::TimedOut
+                    } else {
+                        outcome
+                    };
+                    results[i] = Some((outcome, took));
+                    left -= 1;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("the sender is held here"),
+        }
+        let stuck: Vec<(usize, Duration)> = running
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(&i, start)| (i, start.elapsed()))
+            .filter(|&(i, took)| took > LIMIT && results[i].is_none())
+            .collect();
+        for (i, took) in stuck {
+            results[i] = Some((Outcome::TimedOut, took));
+            left -= 1;
+            spawn();
+        }
+    }
+    results.into_iter().map(|r| r.expect("every job")).collect()
+}
+
+fn read_pass_list() -> BTreeSet<String> {
+    std::fs::read_to_string(pass_list_path())
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
+fn corpus_root() -> Option<PathBuf> {
+    let dir = match std::env::var_os("MSL2WGSL_CORPUS") {
+        Some(dir) => PathBuf::from(dir),
+        None => project().join("../shared/corpus"),
+    };
+    let dir = dir.canonicalize().ok()?;
+    dir.join("MANIFEST.tsv").is_file().then_some(dir)
+}
+
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| v == "1")
+}
+
+/// `  file: detail` lines, at most `max` of them.
+fn listing<'a>(items: impl IntoIterator<Item = (&'a str, String)>, max: usize) -> String {
+    let items: Vec<_> = items.into_iter().collect();
+    let mut out: String = items
+        .iter()
+        .take(max)
+        .map(|(f, d)| {
+            if d.is_empty() {
+                format!("  {f}\n")
+            } else {
+                format!("  {f}: {d}\n")
+            }
+        })
+        .collect();
+    if items.len() > max {
+        out += &format!("  ... and {} more\n", items.len() - max);
+    }
+    out
+}
+
+#[test]
+fn listed_corpus_files_still_translate() {
+    let Some(corpus) = corpus_root() else {
+        assert!(
+            !env_flag("MSL2WGSL_REQUIRE_CORPUS"),
+            "MSL2WGSL_REQUIRE_CORPUS=1 but there is no corpus at ../shared/corpus (or MSL2WGSL_CORPUS)"
+        );
+        eprintln!(
+            "note: skipping the corpus ratchet: no ../shared/corpus/MANIFEST.tsv beside the checkout \
+             (set MSL2WGSL_CORPUS=DIR, or MSL2WGSL_REQUIRE_CORPUS=1 to fail instead)"
+        );
+        return;
+    };
+    let extra = tab_lines(&project().join("tests/corpus/options.tsv"));
+    let triage: BTreeMap<String, String> = tab_lines(&project().join("tests/corpus/triage.tsv"))
+        .into_iter()
+        .collect();
+    let jobs = jobs(&corpus, &extra);
+    let listed = read_pass_list();
+    let mut problems = String::new();
+
+    // The lists must name what is there.
+    let files: BTreeSet<&str> = jobs.iter().map(|j| j.file.as_str()).collect();
+    let stale: Vec<_> = listed
+        .iter()
+        .filter(|f| !files.contains(f.as_str()))
+        .collect();
+    if !stale.is_empty() {
+        problems += &format!(
+            "{} files of tests/corpus/pass.txt are not shader rows of MANIFEST.tsv:\n{}",
+            stale.len(),
+            listing(stale.iter().map(|f| (f.as_str(), String::new())), 50)
+        );
+    }
+    for f in triage.keys().filter(|f| !files.contains(f.as_str())) {
+        problems +=
+            &format!("tests/corpus/triage.tsv names {f}, not a shader row of MANIFEST.tsv\n");
+    }
+    for f in triage.keys().filter(|f| listed.contains(*f)) {
+        problems += &format!("{f} is both in pass.txt and triaged (triage.tsv)\n");
+    }
+    if triage.len() as f64 > TRIAGE_SHARE * jobs.len() as f64 {
+        problems += &format!(
+            "triage.tsv has {} entries, over {}% of the {} shader files\n",
+            triage.len(),
+            TRIAGE_SHARE * 100.0,
+            jobs.len()
+        );
+    }
+    for (pattern, _) in &extra {
+        if !jobs.iter().any(|j| fnmatch(&j.file, pattern)) {
+            problems += &format!("tests/corpus/options.tsv pattern `{pattern}` matches no file\n");
+        }
+    }
+
+    let threads = std::env::var("MSL2WGSL_CORPUS_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
+        .max(1);
+    let start = Instant::now();
+    let results = run_all(&jobs, threads);
+    let took = start.elapsed();
+
+    // Tallies by origin: (files, translated).
+    let mut tally: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (job, (outcome, _)) in jobs.iter().zip(&results) {
+        let t = tally.entry(job.origin.as_str()).or_default();
+        t.0 += 1;
+        t.1 += usize::from(*outcome == Outcome::Translated);
+    }
+    let slowest = jobs
+        .iter()
+        .zip(&results)
+        .max_by_key(|(_, (_, t))| *t)
+        .map(|(j, (_, t))| format!("{} ({:.1} s)", j.file, t.as_secs_f64()))
+        .unwrap_or_default();
+    eprintln!(
+        "corpus: {} shader files in {:.1} s on {threads} threads (slowest: {slowest}); translated: {}",
+        jobs.len(),
+        took.as_secs_f64(),
+        tally
+            .iter()
+            .map(|(o, (n, t))| format!("{o} {t}/{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+
+    // MSL2WGSL_CORPUS_RESULTS=FILE: every file's outcome, for comparing runs.
+    if let Some(out) = std::env::var_os("MSL2WGSL_CORPUS_RESULTS") {
+        let text: String = jobs
+            .iter()
+            .zip(&results)
+            .map(|(j, (o, t))| {
+                let status = match o {
+                    Outcome::Translated => "translated".to_string(),
+                    Outcome::Failed { code, .. } => format!("failed {code}"),
+                    Outcome::Internal(_) => "internal E0900".into(),
+                    Outcome::Panicked(_) => "panicked".into(),
+                    Outcome::TimedOut => "timed-out".into(),
+                    Outcome::NoEntryPoints => "no-entry-points".into(),
+                };
+                let detail = o.describe().replace(['\t', '\n'], " ");
+                format!(
+                    "{}\t{}\t{status}\t{:.3}\t{detail}\n",
+                    j.file,
+                    j.origin,
+                    t.as_secs_f64()
+                )
+            })
+            .collect();
+        std::fs::write(&out, text).expect("write MSL2WGSL_CORPUS_RESULTS");
+    }
+
+    // Too slow anywhere is a regression.
+    let slow: Vec<_> = jobs
+        .iter()
+        .zip(&results)
+        .filter(|(_, (o, _))| *o == Outcome::TimedOut)
+        .map(|(j, (_, t))| (j.file.as_str(), format!("{:.1} s", t.as_secs_f64())))
+        .collect();
+    if !slow.is_empty() {
+        problems += &format!(
+            "{} files took longer than {} s to translate:\n{}",
+            slow.len(),
+            LIMIT.as_secs(),
+            listing(slow.iter().cloned(), 50)
+        );
+    }
+
+    // Internal compiler errors: listed everywhere, a failure for listed files.
+    let ices: Vec<_> = jobs
+        .iter()
+        .zip(&results)
+        .filter(|(_, (o, _))| matches!(o, Outcome::Internal(_) | Outcome::Panicked(_)))
+        .map(|(j, (o, _))| (j, o))
+        .collect();
+    eprintln!(
+        "corpus: {} translations end in an internal compiler error (E0900) or a panic{}",
+        ices.len(),
+        if ices.is_empty() { "" } else { ":" }
+    );
+    eprint!(
+        "{}",
+        listing(
+            ices.iter().map(|(j, o)| (j.file.as_str(), o.describe())),
+            200
+        )
+    );
+    let listed_ices: Vec<_> = ices
+        .iter()
+        .filter(|(j, _)| listed.contains(&j.file))
+        .map(|(j, o)| (j.file.as_str(), o.describe()))
+        .collect();
+    if !listed_ices.is_empty() {
+        problems += &format!(
+            "{} files of tests/corpus/pass.txt end in an internal compiler error (E0900) or a panic:\n{}",
+            listed_ices.len(),
+            listing(listed_ices.iter().cloned(), 50)
+        );
+    }
+
+    // The ratchet: listed files must translate.
+    let regressed: Vec<_> = jobs
+        .iter()
+        .zip(&results)
+        .filter(|(j, (o, _))| {
+            listed.contains(&j.file)
+                && !matches!(
+                    o,
+                    Outcome::Translated
+                        | Outcome::Internal(_)
+                        | Outcome::Panicked(_)
+                        | Outcome::TimedOut
+                )
+        })
+        .map(|(j, (o, _))| (j.file.as_str(), o.describe()))
+        .collect();
+    if !regressed.is_empty() {
+        problems += &format!(
+            "{} files of tests/corpus/pass.txt no longer translate:\n{}",
+            regressed.len(),
+            listing(regressed.iter().cloned(), 100)
+        );
+    }
+    // How to see the first failure (regression, ICE or timeout) whole.
+    if let Some(job) = jobs.iter().find(|j| {
+        [&regressed, &listed_ices, &slow]
+            .iter()
+            .any(|list| list.iter().any(|(f, _)| *f == j.file))
+    }) {
+        problems += &format!(
+            "to see the first one: cargo run -- {} {}\n",
+            job.path.display(),
+            job.args.join(" ")
+        );
+    }
+
+    // New passes: print them; with MSL2WGSL_CORPUS_BLESS=1 add them.
+    let new: Vec<&str> = jobs
+        .iter()
+        .zip(&results)
+        .filter(|(j, (o, _))| {
+            *o == Outcome::Translated && !listed.contains(&j.file) && !triage.contains_key(&j.file)
+        })
+        .map(|(j, _)| j.file.as_str())
+        .collect();
+    for f in triage.keys() {
+        if let Some((_, (Outcome::Translated, _))) =
+            jobs.iter().zip(&results).find(|(j, _)| &j.file == f)
+        {
+            eprintln!("note: {f} is triaged (not valid MSL) but translates");
+        }
+    }
+    if env_flag("MSL2WGSL_CORPUS_BLESS") {
+        let mut grown = listed.clone();
+        grown.extend(new.iter().map(|f| f.to_string()));
+        let text: String = grown.iter().map(|f| format!("{f}\n")).collect();
+        std::fs::write(pass_list_path(), text).expect("write tests/corpus/pass.txt");
+        eprintln!(
+            "corpus: MSL2WGSL_CORPUS_BLESS=1: tests/corpus/pass.txt now lists {} files ({} new)",
+            grown.len(),
+            new.len()
+        );
+    } else if !new.is_empty() {
+        eprintln!(
+            "corpus: {} files translate but are not in tests/corpus/pass.txt; \
+             `MSL2WGSL_CORPUS_BLESS=1 cargo test --test corpus` adds them:",
+            new.len()
+        );
+        eprint!(
+            "{}",
+            listing(new.iter().map(|f| (*f, "translates".to_string())), 200)
+        );
+    }
+
+    assert!(problems.is_empty(), "corpus ratchet:\n{problems}");
+}
+
+#[test]
+fn fnmatch_is_pythons() {
+    assert!(fnmatch(
+        "Hi-Rez__Satin/Example/Assets/a/b.metal",
+        "Hi-Rez__Satin/Example/*"
+    ));
+    assert!(fnmatch("a/b/c.metal", "*.metal"));
+    assert!(!fnmatch("a/b/c.metal", "*.h"));
+    assert!(fnmatch("P/Library/x.metal", "P/[!S]*"));
+    assert!(!fnmatch("P/Satin/x.metal", "P/[!S]*"));
+    assert!(fnmatch("x1", "x[0-9]") && !fnmatch("xa", "x[0-9]"));
+    assert!(fnmatch("a?c", "a[?]c") && !fnmatch("abc", "a[?]c"));
+    assert!(fnmatch("ab", "a?") && !fnmatch("a", "a?"));
+    assert!(fnmatch("[x", "[x"));
+}
+
+#[test]
+fn shlex_split_is_pythons() {
+    let split = |s| shlex_split(s).unwrap();
+    assert_eq!(
+        split("-I Sources/Satin/Pipelines"),
+        ["-I", "Sources/Satin/Pipelines"]
+    );
+    assert_eq!(
+        split("  -D 'A=1 2'  -D\"B=\\\"x\\\"\" c\\ d"),
+        ["-D", "A=1 2", "-DB=\"x\"", "c d"]
+    );
+    assert_eq!(split("''"), [""]);
+    assert!(split("").is_empty());
+    assert!(shlex_split("'open").is_err());
+}
+
+#[test]
+fn options_map_like_the_command_line() {
+    let args: Vec<String> =
+        "-I a -Ib -D X -DY=2 -include p.metal --platform ios --half f32 --target wgpu --entry k"
+            .split(' ')
+            .map(String::from)
+            .collect();
+    let o = options_for(&args).unwrap();
+    assert_eq!(
+        o.preprocess.include_dirs,
+        [PathBuf::from("a"), PathBuf::from("b")]
+    );
+    assert_eq!(
+        o.preprocess.defines,
+        [
+            ("X".to_string(), None),
+            ("Y".to_string(), Some("2".to_string()))
+        ]
+    );
+    assert_eq!(o.preprocess.forced_includes, [PathBuf::from("p.metal")]);
+    assert_eq!(o.preprocess.platform, Platform::Ios);
+    assert_eq!((o.half, o.target), (HalfMode::F32, Target::Wgpu));
+    assert_eq!(o.entries, ["k"]);
+    assert!(options_for(&["--bogus".to_string()]).is_err());
+    assert!(options_for(&["-I".to_string()]).is_err());
+}
