@@ -5,6 +5,7 @@
 //! `naga::Module`) → [`reflect`] (the `MTLArgument`-style model lowering
 //! fills in) → [`layout`] (Metal's sizes and offsets) → [`sema`] →
 //! [`syntax`] → [`preprocess`] → [`types`], [`diagnostics`], [`source_map`].
+#![forbid(unsafe_code)]
 pub mod diagnostics;
 pub mod layout;
 pub mod library;

@@ -1,3 +1,4 @@
+#![cfg(feature = "cli")] // the command-line binary is built with the `cli` feature
 //! Tests of the `msl2wgsl` command line against `shared/spec/cli.md`.
 //!
 //! Tests named `translation_*` need a working translator (and some a GPU);

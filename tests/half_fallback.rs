@@ -142,6 +142,7 @@ fn reflection_is_the_same_in_both_modes() {
     assert_eq!((out.data_type.as_str(), out.data_size), ("half", 2));
 }
 
+#[cfg(feature = "cli")] // runs the command-line binary
 #[test]
 fn cli_half_flag_selects_the_mode() {
     let path = format!(

@@ -123,6 +123,7 @@ kernel void k(device float* out [[buffer(0)]], threadgroup float* scratch [[thre
         .unwrap();
 }
 
+#[cfg(feature = "cli")] // runs the command-line binary
 #[test]
 fn short_buffer_through_the_command_line_names_the_argument() {
     if !common::has_gpu() {
