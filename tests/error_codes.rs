@@ -4,6 +4,7 @@
 
 use msl2wgsl::diagnostics::{Code, Diagnostic};
 use msl2wgsl::{Library, Options};
+#[cfg(feature = "cli")]
 use std::process::{Command, Output, Stdio};
 
 const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
@@ -219,6 +220,7 @@ fn did_you_mean_notes() {
     assert!(d.notes.is_empty(), "{:?}", d.notes);
 }
 
+#[cfg(feature = "cli")] // runs the command-line binary
 fn msl2wgsl(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_msl2wgsl"));
     command.args(args).current_dir(dir).stdin(Stdio::null());
@@ -229,10 +231,12 @@ fn msl2wgsl(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Outpu
     command.output().expect("cannot start msl2wgsl")
 }
 
+#[cfg(feature = "cli")]
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+#[cfg(feature = "cli")] // runs the command-line binary
 #[test]
 fn json_diagnostics_one_object_per_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -310,12 +314,14 @@ fn json_diagnostics_one_object_per_line() {
 }
 
 /// A kernel that translates with one warning (`[[point_size]]` dropped).
+#[cfg(feature = "cli")]
 const WARNS: &str = "#include <metal_stdlib>
 using namespace metal;
 struct V { float4 p [[position]]; float s [[point_size]]; };
 vertex V vs(uint v [[vertex_id]]) { V o; o.p = float4(0); o.s = 1; return o; }
 ";
 
+#[cfg(feature = "cli")] // runs the command-line binary
 #[test]
 fn werror_makes_warnings_errors_and_w_silences_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -347,6 +353,7 @@ fn werror_makes_warnings_errors_and_w_silences_them() {
     assert_eq!(stderr(&quiet), "");
 }
 
+#[cfg(feature = "cli")] // runs the command-line binary
 #[test]
 fn colour_only_when_asked_or_on_a_terminal() {
     let dir = tempfile::tempdir().unwrap();

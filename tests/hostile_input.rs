@@ -222,6 +222,7 @@ fn nesting_within_the_limits_translates() {
     }
 }
 
+#[cfg(feature = "cli")] // runs the command-line binary
 #[test]
 fn deep_nesting_through_the_command_line() {
     // The binary's main thread has a small stack; translation must not use it.
