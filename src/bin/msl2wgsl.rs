@@ -1,10 +1,11 @@
-//! The `msl2wgsl` command line (contract: `shared/spec/cli.md`): a thin shell
+//! The `msl2wgsl` command line (contract: `docs/CLI.md`): a thin shell
 //! over the library and the runner.
 //!
 //! `reflect`, `run` and `test` are subcommands; anything else is the file to
 //! translate. clap cannot express "a subcommand or a free file" without
 //! stealing file names, so the first argument is looked at before clap runs
 //! (a file literally named `run` is given as `./run`).
+#![forbid(unsafe_code)]
 
 use clap::{ArgGroup, Args, Parser, ValueEnum};
 use msl2wgsl::reflect::{BindingMap, ReflectionDocument, SCHEMA_VERSION};
@@ -84,10 +85,11 @@ struct CompileArgs {
     platform: PlatformArg,
     #[command(flatten)]
     report: report::ReportArgs,
-    /// How `half` is represented: f16 (WGSL `f16`, needs the `shader-f16`
-    /// feature) or f32 (`f32` rounded to half precision wherever Metal
-    /// rounds; needs no feature).
-    #[arg(long, value_enum, default_value_t = HalfArg::F16)]
+    /// How `half` is represented: f32 (`f32` rounded to half precision
+    /// wherever Metal rounds; needs no feature, so the WGSL runs on every
+    /// adapter) or f16 (WGSL `f16`, needs the optional `shader-f16` feature,
+    /// which lavapipe, GL and many browsers' adapters lack).
+    #[arg(long, value_enum, default_value_t = HalfArg::F32)]
     half: HalfArg,
 }
 
