@@ -29,7 +29,7 @@ pub enum Target {
 /// Translation options.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// `-D`/`-I`.
+    /// `-D`/`-I`/`-include` (`preprocess.forced_includes`), `--platform`.
     pub preprocess: preprocess::Options,
     /// Only these functions (all kernel/vertex/fragment functions when empty).
     pub entries: Vec<String>,
@@ -118,11 +118,10 @@ impl Library {
     pub fn from_file(path: &Path, options: &Options) -> Result<Library, Failure> {
         let mut map = SourceMap::new();
         let bytes = std::fs::read(path).map_err(|e| Failure {
-            diagnostics: Diagnostics(vec![Diagnostic::unlocated(format!(
-                "cannot read '{}': {e}",
-                path.display()
-            ))
-            .with_code(Code::Unreadable)]),
+            diagnostics: Diagnostics(vec![Diagnostic::unlocated(
+                Code::Unreadable,
+                format!("cannot read '{}': {e}", path.display()),
+            )]),
             source_map: SourceMap::new(),
         })?;
         let name = path.display().to_string();
@@ -211,7 +210,7 @@ pub fn decode_source(name: &str, bytes: Vec<u8>) -> Result<String, Failure> {
             let message = format!("invalid UTF-8 (byte 0x{bad:02X}): MSL source files are UTF-8");
             Err(Failure {
                 diagnostics: Diagnostics(vec![
-                    Diagnostic::error_in_file(message, location).with_code(Code::InvalidUtf8)
+                    Diagnostic::error_in_file(Code::InvalidUtf8, message, location)
                 ]),
                 source_map,
             })
@@ -259,48 +258,27 @@ fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result
 fn internal_failure(message: String) -> Failure {
     Failure {
         diagnostics: Diagnostics(vec![
-            Diagnostic::unlocated(message).with_code(Code::Internal)
+            Diagnostic::unlocated(Code::Internal, message)
         ]),
         source_map: SourceMap::new(),
     }
 }
 
-/// A semantic-analysis or lowering error (or warning) as a diagnostic;
-/// `generic` is the code when the error site chose none.
-fn sema_diagnostic(e: sema::Error, severity: Severity, generic: Code) -> Diagnostic {
-    let mut d = if e.span == Span::default() {
-        Diagnostic::unlocated(e.message)
-    } else {
-        Diagnostic::error(e.message, e.span)
+/// A semantic-analysis or lowering error (or warning) as a diagnostic,
+/// with the code its site chose.
+fn sema_diagnostic(e: sema::Error, severity: Severity) -> Diagnostic {
+    let place = match e.span == Span::default() {
+        true => crate::diagnostics::Place::None,
+        false => crate::diagnostics::Place::Unit(e.span),
     };
-    d.severity = severity;
+    let mut d = Diagnostic::new(severity, e.code, e.message, place);
     d.notes = e.notes;
-    d.code = Some(e.code.unwrap_or(generic));
     d
 }
 
-/// Gives errors without a code the stage's generic one.
-fn with_generic_code(mut errors: Vec<sema::Error>, generic: Code) -> Vec<sema::Error> {
-    for e in &mut errors {
-        e.code = e.code.or(Some(generic));
-    }
-    errors
-}
-
-/// A syntax error as a diagnostic.
+/// A syntax error as a diagnostic, with the code its site chose.
 fn syntax_diagnostic(e: syntax::Error) -> Diagnostic {
-    Diagnostic::error(e.message, e.span).with_code(e.code.unwrap_or(Code::Syntax))
-}
-
-/// Gives preprocessor diagnostics without a code the generic one.
-fn preprocess_diagnostics(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    diags
-        .into_iter()
-        .map(|d| match d.severity {
-            Severity::Error => d.or_code(Code::Preprocess),
-            Severity::Warning => d.or_code(Code::PreprocessWarning),
-        })
-        .collect()
+    Diagnostic::error(e.code, e.message, e.span)
 }
 
 /// Runs every stage.
@@ -311,8 +289,8 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     };
     let (text, mut warnings) =
         match preprocess::preprocess_with_warnings(&mut map, main, &options.preprocess) {
-            Ok((text, warnings)) => (text, preprocess_diagnostics(warnings)),
-            Err(diags) => return Err(fail(preprocess_diagnostics(diags), map)),
+            Ok((text, warnings)) => (text, warnings),
+            Err(diags) => return Err(fail(diags, map)),
         };
     if let Some(d) = crate::diagnostics::input::nul_byte(&text) {
         return Err(fail(vec![d], map));
@@ -336,9 +314,9 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     // Struct template instances are added to `tu` as analysis finds them used.
     let lowered = sema::struct_templates::analyze_until_complete(&mut tu, |tu, program, errors| {
         if !errors.is_empty() {
-            return Err(with_generic_code(errors, Code::Semantic));
+            return Err(errors);
         }
-        lower::lower(tu, program, &lower_options).map_err(|e| with_generic_code(e, Code::Lowering))
+        lower::lower(tu, program, &lower_options)
     });
     let lowered = match lowered {
         Ok(l) => l,
@@ -346,7 +324,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
             warnings.extend(
                 errors
                     .into_iter()
-                    .map(|e| sema_diagnostic(e, Severity::Error, Code::Lowering)),
+                    .map(|e| sema_diagnostic(e, Severity::Error)),
             );
             return Err(fail(warnings, map));
         }
@@ -355,7 +333,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         lowered
             .warnings
             .into_iter()
-            .map(|e| sema_diagnostic(e, Severity::Warning, Code::LoweringWarning)),
+            .map(|e| sema_diagnostic(e, Severity::Warning)),
     );
     for d in limits::check(&lowered.module) {
         warnings.push(d);
@@ -366,7 +344,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     let (wgsl, entry_names) = match emit::wgsl(&lowered.module, options.target) {
         Ok(ok) => ok,
         Err(d) => {
-            warnings.push(d.or_code(Code::Internal));
+            warnings.push(d);
             return Err(fail(warnings, map));
         }
     };
@@ -390,7 +368,7 @@ mod emit {
     //! naga validation, the WGSL writer, and a re-parse of its output.
 
     use super::Target;
-    use crate::diagnostics::Diagnostic;
+    use crate::diagnostics::{Code, Diagnostic};
     use crate::source_map::Span;
     use naga::valid::{Capabilities, ValidationFlags, Validator};
 
@@ -404,7 +382,8 @@ mod emit {
             | Capabilities::SUBGROUP
             | Capabilities::SUBGROUP_BARRIER
             | Capabilities::CLIP_DISTANCES
-            | Capabilities::DUAL_SOURCE_BLENDING;
+            | Capabilities::DUAL_SOURCE_BLENDING
+            | Capabilities::PRIMITIVE_INDEX;
         match target {
             Target::WebGpu => base,
             Target::Wgpu => base | Capabilities::SHADER_INT16 | Capabilities::SHADER_INT64,
@@ -425,9 +404,9 @@ mod emit {
         match err.spans().find(|(s, _)| s.is_defined()) {
             Some((s, _)) => {
                 let r = s.to_range().unwrap_or(0..0);
-                Diagnostic::error(message, Span::new(r.start, r.end))
+                Diagnostic::error(Code::Internal, message, Span::new(r.start, r.end))
             }
-            None => Diagnostic::unlocated(message),
+            None => Diagnostic::unlocated(Code::Internal, message),
         }
     }
 
@@ -437,6 +416,13 @@ mod emit {
         module: &naga::Module,
         target: Target,
     ) -> Result<(String, Vec<String>), Diagnostic> {
+        // The WebGPU dialect's rewrites of the IR (`browser_dialect`); a
+        // module that needs none is not copied.
+        let adapted = match target {
+            Target::WebGpu => super::browser_dialect::module(module),
+            Target::Wgpu => None,
+        };
+        let module = adapted.as_ref().unwrap_or(module);
         let caps = capabilities(target);
         let info = Validator::new(ValidationFlags::all(), caps)
             .validate(module)
@@ -445,20 +431,28 @@ mod emit {
         if let (Target::WebGpu, Some(span)) = (target, subgroups.barrier) {
             let r = span.to_range().unwrap_or(0..0);
             let mut d = Diagnostic::error(
+                Code::NoWebGpuEquivalent,
                 "`simdgroup_barrier` has no WebGPU equivalent: WGSL has no subgroup barrier",
                 Span::new(r.start, r.end),
             );
             d.notes
                 .push("wgpu has one: translate with `--target wgpu` (`Target::Wgpu`)".into());
-            return Err(d.with_code(crate::diagnostics::Code::NoWebGpuEquivalent));
+            return Err(d);
         }
         let text =
             naga::back::wgsl::write_string(module, &info, naga::back::wgsl::WriterFlags::empty())
                 .map_err(|e| {
-                Diagnostic::unlocated(format!(
+                Diagnostic::unlocated(Code::Internal, format!(
                     "internal compiler error (a bug in msl2wgsl): WGSL writer: {e}"
                 ))
             })?;
+        // naga's writer prints no diagnostic filters: the one Metal's rules
+        // need is added as text (naga's parser takes it, so the re-parse
+        // below checks it).
+        let text = match uses_derivatives(module) {
+            true => format!("diagnostic(off, derivative_uniformity);\n{text}"),
+            false => text,
+        };
         // Re-reading our own output proves naga's writer and parser agree
         // on it; it costs as much as the rest of the emission (BENCHMARKS.md),
         // so only debug builds (the test suite) pay for it.
@@ -478,7 +472,7 @@ mod emit {
         // directive as unimplemented, so it is only added after the re-parse
         // above, and never for wgpu.
         let text = match target {
-            Target::WebGpu => super::browser_dialect::adapt(text, subgroups.any),
+            Target::WebGpu => super::browser_dialect::text(text, subgroups.any),
             Target::Wgpu => text,
         };
         Ok((text, names))
@@ -487,7 +481,7 @@ mod emit {
     /// Parses and validates emitted WGSL again; returns its entry point names.
     fn reparse(text: &str, caps: Capabilities) -> Result<Vec<String>, Diagnostic> {
         let reparsed = naga::front::wgsl::parse_str(text).map_err(|e| {
-            Diagnostic::unlocated(format!(
+            Diagnostic::unlocated(Code::Internal, format!(
                 "internal compiler error (a bug in msl2wgsl): the emitted WGSL does not parse: {}",
                 e.emit_to_string(text)
             ))
@@ -495,7 +489,7 @@ mod emit {
         Validator::new(ValidationFlags::all(), caps)
             .validate(&reparsed)
             .map_err(|e| {
-                Diagnostic::unlocated(format!(
+                Diagnostic::unlocated(Code::Internal, format!(
                     "internal compiler error (a bug in msl2wgsl): the emitted WGSL does not validate: {}",
                     e.emit_to_string(text)
                 ))
@@ -538,6 +532,32 @@ mod emit {
         any: bool,
         /// Where the first `subgroupBarrier` is, if any.
         barrier: Option<naga::Span>,
+    }
+
+    /// Whether any function takes an implicit derivative (`textureSample`,
+    /// `textureSampleBias`, `dpdx`, ...). Metal allows them in divergent
+    /// control flow (fragment functions sample inside `if`s and loops);
+    /// WGSL's uniformity analysis rejects that unless the module turns its
+    /// `derivative_uniformity` diagnostic off.
+    fn uses_derivatives(module: &naga::Module) -> bool {
+        use naga::{Expression as E, SampleLevel as L};
+        module
+            .functions
+            .iter()
+            .map(|(_, f)| f)
+            .chain(module.entry_points.iter().map(|e| &e.function))
+            .any(|f| {
+                f.expressions.iter().any(|(_, e)| {
+                    matches!(
+                        e,
+                        E::Derivative { .. }
+                            | E::ImageSample {
+                                level: L::Auto | L::Bias(_),
+                                ..
+                            }
+                    )
+                })
+            })
     }
 
     /// Scans every function for subgroup statements and entry points for

@@ -338,3 +338,219 @@ fn translation_time_is_linear_in_program_size() {
         "500 lines: {small:?}, 4000 lines: {large:?} (ratio {ratio:.1})"
     );
 }
+
+/// A kernel computing `depth` nested calls of one `kind` (see
+/// `NESTED_KINDS`), `copies` times over.
+fn nested_calls(kind: &str, depth: usize, copies: usize) -> String {
+    let (decls, setup, call, inner, result) = NESTED_KINDS
+        .iter()
+        .find(|k| k.0 == kind)
+        .map(|k| (k.1, k.2, k.3, k.4, k.5))
+        .expect("a kind of call");
+    let mut e = inner.to_string();
+    for _ in 0..depth {
+        e = call.replace('@', &e);
+    }
+    let mut body = format!("  float x = o[i];\n{setup}");
+    for c in 0..copies {
+        body.push_str(&format!("  o[i + {c}] = {};\n", result.replace('@', &e)));
+    }
+    format!("{decls}{}", kernel(&body))
+}
+
+/// Kinds of nested calls: (name, declarations, set-up, one level with `@`
+/// for the level inside, the innermost expression, the stored result).
+const NESTED_KINDS: &[(&str, &str, &str, &str, &str, &str)] = &[
+    (
+        "function",
+        "float f(float a) { return a * 2.0f; }\n",
+        "",
+        "f(@)",
+        "x",
+        "@",
+    ),
+    (
+        "overloaded functions",
+        "float f(float a) { return a * 2.0f; }\nint f(int a) { return a + 1; }\n",
+        "",
+        "f(@)",
+        "x",
+        "@",
+    ),
+    (
+        "function template",
+        "template <typename T> T f(T a) { return a * T(2); }\n",
+        "",
+        "f(@)",
+        "x",
+        "@",
+    ),
+    (
+        "template beside a function",
+        "template <typename T> T f(T a) { return a * T(2); }\nfloat f(float a) { return a + 1.0f; }\n",
+        "",
+        "f(@)",
+        "x",
+        "@",
+    ),
+    (
+        "member function",
+        "struct S { float k; float f(float a) const { return a * k; } };\n",
+        "  S s; s.k = 2.0f;\n",
+        "s.f(@)",
+        "x",
+        "@",
+    ),
+    (
+        "overloaded member function",
+        "struct S { float k; float f(float a) const { return a * k; } int f(int a) const { return a; } };\n",
+        "  S s; s.k = 2.0f;\n",
+        "s.f(@)",
+        "x",
+        "@",
+    ),
+    (
+        "non-const member function",
+        "struct S { float k; float f(float a) { k += a; return k; } };\n",
+        "  S s; s.k = 2.0f;\n",
+        "s.f(@)",
+        "x",
+        "@",
+    ),
+    (
+        "static member function",
+        "struct S { float k; static float f(float a) { return a * 2.0f; } };\n",
+        "",
+        "S::f(@)",
+        "x",
+        "@",
+    ),
+    (
+        "member function chain",
+        "struct S { float v; S g(float a) const { S r; r.v = v + a; return r; } };\n",
+        "  S s; s.v = x;\n",
+        "@.g(x)",
+        "s",
+        "(@).v",
+    ),
+    (
+        "overloaded constructor",
+        "struct S { float v; S(float a) : v(a) {} S(int a) : v(float(a)) {} };\nfloat g(S s) { return s.v; }\n",
+        "",
+        "g(S(@))",
+        "x",
+        "@",
+    ),
+    (
+        "member operator",
+        "struct S { float v; S operator+(S o) const { S r; r.v = v + o.v; return r; } };\n",
+        "  S s; s.v = x;\n",
+        "(@ + s)",
+        "s",
+        "(@).v",
+    ),
+    (
+        "free operator",
+        "struct S { float v; };\nS operator+(S a, S b) { S r; r.v = a.v + b.v; return r; }\n",
+        "  S s; s.v = x;\n",
+        "(s + @)",
+        "s",
+        "(@).v",
+    ),
+    (
+        "built-in operator beside an overload",
+        "struct S { float v; };\nS operator+(S a, S b) { S r; r.v = a.v + b.v; return r; }\n",
+        "",
+        "(@ + x)",
+        "x",
+        "@",
+    ),
+    (
+        "built-in subscript beside operator[]",
+        "struct S { float v[4]; float operator[](int j) const { return v[j]; } };\n",
+        "  int a[4] = {0, 1, 2, 3};\n",
+        "a[@]",
+        "int(i) & 3",
+        "float(@)",
+    ),
+];
+
+/// The fastest of `runs` translations of `source` (which must translate),
+/// each given 20 s (a runaway fails the test instead of hanging it).
+fn fastest(source: &str, runs: usize, what: &str) -> Duration {
+    (0..runs)
+        .map(|_| {
+            let (send, receive) = std::sync::mpsc::channel();
+            let body = source.to_string();
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                let lib = translate(&body).map_err(|f| f.render());
+                let _ = send.send((start.elapsed(), lib.err()));
+            });
+            match receive.recv_timeout(Duration::from_secs(20)) {
+                Ok((elapsed, None)) => elapsed,
+                Ok((_, Some(error))) => panic!("{what}:\n{error}"),
+                Err(_) => panic!("{what}: no translation after 20 s"),
+            }
+        })
+        .min()
+        .unwrap()
+}
+
+/// Calls nested 30 deep translate at once, whatever the callee: overload
+/// resolution and template deduction rank arguments lowered once, never
+/// lowered again for the chosen candidate (which made the time double
+/// with each level: 37 s at 18 levels). A release build takes about 10 ms
+/// each; the bound is for a debug build on a loaded machine.
+#[test]
+fn nested_calls_translate_at_once() {
+    for (kind, ..) in NESTED_KINDS {
+        let elapsed = fastest(&nested_calls(kind, 30, 1), 3, kind);
+        assert!(
+            elapsed < Duration::from_secs(2),
+            "{kind}, 30 deep: {elapsed:?}"
+        );
+    }
+}
+
+/// Each call is lowered once: the WGSL calls the helper once per call in
+/// the source, and the losing overload is not called.
+#[test]
+fn nested_overloaded_calls_are_lowered_once() {
+    for kind in ["function", "overloaded functions", "template beside a function"] {
+        let source = nested_calls(kind, 30, 1);
+        fastest(&source, 1, kind);
+        let wgsl = translate(&source)
+            .unwrap_or_else(|f| panic!("{}", f.render()))
+            .wgsl()
+            .to_string();
+        let calls = wgsl.matches("= f(").count();
+        assert_eq!(calls, 30, "{kind}:\n{wgsl}");
+        assert!(!wgsl.contains("= f_1("), "{kind}:\n{wgsl}");
+    }
+}
+
+/// Translation time grows linearly with the depth of nested calls: 4 times
+/// the depth (12 and 48 levels, 20 such expressions in a kernel) may take
+/// at most 12 times as long, where linear growth gives 4, quadratic 16 and
+/// the exponential growth this guards against 2^36. Fastest of five runs
+/// each.
+#[test]
+fn translation_time_is_linear_in_call_depth() {
+    for kind in [
+        "overloaded functions",
+        "function template",
+        "overloaded member function",
+        "member operator",
+        "built-in operator beside an overload",
+    ] {
+        fastest(&nested_calls(kind, 4, 1), 1, kind); // warm up
+        let shallow = fastest(&nested_calls(kind, 12, 20), 5, kind);
+        let deep = fastest(&nested_calls(kind, 48, 20), 5, kind);
+        let ratio = deep.as_secs_f64() / shallow.as_secs_f64().max(1e-3);
+        assert!(
+            ratio < 12.0,
+            "{kind}: 12 deep {shallow:?}, 48 deep {deep:?} (ratio {ratio:.1})"
+        );
+    }
+}

@@ -144,6 +144,92 @@ fn later_errors_in_expansions_point_at_the_invocation() {
     assert!(text.contains("undefined_name"), "{text}");
 }
 
+/// A new empty folder under the system's temporary folder.
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNT.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!(
+        "msl2wgsl-preprocess-{tag}-{}-{n}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Translates the file `path`, which must succeed.
+fn translate_file(path: &std::path::Path, options: &Options) -> Library {
+    Library::from_file(path, options).unwrap_or_else(|e| panic!("{}:\n{e}", path.display()))
+}
+
+#[test]
+fn a_forced_include_supplies_a_prelude() {
+    let dir = temp_dir("forced");
+    let prelude = dir.join("prelude.metal");
+    std::fs::write(
+        &prelude,
+        "#include <metal_stdlib>\nusing namespace metal;\n#define GAIN 3.0f\n\
+         struct Frame { float scale; };\n",
+    )
+    .unwrap();
+    let main = dir.join("k.metal");
+    std::fs::write(
+        &main,
+        "kernel void apply(device float* a [[buffer(0)]], constant Frame& f [[buffer(1)]],\n\
+         uint i [[thread_position_in_grid]]) { a[i] = a[i] * f.scale * GAIN; }\n",
+    )
+    .unwrap();
+    let mut options = Options::default();
+    options.preprocess.forced_includes = vec![prelude];
+    let lib = translate_file(&main, &options);
+    let f = lib.function("apply").expect("apply");
+    assert_eq!(f.arguments.iter().filter(|a| a.name == "f").count(), 1);
+    assert!(lib.wgsl().contains("3f"), "{}", lib.wgsl());
+    // Without the option, `Frame` is unknown.
+    assert!(Library::from_file(&main, &Options::default()).is_err());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_header_imported_twice_is_declared_once() {
+    let dir = temp_dir("import");
+    std::fs::write(dir.join("types.h"), "struct Pair { float a; float b; };\n").unwrap();
+    let main = dir.join("k.metal");
+    std::fs::write(
+        &main,
+        "#import <metal_stdlib>\n#import \"types.h\"\n#import \"types.h\"\n\
+         kernel void sum(device Pair* p [[buffer(0)]], uint i [[thread_position_in_grid]]) \
+         { p[i].a = p[i].a + p[i].b; }\n",
+    )
+    .unwrap();
+    let lib = translate_file(&main, &Options::default());
+    assert_eq!(
+        lib.wgsl().matches("struct Pair").count(),
+        1,
+        "{}",
+        lib.wgsl()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sdk_headers_pragma_operators_and_directives_in_arguments() {
+    let src = "#include <metal_stdlib>\n#include <TargetConditionals.h>\n#include <simd/simd.h>\n\
+               using namespace metal;\n#define UNROLL _Pragma(\"unroll\")\n#define KERNEL(name, body) \\\n\
+               kernel void name(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) body\n\
+               KERNEL(\n#if TARGET_OS_IPHONE\nphone_kernel,\n#else\nmac_kernel,\n#endif\n\
+               { UNROLL for (int k = 0; k < 2; k++) { a[i] += 1.0f; } })\n";
+    let mac = Library::from_source("sdk.metal", src, &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(mac.function_names(), ["mac_kernel"]);
+    let mut options = Options::default();
+    options.preprocess.platform = Platform::Ios;
+    let ios = Library::from_source("sdk.metal", src, &options).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ios.function_names(), ["phone_kernel"]);
+    assert!(ios.warnings().is_empty(), "{}", ios.warnings());
+}
+
 /// GPU runs of the two fixtures, compared with the CPU.
 #[cfg(feature = "runner")]
 mod gpu_runs {

@@ -33,6 +33,7 @@ fn function(name: &str, stage: Stage, arguments: Vec<Argument>) -> FunctionRefle
         varyings: Vec::new(),
         color_outputs: Vec::new(),
         function_constants: Vec::new(),
+        stitchable: None,
     }
 }
 

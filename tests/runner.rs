@@ -111,6 +111,7 @@ fn kernel(
         varyings: Vec::new(),
         color_outputs: Vec::new(),
         function_constants: Vec::new(),
+        stitchable: None,
     }
 }
 

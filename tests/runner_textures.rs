@@ -110,6 +110,7 @@ fn kernel(size: [u32; 3], arguments: Vec<Argument>) -> FunctionReflection {
         varyings: Vec::new(),
         color_outputs: Vec::new(),
         function_constants: Vec::new(),
+        stitchable: None,
     }
 }
 

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 use clap::{ArgGroup, Args, Parser, ValueEnum};
+use msl2wgsl::diagnostics::Code;
 use msl2wgsl::reflect::{BindingMap, ReflectionDocument, SCHEMA_VERSION};
 use msl2wgsl::{Library, Options, Target};
 use std::ffi::OsString;
@@ -59,6 +60,10 @@ struct CompileArgs {
     /// Search DIR for `#include`.
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
+    /// Read FILE first, as if `#include "FILE"` began the input (also
+    /// clang's spelling `-include FILE`; repeatable).
+    #[arg(long = "include", value_name = "FILE")]
+    forced_include: Vec<PathBuf>,
     /// Define a macro (VALUE defaults to 1).
     #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define)]
     define: Vec<(String, Option<String>)>,
@@ -123,6 +128,7 @@ impl CompileArgs {
         let mut options = Options::default();
         options.preprocess.defines = self.define.clone();
         options.preprocess.include_dirs = self.include.clone();
+        options.preprocess.forced_includes = self.forced_include.clone();
         options.entries = self.entry.clone();
         options.threadgroup_size = self.threadgroup_size;
         options.target = self.target.into();
@@ -416,7 +422,7 @@ fn parse_read(s: &str) -> Result<(u32, PathBuf), String> {
 fn main() -> ExitCode {
     // wgpu logs plenty at `warn` on some drivers; RUST_LOG shows more.
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("error")).init();
-    let args: Vec<OsString> = std::env::args_os().collect();
+    let args = clang_spellings(std::env::args_os());
     let rest = || args.iter().skip(2).cloned();
     let code = match args.get(1).and_then(|a| a.to_str()) {
         Some("reflect") => reflect(parse_sub("msl2wgsl reflect", rest())),
@@ -428,20 +434,34 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Rewrites clang's `-include FILE` as `--include FILE` (clap has no
+/// single-dash long options); nothing after `--` is touched.
+fn clang_spellings(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    let mut options = true;
+    args.map(|a| {
+        options &= a != "--";
+        match options && a == "-include" {
+            true => OsString::from("--include"),
+            false => a,
+        }
+    })
+    .collect()
+}
+
 /// Parses a subcommand's arguments; clap exits with 2 on bad usage.
 fn parse_sub<T: Parser>(name: &str, rest: impl Iterator<Item = OsString>) -> T {
     T::parse_from(std::iter::once(OsString::from(name)).chain(rest))
 }
 
-/// `msl2wgsl: error: ...` on stderr; returns `code`.
-fn error(code: u8, message: impl std::fmt::Display) -> u8 {
+/// `msl2wgsl: error: ...` on stderr (with `--error-format json`, a JSON
+/// object with diagnostic code `code`); returns exit status `status`.
+fn error(status: u8, code: Code, message: impl std::fmt::Display) -> u8 {
     if report::is_json() {
-        let code = msl2wgsl::diagnostics::Code::Error;
         to_stderr(&report::json_error(&message.to_string(), code));
     } else {
         to_stderr(&format!("msl2wgsl: error: {message}\n"));
     }
-    code
+    status
 }
 
 /// Writes to stderr; a closed stderr is ignored (`eprint!` would panic).
@@ -457,7 +477,7 @@ fn to_stdout(text: &str) -> u8 {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => 0,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => error(FAILURE, format!("cannot write to standard output: {e}")),
+        Err(e) => error(FAILURE, Code::Unwritable, format!("cannot write to standard output: {e}")),
     }
 }
 
@@ -467,7 +487,7 @@ fn read_input(file: &str) -> Result<(String, String), u8> {
     let (name, bytes) = if file == "-" {
         let mut bytes = Vec::new();
         if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-            return Err(error(FAILURE, format!("cannot read standard input: {e}")));
+            return Err(error(FAILURE, Code::Unreadable, format!("cannot read standard input: {e}")));
         }
         ("<stdin>".to_string(), bytes)
     } else {
@@ -481,7 +501,7 @@ fn read_input(file: &str) -> Result<(String, String), u8> {
                 ));
                 return Err(FAILURE);
             }
-            Err(e) => return Err(error(FAILURE, format!("cannot read '{file}': {e}"))),
+            Err(e) => return Err(error(FAILURE, Code::Unreadable, format!("cannot read '{file}': {e}"))),
         }
     };
     match msl2wgsl::decode_source(&name, bytes) {
@@ -531,6 +551,7 @@ fn translate(args: TranslateArgs) -> u8 {
     let [file] = args.files.as_slice() else {
         return error(
             USAGE,
+            Code::Usage,
             "several input files need `--out-dir DIR` (one WGSL file each)",
         );
     };
@@ -545,7 +566,7 @@ fn translate(args: TranslateArgs) -> u8 {
     match &args.output {
         Some(out) => match write_atomically(out, library.wgsl().as_bytes()) {
             Ok(()) => 0,
-            Err(e) => error(FAILURE, format!("cannot write '{}': {e}", out.display())),
+            Err(e) => error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", out.display())),
         },
         None => to_stdout(library.wgsl()),
     }
@@ -560,6 +581,7 @@ fn translate_batch(args: &TranslateArgs, dir: &Path) -> u8 {
         let Some(stem) = stem else {
             return error(
                 USAGE,
+                Code::Usage,
                 format!("`--out-dir` needs named files, not `{file}`"),
             );
         };
@@ -567,13 +589,14 @@ fn translate_batch(args: &TranslateArgs, dir: &Path) -> u8 {
         if outputs.contains(&out) {
             return error(
                 USAGE,
+                Code::Usage,
                 format!("two inputs would both write '{}'", out.display()),
             );
         }
         outputs.push(out);
     }
     if let Err(e) = std::fs::create_dir_all(dir) {
-        return error(FAILURE, format!("cannot create '{}': {e}", dir.display()));
+        return error(FAILURE, Code::Unwritable, format!("cannot create '{}': {e}", dir.display()));
     }
     let options = args.compile.options();
     let mut failed = 0;
@@ -582,7 +605,7 @@ fn translate_batch(args: &TranslateArgs, dir: &Path) -> u8 {
             .and_then(|(name, source)| compile(&name, &source, &options))
             .and_then(|library| {
                 write_atomically(out, library.wgsl().as_bytes())
-                    .map_err(|e| error(FAILURE, format!("cannot write '{}': {e}", out.display())))
+                    .map_err(|e| error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", out.display())))
             });
         failed += usize::from(written.is_err());
     }
@@ -613,7 +636,7 @@ fn reflect(args: ReflectArgs) -> u8 {
     };
     match serde_json::to_string_pretty(&document) {
         Ok(json) => to_stdout(&format!("{json}\n")),
-        Err(e) => error(FAILURE, format!("cannot write JSON: {e}")),
+        Err(e) => error(FAILURE, Code::Internal, format!("cannot write JSON: {e}")),
     }
 }
 
@@ -622,12 +645,12 @@ const NO_RUNNER: &str = "this msl2wgsl was built without the GPU runner (feature
 
 #[cfg(not(feature = "runner"))]
 fn run(_: RunArgs) -> u8 {
-    error(FAILURE, NO_RUNNER)
+    error(FAILURE, Code::NotAvailable, NO_RUNNER)
 }
 
 #[cfg(not(feature = "runner"))]
 fn test(_: TestArgs) -> u8 {
-    error(FAILURE, NO_RUNNER)
+    error(FAILURE, Code::NotAvailable, NO_RUNNER)
 }
 
 #[cfg(feature = "runner")]

@@ -4,8 +4,15 @@
 //! a code never changes meaning once released (new kinds get new codes).
 //! The first digit after `E`/`W` names the stage that found the problem:
 //! `0` reading the input, `1` preprocessing, `2` parsing, `3` semantic
-//! analysis, `4` lowering to WGSL, `9` internal errors (bugs). Within a
-//! stage `x00` is the generic code for what has no specific one yet.
+//! analysis, `4` lowering to WGSL, `9` internal errors (bugs); kinds of
+//! problem that any stage can find (a type mismatch found while lowering a
+//! function body) keep the code of the stage that defines them. Every
+//! diagnostic is made with its code (`sema::Error::coded`,
+//! `syntax::Error::coded`, the [`crate::diagnostics::Diagnostic`]
+//! constructors): nothing falls back to a generic one. The generic `x00`
+//! codes stay defined for compatibility, and no diagnostic uses them
+//! (`tests/error_codes.rs` checks the sources), except `E0200`, which is
+//! the parser's code for text the grammar does not expect.
 //! `docs/DIAGNOSTICS.md` documents every code (a test checks it).
 
 use std::fmt;
@@ -35,7 +42,7 @@ macro_rules! codes {
 }
 
 codes! {
-    /// An error no specific code describes yet.
+    /// Formerly an error no specific code described; no longer used.
     Error = "E0000",
     /// A file cannot be read.
     Unreadable = "E0001",
@@ -43,7 +50,17 @@ codes! {
     InvalidUtf8 = "E0002",
     /// A NUL byte in a source file.
     NulByte = "E0003",
-    /// A preprocessor error with no specific code.
+    /// An output file, folder or standard output that cannot be written.
+    Unwritable = "E0004",
+    /// A command this build does not have (built without the `runner` feature).
+    NotAvailable = "E0005",
+    /// A GPU run, render or conformance case that failed (adapter, device
+    /// limits, resources, validation, time-out).
+    RunFailed = "E0006",
+    /// A command-line request that cannot be carried out as given (an
+    /// option given twice, a missing choice, no conformance cases).
+    Usage = "E0007",
+    /// Formerly a preprocessor error with no specific code; no longer used.
     Preprocess = "E0100",
     /// `#include` names a file found in no search folder.
     IncludeNotFound = "E0101",
@@ -59,7 +76,14 @@ codes! {
     Conditional = "E0106",
     /// A malformed `#if` expression.
     ConditionExpression = "E0107",
-    /// A syntax error with no specific code (unexpected token).
+    /// A malformed directive (`#line`, `#include`'s file name, `_Pragma`'s operand).
+    MalformedDirective = "E0108",
+    /// A `#` directive the preprocessor does not know.
+    UnknownDirective = "E0109",
+    /// A `/*` comment that does not end.
+    UnterminatedComment = "E0110",
+    /// A syntax error: text the grammar does not expect here (the message
+    /// says what was expected).
     Syntax = "E0200",
     /// Brackets nested deeper than the parser's limit.
     NestingTooDeep = "E0201",
@@ -67,7 +91,7 @@ codes! {
     LiteralOutOfRange = "E0202",
     /// C++ that Metal does not have (exceptions, `new`, virtual functions).
     NotInMetal = "E0203",
-    /// A semantic error with no specific code.
+    /// Formerly a semantic error with no specific code; no longer used.
     Semantic = "E0300",
     /// A name that is not declared in scope.
     UndeclaredIdentifier = "E0301",
@@ -91,7 +115,56 @@ codes! {
     Redefinition = "E0310",
     /// A constant index outside a fixed-size array, vector or matrix.
     IndexOutOfBounds = "E0311",
-    /// A lowering error with no specific code.
+    /// A name (or a template use) that could mean several declarations.
+    AmbiguousName = "E0312",
+    /// An expression that must be a compile-time constant and is not.
+    NotConstant = "E0313",
+    /// A constant expression whose value cannot be computed (division by zero).
+    ConstantEvaluation = "E0314",
+    /// Operands an operator does not accept (types, pointers, atomics).
+    InvalidOperands = "E0315",
+    /// An explicit cast or reinterpretation that is not allowed.
+    InvalidConversion = "E0316",
+    /// An initializer or constructor that does not fit its type, or a
+    /// missing one.
+    InvalidInitializer = "E0317",
+    /// A write to something read-only or not an lvalue.
+    NotAssignable = "E0318",
+    /// A pointer, reference or variable in the wrong address space.
+    AddressSpace = "E0319",
+    /// A kernel, vertex or fragment function that breaks the rules for
+    /// entry points (return type, arguments, `[[stage_in]]`, outputs).
+    EntryPointSignature = "E0320",
+    /// An attribute argument that is malformed, out of range or used twice.
+    InvalidAttributeArgument = "E0321",
+    /// An argument a standard-library function does not accept (beyond
+    /// count and type: a memory order, `mem_flags`, a pointer to an atomic).
+    InvalidBuiltinArgument = "E0322",
+    /// A texture or sampler used as its type, access, format or kind does
+    /// not allow.
+    TextureUsage = "E0323",
+    /// `break`, `continue`, `return` or `switch` labels where they are not allowed.
+    ControlFlow = "E0324",
+    /// A name or expression of the wrong kind (a type for a value, a
+    /// function as a value, a call of a non-function, a `void` value).
+    WrongKind = "E0325",
+    /// A template declared or used wrongly (arguments, deduction,
+    /// specialisation).
+    Template = "E0326",
+    /// A type that is malformed or not allowed where it is used.
+    InvalidType = "E0327",
+    /// A `static_assert` whose condition is false.
+    StaticAssertFailed = "E0328",
+    /// A `constexpr sampler` with an unknown, malformed or inconsistent property.
+    InvalidSampler = "E0329",
+    /// A function used in a stage that does not have it (`discard_fragment` in a kernel).
+    WrongStage = "E0330",
+    /// An out-of-line member definition that matches no declaration in its struct.
+    OutOfLineDefinition = "E0331",
+    /// A `[[stitchable]]` function whose signature fits none of SwiftUI's
+    /// effect shapes, or with an argument SwiftUI cannot pass.
+    StitchableSignature = "E0332",
+    /// Formerly a lowering error with no specific code; no longer used.
     Lowering = "E0400",
     /// Valid MSL this translator does not handle.
     Unsupported = "E0401",
@@ -103,17 +176,29 @@ codes! {
     UnknownEntryPoint = "E0404",
     /// Two arguments at one binding, or a binding beyond WebGPU's limits.
     Binding = "E0405",
-    /// A bug in msl2wgsl: the generated module does not validate.
+    /// A translation option missing or wrong for the shader
+    /// (`--threadgroup-memory`, `--texture-format`).
+    InvalidOption = "E0406",
+    /// A bug in msl2wgsl: the generated module does not validate, or an
+    /// internal check failed.
     Internal = "E0900",
-    /// A warning no specific code describes yet.
+    /// Formerly a warning no specific code described; no longer used.
     Warning = "W0000",
-    /// A preprocessor warning with no specific code.
+    /// Formerly a preprocessor warning with no specific code; no longer used.
     PreprocessWarning = "W0100",
     /// `#warning`.
     WarningDirective = "W0101",
     /// A macro defined again with a different body.
     MacroRedefined = "W0102",
-    /// A lowering warning with no specific code.
+    /// A `#pragma` ignored: unknown, or malformed.
+    PragmaIgnored = "W0103",
+    /// `#pragma message`.
+    PragmaMessage = "W0104",
+    /// Tokens after a directive that takes none (or no more), ignored.
+    ExtraTokens = "W0105",
+    /// `#include_next` where there is no next folder to search from.
+    IncludeNextMisplaced = "W0106",
+    /// Formerly a lowering warning with no specific code; no longer used.
     LoweringWarning = "W0400",
     /// An attribute WGSL has no equivalent for, dropped.
     AttributeDropped = "W0401",
@@ -121,9 +206,23 @@ codes! {
     LargeArray = "W0402",
     /// An unknown attribute close to a known one (a likely typo), ignored.
     AttributeIgnored = "W0403",
+    /// A buffer argument without `[[buffer(n)]]`: Metal's implicit index assumed.
+    ImplicitBufferIndex = "W0404",
 }
 
 impl Code {
+    /// The generic codes, kept for compatibility: no diagnostic is made
+    /// with one (`tests/error_codes.rs` checks the sources).
+    pub const GENERIC: &'static [Code] = &[
+        Code::Error,
+        Code::Preprocess,
+        Code::Semantic,
+        Code::Lowering,
+        Code::Warning,
+        Code::PreprocessWarning,
+        Code::LoweringWarning,
+    ];
+
     /// True for `W` codes.
     pub fn is_warning(self) -> bool {
         self.as_str().starts_with('W')

@@ -9,11 +9,9 @@ use crate::source_map::Span;
 /// output must match Metal's meaning refuses them instead).
 pub fn nul_byte(text: &str) -> Option<Diagnostic> {
     let at = text.find('\0')?;
-    Some(
-        Diagnostic::error(
-            "NUL byte (0x00) in source: MSL source files are text",
-            Span::new(at, at + 1),
-        )
-        .with_code(Code::NulByte),
-    )
+    Some(Diagnostic::error(
+        Code::NulByte,
+        "NUL byte (0x00) in source: MSL source files are text",
+        Span::new(at, at + 1),
+    ))
 }

@@ -53,51 +53,53 @@ pub struct Diagnostic {
     pub place: Place,
     /// Extra `note:` lines.
     pub notes: Vec<String>,
-    /// The stable code ([`Diagnostic::code`] falls back to a generic one).
-    pub code: Option<Code>,
+    /// The stable code, chosen where the diagnostic is made
+    /// (docs/DIAGNOSTICS.md).
+    pub code: Code,
 }
 
 impl Diagnostic {
-    /// An error at `span`.
-    pub fn error(message: impl Into<String>, span: Span) -> Self {
+    /// A diagnostic of kind `code` and `severity` pointing at `place`.
+    pub fn new(severity: Severity, code: Code, message: impl Into<String>, place: Place) -> Self {
+        debug_assert_eq!(
+            code.is_warning(),
+            severity == Severity::Warning,
+            "a {severity} made with code {code}: errors have `E` codes, warnings `W` codes"
+        );
         Diagnostic {
-            severity: Severity::Error,
+            severity,
             message: message.into(),
-            place: Place::Unit(span),
+            place,
             notes: Vec::new(),
-            code: None,
+            code,
         }
     }
 
-    /// An error at a place in an original file (used before the translation
-    /// unit exists, by the preprocessor).
-    pub fn error_in_file(message: impl Into<String>, location: Location) -> Self {
-        Diagnostic {
-            severity: Severity::Error,
-            message: message.into(),
-            place: Place::File(location),
-            notes: Vec::new(),
-            code: None,
-        }
+    /// An error of kind `code` at `span`.
+    pub fn error(code: Code, message: impl Into<String>, span: Span) -> Self {
+        Self::new(Severity::Error, code, message, Place::Unit(span))
     }
 
-    /// A warning at `span`.
-    pub fn warning(message: impl Into<String>, span: Span) -> Self {
-        Diagnostic {
-            severity: Severity::Warning,
-            ..Self::error(message, span)
-        }
+    /// An error of kind `code` at a place in an original file (used before
+    /// the translation unit exists, by the preprocessor).
+    pub fn error_in_file(code: Code, message: impl Into<String>, location: Location) -> Self {
+        Self::new(Severity::Error, code, message, Place::File(location))
     }
 
-    /// An error with no location (e.g. a file that cannot be read).
-    pub fn unlocated(message: impl Into<String>) -> Self {
-        Diagnostic {
-            severity: Severity::Error,
-            message: message.into(),
-            place: Place::None,
-            notes: Vec::new(),
-            code: None,
-        }
+    /// A warning of kind `code` at `span`.
+    pub fn warning(code: Code, message: impl Into<String>, span: Span) -> Self {
+        Self::new(Severity::Warning, code, message, Place::Unit(span))
+    }
+
+    /// A warning of kind `code` at a place in an original file.
+    pub fn warning_in_file(code: Code, message: impl Into<String>, location: Location) -> Self {
+        Self::new(Severity::Warning, code, message, Place::File(location))
+    }
+
+    /// An error of kind `code` with no location (e.g. a file that cannot be
+    /// read).
+    pub fn unlocated(code: Code, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, code, message, Place::None)
     }
 
     /// Adds a `note:` line.
@@ -134,33 +136,21 @@ impl Diagnostic {
         json::render(self, map)
     }
 
-    /// Sets the code.
+    /// Replaces the code.
     pub fn with_code(mut self, code: Code) -> Self {
-        self.code = Some(code);
+        self.code = code;
         self
     }
 
-    /// Sets the code unless one is set already (a stage's generic code,
-    /// under the specific one an error site chose).
-    pub fn or_code(mut self, code: Code) -> Self {
-        self.code = self.code.or(Some(code));
-        self
-    }
-
-    /// The diagnostic's code: the one set, or the generic code of its
-    /// severity.
+    /// The diagnostic's code.
     pub fn code(&self) -> Code {
-        self.code.unwrap_or(match self.severity {
-            Severity::Error => Code::Error,
-            Severity::Warning => Code::Warning,
-        })
+        self.code
     }
 
     /// Makes a warning an error (`-Werror`), saying so in a note.
     pub fn promote_to_error(mut self) -> Self {
         if self.severity == Severity::Warning {
             self.severity = Severity::Error;
-            self.code = Some(self.code());
             self.notes
                 .push("this warning is an error because of `-Werror`".into());
         }
@@ -248,7 +238,11 @@ mod tests {
     fn renders_file_line_col_and_caret() {
         let mut map = SourceMap::new();
         map.add_file("k.metal", "kernel void f() {\n  foo = 1;\n}\n");
-        let d = Diagnostic::error("use of undeclared identifier `foo`", Span::new(20, 23));
+        let d = Diagnostic::error(
+            Code::UndeclaredIdentifier,
+            "use of undeclared identifier `foo`",
+            Span::new(20, 23),
+        );
         let text = d.render(&map);
         assert!(
             text.starts_with("k.metal:2:3: error: use of undeclared identifier `foo`\n"),
@@ -256,7 +250,6 @@ mod tests {
         );
         assert!(text.contains("2 |   foo = 1;\n  |   ^^^\n"), "{text}");
         // The command line's form adds the code; colour only when asked.
-        let d = d.with_code(Code::UndeclaredIdentifier);
         let plain = d.render_styled(&map, Style::Plain);
         assert!(
             plain.starts_with("k.metal:2:3: error: use of undeclared identifier `foo` [E0301]\n")
@@ -269,7 +262,7 @@ mod tests {
     fn control_characters_are_shown_as_replacement_characters() {
         let mut map = SourceMap::new();
         map.add_file("k.metal", "int a;\0 int b;\n");
-        let text = Diagnostic::error("NUL", Span::new(6, 7)).render(&map);
+        let text = Diagnostic::error(Code::NulByte, "NUL", Span::new(6, 7)).render(&map);
         assert!(
             text.contains("1 | int a;\u{FFFD} int b;\n  |       ^\n"),
             "{text:?}"

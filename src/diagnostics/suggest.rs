@@ -124,6 +124,7 @@ pub const ATTRIBUTES: &[&str] = &[
     "primitive_culled",
     "raster_order_group",
     "visible",
+    "stitchable",
     "vertex",
     "fragment",
     "kernel",

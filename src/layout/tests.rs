@@ -317,3 +317,179 @@ fn metal_struct_offset_table() {
         SizeAlign { size: 6, align: 2 }
     );
 }
+
+/// The WGSL declaration of `ty` (structs by name), for the test below.
+fn wgsl_type_name(ty: &Type, structs: &Structs) -> String {
+    let scalar = |s: &Scalar| match s {
+        Scalar::Float => "f32",
+        Scalar::Half => "f16",
+        Scalar::Int => "i32",
+        Scalar::UInt => "u32",
+        other => panic!("{other:?} has no WGSL type"),
+    };
+    match ty {
+        Type::Scalar(s) => scalar(s).into(),
+        Type::Vector(s, n) => format!("vec{n}<{}>", scalar(s)),
+        Type::Matrix {
+            scalar: s,
+            columns,
+            rows,
+        } => format!("mat{columns}x{rows}<{}>", scalar(s)),
+        Type::Array(e, n) => format!("array<{}, {n}>", wgsl_type_name(e, structs)),
+        Type::Struct(id) => structs.get(*id).name.clone(),
+        other => panic!("{other:?} has no WGSL type"),
+    }
+}
+
+/// WGSL struct declarations for struct `id` (and the structs it holds)
+/// with the members its padding plan lists.
+fn wgsl_structs(id: StructId, structs: &Structs, out: &mut String) {
+    let def = structs.get(id);
+    for m in &def.members {
+        if let Type::Struct(inner) = m.ty {
+            wgsl_structs(inner, structs, out);
+        }
+    }
+    let plan = padding_plan(id, structs).unwrap();
+    out.push_str(&format!("struct {} {{\n", def.name));
+    for (k, (member, _)) in plan.members.iter().enumerate() {
+        let (name, ty) = match member {
+            PlannedMember::Member(i) => (
+                def.members[*i].name.clone(),
+                wgsl_type_name(&def.members[*i].ty, structs),
+            ),
+            PlannedMember::Padding(4) => (format!("pad{k}"), "u32".into()),
+            PlannedMember::Padding(2) => (format!("pad{k}"), "f16".into()),
+            PlannedMember::Padding(n) => panic!("padding of {n} bytes"),
+        };
+        out.push_str(&format!("    {name}: {ty},\n"));
+    }
+    out.push_str("}\n");
+}
+
+fn member(name: &str, ty: Type) -> MemberDef {
+    MemberDef {
+        name: name.into(),
+        ty,
+        span: Span::default(),
+    }
+}
+
+/// The padding plan reproduces Metal's layout under WGSL's default layout
+/// rules, as naga's WGSL front end applies them: the offsets and sizes
+/// expected are Metal's, from the MSL specification's tables (§2.1–2.5).
+#[test]
+fn padding_plans_give_metal_offsets_under_wgsl_layout_rules() {
+    use crate::types::builtin_type;
+    let t = |n: &str| builtin_type(n).unwrap();
+    let arr = |n: &str, len: u32| Type::Array(Box::new(builtin_type(n).unwrap()), len);
+    let mut structs = Structs::default();
+    let inner = structs.push(StructDef {
+        name: "Inner".into(),
+        members: vec![member("v", t("float3")), member("h", t("half"))],
+        span: Span::default(),
+    });
+    // (members, Metal offsets, Metal size)
+    let cases: Vec<(Vec<Type>, Vec<u32>, u32)> = vec![
+        (vec![t("float3"), t("float")], vec![0, 16], 32),
+        (vec![t("float"), t("float3")], vec![0, 16], 32),
+        (
+            vec![
+                t("float3"),
+                t("float"),
+                t("float2"),
+                t("float3"),
+                t("float"),
+            ],
+            vec![0, 16, 24, 32, 48],
+            64,
+        ),
+        (vec![t("half"), t("half3"), t("half")], vec![0, 8, 16], 24),
+        (vec![t("half3"), t("half")], vec![0, 8], 16),
+        (vec![t("half"), t("float")], vec![0, 4], 8),
+        (
+            vec![t("half2"), t("float3"), t("half")],
+            vec![0, 16, 32],
+            48,
+        ),
+        (vec![t("float2"), t("float3x3")], vec![0, 16], 64),
+        (vec![t("float3x2"), t("float")], vec![0, 24], 32),
+        (vec![t("half3x3"), t("half")], vec![0, 24], 32),
+        (vec![arr("float", 3), arr("int", 2)], vec![0, 12], 20),
+        (
+            vec![t("float"), arr("float3", 2), t("float")],
+            vec![0, 16, 48],
+            64,
+        ),
+        (
+            vec![t("half"), Type::Struct(inner), t("float2")],
+            vec![0, 16, 48],
+            64,
+        ),
+        (vec![t("uint"), t("half"), t("half2")], vec![0, 4, 8], 12),
+    ];
+    for (members, offsets, size) in cases {
+        let id = structs.push(StructDef {
+            name: "S".into(),
+            members: members
+                .iter()
+                .enumerate()
+                .map(|(i, ty)| member(&format!("m{i}"), ty.clone()))
+                .collect(),
+            span: Span::default(),
+        });
+        assert_eq!(struct_layout(id, &structs).offsets, offsets, "{members:?}");
+        let mut text = String::from("enable f16;\n");
+        wgsl_structs(id, &structs, &mut text);
+        let module = naga::front::wgsl::parse_str(&text)
+            .unwrap_or_else(|e| panic!("{}\n{text}", e.emit_to_string(&text)));
+        let (_, ty) = module
+            .types
+            .iter()
+            .find(|(_, ty)| ty.name.as_deref() == Some("S"))
+            .expect("struct S");
+        let naga::TypeInner::Struct {
+            members: wgsl_members,
+            span,
+        } = &ty.inner
+        else {
+            panic!("S is a struct")
+        };
+        let wgsl_offsets: Vec<u32> = (0..members.len())
+            .map(|i| {
+                let name = format!("m{i}");
+                wgsl_members
+                    .iter()
+                    .find(|m| m.name.as_deref() == Some(name.as_str()))
+                    .expect("every member is declared")
+                    .offset
+            })
+            .collect();
+        assert_eq!(wgsl_offsets, offsets, "{members:?}\n{text}");
+        assert_eq!(*span, size, "{members:?}\n{text}");
+        structs.0.pop();
+    }
+}
+
+/// Types WGSL's default layout cannot give Metal's layout are refused, with
+/// the member that needs a word view.
+#[test]
+fn packed_and_narrow_members_have_no_padding_plan() {
+    use crate::types::builtin_type;
+    let t = |n: &str| builtin_type(n).unwrap();
+    for (members, member) in [
+        (vec![t("packed_float3"), t("float")], Some(0)),
+        (vec![t("float"), t("packed_half2")], Some(1)),
+        (vec![t("char"), t("int")], Some(0)),
+        (vec![t("int"), t("ushort")], Some(1)),
+        (vec![t("float"), t("bool")], Some(1)),
+        (vec![t("float4"), t("uchar4")], Some(1)),
+    ] {
+        let (s, id) = structs_with(&members);
+        assert_eq!(
+            padding_plan(id, &s),
+            Err(Unrepresentable { member }),
+            "{members:?}"
+        );
+    }
+}

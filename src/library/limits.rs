@@ -93,25 +93,28 @@ fn check_variable(
         let message = format!(
             "{what} is {bytes} bytes, over the limit of {MAX_TYPE_BYTES} bytes for a WGSL type"
         );
-        return Some(located(
-            Diagnostic::error(message, span).with_code(Code::LimitExceeded),
-        ));
+        return Some(located(Diagnostic::error(
+            Code::LimitExceeded,
+            message,
+            span,
+        )));
     }
     match memory {
         Memory::Threadgroup if bytes > METAL_THREADGROUP_BYTES => {
             let message = format!(
                 "{what} is {bytes} bytes; Metal allows at most {METAL_THREADGROUP_BYTES} bytes of threadgroup memory"
             );
-            Some(located(
-                Diagnostic::error(message, span).with_code(Code::LimitExceeded),
-            ))
+            Some(located(Diagnostic::error(
+                Code::LimitExceeded,
+                message,
+                span,
+            )))
         }
         Memory::Threadgroup if bytes > WEBGPU_WORKGROUP_BYTES => {
             let message = format!(
                 "{what} is {bytes} bytes, over the {WEBGPU_WORKGROUP_BYTES} bytes of workgroup memory WebGPU guarantees"
             );
-            let d = Diagnostic::warning(message, span)
-                .with_code(Code::LargeArray)
+            let d = Diagnostic::warning(Code::LargeArray, message, span)
                 .with_note("the device needs a higher `maxComputeWorkgroupStorageSize` limit");
             Some(located(d))
         }
@@ -119,8 +122,7 @@ fn check_variable(
             let message = format!(
                 "{what} is {bytes} bytes of thread memory, over the {WGSL_THREAD_BYTES} bytes WGSL guarantees"
             );
-            let d = Diagnostic::warning(message, span)
-                .with_code(Code::LargeArray)
+            let d = Diagnostic::warning(Code::LargeArray, message, span)
                 .with_note("some WebGPU implementations refuse it, and drivers may spill it to slow memory");
             Some(located(d))
         }

@@ -10,10 +10,12 @@ mod cxx;
 mod entry;
 mod expr;
 mod metal;
+pub(crate) mod passes;
 mod stdlib;
 mod stmt;
 mod types;
 
+use crate::diagnostics::Code;
 use crate::reflect::FunctionReflection;
 use crate::sema::{self, Program};
 use crate::source_map::Span;
@@ -24,6 +26,8 @@ use std::collections::HashMap;
 
 pub use entry::compute::{default_threadgroup_size, DISPATCH_BINDING};
 pub use metal::half_as_f32::HalfMode;
+/// The named constants of the Metal standard library (`M_PI_F`, `HALF_MAX`).
+pub(crate) use stdlib::constant as stdlib_constant;
 
 /// A lowering error: the input is valid syntax but cannot be translated.
 pub type Error = sema::Error;
@@ -72,6 +76,10 @@ enum ArgKey {
     Thread,
     /// A texture or sampler of this exact type (storage format included).
     Resource(Type),
+    /// A writable texture bound at this global, of this exact type: nothing
+    /// is passed, the helper names the global (naga stores to textures, and
+    /// runs texture atomics, only through a global).
+    BoundTexture(naga::Handle<naga::GlobalVariable>, Type),
 }
 
 /// Lowering state: the program being lowered, the settings of the whole
@@ -113,8 +121,9 @@ struct ModuleCtx {
     varyings: Option<Vec<(String, entry::stages::VaryingSlot)>>,
     /// Program-scope constants by symbol.
     constants: HashMap<usize, naga::Handle<naga::Constant>>,
-    /// Helper specialisations: (function, argument kinds, predicated).
-    functions: HashMap<(usize, Vec<ArgKey>, bool), naga::Handle<naga::Function>>,
+    /// Helper specialisations: (function, argument kinds, predicated, for a
+    /// fragment function).
+    functions: HashMap<(usize, Vec<ArgKey>, bool, bool), naga::Handle<naga::Function>>,
     /// Functions being lowered (recursion is an error, as in Metal).
     in_progress: Vec<usize>,
     /// Function template instantiations; instance `i` is user function
@@ -153,52 +162,22 @@ pub fn lower<'a>(
     program: &Program<'a>,
     options: &Options,
 ) -> std::result::Result<Lowered, Vec<Error>> {
-    let mut l = Lowerer {
-        program,
-        tu,
-        settings: Settings {
-            binding_map: options.binding_map.clone(),
-            threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
-            native_extensions: options.native_extensions,
-            half_mode: options.half,
-            texture_formats: options.texture_formats.iter().cloned().collect(),
-        },
-        global: ModuleCtx::default(),
-        entry: EntryCtx::default(),
-    };
+    let mut l = Lowerer::new(tu, program, options);
     let mut errors = Vec::new();
     let mut functions = Vec::new();
     let mut found = Vec::new();
     for item in &tu.items {
-        let f = match item {
-            ast::Item::Function(f) => f,
-            // An explicitly instantiated kernel template, under its host name.
-            ast::Item::Instantiation(i) => {
-                match program.instantiations.iter().find(|x| x.0 == i.span) {
-                    Some((_, f)) => f,
-                    None => continue,
-                }
-            }
-            _ => continue,
-        };
-        let Some((stage, _)) = f.stage else {
+        let Some(f) = item_function(program, item) else {
             continue;
         };
+        // A `[[stitchable]]` function (no stage) is a SwiftUI effect.
+        let stage = match f.stage {
+            Some((stage, _)) => Some(stage),
+            None if entry::stitchable::is_stitchable(f) => None,
+            None => continue,
+        };
         if found.contains(&f.name.name) {
-            // Metal looks functions up by name (`newFunctionWithName:`) and
-            // WGSL entry points share one namespace: a second stage function
-            // of the same name (an overload, or the same name in another
-            // namespace or from a `[[host_name]]`) has no name of its own.
-            errors.push(
-                Error::new(
-                    f.name.span,
-                    format!("redefinition of the stage function `{}`", f.name.name),
-                )
-                .note(
-                    "kernel, vertex and fragment functions are found by name: each needs a unique one",
-                )
-                .with_code(crate::diagnostics::Code::Redefinition),
-            );
+            errors.push(stage_function_redefinition(f));
             continue;
         }
         found.push(f.name.name.clone());
@@ -208,21 +187,129 @@ pub fn lower<'a>(
         if f.body.is_none() {
             continue;
         }
-        match stage {
-            ast::Stage::Kernel => match l.with_entry(f, EntryStage::Kernel, |l| {
-                l.kernel(f, options.threadgroup_size)
-            }) {
-                Ok(refl) => functions.push(refl),
-                Err(e) => errors.push(e),
+        let lowered = match stage {
+            Some(stage) => l.entry_point(f, stage, options.threadgroup_size),
+            None => l.stitchable_entry(f),
+        };
+        match lowered {
+            Ok(refl) => functions.push(refl),
+            Err(e) => errors.push(e.or_at(f.name.span)),
+        }
+    }
+    errors.extend(unknown_entry_points(&options.entries, &found));
+    // Helpers that no entry point reaches are still checked, so that errors in
+    // them are reported; their IR is kept (harmless, and WGSL users may call it).
+    if errors.is_empty() {
+        for index in 0..program.functions.len() {
+            if let Err(e) = l.check_unreached_helper(index) {
+                errors.push(e.or_at(program.functions[index].name.span));
+            }
+        }
+    }
+    if errors.is_empty() && l.settings.half_mode == HalfMode::F32 {
+        errors.extend(l.demote_half());
+    }
+    if errors.is_empty() {
+        l.add_function_constants(&mut functions);
+        Ok(Lowered {
+            module: l.global.module,
+            functions,
+            warnings: l.global.warnings,
+        })
+    } else {
+        Err(errors)
+    }
+}
+
+/// The function an item declares: a function, or an explicitly instantiated
+/// kernel template under its host name.
+fn item_function<'r>(program: &'r Program, item: &'r ast::Item) -> Option<&'r ast::FunctionDecl> {
+    match item {
+        ast::Item::Function(f) => Some(f),
+        // An explicitly instantiated kernel template, under its host name.
+        ast::Item::Instantiation(i) => program
+            .instantiations
+            .iter()
+            .find(|x| x.0 == i.span)
+            .map(|(_, f)| f),
+        _ => None,
+    }
+}
+
+/// The error for a second stage function named like an earlier one.
+fn stage_function_redefinition(f: &ast::FunctionDecl) -> Error {
+    // Metal looks functions up by name (`newFunctionWithName:`) and
+    // WGSL entry points share one namespace: a second stage function
+    // of the same name (an overload, or the same name in another
+    // namespace or from a `[[host_name]]`) has no name of its own.
+    Error::coded(
+        Code::Redefinition,
+        f.name.span,
+        format!("redefinition of the stage function `{}`", f.name.name),
+    )
+    .note("kernel, vertex and fragment functions are found by name: each needs a unique one")
+}
+
+/// An error for every `--entry` name that no stage function has.
+fn unknown_entry_points(wanted: &[String], found: &[String]) -> Vec<Error> {
+    wanted
+        .iter()
+        .filter(|wanted| !found.contains(wanted))
+        .map(|wanted| {
+            Error::coded(
+                Code::UnknownEntryPoint,
+                Span::default(),
+                format!("no kernel, vertex or fragment function named `{wanted}`"),
+            )
+            .with_notes(crate::diagnostics::suggest::did_you_mean(
+                wanted,
+                found.iter().map(String::as_str),
+            ))
+        })
+        .collect()
+}
+
+impl<'p, 'a> Lowerer<'p, 'a> {
+    /// A lowerer for `tu` with the settings `options` give.
+    fn new(tu: &'a ast::TranslationUnit, program: &'p Program<'a>, options: &Options) -> Self {
+        Lowerer {
+            program,
+            tu,
+            settings: Settings {
+                binding_map: options.binding_map.clone(),
+                threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
+                native_extensions: options.native_extensions,
+                half_mode: options.half,
+                texture_formats: options.texture_formats.iter().cloned().collect(),
             },
+            global: ModuleCtx::default(),
+            entry: EntryCtx::default(),
+        }
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// Lowers stage function `f` into an entry point of `stage`, with a
+    /// fresh entry-point context.
+    fn entry_point(
+        &mut self,
+        f: &ast::FunctionDecl,
+        stage: ast::Stage,
+        threadgroup_size: Option<[u32; 3]>,
+    ) -> Result<FunctionReflection> {
+        match stage {
+            ast::Stage::Kernel => {
+                self.with_entry(f, EntryStage::Kernel, |l| l.kernel(f, threadgroup_size))
+            }
             stage => {
                 let tg = f
                     .params
                     .iter()
                     .flat_map(|p| &p.attributes)
                     .find(|a| a.name == "threadgroup");
-                let result = match tg {
-                    Some(a) => Err(Error::new(
+                match tg {
+                    Some(a) => Err(Error::coded(
+                        Code::InvalidAttribute,
                         a.span,
                         "`[[threadgroup(n)]]` arguments are only allowed in kernel functions",
                     )),
@@ -231,69 +318,44 @@ pub fn lower<'a>(
                             ast::Stage::Vertex => EntryStage::Vertex,
                             _ => EntryStage::Fragment,
                         };
-                        l.with_entry(f, kind, |l| l.stage_function(f, stage))
+                        self.with_entry(f, kind, |l| l.stage_function(f, stage))
                     }
-                };
-                match result {
-                    Ok(refl) => functions.push(refl),
-                    Err(e) => errors.push(e),
                 }
             }
         }
     }
-    for wanted in &options.entries {
-        if !found.contains(wanted) {
-            errors.push(
-                Error::new(
-                    Span::default(),
-                    format!("no kernel, vertex or fragment function named `{wanted}`"),
-                )
-                .with_code(crate::diagnostics::Code::UnknownEntryPoint)
-                .with_notes(crate::diagnostics::suggest::did_you_mean(
-                    wanted,
-                    found.iter().map(String::as_str),
-                )),
-            );
-        }
-    }
-    // Helpers that no entry point reaches are still checked, so that errors in
-    // them are reported; their IR is kept (harmless, and WGSL users may call it).
-    if errors.is_empty() {
-        for index in 0..program.functions.len() {
-            if let Err(e) = l.check_unreached_helper(index) {
-                errors.push(e);
-            }
-        }
-    }
-    if errors.is_empty() && l.settings.half_mode == HalfMode::F32 {
-        metal::half_as_f32::demote_f16(&mut l.global.module);
-        if metal::half_as_f32::mentions_f16(&l.global.module) {
-            errors.push(Error::new(
+
+    /// `--half f32`: every `f16` of the finished module becomes `f32`; an
+    /// error if any is left.
+    fn demote_half(&mut self) -> Option<Error> {
+        passes::half_demotion::demote_f16(&mut self.global.module);
+        passes::half_demotion::mentions_f16(&self.global.module).then(|| {
+            Error::coded(
+                Code::Internal,
                 Span::default(),
                 "internal error: `f16` left in a translation with `half` as `f32`",
-            ));
-        }
+            )
+        })
     }
-    if errors.is_empty() {
-        for f in &mut functions {
-            if let Some(ep) = l
+
+    /// Adds to each function's reflection the function constants its entry
+    /// point reaches.
+    fn add_function_constants(&self, functions: &mut [FunctionReflection]) {
+        for f in functions {
+            if let Some(ep) = self
                 .global
                 .module
                 .entry_points
                 .iter()
                 .find(|e| e.name == f.wgsl_entry_point)
             {
-                f.function_constants =
-                    metal::function_constants::reached(program, &l.global.module, &ep.function);
+                f.function_constants = metal::function_constants::reached(
+                    self.program,
+                    &self.global.module,
+                    &ep.function,
+                );
             }
         }
-        Ok(Lowered {
-            module: l.global.module,
-            functions,
-            warnings: l.global.warnings,
-        })
-    } else {
-        Err(errors)
     }
 }
 
@@ -316,7 +378,7 @@ impl Lowerer<'_, '_> {
     /// generic version (no buffer pointers).
     fn check_unreached_helper(&mut self, index: usize) -> Result<()> {
         let f = self.program.functions[index];
-        if f.stage.is_some() || self.global.functions.keys().any(|(i, _, _)| *i == index) {
+        if f.stage.is_some() || self.global.functions.keys().any(|k| k.0 == index) {
             return Ok(());
         }
         let mut keys = Vec::new();

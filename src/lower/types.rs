@@ -1,12 +1,16 @@
 //! MSL types → naga types. Structs get the padding members of their
 //! [`crate::layout::PaddingPlan`], so their default WGSL layout is Metal's.
 
+use crate::diagnostics::Code;
 use crate::layout::{self, PlannedMember};
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::types::{Scalar, StructId, Type};
 use naga::{Handle, TypeInner};
 use std::collections::HashMap;
+
+/// The name of the one member an empty MSL struct gets in WGSL.
+pub(in crate::lower) const EMPTY_STRUCT_MEMBER: &str = "_empty";
 
 /// Caches the naga handle of each MSL type.
 #[derive(Default)]
@@ -95,7 +99,8 @@ impl Lowerer<'_, '_> {
                 _ => naga::Scalar::U32,
             }),
             Type::Void | Type::Pointer(_) => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidType,
                     span,
                     format!(
                         "`{}` cannot be stored in a variable",
@@ -137,6 +142,23 @@ impl Lowerer<'_, '_> {
 
     /// True if `ty` holds emulated `half` data, whose 4-byte WGSL values
     /// cannot have Metal's 2-byte layout (buffers of it use word views).
+    /// A texture or sampler, or an array or struct holding one: WGSL keeps
+    /// these handles out of arrays (but binding arrays) and structs.
+    pub(in crate::lower) fn holds_handle(&self, ty: &Type) -> bool {
+        match ty {
+            Type::Texture(_) | Type::Sampler { .. } => true,
+            Type::Array(elem, _) => self.holds_handle(elem),
+            Type::Struct(id) => self
+                .program
+                .structs
+                .get(*id)
+                .members
+                .iter()
+                .any(|m| self.holds_handle(&m.ty)),
+            _ => false,
+        }
+    }
+
     pub(in crate::lower) fn holds_emulated_half(&self, ty: &Type) -> bool {
         self.emulates_half() && layout::uses_scalar(ty, Scalar::Half, &self.program.structs)
     }
@@ -191,6 +213,24 @@ impl Lowerer<'_, '_> {
 
     fn struct_inner(&mut self, id: StructId, span: Span) -> Result<TypeInner> {
         let def = self.program.structs.get(id).clone();
+        if let Some(m) = def.members.iter().find(|m| self.holds_handle(&m.ty)) {
+            return Err(Error::coded(
+                Code::Unsupported,
+                m.span,
+                format!(
+                    "struct `{}` holds a texture or sampler (member `{}`): a WGSL struct cannot, and splitting such structs into their members is not supported yet",
+                    self.program.struct_name(id),
+                    m.name
+                ),
+            )
+            .note("pass the textures and samplers themselves"));
+        }
+        if def.members.is_empty() {
+            // WGSL has no empty structs: one `u32` that nothing reads
+            // stands for Metal's one byte (values are `ZeroValue`s).
+            let word = self.naga_type(&Type::UINT, span)?;
+            return self.natural_struct(vec![(EMPTY_STRUCT_MEMBER.into(), word)], span);
+        }
         let Some(plan) = self.plan(id).cloned() else {
             let mut members = Vec::new();
             for m in &def.members {
@@ -238,7 +278,7 @@ impl Lowerer<'_, '_> {
         let mut layouter = naga::proc::Layouter::default();
         layouter
             .update(self.global.module.to_ctx())
-            .map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
+            .map_err(|e| Error::coded(Code::Internal, span, format!("internal error: layout: {e}")))?;
         let (mut cursor, mut align) = (0u32, naga::proc::Alignment::ONE);
         let mut out = Vec::new();
         for (name, ty) in members {
@@ -264,7 +304,7 @@ impl Lowerer<'_, '_> {
         let mut layouter = naga::proc::Layouter::default();
         layouter
             .update(self.global.module.to_ctx())
-            .map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
+            .map_err(|e| Error::coded(Code::Internal, span, format!("internal error: layout: {e}")))?;
         Ok(layouter[base].to_stride())
     }
 
@@ -276,7 +316,7 @@ impl Lowerer<'_, '_> {
     /// 64-bit integers exist only as a wgpu extension (`shader-int64`).
     pub(in crate::lower) fn check_64_bit(&mut self, span: Span) -> Result<()> {
         if !self.settings.native_extensions {
-            return Err(Error::new(span, "64-bit integers (`long`, `ulong`) need `--target wgpu`: WebGPU has no 64-bit integers").with_code(crate::diagnostics::Code::NoWebGpuEquivalent)
+            return Err(Error::coded(Code::NoWebGpuEquivalent, span, "64-bit integers (`long`, `ulong`) need `--target wgpu`: WebGPU has no 64-bit integers")
                 .note("`size_t` and `ptrdiff_t` are 32-bit in the translation and work with either target"));
         }
         self.require_feature(crate::lower::ctx::entry::Feature::ShaderInt64);

@@ -1,10 +1,58 @@
-//! `#line` (and GNU's `# N "file"`) and `#pragma`.
+//! `#line` (and GNU's `# N "file"`), `#pragma` and the `_Pragma("...")`
+//! operator.
 
 use super::directive::Dir;
 use super::engine::Engine;
-use super::lexer::{Kind, Token};
+use super::expand::{ExpandError, Feed};
+use super::lexer::{tokenize, Kind, LogicalLine, Token};
 use super::macros::Expanded;
-use crate::source_map::SourceMap;
+use crate::diagnostics::Code;
+use crate::source_map::{FileId, SourceMap};
+use std::ops::Range;
+
+/// The message for a `_Pragma` without its operand.
+const PRAGMA_OPERAND: &str = "_Pragma takes a parenthesized string literal";
+
+/// Whether `t` is the `_Pragma` operator.
+pub(crate) fn is_pragma_operator(t: &Expanded) -> bool {
+    t.tok.kind == Kind::Ident && &*t.tok.text == "_Pragma"
+}
+
+/// Reads the operand of the `_Pragma` at `at` from `feed`: `(`, a string
+/// literal, `)`. Returns the literal.
+pub(crate) fn pragma_operand(at: &Expanded, feed: &mut dyn Feed) -> Result<Expanded, ExpandError> {
+    let bad = || ExpandError::new(PRAGMA_OPERAND, at.loc.clone());
+    let mut take = |ok: &dyn Fn(&Expanded) -> bool| match feed.peek() {
+        Some(t) if ok(t) => Ok(feed.next().expect("peeked")),
+        _ => Err(bad()),
+    };
+    take(&|t| &*t.tok.text == "(")?;
+    let literal = take(&|t| t.tok.kind == Kind::Str)?;
+    take(&|t| &*t.tok.text == ")")?;
+    Ok(literal)
+}
+
+/// Takes the `_Pragma("...")` operators out of the expansion `toks`,
+/// returning their string literals in order.
+pub(crate) fn take_pragma_operators(
+    toks: &mut Vec<Expanded>,
+) -> Result<Vec<Expanded>, ExpandError> {
+    if !toks.iter().any(is_pragma_operator) {
+        return Ok(Vec::new());
+    }
+    let mut kept = Vec::with_capacity(toks.len());
+    let mut literals = Vec::new();
+    let mut rest = std::mem::take(toks).into_iter().peekable();
+    while let Some(t) = Iterator::next(&mut rest) {
+        if is_pragma_operator(&t) {
+            literals.push(pragma_operand(&t, &mut rest)?);
+        } else {
+            kept.push(t);
+        }
+    }
+    *toks = kept;
+    Ok(literals)
+}
 
 /// Pragma namespaces clang (or the Metal compiler) knows; they change
 /// nothing in the translation, so they are ignored silently. Others get an
@@ -48,12 +96,34 @@ fn unquote(s: &str) -> String {
 }
 
 impl Engine<'_> {
+    /// Runs `_Pragma(literal)` in file `file`: the literal, destringized,
+    /// is a `#pragma` line.
+    pub(crate) fn pragma_operator(&mut self, file: FileId, literal: &Expanded) {
+        let text = unquote(&literal.tok.text);
+        let loc = &literal.loc;
+        // Written out, the literal's contents are at its place in the file;
+        // from a macro, everything is at the invocation.
+        let within: Range<usize> = match loc.len() == literal.tok.text.len() && loc.len() >= 2 {
+            true => loc.start + 1..loc.end - 1,
+            false => loc.clone(),
+        };
+        let line = LogicalLine::synthetic(text, within);
+        let toks = tokenize(&line.text);
+        let d = Dir {
+            file,
+            line: &line,
+            args: &toks,
+            head: 0..0,
+        };
+        self.pragma(&d);
+    }
+
     /// `#line N ["file"]` with operands `args` (macro-expanded first): the
     /// next line is line `N` (of `file`) for `__LINE__` and `__FILE__`.
     pub(crate) fn line_control(&mut self, map: &mut SourceMap, d: &Dir, args: &[Token]) {
         if args.is_empty() {
             let msg = "#line directive requires a positive integer argument";
-            self.error(d.head_loc(), msg);
+            self.error_coded(Code::MalformedDirective, d.head_loc(), msg);
             return;
         }
         let Some((toks, _)) = self.expand_args(map, d, args, false) else {
@@ -69,7 +139,11 @@ impl Engine<'_> {
                     file: d.file,
                     range: t.loc.clone(),
                 };
-                self.error(loc, "invalid filename for #line directive");
+                self.error_coded(
+                    Code::MalformedDirective,
+                    loc,
+                    "invalid filename for #line directive",
+                );
                 return;
             }
             None => None,
@@ -102,12 +176,16 @@ impl Engine<'_> {
         match (first.tok.kind, value) {
             (Kind::Number, Some(n)) => Some(n),
             (Kind::Number, None) => {
-                self.error(loc, "#line directive requires a simple digit sequence");
+                self.error_coded(
+                    Code::MalformedDirective,
+                    loc,
+                    "#line directive requires a simple digit sequence",
+                );
                 None
             }
             _ => {
                 let msg = "#line directive requires a positive integer argument";
-                self.error(loc, msg);
+                self.error_coded(Code::MalformedDirective, loc, msg);
                 None
             }
         }
@@ -132,10 +210,14 @@ impl Engine<'_> {
                     .filter(|t| t.kind == Kind::Str)
                     .map(|t| unquote(d.text(t)))
                     .collect();
-                self.warn(d.whole_loc(), text);
+                self.warn_coded(Code::PragmaMessage, d.whole_loc(), text);
             }
             word if KNOWN_PRAGMAS.contains(&word) => {}
-            _ => self.warn(d.tok_loc(first), "unknown pragma ignored"),
+            _ => self.warn_coded(
+                Code::PragmaIgnored,
+                d.tok_loc(first),
+                "unknown pragma ignored",
+            ),
         }
     }
 
@@ -149,7 +231,7 @@ impl Engine<'_> {
             }
             _ => {
                 let msg = format!("pragma {word} requires a parenthesized string");
-                self.warn(d.whole_loc(), msg);
+                self.warn_coded(Code::PragmaIgnored, d.whole_loc(), msg);
                 return;
             }
         };

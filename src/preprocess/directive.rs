@@ -1,13 +1,15 @@
 //! The directives: conditionals, `#define`, `#undef`, `#error`, `#warning`
-//! (`#include` lives in `include.rs`, `#line` and `#pragma` in `control.rs`).
+//! (`#include`, `#import` and `#include_next` live in `include.rs`, `#line`,
+//! `#pragma` and `_Pragma` in `control.rs`).
 
 use super::define::parse_definition;
 use super::engine::{Cond, Engine};
 use super::expand::{expand_all, ExpandedArgs};
 use super::expr;
-use super::include::{IfEnv, FEATURE_TESTS};
+use super::include::{IfEnv, IncludeKind, FEATURE_TESTS};
 use super::lexer::{tokenize, Kind, LogicalLine, Token};
 use super::macros::{Expanded, Macro, Tok};
+use crate::diagnostics::Code;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::source_map::{FileId, Location, SourceMap};
 use std::ops::Range;
@@ -82,14 +84,17 @@ impl Engine<'_> {
         match word {
             "define" => self.define(map, &d),
             "undef" => self.undef(&d),
-            "include" => self.include(map, &d),
+            "include" => self.include(map, &d, IncludeKind::Include),
+            "import" => self.include(map, &d, IncludeKind::Import),
+            "include_next" => self.include(map, &d, IncludeKind::Next),
             "error" => self.report(&d, Severity::Error),
             "warning" => self.report(&d, Severity::Warning),
             "pragma" => self.pragma(&d),
             "line" => self.line_control(map, &d, d.args),
             // `# 12 "file" flags` is the GNU spelling of `#line`.
             _ if name.kind == Kind::Number => self.line_control(map, &d, &toks[1..]),
-            _ => self.error(
+            _ => self.error_coded(
+                Code::UnknownDirective,
                 d.head_loc(),
                 format!("invalid preprocessing directive '#{word}'"),
             ),
@@ -197,7 +202,11 @@ impl Engine<'_> {
         let parent_live = self.current().conds.last().is_none_or(|c| c.parent_live);
         if !d.args.is_empty() && parent_live {
             let loc = d.loc_of(d.args_range());
-            self.warn(loc, format!("extra tokens at end of {what} directive"));
+            self.warn_coded(
+                Code::ExtraTokens,
+                loc,
+                format!("extra tokens at end of {what} directive"),
+            );
         }
     }
 
@@ -242,7 +251,11 @@ impl Engine<'_> {
     /// Evaluates the expression of `#if` or `#elif` (`what`); false after an error.
     fn eval(&mut self, map: &SourceMap, d: &Dir, what: &str) -> bool {
         if d.args.is_empty() {
-            self.error(d.head_loc(), format!("{what} with no expression"));
+            self.error_coded(
+                Code::ConditionExpression,
+                d.head_loc(),
+                format!("{what} with no expression"),
+            );
             return false;
         }
         let Some((toks, invoked)) = self.expand_args(map, d, d.args, true) else {
@@ -250,10 +263,12 @@ impl Engine<'_> {
         };
         let end = d.line.file_offset(d.args_range().end);
         let value = {
+            let top = self.current();
             let env = IfEnv {
                 macros: &self.macros,
-                dir: &self.current().dir,
-                include_dirs: &self.options.include_dirs,
+                dir: top.dir.as_deref(),
+                found: top.found,
+                options: self.options,
             };
             expr::evaluate(&toks, &env, end)
         };
@@ -270,8 +285,7 @@ impl Engine<'_> {
             file: d.file,
             range: range.clone(),
         };
-        let mut diag = Diagnostic::error_in_file(message, loc)
-            .with_code(crate::diagnostics::Code::ConditionExpression);
+        let mut diag = Diagnostic::error_in_file(Code::ConditionExpression, message, loc);
         diag.notes.extend(notes);
         self.push_located(diag);
         false
@@ -341,7 +355,11 @@ impl Engine<'_> {
         self.macros.undef(d.text(name_tok));
         if let (Some(first), Some(last)) = (d.args.get(1), d.args.last()) {
             let loc = d.loc_of(first.range.start..last.range.end);
-            self.warn(loc, "extra tokens at end of #undef directive");
+            self.warn_coded(
+                Code::ExtraTokens,
+                loc,
+                "extra tokens at end of #undef directive",
+            );
         }
     }
 

@@ -6,15 +6,19 @@
 //! the native stack.
 
 use super::define::parse_definition;
+use super::include::Found;
 use super::lexer::{read_line, tokenize, Kind, LogicalLine};
 use super::macros::{would_paste, Macro, Macros};
 use super::Options;
-use crate::diagnostics::{Diagnostic, Place, Severity};
+use crate::diagnostics::{Code, Diagnostic, Place, Severity};
 use crate::source_map::{FileId, Location, SourceMap};
 use std::collections::HashSet;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+
+/// The name of the buffer holding the `-include` directives (clang's).
+pub(crate) const FORCED_INCLUDES: &str = "<built-in>";
 
 /// One open `#if` group.
 pub(crate) struct Cond {
@@ -40,8 +44,11 @@ pub(crate) struct FileState {
     pub text: Rc<str>,
     /// Where the next logical line starts.
     pub pos: usize,
-    /// Its folder, searched first by `#include "..."`.
-    pub dir: PathBuf,
+    /// Its folder, searched first by `#include "..."` (none for a header
+    /// the preprocessor provides).
+    pub dir: Option<PathBuf>,
+    /// How it was found, for `#include_next`.
+    pub found: Found,
     /// Its canonical path, for `#pragma once` (none for `<stdin>`).
     pub canonical: Option<PathBuf>,
     /// Its open `#if` groups (a group never spans files).
@@ -64,8 +71,11 @@ pub(crate) struct Engine<'o> {
     pub out: Emitter,
     /// Errors and warnings, in the order found.
     pub diags: Vec<Diagnostic>,
-    /// Canonical paths of files that said `#pragma once`.
+    /// Canonical paths of files that said `#pragma once` or were
+    /// `#import`ed: later includes skip them.
     pub once: HashSet<PathBuf>,
+    /// Canonical paths of every file read so far, for `#import`.
+    pub entered: HashSet<PathBuf>,
     /// The files being read, innermost last.
     pub stack: Vec<FileState>,
 }
@@ -79,6 +89,7 @@ impl<'o> Engine<'o> {
             out: Emitter::default(),
             diags: Vec::new(),
             once: HashSet::new(),
+            entered: HashSet::new(),
             stack: Vec::new(),
         };
         for (name, value) in &options.defines {
@@ -98,7 +109,8 @@ impl<'o> Engine<'o> {
         });
         if !name_ok {
             let msg = format!("macro name must be an identifier: '{name}'");
-            self.diags.push(Diagnostic::unlocated(msg));
+            self.diags
+                .push(Diagnostic::unlocated(Code::MacroDefinition, msg));
             return;
         }
         match parse_definition(&line, &toks) {
@@ -108,7 +120,8 @@ impl<'o> Engine<'o> {
             }
             Err((msg, _)) => {
                 let msg = format!("{msg} (-D {name})");
-                self.diags.push(Diagnostic::unlocated(msg));
+                self.diags
+                    .push(Diagnostic::unlocated(Code::MacroDefinition, msg));
             }
         }
     }
@@ -121,7 +134,16 @@ impl<'o> Engine<'o> {
     ) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
         let path = PathBuf::from(&map.file(main).name);
         let canonical = std::fs::canonicalize(&path).ok();
-        self.push_file(map, main, &path, canonical, Rc::from([]));
+        self.entered.extend(canonical.clone());
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let no_chain = || Rc::from([]);
+        self.push_file(map, main, Some(dir), canonical, no_chain(), Found::Primary);
+        if let Some(forced) = self.forced_includes() {
+            let id = map.add_file(FORCED_INCLUDES, forced);
+            // Quoted names in it are looked up in the current folder first.
+            let cwd = Some(PathBuf::new());
+            self.push_file(map, id, cwd, None, no_chain(), Found::Primary);
+        }
         while let Some(top) = self.stack.last_mut() {
             let (id, text) = (top.id, Rc::clone(&top.text));
             match read_line(&text, top.pos) {
@@ -138,20 +160,44 @@ impl<'o> Engine<'o> {
         Ok((self.out.finish(map), self.diags))
     }
 
-    /// Starts reading file `id`, found at `path`.
+    /// The `-include` options as a buffer of `#include "FILE"` lines, read
+    /// before the main file's first line (clang's `<built-in>` buffer);
+    /// `None` without any. A name that cannot be spelt in quotes is an error.
+    fn forced_includes(&mut self) -> Option<String> {
+        let forced = &self.options.forced_includes;
+        if forced.is_empty() {
+            return None;
+        }
+        let mut text = String::new();
+        for path in forced {
+            let name = path.display().to_string();
+            if name.contains(['"', '\n', '\r']) {
+                let msg = format!("cannot include '{name}': the name holds a quote or a newline");
+                let d = Diagnostic::unlocated(Code::IncludeNotFound, msg);
+                self.diags.push(d);
+                continue;
+            }
+            text.push_str(&format!("#include \"{name}\"\n"));
+        }
+        Some(text)
+    }
+
+    /// Starts reading file `id`, whose folder is `dir`, found as `found`.
     pub fn push_file(
         &mut self,
         map: &SourceMap,
         id: FileId,
-        path: &Path,
+        dir: Option<PathBuf>,
         canonical: Option<PathBuf>,
         included_from: Rc<[String]>,
+        found: Found,
     ) {
         self.stack.push(FileState {
             id,
             text: Rc::from(map.file(id).text.as_str()),
             pos: 0,
-            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            dir,
+            found,
             canonical,
             conds: Vec::new(),
             line_delta: 0,
@@ -193,40 +239,24 @@ impl<'o> Engine<'o> {
             .is_none_or(|c| c.active)
     }
 
-    /// Records an error.
-    pub fn error(&mut self, loc: Location, message: impl Into<String>) {
-        self.push_located(Diagnostic::error_in_file(message, loc));
-    }
-
-    /// Records an error with a specific code.
+    /// Records an error of kind `code`.
     pub fn error_coded(
         &mut self,
         code: crate::diagnostics::Code,
         loc: Location,
         message: impl Into<String>,
     ) {
-        self.push_located(Diagnostic::error_in_file(message, loc).with_code(code));
+        self.push_located(Diagnostic::error_in_file(code, message, loc));
     }
 
-    /// Records a warning with a specific code.
+    /// Records a warning of kind `code`.
     pub fn warn_coded(
         &mut self,
         code: crate::diagnostics::Code,
         loc: Location,
         message: impl Into<String>,
     ) {
-        self.push_located(Diagnostic {
-            severity: Severity::Warning,
-            ..Diagnostic::error_in_file(message, loc).with_code(code)
-        });
-    }
-
-    /// Records a warning.
-    pub fn warn(&mut self, loc: Location, message: impl Into<String>) {
-        self.push_located(Diagnostic {
-            severity: Severity::Warning,
-            ..Diagnostic::error_in_file(message, loc)
-        });
+        self.push_located(Diagnostic::warning_in_file(code, message, loc));
     }
 
     /// Records `d`, adding the include chain of the file it points into.
@@ -249,7 +279,7 @@ impl<'o> Engine<'o> {
                 file,
                 range: at..at + 2,
             };
-            self.error(loc, "unterminated /* comment");
+            self.error_coded(Code::UnterminatedComment, loc, "unterminated /* comment");
         }
         if line.is_directive() {
             // The newlines first: an `#include` pushes a file, whose text must

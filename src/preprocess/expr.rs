@@ -13,8 +13,9 @@ use std::ops::Range;
 pub(crate) trait Env {
     /// Whether `name` is a macro.
     fn is_defined(&self, name: &str) -> bool;
-    /// Whether `#include` of `name` would find a file.
-    fn has_include(&self, name: &str, angled: bool) -> bool;
+    /// Whether `#include` (or, with `next`, `#include_next`) of `name`
+    /// would find a file.
+    fn has_include(&self, name: &str, angled: bool, next: bool) -> bool;
 }
 
 /// An error: the message and the file range it is about.
@@ -232,7 +233,8 @@ impl<'a> Parser<'a> {
             "defined" => self.defined(),
             "true" => Ok(Value::int(1)),
             "false" => Ok(Value::int(0)),
-            "__has_include" | "__has_include_next" => self.has_include(),
+            "__has_include" => self.has_include(false),
+            "__has_include_next" => self.has_include(true),
             _ if name.starts_with("__has_") && self.peek_text() == Some("(") => {
                 self.skip_group()?;
                 Ok(Value::int(0))
@@ -258,8 +260,9 @@ impl<'a> Parser<'a> {
         Ok(Value::truth(self.env.is_defined(name)))
     }
 
-    /// `__has_include("file")` or `__has_include(<file>)`.
-    fn has_include(&mut self) -> Result<Value> {
+    /// `__has_include("file")` or `__has_include(<file>)` (with `next`,
+    /// `__has_include_next`).
+    fn has_include(&mut self, next: bool) -> Result<Value> {
         self.expect("(", "missing '(' after '__has_include'")?;
         let (name, angled) = match self.peek() {
             Some(s) if s.tok.kind == Kind::Str => {
@@ -282,7 +285,7 @@ impl<'a> Parser<'a> {
             }
         };
         self.expect(")", "missing ')' after '__has_include'")?;
-        Ok(Value::truth(self.env.has_include(&name, angled)))
+        Ok(Value::truth(self.env.has_include(&name, angled, next)))
     }
 
     /// Skips a balanced parenthesized group starting at the current `(`.

@@ -23,11 +23,47 @@ pub(crate) struct LogicalLine {
     /// `(text offset, file offset)` where each run of `text` that is
     /// contiguous in the file begins.
     runs: Vec<(usize, usize)>,
+    /// For a line made up by the preprocessor (`_Pragma`'s operand): the
+    /// file range every offset falls in.
+    within: Option<Range<usize>>,
 }
 
 impl LogicalLine {
+    /// A line that is no text of the file: `text`, said to start at file
+    /// offset `within.start`, every offset kept inside `within` (the place
+    /// of what it was made from).
+    pub fn synthetic(text: String, within: Range<usize>) -> Self {
+        LogicalLine {
+            text,
+            raw: within.start..within.start,
+            runs: vec![(0, within.start)],
+            within: Some(within),
+            ..LogicalLine::default()
+        }
+    }
+
+    /// The line reduced to its newlines (a skipped line, or a directive
+    /// inside macro arguments): no text, and every newline it consumed from
+    /// `src`, the text of its file.
+    pub fn blanked(&self, src: &str) -> Self {
+        let raw = self.raw.clone();
+        let newlines = src[raw.clone()]
+            .match_indices('\n')
+            .map(|(i, _)| raw.start + i)
+            .collect();
+        LogicalLine {
+            raw,
+            newlines,
+            unterminated_comment: self.unterminated_comment,
+            ..LogicalLine::default()
+        }
+    }
+
     /// The file offset of text offset `off` (one past the last byte for the end).
     pub fn file_offset(&self, off: usize) -> usize {
+        if let Some(w) = &self.within {
+            return (w.start + off).min(w.end);
+        }
         if self.text.is_empty() {
             return self.raw.start;
         }
@@ -45,7 +81,9 @@ impl LogicalLine {
             let at = self.file_offset(r.start);
             return at..at;
         }
-        self.file_offset(r.start)..self.file_offset(r.end - 1) + 1
+        let end = self.file_offset(r.end - 1) + 1;
+        let end = self.within.as_ref().map_or(end, |w| end.min(w.end));
+        self.file_offset(r.start)..end
     }
 
     /// Splits text range `r` into pieces that are contiguous in the file:

@@ -142,11 +142,17 @@ impl Macros {
             Platform::Ios => "__METAL_IOS__",
         };
         // Metal is C++14-based: `__cplusplus` is C++14's value.
+        // `METAL_FUNC` is what `<metal_stdlib>` defines it as. The
+        // `__HAVE_*__` feature macros (ray tracing, mesh shaders,
+        // imageblocks, color arguments, bfloat, ...) are left undefined:
+        // they announce features the translation does not offer, and code
+        // that tests them takes its portable path.
         for (name, value) in [
             ("__METAL_VERSION__", "320"),
             ("__METAL__", "1"),
             ("__cplusplus", "201402L"),
             (os, "1"),
+            ("METAL_FUNC", "inline __attribute__((__always_inline__))"),
         ] {
             m.define(name.into(), object(value), None);
         }
@@ -171,6 +177,18 @@ impl Macros {
     /// The macro `name`.
     pub fn get(&self, name: &str) -> Option<&Entry> {
         self.table.get(name)
+    }
+
+    /// What expanding changes in the table: the next `__COUNTER__` value
+    /// and the bytes expanded so far, to undo an expansion that is retried.
+    pub fn expansion_state(&self) -> (u64, usize) {
+        (self.counter.get(), self.expanded_bytes.get())
+    }
+
+    /// Goes back to a state that [`Macros::expansion_state`] returned.
+    pub fn restore_expansion_state(&self, (counter, bytes): (u64, usize)) {
+        self.counter.set(counter);
+        self.expanded_bytes.set(bytes);
     }
 
     /// The next `__COUNTER__` value.

@@ -4,21 +4,28 @@
 //!
 //! - comments (`//`, `/* */`) and backslash-newline splices;
 //! - `#include "file"` (the including file's folder, then `-I` folders) and
-//!   `#include <file>` (`-I` folders), `#pragma once`; the Metal standard
-//!   headers (`<metal_stdlib>`, any `<metal_*>`, `<simd/simd.h>`) include
-//!   nothing, since the compiler knows the library;
+//!   `#include <file>` (`-I` folders), `#pragma once`; clang's `#import`
+//!   (a file at most once per translation unit), `#include_next` and
+//!   forced includes ([`Options::forced_includes`], `-include FILE`); the
+//!   Metal standard headers (`<metal_stdlib>`, any `<metal_*>`) include
+//!   nothing, since the compiler knows the library, and the Apple SDK
+//!   headers shaders include (`<TargetConditionals.h>`, `<simd/simd.h>`)
+//!   are provided where no file of that name is found (`sdk`);
 //! - object-like and function-like macros (`#define`, `#undef`, `-D`):
 //!   variadic ones with `__VA_ARGS__`, `__VA_OPT__` and GNU's `, ##
 //!   __VA_ARGS__`, `#` and `##`, arguments on several lines, C's rescanning
 //!   rules; `__LINE__`, `__FILE__`, `__COUNTER__`, and the predefined
-//!   `__METAL_VERSION__` (320), `__METAL__` and `__METAL_MACOS__` or
-//!   `__METAL_IOS__` ([`Platform`]);
+//!   `__METAL_VERSION__` (320), `__METAL__`, `__METAL_MACOS__` or
+//!   `__METAL_IOS__` ([`Platform`]) and `<metal_stdlib>`'s `METAL_FUNC`;
+//!   directives between the lines of a macro's arguments are run there,
+//!   as clang does;
 //! - `#if`, `#ifdef`, `#ifndef`, `#elif`, `#elifdef`, `#elifndef`, `#else`,
 //!   `#endif` with C integer expressions, `defined`, `__has_include`, and
 //!   the other `__has_*` tests (all 0);
 //! - `#error`, `#warning`, `#line` (changes `__LINE__` and `__FILE__`),
 //!   `#pragma once`, `push_macro`, `pop_macro`, `message`; other pragmas are
-//!   ignored (with a warning when clang would not know them).
+//!   ignored (with a warning when clang would not know them); `_Pragma("...")`
+//!   is a `#pragma`.
 //!
 //! Errors in included files carry "in file included from" notes, errors in
 //! macro expansions "in expansion of macro" notes. Include depth, macro
@@ -33,7 +40,8 @@
 //! The parts: `lexer` (logical lines, tokens), `macros` (the table),
 //! `define` (parsing definitions), `subst` (arguments, `#`, `##`), `expand`
 //! (rescanning), `text` (code lines), `expr` (`#if` arithmetic), `engine`
-//! (the file loop and output), `directive` and `include` (the directives).
+//! (the file loop and output), `directive`, `include` and `control` (the
+//! directives), `sdk` (the provided SDK headers).
 
 mod control;
 mod define;
@@ -44,26 +52,36 @@ mod expr;
 mod include;
 mod lexer;
 mod macros;
+mod sdk;
 mod subst;
+pub(crate) mod swiftui;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_errors;
 #[cfg(test)]
 mod tests_macros;
+#[cfg(test)]
+mod tests_sdk;
 mod text;
 
 use crate::diagnostics::Diagnostic;
 use crate::source_map::{FileId, SourceMap};
 use std::path::PathBuf;
 
-/// What the command line (`-D`, `-I`) or the API passes to the preprocessor.
+/// What the command line (`-D`, `-I`, `-include`) or the API passes to the
+/// preprocessor.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// `-D NAME[=VALUE]`, in order; a missing value means `1`.
     pub defines: Vec<(String, Option<String>)>,
     /// `-I DIR`, searched in order for `#include "..."` and `<...>`.
     pub include_dirs: Vec<PathBuf>,
+    /// `-include FILE`, in order: each is read as if `#include "FILE"`
+    /// stood before the first line of the main file (after the `-D`
+    /// definitions), so it is looked up in the current folder first, then
+    /// in the `-I` folders. A file that is not found is an error.
+    pub forced_includes: Vec<PathBuf>,
     /// Which of `__METAL_MACOS__` and `__METAL_IOS__` is defined.
     pub platform: Platform,
 }

@@ -298,6 +298,113 @@ pub struct FunctionReflection {
     /// reads, by index: WGSL `override`s the pipeline sets.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub function_constants: Vec<FunctionConstantReflection>,
+    /// `[[stitchable]]` functions: the SwiftUI effect this fragment entry
+    /// point applies and how its arguments are passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stitchable: Option<Stitchable>,
+}
+
+/// How SwiftUI applies a `[[stitchable]]` function, which its signature
+/// tells: `half4 f(float2 position, half4 color, args...)`,
+/// `float2 f(float2 position, args...)`,
+/// `half4 f(float2 position, SwiftUI::Layer layer, args...)`, or
+/// `half4 f(float2 position, args...)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EffectKind {
+    /// `View.colorEffect`: a new colour from the pixel's position and colour.
+    ColorEffect,
+    /// `View.distortionEffect`: the position to take the pixel's colour from.
+    DistortionEffect,
+    /// `View.layerEffect`: a colour from samples of the whole layer.
+    LayerEffect,
+    /// `Shader` as a `ShapeStyle`: a fill colour from the position alone.
+    ShapeStyle,
+}
+
+/// A `[[stitchable]]` function as a SwiftUI effect.
+///
+/// Its fragment entry point reads `@builtin(position)` (pixel centres, in
+/// pixels from the top left: user-space points at one pixel per point),
+/// the layer as [`Stitchable::layer_texture`] (the view's pixels, with a
+/// linear clamp-to-edge `constexpr` sampler), the value arguments from the
+/// argument buffer [`Stitchable::argument_buffer`] (a uniform), each array
+/// from its own `[[buffer(n)]]` and each image from its `[[texture(n)]]`,
+/// all also listed in the function's `arguments`; it calls
+/// [`Stitchable::function`] and writes colour attachment 0.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stitchable {
+    /// Which effect the signature makes it.
+    pub kind: EffectKind,
+    /// The WGSL name of the function itself (callable as an ordinary
+    /// function: the entry point has the MSL name).
+    pub function: String,
+    /// `[[texture(n)]]` of the layer (0); `None` for shape styles.
+    pub layer_texture: Option<u32>,
+    /// `[[buffer(n)]]` of the uniform holding the value arguments and the
+    /// arrays' counts (0); `None` when there are none.
+    pub argument_buffer: Option<u32>,
+    /// Bytes of the argument buffer (a multiple of 16).
+    pub argument_buffer_size: u32,
+    /// The arguments after the fixed ones, as SwiftUI's `Shader.Argument`s
+    /// are listed (an array and its count are one).
+    pub arguments: Vec<EffectArgument>,
+}
+
+/// What kind of `Shader.Argument` an effect argument takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EffectArgumentKind {
+    /// A scalar or vector (`.float`, `.float2`..`.float4`, `.color`,
+    /// `.boundingRect`): in the argument buffer.
+    Value,
+    /// `.floatArray`: `device const float*` and its `int` element count.
+    FloatArray,
+    /// `.colorArray`: `device const half4*` and its `int` element count.
+    ColorArray,
+    /// `.data`: `device const T*` (other `T`) and its `int` size in bytes.
+    Data,
+    /// `.image`: a `texture2d<half>`.
+    Image,
+}
+
+/// One argument of an effect.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectArgument {
+    /// The parameter's name (the pointer's, for arrays).
+    pub name: String,
+    /// How it is passed.
+    pub kind: EffectArgumentKind,
+    /// The parameter's MSL type (the pointee's, for arrays).
+    pub data_type: String,
+    /// Values: the type the argument buffer holds it as (`half` as `float`,
+    /// `halfN` as `floatN`; `int`, `uint` and `float` types as they are).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored_as: Option<String>,
+    /// Values: its byte offset in the argument buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u32>,
+    /// Values with a default argument: its components.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Vec<f64>>,
+    /// Arrays: `[[buffer(n)]]` of the elements (bytes in Metal's layout).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<u32>,
+    /// Arrays: the count parameter's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count_name: Option<String>,
+    /// Arrays: the byte offset of the count (an `int`) in the argument buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count_offset: Option<u32>,
+    /// Arrays: bytes of one element (`count` is the bytes given divided by
+    /// it; `.data` counts bytes, so this is 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count_unit: Option<u32>,
+    /// Images: `[[texture(n)]]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub texture: Option<u32>,
 }
 
 /// One function constant a function reads (`MTLFunctionConstant`). In the

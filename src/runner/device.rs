@@ -21,6 +21,7 @@ const WANTED_FEATURES: &[wgpu::Features] = &[
     wgpu::Features::CLIP_DISTANCES,
     wgpu::Features::TIMESTAMP_QUERY,
     wgpu::Features::DUAL_SOURCE_BLENDING,
+    wgpu::Features::PRIMITIVE_INDEX,
     wgpu::Features::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES,
     wgpu::Features::FLOAT32_FILTERABLE,
     wgpu::Features::ADDRESS_MODE_CLAMP_TO_BORDER,
@@ -53,7 +54,7 @@ type CacheKey = (String, String, String, String);
 /// translator may need that the adapter offers: `SHADER_F16`, `SHADER_I16`,
 /// `SHADER_INT64`, `SUBGROUP`, `SUBGROUP_BARRIER`, `SHADER_FLOAT32_ATOMIC`,
 /// `VERTEX_WRITABLE_STORAGE`, `CLIP_DISTANCES`, `TIMESTAMP_QUERY` (for
-/// benchmarks), `DUAL_SOURCE_BLENDING`,
+/// benchmarks), `DUAL_SOURCE_BLENDING`, `PRIMITIVE_INDEX`,
 /// `TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES`,
 /// `FLOAT32_FILTERABLE`, `ADDRESS_MODE_CLAMP_TO_BORDER`,
 /// `ADDRESS_MODE_CLAMP_TO_ZERO`.

@@ -15,6 +15,8 @@
 //! - [`render`], [`render_library`]: draw with a vertex and a fragment
 //!   function into offscreen colour targets ([`RenderResources`]) and read
 //!   the images back.
+//! - [`render_effect`], [`render_effect_library`]: apply a `[[stitchable]]`
+//!   SwiftUI effect to an image ([`EffectResources`]).
 //! - [`ComputePipeline`], [`RenderPipeline`]: Metal's host model on the
 //!   caller's own wgpu objects: pipelines from a [`crate::Library`]'s
 //!   functions, resources set by Metal index ([`ComputeCommand::set_buffer`],
@@ -29,6 +31,7 @@ mod compute;
 pub mod conformance;
 mod constants;
 mod device;
+mod effect;
 mod interface;
 mod pipeline;
 mod render;
@@ -46,6 +49,10 @@ pub use compute::{
 };
 pub use constants::pipeline_constants;
 pub use device::{Gpu, Translation};
+pub use effect::{
+    effect_argument_position, effect_resources, render_effect, render_effect_library,
+    EffectResources, EffectValue, EFFECT_VERTEX,
+};
 pub use pipeline::{ComputeCommand, ComputePipeline};
 pub use render::{render, render_library, RenderResources, RenderTarget};
 pub use render_pipeline::{stage_function, RenderCommand, RenderPipeline};

@@ -307,6 +307,7 @@ mod tests {
             varyings: Vec::new(),
             color_outputs: Vec::new(),
             function_constants: Vec::new(),
+            stitchable: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 use super::{Program, Symbol};
 use crate::syntax::ast::{Block, Expr, ExprKind, Init, Stmt, StmtKind, SwitchItem};
+use crate::syntax::members::DEVICE_TWIN;
 use std::collections::{HashMap, HashSet};
 
 /// The user functions a walk may have to follow without knowing types:
@@ -29,9 +30,7 @@ impl CallIndex {
         };
         for (i, f) in program.functions.iter().enumerate() {
             let name = f.name.name.as_str();
-            let base = name
-                .strip_suffix(crate::syntax::members::DEVICE_TWIN)
-                .unwrap_or(name);
+            let base = name.strip_suffix(DEVICE_TWIN).unwrap_or(name);
             if let Some((_, member)) = base.rsplit_once("::") {
                 index.members.entry(member.to_string()).or_default().push(i);
             }
@@ -44,7 +43,20 @@ impl CallIndex {
 }
 
 /// True if `body`, or a user function it calls (transitively), calls a
-/// function whose unqualified name satisfies `wanted`.
+/// library function whose unqualified name satisfies `wanted`.
+///
+/// Each call is resolved as C++ name lookup (and the lowering, in
+/// `lower/cxx/call.rs`) resolves it: a name that denotes a user function,
+/// overload set, function template, member function (`m()` inside a member
+/// function of a struct that has `m`) or constructor is followed into that
+/// code and never offered to `wanted`, whatever it is called (`simd_sum`,
+/// `quad_area`, `simd_foo`). Only the names lookup leaves to the library
+/// (`f`, `metal::f`, `metal::precise::f`, ...) are offered, without their
+/// namespace; the caller decides what they are (the lowering asks its one
+/// table of builtins, by family).
+///
+/// The walk is linear in the program: each function, template, member name
+/// and the set of operator overloads is followed at most once.
 pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -> bool {
     let stale = program
         .call_index
@@ -63,6 +75,7 @@ pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -
         visited_templates: HashSet::new(),
         followed_operators: false,
         followed_members: HashSet::new(),
+        scope: None,
     };
     walk.block(body)
 }
@@ -79,6 +92,9 @@ struct Walk<'p, 'a, 'w> {
     followed_operators: bool,
     /// Member names whose functions have all been followed, likewise.
     followed_members: HashSet<String>,
+    /// The struct whose member function (with an object, `this`) is being
+    /// walked: its members are found by unqualified calls.
+    scope: Option<&'a str>,
 }
 
 impl Walk<'_, '_, '_> {
@@ -136,6 +152,7 @@ impl Walk<'_, '_, '_> {
             Init::Expr(e) => self.expr(e),
             Init::List(items, _) => items.iter().any(|i| self.init(i)),
             Init::Paren(args, _) => args.iter().any(|e| self.expr(e)),
+            Init::Designated(_, value, _) => self.init(value),
         }
     }
 
@@ -162,44 +179,107 @@ impl Walk<'_, '_, '_> {
     }
 
     fn call(&mut self, callee: &Expr) -> bool {
-        if let ExprKind::Member(object, member, _) = &callee.kind {
-            // `x.m()`: a member function `S::m` of whatever struct `x` is.
-            let name = member.name.as_str();
-            return self.expr(object) || self.members_named(name);
+        match &callee.kind {
+            // `x.m()`: a member function `S::m` of whatever struct `x` is
+            // (texture members are library functions no kernel asks about).
+            ExprKind::Member(object, member, _) => {
+                self.expr(object) || self.members_named(&member.name)
+            }
+            ExprKind::Name(path) => self.named_call(path),
+            ExprKind::Templated(path, _) => self.templated_call(path),
+            _ => false,
         }
-        let (ExprKind::Name(path) | ExprKind::Templated(path, _)) = &callee.kind else {
-            return false;
-        };
+    }
+
+    /// `f(..)`, `S(..)`, `S::f(..)`, `metal::f(..)`: user code if lookup
+    /// finds any, else a library function.
+    fn named_call(&mut self, path: &[String]) -> bool {
         let Some(name) = path.last() else {
             return false;
         };
-        if (self.wanted)(name) {
-            return true;
-        }
-        // `m()` inside a member function is `this->m()`, and `S(..)` is a
-        // constructor `S::S`.
-        if self.members_named(name) {
-            return true;
-        }
-        // A template's calls are the same in every instantiation, up to
-        // dependent names, which this over-approximates by name.
-        for &t in self.program.function_templates(name) {
-            if self.visited_templates.insert(t) {
-                let f = super::templates::template_function(self.program.templates[t]);
-                if f.body.as_ref().is_some_and(|b| self.block(b)) {
-                    return true;
+        let program = self.program;
+        if let [single] = path {
+            // `m()` inside a member function is `this->m()` when the struct
+            // has a member `m` and no program-scope name hides it.
+            if !program.symbols.contains_key(single) {
+                if let Some(s) = self.scope {
+                    let key = format!("{s}::{single}");
+                    if program.symbols.contains_key(&key) {
+                        return self.follow_symbol(&key)
+                            || self.follow_symbol(&format!("{key}{DEVICE_TWIN}"));
+                    }
                 }
             }
+            // Plain functions and templates of one name compete in overload
+            // resolution: all of them are user code.
+            let templates = program.function_templates(single);
+            let user = !templates.is_empty() || program.symbols.contains_key(single);
+            if user {
+                return self.follow_templates(templates) || self.follow_symbol(single);
+            }
+        } else if program.symbols.contains_key(&path.join("::")) {
+            // `S::make(..)`, or `S::T(..)` for a member type's constructor.
+            return self.follow_symbol(&path.join("::"));
         }
-        let Some(Symbol::Functions(list)) = self.program.symbols.get(name.as_str()) else {
+        match path.len() {
+            1 => (self.wanted)(name),
+            2 | 3 if is_library_namespace(&path[..path.len() - 1]) => (self.wanted)(name),
+            // Any other qualified call names a member of some struct.
+            _ => self.members_named(name),
+        }
+    }
+
+    /// `f<T>(..)`: a function template's instance; otherwise a struct
+    /// template's constructor or static member (`Vec<float, 4>::make(..)`).
+    fn templated_call(&mut self, path: &[String]) -> bool {
+        let Some(name) = path.last() else {
             return false;
         };
-        for &i in list {
-            if self.visited.insert(i) {
-                if let Some(body) = &self.program.functions[i].body {
-                    if self.block(body) {
-                        return true;
-                    }
+        if let [single] = path {
+            let templates = self.program.function_templates(single);
+            if !templates.is_empty() {
+                return self.follow_templates(templates);
+            }
+        }
+        self.members_named(name)
+    }
+
+    /// What the program-scope name `name` may run: the functions of that
+    /// name, or a struct's constructors `S::S`.
+    fn follow_symbol(&mut self, name: &str) -> bool {
+        match self.program.symbols.get(name) {
+            Some(Symbol::Functions(list)) => self.follow(list),
+            // `S(..)` runs a constructor `S::S` of the struct the name
+            // denotes (an alias too); other types convert, running nothing.
+            Some(Symbol::Type(crate::types::Type::Struct(id))) => {
+                let s = self.program.struct_name(*id);
+                let constructor = crate::syntax::members::member_name(s, s);
+                self.follow_symbol_functions(&constructor)
+                    || self.follow_symbol_functions(&format!("{constructor}{DEVICE_TWIN}"))
+            }
+            Some(Symbol::Type(_)) => false,
+            // An object with `operator()`.
+            Some(_) => self.operators(),
+            None => false,
+        }
+    }
+
+    /// The functions named exactly `name`, if any.
+    fn follow_symbol_functions(&mut self, name: &str) -> bool {
+        match self.program.symbols.get(name) {
+            Some(Symbol::Functions(list)) => self.follow(list),
+            _ => false,
+        }
+    }
+
+    /// A template's calls are the same in every instantiation, up to
+    /// dependent names, which this over-approximates by name.
+    fn follow_templates(&mut self, templates: &[usize]) -> bool {
+        for &t in templates {
+            if self.visited_templates.insert(t) {
+                let f = super::templates::template_function(self.program.templates[t]);
+                if self.enter(f) {
+                    return true;
                 }
             }
         }
@@ -207,12 +287,50 @@ impl Walk<'_, '_, '_> {
     }
 }
 
-impl Walk<'_, '_, '_> {
+/// `metal`, `precise`, `fast`, `metal::precise`, `metal::fast`: the
+/// namespaces a library function may be named with.
+fn is_library_namespace(namespaces: &[String]) -> bool {
+    match namespaces {
+        [ns] => matches!(ns.as_str(), "metal" | "precise" | "fast"),
+        [m, ns] => m == "metal" && matches!(ns.as_str(), "precise" | "fast"),
+        _ => false,
+    }
+}
+
+/// The struct `S` of a member function `S::m` that has an object (its
+/// first parameter is `this`) or is a constructor `S::S` (which declares
+/// `this`); `None` for free and static member functions.
+fn member_scope(f: &crate::syntax::ast::FunctionDecl) -> Option<&str> {
+    let name = f.name.name.as_str();
+    let name = name.strip_suffix(DEVICE_TWIN).unwrap_or(name);
+    let (s, member) = name.rsplit_once("::")?;
+    let has_this = f
+        .params
+        .first()
+        .and_then(|p| p.name.as_ref())
+        .is_some_and(|n| n.name == "this");
+    let constructor = s.rsplit("::").next() == Some(member);
+    (has_this || constructor).then_some(s)
+}
+
+impl<'a> Walk<'_, 'a, '_> {
+    /// Walks the body of `f`, with its struct (if a member function) as
+    /// the scope of unqualified calls.
+    fn enter(&mut self, f: &'a crate::syntax::ast::FunctionDecl) -> bool {
+        let Some(body) = &f.body else {
+            return false;
+        };
+        let outer = std::mem::replace(&mut self.scope, member_scope(f));
+        let found = self.block(body);
+        self.scope = outer;
+        found
+    }
+
     /// Follows each of the user functions `list`, once.
     fn follow(&mut self, list: &[usize]) -> bool {
         for &i in list {
             let f = self.program.functions[i];
-            if self.visited.insert(i) && f.body.as_ref().is_some_and(|b| self.block(b)) {
+            if self.visited.insert(i) && self.enter(f) {
                 return true;
             }
         }
@@ -312,6 +430,7 @@ fn visit_init(i: &Init, f: &mut dyn FnMut(&Expr)) {
         Init::Expr(e) => visit_expr(e, f),
         Init::List(items, _) => items.iter().for_each(|i| visit_init(i, f)),
         Init::Paren(args, _) => args.iter().for_each(|e| visit_expr(e, f)),
+        Init::Designated(_, value, _) => visit_init(value, f),
     }
 }
 

@@ -2,6 +2,7 @@
 //! and attribute arguments.
 
 use super::{conversions, Error, Program, Result, Symbol};
+use crate::diagnostics::Code;
 use crate::syntax::ast::{self, BinaryOp, ExprKind, Init, LiteralSuffix, UnaryOp};
 use crate::types::{self, Scalar, Type};
 
@@ -52,6 +53,41 @@ impl ConstValue {
             ConstValue::Float(v, _) => Some(v),
             ConstValue::Bool(b) => Some(b as i64 as f64),
             _ => None,
+        }
+    }
+
+    /// The value a default-initialized `ty` gets: its default member
+    /// initializers (`int n = 1;`), zero elsewhere.
+    pub fn default_of(ty: &Type, program: &Program) -> ConstValue {
+        if !program.has_member_defaults(ty) {
+            return ConstValue::zero(ty, program);
+        }
+        match ty {
+            Type::Array(e, n) => ConstValue::Composite(
+                ty.clone(),
+                vec![ConstValue::default_of(e, program); *n as usize],
+            ),
+            Type::Struct(id) => ConstValue::Composite(
+                ty.clone(),
+                (0..program.structs.get(*id).members.len())
+                    .map(|i| ConstValue::default_member(*id, i, program))
+                    .collect(),
+            ),
+            _ => ConstValue::zero(ty, program),
+        }
+    }
+
+    /// The value member `index` of struct `id` gets when an initializer
+    /// leaves it out: its default member initializer, else its type's
+    /// [`ConstValue::default_of`].
+    pub fn default_member(
+        id: crate::types::StructId,
+        index: usize,
+        program: &Program,
+    ) -> ConstValue {
+        match program.member_default(id, index) {
+            Some(v) => v.clone(),
+            None => ConstValue::default_of(&program.structs.get(id).members[index].ty, program),
         }
     }
 
@@ -154,17 +190,17 @@ pub fn convert(
         return Ok(v.clone());
     }
     conversions::check_implicit(&from, ty, program)
-        .map_err(|m| Error::new(span, m).with_code(crate::diagnostics::Code::TypeMismatch))?;
+        .map_err(|m| Error::coded(Code::TypeMismatch, span, m))?;
     match ty {
-        Type::Scalar(s) => {
-            convert_scalar(v, *s).ok_or_else(|| Error::new(span, "not a constant scalar"))
-        }
+        Type::Scalar(s) => convert_scalar(v, *s)
+            .ok_or_else(|| Error::coded(Code::NotConstant, span, "not a constant scalar")),
         Type::Vector(s, n) => {
-            let lane =
-                convert_scalar(v, *s).ok_or_else(|| Error::new(span, "not a constant scalar"))?;
+            let lane = convert_scalar(v, *s)
+                .ok_or_else(|| Error::coded(Code::NotConstant, span, "not a constant scalar"))?;
             Ok(ConstValue::Composite(ty.clone(), vec![lane; *n as usize]))
         }
-        _ => Err(Error::new(
+        _ => Err(Error::coded(
+            Code::TypeMismatch,
             span,
             format!("cannot convert to `{}`", program.display(ty)),
         )),
@@ -184,12 +220,117 @@ pub fn eval_init(program: &Program, init: &Init, ty: &Type) -> Result<ConstValue
         Init::List(items, span) => eval_list(program, items, ty, *span),
         Init::Paren(args, span) => {
             let [e] = args.as_slice() else {
-                return Err(Error::new(*span, "expected one initializer value"));
+                return Err(Error::coded(
+                    Code::InvalidInitializer,
+                    *span,
+                    "expected one initializer value",
+                ));
             };
             let v = eval(program, e)?;
             convert(&v, ty, e.span, program)
         }
+        Init::Designated(_, _, span) => Err(designator_outside_list(*span)),
     }
+}
+
+/// `T{items}` as a constant, when `T` is built from the list without a
+/// constructor; `None` for a struct with constructors.
+fn aggregate(
+    program: &Program,
+    items: &[Init],
+    ty: &Type,
+    span: crate::source_map::Span,
+) -> Option<Result<ConstValue>> {
+    if let Type::Struct(id) = ty {
+        let name = program.struct_name(*id);
+        if program
+            .symbols
+            .contains_key(&crate::syntax::members::member_name(name, name))
+        {
+            return None;
+        }
+    }
+    Some(eval_list(program, items, ty, span))
+}
+
+fn designator_outside_list(span: crate::source_map::Span) -> Error {
+    Error::coded(
+        Code::InvalidInitializer,
+        span,
+        "a designated initializer (`.member = value`) must be an element of a braced list",
+    )
+}
+
+/// The initializers of the `elements` elements of a braced list for `ty`,
+/// in element order: positional ones as written, designated ones (`.m = v`,
+/// struct members only) at their member's place; `None` for what the list
+/// leaves out. Refuses excess elements, unknown or repeated members, and
+/// lists that mix both kinds.
+pub fn list_slots<'i>(
+    program: &Program,
+    items: &'i [Init],
+    ty: &Type,
+    elements: usize,
+) -> Result<Vec<Option<&'i Init>>> {
+    let designated = |i: &Init| matches!(i, Init::Designated(..));
+    let Some(first) = items.iter().find(|i| designated(i)) else {
+        if items.len() > elements {
+            return Err(Error::coded(
+                Code::InvalidInitializer,
+                items[elements].span(),
+                format!(
+                    "excess elements in initializer of `{}`",
+                    program.display(ty)
+                ),
+            ));
+        }
+        let mut slots: Vec<Option<&Init>> = items.iter().map(Some).collect();
+        slots.resize(elements, None);
+        return Ok(slots);
+    };
+    let Type::Struct(id) = ty else {
+        return Err(Error::coded(
+            Code::InvalidInitializer,
+            first.span(),
+            format!(
+                "designated initializers name struct members; `{}` is not a struct",
+                program.display(ty)
+            ),
+        ));
+    };
+    if let Some(positional) = items.iter().find(|i| !designated(i)) {
+        return Err(Error::coded(
+            Code::Unsupported,
+            positional.span(),
+            "an initializer list that mixes designated (`.member = value`) and positional elements is not supported",
+        ));
+    }
+    let members = &program.structs.get(*id).members;
+    let mut slots = vec![None; elements];
+    for item in items {
+        let Init::Designated(name, value, _) = item else {
+            unreachable!("checked above")
+        };
+        let Some(at) = members.iter().position(|m| m.name == name.name) else {
+            return Err(Error::coded(
+                Code::UnknownMember,
+                name.span,
+                format!(
+                    "no member named `{}` in `{}`",
+                    name.name,
+                    program.display(ty)
+                ),
+            ));
+        };
+        if slots[at].replace(&**value).is_some() {
+            return Err(Error::coded(
+                Code::InvalidInitializer,
+                name.span,
+                format!("member `{}` is initialized twice", name.name),
+            ));
+        }
+    }
+    Ok(slots)
 }
 
 fn eval_list(
@@ -220,26 +361,20 @@ fn eval_list(
             };
         }
         _ => {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidInitializer,
                 span,
                 format!("cannot initialize `{}` with a list", program.display(ty)),
             ))
         }
     };
-    if items.len() > element_types.len() {
-        return Err(Error::new(
-            items[element_types.len()].span(),
-            format!(
-                "excess elements in initializer of `{}`",
-                program.display(ty)
-            ),
-        ));
-    }
+    let slots = list_slots(program, items, ty, element_types.len())?;
     let mut values = Vec::with_capacity(element_types.len());
     for (i, et) in element_types.iter().enumerate() {
-        values.push(match items.get(i) {
-            Some(item) => eval_init(program, item, et)?,
-            None => ConstValue::zero(et, program),
+        values.push(match (slots[i], ty) {
+            (Some(item), _) => eval_init(program, item, et)?,
+            (None, Type::Struct(id)) => ConstValue::default_member(*id, i, program),
+            (None, _) => ConstValue::default_of(et, program),
         });
     }
     Ok(ConstValue::Composite(ty.clone(), values))
@@ -247,7 +382,13 @@ fn eval_list(
 
 /// Evaluates a constant expression.
 pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
-    let not_const = || Error::new(e.span, "expression is not a compile-time constant");
+    let not_const = || {
+        Error::coded(
+            Code::NotConstant,
+            e.span,
+            "expression is not a compile-time constant",
+        )
+    };
     match &e.kind {
         ExprKind::Int {
             value,
@@ -272,11 +413,14 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             };
             match symbol {
                 Some(Symbol::Constant(i)) => Ok(program.constants[*i].value.clone()),
-                Some(Symbol::FunctionConstant(_) | Symbol::SpecConstant(_)) => Err(Error::new(
+                Some(Symbol::FunctionConstant(_) | Symbol::SpecConstant(_)) => Err(Error::coded(
+                    Code::NotConstant,
                     e.span,
                     format!("`{name}` is set when the pipeline is created (a function constant), so it is not a compile-time constant here"),
                 )
                 .note("array sizes, `case` labels and attribute arguments need values known at translation; naga's WGSL writer cannot print override-sized arrays")),
+                // `M_PI_F`, `HALF_MAX`: the standard library's constants.
+                None => crate::lower::stdlib_constant(&joined).ok_or_else(not_const),
                 _ => Err(not_const()),
             }
         }
@@ -285,6 +429,19 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         ExprKind::Ternary(c, a, b) => {
             let c = eval(program, c)?.as_f64().ok_or_else(not_const)?;
             eval(program, if c != 0.0 { a } else { b })
+        }
+        // `S{a, b}`, `P<float>{a, b}` (a cast of the list): an aggregate.
+        ExprKind::BraceConstruct(path, items) => {
+            let ts = super::struct_templates::named_type(&path.join("::"), e.span);
+            let ty = program.resolve_type(&ts)?;
+            aggregate(program, items, &ty, e.span).ok_or_else(not_const)?
+        }
+        ExprKind::Cast(_, ts, inner) if matches!(inner.kind, ExprKind::InitList(_)) => {
+            let ExprKind::InitList(items) = &inner.kind else {
+                unreachable!("matched")
+            };
+            let ty = program.resolve_type(ts)?;
+            aggregate(program, items, &ty, e.span).ok_or_else(not_const)?
         }
         ExprKind::Cast(_, ts, inner) => {
             let ty = program.resolve_type(ts)?;
@@ -315,7 +472,9 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
                 ConstValue::Composite(_, items) => items
                     .get(usize::try_from(i).map_err(|_| not_const())?)
                     .cloned()
-                    .ok_or_else(|| Error::new(index.span, "index out of bounds")),
+                    .ok_or_else(|| {
+                        Error::coded(Code::IndexOutOfBounds, index.span, "index out of bounds")
+                    }),
                 _ => Err(not_const()),
             }
         }
@@ -343,7 +502,8 @@ fn int_literal(
         LiteralSuffix::None if non_decimal => Scalar::ULong,
         LiteralSuffix::Unsigned | LiteralSuffix::UnsignedLong => Scalar::ULong,
         _ => {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::LiteralOutOfRange,
                 span,
                 "integer literal is too large for any integer type",
             ))
@@ -415,7 +575,13 @@ fn binary(
     b: &ConstValue,
     span: crate::source_map::Span,
 ) -> Result<ConstValue> {
-    let not_const = || Error::new(span, "expression is not a compile-time constant");
+    let not_const = || {
+        Error::coded(
+            Code::NotConstant,
+            span,
+            "expression is not a compile-time constant",
+        )
+    };
     let (Type::Scalar(sa), Type::Scalar(sb)) = (a.ty(), b.ty()) else {
         return Err(not_const());
     };
@@ -462,7 +628,8 @@ fn binary(
             Mul => x * y,
             Div => x / y,
             _ => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidOperands,
                     span,
                     format!("invalid operands to binary `{}`", op.symbol()),
                 ))
@@ -483,8 +650,22 @@ fn binary(
     )
     .and_then(|v| v.as_int())
     .ok_or_else(not_const)?;
+    integer_binary(op, x, y, common, span)
+}
+
+/// `x op y` on integers of type `common` (C++'s wrapping arithmetic; shifts
+/// take the low five bits of `y`).
+fn integer_binary(
+    op: BinaryOp,
+    x: i64,
+    y: i64,
+    common: Scalar,
+    span: crate::source_map::Span,
+) -> Result<ConstValue> {
+    use BinaryOp::*;
     if matches!(op, Div | Rem) && y == 0 {
-        return Err(Error::new(
+        return Err(Error::coded(
+            Code::ConstantEvaluation,
             span,
             "division by zero in a constant expression",
         ));
@@ -504,7 +685,13 @@ fn binary(
         Shl => x << (y & 31),
         Shr if unsigned => ((x as u32) >> (y & 31)) as i64,
         Shr => ((x as i32) >> (y & 31)) as i64,
-        _ => return Err(not_const()),
+        _ => {
+            return Err(Error::coded(
+                Code::NotConstant,
+                span,
+                "expression is not a compile-time constant",
+            ))
+        }
     };
     Ok(ConstValue::Int(wrap(r, common), common))
 }

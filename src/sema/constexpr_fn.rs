@@ -7,6 +7,7 @@
 use super::consteval::{self, ConstValue};
 use super::subst::{Replacement, Subst};
 use super::{Error, Program, Result, Symbol};
+use crate::diagnostics::Code;
 use crate::source_map::Span;
 use crate::syntax::ast::{Expr, ExprKind, FunctionDecl, LiteralSuffix, StmtKind};
 use crate::types::Scalar;
@@ -58,7 +59,8 @@ fn evaluate(program: &Program, f: &FunctionDecl, args: &[Expr], span: Span) -> R
         let ty = program.resolve_type(&p.ty)?;
         let value = consteval::convert(&consteval::eval(program, arg)?, &ty, arg.span, program)?;
         let literal = literal(&value, arg.span).ok_or_else(|| {
-            Error::new(
+            Error::coded(
+                Code::Unsupported,
                 arg.span,
                 "only scalar arguments are supported in constexpr calls",
             )
@@ -71,7 +73,8 @@ fn evaluate(program: &Program, f: &FunctionDecl, args: &[Expr], span: Span) -> R
     Subst::new(&map).expr(&mut body);
     let depth = DEPTH.with(|d| d.get());
     if depth >= MAX_DEPTH {
-        return Err(Error::new(
+        return Err(Error::coded(
+            Code::LimitExceeded,
             span,
             format!("constexpr evaluation nested deeper than {MAX_DEPTH} calls"),
         ));
@@ -84,7 +87,8 @@ fn evaluate(program: &Program, f: &FunctionDecl, args: &[Expr], span: Span) -> R
 }
 
 fn unsupported_body(f: &FunctionDecl) -> Error {
-    Error::new(
+    Error::coded(
+        Code::Unsupported,
         f.name.span,
         format!(
             "constexpr function `{}` is evaluated at translation time only when its body is `{{ return expression; }}`",

@@ -24,6 +24,7 @@
 //! has no side effects, so this is exact).
 
 use super::{callgraph, Error, Program, Result, Symbol};
+use crate::diagnostics::Code;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, ExprKind, Init};
 use crate::types::{Scalar, Type};
@@ -81,7 +82,8 @@ impl<'a> Program<'a> {
             return Ok(false);
         }
         if !d.array.is_empty() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Unsupported,
                 d.name.span,
                 "a program-scope array cannot be initialized from function constants",
             ));
@@ -105,7 +107,8 @@ impl<'a> Program<'a> {
     ) -> Result<()> {
         let index = self.function_constant_index(attr)?;
         if let Some(other) = self.function_constants.iter().find(|c| c.index == index) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidAttributeArgument,
                 attr.span,
                 format!(
                     "function constant index {index} is already used by `{}`",
@@ -114,38 +117,39 @@ impl<'a> Program<'a> {
             ));
         }
         if let Some(init) = &d.init {
-            let span = match init {
-                Init::Expr(e) => e.span,
-                Init::List(_, s) | Init::Paren(_, s) => *s,
-            };
-            return Err(Error::new(
+            let span = init.span();
+            return Err(Error::coded(
+                Code::InvalidInitializer,
                 span,
                 format!("function constant `{}` cannot have an initializer: the host sets its value", d.name.name),
             )
             .note(format!("for a default, declare `constant T y = is_function_constant_defined({0}) ? {0} : DEFAULT;`", d.name.name)));
         }
         if !d.array.is_empty() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Unsupported,
                 d.name.span,
                 "a function constant cannot be an array: WGSL overrides are scalars",
             ));
         }
         let ty = match self.resolve_type(ts)? {
             Type::Scalar(s @ (Scalar::Long | Scalar::ULong)) => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Unsupported,
                     ts.span,
                     format!("function constants of type `{}` are not supported: WGSL overrides cannot be 64-bit", self.display(&Type::Scalar(s))),
-                ).with_code(crate::diagnostics::Code::Unsupported))
+                ))
             }
             Type::Scalar(s) => s,
             other => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Unsupported,
                     ts.span,
                     format!(
                         "function constants of type `{}` are not supported: WGSL overrides are scalars",
                         self.display(&other)
                     ),
-                ).with_code(crate::diagnostics::Code::Unsupported)
+                )
                 .note("declare one scalar function constant per component"))
             }
         };
@@ -165,13 +169,15 @@ impl<'a> Program<'a> {
     /// `n` of `[[function_constant(n)]]`: an integer in WGSL's `@id` range.
     fn function_constant_index(&self, attr: &ast::Attribute) -> Result<u16> {
         let [arg] = attr.args.as_slice() else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidAttributeArgument,
                 attr.span,
                 "`[[function_constant(n)]]` needs one index",
             ));
         };
         let bad = || {
-            Error::new(
+            Error::coded(
+                Code::InvalidAttributeArgument,
                 arg.span,
                 "a function constant index must be an integer from 0 to 65535",
             )
@@ -210,10 +216,11 @@ impl<'a> Program<'a> {
             .flat_map(|p| &p.attributes)
             .filter(|a| a.name == "function_constant")
             .map(|a| {
-                Error::new(
+                Error::coded(
+                    Code::Unsupported,
                     a.span,
                     "conditional arguments (`[[function_constant(name)]]` on an argument) are not supported yet",
-                ).with_code(crate::diagnostics::Code::Unsupported)
+                )
                 .note("WGSL bindings cannot depend on an override; bind the argument always and test the constant in the body")
             })
             .collect()

@@ -7,14 +7,17 @@ pub mod consteval;
 pub mod constexpr_fn;
 pub mod conversions;
 pub mod function_constants;
+pub mod gnu_layout;
 pub mod sizeof;
 pub mod static_assert;
 pub mod struct_templates;
 pub mod subst;
 mod suggestions;
 pub mod templates;
+mod texture_types;
 pub mod type_traits;
 
+use crate::diagnostics::Code;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, Item, TemplateArg};
 use crate::types::{self, AddressSpace, MemberDef, Pointer, StructDef, StructId, Structs, Type};
@@ -30,24 +33,26 @@ pub struct Error {
     pub message: String,
     /// Extra explanations.
     pub notes: Vec<String>,
-    /// The stable code, when the error site chose one (docs/DIAGNOSTICS.md).
-    pub code: Option<crate::diagnostics::Code>,
+    /// The stable code, chosen where the error is made (docs/DIAGNOSTICS.md).
+    pub code: crate::diagnostics::Code,
 }
 
 impl Error {
-    /// An error at `span`.
-    pub fn new(span: Span, message: impl Into<String>) -> Self {
+    /// An error (or, in lowering's warning list, a warning) of kind `code`
+    /// at `span`: every diagnostic names its stable code where it is made
+    /// (docs/DIAGNOSTICS.md).
+    pub fn coded(code: crate::diagnostics::Code, span: Span, message: impl Into<String>) -> Self {
         Error {
             span,
             message: message.into(),
             notes: Vec::new(),
-            code: None,
+            code,
         }
     }
 
-    /// Sets the stable code.
+    /// Replaces the stable code.
     pub fn with_code(mut self, code: crate::diagnostics::Code) -> Self {
-        self.code = Some(code);
+        self.code = code;
         self
     }
 
@@ -61,6 +66,31 @@ impl Error {
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self
+    }
+
+    /// Locates an error made without a place (`Span::default()`) at
+    /// `span`, the construct being checked when it was found: every
+    /// diagnostic points somewhere.
+    pub fn or_at(mut self, span: Span) -> Self {
+        if self.span == Span::default() {
+            self.span = span;
+        }
+        self
+    }
+}
+
+/// Where a program-scope item is.
+fn item_span(item: &Item) -> Span {
+    match item {
+        Item::UsingNamespace(s) => *s,
+        Item::Alias(a) => a.span,
+        Item::Struct(s) => s.span,
+        Item::Function(f) => f.span,
+        Item::Global(g) => g.span,
+        Item::Enum(e) => e.span,
+        Item::Template(t) => t.span,
+        Item::Instantiation(i) => i.span,
+        Item::StaticAssert(a) => a.span,
     }
 }
 
@@ -141,7 +171,7 @@ pub struct Program<'a> {
     pub pending: std::cell::RefCell<Vec<struct_templates::PendingInstance>>,
     /// The program-scope item being declared; `None` while lowering.
     pub current_item: std::cell::Cell<Option<usize>>,
-    /// Instances without data members (traits): only their members exist.
+    /// Instances without data members (traits, function objects).
     pub empty_instances: std::collections::HashSet<String>,
     /// Struct template instances: the template and its arguments as written.
     pub instance_origins: HashMap<types::StructId, (String, Vec<TemplateArg>)>,
@@ -150,6 +180,13 @@ pub struct Program<'a> {
     pub seen_instances: std::collections::HashSet<String>,
     /// Built on first use by [`callgraph::reaches`].
     pub call_index: std::cell::RefCell<Option<callgraph::CallIndex>>,
+    /// Structs whose Metal alignment is not their natural one (`packed`
+    /// structs without padding, and structs holding them; see
+    /// [`gnu_layout`]).
+    pub struct_align: HashMap<StructId, u32>,
+    /// Default member initializers' values, by struct and member (see
+    /// [`Program::member_default`]).
+    pub member_defaults: HashMap<StructId, Vec<Option<ConstValue>>>,
 }
 
 /// Builds the program-scope table, reporting every error found.
@@ -159,7 +196,7 @@ pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
     for (i, item) in tu.items.iter().enumerate() {
         program.current_item.set(Some(i));
         if let Err(e) = program.declare(item) {
-            errors.push(e);
+            errors.push(e.or_at(item_span(item)));
         }
     }
     program.current_item.set(None);
@@ -175,6 +212,12 @@ impl<'a> Program<'a> {
             Item::Alias(alias) => {
                 let ty = self.resolve_type(&alias.ty)?;
                 let ty = self.apply_array(ty, &alias.array)?;
+                self.check_alias_layout(alias, &ty)?;
+                // C++ lets a typedef be declared again as the same type
+                // (`struct S {..}; typedef struct S S;`).
+                if matches!(self.symbols.get(&alias.name.name), Some(Symbol::Type(t)) if *t == ty) {
+                    return Ok(());
+                }
                 self.define(&alias.name, Symbol::Type(ty))
             }
             Item::Struct(s) => {
@@ -194,11 +237,11 @@ impl<'a> Program<'a> {
                         list.push(index);
                         Ok(())
                     }
-                    Some(_) => Err(Error::new(
+                    Some(_) => Err(Error::coded(
+                        Code::Redefinition,
                         f.name.span,
                         format!("redefinition of `{}`", f.name.name),
-                    )
-                    .with_code(crate::diagnostics::Code::Redefinition)),
+                    )),
                     None => {
                         self.symbols
                             .insert(f.name.name.clone(), Symbol::Functions(vec![index]));
@@ -223,7 +266,8 @@ impl<'a> Program<'a> {
             None => Type::INT,
         };
         if !matches!(ty, Type::Scalar(s) if s.is_integer()) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidType,
                 e.span,
                 "an enum's underlying type must be an integer type",
             ));
@@ -240,9 +284,13 @@ impl<'a> Program<'a> {
                 None => next.clone(),
             };
             let v = consteval::convert(&v, &ty, name.span, self)?;
-            let n = v
-                .as_int()
-                .ok_or_else(|| Error::new(name.span, "enumerator values must be integers"))?;
+            let n = v.as_int().ok_or_else(|| {
+                Error::coded(
+                    Code::TypeMismatch,
+                    name.span,
+                    "enumerator values must be integers",
+                )
+            })?;
             next = consteval::ConstValue::Int(n + 1, types::Scalar::Long);
             self.constants.push(GlobalConstant {
                 name: name.name.clone(),
@@ -257,10 +305,11 @@ impl<'a> Program<'a> {
 
     fn define(&mut self, name: &ast::Ident, symbol: Symbol) -> Result<()> {
         if self.symbols.contains_key(&name.name) {
-            return Err(
-                Error::new(name.span, format!("redefinition of `{}`", name.name))
-                    .with_code(crate::diagnostics::Code::Redefinition),
-            );
+            return Err(Error::coded(
+                Code::Redefinition,
+                name.span,
+                format!("redefinition of `{}`", name.name),
+            ));
         }
         self.symbols.insert(name.name.clone(), symbol);
         Ok(())
@@ -270,22 +319,27 @@ impl<'a> Program<'a> {
         let mut members: Vec<MemberDef> = Vec::new();
         for m in &s.members {
             let ty = self.resolve_type(&m.ty)?;
-            let ty = self.apply_array(ty, &m.array)?;
+            let ty = self.apply_array(ty, &m.array).map_err(|e| e.or_at(m.name.span))?;
             if matches!(ty, Type::Pointer(_)) {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Unsupported,
                     m.ty.span,
                     "pointer and reference members are not supported yet",
-                )
-                .with_code(crate::diagnostics::Code::Unsupported));
+                ));
             }
             if ty == Type::Void {
-                return Err(Error::new(m.ty.span, "a member cannot have type `void`"));
+                return Err(Error::coded(
+                    Code::InvalidType,
+                    m.ty.span,
+                    "a member cannot have type `void`",
+                ));
             }
             if members.iter().any(|x| x.name == m.name.name) {
-                return Err(
-                    Error::new(m.name.span, format!("duplicate member `{}`", m.name.name))
-                        .with_code(crate::diagnostics::Code::Redefinition),
-                );
+                return Err(Error::coded(
+                    Code::Redefinition,
+                    m.name.span,
+                    format!("duplicate member `{}`", m.name.name),
+                ));
             }
             members.push(MemberDef {
                 name: m.name.name.clone(),
@@ -294,14 +348,13 @@ impl<'a> Program<'a> {
             });
         }
         if members.is_empty() && s.name.name.contains('<') {
-            // A struct template instance holding only types and constants.
+            // A struct template instance holding only types, constants and
+            // functions (a trait or a function object); it is a type too.
             self.empty_instances.insert(s.name.name.clone());
-            return Ok(());
         }
-        if members.is_empty() {
-            return Err(Error::new(s.name.span, "empty structs are not supported")
-                .with_code(crate::diagnostics::Code::Unsupported));
-        }
+        // An empty struct (`struct S {};`) is a type of Metal size 1 with
+        // no members; lowering gives it a member nothing reads, as WGSL has
+        // no empty structs.
         let id = self.structs.push(StructDef {
             name: s.name.name.clone(),
             members,
@@ -310,7 +363,55 @@ impl<'a> Program<'a> {
         if let Some(origin) = &s.instance_of {
             self.instance_origins.insert(id, origin.clone());
         }
-        self.define(&s.name, Symbol::Type(Type::Struct(id)))
+        self.define(&s.name, Symbol::Type(Type::Struct(id)))?;
+        self.check_struct_layout(s, id)?;
+        self.declare_member_defaults(s, id)
+    }
+
+    /// The values of struct `id`'s default member initializers (`int n =
+    /// 0;`), evaluated once here: they must be constant expressions, which
+    /// keeps them independent of where an object is created.
+    fn declare_member_defaults(&mut self, s: &ast::StructDecl, id: StructId) -> Result<()> {
+        if s.members.iter().all(|m| m.default.is_none()) {
+            return Ok(());
+        }
+        let mut values = Vec::new();
+        for (m, def) in s.members.iter().zip(&self.structs.get(id).members) {
+            values.push(match &m.default {
+                None => None,
+                Some(init) => Some(consteval::eval_init(self, init, &def.ty).map_err(|e| {
+                    e.note(format!(
+                        "the default initializer of member `{}` must be a constant expression here",
+                        m.name.name
+                    ))
+                })?),
+            });
+        }
+        self.member_defaults.insert(id, values);
+        Ok(())
+    }
+
+    /// The default initializer of member `index` of struct `id`, if any.
+    pub fn member_default(&self, id: StructId, index: usize) -> Option<&ConstValue> {
+        self.member_defaults.get(&id)?.get(index)?.as_ref()
+    }
+
+    /// Whether default-initializing a value of type `ty` runs a default
+    /// member initializer (of it, or of a struct inside it).
+    pub fn has_member_defaults(&self, ty: &Type) -> bool {
+        match ty {
+            Type::Struct(id) => {
+                self.member_defaults.contains_key(id)
+                    || self
+                        .structs
+                        .get(*id)
+                        .members
+                        .iter()
+                        .any(|m| self.has_member_defaults(&m.ty))
+            }
+            Type::Array(elem, _) => self.has_member_defaults(elem),
+            _ => false,
+        }
     }
 
     fn declare_global(&mut self, decl: &'a ast::VarDecl) -> Result<()> {
@@ -327,7 +428,8 @@ impl<'a> Program<'a> {
         }
         let space = decl.ty.space.map(|s| s.0);
         if space != Some(ast::AddressSpace::Constant) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::AddressSpace,
                 decl.ty.span,
                 "program-scope variables must be declared in the `constant` address space",
             ));
@@ -337,9 +439,10 @@ impl<'a> Program<'a> {
             if self.declare_specialized(&decl.ty, d)? {
                 continue;
             }
-            let ty = self.apply_array(base.clone(), &d.array)?;
+            let ty = self.declarator_type(base.clone(), d)?;
             let Some(init) = &d.init else {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidInitializer,
                     d.name.span,
                     format!(
                         "program-scope constant `{}` must be initialized",
@@ -387,7 +490,8 @@ impl<'a> Program<'a> {
         }
         if let Some(ty) = types::builtin_type(name) {
             if !ts.args.is_empty() {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Template,
                     ts.name_span,
                     format!("`{name}` is not a template"),
                 ));
@@ -398,7 +502,8 @@ impl<'a> Program<'a> {
             "void" => return Ok(Type::Void),
             "decltype" => return self.decltype_type(ts),
             "auto" => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Unsupported,
                     ts.name_span,
                     "`auto` is supported for local variables only; write the type here",
                 ))
@@ -406,15 +511,20 @@ impl<'a> Program<'a> {
             "size_t" => return Ok(Type::UINT),
             "ptrdiff_t" => return Ok(Type::INT),
             "double" => {
-                return Err(
-                    Error::new(ts.name_span, "`double` is not supported by Metal")
-                        .with_code(crate::diagnostics::Code::NotInMetal),
-                )
+                return Err(Error::coded(
+                    Code::NotInMetal,
+                    ts.name_span,
+                    "`double` is not supported by Metal",
+                ))
             }
             "vec" => return self.template_vec(ts),
             "atomic" => {
                 let [TemplateArg::Type(elem)] = ts.args.as_slice() else {
-                    return Err(Error::new(ts.span, "`atomic` needs one type: `atomic<T>`"));
+                    return Err(Error::coded(
+                        Code::InvalidType,
+                        ts.span,
+                        "`atomic` needs one type: `atomic<T>`",
+                    ));
                 };
                 return match self.resolve_value_type(elem)? {
                     Type::Scalar(
@@ -423,11 +533,11 @@ impl<'a> Program<'a> {
                         | types::Scalar::Bool
                         | types::Scalar::Float),
                     ) => Ok(Type::Atomic(s)),
-                    other => Err(Error::new(
+                    other => Err(Error::coded(
+                        Code::Unsupported,
                         elem.span,
                         format!("`atomic<{}>` is not supported", self.display(&other)),
-                    )
-                    .with_code(crate::diagnostics::Code::Unsupported)),
+                    )),
                 };
             }
             "sampler" => return Ok(Type::Sampler { comparison: false }),
@@ -439,126 +549,24 @@ impl<'a> Program<'a> {
         }
         match self.symbols.get(name) {
             Some(Symbol::Type(ty)) => Ok(ty.clone()),
-            Some(_) => Err(Error::new(
+            Some(_) => Err(Error::coded(
+                Code::WrongKind,
                 ts.name_span,
                 format!("`{name}` does not name a type"),
             )),
-            None => Err(
-                Error::new(ts.name_span, format!("unknown type name `{name}`"))
-                    .with_code(crate::diagnostics::Code::UnknownType)
-                    .with_notes(self.type_name_hint(name)),
-            ),
-        }
-    }
-
-    /// `texture2d<T, access::A>`, `depth2d<float>` ... (MSL §2.9).
-    fn texture_type(&self, name: &str, ts: &ast::TypeSpec) -> Result<Type> {
-        use types::TextureShape as S;
-        let shape = match name {
-            "texture1d" => S::D1,
-            "texture2d" => S::D2,
-            "texture2d_array" => S::D2Array,
-            "texture2d_ms" => S::D2Ms,
-            "texture3d" => S::D3,
-            "texturecube" => S::Cube,
-            "texturecube_array" => S::CubeArray,
-            "depth2d" => S::Depth2D,
-            "depth2d_array" => S::Depth2DArray,
-            "depthcube" => S::DepthCube,
-            "depthcube_array" => S::DepthCubeArray,
-            "depth2d_ms" => S::Depth2DMs,
-            "texture1d_array" | "texture2d_ms_array" | "depth2d_ms_array" | "texture_buffer" => {
-                return Err(
-                    Error::new(ts.name_span, format!("`{name}` has no WGSL equivalent"))
-                        .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)
-                        .note("WGSL has no 1-D array, multisampled array or buffer textures"),
-                );
-            }
-            _ => {
-                return Err(
-                    Error::new(ts.name_span, format!("unknown type name `{name}`"))
-                        .with_code(crate::diagnostics::Code::UnknownType)
-                        .with_notes(self.type_name_hint(name)),
-                )
-            }
-        };
-        let (elem, access) = match ts.args.as_slice() {
-            [TemplateArg::Type(t)] => (t, None),
-            [TemplateArg::Type(t), a] => (t, Some(a)),
-            _ => {
-                return Err(Error::new(
-                    ts.span,
-                    format!("`{name}` needs a component type: `{name}<float>`"),
-                ))
-            }
-        };
-        let scalar = match self.resolve_value_type(elem)? {
-            Type::Scalar(
-                s @ (types::Scalar::Float
-                | types::Scalar::Half
-                | types::Scalar::Int
-                | types::Scalar::UInt
-                | types::Scalar::Short
-                | types::Scalar::UShort),
-            ) => s,
-            other => {
-                return Err(Error::new(
-                    elem.span,
-                    format!(
-                    "`{}` is not a texture component type (float, half, int, uint, short, ushort)",
-                    self.display(&other)
-                ),
-                ))
-            }
-        };
-        if shape.is_depth() && scalar != types::Scalar::Float {
-            return Err(Error::new(
-                elem.span,
-                "depth textures have `float` components",
-            ));
-        }
-        let access = match access {
-            None => types::TextureAccess::Sample,
-            Some(arg) => {
-                let (path, span) = match arg {
-                    TemplateArg::Type(t) => (t.path.clone(), t.span),
-                    TemplateArg::Expr(ast::Expr {
-                        kind: ast::ExprKind::Name(p),
-                        span,
-                    }) => (p.clone(), *span),
-                    TemplateArg::Expr(e) => (Vec::new(), e.span),
-                };
-                match path.last().map(String::as_str) {
-                    Some("sample") => types::TextureAccess::Sample,
-                    Some("read") => types::TextureAccess::Read,
-                    Some("write") => types::TextureAccess::Write,
-                    Some("read_write") => types::TextureAccess::ReadWrite,
-                    _ => return Err(Error::new(span, "expected `access::sample`, `access::read`, `access::write` or `access::read_write`")),
-                }
-            }
-        };
-        if shape.is_depth()
-            && matches!(
-                access,
-                types::TextureAccess::Write | types::TextureAccess::ReadWrite
+            None => Err(Error::coded(
+                Code::UnknownType,
+                ts.name_span,
+                format!("unknown type name `{name}`"),
             )
-        {
-            return Err(Error::new(
-                ts.span,
-                "depth textures cannot be written in a kernel",
-            ));
+            .with_notes(self.type_name_hint(name))),
         }
-        Ok(Type::Texture(types::Texture {
-            shape,
-            scalar,
-            access,
-            format: None,
-        }))
     }
 
     fn template_vec(&self, ts: &ast::TypeSpec) -> Result<Type> {
         let [TemplateArg::Type(elem), n] = ts.args.as_slice() else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidType,
                 ts.span,
                 "`vec` needs an element type and a size: `vec<T, N>`",
             ));
@@ -567,7 +575,8 @@ impl<'a> Program<'a> {
         let n = self.template_count(n, ts.span)?;
         match (elem, n) {
             (Type::Scalar(s), 2..=4) => Ok(Type::Vector(s, n as u8)),
-            _ => Err(Error::new(
+            _ => Err(Error::coded(
+                Code::InvalidType,
                 ts.span,
                 "`vec<T, N>` needs a scalar T and N between 2 and 4",
             )),
@@ -576,7 +585,8 @@ impl<'a> Program<'a> {
 
     fn template_array(&self, ts: &ast::TypeSpec) -> Result<Type> {
         let [TemplateArg::Type(elem), n] = ts.args.as_slice() else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidType,
                 ts.span,
                 "`array` needs an element type and a size: `array<T, N>`",
             ));
@@ -598,12 +608,20 @@ impl<'a> Program<'a> {
                 consteval::eval(self, &e)?
             }
             TemplateArg::Type(t) => {
-                return Err(Error::new(t.span, "expected a constant, found a type"))
+                return Err(Error::coded(
+                    Code::WrongKind,
+                    t.span,
+                    "expected a constant, found a type",
+                ))
             }
         };
-        value
-            .as_count()
-            .ok_or_else(|| Error::new(span, "expected a positive integer constant"))
+        value.as_count().ok_or_else(|| {
+            Error::coded(
+                Code::NotConstant,
+                span,
+                "expected a positive integer constant",
+            )
+        })
     }
 
     /// Resolves a written type including `*`/`&` declarators.
@@ -612,7 +630,8 @@ impl<'a> Program<'a> {
         let mut is_const = ts.is_const;
         for (i, op) in ts.ptr_ops.iter().enumerate() {
             let Some((space, _)) = ts.space else {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::AddressSpace,
                     ts.span,
                     format!(
                         "{} type `{}` needs an address space (`device`, `constant`, `thread` or `threadgroup`)",
@@ -622,13 +641,14 @@ impl<'a> Program<'a> {
                 ));
             };
             if i > 0 {
-                return Err(
-                    Error::new(ts.span, "pointers to pointers are not supported")
-                        .with_code(crate::diagnostics::Code::Unsupported),
-                );
+                return Err(Error::coded(
+                    Code::Unsupported,
+                    ts.span,
+                    "pointers to pointers are not supported",
+                ));
             }
             if matches!(ty, Type::Texture(_) | Type::Sampler { .. }) {
-                return Err(Error::new(ts.span, "pointers and references to textures and samplers are not allowed; pass them by value"));
+                return Err(Error::coded(Code::InvalidType, ts.span, "pointers and references to textures and samplers are not allowed; pass them by value"));
             }
             let space = match space {
                 ast::AddressSpace::Device => AddressSpace::Device,
@@ -636,8 +656,11 @@ impl<'a> Program<'a> {
                 ast::AddressSpace::Thread => AddressSpace::Thread,
                 ast::AddressSpace::Threadgroup => AddressSpace::Threadgroup,
                 ast::AddressSpace::Other => {
-                    return Err(Error::new(ts.span, "this address space is not supported")
-                        .with_code(crate::diagnostics::Code::Unsupported));
+                    return Err(Error::coded(
+                        Code::Unsupported,
+                        ts.span,
+                        "this address space is not supported",
+                    ));
                 }
             };
             ty = Type::Pointer(Box::new(Pointer {
@@ -652,13 +675,78 @@ impl<'a> Program<'a> {
     }
 
     /// Wraps `ty` in the array dimensions `dims` (`T a[2][3]` is 2 arrays of 3).
+    /// The type a declarator gives `base`: its array suffixes applied, an
+    /// unsized first one (`w[] = {1, 2, 3}`) sized by its initializer list
+    /// (C++ [dcl.init.aggr]: one element per item, or per element's worth
+    /// of items when their braces are elided).
+    pub fn declarator_type(&self, base: Type, d: &ast::Declarator) -> Result<Type> {
+        let Some((None, inner)) = d.array.split_first() else {
+            return self.apply_array(base, &d.array).map_err(|e| e.or_at(d.name.span));
+        };
+        let elem = self.apply_array(base, inner).map_err(|e| e.or_at(d.name.span))?;
+        let items = match &d.init {
+            Some(ast::Init::List(items, _)) => items,
+            Some(ast::Init::Expr(ast::Expr {
+                kind: ast::ExprKind::InitList(items),
+                ..
+            })) => items,
+            _ => {
+                return Err(Error::coded(
+                    Code::InvalidType,
+                    d.name.span,
+                    format!(
+                        "array `{}` needs a size, or an initializer list to count it",
+                        d.name.name
+                    ),
+                ))
+            }
+        };
+        let braced = |i: &ast::Init| {
+            matches!(
+                i,
+                ast::Init::List(..)
+                    | ast::Init::Expr(ast::Expr {
+                        kind: ast::ExprKind::InitList(_),
+                        ..
+                    })
+            )
+        };
+        // Brace elision: `float m[][2] = {1, 2, 3, 4}` has two elements.
+        let mut per_element = 1;
+        let mut t = &elem;
+        while let Type::Array(e, n) = t {
+            per_element *= *n as usize;
+            t = e;
+        }
+        let n = match items.iter().any(braced) {
+            true => items.len(),
+            false => items.len().div_ceil(per_element),
+        };
+        let n = u32::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
+            Error::coded(
+                Code::InvalidType,
+                d.name.span,
+                format!("array `{}` has no elements: an empty initializer list cannot size it", d.name.name),
+            )
+        })?;
+        Ok(Type::Array(Box::new(elem), n))
+    }
+
     pub fn apply_array(&self, mut ty: Type, dims: &[Option<ast::Expr>]) -> Result<Type> {
         for dim in dims.iter().rev() {
             let Some(e) = dim else {
-                return Err(Error::new(Span::default(), "arrays need a size"));
+                return Err(Error::coded(
+                    Code::InvalidType,
+                    Span::default(),
+                    "arrays need a size: only a variable initialized with a list may leave it out",
+                ));
             };
             let n = consteval::eval(self, e)?.as_count().ok_or_else(|| {
-                Error::new(e.span, "array size must be a positive integer constant")
+                Error::coded(
+                    Code::NotConstant,
+                    e.span,
+                    "array size must be a positive integer constant",
+                )
             })?;
             ty = Type::Array(Box::new(ty), n);
         }
@@ -669,7 +757,8 @@ impl<'a> Program<'a> {
 /// A `constexpr sampler` declarator; also used for function-scope ones.
 pub fn sampler_decl(ty: &ast::TypeSpec, d: &ast::Declarator) -> Result<SamplerDecl> {
     if !ty.is_constexpr {
-        return Err(Error::new(
+        return Err(Error::coded(
+            Code::InvalidSampler,
             ty.span,
             "a sampler declared in a program or function must be `constexpr`",
         ));
@@ -682,7 +771,8 @@ pub fn sampler_decl(ty: &ast::TypeSpec, d: &ast::Declarator) -> Result<SamplerDe
             ..
         })) => args.clone(),
         Some(other) => {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidSampler,
                 other.span(),
                 "expected `constexpr sampler name(arguments...)`",
             ))

@@ -3,6 +3,7 @@
 
 use super::consteval::{self, ConstValue};
 use super::{Error, Program, Result};
+use crate::diagnostics::Code;
 use crate::source_map::Span;
 use crate::syntax::ast::{ExprKind, SizeOperand, TypeSpec};
 use crate::types::{Scalar, Type};
@@ -18,13 +19,18 @@ pub fn eval(
 ) -> Result<ConstValue> {
     let ty = operand_type(program, operand, local)?;
     if matches!(ty, Type::Void) {
-        return Err(Error::new(
+        return Err(Error::coded(
+            Code::InvalidType,
             span,
             "invalid application of `sizeof` to `void`",
         ));
     }
     let layout = crate::layout::metal(&ty, &program.structs);
-    let value = if align { layout.align } else { layout.size };
+    let value = if align {
+        program.true_align(&ty)
+    } else {
+        layout.size
+    };
     Ok(ConstValue::Int(i64::from(value), Scalar::UInt))
 }
 
@@ -55,11 +61,11 @@ fn operand_type(
                 Ok(local(&path[0]).expect("checked"))
             }
             _ => consteval::eval(program, e).map(|v| v.ty()).map_err(|_| {
-                Error::new(
+                Error::coded(
+                    Code::Unsupported,
                     e.span,
                     "`sizeof` of this expression is not supported yet; write its type, `sizeof(T)`",
                 )
-                .with_code(crate::diagnostics::Code::Unsupported)
             }),
         },
     }

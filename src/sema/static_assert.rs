@@ -4,13 +4,15 @@
 
 use super::consteval::{self, ConstValue};
 use super::{Error, Program, Result};
+use crate::diagnostics::Code;
 use crate::syntax::ast::StaticAssert;
 
 /// Evaluates the condition as a constant expression; a false one is an
 /// error at the declaration carrying the message, as clang reports it.
 pub fn check(program: &Program, assert: &StaticAssert) -> Result<()> {
     let value = consteval::eval(program, &assert.cond).map_err(|e| {
-        Error::new(
+        Error::coded(
+            Code::NotConstant,
             e.span,
             format!(
                 "static assertion expression is not an integral constant expression: {}",
@@ -25,7 +27,7 @@ pub fn check(program: &Program, assert: &StaticAssert) -> Result<()> {
         Some(m) => format!("static assertion failed: {m}"),
         None => "static assertion failed".to_string(),
     };
-    Err(Error::new(assert.span, message))
+    Err(Error::coded(Code::StaticAssertFailed, assert.span, message))
 }
 
 /// C++'s contextual conversion to `bool` of a scalar constant.

@@ -21,6 +21,7 @@
 use super::subst::{Replacement, Subst};
 use super::templates::{template_name, Deduce, TemplateValue, MAX_INSTANTIATION_DEPTH};
 use super::{Error, Program, Result, Symbol};
+use crate::diagnostics::Code;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, Item, StructTemplate, TemplateArg, Templated};
 use crate::types::Type;
@@ -49,7 +50,8 @@ pub fn insert_instances(
 ) -> Result<()> {
     if round >= MAX_INSTANTIATION_DEPTH {
         let p = &pending[0];
-        return Err(Error::new(
+        return Err(Error::coded(
+            Code::LimitExceeded,
             p.span,
             format!(
                 "template instantiation depth exceeds the limit of {MAX_INSTANTIATION_DEPTH} (instantiating `{}`)",
@@ -112,7 +114,8 @@ impl<'a> Program<'a> {
         };
         let name = &st.decl.name;
         if self.symbols.contains_key(&name.name) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Redefinition,
                 name.span,
                 format!("redefinition of `{}` as a struct template", name.name),
             ));
@@ -120,13 +123,15 @@ impl<'a> Program<'a> {
         let list = self.struct_templates.entry(name.name.clone()).or_default();
         match &st.specialization {
             None if list.iter().any(|u| struct_of(u).specialization.is_none()) => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Redefinition,
                     name.span,
                     format!("redefinition of struct template `{}`", name.name),
                 ))
             }
             Some(_) if !list.iter().any(|u| struct_of(u).specialization.is_none()) => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Template,
                     name.span,
                     format!(
                         "`{}` is not a struct template: a specialisation needs the primary template declared before it",
@@ -137,7 +142,8 @@ impl<'a> Program<'a> {
             _ => {}
         }
         if st.specialization.is_none() && t.params.is_empty() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 name.span,
                 "a struct template needs at least one template parameter",
             ));
@@ -169,7 +175,8 @@ impl<'a> Program<'a> {
             return Ok(None);
         };
         if ts.args.is_empty() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 ts.name_span,
                 format!(
                     "use of struct template `{name}` requires template arguments: `{name}<...>`"
@@ -184,13 +191,15 @@ impl<'a> Program<'a> {
             .join("::");
         match self.symbols.get(&full) {
             Some(Symbol::Type(ty)) => Ok(Some(ty.clone())),
-            _ if scope.is_empty() => Err(Error::new(
+            _ if scope.is_empty() => Err(Error::coded(
+                Code::Unsupported,
                 ts.name_span,
                 format!(
                     "`{instance}` has no data members; empty structs are not supported as types"
                 ),
             )),
-            _ => Err(Error::new(
+            _ => Err(Error::coded(
+                Code::UnknownMember,
                 ts.name_span,
                 format!("no type named `{}` in `{instance}`", scope.join("::")),
             )),
@@ -233,7 +242,8 @@ impl<'a> Program<'a> {
         if self.seen_instances.contains(&instance) {
             // Declared later in the unit, or its declaration failed (that
             // error is reported there).
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 span,
                 format!("`{instance}` is not declared here: its declaration failed or comes later"),
             ));
@@ -245,7 +255,8 @@ impl<'a> Program<'a> {
             items,
             span,
         });
-        Err(Error::new(
+        Err(Error::coded(
+            Code::Template,
             span,
             format!("`{instance}` is instantiated on the next analysis round"),
         ))
@@ -259,7 +270,8 @@ impl<'a> Program<'a> {
         span: Span,
     ) -> Result<Vec<TemplateValue>> {
         if args.len() > t.params.len() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 span,
                 format!(
                     "too many template arguments for `{}`: it has {} template parameter(s), {} given",
@@ -318,6 +330,7 @@ impl<'a> Program<'a> {
         for m in &mut decl.members {
             subst.ty(&mut m.ty);
             m.array.iter_mut().flatten().for_each(|e| subst.expr(e));
+            m.default.iter_mut().for_each(|i| subst.init(i));
         }
         items.push(Item::Struct(decl));
         for item in &st.members {
@@ -380,7 +393,8 @@ impl<'a> Program<'a> {
                     .map(|v| show_value(self, v))
                     .collect::<Vec<_>>()
                     .join(", ");
-                let mut e = Error::new(
+                let mut e = Error::coded(
+                    Code::AmbiguousName,
                     span,
                     format!("ambiguous partial specialisations of `{name}<{shown}>`"),
                 );

@@ -184,11 +184,13 @@ impl<'m> Subst<'m> {
         }
     }
 
-    fn init(&self, i: &mut Init) {
+    /// An initializer.
+    pub fn init(&self, i: &mut Init) {
         match i {
             Init::Expr(e) => self.expr(e),
             Init::List(items, _) => items.iter_mut().for_each(|i| self.init(i)),
             Init::Paren(args, _) => args.iter_mut().for_each(|e| self.expr(e)),
+            Init::Designated(_, value, _) => self.init(value),
         }
     }
 

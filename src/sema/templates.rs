@@ -7,6 +7,7 @@
 
 use super::subst::{Replacement, Subst};
 use super::{consteval, Error, Program, Result};
+use crate::diagnostics::Code;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, TemplateArg, TemplateParamKind, Templated};
 use crate::types::{Scalar, Type};
@@ -50,7 +51,8 @@ impl<'a> Program<'a> {
         };
         for (i, p) in t.params.iter().enumerate() {
             if t.params[..i].iter().any(|q| q.name.name == p.name.name) {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Redefinition,
                     p.name.span,
                     format!("redefinition of template parameter `{}`", p.name.name),
                 ));
@@ -62,7 +64,8 @@ impl<'a> Program<'a> {
         if let Some(super::Symbol::Type(_) | super::Symbol::Constant(_)) =
             self.symbols.get(&f.name.name)
         {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Redefinition,
                 f.name.span,
                 format!("redefinition of `{}`", f.name.name),
             ));
@@ -95,7 +98,8 @@ impl<'a> Program<'a> {
     ) -> Result<Vec<TemplateValue>> {
         let f = template_function(t);
         if explicit.len() > t.params.len() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 explicit_span(&explicit[t.params.len()]),
                 format!(
                     "too many template arguments for `{}`: it has {} template parameter(s), {} given",
@@ -137,7 +141,8 @@ impl<'a> Program<'a> {
             (TemplateParamKind::Type(_), TemplateArg::Type(ts)) => {
                 Ok(TemplateValue::Type(self.resolve_type(ts)?))
             }
-            (TemplateParamKind::Type(_), TemplateArg::Expr(e)) => Err(Error::new(
+            (TemplateParamKind::Type(_), TemplateArg::Expr(e)) => Err(Error::coded(
+                Code::Template,
                 e.span,
                 format!("template parameter `{}` needs a type", p.name.name),
             )),
@@ -147,7 +152,8 @@ impl<'a> Program<'a> {
                     // A bare name parses as a type; it may be a constant.
                     TemplateArg::Type(ts) if ts.ptr_ops.is_empty() => type_arg_as_expr(ts),
                     TemplateArg::Type(ts) => {
-                        return Err(Error::new(
+                        return Err(Error::coded(
+                            Code::Template,
                             ts.span,
                             format!("template parameter `{}` needs a constant", p.name.name),
                         ))
@@ -169,7 +175,8 @@ impl<'a> Program<'a> {
         let v = consteval::convert_to(&v, scalar)
             .and_then(|v| v.as_int())
             .ok_or_else(|| {
-                Error::new(
+                Error::coded(
+                    Code::Template,
                     e.span,
                     format!(
                         "template argument for `{}` must be an integer constant",
@@ -184,7 +191,8 @@ impl<'a> Program<'a> {
     fn value_param_scalar(&self, ty: &ast::TypeSpec) -> Result<Scalar> {
         match self.resolve_type(ty)? {
             Type::Scalar(s) if s != Scalar::Half && s != Scalar::Float => Ok(s),
-            other => Err(Error::new(
+            other => Err(Error::coded(
+                Code::Template,
                 ty.span,
                 format!(
                     "`{}` cannot be the type of a template parameter; use an integer type",
@@ -220,7 +228,8 @@ impl<'a> Program<'a> {
                 subst.expr(&mut e);
                 self.constant_argument(p, ty, &e)
             }
-            _ if matches!(t.item, Templated::Struct(_)) => Err(Error::new(
+            _ if matches!(t.item, Templated::Struct(_)) => Err(Error::coded(
+                Code::Template,
                 span,
                 format!(
                     "too few template arguments for `{}`: `{}` has no default",
@@ -230,7 +239,8 @@ impl<'a> Program<'a> {
             )),
             _ => {
                 let f = template_function(t);
-                Err(Error::new(
+                Err(Error::coded(
+                    Code::Template,
                     span,
                     format!("could not deduce template argument `{}`", p.name.name),
                 )
@@ -281,7 +291,8 @@ impl<'a> Program<'a> {
                 ];
             }
             other => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Unsupported,
                     span,
                     format!(
                         "`{}` as a template argument is not supported yet",
@@ -492,7 +503,8 @@ impl Deduce<'_, '_, '_> {
                     TemplateValue::Value(v, _) => v.to_string(),
                 };
                 let p = &self.template.params[i].name.name;
-                Err(Error::new(
+                Err(Error::coded(
+                    Code::Template,
                     span,
                     format!(
                         "conflicting deductions for template parameter `{p}`: deduced as both `{}` and `{}`",
@@ -519,13 +531,15 @@ impl<'a> Program<'a> {
         let t =
             match self.function_templates(&name.name) {
                 [] => {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::Template,
                         name.span,
                         format!("`{}` is not a function template", name.name),
                     ))
                 }
                 [one] => self.templates[*one],
-                _ => return Err(Error::new(
+                _ => return Err(Error::coded(
+                    Code::Unsupported,
                     name.span,
                     "explicit instantiation of overloaded function templates is not supported yet",
                 )),
@@ -535,26 +549,30 @@ impl<'a> Program<'a> {
             None => return Ok(()),
             Some((ast::Stage::Kernel, _)) => {}
             Some((_, s)) => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Unsupported,
                     s,
                     "explicit instantiation of vertex and fragment templates is not supported yet",
                 ))
             }
         }
         if !matches!(tf.stage, Some((ast::Stage::Kernel, _))) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 name.span,
                 format!("`{}` is not a kernel template", name.name),
             ));
         }
         let Some((host, host_span)) = &inst.host_name else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Unsupported,
                 inst.span,
                 "explicit instantiation of a kernel without `[[host_name(\"...\")]]` is not supported yet",
             ));
         };
         if tf.params.len() != inst.function.params.len() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 inst.span,
                 format!(
                     "this declaration has {} parameter(s), the template `{}` has {}",
@@ -575,7 +593,8 @@ impl<'a> Program<'a> {
             let ty = self.resolve_type(&p.ty)?;
             let ty = self.apply_array(ty, &p.array)?;
             if ty != *want {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Template,
                     *span,
                     format!(
                         "parameter type `{}` does not match the template's `{}`",
@@ -591,7 +610,11 @@ impl<'a> Program<'a> {
                 .iter()
                 .any(|(_, g)| g.name.name == *host);
         if taken {
-            return Err(Error::new(*host_span, format!("redefinition of `{host}`")));
+            return Err(Error::coded(
+                Code::Redefinition,
+                *host_span,
+                format!("redefinition of `{host}`"),
+            ));
         }
         self.instantiations.push((inst.span, f));
         Ok(())

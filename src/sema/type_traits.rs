@@ -16,6 +16,7 @@
 
 use super::templates::type_arg_as_expr;
 use super::{consteval, Error, Program, Result};
+use crate::diagnostics::Code;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, CastKind, Expr, ExprKind, LiteralSuffix, TemplateArg};
 use crate::types::{Scalar, Type};
@@ -50,7 +51,11 @@ impl Program<'_> {
     fn trait_arg_type(&self, a: &TemplateArg) -> Result<Type> {
         match a {
             TemplateArg::Type(ts) => self.resolve_type(ts),
-            TemplateArg::Expr(e) => Err(Error::new(e.span, "expected a type, found a value")),
+            TemplateArg::Expr(e) => Err(Error::coded(
+                Code::WrongKind,
+                e.span,
+                "expected a type, found a value",
+            )),
         }
     }
 
@@ -62,7 +67,7 @@ impl Program<'_> {
         let v = consteval::eval(self, &e)?;
         v.as_f64()
             .map(|f| f != 0.0)
-            .ok_or_else(|| Error::new(e.span, "expected a `bool` constant"))
+            .ok_or_else(|| Error::coded(Code::NotConstant, e.span, "expected a `bool` constant"))
     }
 
     /// `is_same_v<T, U>`, `is_floating_point<T>::value`, ...: `None` when
@@ -78,7 +83,8 @@ impl Program<'_> {
         };
         let arity = if name == "is_same" { 2 } else { 1 };
         if args.len() != arity {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 span,
                 format!(
                     "`{name}` takes {arity} template argument(s), {} given",
@@ -111,7 +117,8 @@ impl Program<'_> {
             unreachable!("decltype holds its operand")
         };
         consteval::eval(self, e).map(|v| v.ty()).map_err(|_| {
-            Error::new(
+            Error::coded(
+                Code::Unsupported,
                 e.span,
                 "`decltype` of this expression is supported in function bodies only (local declarations and template arguments)",
             )
@@ -128,7 +135,8 @@ impl Program<'_> {
         match (name.as_str(), args) {
             ("enable_if", [cond, rest @ ..]) if rest.len() <= 1 => {
                 if !self.trait_arg_bool(cond)? {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::Template,
                         ast_arg_span(cond),
                         "`enable_if` condition is false: no type named `type` in `enable_if<false>`",
                     )
@@ -187,13 +195,15 @@ impl Program<'_> {
         };
         let span = callee.span;
         let [arg] = args.as_slice() else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 span,
                 "`numeric_limits` takes one type: `numeric_limits<T>`",
             ));
         };
         let Type::Scalar(s) = self.trait_arg_type(arg)? else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Template,
                 ast_arg_span(arg),
                 "`numeric_limits` is defined for scalar types only",
             ));
@@ -281,7 +291,8 @@ fn limit(s: Scalar, which: &str, span: Span) -> Result<Expr> {
 }
 
 fn unknown_limit(which: &str, span: Span) -> Error {
-    Error::new(
+    Error::coded(
+        Code::Unsupported,
         span,
         format!("`numeric_limits<T>::{which}` is not supported; use `max`, `min`, `lowest`, `epsilon` or `infinity`"),
     )

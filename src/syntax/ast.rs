@@ -143,8 +143,37 @@ pub struct Alias {
     pub ty: TypeSpec,
     /// Array dimensions of a typedef (`typedef float F4[4];`).
     pub array: Vec<Option<Expr>>,
+    /// `__attribute__((aligned(N)))` and the like on a typedef.
+    pub layout: Vec<LayoutAttribute>,
     /// Whole declaration.
     pub span: Span,
+}
+
+/// A GCC/clang attribute that can change memory layout (the others are
+/// parsed and dropped, see `syntax::from_pest::gnu`).
+#[derive(Clone, Debug)]
+pub enum LayoutAttribute {
+    /// `__attribute__((packed))` (also `__packed__`).
+    Packed(Span),
+    /// `__attribute__((aligned(N)))`; `None` for `aligned` alone.
+    Aligned(Option<Expr>, Span),
+}
+
+impl LayoutAttribute {
+    /// Where it is written.
+    pub fn span(&self) -> Span {
+        match self {
+            LayoutAttribute::Packed(s) | LayoutAttribute::Aligned(_, s) => *s,
+        }
+    }
+
+    /// `packed` or `aligned`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LayoutAttribute::Packed(_) => "packed",
+            LayoutAttribute::Aligned(..) => "aligned",
+        }
+    }
 }
 
 /// An address-space qualifier.
@@ -234,6 +263,8 @@ pub struct StructDecl {
     /// For an instance of a struct template: the template's name and the
     /// arguments, written out (so that deduction can match `P<T>` to it).
     pub instance_of: Option<(String, Vec<TemplateArg>)>,
+    /// `__attribute__((packed))`, `__attribute__((aligned(N)))` on the struct.
+    pub layout: Vec<LayoutAttribute>,
 }
 
 /// One data member.
@@ -247,6 +278,10 @@ pub struct Member {
     pub array: Vec<Option<Expr>>,
     /// Attributes.
     pub attributes: Vec<Attribute>,
+    /// `__attribute__((packed))`, `__attribute__((aligned(N)))` on the member.
+    pub layout: Vec<LayoutAttribute>,
+    /// The default member initializer (`int n = 0;`, `float x{1.0f};`).
+    pub default: Option<Init>,
 }
 
 /// `kernel`, `vertex` or `fragment`.
@@ -331,6 +366,8 @@ pub enum Init {
     List(Vec<Init>, Span),
     /// `(a, b)` direct initialization.
     Paren(Vec<Expr>, Span),
+    /// `.member = value` (or `.member{..}`), an element of a braced list.
+    Designated(Ident, Box<Init>, Span),
 }
 
 impl Init {
@@ -338,7 +375,7 @@ impl Init {
     pub fn span(&self) -> Span {
         match self {
             Init::Expr(e) => e.span,
-            Init::List(_, s) | Init::Paren(_, s) => *s,
+            Init::List(_, s) | Init::Paren(_, s) | Init::Designated(_, _, s) => *s,
         }
     }
 }

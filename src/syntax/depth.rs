@@ -116,11 +116,11 @@ pub fn check(pairs: Pairs<Rule>) -> Result<(), Error> {
         if let Some(message) = over {
             let at = span.start();
             let end = (at + 1).min(span.end()).max(at);
-            let mut error = Error {
-                span: Span::new(at, end),
+            let mut error = Error::coded(
+                Code::NestingTooDeep,
+                Span::new(at, end),
                 message,
-                code: Some(Code::NestingTooDeep),
-            };
+            );
             if levels > MAX_STATEMENT_LEVELS {
                 error.message +=
                     " (a `for` takes 3, `while`, `do` and `switch` 2, `if` and each `else if` 1)";
@@ -159,14 +159,14 @@ pub fn check_unbraced_chains(text: &str, limit: usize) -> Result<(), Error> {
         if *chain <= limit {
             return Ok(());
         }
-        Err(Error {
-            code: Some(Code::NestingTooDeep),
-            span: Span::new(at, at + 1),
-            message: format!(
+        Err(Error::coded(
+            Code::NestingTooDeep,
+            Span::new(at, at + 1),
+            format!(
                 "statements or `?:` nested too deeply for this build (the limit is {limit} \
                  unbraced levels in WebAssembly)"
             ),
-        })
+        ))
     };
     while i < bytes.len() {
         let c = bytes[i];

@@ -1,11 +1,12 @@
 //! Parsing: pest (`grammar.pest`) → [`ast`] with spans.
 
 pub mod ast;
-mod build;
 mod depth;
+mod from_pest;
 
-pub use build::members;
+pub use from_pest::members;
 
+use crate::diagnostics::Code;
 use crate::source_map::Span;
 use pest::Parser as _;
 
@@ -27,8 +28,20 @@ pub struct Error {
     pub span: Span,
     /// Message, rustc/clang style.
     pub message: String,
-    /// The stable code (docs/DIAGNOSTICS.md); `None` means a generic syntax error.
-    pub code: Option<crate::diagnostics::Code>,
+    /// The stable code, chosen where the error is made (docs/DIAGNOSTICS.md).
+    pub code: crate::diagnostics::Code,
+}
+
+impl Error {
+    /// An error of kind `code` at `span`: every diagnostic names its stable
+    /// code where it is made (docs/DIAGNOSTICS.md).
+    pub fn coded(code: crate::diagnostics::Code, span: Span, message: impl Into<String>) -> Self {
+        Error {
+            span,
+            message: message.into(),
+            code,
+        }
+    }
 }
 
 /// Parses a preprocessed translation unit.
@@ -38,7 +51,7 @@ pub fn parse(text: &str) -> Result<ast::TranslationUnit, Error> {
     depth::check_unbraced_chains(text, depth::MAX_UNBRACED_CHAIN)?;
     let pairs = MslParser::parse(Rule::translation_unit, text).map_err(|e| describe(e, text))?;
     depth::check(pairs.clone())?;
-    build::translation_unit(pairs)
+    from_pest::translation_unit(pairs)
 }
 
 /// Refuses bracket nesting deeper than [`MAX_NESTING_DEPTH`].
@@ -49,13 +62,13 @@ fn check_nesting(text: &str) -> Result<(), Error> {
             '(' | '[' | '{' => {
                 depth += 1;
                 if depth > MAX_NESTING_DEPTH {
-                    return Err(Error {
-                        code: Some(crate::diagnostics::Code::NestingTooDeep),
-                        span: Span::new(i, i + 1),
-                        message: format!(
+                    return Err(Error::coded(
+                        Code::NestingTooDeep,
+                        Span::new(i, i + 1),
+                        format!(
                             "brackets nested too deeply (the limit is {MAX_NESTING_DEPTH} levels)"
                         ),
-                    });
+                    ));
                 }
             }
             ')' | ']' | '}' => depth = depth.saturating_sub(1),
@@ -137,11 +150,11 @@ fn describe(err: pest::error::Error<Rule>, text: &str) -> Error {
     } else {
         format!("`{found}`")
     };
-    Error {
-        code: Some(crate::diagnostics::Code::Syntax),
+    Error::coded(
+        Code::Syntax,
         span,
-        message: format!("expected {wanted}, found {found_words}"),
-    }
+        format!("expected {wanted}, found {found_words}"),
+    )
 }
 
 /// The token starting at `pos`, for "found `x`".

@@ -6,6 +6,7 @@ use super::{
     parse_texture_format, BufferArg, TextureArg, FAILURE,
 };
 use clap::Parser;
+use msl2wgsl::diagnostics::Code;
 use std::path::{Path, PathBuf};
 
 /// Draw with a vertex and a fragment function and save the image as PNG.
@@ -20,23 +21,42 @@ use std::path::{Path, PathBuf};
         outputs, rgba8sint for int, rgba8uint for uint.\n\
         A [[stage_in]] vertex input reads buffer 0 (--vertex-buffer 0=...): vertices of \
         tightly packed [[attribute(k)]] members in attribute order, as `msl2wgsl reflect` \
-        reports (vertexAttributes, vertexStride)."
+        reports (vertexAttributes, vertexStride).\n\
+        With --effect NAME instead of --vertex/--fragment, the [[stitchable]] function NAME is \
+        applied as SwiftUI applies it (colorEffect, distortionEffect or layerEffect, as its \
+        signature says; a fill for `half4 f(float2 position, args...)`) to the layer --input \
+        (a PNG; one pixel per point, its values used as they are), over the whole image: \
+        `msl2wgsl render effect.metal --effect wave --input in.png --arg 0=2.5 --arg \
+        speed=5 -o out.png`. Each --arg sets one argument after the fixed ones, by position \
+        (0 is the first) or by name: numbers for values (`1.5`, `1,0,0,1` for a half4 \
+        colour), numbers or @FILE (raw bytes, Metal's layout) for arrays (their count is \
+        set from them) and `.data`, PATH.png for texture2d<half> images. Arguments with a \
+        default may be left out. A fill without --input needs --size."
 )]
 pub(super) struct RenderArgs {
     /// The MSL file.
     file: String,
     /// The vertex function.
-    #[arg(long, value_name = "NAME")]
-    vertex: String,
+    #[arg(long, value_name = "NAME", required_unless_present = "effect")]
+    vertex: Option<String>,
     /// The fragment function.
-    #[arg(long, value_name = "NAME")]
-    fragment: String,
-    /// Size of the targets in pixels.
-    #[arg(long, value_name = "WxH", value_parser = parse_size)]
-    size: (u32, u32),
+    #[arg(long, value_name = "NAME", required_unless_present = "effect")]
+    fragment: Option<String>,
+    /// Apply the [[stitchable]] function NAME as a SwiftUI effect to --input.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["vertex", "fragment", "vertex_count", "vertex_buffer", "fragment_buffer", "texture", "format", "clear"])]
+    effect: Option<String>,
+    /// The layer an effect reads (PNG, as rgba8unorm); the output has its size.
+    #[arg(long, value_name = "PATH.png", requires = "effect")]
+    input: Option<PathBuf>,
+    /// An effect argument, by position after the fixed ones or by name.
+    #[arg(long = "arg", value_name = "N=VALUE", requires = "effect", value_parser = parse_effect_arg)]
+    effect_arg: Vec<(String, String)>,
+    /// Size of the targets in pixels (an effect: of a fill without --input).
+    #[arg(long, value_name = "WxH", value_parser = parse_size, required_unless_present = "effect")]
+    size: Option<(u32, u32)>,
     /// Vertices to draw (vertexCount).
-    #[arg(long, value_name = "N")]
-    vertex_count: u32,
+    #[arg(long, value_name = "N", required_unless_present = "effect")]
+    vertex_count: Option<u32>,
     /// Instances to draw (instanceCount).
     #[arg(long, value_name = "N", default_value_t = 1)]
     instance_count: u32,
@@ -91,6 +111,17 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     }
 }
 
+/// `N=VALUE` of `--arg`: a position or name, and a non-empty value.
+fn parse_effect_arg(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not N=VALUE"))?;
+    if name.is_empty() || value.is_empty() {
+        return Err(format!("`{s}` is not N=VALUE"));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
 /// `R,G,B,A`: four finite numbers.
 fn parse_clear(s: &str) -> Result<[f64; 4], String> {
     let values: Vec<f64> = s
@@ -129,11 +160,14 @@ fn output_path(out: &Path, index: usize) -> PathBuf {
 
 #[cfg(not(feature = "runner"))]
 pub(super) fn render(_: RenderArgs) -> u8 {
-    error(FAILURE, super::NO_RUNNER)
+    error(FAILURE, Code::NotAvailable, super::NO_RUNNER)
 }
 
 #[cfg(feature = "runner")]
 pub(super) use with_runner::render;
+
+#[cfg(feature = "runner")]
+mod render_effect;
 
 #[cfg(feature = "runner")]
 mod with_runner {
@@ -146,6 +180,9 @@ mod with_runner {
 
     pub(in super::super) fn render(args: RenderArgs) -> u8 {
         super::super::report::init(&args.report);
+        if let Some(effect) = &args.effect {
+            return super::render_effect::render_effect(&args, effect);
+        }
         let (name, source) = match read_input(&args.file) {
             Ok(input) => input,
             Err(code) => return code,
@@ -164,7 +201,7 @@ mod with_runner {
         };
         resources.targets = match targets(&args, fragment) {
             Ok(targets) => targets,
-            Err(message) => return error(USAGE, message),
+            Err(message) => return error(USAGE, Code::Usage, message),
         };
         let gpu = match Gpu::new() {
             Ok(gpu) => gpu,
@@ -184,7 +221,11 @@ mod with_runner {
         let mut options = Options::default();
         options.preprocess.defines = args.define.clone();
         options.preprocess.include_dirs = args.include.clone();
-        options.entries = vec![args.vertex.clone(), args.fragment.clone()];
+        options.entries = [&args.vertex, &args.fragment]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
         options.target = Target::Wgpu;
         // As with `run`, a texture given decides what a storage texture holds.
         let mut formats = args.texture_format.clone();
@@ -203,8 +244,9 @@ mod with_runner {
     /// Buffers, textures, size and counts (the targets come later: they
     /// depend on the fragment function).
     fn load_resources(args: &RenderArgs) -> Result<RenderResources, u8> {
-        let (width, height) = args.size;
-        let mut resources = RenderResources::new(width, height, args.vertex_count);
+        let (width, height) = args.size.unwrap_or_default();
+        let count = args.vertex_count.unwrap_or_default();
+        let mut resources = RenderResources::new(width, height, count);
         resources.instance_count = args.instance_count;
         resources.vertex_buffers = load_buffers(&args.vertex_buffer, "--vertex-buffer")?;
         resources.fragment_buffers = load_buffers(&args.fragment_buffer, "--fragment-buffer")?;
@@ -218,8 +260,9 @@ mod with_runner {
         library: &'l Library,
         args: &RenderArgs,
     ) -> Result<(&'l FunctionReflection, &'l FunctionReflection), RunError> {
-        let vertex = runner::stage_function(library, &args.vertex, Stage::Vertex)?;
-        let fragment = runner::stage_function(library, &args.fragment, Stage::Fragment)?;
+        let name = |n: &Option<String>| n.clone().unwrap_or_default();
+        let vertex = runner::stage_function(library, &name(&args.vertex), Stage::Vertex)?;
+        let fragment = runner::stage_function(library, &name(&args.fragment), Stage::Fragment)?;
         Ok((vertex, fragment))
     }
 
@@ -253,14 +296,14 @@ mod with_runner {
     }
 
     /// Saves every image, attachment 0 at `out`.
-    fn write_images(out: &Path, images: &[TextureData]) -> u8 {
+    pub(in super::super) fn write_images(out: &Path, images: &[TextureData]) -> u8 {
         for (index, image) in images.iter().enumerate() {
             let path = output_path(out, index);
             let written = image
                 .to_png_bytes()
                 .and_then(|png| write_atomically(&path, &png).map_err(|e| e.to_string()));
             if let Err(e) = written {
-                return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
+                return error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", path.display()));
             }
         }
         0

@@ -108,7 +108,7 @@ fn print(diagnostics: &Diagnostics, map: &SourceMap) {
 /// Prints a failed translation's diagnostics; returns the exit status.
 pub(super) fn failure(failure: &Failure) -> u8 {
     if failure.diagnostics.0.is_empty() {
-        return super::error(FAILURE, "translation failed");
+        return super::error(FAILURE, Code::Internal, "translation failed");
     }
     print(&failure.diagnostics, &failure.source_map);
     FAILURE
@@ -130,8 +130,6 @@ pub(super) fn warnings(warnings: &Diagnostics, map: &SourceMap) -> Result<(), u8
 /// A located-nowhere error as JSON (`msl2wgsl: error: ...` for people is
 /// written by the caller).
 pub(super) fn json_error(message: &str, code: Code) -> String {
-    Diagnostic::unlocated(message)
-        .with_code(code)
-        .to_json(&SourceMap::new())
+    Diagnostic::unlocated(code, message).to_json(&SourceMap::new())
         + "\n"
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 pub(super) fn run_error(e: RunError) -> u8 {
     match e {
         RunError::Translate(failure) => super::report::failure(&failure),
-        other => error(FAILURE, other),
+        other => error(FAILURE, Code::RunFailed, other),
     }
 }
 
@@ -23,10 +23,10 @@ pub(super) fn load_buffers(args: &[BufferArg], flag: &str) -> Result<BTreeMap<u3
         let bytes = match &arg.source {
             BufferSource::Zeros(n) => vec![0; *n],
             BufferSource::File(path) => std::fs::read(path)
-                .map_err(|e| error(FAILURE, format!("cannot read '{}': {e}", path.display())))?,
+                .map_err(|e| error(FAILURE, Code::Unreadable, format!("cannot read '{}': {e}", path.display())))?,
         };
         if buffers.insert(arg.index, bytes).is_some() {
-            return Err(error(USAGE, format!("{flag} {} is given twice", arg.index)));
+            return Err(error(USAGE, Code::Usage, format!("{flag} {} is given twice", arg.index)));
         }
     }
     Ok(buffers)
@@ -65,7 +65,7 @@ pub(super) fn load_textures(args: &[TextureArg]) -> Result<BTreeMap<u32, Texture
     for arg in args {
         let texture = match &arg.source {
             TextureSource::Png(path) => {
-                TextureData::from_png(path).map_err(|e| error(FAILURE, e))?
+                TextureData::from_png(path).map_err(|e| error(FAILURE, Code::Unreadable, e))?
             }
             TextureSource::Empty {
                 width,
@@ -80,6 +80,7 @@ pub(super) fn load_textures(args: &[TextureArg]) -> Result<BTreeMap<u32, Texture
         if textures.insert(arg.index, texture).is_some() {
             return Err(error(
                 USAGE,
+                Code::Usage,
                 format!("--texture {} is given twice", arg.index),
             ));
         }
@@ -102,7 +103,7 @@ pub(super) fn load_constants(args: &[(u32, f64)]) -> Result<BTreeMap<u32, f64>, 
     let mut constants = BTreeMap::new();
     for (index, value) in args {
         if constants.insert(*index, *value).is_some() {
-            return Err(error(USAGE, format!("--constant {index} is given twice")));
+            return Err(error(USAGE, Code::Usage, format!("--constant {index} is given twice")));
         }
     }
     Ok(constants)
@@ -171,18 +172,18 @@ fn write_outputs(args: &RunArgs, outputs: &Outputs) -> u8 {
     for (index, path) in &args.read {
         let bytes = outputs.buffers.get(index).map_or(&[][..], |b| &b[..]);
         if let Err(e) = write_atomically(path, bytes) {
-            return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
+            return error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", path.display()));
         }
     }
     for (index, path) in &args.read_texture {
         let Some(texture) = outputs.textures.get(index) else {
-            return error(FAILURE, format!("texture {index} was not read back"));
+            return error(FAILURE, Code::RunFailed, format!("texture {index} was not read back"));
         };
         let written = texture
             .to_png_bytes()
             .and_then(|png| write_atomically(path, &png).map_err(|e| e.to_string()));
         if let Err(e) = written {
-            return error(FAILURE, format!("cannot write '{}': {e}", path.display()));
+            return error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", path.display()));
         }
     }
     0
@@ -217,10 +218,10 @@ pub(super) fn run(args: RunArgs) -> u8 {
             groups,
             threadgroup,
         },
-        (None, None) => return error(USAGE, "give --grid or --threadgroups"),
+        (None, None) => return error(USAGE, Code::Usage, "give --grid or --threadgroups"),
     };
     if let Err(message) = check_reads(&args, function, &resources) {
-        return error(FAILURE, message);
+        return error(FAILURE, Code::Usage, message);
     }
     let gpu = match Gpu::new() {
         Ok(gpu) => gpu,
@@ -249,13 +250,13 @@ fn test_in_browser(args: &TestArgs) -> u8 {
                 FAILURE
             }
         }
-        Err(e) => error(FAILURE, &e),
+        Err(e) => error(FAILURE, Code::RunFailed, &e),
     }
 }
 
 pub(super) fn test(args: TestArgs) -> u8 {
     if runner::conformance::collect_cases(&args.paths).is_empty() {
-        return error(FAILURE, "no conformance cases (*.toml) found");
+        return error(FAILURE, Code::Usage, "no conformance cases (*.toml) found");
     }
     if args.browser {
         return test_in_browser(&args);

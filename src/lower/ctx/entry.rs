@@ -91,6 +91,14 @@ impl EntryCtx {
         self.stage == EntryStage::Vertex
     }
 
+    /// Helpers follow a fragment function's rules (implicit-LOD sampling,
+    /// derivatives, `discard_fragment`): those of a fragment function, and
+    /// those no entry point reaches (checked on their own; Metal compiles
+    /// them as they are).
+    pub(in crate::lower) fn fragment_rules(&self) -> bool {
+        matches!(self.stage, EntryStage::Fragment | EntryStage::None)
+    }
+
     /// The features as reflection lists them.
     pub(in crate::lower) fn feature_names(&self) -> Vec<String> {
         self.features

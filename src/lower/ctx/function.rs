@@ -30,6 +30,9 @@ pub(in crate::lower) struct FnCtx {
     pub output: Option<OutputAdapter>,
     /// Operator nesting depth of each inlined expression (see [`FnCtx::add`]).
     depth: HashMap<Handle<Expression>, u32>,
+    /// Operands lowered already, by expression (its address and span), for
+    /// the lowering that comes next (see `cxx::args`).
+    pub(in crate::lower) lowered: Vec<(usize, Span, crate::lower::ctx::value::Value)>,
 }
 
 /// Deepest operator nesting left inline in the WGSL. naga's writer prints
@@ -87,6 +90,7 @@ impl FnCtx {
             fragment: false,
             output: None,
             depth: HashMap::new(),
+            lowered: Vec::new(),
         }
     }
 

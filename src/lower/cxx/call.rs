@@ -1,9 +1,12 @@
 //! Calls: constructors, casts, initializer lists, and user functions, which
 //! are specialised per buffer their pointer parameters point into.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::cxx::args::{arg_type, Arg};
 use crate::lower::{Error, Lowerer, Result};
+use crate::sema::consteval::ConstValue;
 use crate::sema::Symbol;
 use crate::source_map::Span;
 use crate::syntax::ast::{CastKind, Expr, ExprKind, Init, TypeSpec};
@@ -20,20 +23,24 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         if let ExprKind::Member(base, method, arrow) = &callee.kind {
-            // `p->m()` is `(*p).m()`.
-            let object = match arrow {
-                true => Expr {
-                    kind: ExprKind::Unary(crate::syntax::ast::UnaryOp::Deref, base.clone()),
-                    span: base.span,
-                },
-                false => (**base).clone(),
-            };
-            if let Some(v) = self.call_member(fx, &object, method, args, span)? {
-                return Ok(v);
+            // The object is lowered once: the member function's first
+            // argument, or a texture. `p->m()` is `(*p).m()`.
+            let mut value = self.expr(fx, base)?;
+            if *arrow {
+                value = self.deref(fx, value, base.span)?;
             }
-            let (h, ty) = self.rvalue(fx, &object)?;
+            let object = Arg {
+                ty: arg_type(&value),
+                value,
+                span: base.span,
+            };
+            if self.is_object(fx, &object.value) {
+                return self.call_member(fx, object, method, args, span);
+            }
+            let (h, ty) = self.load(fx, object.value, object.span)?;
             let Type::Texture(t) = ty else {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::UnknownMember,
                     method.span,
                     format!(
                         "`{}` has no member function `{}`",
@@ -48,7 +55,8 @@ impl Lowerer<'_, '_> {
             // `numeric_limits<T>::max()`: a constant.
             if let Some(limit) = self.program.numeric_limit_call(callee)? {
                 if !args.is_empty() {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::NoMatchingOverload,
                         span,
                         "`numeric_limits` members take no arguments",
                     ));
@@ -102,7 +110,13 @@ impl Lowerer<'_, '_> {
                 let ty = self.program.resolve_type(&ts)?;
                 return self.construct(fx, &ty, args, span);
             }
-            _ => return Err(Error::new(callee.span, "called object is not a function")),
+            _ => {
+                return Err(Error::coded(
+                    Code::WrongKind,
+                    callee.span,
+                    "called object is not a function",
+                ))
+            }
         };
         let name = path.last().cloned().unwrap_or_default();
         if path.len() == 1 && fx.lookup(&name).is_some() {
@@ -110,7 +124,8 @@ impl Lowerer<'_, '_> {
             if let Some(v) = self.call_operator(fx, callee, args, span)? {
                 return Ok(v);
             }
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::WrongKind,
                 callee.span,
                 format!("called object `{name}` is not a function"),
             ));
@@ -148,6 +163,7 @@ impl Lowerer<'_, '_> {
                 &plain,
                 &templates,
                 &[],
+                Vec::new(),
                 args,
                 callee.span,
                 span,
@@ -163,7 +179,7 @@ impl Lowerer<'_, '_> {
             }
             Some(Symbol::Functions(list)) if path.len() == 1 => {
                 let list = list.clone();
-                return self.call_user(fx, &name, &list, args, callee.span, span);
+                return self.call_user(fx, &name, &list, Vec::new(), args, callee.span, span);
             }
             _ => {}
         }
@@ -172,7 +188,7 @@ impl Lowerer<'_, '_> {
             match self.program.symbols.get(&joined) {
                 Some(Symbol::Functions(list)) => {
                     let list = list.clone();
-                    return self.call_user(fx, &joined, &list, args, callee.span, span);
+                    return self.call_user(fx, &joined, &list, Vec::new(), args, callee.span, span);
                 }
                 Some(Symbol::Type(ty)) => {
                     let ty = ty.clone();
@@ -200,11 +216,19 @@ impl Lowerer<'_, '_> {
                 return Ok(v);
             }
         }
-        Err(Error::new(
+        // `SwiftUI::Layer::sample`'s intrinsic (src/preprocess/swiftui.rs).
+        if let Some(v) = self.swiftui_intrinsic(fx, &joined, args, span)? {
+            return Ok(v);
+        }
+        // `sampler(filter::linear)`: a temporary constexpr sampler.
+        if let Some(v) = self.sampler_temporary(fx, &path, args, span)? {
+            return Ok(v);
+        }
+        Err(Error::coded(
+            Code::UndeclaredFunction,
             callee.span,
             format!("use of undeclared function `{joined}`"),
         )
-        .with_code(crate::diagnostics::Code::UndeclaredFunction)
         .with_notes(self.program.function_name_hint(&joined)))
     }
 
@@ -222,6 +246,11 @@ impl Lowerer<'_, '_> {
         }
         let ty_h = self.naga_type(ty, span)?;
         if vals.is_empty() {
+            // `S()`: value-initialized, with its default member initializers.
+            if self.program.has_member_defaults(ty) {
+                let v = ConstValue::default_of(ty, self.program);
+                return Ok(self.const_value(fx, &v, span));
+            }
             return Ok(Value::Rv(
                 fx.add(Expression::ZeroValue(ty_h), span),
                 ty.clone(),
@@ -230,18 +259,22 @@ impl Lowerer<'_, '_> {
         match ty {
             Type::Scalar(_) => {
                 let [(h, t)] = vals.as_slice() else {
-                    return Err(Error::new(span, "a scalar conversion takes one argument"));
+                    return Err(Error::coded(
+                        Code::InvalidInitializer,
+                        span,
+                        "a scalar conversion takes one argument",
+                    ));
                 };
                 if !matches!(t, Type::Scalar(_)) {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::TypeMismatch,
                         span,
                         format!(
                             "cannot convert `{}` to `{}`",
                             self.program.display(t),
                             self.program.display(ty)
                         ),
-                    )
-                    .with_code(crate::diagnostics::Code::TypeMismatch));
+                    ));
                 }
                 Ok(Value::Rv(
                     self.convert(fx, *h, t, ty, true, span)?,
@@ -254,14 +287,19 @@ impl Lowerer<'_, '_> {
                 columns,
                 rows,
             } => self.construct_matrix(fx, *scalar, *columns, *rows, vals, span),
-            Type::Struct(_) | Type::Array(..) => Err(Error::new(
+            Type::Struct(_) | Type::Array(..) => Err(Error::coded(
+                Code::InvalidInitializer,
                 span,
                 format!(
                     "cannot construct `{}` with parentheses; use braces",
                     self.program.display(ty)
                 ),
             )),
-            _ => Err(Error::new(span, "cannot construct this type")),
+            _ => Err(Error::coded(
+                Code::InvalidInitializer,
+                span,
+                "cannot construct this type",
+            )),
         }
     }
 
@@ -285,7 +323,8 @@ impl Lowerer<'_, '_> {
             let k = match t {
                 Type::Scalar(_) | Type::Vector(..) => t.vector_size().unwrap(),
                 _ => {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::InvalidInitializer,
                         span,
                         format!(
                             "cannot use `{}` in a vector constructor",
@@ -318,7 +357,8 @@ impl Lowerer<'_, '_> {
             count += k;
         }
         if count != n {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidInitializer,
                 span,
                 format!(
                     "`{}` constructor needs {n} components, found {count}",
@@ -399,7 +439,8 @@ impl Lowerer<'_, '_> {
                     lanes.push(self.convert(fx, h, &t, &Type::Scalar(s), true, span)?)
                 }
                 _ => {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::InvalidInitializer,
                         span,
                         format!(
                             "invalid argument of type `{}` to a matrix constructor",
@@ -419,7 +460,8 @@ impl Lowerer<'_, '_> {
             }
         }
         if cols.len() != columns as usize || !lanes.is_empty() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidInitializer,
                 span,
                 format!(
                     "`{}` constructor needs {columns} columns or {} scalars",
@@ -474,7 +516,8 @@ impl Lowerer<'_, '_> {
                 };
             }
             _ => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidInitializer,
                     span,
                     format!(
                         "cannot initialize `{}` with a list",
@@ -483,19 +526,24 @@ impl Lowerer<'_, '_> {
                 ))
             }
         };
-        if items.len() > element_types.len() {
-            return Err(Error::new(
-                items[element_types.len()].span(),
-                format!(
-                    "excess elements in initializer of `{}`",
-                    self.program.display(ty)
-                ),
-            ));
-        }
+        // Positional elements in order; `.member = v` at its member.
+        let slots =
+            crate::sema::consteval::list_slots(self.program, items, ty, element_types.len())?;
         let mut components = Vec::new();
         for (i, et) in element_types.iter().enumerate() {
-            components.push(match items.get(i) {
+            components.push(match slots[i] {
                 Some(item) => self.init_value(fx, item, et)?.0,
+                // Left out: the member's default initializer, if any.
+                None if self.program.has_member_defaults(ty) => {
+                    let v = match ty {
+                        Type::Struct(id) => ConstValue::default_member(*id, i, self.program),
+                        _ => ConstValue::default_of(et, self.program),
+                    };
+                    let Value::Rv(h, _) = self.const_value(fx, &v, span) else {
+                        unreachable!("constants are values")
+                    };
+                    h
+                }
                 None => {
                     let h = self.naga_type(et, span)?;
                     fx.add(Expression::ZeroValue(h), span)
@@ -539,11 +587,11 @@ impl Lowerer<'_, '_> {
             Init::Paren(args, span) if matches!(ty, Type::Struct(_)) => {
                 match self.call_constructor(fx, ty, args, *span)? {
                     Some(v) => self.load(fx, v, *span),
-                    None => Err(Error::new(
+                    None => Err(Error::coded(
+                        Code::Unsupported,
                         *span,
                         "parenthesized initialization of aggregates is not supported; use braces",
-                    )
-                    .with_code(crate::diagnostics::Code::Unsupported)),
+                    )),
                 }
             }
             Init::Paren(args, span) => match ty {
@@ -553,12 +601,17 @@ impl Lowerer<'_, '_> {
                     };
                     Ok((h, t))
                 }
-                _ => Err(Error::new(
+                _ => Err(Error::coded(
+                    Code::Unsupported,
                     *span,
                     "parenthesized initialization of aggregates is not supported; use braces",
-                )
-                .with_code(crate::diagnostics::Code::Unsupported)),
+                )),
             },
+            Init::Designated(_, _, span) => Err(Error::coded(
+                Code::InvalidInitializer,
+                *span,
+                "a designated initializer (`.member = value`) must be an element of a braced list",
+            )),
         }
     }
 
@@ -584,7 +637,8 @@ impl Lowerer<'_, '_> {
             return self.pointer_cast(fx, target, inner, span);
         }
         if kind == CastKind::Reinterpret {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidConversion,
                 span,
                 "`reinterpret_cast` is supported between pointer types only; use `as_type<T>(x)` to reinterpret a value's bits",
             ));

@@ -11,6 +11,7 @@
 //! - `auto p = buf + 4;` is a pointer into the same address space;
 //! - `decltype(e) x` is `e`'s type without references.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::{Error, Lowerer, Result};
@@ -53,7 +54,8 @@ impl Lowerer<'_, '_> {
                 };
                 let other = self.typed(fx, &e)?;
                 if other.ty != typed.ty {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::InvalidInitializer,
                         e.span,
                         format!(
                             "`auto` deduced as `{}` here but as `{}` in the first declarator",
@@ -65,6 +67,12 @@ impl Lowerer<'_, '_> {
             }
         }
         Ok(Some(out))
+    }
+
+    /// The type of `e` (a pointer's type for a pointer), typed in a scratch
+    /// block whose IR is discarded.
+    pub(in crate::lower) fn type_of(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Type> {
+        Ok(self.typed(fx, e)?.ty)
     }
 
     /// The type of `e`, typed in a scratch block.
@@ -112,7 +120,8 @@ impl Lowerer<'_, '_> {
     /// The declaration's written type with `auto` replaced by `typed`.
     fn written_type(&self, pattern: &TypeSpec, typed: &Typed, span: Span) -> Result<TypeSpec> {
         if typed.ty == Type::Void {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::WrongKind,
                 span,
                 "cannot deduce a variable's type from a `void` expression",
             ));
@@ -132,7 +141,8 @@ impl Lowerer<'_, '_> {
                     // `const auto& x = a + b;` binds to a temporary: a copy.
                     None if pattern.is_const => (ts, None, Vec::new()),
                     None => {
-                        return Err(Error::new(
+                        return Err(Error::coded(
+                            Code::NotAssignable,
                             span,
                             "a non-const reference (`auto&`) cannot bind to a temporary",
                         ))
@@ -194,14 +204,16 @@ fn is_decltype(ty: &TypeSpec) -> bool {
 fn auto_initializer(d: &VarDecl) -> Result<Expr> {
     let first = &d.declarators[0];
     match &first.init {
-        None => Err(Error::new(
+        None => Err(Error::coded(
+            Code::InvalidInitializer,
             first.name.span,
             format!(
                 "declaration of variable `{}` with deduced type `auto` requires an initializer",
                 first.name.name
             ),
         )),
-        Some(Init::List(_, span)) => Err(Error::new(
+        Some(Init::List(_, span)) => Err(Error::coded(
+            Code::InvalidInitializer,
             *span,
             "cannot deduce `auto` from a braced initializer list; write the type",
         )),

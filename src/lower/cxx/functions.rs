@@ -2,7 +2,9 @@
 //! specialisation (buffer pointers become element indices into a fixed global,
 //! mapping doc §1.3).
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
+use crate::lower::cxx::args::Arg;
 use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue, Value};
 use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::sema::templates::{template_function, TemplateValue, MAX_INSTANTIATION_DEPTH};
@@ -28,17 +30,17 @@ impl std::ops::Deref for Decl<'_> {
     }
 }
 
-/// The MSL type of a lowered value (a pointer's pointee).
-fn value_type(v: &Value) -> Type {
-    match v {
-        Value::Rv(_, t) => t.clone(),
-        Value::Place(p) => p.ty.clone(),
-        Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
-        Value::Ptr(p) => p.pointee.clone(),
-        Value::Bytes(b) => b.ty.unpacked(),
-        Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
-        Value::Void => Type::Void,
-    }
+/// An error unless `f` may be called: a stage function may not.
+fn callable(f: &FunctionDecl, name: &str, callee_span: Span) -> Result<()> {
+    let Some((stage, _)) = f.stage else {
+        return Ok(());
+    };
+    let what = match stage {
+        crate::syntax::ast::Stage::Kernel => "kernel",
+        crate::syntax::ast::Stage::Vertex => "vertex",
+        crate::syntax::ast::Stage::Fragment => "fragment",
+    };
+    Err(Error::coded(Code::EntryPointSignature, callee_span, format!("cannot call {what} function `{name}`; entry points cannot be called from other functions")))
 }
 use naga::{Expression, Handle, Statement};
 
@@ -57,36 +59,39 @@ impl<'a> Lowerer<'_, 'a> {
 impl Lowerer<'_, '_> {
     // ---- user functions ----------------------------------------------------
 
-    pub(in crate::lower) fn call_user(
+    /// A call of user function `name` with candidates `candidates`: its
+    /// arguments are `pre`, lowered already (a member call's object, an
+    /// operator's operands), then `rest`; each is lowered once.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::lower) fn call_user<E: std::borrow::Borrow<Expr>>(
         &mut self,
         fx: &mut FnCtx,
         name: &str,
         candidates: &[usize],
-        args: &[Expr],
+        pre: Vec<Arg>,
+        rest: &[E],
         callee_span: Span,
         span: Span,
     ) -> Result<Value> {
+        let n = pre.len() + rest.len();
         let viable: Vec<usize> = candidates
             .iter()
             .copied()
-            .filter(|i| accepts(self.program.functions[*i], args.len()))
+            .filter(|i| accepts(self.program.functions[*i], n))
             .collect();
-        let index = match viable.as_slice() {
+        match *viable.as_slice() {
             [] => {
                 let f = self.program.functions[candidates[0]];
-                return Err(Error::new(span, format!("no matching function for call to `{name}`: it takes {} argument(s), {} given", f.params.len(), args.len())).with_code(crate::diagnostics::Code::NoMatchingOverload));
+                Err(Error::coded(Code::NoMatchingOverload, span, format!("no matching function for call to `{name}`: it takes {} argument(s), {} given", f.params.len(), n)))
             }
-            [one] => *one,
-            many => match self.pick_overload(fx, many, args, callee_span) {
-                Ok(i) => i,
-                // Ranked again to name the candidates in the error.
-                Err(_) => {
-                    return self.call_overloaded(fx, name, many, &[], &[], args, callee_span, span)
-                }
-            },
-        };
-        let args = with_defaults(self.program.functions[index], args);
-        self.call_function(fx, index, name, &args, callee_span, span)
+            [one] => {
+                let f = self.program.functions[one];
+                callable(f, name, callee_span)?;
+                let args = self.call_args(fx, &[f], pre, rest)?;
+                self.call_function(fx, one, name, args, callee_span, span)
+            }
+            _ => self.call_overloaded(fx, name, &viable, &[], &[], pre, rest, callee_span, span),
+        }
     }
 
     /// A call of function template `name` (`square(x)`, `square<half>(x)`):
@@ -107,7 +112,8 @@ impl Lowerer<'_, '_> {
             .any(|&t| accepts(template_function(self.program.templates[t]), args.len()));
         if !fits {
             let f = template_function(self.program.templates[candidates[0]]);
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 format!(
                     "no matching function for call to `{name}`: it takes {} argument(s), {} given",
@@ -122,39 +128,11 @@ impl Lowerer<'_, '_> {
             &[],
             &candidates,
             explicit,
+            Vec::new(),
             args,
             callee_span,
             span,
         )
-    }
-
-    /// Calls plain user function `index`, completing default arguments.
-    pub(in crate::lower) fn call_plain(
-        &mut self,
-        fx: &mut FnCtx,
-        index: usize,
-        name: &str,
-        args: &[Expr],
-        callee_span: Span,
-        span: Span,
-    ) -> Result<Value> {
-        let args = with_defaults(self.program.functions[index], args);
-        self.call_function(fx, index, name, &args, callee_span, span)
-    }
-
-    /// Calls instantiation `index` (a user function index), completing
-    /// default arguments.
-    pub(in crate::lower) fn call_instance(
-        &mut self,
-        fx: &mut FnCtx,
-        index: usize,
-        name: &str,
-        args: &[Expr],
-        callee_span: Span,
-        span: Span,
-    ) -> Result<Value> {
-        let args = with_defaults(&self.decl(index), args);
-        self.call_function(fx, index, name, &args, callee_span, span)
     }
 
     /// The user function index of template `t` instantiated with `values`.
@@ -180,10 +158,11 @@ impl Lowerer<'_, '_> {
             .filter(|&&i| i >= base)
             .count();
         if depth >= MAX_INSTANTIATION_DEPTH {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::LimitExceeded,
                 span,
                 format!("template instantiation depth exceeds the limit of {MAX_INSTANTIATION_DEPTH} (instantiating `{name}`)"),
-            ).with_code(crate::diagnostics::Code::LimitExceeded)
+            )
             .note(format!("`{}` instantiates itself with ever new template arguments", template_function(template).name.name)));
         }
         let ident = crate::syntax::ast::Ident {
@@ -198,67 +177,40 @@ impl Lowerer<'_, '_> {
         Ok(base + self.global.instances.len() - 1)
     }
 
-    /// Each argument's type, for deduction (a pointer stays a pointer: a
-    /// by-value `T` does not deduce its pointee). The IR is discarded.
-    pub(in crate::lower) fn argument_types(
-        &mut self,
-        fx: &mut FnCtx,
-        args: &[Expr],
-    ) -> Result<Vec<(Type, Span)>> {
-        let start = fx.function.expressions.len();
-        fx.open();
-        let mut types = Vec::new();
-        for a in args {
-            let v = self.expr(fx, a);
-            let ty = match v {
-                Ok(Value::Ptr(p)) => Ok(Type::Pointer(Box::new(crate::types::Pointer {
-                    space: p.space,
-                    pointee: p.pointee,
-                    is_const: p.is_const,
-                    is_reference: false,
-                }))),
-                Ok(v) => Ok(value_type(&v)),
-                Err(e) => Err(e),
-            };
-            match ty {
-                Ok(t) => types.push((t, a.span)),
-                Err(e) => {
-                    drop(fx.close());
-                    crate::lower::cxx::members::neutralize_results(fx, start);
-                    return Err(e);
-                }
-            }
-        }
-        drop(fx.close());
-        crate::lower::cxx::members::neutralize_results(fx, start);
-        Ok(types)
-    }
-
-    fn call_function(
+    /// Calls user function `index` (a definition or an instantiation) with
+    /// `args`, lowered already, completing default arguments.
+    pub(in crate::lower) fn call_function(
         &mut self,
         fx: &mut FnCtx,
         index: usize,
         name: &str,
-        args: &[Expr],
+        args: Vec<Arg>,
         callee_span: Span,
         span: Span,
     ) -> Result<Value> {
         let f = self.decl(index);
         let f: &FunctionDecl = &f;
-        if let Some((stage, _)) = f.stage {
-            let what = match stage {
-                crate::syntax::ast::Stage::Kernel => "kernel",
-                crate::syntax::ast::Stage::Vertex => "vertex",
-                crate::syntax::ast::Stage::Fragment => "fragment",
-            };
-            return Err(Error::new(callee_span, format!("cannot call {what} function `{name}`; entry points cannot be called from other functions")));
-        }
+        callable(f, name, callee_span)?;
         let mut keys = Vec::new();
         let mut arguments = Vec::new();
-        for (p, a) in f.params.iter().zip(args) {
+        let mut given = args.into_iter();
+        for p in &f.params {
+            let arg = match (given.next(), &p.default) {
+                (Some(a), _) => a,
+                // C++ evaluates a default argument at the call, where only
+                // program-scope names are visible to it.
+                (None, Some(d)) => self.lower_arg(fx, d, false)?,
+                (None, None) => {
+                    return Err(Error::coded(
+                        Code::NoMatchingOverload,
+                        span,
+                        format!("no matching function for call to `{name}`: too few arguments"),
+                    ))
+                }
+            };
             let pty = self.program.resolve_type(&p.ty)?;
             let pty = self.program.apply_array(pty, &p.array)?;
-            let (key, arg) = self.argument(fx, &pty, a)?;
+            let (key, arg) = self.argument(fx, &pty, arg)?;
             keys.push(key);
             arguments.extend(arg);
         }
@@ -283,67 +235,16 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// Chooses among overloads by how well the argument types match.
-    fn pick_overload(
-        &mut self,
-        fx: &mut FnCtx,
-        candidates: &[usize],
-        args: &[Expr],
-        span: Span,
-    ) -> Result<usize> {
-        // Type the arguments in a scratch block whose IR is discarded.
-        let start = fx.function.expressions.len();
-        fx.open();
-        let mut arg_types = Vec::new();
-        for a in args {
-            let v = self.expr(fx, a);
-            match v {
-                Ok(v) => arg_types.push(value_type(&v)),
-                Err(e) => {
-                    drop(fx.close());
-                    crate::lower::cxx::members::neutralize_results(fx, start);
-                    return Err(e);
-                }
-            }
-        }
-        drop(fx.close());
-        crate::lower::cxx::members::neutralize_results(fx, start);
-        let mut best: Vec<(u32, usize)> = Vec::new();
-        for &i in candidates {
-            let mut score = 0;
-            for (p, at) in self.program.functions[i].params.iter().zip(&arg_types) {
-                let pt = match self.program.resolve_type(&p.ty)? {
-                    Type::Pointer(ptr) => ptr.pointee,
-                    t => t,
-                };
-                score += if &pt == at {
-                    0
-                } else if pt.vector_size() == at.vector_size() {
-                    1
-                } else {
-                    100
-                };
-            }
-            best.push((score, i));
-        }
-        best.sort();
-        match best.as_slice() {
-            [(a, i), (b, _), ..] if a < b && *a < 100 => Ok(*i),
-            [(a, i)] if *a < 100 => Ok(*i),
-            _ => Err(Error::new(span, "call to overloaded function is ambiguous")
-                .with_code(crate::diagnostics::Code::AmbiguousCall)),
-        }
-    }
-
-    /// How one argument is passed to a parameter of type `pty`.
+    /// How argument `a`, lowered already, is passed to a parameter of type
+    /// `pty`: loaded and converted, or as the place or pointer it is.
     fn argument(
         &mut self,
         fx: &mut FnCtx,
         pty: &Type,
-        a: &Expr,
+        a: Arg,
     ) -> Result<(ArgKey, Option<Handle<Expression>>)> {
         if let Type::Texture(_) | Type::Sampler { .. } = pty {
-            let (h, t) = self.rvalue(fx, a)?;
+            let (h, t) = self.load(fx, a.value, a.span)?;
             let same = match (&t, pty) {
                 (Type::Texture(x), Type::Texture(y)) => {
                     Type::Texture(crate::types::Texture { format: None, ..*x }) == Type::Texture(*y)
@@ -352,7 +253,8 @@ impl Lowerer<'_, '_> {
                 _ => false,
             };
             if !same {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::TypeMismatch,
                     a.span,
                     format!(
                         "cannot pass `{}` as `{}`",
@@ -361,18 +263,32 @@ impl Lowerer<'_, '_> {
                     ),
                 ));
             }
+            if let Type::Texture(tex) = &t {
+                if tex.is_storage() {
+                    return match *fx.expr(h) {
+                        Expression::GlobalVariable(g) => Ok((ArgKey::BoundTexture(g, t), None)),
+                        _ => Err(Error::coded(
+                            Code::Unsupported,
+                            a.span,
+                            "only a texture argument of the stage function can be passed on as a writable texture",
+                        )
+                        .note("WGSL writes a texture only through its binding")),
+                    };
+                }
+            }
             return Ok((ArgKey::Resource(t), Some(h)));
         }
         let Type::Pointer(pp) = pty else {
-            let (h, t) = self.rvalue(fx, a)?;
+            let (h, t) = self.load(fx, a.value, a.span)?;
             return Ok((
                 ArgKey::Value,
                 Some(self.convert(fx, h, &t, pty, false, a.span)?),
             ));
         };
-        let v = self.expr(fx, a)?;
+        let v = a.value;
         let mismatch = |l: &Self| {
-            Error::new(
+            Error::coded(
+                Code::TypeMismatch,
                 a.span,
                 format!("cannot pass this argument as `{}`", l.program.display(pty)),
             )
@@ -418,16 +334,17 @@ impl Lowerer<'_, '_> {
                         };
                         Ok((ArgKey::Buffer(g), Some(index)))
                     }
-                    _ => Err(Error::new(
+                    _ => Err(Error::coded(
+                        Code::Unsupported,
                         a.span,
                         "passing a part of a buffer element by reference is not supported yet",
-                    )
-                    .with_code(crate::diagnostics::Code::Unsupported)),
+                    )),
                 }
             }
             (Value::Place(place), AddressSpace::Thread) if pp.is_reference => {
                 if !place.writable && !pp.is_const {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::NotAssignable,
                         a.span,
                         "binding a non-const reference to read-only memory",
                     ));
@@ -452,7 +369,7 @@ impl Lowerer<'_, '_> {
         if let Some(h) = self
             .global
             .functions
-            .get(&(index, keys.clone(), self.entry.predicated))
+            .get(&(index, keys.clone(), self.entry.predicated, self.entry.fragment_rules()))
             .copied()
         {
             // A kernel calling an already-lowered helper needs its features too.
@@ -467,13 +384,13 @@ impl Lowerer<'_, '_> {
         }
         if self.global.in_progress.contains(&index) {
             return Err(
-                Error::new(span, "recursive function calls are not allowed in Metal")
-                    .with_code(crate::diagnostics::Code::Recursion),
+                Error::coded(Code::Recursion, span, "recursive function calls are not allowed in Metal"),
             );
         }
         self.global.in_progress.push(index);
         let before = self.entry.features.clone();
         let result = self.build_function(index, &keys);
+        let result = result.map_err(|e| e.or_at(self.decl(index).name.span));
         self.global.in_progress.pop();
         let function = result?;
         let h = self
@@ -485,7 +402,7 @@ impl Lowerer<'_, '_> {
         self.global.function_features.insert(h, added);
         self.global
             .functions
-            .insert((index, keys, self.entry.predicated), h);
+            .insert((index, keys, self.entry.predicated, self.entry.fragment_rules()), h);
         Ok(h)
     }
 
@@ -494,13 +411,16 @@ impl Lowerer<'_, '_> {
         let f: &FunctionDecl = &f;
         let ret = self.program.resolve_type(&f.ret)?;
         if matches!(ret, Type::Pointer(_)) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Unsupported,
                 f.ret.span,
                 "functions returning pointers or references are not supported yet",
-            )
-            .with_code(crate::diagnostics::Code::Unsupported));
+            ));
         }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
+        // A helper of a fragment function samples with implicit derivatives
+        // and may discard, as the function itself does (MSL §6.12, §6.11).
+        fx.fragment = self.entry.fragment_rules();
         if ret != Type::Void {
             let ty = self.naga_type(&ret, f.ret.span)?;
             fx.function.result = Some(naga::FunctionResult { ty, binding: None });
@@ -583,6 +503,9 @@ impl Lowerer<'_, '_> {
                 let arg = fx.add(Expression::FunctionArgument(arg_index), span);
                 Local::Value(arg, ty.clone())
             }
+            (ArgKey::BoundTexture(g, ty), _) => {
+                Local::Value(fx.add(Expression::GlobalVariable(*g), span), ty.clone())
+            }
             (ArgKey::Buffer(g), Type::Pointer(pp)) => {
                 let ty = self.naga_type(&Type::UINT, span)?;
                 fx.function.arguments.push(naga::FunctionArgument {
@@ -661,15 +584,13 @@ impl Lowerer<'_, '_> {
                 }
             }
             _ => {
-                return Err(Error::new(span, "unsupported parameter")
-                    .with_code(crate::diagnostics::Code::Unsupported))
+                return Err(Error::coded(Code::Unsupported, span, "unsupported parameter"))
             }
         };
         if let Some(n) = name {
             if !fx.declare(&n.name, local) {
                 return Err(
-                    Error::new(n.span, format!("redefinition of parameter `{}`", n.name))
-                        .with_code(crate::diagnostics::Code::Redefinition),
+                    Error::coded(Code::Redefinition, n.span, format!("redefinition of parameter `{}`", n.name)),
                 );
             }
         }
@@ -721,17 +642,4 @@ fn wgsl_name(name: &str) -> String {
 /// `n`th all have default arguments (`float f(float x, float k = 2.0f)`).
 pub(in crate::lower) fn accepts(f: &FunctionDecl, n: usize) -> bool {
     n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
-}
-
-/// `args` completed with the default arguments of the parameters they
-/// leave out; C++ evaluates those at the call, where only program-scope
-/// names are visible to them.
-fn with_defaults(f: &FunctionDecl, args: &[Expr]) -> Vec<Expr> {
-    let mut all = args.to_vec();
-    all.extend(
-        f.params[args.len().min(f.params.len())..]
-            .iter()
-            .filter_map(|p| p.default.clone()),
-    );
-    all
 }

@@ -1,17 +1,19 @@
 //! Member functions, constructors and operator overloads of user structs.
 //!
 //! The parser turned each of them into a free function (see
-//! `syntax::build::members`): member `m` of `S` is `S::m(this, args...)`, a
+//! `syntax::from_pest::members`): member `m` of `S` is `S::m(this, args...)`, a
 //! non-const one also has a `device S&` twin `S::m@device`, and constructors
 //! are `S::S(args...)`. Here calls find those functions and pass the object
 //! as the first argument, so the usual helper specialisation applies.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
+use crate::lower::cxx::args::Arg;
 use crate::lower::ctx::value::{Local, Value};
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::Symbol;
 use crate::source_map::Span;
-use crate::syntax::ast::{Expr, ExprKind, Ident, Init, PtrOp};
+use crate::syntax::ast::{self, Expr, ExprKind, Ident, Init, PtrOp};
 use crate::syntax::members::{member_name, DEVICE_TWIN};
 use crate::types::{AddressSpace, StructId, Type};
 use naga::Expression;
@@ -38,31 +40,50 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// The struct and storage of `object`, typed in a scratch block whose IR
-    /// is discarded; `None` when it is not a struct.
+    /// The struct, storage, writability and address space of `object`,
+    /// lowered already; `None` when it is not a struct. A read-only buffer
+    /// is `constant` here: WGSL does not tell `constant` and `const device`
+    /// memory apart (see [`Lowerer::call_member`]).
     fn object_info(
-        &mut self,
-        fx: &mut FnCtx,
-        object: &Expr,
-    ) -> Result<Option<(StructId, Storage, bool)>> {
-        let start = fx.function.expressions.len();
-        fx.open();
-        let v = self.expr(fx, object);
-        let info = match &v {
-            Ok(Value::Place(p)) => match p.ty {
-                Type::Struct(id) => Some((id, self.place_storage(fx, p.ptr), p.writable)),
-                _ => None,
-            },
-            Ok(Value::Bytes(b)) => match b.ty {
-                Type::Struct(id) => Some((id, Storage::Device, b.writable)),
-                _ => None,
-            },
-            Ok(Value::Rv(_, Type::Struct(id))) => Some((*id, Storage::Temporary, true)),
-            _ => None,
+        &self,
+        fx: &FnCtx,
+        object: &Value,
+    ) -> Option<(StructId, Storage, bool, AddressSpace)> {
+        let read_only = |space: AddressSpace, writable: bool| match space {
+            AddressSpace::Device if !writable => AddressSpace::Constant,
+            s => s,
         };
-        drop(fx.close());
-        neutralize_results(fx, start);
-        v.map(|_| info)
+        match object {
+            Value::Place(p) => match p.ty {
+                Type::Struct(id) => Some((
+                    id,
+                    self.place_storage(fx, p.ptr),
+                    p.writable,
+                    read_only(self.place_space(fx, p.ptr), p.writable),
+                )),
+                _ => None,
+            },
+            Value::Bytes(b) => match b.ty {
+                Type::Struct(id) => {
+                    let space = match self.global.module.global_variables[b.global].space {
+                        naga::AddressSpace::Uniform => AddressSpace::Constant,
+                        _ => read_only(AddressSpace::Device, b.writable),
+                    };
+                    Some((id, Storage::Device, b.writable, space))
+                }
+                _ => None,
+            },
+            Value::Rv(_, Type::Struct(id)) => {
+                Some((*id, Storage::Temporary, true, AddressSpace::Thread))
+            }
+            _ => None,
+        }
+    }
+
+    /// True if `object`, lowered already, is a struct (whose member
+    /// functions [`Lowerer::call_member`] calls).
+    pub(in crate::lower) fn is_object(&self, fx: &FnCtx, object: &Value) -> bool {
+        self.object_info(fx, object).is_some()
     }
 
     /// Where the memory behind pointer expression `ptr` lives.
@@ -129,19 +150,22 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Option<Value>> {
-        let Some((id, ..)) = self.object_info(fx, object)? else {
+        let arg = self.lower_arg(fx, object, false)?;
+        let Some((id, ..)) = self.object_info(fx, &arg.value) else {
             return Ok(None);
         };
         let key = member_name(self.program.struct_name(id), "operator()");
-        if self.user_functions(&key).is_empty() {
+        if self.member_functions(&key).is_empty() {
             return Ok(None);
         }
-        self.call_member(fx, object, &ident("operator()", object.span), args, span)
+        self.call_member(fx, arg, &ident("operator()", object.span), args, span)
+            .map(Some)
     }
 
     /// `object[index]` when `object` is a struct with an `operator[]`
     /// member; `Ok(None)` otherwise (cheaply, without typing `object`, when
-    /// no struct declares one).
+    /// no struct declares one; else `object`, lowered to find out, is kept
+    /// for the built-in subscript).
     pub(in crate::lower) fn index_operator(
         &mut self,
         fx: &mut FnCtx,
@@ -152,15 +176,36 @@ impl Lowerer<'_, '_> {
         if !self.has_operator("operator[]") {
             return Ok(None);
         }
-        let Some((id, ..)) = self.object_info(fx, object)? else {
-            return Ok(None);
-        };
-        let key = member_name(self.program.struct_name(id), "operator[]");
-        if self.user_functions(&key).is_empty() {
+        fx.forget_lowered();
+        let arg = self.lower_arg(fx, object, false)?;
+        let key = self
+            .object_info(fx, &arg.value)
+            .map(|(id, ..)| member_name(self.program.struct_name(id), "operator[]"));
+        if key.is_none_or(|key| self.member_functions(&key).is_empty()) {
+            fx.keep_lowered(object, arg.value);
             return Ok(None);
         }
-        let args = [index.clone()];
-        self.call_member(fx, object, &ident("operator[]", object.span), &args, span)
+        self.call_member(fx, arg, &ident("operator[]", object.span), &[index], span)
+            .map(Some)
+    }
+
+    /// Member functions `key` (`S::m`) and their `device` versions.
+    fn member_functions(&self, key: &str) -> Vec<usize> {
+        let mut list = self.user_functions(key);
+        list.extend(self.user_functions(&format!("{key}{DEVICE_TWIN}")));
+        list
+    }
+
+    /// The address space written for the object of member function `i`
+    /// (`T f() const device` has `device`; a non-const one has its
+    /// reference's); `None` for an unqualified const member.
+    fn object_space(&self, i: usize) -> Option<ast::AddressSpace> {
+        self.program.functions[i]
+            .params
+            .first()?
+            .ty
+            .space
+            .map(|s| s.0)
     }
 
     /// True if user function `i` takes its object by reference (non-const).
@@ -171,23 +216,35 @@ impl Lowerer<'_, '_> {
             .is_some_and(|p| p.ty.ptr_ops.contains(&PtrOp::Reference))
     }
 
-    /// `object.method(args)`; `Ok(None)` when `object` is not a struct.
-    pub(in crate::lower) fn call_member(
+    /// `object.method(args)`, `object` lowered already (a struct: see
+    /// [`Lowerer::is_object`]): it is the first argument.
+    pub(in crate::lower) fn call_member<E: std::borrow::Borrow<Expr>>(
         &mut self,
         fx: &mut FnCtx,
-        object: &Expr,
+        object: Arg,
         method: &Ident,
-        args: &[Expr],
+        args: &[E],
         span: Span,
-    ) -> Result<Option<Value>> {
-        let Some((id, storage, writable)) = self.object_info(fx, object)? else {
-            return Ok(None);
+    ) -> Result<Value> {
+        let Some((id, storage, writable, space)) = self.object_info(fx, &object.value) else {
+            return Err(Error::coded(
+                Code::UnknownMember,
+                method.span,
+                format!(
+                    "`{}` has no member function `{}`",
+                    self.program.display(&object.ty),
+                    method.name
+                ),
+            ));
         };
         let sname = self.program.struct_name(id).to_string();
         let key = member_name(&sname, &method.name);
-        let all = self.user_functions(&key);
+        let twins = self.user_functions(&format!("{key}{DEVICE_TWIN}"));
+        let mut all = self.user_functions(&key);
+        all.extend(&twins);
         if all.is_empty() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::UnknownMember,
                 method.span,
                 format!("no member function `{}` in `{sname}`", method.name),
             ));
@@ -199,29 +256,68 @@ impl Lowerer<'_, '_> {
             .collect();
         if arity.is_empty() {
             let takes = self.program.functions[all[0]].params.len() - 1;
-            return Err(Error::new(span, format!("no matching member function for call to `{}`: it takes {takes} argument(s), {} given", method.name, args.len())).with_code(crate::diagnostics::Code::NoMatchingOverload));
+            return Err(Error::coded(Code::NoMatchingOverload, span, format!("no matching member function for call to `{}`: it takes {takes} argument(s), {} given", method.name, args.len())));
         }
-        let (consts, mutating): (Vec<usize>, Vec<usize>) =
-            arity.into_iter().partition(|&i| !self.mutates_object(i));
-        let mut candidates = consts;
-        if !mutating.is_empty() && candidates.is_empty() {
+        let (consts, mutating): (Vec<usize>, Vec<usize>) = arity
+            .into_iter()
+            .filter(|i| !twins.contains(i))
+            .partition(|&i| !self.mutates_object(i));
+        // Const members qualified with an address space (`const device`)
+        // apply to objects in that space only, and before unqualified ones.
+        // A read-only buffer (`space` is `constant`) may be `constant` or
+        // `const device` memory in the source, which WGSL does not tell
+        // apart: both fit, `constant` first.
+        let fits = |s: ast::AddressSpace, exact: bool| {
+            same_space(s, space)
+                || (!exact && space == AddressSpace::Constant && s == ast::AddressSpace::Device)
+        };
+        let consts: Vec<usize> = consts
+            .into_iter()
+            .filter(|&i| self.object_space(i).is_none_or(|s| fits(s, false)))
+            .collect();
+        let qualified = |exact: bool| -> Vec<usize> {
+            consts
+                .iter()
+                .copied()
+                .filter(|&i| self.object_space(i).is_some_and(|s| fits(s, exact)))
+                .collect()
+        };
+        let (exact, qualified) = (qualified(true), qualified(false));
+        let mut candidates = if !exact.is_empty() {
+            exact
+        } else if !qualified.is_empty() {
+            qualified
+        } else {
+            consts
+        };
+        if candidates.is_empty() && (!mutating.is_empty() || !twins.is_empty()) {
             if !writable {
-                return Err(Error::new(method.span, format!("cannot call non-const member function `{}` on a const object of type `{sname}`", method.name))
+                return Err(Error::coded(Code::NotAssignable, method.span, format!("cannot call non-const member function `{}` on a const object of type `{sname}`", method.name))
                     .note("declare the member function `const` if it does not modify the object"));
             }
             candidates = match storage {
-                Storage::Thread => mutating,
-                Storage::Device => self.user_functions(&format!("{key}{DEVICE_TWIN}")),
-                Storage::Threadgroup => return Err(Error::new(method.span, "calling a non-const member function on a threadgroup object is not supported yet").with_code(crate::diagnostics::Code::Unsupported)),
-                Storage::Temporary => return Err(Error::new(method.span, "calling a non-const member function on a temporary is not supported yet").with_code(crate::diagnostics::Code::Unsupported)),
+                Storage::Thread => mutating
+                    .into_iter()
+                    .filter(|&i| self.object_space(i) == Some(ast::AddressSpace::Thread))
+                    .collect(),
+                Storage::Device => twins,
+                Storage::Threadgroup => return Err(Error::coded(Code::Unsupported, method.span, "calling a non-const member function on a threadgroup object is not supported yet")),
+                Storage::Temporary => return Err(Error::coded(Code::Unsupported, method.span, "calling a non-const member function on a temporary is not supported yet")),
             };
             candidates.retain(|&i| self.program.functions[i].params.len() == args.len() + 1);
         }
-        let mut full = Vec::with_capacity(args.len() + 1);
-        full.push(object.clone());
-        full.extend_from_slice(args);
-        self.call_user(fx, &method.name, &candidates, &full, method.span, span)
-            .map(Some)
+        if candidates.is_empty() {
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                method.span,
+                format!(
+                    "no member function `{}` of `{sname}` applies to an object in the `{}` address space",
+                    method.name,
+                    space.name()
+                ),
+            ));
+        }
+        self.call_user(fx, &method.name, &candidates, vec![object], args, method.span, span)
     }
 
     /// The struct of `this` when lowering a member function or constructor.
@@ -274,16 +370,15 @@ impl Lowerer<'_, '_> {
         let list = self.user_functions(&key);
         if !list.is_empty() && list.iter().all(|&i| !self.has_object(i)) {
             return self
-                .call_user(fx, &key, &list, args, callee_span, span)
+                .call_user(fx, &key, &list, Vec::new(), args, callee_span, span)
                 .map(Some);
         }
-        self.call_member(
-            fx,
-            &this_expr(callee_span),
-            &ident(name, callee_span),
-            args,
-            span,
-        )
+        let object = self.lower_arg(fx, &this_expr(callee_span), false)?;
+        if !self.is_object(fx, &object.value) {
+            return Ok(None);
+        }
+        self.call_member(fx, object, &ident(name, callee_span), args, span)
+            .map(Some)
     }
 
     /// `S(args)` when `S` declares constructors.
@@ -302,7 +397,31 @@ impl Lowerer<'_, '_> {
         if list.is_empty() {
             return Ok(None);
         }
-        self.call_user(fx, &sname, &list, args, span, span)
+        self.call_user(fx, &sname, &list, Vec::new(), args, span, span)
+            .map(Some)
+    }
+
+    /// `S s;` when `S` declares a constructor without parameters: a call
+    /// of it; `Ok(None)` when it declares none.
+    pub(in crate::lower) fn default_constructor(
+        &mut self,
+        fx: &mut FnCtx,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let Type::Struct(id) = ty else {
+            return Ok(None);
+        };
+        let sname = self.program.struct_name(*id).to_string();
+        let list: Vec<usize> = self
+            .user_functions(&member_name(&sname, &sname))
+            .into_iter()
+            .filter(|&i| self.program.functions[i].params.is_empty())
+            .collect();
+        if list.is_empty() {
+            return Ok(None);
+        }
+        self.call_user::<Expr>(fx, &sname, &list, Vec::new(), &[], span, span)
             .map(Some)
     }
 
@@ -328,11 +447,41 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// Whether the address space written for an object (`const device`) is
+/// the one the object is in.
+fn same_space(written: ast::AddressSpace, actual: AddressSpace) -> bool {
+    matches!(
+        (written, actual),
+        (ast::AddressSpace::Device, AddressSpace::Device)
+            | (ast::AddressSpace::Constant, AddressSpace::Constant)
+            | (ast::AddressSpace::Thread, AddressSpace::Thread)
+            | (ast::AddressSpace::Threadgroup, AddressSpace::Threadgroup)
+    )
+}
+
 fn ident(name: &str, span: Span) -> Ident {
     Ident {
         name: name.to_string(),
         span,
     }
+}
+
+/// `nullptr` (as the built-in comparisons with it recognise it).
+fn is_null(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == "nullptr")
+}
+
+/// A pointer variable or parameter, which the built-in assignments handle.
+fn is_pointer_name(fx: &FnCtx, e: &Expr) -> bool {
+    let ExprKind::Name(path) = &e.kind else {
+        return false;
+    };
+    path.last().is_some_and(|n| {
+        matches!(
+            fx.lookup(n),
+            Some(Local::PtrVar { .. } | Local::Ptr(_))
+        )
+    })
 }
 
 fn this_expr(span: Span) -> Expr {
@@ -345,7 +494,9 @@ fn this_expr(span: Span) -> Expr {
 impl Lowerer<'_, '_> {
     /// `a op b` (or `op a` when `operands` has one element) when an operand is
     /// a struct with an `operator op` overload: a member of the left operand's
-    /// struct, else a free function. `Ok(None)` when no overload applies.
+    /// struct, else a free function. `Ok(None)` when no overload applies; the
+    /// operands lowered to find that out are kept for the built-in operator,
+    /// which takes them instead of lowering them again (see `cxx::args`).
     pub(in crate::lower) fn user_operator(
         &mut self,
         fx: &mut FnCtx,
@@ -357,31 +508,71 @@ impl Lowerer<'_, '_> {
         if !self.has_operator(&name) {
             return Ok(None);
         }
+        fx.forget_lowered();
         let (first, rest) = operands.split_first().expect("an operand");
-        let rest: Vec<Expr> = rest.iter().map(|e| (*e).clone()).collect();
-        if let Some((id, ..)) = self.object_info(fx, first)? {
+        let assigning = op.ends_with('=') && !matches!(op, "==" | "!=" | "<=" | ">=");
+        // The built-in operator reads these its own way, and no overload
+        // applies to them: `p == nullptr`, `p += n` on a pointer variable.
+        if operands.iter().any(|e| is_null(e)) || (assigning && is_pointer_name(fx, first)) {
+            return Ok(None);
+        }
+        let a = self.lower_arg(fx, first, false)?;
+        if let Some((id, ..)) = self.object_info(fx, &a.value) {
             let key = member_name(self.program.struct_name(id), &name);
             let arity_ok = self
                 .user_functions(&key)
                 .iter()
                 .any(|&i| self.program.functions[i].params.len() == operands.len());
             if arity_ok {
-                return self.call_member(fx, first, &ident(&name, span), &rest, span);
+                return self
+                    .call_member(fx, a, &ident(&name, span), rest, span)
+                    .map(Some);
             }
         }
         let free = self.user_functions(&name);
-        if free.is_empty() {
+        // The left operand is read before the right one is evaluated (as the
+        // built-in operator reads it), unless it is assigned to or a
+        // candidate takes it by reference.
+        let by_value = free
+            .iter()
+            .all(|&i| self.takes_by_value(self.program.functions[i], 0));
+        let a = if !assigning && by_value {
+            self.settle(fx, a)?
+        } else {
+            a
+        };
+        let mut any_struct = self.is_object(fx, &a.value);
+        let lists = rest
+            .iter()
+            .any(|e| matches!(e.kind, ExprKind::InitList(_)));
+        if free.is_empty() || lists {
+            fx.keep_lowered(first, a.value);
             return Ok(None);
         }
-        let mut any_struct = false;
-        for e in operands {
-            any_struct |= self.object_info(fx, e)?.is_some();
+        if matches!(op, "&&" | "||") && !any_struct {
+            // The built-in `&&` and `||` may not evaluate the right operand:
+            // it is only typed (in a scratch block) to rule out an overload.
+            for e in rest {
+                any_struct |= matches!(self.type_of(fx, e)?, Type::Struct(_));
+            }
+            if !any_struct {
+                fx.keep_lowered(first, a.value);
+                return Ok(None);
+            }
+        }
+        let mut args = vec![a];
+        for e in rest {
+            let arg = self.lower_arg(fx, e, false)?;
+            any_struct |= self.is_object(fx, &arg.value);
+            args.push(arg);
         }
         if !any_struct {
+            for (e, arg) in operands.iter().zip(args) {
+                fx.keep_lowered(e, arg.value);
+            }
             return Ok(None);
         }
-        let args: Vec<Expr> = operands.iter().map(|e| (*e).clone()).collect();
-        self.call_user(fx, &name, &free, &args, span, span)
+        self.call_user(fx, &name, &free, args, &[] as &[Expr], span, span)
             .map(Some)
     }
 
@@ -415,7 +606,11 @@ impl Lowerer<'_, '_> {
         };
         match self.program.templated_expr(path, args, e.span)? {
             Some(x) => self.expr(fx, &x),
-            None => Err(Error::new(e.span, "expected a value, found a type")),
+            None => Err(Error::coded(
+                Code::WrongKind,
+                e.span,
+                "expected a value, found a type",
+            )),
         }
     }
 }

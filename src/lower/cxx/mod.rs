@@ -3,8 +3,10 @@
 //!
 //! Each user function is specialised per the buffers its pointer arguments
 //! point into (WGSL functions take no storage pointers: see
-//! `metal::buffer_pointers`).
+//! `metal::buffer_pointers`). Every argument of a call is lowered exactly
+//! once (`args`), whatever the overloads and templates it is ranked against.
 
+pub(in crate::lower) mod args;
 pub(in crate::lower) mod call;
 pub(in crate::lower) mod deduce;
 pub(in crate::lower) mod functions;

@@ -10,7 +10,9 @@
 //!   patterns);
 //! - otherwise the call is ambiguous, and every best candidate is a note.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
+use crate::lower::cxx::args::Arg;
 use crate::lower::ctx::value::Value;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::templates::{template_function, TemplateValue};
@@ -44,20 +46,33 @@ impl Lowerer<'_, '_> {
     /// A call of `name` whose candidates are the plain functions `plain` and
     /// the function templates `templates` (indices into the program's
     /// templates), with explicit template arguments `explicit` (which rule
-    /// out the plain functions).
+    /// out the plain functions). Its arguments are `pre`, lowered already,
+    /// then `rest`: each is lowered once, ranked and deduced on its type,
+    /// and passed to the chosen candidate as it is.
     #[allow(clippy::too_many_arguments)]
-    pub(in crate::lower) fn call_overloaded(
+    pub(in crate::lower) fn call_overloaded<E: std::borrow::Borrow<Expr>>(
         &mut self,
         fx: &mut FnCtx,
         name: &str,
         plain: &[usize],
         templates: &[usize],
         explicit: &[TemplateArg],
-        args: &[Expr],
+        pre: Vec<Arg>,
+        rest: &[E],
         callee_span: Span,
         span: Span,
     ) -> Result<Value> {
-        let arg_types = self.argument_types(fx, args)?;
+        let mut decls: Vec<&FunctionDecl> = Vec::new();
+        if explicit.is_empty() {
+            decls.extend(plain.iter().map(|&i| self.program.functions[i]));
+        }
+        decls.extend(
+            templates
+                .iter()
+                .map(|&t| template_function(self.program.templates[t])),
+        );
+        let args = self.call_args(fx, &decls, pre, rest)?;
+        let arg_types: Vec<(Type, Span)> = args.iter().map(|a| (a.ty.clone(), a.span)).collect();
         let mut viable = Vec::new();
         let mut first_error = None;
         if explicit.is_empty() {
@@ -85,32 +100,29 @@ impl Lowerer<'_, '_> {
                 .iter()
                 .map(|(t, _)| self.program.display(t))
                 .collect();
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 format!(
                     "no matching function for call to `{name}({})`",
                     types.join(", ")
                 ),
-            )
-            .with_code(crate::diagnostics::Code::NoMatchingOverload));
+            ));
         }
         let best = best_candidates(&viable);
         if best.len() > 1 {
-            let mut e = Error::new(callee_span, format!("call to `{name}` is ambiguous"))
-                .with_code(crate::diagnostics::Code::AmbiguousCall);
+            let mut e = Error::coded(Code::AmbiguousCall, callee_span, format!("call to `{name}` is ambiguous"));
             for &b in &best {
                 e = e.note(format!("candidate: {}", viable[b].shown));
             }
             return Err(e);
         }
         let chosen = viable.swap_remove(best[0]);
-        match chosen.kind {
-            CandidateKind::Plain(i) => self.call_plain(fx, i, name, args, callee_span, span),
-            CandidateKind::Template(t, values) => {
-                let index = self.instance(t, values, callee_span)?;
-                self.call_instance(fx, index, name, args, callee_span, span)
-            }
-        }
+        let index = match chosen.kind {
+            CandidateKind::Plain(i) => i,
+            CandidateKind::Template(t, values) => self.instance(t, values, callee_span)?,
+        };
+        self.call_function(fx, index, name, args, callee_span, span)
     }
 
     fn plain_candidate(

@@ -2,6 +2,7 @@
 //! threadgroup memory, textures and samplers, their bindings (the default
 //! scheme of docs/REFLECTION.md or the user's binding map) and reflection.
 
+use crate::diagnostics::Code;
 use crate::layout;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, PtrRoot, PtrValue};
@@ -194,7 +195,7 @@ impl Lowerer<'_, '_> {
         };
         // WebGPU's default limits: 4 bind groups, 1000 bindings per group.
         if b.group >= 4 || b.binding >= 1000 {
-            return Err(Error::new(span, format!("the binding map puts this argument at @group({}) @binding({}), beyond WebGPU's default limits (4 groups, 1000 bindings)", b.group, b.binding)).with_code(crate::diagnostics::Code::Binding));
+            return Err(Error::coded(Code::Binding, span, format!("the binding map puts this argument at @group({}) @binding({}), beyond WebGPU's default limits (4 groups, 1000 bindings)", b.group, b.binding)));
         }
         Ok(b)
     }
@@ -212,7 +213,8 @@ impl Lowerer<'_, '_> {
         for a in arguments {
             let Some(b) = a.binding else { continue };
             if let Some((_, other)) = seen.iter().find(|(x, _)| *x == b) {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Binding,
                     f.name.span,
                     format!(
                         "`{}` and {other} of `{}` are both bound at @group({}) @binding({})",
@@ -246,7 +248,7 @@ impl Lowerer<'_, '_> {
             Some(bytes) => {
                 let count = bytes / sa.size.max(1);
                 if count == 0 {
-                    return Err(Error::new(param.span, format!(
+                    return Err(Error::coded(Code::InvalidOption, param.span, format!(
                         "threadgroup memory for `[[threadgroup({index})]]` is {bytes} bytes, less than one `{}` ({} bytes)",
                         self.program.display(&ptr.pointee),
                         sa.size
@@ -336,7 +338,8 @@ impl Lowerer<'_, '_> {
             array_type: crate::reflect::array_type(&ptr.pointee, &self.program.structs),
         };
         if index >= 64 {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidAttributeArgument,
                 span,
                 format!("buffer index {index} is too large (at most {})", 63),
             ));
@@ -390,7 +393,7 @@ impl Lowerer<'_, '_> {
     /// Types this version can place in buffers.
     pub(in crate::lower) fn check_host_shareable(&self, ty: &Type, span: Span) -> Result<()> {
         match ty {
-            Type::Atomic(Scalar::Bool) => Err(Error::new(span, "`atomic_bool` in buffers is not supported (its size in Metal's layout is not verified)").with_code(crate::diagnostics::Code::Unsupported)),
+            Type::Atomic(Scalar::Bool) => Err(Error::coded(Code::Unsupported, span, "`atomic_bool` in buffers is not supported (its size in Metal's layout is not verified)")),
             Type::Array(e, _) => self.check_host_shareable(e, span),
             Type::Struct(id) => self
                 .program
@@ -400,7 +403,7 @@ impl Lowerer<'_, '_> {
                 .iter()
                 .try_for_each(|m| self.check_host_shareable(&m.ty, m.span)),
             Type::Pointer(_) | Type::Void => {
-                Err(Error::new(span, "this type cannot be stored in a buffer"))
+                Err(Error::coded(Code::InvalidType, span, "this type cannot be stored in a buffer"))
             }
             _ => Ok(()),
         }

@@ -3,8 +3,10 @@
 //! dispatch uniform, and threads outside a `dispatchThreads` grid return
 //! before running the body.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue};
+use crate::lower::stdlib;
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{
     Access, Argument, ArgumentKind, BuiltinArgument, FunctionReflection, Stage, WgslBinding,
@@ -12,7 +14,7 @@ use crate::reflect::{
 use crate::sema::{callgraph, consteval};
 use crate::source_map::Span;
 use crate::syntax::ast;
-use crate::types::{AddressSpace, Scalar, Type};
+use crate::types::{Scalar, Type};
 use naga::{Expression, Handle, Statement};
 
 /// `@binding` of the dispatch uniform in `@group(0)` (mapping doc §1.4:
@@ -27,6 +29,27 @@ pub fn default_threadgroup_size(dimensions: u8) -> [u32; 3] {
         2 => [8, 8, 1],
         _ => [4, 4, 4],
     }
+}
+
+/// The default threadgroup size `size` made to fit `max` threads (a kernel's
+/// `[[max_total_threads_per_threadgroup(max)]]`): Metal leaves the size to the
+/// host, bounded by that maximum, and compilers that emit MSL from WGSL
+/// (Tint) write the WGSL workgroup size's product there. The largest
+/// dimension is halved until the total fits; a 1-D default becomes exactly
+/// `[min(64, max), 1, 1]`.
+pub fn shrink_to(size: [u32; 3], max: u32) -> [u32; 3] {
+    let mut size = size;
+    if size[1] == 1 && size[2] == 1 {
+        return [size[0].min(max), 1, 1];
+    }
+    while size.iter().product::<u32>() > max {
+        let largest = (0..3).max_by_key(|&i| (size[i], 3 - i)).unwrap_or(0);
+        size[largest] = size[largest].div_ceil(2).max(1);
+        if size == [1, 1, 1] {
+            break;
+        }
+    }
+    size
 }
 
 /// Metal's compute-function input attributes (MSL Table 5.8) handled here.
@@ -74,7 +97,7 @@ impl Builtin {
     }
 }
 
-fn builtin(name: &str) -> Option<Builtin> {
+pub(super) fn builtin(name: &str) -> Option<Builtin> {
     Some(match name {
         "thread_position_in_grid" => Builtin::ThreadPositionInGrid,
         "thread_position_in_threadgroup" => Builtin::ThreadPositionInThreadgroup,
@@ -161,38 +184,24 @@ impl Lowerer<'_, '_> {
         size: Option<[u32; 3]>,
     ) -> Result<FunctionReflection> {
         if self.program.resolve_type(&f.ret)? != Type::Void {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::EntryPointSignature,
                 f.ret.span,
                 format!("kernel function `{}` must return `void`", f.name.name),
             ));
         }
         let params = self.classify_params(f)?;
-        let dims = params
-            .iter()
-            .filter_map(|p| match p {
-                KernelParam::Builtin {
-                    builtin:
-                        Builtin::ThreadPositionInGrid
-                        | Builtin::ThreadPositionInThreadgroup
-                        | Builtin::ThreadgroupPositionInGrid,
-                    ty,
-                    ..
-                } => ty.vector_size(),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(1);
-        let wg = size.unwrap_or_else(|| default_threadgroup_size(dims));
-        self.check_max_threads(f, wg, size.is_some())?;
+        let max_threads = self.max_total_threads(f)?;
+        let wg = size.unwrap_or_else(|| {
+            let default = default_threadgroup_size(position_dimensions(&params));
+            max_threads.map_or(default, |(max, _)| shrink_to(default, max))
+        });
+        self.check_max_threads(max_threads, wg, size.is_some())?;
         let body = f.body.as_ref().expect("kernels have bodies");
         self.entry.predicated = callgraph::reaches(self.program, body, &|n| {
-            n == "threadgroup_barrier" || n == "simdgroup_barrier"
+            stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::is_barrier)
         });
-        let subgroups = callgraph::reaches(self.program, body, &|n| {
-            n.starts_with("simd_") || n.starts_with("quad_") || n == "simdgroup_barrier"
-        }) || params
-            .iter()
-            .any(|p| matches!(p, KernelParam::Builtin { builtin, .. } if builtin.is_simd()));
+        let subgroups = self.uses_subgroups(body, &params);
         let mut fx = FnCtx::new(&f.name.name, Type::Void);
         fx.kernel = true;
         let geometry = self.prologue(&mut fx, wg, subgroups, f.span)?;
@@ -256,7 +265,18 @@ impl Lowerer<'_, '_> {
             varyings: Vec::new(),
             color_outputs: Vec::new(),
             function_constants: Vec::new(),
+            stitchable: None,
         })
+    }
+
+    /// Whether the kernel needs the SIMD-group lane and width: it reaches a
+    /// SIMD-group or quad-group function, or has a SIMD-group attribute.
+    fn uses_subgroups(&self, body: &ast::Block, params: &[KernelParam]) -> bool {
+        callgraph::reaches(self.program, body, &|n| {
+            stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::needs_subgroups)
+        }) || params
+            .iter()
+            .any(|p| matches!(p, KernelParam::Builtin { builtin, .. } if builtin.is_simd()))
     }
 
     /// The reflection of every built-in input parameter.
@@ -284,238 +304,64 @@ impl Lowerer<'_, '_> {
             .collect()
     }
 
-    fn check_max_threads(&self, f: &ast::FunctionDecl, wg: [u32; 3], explicit: bool) -> Result<()> {
-        for a in &f.attributes {
-            if a.name != "max_total_threads_per_threadgroup" {
-                continue;
-            }
-            let [arg] = a.args.as_slice() else {
-                return Err(Error::new(
-                    a.span,
-                    "`max_total_threads_per_threadgroup` takes one argument",
-                ));
-            };
-            let max = consteval::eval(self.program, arg)?
-                .as_count()
-                .ok_or_else(|| Error::new(arg.span, "expected a positive integer"))?;
-            let total = wg[0] * wg[1] * wg[2];
-            if total > max {
-                let why = if explicit {
-                    "the requested threadgroup size"
-                } else {
-                    "the default threadgroup size"
-                };
-                return Err(Error::new(a.span, format!("{why} {}x{}x{} ({total} threads) exceeds `max_total_threads_per_threadgroup({max})`", wg[0], wg[1], wg[2]))
-                    .note("choose a threadgroup size with --threadgroup-size"));
-            }
-        }
-        Ok(())
+    /// `[[max_total_threads_per_threadgroup(n)]]`: `n` and the attribute's span.
+    fn max_total_threads(&self, f: &ast::FunctionDecl) -> Result<Option<(u32, Span)>> {
+        let Some(a) = f
+            .attributes
+            .iter()
+            .find(|a| a.name == "max_total_threads_per_threadgroup")
+        else {
+            return Ok(None);
+        };
+        let [arg] = a.args.as_slice() else {
+            return Err(Error::coded(
+                Code::InvalidAttributeArgument,
+                a.span,
+                "`max_total_threads_per_threadgroup` takes one argument",
+            ));
+        };
+        let max = consteval::eval(self.program, arg)?
+            .as_count()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                Error::coded(
+                    Code::InvalidAttributeArgument,
+                    arg.span,
+                    "expected a positive integer",
+                )
+            })?;
+        Ok(Some((max, a.span)))
     }
 
-    pub(in crate::lower) fn classify_params<'f>(
-        &mut self,
-        f: &'f ast::FunctionDecl,
-    ) -> Result<Vec<KernelParam<'f>>> {
-        let kernel = matches!(f.stage, Some((ast::Stage::Kernel, _)));
-        let mut out = Vec::new();
-        let mut used: Vec<(u32, Span)> = Vec::new();
-        let mut unindexed = Vec::new();
-        for p in &f.params {
-            let ty = self.program.resolve_type(&p.ty)?;
-            let ty = self.program.apply_array(ty, &p.array)?;
-            let name = p.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_");
-            let attr = p.attributes.first();
-            match (attr.map(|a| a.name.as_str()), &ty) {
-                (Some("buffer"), Type::Pointer(ptr))
-                    if matches!(ptr.space, AddressSpace::Device | AddressSpace::Constant) =>
-                {
-                    let a = attr.unwrap();
-                    let [arg] = a.args.as_slice() else {
-                        return Err(Error::new(
-                            a.span,
-                            "`buffer` takes one index: `[[buffer(n)]]`",
-                        ));
-                    };
-                    let index = consteval::eval(self.program, arg)?
-                        .as_int()
-                        .filter(|i| *i >= 0)
-                        .ok_or_else(|| {
-                            Error::new(
-                                arg.span,
-                                "buffer index must be a non-negative integer constant",
-                            )
-                        })? as u32;
-                    if let Some((_, first)) = used.iter().find(|(i, _)| *i == index) {
-                        let _ = first;
-                        return Err(Error::new(
-                            a.span,
-                            format!("duplicate `[[buffer({index})]]` index"),
-                        )
-                        .note(format!(
-                            "each buffer argument of `{}` needs its own index",
-                            f.name.name
-                        )));
-                    }
-                    used.push((index, a.span));
-                    out.push(KernelParam::Buffer {
-                        param: p,
-                        ptr: (**ptr).clone(),
-                        index,
-                    });
-                }
-                (Some("buffer"), _) => {
-                    return Err(Error::new(p.ty.span, format!("`[[buffer(n)]]` argument `{name}` must be a pointer or reference in the `device` or `constant` address space")));
-                }
-                (Some(attr_name), _)
-                    if !kernel && attr_name != "threadgroup" && builtin(attr_name).is_some() =>
-                {
-                    return Err(Error::new(
-                        attr.unwrap().span,
-                        format!("`[[{attr_name}]]` is only available in kernel functions"),
-                    ));
-                }
-                (Some(attr_name), _)
-                    if !kernel
-                        && !matches!(
-                            attr_name,
-                            "buffer" | "texture" | "sampler" | "threadgroup"
-                        ) =>
-                {
-                    out.push(self.stage_param(f, p, &ty, attr.unwrap())?);
-                }
-                (Some(attr_name), _) if builtin(attr_name).is_some() => {
-                    let b = builtin(attr_name).unwrap();
-                    self.check_builtin_type(b, &ty, attr_name, p)?;
-                    out.push(KernelParam::Builtin {
-                        param: p,
-                        builtin: b,
-                        ty,
-                    });
-                }
-                (Some("threadgroup"), Type::Pointer(ptr))
-                    if ptr.space == AddressSpace::Threadgroup && !ptr.is_reference =>
-                {
-                    let a = attr.unwrap();
-                    let [arg] = a.args.as_slice() else {
-                        return Err(Error::new(
-                            a.span,
-                            "`threadgroup` takes one index: `[[threadgroup(n)]]`",
-                        ));
-                    };
-                    let index = consteval::eval(self.program, arg)?
-                        .as_int()
-                        .filter(|i| (0..=u32::MAX as i64).contains(i))
-                        .ok_or_else(|| {
-                            Error::new(
-                                arg.span,
-                                "threadgroup index must be a non-negative integer constant",
-                            )
-                        })? as u32;
-                    if out.iter().any(
-                        |p| matches!(p, KernelParam::Threadgroup { index: i, .. } if *i == index),
-                    ) {
-                        return Err(Error::new(
-                            a.span,
-                            format!("duplicate `[[threadgroup({index})]]` index"),
-                        ));
-                    }
-                    out.push(KernelParam::Threadgroup {
-                        param: p,
-                        ptr: (**ptr).clone(),
-                        index,
-                    });
-                }
-                (Some("threadgroup"), _) => {
-                    return Err(Error::new(p.ty.span, format!("`[[threadgroup(n)]]` argument `{name}` must be a `threadgroup` pointer")));
-                }
-                (Some(kind @ ("texture" | "sampler")), _) => {
-                    let a = attr.unwrap();
-                    let index = resource_index(self.program, a)?;
-                    let other = |p: &KernelParam| match (p, kind) {
-                        (KernelParam::Texture { index: i, .. }, "texture")
-                        | (KernelParam::Sampler { index: i, .. }, "sampler") => *i == index,
-                        _ => false,
-                    };
-                    if out.iter().any(other) {
-                        return Err(Error::new(
-                            a.span,
-                            format!("duplicate `[[{kind}({index})]]` index"),
-                        ));
-                    }
-                    if index >= 64 {
-                        return Err(Error::new(
-                            a.span,
-                            format!("{kind} index {index} is too large (at most 63)"),
-                        ));
-                    }
-                    match (kind, &ty) {
-                        ("texture", Type::Texture(t)) => out.push(KernelParam::Texture {
-                            param: p,
-                            texture: *t,
-                            index,
-                        }),
-                        ("sampler", Type::Sampler { .. }) => {
-                            out.push(KernelParam::Sampler { param: p, index })
-                        }
-                        _ => {
-                            return Err(Error::new(
-                                p.ty.span,
-                                format!("`[[{kind}(n)]]` argument `{name}` must be a {kind}"),
-                            ))
-                        }
-                    }
-                }
-                (None, Type::Texture(_) | Type::Sampler { .. }) => {
-                    return Err(Error::new(p.span, format!("kernel parameter `{name}` needs a `[[texture(n)]]` or `[[sampler(n)]]` attribute")));
-                }
-                (Some(a @ "stage_in"), _) => {
-                    return Err(Error::new(
-                        attr.unwrap().span,
-                        format!("`[[{a}]]` arguments are not supported yet"),
-                    )
-                    .with_code(crate::diagnostics::Code::Unsupported));
-                }
-                (Some(other), _) => {
-                    return Err(Error::new(
-                        attr.unwrap().span,
-                        format!("unknown or unsupported kernel argument attribute `[[{other}]]`"),
-                    )
-                    .with_code(crate::diagnostics::Code::InvalidAttribute)
-                    .with_notes(crate::diagnostics::suggest::did_you_mean(
-                        other,
-                        crate::diagnostics::suggest::ATTRIBUTES.iter().copied(),
-                    )));
-                }
-                (None, Type::Pointer(ptr))
-                    if matches!(ptr.space, AddressSpace::Device | AddressSpace::Constant) =>
-                {
-                    unindexed.push(out.len());
-                    out.push(KernelParam::Buffer {
-                        param: p,
-                        ptr: (**ptr).clone(),
-                        index: u32::MAX,
-                    });
-                }
-                (None, _) => {
-                    return Err(Error::new(p.span, format!(
-                        "kernel parameter `{name}` needs an attribute such as `[[buffer(n)]]` or `[[thread_position_in_grid]]`"
-                    )));
-                }
-            }
+    /// A requested threadgroup size must respect the kernel's maximum (the
+    /// default one is shrunk to it).
+    fn check_max_threads(
+        &self,
+        max_threads: Option<(u32, Span)>,
+        wg: [u32; 3],
+        explicit: bool,
+    ) -> Result<()> {
+        let Some((max, span)) = max_threads else {
+            return Ok(());
+        };
+        let total = wg[0] * wg[1] * wg[2];
+        if total > max {
+            let why = if explicit {
+                "the requested threadgroup size"
+            } else {
+                "the default threadgroup size"
+            };
+            return Err(Error::coded(
+                Code::LimitExceeded,
+                span,
+                format!(
+                    "{why} {}x{}x{} ({total} threads) exceeds `max_total_threads_per_threadgroup({max})`",
+                    wg[0], wg[1], wg[2]
+                ),
+            )
+            .note("choose a threadgroup size with --threadgroup-size"));
         }
-        // Metal gives arguments without an index the first free one (MSL §5.2.1).
-        for i in unindexed {
-            let free = (0..).find(|n| !used.iter().any(|(u, _)| u == n)).unwrap();
-            used.push((free, Span::default()));
-            if let KernelParam::Buffer { param, index, .. } = &mut out[i] {
-                *index = free;
-                self.global.warnings.push(Error::new(param.span, format!(
-                    "buffer argument `{}` has no `[[buffer(n)]]` index; Metal assigns it index {free}",
-                    param.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_")
-                )));
-            }
-        }
-        Ok(out)
+        Ok(())
     }
 
     pub(in crate::lower) fn bind_param(
@@ -532,40 +378,7 @@ impl Lowerer<'_, '_> {
             }
             KernelParam::Builtin { param, builtin, ty } => {
                 let geo = geo.expect("compute attributes exist in kernels only");
-                let value = self.builtin_value(fx, *builtin, ty, geo, param.span);
-                let value = self.convert(
-                    fx,
-                    value,
-                    &ty.with_scalar(Scalar::UInt),
-                    ty,
-                    true,
-                    param.span,
-                )?;
-                let name = param
-                    .name
-                    .as_ref()
-                    .map(|n| n.name.clone())
-                    .unwrap_or_else(|| "_".into());
-                let th = self.naga_type(ty, param.span)?;
-                let var = fx.local(&name, th, param.span);
-                let ptr = fx.add(Expression::LocalVariable(var), param.span);
-                fx.push(
-                    Statement::Store {
-                        pointer: ptr,
-                        value,
-                    },
-                    param.span,
-                );
-                if let Some(n) = &param.name {
-                    fx.declare(
-                        &n.name,
-                        Local::Var {
-                            var,
-                            ty: ty.clone(),
-                            is_const: false,
-                        },
-                    );
-                }
+                self.bind_builtin(fx, param, *builtin, ty, geo)?
             }
             KernelParam::Threadgroup { param, ptr, index } => {
                 self.bind_threadgroup(fx, param, ptr, *index, arguments)?
@@ -579,66 +392,141 @@ impl Lowerer<'_, '_> {
                 self.bind_sampler(fx, param, *index, body, arguments)?
             }
             KernelParam::Buffer { param, ptr, index } => {
-                let (global, info, binding) = self.buffer_global(param, ptr, *index)?;
-                let is_const = ptr.is_const || self.entry.is_vertex();
-                let span = param.span;
-                let words = self.word_view(global).is_some();
-                let local = if ptr.is_reference && words {
-                    let offset = self.u32_lit(fx, 0, span);
-                    Local::Bytes(crate::lower::ctx::value::BytePlace {
-                        global,
-                        offset,
-                        ty: ptr.pointee.clone(),
-                        writable: !is_const,
-                    })
-                } else if ptr.is_reference {
-                    let e = fx.add(Expression::GlobalVariable(global), span);
-                    Local::Ref(Place {
-                        ptr: e,
-                        ty: ptr.pointee.clone(),
-                        writable: !is_const,
-                    })
-                } else {
-                    let zero = self.u32_lit(fx, 0, span);
-                    Local::Ptr(PtrValue {
-                        root: if words {
-                            PtrRoot::Bytes(global)
-                        } else {
-                            PtrRoot::Buffer(global)
-                        },
-                        index: zero,
-                        pointee: ptr.pointee.clone(),
-                        space: ptr.space,
-                        is_const,
-                    })
-                };
-                let name = param
-                    .name
-                    .as_ref()
-                    .map(|n| n.name.clone())
-                    .unwrap_or_else(|| "_".into());
-                if let Some(n) = &param.name {
-                    fx.declare(&n.name, local);
-                }
-                arguments.push(Argument {
-                    name,
-                    kind: ArgumentKind::Buffer,
-                    index: *index,
-                    access: if is_const {
-                        Access::Read
-                    } else {
-                        Access::ReadWrite
-                    },
-                    active: true,
-                    binding: Some(binding),
-                    buffer: Some(info),
-                    threadgroup: None,
-                    texture: None,
-                    sampler: None,
-                });
+                self.bind_buffer(fx, param, ptr, *index, arguments)?
             }
         }
         Ok(())
+    }
+
+    /// A compute attribute parameter: a local variable holding the
+    /// attribute's value (computed from the prologue's geometry) in the
+    /// parameter's declared type.
+    fn bind_builtin(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        builtin: Builtin,
+        ty: &Type,
+        geo: &Geometry,
+    ) -> Result<()> {
+        let value = self.builtin_value(fx, builtin, ty, geo, param.span);
+        let value = self.convert(
+            fx,
+            value,
+            &ty.with_scalar(Scalar::UInt),
+            ty,
+            true,
+            param.span,
+        )?;
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        let th = self.naga_type(ty, param.span)?;
+        let var = fx.local(&name, th, param.span);
+        let ptr = fx.add(Expression::LocalVariable(var), param.span);
+        fx.push(
+            Statement::Store {
+                pointer: ptr,
+                value,
+            },
+            param.span,
+        );
+        if let Some(n) = &param.name {
+            fx.declare(
+                &n.name,
+                Local::Var {
+                    var,
+                    ty: ty.clone(),
+                    is_const: false,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// A `[[buffer(n)]]` parameter: a storage (or uniform) global, the
+    /// parameter's name bound to its start, and its reflection.
+    fn bind_buffer(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        ptr: &crate::types::Pointer,
+        index: u32,
+        arguments: &mut Vec<Argument>,
+    ) -> Result<()> {
+        let (global, info, binding) = self.buffer_global(param, ptr, index)?;
+        let is_const = ptr.is_const || self.entry.is_vertex();
+        let local = self.buffer_start(fx, global, ptr, is_const, param.span);
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        if let Some(n) = &param.name {
+            fx.declare(&n.name, local);
+        }
+        arguments.push(Argument {
+            name,
+            kind: ArgumentKind::Buffer,
+            index,
+            access: if is_const {
+                Access::Read
+            } else {
+                Access::ReadWrite
+            },
+            active: true,
+            binding: Some(binding),
+            buffer: Some(info),
+            threadgroup: None,
+            texture: None,
+            sampler: None,
+        });
+        Ok(())
+    }
+
+    /// What a buffer parameter's name denotes: a reference to the buffer's
+    /// first object, or a pointer to element 0 (through the word view when
+    /// the buffer is held as words).
+    fn buffer_start(
+        &mut self,
+        fx: &mut FnCtx,
+        global: Handle<naga::GlobalVariable>,
+        ptr: &crate::types::Pointer,
+        is_const: bool,
+        span: Span,
+    ) -> Local {
+        let words = self.word_view(global).is_some();
+        if ptr.is_reference && words {
+            let offset = self.u32_lit(fx, 0, span);
+            Local::Bytes(crate::lower::ctx::value::BytePlace {
+                global,
+                offset,
+                ty: ptr.pointee.clone(),
+                writable: !is_const,
+            })
+        } else if ptr.is_reference {
+            let e = fx.add(Expression::GlobalVariable(global), span);
+            Local::Ref(Place {
+                ptr: e,
+                ty: ptr.pointee.clone(),
+                writable: !is_const,
+            })
+        } else {
+            let zero = self.u32_lit(fx, 0, span);
+            Local::Ptr(PtrValue {
+                root: if words {
+                    PtrRoot::Bytes(global)
+                } else {
+                    PtrRoot::Buffer(global)
+                },
+                index: zero,
+                pointee: ptr.pointee.clone(),
+                space: ptr.space,
+                is_const,
+            })
+        }
     }
 
     /// Whether the entry point (or a function it calls) touches `binding`.
@@ -675,6 +563,26 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// The dimensions of the kernel's highest-dimensional position attribute
+/// (1 when it has none), which shape the default threadgroup size.
+fn position_dimensions(params: &[KernelParam]) -> u8 {
+    params
+        .iter()
+        .filter_map(|p| match p {
+            KernelParam::Builtin {
+                builtin:
+                    Builtin::ThreadPositionInGrid
+                    | Builtin::ThreadPositionInThreadgroup
+                    | Builtin::ThreadgroupPositionInGrid,
+                ty,
+                ..
+            } => ty.vector_size(),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(1)
+}
+
 /// Functions called anywhere in `block`.
 fn calls(block: &naga::Block) -> Vec<Handle<naga::Function>> {
     let mut out = Vec::new();
@@ -701,22 +609,25 @@ fn calls(block: &naga::Block) -> Vec<Handle<naga::Function>> {
     out
 }
 
-/// The index of a `[[texture(n)]]` or `[[sampler(n)]]` attribute.
-fn resource_index(program: &crate::sema::Program, a: &ast::Attribute) -> Result<u32> {
-    let [arg] = a.args.as_slice() else {
-        return Err(Error::new(
-            a.span,
-            format!("`{}` takes one index: `[[{}(n)]]`", a.name, a.name),
-        ));
-    };
-    consteval::eval(program, arg)?
-        .as_int()
-        .filter(|i| (0..=u32::MAX as i64).contains(i))
-        .map(|i| i as u32)
-        .ok_or_else(|| {
-            Error::new(
-                arg.span,
-                format!("{} index must be a non-negative integer constant", a.name),
-            )
-        })
+#[cfg(test)]
+mod tests {
+    use super::shrink_to;
+
+    #[test]
+    fn a_one_dimensional_default_takes_the_maximum() {
+        assert_eq!(shrink_to([64, 1, 1], 1), [1, 1, 1]);
+        assert_eq!(shrink_to([64, 1, 1], 3), [3, 1, 1]);
+        assert_eq!(shrink_to([64, 1, 1], 256), [64, 1, 1]);
+    }
+
+    #[test]
+    fn a_two_or_three_dimensional_default_is_halved_until_it_fits() {
+        assert_eq!(shrink_to([8, 8, 1], 16), [4, 4, 1]);
+        assert_eq!(shrink_to([8, 8, 1], 1), [1, 1, 1]);
+        assert_eq!(shrink_to([4, 4, 4], 8), [2, 2, 2]);
+        for max in 1..=70 {
+            let s = shrink_to([4, 4, 4], max);
+            assert!(s.iter().product::<u32>() <= max, "{max}: {s:?}");
+        }
+    }
 }

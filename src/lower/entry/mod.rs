@@ -1,13 +1,18 @@
 //! Entry points: how a Metal stage function's parameters and results become
 //! WGSL entry-point inputs, outputs and resource bindings.
 //!
-//! `compute` (kernels and their attributes), `stages` (vertex and fragment:
+//! `compute` (kernels and their attributes), `params` (parameters
+//! classified by attribute, indices checked), `stages` (vertex and fragment:
 //! `[[stage_in]]`, built-ins, varyings linked by name or `[[user]]`),
 //! `outputs` (what vertex and fragment functions return), `bindings`
 //! (buffers, textures, samplers, threadgroup memory and their `@group`/
-//! `@binding` numbers).
+//! `@binding` numbers), `stitchable` (SwiftUI's `[[stitchable]]` effects:
+//! a fragment entry point that calls the function in the shape SwiftUI
+//! does).
 
 pub(in crate::lower) mod bindings;
 pub(in crate::lower) mod compute;
 pub(in crate::lower) mod outputs;
+pub(in crate::lower) mod params;
 pub(in crate::lower) mod stages;
+pub(in crate::lower) mod stitchable;

@@ -1,6 +1,7 @@
 //! What vertex and fragment functions return: the vertex position and
 //! linked values, or the fragment's colours, depth and sample mask.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::function::{OutputAdapter, OutputMember};
 use crate::lower::{Error, Lowerer, Result};
@@ -41,12 +42,12 @@ impl Lowerer<'_, '_> {
                     Item::Struct(s) if s.name.name == name => Some(s.clone()),
                     _ => None,
                 });
-                let decl = decl.ok_or_else(|| Error::new(f.ret.span, "the returned struct must be declared in this file"))?;
+                let decl = decl.ok_or_else(|| Error::coded(Code::Unsupported, f.ret.span, "the returned struct must be declared in this file"))?;
                 self.struct_result(fx, &decl, *id, vertex, f.ret.span)
             }
             Type::Void if !vertex => Ok((Vec::new(), Vec::new())),
-            Type::Void => Err(Error::new(f.ret.span, "vertex functions without a `[[position]]` output (rasterization disabled) are not supported").with_code(crate::diagnostics::Code::Unsupported)),
-            other => Err(Error::new(f.ret.span, format!("a {} function cannot return `{}`", if vertex { "vertex" } else { "fragment" }, self.program.display(other)))),
+            Type::Void => Err(Error::coded(Code::Unsupported, f.ret.span, "vertex functions without a `[[position]]` output (rasterization disabled) are not supported")),
+            other => Err(Error::coded(Code::EntryPointSignature, f.ret.span, format!("a {} function cannot return `{}`", if vertex { "vertex" } else { "fragment" }, self.program.display(other)))),
         }
     }
 
@@ -74,7 +75,8 @@ impl Lowerer<'_, '_> {
             for binding in self.output_bindings(m, &md.ty, vertex, &mut colors, &mut varyings)? {
                 has_position |= matches!(binding, Binding::BuiltIn(BuiltIn::Position { .. }));
                 if !md.ty.unpacked().is_scalar_or_vector() {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::EntryPointSignature,
                         m.ty.span,
                         format!("output member `{}` must be a scalar or vector", m.name.name),
                     ));
@@ -95,7 +97,8 @@ impl Lowerer<'_, '_> {
             }
         }
         if vertex && !has_position {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::EntryPointSignature,
                 decl.name.span,
                 format!(
                     "vertex output struct `{}` needs a `[[position]]` member",
@@ -146,15 +149,15 @@ impl Lowerer<'_, '_> {
             )
             .into_iter()
             .map(|(span, message, note)| {
-                Error::new(span, message)
+                Error::coded(Code::AttributeIgnored, span, message)
                     .note(note)
-                    .with_code(crate::diagnostics::Code::AttributeIgnored)
             }),
         );
         if let Some(a) = attr("position") {
             let invariant = m.attributes.iter().any(|a| a.name == "invariant");
             if !vertex || *ty != Type::Vector(Scalar::Float, 4) {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::EntryPointSignature,
                     a.span,
                     "`[[position]]` outputs are `float4` members of vertex outputs",
                 ));
@@ -162,7 +165,7 @@ impl Lowerer<'_, '_> {
             return Ok(vec![Binding::BuiltIn(BuiltIn::Position { invariant })]);
         }
         if let Some(a) = attr("point_size") {
-            self.global.warnings.push(Error::new(a.span, "`[[point_size]]` has no WGSL equivalent (WebGPU points are one pixel); it was dropped").with_code(crate::diagnostics::Code::AttributeDropped));
+            self.global.warnings.push(Error::coded(Code::AttributeDropped, a.span, "`[[point_size]]` has no WGSL equivalent (WebGPU points are one pixel); it was dropped"));
             return Ok(Vec::new());
         }
         if vertex {
@@ -203,7 +206,8 @@ impl Lowerer<'_, '_> {
         index: u32,
     ) -> Result<(naga::StructMember, OutputMember)> {
         if !vertex {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidAttribute,
                 a.span,
                 "`[[clip_distance]]` is an output of vertex functions",
             ));
@@ -212,7 +216,8 @@ impl Lowerer<'_, '_> {
             Type::Scalar(Scalar::Float) => (1, false),
             Type::Array(element, n) if **element == Type::FLOAT && (1..=8).contains(n) => (*n, true),
             _ => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::EntryPointSignature,
                     m.ty.span,
                     format!(
                         "`[[clip_distance]]` member `{}` must be a `float` or an array of 1 to 8 `float`s",
@@ -269,7 +274,8 @@ impl Lowerer<'_, '_> {
                 .iter()
                 .any(|c| c.index == index && c.blend_src == blend_src)
             {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidAttributeArgument,
                     a.span,
                     format!("duplicate `[[color({index})]]` output"),
                 ));
@@ -286,7 +292,8 @@ impl Lowerer<'_, '_> {
         }
         if attr("depth").is_some() {
             if *ty != Type::FLOAT {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::EntryPointSignature,
                     m.ty.span,
                     "`[[depth(...)]]` outputs are `float`",
                 ));
@@ -298,22 +305,21 @@ impl Lowerer<'_, '_> {
         }
         if let Some(a) = m.attributes.iter().find(|a| a.name == "stencil") {
             return Err(
-                Error::new(a.span, "`[[stencil]]` outputs have no WebGPU equivalent")
-                    .with_code(crate::diagnostics::Code::NoWebGpuEquivalent),
+                Error::coded(Code::NoWebGpuEquivalent, a.span, "`[[stencil]]` outputs have no WebGPU equivalent"),
             );
         }
-        Err(Error::new(m.name.span, format!("fragment output member `{}` needs `[[color(m)]]`, `[[depth(...)]]` or `[[sample_mask]]`", m.name.name)))
+        Err(Error::coded(Code::EntryPointSignature, m.name.span, format!("fragment output member `{}` needs `[[color(m)]]`, `[[depth(...)]]` or `[[sample_mask]]`", m.name.name)))
     }
 
     fn attribute_number(&self, a: &ast::Attribute) -> Result<u32> {
         let [arg] = a.args.as_slice() else {
-            return Err(Error::new(a.span, format!("`{}` takes one index", a.name)));
+            return Err(Error::coded(Code::InvalidAttributeArgument, a.span, format!("`{}` takes one index", a.name)));
         };
         crate::sema::consteval::eval(self.program, arg)?
             .as_int()
             .filter(|i| *i >= 0)
             .map(|i| i as u32)
-            .ok_or_else(|| Error::new(arg.span, "expected a non-negative integer constant"))
+            .ok_or_else(|| Error::coded(Code::InvalidAttributeArgument, arg.span, "expected a non-negative integer constant"))
     }
 
     fn io_struct(
@@ -324,7 +330,7 @@ impl Lowerer<'_, '_> {
         let mut layouter = naga::proc::Layouter::default();
         layouter
             .update(self.global.module.to_ctx())
-            .map_err(|e| Error::new(span, format!("internal error: layout: {e}")))?;
+            .map_err(|e| Error::coded(Code::Internal, span, format!("internal error: layout: {e}")))?;
         let (mut cursor, mut align) = (0u32, naga::proc::Alignment::ONE);
         for m in &mut members {
             let l = layouter[m.ty];

@@ -9,6 +9,7 @@
 //! side only; WGSL needs it on both, so vertex outputs take it from the
 //! table.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Local;
 use crate::lower::entry::compute::KernelParam;
@@ -29,6 +30,31 @@ pub(in crate::lower) fn io_type(ty: &Type) -> Type {
         Some(Scalar::Half) => ty.with_scalar(Scalar::Float),
         _ => ty.unpacked(),
     }
+}
+
+/// A stage function has at most one `[[stage_in]]` argument.
+fn check_one_stage_in(params: &[KernelParam]) -> Result<()> {
+    if params
+        .iter()
+        .filter(|p| matches!(p, KernelParam::StageIn { .. }))
+        .count()
+        > 1
+    {
+        let second = params
+            .iter()
+            .filter_map(|p| match p {
+                KernelParam::StageIn { param, .. } => Some(param.span),
+                _ => None,
+            })
+            .nth(1)
+            .unwrap();
+        return Err(Error::coded(
+            Code::EntryPointSignature,
+            second,
+            "a function can have only one `[[stage_in]]` argument",
+        ));
+    }
+    Ok(())
 }
 
 /// A linked value's location and interpolation.
@@ -217,7 +243,8 @@ impl Lowerer<'_, '_> {
         let vertex = matches!(f.stage, Some((ast::Stage::Vertex, _)));
         let builtin = |b: BuiltIn, want: &[Type], name: &str| -> Result<KernelParam<'f>> {
             if !want.contains(ty) {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::EntryPointSignature,
                     p.ty.span,
                     format!(
                         "`[[{name}]]` argument must be of type `{}`",
@@ -237,7 +264,8 @@ impl Lowerer<'_, '_> {
         match (attr.name.as_str(), vertex) {
             ("stage_in", _) => match ty {
                 Type::Struct(id) => Ok(KernelParam::StageIn { param: p, id: *id }),
-                _ => Err(Error::new(
+                _ => Err(Error::coded(
+                    Code::EntryPointSignature,
                     p.ty.span,
                     "a `[[stage_in]]` argument must be a struct",
                 )),
@@ -252,14 +280,14 @@ impl Lowerer<'_, '_> {
                 &[Type::UINT, Type::Scalar(Scalar::UShort)],
                 "instance_id",
             ),
-            ("base_vertex" | "base_instance", true) => Err(Error::new(
+            ("base_vertex" | "base_instance", true) => Err(Error::coded(
+                Code::NoWebGpuEquivalent,
                 attr.span,
                 format!(
                     "`[[{}]]` has no WGSL equivalent; pass it in a buffer",
                     attr.name
                 ),
-            )
-            .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
+            )),
             ("position", false) => builtin(
                 BuiltIn::Position { invariant: false },
                 &[Type::Vector(Scalar::Float, 4)],
@@ -276,24 +304,24 @@ impl Lowerer<'_, '_> {
                 self.require_feature(crate::lower::ctx::entry::Feature::PrimitiveIndex);
                 builtin(BuiltIn::PrimitiveIndex, &[Type::UINT], "primitive_id")
             }
-            ("point_coord", false) => Err(Error::new(
+            ("point_coord", false) => Err(Error::coded(
+                Code::NoWebGpuEquivalent,
                 attr.span,
                 "`[[point_coord]]` has no WGSL equivalent: WebGPU points are one pixel",
-            )
-            .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
-            ("color", false) => Err(Error::new(
+            )),
+            ("color", false) => Err(Error::coded(
+                Code::NoWebGpuEquivalent,
                 attr.span,
                 "reading `[[color(m)]]` (framebuffer fetch) has no WebGPU equivalent",
-            )
-            .with_code(crate::diagnostics::Code::NoWebGpuEquivalent)),
-            (other, _) => Err(Error::new(
+            )),
+            (other, _) => Err(Error::coded(
+                Code::InvalidAttribute,
                 attr.span,
                 format!(
                     "`[[{other}]]` is not available as a {} function argument",
                     if vertex { "vertex" } else { "fragment" }
                 ),
             )
-            .with_code(crate::diagnostics::Code::InvalidAttribute)
             .with_notes(crate::diagnostics::suggest::did_you_mean(
                 other,
                 crate::diagnostics::suggest::ATTRIBUTES.iter().copied(),
@@ -309,25 +337,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<FunctionReflection> {
         let vertex = stage == ast::Stage::Vertex;
         let params = self.classify_params(f)?;
-        if params
-            .iter()
-            .filter(|p| matches!(p, KernelParam::StageIn { .. }))
-            .count()
-            > 1
-        {
-            let second = params
-                .iter()
-                .filter_map(|p| match p {
-                    KernelParam::StageIn { param, .. } => Some(param.span),
-                    _ => None,
-                })
-                .nth(1)
-                .unwrap();
-            return Err(Error::new(
-                second,
-                "a function can have only one `[[stage_in]]` argument",
-            ));
-        }
+        check_one_stage_in(&params)?;
         let ret = self.program.resolve_type(&f.ret)?;
         let mut fx = FnCtx::new(&f.name.name, ret.clone());
         fx.fragment = !vertex;
@@ -401,6 +411,7 @@ impl Lowerer<'_, '_> {
             varyings: if vertex { out_varyings } else { in_varyings },
             color_outputs,
             function_constants: Vec::new(),
+            stitchable: None,
         })
     }
 
@@ -477,7 +488,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<(Vec<VertexAttribute>, u32, Vec<Varying>)> {
         let def = self.program.structs.get(id).clone();
         let decl = self.struct_decl(&def.name).cloned().ok_or_else(|| {
-            Error::new(
+            Error::coded(
+                Code::Unsupported,
                 param.span,
                 "the `[[stage_in]]` struct must be declared in this file",
             )
@@ -486,7 +498,8 @@ impl Lowerer<'_, '_> {
             (Vec::new(), 0u32, Vec::new(), Vec::new());
         for (m, md) in decl.members.iter().zip(&def.members) {
             if !md.ty.unpacked().is_scalar_or_vector() || matches!(md.ty, Type::Packed(..)) {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::EntryPointSignature,
                     m.ty.span,
                     format!(
                         "`[[stage_in]]` member `{}` must be a scalar or vector",
@@ -495,80 +508,11 @@ impl Lowerer<'_, '_> {
                 ));
             }
             let (binding, io_ty) = if vertex {
-                let index = self.attribute_index(m)?;
-                let (format, size) = vertex_format(&md.ty).ok_or_else(|| {
-                    Error::new(
-                        m.ty.span,
-                        format!("no vertex format reads `{}`", self.program.display(&md.ty)),
-                    )
-                })?;
-                attributes.push(VertexAttribute {
-                    name: m.name.name.clone(),
-                    index,
-                    data_type: self.program.display(&md.ty),
-                    format: format.into(),
-                    offset,
-                });
-                offset += size;
-                // WebGPU vertex inputs are 32-bit; half attributes convert in the shader.
-                let io = md.ty.with_scalar(match md.ty.element_scalar() {
-                    Some(Scalar::Half) => Scalar::Float,
-                    Some(s) => s,
-                    None => Scalar::Float,
-                });
-                (
-                    Binding::Location {
-                        location: index,
-                        interpolation: None,
-                        sampling: None,
-                        blend_src: None,
-                        per_primitive: false,
-                    },
-                    io,
-                )
-            } else if member_builtin(m) == Some("position") {
-                (
-                    Binding::BuiltIn(BuiltIn::Position { invariant: false }),
-                    md.ty.clone(),
-                )
-            } else if let Some(b) = member_builtin(m) {
-                return Err(Error::new(
-                    m.name.span,
-                    format!("`[[{b}]]` is not supported as a `[[stage_in]]` member"),
-                )
-                .with_code(crate::diagnostics::Code::Unsupported));
+                self.vertex_attribute_input(m, &md.ty, &mut attributes, &mut offset)?
             } else {
-                let key = link_key(m);
-                let text = interpolation_of(&m.attributes, &md.ty).2;
-                let slot = self
-                    .varying_slot(&key, &text)
-                    .expect("fragment inputs are in the table");
-                varyings.push(Varying {
-                    name: key,
-                    location: slot.location,
-                    data_type: self.program.display(&md.ty),
-                    interpolation: slot.text.clone(),
-                });
-                (
-                    Binding::Location {
-                        location: slot.location,
-                        interpolation: Some(slot.interpolation),
-                        sampling: slot.sampling,
-                        blend_src: None,
-                        per_primitive: false,
-                    },
-                    io_type(&md.ty),
-                )
+                self.fragment_input(m, &md.ty, &mut varyings)?
             };
-            let th = self.naga_type(&io_ty, m.ty.span)?;
-            let i = fx.function.arguments.len() as u32;
-            fx.function.arguments.push(naga::FunctionArgument {
-                name: Some(m.name.name.clone()),
-                ty: th,
-                binding: Some(binding),
-            });
-            let arg = fx.add(Expression::FunctionArgument(i), m.ty.span);
-            members.push(self.convert(fx, arg, &io_ty, &md.ty, true, m.ty.span)?);
+            members.push(self.stage_in_argument(fx, m, &md.ty, binding, &io_ty)?);
         }
         let members = self.with_padding(id, members, param.span, |_, pad| {
             fx.add(Expression::ZeroValue(pad), param.span)
@@ -591,13 +535,124 @@ impl Lowerer<'_, '_> {
         Ok((attributes, offset, varyings))
     }
 
+    /// The binding and WGSL type of the vertex attribute `m` of type `ty`:
+    /// its `[[attribute(n)]]` location, and its reflection at `offset` in
+    /// the packed vertex (`offset` moves past it).
+    fn vertex_attribute_input(
+        &mut self,
+        m: &ast::Member,
+        ty: &Type,
+        attributes: &mut Vec<VertexAttribute>,
+        offset: &mut u32,
+    ) -> Result<(Binding, Type)> {
+        let index = self.attribute_index(m)?;
+        let (format, size) = vertex_format(ty).ok_or_else(|| {
+            Error::coded(
+                Code::NoWebGpuEquivalent,
+                m.ty.span,
+                format!("no vertex format reads `{}`", self.program.display(ty)),
+            )
+        })?;
+        attributes.push(VertexAttribute {
+            name: m.name.name.clone(),
+            index,
+            data_type: self.program.display(ty),
+            format: format.into(),
+            offset: *offset,
+        });
+        *offset += size;
+        // WebGPU vertex inputs are 32-bit; half attributes convert in the shader.
+        let io = ty.with_scalar(match ty.element_scalar() {
+            Some(Scalar::Half) => Scalar::Float,
+            Some(s) => s,
+            None => Scalar::Float,
+        });
+        Ok((
+            Binding::Location {
+                location: index,
+                interpolation: None,
+                sampling: None,
+                blend_src: None,
+                per_primitive: false,
+            },
+            io,
+        ))
+    }
+
+    /// The binding and WGSL type of the fragment input `m` of type `ty`: the
+    /// position built-in, or the location that the library's varying table
+    /// gives its name (with its reflection).
+    fn fragment_input(
+        &mut self,
+        m: &ast::Member,
+        ty: &Type,
+        varyings: &mut Vec<Varying>,
+    ) -> Result<(Binding, Type)> {
+        if member_builtin(m) == Some("position") {
+            return Ok((
+                Binding::BuiltIn(BuiltIn::Position { invariant: false }),
+                ty.clone(),
+            ));
+        }
+        if let Some(b) = member_builtin(m) {
+            return Err(Error::coded(
+                Code::Unsupported,
+                m.name.span,
+                format!("`[[{b}]]` is not supported as a `[[stage_in]]` member"),
+            ));
+        }
+        let key = link_key(m);
+        let text = interpolation_of(&m.attributes, ty).2;
+        let slot = self
+            .varying_slot(&key, &text)
+            .expect("fragment inputs are in the table");
+        varyings.push(Varying {
+            name: key,
+            location: slot.location,
+            data_type: self.program.display(ty),
+            interpolation: slot.text.clone(),
+        });
+        Ok((
+            Binding::Location {
+                location: slot.location,
+                interpolation: Some(slot.interpolation),
+                sampling: slot.sampling,
+                blend_src: None,
+                per_primitive: false,
+            },
+            io_type(ty),
+        ))
+    }
+
+    /// A `[[stage_in]]` member `m` of type `ty` as an entry-point argument
+    /// of type `io_ty`, converted to `ty`.
+    fn stage_in_argument(
+        &mut self,
+        fx: &mut FnCtx,
+        m: &ast::Member,
+        ty: &Type,
+        binding: Binding,
+        io_ty: &Type,
+    ) -> Result<Handle<Expression>> {
+        let th = self.naga_type(io_ty, m.ty.span)?;
+        let i = fx.function.arguments.len() as u32;
+        fx.function.arguments.push(naga::FunctionArgument {
+            name: Some(m.name.name.clone()),
+            ty: th,
+            binding: Some(binding),
+        });
+        let arg = fx.add(Expression::FunctionArgument(i), m.ty.span);
+        self.convert(fx, arg, io_ty, ty, true, m.ty.span)
+    }
+
     fn attribute_index(&self, m: &ast::Member) -> Result<u32> {
         let a = m
             .attributes
             .iter()
             .find(|a| a.name == "attribute")
             .ok_or_else(|| {
-                Error::new(
+                Error::coded(
+                    Code::EntryPointSignature,
                     m.name.span,
                     format!(
                         "vertex `[[stage_in]]` member `{}` needs `[[attribute(n)]]`",
@@ -606,14 +661,15 @@ impl Lowerer<'_, '_> {
                 )
             })?;
         let [arg] = a.args.as_slice() else {
-            return Err(Error::new(a.span, "`attribute` takes one index"));
+            return Err(Error::coded(Code::InvalidAttributeArgument, a.span, "`attribute` takes one index"));
         };
         crate::sema::consteval::eval(self.program, arg)?
             .as_int()
             .filter(|i| *i >= 0)
             .map(|i| i as u32)
             .ok_or_else(|| {
-                Error::new(
+                Error::coded(
+                    Code::InvalidAttributeArgument,
                     arg.span,
                     "attribute index must be a non-negative integer constant",
                 )

@@ -1,9 +1,11 @@
 //! Expressions: names, literals, operators, indexing, members, assignment.
 
 pub(in crate::lower) mod access;
+pub(in crate::lower) mod assign;
 pub(in crate::lower) mod const_exprs;
 pub(in crate::lower) mod operators;
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Place, Value};
 use crate::lower::types::vector_size;
@@ -17,52 +19,14 @@ use naga::{BinaryOperator as Bo, Expression, Handle, Literal};
 impl Lowerer<'_, '_> {
     /// Lowers an expression to a value, place or pointer.
     pub(in crate::lower) fn expr(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Value> {
+        // An operand lowered already, looking for an operator overload.
+        if let Some(v) = fx.take_lowered(e) {
+            return Ok(v);
+        }
         match &e.kind {
-            ExprKind::SizeOf { align, operand } => {
-                let local = |name: &str| match fx.lookup(name) {
-                    Some(
-                        crate::lower::ctx::value::Local::Var { ty, .. }
-                        | crate::lower::ctx::value::Local::Value(_, ty),
-                    ) => Some(ty.clone()),
-                    _ => None,
-                };
-                let v = crate::sema::sizeof::eval(self.program, *align, operand, e.span, &local)?;
-                Ok(self.const_value(fx, &v, e.span))
-            }
-            ExprKind::Int {
-                value,
-                suffix,
-                non_decimal,
-            } => {
-                let v = crate::sema::consteval::eval(
-                    self.program,
-                    &Expr {
-                        kind: ExprKind::Int {
-                            value: *value,
-                            suffix: *suffix,
-                            non_decimal: *non_decimal,
-                        },
-                        span: e.span,
-                    },
-                )?;
-                if matches!(v, ConstValue::Int(_, Scalar::Long | Scalar::ULong)) {
-                    self.check_64_bit(e.span)?;
-                }
-                Ok(self.const_value(fx, &v, e.span))
-            }
-            ExprKind::Float { value, suffix } => {
-                let s = match suffix {
-                    crate::syntax::ast::LiteralSuffix::Half => Scalar::Half,
-                    crate::syntax::ast::LiteralSuffix::BFloat => {
-                        return Err(
-                            Error::new(e.span, "`bfloat` literals are not supported yet")
-                                .with_code(crate::diagnostics::Code::Unsupported),
-                        );
-                    }
-                    _ => Scalar::Float,
-                };
-                Ok(self.const_value(fx, &ConstValue::Float(*value, s), e.span))
-            }
+            ExprKind::SizeOf { align, operand } => self.size_of(fx, *align, operand, e.span),
+            ExprKind::Int { .. } => self.int_literal(fx, e),
+            ExprKind::Float { value, suffix } => self.float_literal(fx, *value, *suffix, e.span),
             ExprKind::Bool(b) => Ok(Value::Rv(
                 fx.add(Expression::Literal(Literal::Bool(*b)), e.span),
                 Type::BOOL,
@@ -74,23 +38,7 @@ impl Lowerer<'_, '_> {
                     None => self.binary(fx, *op, a, b, e.span),
                 }
             }
-            ExprKind::Unary(op, a) => {
-                let symbol = match op {
-                    UnaryOp::Neg => Some("-"),
-                    UnaryOp::Plus => Some("+"),
-                    UnaryOp::Not => Some("!"),
-                    UnaryOp::BitNot => Some("~"),
-                    _ => None,
-                };
-                let user = match symbol {
-                    Some(s) => self.user_operator(fx, s, &[a], e.span)?,
-                    None => None,
-                };
-                match user {
-                    Some(v) => Ok(v),
-                    None => self.unary(fx, *op, a, e.span),
-                }
-            }
+            ExprKind::Unary(op, a) => self.unary_or_operator(fx, *op, a, e.span),
             ExprKind::Assign(Some(op), lhs, rhs) => {
                 let compound = format!("{}=", op.symbol());
                 match self.user_operator(fx, &compound, &[lhs, rhs], e.span)? {
@@ -118,30 +66,118 @@ impl Lowerer<'_, '_> {
                 }
                 Ok(last)
             }
-            ExprKind::BraceConstruct(path, items) => {
-                let ts = crate::syntax::ast::TypeSpec {
-                    is_const: false,
-                    is_constexpr: false,
-                    space: None,
-                    path: path.clone(),
-                    args: Vec::new(),
-                    ptr_ops: Vec::new(),
-                    name_span: e.span,
-                    span: e.span,
-                };
-                let ty = self.program.resolve_type(&ts)?;
-                if let Some(v) = self.brace_constructor(fx, &ty, items, e.span)? {
-                    return Ok(v);
-                }
-                let (h, ty) = self.init_list(fx, items, &ty, e.span)?;
-                Ok(Value::Rv(h, ty))
-            }
+            ExprKind::BraceConstruct(path, items) => self.brace_construct(fx, path, items, e.span),
             ExprKind::Templated(..) => self.templated_value(fx, e),
-            ExprKind::InitList(_) => Err(Error::new(
+            ExprKind::InitList(_) => Err(Error::coded(
+                Code::InvalidInitializer,
                 e.span,
                 "an initializer list is not allowed here",
             )),
         }
+    }
+
+    /// `sizeof(operand)` or `alignof(operand)` (`align`), a constant.
+    fn size_of(
+        &mut self,
+        fx: &mut FnCtx,
+        align: bool,
+        operand: &crate::syntax::ast::SizeOperand,
+        span: Span,
+    ) -> Result<Value> {
+        let local = |name: &str| match fx.lookup(name) {
+            Some(
+                crate::lower::ctx::value::Local::Var { ty, .. }
+                | crate::lower::ctx::value::Local::Value(_, ty),
+            ) => Some(ty.clone()),
+            _ => None,
+        };
+        let v = crate::sema::sizeof::eval(self.program, align, operand, span, &local)?;
+        Ok(self.const_value(fx, &v, span))
+    }
+
+    /// An integer literal `e`, typed as C++ types it (a 64-bit one needs
+    /// 64-bit integer support).
+    fn int_literal(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Value> {
+        let v = crate::sema::consteval::eval(self.program, e)?;
+        if matches!(v, ConstValue::Int(_, Scalar::Long | Scalar::ULong)) {
+            self.check_64_bit(e.span)?;
+        }
+        Ok(self.const_value(fx, &v, e.span))
+    }
+
+    /// A floating-point literal: `half` with an `h` suffix, else `float`.
+    fn float_literal(
+        &mut self,
+        fx: &mut FnCtx,
+        value: f64,
+        suffix: crate::syntax::ast::LiteralSuffix,
+        span: Span,
+    ) -> Result<Value> {
+        let s = match suffix {
+            crate::syntax::ast::LiteralSuffix::Half => Scalar::Half,
+            crate::syntax::ast::LiteralSuffix::BFloat => {
+                return Err(Error::coded(
+                    Code::Unsupported,
+                    span,
+                    "`bfloat` literals are not supported yet",
+                ));
+            }
+            _ => Scalar::Float,
+        };
+        Ok(self.const_value(fx, &ConstValue::Float(value, s), span))
+    }
+
+    /// A prefix operator: a user `operator` overload where one applies,
+    /// else the built-in operator.
+    fn unary_or_operator(
+        &mut self,
+        fx: &mut FnCtx,
+        op: UnaryOp,
+        a: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let symbol = match op {
+            UnaryOp::Neg => Some("-"),
+            UnaryOp::Plus => Some("+"),
+            UnaryOp::Not => Some("!"),
+            UnaryOp::BitNot => Some("~"),
+            _ => None,
+        };
+        let user = match symbol {
+            Some(s) => self.user_operator(fx, s, &[a], span)?,
+            None => None,
+        };
+        match user {
+            Some(v) => Ok(v),
+            None => self.unary(fx, op, a, span),
+        }
+    }
+
+    /// `T{items}`: a constructor of `T` where one applies, else aggregate
+    /// initialization.
+    fn brace_construct(
+        &mut self,
+        fx: &mut FnCtx,
+        path: &[String],
+        items: &[crate::syntax::ast::Init],
+        span: Span,
+    ) -> Result<Value> {
+        let ts = crate::syntax::ast::TypeSpec {
+            is_const: false,
+            is_constexpr: false,
+            space: None,
+            path: path.to_vec(),
+            args: Vec::new(),
+            ptr_ops: Vec::new(),
+            name_span: span,
+            span,
+        };
+        let ty = self.program.resolve_type(&ts)?;
+        if let Some(v) = self.brace_constructor(fx, &ty, items, span)? {
+            return Ok(v);
+        }
+        let (h, ty) = self.init_list(fx, items, &ty, span)?;
+        Ok(Value::Rv(h, ty))
     }
 
     /// Lowers an expression and loads it: a plain value with its type.
@@ -176,8 +212,8 @@ impl Lowerer<'_, '_> {
                 let s = ty.element_scalar().expect("a vector");
                 Ok((self.swizzle(fx, vector, &comps, span), Type::vector(s, comps.len() as u8)))
             }
-            Value::Void => Err(Error::new(span, "expression has type `void` and no value")),
-            Value::Ptr(_) => Err(Error::new(span, "a pointer cannot be used as a value here").note(
+            Value::Void => Err(Error::coded(Code::WrongKind, span, "expression has type `void` and no value")),
+            Value::Ptr(_) => Err(Error::coded(Code::WrongKind, span, "a pointer cannot be used as a value here").note(
                 "pointers are translated as a buffer plus an element index; they can be indexed, dereferenced, offset and passed to functions",
             )),
         }
@@ -290,6 +326,11 @@ impl Lowerer<'_, '_> {
         span: Span,
         mut zero: impl FnMut(&mut Self, Handle<naga::Type>) -> Handle<Expression>,
     ) -> Result<Vec<Handle<Expression>>> {
+        if self.program.structs.get(id).members.is_empty() {
+            // The member WGSL gives an empty struct (see `struct_inner`).
+            let word = self.naga_type(&Type::UINT, span)?;
+            return Ok(vec![zero(self, word)]);
+        }
         let Some(plan) = self.plan(id).cloned() else {
             return Ok(members);
         };
@@ -316,7 +357,7 @@ impl Lowerer<'_, '_> {
         if path.len() == 1 {
             if let Some(local) = fx.lookup(name).cloned() {
                 if let Local::UnsizedThreadgroup(index) = local {
-                    return Err(Error::new(span, format!("the length of threadgroup memory `[[threadgroup({index})]]` is not known"))
+                    return Err(Error::coded(Code::InvalidOption, span, format!("the length of threadgroup memory `[[threadgroup({index})]]` is not known"))
                         .note(format!("Metal sets it at dispatch; WGSL needs it at translation: pass `--threadgroup-memory {index}=BYTES`")));
                 }
                 return Ok(self.local_value(fx, local, span));
@@ -350,25 +391,28 @@ impl Lowerer<'_, '_> {
                     Type::Sampler { comparison },
                 ))
             }
-            Some(Symbol::Functions(_)) => Err(Error::new(
+            Some(Symbol::Functions(_)) => Err(Error::coded(
+                Code::WrongKind,
                 span,
                 format!("function `{name}` used as a value; call it with `()`"),
             )),
-            Some(Symbol::Type(_)) => Err(Error::new(
+            Some(Symbol::Type(_)) => Err(Error::coded(
+                Code::WrongKind,
                 span,
                 format!("expected a value, found type `{name}`"),
             )),
             None => match crate::lower::stdlib::constant(name) {
                 Some(v) => Ok(self.stdlib_constant(fx, v, span)),
-                None if crate::types::builtin_type(&path.join("::")).is_some() => Err(Error::new(
+                None if crate::types::builtin_type(&path.join("::")).is_some() => Err(Error::coded(
+                    Code::WrongKind,
                     span,
                     format!("expected a value, found type `{}`", path.join("::")),
                 )),
-                None => Err(Error::new(
+                None => Err(Error::coded(
+                    Code::UndeclaredIdentifier,
                     span,
                     format!("use of undeclared identifier `{}`", path.join("::")),
                 )
-                .with_code(crate::diagnostics::Code::UndeclaredIdentifier)
                 .with_notes(crate::diagnostics::suggest::did_you_mean(
                     &path.join("::"),
                     fx.names_in_scope()
@@ -462,6 +506,24 @@ impl Lowerer<'_, '_> {
         if from == to {
             return Ok(h);
         }
+        self.check_conversion(from, to, explicit, span)?;
+        if let (Type::Scalar(_), Type::Vector(s, n)) = (from, to) {
+            let lane = self.convert(fx, h, from, &Type::Scalar(*s), explicit, span)?;
+            return Ok(fx.add(
+                Expression::Splat {
+                    size: vector_size(*n),
+                    value: lane,
+                },
+                span,
+            ));
+        }
+        self.convert_elements(fx, h, from, to, explicit, span)
+    }
+
+    /// Whether `from` converts to `to` (implicitly, unless `explicit`): a
+    /// scalar to a scalar or vector, and (explicitly) vectors and matrices
+    /// of one shape.
+    fn check_conversion(&self, from: &Type, to: &Type, explicit: bool, span: Span) -> Result<()> {
         let ok = match (from, to) {
             (Type::Scalar(_), Type::Scalar(_) | Type::Vector(..)) => true,
             (Type::Vector(_, a), Type::Vector(_, b)) => explicit && a == b,
@@ -489,18 +551,23 @@ impl Lowerer<'_, '_> {
                         self.program.display(to)
                     )
                 });
-            return Err(Error::new(span, msg).with_code(crate::diagnostics::Code::TypeMismatch));
+            return Err(Error::coded(Code::TypeMismatch, span, msg));
         }
-        if let (Type::Scalar(_), Type::Vector(s, n)) = (from, to) {
-            let lane = self.convert(fx, h, from, &Type::Scalar(*s), explicit, span)?;
-            return Ok(fx.add(
-                Expression::Splat {
-                    size: vector_size(*n),
-                    value: lane,
-                },
-                span,
-            ));
-        }
+        Ok(())
+    }
+
+    /// The conversion of `h` between the element types of `from` and `to`
+    /// (same shape): through the wider integer for narrow integers, `!= 0`
+    /// for `bool`, rounding for `half`.
+    fn convert_elements(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        from: &Type,
+        to: &Type,
+        explicit: bool,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
         let (fs, ts) = (from.element_scalar().unwrap(), to.element_scalar().unwrap());
         if fs == ts {
             return Ok(h);
@@ -563,7 +630,8 @@ impl Lowerer<'_, '_> {
                 let to = t.with_scalar(Scalar::Bool);
                 Ok((self.convert(fx, h, &t, &to, true, e.span)?, to))
             }
-            _ => Err(Error::new(
+            _ => Err(Error::coded(
+                Code::TypeMismatch,
                 e.span,
                 format!(
                     "value of type `{}` is not contextually convertible to `bool`",
@@ -581,7 +649,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Expression>> {
         let (h, t) = self.condition(fx, e)?;
         if t != Type::BOOL {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TypeMismatch,
                 e.span,
                 "a vector condition needs `all()` or `any()`",
             ));
@@ -592,7 +661,8 @@ impl Lowerer<'_, '_> {
 
 /// Atomic objects are accessed through the atomic functions only (MSL §6.15).
 pub(in crate::lower) fn atomic_access(span: Span) -> Error {
-    Error::new(
+    Error::coded(
+        Code::InvalidOperands,
         span,
         "atomic objects can only be accessed with atomic functions such as `atomic_load_explicit`",
     )

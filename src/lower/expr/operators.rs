@@ -1,6 +1,7 @@
 //! Operators: arithmetic, bitwise, shifts, comparisons, logical, unary,
 //! pointer arithmetic and `?:`, with C++'s conversions made explicit.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::expr::{has_side_effects, reads_through_index};
@@ -49,7 +50,8 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<(Handle<Expression>, Type)> {
         let invalid = |l: &Self| {
-            Error::new(
+            Error::coded(
+                Code::InvalidOperands,
                 span,
                 format!(
                     "invalid operands to binary `{}` (`{}` and `{}`)",
@@ -253,39 +255,7 @@ impl Lowerer<'_, '_> {
             .element_scalar()
             .filter(|s| s.is_float())
             .or(tb.element_scalar().filter(|s| s.is_float()))?;
-        let result = match (op, &ta, &tb) {
-            (BinaryOp::Add | BinaryOp::Sub, a, b) if a == b => a.clone(),
-            (BinaryOp::Mul, Type::Matrix { columns, rows, .. }, Type::Vector(_, n))
-                if columns == n =>
-            {
-                Type::Vector(s, *rows)
-            }
-            (BinaryOp::Mul, Type::Vector(_, n), Type::Matrix { columns, rows, .. })
-                if rows == n =>
-            {
-                Type::Vector(s, *columns)
-            }
-            (
-                BinaryOp::Mul,
-                Type::Matrix {
-                    columns: c1,
-                    rows: r1,
-                    ..
-                },
-                Type::Matrix {
-                    columns: c2,
-                    rows: r2,
-                    ..
-                },
-            ) if c1 == r2 => Type::Matrix {
-                scalar: s,
-                columns: *c2,
-                rows: *r1,
-            },
-            (BinaryOp::Mul | BinaryOp::Div, m @ Type::Matrix { .. }, Type::Scalar(_))
-            | (BinaryOp::Mul, Type::Scalar(_), m @ Type::Matrix { .. }) => m.clone(),
-            _ => return None,
-        };
+        let result = matrix_result_type(op, &ta, &tb, s)?;
         Some((|| {
             let a = if let Type::Scalar(_) = ta {
                 self.convert(fx, ha, &ta, &Type::Scalar(s), false, span)?
@@ -322,7 +292,8 @@ impl Lowerer<'_, '_> {
                 return Ok((self.round_half_value(fx, h, &result, span), result));
             }
             if ta.element_scalar() != Some(s) || tb.element_scalar() != Some(s) {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidOperands,
                     span,
                     "matrix operands must have the same element type",
                 ));
@@ -396,7 +367,8 @@ impl Lowerer<'_, '_> {
         }
         let (hb, tb) = self.condition(fx, b)?;
         if ta != tb {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidOperands,
                 span,
                 format!(
                     "invalid operands to binary `{}` (`{}` and `{}`)",
@@ -461,7 +433,8 @@ impl Lowerer<'_, '_> {
         }
         let (h, t) = self.rvalue(fx, a)?;
         let Some(s) = t.element_scalar() else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidOperands,
                 span,
                 format!(
                     "invalid argument type `{}` to unary expression",
@@ -506,7 +479,8 @@ impl Lowerer<'_, '_> {
                 span,
             ),
             _ => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidOperands,
                     span,
                     format!(
                         "invalid argument type `{}` to unary expression",
@@ -531,7 +505,8 @@ impl Lowerer<'_, '_> {
         let guarded_read = ct == Type::BOOL && (reads_through_index(a) || reads_through_index(b));
         if has_side_effects(a) || has_side_effects(b) || guarded_read {
             if ct != Type::BOOL {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Unsupported,
                     c.span,
                     "a vector condition cannot select operands with side effects",
                 ));
@@ -667,7 +642,8 @@ impl Lowerer<'_, '_> {
             (Type::Scalar(x), Type::Scalar(y)) => Ok(Type::Scalar(conversions::arithmetic(*x, *y))),
             (Type::Vector(..), Type::Scalar(_)) => Ok(a.clone()),
             (Type::Scalar(_), Type::Vector(..)) => Ok(b.clone()),
-            _ => Err(Error::new(
+            _ => Err(Error::coded(
+                Code::InvalidOperands,
                 span,
                 format!(
                     "incompatible operand types (`{}` and `{}`)",
@@ -677,4 +653,39 @@ impl Lowerer<'_, '_> {
             )),
         }
     }
+}
+
+/// The type of matrix arithmetic `ta op tb` with elements `s`: sums of equal
+/// types, the linear-algebra products, and scaling by a scalar; `None` for
+/// other operands.
+fn matrix_result_type(op: BinaryOp, ta: &Type, tb: &Type, s: Scalar) -> Option<Type> {
+    Some(match (op, ta, tb) {
+        (BinaryOp::Add | BinaryOp::Sub, a, b) if a == b => a.clone(),
+        (BinaryOp::Mul, Type::Matrix { columns, rows, .. }, Type::Vector(_, n)) if columns == n => {
+            Type::Vector(s, *rows)
+        }
+        (BinaryOp::Mul, Type::Vector(_, n), Type::Matrix { columns, rows, .. }) if rows == n => {
+            Type::Vector(s, *columns)
+        }
+        (
+            BinaryOp::Mul,
+            Type::Matrix {
+                columns: c1,
+                rows: r1,
+                ..
+            },
+            Type::Matrix {
+                columns: c2,
+                rows: r2,
+                ..
+            },
+        ) if c1 == r2 => Type::Matrix {
+            scalar: s,
+            columns: *c2,
+            rows: *r1,
+        },
+        (BinaryOp::Mul | BinaryOp::Div, m @ Type::Matrix { .. }, Type::Scalar(_))
+        | (BinaryOp::Mul, Type::Scalar(_), m @ Type::Matrix { .. }) => m.clone(),
+        _ => return None,
+    })
 }

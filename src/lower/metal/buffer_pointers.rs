@@ -3,6 +3,7 @@
 //! [`PtrValue`]), so arithmetic moves the index and a dereference indexes
 //! the root.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Place, PtrRoot, PtrValue, Value};
 use crate::lower::{Error, Lowerer, Result};
@@ -20,7 +21,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let Value::Ptr(p) = v else {
-            return Err(Error::new(span, "indirection requires a pointer operand"));
+            return Err(Error::coded(Code::InvalidOperands, span, "indirection requires a pointer operand"));
         };
         Ok(self.element_value(fx, &p, span))
     }
@@ -118,7 +119,7 @@ impl Lowerer<'_, '_> {
             }));
         }
         let Value::Place(place) = v else {
-            return Err(Error::new(span, "cannot take the address of an rvalue"));
+            return Err(Error::coded(Code::InvalidOperands, span, "cannot take the address of an rvalue"));
         };
         // `&buf[i]` stays a (buffer, index) pair.
         if let Expression::Access { base, index } = *fx.expr(place.ptr) {
@@ -199,7 +200,8 @@ impl Lowerer<'_, '_> {
             return self.null_comparison(fx, op, b, &p, span);
         }
         let Value::Ptr(q) = self.expr(fx, b)? else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidOperands,
                 b.span,
                 format!(
                     "comparison `{}` between a pointer and a non-pointer",
@@ -212,7 +214,8 @@ impl Lowerer<'_, '_> {
                 BinaryOp::Eq => false,
                 BinaryOp::Ne => true,
                 _ => {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::Unsupported,
                         span,
                         "ordering pointers into different objects is not supported",
                     ))
@@ -282,7 +285,8 @@ impl Lowerer<'_, '_> {
             return Ok(Some(self.bool_value(fx, equal, span)));
         }
         let Value::Ptr(p) = self.expr(fx, other)? else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidOperands,
                 other.span,
                 "`nullptr` can only be compared with a pointer",
             ));
@@ -301,7 +305,8 @@ impl Lowerer<'_, '_> {
         match op {
             BinaryOp::Eq => Ok(self.bool_value(fx, false, span)),
             BinaryOp::Ne => Ok(self.bool_value(fx, true, span)),
-            _ => Err(Error::new(
+            _ => Err(Error::coded(
+                Code::InvalidOperands,
                 null.span,
                 "ordering comparison between a pointer and `nullptr`",
             )),
@@ -327,7 +332,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         let v = self.expr(fx, inner)?;
         let Value::Ptr(p) = v else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidConversion,
                 inner.span,
                 "only a pointer can be cast to a pointer type",
             ));
@@ -345,7 +351,8 @@ impl Lowerer<'_, '_> {
                 )
             )
         {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::AddressSpace,
                 span,
                 format!(
                     "cannot cast a `{}` pointer to a `{}` pointer: address spaces differ",
@@ -356,7 +363,8 @@ impl Lowerer<'_, '_> {
         }
         let same = p.pointee == target.pointee;
         if !same && !matches!(p.root, PtrRoot::Bytes(_)) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidConversion,
                 span,
                 format!(
                     "cannot reinterpret this `{}*` as `{}*`: only byte-addressed buffers can be viewed as another type",
@@ -388,7 +396,8 @@ impl Lowerer<'_, '_> {
         let vb = self.expr(fx, b)?;
         if let (BinaryOp::Sub, Value::Ptr(q)) = (op, &vb) {
             if q.root != p.root {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidOperands,
                     span,
                     "subtracting pointers into different objects",
                 ));
@@ -426,13 +435,14 @@ impl Lowerer<'_, '_> {
         }
         let (hb, tb) = self.load(fx, vb, b.span)?;
         let (Type::Scalar(s), BinaryOp::Add | BinaryOp::Sub) = (&tb, op) else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidOperands,
                 span,
                 format!("invalid operands to binary `{}` on a pointer", op.symbol()),
             ));
         };
         if !s.is_integer() {
-            return Err(Error::new(b.span, "pointer offsets must be integers"));
+            return Err(Error::coded(Code::InvalidOperands, b.span, "pointer offsets must be integers"));
         }
         let offset = match s {
             Scalar::UInt => hb,

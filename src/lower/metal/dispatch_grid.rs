@@ -3,6 +3,7 @@
 //! edge threadgroups, SIMD-group lanes, and the guard that stops threads
 //! outside a `dispatchThreads` grid.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::entry::compute::{Builtin, Geometry, DISPATCH_BINDING};
 use crate::lower::metal::invocation;
@@ -31,7 +32,8 @@ impl Lowerer<'_, '_> {
         if ok {
             return Ok(());
         }
-        Err(Error::new(
+        Err(Error::coded(
+            Code::EntryPointSignature,
             p.ty.span,
             format!(
                 "`[[{attr}]]` argument must be of type `uint` or `ushort`{}, not `{}`",
@@ -99,18 +101,15 @@ impl Lowerer<'_, '_> {
     ) -> Result<Geometry> {
         let v3 = self.naga_type(&Type::Vector(Scalar::UInt, 3), span)?;
         let u = self.naga_type(&Type::UINT, span)?;
-        let arg = |fx: &mut FnCtx, name: &str, ty, b: naga::BuiltIn| {
-            let i = fx.function.arguments.len() as u32;
-            fx.function.arguments.push(naga::FunctionArgument {
-                name: Some(name.into()),
-                ty,
-                binding: Some(naga::Binding::BuiltIn(b)),
-            });
-            fx.add(Expression::FunctionArgument(i), span)
-        };
-        let lid = arg(fx, "local_id", v3, naga::BuiltIn::LocalInvocationId);
-        let group = arg(fx, "group_id", v3, naga::BuiltIn::WorkGroupId);
-        let index = arg(fx, "local_index", u, naga::BuiltIn::LocalInvocationIndex);
+        let lid = builtin_argument(fx, "local_id", v3, naga::BuiltIn::LocalInvocationId, span);
+        let group = builtin_argument(fx, "group_id", v3, naga::BuiltIn::WorkGroupId, span);
+        let index = builtin_argument(
+            fx,
+            "local_index",
+            u,
+            naga::BuiltIn::LocalInvocationIndex,
+            span,
+        );
         let g = self.dispatch_global();
         let ubo = fx.add(Expression::GlobalVariable(g), span);
         let field = |fx: &mut FnCtx, i| {
@@ -137,39 +136,11 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        let wid = fx.add(
-            Expression::Binary {
-                op: Bo::Add,
-                left: group,
-                right: offset,
-            },
-            span,
-        );
-        let first = fx.add(
-            Expression::Binary {
-                op: Bo::Multiply,
-                left: wid,
-                right: tg_size,
-            },
-            span,
-        );
-        let gid = fx.add(
-            Expression::Binary {
-                op: Bo::Add,
-                left: first,
-                right: lid,
-            },
-            span,
-        );
+        let wid = bin_op(fx, Bo::Add, group, offset, span);
+        let first = bin_op(fx, Bo::Multiply, wid, tg_size, span);
+        let gid = bin_op(fx, Bo::Add, first, lid, span);
         // Edge threadgroups of a dispatchThreads grid are smaller (MSL §5.2.3.6).
-        let left = fx.add(
-            Expression::Binary {
-                op: Bo::Subtract,
-                left: grid,
-                right: first,
-            },
-            span,
-        );
+        let left = bin_op(fx, Bo::Subtract, grid, first, span);
         let edge_size = fx.add(
             Expression::Math {
                 fun: naga::MathFunction::Min,
@@ -181,49 +152,13 @@ impl Lowerer<'_, '_> {
             span,
         );
         let (lane, simd_size) = if subgroups {
-            // naga allows `subgroup_invocation_id` only in 1-D workgroups;
-            // elsewhere count the lanes below this one while all are active.
-            let lane = if wg[1] * wg[2] == 1 {
-                arg(fx, "simd_lane", u, naga::BuiltIn::SubgroupInvocationId)
-            } else {
-                let one = fx.add(Expression::Literal(naga::Literal::U32(1)), span);
-                let result = fx.add_result(Expression::SubgroupOperationResult { ty: u }, span);
-                fx.push(
-                    Statement::SubgroupCollectiveOperation {
-                        op: naga::SubgroupOperation::Add,
-                        collective_op: naga::CollectiveOperation::ExclusiveScan,
-                        argument: one,
-                        result,
-                    },
-                    span,
-                );
-                result
-            };
-            let size = arg(fx, "simd_size", u, naga::BuiltIn::SubgroupSize);
-            self.set_private(fx, invocation::SIMD_LANE, &Type::UINT, lane, span);
-            self.set_private(fx, invocation::SIMD_SIZE, &Type::UINT, size, span);
-            self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+            let (lane, size) = self.simd_lane_and_size(fx, wg, u, span);
             (Some(lane), Some(size))
         } else {
             (None, None)
         };
         if self.entry.predicated {
-            let inside = fx.add(
-                Expression::Binary {
-                    op: Bo::Less,
-                    left: gid,
-                    right: grid,
-                },
-                span,
-            );
-            let all = fx.add(
-                Expression::Relational {
-                    fun: naga::RelationalFunction::All,
-                    argument: inside,
-                },
-                span,
-            );
-            self.set_private(fx, invocation::ACTIVE, &Type::BOOL, all, span);
+            self.set_active(fx, gid, grid, span);
         }
         Ok(Geometry {
             wg,
@@ -238,6 +173,66 @@ impl Lowerer<'_, '_> {
             groups,
             grid,
         })
+    }
+
+    /// The SIMD-group lane and width, also kept in their privates for the
+    /// helper functions.
+    fn simd_lane_and_size(
+        &mut self,
+        fx: &mut FnCtx,
+        wg: [u32; 3],
+        u: Handle<naga::Type>,
+        span: Span,
+    ) -> (Handle<Expression>, Handle<Expression>) {
+        // naga allows `subgroup_invocation_id` only in 1-D workgroups;
+        // elsewhere count the lanes below this one while all are active.
+        let lane = if wg[1] * wg[2] == 1 {
+            builtin_argument(
+                fx,
+                "simd_lane",
+                u,
+                naga::BuiltIn::SubgroupInvocationId,
+                span,
+            )
+        } else {
+            let one = fx.add(Expression::Literal(naga::Literal::U32(1)), span);
+            let result = fx.add_result(Expression::SubgroupOperationResult { ty: u }, span);
+            fx.push(
+                Statement::SubgroupCollectiveOperation {
+                    op: naga::SubgroupOperation::Add,
+                    collective_op: naga::CollectiveOperation::ExclusiveScan,
+                    argument: one,
+                    result,
+                },
+                span,
+            );
+            result
+        };
+        let size = builtin_argument(fx, "simd_size", u, naga::BuiltIn::SubgroupSize, span);
+        self.set_private(fx, invocation::SIMD_LANE, &Type::UINT, lane, span);
+        self.set_private(fx, invocation::SIMD_SIZE, &Type::UINT, size, span);
+        self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+        (lane, size)
+    }
+
+    /// A predicated kernel's `metal_active`: whether the thread lies inside
+    /// the grid (`all(gid < grid)`).
+    fn set_active(
+        &mut self,
+        fx: &mut FnCtx,
+        gid: Handle<Expression>,
+        grid: Handle<Expression>,
+        span: Span,
+    ) {
+        let inside = bin_op(fx, Bo::Less, gid, grid, span);
+        let all = fx.add(
+            Expression::Relational {
+                fun: naga::RelationalFunction::All,
+                argument: inside,
+            },
+            span,
+        );
+        self.set_private(fx, invocation::ACTIVE, &Type::BOOL, all, span);
     }
     /// `if (any(gid >= grid)) { return; }`: threads WGSL launches beyond a
     /// dispatchThreads grid do not exist in Metal.
@@ -342,4 +337,32 @@ impl Lowerer<'_, '_> {
             _ => vector,
         }
     }
+}
+
+/// A new entry-point argument `name` of type `ty` bound to WGSL built-in `b`.
+fn builtin_argument(
+    fx: &mut FnCtx,
+    name: &str,
+    ty: Handle<naga::Type>,
+    b: naga::BuiltIn,
+    span: Span,
+) -> Handle<Expression> {
+    let i = fx.function.arguments.len() as u32;
+    fx.function.arguments.push(naga::FunctionArgument {
+        name: Some(name.into()),
+        ty,
+        binding: Some(naga::Binding::BuiltIn(b)),
+    });
+    fx.add(Expression::FunctionArgument(i), span)
+}
+
+/// `left op right`.
+fn bin_op(
+    fx: &mut FnCtx,
+    op: Bo,
+    left: Handle<Expression>,
+    right: Handle<Expression>,
+    span: Span,
+) -> Handle<Expression> {
+    fx.add(Expression::Binary { op, left, right }, span)
 }

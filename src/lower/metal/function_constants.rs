@@ -3,6 +3,7 @@
 //! holds only those some function reads, and reflection lists per function
 //! the ones its WGSL reaches.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::{Error, Lowerer, Result};
@@ -58,14 +59,16 @@ impl Lowerer<'_, '_> {
                 ..
             }] if path.len() == 1 => path[0].as_str(),
             _ => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidBuiltinArgument,
                     span,
                     format!("`{IS_DEFINED}` takes the name of a function constant"),
                 ))
             }
         };
         let Some(Symbol::FunctionConstant(i)) = self.program.symbols.get(name) else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidBuiltinArgument,
                 args[0].span,
                 format!("`{name}` is not a function constant (`[[function_constant(n)]]`)"),
             ));
@@ -101,7 +104,8 @@ impl Lowerer<'_, '_> {
             }
         });
         if let Some(local) = shadowed {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Unsupported,
                 span,
                 format!(
                     "`{}` uses `{local}`, which a local variable hides here",

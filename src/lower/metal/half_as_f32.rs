@@ -140,46 +140,177 @@ pub(in crate::lower) fn round_to_half(
     ir.select(overflow, infinity, result)
 }
 
-/// Rewrites what generic lowering code writes for `half` into `f32` after
-/// an emulated-`half` lowering: `f16` literals become the same `f32` values
-/// and conversions to `f16` become (exact) `f32` conversions. Both are exact
-/// because every remaining `f16` conversion converts a value that is already
-/// a binary16 value (unpacked fields, widened polyfill results, infinities);
-/// conversions that round go through `Lowerer::convert`, which rounds.
-pub(in crate::lower) fn demote_f16(module: &mut naga::Module) {
-    demote_expressions(&mut module.global_expressions);
-    for (_, f) in module.functions.iter_mut() {
-        demote_expressions(&mut f.expressions);
-    }
-    for ep in &mut module.entry_points {
-        demote_expressions(&mut ep.function.expressions);
-    }
-}
+#[cfg(test)]
+mod tests {
+    //! The binary16 rounding against IEEE 754: round to nearest, ties to
+    //! even, subnormals kept, overflow to infinity, NaN kept; expected
+    //! values from the `half` crate's conversion and from the format's
+    //! definition (11-bit significands, largest finite value 65504).
 
-fn demote_expressions(arena: &mut naga::Arena<Expression>) {
-    for (_, e) in arena.iter_mut() {
-        match e {
-            Expression::Literal(Literal::F16(v)) => {
-                *e = Expression::Literal(Literal::F32(v.to_f32()))
+    use super::round_to_half;
+    use crate::lower::ctx::function::FnCtx;
+    use crate::lower::metal::ir_eval::{Eval, V};
+    use crate::source_map::Span;
+    use crate::types::Type;
+    use half::f16;
+    use naga::{Expression, Handle};
+
+    /// The rounding IR of a value that is not a literal (an argument).
+    struct Rounding {
+        fx: FnCtx,
+        input: Handle<Expression>,
+        output: Handle<Expression>,
+    }
+
+    impl Rounding {
+        fn new() -> Self {
+            let mut fx = FnCtx::new("round", Type::FLOAT);
+            let input = fx.add(Expression::FunctionArgument(0), Span::default());
+            let output = round_to_half(&mut fx, input, 1, Span::default());
+            Rounding { fx, input, output }
+        }
+
+        /// What the IR computes for `x`.
+        fn of(&self, x: f32) -> f32 {
+            let leaf = |h| (h == self.input).then_some(V::F(x));
+            Eval {
+                function: &self.fx.function,
+                leaf: &leaf,
             }
-            Expression::As {
-                kind: ScalarKind::Float,
-                convert: Some(width),
-                ..
-            } if *width == 2 => *width = 4,
-            _ => {}
+            .eval(self.output)
+            .f()
+        }
+
+        /// Checks that `x` rounds to `want` (bit for bit, so the sign of
+        /// zero counts; any NaN for a NaN).
+        fn check(&self, x: f32, want: f32) {
+            let got = self.of(x);
+            if want.is_nan() {
+                assert!(got.is_nan(), "{x:e} ({:#010x}) gave {got:e}", x.to_bits());
+            } else {
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
+                    "{x:e} ({:#010x}) gave {got:e}, want {want:e}",
+                    x.to_bits()
+                );
+            }
         }
     }
-}
 
-/// True if the module still mentions `f16` anywhere in its types (an
-/// internal error in [`HalfMode::F32`]).
-pub(in crate::lower) fn mentions_f16(module: &naga::Module) -> bool {
-    let is_f16 = |s: &naga::Scalar| *s == naga::Scalar::F16;
-    module.types.iter().any(|(_, t)| match &t.inner {
-        naga::TypeInner::Scalar(s)
-        | naga::TypeInner::Vector { scalar: s, .. }
-        | naga::TypeInner::Matrix { scalar: s, .. } => is_f16(s),
-        _ => false,
-    })
+    fn ieee(x: f32) -> f32 {
+        f16::from_f32(x).to_f32()
+    }
+
+    #[test]
+    fn every_binary16_value_is_kept() {
+        let r = Rounding::new();
+        for bits in 0..=u16::MAX {
+            let v = f16::from_bits(bits).to_f32();
+            r.check(v, v);
+        }
+    }
+
+    #[test]
+    fn halfway_cases_round_to_the_even_significand() {
+        let r = Rounding::new();
+        // Every pair of neighbouring finite binary16 values, subnormals
+        // included, of both signs: the midpoint (exact in f32) goes to the
+        // one whose last significand bit is 0; a hair off it, to the nearer.
+        for sign in [0u16, 0x8000] {
+            for bits in 0..0x7bff_u16 {
+                let (a, b) = (
+                    f16::from_bits(sign | bits),
+                    f16::from_bits(sign | (bits + 1)),
+                );
+                let (a, b) = (a.to_f32(), b.to_f32());
+                let mid = (a + b) / 2.0;
+                let even = if bits % 2 == 0 { a } else { b };
+                r.check(mid, even);
+                let toward_a = f32::from_bits(mid.to_bits() - 1);
+                let toward_b = f32::from_bits(mid.to_bits() + 1);
+                if mid != 0.0 {
+                    r.check(toward_a, a);
+                    r.check(toward_b, b);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn subnormals_are_kept_and_underflow_goes_to_zero() {
+        let r = Rounding::new();
+        let tiny = 2f32.powi(-24); // the smallest binary16 subnormal
+        r.check(tiny, tiny);
+        r.check(-tiny, -tiny);
+        r.check(7.0 * tiny, 7.0 * tiny);
+        r.check(1023.0 * tiny, 1023.0 * tiny); // the largest subnormal
+        r.check(2f32.powi(-14), 2f32.powi(-14)); // the smallest normal
+        r.check(tiny / 2.0, 0.0); // a tie between 0 and the smallest: even is 0
+        r.check(-tiny / 2.0, -0.0);
+        r.check(tiny * 0.5001, tiny);
+        r.check(tiny * 1.5, 2.0 * tiny); // a tie between 1 and 2 ulps: 2
+        r.check(tiny * 2.5, 2.0 * tiny); // a tie between 2 and 3 ulps: 2
+        r.check(f32::from_bits(1), 0.0); // the smallest f32 subnormal
+        r.check(f32::MIN_POSITIVE, 0.0);
+        r.check(0.0, 0.0);
+        r.check(-0.0, -0.0);
+    }
+
+    #[test]
+    fn overflow_becomes_infinity_of_the_same_sign() {
+        let r = Rounding::new();
+        r.check(65504.0, 65504.0);
+        r.check(-65504.0, -65504.0);
+        // Below the tie with the next power of two (65536), 65504 is nearest.
+        r.check(65519.996, 65504.0);
+        // The tie at 65520 goes to the even significand: 2^16, out of range.
+        r.check(65520.0, f32::INFINITY);
+        r.check(-65520.0, f32::NEG_INFINITY);
+        r.check(1.0e6, f32::INFINITY);
+        r.check(f32::MAX, f32::INFINITY);
+        r.check(f32::MIN, f32::NEG_INFINITY);
+        r.check(f32::INFINITY, f32::INFINITY);
+        r.check(f32::NEG_INFINITY, f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn nan_stays_nan() {
+        let r = Rounding::new();
+        for bits in [
+            0x7fc0_0000u32,
+            0xffc0_0000,
+            0x7f80_0001,
+            0x7fff_ffff,
+            0xff80_1234,
+        ] {
+            r.check(f32::from_bits(bits), f32::NAN);
+        }
+    }
+
+    #[test]
+    fn arbitrary_floats_round_as_ieee_754_does() {
+        let r = Rounding::new();
+        // A fixed pseudo-random walk over all f32 bit patterns.
+        let mut state = 0x2545_f491_u32;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let x = f32::from_bits(state);
+            r.check(x, ieee(x));
+        }
+        for x in [
+            0.1f32,
+            1.0 / 3.0,
+            std::f32::consts::PI,
+            1.0e-5,
+            2049.0,
+            4097.0,
+            65000.0,
+        ] {
+            r.check(x, ieee(x));
+            r.check(-x, ieee(-x));
+        }
+    }
 }

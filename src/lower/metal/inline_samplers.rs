@@ -2,6 +2,7 @@
 //! samplers, so each becomes a sampler binding whose descriptor reflection
 //! reports and the runner creates (mapping doc §5.4).
 
+use crate::diagnostics::Code;
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{ConstexprSampler, SamplerDescriptor, WgslBinding};
 use crate::sema::{consteval, SamplerDecl};
@@ -105,7 +106,8 @@ impl Lowerer<'_, '_> {
                     self.sampler_call(&mut p, callee, args, arg.span)?
                 }
                 _ => {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::InvalidSampler,
                         arg.span,
                         "expected a sampler property such as `filter::linear`",
                     ))
@@ -117,7 +119,7 @@ impl Lowerer<'_, '_> {
             d.lod_max_clamp = 32.0;
         }
         if p.pixel && (d.mag_filter != d.min_filter || !mip_none) {
-            return Err(Error::new(decl.span, "`coord::pixel` samplers need equal min and mag filters and `mip_filter::none` (MSL §2.10)"));
+            return Err(Error::coded(Code::InvalidSampler, decl.span, "`coord::pixel` samplers need equal min and mag filters and `mip_filter::none` (MSL §2.10)"));
         }
         Ok(p)
     }
@@ -131,7 +133,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<()> {
         let d = &mut p.descriptor;
-        let bad = || Error::new(span, format!("unknown sampler property `{group}::{value}`"));
+        let bad = || Error::coded(Code::InvalidSampler, span, format!("unknown sampler property `{group}::{value}`"));
         match group {
             "coord" => {
                 p.pixel = match value {
@@ -214,8 +216,7 @@ impl Lowerer<'_, '_> {
             }
             "reduction" => {
                 return Err(
-                    Error::new(span, "sampler reduction modes have no WebGPU equivalent")
-                        .with_code(crate::diagnostics::Code::NoWebGpuEquivalent),
+                    Error::coded(Code::NoWebGpuEquivalent, span, "sampler reduction modes have no WebGPU equivalent"),
                 )
             }
             _ => return Err(bad()),
@@ -225,13 +226,13 @@ impl Lowerer<'_, '_> {
 
     fn sampler_call(&self, p: &mut Parsed, callee: &Expr, args: &[Expr], span: Span) -> Result<()> {
         let ExprKind::Name(path) = &callee.kind else {
-            return Err(Error::new(span, "expected a sampler property"));
+            return Err(Error::coded(Code::InvalidSampler, span, "expected a sampler property"));
         };
         let number = |e: &Expr| -> Result<f64> {
             match consteval::eval(self.program, e)? {
                 consteval::ConstValue::Int(v, _) => Ok(v as f64),
                 consteval::ConstValue::Float(v, _) => Ok(v),
-                _ => Err(Error::new(e.span, "expected a number")),
+                _ => Err(Error::coded(Code::InvalidSampler, e.span, "expected a number")),
             }
         };
         match (path.last().map(String::as_str), args) {
@@ -243,15 +244,43 @@ impl Lowerer<'_, '_> {
                 p.descriptor.lod_max_clamp = number(hi)? as f32;
             }
             (Some("bias"), _) => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
                     span,
                     "sampler LOD bias has no WebGPU equivalent; pass `bias(...)` to `sample`",
-                )
-                .with_code(crate::diagnostics::Code::NoWebGpuEquivalent))
+                ))
             }
-            _ => return Err(Error::new(span, "unknown sampler property")),
+            _ => return Err(Error::coded(Code::InvalidSampler, span, "unknown sampler property")),
         }
         Ok(())
+    }
+
+    /// `sampler(filter::linear, ...)` (or `metal::sampler(...)`) in an
+    /// expression: a temporary `constexpr sampler` (MSL §2.10 allows one
+    /// wherever a sampler is passed), a binding of its own like a named
+    /// one; `Ok(None)` when `path` does not name `sampler`.
+    pub(in crate::lower) fn sampler_temporary(
+        &mut self,
+        fx: &mut crate::lower::ctx::function::FnCtx,
+        path: &[String],
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<crate::lower::ctx::value::Value>> {
+        if !matches!(path, [s] if s == "sampler") && !matches!(path, [m, s] if m == "metal" && s == "sampler")
+        {
+            return Ok(None);
+        }
+        let decl = SamplerDecl {
+            name: format!("sampler_{}", self.global.constexpr_samplers.len()),
+            args: args.to_vec(),
+            span,
+        };
+        let (g, comparison) = self.sampler_global(&decl, span)?;
+        let h = fx.add(naga::Expression::GlobalVariable(g), span);
+        Ok(Some(crate::lower::ctx::value::Value::Rv(
+            h,
+            Type::Sampler { comparison },
+        )))
     }
 
     /// The constexpr samplers entry point `function` uses.

@@ -140,3 +140,256 @@ pub(in crate::lower) fn points_to_shared_memory(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Metal runs only the threads of a `dispatchThreads` grid, so a ragged
+    //! edge threadgroup has fewer threads; WGSL runs whole workgroups. A
+    //! thread outside Metal's grid may return at once, unless the kernel
+    //! has a barrier, which every thread of the workgroup must reach: then
+    //! it runs along with `metal_active` false, and its effects on memory
+    //! other threads see are skipped. Its grid position is Metal's:
+    //! (threadgroup + offset) * threadgroup size + position in threadgroup.
+
+    use super::ACTIVE;
+    use crate::lower::metal::ir_eval::{entry, global, lower_msl, statements, Eval, V};
+    use crate::lower::HalfMode;
+    use naga::{Expression, Handle, Statement};
+
+    const BARRIER_KERNEL: &str = "\
+        void put(device uint* o, uint i, uint v) { o[i] = v; }\n\
+        kernel void k(device uint* out [[buffer(0)]], uint gid [[thread_position_in_grid]],\n\
+                      uint lid [[thread_position_in_threadgroup]]) {\n\
+            threadgroup uint t[64];\n\
+            t[lid] = gid;\n\
+            threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+            out[gid] = t[63 - lid];\n\
+            put(out, gid + 1, 7);\n\
+        }\n";
+
+    const PLAIN_KERNEL: &str = "\
+        kernel void k(device uint* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n\
+            out[gid] = gid;\n\
+        }\n";
+
+    fn uint3(v: [u32; 3]) -> V {
+        V::Vec(v.iter().map(|x| V::U(*x)).collect())
+    }
+
+    /// The values of the prologue's inputs: WGSL's built-ins and the
+    /// dispatch uniform (grid size, threadgroup offset, threadgroups).
+    fn dispatch_inputs<'a>(
+        module: &'a naga::Module,
+        f: &'a naga::Function,
+        local: [u32; 3],
+        group: [u32; 3],
+        grid: [u32; 3],
+        offset: [u32; 3],
+    ) -> impl Fn(Handle<Expression>) -> Option<V> + 'a {
+        let dispatch = global(module, "metal_dispatch");
+        move |h| match f.expressions[h] {
+            Expression::FunctionArgument(i) => match f.arguments[i as usize].name.as_deref() {
+                Some("local_id") => Some(uint3(local)),
+                Some("group_id") => Some(uint3(group)),
+                other => panic!("argument {other:?}"),
+            },
+            Expression::Load { pointer } => match f.expressions[pointer] {
+                Expression::AccessIndex { base, index }
+                    if f.expressions[base] == Expression::GlobalVariable(dispatch) =>
+                {
+                    Some(uint3([grid, offset, [1, 1, 1]][index as usize]))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether `h` loads the `metal_active` private.
+    fn loads_active(module: &naga::Module, f: &naga::Function, h: Handle<Expression>) -> bool {
+        let active = global(module, ACTIVE);
+        matches!(f.expressions[h], Expression::Load { pointer }
+            if f.expressions[pointer] == Expression::GlobalVariable(active))
+    }
+
+    /// The global a pointer expression leads into, if any.
+    fn root_global(
+        f: &naga::Function,
+        mut p: Handle<Expression>,
+    ) -> Option<Handle<naga::GlobalVariable>> {
+        loop {
+            match f.expressions[p] {
+                Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
+                Expression::GlobalVariable(g) => return Some(g),
+                _ => return None,
+            }
+        }
+    }
+
+    /// Checks that every store into a buffer or threadgroup memory in
+    /// `block` is guarded by `metal_active`, and that no barrier is.
+    fn check_guards(
+        module: &naga::Module,
+        f: &naga::Function,
+        block: &naga::Block,
+        guarded: bool,
+    ) -> usize {
+        let mut stores = 0;
+        for s in block.iter() {
+            match *s {
+                Statement::Store { pointer, .. } => {
+                    let shared = root_global(f, pointer).is_some_and(|g| {
+                        matches!(
+                            module.global_variables[g].space,
+                            naga::AddressSpace::Storage { .. } | naga::AddressSpace::WorkGroup
+                        )
+                    });
+                    if shared {
+                        assert!(guarded, "an unguarded store into shared memory");
+                        stores += 1;
+                    }
+                }
+                Statement::ControlBarrier(_) | Statement::MemoryBarrier(_) => {
+                    assert!(!guarded, "a barrier only active threads reach")
+                }
+                Statement::If {
+                    condition,
+                    ref accept,
+                    ref reject,
+                } => {
+                    let active = loads_active(module, f, condition);
+                    stores += check_guards(module, f, accept, guarded || active);
+                    stores += check_guards(module, f, reject, guarded);
+                }
+                Statement::Block(ref b) => stores += check_guards(module, f, b, guarded),
+                _ => {}
+            }
+        }
+        stores
+    }
+
+    #[test]
+    fn a_kernel_with_a_barrier_predicates_its_effects_instead_of_returning() {
+        let lowered = lower_msl(BARRIER_KERNEL, HalfMode::F16);
+        assert!(lowered.functions[0].uses_barriers);
+        let module = &lowered.module;
+        let active = global(module, ACTIVE);
+        assert_eq!(
+            module.global_variables[active].space,
+            naga::AddressSpace::Private
+        );
+        let f = entry(module, "k");
+        let before_barrier: Vec<_> = statements(&f.body)
+            .into_iter()
+            .take_while(|s| !matches!(s, Statement::ControlBarrier(_)))
+            .collect();
+        assert!(
+            before_barrier.len() < statements(&f.body).len(),
+            "no barrier"
+        );
+        assert!(
+            !before_barrier
+                .iter()
+                .any(|s| matches!(s, Statement::Return { .. })),
+            "a thread returns before the barrier"
+        );
+        // `t[lid] = gid` and `out[gid] = ...` in the kernel, `o[i] = v` in the helper.
+        assert_eq!(check_guards(module, f, &f.body, false), 2);
+        assert_eq!(module.functions.len(), 1);
+        for (_, helper) in module.functions.iter() {
+            assert_eq!(check_guards(module, helper, &helper.body, false), 1);
+        }
+    }
+
+    #[test]
+    fn metal_active_is_true_exactly_inside_metal_s_grid() {
+        let lowered = lower_msl(BARRIER_KERNEL, HalfMode::F16);
+        let module = &lowered.module;
+        let f = entry(module, "k");
+        let active = global(module, ACTIVE);
+        let value = statements(&f.body)
+            .into_iter()
+            .find_map(|s| match *s {
+                Statement::Store { pointer, value }
+                    if f.expressions[pointer] == Expression::GlobalVariable(active) =>
+                {
+                    Some(value)
+                }
+                _ => None,
+            })
+            .expect("the prologue sets metal_active");
+        // The default threadgroup of a kernel with a 1-D position: 64x1x1.
+        assert_eq!(module.entry_points[0].workgroup_size, [64, 1, 1]);
+        let grid = [100, 3, 1];
+        for (local, group, offset) in [
+            ([0, 0, 0], [0, 0, 0], [0, 0, 0]),
+            ([35, 0, 0], [1, 0, 0], [0, 0, 0]),
+            ([36, 0, 0], [1, 0, 0], [0, 0, 0]),
+            ([63, 0, 0], [1, 0, 0], [0, 0, 0]),
+            ([3, 0, 0], [0, 2, 0], [0, 0, 0]),
+            ([3, 0, 0], [0, 3, 0], [0, 0, 0]),
+            ([3, 0, 0], [0, 0, 0], [0, 2, 0]),
+            ([3, 0, 0], [0, 1, 0], [0, 2, 0]),
+            ([40, 0, 0], [0, 0, 0], [1, 0, 0]),
+            ([0, 0, 0], [0, 0, 1], [0, 0, 0]),
+        ] {
+            let position: Vec<u32> = (0..3)
+                .map(|d| (group[d] + offset[d]) * [64, 1, 1][d] + local[d])
+                .collect();
+            let inside = (0..3).all(|d| position[d] < grid[d]);
+            let leaf = dispatch_inputs(module, f, local, group, grid, offset);
+            let got = Eval {
+                function: f,
+                leaf: &leaf,
+            }
+            .eval(value)
+            .b();
+            assert_eq!(got, inside, "position {position:?} in grid {grid:?}");
+        }
+    }
+
+    #[test]
+    fn a_kernel_without_a_barrier_returns_outside_the_grid() {
+        let lowered = lower_msl(PLAIN_KERNEL, HalfMode::F16);
+        assert!(!lowered.functions[0].uses_barriers);
+        let module = &lowered.module;
+        assert!(module
+            .global_variables
+            .iter()
+            .all(|(_, g)| g.name.as_deref() != Some(ACTIVE)));
+        let f = entry(module, "k");
+        let (condition, accept) = f
+            .body
+            .iter()
+            .find_map(|s| match s {
+                Statement::If {
+                    condition, accept, ..
+                } => Some((*condition, accept)),
+                _ => None,
+            })
+            .expect("a grid guard");
+        assert!(matches!(
+            accept.iter().next(),
+            Some(Statement::Return { value: None })
+        ));
+        let grid = [100, 1, 1];
+        for (local, group) in [
+            ([35, 0, 0], [1, 0, 0]),
+            ([36, 0, 0], [1, 0, 0]),
+            ([0, 0, 0], [2, 0, 0]),
+        ] {
+            let leaf = dispatch_inputs(module, f, local, group, grid, [0, 0, 0]);
+            let outside = Eval {
+                function: f,
+                leaf: &leaf,
+            }
+            .eval(condition)
+            .b();
+            assert_eq!(
+                outside,
+                group[0] * 64 + local[0] >= 100,
+                "{local:?} {group:?}"
+            );
+        }
+    }
+}

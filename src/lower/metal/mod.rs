@@ -22,5 +22,7 @@ pub(in crate::lower) mod function_constants;
 pub(in crate::lower) mod half_as_f32;
 pub(in crate::lower) mod inline_samplers;
 pub(in crate::lower) mod invocation;
+#[cfg(test)]
+pub(in crate::lower) mod ir_eval;
 pub(in crate::lower) mod narrow_integers;
 pub(in crate::lower) mod word_views;

@@ -6,6 +6,7 @@
 //! with atomic AND/OR so that neighbouring bytes written by other threads at
 //! the same time are never lost.
 
+use crate::diagnostics::Code;
 use crate::layout;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::BytePlace;
@@ -178,7 +179,8 @@ impl Lowerer<'_, '_> {
                     .collect()
             }
             other => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Unsupported,
                     span,
                     format!(
                         "`{}` cannot be accessed in a buffer",
@@ -456,7 +458,8 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         if self.word_view(p.global) != Some(true) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Internal,
                 span,
                 "internal error: sub-word store into a non-atomic word view",
             ));
@@ -580,5 +583,176 @@ impl Lowerer<'_, '_> {
             },
             span,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Stores through word views land where Metal puts the bytes: the byte
+    //! offset of a field follows Metal's layout (MSL §2.1–2.5, worked out by
+    //! hand below), and byte `o` of a little-endian buffer is bits
+    //! `8 * (o % 4)` and up of word `o / 4`.
+
+    use crate::lower::metal::ir_eval::{
+        entry, global, loaded_globals, lower_msl, statements, Eval, V,
+    };
+    use crate::lower::HalfMode;
+    use naga::{AtomicFunction, Expression, Statement};
+
+    /// Stores and atomics of entry point `k` as (word index, function,
+    /// value), evaluated with the globals `values`.
+    fn word_writes(
+        msl: &str,
+        half: HalfMode,
+        values: &[(&str, V)],
+        words: &str,
+    ) -> Vec<(u32, Option<AtomicFunction>, u32)> {
+        let lowered = lower_msl(msl, half);
+        let module = &lowered.module;
+        let f = entry(module, "k");
+        let leaf = loaded_globals(module, f, values);
+        let eval = Eval {
+            function: f,
+            leaf: &leaf,
+        };
+        let words = global(module, words);
+        let word_index = |pointer| match f.expressions[pointer] {
+            Expression::Access { base, index } => {
+                assert_eq!(f.expressions[base], Expression::GlobalVariable(words));
+                eval.eval(index).u()
+            }
+            ref other => panic!("not a word: {other:?}"),
+        };
+        statements(&f.body)
+            .into_iter()
+            .filter_map(|s| match *s {
+                Statement::Store { pointer, value } => {
+                    Some((word_index(pointer), None, eval.eval(value).u()))
+                }
+                Statement::Atomic {
+                    pointer,
+                    fun,
+                    value,
+                    ..
+                } => Some((word_index(pointer), Some(fun), eval.eval(value).u())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_byte_is_cleared_and_set_in_the_word_holding_it() {
+        // struct P { uchar a; packed_half3 h; uchar b; }: a@0, h@2 (6 bytes,
+        // 2-aligned), b@8; size 9 rounded to the alignment 2: 10.
+        let msl = "struct P { uchar a; packed_half3 h; uchar b; };\n\
+                   kernel void k(device P* p [[buffer(0)]], constant uint& i [[buffer(1)]]) \
+                   { p[i].b = 9; }\n";
+        for i in 0..8 {
+            let byte = 10 * i + 8;
+            let shift = 8 * (byte % 4);
+            assert_eq!(
+                word_writes(msl, HalfMode::F16, &[("i", V::U(i))], "p"),
+                [
+                    (byte / 4, Some(AtomicFunction::And), !(0xff << shift)),
+                    (byte / 4, Some(AtomicFunction::InclusiveOr), 9 << shift),
+                ],
+                "p[{i}].b"
+            );
+        }
+        // A `uchar` array: element i is byte i, every position in a word.
+        let msl = "kernel void k(device uchar* b [[buffer(0)]], constant uint& i [[buffer(1)]]) \
+                   { b[i] = 200; }\n";
+        for i in 0..8 {
+            let shift = 8 * (i % 4);
+            assert_eq!(
+                word_writes(msl, HalfMode::F16, &[("i", V::U(i))], "b"),
+                [
+                    (i / 4, Some(AtomicFunction::And), !(0xff << shift)),
+                    (i / 4, Some(AtomicFunction::InclusiveOr), 200 << shift),
+                ],
+                "b[{i}]"
+            );
+        }
+    }
+
+    #[test]
+    fn a_half_lane_of_a_packed_vector_is_two_bytes_of_a_word() {
+        // p[i].h.z: h@2 in a 10-byte struct, lane z 4 bytes further; 1.5 in
+        // binary16 is 0x3e00 (exponent 15, fraction 0x200).
+        let msl = "struct P { uchar a; packed_half3 h; uchar b; };\n\
+                   kernel void k(device P* p [[buffer(0)]], constant uint& i [[buffer(1)]]) \
+                   { p[i].h.z = 1.5h; }\n";
+        for half in [HalfMode::F16, HalfMode::F32] {
+            for i in 0..8 {
+                let byte = 10 * i + 6;
+                let shift = 8 * (byte % 4);
+                assert_eq!(
+                    word_writes(msl, half, &[("i", V::U(i))], "p"),
+                    [
+                        (byte / 4, Some(AtomicFunction::And), !(0xffff << shift)),
+                        (byte / 4, Some(AtomicFunction::InclusiveOr), 0x3e00 << shift),
+                    ],
+                    "p[{i}].h.z with {half:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_float_lane_of_a_packed_vector_is_one_whole_word() {
+        // struct Q { char c; packed_float3 v; }: c@0, v@4 (4-aligned), size 16;
+        // q[i].v.z is at 16 i + 12.
+        let msl = "struct Q { char c; packed_float3 v; };\n\
+                   kernel void k(device Q* q [[buffer(0)]], constant uint& i [[buffer(1)]]) \
+                   { q[i].v.z = 2.5f; }\n";
+        for i in 0..8 {
+            assert_eq!(
+                word_writes(msl, HalfMode::F16, &[("i", V::U(i))], "q"),
+                [((16 * i + 12) / 4, None, 2.5f32.to_bits())],
+                "q[{i}].v.z"
+            );
+        }
+    }
+
+    #[test]
+    fn half_as_f32_stores_the_binary16_bits_metal_stores() {
+        // `device half*` with `half` held in f32: element i is bytes 2 i and
+        // 2 i + 1, the value IEEE binary16 (rounded to nearest even; overflow
+        // to infinity, 0x7c00).
+        let msl = "kernel void k(device half* h [[buffer(0)]], constant uint& i [[buffer(1)]], \
+                   constant float& x [[buffer(2)]]) { h[i] = half(x); }\n";
+        let cases: &[(f32, u32)] = &[
+            (1.0, 0x3c00),
+            (-2.0, 0xc000),
+            (0.333_333_34, 0x3555),
+            (65504.0, 0x7bff),
+            (1.0e5, 0x7c00),
+            (-1.0e5, 0xfc00),
+            (f32::INFINITY, 0x7c00),
+            (5.960_464_5e-8, 0x0001),
+            (-0.0, 0x8000),
+        ];
+        for &(x, bits) in cases {
+            for i in 0..4 {
+                let shift = 16 * (i % 2);
+                assert_eq!(
+                    word_writes(msl, HalfMode::F32, &[("i", V::U(i)), ("x", V::F(x))], "h"),
+                    [
+                        (i / 2, Some(AtomicFunction::And), !(0xffff << shift)),
+                        (i / 2, Some(AtomicFunction::InclusiveOr), bits << shift),
+                    ],
+                    "h[{i}] = {x:e}"
+                );
+            }
+        }
+        // NaN: all-ones exponent and a non-zero fraction.
+        let writes = word_writes(
+            msl,
+            HalfMode::F32,
+            &[("i", V::U(0)), ("x", V::F(f32::NAN))],
+            "h",
+        );
+        let nan = writes[1].2;
+        assert!(nan & 0x7c00 == 0x7c00 && nan & 0x03ff != 0, "{nan:#06x}");
     }
 }

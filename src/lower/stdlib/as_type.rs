@@ -4,6 +4,7 @@
 //! words, and the target's lanes extracted from them (3-component vectors
 //! count 4 lanes, as their Metal size does).
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::{Error, Lowerer, Result};
@@ -27,7 +28,8 @@ impl Lowerer<'_, '_> {
             crate::layout::metal(to, structs).size,
         );
         if fs != ts || !from.is_scalar_or_vector() || !to.is_scalar_or_vector() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidConversion,
                 span,
                 format!(
                 "`as_type` needs types of the same size: `{}` is {fs} bytes, `{}` is {ts} bytes",
@@ -38,7 +40,8 @@ impl Lowerer<'_, '_> {
         }
         let (sf, st) = (from.element_scalar().unwrap(), to.element_scalar().unwrap());
         if sf == Scalar::Bool || st == Scalar::Bool {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidConversion,
                 span,
                 "`as_type` cannot reinterpret `bool` values",
             ));

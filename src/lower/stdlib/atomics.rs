@@ -6,8 +6,10 @@
 //! optional feature (mapping doc §2.8). Only `memory_order_relaxed` exists
 //! for Metal's atomic operations (§6.15.1).
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::stdlib::Builtin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{Expr, ExprKind};
@@ -24,43 +26,46 @@ enum Op {
     Fetch(Af),
 }
 
-fn op(name: &str) -> Option<(Op, usize)> {
-    Some(match name {
-        "atomic_load_explicit" => (Op::Load, 2),
-        "atomic_store_explicit" => (Op::Store, 3),
-        "atomic_exchange_explicit" => (Op::Exchange, 3),
-        "atomic_compare_exchange_weak_explicit" => (Op::CompareExchange, 5),
-        "atomic_fetch_add_explicit" => (Op::Fetch(Af::Add), 3),
-        "atomic_fetch_sub_explicit" => (Op::Fetch(Af::Subtract), 3),
-        "atomic_fetch_and_explicit" => (Op::Fetch(Af::And), 3),
-        "atomic_fetch_or_explicit" => (Op::Fetch(Af::InclusiveOr), 3),
-        "atomic_fetch_xor_explicit" => (Op::Fetch(Af::ExclusiveOr), 3),
-        "atomic_fetch_min_explicit" => (Op::Fetch(Af::Min), 3),
-        "atomic_fetch_max_explicit" => (Op::Fetch(Af::Max), 3),
+/// What the atomic builtin `b` does, and how many arguments it takes;
+/// `None` for `atomic_thread_fence`.
+fn op(b: Builtin) -> Option<(Op, usize)> {
+    use Builtin as B;
+    Some(match b {
+        B::AtomicLoad => (Op::Load, 2),
+        B::AtomicStore => (Op::Store, 3),
+        B::AtomicExchange => (Op::Exchange, 3),
+        B::AtomicCompareExchangeWeak => (Op::CompareExchange, 5),
+        B::AtomicFetchAdd => (Op::Fetch(Af::Add), 3),
+        B::AtomicFetchSub => (Op::Fetch(Af::Subtract), 3),
+        B::AtomicFetchAnd => (Op::Fetch(Af::And), 3),
+        B::AtomicFetchOr => (Op::Fetch(Af::InclusiveOr), 3),
+        B::AtomicFetchXor => (Op::Fetch(Af::ExclusiveOr), 3),
+        B::AtomicFetchMin => (Op::Fetch(Af::Min), 3),
+        B::AtomicFetchMax => (Op::Fetch(Af::Max), 3),
         _ => return None,
     })
 }
 
 impl Lowerer<'_, '_> {
-    /// An atomic function call; `None` if `name` is not one.
+    /// A call of the atomic function `b` ([`Family::Atomic`]).
+    ///
+    /// [`Family::Atomic`]: crate::lower::stdlib::Family::Atomic
     pub(in crate::lower) fn atomic_call(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
-    ) -> Result<Option<Value>> {
-        if name == "atomic_thread_fence" {
+    ) -> Result<Value> {
+        let name = b.name();
+        let Some((op, arity)) = op(b) else {
             return Err(
-                Error::new(span, "`atomic_thread_fence` is not supported yet")
-                    .with_code(crate::diagnostics::Code::Unsupported),
+                Error::coded(Code::Unsupported, span, "`atomic_thread_fence` is not supported yet"),
             );
-        }
-        let Some((op, arity)) = op(name) else {
-            return Ok(None);
         };
         if args.len() != arity {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 format!("`{name}` takes {arity} arguments, {} given", args.len()),
             ));
@@ -115,7 +120,7 @@ impl Lowerer<'_, '_> {
             }
             Op::Fetch(fun) => self.fetch(fx, name, fun, (pointer, scalar), &args[1], span)?,
         };
-        Ok(Some(value))
+        Ok(value)
     }
 
     fn fetch(
@@ -128,7 +133,8 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         match scalar {
-            Scalar::Bool => Err(Error::new(
+            Scalar::Bool => Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 format!("`{name}` is not available for `atomic_bool`"),
             )),
@@ -138,7 +144,8 @@ impl Lowerer<'_, '_> {
                 let old = self.float_update(fx, pointer, fun, v, span)?;
                 Ok(Value::Rv(old, Type::FLOAT))
             }
-            Scalar::Float => Err(Error::new(
+            Scalar::Float => Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 format!("`{name}` is not available for `atomic_float`"),
             )),
@@ -169,20 +176,23 @@ impl Lowerer<'_, '_> {
                 }
             }
             _ => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidBuiltinArgument,
                     arg.span,
                     format!("`{name}` needs a pointer to an atomic object, such as `&counter`"),
                 ))
             }
         };
         let Type::Atomic(scalar) = place.ty else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidBuiltinArgument,
                 arg.span,
                 format!("`{name}` needs a pointer to an atomic type, found `{what}`"),
             ));
         };
         if writes && !place.writable {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NotAssignable,
                 arg.span,
                 format!("`{name}` cannot modify an atomic object through a `const` pointer"),
             ));
@@ -200,7 +210,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<crate::lower::ctx::value::Place> {
         if self.word_view(b.global) != Some(true) || b.ty == Type::Atomic(Scalar::Int) {
-            return Err(Error::new(span, format!("`{name}`: atomics in a buffer that also holds packed, bool or 8/16-bit data are not supported yet (only `atomic_uint`)")).with_code(crate::diagnostics::Code::Unsupported));
+            return Err(Error::coded(Code::Unsupported, span, format!("`{name}`: atomics in a buffer that also holds packed, bool or 8/16-bit data are not supported yet (only `atomic_uint`)")));
         }
         let base = fx.add(Expression::GlobalVariable(b.global), span);
         let two = self.u32_lit(fx, 2, span);
@@ -504,14 +514,16 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let Value::Ptr(ep) = self.expr(fx, expected)? else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidBuiltinArgument,
                 expected.span,
                 "the expected value must be passed by pointer, such as `&expected`",
             ));
         };
         let exp_place = self.element_place(fx, &ep, ep.index, expected.span);
         if exp_place.ty != Type::Scalar(scalar) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidBuiltinArgument,
                 expected.span,
                 format!("expected a pointer to `{}`", scalar.name()),
             ));
@@ -580,10 +592,11 @@ fn check_order(e: &Expr) -> Result<()> {
     };
     match name {
         "memory_order_relaxed" => Ok(()),
-        "memory_order_seq_cst" | "memory_order_acquire" | "memory_order_release" | "memory_order_acq_rel" | "memory_order_consume" => Err(Error::new(
+        "memory_order_seq_cst" | "memory_order_acquire" | "memory_order_release" | "memory_order_acq_rel" | "memory_order_consume" => Err(Error::coded(
+            Code::Unsupported,
             e.span,
             format!("`{name}` is not supported for atomic operations; Metal supports only `memory_order_relaxed`"),
-        ).with_code(crate::diagnostics::Code::Unsupported)),
-        _ => Err(Error::new(e.span, "expected a memory order such as `memory_order_relaxed`")),
+        )),
+        _ => Err(Error::coded(Code::InvalidBuiltinArgument, e.span, "expected a memory order such as `memory_order_relaxed`")),
     }
 }

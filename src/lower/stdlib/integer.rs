@@ -8,9 +8,11 @@
 //! integers. Narrow types compute in 32 bits, where nothing overflows, and
 //! clamp or wrap the result to their width.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::stdlib::math::{arity_error, size_of, Ir, Kind};
+use crate::lower::stdlib::Builtin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::Expr;
@@ -85,41 +87,44 @@ fn unsigned(s: Scalar) -> Scalar {
 }
 
 impl Lowerer<'_, '_> {
-    /// An integer function of this file; `None` if `name` is not one.
+    /// A call of the integer function `b` ([`Family::Integer`]).
+    ///
+    /// [`Family::Integer`]: crate::lower::stdlib::Family::Integer
     pub(in crate::lower) fn integer_library_call(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
-    ) -> Result<Option<Value>> {
-        let (h, ty) = match name {
-            "absdiff" => self.absdiff(fx, args, span)?,
-            "addsat" | "subsat" => self.saturating(fx, name, args, span)?,
-            "madsat" => self.madsat(fx, args, span)?,
-            "hadd" | "rhadd" => self.halving_add(fx, name, args, span)?,
-            "mulhi" | "madhi" => self.mulhi(fx, name, args, span)?,
-            "mul24" | "mad24" => self.mul24(fx, name, args, span)?,
-            "rotate" => self.rotate(fx, args, span)?,
-            "extract_bits" | "insert_bits" => self.bit_field(fx, name, args, span)?,
-            "popcount" | "clz" | "ctz" | "reverse_bits" => self.bit_count(fx, name, args, span)?,
-            _ => return Ok(None),
+    ) -> Result<Value> {
+        use Builtin as B;
+        let (h, ty) = match b {
+            B::Absdiff => self.absdiff(fx, args, span)?,
+            B::Addsat | B::Subsat => self.saturating(fx, b, args, span)?,
+            B::Madsat => self.madsat(fx, args, span)?,
+            B::Hadd | B::Rhadd => self.halving_add(fx, b, args, span)?,
+            B::Mulhi | B::Madhi => self.mulhi(fx, b, args, span)?,
+            B::Mul24 | B::Mad24 => self.mul24(fx, b, args, span)?,
+            B::Rotate => self.rotate(fx, args, span)?,
+            B::ExtractBits | B::InsertBits => self.bit_field(fx, b, args, span)?,
+            B::Popcount | B::Clz | B::Ctz | B::ReverseBits => self.bit_count(fx, b, args, span)?,
+            _ => unreachable!("`{}` is not an integer function", b.name()),
         };
-        Ok(Some(Value::Rv(h, ty)))
+        Ok(Value::Rv(h, ty))
     }
 
     /// The error for `long`/`ulong` operands of a 32-bit polyfill.
     fn refuse_wide(&self, name: &str, ty: &Type, span: Span) -> Result<Int> {
         let t = Int::of(ty);
         if t.wide() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::Unsupported,
                 span,
                 format!(
                     "`{name}` of `{}` is not supported yet (only of 8- to 32-bit integers)",
                     self.program.display(ty)
                 ),
-            )
-            .with_code(crate::diagnostics::Code::Unsupported));
+            ));
         }
         Ok(t)
     }
@@ -144,14 +149,15 @@ impl Lowerer<'_, '_> {
     fn saturating(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let (hs, ty) = self.operands(fx, name, args, 2, Kind::Integer, span)?;
         let t = self.refuse_wide(name, &ty, span)?;
         let (x, y) = (hs[0], hs[1]);
-        let op = if name == "addsat" {
+        let op = if b == Builtin::Addsat {
             Bo::Add
         } else {
             Bo::Subtract
@@ -204,10 +210,11 @@ impl Lowerer<'_, '_> {
     fn halving_add(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let (hs, ty) = self.operands(fx, name, args, 2, Kind::Integer, span)?;
         self.refuse_wide(name, &ty, span)?;
         let (x, y) = (hs[0], hs[1]);
@@ -215,7 +222,7 @@ impl Lowerer<'_, '_> {
         let one = ir.u32(1, size_of(&ty));
         let diff = ir.bin(Bo::ExclusiveOr, x, y);
         let half_diff = ir.bin(Bo::ShiftRight, diff, one);
-        let h = if name == "hadd" {
+        let h = if b == Builtin::Hadd {
             let common = ir.bin(Bo::And, x, y);
             ir.bin(Bo::Add, common, half_diff)
         } else {
@@ -230,11 +237,12 @@ impl Lowerer<'_, '_> {
     fn mulhi(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
-        let arity = if name == "mulhi" { 2 } else { 3 };
+        let name = b.name();
+        let arity = if b == Builtin::Mulhi { 2 } else { 3 };
         let (hs, ty) = self.operands(fx, name, args, arity, Kind::Integer, span)?;
         let t = self.refuse_wide(name, &ty, span)?;
         let mut ir = Ir { fx, span };
@@ -265,11 +273,12 @@ impl Lowerer<'_, '_> {
     fn mul24(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
-        let arity = if name == "mul24" { 2 } else { 3 };
+        let name = b.name();
+        let arity = if b == Builtin::Mul24 { 2 } else { 3 };
         let (hs, ty) = self.operands(fx, name, args, arity, Kind::Integer, span)?;
         // Metal declares them for 32-bit integers only.
         if Int::of(&ty).bits() != 32 {
@@ -327,11 +336,12 @@ impl Lowerer<'_, '_> {
     fn bit_field(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
-        let values = if name == "extract_bits" { 1 } else { 2 };
+        let name = b.name();
+        let values = if b == Builtin::ExtractBits { 1 } else { 2 };
         if args.len() != values + 2 {
             return Err(arity_error(name, values + 2, args.len(), span));
         }
@@ -357,17 +367,18 @@ impl Lowerer<'_, '_> {
     fn bit_count(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let (hs, ty) = self.operands(fx, name, args, 1, Kind::Integer, span)?;
         let t = Int::of(&ty);
         let x = hs[0];
-        let fun = match name {
-            "popcount" => Mf::CountOneBits,
-            "clz" => Mf::CountLeadingZeros,
-            "ctz" => Mf::CountTrailingZeros,
+        let fun = match b {
+            Builtin::Popcount => Mf::CountOneBits,
+            Builtin::Clz => Mf::CountLeadingZeros,
+            Builtin::Ctz => Mf::CountTrailingZeros,
             _ => Mf::ReverseBits,
         };
         let mut ir = Ir { fx, span };

@@ -1,17 +1,19 @@
-//! The metal_stdlib math that `stdlib.rs`'s table of one-to-one
+//! The metal_stdlib math that `mod.rs`'s table of one-to-one
 //! `MathFunction`s does not cover (MSL §6.2–6.7; mapping doc §6.1–6.4):
 //! polyfills built from WGSL builtins and bit operations, and the functions
 //! that return a second result through a reference or pointer argument.
 //!
-//! Integer functions live in `mathlib_int.rs`. Precision: WGSL has no
+//! Integer functions live in `integer.rs`. Precision: WGSL has no
 //! `precise`/`fast` distinction; each polyfill is chosen so that its error is
 //! what the WGSL accuracy table gives its builtins, which is about Metal's
 //! fast-math accuracy (MSL §8). Classification functions test bits, because
 //! naga's WGSL writer rejects `IsNan`/`IsInf` and `x != x` may be folded
 //! away under WGSL's finite-math assumption.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::stdlib::Builtin;
 use crate::lower::types::vector_size;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::conversions;
@@ -141,54 +143,55 @@ pub(in crate::lower) fn size_of(ty: &Type) -> u8 {
 /// "takes 1 argument" / "takes 3 arguments".
 pub(in crate::lower) fn arity_error(name: &str, arity: usize, given: usize, span: Span) -> Error {
     let s = if arity == 1 { "" } else { "s" };
-    Error::new(
+    Error::coded(
+        Code::NoMatchingOverload,
         span,
         format!("`{name}` takes {arity} argument{s}, {given} given"),
     )
-    .with_code(crate::diagnostics::Code::NoMatchingOverload)
 }
 
 impl Lowerer<'_, '_> {
-    /// A metal_stdlib function this file or `mathlib_int.rs` implements;
-    /// `None` if `name` is not one of them.
+    /// A math, relational, geometric or matrix builtin that is not one
+    /// naga `MathFunction`: the polyfills of this file.
     pub(in crate::lower) fn math_library_call(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
-    ) -> Result<Option<Value>> {
-        let (h, ty) = match name {
-            "copysign" | "fdim" | "divide" => self.float_pair(fx, name, args, span)?,
-            "ldexp" => self.ldexp(fx, args, span)?,
-            "frexp" => self.frexp(fx, args, span)?,
-            "modf" | "sincos" => self.split_result(fx, name, args, span)?,
-            "exp10" | "log10" => self.exp_log10(fx, name, args, span)?,
-            "sinpi" | "cospi" | "tanpi" => self.trig_pi(fx, name, args, span)?,
-            "min3" | "max3" | "median3" | "fmin3" | "fmax3" | "fmedian3" => {
-                self.three_way(fx, name, args, span)?
+    ) -> Result<Value> {
+        use Builtin as B;
+        let (h, ty) = match b {
+            B::Copysign | B::Fdim | B::Divide => self.float_pair(fx, b, args, span)?,
+            B::Ldexp => self.ldexp(fx, args, span)?,
+            B::Frexp => self.frexp(fx, args, span)?,
+            B::Modf | B::Sincos => self.split_result(fx, b, args, span)?,
+            B::Exp10 | B::Log10 => self.exp_log10(fx, b, args, span)?,
+            B::Sinpi | B::Cospi | B::Tanpi => self.trig_pi(fx, b, args, span)?,
+            B::Min3 | B::Max3 | B::Median3 | B::Fmin3 | B::Fmax3 | B::Fmedian3 => {
+                self.three_way(fx, b, args, span)?
             }
-            "isnan" | "isinf" | "isfinite" | "isnormal" | "signbit" => {
-                self.classify(fx, name, args, span)?
+            B::Isnan | B::Isinf | B::Isfinite | B::Isnormal | B::Signbit => {
+                self.classify(fx, b, args, span)?
             }
-            "isordered" | "isunordered" => self.ordered(fx, name, args, span)?,
-            "length_squared" | "distance_squared" => self.squared_length(fx, name, args, span)?,
-            "determinant" | "transpose" => self.matrix_function(fx, name, args, span)?,
-            _ => return self.integer_library_call(fx, name, args, span),
+            B::Isordered | B::Isunordered => self.ordered(fx, b, args, span)?,
+            B::LengthSquared | B::DistanceSquared => self.squared_length(fx, b, args, span)?,
+            B::Determinant | B::Transpose => self.matrix_function(fx, b, args, span)?,
+            _ => unreachable!("`{}` is not a math polyfill", b.name()),
         };
-        Ok(Some(Value::Rv(h, ty)))
+        Ok(Value::Rv(h, ty))
     }
 
     /// The error for an argument of a type `name` has no overload for.
     pub(in crate::lower) fn no_overload(&self, name: &str, ty: &Type, span: Span) -> Error {
-        Error::new(
+        Error::coded(
+            Code::NoMatchingOverload,
             span,
             format!(
                 "no matching function for call to `{name}` with an argument of type `{}`",
                 self.program.display(ty)
             ),
         )
-        .with_code(crate::diagnostics::Code::NoMatchingOverload)
     }
 
     /// The type the operands of `name` convert to: the vector shape and
@@ -286,19 +289,20 @@ impl Lowerer<'_, '_> {
     fn float_pair(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let (hs, ty) = self.operands(fx, name, args, 2, Kind::Float, span)?;
         let (x, y) = (hs[0], hs[1]);
         let s = ty.element_scalar().unwrap();
         let n = size_of(&ty);
         let mut ir = Ir { fx, span };
-        let h = match name {
-            "copysign" => copysign(&mut ir, x, y, s, n),
+        let h = match b {
+            Builtin::Copysign => copysign(&mut ir, x, y, s, n),
             // `x <= y` rather than `x > y`: a NaN operand gives NaN, as C's fdim does.
-            "fdim" => {
+            Builtin::Fdim => {
                 let diff = ir.bin(Bo::Subtract, x, y);
                 let zero = ir.float(0.0, s, n);
                 let below = ir.bin(Bo::LessEqual, x, y);
@@ -343,7 +347,8 @@ impl Lowerer<'_, '_> {
             Value::Swizzle(p, comps) => (lanes(p.ty.element_scalar(), comps), p.writable),
             Value::BytesSwizzle(b, comps) => (lanes(b.ty.element_scalar(), comps), b.writable),
             _ => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidBuiltinArgument,
                     arg.span,
                     format!(
                     "`{name}` writes its last argument: it must be a variable or a pointer to one"
@@ -352,7 +357,8 @@ impl Lowerer<'_, '_> {
             }
         };
         if !writable {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NotAssignable,
                 arg.span,
                 format!("`{name}` cannot write its result to a read-only location"),
             ));
@@ -373,7 +379,8 @@ impl Lowerer<'_, '_> {
         let fits = target_ty.element_scalar().is_some_and(Scalar::is_integer)
             && target_ty.vector_size() == Some(n);
         if !fits {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TypeMismatch,
                 e.span,
                 format!(
                     "`frexp` stores the exponent of a `{}` in an `{}`, not in a `{}`",
@@ -422,10 +429,11 @@ impl Lowerer<'_, '_> {
     fn split_result(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let [x, out] = args else {
             return Err(arity_error(name, 2, args.len(), span));
         };
@@ -441,7 +449,7 @@ impl Lowerer<'_, '_> {
         }
         let xh = self.convert(fx, xh, &xt, &ty, false, x.span)?;
         let mut ir = Ir { fx, span };
-        let (ret, stored) = if name == "modf" {
+        let (ret, stored) = if b == Builtin::Modf {
             let scalar = self.naga_scalar(ty.element_scalar().unwrap());
             let n = size_of(&ty);
             let size = (n > 1).then(|| vector_size(n));
@@ -470,15 +478,16 @@ impl Lowerer<'_, '_> {
     fn exp_log10(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let (hs, ty) = self.operands(fx, name, args, 1, Kind::Float, span)?;
         let s = ty.element_scalar().unwrap();
         let n = size_of(&ty);
         let mut ir = Ir { fx, span };
-        let h = if name == "exp10" {
+        let h = if b == Builtin::Exp10 {
             let k = ir.float(std::f64::consts::LOG2_10, s, n);
             let y = ir.bin(Bo::Multiply, hs[0], k);
             ir.math(Mf::Exp2, &[y])
@@ -496,17 +505,18 @@ impl Lowerer<'_, '_> {
     fn trig_pi(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let (hs, ty) = self.operands(fx, name, args, 1, Kind::Float, span)?;
         let x = hs[0];
         let s = ty.element_scalar().unwrap();
         let n = size_of(&ty);
         let mut ir = Ir { fx, span };
         let pi = ir.float(std::f64::consts::PI, s, n);
-        let h = if name == "tanpi" {
+        let h = if b == Builtin::Tanpi {
             // r = x - round(x) is exact and in [-0.5, 0.5]: tan has period π.
             let k = ir.math(Mf::Round, &[x]);
             let r = ir.bin(Bo::Subtract, x, k);
@@ -515,7 +525,7 @@ impl Lowerer<'_, '_> {
         } else {
             let r = reduce_period_two(&mut ir, x, s, n);
             let half = ir.float(0.5, s, n);
-            let t = if name == "sinpi" {
+            let t = if b == Builtin::Sinpi {
                 // sin(πr) = sin(π(±1 - r)); ±1 - r is exact for |r| > 0.5.
                 let abs = ir.math(Mf::Abs, &[r]);
                 let far = ir.bin(Bo::Greater, abs, half);
@@ -537,11 +547,13 @@ impl Lowerer<'_, '_> {
     fn three_way(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        function: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
-        let kind = if name.starts_with('f') {
+        use Builtin as B;
+        let name = function.name();
+        let kind = if matches!(function, B::Fmin3 | B::Fmax3 | B::Fmedian3) {
             Kind::Float
         } else {
             Kind::Numeric
@@ -549,12 +561,12 @@ impl Lowerer<'_, '_> {
         let (hs, ty) = self.operands(fx, name, args, 3, kind, span)?;
         let (a, b, c) = (hs[0], hs[1], hs[2]);
         let mut ir = Ir { fx, span };
-        let h = match name.trim_start_matches('f') {
-            "min3" => {
+        let h = match function {
+            B::Min3 | B::Fmin3 => {
                 let m = ir.math(Mf::Min, &[a, b]);
                 ir.math(Mf::Min, &[m, c])
             }
-            "max3" => {
+            B::Max3 | B::Fmax3 => {
                 let m = ir.math(Mf::Max, &[a, b]);
                 ir.math(Mf::Max, &[m, c])
             }
@@ -576,22 +588,23 @@ impl Lowerer<'_, '_> {
     fn classify(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let (hs, ty) = self.operands(fx, name, args, 1, Kind::Float, span)?;
         let s = ty.element_scalar().unwrap();
         let n = size_of(&ty);
         let mut ir = Ir { fx, span };
         let bits = ir.float_bits(hs[0], s);
-        let h = if name == "signbit" {
+        let h = if b == Builtin::Signbit {
             let max_positive = ir.u32(0x7fff_ffff, n);
             ir.bin(Bo::Greater, bits, max_positive)
         } else {
             let mask = ir.u32(0x7fff_ffff, n);
             let magnitude = ir.bin(Bo::And, bits, mask);
-            classify_magnitude(&mut ir, name, magnitude, s, n)
+            classify_magnitude(&mut ir, b, magnitude, s, n)
         };
         Ok((h, ty.with_scalar(Scalar::Bool)))
     }
@@ -600,10 +613,11 @@ impl Lowerer<'_, '_> {
     fn ordered(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let (hs, ty) = self.operands(fx, name, args, 2, Kind::Float, span)?;
         let s = ty.element_scalar().unwrap();
         let n = size_of(&ty);
@@ -613,10 +627,10 @@ impl Lowerer<'_, '_> {
             let bits = ir.float_bits(h, s);
             let mask = ir.u32(0x7fff_ffff, n);
             let magnitude = ir.bin(Bo::And, bits, mask);
-            nan.push(classify_magnitude(&mut ir, "isnan", magnitude, s, n));
+            nan.push(classify_magnitude(&mut ir, Builtin::Isnan, magnitude, s, n));
         }
         let either = ir.bin(Bo::InclusiveOr, nan[0], nan[1]);
-        let h = if name == "isunordered" {
+        let h = if b == Builtin::Isunordered {
             either
         } else {
             ir.add(Expression::Unary {
@@ -632,11 +646,12 @@ impl Lowerer<'_, '_> {
     fn squared_length(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
-        let arity = if name == "length_squared" { 1 } else { 2 };
+        let name = b.name();
+        let arity = if b == Builtin::LengthSquared { 1 } else { 2 };
         let (hs, ty) = self.operands(fx, name, args, arity, Kind::Float, span)?;
         let mut ir = Ir { fx, span };
         let d = if arity == 2 {
@@ -656,10 +671,11 @@ impl Lowerer<'_, '_> {
     fn matrix_function(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(H, Type)> {
+        let name = b.name();
         let [m] = args else {
             return Err(arity_error(name, 1, args.len(), span));
         };
@@ -673,7 +689,7 @@ impl Lowerer<'_, '_> {
             return Err(self.no_overload(name, &ty, m.span));
         };
         let mut ir = Ir { fx, span };
-        if name == "transpose" {
+        if b == Builtin::Transpose {
             let t = Type::Matrix {
                 scalar,
                 columns: rows,
@@ -721,14 +737,14 @@ fn reduce_period_two(ir: &mut Ir, x: H, s: Scalar, n: u8) -> H {
     ir.bin(Bo::Subtract, x, whole)
 }
 
-/// The test `name` on the magnitude bits (`bits & 0x7fffffff`) of an `f32`
+/// The test `b` on the magnitude bits (`bits & 0x7fffffff`) of an `f32`
 /// (or a widened `half`).
-fn classify_magnitude(ir: &mut Ir, name: &str, magnitude: H, s: Scalar, n: u8) -> H {
+fn classify_magnitude(ir: &mut Ir, b: Builtin, magnitude: H, s: Scalar, n: u8) -> H {
     let inf = ir.u32(0x7f80_0000, n);
-    match name {
-        "isnan" => ir.bin(Bo::Greater, magnitude, inf),
-        "isinf" => ir.bin(Bo::Equal, magnitude, inf),
-        "isfinite" => ir.bin(Bo::Less, magnitude, inf),
+    match b {
+        Builtin::Isnan => ir.bin(Bo::Greater, magnitude, inf),
+        Builtin::Isinf => ir.bin(Bo::Equal, magnitude, inf),
+        Builtin::Isfinite => ir.bin(Bo::Less, magnitude, inf),
         _ => {
             // Normal: smallest normal <= magnitude < inf, as one unsigned
             // comparison that wraps the values below the smallest normal.

@@ -1,8 +1,13 @@
 //! The metal_stdlib functions and constants this version translates
 //! (MSL §6; mapping doc §6).
+//!
+//! A library call is resolved once, to a [`Builtin`] of the one table in
+//! `builtin.rs`, and lowered by matching on it: [`Lowerer::library_call`]
+//! dispatches by [`Family`] to the file that implements it.
 
 pub(in crate::lower) mod as_type;
 pub(in crate::lower) mod atomics;
+pub(in crate::lower) mod builtin;
 pub(in crate::lower) mod integer;
 pub(in crate::lower) mod math;
 pub(in crate::lower) mod quad;
@@ -10,6 +15,7 @@ pub(in crate::lower) mod simd;
 pub(in crate::lower) mod texture_ops;
 pub(in crate::lower) mod textures;
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::{Error, Lowerer, Result};
@@ -20,6 +26,8 @@ use crate::syntax::ast::{Expr, ExprKind};
 use crate::types::{Scalar, Type};
 use naga::{Expression, Handle, MathFunction as Mf};
 
+pub(in crate::lower) use builtin::{Builtin, Family};
+
 /// Which argument types a function takes and what it returns.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
@@ -27,122 +35,114 @@ enum Shape {
     Float,
     /// All arguments numeric, same type; returns that type.
     Numeric,
-    /// Integer arguments; returns that type.
-    Integer,
     /// Float vectors; returns the element scalar (dot, length, distance).
     FloatToScalar,
 }
 
-fn math(name: &str) -> Option<(Mf, usize, Shape)> {
+/// The builtins that are one naga `MathFunction`: the function, the number
+/// of arguments and their shape.
+fn direct_math(b: Builtin) -> Option<(Mf, usize, Shape)> {
+    use Builtin as B;
     use Shape::*;
-    Some(match name {
-        "abs" => (Mf::Abs, 1, Numeric),
-        "fabs" => (Mf::Abs, 1, Float),
-        "min" => (Mf::Min, 2, Numeric),
-        "fmin" => (Mf::Min, 2, Float),
-        "max" => (Mf::Max, 2, Numeric),
-        "fmax" => (Mf::Max, 2, Float),
-        "clamp" => (Mf::Clamp, 3, Numeric),
-        "saturate" => (Mf::Saturate, 1, Float),
-        "mix" => (Mf::Mix, 3, Float),
-        "sign" => (Mf::Sign, 1, Float),
-        "step" => (Mf::Step, 2, Float),
-        "smoothstep" => (Mf::SmoothStep, 3, Float),
-        "fma" => (Mf::Fma, 3, Float),
-        "sqrt" => (Mf::Sqrt, 1, Float),
-        "rsqrt" => (Mf::InverseSqrt, 1, Float),
-        "sin" => (Mf::Sin, 1, Float),
-        "cos" => (Mf::Cos, 1, Float),
-        "tan" => (Mf::Tan, 1, Float),
-        "asin" => (Mf::Asin, 1, Float),
-        "acos" => (Mf::Acos, 1, Float),
-        "atan" => (Mf::Atan, 1, Float),
-        "atan2" => (Mf::Atan2, 2, Float),
-        "sinh" => (Mf::Sinh, 1, Float),
-        "cosh" => (Mf::Cosh, 1, Float),
-        "tanh" => (Mf::Tanh, 1, Float),
-        "asinh" => (Mf::Asinh, 1, Float),
-        "acosh" => (Mf::Acosh, 1, Float),
-        "atanh" => (Mf::Atanh, 1, Float),
-        "exp" => (Mf::Exp, 1, Float),
-        "exp2" => (Mf::Exp2, 1, Float),
-        "log" => (Mf::Log, 1, Float),
-        "log2" => (Mf::Log2, 1, Float),
-        "pow" | "powr" => (Mf::Pow, 2, Float),
-        "floor" => (Mf::Floor, 1, Float),
-        "ceil" => (Mf::Ceil, 1, Float),
-        "trunc" => (Mf::Trunc, 1, Float),
-        "rint" => (Mf::Round, 1, Float),
-        "dot" => (Mf::Dot, 2, FloatToScalar),
-        "length" => (Mf::Length, 1, FloatToScalar),
-        "distance" => (Mf::Distance, 2, FloatToScalar),
-        "normalize" => (Mf::Normalize, 1, Float),
-        "cross" => (Mf::Cross, 2, Float),
-        "reflect" => (Mf::Reflect, 2, Float),
-        "refract" => (Mf::Refract, 3, Float),
-        "faceforward" => (Mf::FaceForward, 3, Float),
-        "popcount" => (Mf::CountOneBits, 1, Integer),
-        "clz" => (Mf::CountLeadingZeros, 1, Integer),
-        "ctz" => (Mf::CountTrailingZeros, 1, Integer),
-        "reverse_bits" => (Mf::ReverseBits, 1, Integer),
+    Some(match b {
+        B::Abs => (Mf::Abs, 1, Numeric),
+        B::Fabs => (Mf::Abs, 1, Float),
+        B::Min => (Mf::Min, 2, Numeric),
+        B::Fmin => (Mf::Min, 2, Float),
+        B::Max => (Mf::Max, 2, Numeric),
+        B::Fmax => (Mf::Max, 2, Float),
+        B::Clamp => (Mf::Clamp, 3, Numeric),
+        B::Saturate => (Mf::Saturate, 1, Float),
+        B::Mix => (Mf::Mix, 3, Float),
+        B::Sign => (Mf::Sign, 1, Float),
+        B::Step => (Mf::Step, 2, Float),
+        B::Smoothstep => (Mf::SmoothStep, 3, Float),
+        B::Fma => (Mf::Fma, 3, Float),
+        B::Sqrt => (Mf::Sqrt, 1, Float),
+        B::Rsqrt => (Mf::InverseSqrt, 1, Float),
+        B::Sin => (Mf::Sin, 1, Float),
+        B::Cos => (Mf::Cos, 1, Float),
+        B::Tan => (Mf::Tan, 1, Float),
+        B::Asin => (Mf::Asin, 1, Float),
+        B::Acos => (Mf::Acos, 1, Float),
+        B::Atan => (Mf::Atan, 1, Float),
+        B::Atan2 => (Mf::Atan2, 2, Float),
+        B::Sinh => (Mf::Sinh, 1, Float),
+        B::Cosh => (Mf::Cosh, 1, Float),
+        B::Tanh => (Mf::Tanh, 1, Float),
+        B::Asinh => (Mf::Asinh, 1, Float),
+        B::Acosh => (Mf::Acosh, 1, Float),
+        B::Atanh => (Mf::Atanh, 1, Float),
+        B::Exp => (Mf::Exp, 1, Float),
+        B::Exp2 => (Mf::Exp2, 1, Float),
+        B::Log => (Mf::Log, 1, Float),
+        B::Log2 => (Mf::Log2, 1, Float),
+        B::Pow | B::Powr => (Mf::Pow, 2, Float),
+        B::Floor => (Mf::Floor, 1, Float),
+        B::Ceil => (Mf::Ceil, 1, Float),
+        B::Trunc => (Mf::Trunc, 1, Float),
+        B::Rint => (Mf::Round, 1, Float),
+        B::Dot => (Mf::Dot, 2, FloatToScalar),
+        B::Length => (Mf::Length, 1, FloatToScalar),
+        B::Distance => (Mf::Distance, 2, FloatToScalar),
+        B::Normalize => (Mf::Normalize, 1, Float),
+        B::Cross => (Mf::Cross, 2, Float),
+        B::Reflect => (Mf::Reflect, 2, Float),
+        B::Refract => (Mf::Refract, 3, Float),
+        B::Faceforward => (Mf::FaceForward, 3, Float),
         _ => return None,
     })
 }
 
-/// Named constants of `metal_math` (MSL Table 6.5).
-pub(in crate::lower) fn constant(name: &str) -> Option<ConstValue> {
+/// The mathematical constants of `metal_math` (MSL §6.5), by the name
+/// between `M_` and the type suffix: `M_PI_F` is a `float`, `M_PI_H` a
+/// `half`.
+const MATH_CONSTANTS: [(&str, f64); 13] = {
     use std::f64::consts as c;
+    [
+        ("E", c::E),
+        ("LOG2E", c::LOG2_E),
+        ("LOG10E", c::LOG10_E),
+        ("LN2", c::LN_2),
+        ("LN10", c::LN_10),
+        ("PI", c::PI),
+        ("PI_2", c::FRAC_PI_2),
+        ("PI_4", c::FRAC_PI_4),
+        ("1_PI", c::FRAC_1_PI),
+        ("2_PI", c::FRAC_2_PI),
+        ("2_SQRTPI", c::FRAC_2_SQRT_PI),
+        ("SQRT2", c::SQRT_2),
+        ("SQRT1_2", c::FRAC_1_SQRT_2),
+    ]
+};
+
+/// Named constants of `metal_math` and `metal_types` (MSL §6.5: the
+/// mathematical constants and the `float` and `half` limits), as values of
+/// their type.
+pub(crate) fn constant(name: &str) -> Option<ConstValue> {
     let f = |v: f64| Some(ConstValue::Float(v as f32 as f64, Scalar::Float));
+    let h = |v: f64| Some(ConstValue::Float(half::f16::from_f64(v).to_f64(), Scalar::Half));
+    if let Some(rest) = name.strip_prefix("M_") {
+        let value = |stem: &str| MATH_CONSTANTS.iter().find(|(n, _)| *n == stem).map(|c| c.1);
+        if let Some(v) = rest.strip_suffix("_F").and_then(value) {
+            return f(v);
+        }
+        if let Some(v) = rest.strip_suffix("_H").and_then(value) {
+            return h(v);
+        }
+    }
     match name {
-        "M_PI_F" => f(c::PI),
-        "M_PI_2_F" => f(c::FRAC_PI_2),
-        "M_PI_4_F" => f(c::FRAC_PI_4),
-        "M_1_PI_F" => f(c::FRAC_1_PI),
-        "M_2_PI_F" => f(c::FRAC_2_PI),
-        "M_2_SQRTPI_F" => f(c::FRAC_2_SQRT_PI),
-        "M_E_F" => f(c::E),
-        "M_LOG2E_F" => f(c::LOG2_E),
-        "M_LOG10E_F" => f(c::LOG10_E),
-        "M_LN2_F" => f(c::LN_2),
-        "M_LN10_F" => f(c::LN_10),
-        "M_SQRT2_F" => f(c::SQRT_2),
-        "M_SQRT1_2_F" => f(c::FRAC_1_SQRT_2),
         "MAXFLOAT" | "FLT_MAX" => f(f32::MAX as f64),
         "FLT_MIN" => f(f32::MIN_POSITIVE as f64),
         "FLT_EPSILON" => f(f32::EPSILON as f64),
+        "MAXHALF" | "HALF_MAX" => h(half::f16::MAX.to_f64()),
+        "HALF_MIN" => h(half::f16::MIN_POSITIVE.to_f64()),
+        "HALF_EPSILON" => h(half::f16::EPSILON.to_f64()),
         "INT_MAX" => Some(ConstValue::Int(i32::MAX as i64, Scalar::Int)),
         "INT_MIN" => Some(ConstValue::Int(i32::MIN as i64, Scalar::Int)),
         "UINT_MAX" => Some(ConstValue::Int(u32::MAX as i64, Scalar::UInt)),
         _ => None,
     }
-}
-
-/// Library functions whose result is one of their (already rounded)
-/// operands, or an integer no larger than one: nothing to round.
-fn returns_an_operand(name: &str) -> bool {
-    matches!(
-        name,
-        "abs"
-            | "fabs"
-            | "min"
-            | "max"
-            | "fmin"
-            | "fmax"
-            | "clamp"
-            | "saturate"
-            | "select"
-            | "floor"
-            | "ceil"
-            | "trunc"
-            | "rint"
-            | "round"
-            | "sign"
-            | "copysign"
-            | "step"
-    ) || name.starts_with("simd_shuffle")
-        || name.starts_with("simd_broadcast")
-        || name.starts_with("quad_shuffle")
-        || name.starts_with("quad_broadcast")
 }
 
 impl Lowerer<'_, '_> {
@@ -155,8 +155,11 @@ impl Lowerer<'_, '_> {
         self.const_value(fx, &v, span)
     }
 
-    /// A call to a library function; `None` if `name` is not one. With
-    /// `half` as `f32`, a `half` result is computed in `f32` and rounded once.
+    /// A call to a library function: `name` is what C++ lookup left
+    /// unresolved (no user function, overload, template or object of that
+    /// name), resolved here once to a [`Builtin`]; `None` if it is none.
+    /// With `half` as `f32`, a `half` result is computed in `f32` and
+    /// rounded once.
     pub(in crate::lower) fn library_call(
         &mut self,
         fx: &mut FnCtx,
@@ -164,70 +167,90 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Option<Value>> {
-        Ok(match self.library_call_unrounded(fx, name, args, span)? {
-            Some(Value::Rv(h, ty)) if !returns_an_operand(name) => {
-                Some(Value::Rv(self.round_half_value(fx, h, &ty, span), ty))
+        let Some(b) = Builtin::function(name) else {
+            return Ok(None);
+        };
+        Ok(Some(match self.builtin_call(fx, b, args, span)? {
+            Value::Rv(h, ty) if !b.returns_an_operand() => {
+                Value::Rv(self.round_half_value(fx, h, &ty, span), ty)
             }
             other => other,
-        })
+        }))
     }
 
-    fn library_call_unrounded(
+    /// Lowers a call of the library function `b`, by its family.
+    fn builtin_call(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
-    ) -> Result<Option<Value>> {
-        if let Some(v) = self.subgroup_call(fx, name, args, span)? {
-            return Ok(Some(v));
-        }
-        if let Some(v) = self.atomic_call(fx, name, args, span)? {
-            return Ok(Some(v));
-        }
-        if let Some(v) = self.math_library_call(fx, name, args, span)? {
-            return Ok(Some(v));
-        }
-        match name {
-            "discard_fragment" => {
+    ) -> Result<Value> {
+        match b.family() {
+            Family::Simd => self.simd_call(fx, b, args, span),
+            Family::Quad => self.quad_call(fx, b, args, span),
+            Family::Atomic => self.atomic_call(fx, b, args, span),
+            Family::Integer => self.integer_library_call(fx, b, args, span),
+            Family::Barrier => match b {
+                Builtin::SimdgroupBarrier => self.simdgroup_barrier(fx, args, span),
+                _ => self.threadgroup_barrier(fx, args, span),
+            },
+            Family::Derivative => self.derivative(fx, b, args, span),
+            Family::Fragment => {
                 if !fx.fragment {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::WrongStage,
                         span,
                         "`discard_fragment` is only available in fragment functions",
                     ));
                 }
                 fx.push(naga::Statement::Kill, span);
-                return Ok(Some(Value::Void));
+                Ok(Value::Void)
             }
-            "dfdx" | "dfdy" | "fwidth" => return self.derivative(fx, name, args, span).map(Some),
-            "threadgroup_barrier" | "simdgroup_barrier" => {
-                return self.barrier(fx, name, args, span).map(Some)
+            // `Builtin::function` never resolves a texture member.
+            Family::Texture => unreachable!("`{}` is a texture member", b.name()),
+            Family::Math | Family::Relational | Family::Geometric | Family::Matrix => {
+                self.math_call(fx, b, args, span)
             }
-            "all" | "any" => return self.relational(fx, name, args, span).map(Some),
-            "select" => return self.select_call(fx, args, span).map(Some),
-            "fmod" => {
-                let (a, b, ty) = self.two_floats(fx, args, span)?;
-                return Ok(Some(Value::Rv(
+        }
+    }
+
+    /// Math, relational, geometric and matrix functions.
+    fn math_call(
+        &mut self,
+        fx: &mut FnCtx,
+        b: Builtin,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        match b {
+            Builtin::All | Builtin::Any => return self.relational(fx, b, args, span),
+            Builtin::Select => return self.select_call(fx, args, span),
+            Builtin::Fmod => {
+                let (a, c, ty) = self.two_floats(fx, b, args, span)?;
+                return Ok(Value::Rv(
                     fx.add(
                         Expression::Binary {
                             op: naga::BinaryOperator::Modulo,
                             left: a,
-                            right: b,
+                            right: c,
                         },
                         span,
                     ),
                     ty,
-                )));
+                ));
             }
-            "round" => return self.round(fx, args, span).map(Some),
-            "fract" => return self.fract(fx, args, span).map(Some),
+            Builtin::Round => return self.round(fx, args, span),
+            Builtin::Fract => return self.fract(fx, args, span),
             _ => {}
         }
-        let Some((fun, arity, shape)) = math(name) else {
-            return Ok(None);
+        let Some((fun, arity, shape)) = direct_math(b) else {
+            return self.math_library_call(fx, b, args, span);
         };
+        let name = b.name();
         if args.len() != arity {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 format!("`{name}` takes {arity} argument(s), {} given", args.len()),
             ));
@@ -236,10 +259,28 @@ impl Lowerer<'_, '_> {
         for a in args {
             vals.push(self.rvalue(fx, a)?);
         }
-        let ty = self.common_argument_type(name, &vals, shape, span)?;
+        let ty = self.common_argument_type(b, &vals, shape, span)?;
+        // The geometric functions that return a vector take vectors only
+        // (MSL §6.7; naga and WGSL have no scalar forms).
+        let vectors_only = matches!(
+            b,
+            Builtin::Normalize | Builtin::Reflect | Builtin::Refract | Builtin::Faceforward
+        );
+        if vectors_only && ty.vector_size().unwrap_or(1) < 2 {
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                format!("`{name}` takes vectors, not scalars"),
+            ));
+        }
         let mut hs = Vec::new();
-        for (h, t) in &vals {
-            hs.push(self.convert(fx, *h, t, &ty, false, span)?);
+        for (i, (h, t)) in vals.iter().enumerate() {
+            // `refract(Tn i, Tn n, T eta)`: the ratio stays a scalar.
+            let target = match (b, i) {
+                (Builtin::Refract, 2) => Type::Scalar(ty.element_scalar().unwrap()),
+                _ => ty.clone(),
+            };
+            hs.push(self.convert(fx, *h, t, &target, false, span)?);
         }
         // `mix(x, y, a)` also accepts a scalar `a`; naga does too, but the splat is harmless.
         let result_ty = if shape == Shape::FloatToScalar {
@@ -248,7 +289,7 @@ impl Lowerer<'_, '_> {
             ty.clone()
         };
         if fun == Mf::Cross && ty.vector_size() != Some(3) {
-            return Err(Error::new(span, "`cross` takes 3-component vectors"));
+            return Err(Error::coded(Code::NoMatchingOverload, span, "`cross` takes 3-component vectors"));
         }
         let expr = Expression::Math {
             fun,
@@ -260,27 +301,28 @@ impl Lowerer<'_, '_> {
         // abs(char(-128)) wraps back into the narrow type, as in Metal.
         let h = fx.add(expr, span);
         let h = self.narrow_result(fx, h, &result_ty, span);
-        Ok(Some(Value::Rv(h, result_ty)))
+        Ok(Value::Rv(h, result_ty))
     }
 
     /// The type all arguments convert to: the vector shape if any argument is
     /// a vector, its element type, else the usual arithmetic conversions.
     fn common_argument_type(
         &self,
-        name: &str,
+        b: Builtin,
         vals: &[(Handle<Expression>, Type)],
         shape: Shape,
         span: Span,
     ) -> Result<Type> {
+        let name = b.name();
         let bad = |t: &Type| {
-            Error::new(
+            Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 format!(
                     "no matching function for call to `{name}` with an argument of type `{}`",
                     self.program.display(t)
                 ),
             )
-            .with_code(crate::diagnostics::Code::NoMatchingOverload)
         };
         let mut size = 1;
         let mut elem: Option<Scalar> = None;
@@ -315,11 +357,13 @@ impl Lowerer<'_, '_> {
                 }
                 elem = Scalar::Float;
             }
-            Shape::Integer if !elem.is_integer() => return Err(bad(&vals[0].1)),
             Shape::Numeric if elem == Scalar::Bool => return Err(bad(&vals[0].1)),
             _ => {}
         }
-        if shape == Shape::FloatToScalar && size == 1 && name != "length" && name != "distance" {
+        if shape == Shape::FloatToScalar
+            && size == 1
+            && !matches!(b, Builtin::Length | Builtin::Distance)
+        {
             return Err(bad(&vals[0].1));
         }
         Ok(Type::vector(elem, size))
@@ -328,16 +372,17 @@ impl Lowerer<'_, '_> {
     fn two_floats(
         &mut self,
         fx: &mut FnCtx,
+        function: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(Handle<Expression>, Handle<Expression>, Type)> {
         let [a, b] = args else {
-            return Err(Error::new(span, "expected 2 arguments"));
+            return Err(Error::coded(Code::NoMatchingOverload, span, "expected 2 arguments"));
         };
         let va = self.rvalue(fx, a)?;
         let vb = self.rvalue(fx, b)?;
         let ty =
-            self.common_argument_type("fmod", &[va.clone(), vb.clone()], Shape::Float, span)?;
+            self.common_argument_type(function, &[va.clone(), vb.clone()], Shape::Float, span)?;
         let a = self.convert(fx, va.0, &va.1, &ty, false, span)?;
         let b = self.convert(fx, vb.0, &vb.1, &ty, false, span)?;
         Ok((a, b, ty))
@@ -346,15 +391,15 @@ impl Lowerer<'_, '_> {
     fn one_float(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<(Handle<Expression>, Type)> {
         let [a] = args else {
-            return Err(Error::new(span, format!("`{name}` takes 1 argument")));
+            return Err(Error::coded(Code::NoMatchingOverload, span, format!("`{}` takes 1 argument", b.name())));
         };
         let v = self.rvalue(fx, a)?;
-        let ty = self.common_argument_type(name, std::slice::from_ref(&v), Shape::Float, span)?;
+        let ty = self.common_argument_type(b, std::slice::from_ref(&v), Shape::Float, span)?;
         Ok((self.convert(fx, v.0, &v.1, &ty, false, span)?, ty))
     }
 
@@ -374,7 +419,7 @@ impl Lowerer<'_, '_> {
 
     /// MSL `round` rounds halfway cases away from zero; WGSL's to even.
     fn round(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<Value> {
-        let (x, ty) = self.one_float(fx, "round", args, span)?;
+        let (x, ty) = self.one_float(fx, Builtin::Round, args, span)?;
         let math = |fx: &mut FnCtx, fun, arg| {
             fx.add(
                 Expression::Math {
@@ -430,7 +475,7 @@ impl Lowerer<'_, '_> {
 
     /// MSL `fract` is in [0, 1); WGSL's may round up to 1.0.
     fn fract(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<Value> {
-        let (x, ty) = self.one_float(fx, "fract", args, span)?;
+        let (x, ty) = self.one_float(fx, Builtin::Fract, args, span)?;
         let f = fx.add(
             Expression::Math {
                 fun: Mf::Fract,
@@ -465,18 +510,18 @@ impl Lowerer<'_, '_> {
     fn relational(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
         let [a] = args else {
-            return Err(Error::new(span, format!("`{name}` takes 1 argument")));
+            return Err(Error::coded(Code::NoMatchingOverload, span, format!("`{}` takes 1 argument", b.name())));
         };
         let (h, t) = self.condition(fx, a)?;
         if t == Type::BOOL {
             return Ok(Value::Rv(h, t));
         }
-        let fun = if name == "all" {
+        let fun = if b == Builtin::All {
             naga::RelationalFunction::All
         } else {
             naga::RelationalFunction::Any
@@ -490,7 +535,7 @@ impl Lowerer<'_, '_> {
     /// `select(a, b, c)` is `c ? b : a`, componentwise.
     fn select_call(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<Value> {
         let [a, b, c] = args else {
-            return Err(Error::new(span, "`select` takes 3 arguments"));
+            return Err(Error::coded(Code::NoMatchingOverload, span, "`select` takes 3 arguments"));
         };
         let (ha, ta) = self.rvalue(fx, a)?;
         let (hb, tb) = self.rvalue(fx, b)?;
@@ -499,7 +544,8 @@ impl Lowerer<'_, '_> {
         let hb = self.convert(fx, hb, &tb, &ty, false, span)?;
         let (hc, tc) = self.condition(fx, c)?;
         if tc.vector_size() != Some(1) && tc.vector_size() != ty.vector_size() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 c.span,
                 "`select` condition must be a scalar or match the operands' size",
             ));
@@ -521,49 +567,49 @@ impl Lowerer<'_, '_> {
     fn derivative(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
         if !fx.fragment {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::WrongStage,
                 span,
-                format!("`{name}` is only available in fragment functions"),
+                format!("`{}` is only available in fragment functions", b.name()),
             ));
         }
-        let (x, ty) = self.one_float(fx, name, args, span)?;
-        let axis = match name {
-            "dfdx" => naga::DerivativeAxis::X,
-            "dfdy" => naga::DerivativeAxis::Y,
+        let (x, ty) = self.one_float(fx, b, args, span)?;
+        let axis = match b {
+            Builtin::Dfdx => naga::DerivativeAxis::X,
+            Builtin::Dfdy => naga::DerivativeAxis::Y,
             _ => naga::DerivativeAxis::Width,
         };
-        Ok(Value::Rv(
-            fx.add(
-                Expression::Derivative {
-                    axis,
-                    ctrl: naga::DerivativeControl::None,
-                    expr: x,
-                },
-                span,
-            ),
-            ty,
-        ))
+        // WGSL takes derivatives of `f32` values only: a `half` one is
+        // taken in `f32` and rounded back.
+        let wide = Type::vector(Scalar::Float, ty.vector_size().unwrap_or(1));
+        let x = self.convert(fx, x, &ty, &wide, true, span)?;
+        let d = fx.add(
+            Expression::Derivative {
+                axis,
+                ctrl: naga::DerivativeControl::None,
+                expr: x,
+            },
+            span,
+        );
+        Ok(Value::Rv(self.convert(fx, d, &wide, &ty, true, span)?, ty))
     }
 
-    /// `threadgroup_barrier(mem_flags)` and `simdgroup_barrier(mem_flags)`.
-    fn barrier(&mut self, fx: &mut FnCtx, name: &str, args: &[Expr], span: Span) -> Result<Value> {
+    /// `threadgroup_barrier(mem_flags)` (`simdgroup_barrier` is in `simd.rs`).
+    fn threadgroup_barrier(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<Value> {
         let [flags] = args else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
-                format!("`{name}` takes one `mem_flags` argument"),
+                "`threadgroup_barrier` takes one `mem_flags` argument",
             ));
         };
         let mut set = naga::Barrier::empty();
         collect_mem_flags(flags, &mut set)?;
-        if name == "simdgroup_barrier" {
-            return Err(Error::new(span, "`simdgroup_barrier` is not supported yet")
-                .with_code(crate::diagnostics::Code::Unsupported));
-        }
         if set.is_empty() {
             // mem_none still synchronises execution; naga prints nothing for an empty set.
             set = naga::Barrier::WORK_GROUP;
@@ -587,10 +633,10 @@ fn collect_mem_flags(e: &Expr, set: &mut naga::Barrier) -> Result<()> {
                 Some("mem_device") => *set |= naga::Barrier::STORAGE,
                 Some("mem_texture") => *set |= naga::Barrier::TEXTURE,
                 Some("mem_threadgroup_imageblock") => *set |= naga::Barrier::WORK_GROUP,
-                _ => return Err(Error::new(e.span, "expected a `mem_flags` value")),
+                _ => return Err(Error::coded(Code::InvalidBuiltinArgument, e.span, "expected a `mem_flags` value")),
             }
             Ok(())
         }
-        _ => Err(Error::new(e.span, "expected a `mem_flags` value")),
+        _ => Err(Error::coded(Code::InvalidBuiltinArgument, e.span, "expected a `mem_flags` value")),
     }
 }

@@ -13,6 +13,7 @@ use crate::lower::ctx::value::Value;
 use crate::lower::stdlib::simd::{
     arity, bin, no_helper_threads, select, vote_unsupported, Operand,
 };
+use crate::lower::stdlib::Builtin;
 use crate::lower::{Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::Expr;
@@ -43,36 +44,38 @@ enum Quad {
     Ballot,
 }
 
-fn quad_function(name: &str) -> Option<Quad> {
+/// What the quad-group builtin `b` does.
+fn quad_function(b: Builtin) -> Quad {
+    use Builtin as B;
     use Quad::*;
-    Some(match name {
-        "quad_sum" => Reduce(Op::Add),
-        "quad_product" => Reduce(Op::Mul),
-        "quad_min" => Reduce(Op::Min),
-        "quad_max" => Reduce(Op::Max),
-        "quad_and" => Reduce(Op::And),
-        "quad_or" => Reduce(Op::Or),
-        "quad_xor" => Reduce(Op::Xor),
-        "quad_prefix_inclusive_sum" => Scan(Op::Add, true),
-        "quad_prefix_inclusive_product" => Scan(Op::Mul, true),
-        "quad_prefix_exclusive_sum" => Scan(Op::Add, false),
-        "quad_prefix_exclusive_product" => Scan(Op::Mul, false),
-        "quad_all" => Vote(Op::All),
-        "quad_any" => Vote(Op::Any),
-        "quad_shuffle" | "quad_broadcast" => Lane,
-        "quad_shuffle_xor" => Xor,
-        "quad_shuffle_up" => Shift(true),
-        "quad_shuffle_down" => Shift(false),
-        "quad_shuffle_rotate_up" => Rotate(true),
-        "quad_shuffle_rotate_down" => Rotate(false),
-        "quad_shuffle_and_fill_up" => Fill(true),
-        "quad_shuffle_and_fill_down" => Fill(false),
-        "quad_broadcast_first" => BroadcastFirst,
-        "quad_is_first" => IsFirst,
-        "quad_is_helper_thread" => IsHelper,
-        "quad_ballot" | "quad_active_threads_mask" => Ballot,
-        _ => return None,
-    })
+    match b {
+        B::QuadSum => Reduce(Op::Add),
+        B::QuadProduct => Reduce(Op::Mul),
+        B::QuadMin => Reduce(Op::Min),
+        B::QuadMax => Reduce(Op::Max),
+        B::QuadAnd => Reduce(Op::And),
+        B::QuadOr => Reduce(Op::Or),
+        B::QuadXor => Reduce(Op::Xor),
+        B::QuadPrefixInclusiveSum => Scan(Op::Add, true),
+        B::QuadPrefixInclusiveProduct => Scan(Op::Mul, true),
+        B::QuadPrefixExclusiveSum => Scan(Op::Add, false),
+        B::QuadPrefixExclusiveProduct => Scan(Op::Mul, false),
+        B::QuadAll => Vote(Op::All),
+        B::QuadAny => Vote(Op::Any),
+        B::QuadShuffle | B::QuadBroadcast => Lane,
+        B::QuadShuffleXor => Xor,
+        B::QuadShuffleUp => Shift(true),
+        B::QuadShuffleDown => Shift(false),
+        B::QuadShuffleRotateUp => Rotate(true),
+        B::QuadShuffleRotateDown => Rotate(false),
+        B::QuadShuffleAndFillUp => Fill(true),
+        B::QuadShuffleAndFillDown => Fill(false),
+        B::QuadBroadcastFirst => BroadcastFirst,
+        B::QuadIsFirst => IsFirst,
+        B::QuadIsHelperThread => IsHelper,
+        B::QuadBallot | B::QuadActiveThreadsMask => Ballot,
+        _ => unreachable!("`{}` is not a quad-group function", b.name()),
+    }
 }
 
 /// Where the calling thread sits in its quad.
@@ -86,17 +89,18 @@ struct Place {
 }
 
 impl Lowerer<'_, '_> {
-    /// A quad-group function call; `None` if `name` is not one.
+    /// A call of the quad-group function `b` ([`Family::Quad`]).
+    ///
+    /// [`Family::Quad`]: crate::lower::stdlib::Family::Quad
     pub(in crate::lower) fn quad_call(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
-    ) -> Result<Option<Value>> {
-        let Some(function) = quad_function(name) else {
-            return Ok(None);
-        };
+    ) -> Result<Value> {
+        let name = b.name();
+        let function = quad_function(b);
         let value = match function {
             Quad::Reduce(op) => self.quad_reduce(fx, name, op, args, span)?,
             Quad::Scan(op, inclusive) => self.quad_scan(fx, name, op, inclusive, args, span)?,
@@ -129,7 +133,7 @@ impl Lowerer<'_, '_> {
             Quad::IsHelper => no_helper_threads(fx, name, args, span)?,
             Quad::Ballot => return Err(vote_unsupported(name, "quad_vote", span)),
         };
-        Ok(Some(value))
+        Ok(value)
     }
 
     fn quad_place(&mut self, fx: &mut FnCtx, span: Span) -> Place {
@@ -153,12 +157,17 @@ impl Lowerer<'_, '_> {
             (Some(p), Some(a)) => Some(bin(fx, Bo::LogicalAnd, p, a, span)),
             (p, a) => p.or(a),
         };
+        // WGSL's `subgroupBallot` takes its predicate; for a ballot without
+        // one naga writes `subgroupBallot()`, which only naga's parser takes
+        // (Tint refuses it), so every thread votes `true` explicitly.
+        let predicate = predicate
+            .unwrap_or_else(|| fx.add(Expression::Literal(naga::Literal::Bool(true)), span));
         let q = self.quad_place(fx, span);
         let ballot = fx.add_result(Expression::SubgroupBallotResult, span);
         fx.push(
             Statement::SubgroupBallot {
                 result: ballot,
-                predicate,
+                predicate: Some(predicate),
             },
             span,
         );

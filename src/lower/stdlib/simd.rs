@@ -11,8 +11,10 @@
 //! - Metal's shuffle up/down keep the caller's own value where the source
 //!   lane is outside the SIMD-group; WGSL leaves that value indeterminate.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::stdlib::Builtin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::consteval;
 use crate::source_map::Span;
@@ -52,45 +54,45 @@ enum Simd {
     IsFirst,
     /// `simd_shuffle_and_fill_up` (true) / `_down` (false).
     Fill(bool),
-    Barrier,
     /// Helper threads only exist in fragment functions.
     IsHelper,
     /// Returns `simd_vote`.
     Ballot,
 }
 
-fn simd_function(name: &str) -> Option<Simd> {
+/// What the SIMD-group builtin `b` does.
+fn simd_function(b: Builtin) -> Simd {
+    use Builtin as B;
     use Simd::*;
-    Some(match name {
-        "simd_sum" => Reduce(Op::Add),
-        "simd_product" => Reduce(Op::Mul),
-        "simd_min" => Reduce(Op::Min),
-        "simd_max" => Reduce(Op::Max),
-        "simd_and" => Reduce(Op::And),
-        "simd_or" => Reduce(Op::Or),
-        "simd_xor" => Reduce(Op::Xor),
-        "simd_prefix_inclusive_sum" => Scan(Op::Add, Co::InclusiveScan),
-        "simd_prefix_inclusive_product" => Scan(Op::Mul, Co::InclusiveScan),
-        "simd_prefix_exclusive_sum" => Scan(Op::Add, Co::ExclusiveScan),
-        "simd_prefix_exclusive_product" => Scan(Op::Mul, Co::ExclusiveScan),
-        "simd_shuffle" => Move(self::Move::Lane),
-        "simd_broadcast" => Move(self::Move::Broadcast),
-        "simd_shuffle_xor" => Move(self::Move::Xor),
-        "simd_shuffle_up" => Move(self::Move::Up),
-        "simd_shuffle_down" => Move(self::Move::Down),
-        "simd_shuffle_rotate_up" => Move(self::Move::RotateUp),
-        "simd_shuffle_rotate_down" => Move(self::Move::RotateDown),
-        "simd_shuffle_and_fill_up" => Fill(true),
-        "simd_shuffle_and_fill_down" => Fill(false),
-        "simd_broadcast_first" => BroadcastFirst,
-        "simd_all" => Vote(Op::All),
-        "simd_any" => Vote(Op::Any),
-        "simd_is_first" => IsFirst,
-        "simdgroup_barrier" => Barrier,
-        "simd_is_helper_thread" => IsHelper,
-        "simd_ballot" | "simd_active_threads_mask" => Ballot,
-        _ => return None,
-    })
+    match b {
+        B::SimdSum => Reduce(Op::Add),
+        B::SimdProduct => Reduce(Op::Mul),
+        B::SimdMin => Reduce(Op::Min),
+        B::SimdMax => Reduce(Op::Max),
+        B::SimdAnd => Reduce(Op::And),
+        B::SimdOr => Reduce(Op::Or),
+        B::SimdXor => Reduce(Op::Xor),
+        B::SimdPrefixInclusiveSum => Scan(Op::Add, Co::InclusiveScan),
+        B::SimdPrefixInclusiveProduct => Scan(Op::Mul, Co::InclusiveScan),
+        B::SimdPrefixExclusiveSum => Scan(Op::Add, Co::ExclusiveScan),
+        B::SimdPrefixExclusiveProduct => Scan(Op::Mul, Co::ExclusiveScan),
+        B::SimdShuffle => Move(self::Move::Lane),
+        B::SimdBroadcast => Move(self::Move::Broadcast),
+        B::SimdShuffleXor => Move(self::Move::Xor),
+        B::SimdShuffleUp => Move(self::Move::Up),
+        B::SimdShuffleDown => Move(self::Move::Down),
+        B::SimdShuffleRotateUp => Move(self::Move::RotateUp),
+        B::SimdShuffleRotateDown => Move(self::Move::RotateDown),
+        B::SimdShuffleAndFillUp => Fill(true),
+        B::SimdShuffleAndFillDown => Fill(false),
+        B::SimdBroadcastFirst => BroadcastFirst,
+        B::SimdAll => Vote(Op::All),
+        B::SimdAny => Vote(Op::Any),
+        B::SimdIsFirst => IsFirst,
+        B::SimdIsHelperThread => IsHelper,
+        B::SimdBallot | B::SimdActiveThreadsMask => Ballot,
+        _ => unreachable!("`{}` is not a SIMD-group function", b.name()),
+    }
 }
 
 /// An argument of a SIMD-group or quad-group function in the form naga
@@ -147,7 +149,8 @@ pub(in crate::lower) fn arity<'e>(
         [n] => format!("{n} argument{}", if *n == 1 { "" } else { "s" }),
         _ => format!("{} or {} arguments", counts[0], counts[counts.len() - 1]),
     };
-    Err(Error::new(
+    Err(Error::coded(
+        Code::NoMatchingOverload,
         span,
         format!("`{name}` takes {want}, {} given", args.len()),
     ))
@@ -167,21 +170,18 @@ fn foldable(fx: &FnCtx, e: &Expr) -> bool {
 }
 
 impl Lowerer<'_, '_> {
-    /// A SIMD-group or quad-group function call; `None` if `name` is not one.
-    pub(in crate::lower) fn subgroup_call(
+    /// A call of the SIMD-group function `b` ([`Family::Simd`]).
+    ///
+    /// [`Family::Simd`]: crate::lower::stdlib::Family::Simd
+    pub(in crate::lower) fn simd_call(
         &mut self,
         fx: &mut FnCtx,
-        name: &str,
+        b: Builtin,
         args: &[Expr],
         span: Span,
-    ) -> Result<Option<Value>> {
-        if name.starts_with("quad_") {
-            return self.quad_call(fx, name, args, span);
-        }
-        let Some(function) = simd_function(name) else {
-            return Ok(None);
-        };
-        let value = match function {
+    ) -> Result<Value> {
+        let name = b.name();
+        let value = match simd_function(b) {
             Simd::Reduce(op) => self.simd_collective(fx, name, op, Co::Reduce, args, span)?,
             Simd::Scan(op, co) => self.simd_collective(fx, name, op, co, args, span)?,
             Simd::Move(m) => self.simd_move(fx, name, m, args, span)?,
@@ -198,11 +198,10 @@ impl Lowerer<'_, '_> {
                 let width = self.simd_size(fx, span);
                 self.shuffle_and_fill(fx, name, up, args, width, span)?
             }
-            Simd::Barrier => self.simdgroup_barrier(fx, args, span)?,
             Simd::IsHelper => no_helper_threads(fx, name, args, span)?,
             Simd::Ballot => return Err(vote_unsupported(name, "simd_vote", span)),
         };
-        Ok(Some(value))
+        Ok(value)
     }
 
     /// Lowers a data argument: a scalar or vector of `int`, `uint`, `half`
@@ -228,7 +227,8 @@ impl Lowerer<'_, '_> {
             } else {
                 "`int`, `uint`, `half` or `float`"
             };
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 arg.span,
                 format!(
                     "`{name}` takes a scalar or vector of {allowed}, not `{}`",
@@ -269,7 +269,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Expression>> {
         let (h, ty) = self.rvalue(fx, arg)?;
         if !matches!(ty, Type::Scalar(s) if s.is_integer()) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 arg.span,
                 format!(
                     "the lane argument of `{name}` must be an integer scalar, not `{}`",
@@ -374,7 +375,8 @@ impl Lowerer<'_, '_> {
         };
         let (b, ty) = self.condition(fx, arg)?;
         if ty != Type::BOOL {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 arg.span,
                 format!("`{name}` takes a scalar `bool`; use `all()` or `any()` on vectors"),
             ));
@@ -624,9 +626,15 @@ impl Lowerer<'_, '_> {
     /// with memory effects (`workgroupBarrier`, `storageBarrier`) also wait
     /// for the whole threadgroup, which Metal code calling this from one
     /// SIMD-group's branch would never reach (undefined behaviour in WGSL).
-    fn simdgroup_barrier(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<Value> {
+    pub(in crate::lower) fn simdgroup_barrier(
+        &mut self,
+        fx: &mut FnCtx,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
         let [flags] = args else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 "`simdgroup_barrier` takes one `mem_flags` argument",
             ));
@@ -669,7 +677,7 @@ fn infinity(fx: &mut FnCtx, negative: bool, s: Scalar, span: Span) -> Handle<Exp
 
 /// The error for functions returning `simd_vote`/`quad_vote`.
 pub(in crate::lower) fn vote_unsupported(name: &str, vote: &str, span: Span) -> Error {
-    Error::new(span, format!("`{vote}` (returned by `{name}`) is not supported yet")).with_code(crate::diagnostics::Code::Unsupported)
+    Error::coded(Code::Unsupported, span, format!("`{vote}` (returned by `{name}`) is not supported yet"))
         .note("its mask is a 64-bit integer (`vote_t`), and 64-bit integers are not supported in this version")
 }
 
@@ -694,7 +702,7 @@ fn check_mem_flags(e: &Expr) -> Result<()> {
         {
             Ok(())
         }
-        _ => Err(Error::new(e.span, "expected a `mem_flags` value")),
+        _ => Err(Error::coded(Code::InvalidBuiltinArgument, e.span, "expected a `mem_flags` value")),
     }
 }
 

@@ -1,8 +1,10 @@
 //! The texture member functions: sampling, gathering, reading, writing and
 //! queries (MSL §6.12 → naga `ImageSample`/`ImageLoad`/`ImageStore`/`ImageQuery`).
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::stdlib::Builtin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::Expr;
@@ -22,16 +24,18 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         self.check_access(&t, &[A::Sample], "sample", span)?;
         if t.shape.is_multisampled() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TextureUsage,
                 span,
                 "multisampled textures cannot be sampled; use `read`",
             ));
         }
         if compare && !t.shape.is_depth() {
-            return Err(Error::new(span, "`sample_compare` needs a depth texture"));
+            return Err(Error::coded(Code::TextureUsage, span, "`sample_compare` needs a depth texture"));
         }
         if !t.shape.is_depth() && !matches!(t.scalar, Scalar::Float | Scalar::Half) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TextureUsage,
                 span,
                 "integer textures cannot be sampled; use `read`",
             ));
@@ -39,7 +43,8 @@ impl Lowerer<'_, '_> {
         let (plain, options) = self.sample_options(args)?;
         let arity = 2 + usize::from(t.shape.is_array()) + usize::from(compare);
         if plain.len() != arity {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 format!(
                     "`{}` on `{}` takes {arity} arguments before its options, {} given",
@@ -66,6 +71,11 @@ impl Lowerer<'_, '_> {
         let level = match self.sample_level(fx, &t, &options, compare, span)? {
             // Fragment functions sample with the implicit LOD (and may bias it).
             SampleLevel::Zero if fx.fragment && options.level.is_none() => SampleLevel::Auto,
+            // naga's WGSL writer spells `Zero` as `0.0`, which WGSL rejects
+            // as a depth texture's level (`i32`/`u32` only): say `0u`.
+            SampleLevel::Zero if t.shape.is_depth() && !compare => {
+                SampleLevel::Exact(self.u32_lit(fx, 0, span))
+            }
             SampleLevel::Exact(b)
                 if fx.fragment && options.bias.is_some() && !compare && !t.shape.is_depth() =>
             {
@@ -75,7 +85,7 @@ impl Lowerer<'_, '_> {
         };
         let offset = match options.offset {
             Some(o) if !t.shape.is_cube() => Some(self.texel_offset(fx, o, n)?),
-            Some(o) => return Err(Error::new(o.span, "cube textures take no texel offset")),
+            Some(o) => return Err(Error::coded(Code::TextureUsage, o.span, "cube textures take no texel offset")),
             None => None,
         };
         let h = fx.add(
@@ -107,7 +117,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<SampleLevel> {
         if let Some((dx, dy)) = o.gradient {
             if compare {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
                     span,
                     "`sample_compare` takes no gradient in WGSL",
                 ));
@@ -125,7 +136,8 @@ impl Lowerer<'_, '_> {
                 .and_then(|v| v.as_int().or(Some(0)).filter(|_| is_zero(&v)))
             {
                 Some(_) => Ok(SampleLevel::Zero),
-                None => Err(Error::new(
+                None => Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
                     e.span,
                     "`sample_compare` in WGSL only samples level 0 outside fragment functions",
                 )),
@@ -189,7 +201,8 @@ impl Lowerer<'_, '_> {
             || t.shape == crate::types::TextureShape::D3
             || t.shape.is_multisampled()
         {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TextureUsage,
                 span,
                 format!("`gather` is not available on `{}`", t.shape.name()),
             ));
@@ -197,7 +210,8 @@ impl Lowerer<'_, '_> {
         let (plain, options) = self.sample_options(args)?;
         let arity = 2 + usize::from(t.shape.is_array()) + usize::from(compare);
         if plain.len() != arity {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 span,
                 format!(
                     "`gather` on `{}` takes {arity} arguments before its options, {} given",
@@ -219,7 +233,8 @@ impl Lowerer<'_, '_> {
         };
         let component = options.component.unwrap_or(0);
         if t.shape.is_depth() && component != 0 {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TextureUsage,
                 span,
                 "depth textures gather the `x` component only",
             ));
@@ -258,14 +273,15 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         self.check_access(&t, &[A::Sample, A::Read, A::ReadWrite], "read from", span)?;
         if t.shape.is_cube() {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
                 span,
                 "WGSL cannot read cube textures texel by texel; sample them instead",
             ));
         }
         let n = t.shape.coordinates();
         let Some(first) = args.first() else {
-            return Err(Error::new(span, "`read` needs a coordinate"));
+            return Err(Error::coded(Code::NoMatchingOverload, span, "`read` needs a coordinate"));
         };
         let coordinate = self.integer_coordinate(fx, first, n)?;
         let mut rest = args[1..].iter();
@@ -273,7 +289,7 @@ impl Lowerer<'_, '_> {
             true => Some(self.scalar_arg(
                 fx,
                 rest.next().ok_or_else(|| {
-                    Error::new(span, "`read` on an array texture needs the array index")
+                    Error::coded(Code::NoMatchingOverload, span, "`read` on an array texture needs the array index")
                 })?,
                 Scalar::UInt,
             )?),
@@ -281,18 +297,20 @@ impl Lowerer<'_, '_> {
         };
         let extra = rest.next();
         if let Some(e) = rest.next() {
-            return Err(Error::new(e.span, "too many arguments to `read`"));
+            return Err(Error::coded(Code::NoMatchingOverload, e.span, "too many arguments to `read`"));
         }
         let (sample, level) = match (t.shape.is_multisampled(), t.is_storage(), extra) {
             (true, _, Some(e)) => (Some(self.scalar_arg(fx, e, Scalar::UInt)?), None),
             (true, _, None) => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::NoMatchingOverload,
                     span,
                     "`read` on a multisampled texture needs the sample index",
                 ))
             }
             (false, true, Some(e)) => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
                     e.span,
                     "storage textures have one mip level; `read` takes no level here",
                 ))
@@ -325,7 +343,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         self.check_access(&t, &[A::Write, A::ReadWrite], "write to", span)?;
         let [color, coord, rest @ ..] = args else {
-            return Err(Error::new(span, "`write` needs a value and a coordinate"));
+            return Err(Error::coded(Code::NoMatchingOverload, span, "`write` needs a value and a coordinate"));
         };
         let (h, ty) = self.rvalue(fx, color)?;
         let kind = crate::lower::stdlib::textures::sampled_kind(t.scalar);
@@ -338,7 +356,8 @@ impl Lowerer<'_, '_> {
             4,
         );
         if ty.vector_size() != Some(4) && !matches!(ty, Type::Scalar(_)) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
                 color.span,
                 format!(
                     "`write` takes a 4-component value, found `{}`",
@@ -353,7 +372,7 @@ impl Lowerer<'_, '_> {
             true => Some(self.scalar_arg(
                 fx,
                 rest.next().ok_or_else(|| {
-                    Error::new(span, "`write` on an array texture needs the array index")
+                    Error::coded(Code::NoMatchingOverload, span, "`write` on an array texture needs the array index")
                 })?,
                 Scalar::UInt,
             )?),
@@ -364,7 +383,8 @@ impl Lowerer<'_, '_> {
                 .ok()
                 .is_some_and(|v| is_zero(&v));
             if !zero {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
                     lod.span,
                     "WGSL storage textures have one mip level: `write` takes only level 0",
                 ));
@@ -390,21 +410,23 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         image: Handle<Expression>,
         t: Texture,
-        method: &str,
+        member: Builtin,
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
+        let method = member.name();
         let n = if t.shape.is_cube() {
             2
         } else {
             t.shape.coordinates()
         };
-        let axis = match method {
-            "get_width" => 0,
-            "get_height" if n >= 2 => 1,
-            "get_depth" if n == 3 => 2,
+        let axis = match member {
+            Builtin::TextureGetWidth => 0,
+            Builtin::TextureGetHeight if n >= 2 => 1,
+            Builtin::TextureGetDepth if n == 3 => 2,
             _ => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::UnknownMember,
                     span,
                     format!("`{}` has no `{method}`", t.shape.name()),
                 ))
@@ -412,7 +434,8 @@ impl Lowerer<'_, '_> {
         };
         let level = match (args.first(), t.is_storage() || t.shape.is_multisampled()) {
             (Some(e), true) => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::TextureUsage,
                     e.span,
                     "this texture has one mip level; the query takes no level",
                 ))
@@ -448,18 +471,20 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         image: Handle<Expression>,
         t: Texture,
-        method: &str,
+        member: Builtin,
         span: Span,
     ) -> Result<Value> {
-        let query = match method {
-            "get_num_mip_levels" if t.is_storage() => {
+        let method = member.name();
+        let query = match member {
+            Builtin::TextureGetNumMipLevels if t.is_storage() => {
                 return Ok(Value::Rv(self.u32_lit(fx, 1, span), Type::UINT))
             }
-            "get_num_mip_levels" if !t.shape.is_multisampled() => ImageQuery::NumLevels,
-            "get_array_size" if t.shape.is_array() => ImageQuery::NumLayers,
-            "get_num_samples" if t.shape.is_multisampled() => ImageQuery::NumSamples,
+            Builtin::TextureGetNumMipLevels if !t.shape.is_multisampled() => ImageQuery::NumLevels,
+            Builtin::TextureGetArraySize if t.shape.is_array() => ImageQuery::NumLayers,
+            Builtin::TextureGetNumSamples if t.shape.is_multisampled() => ImageQuery::NumSamples,
             _ => {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::UnknownMember,
                     span,
                     format!("`{}` has no `{method}`", t.shape.name()),
                 ))

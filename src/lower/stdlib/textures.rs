@@ -1,8 +1,10 @@
 //! Textures (MSL §2.9, §6.12) → naga images: types, storage formats, and the
 //! texture member functions.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::stdlib::Builtin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::consteval;
 use crate::source_map::Span;
@@ -175,12 +177,13 @@ impl Lowerer<'_, '_> {
         let Some(i) = format_index(name) else {
             let known: Vec<&str> = FORMATS.iter().map(|f| f.0).collect();
             return Err(
-                Error::new(span, format!("unknown storage texture format `{name}`"))
+                Error::coded(Code::InvalidOption, span, format!("unknown storage texture format `{name}`"))
                     .note(format!("known formats: {}", known.join(", "))),
             );
         };
         if format_kind(name) != sampled_kind(t.scalar) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TextureUsage,
                 span,
                 format!(
                     "format `{name}` does not hold `{}` components",
@@ -192,7 +195,7 @@ impl Lowerer<'_, '_> {
             && !READ_WRITE_FORMATS.contains(&name)
             && !self.settings.native_extensions
         {
-            return Err(Error::new(span, format!("`access::read_write` textures need a format WebGPU allows read-write access to, not `{name}`"))
+            return Err(Error::coded(Code::NoWebGpuEquivalent, span, format!("`access::read_write` textures need a format WebGPU allows read-write access to, not `{name}`"))
                 .note(format!("formats: {} (pass one with --texture-format {index}=FORMAT)", READ_WRITE_FORMATS.join(", "))));
         }
         Ok(i)
@@ -208,25 +211,30 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
-        match method {
-            "sample" => self.texture_sample(fx, image, t, args, false, span),
-            "sample_compare" => self.texture_sample(fx, image, t, args, true, span),
-            "gather" => self.texture_gather(fx, image, t, args, false, span),
-            "gather_compare" => self.texture_gather(fx, image, t, args, true, span),
-            "read" => self.texture_read(fx, image, t, args, span),
-            "write" => self.texture_write(fx, image, t, args, span),
-            "get_width" | "get_height" | "get_depth" => {
-                self.texture_size(fx, image, t, method, args, span)
-            }
-            "get_num_mip_levels" | "get_array_size" | "get_num_samples" => {
-                self.texture_query(fx, image, t, method, span)
-            }
-            // Same-thread ordering of a texture's reads and writes holds in WGSL already.
-            "fence" => Ok(Value::Void),
-            _ => Err(Error::new(
+        use Builtin as B;
+        let Some(member) = Builtin::texture_member(method) else {
+            return Err(Error::coded(
+                Code::UnknownMember,
                 span,
                 format!("`{}` has no member function `{method}`", t.shape.name()),
-            )),
+            ));
+        };
+        match member {
+            B::TextureSample => self.texture_sample(fx, image, t, args, false, span),
+            B::TextureSampleCompare => self.texture_sample(fx, image, t, args, true, span),
+            B::TextureGather => self.texture_gather(fx, image, t, args, false, span),
+            B::TextureGatherCompare => self.texture_gather(fx, image, t, args, true, span),
+            B::TextureRead => self.texture_read(fx, image, t, args, span),
+            B::TextureWrite => self.texture_write(fx, image, t, args, span),
+            B::TextureGetWidth | B::TextureGetHeight | B::TextureGetDepth => {
+                self.texture_size(fx, image, t, member, args, span)
+            }
+            B::TextureGetNumMipLevels | B::TextureGetArraySize | B::TextureGetNumSamples => {
+                self.texture_query(fx, image, t, member, span)
+            }
+            // Same-thread ordering of a texture's reads and writes holds in WGSL already.
+            B::TextureFence => Ok(Value::Void),
+            _ => unreachable!("`{}` is not a texture member", member.name()),
         }
     }
 
@@ -246,7 +254,8 @@ impl Lowerer<'_, '_> {
             TextureAccess::Write => "access::write",
             TextureAccess::ReadWrite => "access::read_write",
         };
-        Err(Error::new(
+        Err(Error::coded(
+            Code::TextureUsage,
             span,
             format!("cannot {what} a texture declared with `{access}`"),
         ))
@@ -261,7 +270,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Expression>> {
         let (h, t) = self.rvalue(fx, e)?;
         if !matches!(t.element_scalar(), Some(s) if s.is_integer()) || t.vector_size() != Some(n) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TypeMismatch,
                 e.span,
                 format!(
                     "expected a coordinate of type `uint{}`, found `{}`",
@@ -281,7 +291,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Expression>> {
         let (h, t) = self.rvalue(fx, e)?;
         if !matches!(t.element_scalar(), Some(s) if s.is_float()) || t.vector_size() != Some(n) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TypeMismatch,
                 e.span,
                 format!(
                     "expected a coordinate of type `float{}`, found `{}`",
@@ -301,7 +312,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<Handle<Expression>> {
         let (h, t) = self.rvalue(fx, e)?;
         if !matches!(t, Type::Scalar(_)) {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TypeMismatch,
                 e.span,
                 format!("expected a scalar, found `{}`", self.program.display(&t)),
             ));
@@ -318,7 +330,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<(Handle<Expression>, bool)> {
         let (h, t) = self.rvalue(fx, e)?;
         let Type::Sampler { comparison: is_cmp } = t else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::TypeMismatch,
                 e.span,
                 format!("expected a sampler, found `{}`", self.program.display(&t)),
             ));
@@ -329,7 +342,7 @@ impl Lowerer<'_, '_> {
             } else {
                 "a comparison sampler cannot be used with `sample`; use `sample_compare`"
             };
-            return Err(Error::new(e.span, msg));
+            return Err(Error::coded(Code::TextureUsage, e.span, msg));
         }
         let pixel = self.global.pixel_samplers.contains(&h_global(fx, h));
         Ok((h, pixel))
@@ -355,7 +368,8 @@ impl Lowerer<'_, '_> {
                         Some("z") => 2,
                         Some("w") => 3,
                         _ => {
-                            return Err(Error::new(
+                            return Err(Error::coded(
+                                Code::InvalidBuiltinArgument,
                                 a.span,
                                 "expected `component::x`, `y`, `z` or `w`",
                             ))
@@ -376,7 +390,7 @@ impl Lowerer<'_, '_> {
                     options.gradient = Some((&inner[0], &inner[1]))
                 }
                 Some((name, _)) if name == "min_lod_clamp" => {
-                    return Err(Error::new(a.span, "`min_lod_clamp` has no WGSL equivalent; clamp the LOD with `level(...)` instead").with_code(crate::diagnostics::Code::NoWebGpuEquivalent));
+                    return Err(Error::coded(Code::NoWebGpuEquivalent, a.span, "`min_lod_clamp` has no WGSL equivalent; clamp the LOD with `level(...)` instead"));
                 }
                 _ if options.level.is_none()
                     && options.bias.is_none()
@@ -400,11 +414,11 @@ impl Lowerer<'_, '_> {
         n: u8,
     ) -> Result<Handle<Expression>> {
         let v = consteval::eval(self.program, e).map_err(|_| {
-            Error::new(
+            Error::coded(
+                Code::Unsupported,
                 e.span,
                 "texel offsets must be constant; non-constant offsets are not supported",
             )
-            .with_code(crate::diagnostics::Code::Unsupported)
         })?;
         let want = Type::vector(Scalar::Int, n);
         let v = consteval::convert(&v, &want, e.span, self.program)?;

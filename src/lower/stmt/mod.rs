@@ -1,5 +1,6 @@
 //! Statements and local declarations.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, PtrValue, Value};
 use crate::lower::{Error, Lowerer, Result};
@@ -32,49 +33,20 @@ impl Lowerer<'_, '_> {
                 cond,
                 then,
                 otherwise,
-            } => {
-                let condition = self.scalar_condition(fx, cond)?;
-                let accept = self.nested(fx, then)?;
-                let reject = match otherwise {
-                    Some(o) => self.nested(fx, o)?,
-                    None => Block::new(),
-                };
-                fx.push(
-                    Statement::If {
-                        condition,
-                        accept,
-                        reject,
-                    },
-                    span,
-                );
-            }
+            } => self.if_stmt(fx, cond, then, otherwise.as_deref(), span)?,
             StmtKind::For {
                 init,
                 cond,
                 step,
                 body,
-            } => {
-                fx.open();
-                if let Some(init) = init {
-                    self.stmt(fx, init)?;
-                }
-                let body = self.loop_body(fx, cond.as_ref(), body)?;
-                fx.open();
-                if let Some(step) = step {
-                    self.expr(fx, step)?;
-                }
-                let continuing = fx.close();
-                fx.push(
-                    Statement::Loop {
-                        body,
-                        continuing,
-                        break_if: None,
-                    },
-                    span,
-                );
-                let outer = fx.close();
-                fx.push(Statement::Block(outer), span);
-            }
+            } => self.for_loop(
+                fx,
+                init.as_deref(),
+                cond.as_ref(),
+                step.as_ref(),
+                body,
+                span,
+            )?,
             StmtKind::While { cond, body } => {
                 let body = self.loop_body(fx, Some(cond), body)?;
                 fx.push(
@@ -86,36 +58,12 @@ impl Lowerer<'_, '_> {
                     span,
                 );
             }
-            StmtKind::DoWhile { body, cond } => {
-                fx.loops += 1;
-                fx.breakables += 1;
-                let body = self.nested(fx, body);
-                fx.loops -= 1;
-                fx.breakables -= 1;
-                let body = body?;
-                fx.open();
-                let c = self.scalar_condition(fx, cond)?;
-                let stop = fx.add(
-                    Expression::Unary {
-                        op: naga::UnaryOperator::LogicalNot,
-                        expr: c,
-                    },
-                    cond.span,
-                );
-                let continuing = fx.close();
-                fx.push(
-                    Statement::Loop {
-                        body,
-                        continuing,
-                        break_if: Some(stop),
-                    },
-                    span,
-                );
-            }
+            StmtKind::DoWhile { body, cond } => self.do_while(fx, body, cond, span)?,
             StmtKind::Switch { selector, items } => self.switch(fx, selector, items, span)?,
             StmtKind::Break => {
                 if fx.breakables == 0 {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::ControlFlow,
                         span,
                         "`break` statement not in loop or switch statement",
                     ));
@@ -124,7 +72,8 @@ impl Lowerer<'_, '_> {
             }
             StmtKind::Continue => {
                 if fx.loops == 0 {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::ControlFlow,
                         span,
                         "`continue` statement not in loop statement",
                     ));
@@ -133,6 +82,102 @@ impl Lowerer<'_, '_> {
             }
             StmtKind::Return(value) => self.return_stmt(fx, value.as_ref(), span)?,
         }
+        Ok(())
+    }
+
+    /// `if (cond) then else otherwise`
+    fn if_stmt(
+        &mut self,
+        fx: &mut FnCtx,
+        cond: &ast::Expr,
+        then: &Stmt,
+        otherwise: Option<&Stmt>,
+        span: Span,
+    ) -> Result<()> {
+        let condition = self.scalar_condition(fx, cond)?;
+        let accept = self.nested(fx, then)?;
+        let reject = match otherwise {
+            Some(o) => self.nested(fx, o)?,
+            None => Block::new(),
+        };
+        fx.push(
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    /// `for (init; cond; step) body`: a block holding `init` and a loop whose
+    /// continuing block runs `step`.
+    fn for_loop(
+        &mut self,
+        fx: &mut FnCtx,
+        init: Option<&Stmt>,
+        cond: Option<&ast::Expr>,
+        step: Option<&ast::Expr>,
+        body: &Stmt,
+        span: Span,
+    ) -> Result<()> {
+        fx.open();
+        if let Some(init) = init {
+            self.stmt(fx, init)?;
+        }
+        let body = self.loop_body(fx, cond, body)?;
+        fx.open();
+        if let Some(step) = step {
+            self.expr(fx, step)?;
+        }
+        let continuing = fx.close();
+        fx.push(
+            Statement::Loop {
+                body,
+                continuing,
+                break_if: None,
+            },
+            span,
+        );
+        let outer = fx.close();
+        fx.push(Statement::Block(outer), span);
+        Ok(())
+    }
+
+    /// `do body while (cond);`: a loop that breaks, after the body, when
+    /// `cond` is false.
+    fn do_while(
+        &mut self,
+        fx: &mut FnCtx,
+        body: &Stmt,
+        cond: &ast::Expr,
+        span: Span,
+    ) -> Result<()> {
+        fx.loops += 1;
+        fx.breakables += 1;
+        let body = self.nested(fx, body);
+        fx.loops -= 1;
+        fx.breakables -= 1;
+        let body = body?;
+        fx.open();
+        let c = self.scalar_condition(fx, cond)?;
+        let stop = fx.add(
+            Expression::Unary {
+                op: naga::UnaryOperator::LogicalNot,
+                expr: c,
+            },
+            cond.span,
+        );
+        let continuing = fx.close();
+        fx.push(
+            Statement::Loop {
+                body,
+                continuing,
+                break_if: Some(stop),
+            },
+            span,
+        );
         Ok(())
     }
 
@@ -185,14 +230,15 @@ impl Lowerer<'_, '_> {
             (Some(e), Type::Void) => {
                 let v = self.expr(fx, e)?;
                 if !matches!(v, Value::Void) {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::ControlFlow,
                         e.span,
                         "void function should not return a value",
                     ));
                 }
                 None
             }
-            (None, _) => return Err(Error::new(span, "non-void function should return a value")),
+            (None, _) => return Err(Error::coded(Code::ControlFlow, span, "non-void function should return a value")),
             (Some(e), ty) => {
                 let h = if let ast::ExprKind::InitList(items) = &e.kind {
                     self.init_list(fx, items, ty, e.span)?.0
@@ -218,63 +264,14 @@ impl Lowerer<'_, '_> {
         items: &[SwitchItem],
         span: Span,
     ) -> Result<()> {
-        let (h, t) = self.rvalue(fx, selector)?;
-        let sel_ty = match t {
-            Type::Scalar(Scalar::UInt) => Type::UINT,
-            Type::Scalar(s) if s.is_integer() || s == Scalar::Bool => Type::INT,
-            _ => {
-                return Err(Error::new(
-                    selector.span,
-                    "statement requires expression of integer type",
-                ))
-            }
-        };
-        let h = self.convert(fx, h, &t, &sel_ty, false, selector.span)?;
-        // Segments: the labels that start each run of statements.
-        let mut labels: Vec<(Option<&ast::Expr>, Span, usize)> = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            match item {
-                SwitchItem::Label(v, s) => labels.push((v.as_ref(), *s, i)),
-                SwitchItem::Stmt(st) if labels.is_empty() => {
-                    return Err(Error::new(
-                        st.span,
-                        "statement in switch body is not reachable (no label before it)",
-                    ));
-                }
-                SwitchItem::Stmt(_) => {}
-            }
-        }
+        let (h, sel_ty) = self.switch_selector(fx, selector)?;
+        let labels = switch_labels(items)?;
         let mut cases = Vec::new();
         let mut seen = Vec::new();
         fx.breakables += 1;
         let result = (|| {
             for (k, (value, lspan, at)) in labels.iter().enumerate() {
-                let value = match value {
-                    Some(e) => {
-                        let v = consteval::eval(self.program, e)?.as_int().ok_or_else(|| {
-                            Error::new(e.span, "case value is not an integer constant")
-                        })?;
-                        if seen.contains(&Some(v)) {
-                            return Err(Error::new(*lspan, format!("duplicate case value `{v}`")));
-                        }
-                        seen.push(Some(v));
-                        if sel_ty == Type::UINT {
-                            naga::SwitchValue::U32(v as u32)
-                        } else {
-                            naga::SwitchValue::I32(v as i32)
-                        }
-                    }
-                    None => {
-                        if seen.contains(&None) {
-                            return Err(Error::new(
-                                *lspan,
-                                "multiple default labels in one switch",
-                            ));
-                        }
-                        seen.push(None);
-                        naga::SwitchValue::Default
-                    }
-                };
+                let value = self.case_value(*value, *lspan, &sel_ty, &mut seen)?;
                 let direct_empty = items
                     .get(at + 1)
                     .is_none_or(|i| matches!(i, SwitchItem::Label(..)));
@@ -287,18 +284,7 @@ impl Lowerer<'_, '_> {
                     });
                     continue;
                 }
-                // C++ falls through into the following statements until a
-                // terminator; WGSL cannot, so the code runs on here.
-                fx.open();
-                for item in &items[at + 1..] {
-                    if let SwitchItem::Stmt(st) = item {
-                        self.stmt(fx, st)?;
-                        if fx.terminated() {
-                            break;
-                        }
-                    }
-                }
-                let body = fx.close();
+                let body = self.case_body(fx, &items[at + 1..])?;
                 cases.push(naga::SwitchCase {
                     value,
                     body,
@@ -318,6 +304,82 @@ impl Lowerer<'_, '_> {
         }
         fx.push(Statement::Switch { selector: h, cases }, span);
         Ok(())
+    }
+
+    /// The selector of a `switch`: an integer (or `bool`) as `i32`, or a
+    /// `uint` as `u32`.
+    fn switch_selector(
+        &mut self,
+        fx: &mut FnCtx,
+        selector: &ast::Expr,
+    ) -> Result<(naga::Handle<Expression>, Type)> {
+        let (h, t) = self.rvalue(fx, selector)?;
+        let sel_ty = match t {
+            Type::Scalar(Scalar::UInt) => Type::UINT,
+            Type::Scalar(s) if s.is_integer() || s == Scalar::Bool => Type::INT,
+            _ => {
+                return Err(Error::coded(
+                    Code::TypeMismatch,
+                    selector.span,
+                    "statement requires expression of integer type",
+                ))
+            }
+        };
+        let h = self.convert(fx, h, &t, &sel_ty, false, selector.span)?;
+        Ok((h, sel_ty))
+    }
+
+    /// The value of a `case` label (`default` for `None`), which must not
+    /// be in `seen` yet.
+    fn case_value(
+        &self,
+        value: Option<&ast::Expr>,
+        lspan: Span,
+        sel_ty: &Type,
+        seen: &mut Vec<Option<i64>>,
+    ) -> Result<naga::SwitchValue> {
+        Ok(match value {
+            Some(e) => {
+                let v = consteval::eval(self.program, e)?.as_int().ok_or_else(|| {
+                    Error::coded(Code::NotConstant, e.span, "case value is not an integer constant")
+                })?;
+                if seen.contains(&Some(v)) {
+                    return Err(Error::coded(Code::ControlFlow, lspan, format!("duplicate case value `{v}`")));
+                }
+                seen.push(Some(v));
+                if *sel_ty == Type::UINT {
+                    naga::SwitchValue::U32(v as u32)
+                } else {
+                    naga::SwitchValue::I32(v as i32)
+                }
+            }
+            None => {
+                if seen.contains(&None) {
+                    return Err(Error::coded(
+                        Code::ControlFlow,
+                        lspan,
+                        "multiple default labels in one switch",
+                    ));
+                }
+                seen.push(None);
+                naga::SwitchValue::Default
+            }
+        })
+    }
+
+    /// The body of a case: C++ falls through into the following statements
+    /// until a terminator; WGSL cannot, so the code runs on here.
+    fn case_body(&mut self, fx: &mut FnCtx, items: &[SwitchItem]) -> Result<Block> {
+        fx.open();
+        for item in items {
+            if let SwitchItem::Stmt(st) = item {
+                self.stmt(fx, st)?;
+                if fx.terminated() {
+                    break;
+                }
+            }
+        }
+        Ok(fx.close())
     }
 
     /// A local declaration with one or more declarators.
@@ -340,13 +402,13 @@ impl Lowerer<'_, '_> {
                     _ => "",
                 };
                 if !msg.is_empty() {
-                    return Err(Error::new(sspan, msg));
+                    return Err(Error::coded(Code::AddressSpace, sspan, msg));
                 }
             }
         }
         let base = self.program.resolve_type(&d.ty)?;
         for decl in &d.declarators {
-            let ty = self.program.apply_array(base.clone(), &decl.array)?;
+            let ty = self.program.declarator_type(base.clone(), decl)?;
             let local = match &ty {
                 Type::Pointer(p) => self.pointer_local(fx, decl, p, &ty)?,
                 Type::Sampler { .. } => {
@@ -358,7 +420,8 @@ impl Lowerer<'_, '_> {
                 Type::Texture(_) => {
                     // A texture variable names the texture it is initialized with.
                     let Some(Init::Expr(e)) = &decl.init else {
-                        return Err(Error::new(
+                        return Err(Error::coded(
+                            Code::InvalidInitializer,
                             decl.name.span,
                             "a texture variable must be initialized with a texture",
                         ));
@@ -366,20 +429,21 @@ impl Lowerer<'_, '_> {
                     let (h, t) = self.rvalue(fx, e)?;
                     if !matches!(t, Type::Texture(x) if Type::Texture(crate::types::Texture { format: None, ..x }) == ty)
                     {
-                        return Err(Error::new(
+                        return Err(Error::coded(
+                            Code::TypeMismatch,
                             e.span,
                             format!(
                                 "cannot initialize `{}` with `{}`",
                                 self.program.display(&ty),
                                 self.program.display(&t)
                             ),
-                        )
-                        .with_code(crate::diagnostics::Code::TypeMismatch));
+                        ));
                     }
                     Local::Value(h, t)
                 }
                 Type::Void => {
-                    return Err(Error::new(
+                    return Err(Error::coded(
+                        Code::InvalidType,
                         decl.name.span,
                         format!("variable `{}` has type `void`", decl.name.name),
                     ))
@@ -387,11 +451,11 @@ impl Lowerer<'_, '_> {
                 _ => self.value_local(fx, decl, &ty, d.ty.is_const)?,
             };
             if !fx.declare(&decl.name.name, local) {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Redefinition,
                     decl.name.span,
                     format!("redefinition of `{}`", decl.name.name),
-                )
-                .with_code(crate::diagnostics::Code::Redefinition));
+                ));
             }
         }
         Ok(())
@@ -417,19 +481,56 @@ impl Lowerer<'_, '_> {
                 decl.span,
             );
         } else if is_const {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidInitializer,
                 decl.name.span,
                 format!(
                     "default initialization of an object of const type `{}`",
                     self.program.display(ty)
                 ),
             ));
+        } else if let Some(h) = self.default_construction(fx, decl, ty)? {
+            let ptr = fx.add(Expression::LocalVariable(var), decl.span);
+            fx.push(
+                Statement::Store {
+                    pointer: ptr,
+                    value: h,
+                },
+                decl.span,
+            );
         }
         Ok(Local::Var {
             var,
             ty: ty.clone(),
             is_const,
         })
+    }
+
+    /// The value `T x;` gives `x` when that runs code: the struct's
+    /// constructor without parameters, else its default member
+    /// initializers (the other members are zero, as every WGSL variable
+    /// starts); `None` when it leaves the zero value.
+    fn default_construction(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &ast::Declarator,
+        ty: &Type,
+    ) -> Result<Option<naga::Handle<Expression>>> {
+        // A constructor's own object (`this`) is what it initializes.
+        if decl.name.name != "this" {
+            if let Some(v) = self.default_constructor(fx, ty, decl.name.span)? {
+                let (h, _) = self.load(fx, v, decl.name.span)?;
+                return Ok(Some(h));
+            }
+        }
+        if !self.program.has_member_defaults(ty) {
+            return Ok(None);
+        }
+        let v = consteval::ConstValue::default_of(ty, self.program);
+        let Value::Rv(h, _) = self.const_value(fx, &v, decl.name.span) else {
+            unreachable!("constants are values")
+        };
+        Ok(Some(h))
     }
 
     fn pointer_local(
@@ -440,21 +541,23 @@ impl Lowerer<'_, '_> {
         ty: &Type,
     ) -> Result<Local> {
         let Some(init) = &decl.init else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidInitializer,
                 decl.name.span,
                 format!("`{}` must be initialized", self.program.display(ty)),
             ));
         };
         let Init::Expr(e) = init else {
-            return Err(Error::new(init.span(), "expected an expression"));
+            return Err(Error::coded(Code::InvalidInitializer, init.span(), "expected an expression"));
         };
         let v = self.expr(fx, e)?;
         if p.is_reference {
             let Value::Place(place) = v else {
-                return Err(Error::new(e.span, "a reference must be bound to an lvalue"));
+                return Err(Error::coded(Code::NotAssignable, e.span, "a reference must be bound to an lvalue"));
             };
             if place.ty != p.pointee {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::TypeMismatch,
                     e.span,
                     format!(
                         "cannot bind `{}` to a value of type `{}`",
@@ -464,7 +567,8 @@ impl Lowerer<'_, '_> {
                 ));
             }
             if !place.writable && !p.is_const {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::NotAssignable,
                     e.span,
                     "binding a non-const reference to read-only memory",
                 ));
@@ -472,7 +576,8 @@ impl Lowerer<'_, '_> {
             return Ok(Local::Ref(place));
         }
         let Value::Ptr(q) = v else {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidInitializer,
                 e.span,
                 format!(
                     "cannot initialize `{}` with a non-pointer value",
@@ -484,7 +589,8 @@ impl Lowerer<'_, '_> {
             || (q.is_const && !p.is_const)
             || (q.space != p.space && q.space != AddressSpace::Thread)
         {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::InvalidInitializer,
                 e.span,
                 format!(
                     "cannot initialize `{}` with a pointer to `{}`",
@@ -520,7 +626,8 @@ impl Lowerer<'_, '_> {
         space_span: Span,
     ) -> Result<()> {
         if !fx.kernel {
-            return Err(Error::new(
+            return Err(Error::coded(
+                Code::AddressSpace,
                 space_span,
                 "`threadgroup` variables can only be declared in a kernel function",
             ));
@@ -528,12 +635,13 @@ impl Lowerer<'_, '_> {
         let base = self.program.resolve_type(&d.ty)?;
         for decl in &d.declarators {
             if let Some(init) = &decl.init {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::InvalidInitializer,
                     init.span(),
                     "`threadgroup` variables cannot have an initializer",
                 ));
             }
-            let ty = self.program.apply_array(base.clone(), &decl.array)?;
+            let ty = self.program.declarator_type(base.clone(), decl)?;
             let ty_h = self.naga_type(&ty, decl.name.span)?;
             let g = self.global.module.global_variables.append(
                 naga::GlobalVariable {
@@ -553,13 +661,33 @@ impl Lowerer<'_, '_> {
                 writable: !d.ty.is_const,
             };
             if !fx.declare(&decl.name.name, Local::Ref(place)) {
-                return Err(Error::new(
+                return Err(Error::coded(
+                    Code::Redefinition,
                     decl.name.span,
                     format!("redefinition of `{}`", decl.name.name),
-                )
-                .with_code(crate::diagnostics::Code::Redefinition));
+                ));
             }
         }
         Ok(())
     }
+}
+
+/// The labels of a switch body with the index of each in `items`: each
+/// starts a run of statements; a statement before every label is an error.
+fn switch_labels(items: &[SwitchItem]) -> Result<Vec<(Option<&ast::Expr>, Span, usize)>> {
+    let mut labels: Vec<(Option<&ast::Expr>, Span, usize)> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            SwitchItem::Label(v, s) => labels.push((v.as_ref(), *s, i)),
+            SwitchItem::Stmt(st) if labels.is_empty() => {
+                return Err(Error::coded(
+                    Code::ControlFlow,
+                    st.span,
+                    "statement in switch body is not reachable (no label before it)",
+                ));
+            }
+            SwitchItem::Stmt(_) => {}
+        }
+    }
+    Ok(labels)
 }

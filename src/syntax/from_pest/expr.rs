@@ -2,6 +2,7 @@
 //! postfix and primary forms, and literals.
 
 use super::*;
+use crate::diagnostics::Code;
 
 pub(super) fn pratt() -> &'static PrattParser<Rule> {
     static PRATT: OnceLock<PrattParser<Rule>> = OnceLock::new();
@@ -304,10 +305,12 @@ pub(super) fn int_literal(text: &str, span: Span) -> Result<ExprKind> {
     } else {
         (10, digits)
     };
-    let value = u64::from_str_radix(body, radix).map_err(|_| Error {
-        code: Some(crate::diagnostics::Code::LiteralOutOfRange),
-        span,
-        message: format!("integer literal `{text}` is too large"),
+    let value = u64::from_str_radix(body, radix).map_err(|_| {
+        Error::coded(
+            Code::LiteralOutOfRange,
+            span,
+            format!("integer literal `{text}` is too large"),
+        )
     })?;
     Ok(ExprKind::Int {
         value,
@@ -329,10 +332,12 @@ pub(super) fn float_literal(text: &str, span: Span) -> Result<ExprKind> {
     } else {
         (lower.as_str(), LiteralSuffix::None)
     };
-    let value: f64 = body.parse().map_err(|_| Error {
-        code: Some(crate::diagnostics::Code::Syntax),
-        span,
-        message: format!("invalid floating-point literal `{text}`"),
+    let value: f64 = body.parse().map_err(|_| {
+        Error::coded(
+            Code::Syntax,
+            span,
+            format!("invalid floating-point literal `{text}`"),
+        )
     })?;
     // Metal has no `double`: every literal is a `float` (or a `half`), and
     // one that rounds to infinity there is an error, not an `inf`.
@@ -341,13 +346,13 @@ pub(super) fn float_literal(text: &str, span: Span) -> Result<ExprKind> {
         _ => ("float", (value as f32).is_infinite(), "3.40282347e38"),
     };
     if overflows {
-        return Err(Error {
-            code: Some(crate::diagnostics::Code::LiteralOutOfRange),
+        return Err(Error::coded(
+            Code::LiteralOutOfRange,
             span,
-            message: format!(
+            format!(
                 "floating-point literal `{text}` is out of range for `{ty}` (the largest is {max})"
             ),
-        });
+        ));
     }
     Ok(ExprKind::Float { value, suffix })
 }

@@ -6,8 +6,16 @@
 //!   first parameter is the object, called `this`: by value for a `const`
 //!   member, else `thread S&`; a non-const member also gets a `device S&`
 //!   twin named `S::m@device`, so that `buf[i].m()` writes the buffer;
+//! - an address space after the parameters (`T& operator[](size_t) const
+//!   device`, as Tint's `tint_array` writes) says where the object is: a
+//!   `const` one (or a `constant` one) takes it by value with that space
+//!   written on `this`, which lowering matches against the object's; a
+//!   non-const `device` one is only the `S::m@device` function, a `thread`
+//!   or `threadgroup` one only `S::m` with `this` a reference in that
+//!   space; other spaces (`object_data`, ...) declare nothing callable;
 //! - a constructor becomes `S S::S(params)`, which declares `S this`, runs the
-//!   member initializers and the body, and returns `this`;
+//!   member initializers and the body, and returns `this` (those for objects
+//!   outside `thread` memory, `S() threadgroup`, are left out);
 //! - `static constant T N = v;` becomes the program-scope constant `S::N`.
 //!
 //! Names containing `::` cannot be written by a user, so they never clash.
@@ -15,6 +23,7 @@
 //! unqualified member names are resolved by lowering (via `this`).
 
 use super::*;
+use crate::diagnostics::Code;
 
 /// The suffix of the `device S&` twin of a non-const member function.
 pub const DEVICE_TWIN: &str = "@device";
@@ -33,12 +42,21 @@ pub(super) fn struct_decl(pair: Pair<Rule>) -> Result<BuiltStruct> {
     let span = span_of(&pair);
     let mut inner = pair.into_inner();
     inner.next(); // struct_kw
-    let name = ident(inner.next().unwrap());
+    let mut layout_before = Vec::new();
+    let name = loop {
+        let p = inner.next().unwrap();
+        match p.as_rule() {
+            Rule::gnu_attribute => layout_before.extend(super::gnu::attribute(p)?),
+            _ => break ident(p),
+        }
+    };
     let mut members = Vec::new();
     let mut items = Vec::new();
     let mut specialization = None;
+    let mut layout = Vec::new();
     for p in inner {
         match p.as_rule() {
+            Rule::gnu_attribute => layout.extend(super::gnu::attribute(p)?),
             Rule::template_args => specialization = Some(template_args(p)?),
             Rule::using_alias | Rule::typedef_decl => items.push(member_alias(&name, p)?),
             Rule::member_decl => members.extend(member_decl(p)?),
@@ -49,6 +67,14 @@ pub(super) fn struct_decl(pair: Pair<Rule>) -> Result<BuiltStruct> {
                 if p.clone()
                     .into_inner()
                     .any(|x| x.as_rule() == Rule::fn_declaration_end) => {}
+            // `S() threadgroup : ..`: a constructor of objects in another
+            // address space than `thread`; values are built in `thread`
+            // memory here, so only those constructors are kept.
+            Rule::ctor_def
+                if p.clone().into_inner().any(|x| {
+                    x.as_rule() == Rule::address_space
+                        && super::address_space(&x) != AddressSpace::Thread
+                }) => {}
             Rule::ctor_def => items.push(Item::Function(constructor(&name, p)?)),
             Rule::access_spec | Rule::empty_decl => {}
             r => unreachable!("struct part {r:?}"),
@@ -62,6 +88,7 @@ pub(super) fn struct_decl(pair: Pair<Rule>) -> Result<BuiltStruct> {
             members,
             span,
             instance_of: None,
+            layout: layout_before.into_iter().chain(layout).collect(),
         },
         items,
         specialization,
@@ -71,23 +98,20 @@ pub(super) fn struct_decl(pair: Pair<Rule>) -> Result<BuiltStruct> {
 /// `using type = T;` or `typedef T type;` in a struct: the alias `S::type`.
 fn member_alias(s: &Ident, pair: Pair<Rule>) -> Result<Item> {
     let span = span_of(&pair);
-    let is_using = pair.as_rule() == Rule::using_alias;
+    if pair.as_rule() == Rule::typedef_decl {
+        return Ok(Item::Alias(super::typedef_decl(pair, Some(s))?));
+    }
     let mut inner = pair.into_inner();
-    let (name, ty) = if is_using {
-        let name = ident(inner.next().unwrap());
-        (name, type_spec(inner.next().unwrap())?)
-    } else {
-        let ty = type_spec(inner.next().unwrap())?;
-        (ident(inner.next().unwrap()), ty)
-    };
-    let array = inner.map(array_suffix).collect::<Result<_>>()?;
+    let name = ident(inner.next().unwrap());
+    let ty = type_spec(inner.next().unwrap())?;
     Ok(Item::Alias(Alias {
         name: Ident {
             name: member_name(&s.name, &name.name),
             span: name.span,
         },
         ty,
-        array,
+        array: Vec::new(),
+        layout: Vec::new(),
         span,
     }))
 }
@@ -107,11 +131,7 @@ fn static_member(s: &Ident, pair: Pair<Rule>) -> Result<Item> {
 }
 
 fn unsupported(span: Span, message: &str) -> Error {
-    Error {
-        code: Some(crate::diagnostics::Code::Unsupported),
-        span,
-        message: message.to_string(),
-    }
+    Error::coded(Code::Unsupported, span, message.to_string())
 }
 
 /// A member function as written, in or out of its struct.
@@ -126,6 +146,9 @@ pub(super) struct MemberParts {
     pub body: Option<Block>,
     /// `const` after the parameters.
     pub is_const: bool,
+    /// The address space after the parameters (`T& operator[](size_t)
+    /// const device`): where the object is.
+    pub this_space: Option<(AddressSpace, Span)>,
     /// `static`: no object.
     pub is_static: bool,
     /// `S` of an out-of-struct definition `float S::len() const { .. }`.
@@ -139,6 +162,7 @@ pub(super) fn member_parts(pair: Pair<Rule>) -> Result<MemberParts> {
     let span = span_of(&pair);
     let (mut ret, mut name, mut params, mut body) = (None, None, vec![], None);
     let (mut is_const, mut is_static, mut owner) = (false, false, None);
+    let mut this_space = None;
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::virtual_kw | Rule::pure_spec => {
@@ -149,6 +173,9 @@ pub(super) fn member_parts(pair: Pair<Rule>) -> Result<MemberParts> {
             }
             Rule::fn_specifier if p.as_str() == "static" => is_static = true,
             Rule::fn_specifier | Rule::fn_declaration_end => {}
+            Rule::gnu_attribute => {
+                super::gnu::attribute(p)?;
+            }
             Rule::member_owner | Rule::template_owner => {
                 owner = Some(ident(p.into_inner().next().unwrap()))
             }
@@ -160,6 +187,7 @@ pub(super) fn member_parts(pair: Pair<Rule>) -> Result<MemberParts> {
                 }
             }
             Rule::const_qual => is_const = true,
+            Rule::address_space => this_space = Some((super::address_space(&p), span_of(&p))),
             Rule::block => body = Some(block(p)?),
             r => unreachable!("member function part {r:?}"),
         }
@@ -171,12 +199,19 @@ pub(super) fn member_parts(pair: Pair<Rule>) -> Result<MemberParts> {
             "a static member function cannot be `const`: it has no object",
         ));
     }
+    if let (true, Some((_, at))) = (is_static, this_space) {
+        return Err(unsupported(
+            at,
+            "a static member function cannot have an address space: it has no object",
+        ));
+    }
     Ok(MemberParts {
         ret: ret.unwrap(),
         name,
         params,
         body,
         is_const,
+        this_space,
         is_static,
         owner,
         span,
@@ -202,10 +237,16 @@ pub(super) fn member_items(s: &Ident, parts: MemberParts) -> Result<Vec<Item>> {
         params,
         body,
         is_const,
+        this_space,
         is_static,
         span,
         ..
     } = parts;
+    // `object_data`, `threadgroup_imageblock`, `ray_data`: no object of a
+    // supported address space can call it.
+    if matches!(this_space, Some((AddressSpace::Other, _))) {
+        return Ok(Vec::new());
+    }
     let mut body = body.expect("a definition");
     // `S& operator+=(..) { ...; return *this; }`: the result is the object
     // itself, which the caller already has; the helper returns nothing.
@@ -236,6 +277,31 @@ pub(super) fn member_items(s: &Ident, parts: MemberParts) -> Result<Vec<Item>> {
     if is_static {
         return Ok(vec![Item::Function(f)]);
     }
+    match this_space {
+        // `const device`, `const thread`, ...: like any const member (the
+        // object by value), with the space written on `this`, which
+        // lowering matches against where the object is. A `constant`
+        // object cannot change, so a non-const `constant` member is one too.
+        Some((space, at)) if is_const || space == AddressSpace::Constant => {
+            let mut this = this_type(s, None);
+            this.space = Some((space, at));
+            return Ok(vec![Item::Function(with_this(f, this))]);
+        }
+        // `device`: only the device version (the twin of an unqualified one).
+        Some((AddressSpace::Device, _)) => {
+            let mut device = with_this(f, this_type(s, Some(AddressSpace::Device)));
+            device.name.name.push_str(DEVICE_TWIN);
+            return Ok(vec![Item::Function(device)]);
+        }
+        // `thread`, `threadgroup`: the object by reference in that space.
+        Some((space, _)) => {
+            return Ok(vec![Item::Function(with_this(
+                f,
+                this_type(s, Some(space)),
+            ))])
+        }
+        None => {}
+    }
     if is_const {
         return Ok(vec![Item::Function(with_this(f, this_type(s, None)))]);
     }
@@ -257,7 +323,9 @@ pub(super) fn fn_name(p: Pair<Rule>) -> Ident {
 /// `S(params) : a(x), b{y} { body }` → `S S::S(params)`.
 pub(super) fn constructor(s: &Ident, pair: Pair<Rule>) -> Result<FunctionDecl> {
     let span = span_of(&pair);
-    let mut inner = pair.into_inner();
+    let mut inner = pair
+        .into_inner()
+        .skip_while(|p| p.as_rule() == Rule::ctor_specifier);
     let name = ident(inner.next().unwrap());
     if name.name != s.name {
         return Err(unsupported(
@@ -301,6 +369,10 @@ pub(super) fn constructor(s: &Ident, pair: Pair<Rule>) -> Result<FunctionDecl> {
                 }
             }
             Rule::block => body = Some(block(p)?),
+            // `thread` (the others are left out by `struct_decl`).
+            Rule::gnu_attribute | Rule::address_space => {
+                super::gnu::among([p])?;
+            }
             r => unreachable!("constructor part {r:?}"),
         }
     }
@@ -520,6 +592,7 @@ fn rewrite_init(i: &mut Init, f: &mut dyn FnMut(&mut Expr)) {
         Init::Expr(e) => rewrite_expr(e, f),
         Init::List(items, _) => items.iter_mut().for_each(|i| rewrite_init(i, f)),
         Init::Paren(args, _) => args.iter_mut().for_each(|e| rewrite_expr(e, f)),
+        Init::Designated(_, value, _) => rewrite_init(value, f),
     }
 }
 

@@ -2,12 +2,15 @@
 
 use super::ast::*;
 use super::{Error, Rule};
+use crate::diagnostics::Code;
 use crate::source_map::Span;
 use pest::iterators::{Pair, Pairs};
 use pest::pratt_parser::{Assoc, Op, PrattParser};
 use std::sync::OnceLock;
 
+mod elaborated;
 mod expr;
+mod gnu;
 pub mod members;
 mod namespaces;
 mod out_of_line;
@@ -45,11 +48,13 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
     let tu = pairs.next().expect("translation_unit");
     namespaces::reset();
     out_of_line::reset();
+    elaborated::reset();
     let mut items = Vec::new();
     let result = top_level(tu.into_inner(), &mut items);
     let error = namespaces::take_error();
     namespaces::reset();
     result?;
+    elaborated::reorder(&mut items);
     match error {
         Some(e) => Err(e),
         None => Ok(TranslationUnit { items }),
@@ -113,11 +118,7 @@ fn unsupported(pair: &Pair<Rule>) -> Error {
             }
         }
     };
-    Error {
-        code: Some(crate::diagnostics::Code::NotInMetal),
-        span: span_of(pair),
-        message,
-    }
+    Error::coded(Code::NotInMetal, span_of(pair), message)
 }
 
 fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
@@ -146,42 +147,50 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
                     name,
                     ty,
                     array: Vec::new(),
+                    layout: Vec::new(),
                     span,
                 }));
             }
             Rule::typedef_decl => {
-                let mut inner = pair.into_inner();
-                let ty = type_spec(inner.next().unwrap())?;
-                let name = ident(inner.next().unwrap());
-                let array = inner.map(array_suffix).collect::<Result<_>>()?;
-                items.push(Item::Alias(Alias {
-                    name,
-                    ty,
-                    array,
-                    span,
-                }));
+                let tag = elaborated::names_tag(&pair);
+                let alias = typedef_decl(pair, None)?;
+                if tag {
+                    elaborated::note(&alias);
+                }
+                items.push(Item::Alias(alias));
             }
             Rule::struct_decl => {
                 let (decl, members, spec) = members::struct_decl(pair)?;
                 if let Some(args) = spec {
-                    return Err(Error {
-                        code: Some(crate::diagnostics::Code::Syntax),
-                        span: args.first().map_or(decl.name.span, template_arg_span),
-                        message: format!(
+                    return Err(Error::coded(
+                        Code::Template,
+                        args.first().map_or(decl.name.span, template_arg_span),
+                        format!(
                             "a specialisation of `{}` must follow `template <>`",
                             decl.name.name
                         ),
-                    });
+                    ));
                 }
                 items.push(Item::Struct(decl));
                 items.extend(members);
             }
             Rule::typedef_struct => items.extend(typedef_struct(pair)?),
-            Rule::enum_decl => items.push(Item::Enum(enum_decl(pair)?)),
+            Rule::enum_decl | Rule::opaque_enum => items.push(Item::Enum(enum_decl(pair)?)),
+            // `struct S;` declares nothing a later use needs.
+            Rule::struct_forward => {
+                gnu::among(pair.into_inner())?;
+            }
             Rule::function_def => items.push(Item::Function(function_def(pair)?)),
             Rule::member_def => items.extend(out_of_line::definition(pair)?),
             Rule::ctor_out_of_line => items.extend(out_of_line::constructor_definition(pair)?),
             Rule::global_decl => items.push(Item::Global(var_decl(pair)?)),
+            // `template <typename T> struct S;` declares nothing a later
+            // use needs.
+            Rule::template_decl
+                if pair
+                    .clone()
+                    .into_inner()
+                    .any(|p| p.as_rule() == Rule::struct_forward) => {}
             Rule::template_decl if out_of_line::is_template_member(&pair) => {
                 out_of_line::template_definition(pair, items)?
             }
@@ -196,6 +205,34 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
     Ok(())
 }
 
+/// `typedef T Name[N];`; `owner` names the struct of a member typedef.
+pub(super) fn typedef_decl(pair: Pair<Rule>, owner: Option<&Ident>) -> Result<Alias> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let ty_pair = inner.next().unwrap();
+    let mut layout = gnu::in_type(&ty_pair)?;
+    let ty = type_spec(ty_pair)?;
+    let mut name = ident(inner.next().unwrap());
+    if let Some(s) = owner {
+        name.name = members::member_name(&s.name, &name.name);
+    }
+    let mut array = Vec::new();
+    for p in inner {
+        match p.as_rule() {
+            Rule::array_suffix => array.push(array_suffix(p)?),
+            _ => layout.extend(gnu::attribute(p)?),
+        }
+    }
+    Ok(Alias {
+        name,
+        ty,
+        array,
+        layout,
+        span,
+    })
+}
+
+/// `enum [class] E [: T] { .. }` and the opaque `typedef enum E : T E;`.
 fn enum_decl(pair: Pair<Rule>) -> Result<EnumDecl> {
     let span = span_of(&pair);
     let mut names = Vec::new();
@@ -207,8 +244,20 @@ fn enum_decl(pair: Pair<Rule>) -> Result<EnumDecl> {
             Rule::enumerator => {
                 let mut inner = p.into_inner();
                 let name = ident(inner.next().unwrap());
-                enumerators.push((name, inner.next().map(expr).transpose()?));
+                let mut value = None;
+                for q in inner {
+                    match q.as_rule() {
+                        Rule::gnu_attribute => {
+                            gnu::refuse_layout(&gnu::attribute(q)?, "an enumerator")?
+                        }
+                        _ => value = Some(expr(q)?),
+                    }
+                }
+                enumerators.push((name, value));
             }
+            // `packed` would make the enum's underlying type the smallest
+            // that holds its values.
+            Rule::gnu_attribute => gnu::refuse_layout(&gnu::attribute(p)?, "an enum")?,
             _ => {}
         }
     }
@@ -231,10 +280,12 @@ fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
     let span = span_of(&pair);
     let mut names = Vec::new();
     let mut members = Vec::new();
+    let mut layout = Vec::new();
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::ident => names.push(ident(p)),
             Rule::member_decl => members.extend(member_decl(p)?),
+            Rule::gnu_attribute => layout.extend(gnu::attribute(p)?),
             _ => {}
         }
     }
@@ -244,6 +295,7 @@ fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
         members,
         span,
         instance_of: None,
+        layout,
     })];
     if let Some(tag) = names.pop().filter(|t| t.name != name.name) {
         let ty = TypeSpec {
@@ -260,6 +312,7 @@ fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
             name: tag,
             ty,
             array: Vec::new(),
+            layout: Vec::new(),
             span,
         }));
     }
@@ -268,17 +321,29 @@ fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
 
 fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
     let mut parts = decl.into_inner();
-    let ty = type_spec(parts.next().unwrap())?;
+    let ty_pair = parts.next().unwrap();
+    let shared_layout = gnu::in_type(&ty_pair)?;
+    let ty = type_spec(ty_pair)?;
     let mut members = Vec::new();
     for d in parts {
         let mut dp = d.into_inner();
         let name = ident(dp.next().unwrap());
         let (mut array, mut attributes) = (Vec::new(), Vec::new());
+        let mut layout = shared_layout.clone();
+        let mut default = None;
         for p in dp {
             match p.as_rule() {
                 Rule::array_suffix => array.push(array_suffix(p)?),
                 Rule::attributes => attributes.extend(attributes_of(p)?),
-                _ => unreachable!(),
+                Rule::gnu_attribute => layout.extend(gnu::attribute(p)?),
+                Rule::member_default => {
+                    let init = p.into_inner().next().unwrap();
+                    default = Some(match init.as_rule() {
+                        Rule::init_list => init_list(init)?,
+                        _ => Init::Expr(expr(init)?),
+                    });
+                }
+                r => unreachable!("member declarator part {r:?}"),
             }
         }
         members.push(Member {
@@ -286,6 +351,8 @@ fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
             name,
             array,
             attributes,
+            layout,
+            default,
         });
     }
     Ok(members)
@@ -347,6 +414,10 @@ fn function_def(pair: Pair<Rule>) -> Result<FunctionDecl> {
             }
             Rule::block => body = Some(block(p)?),
             Rule::fn_declaration_end => {}
+            // `aligned` on a function aligns its code: nothing to do.
+            Rule::gnu_attribute => {
+                gnu::attribute(p)?;
+            }
             r => unreachable!("function part {r:?}"),
         }
     }
@@ -489,7 +560,11 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
             Rule::array_suffix => array.push(array_suffix(p)?),
             Rule::attributes => attributes.extend(attributes_of(p)?),
             Rule::assign_expr => default = Some(expr(p)?),
-            _ => unreachable!(),
+            // Layout attributes on a parameter change no type.
+            Rule::gnu_attribute => {
+                gnu::attribute(p)?;
+            }
+            r => unreachable!("parameter part {r:?}"),
         }
     }
     Ok(Param {
@@ -517,22 +592,24 @@ pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
     };
     for p in pair.into_inner() {
         match p.as_rule() {
+            // `volatile` is accepted and dropped. It forbids the compiler
+            // to remove, merge or reorder accesses to the object, which
+            // matters only when something outside the program's own
+            // accesses can change it (memory-mapped registers, another
+            // agent); within a shader every access the program makes still
+            // happens in order, WGSL has no such qualifier, and other
+            // invocations' writes are ordered only by barriers and atomics,
+            // which are translated as such. So a `volatile` object reads and
+            // writes the same values in WGSL (Tint uses it to stop Metal
+            // folding a constant: `volatile constexpr constant uint
+            // tint_volatile_zero = 0u;`).
             Rule::cv => {
                 if p.as_str() == "const" || p.as_str() == "constexpr" {
                     ts.is_const = true;
                 }
                 ts.is_constexpr |= p.as_str() == "constexpr";
             }
-            Rule::address_space => {
-                let space = match p.as_str() {
-                    "device" => AddressSpace::Device,
-                    "constant" => AddressSpace::Constant,
-                    "thread" => AddressSpace::Thread,
-                    "threadgroup" => AddressSpace::Threadgroup,
-                    _ => AddressSpace::Other,
-                };
-                ts.space = Some((space, span_of(&p)));
-            }
+            Rule::address_space => ts.space = Some((address_space(&p), span_of(&p))),
             Rule::base_type => {
                 ts.name_span = span_of(&p);
                 for b in p.into_inner() {
@@ -545,12 +622,26 @@ pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
             }
             Rule::template_args => ts.args = template_args(p)?,
             Rule::typename_prefix => {}
+            // Read again by the declarations they can change the layout of
+            // (`gnu::in_type`); here only refused if they change the type.
+            Rule::gnu_attribute => {
+                gnu::attribute(p)?;
+            }
             Rule::ptr_op => {
                 let op = p.into_inner().next().unwrap();
                 ts.ptr_ops.push(match op.as_rule() {
-                    Rule::pointer => PtrOp::Pointer {
-                        is_const: op.into_inner().any(|c| c.as_str() == "const"),
-                    },
+                    Rule::pointer => {
+                        let mut is_const = false;
+                        for q in op.into_inner() {
+                            match q.as_rule() {
+                                Rule::gnu_attribute => {
+                                    gnu::attribute(q)?;
+                                }
+                                _ => is_const |= q.as_str() == "const",
+                            }
+                        }
+                        PtrOp::Pointer { is_const }
+                    }
                     _ => PtrOp::Reference,
                 });
             }
@@ -558,6 +649,17 @@ pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
         }
     }
     Ok(ts)
+}
+
+/// An `address_space` pair's space.
+pub(super) fn address_space(p: &Pair<Rule>) -> AddressSpace {
+    match p.as_str() {
+        "device" => AddressSpace::Device,
+        "constant" => AddressSpace::Constant,
+        "thread" => AddressSpace::Thread,
+        "threadgroup" => AddressSpace::Threadgroup,
+        _ => AddressSpace::Other,
+    }
 }
 
 fn base_type_part(ts: &mut TypeSpec, b: Pair<Rule>) -> Result<()> {
@@ -573,6 +675,9 @@ fn base_type_part(ts: &mut TypeSpec, b: Pair<Rule>) -> Result<()> {
             ts.args = vec![TemplateArg::Expr(expr(b.into_inner().nth(1).unwrap())?)];
         }
         Rule::template_args => ts.args = template_args(b)?,
+        // `struct S` is the type `S`: struct, enum and typedef names share
+        // one scope here, as C++ lets them (`typedef struct S S;`).
+        Rule::elaborated_kw => {}
         // `Traits<T>::type`: the member's name follows the template's path.
         Rule::scope_suffix => ts
             .path
@@ -623,6 +728,11 @@ fn declarator(pair: Pair<Rule>) -> Result<Declarator> {
         match p.as_rule() {
             Rule::array_suffix => array.push(array_suffix(p)?),
             Rule::attributes => attributes.extend(attributes_of(p)?),
+            // A variable's own alignment changes no type's layout, and
+            // WGSL cannot observe it.
+            Rule::gnu_attribute => {
+                gnu::attribute(p)?;
+            }
             Rule::init_list => init = Some(init_list(p)?),
             Rule::paren_init => {
                 let s = span_of(&p);
@@ -649,8 +759,22 @@ fn init_list(pair: Pair<Rule>) -> Result<Init> {
         .into_inner()
         .map(|p| match p.as_rule() {
             Rule::init_list => init_list(p),
+            Rule::designated_init => designated_init(p),
             _ => Ok(Init::Expr(expr(p)?)),
         })
         .collect::<Result<_>>()?;
     Ok(Init::List(items, span))
+}
+
+/// `.member = value` or `.member{..}` in a braced list.
+fn designated_init(pair: Pair<Rule>) -> Result<Init> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let member = ident(inner.next().unwrap());
+    let value = inner.next().unwrap();
+    let value = match value.as_rule() {
+        Rule::init_list => init_list(value)?,
+        _ => Init::Expr(expr(value)?),
+    };
+    Ok(Init::Designated(member, Box::new(value), span))
 }

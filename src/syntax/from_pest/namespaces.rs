@@ -17,6 +17,7 @@
 //! declared in an enclosing namespace is not told apart from it.
 
 use super::*;
+use crate::diagnostics::Code;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
@@ -118,16 +119,16 @@ pub(super) fn declare(item: &mut Item) -> Result<()> {
                 return Ok(Some(new));
             }
             if let Some(other) = n.owner.get(&name.name).filter(|o| **o != here) {
-                return Err(Error {
-                    code: Some(crate::diagnostics::Code::Redefinition),
-                    span: name.span,
-                    message: format!(
+                return Err(Error::coded(
+                    Code::Redefinition,
+                    name.span,
+                    format!(
                         "`{}` is declared in {} and in {}: namespace members share one program scope in WGSL, so their names must differ",
                         name.name,
                         describe(other),
                         describe(&here)
                     ),
-                });
+                ));
             }
             n.owner.insert(name.name.clone(), here.clone());
             n.members.entry(here).or_default().insert(name.name.clone());
@@ -220,14 +221,14 @@ fn unqualified(n: &mut Namespaces, name: &str, absolute: bool, span: Span) -> Op
             .iter()
             .map(|(ns, _)| format!("`{ns}::{name}`"))
             .collect();
-        n.error = Some(Error {
-            code: None,
+        n.error = Some(Error::coded(
+            Code::AmbiguousName,
             span,
-            message: format!(
+            format!(
                 "reference to `{name}` is ambiguous: it could be {}",
                 places.join(" or ")
             ),
-        });
+        ));
     }
     found.into_iter().next().map(|(_, t)| t)
 }
@@ -304,11 +305,11 @@ pub(super) fn resolve(mut parts: Vec<String>, absolute: bool, span: Span) -> Vec
                     continue;
                 };
                 if !members.contains(&parts[len]) && n.error.is_none() {
-                    n.error = Some(Error {
-                        code: Some(crate::diagnostics::Code::UnknownMember),
+                    n.error = Some(Error::coded(
+                        Code::UnknownMember,
                         span,
-                        message: format!("no member named `{}` in namespace `{key}`", parts[len]),
-                    });
+                        format!("no member named `{}` in namespace `{key}`", parts[len]),
+                    ));
                 }
                 let mut rest = parts.split_off(len);
                 if let Some(r) = n.renamed.get(&(key.clone(), rest[0].clone())) {

@@ -8,6 +8,7 @@
 
 use super::members::{constructor, member_items, member_parts, MemberParts};
 use super::*;
+use crate::diagnostics::Code;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -16,6 +17,8 @@ struct Declared {
     name: String,
     is_static: bool,
     is_const: bool,
+    /// The address space after the parameters, if any.
+    this_space: Option<AddressSpace>,
     /// Defined in the struct: only its `static` matters here.
     has_body: bool,
 }
@@ -55,17 +58,10 @@ pub(super) fn declare(s: &Ident, parts: &MemberParts) {
                 name: parts.name.name.clone(),
                 is_static: parts.is_static,
                 is_const: parts.is_const,
+                this_space: parts.this_space.map(|s| s.0),
                 has_body: parts.body.is_some(),
             })
     });
-}
-
-fn error(span: Span, message: String) -> Error {
-    Error {
-        code: None,
-        span,
-        message,
-    }
 }
 
 /// `float S::len() const { .. }`: the free functions of that member.
@@ -85,12 +81,14 @@ fn declared_parts(mut parts: MemberParts, owner: &Ident) -> Result<MemberParts> 
         d.borrow().get(&owner.name).map(|list| {
             list.iter()
                 .filter(|m| m.name == parts.name.name && !m.has_body)
+                .filter(|m| m.this_space == parts.this_space.map(|s| s.0))
                 .map(|m| (m.is_static, m.is_const))
                 .collect::<Vec<_>>()
         })
     });
     let Some(declared) = declared else {
-        return Err(error(
+        return Err(Error::coded(
+            Code::OutOfLineDefinition,
             owner.span,
             format!(
                 "`{}` is not a struct with member declarations; an out-of-line member definition needs `{}` declared in its struct first",
@@ -99,7 +97,8 @@ fn declared_parts(mut parts: MemberParts, owner: &Ident) -> Result<MemberParts> 
         ));
     };
     if declared.is_empty() {
-        return Err(error(
+        return Err(Error::coded(
+            Code::OutOfLineDefinition,
             parts.name.span,
             format!(
                 "out-of-line definition of `{}` does not match any declaration in `{}`",
@@ -109,7 +108,8 @@ fn declared_parts(mut parts: MemberParts, owner: &Ident) -> Result<MemberParts> 
     }
     let Some(&(is_static, _)) = declared.iter().find(|(_, c)| *c == parts.is_const) else {
         let want = if parts.is_const { "non-const" } else { "const" };
-        return Err(error(
+        return Err(Error::coded(
+            Code::OutOfLineDefinition,
             parts.name.span,
             format!(
                 "out-of-line definition of `{}` differs in `const` from its declaration in `{}` (declared {want})",
@@ -173,7 +173,8 @@ pub(super) fn template_definition(pair: Pair<Rule>, items: &mut [Item]) -> Resul
         )),
         _ => None,
     }) else {
-        return Err(error(
+        return Err(Error::coded(
+            Code::Template,
             owner.span,
             format!(
                 "`{}` is not a struct template declared before this definition",
@@ -183,7 +184,8 @@ pub(super) fn template_definition(pair: Pair<Rule>, items: &mut [Item]) -> Resul
     };
     let (tparams, st) = template;
     if args != tparams || params != tparams {
-        return Err(error(
+        return Err(Error::coded(
+            Code::Template,
             owner.span,
             format!(
                 "an out-of-line member of `{}` must be written `template <{}> ... {}<{}>::member`, with the template's own parameter names",
@@ -215,7 +217,8 @@ pub(super) fn constructor_definition(pair: Pair<Rule>) -> Result<Vec<Item>> {
         .into_inner()
         .find(|x| x.as_rule() == Rule::fn_declaration_end)
     {
-        return Err(error(
+        return Err(Error::coded(
+            Code::Syntax,
             span_of(&end),
             format!("expected the body of constructor `{0}::{0}`", owner.name),
         ));

@@ -102,6 +102,7 @@ mod tests {
         let mut map = SourceMap::new();
         map.add_file("k.metal", "int x;\nint y = ;\n");
         let d = Diagnostic::error(
+            msl2wgsl::diagnostics::Code::Syntax,
             "expected an expression",
             msl2wgsl::source_map::Span::new(15, 16),
         );

@@ -1,0 +1,178 @@
+//! Call arguments, lowered exactly once.
+//!
+//! Overload resolution and template argument deduction need each argument's
+//! type; passing it needs a value, a place (a `thread` reference, a `device`
+//! buffer element) or a pointer, depending on the chosen parameter. So every
+//! argument is lowered once, to an [`Arg`]: its [`Value`] as the expression
+//! gave it (a place stays a place, a pointer a pointer) and the type that
+//! ranking and deduction see. Candidates are ranked on those types and the
+//! chosen one adapts the values to its parameters
+//! (`functions::Lowerer::argument`). Nothing is lowered twice and nothing in
+//! a scratch block that is thrown away, so nested calls cost time linear in
+//! their depth, and candidates that lose leave no helper specialisations,
+//! required features or warnings behind.
+//!
+//! An argument that every candidate takes by value is loaded as soon as it
+//! is lowered (before the next argument is evaluated, as before); one that
+//! some candidate takes by reference stays a place until the call is
+//! resolved.
+//!
+//! Operator overloads need the type of an operand before they know whether
+//! a user function or the built-in operator applies. The operand is lowered
+//! once; when the built-in operator applies after all, the lowered value is
+//! left with the function context ([`FnCtx::keep_lowered`]) and the built-in
+//! lowering picks it up instead of lowering the operand again
+//! ([`FnCtx::take_lowered`], at the top of `Lowerer::expr`).
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::Value;
+use crate::lower::expr::contains_atomic;
+use crate::lower::{Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::{Expr, FunctionDecl, PtrOp};
+use crate::types::Type;
+use std::borrow::Borrow;
+
+/// One argument of a call, lowered once.
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct Arg {
+    /// The value as the expression gave it, or loaded when every candidate
+    /// takes it by value.
+    pub value: Value,
+    /// The type overload resolution and deduction see: a pointer's type for
+    /// a pointer (a by-value `T` does not deduce its pointee), else the
+    /// value's (a place's type as declared, packed or not).
+    pub ty: Type,
+    /// The argument's source.
+    pub span: Span,
+}
+
+/// The type of `v` as overload resolution and template deduction see it.
+pub(in crate::lower) fn arg_type(v: &Value) -> Type {
+    match v {
+        Value::Rv(_, t) => t.clone(),
+        Value::Place(p) => p.ty.clone(),
+        Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
+        Value::Ptr(p) => Type::Pointer(Box::new(crate::types::Pointer {
+            space: p.space,
+            pointee: p.pointee.clone(),
+            is_const: p.is_const,
+            is_reference: false,
+        })),
+        Value::Bytes(b) => b.ty.unpacked(),
+        Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
+        Value::Void => Type::Void,
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// Lowers one argument; `load`: every candidate takes it by value.
+    pub(in crate::lower) fn lower_arg(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+        load: bool,
+    ) -> Result<Arg> {
+        let value = self.expr(fx, e)?;
+        let arg = Arg {
+            ty: arg_type(&value),
+            value,
+            span: e.span,
+        };
+        if load {
+            self.settle(fx, arg)
+        } else {
+            Ok(arg)
+        }
+    }
+
+    /// `arg` loaded if it is a place (of a loadable type); its ranking type
+    /// stays the place's.
+    pub(in crate::lower) fn settle(&mut self, fx: &mut FnCtx, arg: Arg) -> Result<Arg> {
+        let loadable = match &arg.value {
+            Value::Place(p) => !contains_atomic(&p.ty) && !matches!(p.ty, Type::Atomic(_)),
+            Value::Bytes(b) => !contains_atomic(&b.ty) && !matches!(b.ty, Type::Atomic(_)),
+            Value::Swizzle(..) | Value::BytesSwizzle(..) => true,
+            _ => false,
+        };
+        if !loadable {
+            return Ok(arg);
+        }
+        let (h, t) = self.load(fx, arg.value, arg.span)?;
+        Ok(Arg {
+            value: Value::Rv(h, t),
+            ty: arg.ty,
+            span: arg.span,
+        })
+    }
+
+    /// True if `f` takes argument `i` by value (or has no parameter `i`):
+    /// not by reference. A template's `T` never deduces a reference.
+    pub(in crate::lower) fn takes_by_value(&self, f: &FunctionDecl, i: usize) -> bool {
+        let Some(p) = f.params.get(i) else {
+            return true;
+        };
+        if p.ty.ptr_ops.contains(&PtrOp::Reference) {
+            return false;
+        }
+        match self.program.resolve_type(&p.ty) {
+            Ok(Type::Pointer(pp)) => !pp.is_reference,
+            _ => true,
+        }
+    }
+
+    /// The arguments of a call whose candidates are `decls`: `pre`, lowered
+    /// already (a member call's object, an operator's operands), then
+    /// `rest`, each lowered here once. Each is loaded at once when every
+    /// candidate takes it by value.
+    pub(in crate::lower) fn call_args<E: Borrow<Expr>>(
+        &mut self,
+        fx: &mut FnCtx,
+        decls: &[&FunctionDecl],
+        pre: Vec<Arg>,
+        rest: &[E],
+    ) -> Result<Vec<Arg>> {
+        let by_value: Vec<bool> = (0..pre.len() + rest.len())
+            .map(|i| decls.iter().all(|f| self.takes_by_value(f, i)))
+            .collect();
+        let mut args = Vec::with_capacity(by_value.len());
+        for a in pre {
+            let load = by_value[args.len()];
+            args.push(if load { self.settle(fx, a)? } else { a });
+        }
+        for e in rest {
+            let load = by_value[args.len()];
+            args.push(self.lower_arg(fx, e.borrow(), load)?);
+        }
+        Ok(args)
+    }
+}
+
+impl FnCtx {
+    /// Leaves the value `e` was lowered to for the lowering that comes next
+    /// (the built-in operator, after no overload applied): the next
+    /// [`FnCtx::take_lowered`] of that very expression returns it.
+    pub(in crate::lower) fn keep_lowered(&mut self, e: &Expr, value: Value) {
+        self.lowered
+            .push((e as *const Expr as usize, e.span, value));
+    }
+
+    /// The value `e` was lowered to already, if it was kept
+    /// ([`FnCtx::keep_lowered`]); each kept value is taken once.
+    pub(in crate::lower) fn take_lowered(&mut self, e: &Expr) -> Option<Value> {
+        if self.lowered.is_empty() {
+            return None;
+        }
+        let key = e as *const Expr as usize;
+        let i = self
+            .lowered
+            .iter()
+            .position(|(k, span, _)| *k == key && *span == e.span)?;
+        Some(self.lowered.swap_remove(i).2)
+    }
+
+    /// Drops kept values that were not taken.
+    pub(in crate::lower) fn forget_lowered(&mut self) {
+        self.lowered.clear();
+    }
+}

@@ -1,0 +1,487 @@
+//! Assignment: stores into places, swizzles and byte views (converting
+//! implicitly), compound assignment, pointer variables, `++` and `--`.
+
+use crate::diagnostics::Code;
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{BytePlace, Local, Place, PtrValue, Value};
+use crate::lower::{Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind};
+use crate::types::{Scalar, Type};
+use naga::{Expression, Handle, Statement};
+
+impl Lowerer<'_, '_> {
+    /// Stores `value` (of type `ty`) into an lvalue, converting implicitly.
+    pub(in crate::lower) fn store(
+        &mut self,
+        fx: &mut FnCtx,
+        target: &Value,
+        value: Handle<Expression>,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        if let Value::Place(p) = target {
+            if crate::lower::expr::contains_atomic(&p.ty) {
+                return Err(crate::lower::expr::atomic_access(span));
+            }
+        }
+        match target {
+            Value::Place(p) => self.store_place(fx, p, value, ty, span),
+            Value::Swizzle(p, comps) => self.store_swizzle(fx, p, comps, value, ty, span),
+            Value::Bytes(b) => self.store_bytes(fx, b, value, ty, span),
+            Value::BytesSwizzle(b, comps) => {
+                self.store_bytes_swizzle(fx, b, comps, value, ty, span)
+            }
+            _ => Err(Error::coded(
+                Code::NotAssignable,
+                span,
+                "expression is not assignable",
+            )),
+        }
+    }
+
+    /// A store through a naga pointer.
+    fn store_place(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &Place,
+        value: Handle<Expression>,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        if !p.writable {
+            return Err(Error::coded(Code::NotAssignable, span, "cannot assign to a read-only location").note(
+                "`const` variables and memory in the `constant` or `const device` address space cannot be written",
+            ));
+        }
+        let v = self.convert(fx, value, ty, &p.ty, false, span)?;
+        self.push_effect(
+            fx,
+            Statement::Store {
+                pointer: p.ptr,
+                value: v,
+            },
+            Some(p.ptr),
+            span,
+        );
+        Ok(v)
+    }
+
+    /// A store to the components `comps` of the vector at `p`: WGSL cannot
+    /// assign to a swizzle, so the whole vector is stored, its other lanes
+    /// unchanged.
+    fn store_swizzle(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &Place,
+        comps: &[u8],
+        value: Handle<Expression>,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        if !p.writable {
+            return Err(Error::coded(
+                Code::NotAssignable,
+                span,
+                "cannot assign to a read-only location",
+            ));
+        }
+        let mut seen = 0u8;
+        for c in comps {
+            if seen & (1 << c) != 0 {
+                return Err(Error::coded(
+                    Code::NotAssignable,
+                    span,
+                    "vector swizzle with repeated components is not assignable",
+                ));
+            }
+            seen |= 1 << c;
+        }
+        let Type::Vector(s, n) = p.ty else {
+            unreachable!()
+        };
+        let part_ty = Type::vector(s, comps.len() as u8);
+        let v = self.convert(fx, value, ty, &part_ty, false, span)?;
+        let old = fx.add(Expression::Load { pointer: p.ptr }, span);
+        let lanes = swizzle_store_lanes(fx, old, v, comps, n, span);
+        let vty = self.naga_type(&p.ty, span)?;
+        let new = fx.add(
+            Expression::Compose {
+                ty: vty,
+                components: lanes,
+            },
+            span,
+        );
+        self.push_effect(
+            fx,
+            Statement::Store {
+                pointer: p.ptr,
+                value: new,
+            },
+            Some(p.ptr),
+            span,
+        );
+        Ok(v)
+    }
+
+    /// A store to an object held in a buffer's words.
+    fn store_bytes(
+        &mut self,
+        fx: &mut FnCtx,
+        b: &BytePlace,
+        value: Handle<Expression>,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        if !b.writable {
+            return Err(Error::coded(
+                Code::NotAssignable,
+                span,
+                "cannot assign to a read-only location",
+            )
+            .note("memory in the `constant` or `const device` address space cannot be written"));
+        }
+        if crate::lower::expr::contains_atomic(&b.ty) {
+            return Err(crate::lower::expr::atomic_access(span));
+        }
+        let v = self.convert(fx, value, ty, &b.ty.unpacked(), false, span)?;
+        self.bytes_store(fx, b, v, span)?;
+        Ok(v)
+    }
+
+    /// A store to the components `comps` of a vector held in a buffer's
+    /// words: one scalar store per component.
+    fn store_bytes_swizzle(
+        &mut self,
+        fx: &mut FnCtx,
+        b: &BytePlace,
+        comps: &[u8],
+        value: Handle<Expression>,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        if !b.writable {
+            return Err(Error::coded(
+                Code::NotAssignable,
+                span,
+                "cannot assign to a read-only location",
+            ));
+        }
+        let s = b.ty.element_scalar().expect("a vector");
+        let part_ty = Type::vector(s, comps.len() as u8);
+        let v = self.convert(fx, value, ty, &part_ty, false, span)?;
+        let mut seen = 0u8;
+        for (k, c) in comps.iter().enumerate() {
+            if seen & (1 << c) != 0 {
+                return Err(Error::coded(
+                    Code::NotAssignable,
+                    span,
+                    "vector swizzle with repeated components is not assignable",
+                ));
+            }
+            seen |= 1 << c;
+            let lane = if comps.len() == 1 {
+                v
+            } else {
+                fx.add(
+                    Expression::AccessIndex {
+                        base: v,
+                        index: k as u32,
+                    },
+                    span,
+                )
+            };
+            let offset = self.add_offset(fx, b.offset, u32::from(*c) * s.size(), span);
+            self.bytes_store(
+                fx,
+                &BytePlace {
+                    offset,
+                    ty: Type::Scalar(s),
+                    ..b.clone()
+                },
+                lane,
+                span,
+            )?;
+        }
+        Ok(v)
+    }
+
+    /// `a = b`, `a op= b`.
+    pub(in crate::lower) fn assign(
+        &mut self,
+        fx: &mut FnCtx,
+        op: Option<BinaryOp>,
+        lhs: &Expr,
+        rhs: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        if let Some(result) = self.assign_pointer(fx, op, lhs, rhs, span) {
+            return result;
+        }
+        if let ExprKind::Name(path) = &lhs.kind {
+            let name = path.last().map(String::as_str).unwrap_or("");
+            if fx.lookup(name).is_none()
+                && matches!(
+                    self.program.symbols.get(name),
+                    Some(crate::sema::Symbol::Constant(_))
+                )
+            {
+                return Err(Error::coded(
+                    Code::NotAssignable,
+                    lhs.span,
+                    format!("cannot assign to program-scope constant `{name}`"),
+                )
+                .note("variables in the `constant` address space are read-only"));
+            }
+        }
+        let target = self.expr(fx, lhs)?;
+        let (hv, tv) = if let ExprKind::InitList(items) = &rhs.kind {
+            let ty = match &target {
+                Value::Place(p) => p.ty.unpacked(),
+                Value::Bytes(b) => b.ty.unpacked(),
+                _ => {
+                    return Err(Error::coded(
+                        Code::NotAssignable,
+                        lhs.span,
+                        "expression is not assignable",
+                    ))
+                }
+            };
+            self.init_list(fx, items, &ty, rhs.span)?
+        } else {
+            self.rvalue(fx, rhs)?
+        };
+        let (hv, tv) = match op {
+            None => (hv, tv),
+            Some(op) => {
+                let current = self.load(fx, target.clone(), lhs.span)?;
+                self.binary_values(fx, op, current, (hv, tv), span)?
+            }
+        };
+        let target_ty = match &target {
+            Value::Place(p) => p.ty.unpacked(),
+            Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
+            Value::Bytes(b) => b.ty.unpacked(),
+            Value::BytesSwizzle(b, c) => {
+                Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
+            }
+            _ => {
+                return Err(Error::coded(
+                    Code::NotAssignable,
+                    lhs.span,
+                    "expression is not assignable",
+                ))
+            }
+        };
+        // Compound assignment converts the result back (C++: `a = (T)(a op b)`).
+        let hv = if op.is_some() {
+            self.convert(fx, hv, &tv, &target_ty, true, span)?
+        } else {
+            hv
+        };
+        let tv = if op.is_some() { target_ty.clone() } else { tv };
+        let stored = self.store(fx, &target, hv, &tv, span)?;
+        Ok(Value::Rv(stored, target_ty))
+    }
+
+    /// Assignment to a pointer variable: `p = q`, `p += n`.
+    fn assign_pointer(
+        &mut self,
+        fx: &mut FnCtx,
+        op: Option<BinaryOp>,
+        lhs: &Expr,
+        rhs: &Expr,
+        span: Span,
+    ) -> Option<Result<Value>> {
+        let ExprKind::Name(path) = &lhs.kind else {
+            return None;
+        };
+        let Some(Local::PtrVar { var, ptr }) = fx.lookup(path.last()?).cloned() else {
+            if let Some(Local::Ptr(_)) = fx.lookup(path.last()?) {
+                return Some(Err(Error::coded(
+                    Code::Unsupported,
+                    lhs.span,
+                    "pointer parameters cannot be reassigned yet",
+                )));
+            }
+            return None;
+        };
+        Some((|| {
+            let new = match op {
+                None => self.expr(fx, rhs)?,
+                Some(op) => {
+                    let current = self.local_value(
+                        fx,
+                        Local::PtrVar {
+                            var,
+                            ptr: ptr.clone(),
+                        },
+                        lhs.span,
+                    );
+                    let Value::Ptr(p) = current else {
+                        unreachable!()
+                    };
+                    let synthetic = Expr {
+                        kind: rhs.kind.clone(),
+                        span: rhs.span,
+                    };
+                    self.pointer_offset(fx, op, p, &synthetic, span)?
+                }
+            };
+            let Value::Ptr(q) = new else {
+                return Err(Error::coded(
+                    Code::TypeMismatch,
+                    rhs.span,
+                    "assigning a non-pointer to a pointer",
+                ));
+            };
+            if q.root != ptr.root {
+                return Err(Error::coded(
+                    Code::Unsupported,
+                    span,
+                    "a pointer variable must keep pointing into the same buffer or object",
+                )
+                .note("pointers are translated as a fixed buffer plus an element index"));
+            }
+            let p = fx.add(Expression::LocalVariable(var), span);
+            fx.push(
+                Statement::Store {
+                    pointer: p,
+                    value: q.index,
+                },
+                span,
+            );
+            Ok(Value::Ptr(q))
+        })())
+    }
+
+    fn pointer_offset(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        p: PtrValue,
+        rhs: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let (h, t) = self.rvalue(fx, rhs)?;
+        if !matches!(op, BinaryOp::Add | BinaryOp::Sub)
+            || !matches!(t, Type::Scalar(s) if s.is_integer())
+        {
+            return Err(Error::coded(
+                Code::InvalidOperands,
+                span,
+                "invalid pointer arithmetic",
+            ));
+        }
+        let h = if t == Type::UINT {
+            h
+        } else {
+            fx.add(
+                Expression::As {
+                    expr: h,
+                    kind: naga::ScalarKind::Uint,
+                    convert: None,
+                },
+                span,
+            )
+        };
+        let naga_op = if op == BinaryOp::Add {
+            naga::BinaryOperator::Add
+        } else {
+            naga::BinaryOperator::Subtract
+        };
+        let index = fx.add(
+            Expression::Binary {
+                op: naga_op,
+                left: p.index,
+                right: h,
+            },
+            span,
+        );
+        Ok(Value::Ptr(PtrValue { index, ..p }))
+    }
+
+    /// `++x`, `x++`, `--x`, `x--` (also on pointer variables).
+    pub(in crate::lower) fn inc_dec(
+        &mut self,
+        fx: &mut FnCtx,
+        target: &Expr,
+        inc: bool,
+        prefix: bool,
+        span: Span,
+    ) -> Result<Value> {
+        let one = Expr {
+            kind: ExprKind::Int {
+                value: 1,
+                suffix: crate::syntax::ast::LiteralSuffix::None,
+                non_decimal: false,
+            },
+            span,
+        };
+        let op = if inc { BinaryOp::Add } else { BinaryOp::Sub };
+        if let ExprKind::Name(path) = &target.kind {
+            if let Some(Local::PtrVar { .. }) =
+                fx.lookup(path.last().map(String::as_str).unwrap_or(""))
+            {
+                let before = self.expr(fx, target)?;
+                let after = self.assign(fx, Some(op), target, &one, span)?;
+                return Ok(if prefix { after } else { before });
+            }
+        }
+        let place = self.expr(fx, target)?;
+        let (old, ty) = self.load(fx, place.clone(), target.span)?;
+        if !matches!(ty.element_scalar(), Some(s) if s != Scalar::Bool)
+            || matches!(ty, Type::Matrix { .. })
+        {
+            return Err(Error::coded(
+                Code::InvalidOperands,
+                span,
+                format!(
+                    "cannot increment or decrement a value of type `{}`",
+                    self.program.display(&ty)
+                ),
+            ));
+        }
+        let (h1, t1) = self.rvalue(fx, &one)?;
+        let (new, tn) = self.binary_values(fx, op, (old, ty.clone()), (h1, t1), span)?;
+        let new = self.convert(fx, new, &tn, &ty, true, span)?;
+        self.store(fx, &place, new, &ty, span)?;
+        Ok(Value::Rv(if prefix { new } else { old }, ty))
+    }
+}
+
+/// The `n` lanes of a vector after storing `v` to its components `comps`:
+/// a lane of `v` where `comps` names it, else the lane of `old`.
+fn swizzle_store_lanes(
+    fx: &mut FnCtx,
+    old: Handle<Expression>,
+    v: Handle<Expression>,
+    comps: &[u8],
+    n: u8,
+    span: Span,
+) -> Vec<Handle<Expression>> {
+    let mut lanes = Vec::new();
+    for lane in 0..n {
+        lanes.push(match comps.iter().position(|c| *c == lane) {
+            Some(k) if comps.len() == 1 => {
+                let _ = k;
+                v
+            }
+            Some(k) => fx.add(
+                Expression::AccessIndex {
+                    base: v,
+                    index: k as u32,
+                },
+                span,
+            ),
+            None => fx.add(
+                Expression::AccessIndex {
+                    base: old,
+                    index: u32::from(lane),
+                },
+                span,
+            ),
+        });
+    }
+    lanes
+}

@@ -1,0 +1,14 @@
+//! naga→naga rewrites of a whole lowered module.
+//!
+//! What must hold for every function at once, or only for one output
+//! dialect, is rewritten on the IR, never on the emitted WGSL text: a
+//! rewrite of the text could hit a user identifier that happens to look
+//! like what it matches, the IR cannot.
+//!
+//! - [`half_demotion`]: `half` as `f32` (`HalfMode::F32`), after lowering;
+//! - [`browser_dialect`]: what the WebGPU target needs beyond naga's own
+//!   dialect, before the WGSL writer runs.
+
+pub(crate) mod browser_dialect;
+pub(crate) mod half_demotion;
+mod rebuild;

@@ -1,0 +1,445 @@
+//! Rebuilding a function's expression arena so that a pass can put new
+//! expressions in front of an existing one.
+//!
+//! naga requires an expression's operands to come before it in the arena
+//! (validation rejects forward dependencies), so a rewrite that needs new
+//! operands for an expression cannot just append them: the arena is copied
+//! in order, the pass may insert expressions before each one and replace
+//! it, and every handle (operands, statements, `Emit` ranges, named
+//! expressions, local variable initializers) is renumbered.
+//!
+//! The matches below are exhaustive on purpose: a naga upgrade that adds
+//! an expression or statement with operands fails to compile here instead
+//! of leaving stale handles behind.
+
+use naga::{Arena, Block, Expression, Function, Handle, Range, Span, Statement};
+
+/// Where a pass appends the expressions that go in front of the one being
+/// rebuilt.
+pub(super) struct Front<'a> {
+    arena: &'a mut Arena<Expression>,
+    span: Span,
+}
+
+impl Front<'_> {
+    /// Appends `expr` (its operands must already be new handles), with the
+    /// span of the expression being rebuilt.
+    pub(super) fn add(&mut self, expr: Expression) -> Handle<Expression> {
+        self.arena.append(expr, self.span)
+    }
+
+    /// The rebuilt arena so far (operands are new handles into it).
+    pub(super) fn arena(&self) -> &Arena<Expression> {
+        self.arena
+    }
+}
+
+/// Old handles to new ones.
+struct Renumbering {
+    /// The new handle of each old expression.
+    map: Vec<Handle<Expression>>,
+    /// The index of the first expression appended for each old one: the
+    /// first one inserted in front of it, or its own new index.
+    first: Vec<u32>,
+    /// Whether each new expression needs no `Emit` (by new index).
+    pre_emit: Vec<bool>,
+}
+
+impl Renumbering {
+    fn get(&self, h: Handle<Expression>) -> Handle<Expression> {
+        self.map[h.index()]
+    }
+}
+
+/// Rebuilds `f`'s expressions in order: for each one (old handle, and the
+/// expression with its operands already renumbered) `rewrite` returns the
+/// expression that takes its place, after adding any it needs in front of
+/// it through [`Front::add`]. Expressions added in front of an emitted
+/// expression are emitted with it (those that need no `Emit` are left out
+/// of the ranges); a pass must only add emitted kinds in front of
+/// expressions that an `Emit` covers.
+pub(super) fn rebuild_function(
+    f: &mut Function,
+    rewrite: &mut dyn FnMut(&mut Front, Handle<Expression>, Expression) -> Expression,
+) {
+    let mut old = f.expressions.take();
+    let mut numbers = Renumbering {
+        map: Vec::with_capacity(old.len()),
+        first: Vec::with_capacity(old.len()),
+        pre_emit: Vec::new(),
+    };
+    for (h, mut expr, span) in old.drain() {
+        renumber_expression(&mut expr, &|x| numbers.get(x));
+        numbers.first.push(f.expressions.len() as u32);
+        let mut front = Front {
+            arena: &mut f.expressions,
+            span,
+        };
+        let expr = rewrite(&mut front, h, expr);
+        numbers.map.push(f.expressions.append(expr, span));
+    }
+    numbers.pre_emit = f
+        .expressions
+        .iter()
+        .map(|(_, e)| e.needs_pre_emit())
+        .collect();
+    let body = std::mem::take(&mut f.body);
+    f.body = renumber_block(body, &numbers, &f.expressions);
+    f.named_expressions = std::mem::take(&mut f.named_expressions)
+        .into_iter()
+        .map(|(h, name)| (numbers.get(h), name))
+        .collect();
+    for (_, local) in f.local_variables.iter_mut() {
+        if let Some(init) = &mut local.init {
+            *init = numbers.get(*init);
+        }
+    }
+}
+
+/// Renumbers the operands of `e` with `new`.
+fn renumber_expression(e: &mut Expression, new: &dyn Fn(Handle<Expression>) -> Handle<Expression>) {
+    let opt = |h: &mut Option<Handle<Expression>>| {
+        if let Some(h) = h {
+            *h = new(*h);
+        }
+    };
+    match e {
+        Expression::Literal(_)
+        | Expression::Constant(_)
+        | Expression::Override(_)
+        | Expression::ZeroValue(_)
+        | Expression::FunctionArgument(_)
+        | Expression::GlobalVariable(_)
+        | Expression::LocalVariable(_)
+        | Expression::CallResult(_)
+        | Expression::AtomicResult { .. }
+        | Expression::WorkGroupUniformLoadResult { .. }
+        | Expression::RayQueryProceedResult
+        | Expression::SubgroupBallotResult
+        | Expression::SubgroupOperationResult { .. } => {}
+        Expression::Compose { components, .. } => {
+            for c in components {
+                *c = new(*c);
+            }
+        }
+        Expression::Access { base, index } => {
+            *base = new(*base);
+            *index = new(*index);
+        }
+        Expression::AccessIndex { base, .. } => *base = new(*base),
+        Expression::Splat { value, .. } => *value = new(*value),
+        Expression::Swizzle { vector, .. } => *vector = new(*vector),
+        Expression::Load { pointer } => *pointer = new(*pointer),
+        Expression::ImageSample {
+            image,
+            sampler,
+            coordinate,
+            array_index,
+            offset,
+            level,
+            depth_ref,
+            gather: _,
+            clamp_to_edge: _,
+        } => {
+            *image = new(*image);
+            *sampler = new(*sampler);
+            *coordinate = new(*coordinate);
+            opt(array_index);
+            opt(offset);
+            opt(depth_ref);
+            match level {
+                naga::SampleLevel::Auto | naga::SampleLevel::Zero => {}
+                naga::SampleLevel::Exact(h) | naga::SampleLevel::Bias(h) => *h = new(*h),
+                naga::SampleLevel::Gradient { x, y } => {
+                    *x = new(*x);
+                    *y = new(*y);
+                }
+            }
+        }
+        Expression::ImageLoad {
+            image,
+            coordinate,
+            array_index,
+            sample,
+            level,
+        } => {
+            *image = new(*image);
+            *coordinate = new(*coordinate);
+            opt(array_index);
+            opt(sample);
+            opt(level);
+        }
+        Expression::ImageQuery { image, query } => {
+            *image = new(*image);
+            if let naga::ImageQuery::Size { level } = query {
+                opt(level);
+            }
+        }
+        Expression::Unary { expr, .. } => *expr = new(*expr),
+        Expression::Binary { left, right, .. } => {
+            *left = new(*left);
+            *right = new(*right);
+        }
+        Expression::Select {
+            condition,
+            accept,
+            reject,
+        } => {
+            *condition = new(*condition);
+            *accept = new(*accept);
+            *reject = new(*reject);
+        }
+        Expression::Derivative { expr, .. } => *expr = new(*expr),
+        Expression::Relational { argument, .. } => *argument = new(*argument),
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => {
+            *arg = new(*arg);
+            opt(arg1);
+            opt(arg2);
+            opt(arg3);
+        }
+        Expression::As { expr, .. } => *expr = new(*expr),
+        Expression::ArrayLength(h) => *h = new(*h),
+        Expression::RayQueryVertexPositions { query, .. }
+        | Expression::RayQueryGetIntersection { query, .. } => *query = new(*query),
+        Expression::CooperativeLoad { data, .. } => {
+            data.pointer = new(data.pointer);
+            data.stride = new(data.stride);
+        }
+        Expression::CooperativeMultiplyAdd { a, b, c } => {
+            *a = new(*a);
+            *b = new(*b);
+            *c = new(*c);
+        }
+    }
+}
+
+/// The statements of `block` with renumbered handles.
+fn renumber_block(block: Block, numbers: &Renumbering, arena: &Arena<Expression>) -> Block {
+    let mut out = Block::with_capacity(block.len());
+    for (statement, span) in block.span_into_iter() {
+        match statement {
+            Statement::Emit(range) => {
+                for range in renumber_range(&range, numbers, arena) {
+                    out.push(Statement::Emit(range), span);
+                }
+            }
+            other => out.push(renumber_statement(other, numbers, arena), span),
+        }
+    }
+    out
+}
+
+/// The new `Emit` ranges of an old one: every expression appended for the
+/// old ones it covers, less those that need no `Emit` (naga rejects
+/// emitting them), in runs.
+fn renumber_range(
+    range: &Range<Expression>,
+    numbers: &Renumbering,
+    arena: &Arena<Expression>,
+) -> Vec<Range<Expression>> {
+    let Some((first, last)) = range.first_and_last() else {
+        return Vec::new();
+    };
+    let start = numbers.first[first.index()];
+    let end = numbers.get(last).index() as u32 + 1;
+    let mut ranges = Vec::new();
+    let mut run = start;
+    for i in start..end {
+        if numbers.pre_emit[i as usize] {
+            if run < i {
+                ranges.push(Range::from_index_range(run..i, arena));
+            }
+            run = i + 1;
+        }
+    }
+    if run < end {
+        ranges.push(Range::from_index_range(run..end, arena));
+    }
+    ranges
+}
+
+/// `s` with renumbered handles (nested blocks included).
+fn renumber_statement(s: Statement, numbers: &Renumbering, arena: &Arena<Expression>) -> Statement {
+    let new = |h: Handle<Expression>| numbers.get(h);
+    let opt = |h: Option<Handle<Expression>>| h.map(new);
+    let block = |b: Block| renumber_block(b, numbers, arena);
+    match s {
+        Statement::Emit(_) => unreachable!("`Emit` is renumbered by `renumber_block`"),
+        Statement::Block(b) => Statement::Block(block(b)),
+        Statement::If {
+            condition,
+            accept,
+            reject,
+        } => Statement::If {
+            condition: new(condition),
+            accept: block(accept),
+            reject: block(reject),
+        },
+        Statement::Switch { selector, cases } => Statement::Switch {
+            selector: new(selector),
+            cases: cases
+                .into_iter()
+                .map(|c| naga::SwitchCase {
+                    value: c.value,
+                    body: block(c.body),
+                    fall_through: c.fall_through,
+                })
+                .collect(),
+        },
+        Statement::Loop {
+            body,
+            continuing,
+            break_if,
+        } => Statement::Loop {
+            body: block(body),
+            continuing: block(continuing),
+            break_if: opt(break_if),
+        },
+        s @ (Statement::Break
+        | Statement::Continue
+        | Statement::Kill
+        | Statement::ControlBarrier(_)
+        | Statement::MemoryBarrier(_)) => s,
+        Statement::Return { value } => Statement::Return { value: opt(value) },
+        Statement::Store { pointer, value } => Statement::Store {
+            pointer: new(pointer),
+            value: new(value),
+        },
+        Statement::ImageStore {
+            image,
+            coordinate,
+            array_index,
+            value,
+        } => Statement::ImageStore {
+            image: new(image),
+            coordinate: new(coordinate),
+            array_index: opt(array_index),
+            value: new(value),
+        },
+        Statement::Atomic {
+            pointer,
+            fun,
+            value,
+            result,
+        } => Statement::Atomic {
+            pointer: new(pointer),
+            fun: match fun {
+                naga::AtomicFunction::Exchange { compare } => naga::AtomicFunction::Exchange {
+                    compare: opt(compare),
+                },
+                other => other,
+            },
+            value: new(value),
+            result: opt(result),
+        },
+        Statement::ImageAtomic {
+            image,
+            coordinate,
+            array_index,
+            fun,
+            value,
+        } => Statement::ImageAtomic {
+            image: new(image),
+            coordinate: new(coordinate),
+            array_index: opt(array_index),
+            fun: match fun {
+                naga::AtomicFunction::Exchange { compare } => naga::AtomicFunction::Exchange {
+                    compare: opt(compare),
+                },
+                other => other,
+            },
+            value: new(value),
+        },
+        Statement::WorkGroupUniformLoad { pointer, result } => Statement::WorkGroupUniformLoad {
+            pointer: new(pointer),
+            result: new(result),
+        },
+        Statement::Call {
+            function,
+            arguments,
+            result,
+        } => Statement::Call {
+            function,
+            arguments: arguments.into_iter().map(new).collect(),
+            result: opt(result),
+        },
+        Statement::RayQuery { query, fun } => Statement::RayQuery {
+            query: new(query),
+            fun: match fun {
+                naga::RayQueryFunction::Initialize {
+                    acceleration_structure,
+                    descriptor,
+                } => naga::RayQueryFunction::Initialize {
+                    acceleration_structure: new(acceleration_structure),
+                    descriptor: new(descriptor),
+                },
+                naga::RayQueryFunction::Proceed { result } => {
+                    naga::RayQueryFunction::Proceed {
+                        result: new(result),
+                    }
+                }
+                naga::RayQueryFunction::GenerateIntersection { hit_t } => {
+                    naga::RayQueryFunction::GenerateIntersection { hit_t: new(hit_t) }
+                }
+                other @ (naga::RayQueryFunction::ConfirmIntersection
+                | naga::RayQueryFunction::Terminate) => other,
+            },
+        },
+        Statement::RayPipelineFunction(naga::RayPipelineFunction::TraceRay {
+            acceleration_structure,
+            descriptor,
+            payload,
+        }) => Statement::RayPipelineFunction(naga::RayPipelineFunction::TraceRay {
+            acceleration_structure: new(acceleration_structure),
+            descriptor: new(descriptor),
+            payload: new(payload),
+        }),
+        Statement::SubgroupBallot { result, predicate } => Statement::SubgroupBallot {
+            result: new(result),
+            predicate: opt(predicate),
+        },
+        Statement::SubgroupGather {
+            mode,
+            argument,
+            result,
+        } => Statement::SubgroupGather {
+            mode: match mode {
+                naga::GatherMode::BroadcastFirst => naga::GatherMode::BroadcastFirst,
+                naga::GatherMode::Broadcast(h) => naga::GatherMode::Broadcast(new(h)),
+                naga::GatherMode::Shuffle(h) => naga::GatherMode::Shuffle(new(h)),
+                naga::GatherMode::ShuffleDown(h) => naga::GatherMode::ShuffleDown(new(h)),
+                naga::GatherMode::ShuffleUp(h) => naga::GatherMode::ShuffleUp(new(h)),
+                naga::GatherMode::ShuffleXor(h) => naga::GatherMode::ShuffleXor(new(h)),
+                naga::GatherMode::QuadBroadcast(h) => naga::GatherMode::QuadBroadcast(new(h)),
+                naga::GatherMode::QuadSwap(d) => naga::GatherMode::QuadSwap(d),
+            },
+            argument: new(argument),
+            result: new(result),
+        },
+        Statement::SubgroupCollectiveOperation {
+            op,
+            collective_op,
+            argument,
+            result,
+        } => Statement::SubgroupCollectiveOperation {
+            op,
+            collective_op,
+            argument: new(argument),
+            result: new(result),
+        },
+        Statement::CooperativeStore { target, data } => Statement::CooperativeStore {
+            target: new(target),
+            data: naga::CooperativeData {
+                pointer: new(data.pointer),
+                stride: new(data.stride),
+                row_major: data.row_major,
+            },
+        },
+    }
+}

@@ -1,0 +1,97 @@
+//! The Apple SDK headers that Metal shader sources include and that a Metal
+//! compile finds in the SDK: `<TargetConditionals.h>` and `<simd/simd.h>`.
+//!
+//! `#include` falls back to these when no file of that name is found in
+//! the search folders (the SDK's folders come after every `-I` folder), so
+//! a user's own header of the same name wins, as with clang. Of the
+//! frameworks' headers only SwiftUI's shader header is provided
+//! (`<SwiftUI/SwiftUI_Metal.h>`, `<SwiftUI/SwiftUI.h>`: `swiftui`); the
+//! others (`<Metal/Metal.h>`, `<MetalPerformancePrimitives/...>`) are not:
+//! including them stays a "file not found" error.
+
+use super::Platform;
+
+/// The folder the provided headers are said to be in: `__FILE__` and
+/// diagnostics name them `<sdk>/TargetConditionals.h`.
+pub(crate) const SDK_DIR: &str = "<sdk>";
+
+/// What `TargetConditionals.h` defines for a Metal compile: the name and
+/// its value for macOS and for iOS. The compile targets the GPU (`air64`),
+/// none of the CPUs, so every `TARGET_CPU_*` is 0; the `TARGET_RT_*`
+/// values are those of a 64-bit little-endian Mach-O target.
+const TARGET_CONDITIONALS: &[(&str, u8, u8)] = &[
+    ("TARGET_OS_MAC", 1, 1),
+    ("TARGET_OS_OSX", 1, 0),
+    ("TARGET_OS_IPHONE", 0, 1),
+    ("TARGET_OS_IOS", 0, 1),
+    ("TARGET_OS_MACCATALYST", 0, 0),
+    ("TARGET_OS_UIKITFORMAC", 0, 0),
+    ("TARGET_OS_TV", 0, 0),
+    ("TARGET_OS_WATCH", 0, 0),
+    ("TARGET_OS_VISION", 0, 0),
+    ("TARGET_OS_BRIDGE", 0, 0),
+    ("TARGET_OS_DRIVERKIT", 0, 0),
+    ("TARGET_OS_SIMULATOR", 0, 0),
+    ("TARGET_OS_EMBEDDED", 0, 1),
+    ("TARGET_OS_RTKIT", 0, 0),
+    ("TARGET_OS_UNIX", 0, 0),
+    ("TARGET_OS_WIN32", 0, 0),
+    ("TARGET_OS_WINDOWS", 0, 0),
+    ("TARGET_OS_LINUX", 0, 0),
+    ("TARGET_OS_NANO", 0, 0),
+    ("TARGET_IPHONE_SIMULATOR", 0, 0),
+    ("TARGET_CPU_PPC", 0, 0),
+    ("TARGET_CPU_PPC64", 0, 0),
+    ("TARGET_CPU_68K", 0, 0),
+    ("TARGET_CPU_X86", 0, 0),
+    ("TARGET_CPU_X86_64", 0, 0),
+    ("TARGET_CPU_ARM", 0, 0),
+    ("TARGET_CPU_ARM64", 0, 0),
+    ("TARGET_CPU_MIPS", 0, 0),
+    ("TARGET_CPU_SPARC", 0, 0),
+    ("TARGET_CPU_ALPHA", 0, 0),
+    ("TARGET_RT_LITTLE_ENDIAN", 1, 1),
+    ("TARGET_RT_BIG_ENDIAN", 0, 0),
+    ("TARGET_RT_64_BIT", 1, 1),
+    ("TARGET_RT_MAC_CFM", 0, 0),
+    ("TARGET_RT_MAC_MACHO", 1, 1),
+    ("TARGET_ABI_USES_IOS_VALUES", 1, 1),
+];
+
+/// The text of the provided header `name` (as written between `<>` or
+/// `""`) for `platform`, if msl2wgsl provides one.
+pub(crate) fn header(name: &str, platform: Platform) -> Option<String> {
+    match name {
+        "TargetConditionals.h" => Some(target_conditionals(platform)),
+        // A Metal compile of it declares the simd types (`vector_float4`,
+        // `simd_float4x4`, `simd::float4`, ...) and no macro user code
+        // relies on; msl2wgsl knows the types without any header, so it
+        // is empty.
+        "simd/simd.h" => Some(String::new()),
+        // SwiftUI's declarations for `[[stitchable]]` effects (`swiftui`).
+        n if super::swiftui::NAMES.contains(&n) => Some(super::swiftui::header()),
+        _ => None,
+    }
+}
+
+/// `TargetConditionals.h`: an include guard and every macro, each one only
+/// where `-D` or an earlier header has not defined it yet.
+fn target_conditionals(platform: Platform) -> String {
+    let mut s = format!(
+        "// <TargetConditionals.h> as a Metal compile for {} sees it.\n\
+         #ifndef __TARGETCONDITIONALS__\n#define __TARGETCONDITIONALS__\n",
+        match platform {
+            Platform::MacOs => "macOS",
+            Platform::Ios => "iOS",
+        }
+    );
+    for &(name, mac, ios) in TARGET_CONDITIONALS {
+        let value = match platform {
+            Platform::MacOs => mac,
+            Platform::Ios => ios,
+        };
+        s.push_str(&format!("#ifndef {name}\n#define {name} {value}\n#endif\n"));
+    }
+    s.push_str("#endif\n");
+    s
+}

@@ -1,0 +1,134 @@
+//! Metal's texture types (MSL §2.9): `texture2d<T, access>`, `depth2d<T>`
+//! and the other shapes, their component type and access, and the shapes
+//! WGSL has no equivalent of.
+
+use super::{Error, Program, Result};
+use crate::diagnostics::Code;
+use crate::syntax::ast::{self, TemplateArg};
+use crate::types::{self, Type};
+
+impl Program<'_> {
+    /// `texture2d<T, access::A>`, `depth2d<float>` ... (MSL §2.9).
+    pub(super) fn texture_type(&self, name: &str, ts: &ast::TypeSpec) -> Result<Type> {
+        let shape = self.texture_shape(name, ts)?;
+        let (elem, access) = match ts.args.as_slice() {
+            [TemplateArg::Type(t)] => (t, None),
+            [TemplateArg::Type(t), a] => (t, Some(a)),
+            _ => {
+                return Err(Error::coded(
+                    Code::InvalidType,
+                    ts.span,
+                    format!("`{name}` needs a component type: `{name}<float>`"),
+                ))
+            }
+        };
+        let scalar = self.texture_component(elem)?;
+        if shape.is_depth() && scalar != types::Scalar::Float {
+            return Err(Error::coded(
+                Code::InvalidType,
+                elem.span,
+                "depth textures have `float` components",
+            ));
+        }
+        let access = texture_access(access)?;
+        if shape.is_depth()
+            && matches!(
+                access,
+                types::TextureAccess::Write | types::TextureAccess::ReadWrite
+            )
+        {
+            return Err(Error::coded(
+                Code::TextureUsage,
+                ts.span,
+                "depth textures cannot be written in a kernel",
+            ));
+        }
+        Ok(Type::Texture(types::Texture {
+            shape,
+            scalar,
+            access,
+            format: None,
+        }))
+    }
+
+    /// The shape of texture type `name` (`texture2d`, `depthcube`...).
+    fn texture_shape(&self, name: &str, ts: &ast::TypeSpec) -> Result<types::TextureShape> {
+        use types::TextureShape as S;
+        Ok(match name {
+            "texture1d" => S::D1,
+            "texture2d" => S::D2,
+            "texture2d_array" => S::D2Array,
+            "texture2d_ms" => S::D2Ms,
+            "texture3d" => S::D3,
+            "texturecube" => S::Cube,
+            "texturecube_array" => S::CubeArray,
+            "depth2d" => S::Depth2D,
+            "depth2d_array" => S::Depth2DArray,
+            "depthcube" => S::DepthCube,
+            "depthcube_array" => S::DepthCubeArray,
+            "depth2d_ms" => S::Depth2DMs,
+            "texture1d_array" | "texture2d_ms_array" | "depth2d_ms_array" | "texture_buffer" => {
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
+                    ts.name_span,
+                    format!("`{name}` has no WGSL equivalent"),
+                )
+                .note("WGSL has no 1-D array, multisampled array or buffer textures"));
+            }
+            _ => {
+                return Err(Error::coded(
+                    Code::UnknownType,
+                    ts.name_span,
+                    format!("unknown type name `{name}`"),
+                )
+                .with_notes(self.type_name_hint(name)))
+            }
+        })
+    }
+
+    /// The component type of a texture: a 32- or 16-bit scalar.
+    fn texture_component(&self, elem: &ast::TypeSpec) -> Result<types::Scalar> {
+        match self.resolve_value_type(elem)? {
+            Type::Scalar(
+                s @ (types::Scalar::Float
+                | types::Scalar::Half
+                | types::Scalar::Int
+                | types::Scalar::UInt
+                | types::Scalar::Short
+                | types::Scalar::UShort),
+            ) => Ok(s),
+            other => Err(Error::coded(
+                Code::InvalidType,
+                elem.span,
+                format!(
+                    "`{}` is not a texture component type (float, half, int, uint, short, ushort)",
+                    self.display(&other)
+                ),
+            )),
+        }
+    }
+}
+
+/// A texture's `access::` argument (`sample` when there is none).
+fn texture_access(access: Option<&TemplateArg>) -> Result<types::TextureAccess> {
+    Ok(match access {
+        None => types::TextureAccess::Sample,
+        Some(arg) => {
+            let (path, span) = match arg {
+                TemplateArg::Type(t) => (t.path.clone(), t.span),
+                TemplateArg::Expr(ast::Expr {
+                    kind: ast::ExprKind::Name(p),
+                    span,
+                }) => (p.clone(), *span),
+                TemplateArg::Expr(e) => (Vec::new(), e.span),
+            };
+            match path.last().map(String::as_str) {
+                Some("sample") => types::TextureAccess::Sample,
+                Some("read") => types::TextureAccess::Read,
+                Some("write") => types::TextureAccess::Write,
+                Some("read_write") => types::TextureAccess::ReadWrite,
+                _ => return Err(Error::coded(Code::InvalidType, span, "expected `access::sample`, `access::read`, `access::write` or `access::read_write`")),
+            }
+        }
+    })
+}
