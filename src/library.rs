@@ -423,6 +423,12 @@ mod emit {
             Target::Wgpu => None,
         };
         let module = adapted.as_ref().unwrap_or(module);
+        let declared = crate::lower::passes::half_demotion::f16_undeclared(module).then(|| {
+            let mut m = module.clone();
+            crate::lower::passes::half_demotion::declare_f16(&mut m);
+            m
+        });
+        let module = declared.as_ref().unwrap_or(module);
         let caps = capabilities(target);
         let info = Validator::new(ValidationFlags::all(), caps)
             .validate(module)

@@ -517,7 +517,11 @@ fn nested_calls_translate_at_once() {
 /// the source, and the losing overload is not called.
 #[test]
 fn nested_overloaded_calls_are_lowered_once() {
-    for kind in ["function", "overloaded functions", "template beside a function"] {
+    for kind in [
+        "function",
+        "overloaded functions",
+        "template beside a function",
+    ] {
         let source = nested_calls(kind, 30, 1);
         fastest(&source, 1, kind);
         let wgsl = translate(&source)

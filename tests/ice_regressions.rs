@@ -82,28 +82,38 @@ fn primitive_id_translates_with_its_feature() {
     assert!(json.contains("primitive-index"), "{json}");
 }
 
-/// A struct holding a texture or sampler has no WGSL equivalent as a value:
-/// a located error at the member (it was a naga type error).
+/// Structs holding textures and samplers, built in the stage function and
+/// passed to a helper (Tint's `tint_module_vars_struct`), a write-only
+/// texture among them: they were naga type errors (and a panic: storage
+/// textures only get a format when bound); they translate now.
 #[test]
-fn struct_with_a_texture_member_is_located() {
-    let body = "struct Res {\n    texture2d<float> tex;\n    sampler smp;\n};\n\
-                float4 look(Res r) { return r.tex.sample(r.smp, float2(0)); }\n\
-                fragment float4 f(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]]) {\n\
-                    Res r = Res{t, s};\n    return look(r);\n}\n";
-    assert_error(body, "tex;", 0, "struct `Res` holds a texture or sampler (member `tex`)");
-    assert_eq!(first_code(body), Code::Unsupported);
-    // A write-only texture member (it was a panic: storage textures only
-    // get a format when bound).
-    let body = "struct W { texture2d<float, access::write> out; };\n\
-                kernel void k(texture2d<float, access::write> t [[texture(0)]]) {\n\
-                    W w = W{t};\n    w.out.write(float4(1), uint2(0));\n}\n";
-    assert_error(body, "out;", 0, "struct `W` holds a texture or sampler");
-    assert_eq!(first_code(body), Code::Unsupported);
-    // An unused one is no error.
+fn structs_of_textures_and_samplers_translate() {
     translate_body(
-        "struct Res { texture2d<float> tex; };\n\
-         kernel void k(device float* out [[buffer(0)]]) { out[0] = 1; }\n",
+        "struct Res {\n    texture2d<float> tex;\n    sampler smp;\n};\n\
+         float4 look(Res r) { return r.tex.sample(r.smp, float2(0)); }\n\
+         fragment float4 f(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]]) {\n\
+             Res const r = Res{.tex = t, .smp = s};\n    return look(r);\n}\n",
     );
+    translate_body(
+        "struct W { texture2d<float, access::write> out; };\n\
+         kernel void k(texture2d<float, access::write> t [[texture(0)]]) {\n\
+             W w = W{t};\n    w.out.write(float4(1), uint2(0));\n}\n",
+    );
+}
+
+/// An array of textures in a function (a WGSL array cannot hold one): a
+/// located error, not a naga type error.
+#[test]
+fn local_array_of_textures_is_located() {
+    let body = "kernel void k(texture2d<float> t [[texture(0)]], device float* o [[buffer(0)]]) {\n\
+                    texture2d<float> a[2] = {t, t};\n    o[0] = a[1].get_width();\n}\n";
+    assert_error(
+        body,
+        "a[2]",
+        0,
+        "`texture2d<float>[2]`: arrays of textures or samplers are not supported yet",
+    );
+    assert_eq!(first_code(body), Code::Unsupported);
 }
 
 /// A writable texture passed to a helper: naga stores to a texture only
@@ -123,6 +133,167 @@ fn writable_texture_passed_to_helpers_translates() {
          }\n",
     );
     assert!(lib.wgsl().contains("textureStore("), "{}", lib.wgsl());
+}
+
+/// A derivative of a `half` value: WGSL takes derivatives of `f32` only
+/// (naga rejected the IR).
+#[test]
+fn half_derivatives_are_taken_in_f32() {
+    let lib = translate_body(
+        "fragment half4 f(float4 p [[position]]) {\n\
+             half2 h = half2(p.xy);\n\
+             return half4(dfdx(h), fwidth(h.x), dfdy(h.y));\n\
+         }\n",
+    );
+    assert!(lib.wgsl().contains("dpdx(") && lib.wgsl().contains("fwidth("), "{}", lib.wgsl());
+}
+
+/// An `f16` made only by a conversion (a `half` member of a buffer read
+/// as `float`): the module must still enable `f16`, in the whole module and
+/// in each function's own (the writer decides from the types alone).
+#[test]
+fn f16_made_by_a_conversion_is_enabled() {
+    let lib = translate_body(
+        "struct P { half h; ushort pad; uint n; };\n\
+         kernel void k(device float* out [[buffer(0)]], constant P* p [[buffer(1)]]) {\n\
+             out[0] = float((*p).h);\n\
+         }\n",
+    );
+    for wgsl in [lib.wgsl().to_string(), lib.function_wgsl("k").unwrap()] {
+        if wgsl.contains("f16") {
+            assert!(wgsl.contains("enable f16;"), "{wgsl}");
+        }
+    }
+}
+
+/// Constant operations WGSL would reject when the shader is created
+/// (non-finite floats, integer overflow and division by zero) translate:
+/// they are computed at run time (checked on the GPU below).
+#[test]
+fn constant_operations_wgsl_rejects_translate() {
+    let lib = translate_body(
+        "constant float inf = 1.0 / 0.0;\n\
+         constant float2 mixed = float2(1.0, 0.0 / 0.0);\n\
+         kernel void k(device float* f [[buffer(0)]], device int* i [[buffer(1)]]) {\n\
+             f[0] = 0.0 / 0.0;\n\
+             f[1] = -1.0 / 0.0;\n\
+             f[2] = half(1e10);\n\
+             f[3] = (float4(1.0) / 0.0).y;\n\
+             f[4] = inf;\n\
+             f[5] = mixed.y;\n\
+             i[0] = 2147483647 + 1;\n\
+             i[1] = 5 / 0;\n\
+             i[2] = 7 % 0;\n\
+             i[3] = 6 / 2;\n\
+         }\n",
+    );
+    // A constant operation WGSL accepts stays one.
+    assert!(lib.wgsl().contains("(6i / 2i)"), "{}", lib.wgsl());
+}
+
+/// `metal_math`'s `half` constants and the `half` limits, in functions and
+/// in program-scope constant expressions (which did not know the `float`
+/// ones either).
+#[test]
+fn half_math_constants_and_limits() {
+    translate_body(
+        "constant float two_pi = 2 * M_PI_F;\n\
+         constant half root = M_SQRT2_H;\n\
+         kernel void k(device half* o [[buffer(0)]], device float* f [[buffer(1)]]) {\n\
+             o[0] = M_PI_H; o[1] = M_E_H; o[2] = HALF_MAX; o[3] = MAXHALF; o[4] = HALF_MIN;\n\
+             o[5] = HALF_EPSILON; o[6] = root; f[0] = two_pi;\n\
+             float a[int(M_E_F)]; a[1] = 1; f[1] = a[1];\n\
+         }\n",
+    );
+}
+
+/// Arrays sized by their initializer list, at program and function scope;
+/// an array with neither is a located error.
+#[test]
+fn arrays_sized_by_their_initializers() {
+    let lib = translate_body(
+        "constant float w[] = {1, 2, 3};\n\
+         constant float2 m[][2] = {{float2(1), float2(2)}, {float2(3), float2(4)}, {float2(5), float2(6)}};\n\
+         kernel void k(device float* o [[buffer(0)]]) {\n\
+             float l[] = {4, 5};\n\
+             o[0] = w[2] + l[1] + m[2][1].x + sizeof(w) / sizeof(w[0]) + sizeof(m) / sizeof(m[0]);\n\
+         }\n",
+    );
+    assert!(lib.wgsl().contains("array<f32, 3>"), "{}", lib.wgsl());
+    let body = "kernel void k(device float* o [[buffer(0)]]) {\n    float l[];\n    o[0] = 1;\n}\n";
+    assert_error(body, "l[]", 0, "array `l` needs a size, or an initializer list to count it");
+    let body = "constant float w[];\nkernel void k(device float* o [[buffer(0)]]) { o[0] = w[0]; }\n";
+    assert_error(body, "w[]", 0, "array `w` needs a size");
+    // Where no initializer can size it, the error still has a place: the
+    // member, or the function with the parameter.
+    let body = "struct S { float a[]; };\nkernel void k(device S* o [[buffer(0)]]) { o[0].a[0] = 1; }\n";
+    assert_error(body, "a[]", 0, "arrays need a size");
+    let body = "void h(thread float a[]) {}\nkernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n";
+    assert_error(body, "h(", 0, "arrays need a size");
+}
+
+/// `static constexpr sampler` at program scope is a sampler, not a
+/// function declaration (it was "use of undeclared identifier").
+#[test]
+fn static_constexpr_sampler_at_program_scope() {
+    let lib = translate_body(
+        "static constexpr sampler s(filter::linear);\n\
+         constexpr static sampler s2(address::repeat);\n\
+         fragment float4 f(texture2d<float> t [[texture(0)]], float4 p [[position]]) {\n\
+             return t.sample(s, p.xy) + t.sample(s2, p.xy);\n\
+         }\n",
+    );
+    let json = serde_json::to_string(lib.function("f").unwrap()).unwrap();
+    assert!(json.contains("\"s2\""), "{json}");
+}
+
+/// Metal samples with implicit derivatives in divergent control flow; WGSL's
+/// uniformity analysis (Tint's) rejects that unless the module turns it off.
+#[test]
+fn implicit_derivatives_turn_off_derivative_uniformity() {
+    let lib = translate_body(
+        "fragment float4 f(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]], float4 p [[position]]) {\n\
+             float4 c = 0;\n\
+             if (p.x > 3) { c = t.sample(s, p.xy); }\n\
+             return c;\n\
+         }\n",
+    );
+    assert!(lib.wgsl().starts_with("diagnostic(off, derivative_uniformity);"), "{}", lib.wgsl());
+    let lib = translate_body("kernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n");
+    assert!(!lib.wgsl().contains("derivative_uniformity"), "{}", lib.wgsl());
+}
+
+/// Helpers of a fragment function follow its rules: `discard_fragment`,
+/// derivatives and implicit-LOD sampling (before: a located "only available
+/// in fragment functions" error, and level-0 sampling). A helper that a
+/// kernel calls too is lowered again for it, sampling level 0.
+#[test]
+fn fragment_helpers_discard_and_sample_with_derivatives() {
+    let lib = translate_body(
+        "void cut(float a) { if (a < 0.5) discard_fragment(); }\n\
+         float4 fetch(texture2d<float> t, sampler s, float2 uv) { return t.sample(s, uv); }\n\
+         fragment float4 f(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]], float4 p [[position]]) {\n\
+             cut(p.x);\n\
+             return fetch(t, s, p.xy) + dfdx(p.x);\n\
+         }\n\
+         kernel void k(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]], device float4* o [[buffer(0)]]) {\n\
+             o[0] = fetch(t, s, float2(0.5));\n\
+         }\n",
+    );
+    let f = lib.function_wgsl("f").unwrap();
+    assert!(f.contains("discard;") && f.contains("textureSample(") && !f.contains("textureSampleLevel("), "{f}");
+    let k = lib.function_wgsl("k").unwrap();
+    assert!(k.contains("textureSampleLevel(") && !k.contains("textureSample("), "{k}");
+}
+
+/// A struct template with only a specialisation (its primary declared but
+/// not defined): located errors, not a panic.
+#[test]
+fn specialisation_without_a_primary_template_is_located() {
+    let body = "template <typename T> struct D;\n\
+                template <typename T> struct D<device T*> { device T* p; };\n\
+                kernel void k(device float* o [[buffer(0)]]) { D<device float*> d; o[0] = 1; }\n";
+    assert_eq!(first_code(body), Code::Template);
 }
 
 #[cfg(feature = "runner")]
@@ -376,6 +547,169 @@ mod gpu {
                     [0, 255, 0, 255]
                 };
                 let k = ((y * 16 + x) * 4) as usize;
+                assert_eq!(&img.data[k..k + 4], &want, "pixel ({x}, {y})");
+            }
+        }
+    }
+
+    /// Constant operations WGSL rejects at shader creation, computed at run
+    /// time: NaNs and infinities as IEEE arithmetic gives them, an `int`
+    /// overflow wrapping (what Metal's GPUs do for this undefined case).
+    #[test]
+    fn non_finite_constants_on_the_gpu() {
+        let src = "constant float inf = 1.0 / 0.0;\n\
+                   constant float2 mixed = float2(1.0, 0.0 / 0.0);\n\
+                   kernel void k(device float* f [[buffer(0)]], device int* i [[buffer(1)]]) {\n\
+                       f[0] = 0.0 / 0.0;\n\
+                       f[1] = -1.0 / 0.0;\n\
+                       f[2] = half(1e10);\n\
+                       f[3] = (float4(1.0) / 0.0).y;\n\
+                       f[4] = inf;\n\
+                       f[5] = mixed.y;\n\
+                       f[6] = mixed.x;\n\
+                       i[0] = 2147483647 + 1;\n\
+                       i[1] = 6 / 2;\n\
+                   }\n";
+        let resources = Resources {
+            buffers: [(0, vec![0; 7 * 4]), (1, vec![0; 2 * 4])].into_iter().collect(),
+            ..Default::default()
+        };
+        let Some(out) = kernel(src, "k", &Options::default(), [1, 1, 1], &resources) else {
+            return;
+        };
+        let f = f32s(&out.buffers[&0]);
+        assert!(f[0].is_nan(), "{f:?}");
+        assert_eq!(f[1], f32::NEG_INFINITY, "{f:?}");
+        assert_eq!(f[2], f32::INFINITY, "{f:?}");
+        assert_eq!(f[3], f32::INFINITY, "{f:?}");
+        assert_eq!(f[4], f32::INFINITY, "{f:?}");
+        assert!(f[5].is_nan(), "{f:?}");
+        assert_eq!(f[6], 1.0, "{f:?}");
+        let i = super::common::u32s(&out.buffers[&1]);
+        assert_eq!(i, [i32::MIN as u32, 3]);
+    }
+
+    /// `M_*_H`, the `half` limits and `M_*_F` in a program-scope constant
+    /// expression, against their values rounded to `half` and `float`.
+    #[test]
+    fn math_constants_on_the_gpu() {
+        let src = "constant float two_pi = 2 * M_PI_F;\n\
+                   kernel void k(device float* f [[buffer(0)]]) {\n\
+                       f[0] = M_PI_H; f[1] = M_E_H; f[2] = M_SQRT1_2_H; f[3] = M_LOG2E_H;\n\
+                       f[4] = HALF_MAX; f[5] = HALF_MIN; f[6] = HALF_EPSILON; f[7] = two_pi;\n\
+                   }\n";
+        let resources = Resources {
+            buffers: [(0, vec![0; 8 * 4])].into_iter().collect(),
+            ..Default::default()
+        };
+        let Some(out) = kernel(src, "k", &Options::default(), [1, 1, 1], &resources) else {
+            return;
+        };
+        use std::f64::consts as c;
+        let h = |v: f64| half::f16::from_f64(v).to_f32();
+        let want = [
+            h(c::PI),
+            h(c::E),
+            h(c::FRAC_1_SQRT_2),
+            h(c::LOG2_E),
+            65504.0,
+            2f32.powi(-14),
+            2f32.powi(-10),
+            2.0 * std::f32::consts::PI,
+        ];
+        assert_eq!(f32s(&out.buffers[&0]), want);
+    }
+
+    /// Arrays sized by their initializers, read back.
+    #[test]
+    fn arrays_sized_by_their_initializers_on_the_gpu() {
+        let src = "constant float w[] = {1, 2, 3};\n\
+                   constant int m[][2] = {{1, 2}, {3, 4}, {5, 6}};\n\
+                   kernel void k(device float* o [[buffer(0)]]) {\n\
+                       float l[] = {4, 5};\n\
+                       o[0] = w[2]; o[1] = l[1]; o[2] = m[2][1];\n\
+                       o[3] = sizeof(w) / sizeof(w[0]); o[4] = sizeof(m) / sizeof(m[0]); o[5] = sizeof(l);\n\
+                   }\n";
+        let resources = Resources {
+            buffers: [(0, vec![0; 6 * 4])].into_iter().collect(),
+            ..Default::default()
+        };
+        let Some(out) = kernel(src, "k", &Options::default(), [1, 1, 1], &resources) else {
+            return;
+        };
+        assert_eq!(f32s(&out.buffers[&0]), [3.0, 5.0, 6.0, 3.0, 3.0, 8.0]);
+    }
+
+    /// A program-scope `static constexpr sampler` (pixel coordinates,
+    /// nearest) sampling a texture in a kernel.
+    #[test]
+    fn static_constexpr_sampler_on_the_gpu() {
+        let src = "static constexpr sampler px(coord::pixel, filter::nearest);\n\
+                   kernel void k(texture2d<float> t [[texture(0)]], device float* o [[buffer(0)]],\n\
+                                 uint i [[thread_position_in_grid]]) {\n\
+                       o[i] = t.sample(px, float2(i % 4 + 0.5, i / 4 + 0.5)).r;\n\
+                   }\n";
+        let texels: Vec<u8> = (0..16u8).flat_map(|k| [k * 15, 0, 0, 255]).collect();
+        let resources = Resources {
+            buffers: [(0, vec![0; 16 * 4])].into_iter().collect(),
+            textures: [(0, TextureData::new_2d(F::Rgba8Unorm, 4, 4, texels))]
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        };
+        let Some(out) = kernel(src, "k", &Options::default(), [16, 1, 1], &resources) else {
+            return;
+        };
+        let got = f32s(&out.buffers[&0]);
+        for (k, g) in got.iter().enumerate() {
+            let want = (k * 15) as f32 / 255.0;
+            assert!((g - want).abs() < 1e-6, "texel {k}: got {g}, want {want}");
+        }
+    }
+
+    /// A fragment function's helpers: one discards the left half of the
+    /// target, another samples a mipmapped texture with the implicit LOD
+    /// (each pixel spans two texels: level 1, green; level 0 would be red).
+    #[test]
+    fn fragment_helpers_discard_and_pick_the_mip_level() {
+        let Some(gpu) = gpu() else { return };
+        let src = format!(
+            "{PRELUDE}constant float2 tri[3] = {{ float2(-1, -1), float2(3, -1), float2(-1, 3) }};\n\
+             struct V {{ float4 p [[position]]; }};\n\
+             vertex V vs(uint v [[vertex_id]]) {{ return V{{float4(tri[v], 0, 1)}}; }}\n\
+             void cut(float x) {{ if (x < 4) discard_fragment(); }}\n\
+             float4 look(texture2d<float> t, sampler s, float2 uv) {{ return t.sample(s, uv); }}\n\
+             fragment float4 fs(V in [[stage_in]], texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]]) {{\n\
+                 cut(in.p.x);\n\
+                 return look(t, s, in.p.xy / 8.0);\n\
+             }}\n"
+        );
+        let options = Options {
+            target: Target::Wgpu,
+            ..Options::default()
+        };
+        let lib = Library::from_source("t.metal", &src, &options)
+            .unwrap_or_else(|f| panic!("{}", f.render()));
+        // 16x16 level 0 red, 8x8 level 1 green, then blue levels.
+        let mut data = Vec::new();
+        let blue = [0, 0, 255, 255];
+        let levels = [[255u8, 0, 0, 255], [0, 255, 0, 255], blue, blue, blue];
+        for (level, colour) in levels.iter().enumerate() {
+            let side = 16usize >> level;
+            for _ in 0..side * side {
+                data.extend_from_slice(colour);
+            }
+        }
+        let mut r = RenderResources::new(8, 8, 3);
+        r.textures.insert(0, TextureData::new_2d_mips(F::Rgba8Unorm, 16, 16, 5, data));
+        let mut sampler = default_sampler();
+        sampler.lod_max_clamp = 32.0;
+        r.samplers.insert(0, sampler);
+        let img = render_library(gpu, &lib, "vs", "fs", &r).unwrap().remove(0);
+        for y in 0..8u32 {
+            for x in 0..8u32 {
+                let k = ((y * 8 + x) * 4) as usize;
+                let want: [u8; 4] = if x < 4 { [0, 0, 0, 0] } else { [0, 255, 0, 255] };
                 assert_eq!(&img.data[k..k + 4], &want, "pixel ({x}, {y})");
             }
         }

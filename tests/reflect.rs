@@ -93,12 +93,21 @@ fn threadgroup_size_option_and_default_shape() {
 #[test]
 fn max_total_threads_is_checked() {
     let src = "[[max_total_threads_per_threadgroup(32)]] kernel void k(device uint* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = i; }";
-    let err = Library::from_source("k.metal", src, &Options::default())
+    // The default size is made to fit the maximum (issue #18: Tint writes the
+    // WGSL workgroup size's product there); a requested size must fit it.
+    let lib = Library::from_source("k.metal", src, &Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert!(lib.wgsl().contains("@workgroup_size(32, 1, 1)"));
+    let opts = Options {
+        threadgroup_size: Some([64, 1, 1]),
+        ..Options::default()
+    };
+    let err = Library::from_source("k.metal", src, &opts)
         .unwrap_err()
         .render();
     assert!(
         err.starts_with(
-            "k.metal:1:3: error: the default threadgroup size 64x1x1 (64 threads) exceeds"
+            "k.metal:1:3: error: the requested threadgroup size 64x1x1 (64 threads) exceeds"
         ),
         "{err}"
     );

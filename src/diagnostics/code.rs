@@ -179,6 +179,10 @@ codes! {
     /// A translation option missing or wrong for the shader
     /// (`--threadgroup-memory`, `--texture-format`).
     InvalidOption = "E0406",
+    /// A struct with pointer, reference, texture or sampler members used in
+    /// a way that needs it as a WGSL value, or whose pointer members are not
+    /// known at translation time (`src/lower/metal/pointer_members.rs`).
+    PointerMember = "E0407",
     /// A bug in msl2wgsl: the generated module does not validate, or an
     /// internal check failed.
     Internal = "E0900",

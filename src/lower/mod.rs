@@ -80,6 +80,13 @@ enum ArgKey {
     /// is passed, the helper names the global (naga stores to textures, and
     /// runs texture atomics, only through a global).
     BoundTexture(naga::Handle<naga::GlobalVariable>, Type),
+    /// A struct of places (`metal/pointer_members.rs`): one key per member,
+    /// each passed as that member's own argument would be.
+    Aggregate(Vec<ArgKey>),
+    /// A pointer into a non-buffer global (a `threadgroup` variable): the
+    /// access path from the global, `None` for a `u32` index passed; `true`:
+    /// the path ends at an array and a `u32` element index is passed too.
+    GlobalPath(naga::Handle<naga::GlobalVariable>, Vec<Option<u32>>, bool),
 }
 
 /// Lowering state: the program being lowered, the settings of the whole

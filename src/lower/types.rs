@@ -72,6 +72,16 @@ impl Lowerer<'_, '_> {
                 rows: vector_size(*rows),
                 scalar: self.scalar_used(*s),
             },
+            Type::Array(elem, _) if self.holds_handle(elem) => {
+                return Err(Error::coded(
+                    Code::Unsupported,
+                    span,
+                    format!(
+                        "`{}`: arrays of textures or samplers are not supported yet (a WGSL array cannot hold them)",
+                        self.program.display(ty)
+                    ),
+                ));
+            }
             Type::Array(elem, n) => {
                 let base = self.naga_type(elem, span)?;
                 let stride = self.wgsl_stride(elem, base, span)?;
@@ -213,6 +223,9 @@ impl Lowerer<'_, '_> {
 
     fn struct_inner(&mut self, id: StructId, span: Span) -> Result<TypeInner> {
         let def = self.program.structs.get(id).clone();
+        if self.is_place_struct(&Type::Struct(id)) {
+            return Err(self.place_struct_value_error(&Type::Struct(id), span));
+        }
         if let Some(m) = def.members.iter().find(|m| self.holds_handle(&m.ty)) {
             return Err(Error::coded(
                 Code::Unsupported,

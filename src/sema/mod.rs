@@ -320,13 +320,8 @@ impl<'a> Program<'a> {
         for m in &s.members {
             let ty = self.resolve_type(&m.ty)?;
             let ty = self.apply_array(ty, &m.array).map_err(|e| e.or_at(m.name.span))?;
-            if matches!(ty, Type::Pointer(_)) {
-                return Err(Error::coded(
-                    Code::Unsupported,
-                    m.ty.span,
-                    "pointer and reference members are not supported yet",
-                ));
-            }
+            // Pointer and reference members: lowering keeps such a struct
+            // as a translation-time aggregate (lower/metal/pointer_members.rs).
             if ty == Type::Void {
                 return Err(Error::coded(
                     Code::InvalidType,

@@ -230,10 +230,19 @@ impl<'a> Program<'a> {
     /// one is recorded as pending and is an error until it is inserted.
     fn struct_instance(&self, name: &str, args: &[TemplateArg], span: Span) -> Result<String> {
         let templates = &self.struct_templates[name];
-        let primary = templates
+        // Only specialisations whose declaration failed (a primary template
+        // that is declared but not defined, `template <typename T> struct
+        // S;`, declares nothing): that error is reported there.
+        let Some(primary) = templates
             .iter()
             .find(|t| struct_of(t).specialization.is_none())
-            .expect("a primary template is declared before its specialisations");
+        else {
+            return Err(Error::coded(
+                Code::Template,
+                span,
+                format!("`{name}` has no primary template definition to instantiate"),
+            ));
+        };
         let values = self.class_template_arguments(primary, args, span)?;
         let instance = instance_name(self, name, &values);
         if self.symbols.contains_key(&instance) || self.empty_instances.contains(&instance) {

@@ -171,6 +171,18 @@ impl FnCtx {
         true
     }
 
+    /// Replaces what `name` stands for, if it is declared in the innermost
+    /// scope; false otherwise.
+    pub fn rebind_innermost(&mut self, name: &str, local: Local) -> bool {
+        match self.scopes.last_mut().and_then(|s| s.get_mut(name)) {
+            Some(slot) => {
+                *slot = local;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The names in scope, innermost scope first and sorted within one
     /// (for "did you mean" hints, which must not depend on hash order).
     pub fn names_in_scope(&self) -> Vec<&str> {

@@ -61,6 +61,21 @@ pub(in crate::lower) enum Value {
     Bytes(BytePlace),
     /// Several components of a vector in a word-view buffer.
     BytesSwizzle(BytePlace, Vec<u8>),
+    /// A struct with pointer, reference, texture or sampler members: no
+    /// WGSL value, its members known at translation time
+    /// (`metal/pointer_members.rs`).
+    Agg(Aggregate),
+}
+
+/// A struct of places: one value per member, in declaration order (a
+/// pointer member is a `Ptr`, a reference member the `Place`/`Bytes` it
+/// binds, a texture or sampler an `Rv` handle, a plain member an `Rv`).
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct Aggregate {
+    /// The struct type.
+    pub ty: Type,
+    /// Member values.
+    pub members: Vec<Value>,
 }
 
 impl Value {
@@ -95,6 +110,8 @@ pub(in crate::lower) enum Local {
     Ptr(PtrValue),
     /// A `[[threadgroup(n)]]` argument whose size was not given.
     UnsizedThreadgroup(u32),
+    /// A struct of places (`metal/pointer_members.rs`).
+    Agg(Aggregate),
     /// A pointer variable: fixed root, index in a `u32` local.
     PtrVar {
         /// The index variable.

@@ -22,12 +22,16 @@
 //! once; when the built-in operator applies after all, the lowered value is
 //! left with the function context ([`FnCtx::keep_lowered`]) and the built-in
 //! lowering picks it up instead of lowering the operand again
-//! ([`FnCtx::take_lowered`], at the top of `Lowerer::expr`).
+//! ([`FnCtx::take_lowered`], at the top of `Lowerer::expr`). Only the right
+//! operand of `&&` and `||`, which the built-in operator may not evaluate,
+//! is still typed in a scratch block (when a free `operator&&` or
+//! `operator||` is declared), as are `auto` and `decltype` (deduce.rs).
 
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::expr::contains_atomic;
 use crate::lower::{Lowerer, Result};
+use crate::sema::Symbol;
 use crate::source_map::Span;
 use crate::syntax::ast::{Expr, FunctionDecl, PtrOp};
 use crate::types::Type;
@@ -62,6 +66,7 @@ pub(in crate::lower) fn arg_type(v: &Value) -> Type {
         Value::Bytes(b) => b.ty.unpacked(),
         Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
         Value::Void => Type::Void,
+        Value::Agg(a) => a.ty.clone(),
     }
 }
 
@@ -107,18 +112,21 @@ impl Lowerer<'_, '_> {
     }
 
     /// True if `f` takes argument `i` by value (or has no parameter `i`):
-    /// not by reference. A template's `T` never deduces a reference.
+    /// not by reference (a pointer is passed as the pointer it is). Told
+    /// from the written type, without resolving it (a template's `T` does
+    /// not resolve, and never deduces a reference).
     pub(in crate::lower) fn takes_by_value(&self, f: &FunctionDecl, i: usize) -> bool {
         let Some(p) = f.params.get(i) else {
             return true;
         };
-        if p.ty.ptr_ops.contains(&PtrOp::Reference) {
-            return false;
+        if !p.ty.ptr_ops.is_empty() {
+            return !p.ty.ptr_ops.contains(&PtrOp::Reference);
         }
-        match self.program.resolve_type(&p.ty) {
-            Ok(Type::Pointer(pp)) => !pp.is_reference,
-            _ => true,
-        }
+        // `typedef thread float& ref;`
+        !matches!(
+            self.program.symbols.get(&p.ty.name()),
+            Some(Symbol::Type(Type::Pointer(pp))) if pp.is_reference
+        )
     }
 
     /// The arguments of a call whose candidates are `decls`: `pre`, lowered

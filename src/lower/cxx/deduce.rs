@@ -111,6 +111,10 @@ impl Lowerer<'_, '_> {
                 ty: Type::Void,
                 space: None,
             },
+            Value::Agg(a) => Typed {
+                ty: a.ty,
+                space: None,
+            },
         });
         drop(fx.close());
         crate::lower::cxx::members::neutralize_results(fx, start);

@@ -4,8 +4,8 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::cxx::args::Arg;
 use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue, Value};
+use crate::lower::cxx::args::Arg;
 use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::sema::templates::{template_function, TemplateValue, MAX_INSTANTIATION_DEPTH};
 use crate::source_map::Span;
@@ -210,7 +210,7 @@ impl Lowerer<'_, '_> {
             };
             let pty = self.program.resolve_type(&p.ty)?;
             let pty = self.program.apply_array(pty, &p.array)?;
-            let (key, arg) = self.argument(fx, &pty, arg)?;
+            let (key, arg) = self.pass_argument(fx, &pty, arg)?;
             keys.push(key);
             arguments.extend(arg);
         }
@@ -237,7 +237,7 @@ impl Lowerer<'_, '_> {
 
     /// How argument `a`, lowered already, is passed to a parameter of type
     /// `pty`: loaded and converted, or as the place or pointer it is.
-    fn argument(
+    pub(in crate::lower) fn argument(
         &mut self,
         fx: &mut FnCtx,
         pty: &Type,
@@ -369,7 +369,12 @@ impl Lowerer<'_, '_> {
         if let Some(h) = self
             .global
             .functions
-            .get(&(index, keys.clone(), self.entry.predicated, self.entry.fragment_rules()))
+            .get(&(
+                index,
+                keys.clone(),
+                self.entry.predicated,
+                self.entry.fragment_rules(),
+            ))
             .copied()
         {
             // A kernel calling an already-lowered helper needs its features too.
@@ -383,9 +388,11 @@ impl Lowerer<'_, '_> {
             return Ok(h);
         }
         if self.global.in_progress.contains(&index) {
-            return Err(
-                Error::coded(Code::Recursion, span, "recursive function calls are not allowed in Metal"),
-            );
+            return Err(Error::coded(
+                Code::Recursion,
+                span,
+                "recursive function calls are not allowed in Metal",
+            ));
         }
         self.global.in_progress.push(index);
         let before = self.entry.features.clone();
@@ -400,9 +407,15 @@ impl Lowerer<'_, '_> {
             .append(function, Self::span(self.decl(index).span));
         let added = self.entry.features.difference(&before).copied().collect();
         self.global.function_features.insert(h, added);
-        self.global
-            .functions
-            .insert((index, keys, self.entry.predicated, self.entry.fragment_rules()), h);
+        self.global.functions.insert(
+            (
+                index,
+                keys,
+                self.entry.predicated,
+                self.entry.fragment_rules(),
+            ),
+            h,
+        );
         Ok(h)
     }
 
@@ -456,14 +469,14 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
-    fn parameter(
+    pub(in crate::lower) fn parameter(
         &mut self,
         fx: &mut FnCtx,
         name: Option<&crate::syntax::ast::Ident>,
         pty: &Type,
         key: &ArgKey,
         span: Span,
-    ) -> Result<()> {
+    ) -> Result<Local> {
         let pname = name
             .map(|n| n.name.clone())
             .unwrap_or_else(|| "_unnamed".into());
@@ -505,6 +518,9 @@ impl Lowerer<'_, '_> {
             }
             (ArgKey::BoundTexture(g, ty), _) => {
                 Local::Value(fx.add(Expression::GlobalVariable(*g), span), ty.clone())
+            }
+            (ArgKey::Aggregate(_) | ArgKey::GlobalPath(..), _) => {
+                self.place_parameter(fx, &pname, pty, key, span)?
             }
             (ArgKey::Buffer(g), Type::Pointer(pp)) => {
                 let ty = self.naga_type(&Type::UINT, span)?;
@@ -584,17 +600,23 @@ impl Lowerer<'_, '_> {
                 }
             }
             _ => {
-                return Err(Error::coded(Code::Unsupported, span, "unsupported parameter"))
+                return Err(Error::coded(
+                    Code::Unsupported,
+                    span,
+                    "unsupported parameter",
+                ))
             }
         };
         if let Some(n) = name {
-            if !fx.declare(&n.name, local) {
-                return Err(
-                    Error::coded(Code::Redefinition, n.span, format!("redefinition of parameter `{}`", n.name)),
-                );
+            if !fx.declare(&n.name, local.clone()) {
+                return Err(Error::coded(
+                    Code::Redefinition,
+                    n.span,
+                    format!("redefinition of parameter `{}`", n.name),
+                ));
             }
         }
-        Ok(())
+        Ok(local)
     }
 }
 

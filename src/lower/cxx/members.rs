@@ -8,8 +8,8 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::cxx::args::Arg;
 use crate::lower::ctx::value::{Local, Value};
+use crate::lower::cxx::args::Arg;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::Symbol;
 use crate::source_map::Span;
@@ -317,7 +317,15 @@ impl Lowerer<'_, '_> {
                 ),
             ));
         }
-        self.call_user(fx, &method.name, &candidates, vec![object], args, method.span, span)
+        self.call_user(
+            fx,
+            &method.name,
+            &candidates,
+            vec![object],
+            args,
+            method.span,
+            span,
+        )
     }
 
     /// The struct of `this` when lowering a member function or constructor.
@@ -476,12 +484,8 @@ fn is_pointer_name(fx: &FnCtx, e: &Expr) -> bool {
     let ExprKind::Name(path) = &e.kind else {
         return false;
     };
-    path.last().is_some_and(|n| {
-        matches!(
-            fx.lookup(n),
-            Some(Local::PtrVar { .. } | Local::Ptr(_))
-        )
-    })
+    path.last()
+        .is_some_and(|n| matches!(fx.lookup(n), Some(Local::PtrVar { .. } | Local::Ptr(_))))
 }
 
 fn this_expr(span: Span) -> Expr {
@@ -542,9 +546,7 @@ impl Lowerer<'_, '_> {
             a
         };
         let mut any_struct = self.is_object(fx, &a.value);
-        let lists = rest
-            .iter()
-            .any(|e| matches!(e.kind, ExprKind::InitList(_)));
+        let lists = rest.iter().any(|e| matches!(e.kind, ExprKind::InitList(_)));
         if free.is_empty() || lists {
             fx.keep_lowered(first, a.value);
             return Ok(None);

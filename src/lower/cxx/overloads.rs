@@ -12,8 +12,8 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::cxx::args::Arg;
 use crate::lower::ctx::value::Value;
+use crate::lower::cxx::args::Arg;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::templates::{template_function, TemplateValue};
 use crate::source_map::Span;
@@ -111,7 +111,11 @@ impl Lowerer<'_, '_> {
         }
         let best = best_candidates(&viable);
         if best.len() > 1 {
-            let mut e = Error::coded(Code::AmbiguousCall, callee_span, format!("call to `{name}` is ambiguous"));
+            let mut e = Error::coded(
+                Code::AmbiguousCall,
+                callee_span,
+                format!("call to `{name}` is ambiguous"),
+            );
             for &b in &best {
                 e = e.note(format!("candidate: {}", viable[b].shown));
             }

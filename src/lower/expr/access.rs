@@ -68,6 +68,7 @@ impl Lowerer<'_, '_> {
                 self.index_value(fx, b, hi, base.span, span)
             }
             Value::Void => Err(Error::coded(Code::WrongKind, base.span, "subscripted value is `void`")),
+            Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, base.span)),
         }
     }
 
@@ -234,6 +235,9 @@ impl Lowerer<'_, '_> {
         name: &str,
         span: Span,
     ) -> Result<Value> {
+        if let Value::Agg(a) = &base {
+            return self.aggregate_member(a, name, span);
+        }
         let ty = self.member_base_type(&base, span)?;
         match ty {
             Type::Struct(id) => self.struct_member(fx, base, id, name, span),
@@ -258,6 +262,7 @@ impl Lowerer<'_, '_> {
             Value::Rv(_, t) => t.clone(),
             Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
             Value::Bytes(b) => b.ty.clone(),
+            Value::Agg(a) => a.ty.clone(),
             Value::BytesSwizzle(b, c) => {
                 Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
             }

@@ -218,6 +218,9 @@ impl Lowerer<'_, '_> {
         if let Some(result) = self.assign_pointer(fx, op, lhs, rhs, span) {
             return result;
         }
+        if let Some(result) = self.assign_aggregate(fx, op, lhs, rhs) {
+            return result;
+        }
         if let ExprKind::Name(path) = &lhs.kind {
             let name = path.last().map(String::as_str).unwrap_or("");
             if fx.lookup(name).is_none()

@@ -139,3 +139,199 @@ pub(in crate::lower) fn is_constant_tree(fx: &FnCtx, h: Handle<Expression>) -> b
         }
     }
 }
+
+/// The lanes of a constant expression (one for a scalar), computed as WGSL
+/// computes them when the shader is created, with the kind of its scalars.
+/// A lane that WGSL rejects there (a non-finite float, an integer that
+/// overflows or divides by zero) is a NaN or an infinity. `None`: not a
+/// constant, or not one this evaluator follows.
+fn creation_lanes(
+    module: &naga::Module,
+    exprs: &naga::Arena<Expression>,
+    h: Handle<Expression>,
+    depth: u32,
+) -> Option<(naga::Scalar, Vec<f64>)> {
+    use naga::{Scalar as S, ScalarKind as K};
+    if depth > 64 {
+        return None;
+    }
+    let sub = |h| creation_lanes(module, exprs, h, depth + 1);
+    Some(match exprs[h] {
+        Expression::Literal(l) => match l {
+            Literal::F32(v) => (S::F32, vec![v.into()]),
+            Literal::F16(v) => (S::F16, vec![v.to_f64()]),
+            Literal::I32(v) => (S::I32, vec![v.into()]),
+            Literal::U32(v) => (S::U32, vec![v.into()]),
+            _ => return None,
+        },
+        Expression::Constant(c) => creation_lanes(
+            module,
+            &module.global_expressions,
+            module.constants[c].init,
+            depth + 1,
+        )?,
+        Expression::ZeroValue(ty) => match module.types[ty].inner {
+            naga::TypeInner::Scalar(s) => (s, vec![0.0]),
+            naga::TypeInner::Vector { size, scalar } => (scalar, vec![0.0; size as usize]),
+            _ => return None,
+        },
+        Expression::Splat { size, value } => {
+            let (s, v) = sub(value)?;
+            (s, vec![*v.first()?; size as usize])
+        }
+        Expression::Compose { ty, ref components } => {
+            let naga::TypeInner::Vector { scalar, .. } = module.types[ty].inner else {
+                return None;
+            };
+            let mut lanes = Vec::new();
+            for &c in components {
+                lanes.extend(sub(c)?.1);
+            }
+            (scalar, lanes)
+        }
+        Expression::Unary {
+            op: naga::UnaryOperator::Negate,
+            expr,
+        } => {
+            let (s, v) = sub(expr)?;
+            (s, v.into_iter().map(|x| fit(s, -x)).collect())
+        }
+        Expression::As {
+            expr,
+            kind,
+            convert: Some(width),
+        } => {
+            let (_, v) = sub(expr)?;
+            let s = S { kind, width };
+            let lanes = v.into_iter().map(|x| match kind {
+                // Float to integer conversions truncate (and WGSL clamps).
+                K::Sint => x.trunc().clamp(i32::MIN as f64, i32::MAX as f64),
+                K::Uint => x.trunc().clamp(0.0, u32::MAX as f64),
+                _ => fit(s, x),
+            });
+            (s, lanes.collect())
+        }
+        Expression::Binary { op, left, right } => binary_lanes(op, sub(left)?, sub(right)?)?,
+        _ => return None,
+    })
+}
+
+/// A value of `s` as WGSL holds it: floats rounded to their width,
+/// integers out of range rejected (a NaN).
+fn fit(s: naga::Scalar, v: f64) -> f64 {
+    use naga::ScalarKind as K;
+    match (s.kind, s.width) {
+        (K::Float, 2) => half::f16::from_f64(v).to_f64(),
+        (K::Float, _) => v as f32 as f64,
+        (K::Sint, _) if v.is_finite() && !(i32::MIN as f64..=i32::MAX as f64).contains(&v) => {
+            f64::NAN
+        }
+        (K::Uint, _) if v.is_finite() && !(0.0..=u32::MAX as f64).contains(&v) => f64::NAN,
+        _ => v,
+    }
+}
+
+/// The lanes of `a op b` (arithmetic only), a scalar operand applying to
+/// every lane of a vector one.
+fn binary_lanes(
+    op: Bo,
+    (s, a): (naga::Scalar, Vec<f64>),
+    (t, b): (naga::Scalar, Vec<f64>),
+) -> Option<(naga::Scalar, Vec<f64>)> {
+    if s != t || a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let n = a.len().max(b.len());
+    let lane = |v: &[f64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+    let float = s.kind == naga::ScalarKind::Float;
+    let mut lanes = Vec::with_capacity(n);
+    for i in 0..n {
+        let (x, y) = (lane(&a, i), lane(&b, i));
+        let r = match op {
+            Bo::Add => x + y,
+            Bo::Subtract => x - y,
+            Bo::Multiply => x * y,
+            Bo::Divide if float => x / y,
+            Bo::Divide if y == 0.0 => f64::NAN,
+            Bo::Divide => (x / y).trunc(),
+            Bo::Modulo if float => x % y,
+            Bo::Modulo if y == 0.0 => f64::NAN,
+            Bo::Modulo => x % y,
+            _ => return None,
+        };
+        lanes.push(fit(s, r));
+    }
+    Some((s, lanes))
+}
+
+impl Lowerer<'_, '_> {
+    /// True if WGSL would evaluate `left op right` when the shader is
+    /// created and reject the module for its value: `0.0 / 0.0`,
+    /// `1.0 / 0.0`, `INT_MAX + 1`, `1 / 0`. Metal computes these (NaNs,
+    /// infinities; the integer cases are undefined behaviour). naga rejects
+    /// an integer division by a constant zero in the IR already, so this is
+    /// asked before the operation is built.
+    pub(in crate::lower) fn binary_rejected_at_creation(
+        &self,
+        fx: &FnCtx,
+        op: Bo,
+        left: Handle<Expression>,
+        right: Handle<Expression>,
+    ) -> bool {
+        let lanes = |h| creation_lanes(&self.global.module, &fx.function.expressions, h, 0);
+        let (Some(a), Some(b)) = (lanes(left), lanes(right)) else {
+            return false;
+        };
+        binary_lanes(op, a, b).is_some_and(|(_, lanes)| lanes.iter().any(|v| !v.is_finite()))
+    }
+
+    /// `h` (of type `ty`) read back from a local variable: the same value,
+    /// which WGSL computes at run time (a `Load` is never constant).
+    pub(in crate::lower) fn at_run_time(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        ty: &Type,
+        span: Span,
+    ) -> crate::lower::Result<Handle<Expression>> {
+        let ty_h = self.naga_type(ty, span)?;
+        let var = fx.local("metal_run_time", ty_h, span);
+        let pointer = fx.add(Expression::LocalVariable(var), span);
+        fx.push(naga::Statement::Store { pointer, value: h }, span);
+        Ok(fx.add(Expression::Load { pointer }, span))
+    }
+
+    /// A non-finite float constant (`f`, of scalar `s`), made at run time
+    /// from its bits: WGSL has no literal for it, and rejects a constant
+    /// expression that yields one.
+    pub(in crate::lower) fn non_finite_constant(
+        &mut self,
+        fx: &mut FnCtx,
+        f: f64,
+        s: Scalar,
+        span: Span,
+    ) -> crate::lower::Result<Handle<Expression>> {
+        let bits = fx.add(Expression::Literal(Literal::U32((f as f32).to_bits())), span);
+        let bits = self.at_run_time(fx, bits, &Type::UINT, span)?;
+        let mut value = fx.add(
+            Expression::As {
+                expr: bits,
+                kind: naga::ScalarKind::Float,
+                convert: None,
+            },
+            span,
+        );
+        let target = self.naga_scalar(s);
+        if target.width != 4 {
+            value = fx.add(
+                Expression::As {
+                    expr: value,
+                    kind: naga::ScalarKind::Float,
+                    convert: Some(target.width),
+                },
+                span,
+            );
+        }
+        Ok(value)
+    }
+}

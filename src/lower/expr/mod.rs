@@ -173,6 +173,9 @@ impl Lowerer<'_, '_> {
             span,
         };
         let ty = self.program.resolve_type(&ts)?;
+        if self.is_place_struct(&ty) {
+            return self.place_aggregate(fx, items, &ty, span);
+        }
         if let Some(v) = self.brace_constructor(fx, &ty, items, span)? {
             return Ok(v);
         }
@@ -213,6 +216,7 @@ impl Lowerer<'_, '_> {
                 Ok((self.swizzle(fx, vector, &comps, span), Type::vector(s, comps.len() as u8)))
             }
             Value::Void => Err(Error::coded(Code::WrongKind, span, "expression has type `void` and no value")),
+            Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, span)),
             Value::Ptr(_) => Err(Error::coded(Code::WrongKind, span, "a pointer cannot be used as a value here").note(
                 "pointers are translated as a buffer plus an element index; they can be indexed, dereferenced, offset and passed to functions",
             )),
@@ -261,9 +265,35 @@ impl Lowerer<'_, '_> {
                 fx.add(Expression::Literal(Literal::Bool(*b)), span),
                 Type::BOOL,
             ),
+            ConstValue::Float(f, s) if !literal_is_finite(*f, *s) => {
+                let h = self.non_finite_constant(fx, *f, *s, span).expect("`u32` lowers");
+                Value::Rv(h, Type::Scalar(*s))
+            }
             ConstValue::Int(..) | ConstValue::Float(..) => {
                 let (lit, s) = literal(v);
                 Value::Rv(fx.add(Expression::Literal(lit), span), Type::Scalar(s))
+            }
+            // A NaN or infinity inside: built here, lane by lane.
+            ConstValue::Composite(ty, items) if !const_is_finite(v) => {
+                let ty_h = self.naga_type(ty, span).expect("constant types lower");
+                let mut components = Vec::new();
+                for item in items {
+                    let Value::Rv(h, _) = self.const_value(fx, item, span) else {
+                        unreachable!("constants are values")
+                    };
+                    components.push(h);
+                }
+                if let Type::Struct(id) = ty {
+                    components = self
+                        .with_padding(*id, components, span, |_, pad_ty| {
+                            fx.add(Expression::ZeroValue(pad_ty), span)
+                        })
+                        .expect("constant types lower");
+                }
+                Value::Rv(
+                    fx.add(Expression::Compose { ty: ty_h, components }, span),
+                    ty.clone(),
+                )
             }
             ConstValue::Composite(ty, _) => {
                 let ty = ty.clone();
@@ -370,6 +400,10 @@ impl Lowerer<'_, '_> {
         if path.len() > 1 {
             if let Some(Symbol::Constant(i)) = self.program.symbols.get(&path.join("::")) {
                 let i = *i;
+                if !const_is_finite(&self.program.constants[i].value) {
+                    let v = self.program.constants[i].value.clone();
+                    return Ok(self.const_value(fx, &v, span));
+                }
                 let c = self.global_constant(i, span)?;
                 let ty = self.program.constants[i].ty.clone();
                 return Ok(Value::Rv(fx.add(Expression::Constant(c), span), ty));
@@ -378,6 +412,11 @@ impl Lowerer<'_, '_> {
         match self.program.symbols.get(name) {
             Some(Symbol::Constant(i)) => {
                 let i = *i;
+                // WGSL has no non-finite constants: the value is made where used.
+                if !const_is_finite(&self.program.constants[i].value) {
+                    let v = self.program.constants[i].value.clone();
+                    return Ok(self.const_value(fx, &v, span));
+                }
                 let c = self.global_constant(i, span)?;
                 let ty = self.program.constants[i].ty.clone();
                 Ok(Value::Rv(fx.add(Expression::Constant(c), span), ty))
@@ -462,6 +501,7 @@ impl Lowerer<'_, '_> {
             Local::Value(h, ty) => Value::Rv(h, ty),
             Local::Bytes(b) => Value::Bytes(b),
             Local::Ptr(p) => Value::Ptr(p),
+            Local::Agg(a) => Value::Agg(a),
             Local::UnsizedThreadgroup(_) => Value::Void,
             Local::PtrVar { var, mut ptr } => {
                 let v = fx.add(Expression::LocalVariable(var), span);
@@ -715,6 +755,24 @@ pub(in crate::lower) fn reads_through_index(e: &Expr) -> bool {
         ExprKind::Call(_, args) => args.iter().any(reads_through_index),
         ExprKind::Comma(items) => items.iter().any(reads_through_index),
         _ => false,
+    }
+}
+
+/// True if the float `f` is finite as a value of `s` (`1e10` is not a
+/// `half`).
+fn literal_is_finite(f: f64, s: Scalar) -> bool {
+    match s {
+        Scalar::Half => half::f16::from_f64(f).is_finite(),
+        _ => (f as f32).is_finite(),
+    }
+}
+
+/// True if no float in `v` is a NaN or an infinity.
+pub(in crate::lower) fn const_is_finite(v: &ConstValue) -> bool {
+    match v {
+        ConstValue::Float(f, s) => literal_is_finite(*f, *s),
+        ConstValue::Composite(_, items) => items.iter().all(const_is_finite),
+        _ => true,
     }
 }
 

@@ -126,6 +126,12 @@ impl Lowerer<'_, '_> {
             BinaryOp::Ge => (Bo::GreaterEqual, Type::vector(Scalar::Bool, size)),
             _ => unreachable!("handled above"),
         };
+        // `0.0 / 0.0`, `1 / 0`, `INT_MAX + 1` of constants: WGSL would
+        // reject the module, Metal computes them; so does the GPU, at run time.
+        let b = match self.binary_rejected_at_creation(fx, naga_op, a, b) {
+            true => self.at_run_time(fx, b, &result, span)?,
+            false => b,
+        };
         let h = fx.add(
             Expression::Binary {
                 op: naga_op,

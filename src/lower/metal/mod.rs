@@ -14,7 +14,9 @@
 //! - `half_as_f32`: `half` as `f32` rounded to binary16 where Metal rounds;
 //! - `inline_samplers`: `constexpr sampler`s as bindings with a reflected
 //!   descriptor;
-//! - `function_constants`: `[[function_constant(n)]]` as `override`s.
+//! - `function_constants`: `[[function_constant(n)]]` as `override`s;
+//! - `pointer_members`: structs with pointer/reference/texture members as
+//!   translation-time aggregates of places.
 
 pub(in crate::lower) mod buffer_pointers;
 pub(in crate::lower) mod dispatch_grid;
@@ -25,4 +27,5 @@ pub(in crate::lower) mod invocation;
 #[cfg(test)]
 pub(in crate::lower) mod ir_eval;
 pub(in crate::lower) mod narrow_integers;
+pub(in crate::lower) mod pointer_members;
 pub(in crate::lower) mod word_views;

@@ -51,3 +51,38 @@ pub(crate) fn mentions_f16(module: &naga::Module) -> bool {
         _ => false,
     })
 }
+
+/// True if an expression makes an `f16` (a conversion or literal whose
+/// type is only inferred, as in `f32(f16(x))`) but no type mentions one:
+/// naga's WGSL writer decides on `enable f16;` from the types alone.
+pub(crate) fn f16_undeclared(module: &naga::Module) -> bool {
+    let makes_f16 = |arena: &naga::Arena<Expression>| {
+        arena.iter().any(|(_, e)| {
+            matches!(
+                e,
+                Expression::Literal(Literal::F16(_))
+                    | Expression::As {
+                        kind: ScalarKind::Float,
+                        convert: Some(2),
+                        ..
+                    }
+            )
+        })
+    };
+    let used = makes_f16(&module.global_expressions)
+        || module.functions.iter().any(|(_, f)| makes_f16(&f.expressions))
+        || module.entry_points.iter().any(|e| makes_f16(&e.function.expressions));
+    used && !mentions_f16(module)
+}
+
+/// Adds the `f16` type, so that the writer enables `f16` (see
+/// [`f16_undeclared`]).
+pub(crate) fn declare_f16(module: &mut naga::Module) {
+    module.types.insert(
+        naga::Type {
+            name: None,
+            inner: naga::TypeInner::Scalar(naga::Scalar::F16),
+        },
+        naga::Span::UNDEFINED,
+    );
+}

@@ -448,6 +448,9 @@ impl Lowerer<'_, '_> {
                         format!("variable `{}` has type `void`", decl.name.name),
                     ))
                 }
+                Type::Struct(_) if self.is_place_struct(&ty) => {
+                    self.aggregate_local(fx, decl, &ty)?
+                }
                 _ => self.value_local(fx, decl, &ty, d.ty.is_const)?,
             };
             if !fx.declare(&decl.name.name, local) {

@@ -1,0 +1,496 @@
+//! Structs with pointer, reference, texture or sampler members.
+//!
+//! Metal: a struct in `thread` memory may hold pointers and references into
+//! any address space, textures and samplers (MSL §2.11; Tint gathers every
+//! module-scope variable of a WGSL shader into such a struct,
+//! `tint_module_vars_struct { device S* u; threadgroup float* w; ... }`,
+//! builds it in the entry point and passes it by value to helpers).
+//!
+//! WGSL: pointers are not storable (no struct or array holds one), a
+//! function takes `ptr<function|private|workgroup, T>` parameters only, and
+//! textures and samplers are handles outside structs.
+//!
+//! Mapping: such a struct is no WGSL value; it is a translation-time
+//! aggregate of places ([`Aggregate`]): each pointer member is a
+//! [`PtrValue`] (which global, which element index), a reference member the
+//! place it binds, a texture or sampler member its handle. A member access
+//! yields that value, so `(*s.p).x` reaches the global directly. Passing
+//! the struct to a helper passes each member as its own argument would be
+//! (buffer pointers as `u32` element indices, `thread` pointers as
+//! `ptr<function, T>`, pointers into other globals as their access path
+//! with dynamic indices as `u32`s: [`ArgKey::GlobalPath`]), and the helper
+//! is specialised per member ([`ArgKey::Aggregate`]). What needs the struct
+//! as a value (a buffer of it, a load, a return, an assignment after the
+//! declaration, a choice at run time) is error E0407.
+
+use crate::diagnostics::Code;
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{Aggregate, Local, Place, PtrRoot, PtrValue, Value};
+use crate::lower::cxx::args::{arg_type, Arg};
+use crate::lower::{ArgKey, Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::{ExprKind, Init};
+use crate::types::{AddressSpace, Type};
+use naga::{Expression, Handle};
+
+impl Lowerer<'_, '_> {
+    /// True if `ty` is a struct with a pointer, reference, texture or
+    /// sampler member (directly or in a member struct).
+    pub(in crate::lower) fn is_place_struct(&self, ty: &Type) -> bool {
+        let Type::Struct(id) = ty else {
+            return false;
+        };
+        self.program.structs.get(*id).members.iter().any(|m| match &m.ty {
+            Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. } => true,
+            t @ Type::Struct(_) => self.is_place_struct(t),
+            _ => false,
+        })
+    }
+
+    /// The error for a struct of places used as a WGSL value.
+    pub(in crate::lower) fn place_struct_value_error(&self, ty: &Type, span: Span) -> Error {
+        Error::coded(
+            Code::PointerMember,
+            span,
+            format!(
+                "`{}` holds pointers, references, textures or samplers, and is not a WGSL value",
+                self.program.display(ty)
+            ),
+        )
+        .note("such a struct can be built, read member by member and passed to functions; it cannot be stored, loaded, returned or assigned")
+    }
+
+    /// `S{...}`, `S s = {...}`: the members of a struct of places.
+    pub(in crate::lower) fn place_aggregate(
+        &mut self,
+        fx: &mut FnCtx,
+        items: &[Init],
+        ty: &Type,
+        span: Span,
+    ) -> Result<Value> {
+        let Type::Struct(id) = ty else {
+            unreachable!("a struct of places is a struct")
+        };
+        let members = self.program.structs.get(*id).members.clone();
+        let slots = crate::sema::consteval::list_slots(self.program, items, ty, members.len())?;
+        let mut values = Vec::new();
+        for (m, slot) in members.iter().zip(slots) {
+            let v = match slot {
+                Some(item) => self.member_init(fx, item, &m.ty)?,
+                None if matches!(m.ty, Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. })
+                    || self.is_place_struct(&m.ty) =>
+                {
+                    return Err(Error::coded(
+                        Code::PointerMember,
+                        span,
+                        format!(
+                            "member `{}` of `{}` is left uninitialised: its target must be known at translation time",
+                            m.name,
+                            self.program.display(ty)
+                        ),
+                    ));
+                }
+                None => {
+                    let h = self.naga_type(&m.ty, span)?;
+                    Value::Rv(fx.add(Expression::ZeroValue(h), span), m.ty.clone())
+                }
+            };
+            values.push(v);
+        }
+        Ok(Value::Agg(Aggregate {
+            ty: ty.clone(),
+            members: values,
+        }))
+    }
+
+    /// The value of one member of a struct of places, from its initializer.
+    fn member_init(&mut self, fx: &mut FnCtx, item: &Init, mty: &Type) -> Result<Value> {
+        if self.is_place_struct(mty) {
+            return match item {
+                Init::List(items, span) => self.place_aggregate(fx, items, mty, *span),
+                Init::Expr(e) => match &e.kind {
+                    ExprKind::InitList(items) => self.place_aggregate(fx, items, mty, e.span),
+                    _ => {
+                        let v = self.expr(fx, e)?;
+                        self.same_aggregate(v, mty, e.span).map(Value::Agg)
+                    }
+                },
+                _ => Err(self.place_struct_value_error(mty, item.span())),
+            };
+        }
+        match mty {
+            Type::Pointer(pp) => {
+                let Init::Expr(e) = item else {
+                    return Err(Error::coded(
+                        Code::InvalidInitializer,
+                        item.span(),
+                        "a pointer or reference member is initialized with one expression",
+                    ));
+                };
+                let v = self.expr(fx, e)?;
+                self.bind_member(fx, v, pp, e.span)
+            }
+            Type::Texture(_) | Type::Sampler { .. } => {
+                let Init::Expr(e) = item else {
+                    return Err(Error::coded(
+                        Code::InvalidInitializer,
+                        item.span(),
+                        "a texture or sampler member is initialized with a texture or sampler",
+                    ));
+                };
+                let (h, t) = self.rvalue(fx, e)?;
+                Ok(Value::Rv(h, t))
+            }
+            _ => {
+                let (h, t) = self.init_value(fx, item, mty)?;
+                Ok(Value::Rv(h, t))
+            }
+        }
+    }
+
+    /// `v` as the value of a member of pointer type `pp`: a pointer keeps
+    /// its root and index and takes the member's type; a reference binds
+    /// the place.
+    fn bind_member(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        pp: &crate::types::Pointer,
+        span: Span,
+    ) -> Result<Value> {
+        let mismatch = |l: &Self, what: &str| {
+            Error::coded(
+                Code::TypeMismatch,
+                span,
+                format!(
+                    "cannot initialize a member of type `{}` with {what}",
+                    l.program.display(&Type::Pointer(Box::new(pp.clone())))
+                ),
+            )
+        };
+        if pp.is_reference {
+            return match v {
+                Value::Place(p) if p.ty.unpacked() == pp.pointee.unpacked() => Ok(Value::Place(Place {
+                    writable: p.writable && !pp.is_const,
+                    ..p
+                })),
+                Value::Bytes(mut b) if b.ty.unpacked() == pp.pointee.unpacked() => {
+                    b.writable &= !pp.is_const;
+                    Ok(Value::Bytes(b))
+                }
+                _ => Err(mismatch(self, "this expression")),
+            };
+        }
+        // An array decays to a pointer to its first element.
+        if let Value::Place(p) = &v {
+            if let Type::Array(elem, _) = &p.ty {
+                if **elem == pp.pointee {
+                    let zero = self.u32_lit(fx, 0, span);
+                    return Ok(Value::Ptr(PtrValue {
+                        root: PtrRoot::Place(p.ptr, true),
+                        index: zero,
+                        pointee: pp.pointee.clone(),
+                        space: pp.space,
+                        is_const: pp.is_const || !p.writable,
+                    }));
+                }
+            }
+        }
+        match v {
+            Value::Ptr(p) if p.pointee == pp.pointee || pp.pointee == Type::Void => Ok(Value::Ptr(PtrValue {
+                space: pp.space,
+                is_const: p.is_const || pp.is_const,
+                ..p
+            })),
+            Value::Ptr(p) => Err(mismatch(
+                self,
+                &format!("a pointer to `{}`", self.program.display(&p.pointee)),
+            )),
+            _ => Err(mismatch(self, "a value that is not a pointer known at translation time")
+                .note("WGSL stores no pointers: a pointer member must be the address of a variable, a buffer argument or a pointer")),
+        }
+    }
+
+    /// `v` as an aggregate of type `ty`, or an error.
+    pub(in crate::lower) fn same_aggregate(&self, v: Value, ty: &Type, span: Span) -> Result<Aggregate> {
+        match v {
+            Value::Agg(a) if a.ty == *ty => Ok(a),
+            Value::Agg(a) => Err(Error::coded(
+                Code::TypeMismatch,
+                span,
+                format!(
+                    "cannot initialize `{}` with `{}`",
+                    self.program.display(ty),
+                    self.program.display(&a.ty)
+                ),
+            )),
+            _ => Err(Error::coded(
+                Code::PointerMember,
+                span,
+                format!(
+                    "a `{}` must be initialized with a braced list or another `{}` known at translation time",
+                    self.program.display(ty),
+                    self.program.display(ty)
+                ),
+            )),
+        }
+    }
+
+    /// A local `S s = ...;` of a struct of places.
+    pub(in crate::lower) fn aggregate_local(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &crate::syntax::ast::Declarator,
+        ty: &Type,
+    ) -> Result<Local> {
+        let v = match &decl.init {
+            None => {
+                return Err(Error::coded(
+                    Code::PointerMember,
+                    decl.name.span,
+                    format!(
+                        "`{}` of type `{}` must be initialized: its pointer members must be known at translation time",
+                        decl.name.name,
+                        self.program.display(ty)
+                    ),
+                ))
+            }
+            Some(Init::List(items, span)) => self.place_aggregate(fx, items, ty, *span)?,
+            Some(Init::Expr(e)) => match &e.kind {
+                ExprKind::InitList(items) => self.place_aggregate(fx, items, ty, e.span)?,
+                _ => self.expr(fx, e)?,
+            },
+            Some(Init::Paren(args, _)) if args.len() == 1 => self.expr(fx, &args[0])?,
+            Some(i) => return Err(self.place_struct_value_error(ty, i.span())),
+        };
+        let span = decl.init.as_ref().map(|i| i.span()).unwrap_or(decl.name.span);
+        Ok(Local::Agg(self.same_aggregate(v, ty, span)?))
+    }
+
+    /// `s = t;` for a struct of places `s`: `s` names `t`'s members from here
+    /// on, when `s` is declared in the innermost block (the assignment then
+    /// runs exactly when the code after it does); elsewhere E0407.
+    pub(in crate::lower) fn assign_aggregate(
+        &mut self,
+        fx: &mut FnCtx,
+        op: Option<crate::syntax::ast::BinaryOp>,
+        lhs: &crate::syntax::ast::Expr,
+        rhs: &crate::syntax::ast::Expr,
+    ) -> Option<Result<Value>> {
+        let ExprKind::Name(path) = &lhs.kind else {
+            return None;
+        };
+        let name = path.last()?;
+        let Some(Local::Agg(old)) = fx.lookup(name).cloned() else {
+            return None;
+        };
+        Some((|| {
+            if op.is_some() {
+                return Err(self.place_struct_value_error(&old.ty, lhs.span));
+            }
+            let v = match &rhs.kind {
+                ExprKind::InitList(items) => self.place_aggregate(fx, items, &old.ty, rhs.span)?,
+                _ => self.expr(fx, rhs)?,
+            };
+            let new = self.same_aggregate(v, &old.ty, rhs.span)?;
+            if !fx.rebind_innermost(name, Local::Agg(new.clone())) {
+                return Err(Error::coded(
+                    Code::PointerMember,
+                    lhs.span,
+                    format!(
+                        "`{name}` of type `{}` is assigned in a nested block: which pointers its members hold would depend on the path taken at run time",
+                        self.program.display(&old.ty)
+                    ),
+                )
+                .note("WGSL stores no pointers; assign it in the block that declares it, or declare a new variable"));
+            }
+            Ok(Value::Agg(new))
+        })())
+    }
+
+    /// Member `name` of an aggregate.
+    pub(in crate::lower) fn aggregate_member(&self, a: &Aggregate, name: &str, span: Span) -> Result<Value> {
+        let Type::Struct(id) = a.ty else {
+            unreachable!("a struct of places is a struct")
+        };
+        let def = self.program.structs.get(id);
+        match def.members.iter().position(|m| m.name == name) {
+            Some(i) => Ok(a.members[i].clone()),
+            None => Err(Error::coded(
+                Code::UnknownMember,
+                span,
+                format!("no member named `{name}` in `{}`", def.name),
+            )),
+        }
+    }
+
+    /// How argument `a` is passed to a parameter of type `pty`: a struct of
+    /// places member by member, a pointer into a non-buffer global as its
+    /// path, anything else as [`Self::argument`] passes it.
+    pub(in crate::lower) fn pass_argument(
+        &mut self,
+        fx: &mut FnCtx,
+        pty: &Type,
+        a: Arg,
+    ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
+        if self.is_place_struct(pty) {
+            let agg = self.same_aggregate(a.value, pty, a.span)?;
+            let Type::Struct(id) = pty else { unreachable!() };
+            let members = self.program.structs.get(*id).members.clone();
+            let mut keys = Vec::new();
+            let mut args = Vec::new();
+            for (m, v) in members.iter().zip(agg.members) {
+                let arg = Arg {
+                    ty: arg_type(&v),
+                    value: v,
+                    span: a.span,
+                };
+                let (k, hs) = self.pass_argument(fx, &m.ty, arg)?;
+                keys.push(k);
+                args.extend(hs);
+            }
+            return Ok((ArgKey::Aggregate(keys), args));
+        }
+        if let Type::Pointer(pp) = pty {
+            let path_of = match (&a.value, pp.is_reference) {
+                (Value::Ptr(PtrValue { root: PtrRoot::Place(base, array), index, .. }), false) => {
+                    Some((*base, array.then_some(*index)))
+                }
+                (Value::Place(p), true) if pp.space != AddressSpace::Thread => Some((p.ptr, None)),
+                _ => None,
+            };
+            if let Some((ptr, element)) = path_of {
+                if let Some((g, path, mut dynamic)) = self.global_path(fx, ptr, a.span) {
+                    dynamic.extend(element);
+                    return Ok((ArgKey::GlobalPath(g, path, element.is_some()), dynamic));
+                }
+            }
+            if let (Value::Ptr(p), AddressSpace::Threadgroup, false) = (&a.value, pp.space, pp.is_reference) {
+                match p.root {
+                    PtrRoot::Buffer(g) | PtrRoot::Bytes(g) => return Ok((ArgKey::Buffer(g), vec![p.index])),
+                    PtrRoot::Global(g) => return Ok((ArgKey::Global(g), Vec::new())),
+                    _ => {}
+                }
+            }
+        }
+        let (k, h) = self.argument(fx, pty, a)?;
+        Ok((k, h.into_iter().collect()))
+    }
+
+    /// The access path of pointer expression `ptr` from a global, with its
+    /// dynamic indices as `u32`s; `None` unless it starts at a global.
+    fn global_path(
+        &mut self,
+        fx: &mut FnCtx,
+        ptr: Handle<Expression>,
+        span: Span,
+    ) -> Option<(Handle<naga::GlobalVariable>, Vec<Option<u32>>, Vec<Handle<Expression>>)> {
+        let mut path = Vec::new();
+        let mut dynamic = Vec::new();
+        let mut cur = ptr;
+        loop {
+            match *fx.expr(cur) {
+                Expression::GlobalVariable(g) => {
+                    path.reverse();
+                    dynamic.reverse();
+                    return Some((g, path, dynamic));
+                }
+                Expression::AccessIndex { base, index } => {
+                    path.push(Some(index));
+                    cur = base;
+                }
+                Expression::Access { base, index } => {
+                    path.push(None);
+                    dynamic.push(self.index_u32(fx, index, span));
+                    cur = base;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A helper's parameter for an [`ArgKey::Aggregate`] or
+    /// [`ArgKey::GlobalPath`] key.
+    pub(in crate::lower) fn place_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        pty: &Type,
+        key: &ArgKey,
+        span: Span,
+    ) -> Result<Local> {
+        match (key, pty) {
+            (ArgKey::Aggregate(keys), Type::Struct(id)) => {
+                let members = self.program.structs.get(*id).members.clone();
+                let mut values = Vec::new();
+                for (m, k) in members.iter().zip(keys) {
+                    let first = fx.function.arguments.len();
+                    let mname = format!("{pname}_{}", m.name);
+                    let local = match k {
+                        ArgKey::Aggregate(_) | ArgKey::GlobalPath(..) => {
+                            self.place_parameter(fx, &mname, &m.ty, k, span)?
+                        }
+                        _ => self.parameter(fx, None, &m.ty, k, span)?,
+                    };
+                    let added = fx.function.arguments.len() - first;
+                    for (j, arg) in fx.function.arguments[first..].iter_mut().enumerate() {
+                        if arg.name.as_deref().is_none_or(|n| n.starts_with("_unnamed")) {
+                            arg.name = Some(if added == 1 { mname.clone() } else { format!("{mname}_{j}") });
+                        }
+                    }
+                    values.push(self.local_value(fx, local, span));
+                }
+                Ok(Local::Agg(Aggregate {
+                    ty: pty.clone(),
+                    members: values,
+                }))
+            }
+            (ArgKey::GlobalPath(g, path, array), Type::Pointer(pp)) => {
+                let mut ptr = fx.add(Expression::GlobalVariable(*g), span);
+                let u32_ty = self.naga_type(&Type::UINT, span)?;
+                for (j, step) in path.iter().enumerate() {
+                    ptr = match step {
+                        Some(index) => fx.add(Expression::AccessIndex { base: ptr, index: *index }, span),
+                        None => {
+                            let arg_index = fx.function.arguments.len() as u32;
+                            fx.function.arguments.push(naga::FunctionArgument {
+                                name: Some(format!("{pname}_index{j}")),
+                                ty: u32_ty,
+                                binding: None,
+                            });
+                            let index = fx.add(Expression::FunctionArgument(arg_index), span);
+                            fx.add(Expression::Access { base: ptr, index }, span)
+                        }
+                    };
+                }
+                if pp.is_reference {
+                    Ok(Local::Ref(Place {
+                        ptr,
+                        ty: pp.pointee.clone(),
+                        writable: !pp.is_const,
+                    }))
+                } else {
+                    let index = if *array {
+                        let arg_index = fx.function.arguments.len() as u32;
+                        fx.function.arguments.push(naga::FunctionArgument {
+                            name: Some(format!("{pname}_element")),
+                            ty: u32_ty,
+                            binding: None,
+                        });
+                        fx.add(Expression::FunctionArgument(arg_index), span)
+                    } else {
+                        self.u32_lit(fx, 0, span)
+                    };
+                    Ok(Local::Ptr(PtrValue {
+                        root: PtrRoot::Place(ptr, *array),
+                        index,
+                        pointee: pp.pointee.clone(),
+                        space: pp.space,
+                        is_const: pp.is_const,
+                    }))
+                }
+            }
+            _ => Err(Error::coded(Code::Unsupported, span, "unsupported parameter")),
+        }
+    }
+}
