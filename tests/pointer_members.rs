@@ -242,3 +242,51 @@ fn pointer_member_errors_have_their_code() {
         assert_eq!(first_code(body), Code::PointerMember, "{body}");
     }
 }
+
+/// Pointer arithmetic on members, a member pointer copied into a local,
+/// `&` of what a member points to, and a `thread` array member.
+const ARITHMETIC: &str = r#"
+struct V {
+  device float* out;
+  const device float* in;
+};
+
+void shift(V v, uint gid) {
+  device float* const o = (v.out + 1);
+  const device float* const i = &(*(v.in + gid));
+  o[gid] = (*i) + v.in[(gid + 1u) % 8u] + *(v.in + 0);
+}
+
+kernel void k(device float* out [[buffer(0)]], const device float* in [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  V const v = V{out, in};
+  V w = v;
+  shift(w, gid);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn pointer_arithmetic_on_members_runs() {
+    use common::{f32_bytes, f32s, gpu};
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    use std::collections::BTreeMap;
+    let Some(gpu) = gpu() else { return };
+    let input: Vec<f32> = (0..8).map(|i| (i * i) as f32).collect();
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 9 * 4]), (1, f32_bytes(&input))].into_iter().collect();
+    let out = run_kernel(
+        gpu,
+        "arith.metal",
+        &format!("{PRELUDE}{ARITHMETIC}"),
+        &msl2wgsl::Options::default(),
+        "k",
+        &Dispatch::Threads { grid: [8, 1, 1], threadgroup: [8, 1, 1] },
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut want = vec![0.0f32; 9];
+    for g in 0..8 {
+        want[g + 1] = input[g] + input[(g + 1) % 8] + input[0];
+    }
+    assert_eq!(f32s(&out[&0]), want);
+}

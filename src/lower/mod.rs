@@ -13,6 +13,7 @@ mod metal;
 pub(crate) mod passes;
 mod stdlib;
 mod stmt;
+mod texture_types;
 mod types;
 
 use crate::diagnostics::Code;

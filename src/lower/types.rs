@@ -96,7 +96,7 @@ impl Lowerer<'_, '_> {
             Type::Struct(id) => self.struct_inner(*id, span)?,
             // atomic_float and atomic_bool live in `atomic<u32>` words
             // (compare-exchange loops and 0/1 values), which every target has.
-            Type::Texture(t) => crate::lower::stdlib::textures::image_inner(t),
+            Type::Texture(t) => crate::lower::texture_types::image_inner(t),
             Type::Sampler { comparison } => TypeInner::Sampler {
                 comparison: *comparison,
             },

@@ -133,3 +133,21 @@ pub(in crate::lower) struct BytePlace {
     /// False for `const device` and `constant` buffers.
     pub writable: bool,
 }
+
+/// Atomic objects are accessed through the atomic functions only (MSL §6.15).
+pub(in crate::lower) fn atomic_access(span: crate::source_map::Span) -> crate::sema::Error {
+    crate::sema::Error::coded(
+        crate::diagnostics::Code::InvalidOperands,
+        span,
+        "atomic objects can only be accessed with atomic functions such as `atomic_load_explicit`",
+    )
+}
+
+/// True for atomic types and arrays of them.
+pub(in crate::lower) fn contains_atomic(ty: &Type) -> bool {
+    match ty {
+        Type::Atomic(_) => true,
+        Type::Array(e, _) => contains_atomic(e),
+        _ => false,
+    }
+}

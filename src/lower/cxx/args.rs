@@ -29,7 +29,7 @@
 
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
-use crate::lower::expr::contains_atomic;
+use crate::lower::ctx::value::contains_atomic;
 use crate::lower::{Lowerer, Result};
 use crate::sema::Symbol;
 use crate::source_map::Span;

@@ -9,8 +9,8 @@ use crate::lower::{Error, Lowerer, Result};
 use crate::sema::consteval::ConstValue;
 use crate::sema::Symbol;
 use crate::source_map::Span;
-use crate::syntax::ast::{CastKind, Expr, ExprKind, Init, TypeSpec};
-use crate::types::{self, Scalar, Type};
+use crate::syntax::ast::{CastKind, Expr, ExprKind, Ident, Init, TemplateArg, TypeSpec};
+use crate::types::{self, Type};
 use naga::{Expression, Handle};
 
 impl Lowerer<'_, '_> {
@@ -22,94 +22,14 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
-        if let ExprKind::Member(base, method, arrow) = &callee.kind {
-            // The object is lowered once: the member function's first
-            // argument, or a texture. `p->m()` is `(*p).m()`.
-            let mut value = self.expr(fx, base)?;
-            if *arrow {
-                value = self.deref(fx, value, base.span)?;
-            }
-            let object = Arg {
-                ty: arg_type(&value),
-                value,
-                span: base.span,
-            };
-            if self.is_object(fx, &object.value) {
-                return self.call_member(fx, object, method, args, span);
-            }
-            let (h, ty) = self.load(fx, object.value, object.span)?;
-            let Type::Texture(t) = ty else {
-                return Err(Error::coded(
-                    Code::UnknownMember,
-                    method.span,
-                    format!(
-                        "`{}` has no member function `{}`",
-                        self.program.display(&ty),
-                        method.name
-                    ),
-                ));
-            };
-            return self.texture_method(fx, h, t, &method.name, args, span);
-        }
-        if let ExprKind::Templated(path, targs) = &callee.kind {
-            // `numeric_limits<T>::max()`: a constant.
-            if let Some(limit) = self.program.numeric_limit_call(callee)? {
-                if !args.is_empty() {
-                    return Err(Error::coded(
-                        Code::NoMatchingOverload,
-                        span,
-                        "`numeric_limits` members take no arguments",
-                    ));
-                }
-                return self.expr(fx, &limit);
-            }
-            // `Vec<float, 4>(..)`, `Vec<float, 4>::make(..)`: the instance's
-            // constructor or static member function.
-            if let Some(p) = self
-                .program
-                .struct_template_path(path, targs, callee.span)?
-            {
-                let callee = Expr {
-                    kind: ExprKind::Name(p),
-                    span: callee.span,
-                };
-                return self.call(fx, &callee, args, span);
-            }
-        }
         let path = match &callee.kind {
-            ExprKind::Name(path) => path.clone(),
-            // `square<half>(x)`: explicit template arguments.
-            ExprKind::Templated(path, targs)
-                if path.len() == 1 && !self.program.function_templates(&path[0]).is_empty() =>
-            {
-                let targs = self.written_template_args(fx, targs)?;
-                return self.call_template(fx, &path[0], &targs, args, callee.span, span);
-            }
-            // `a < b > (c)` with variables parses like a template call;
-            // when `a` is a variable it is the comparison `(a < b) > (c)`.
-            ExprKind::Templated(path, targs)
-                if path.len() == 1
-                    && targs.len() == 1
-                    && args.len() == 1
-                    && fx.lookup(&path[0]).is_some() =>
-            {
-                let comparison = comparison_of_template_call(callee, &targs[0], &args[0], span);
-                return self.expr(fx, &comparison);
+            ExprKind::Member(base, method, arrow) => {
+                return self.call_method(fx, base, method, *arrow, args, span)
             }
             ExprKind::Templated(path, targs) => {
-                let ts = TypeSpec {
-                    is_const: false,
-                    is_constexpr: false,
-                    space: None,
-                    path: path.clone(),
-                    args: targs.clone(),
-                    ptr_ops: vec![],
-                    name_span: callee.span,
-                    span: callee.span,
-                };
-                let ty = self.program.resolve_type(&ts)?;
-                return self.construct(fx, &ty, args, span);
+                return self.call_templated(fx, callee, path, targs, args, span)
             }
+            ExprKind::Name(path) => path,
             _ => {
                 return Err(Error::coded(
                     Code::WrongKind,
@@ -118,110 +38,11 @@ impl Lowerer<'_, '_> {
                 ))
             }
         };
-        let name = path.last().cloned().unwrap_or_default();
-        if path.len() == 1 && fx.lookup(&name).is_some() {
-            // `f(x)` where `f` is an object with `operator()`.
-            if let Some(v) = self.call_operator(fx, callee, args, span)? {
-                return Ok(v);
-            }
-            return Err(Error::coded(
-                Code::WrongKind,
-                callee.span,
-                format!("called object `{name}` is not a function"),
-            ));
-        }
-        if path.len() == 1 && !self.program.symbols.contains_key(&name) {
-            if let Some(v) = self.implicit_member_call(fx, &name, args, callee.span, span)? {
-                return Ok(v);
-            }
-        }
-        let joined = path.join("::");
-        if let Some(ty) = types::builtin_type(&joined) {
-            let ts = TypeSpec {
-                is_const: false,
-                is_constexpr: false,
-                space: None,
-                path: path.clone(),
-                args: vec![],
-                ptr_ops: vec![],
-                name_span: callee.span,
-                span: callee.span,
-            };
-            self.program.resolve_value_type(&ts)?;
-            return self.construct(fx, &ty, args, span);
-        }
-        if path.len() == 1 && !self.program.function_templates(&name).is_empty() {
-            // Plain functions and templates of this name compete.
-            let plain = match self.program.symbols.get(&name) {
-                Some(Symbol::Functions(list)) => list.clone(),
-                _ => Vec::new(),
-            };
-            let templates = self.program.function_templates(&name).to_vec();
-            return self.call_overloaded(
-                fx,
-                &name,
-                &plain,
-                &templates,
-                &[],
-                Vec::new(),
-                args,
-                callee.span,
-                span,
-            );
-        }
-        match self.program.symbols.get(&name) {
-            Some(Symbol::Type(ty)) if path.len() == 1 => {
-                let ty = ty.clone();
-                if let Some(v) = self.call_constructor(fx, &ty, args, span)? {
-                    return Ok(v);
-                }
-                return self.construct(fx, &ty, args, span);
-            }
-            Some(Symbol::Functions(list)) if path.len() == 1 => {
-                let list = list.clone();
-                return self.call_user(fx, &name, &list, Vec::new(), args, callee.span, span);
-            }
-            _ => {}
-        }
-        if path.len() > 1 {
-            // `S::make(..)`: a static member function; `Traits<T>::type(x)`.
-            match self.program.symbols.get(&joined) {
-                Some(Symbol::Functions(list)) => {
-                    let list = list.clone();
-                    return self.call_user(fx, &joined, &list, Vec::new(), args, callee.span, span);
-                }
-                Some(Symbol::Type(ty)) => {
-                    let ty = ty.clone();
-                    if let Some(v) = self.call_constructor(fx, &ty, args, span)? {
-                        return Ok(v);
-                    }
-                    return self.construct(fx, &ty, args, span);
-                }
-                _ => {}
-            }
-        }
-        if path.len() == 1 && name == crate::sema::function_constants::IS_DEFINED {
-            return self.function_constant_defined(fx, args, span);
-        }
-        let lib_name = match path.as_slice() {
-            [n] => Some(n.as_str()),
-            [ns, n] if matches!(ns.as_str(), "metal" | "precise" | "fast") => Some(n.as_str()),
-            [m, ns, n] if m == "metal" && matches!(ns.as_str(), "precise" | "fast") => {
-                Some(n.as_str())
-            }
-            _ => None,
-        };
-        if let Some(lib_name) = lib_name {
-            if let Some(v) = self.library_call(fx, lib_name, args, span)? {
-                return Ok(v);
-            }
-        }
-        // `SwiftUI::Layer::sample`'s intrinsic (src/preprocess/swiftui.rs).
-        if let Some(v) = self.swiftui_intrinsic(fx, &joined, args, span)? {
+        if let Some(v) = self.call_declared(fx, callee, path, args, span)? {
             return Ok(v);
         }
-        // `sampler(filter::linear)`: a temporary constexpr sampler.
-        if let Some(v) = self.sampler_temporary(fx, &path, args, span)? {
+        let joined = path.join("::");
+        if let Some(v) = self.call_library(fx, path, &joined, args, span)? {
             return Ok(v);
         }
         Err(Error::coded(
@@ -232,254 +53,251 @@ impl Lowerer<'_, '_> {
         .with_notes(self.program.function_name_hint(&joined)))
     }
 
-    /// `T(args)`: conversions and constructors of scalars, vectors, matrices.
-    pub(in crate::lower) fn construct(
+    /// `base.method(args)`, `base->method(args)`: a member function of a
+    /// struct or a texture method.
+    fn call_method(
+        &mut self,
+        fx: &mut FnCtx,
+        base: &Expr,
+        method: &Ident,
+        arrow: bool,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        // The object is lowered once: the member function's first
+        // argument, or a texture. `p->m()` is `(*p).m()`.
+        let mut value = self.expr(fx, base)?;
+        if arrow {
+            value = self.deref(fx, value, base.span)?;
+        }
+        let object = Arg {
+            ty: arg_type(&value),
+            value,
+            span: base.span,
+        };
+        if self.is_object(fx, &object.value) {
+            return self.call_member(fx, object, method, args, span);
+        }
+        let (h, ty) = self.load(fx, object.value, object.span)?;
+        let Type::Texture(t) = ty else {
+            return Err(Error::coded(
+                Code::UnknownMember,
+                method.span,
+                format!(
+                    "`{}` has no member function `{}`",
+                    self.program.display(&ty),
+                    method.name
+                ),
+            ));
+        };
+        self.texture_method(fx, h, t, &method.name, args, span)
+    }
+
+    /// `path<targs>(args)`: a `numeric_limits` constant, a struct template
+    /// instance's constructor or static member, a function template with
+    /// explicit arguments, a comparison, or a type's constructor.
+    fn call_templated(
+        &mut self,
+        fx: &mut FnCtx,
+        callee: &Expr,
+        path: &[String],
+        targs: &[TemplateArg],
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        // `numeric_limits<T>::max()`: a constant.
+        if let Some(limit) = self.program.numeric_limit_call(callee)? {
+            if !args.is_empty() {
+                return Err(Error::coded(
+                    Code::NoMatchingOverload,
+                    span,
+                    "`numeric_limits` members take no arguments",
+                ));
+            }
+            return self.expr(fx, &limit);
+        }
+        // `Vec<float, 4>(..)`, `Vec<float, 4>::make(..)`: the instance's
+        // constructor or static member function.
+        if let Some(p) = self
+            .program
+            .struct_template_path(path, targs, callee.span)?
+        {
+            let callee = Expr {
+                kind: ExprKind::Name(p),
+                span: callee.span,
+            };
+            return self.call(fx, &callee, args, span);
+        }
+        // `square<half>(x)`: explicit template arguments.
+        if path.len() == 1 && !self.program.function_templates(&path[0]).is_empty() {
+            let targs = self.written_template_args(fx, targs)?;
+            return self.call_template(fx, &path[0], &targs, args, callee.span, span);
+        }
+        // `a < b > (c)` with variables parses like a template call;
+        // when `a` is a variable it is the comparison `(a < b) > (c)`.
+        if path.len() == 1 && targs.len() == 1 && args.len() == 1 && fx.lookup(&path[0]).is_some() {
+            let comparison = comparison_of_template_call(callee, &targs[0], &args[0], span);
+            return self.expr(fx, &comparison);
+        }
+        let ts = written_type(path, targs.to_vec(), callee.span);
+        let ty = self.program.resolve_type(&ts)?;
+        self.construct(fx, &ty, args, span)
+    }
+
+    /// `name(args)` where `name` is declared in the program: a callable
+    /// object, an implicit member call, a builtin type's constructor, a user
+    /// function or template, a user type's constructor, or a static member.
+    /// `None` when `path` names none of them.
+    fn call_declared(
+        &mut self,
+        fx: &mut FnCtx,
+        callee: &Expr,
+        path: &[String],
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let name = path.last().cloned().unwrap_or_default();
+        if path.len() == 1 && fx.lookup(&name).is_some() {
+            return self.call_object(fx, callee, &name, args, span).map(Some);
+        }
+        if path.len() == 1 && !self.program.symbols.contains_key(&name) {
+            if let Some(v) = self.implicit_member_call(fx, &name, args, callee.span, span)? {
+                return Ok(Some(v));
+            }
+        }
+        let joined = path.join("::");
+        if let Some(ty) = types::builtin_type(&joined) {
+            let ts = written_type(path, vec![], callee.span);
+            self.program.resolve_value_type(&ts)?;
+            return self.construct(fx, &ty, args, span).map(Some);
+        }
+        if path.len() == 1 && !self.program.function_templates(&name).is_empty() {
+            return self
+                .call_functions_and_templates(fx, &name, args, callee.span, span)
+                .map(Some);
+        }
+        match path.len() {
+            0 => Ok(None),
+            // `f(x)`, `S(x)`.
+            1 => self.call_symbol(fx, &name, args, callee.span, span),
+            // `S::make(..)`: a static member function; `Traits<T>::type(x)`.
+            _ => self.call_symbol(fx, &joined, args, callee.span, span),
+        }
+    }
+
+    /// `f(x)` where `f` is a variable: an object with `operator()`.
+    fn call_object(
+        &mut self,
+        fx: &mut FnCtx,
+        callee: &Expr,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        if let Some(v) = self.call_operator(fx, callee, args, span)? {
+            return Ok(v);
+        }
+        Err(Error::coded(
+            Code::WrongKind,
+            callee.span,
+            format!("called object `{name}` is not a function"),
+        ))
+    }
+
+    /// `name(args)` where plain functions and function templates of this
+    /// name compete.
+    fn call_functions_and_templates(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        let plain = match self.program.symbols.get(name) {
+            Some(Symbol::Functions(list)) => list.clone(),
+            _ => Vec::new(),
+        };
+        let templates = self.program.function_templates(name).to_vec();
+        self.call_overloaded(
+            fx,
+            name,
+            &plain,
+            &templates,
+            &[],
+            Vec::new(),
+            args,
+            callee_span,
+            span,
+        )
+    }
+
+    /// `name(args)` where symbol `name` is a user function or a user type;
+    /// `None` when it is neither.
+    fn call_symbol(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        match self.program.symbols.get(name) {
+            Some(Symbol::Type(ty)) => {
+                let ty = ty.clone();
+                self.construct_declared(fx, &ty, args, span).map(Some)
+            }
+            Some(Symbol::Functions(list)) => {
+                let list = list.clone();
+                self.call_user(fx, name, &list, Vec::new(), args, callee_span, span)
+                    .map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// `T(args)` for a declared type `T`: its user constructor, if it has
+    /// one that applies, or the built-in construction.
+    fn construct_declared(
         &mut self,
         fx: &mut FnCtx,
         ty: &Type,
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
-        let mut vals = Vec::new();
-        for a in args {
-            vals.push(self.rvalue(fx, a)?);
+        if let Some(v) = self.call_constructor(fx, ty, args, span)? {
+            return Ok(v);
         }
-        let ty_h = self.naga_type(ty, span)?;
-        if vals.is_empty() {
-            // `S()`: value-initialized, with its default member initializers.
-            if self.program.has_member_defaults(ty) {
-                let v = ConstValue::default_of(ty, self.program);
-                return Ok(self.const_value(fx, &v, span));
-            }
-            return Ok(Value::Rv(
-                fx.add(Expression::ZeroValue(ty_h), span),
-                ty.clone(),
-            ));
-        }
-        match ty {
-            Type::Scalar(_) => {
-                let [(h, t)] = vals.as_slice() else {
-                    return Err(Error::coded(
-                        Code::InvalidInitializer,
-                        span,
-                        "a scalar conversion takes one argument",
-                    ));
-                };
-                if !matches!(t, Type::Scalar(_)) {
-                    return Err(Error::coded(
-                        Code::TypeMismatch,
-                        span,
-                        format!(
-                            "cannot convert `{}` to `{}`",
-                            self.program.display(t),
-                            self.program.display(ty)
-                        ),
-                    ));
-                }
-                Ok(Value::Rv(
-                    self.convert(fx, *h, t, ty, true, span)?,
-                    ty.clone(),
-                ))
-            }
-            Type::Vector(s, n) => self.construct_vector(fx, *s, *n, vals, span),
-            Type::Matrix {
-                scalar,
-                columns,
-                rows,
-            } => self.construct_matrix(fx, *scalar, *columns, *rows, vals, span),
-            Type::Struct(_) | Type::Array(..) => Err(Error::coded(
-                Code::InvalidInitializer,
-                span,
-                format!(
-                    "cannot construct `{}` with parentheses; use braces",
-                    self.program.display(ty)
-                ),
-            )),
-            _ => Err(Error::coded(
-                Code::InvalidInitializer,
-                span,
-                "cannot construct this type",
-            )),
-        }
+        self.construct(fx, ty, args, span)
     }
 
-    fn construct_vector(
+    /// `path(args)` as a library call: `is_function_constant_defined`, a
+    /// Metal standard library function, a SwiftUI intrinsic or a temporary
+    /// sampler; `None` when it is none of them.
+    fn call_library(
         &mut self,
         fx: &mut FnCtx,
-        s: Scalar,
-        n: u8,
-        vals: Vec<(Handle<Expression>, Type)>,
+        path: &[String],
+        joined: &str,
+        args: &[Expr],
         span: Span,
-    ) -> Result<Value> {
-        let ty = Type::Vector(s, n);
-        if let [(h, t)] = vals.as_slice() {
-            if matches!(t, Type::Scalar(_)) || t.vector_size() == Some(n) {
-                return Ok(Value::Rv(self.convert(fx, *h, t, &ty, true, span)?, ty));
+    ) -> Result<Option<Value>> {
+        if let [name] = path {
+            if name == crate::sema::function_constants::IS_DEFINED {
+                return self.function_constant_defined(fx, args, span).map(Some);
             }
         }
-        let mut components = Vec::new();
-        let mut count = 0;
-        for (h, t) in vals {
-            let k = match t {
-                Type::Scalar(_) | Type::Vector(..) => t.vector_size().unwrap(),
-                _ => {
-                    return Err(Error::coded(
-                        Code::InvalidInitializer,
-                        span,
-                        format!(
-                            "cannot use `{}` in a vector constructor",
-                            self.program.display(&t)
-                        ),
-                    ))
-                }
-            };
-            let h = self.convert(fx, h, &t, &t.with_scalar(s), true, span)?;
-            // `float3(float2(a, b), c)` becomes `vec3(a, b, c)`: naga 30's
-            // constant evaluator panics on constant vectors composed of
-            // vectors (`select` of one, found by differential testing:
-            // nested constructors, splats and swizzles), so constant parts
-            // are flattened to scalars; the flat form is what WGSL writers
-            // print anyway.
-            match fx.expr(h) {
-                Expression::Compose {
-                    components: inner, ..
-                } if k > 1 => components.extend(inner.clone()),
-                &Expression::Splat { value, .. } if k > 1 => {
-                    components.extend(std::iter::repeat_n(value, k as usize))
-                }
-                _ if k > 1 && crate::lower::expr::const_exprs::is_constant_tree(fx, h) => {
-                    for index in 0..k as u32 {
-                        components.push(fx.add(Expression::AccessIndex { base: h, index }, span));
-                    }
-                }
-                _ => components.push(h),
-            }
-            count += k;
-        }
-        if count != n {
-            return Err(Error::coded(
-                Code::InvalidInitializer,
-                span,
-                format!(
-                    "`{}` constructor needs {n} components, found {count}",
-                    self.program.display(&ty)
-                ),
-            ));
-        }
-        let ty_h = self.naga_type(&ty, span)?;
-        Ok(Value::Rv(
-            fx.add(
-                Expression::Compose {
-                    ty: ty_h,
-                    components,
-                },
-                span,
-            ),
-            ty,
-        ))
-    }
-
-    fn construct_matrix(
-        &mut self,
-        fx: &mut FnCtx,
-        s: Scalar,
-        columns: u8,
-        rows: u8,
-        vals: Vec<(Handle<Expression>, Type)>,
-        span: Span,
-    ) -> Result<Value> {
-        let ty = Type::Matrix {
-            scalar: s,
-            columns,
-            rows,
-        };
-        let ty_h = self.naga_type(&ty, span)?;
-        let col_ty = Type::Vector(s, rows);
-        let col_h = self.naga_type(&col_ty, span)?;
-        // floatNxM(matrix): conversion.
-        if let [(h, t @ Type::Matrix { .. })] = vals.as_slice() {
-            return Ok(Value::Rv(self.convert(fx, *h, t, &ty, true, span)?, ty));
-        }
-        // floatNxM(s): s on the diagonal (MSL §2.3.2).
-        if let [(h, t @ Type::Scalar(_))] = vals.as_slice() {
-            let d = self.convert(fx, *h, t, &Type::Scalar(s), true, span)?;
-            let zero_h = self.naga_type(&Type::Scalar(s), span)?;
-            let zero = fx.add(Expression::ZeroValue(zero_h), span);
-            let cols = (0..columns)
-                .map(|c| {
-                    let lanes = (0..rows).map(|r| if r == c { d } else { zero }).collect();
-                    fx.add(
-                        Expression::Compose {
-                            ty: col_h,
-                            components: lanes,
-                        },
-                        span,
-                    )
-                })
-                .collect();
-            return Ok(Value::Rv(
-                fx.add(
-                    Expression::Compose {
-                        ty: ty_h,
-                        components: cols,
-                    },
-                    span,
-                ),
-                ty,
-            ));
-        }
-        let mut lanes = Vec::new();
-        let mut cols = Vec::new();
-        for (h, t) in vals {
-            match t {
-                Type::Vector(_, n) if n == rows && lanes.is_empty() => {
-                    cols.push(self.convert(fx, h, &t, &col_ty, true, span)?)
-                }
-                Type::Scalar(_) => {
-                    lanes.push(self.convert(fx, h, &t, &Type::Scalar(s), true, span)?)
-                }
-                _ => {
-                    return Err(Error::coded(
-                        Code::InvalidInitializer,
-                        span,
-                        format!(
-                            "invalid argument of type `{}` to a matrix constructor",
-                            self.program.display(&t)
-                        ),
-                    ))
-                }
-            }
-            if lanes.len() == rows as usize {
-                cols.push(fx.add(
-                    Expression::Compose {
-                        ty: col_h,
-                        components: std::mem::take(&mut lanes),
-                    },
-                    span,
-                ));
+        if let Some(lib_name) = library_name(path) {
+            if let Some(v) = self.library_call(fx, lib_name, args, span)? {
+                return Ok(Some(v));
             }
         }
-        if cols.len() != columns as usize || !lanes.is_empty() {
-            return Err(Error::coded(
-                Code::InvalidInitializer,
-                span,
-                format!(
-                    "`{}` constructor needs {columns} columns or {} scalars",
-                    self.program.display(&ty),
-                    columns * rows
-                ),
-            ));
+        // `SwiftUI::Layer::sample`'s intrinsic (src/preprocess/swiftui.rs).
+        if let Some(v) = self.swiftui_intrinsic(fx, joined, args, span)? {
+            return Ok(Some(v));
         }
-        Ok(Value::Rv(
-            fx.add(
-                Expression::Compose {
-                    ty: ty_h,
-                    components: cols,
-                },
-                span,
-            ),
-            ty,
-        ))
+        // `sampler(filter::linear)`: a temporary constexpr sampler.
+        self.sampler_temporary(fx, path, args, span)
     }
 
     /// An initializer list for a value of type `ty` (missing elements are zero).
@@ -680,5 +498,30 @@ fn comparison_of_template_call(
     Expr {
         kind: ExprKind::Binary(BinaryOp::Gt, Box::new(lt), Box::new(c.clone())),
         span,
+    }
+}
+
+/// The type written `path<args>` at `span`.
+fn written_type(path: &[String], args: Vec<TemplateArg>, span: Span) -> TypeSpec {
+    TypeSpec {
+        is_const: false,
+        is_constexpr: false,
+        space: None,
+        path: path.to_vec(),
+        args,
+        ptr_ops: vec![],
+        name_span: span,
+        span,
+    }
+}
+
+/// The Metal library function that `path` names, if any: `f`, `metal::f`,
+/// `fast::f`, `metal::precise::f`.
+fn library_name(path: &[String]) -> Option<&str> {
+    match path {
+        [n] => Some(n.as_str()),
+        [ns, n] if matches!(ns.as_str(), "metal" | "precise" | "fast") => Some(n.as_str()),
+        [m, ns, n] if m == "metal" && matches!(ns.as_str(), "precise" | "fast") => Some(n.as_str()),
+        _ => None,
     }
 }

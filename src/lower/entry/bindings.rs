@@ -34,7 +34,7 @@ impl Lowerer<'_, '_> {
             let f = self.storage_format(&texture, index, param.span)?;
             texture.format = Some(f);
             Some(
-                crate::lower::stdlib::textures::FORMATS[f as usize]
+                crate::lower::texture_types::FORMATS[f as usize]
                     .0
                     .to_string(),
             )
@@ -65,7 +65,7 @@ impl Lowerer<'_, '_> {
         };
         let sample_type = match (
             texture.shape.is_depth(),
-            crate::lower::stdlib::textures::sampled_kind(texture.scalar),
+            crate::lower::texture_types::sampled_kind(texture.scalar),
         ) {
             (true, _) => "depth",
             (_, naga::ScalarKind::Float) => "float",
@@ -87,10 +87,10 @@ impl Lowerer<'_, '_> {
             buffer: None,
             threadgroup: None,
             texture: Some(TextureInfo {
-                texture_type: crate::lower::stdlib::textures::metal_texture_type(texture.shape)
+                texture_type: crate::lower::texture_types::metal_texture_type(texture.shape)
                     .into(),
                 data_type: texture.scalar.name().into(),
-                view_dimension: crate::lower::stdlib::textures::view_dimension(texture.shape)
+                view_dimension: crate::lower::texture_types::view_dimension(texture.shape)
                     .into(),
                 binding_kind,
                 sample_type: sample_type.into(),
@@ -315,7 +315,7 @@ impl Lowerer<'_, '_> {
         let atomic_words = words
             && writable
             && (has_sub_word(&ptr.pointee, &self.program.structs)
-                || crate::lower::expr::contains_atomic(&ptr.pointee));
+                || crate::lower::ctx::value::contains_atomic(&ptr.pointee));
         let ty = if words {
             let word = if atomic_words {
                 Type::Atomic(Scalar::UInt)

@@ -837,7 +837,7 @@ impl Lowerer<'_, '_> {
         let Type::Texture(t) = layer_type() else {
             unreachable!("the layer is a texture")
         };
-        use crate::lower::stdlib::textures::{metal_texture_type, view_dimension};
+        use crate::lower::texture_types::{metal_texture_type, view_dimension};
         Argument {
             name,
             kind: ArgumentKind::Texture,

@@ -21,8 +21,8 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Handle<Expression>> {
         if let Value::Place(p) = target {
-            if crate::lower::expr::contains_atomic(&p.ty) {
-                return Err(crate::lower::expr::atomic_access(span));
+            if crate::lower::ctx::value::contains_atomic(&p.ty) {
+                return Err(crate::lower::ctx::value::atomic_access(span));
             }
         }
         match target {
@@ -141,8 +141,8 @@ impl Lowerer<'_, '_> {
             )
             .note("memory in the `constant` or `const device` address space cannot be written"));
         }
-        if crate::lower::expr::contains_atomic(&b.ty) {
-            return Err(crate::lower::expr::atomic_access(span));
+        if crate::lower::ctx::value::contains_atomic(&b.ty) {
+            return Err(crate::lower::ctx::value::atomic_access(span));
         }
         let v = self.convert(fx, value, ty, &b.ty.unpacked(), false, span)?;
         self.bytes_store(fx, b, v, span)?;

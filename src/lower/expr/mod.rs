@@ -7,6 +7,7 @@ pub(in crate::lower) mod operators;
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
+pub(in crate::lower) use crate::lower::ctx::value::{atomic_access, contains_atomic};
 use crate::lower::ctx::value::{Local, Place, Value};
 use crate::lower::types::vector_size;
 use crate::lower::{Error, Lowerer, Result};
@@ -699,23 +700,6 @@ impl Lowerer<'_, '_> {
     }
 }
 
-/// Atomic objects are accessed through the atomic functions only (MSL §6.15).
-pub(in crate::lower) fn atomic_access(span: Span) -> Error {
-    Error::coded(
-        Code::InvalidOperands,
-        span,
-        "atomic objects can only be accessed with atomic functions such as `atomic_load_explicit`",
-    )
-}
-
-/// True for atomic types and arrays of them.
-pub(in crate::lower) fn contains_atomic(ty: &Type) -> bool {
-    match ty {
-        Type::Atomic(_) => true,
-        Type::Array(e, _) => contains_atomic(e),
-        _ => false,
-    }
-}
 
 /// True if evaluating `e` may change memory or call a user function.
 pub(in crate::lower) fn has_side_effects(e: &Expr) -> bool {

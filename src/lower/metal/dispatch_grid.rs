@@ -5,13 +5,102 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::entry::compute::{Builtin, Geometry, DISPATCH_BINDING};
 use crate::lower::metal::invocation;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast;
 use crate::types::{Scalar, Type};
 use naga::{BinaryOperator as Bo, Expression, Handle, Statement};
+
+/// `@binding` of the dispatch uniform in `@group(0)` (mapping doc §1.4:
+/// buffers at n, textures at 64+n, samplers at 128+n, synthetic from 192).
+pub const DISPATCH_BINDING: u32 = 192;
+
+/// Metal's compute-function input attributes (MSL Table 5.8) handled here.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(in crate::lower) enum Builtin {
+    ThreadPositionInGrid,
+    ThreadPositionInThreadgroup,
+    ThreadIndexInThreadgroup,
+    ThreadgroupPositionInGrid,
+    ThreadsPerThreadgroup,
+    DispatchThreadsPerThreadgroup,
+    ThreadgroupsPerGrid,
+    ThreadsPerGrid,
+    ThreadIndexInSimdgroup,
+    ThreadsPerSimdgroup,
+    SimdgroupIndexInThreadgroup,
+    SimdgroupsPerThreadgroup,
+    ThreadIndexInQuadgroup,
+    QuadgroupIndexInThreadgroup,
+    QuadgroupsPerThreadgroup,
+}
+
+impl Builtin {
+    /// Needs the SIMD-group lane or width.
+    pub(in crate::lower) fn is_simd(self) -> bool {
+        matches!(
+            self,
+            Builtin::ThreadIndexInSimdgroup
+                | Builtin::ThreadsPerSimdgroup
+                | Builtin::SimdgroupIndexInThreadgroup
+                | Builtin::SimdgroupsPerThreadgroup
+                | Builtin::ThreadIndexInQuadgroup
+        )
+    }
+
+    /// Scalar attributes (no vector forms).
+    pub(in crate::lower) fn is_scalar(self) -> bool {
+        self.is_simd()
+            || matches!(
+                self,
+                Builtin::ThreadIndexInThreadgroup
+                    | Builtin::QuadgroupIndexInThreadgroup
+                    | Builtin::QuadgroupsPerThreadgroup
+            )
+    }
+}
+
+/// The compute attribute named `name`.
+pub(in crate::lower) fn builtin(name: &str) -> Option<Builtin> {
+    Some(match name {
+        "thread_position_in_grid" => Builtin::ThreadPositionInGrid,
+        "thread_position_in_threadgroup" => Builtin::ThreadPositionInThreadgroup,
+        "thread_index_in_threadgroup" => Builtin::ThreadIndexInThreadgroup,
+        "threadgroup_position_in_grid" => Builtin::ThreadgroupPositionInGrid,
+        "threads_per_threadgroup" => Builtin::ThreadsPerThreadgroup,
+        "dispatch_threads_per_threadgroup" => Builtin::DispatchThreadsPerThreadgroup,
+        "threadgroups_per_grid" => Builtin::ThreadgroupsPerGrid,
+        "threads_per_grid" => Builtin::ThreadsPerGrid,
+        "thread_index_in_simdgroup" => Builtin::ThreadIndexInSimdgroup,
+        "threads_per_simdgroup" | "thread_execution_width" => Builtin::ThreadsPerSimdgroup,
+        "simdgroup_index_in_threadgroup" => Builtin::SimdgroupIndexInThreadgroup,
+        "simdgroups_per_threadgroup" | "dispatch_simdgroups_per_threadgroup" => {
+            Builtin::SimdgroupsPerThreadgroup
+        }
+        "thread_index_in_quadgroup" => Builtin::ThreadIndexInQuadgroup,
+        "quadgroup_index_in_threadgroup" => Builtin::QuadgroupIndexInThreadgroup,
+        "quadgroups_per_threadgroup" | "dispatch_quadgroups_per_threadgroup" => {
+            Builtin::QuadgroupsPerThreadgroup
+        }
+        _ => return None,
+    })
+}
+
+/// Values the prologue computes from the WGSL built-ins.
+pub(in crate::lower) struct Geometry {
+    pub(in crate::lower) wg: [u32; 3],
+    pub(in crate::lower) lane: Option<Handle<Expression>>,
+    pub(in crate::lower) simd_size: Option<Handle<Expression>>,
+    pub(in crate::lower) gid: Handle<Expression>,
+    pub(in crate::lower) lid: Handle<Expression>,
+    pub(in crate::lower) index: Handle<Expression>,
+    pub(in crate::lower) wid: Handle<Expression>,
+    pub(in crate::lower) tg_size: Handle<Expression>,
+    pub(in crate::lower) edge_size: Handle<Expression>,
+    pub(in crate::lower) groups: Handle<Expression>,
+    pub(in crate::lower) grid: Handle<Expression>,
+}
 
 impl Lowerer<'_, '_> {
     pub(in crate::lower) fn check_builtin_type(

@@ -130,7 +130,7 @@ impl Lowerer<'_, '_> {
                     span,
                 )
             }
-            Type::Atomic(_) => return Err(crate::lower::expr::atomic_access(span)),
+            Type::Atomic(_) => return Err(crate::lower::ctx::value::atomic_access(span)),
             _ => {
                 let parts = self.bytes_parts(fx, p, span)?;
                 let mut components = Vec::new();
@@ -345,7 +345,7 @@ impl Lowerer<'_, '_> {
                 }
                 Ok(())
             }
-            Type::Atomic(_) => Err(crate::lower::expr::atomic_access(span)),
+            Type::Atomic(_) => Err(crate::lower::ctx::value::atomic_access(span)),
             _ => {
                 let parts = self.bytes_parts(fx, p, span)?;
                 for (k, part) in parts.iter().enumerate() {

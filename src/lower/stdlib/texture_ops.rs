@@ -346,7 +346,7 @@ impl Lowerer<'_, '_> {
             return Err(Error::coded(Code::NoMatchingOverload, span, "`write` needs a value and a coordinate"));
         };
         let (h, ty) = self.rvalue(fx, color)?;
-        let kind = crate::lower::stdlib::textures::sampled_kind(t.scalar);
+        let kind = crate::lower::texture_types::sampled_kind(t.scalar);
         let wide = Type::Vector(
             match kind {
                 naga::ScalarKind::Float => Scalar::Float,
