@@ -681,3 +681,44 @@ fn attributes_may_come_before_array_suffixes() {
     );
     assert!(lib.wgsl().contains("clip_distances"), "{}", lib.wgsl());
 }
+
+/// `enum class` enumerators are scoped (C++ [dcl.enum]): two scoped enums may
+/// share enumerator names (Metal samples name buffer indices this way), and
+/// the names are found only qualified.
+const SCOPED_ENUMS: &str = r#"
+enum class VertexBuffer : int { vertices = 0, frame = 1 };
+enum class FragmentBuffer : int { frame = 0 };
+kernel void k(device int* out [[buffer(VertexBuffer::vertices)]],
+              device int* frame [[buffer(VertexBuffer::frame)]],
+              uint i [[thread_position_in_grid]]) {
+    out[i] = int(FragmentBuffer::frame) * 10 + int(VertexBuffer::frame) + frame[i];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn scoped_enumerators_share_names() {
+    let n = 8u32;
+    let frame: Vec<u8> = (0..n as i32).flat_map(|v| (v * 100).to_le_bytes()).collect();
+    let Some(out) = run(
+        SCOPED_ENUMS,
+        "k",
+        n,
+        vec![(0, vec![0; n as usize * 4]), (1, frame)],
+    ) else {
+        return;
+    };
+    let got: Vec<i32> = out[&0]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let want: Vec<i32> = (0..n as i32).map(|i| 1 + i * 100).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_scoped_enumerator_is_not_an_unqualified_name() {
+    let body = "enum class E : int { a = 1 };\n\
+                kernel void k(device int* o [[buffer(0)]]) { o[0] = int(a); }";
+    assert_eq!(first_code(body), Code::UndeclaredIdentifier);
+}

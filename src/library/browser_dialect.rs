@@ -124,7 +124,11 @@ mod tests {
             ..crate::Options::default()
         };
         let wgpu = crate::Library::from_source("t.metal", source, &options).unwrap();
-        assert!(!wgpu.wgsl().contains("msl2wgsl_runtime_zero"), "{}", wgpu.wgsl());
+        assert!(
+            !wgpu.wgsl().contains("msl2wgsl_runtime_zero"),
+            "{}",
+            wgpu.wgsl()
+        );
     }
 
     #[test]

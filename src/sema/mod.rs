@@ -298,7 +298,16 @@ impl<'a> Program<'a> {
                 value: v,
                 span: name.span,
             });
-            self.define(name, Symbol::Constant(self.constants.len() - 1))?;
+            // A scoped enumerator is only found as `E::A`, so two
+            // `enum class`es may share enumerator names.
+            let declared = match (&e.scoped, &e.name) {
+                (true, Some(enum_name)) => ast::Ident {
+                    name: format!("{}::{}", enum_name.name, name.name),
+                    span: name.span,
+                },
+                _ => name.clone(),
+            };
+            self.define(&declared, Symbol::Constant(self.constants.len() - 1))?;
         }
         Ok(())
     }

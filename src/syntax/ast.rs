@@ -130,6 +130,8 @@ pub struct EnumDecl {
     pub underlying: Option<TypeSpec>,
     /// Enumerators with optional values.
     pub enumerators: Vec<(Ident, Option<Expr>)>,
+    /// `enum class`/`enum struct`: the enumerators are named `E::A` only.
+    pub scoped: bool,
     /// Whole declaration.
     pub span: Span,
 }

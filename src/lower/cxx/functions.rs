@@ -244,39 +244,7 @@ impl Lowerer<'_, '_> {
         a: Arg,
     ) -> Result<(ArgKey, Option<Handle<Expression>>)> {
         if let Type::Texture(_) | Type::Sampler { .. } = pty {
-            let (h, t) = self.load(fx, a.value, a.span)?;
-            let same = match (&t, pty) {
-                (Type::Texture(x), Type::Texture(y)) => {
-                    Type::Texture(crate::types::Texture { format: None, ..*x }) == Type::Texture(*y)
-                }
-                (Type::Sampler { .. }, Type::Sampler { .. }) => true,
-                _ => false,
-            };
-            if !same {
-                return Err(Error::coded(
-                    Code::TypeMismatch,
-                    a.span,
-                    format!(
-                        "cannot pass `{}` as `{}`",
-                        self.program.display(&t),
-                        self.program.display(pty)
-                    ),
-                ));
-            }
-            if let Type::Texture(tex) = &t {
-                if tex.is_storage() {
-                    return match *fx.expr(h) {
-                        Expression::GlobalVariable(g) => Ok((ArgKey::BoundTexture(g, t), None)),
-                        _ => Err(Error::coded(
-                            Code::Unsupported,
-                            a.span,
-                            "only a texture argument of the stage function can be passed on as a writable texture",
-                        )
-                        .note("WGSL writes a texture only through its binding")),
-                    };
-                }
-            }
-            return Ok((ArgKey::Resource(t), Some(h)));
+            return self.resource_argument(fx, pty, a);
         }
         let Type::Pointer(pp) = pty else {
             let (h, t) = self.load(fx, a.value, a.span)?;
@@ -309,37 +277,7 @@ impl Lowerer<'_, '_> {
             (Value::Place(place), AddressSpace::Device | AddressSpace::Constant)
                 if pp.is_reference =>
             {
-                match *fx.expr(place.ptr) {
-                    Expression::GlobalVariable(g) => Ok((ArgKey::Global(g), None)),
-                    Expression::Access { base, .. } | Expression::AccessIndex { base, .. }
-                        if matches!(*fx.expr(base), Expression::GlobalVariable(g)
-                            if matches!(self.global.module.types[self.global.module.global_variables[g].ty].inner, naga::TypeInner::Array { .. })) =>
-                    {
-                        let Expression::GlobalVariable(g) = *fx.expr(base) else {
-                            unreachable!()
-                        };
-                        let index = match *fx.expr(place.ptr) {
-                            Expression::AccessIndex { index, .. } => {
-                                self.u32_lit(fx, index, a.span)
-                            }
-                            Expression::Access { index, .. } => fx.add(
-                                Expression::As {
-                                    expr: index,
-                                    kind: naga::ScalarKind::Uint,
-                                    convert: None,
-                                },
-                                a.span,
-                            ),
-                            _ => unreachable!(),
-                        };
-                        Ok((ArgKey::Buffer(g), Some(index)))
-                    }
-                    _ => Err(Error::coded(
-                        Code::Unsupported,
-                        a.span,
-                        "passing a part of a buffer element by reference is not supported yet",
-                    )),
-                }
+                self.buffer_reference_argument(fx, place, a.span)
             }
             (Value::Place(place), AddressSpace::Thread) if pp.is_reference => {
                 if !place.writable && !pp.is_const {
@@ -356,6 +294,89 @@ impl Lowerer<'_, '_> {
                 _ => Err(mismatch(self)),
             },
             _ => Err(mismatch(self)),
+        }
+    }
+
+    /// How a texture or sampler argument `a` is passed to a parameter of
+    /// type `pty`: as the value it is, or, for a writable texture, as the
+    /// global it is bound to.
+    fn resource_argument(
+        &mut self,
+        fx: &mut FnCtx,
+        pty: &Type,
+        a: Arg,
+    ) -> Result<(ArgKey, Option<Handle<Expression>>)> {
+        let (h, t) = self.load(fx, a.value, a.span)?;
+        let same = match (&t, pty) {
+            (Type::Texture(x), Type::Texture(y)) => {
+                Type::Texture(crate::types::Texture { format: None, ..*x }) == Type::Texture(*y)
+            }
+            (Type::Sampler { .. }, Type::Sampler { .. }) => true,
+            _ => false,
+        };
+        if !same {
+            return Err(Error::coded(
+                Code::TypeMismatch,
+                a.span,
+                format!(
+                    "cannot pass `{}` as `{}`",
+                    self.program.display(&t),
+                    self.program.display(pty)
+                ),
+            ));
+        }
+        if let Type::Texture(tex) = &t {
+            if tex.is_storage() {
+                return match *fx.expr(h) {
+                    Expression::GlobalVariable(g) => Ok((ArgKey::BoundTexture(g, t), None)),
+                    _ => Err(Error::coded(
+                        Code::Unsupported,
+                        a.span,
+                        "only a texture argument of the stage function can be passed on as a writable texture",
+                    )
+                    .note("WGSL writes a texture only through its binding")),
+                };
+            }
+        }
+        Ok((ArgKey::Resource(t), Some(h)))
+    }
+
+    /// How a `device` or `constant` reference to `place` is passed: a whole
+    /// buffer, or an element of one as its index.
+    fn buffer_reference_argument(
+        &mut self,
+        fx: &mut FnCtx,
+        place: &Place,
+        span: Span,
+    ) -> Result<(ArgKey, Option<Handle<Expression>>)> {
+        match *fx.expr(place.ptr) {
+            Expression::GlobalVariable(g) => Ok((ArgKey::Global(g), None)),
+            Expression::Access { base, .. } | Expression::AccessIndex { base, .. }
+                if matches!(*fx.expr(base), Expression::GlobalVariable(g)
+                    if matches!(self.global.module.types[self.global.module.global_variables[g].ty].inner, naga::TypeInner::Array { .. })) =>
+            {
+                let Expression::GlobalVariable(g) = *fx.expr(base) else {
+                    unreachable!()
+                };
+                let index = match *fx.expr(place.ptr) {
+                    Expression::AccessIndex { index, .. } => self.u32_lit(fx, index, span),
+                    Expression::Access { index, .. } => fx.add(
+                        Expression::As {
+                            expr: index,
+                            kind: naga::ScalarKind::Uint,
+                            convert: None,
+                        },
+                        span,
+                    ),
+                    _ => unreachable!(),
+                };
+                Ok((ArgKey::Buffer(g), Some(index)))
+            }
+            _ => Err(Error::coded(
+                Code::Unsupported,
+                span,
+                "passing a part of a buffer element by reference is not supported yet",
+            )),
         }
     }
 
@@ -469,6 +490,8 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// Parameter `name` of type `pty` of the function `fx` builds, received
+    /// as `key` says, declared under its name.
     pub(in crate::lower) fn parameter(
         &mut self,
         fx: &mut FnCtx,
@@ -480,40 +503,11 @@ impl Lowerer<'_, '_> {
         let pname = name
             .map(|n| n.name.clone())
             .unwrap_or_else(|| "_unnamed".into());
-        let arg_index = fx.function.arguments.len() as u32;
         let local = match (key, pty) {
-            (ArgKey::Value, _) => {
-                let ty = self.naga_type(pty, span)?;
-                fx.function.arguments.push(naga::FunctionArgument {
-                    name: Some(pname.clone()),
-                    ty,
-                    binding: None,
-                });
-                let arg = fx.add(Expression::FunctionArgument(arg_index), span);
-                // C++ parameters are mutable: copy into a local.
-                let var = fx.local(&pname, ty, span);
-                let ptr = fx.add(Expression::LocalVariable(var), span);
-                fx.push(
-                    Statement::Store {
-                        pointer: ptr,
-                        value: arg,
-                    },
-                    span,
-                );
-                Local::Var {
-                    var,
-                    ty: pty.clone(),
-                    is_const: false,
-                }
-            }
+            (ArgKey::Value, _) => self.value_parameter(fx, &pname, pty, span)?,
             (ArgKey::Resource(ty), _) => {
                 let th = self.naga_type(ty, span)?;
-                fx.function.arguments.push(naga::FunctionArgument {
-                    name: Some(pname.clone()),
-                    ty: th,
-                    binding: None,
-                });
-                let arg = fx.add(Expression::FunctionArgument(arg_index), span);
+                let arg = function_argument(fx, pname.clone(), th, span);
                 Local::Value(arg, ty.clone())
             }
             (ArgKey::BoundTexture(g, ty), _) => {
@@ -523,82 +517,10 @@ impl Lowerer<'_, '_> {
                 self.place_parameter(fx, &pname, pty, key, span)?
             }
             (ArgKey::Buffer(g), Type::Pointer(pp)) => {
-                let ty = self.naga_type(&Type::UINT, span)?;
-                fx.function.arguments.push(naga::FunctionArgument {
-                    name: Some(format!("{pname}_index")),
-                    ty,
-                    binding: None,
-                });
-                let index = fx.add(Expression::FunctionArgument(arg_index), span);
-                let root = if self.word_view(*g).is_some() {
-                    PtrRoot::Bytes(*g)
-                } else {
-                    PtrRoot::Buffer(*g)
-                };
-                let ptr = PtrValue {
-                    root,
-                    index,
-                    pointee: pp.pointee.clone(),
-                    space: pp.space,
-                    is_const: pp.is_const,
-                };
-                match (pp.is_reference, self.element_value(fx, &ptr, span)) {
-                    (true, Value::Bytes(b)) => Local::Bytes(b),
-                    (true, Value::Place(p)) => Local::Ref(p),
-                    _ => Local::Ptr(ptr),
-                }
+                self.buffer_parameter(fx, &pname, *g, pp, span)?
             }
-            (ArgKey::Global(g), Type::Pointer(pp)) => {
-                let zero = self.u32_lit(fx, 0, span);
-                let ptr = PtrValue {
-                    root: PtrRoot::Global(*g),
-                    index: zero,
-                    pointee: pp.pointee.clone(),
-                    space: pp.space,
-                    is_const: pp.is_const,
-                };
-                if pp.is_reference {
-                    Local::Ref(self.element_place(fx, &ptr, zero, span))
-                } else {
-                    Local::Ptr(ptr)
-                }
-            }
-            (ArgKey::Thread, Type::Pointer(pp)) => {
-                let base = self.naga_type(&pp.pointee, span)?;
-                let ty = self.global.module.types.insert(
-                    naga::Type {
-                        name: None,
-                        inner: naga::TypeInner::Pointer {
-                            base,
-                            space: naga::AddressSpace::Function,
-                        },
-                    },
-                    naga::Span::UNDEFINED,
-                );
-                fx.function.arguments.push(naga::FunctionArgument {
-                    name: Some(pname.clone()),
-                    ty,
-                    binding: None,
-                });
-                let arg = fx.add(Expression::FunctionArgument(arg_index), span);
-                let place = Place {
-                    ptr: arg,
-                    ty: pp.pointee.clone(),
-                    writable: !pp.is_const,
-                };
-                if pp.is_reference {
-                    Local::Ref(place)
-                } else {
-                    let zero = self.u32_lit(fx, 0, span);
-                    Local::Ptr(PtrValue {
-                        root: PtrRoot::Place(arg, false),
-                        index: zero,
-                        pointee: pp.pointee.clone(),
-                        space: pp.space,
-                        is_const: pp.is_const,
-                    })
-                }
-            }
+            (ArgKey::Global(g), Type::Pointer(pp)) => self.global_parameter(fx, *g, pp, span),
+            (ArgKey::Thread, Type::Pointer(pp)) => self.thread_parameter(fx, &pname, pp, span)?,
             _ => {
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -617,6 +539,128 @@ impl Lowerer<'_, '_> {
             }
         }
         Ok(local)
+    }
+
+    /// A parameter passed by value: C++ parameters are mutable, so the
+    /// argument is copied into a local.
+    fn value_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        pty: &Type,
+        span: Span,
+    ) -> Result<Local> {
+        let ty = self.naga_type(pty, span)?;
+        let arg = function_argument(fx, pname.to_string(), ty, span);
+        let var = fx.local(pname, ty, span);
+        let ptr = fx.add(Expression::LocalVariable(var), span);
+        fx.push(
+            Statement::Store {
+                pointer: ptr,
+                value: arg,
+            },
+            span,
+        );
+        Ok(Local::Var {
+            var,
+            ty: pty.clone(),
+            is_const: false,
+        })
+    }
+
+    /// A pointer or reference parameter into buffer `g`: the argument is
+    /// the element index.
+    fn buffer_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        g: Handle<naga::GlobalVariable>,
+        pp: &crate::types::Pointer,
+        span: Span,
+    ) -> Result<Local> {
+        let ty = self.naga_type(&Type::UINT, span)?;
+        let index = function_argument(fx, format!("{pname}_index"), ty, span);
+        let root = if self.word_view(g).is_some() {
+            PtrRoot::Bytes(g)
+        } else {
+            PtrRoot::Buffer(g)
+        };
+        let ptr = PtrValue {
+            root,
+            index,
+            pointee: pp.pointee.clone(),
+            space: pp.space,
+            is_const: pp.is_const,
+        };
+        Ok(
+            match (pp.is_reference, self.element_value(fx, &ptr, span)) {
+                (true, Value::Bytes(b)) => Local::Bytes(b),
+                (true, Value::Place(p)) => Local::Ref(p),
+                _ => Local::Ptr(ptr),
+            },
+        )
+    }
+
+    /// A pointer or reference parameter to global `g`: no argument, the
+    /// function uses the global.
+    fn global_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        g: Handle<naga::GlobalVariable>,
+        pp: &crate::types::Pointer,
+        span: Span,
+    ) -> Local {
+        let zero = self.u32_lit(fx, 0, span);
+        let ptr = PtrValue {
+            root: PtrRoot::Global(g),
+            index: zero,
+            pointee: pp.pointee.clone(),
+            space: pp.space,
+            is_const: pp.is_const,
+        };
+        if pp.is_reference {
+            Local::Ref(self.element_place(fx, &ptr, zero, span))
+        } else {
+            Local::Ptr(ptr)
+        }
+    }
+
+    /// A `thread` pointer or reference parameter: a naga `function` pointer.
+    fn thread_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        pp: &crate::types::Pointer,
+        span: Span,
+    ) -> Result<Local> {
+        let base = self.naga_type(&pp.pointee, span)?;
+        let ty = self.global.module.types.insert(
+            naga::Type {
+                name: None,
+                inner: naga::TypeInner::Pointer {
+                    base,
+                    space: naga::AddressSpace::Function,
+                },
+            },
+            naga::Span::UNDEFINED,
+        );
+        let arg = function_argument(fx, pname.to_string(), ty, span);
+        let place = Place {
+            ptr: arg,
+            ty: pp.pointee.clone(),
+            writable: !pp.is_const,
+        };
+        if pp.is_reference {
+            return Ok(Local::Ref(place));
+        }
+        let zero = self.u32_lit(fx, 0, span);
+        Ok(Local::Ptr(PtrValue {
+            root: PtrRoot::Place(arg, false),
+            index: zero,
+            pointee: pp.pointee.clone(),
+            space: pp.space,
+            is_const: pp.is_const,
+        }))
     }
 }
 
@@ -664,4 +708,21 @@ fn wgsl_name(name: &str) -> String {
 /// `n`th all have default arguments (`float f(float x, float k = 2.0f)`).
 pub(in crate::lower) fn accepts(f: &FunctionDecl, n: usize) -> bool {
     n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
+}
+
+/// A new argument `name` of naga type `ty` of the function `fx` builds,
+/// and the expression of its value.
+fn function_argument(
+    fx: &mut FnCtx,
+    name: String,
+    ty: Handle<naga::Type>,
+    span: Span,
+) -> Handle<Expression> {
+    let index = fx.function.arguments.len() as u32;
+    fx.function.arguments.push(naga::FunctionArgument {
+        name: Some(name),
+        ty,
+        binding: None,
+    });
+    fx.add(Expression::FunctionArgument(index), span)
 }

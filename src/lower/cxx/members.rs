@@ -262,48 +262,13 @@ impl Lowerer<'_, '_> {
             .into_iter()
             .filter(|i| !twins.contains(i))
             .partition(|&i| !self.mutates_object(i));
-        // Const members qualified with an address space (`const device`)
-        // apply to objects in that space only, and before unqualified ones.
-        // A read-only buffer (`space` is `constant`) may be `constant` or
-        // `const device` memory in the source, which WGSL does not tell
-        // apart: both fit, `constant` first.
-        let fits = |s: ast::AddressSpace, exact: bool| {
-            same_space(s, space)
-                || (!exact && space == AddressSpace::Constant && s == ast::AddressSpace::Device)
-        };
-        let consts: Vec<usize> = consts
-            .into_iter()
-            .filter(|&i| self.object_space(i).is_none_or(|s| fits(s, false)))
-            .collect();
-        let qualified = |exact: bool| -> Vec<usize> {
-            consts
-                .iter()
-                .copied()
-                .filter(|&i| self.object_space(i).is_some_and(|s| fits(s, exact)))
-                .collect()
-        };
-        let (exact, qualified) = (qualified(true), qualified(false));
-        let mut candidates = if !exact.is_empty() {
-            exact
-        } else if !qualified.is_empty() {
-            qualified
-        } else {
-            consts
-        };
+        let mut candidates = self.const_members_for(consts, space);
         if candidates.is_empty() && (!mutating.is_empty() || !twins.is_empty()) {
             if !writable {
                 return Err(Error::coded(Code::NotAssignable, method.span, format!("cannot call non-const member function `{}` on a const object of type `{sname}`", method.name))
                     .note("declare the member function `const` if it does not modify the object"));
             }
-            candidates = match storage {
-                Storage::Thread => mutating
-                    .into_iter()
-                    .filter(|&i| self.object_space(i) == Some(ast::AddressSpace::Thread))
-                    .collect(),
-                Storage::Device => twins,
-                Storage::Threadgroup => return Err(Error::coded(Code::Unsupported, method.span, "calling a non-const member function on a threadgroup object is not supported yet")),
-                Storage::Temporary => return Err(Error::coded(Code::Unsupported, method.span, "calling a non-const member function on a temporary is not supported yet")),
-            };
+            candidates = self.mutating_members_for(method, storage, mutating, twins)?;
             candidates.retain(|&i| self.program.functions[i].params.len() == args.len() + 1);
         }
         if candidates.is_empty() {
@@ -326,6 +291,70 @@ impl Lowerer<'_, '_> {
             method.span,
             span,
         )
+    }
+
+    /// The const member functions among `consts` that apply to an object in
+    /// address space `space`, the best fitting ones only.
+    fn const_members_for(&self, consts: Vec<usize>, space: AddressSpace) -> Vec<usize> {
+        // Const members qualified with an address space (`const device`)
+        // apply to objects in that space only, and before unqualified ones.
+        // A read-only buffer (`space` is `constant`) may be `constant` or
+        // `const device` memory in the source, which WGSL does not tell
+        // apart: both fit, `constant` first.
+        let fits = |s: ast::AddressSpace, exact: bool| {
+            same_space(s, space)
+                || (!exact && space == AddressSpace::Constant && s == ast::AddressSpace::Device)
+        };
+        let consts: Vec<usize> = consts
+            .into_iter()
+            .filter(|&i| self.object_space(i).is_none_or(|s| fits(s, false)))
+            .collect();
+        let qualified = |exact: bool| -> Vec<usize> {
+            consts
+                .iter()
+                .copied()
+                .filter(|&i| self.object_space(i).is_some_and(|s| fits(s, exact)))
+                .collect()
+        };
+        let (exact, qualified) = (qualified(true), qualified(false));
+        if !exact.is_empty() {
+            exact
+        } else if !qualified.is_empty() {
+            qualified
+        } else {
+            consts
+        }
+    }
+
+    /// The non-const member functions that apply to a writable object in
+    /// `storage`: those of `mutating` taking a `thread` object, or the
+    /// `device` twins `twins`.
+    fn mutating_members_for(
+        &self,
+        method: &Ident,
+        storage: Storage,
+        mutating: Vec<usize>,
+        twins: Vec<usize>,
+    ) -> Result<Vec<usize>> {
+        Ok(match storage {
+            Storage::Thread => mutating
+                .into_iter()
+                .filter(|&i| self.object_space(i) == Some(ast::AddressSpace::Thread))
+                .collect(),
+            Storage::Device => twins,
+            Storage::Threadgroup => return Err(Error::coded(
+                Code::Unsupported,
+                method.span,
+                "calling a non-const member function on a threadgroup object is not supported yet",
+            )),
+            Storage::Temporary => {
+                return Err(Error::coded(
+                    Code::Unsupported,
+                    method.span,
+                    "calling a non-const member function on a temporary is not supported yet",
+                ))
+            }
+        })
     }
 
     /// The struct of `this` when lowering a member function or constructor.

@@ -149,7 +149,12 @@ fn runtime_non_finite(f: &mut naga::Function, zero: Handle<naga::GlobalVariable>
         if !found.get(old.index()).copied().unwrap_or(false) {
             return e;
         }
-        let Expression::As { expr, kind, convert } = e else {
+        let Expression::As {
+            expr,
+            kind,
+            convert,
+        } = e
+        else {
             unreachable!("found above")
         };
         let bits = non_finite_bits(front.arena(), expr).expect("found above");

@@ -70,8 +70,14 @@ pub(crate) fn f16_undeclared(module: &naga::Module) -> bool {
         })
     };
     let used = makes_f16(&module.global_expressions)
-        || module.functions.iter().any(|(_, f)| makes_f16(&f.expressions))
-        || module.entry_points.iter().any(|e| makes_f16(&e.function.expressions));
+        || module
+            .functions
+            .iter()
+            .any(|(_, f)| makes_f16(&f.expressions))
+        || module
+            .entry_points
+            .iter()
+            .any(|e| makes_f16(&e.function.expressions));
     used && !mentions_f16(module)
 }
 

@@ -379,11 +379,9 @@ fn renumber_statement(s: Statement, numbers: &Renumbering, arena: &Arena<Express
                     acceleration_structure: new(acceleration_structure),
                     descriptor: new(descriptor),
                 },
-                naga::RayQueryFunction::Proceed { result } => {
-                    naga::RayQueryFunction::Proceed {
-                        result: new(result),
-                    }
-                }
+                naga::RayQueryFunction::Proceed { result } => naga::RayQueryFunction::Proceed {
+                    result: new(result),
+                },
                 naga::RayQueryFunction::GenerateIntersection { hit_t } => {
                     naga::RayQueryFunction::GenerateIntersection { hit_t: new(hit_t) }
                 }

@@ -588,9 +588,14 @@ impl Lowerer<'_, '_> {
                 ),
             ));
         };
+        // A read-only buffer is `const device` or `constant` alike in WGSL
+        // (a read-only storage buffer): a const pointer may hold either.
+        let read_only_buffer = p.is_const
+            && matches!(p.space, AddressSpace::Device | AddressSpace::Constant)
+            && matches!(q.space, AddressSpace::Device | AddressSpace::Constant);
         if q.pointee != p.pointee
             || (q.is_const && !p.is_const)
-            || (q.space != p.space && q.space != AddressSpace::Thread)
+            || (q.space != p.space && q.space != AddressSpace::Thread && !read_only_buffer)
         {
             return Err(Error::coded(
                 Code::InvalidInitializer,

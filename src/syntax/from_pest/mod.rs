@@ -237,8 +237,10 @@ fn enum_decl(pair: Pair<Rule>) -> Result<EnumDecl> {
     let span = span_of(&pair);
     let mut names = Vec::new();
     let (mut underlying, mut enumerators) = (None, Vec::new());
+    let mut scoped = false;
     for p in pair.into_inner() {
         match p.as_rule() {
+            Rule::class_kw => scoped = true,
             Rule::ident => names.push(ident(p)),
             Rule::type_spec => underlying = Some(type_spec(p)?),
             Rule::enumerator => {
@@ -271,6 +273,7 @@ fn enum_decl(pair: Pair<Rule>) -> Result<EnumDecl> {
         tag,
         underlying,
         enumerators,
+        scoped,
         span,
     })
 }

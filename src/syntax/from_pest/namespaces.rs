@@ -252,7 +252,12 @@ fn declared_names(item: &Item) -> Vec<Ident> {
             .iter()
             .chain(e.tag.iter())
             .cloned()
-            .chain(e.enumerators.iter().map(|(n, _)| n.clone()))
+            .chain(
+                e.enumerators
+                    .iter()
+                    .filter(|_| !e.scoped)
+                    .map(|(n, _)| n.clone()),
+            )
             .collect(),
         Item::Template(t) => match &t.item {
             Templated::Function(f) => vec![f.name.clone()],
