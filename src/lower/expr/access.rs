@@ -23,6 +23,18 @@ impl Lowerer<'_, '_> {
             return Ok(v);
         }
         let b = self.expr(fx, base)?;
+        self.subscript_value(fx, b, base.span, index, span)
+    }
+
+    /// `b[index]` for `b` lowered already (from `base_span`).
+    pub(in crate::lower) fn subscript_value(
+        &mut self,
+        fx: &mut FnCtx,
+        b: Value,
+        base_span: Span,
+        index: &Expr,
+        span: Span,
+    ) -> Result<Value> {
         let (hi, ti) = self.subscript(fx, index, span)?;
         if let Some(ty) = value_type(&b) {
             self.check_constant_index(fx, ty, hi, index.span)?;
@@ -45,7 +57,7 @@ impl Lowerer<'_, '_> {
                 Ok(self.element_value(fx, &PtrValue { index, ..p }, span))
             }
             Value::Bytes(bp) => {
-                let elem = self.element_type(&bp.ty, base.span)?;
+                let elem = self.element_type(&bp.ty, base_span)?;
                 let stride = crate::layout::metal(&elem, &self.program.structs).size;
                 let index = uint_index(fx, hi, &ti, span);
                 let offset = self.scaled_offset(fx, bp.offset, index, stride, span);
@@ -56,7 +68,7 @@ impl Lowerer<'_, '_> {
                 }))
             }
             Value::Place(p) => {
-                let elem = self.element_type(&p.ty, base.span)?;
+                let elem = self.element_type(&p.ty, base_span)?;
                 let ptr = self.access(fx, p.ptr, hi, span);
                 Ok(Value::Place(Place {
                     ptr,
@@ -65,10 +77,10 @@ impl Lowerer<'_, '_> {
                 }))
             }
             Value::Swizzle(..) | Value::BytesSwizzle(..) | Value::Rv(..) => {
-                self.index_value(fx, b, hi, base.span, span)
+                self.index_value(fx, b, hi, base_span, span)
             }
-            Value::Void => Err(Error::coded(Code::WrongKind, base.span, "subscripted value is `void`")),
-            Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, base.span)),
+            Value::Void => Err(Error::coded(Code::WrongKind, base_span, "subscripted value is `void`")),
+            Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, base_span)),
         }
     }
 
