@@ -254,7 +254,7 @@ fn array_bytes(kind: EffectArgumentKind, numbers: &[f64], what: &str) -> Result<
             .iter()
             .flat_map(|v| (*v as f32).to_le_bytes())
             .collect()),
-        EffectArgumentKind::ColorArray if numbers.len() % 4 == 0 => Ok(numbers
+        EffectArgumentKind::ColorArray if numbers.len().is_multiple_of(4) => Ok(numbers
             .iter()
             .flat_map(|v| half::f16::from_f64(*v).to_le_bytes())
             .collect()),

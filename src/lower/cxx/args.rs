@@ -28,47 +28,14 @@
 //! `operator||` is declared), as are `auto` and `decltype` (deduce.rs).
 
 use crate::lower::ctx::function::FnCtx;
+pub(in crate::lower) use crate::lower::ctx::value::{arg_type, Arg};
 use crate::lower::ctx::value::Value;
 use crate::lower::ctx::value::contains_atomic;
 use crate::lower::{Lowerer, Result};
 use crate::sema::Symbol;
-use crate::source_map::Span;
 use crate::syntax::ast::{Expr, FunctionDecl, PtrOp};
 use crate::types::Type;
 use std::borrow::Borrow;
-
-/// One argument of a call, lowered once.
-#[derive(Clone, Debug)]
-pub(in crate::lower) struct Arg {
-    /// The value as the expression gave it, or loaded when every candidate
-    /// takes it by value.
-    pub value: Value,
-    /// The type overload resolution and deduction see: a pointer's type for
-    /// a pointer (a by-value `T` does not deduce its pointee), else the
-    /// value's (a place's type as declared, packed or not).
-    pub ty: Type,
-    /// The argument's source.
-    pub span: Span,
-}
-
-/// The type of `v` as overload resolution and template deduction see it.
-pub(in crate::lower) fn arg_type(v: &Value) -> Type {
-    match v {
-        Value::Rv(_, t) => t.clone(),
-        Value::Place(p) => p.ty.clone(),
-        Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
-        Value::Ptr(p) => Type::Pointer(Box::new(crate::types::Pointer {
-            space: p.space,
-            pointee: p.pointee.clone(),
-            is_const: p.is_const,
-            is_reference: false,
-        })),
-        Value::Bytes(b) => b.ty.unpacked(),
-        Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
-        Value::Void => Type::Void,
-        Value::Agg(a) => a.ty.clone(),
-    }
-}
 
 impl Lowerer<'_, '_> {
     /// Lowers one argument; `load`: every candidate takes it by value.

@@ -187,8 +187,8 @@ impl Lowerer<'_, '_> {
             let cols = diagonal_columns(fx, col_h, columns, rows, d, zero, span);
             return Ok(Value::Rv(compose(fx, ty_h, cols, span), ty));
         }
-        let (cols, lanes) = self.matrix_columns(fx, s, rows, col_h, vals, span)?;
-        if cols.len() != columns as usize || !lanes.is_empty() {
+        let (cols, left_over) = self.matrix_columns(fx, s, rows, col_h, vals, span)?;
+        if cols.len() != columns as usize || left_over != 0 {
             return Err(Error::coded(
                 Code::InvalidInitializer,
                 span,
@@ -204,7 +204,8 @@ impl Lowerer<'_, '_> {
 
     /// The columns of a matrix with `rows` rows constructed from `vals`:
     /// each vector of `rows` lanes is a column, each `rows` scalars in a row
-    /// make one. Also the scalars left over, which make no full column.
+    /// make one. Also the number of scalars left over, which make no full
+    /// column.
     fn matrix_columns(
         &mut self,
         fx: &mut FnCtx,
@@ -213,7 +214,7 @@ impl Lowerer<'_, '_> {
         col_h: Handle<naga::Type>,
         vals: Vec<(Handle<Expression>, Type)>,
         span: Span,
-    ) -> Result<(Vec<Handle<Expression>>, Vec<Handle<Expression>>)> {
+    ) -> Result<(Vec<Handle<Expression>>, usize)> {
         let col_ty = Type::Vector(s, rows);
         let mut lanes = Vec::new();
         let mut cols = Vec::new();
@@ -240,7 +241,7 @@ impl Lowerer<'_, '_> {
                 cols.push(compose(fx, col_h, std::mem::take(&mut lanes), span));
             }
         }
-        Ok((cols, lanes))
+        Ok((cols, lanes.len()))
     }
 }
 

@@ -193,6 +193,7 @@ impl Lowerer<'_, '_> {
         callable(f, name, callee_span)?;
         let mut keys = Vec::new();
         let mut arguments = Vec::new();
+        let mut copied_back = Vec::new();
         let mut given = args.into_iter();
         for p in &f.params {
             let arg = match (given.next(), &p.default) {
@@ -210,7 +211,13 @@ impl Lowerer<'_, '_> {
             };
             let pty = self.program.resolve_type(&p.ty)?;
             let pty = self.program.apply_array(pty, &p.array)?;
-            let (key, arg) = self.pass_argument(fx, &pty, arg)?;
+            let (key, mut arg) = self.pass_argument(fx, &pty, arg)?;
+            if let (ArgKey::Thread, Type::Pointer(pp), [place]) = (&key, &pty, arg.as_slice()) {
+                if let Some(copy) = self.part_argument_copy(fx, *place, pp, span)? {
+                    arg = vec![copy.1];
+                    copied_back.push(copy);
+                }
+            }
             keys.push(key);
             arguments.extend(arg);
         }
@@ -229,10 +236,51 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
+        for (place, copy, writable) in copied_back {
+            if writable {
+                let value = fx.add(Expression::Load { pointer: copy }, span);
+                fx.push(Statement::Store { pointer: place, value }, span);
+            }
+        }
         Ok(match result {
             Some(h) => Value::Rv(h, ret),
             None => Value::Void,
         })
+    }
+
+    /// A `thread` pointer or reference to a part of a variable (`&s.x`,
+    /// `a[i]`) is passed as a pointer to a copy, written back after the
+    /// call: naga's SPIR-V writer (wgpu on Vulkan) panics on a call whose
+    /// pointer argument is an access chain ("Expression is not cached").
+    /// Returns (the place, the copy's pointer, whether to write it back);
+    /// `None` for a whole variable or a pointer parameter, passed as they
+    /// are. Only a callee that also reaches the variable another way would
+    /// see the difference.
+    fn part_argument_copy(
+        &mut self,
+        fx: &mut FnCtx,
+        place: Handle<Expression>,
+        pp: &crate::types::Pointer,
+        span: Span,
+    ) -> Result<Option<(Handle<Expression>, Handle<Expression>, bool)>> {
+        if !matches!(
+            fx.expr(place),
+            Expression::Access { .. } | Expression::AccessIndex { .. }
+        ) {
+            return Ok(None);
+        }
+        let ty = self.naga_type(&pp.pointee, span)?;
+        let var = fx.local("metal_argument", ty, span);
+        let copy = fx.add(Expression::LocalVariable(var), span);
+        let value = fx.add(Expression::Load { pointer: place }, span);
+        fx.push(
+            Statement::Store {
+                pointer: copy,
+                value,
+            },
+            span,
+        );
+        Ok(Some((place, copy, !pp.is_const)))
     }
 
     /// How argument `a`, lowered already, is passed to a parameter of type

@@ -181,9 +181,14 @@ impl Lowerer<'_, '_> {
         let key = self
             .object_info(fx, &arg.value)
             .map(|(id, ..)| member_name(self.program.struct_name(id), "operator[]"));
-        if key.is_none_or(|key| self.member_functions(&key).is_empty()) {
+        let fns = key.map(|key| self.member_functions(&key)).unwrap_or_default();
+        if fns.is_empty() {
             fx.keep_lowered(object, arg.value);
             return Ok(None);
+        }
+        // `return elements[i];` forwarding (Tint's `tint_array`): the place.
+        if let Some(v) = self.forwarding_index(fx, &arg.value, &fns, index, span)? {
+            return Ok(Some(v));
         }
         self.call_member(fx, arg, &ident("operator[]", object.span), &[index], span)
             .map(Some)

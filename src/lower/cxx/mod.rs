@@ -10,6 +10,7 @@ pub(in crate::lower) mod args;
 pub(in crate::lower) mod call;
 pub(in crate::lower) mod construct;
 pub(in crate::lower) mod deduce;
+pub(in crate::lower) mod forwarding_index;
 pub(in crate::lower) mod functions;
 pub(in crate::lower) mod members;
 pub(in crate::lower) mod overloads;

@@ -26,7 +26,7 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Aggregate, Local, Place, PtrRoot, PtrValue, Value};
-use crate::lower::cxx::args::{arg_type, Arg};
+use crate::lower::ctx::value::{arg_type, Arg};
 use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{ExprKind, Init};

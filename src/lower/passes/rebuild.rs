@@ -130,6 +130,65 @@ fn renumber_expression(e: &mut Expression, new: &dyn Fn(Handle<Expression>) -> H
         Expression::Splat { value, .. } => *value = new(*value),
         Expression::Swizzle { vector, .. } => *vector = new(*vector),
         Expression::Load { pointer } => *pointer = new(*pointer),
+        Expression::ImageSample { .. }
+        | Expression::ImageLoad { .. }
+        | Expression::ImageQuery { .. } => renumber_image_expression(e, new),
+        Expression::Unary { expr, .. } => *expr = new(*expr),
+        Expression::Binary { left, right, .. } => {
+            *left = new(*left);
+            *right = new(*right);
+        }
+        Expression::Select {
+            condition,
+            accept,
+            reject,
+        } => {
+            *condition = new(*condition);
+            *accept = new(*accept);
+            *reject = new(*reject);
+        }
+        Expression::Derivative { expr, .. } => *expr = new(*expr),
+        Expression::Relational { argument, .. } => *argument = new(*argument),
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => {
+            *arg = new(*arg);
+            opt(arg1);
+            opt(arg2);
+            opt(arg3);
+        }
+        Expression::As { expr, .. } => *expr = new(*expr),
+        Expression::ArrayLength(h) => *h = new(*h),
+        Expression::RayQueryVertexPositions { query, .. }
+        | Expression::RayQueryGetIntersection { query, .. } => *query = new(*query),
+        Expression::CooperativeLoad { data, .. } => {
+            data.pointer = new(data.pointer);
+            data.stride = new(data.stride);
+        }
+        Expression::CooperativeMultiplyAdd { a, b, c } => {
+            *a = new(*a);
+            *b = new(*b);
+            *c = new(*c);
+        }
+    }
+}
+
+/// Renumbers the operands of an image expression (`ImageSample`,
+/// `ImageLoad`, `ImageQuery`) with `new`.
+fn renumber_image_expression(
+    e: &mut Expression,
+    new: &dyn Fn(Handle<Expression>) -> Handle<Expression>,
+) {
+    let opt = |h: &mut Option<Handle<Expression>>| {
+        if let Some(h) = h {
+            *h = new(*h);
+        }
+    };
+    match e {
         Expression::ImageSample {
             image,
             sampler,
@@ -175,47 +234,7 @@ fn renumber_expression(e: &mut Expression, new: &dyn Fn(Handle<Expression>) -> H
                 opt(level);
             }
         }
-        Expression::Unary { expr, .. } => *expr = new(*expr),
-        Expression::Binary { left, right, .. } => {
-            *left = new(*left);
-            *right = new(*right);
-        }
-        Expression::Select {
-            condition,
-            accept,
-            reject,
-        } => {
-            *condition = new(*condition);
-            *accept = new(*accept);
-            *reject = new(*reject);
-        }
-        Expression::Derivative { expr, .. } => *expr = new(*expr),
-        Expression::Relational { argument, .. } => *argument = new(*argument),
-        Expression::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => {
-            *arg = new(*arg);
-            opt(arg1);
-            opt(arg2);
-            opt(arg3);
-        }
-        Expression::As { expr, .. } => *expr = new(*expr),
-        Expression::ArrayLength(h) => *h = new(*h),
-        Expression::RayQueryVertexPositions { query, .. }
-        | Expression::RayQueryGetIntersection { query, .. } => *query = new(*query),
-        Expression::CooperativeLoad { data, .. } => {
-            data.pointer = new(data.pointer);
-            data.stride = new(data.stride);
-        }
-        Expression::CooperativeMultiplyAdd { a, b, c } => {
-            *a = new(*a);
-            *b = new(*b);
-            *c = new(*c);
-        }
+        _ => unreachable!("not an image expression"),
     }
 }
 
@@ -266,11 +285,44 @@ fn renumber_range(
 
 /// `s` with renumbered handles (nested blocks included).
 fn renumber_statement(s: Statement, numbers: &Renumbering, arena: &Arena<Expression>) -> Statement {
+    match s {
+        Statement::Emit(_) => unreachable!("`Emit` is renumbered by `renumber_block`"),
+        s @ (Statement::Block(_)
+        | Statement::If { .. }
+        | Statement::Switch { .. }
+        | Statement::Loop { .. }) => renumber_control_flow(s, numbers, arena),
+        s @ (Statement::Break
+        | Statement::Continue
+        | Statement::Kill
+        | Statement::ControlBarrier(_)
+        | Statement::MemoryBarrier(_)) => s,
+        s @ (Statement::Return { .. }
+        | Statement::Store { .. }
+        | Statement::ImageStore { .. }
+        | Statement::Atomic { .. }
+        | Statement::ImageAtomic { .. }
+        | Statement::WorkGroupUniformLoad { .. }
+        | Statement::Call { .. }) => renumber_memory_statement(s, numbers),
+        s @ (Statement::RayQuery { .. }
+        | Statement::RayPipelineFunction(_)
+        | Statement::SubgroupBallot { .. }
+        | Statement::SubgroupGather { .. }
+        | Statement::SubgroupCollectiveOperation { .. }
+        | Statement::CooperativeStore { .. }) => renumber_ray_subgroup_statement(s, numbers),
+    }
+}
+
+/// A statement with nested blocks (`Block`, `If`, `Switch`, `Loop`),
+/// renumbered.
+fn renumber_control_flow(
+    s: Statement,
+    numbers: &Renumbering,
+    arena: &Arena<Expression>,
+) -> Statement {
     let new = |h: Handle<Expression>| numbers.get(h);
     let opt = |h: Option<Handle<Expression>>| h.map(new);
     let block = |b: Block| renumber_block(b, numbers, arena);
     match s {
-        Statement::Emit(_) => unreachable!("`Emit` is renumbered by `renumber_block`"),
         Statement::Block(b) => Statement::Block(block(b)),
         Statement::If {
             condition,
@@ -301,11 +353,29 @@ fn renumber_statement(s: Statement, numbers: &Renumbering, arena: &Arena<Express
             continuing: block(continuing),
             break_if: opt(break_if),
         },
-        s @ (Statement::Break
-        | Statement::Continue
-        | Statement::Kill
-        | Statement::ControlBarrier(_)
-        | Statement::MemoryBarrier(_)) => s,
+        _ => unreachable!("not a control flow statement"),
+    }
+}
+
+/// The new `fun` of an `Atomic` or `ImageAtomic`.
+fn renumber_atomic_function(
+    fun: naga::AtomicFunction,
+    opt: impl Fn(Option<Handle<Expression>>) -> Option<Handle<Expression>>,
+) -> naga::AtomicFunction {
+    match fun {
+        naga::AtomicFunction::Exchange { compare } => naga::AtomicFunction::Exchange {
+            compare: opt(compare),
+        },
+        other => other,
+    }
+}
+
+/// A statement that returns, stores, calls or does an atomic operation,
+/// renumbered.
+fn renumber_memory_statement(s: Statement, numbers: &Renumbering) -> Statement {
+    let new = |h: Handle<Expression>| numbers.get(h);
+    let opt = |h: Option<Handle<Expression>>| h.map(new);
+    match s {
         Statement::Return { value } => Statement::Return { value: opt(value) },
         Statement::Store { pointer, value } => Statement::Store {
             pointer: new(pointer),
@@ -329,12 +399,7 @@ fn renumber_statement(s: Statement, numbers: &Renumbering, arena: &Arena<Express
             result,
         } => Statement::Atomic {
             pointer: new(pointer),
-            fun: match fun {
-                naga::AtomicFunction::Exchange { compare } => naga::AtomicFunction::Exchange {
-                    compare: opt(compare),
-                },
-                other => other,
-            },
+            fun: renumber_atomic_function(fun, opt),
             value: new(value),
             result: opt(result),
         },
@@ -348,12 +413,7 @@ fn renumber_statement(s: Statement, numbers: &Renumbering, arena: &Arena<Express
             image: new(image),
             coordinate: new(coordinate),
             array_index: opt(array_index),
-            fun: match fun {
-                naga::AtomicFunction::Exchange { compare } => naga::AtomicFunction::Exchange {
-                    compare: opt(compare),
-                },
-                other => other,
-            },
+            fun: renumber_atomic_function(fun, opt),
             value: new(value),
         },
         Statement::WorkGroupUniformLoad { pointer, result } => Statement::WorkGroupUniformLoad {
@@ -369,6 +429,16 @@ fn renumber_statement(s: Statement, numbers: &Renumbering, arena: &Arena<Express
             arguments: arguments.into_iter().map(new).collect(),
             result: opt(result),
         },
+        _ => unreachable!("not a memory statement"),
+    }
+}
+
+/// A ray query, ray pipeline, subgroup or cooperative matrix statement,
+/// renumbered.
+fn renumber_ray_subgroup_statement(s: Statement, numbers: &Renumbering) -> Statement {
+    let new = |h: Handle<Expression>| numbers.get(h);
+    let opt = |h: Option<Handle<Expression>>| h.map(new);
+    match s {
         Statement::RayQuery { query, fun } => Statement::RayQuery {
             query: new(query),
             fun: match fun {
@@ -439,5 +509,6 @@ fn renumber_statement(s: Statement, numbers: &Renumbering, arena: &Arena<Express
                 row_major: data.row_major,
             },
         },
+        _ => unreachable!("not a ray query, subgroup or cooperative statement"),
     }
 }
