@@ -714,4 +714,33 @@ mod gpu {
             }
         }
     }
+
+    /// `thread` references and pointers to parts of variables (a member, an
+    /// array element, a matrix column) passed to helpers that read and
+    /// write them: wgpu's SPIR-V writer panicked on such call arguments
+    /// ("Expression is not cached"); they are passed as copies written back.
+    #[test]
+    fn references_to_parts_of_variables_passed_to_helpers() {
+        let src = "struct S { int i; float2 v[3]; };\n\
+                   void bump(thread int& x) { x += 10; }\n\
+                   void scale(thread float2* p, float k) { *p *= k; }\n\
+                   float peek(const thread float2& v) { return v.y; }\n\
+                   kernel void k(device float* o [[buffer(0)]], uint t [[thread_position_in_grid]]) {\n\
+                       S s = {1, {float2(1, 2), float2(3, 4), float2(5, 6)}};\n\
+                       float2x2 m = float2x2(float2(7, 8), float2(9, 10));\n\
+                       bump(s.i);\n\
+                       scale(&s.v[t + 1], 2);\n\
+                       scale(&m[1], 3);\n\
+                       o[0] = s.i; o[1] = s.v[1].x; o[2] = s.v[1].y; o[3] = s.v[2].x;\n\
+                       o[4] = m[1].x; o[5] = m[0].y; o[6] = peek(s.v[0]);\n\
+                   }\n";
+        let resources = Resources {
+            buffers: [(0, vec![0; 7 * 4])].into_iter().collect(),
+            ..Default::default()
+        };
+        let Some(out) = kernel(src, "k", &Options::default(), [1, 1, 1], &resources) else {
+            return;
+        };
+        assert_eq!(f32s(&out.buffers[&0]), [11.0, 6.0, 8.0, 5.0, 27.0, 8.0, 2.0]);
+    }
 }

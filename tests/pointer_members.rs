@@ -290,3 +290,66 @@ fn pointer_arithmetic_on_members_runs() {
     }
     assert_eq!(f32s(&out[&0]), want);
 }
+
+/// Tint's `tint_array` (an `operator[]` per address space forwarding to
+/// `elements[i]`) behind module-vars pointers: indexed, assigned through,
+/// and its elements' addresses taken.
+const TINT_ARRAY: &str = r#"
+template<typename T, size_t N>
+struct tint_array {
+  const constant T& operator[](size_t i) const constant { return elements[i]; }
+  device T& operator[](size_t i) device { return elements[i]; }
+  const device T& operator[](size_t i) const device { return elements[i]; }
+  thread T& operator[](size_t i) thread { return elements[i]; }
+  const thread T& operator[](size_t i) const thread { return elements[i]; }
+  threadgroup T& operator[](size_t i) threadgroup { return elements[i]; }
+  const threadgroup T& operator[](size_t i) const threadgroup { return elements[i]; }
+  T elements[N];
+};
+
+struct tint_module_vars_struct {
+  device tint_array<float, 4>* out;
+  const device tint_array<float, 4>* in;
+  threadgroup tint_array<float, 4>* tg;
+  thread tint_array<int, 2>* priv;
+};
+
+void work(uint lid, tint_module_vars_struct tint_module_vars) {
+  (*tint_module_vars.tg)[lid] = ((*tint_module_vars.in)[lid] * 2.0f);
+  (*tint_module_vars.priv)[1] = int(lid);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  device float* const v = (&(*tint_module_vars.out)[min(lid, 3u)]);
+  (*v) = ((*tint_module_vars.tg)[((lid + 1u) % 4u)] + float((*tint_module_vars.priv)[1]));
+}
+
+kernel void k(device tint_array<float, 4>* out [[buffer(0)]], const device tint_array<float, 4>* in [[buffer(1)]],
+              uint lid [[thread_position_in_threadgroup]]) {
+  threadgroup tint_array<float, 4> tg;
+  thread tint_array<int, 2> priv = {};
+  tint_module_vars_struct const tint_module_vars = tint_module_vars_struct{.out=out, .in=in, .tg=(&tg), .priv=(&priv)};
+  work(lid, tint_module_vars);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn tint_array_behind_module_vars_runs() {
+    use common::{f32_bytes, f32s, gpu};
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    use std::collections::BTreeMap;
+    let Some(gpu) = gpu() else { return };
+    let input = [1.0f32, -2.0, 3.5, 10.0];
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 16]), (1, f32_bytes(&input))].into_iter().collect();
+    let out = run_kernel(
+        gpu,
+        "tint_array.metal",
+        &format!("{PRELUDE}{TINT_ARRAY}"),
+        &msl2wgsl::Options::default(),
+        "k",
+        &Dispatch::Threads { grid: [4, 1, 1], threadgroup: [4, 1, 1] },
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let want: Vec<f32> = (0..4).map(|l| input[(l + 1) % 4] * 2.0 + l as f32).collect();
+    assert_eq!(f32s(&out[&0]), want);
+}

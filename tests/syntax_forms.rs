@@ -722,3 +722,31 @@ fn a_scoped_enumerator_is_not_an_unqualified_name() {
                 kernel void k(device int* o [[buffer(0)]]) { o[0] = int(a); }";
     assert_eq!(first_code(body), Code::UndeclaredIdentifier);
 }
+
+/// Compound literals `(T){...}` (C99; clang, and so Metal, accepts them in
+/// C++) are `T{...}`, designated or not.
+const COMPOUND_LITERALS: &str = r#"
+struct Point { float4 position; float w; };
+kernel void k(device Point* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float3 c = (float3){ 1.0f, 2.0f, float(i) };
+    out[i] = (Point){ .position = float4(c, (float)(i) + (float)2), .w = 0.5f };
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn compound_literals_construct() {
+    let n = 4u32;
+    let Some(out) = run(COMPOUND_LITERALS, "k", n, vec![(0, vec![0; n as usize * 32])]) else {
+        return;
+    };
+    let got: Vec<f32> = out[&0]
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for i in 0..n as usize {
+        // Metal's layout: float4 at 0, float at 16, size 32 (alignment 16).
+        let want = [1.0, 2.0, i as f32, i as f32 + 2.0, 0.5];
+        assert_eq!(&got[i * 8..i * 8 + 5], &want, "element {i}");
+    }
+}

@@ -19,7 +19,8 @@
 use super::render::{render, RenderResources, RenderTarget};
 use super::{Gpu, RunError, TextureData};
 use crate::reflect::{
-    EffectArgumentKind, EffectKind, FunctionReflection, Stage, Stitchable, StructMember,
+    EffectArgument, EffectArgumentKind, EffectKind, FunctionReflection, Stage, Stitchable,
+    StructMember,
 };
 use std::collections::BTreeMap;
 
@@ -167,38 +168,7 @@ pub fn effect_resources(
         );
         let given = resources.arguments.get(&position);
         match arg.kind {
-            EffectArgumentKind::Value => {
-                let numbers = match (given, &arg.default) {
-                    (Some(EffectValue::Numbers(n)), _) => n.clone(),
-                    (None, Some(default)) => default.clone(),
-                    (None, None) => {
-                        return Err(RunError::InvalidRender(format!(
-                            "{what} was given no value"
-                        )))
-                    }
-                    (Some(_), _) => {
-                        return Err(RunError::InvalidRender(format!(
-                            "{what} is a `{}`: give it numbers",
-                            arg.data_type
-                        )))
-                    }
-                };
-                let stored = arg.stored_as.as_deref().unwrap_or_default();
-                let (base, n) = stored_shape(stored).ok_or_else(|| {
-                    RunError::Shader(format!("{what}: unknown stored type `{stored}`"))
-                })?;
-                if numbers.len() != n {
-                    return Err(RunError::InvalidRender(format!(
-                        "{what} is a `{}`: it takes {n} number(s), {} given",
-                        arg.data_type,
-                        numbers.len()
-                    )));
-                }
-                let at = arg.offset.unwrap_or(0) as usize;
-                for (i, v) in numbers.iter().enumerate() {
-                    put(&mut block, at + 4 * i, base, *v, &what)?;
-                }
-            }
+            EffectArgumentKind::Value => pack_value(&mut block, arg, given, &what)?,
             EffectArgumentKind::Image => {
                 let Some(EffectValue::Image(image)) = given else {
                     return Err(RunError::InvalidRender(format!("{what} takes an image")));
@@ -206,37 +176,7 @@ pub fn effect_resources(
                 out.textures.insert(arg.texture.unwrap_or(0), image.clone());
             }
             kind => {
-                let bytes = match given {
-                    Some(EffectValue::Bytes(b)) => b.clone(),
-                    Some(EffectValue::Numbers(n)) => array_bytes(kind, n, &what)?,
-                    Some(EffectValue::Image(_)) | None => {
-                        return Err(RunError::InvalidRender(format!(
-                            "{what} takes an array's bytes or numbers"
-                        )))
-                    }
-                };
-                let unit = arg.count_unit.unwrap_or(1).max(1) as usize;
-                if bytes.len() % unit != 0 {
-                    return Err(RunError::InvalidRender(format!(
-                        "{what}: {} bytes are not a whole number of {unit}-byte elements",
-                        bytes.len()
-                    )));
-                }
-                let count = (bytes.len() / unit) as f64;
-                let count_name = arg.count_name.as_deref().unwrap_or_default();
-                let base = member(function, count_name).map_or("int", |m| m.data_type.as_str());
-                put(
-                    &mut block,
-                    arg.count_offset.unwrap_or(0) as usize,
-                    base,
-                    count,
-                    &what,
-                )?;
-                // A buffer is at least one element, even for no elements.
-                let mut bytes = bytes;
-                if bytes.is_empty() {
-                    bytes = vec![0; unit.max(4)];
-                }
+                let bytes = pack_array(function, &mut block, arg, kind, given, &what)?;
                 out.fragment_buffers.insert(arg.buffer.unwrap_or(0), bytes);
             }
         }
@@ -245,6 +185,91 @@ pub fn effect_resources(
         out.fragment_buffers.insert(index, block);
     }
     Ok(out)
+}
+
+/// Writes a value argument's numbers (`given`, or its default) into the
+/// argument buffer `block` at its offset, as its stored type.
+fn pack_value(
+    block: &mut [u8],
+    arg: &EffectArgument,
+    given: Option<&EffectValue>,
+    what: &str,
+) -> Result<(), RunError> {
+    let numbers = match (given, &arg.default) {
+        (Some(EffectValue::Numbers(n)), _) => n.clone(),
+        (None, Some(default)) => default.clone(),
+        (None, None) => {
+            return Err(RunError::InvalidRender(format!(
+                "{what} was given no value"
+            )))
+        }
+        (Some(_), _) => {
+            return Err(RunError::InvalidRender(format!(
+                "{what} is a `{}`: give it numbers",
+                arg.data_type
+            )))
+        }
+    };
+    let stored = arg.stored_as.as_deref().unwrap_or_default();
+    let (base, n) = stored_shape(stored)
+        .ok_or_else(|| RunError::Shader(format!("{what}: unknown stored type `{stored}`")))?;
+    if numbers.len() != n {
+        return Err(RunError::InvalidRender(format!(
+            "{what} is a `{}`: it takes {n} number(s), {} given",
+            arg.data_type,
+            numbers.len()
+        )));
+    }
+    let at = arg.offset.unwrap_or(0) as usize;
+    for (i, v) in numbers.iter().enumerate() {
+        put(block, at + 4 * i, base, *v, what)?;
+    }
+    Ok(())
+}
+
+/// An array argument's buffer from `given` (bytes, or numbers as
+/// [`array_bytes`] lays them out), with its count written into the
+/// argument buffer `block`.
+fn pack_array(
+    function: &FunctionReflection,
+    block: &mut [u8],
+    arg: &EffectArgument,
+    kind: EffectArgumentKind,
+    given: Option<&EffectValue>,
+    what: &str,
+) -> Result<Vec<u8>, RunError> {
+    let bytes = match given {
+        Some(EffectValue::Bytes(b)) => b.clone(),
+        Some(EffectValue::Numbers(n)) => array_bytes(kind, n, what)?,
+        Some(EffectValue::Image(_)) | None => {
+            return Err(RunError::InvalidRender(format!(
+                "{what} takes an array's bytes or numbers"
+            )))
+        }
+    };
+    let unit = arg.count_unit.unwrap_or(1).max(1) as usize;
+    if bytes.len() % unit != 0 {
+        return Err(RunError::InvalidRender(format!(
+            "{what}: {} bytes are not a whole number of {unit}-byte elements",
+            bytes.len()
+        )));
+    }
+    let count = (bytes.len() / unit) as f64;
+    let count_name = arg.count_name.as_deref().unwrap_or_default();
+    let base = member(function, count_name).map_or("int", |m| m.data_type.as_str());
+    put(
+        block,
+        arg.count_offset.unwrap_or(0) as usize,
+        base,
+        count,
+        what,
+    )?;
+    // A buffer is at least one element, even for no elements.
+    let mut bytes = bytes;
+    if bytes.is_empty() {
+        bytes = vec![0; unit.max(4)];
+    }
+    Ok(bytes)
 }
 
 /// An array's elements from numbers: `float`s, or four per `half4` colour.

@@ -273,6 +273,15 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
             let list = mk(ExprKind::InitList(items), list_span);
             ExprKind::Cast(CastKind::CStyle, ty, Box::new(list))
         }
+        Rule::compound_literal => {
+            let mut inner = pair.into_inner();
+            let ty = type_spec(inner.next().unwrap())?;
+            let Init::List(items, list_span) = init_list(inner.next().unwrap())? else {
+                unreachable!("an init_list is a braced list")
+            };
+            let list = mk(ExprKind::InitList(items), list_span);
+            ExprKind::Cast(CastKind::CStyle, ty, Box::new(list))
+        }
         Rule::brace_construct => {
             let mut inner = pair.into_inner();
             let name = path(inner.next().unwrap());
