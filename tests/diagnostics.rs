@@ -538,3 +538,39 @@ fn storage_format_errors() {
     );
     assert!(Library::from_source("t.metal", &src, &opts("r32float")).is_ok());
 }
+
+#[test]
+fn a_function_only_declared_says_its_definition_is_elsewhere() {
+    let body = "float blend(float a, float b);\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = blend(o[0], 1.0f); }";
+    assert_error(
+        body,
+        4,
+        55,
+        "`blend` is declared but not defined in this translation unit",
+    );
+    assert!(fails(body).contains("-include FILE.metal"));
+    let src = format!("{PRELUDE}{body}");
+    let failure = Library::from_source("t.metal", &src, &Options::default()).unwrap_err();
+    let codes: Vec<_> = failure.diagnostics.0.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [msl2wgsl::diagnostics::Code::FunctionNotDefined]);
+}
+
+#[test]
+fn a_forced_include_supplies_the_definition_of_a_declared_function() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("blend.metal"),
+        "float blend(float a, float b) { return a * 0.5f + b; }\n",
+    )
+    .unwrap();
+    let src = format!(
+        "{PRELUDE}float blend(float a, float b);\n\
+         kernel void k(device float* o [[buffer(0)]]) {{ o[0] = blend(o[0], 1.0f); }}"
+    );
+    let mut options = Options::default();
+    options.preprocess.forced_includes = vec![dir.path().join("blend.metal")];
+    let lib = Library::from_source("t.metal", &src, &options)
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert!(lib.wgsl().contains("fn blend("));
+}

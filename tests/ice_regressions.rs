@@ -296,6 +296,40 @@ fn specialisation_without_a_primary_template_is_located() {
     assert_eq!(first_code(body), Code::Template);
 }
 
+/// Copies of an object holding atomics (a variable, a parameter, a result)
+/// cannot exist in WGSL (nor in Metal): located errors, not naga's "can't
+/// be stored in a local variable".
+#[test]
+fn copies_of_atomic_objects_are_located() {
+    let s = "struct A { atomic_uint c; uint x; };\n";
+    let body = format!("{s}kernel void k(device A* a [[buffer(0)]]) {{ A b; b.x = 1; a[0].x = b.x; }}\n");
+    assert_error(&body, "b;", 0, "variable `b` of type `A` holds atomics");
+    assert_eq!(first_code(&body), Code::AddressSpace);
+    let body = format!(
+        "{s}uint get(A v) {{ return v.x; }}\n\
+         kernel void k(device A* a [[buffer(0)]], device uint* o [[buffer(1)]]) {{ o[0] = get(a[0]); }}\n"
+    );
+    assert_error(&body, "A v", 0, "parameter `v` of type `A` holds atomics");
+    let body = format!(
+        "{s}A make(device A* a) {{ return a[0]; }}\n\
+         kernel void k(device A* a [[buffer(0)]], device uint* o [[buffer(1)]]) {{ o[0] = make(a).x; }}\n"
+    );
+    assert_error(&body, "A make", 0, "the result of type `A` holds atomics");
+}
+
+/// A `[[stage_in]]` struct named through a typedef: the fragment inputs
+/// were looked up by the written name, missed the library's varying table
+/// (`[[flat]]` members), and a lookup panicked. Rendered below.
+#[test]
+fn stage_in_through_a_typedef_translates() {
+    translate_body(
+        "struct VertexOut { float4 p [[position]]; float c [[flat]]; float2 uv; };\n\
+         typedef VertexOut FragmentIn;\n\
+         vertex VertexOut vs(uint v [[vertex_id]]) { return VertexOut{float4(0, 0, 0, 1), 0.5, float2(0)}; }\n\
+         fragment float4 fs(FragmentIn in [[stage_in]]) { return float4(in.c, in.uv, 1); }\n",
+    );
+}
+
 #[cfg(feature = "runner")]
 mod gpu {
     use super::common::{f32_bytes, f32s, gpu};
@@ -742,5 +776,34 @@ mod gpu {
             return;
         };
         assert_eq!(f32s(&out.buffers[&0]), [11.0, 6.0, 8.0, 5.0, 27.0, 8.0, 2.0]);
+    }
+
+    /// A `[[stage_in]]` struct named through a typedef, with a `[[flat]]`
+    /// member, linked from the vertex function to the fragment function.
+    #[test]
+    fn stage_in_through_a_typedef_renders() {
+        let Some(gpu) = gpu() else { return };
+        let src = format!(
+            "{PRELUDE}constant float2 tri[3] = {{ float2(-1, -1), float2(3, -1), float2(-1, 3) }};\n\
+             struct VertexOut {{ float4 p [[position]]; float c [[flat]]; float2 uv; }};\n\
+             typedef VertexOut FragmentIn;\n\
+             vertex VertexOut vs(uint v [[vertex_id]]) {{\n\
+                 return VertexOut{{float4(tri[v], 0, 1), 0.25 * (v + 1), float2(0.5)}};\n\
+             }}\n\
+             fragment float4 fs(FragmentIn in [[stage_in]]) {{ return float4(in.c, in.uv, 1); }}\n"
+        );
+        let options = Options {
+            target: Target::Wgpu,
+            ..Options::default()
+        };
+        let lib = Library::from_source("t.metal", &src, &options)
+            .unwrap_or_else(|f| panic!("{}", f.render()));
+        let img = render_library(gpu, &lib, "vs", "fs", &RenderResources::new(4, 4, 3))
+            .unwrap()
+            .remove(0);
+        // Flat: the provoking (first) vertex's 0.25 everywhere.
+        for px in img.data.chunks_exact(4) {
+            assert_eq!(px, [64, 128, 128, 255]);
+        }
     }
 }

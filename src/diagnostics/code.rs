@@ -164,6 +164,9 @@ codes! {
     /// A `[[stitchable]]` function whose signature fits none of SwiftUI's
     /// effect shapes, or with an argument SwiftUI cannot pass.
     StitchableSignature = "E0332",
+    /// A function that is declared but defined in no file of the translation
+    /// (Metal links a library's files; WGSL has no linker).
+    FunctionNotDefined = "E0333",
     /// Formerly a lowering error with no specific code; no longer used.
     Lowering = "E0400",
     /// Valid MSL this translator does not handle.

@@ -169,6 +169,38 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// An atomic, or an array or struct holding one: such values live only
+    /// in `device` and `threadgroup` memory (they cannot be copied, and
+    /// WGSL keeps them out of function variables, arguments and results).
+    pub(in crate::lower) fn holds_atomic(&self, ty: &Type) -> bool {
+        match ty {
+            Type::Atomic(_) => true,
+            Type::Array(elem, _) => self.holds_atomic(elem),
+            Type::Struct(id) => self
+                .program
+                .structs
+                .get(*id)
+                .members
+                .iter()
+                .any(|m| self.holds_atomic(&m.ty)),
+            _ => false,
+        }
+    }
+
+    /// The error for a `thread` copy (`what`: "variable `x`") of `ty`, which
+    /// holds atomics.
+    pub(in crate::lower) fn atomic_copy(&self, what: &str, ty: &Type, span: Span) -> Error {
+        Error::coded(
+            Code::AddressSpace,
+            span,
+            format!(
+                "{what} of type `{}` holds atomics, which live only in `device` or `threadgroup` memory",
+                self.program.display(ty)
+            ),
+        )
+        .note("refer to the object with a reference or a pointer instead of copying it")
+    }
+
     pub(in crate::lower) fn holds_emulated_half(&self, ty: &Type) -> bool {
         self.emulates_half() && layout::uses_scalar(ty, Scalar::Half, &self.program.structs)
     }

@@ -178,6 +178,9 @@ pub struct Program<'a> {
     /// Every struct template instance in the translation unit, declared or
     /// not (its declaration may have failed, or wait for another instance).
     pub seen_instances: std::collections::HashSet<String>,
+    /// Functions declared without a body (prototypes), by name: a call that
+    /// finds no definition says the definition is in another file.
+    pub prototypes: std::collections::HashSet<String>,
     /// Built on first use by [`callgraph::reaches`].
     pub call_index: std::cell::RefCell<Option<callgraph::CallIndex>>,
     /// Structs whose Metal alignment is not their natural one (`packed`
@@ -228,6 +231,7 @@ impl<'a> Program<'a> {
             }
             Item::Function(f) => {
                 if f.body.is_none() {
+                    self.prototypes.insert(f.name.name.clone());
                     return Ok(());
                 }
                 self.functions.push(f);

@@ -45,6 +45,15 @@ impl Lowerer<'_, '_> {
         if let Some(v) = self.call_library(fx, path, &joined, args, span)? {
             return Ok(v);
         }
+        if self.program.prototypes.contains(&joined) {
+            return Err(Error::coded(
+                Code::FunctionNotDefined,
+                callee.span,
+                format!("`{joined}` is declared but not defined in this translation unit"),
+            )
+            .note("a prototype declares it, but no file of this translation defines it: Metal links the files of a library; WGSL has no linker")
+            .note("translate the file that defines it together with this one: `-include FILE.metal`"));
+        }
         Err(Error::coded(
             Code::UndeclaredFunction,
             callee.span,

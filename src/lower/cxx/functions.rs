@@ -499,6 +499,9 @@ impl Lowerer<'_, '_> {
                 "functions returning pointers or references are not supported yet",
             ));
         }
+        if self.holds_atomic(&ret) {
+            return Err(self.atomic_copy("the result", &ret, f.ret.span));
+        }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
         // A helper of a fragment function samples with implicit derivatives
         // and may discard, as the function itself does (MSL §6.12, §6.11).
@@ -598,6 +601,20 @@ impl Lowerer<'_, '_> {
         pty: &Type,
         span: Span,
     ) -> Result<Local> {
+        if self.holds_atomic(pty) {
+            return Err(match pname {
+                // A member function whose object the translation copies.
+                "this" => Error::coded(
+                    Code::Unsupported,
+                    span,
+                    format!(
+                        "this member function is not supported on `{}`: it holds atomics, and the translation would copy the object",
+                        self.program.display(pty)
+                    ),
+                ),
+                _ => self.atomic_copy(&format!("parameter `{pname}`"), pty, span),
+            });
+        }
         let ty = self.naga_type(pty, span)?;
         let arg = function_argument(fx, pname.to_string(), ty, span);
         let var = fx.local(pname, ty, span);

@@ -216,14 +216,20 @@ impl Lowerer<'_, '_> {
             if f.stage.map(|s| s.0) != Some(stage) {
                 continue;
             }
-            let struct_name = match stage {
-                ast::Stage::Vertex => Some(f.ret.name()),
+            let written = match stage {
+                ast::Stage::Vertex => Some(&f.ret),
                 _ => f
                     .params
                     .iter()
                     .find(|p| p.attributes.iter().any(|a| a.name == "stage_in"))
-                    .map(|p| p.ty.name()),
+                    .map(|p| &p.ty),
             };
+            // The struct the type names, through aliases (`typedef
+            // VertexOut FragmentIn;`).
+            let struct_name = written.map(|ts| match self.program.resolve_type(ts) {
+                Ok(Type::Struct(id)) => self.program.struct_name(id).to_string(),
+                _ => ts.name(),
+            });
             let Some(s) = struct_name.and_then(|n| self.struct_decl(&n)) else {
                 continue;
             };

@@ -471,6 +471,10 @@ impl Lowerer<'_, '_> {
         ty: &Type,
         is_const: bool,
     ) -> Result<Local> {
+        if self.holds_atomic(ty) {
+            let what = format!("variable `{}`", decl.name.name);
+            return Err(self.atomic_copy(&what, ty, decl.name.span));
+        }
         let ty_h = self.naga_type(ty, decl.name.span)?;
         let var = fx.local(&decl.name.name, ty_h, decl.name.span);
         if let Some(init) = &decl.init {
