@@ -750,3 +750,44 @@ fn compound_literals_construct() {
         assert_eq!(&got[i * 8..i * 8 + 5], &want, "element {i}");
     }
 }
+
+/// Program-scope matrix constants (MSL §2.3.2's constructors: columns,
+/// scalars in column-major order, a diagonal), as GPUImage writes colour
+/// matrices.
+const MATRIX_CONSTANTS: &str = r#"
+constant float3x3 by_columns = float3x3(float3(1, 2, 3), float3(4, 5, 6), float3(7, 8, 9));
+constant float2x2 by_scalars = float2x2(1.0, 2.0, 3.0, 4.0);
+constant float3x3 diagonal = float3x3(2.0);
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float3 v = float3(1.0, 10.0, 100.0) * float(i + 1);
+    float3 a = by_columns * v;
+    float2 b = by_scalars * v.xy;
+    float3 c = diagonal * v;
+    out[i * 8 + 0] = a.x; out[i * 8 + 1] = a.y; out[i * 8 + 2] = a.z;
+    out[i * 8 + 3] = b.x; out[i * 8 + 4] = b.y;
+    out[i * 8 + 5] = c.x; out[i * 8 + 6] = c.y; out[i * 8 + 7] = c.z;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn matrix_constants_at_program_scope() {
+    let n = 3u32;
+    let Some(out) = run(MATRIX_CONSTANTS, "k", n, vec![(0, vec![0; n as usize * 32])]) else {
+        return;
+    };
+    let got: Vec<f32> = out[&0]
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for i in 0..n as usize {
+        let s = (i + 1) as f32;
+        let v = [s, 10.0 * s, 100.0 * s];
+        // Column-major: M * v = sum of column_j * v[j].
+        let cols = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
+        let a: Vec<f32> = (0..3).map(|r| (0..3).map(|c| cols[c][r] * v[c]).sum()).collect();
+        let b = [1.0 * v[0] + 3.0 * v[1], 2.0 * v[0] + 4.0 * v[1]];
+        let want = [a[0], a[1], a[2], b[0], b[1], 2.0 * v[0], 2.0 * v[1], 2.0 * v[2]];
+        assert_eq!(&got[i * 8..i * 8 + 8], &want, "thread {i}");
+    }
+}

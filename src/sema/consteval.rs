@@ -546,8 +546,67 @@ fn construct(program: &Program, callee: &ast::Expr, args: &[ast::Expr]) -> Optio
                 _ => None,
             }
         }
+        Type::Matrix {
+            scalar,
+            columns,
+            rows,
+        } => construct_matrix(&values, scalar, columns, rows),
         _ => None,
     }
+}
+
+/// `floatCxR(...)` from column vectors, from `C * R` scalars in column-major
+/// order, or from one scalar on the diagonal (MSL §2.3.2).
+fn construct_matrix(
+    values: &[ConstValue],
+    scalar: Scalar,
+    columns: u8,
+    rows: u8,
+) -> Option<ConstValue> {
+    let column_type = Type::Vector(scalar, rows);
+    let zero = ConstValue::Float(0.0, scalar);
+    let lanes: Vec<ConstValue> = match values {
+        [one] if !matches!(one, ConstValue::Composite(..)) => {
+            let d = convert_scalar(one, scalar)?;
+            (0..columns as usize * rows as usize)
+                .map(|i| match i / rows as usize == i % rows as usize {
+                    true => d.clone(),
+                    false => zero.clone(),
+                })
+                .collect()
+        }
+        _ => {
+            let mut lanes = Vec::new();
+            for v in values {
+                match v {
+                    ConstValue::Composite(Type::Vector(_, n), items) if *n == rows => {
+                        lanes.extend(items.iter().cloned())
+                    }
+                    ConstValue::Composite(..) => return None,
+                    scalar_value => lanes.push(scalar_value.clone()),
+                }
+            }
+            lanes
+                .iter()
+                .map(|l| convert_scalar(l, scalar))
+                .collect::<Option<_>>()?
+        }
+    };
+    if lanes.len() != columns as usize * rows as usize {
+        return None;
+    }
+    let cols = lanes
+        .chunks(rows as usize)
+        .map(|c| ConstValue::Composite(column_type.clone(), c.to_vec()))
+        .collect();
+    Some(ConstValue::Composite(
+        Type::Matrix {
+            scalar,
+            columns,
+            rows,
+        },
+        cols,
+    ))
 }
 
 fn unary(op: UnaryOp, v: &ConstValue) -> Option<ConstValue> {
