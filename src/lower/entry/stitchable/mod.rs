@@ -33,8 +33,9 @@
 //!   argument buffer;
 //! - `texture2d<half>` (`.image`): `[[texture(1)]]`, `[[texture(2)]]`, ...
 //!
-//! The reflection's `stitchable` says all of it ([`Stitchable`]); the
-//! resources are also ordinary `arguments`, so a host binds them by Metal
+//! The reflection's `stitchable` says all of it
+//! ([`Stitchable`](crate::reflect::Stitchable)); the resources are also
+//! ordinary `arguments`, so a host binds them by Metal
 //! index as it binds any fragment function's. A signature of no shape, or
 //! an argument SwiftUI cannot pass, is a located E0332.
 //!
