@@ -108,24 +108,7 @@ impl Lowerer<'_, '_> {
         let operand = Type::vector(elem, size);
         let a = self.convert(fx, ha, &ta, &operand, false, span)?;
         let b = self.convert(fx, hb, &tb, &operand, false, span)?;
-        let (naga_op, result) = match op {
-            BinaryOp::Add => (Bo::Add, operand),
-            BinaryOp::Sub => (Bo::Subtract, operand),
-            BinaryOp::Mul => (Bo::Multiply, operand),
-            BinaryOp::Div => (Bo::Divide, operand),
-            BinaryOp::Rem => (Bo::Modulo, operand),
-            BinaryOp::BitAnd => (Bo::And, operand),
-            BinaryOp::BitOr => (Bo::InclusiveOr, operand),
-            BinaryOp::BitXor if is_bool_vector => (Bo::NotEqual, operand),
-            BinaryOp::BitXor => (Bo::ExclusiveOr, operand),
-            BinaryOp::Eq => (Bo::Equal, Type::vector(Scalar::Bool, size)),
-            BinaryOp::Ne => (Bo::NotEqual, Type::vector(Scalar::Bool, size)),
-            BinaryOp::Lt => (Bo::Less, Type::vector(Scalar::Bool, size)),
-            BinaryOp::Gt => (Bo::Greater, Type::vector(Scalar::Bool, size)),
-            BinaryOp::Le => (Bo::LessEqual, Type::vector(Scalar::Bool, size)),
-            BinaryOp::Ge => (Bo::GreaterEqual, Type::vector(Scalar::Bool, size)),
-            _ => unreachable!("handled above"),
-        };
+        let (naga_op, result) = naga_binary(op, operand, size, is_bool_vector);
         // `0.0 / 0.0`, `1 / 0`, `INT_MAX + 1` of constants: WGSL would
         // reject the module, Metal computes them; so does the GPU, at run time.
         let b = match self.binary_rejected_at_creation(fx, naga_op, a, b) {
@@ -694,4 +677,27 @@ fn matrix_result_type(op: BinaryOp, ta: &Type, tb: &Type, s: Scalar) -> Option<T
         | (BinaryOp::Mul, Type::Scalar(_), m @ Type::Matrix { .. }) => m.clone(),
         _ => return None,
     })
+}
+
+/// naga's operator for a C++ binary operator on operands of type `operand`
+/// (`size` lanes), and the result type; `^` of `bool` vectors is `!=`.
+fn naga_binary(op: BinaryOp, operand: Type, size: u8, is_bool_vector: bool) -> (Bo, Type) {
+    match op {
+        BinaryOp::Add => (Bo::Add, operand),
+        BinaryOp::Sub => (Bo::Subtract, operand),
+        BinaryOp::Mul => (Bo::Multiply, operand),
+        BinaryOp::Div => (Bo::Divide, operand),
+        BinaryOp::Rem => (Bo::Modulo, operand),
+        BinaryOp::BitAnd => (Bo::And, operand),
+        BinaryOp::BitOr => (Bo::InclusiveOr, operand),
+        BinaryOp::BitXor if is_bool_vector => (Bo::NotEqual, operand),
+        BinaryOp::BitXor => (Bo::ExclusiveOr, operand),
+        BinaryOp::Eq => (Bo::Equal, Type::vector(Scalar::Bool, size)),
+        BinaryOp::Ne => (Bo::NotEqual, Type::vector(Scalar::Bool, size)),
+        BinaryOp::Lt => (Bo::Less, Type::vector(Scalar::Bool, size)),
+        BinaryOp::Gt => (Bo::Greater, Type::vector(Scalar::Bool, size)),
+        BinaryOp::Le => (Bo::LessEqual, Type::vector(Scalar::Bool, size)),
+        BinaryOp::Ge => (Bo::GreaterEqual, Type::vector(Scalar::Bool, size)),
+        _ => unreachable!("shifts and logical operators are lowered by their own functions"),
+    }
 }
