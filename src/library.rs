@@ -209,9 +209,11 @@ pub fn decode_source(name: &str, bytes: Vec<u8>) -> Result<String, Failure> {
             };
             let message = format!("invalid UTF-8 (byte 0x{bad:02X}): MSL source files are UTF-8");
             Err(Failure {
-                diagnostics: Diagnostics(vec![
-                    Diagnostic::error_in_file(Code::InvalidUtf8, message, location)
-                ]),
+                diagnostics: Diagnostics(vec![Diagnostic::error_in_file(
+                    Code::InvalidUtf8,
+                    message,
+                    location,
+                )]),
                 source_map,
             })
         }
@@ -257,9 +259,7 @@ fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result
 #[cfg(not(target_arch = "wasm32"))]
 fn internal_failure(message: String) -> Failure {
     Failure {
-        diagnostics: Diagnostics(vec![
-            Diagnostic::unlocated(Code::Internal, message)
-        ]),
+        diagnostics: Diagnostics(vec![Diagnostic::unlocated(Code::Internal, message)]),
         source_map: SourceMap::new(),
     }
 }
@@ -448,9 +448,10 @@ mod emit {
         let text =
             naga::back::wgsl::write_string(module, &info, naga::back::wgsl::WriterFlags::empty())
                 .map_err(|e| {
-                Diagnostic::unlocated(Code::Internal, format!(
-                    "internal compiler error (a bug in msl2wgsl): WGSL writer: {e}"
-                ))
+                Diagnostic::unlocated(
+                    Code::Internal,
+                    format!("internal compiler error (a bug in msl2wgsl): WGSL writer: {e}"),
+                )
             })?;
         // naga's writer prints no diagnostic filters: the one Metal's rules
         // need is added as text (naga's parser takes it, so the re-parse
@@ -487,10 +488,13 @@ mod emit {
     /// Parses and validates emitted WGSL again; returns its entry point names.
     fn reparse(text: &str, caps: Capabilities) -> Result<Vec<String>, Diagnostic> {
         let reparsed = naga::front::wgsl::parse_str(text).map_err(|e| {
-            Diagnostic::unlocated(Code::Internal, format!(
+            Diagnostic::unlocated(
+                Code::Internal,
+                format!(
                 "internal compiler error (a bug in msl2wgsl): the emitted WGSL does not parse: {}",
                 e.emit_to_string(text)
-            ))
+            ),
+            )
         })?;
         Validator::new(ValidationFlags::all(), caps)
             .validate(&reparsed)

@@ -169,7 +169,11 @@ fn no_source_site_uses_a_generic_code() {
     let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut found = Vec::new();
     for path in &files {
-        let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         if rel == "src/diagnostics/code.rs" {
             continue; // the table itself, and `Code::GENERIC`
         }
@@ -252,7 +256,11 @@ fn representative_diagnostics_have_their_codes() {
             Err(f) => {
                 let d = &f.diagnostics.0[0];
                 if d.code() != *want {
-                    wrong.push(format!("{body:?}: want {want}, got {} ({})", d.code(), d.message));
+                    wrong.push(format!(
+                        "{body:?}: want {want}, got {} ({})",
+                        d.code(),
+                        d.message
+                    ));
                 }
             }
         }
@@ -265,10 +273,19 @@ fn representative_diagnostics_have_their_codes() {
         &Options::default(),
     )
     .unwrap();
-    let codes: Vec<Code> = lib.warning_diagnostics().0.iter().map(|d| d.code()).collect();
+    let codes: Vec<Code> = lib
+        .warning_diagnostics()
+        .0
+        .iter()
+        .map(|d| d.code())
+        .collect();
     assert_eq!(
         codes,
-        [Code::PragmaMessage, Code::ExtraTokens, Code::ImplicitBufferIndex]
+        [
+            Code::PragmaMessage,
+            Code::ExtraTokens,
+            Code::ImplicitBufferIndex
+        ]
     );
 }
 

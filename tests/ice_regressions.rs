@@ -46,7 +46,12 @@ fn vector_geometric_functions_reject_scalars() {
         let body = format!(
             "kernel void k(device float* out [[buffer(0)]]) {{\n    float x = out[0];\n    out[1] = {call};\n}}\n"
         );
-        assert_error(&body, call, 0, &format!("`{name}` takes vectors, not scalars"));
+        assert_error(
+            &body,
+            call,
+            0,
+            &format!("`{name}` takes vectors, not scalars"),
+        );
         assert_eq!(first_code(&body), Code::NoMatchingOverload);
     }
 }
@@ -73,10 +78,13 @@ fn depth_sample_at_level_zero_reparses() {
 /// validator did not allow.
 #[test]
 fn primitive_id_translates_with_its_feature() {
-    let lib = translate_body(
-        "fragment float4 f(uint p [[primitive_id]]) { return float4(float(p)); }\n",
+    let lib =
+        translate_body("fragment float4 f(uint p [[primitive_id]]) { return float4(float(p)); }\n");
+    assert!(
+        lib.wgsl().contains("enable primitive_index;"),
+        "{}",
+        lib.wgsl()
     );
-    assert!(lib.wgsl().contains("enable primitive_index;"), "{}", lib.wgsl());
     let f = lib.function("f").unwrap();
     let json = serde_json::to_string(f).unwrap();
     assert!(json.contains("primitive-index"), "{json}");
@@ -105,7 +113,8 @@ fn structs_of_textures_and_samplers_translate() {
 /// located error, not a naga type error.
 #[test]
 fn local_array_of_textures_is_located() {
-    let body = "kernel void k(texture2d<float> t [[texture(0)]], device float* o [[buffer(0)]]) {\n\
+    let body =
+        "kernel void k(texture2d<float> t [[texture(0)]], device float* o [[buffer(0)]]) {\n\
                     texture2d<float> a[2] = {t, t};\n    o[0] = a[1].get_width();\n}\n";
     assert_error(
         body,
@@ -145,7 +154,11 @@ fn half_derivatives_are_taken_in_f32() {
              return half4(dfdx(h), fwidth(h.x), dfdy(h.y));\n\
          }\n",
     );
-    assert!(lib.wgsl().contains("dpdx(") && lib.wgsl().contains("fwidth("), "{}", lib.wgsl());
+    assert!(
+        lib.wgsl().contains("dpdx(") && lib.wgsl().contains("fwidth("),
+        "{}",
+        lib.wgsl()
+    );
 }
 
 /// An `f16` made only by a conversion (a `half` member of a buffer read
@@ -221,14 +234,22 @@ fn arrays_sized_by_their_initializers() {
     );
     assert!(lib.wgsl().contains("array<f32, 3>"), "{}", lib.wgsl());
     let body = "kernel void k(device float* o [[buffer(0)]]) {\n    float l[];\n    o[0] = 1;\n}\n";
-    assert_error(body, "l[]", 0, "array `l` needs a size, or an initializer list to count it");
-    let body = "constant float w[];\nkernel void k(device float* o [[buffer(0)]]) { o[0] = w[0]; }\n";
+    assert_error(
+        body,
+        "l[]",
+        0,
+        "array `l` needs a size, or an initializer list to count it",
+    );
+    let body =
+        "constant float w[];\nkernel void k(device float* o [[buffer(0)]]) { o[0] = w[0]; }\n";
     assert_error(body, "w[]", 0, "array `w` needs a size");
     // Where no initializer can size it, the error still has a place: the
     // member, or the function with the parameter.
-    let body = "struct S { float a[]; };\nkernel void k(device S* o [[buffer(0)]]) { o[0].a[0] = 1; }\n";
+    let body =
+        "struct S { float a[]; };\nkernel void k(device S* o [[buffer(0)]]) { o[0].a[0] = 1; }\n";
     assert_error(body, "a[]", 0, "arrays need a size");
-    let body = "void h(thread float a[]) {}\nkernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n";
+    let body =
+        "void h(thread float a[]) {}\nkernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n";
     assert_error(body, "h(", 0, "arrays need a size");
 }
 
@@ -258,9 +279,18 @@ fn implicit_derivatives_turn_off_derivative_uniformity() {
              return c;\n\
          }\n",
     );
-    assert!(lib.wgsl().starts_with("diagnostic(off, derivative_uniformity);"), "{}", lib.wgsl());
+    assert!(
+        lib.wgsl()
+            .starts_with("diagnostic(off, derivative_uniformity);"),
+        "{}",
+        lib.wgsl()
+    );
     let lib = translate_body("kernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n");
-    assert!(!lib.wgsl().contains("derivative_uniformity"), "{}", lib.wgsl());
+    assert!(
+        !lib.wgsl().contains("derivative_uniformity"),
+        "{}",
+        lib.wgsl()
+    );
 }
 
 /// Helpers of a fragment function follow its rules: `discard_fragment`,
@@ -281,9 +311,17 @@ fn fragment_helpers_discard_and_sample_with_derivatives() {
          }\n",
     );
     let f = lib.function_wgsl("f").unwrap();
-    assert!(f.contains("discard;") && f.contains("textureSample(") && !f.contains("textureSampleLevel("), "{f}");
+    assert!(
+        f.contains("discard;")
+            && f.contains("textureSample(")
+            && !f.contains("textureSampleLevel("),
+        "{f}"
+    );
     let k = lib.function_wgsl("k").unwrap();
-    assert!(k.contains("textureSampleLevel(") && !k.contains("textureSample("), "{k}");
+    assert!(
+        k.contains("textureSampleLevel(") && !k.contains("textureSample("),
+        "{k}"
+    );
 }
 
 /// A struct template with only a specialisation (its primary declared but
@@ -302,7 +340,8 @@ fn specialisation_without_a_primary_template_is_located() {
 #[test]
 fn copies_of_atomic_objects_are_located() {
     let s = "struct A { atomic_uint c; uint x; };\n";
-    let body = format!("{s}kernel void k(device A* a [[buffer(0)]]) {{ A b; b.x = 1; a[0].x = b.x; }}\n");
+    let body =
+        format!("{s}kernel void k(device A* a [[buffer(0)]]) {{ A b; b.x = 1; a[0].x = b.x; }}\n");
     assert_error(&body, "b;", 0, "variable `b` of type `A` holds atomics");
     assert_eq!(first_code(&body), Code::AddressSpace);
     let body = format!(
@@ -332,8 +371,8 @@ fn stage_in_through_a_typedef_translates() {
 
 #[cfg(feature = "runner")]
 mod gpu {
-    use super::common::{f32_bytes, f32s, gpu};
     use super::common::source::PRELUDE;
+    use super::common::{f32_bytes, f32s, gpu};
     use msl2wgsl::runner::{
         default_sampler, render_library, run_kernel_resources, Dispatch, RenderResources,
         Resources, RunError, TextureData,
@@ -390,7 +429,12 @@ mod gpu {
         let inputs: Vec<[f32; 4]> = (0..16)
             .map(|k| {
                 let a = k as f32 * 0.37;
-                [a.sin(), a.cos() * 0.5, -1.0 + 0.1 * k as f32, 0.6 + 0.1 * k as f32]
+                [
+                    a.sin(),
+                    a.cos() * 0.5,
+                    -1.0 + 0.1 * k as f32,
+                    0.6 + 0.1 * k as f32,
+                ]
             })
             .collect();
         let flat: Vec<f32> = inputs.iter().flatten().copied().collect();
@@ -475,7 +519,10 @@ mod gpu {
         for y in 0..h {
             for x in 0..w {
                 let k = (4 * (y * w + x)) as usize;
-                assert_eq!(&out.textures[&2].data[k..k + 4], &[x as u8, y as u8, 0, 255]);
+                assert_eq!(
+                    &out.textures[&2].data[k..k + 4],
+                    &[x as u8, y as u8, 0, 255]
+                );
                 assert_eq!(&out.textures[&0].data[k..k + 4], &[0, 0, 255, 255]);
             }
         }
@@ -497,9 +544,12 @@ mod gpu {
             ..Options::default()
         };
         let resources = Resources {
-            textures: [(0, TextureData::new_2d(F::R32Float, 4, 4, f32_bytes(&values)))]
-                .into_iter()
-                .collect(),
+            textures: [(
+                0,
+                TextureData::new_2d(F::R32Float, 4, 4, f32_bytes(&values)),
+            )]
+            .into_iter()
+            .collect(),
             ..Default::default()
         };
         let Some(out) = kernel(src, "k", &options, [4, 4, 1], &resources) else {
@@ -524,9 +574,12 @@ mod gpu {
         let depth: Vec<f32> = (0..16).map(|k| k as f32 / 16.0).collect();
         let resources = Resources {
             buffers: [(0, vec![0; 32 * 4])].into_iter().collect(),
-            textures: [(0, TextureData::new_2d(F::Depth32Float, 4, 4, f32_bytes(&depth)))]
-                .into_iter()
-                .collect(),
+            textures: [(
+                0,
+                TextureData::new_2d(F::Depth32Float, 4, 4, f32_bytes(&depth)),
+            )]
+            .into_iter()
+            .collect(),
             samplers: [(0, default_sampler())].into_iter().collect(),
             ..Default::default()
         };
@@ -605,7 +658,9 @@ mod gpu {
                        i[1] = 6 / 2;\n\
                    }\n";
         let resources = Resources {
-            buffers: [(0, vec![0; 7 * 4]), (1, vec![0; 2 * 4])].into_iter().collect(),
+            buffers: [(0, vec![0; 7 * 4]), (1, vec![0; 2 * 4])]
+                .into_iter()
+                .collect(),
             ..Default::default()
         };
         let Some(out) = kernel(src, "k", &Options::default(), [1, 1, 1], &resources) else {
@@ -735,7 +790,8 @@ mod gpu {
             }
         }
         let mut r = RenderResources::new(8, 8, 3);
-        r.textures.insert(0, TextureData::new_2d_mips(F::Rgba8Unorm, 16, 16, 5, data));
+        r.textures
+            .insert(0, TextureData::new_2d_mips(F::Rgba8Unorm, 16, 16, 5, data));
         let mut sampler = default_sampler();
         sampler.lod_max_clamp = 32.0;
         r.samplers.insert(0, sampler);
@@ -743,7 +799,11 @@ mod gpu {
         for y in 0..8u32 {
             for x in 0..8u32 {
                 let k = ((y * 8 + x) * 4) as usize;
-                let want: [u8; 4] = if x < 4 { [0, 0, 0, 0] } else { [0, 255, 0, 255] };
+                let want: [u8; 4] = if x < 4 {
+                    [0, 0, 0, 0]
+                } else {
+                    [0, 255, 0, 255]
+                };
                 assert_eq!(&img.data[k..k + 4], &want, "pixel ({x}, {y})");
             }
         }
@@ -775,7 +835,10 @@ mod gpu {
         let Some(out) = kernel(src, "k", &Options::default(), [1, 1, 1], &resources) else {
             return;
         };
-        assert_eq!(f32s(&out.buffers[&0]), [11.0, 6.0, 8.0, 5.0, 27.0, 8.0, 2.0]);
+        assert_eq!(
+            f32s(&out.buffers[&0]),
+            [11.0, 6.0, 8.0, 5.0, 27.0, 8.0, 2.0]
+        );
     }
 
     /// A `[[stage_in]]` struct named through a typedef, with a `[[flat]]`

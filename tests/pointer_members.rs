@@ -121,7 +121,11 @@ fn module_vars_struct_runs() {
         .collect();
     assert_eq!(f32s(&out[&0]), want);
     assert_eq!(u32s(&out[&3]), vec![2 * n as u32], "two bumps per thread");
-    assert_eq!(f32s(&out[&4]), vec![2.0], "count after both bumps, written through a reference member");
+    assert_eq!(
+        f32s(&out[&4]),
+        vec![2.0],
+        "count after both bumps, written through a reference member"
+    );
 }
 
 /// Textures and samplers as members, and a nested struct of places.
@@ -189,7 +193,10 @@ fn pointer_member_struct_reassigned_in_its_block() {
         "struct S { device float* p; };\nkernel void k(device float* a [[buffer(0)]], device float* b [[buffer(1)]]) {\n  S s = S{.p=a};\n  (*s.p) = 1.0f;\n  s = S{.p=b};\n  (*s.p) = 2.0f;\n}\n",
     );
     let wgsl = lib.wgsl();
-    assert!(wgsl.contains("a[0u] = 1f") || wgsl.contains("a[0"), "{wgsl}");
+    assert!(
+        wgsl.contains("a[0u] = 1f") || wgsl.contains("a[0"),
+        "{wgsl}"
+    );
     assert!(wgsl.contains("b[0"), "{wgsl}");
 }
 
@@ -225,7 +232,11 @@ fn pointer_member_struct_returned() {
 
 /// The code of the first diagnostic of a failing source.
 fn first_code(body: &str) -> msl2wgsl::diagnostics::Code {
-    match msl2wgsl::Library::from_source("t.metal", &format!("{PRELUDE}{body}"), &msl2wgsl::Options::default()) {
+    match msl2wgsl::Library::from_source(
+        "t.metal",
+        &format!("{PRELUDE}{body}"),
+        &msl2wgsl::Options::default(),
+    ) {
         Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
         Err(f) => f.diagnostics.0[0].code,
     }
@@ -273,14 +284,19 @@ fn pointer_arithmetic_on_members_runs() {
     use std::collections::BTreeMap;
     let Some(gpu) = gpu() else { return };
     let input: Vec<f32> = (0..8).map(|i| (i * i) as f32).collect();
-    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 9 * 4]), (1, f32_bytes(&input))].into_iter().collect();
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 9 * 4]), (1, f32_bytes(&input))]
+        .into_iter()
+        .collect();
     let out = run_kernel(
         gpu,
         "arith.metal",
         &format!("{PRELUDE}{ARITHMETIC}"),
         &msl2wgsl::Options::default(),
         "k",
-        &Dispatch::Threads { grid: [8, 1, 1], threadgroup: [8, 1, 1] },
+        &Dispatch::Threads {
+            grid: [8, 1, 1],
+            threadgroup: [8, 1, 1],
+        },
         &buffers,
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -339,17 +355,24 @@ fn tint_array_behind_module_vars_runs() {
     use std::collections::BTreeMap;
     let Some(gpu) = gpu() else { return };
     let input = [1.0f32, -2.0, 3.5, 10.0];
-    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 16]), (1, f32_bytes(&input))].into_iter().collect();
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 16]), (1, f32_bytes(&input))]
+        .into_iter()
+        .collect();
     let out = run_kernel(
         gpu,
         "tint_array.metal",
         &format!("{PRELUDE}{TINT_ARRAY}"),
         &msl2wgsl::Options::default(),
         "k",
-        &Dispatch::Threads { grid: [4, 1, 1], threadgroup: [4, 1, 1] },
+        &Dispatch::Threads {
+            grid: [4, 1, 1],
+            threadgroup: [4, 1, 1],
+        },
         &buffers,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let want: Vec<f32> = (0..4).map(|l| input[(l + 1) % 4] * 2.0 + l as f32).collect();
+    let want: Vec<f32> = (0..4)
+        .map(|l| input[(l + 1) % 4] * 2.0 + l as f32)
+        .collect();
     assert_eq!(f32s(&out[&0]), want);
 }

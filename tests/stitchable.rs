@@ -469,10 +469,10 @@ mod gpu {
     fn arguments_are_checked_before_drawing() {
         let lib = library();
         let f = lib.function("columnTint").unwrap();
-        let layer = Some(pattern(4, 4, 0));
+        let layer = pattern(4, 4, 0);
         let err = |arguments: Vec<(usize, EffectValue)>| {
             let r = EffectResources {
-                layer: layer.clone(),
+                layer: Some(layer.clone()),
                 size: None,
                 arguments: args(arguments),
             };
@@ -496,7 +496,7 @@ mod gpu {
         assert!(e.contains("reads a layer"), "{e}");
         // The count is written from the array's length.
         let r = EffectResources {
-            layer: layer.clone(),
+            layer: Some(layer.clone()),
             size: None,
             arguments: args(vec![tint(), amount(), (2, EffectValue::Bytes(vec![0; 12]))]),
         };
@@ -504,7 +504,7 @@ mod gpu {
         let block = &bound.fragment_buffers[&0];
         assert_eq!(i32::from_le_bytes(block[20..24].try_into().unwrap()), 3);
         assert_eq!(bound.fragment_buffers[&1].len(), 12);
-        assert_eq!(bound.textures[&0], layer.unwrap());
+        assert_eq!(bound.textures[&0], layer);
     }
 
     /// `msl2wgsl render --effect` on a PNG, arguments by name, position and

@@ -699,7 +699,9 @@ kernel void k(device int* out [[buffer(VertexBuffer::vertices)]],
 #[test]
 fn scoped_enumerators_share_names() {
     let n = 8u32;
-    let frame: Vec<u8> = (0..n as i32).flat_map(|v| (v * 100).to_le_bytes()).collect();
+    let frame: Vec<u8> = (0..n as i32)
+        .flat_map(|v| (v * 100).to_le_bytes())
+        .collect();
     let Some(out) = run(
         SCOPED_ENUMS,
         "k",
@@ -737,7 +739,12 @@ kernel void k(device Point* out [[buffer(0)]], uint i [[thread_position_in_grid]
 #[test]
 fn compound_literals_construct() {
     let n = 4u32;
-    let Some(out) = run(COMPOUND_LITERALS, "k", n, vec![(0, vec![0; n as usize * 32])]) else {
+    let Some(out) = run(
+        COMPOUND_LITERALS,
+        "k",
+        n,
+        vec![(0, vec![0; n as usize * 32])],
+    ) else {
         return;
     };
     let got: Vec<f32> = out[&0]
@@ -773,7 +780,12 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 #[test]
 fn matrix_constants_at_program_scope() {
     let n = 3u32;
-    let Some(out) = run(MATRIX_CONSTANTS, "k", n, vec![(0, vec![0; n as usize * 32])]) else {
+    let Some(out) = run(
+        MATRIX_CONSTANTS,
+        "k",
+        n,
+        vec![(0, vec![0; n as usize * 32])],
+    ) else {
         return;
     };
     let got: Vec<f32> = out[&0]
@@ -785,9 +797,20 @@ fn matrix_constants_at_program_scope() {
         let v = [s, 10.0 * s, 100.0 * s];
         // Column-major: M * v = sum of column_j * v[j].
         let cols = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
-        let a: Vec<f32> = (0..3).map(|r| (0..3).map(|c| cols[c][r] * v[c]).sum()).collect();
+        let a: Vec<f32> = (0..3)
+            .map(|r| (0..3).map(|c| cols[c][r] * v[c]).sum())
+            .collect();
         let b = [1.0 * v[0] + 3.0 * v[1], 2.0 * v[0] + 4.0 * v[1]];
-        let want = [a[0], a[1], a[2], b[0], b[1], 2.0 * v[0], 2.0 * v[1], 2.0 * v[2]];
+        let want = [
+            a[0],
+            a[1],
+            a[2],
+            b[0],
+            b[1],
+            2.0 * v[0],
+            2.0 * v[1],
+            2.0 * v[2],
+        ];
         assert_eq!(&got[i * 8..i * 8 + 8], &want, "thread {i}");
     }
 }

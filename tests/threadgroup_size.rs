@@ -43,7 +43,10 @@ fn an_explicit_size_over_the_maximum_is_a_located_error() {
     let e = Library::from_source("k.metal", &kernel(4), &options).unwrap_err();
     let text = e.render();
     assert!(text.contains("k.metal:3:3"), "{text}");
-    assert!(text.contains("exceeds `max_total_threads_per_threadgroup(4)`"), "{text}");
+    assert!(
+        text.contains("exceeds `max_total_threads_per_threadgroup(4)`"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -477,7 +477,11 @@ fn to_stdout(text: &str) -> u8 {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => 0,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => error(FAILURE, Code::Unwritable, format!("cannot write to standard output: {e}")),
+        Err(e) => error(
+            FAILURE,
+            Code::Unwritable,
+            format!("cannot write to standard output: {e}"),
+        ),
     }
 }
 
@@ -487,7 +491,11 @@ fn read_input(file: &str) -> Result<(String, String), u8> {
     let (name, bytes) = if file == "-" {
         let mut bytes = Vec::new();
         if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-            return Err(error(FAILURE, Code::Unreadable, format!("cannot read standard input: {e}")));
+            return Err(error(
+                FAILURE,
+                Code::Unreadable,
+                format!("cannot read standard input: {e}"),
+            ));
         }
         ("<stdin>".to_string(), bytes)
     } else {
@@ -501,7 +509,13 @@ fn read_input(file: &str) -> Result<(String, String), u8> {
                 ));
                 return Err(FAILURE);
             }
-            Err(e) => return Err(error(FAILURE, Code::Unreadable, format!("cannot read '{file}': {e}"))),
+            Err(e) => {
+                return Err(error(
+                    FAILURE,
+                    Code::Unreadable,
+                    format!("cannot read '{file}': {e}"),
+                ))
+            }
         }
     };
     match msl2wgsl::decode_source(&name, bytes) {
@@ -566,7 +580,11 @@ fn translate(args: TranslateArgs) -> u8 {
     match &args.output {
         Some(out) => match write_atomically(out, library.wgsl().as_bytes()) {
             Ok(()) => 0,
-            Err(e) => error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", out.display())),
+            Err(e) => error(
+                FAILURE,
+                Code::Unwritable,
+                format!("cannot write '{}': {e}", out.display()),
+            ),
         },
         None => to_stdout(library.wgsl()),
     }
@@ -596,7 +614,11 @@ fn translate_batch(args: &TranslateArgs, dir: &Path) -> u8 {
         outputs.push(out);
     }
     if let Err(e) = std::fs::create_dir_all(dir) {
-        return error(FAILURE, Code::Unwritable, format!("cannot create '{}': {e}", dir.display()));
+        return error(
+            FAILURE,
+            Code::Unwritable,
+            format!("cannot create '{}': {e}", dir.display()),
+        );
     }
     let options = args.compile.options();
     let mut failed = 0;
@@ -604,8 +626,13 @@ fn translate_batch(args: &TranslateArgs, dir: &Path) -> u8 {
         let written = read_input(file)
             .and_then(|(name, source)| compile(&name, &source, &options))
             .and_then(|library| {
-                write_atomically(out, library.wgsl().as_bytes())
-                    .map_err(|e| error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", out.display())))
+                write_atomically(out, library.wgsl().as_bytes()).map_err(|e| {
+                    error(
+                        FAILURE,
+                        Code::Unwritable,
+                        format!("cannot write '{}': {e}", out.display()),
+                    )
+                })
             });
         failed += usize::from(written.is_err());
     }

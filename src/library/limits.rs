@@ -122,8 +122,9 @@ fn check_variable(
             let message = format!(
                 "{what} is {bytes} bytes of thread memory, over the {WGSL_THREAD_BYTES} bytes WGSL guarantees"
             );
-            let d = Diagnostic::warning(Code::LargeArray, message, span)
-                .with_note("some WebGPU implementations refuse it, and drivers may spill it to slow memory");
+            let d = Diagnostic::warning(Code::LargeArray, message, span).with_note(
+                "some WebGPU implementations refuse it, and drivers may spill it to slow memory",
+            );
             Some(located(d))
         }
         _ => None,

@@ -143,4 +143,3 @@ pub(in crate::lower) fn image_inner(t: &Texture) -> naga::TypeInner {
         class,
     }
 }
-

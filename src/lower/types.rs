@@ -321,9 +321,9 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<TypeInner> {
         let mut layouter = naga::proc::Layouter::default();
-        layouter
-            .update(self.global.module.to_ctx())
-            .map_err(|e| Error::coded(Code::Internal, span, format!("internal error: layout: {e}")))?;
+        layouter.update(self.global.module.to_ctx()).map_err(|e| {
+            Error::coded(Code::Internal, span, format!("internal error: layout: {e}"))
+        })?;
         let (mut cursor, mut align) = (0u32, naga::proc::Alignment::ONE);
         let mut out = Vec::new();
         for (name, ty) in members {
@@ -347,9 +347,9 @@ impl Lowerer<'_, '_> {
     /// The array stride of WGSL's own layout, for arrays no host sees.
     fn natural_stride(&mut self, base: Handle<naga::Type>, span: Span) -> Result<u32> {
         let mut layouter = naga::proc::Layouter::default();
-        layouter
-            .update(self.global.module.to_ctx())
-            .map_err(|e| Error::coded(Code::Internal, span, format!("internal error: layout: {e}")))?;
+        layouter.update(self.global.module.to_ctx()).map_err(|e| {
+            Error::coded(Code::Internal, span, format!("internal error: layout: {e}"))
+        })?;
         Ok(layouter[base].to_stride())
     }
 

@@ -332,7 +332,9 @@ impl<'a> Program<'a> {
         let mut members: Vec<MemberDef> = Vec::new();
         for m in &s.members {
             let ty = self.resolve_type(&m.ty)?;
-            let ty = self.apply_array(ty, &m.array).map_err(|e| e.or_at(m.name.span))?;
+            let ty = self
+                .apply_array(ty, &m.array)
+                .map_err(|e| e.or_at(m.name.span))?;
             // Pointer and reference members: lowering keeps such a struct
             // as a translation-time aggregate (lower/metal/pointer_members.rs).
             if ty == Type::Void {
@@ -689,9 +691,13 @@ impl<'a> Program<'a> {
     /// of items when their braces are elided).
     pub fn declarator_type(&self, base: Type, d: &ast::Declarator) -> Result<Type> {
         let Some((None, inner)) = d.array.split_first() else {
-            return self.apply_array(base, &d.array).map_err(|e| e.or_at(d.name.span));
+            return self
+                .apply_array(base, &d.array)
+                .map_err(|e| e.or_at(d.name.span));
         };
-        let elem = self.apply_array(base, inner).map_err(|e| e.or_at(d.name.span))?;
+        let elem = self
+            .apply_array(base, inner)
+            .map_err(|e| e.or_at(d.name.span))?;
         let items = match &d.init {
             Some(ast::Init::List(items, _)) => items,
             Some(ast::Init::Expr(ast::Expr {
@@ -734,7 +740,10 @@ impl<'a> Program<'a> {
             Error::coded(
                 Code::InvalidType,
                 d.name.span,
-                format!("array `{}` has no elements: an empty initializer list cannot size it", d.name.name),
+                format!(
+                    "array `{}` has no elements: an empty initializer list cannot size it",
+                    d.name.name
+                ),
             )
         })?;
         Ok(Type::Array(Box::new(elem), n))

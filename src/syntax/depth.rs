@@ -116,11 +116,7 @@ pub fn check(pairs: Pairs<Rule>) -> Result<(), Error> {
         if let Some(message) = over {
             let at = span.start();
             let end = (at + 1).min(span.end()).max(at);
-            let mut error = Error::coded(
-                Code::NestingTooDeep,
-                Span::new(at, end),
-                message,
-            );
+            let mut error = Error::coded(Code::NestingTooDeep, Span::new(at, end), message);
             if levels > MAX_STATEMENT_LEVELS {
                 error.message +=
                     " (a `for` takes 3, `while`, `do` and `switch` 2, `if` and each `else if` 1)";

@@ -303,7 +303,11 @@ mod with_runner {
                 .to_png_bytes()
                 .and_then(|png| write_atomically(&path, &png).map_err(|e| e.to_string()));
             if let Err(e) = written {
-                return error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", path.display()));
+                return error(
+                    FAILURE,
+                    Code::Unwritable,
+                    format!("cannot write '{}': {e}", path.display()),
+                );
             }
         }
         0

@@ -130,6 +130,5 @@ pub(super) fn warnings(warnings: &Diagnostics, map: &SourceMap) -> Result<(), u8
 /// A located-nowhere error as JSON (`msl2wgsl: error: ...` for people is
 /// written by the caller).
 pub(super) fn json_error(message: &str, code: Code) -> String {
-    Diagnostic::unlocated(code, message).to_json(&SourceMap::new())
-        + "\n"
+    Diagnostic::unlocated(code, message).to_json(&SourceMap::new()) + "\n"
 }

@@ -22,11 +22,20 @@ pub(super) fn load_buffers(args: &[BufferArg], flag: &str) -> Result<BTreeMap<u3
     for arg in args {
         let bytes = match &arg.source {
             BufferSource::Zeros(n) => vec![0; *n],
-            BufferSource::File(path) => std::fs::read(path)
-                .map_err(|e| error(FAILURE, Code::Unreadable, format!("cannot read '{}': {e}", path.display())))?,
+            BufferSource::File(path) => std::fs::read(path).map_err(|e| {
+                error(
+                    FAILURE,
+                    Code::Unreadable,
+                    format!("cannot read '{}': {e}", path.display()),
+                )
+            })?,
         };
         if buffers.insert(arg.index, bytes).is_some() {
-            return Err(error(USAGE, Code::Usage, format!("{flag} {} is given twice", arg.index)));
+            return Err(error(
+                USAGE,
+                Code::Usage,
+                format!("{flag} {} is given twice", arg.index),
+            ));
         }
     }
     Ok(buffers)
@@ -103,7 +112,11 @@ pub(super) fn load_constants(args: &[(u32, f64)]) -> Result<BTreeMap<u32, f64>, 
     let mut constants = BTreeMap::new();
     for (index, value) in args {
         if constants.insert(*index, *value).is_some() {
-            return Err(error(USAGE, Code::Usage, format!("--constant {index} is given twice")));
+            return Err(error(
+                USAGE,
+                Code::Usage,
+                format!("--constant {index} is given twice"),
+            ));
         }
     }
     Ok(constants)
@@ -172,18 +185,30 @@ fn write_outputs(args: &RunArgs, outputs: &Outputs) -> u8 {
     for (index, path) in &args.read {
         let bytes = outputs.buffers.get(index).map_or(&[][..], |b| &b[..]);
         if let Err(e) = write_atomically(path, bytes) {
-            return error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", path.display()));
+            return error(
+                FAILURE,
+                Code::Unwritable,
+                format!("cannot write '{}': {e}", path.display()),
+            );
         }
     }
     for (index, path) in &args.read_texture {
         let Some(texture) = outputs.textures.get(index) else {
-            return error(FAILURE, Code::RunFailed, format!("texture {index} was not read back"));
+            return error(
+                FAILURE,
+                Code::RunFailed,
+                format!("texture {index} was not read back"),
+            );
         };
         let written = texture
             .to_png_bytes()
             .and_then(|png| write_atomically(path, &png).map_err(|e| e.to_string()));
         if let Err(e) = written {
-            return error(FAILURE, Code::Unwritable, format!("cannot write '{}': {e}", path.display()));
+            return error(
+                FAILURE,
+                Code::Unwritable,
+                format!("cannot write '{}': {e}", path.display()),
+            );
         }
     }
     0

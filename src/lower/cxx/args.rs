@@ -28,9 +28,9 @@
 //! `operator||` is declared), as are `auto` and `decltype` (deduce.rs).
 
 use crate::lower::ctx::function::FnCtx;
-pub(in crate::lower) use crate::lower::ctx::value::{arg_type, Arg};
-use crate::lower::ctx::value::Value;
 use crate::lower::ctx::value::contains_atomic;
+use crate::lower::ctx::value::Value;
+pub(in crate::lower) use crate::lower::ctx::value::{arg_type, Arg};
 use crate::lower::{Lowerer, Result};
 use crate::sema::Symbol;
 use crate::syntax::ast::{Expr, FunctionDecl, PtrOp};

@@ -23,7 +23,13 @@ fn element_type(l: &Lowerer<'_, '_>, object: &Value, m: &str) -> Option<Type> {
         _ => return None,
     };
     let Type::Struct(id) = ty else { return None };
-    let member = l.program.structs.get(*id).members.iter().find(|x| x.name == m)?;
+    let member = l
+        .program
+        .structs
+        .get(*id)
+        .members
+        .iter()
+        .find(|x| x.name == m)?;
     match &member.ty {
         Type::Array(e, _) => Some((**e).clone()),
         _ => None,
@@ -63,27 +69,27 @@ impl Lowerer<'_, '_> {
                 t => t,
             };
             let forwarded = f.body.as_ref().is_some_and(|b| match b.stmts.as_slice() {
-                    [s] => match &s.kind {
-                        StmtKind::Return(Some(e)) => match &e.kind {
-                            ExprKind::Index(b, ix) => match (&b.kind, &ix.kind) {
-                                (ExprKind::Name(m), ExprKind::Name(p))
-                                    if m.len() == 1 && p.len() == 1 && p[0] == param.name =>
-                                {
-                                    element_type(self, object, &m[0]).is_some_and(|e| e == ret)
-                                        && member.is_none_or(|x| x == m[0])
-                                        && {
+                [s] => match &s.kind {
+                    StmtKind::Return(Some(e)) => match &e.kind {
+                        ExprKind::Index(b, ix) => match (&b.kind, &ix.kind) {
+                            (ExprKind::Name(m), ExprKind::Name(p))
+                                if m.len() == 1 && p.len() == 1 && p[0] == param.name =>
+                            {
+                                element_type(self, object, &m[0]).is_some_and(|e| e == ret)
+                                    && member.is_none_or(|x| x == m[0])
+                                    && {
                                         member = Some(&m[0]);
                                         true
                                     }
-                                }
-                                _ => false,
-                            },
+                            }
                             _ => false,
                         },
                         _ => false,
                     },
                     _ => false,
-                });
+                },
+                _ => false,
+            });
             if !forwarded {
                 return Ok(None);
             }
@@ -91,6 +97,7 @@ impl Lowerer<'_, '_> {
         let Some(m) = member else { return Ok(None) };
         let m = m.to_string();
         let elements = self.member(fx, object.clone(), &m, span)?;
-        self.subscript_value(fx, elements, span, index, span).map(Some)
+        self.subscript_value(fx, elements, span, index, span)
+            .map(Some)
     }
 }

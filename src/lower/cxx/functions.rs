@@ -239,7 +239,13 @@ impl Lowerer<'_, '_> {
         for (place, copy, writable) in copied_back {
             if writable {
                 let value = fx.add(Expression::Load { pointer: copy }, span);
-                fx.push(Statement::Store { pointer: place, value }, span);
+                fx.push(
+                    Statement::Store {
+                        pointer: place,
+                        value,
+                    },
+                    span,
+                );
             }
         }
         Ok(match result {
@@ -262,7 +268,7 @@ impl Lowerer<'_, '_> {
         place: Handle<Expression>,
         pp: &crate::types::Pointer,
         span: Span,
-    ) -> Result<Option<(Handle<Expression>, Handle<Expression>, bool)>> {
+    ) -> Result<Option<PartCopy>> {
         if !matches!(
             fx.expr(place),
             Expression::Access { .. } | Expression::AccessIndex { .. }
@@ -791,3 +797,7 @@ fn function_argument(
     });
     fx.add(Expression::FunctionArgument(index), span)
 }
+
+/// A part of a variable passed by reference through a copy: (the place, the
+/// copy's pointer, whether the copy is written back after the call).
+type PartCopy = (Handle<Expression>, Handle<Expression>, bool);

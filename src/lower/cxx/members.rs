@@ -181,7 +181,9 @@ impl Lowerer<'_, '_> {
         let key = self
             .object_info(fx, &arg.value)
             .map(|(id, ..)| member_name(self.program.struct_name(id), "operator[]"));
-        let fns = key.map(|key| self.member_functions(&key)).unwrap_or_default();
+        let fns = key
+            .map(|key| self.member_functions(&key))
+            .unwrap_or_default();
         if fns.is_empty() {
             fx.keep_lowered(object, arg.value);
             return Ok(None);

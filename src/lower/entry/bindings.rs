@@ -87,11 +87,9 @@ impl Lowerer<'_, '_> {
             buffer: None,
             threadgroup: None,
             texture: Some(TextureInfo {
-                texture_type: crate::lower::texture_types::metal_texture_type(texture.shape)
-                    .into(),
+                texture_type: crate::lower::texture_types::metal_texture_type(texture.shape).into(),
                 data_type: texture.scalar.name().into(),
-                view_dimension: crate::lower::texture_types::view_dimension(texture.shape)
-                    .into(),
+                view_dimension: crate::lower::texture_types::view_dimension(texture.shape).into(),
                 binding_kind,
                 sample_type: sample_type.into(),
                 multisampled: texture.shape.is_multisampled(),

@@ -6,9 +6,9 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue};
-use crate::lower::stdlib;
-pub(in crate::lower) use crate::lower::metal::dispatch_grid::{builtin, Builtin, Geometry};
 pub use crate::lower::metal::dispatch_grid::DISPATCH_BINDING;
+pub(in crate::lower) use crate::lower::metal::dispatch_grid::{builtin, Builtin, Geometry};
+use crate::lower::stdlib;
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{
     Access, Argument, ArgumentKind, BuiltinArgument, FunctionReflection, Stage, WgslBinding,
@@ -88,7 +88,6 @@ pub(in crate::lower) enum KernelParam<'a> {
         ty: Type,
     },
 }
-
 
 impl Lowerer<'_, '_> {
     /// Lowers a `kernel` function into a compute entry point.

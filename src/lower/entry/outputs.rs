@@ -149,8 +149,7 @@ impl Lowerer<'_, '_> {
             )
             .into_iter()
             .map(|(span, message, note)| {
-                Error::coded(Code::AttributeIgnored, span, message)
-                    .note(note)
+                Error::coded(Code::AttributeIgnored, span, message).note(note)
             }),
         );
         if let Some(a) = attr("position") {
@@ -304,22 +303,34 @@ impl Lowerer<'_, '_> {
             return Ok(Some(Binding::BuiltIn(BuiltIn::SampleMask)));
         }
         if let Some(a) = m.attributes.iter().find(|a| a.name == "stencil") {
-            return Err(
-                Error::coded(Code::NoWebGpuEquivalent, a.span, "`[[stencil]]` outputs have no WebGPU equivalent"),
-            );
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                a.span,
+                "`[[stencil]]` outputs have no WebGPU equivalent",
+            ));
         }
         Err(Error::coded(Code::EntryPointSignature, m.name.span, format!("fragment output member `{}` needs `[[color(m)]]`, `[[depth(...)]]` or `[[sample_mask]]`", m.name.name)))
     }
 
     fn attribute_number(&self, a: &ast::Attribute) -> Result<u32> {
         let [arg] = a.args.as_slice() else {
-            return Err(Error::coded(Code::InvalidAttributeArgument, a.span, format!("`{}` takes one index", a.name)));
+            return Err(Error::coded(
+                Code::InvalidAttributeArgument,
+                a.span,
+                format!("`{}` takes one index", a.name),
+            ));
         };
         crate::sema::consteval::eval(self.program, arg)?
             .as_int()
             .filter(|i| *i >= 0)
             .map(|i| i as u32)
-            .ok_or_else(|| Error::coded(Code::InvalidAttributeArgument, arg.span, "expected a non-negative integer constant"))
+            .ok_or_else(|| {
+                Error::coded(
+                    Code::InvalidAttributeArgument,
+                    arg.span,
+                    "expected a non-negative integer constant",
+                )
+            })
     }
 
     fn io_struct(
@@ -328,9 +339,9 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<naga::TypeInner> {
         let mut layouter = naga::proc::Layouter::default();
-        layouter
-            .update(self.global.module.to_ctx())
-            .map_err(|e| Error::coded(Code::Internal, span, format!("internal error: layout: {e}")))?;
+        layouter.update(self.global.module.to_ctx()).map_err(|e| {
+            Error::coded(Code::Internal, span, format!("internal error: layout: {e}"))
+        })?;
         let (mut cursor, mut align) = (0u32, naga::proc::Alignment::ONE);
         for m in &mut members {
             let l = layouter[m.ty];

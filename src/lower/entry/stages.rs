@@ -667,7 +667,11 @@ impl Lowerer<'_, '_> {
                 )
             })?;
         let [arg] = a.args.as_slice() else {
-            return Err(Error::coded(Code::InvalidAttributeArgument, a.span, "`attribute` takes one index"));
+            return Err(Error::coded(
+                Code::InvalidAttributeArgument,
+                a.span,
+                "`attribute` takes one index",
+            ));
         };
         crate::sema::consteval::eval(self.program, arg)?
             .as_int()

@@ -79,7 +79,11 @@ impl Lowerer<'_, '_> {
             Value::Swizzle(..) | Value::BytesSwizzle(..) | Value::Rv(..) => {
                 self.index_value(fx, b, hi, base_span, span)
             }
-            Value::Void => Err(Error::coded(Code::WrongKind, base_span, "subscripted value is `void`")),
+            Value::Void => Err(Error::coded(
+                Code::WrongKind,
+                base_span,
+                "subscripted value is `void`",
+            )),
             Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, base_span)),
         }
     }

@@ -311,7 +311,10 @@ impl Lowerer<'_, '_> {
         s: Scalar,
         span: Span,
     ) -> crate::lower::Result<Handle<Expression>> {
-        let bits = fx.add(Expression::Literal(Literal::U32((f as f32).to_bits())), span);
+        let bits = fx.add(
+            Expression::Literal(Literal::U32((f as f32).to_bits())),
+            span,
+        );
         let bits = self.at_run_time(fx, bits, &Type::UINT, span)?;
         let mut value = fx.add(
             Expression::As {

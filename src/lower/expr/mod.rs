@@ -267,7 +267,9 @@ impl Lowerer<'_, '_> {
                 Type::BOOL,
             ),
             ConstValue::Float(f, s) if !literal_is_finite(*f, *s) => {
-                let h = self.non_finite_constant(fx, *f, *s, span).expect("`u32` lowers");
+                let h = self
+                    .non_finite_constant(fx, *f, *s, span)
+                    .expect("`u32` lowers");
                 Value::Rv(h, Type::Scalar(*s))
             }
             ConstValue::Int(..) | ConstValue::Float(..) => {
@@ -292,7 +294,13 @@ impl Lowerer<'_, '_> {
                         .expect("constant types lower");
                 }
                 Value::Rv(
-                    fx.add(Expression::Compose { ty: ty_h, components }, span),
+                    fx.add(
+                        Expression::Compose {
+                            ty: ty_h,
+                            components,
+                        },
+                        span,
+                    ),
                     ty.clone(),
                 )
             }
@@ -443,11 +451,13 @@ impl Lowerer<'_, '_> {
             )),
             None => match crate::lower::stdlib::constant(name) {
                 Some(v) => Ok(self.stdlib_constant(fx, v, span)),
-                None if crate::types::builtin_type(&path.join("::")).is_some() => Err(Error::coded(
-                    Code::WrongKind,
-                    span,
-                    format!("expected a value, found type `{}`", path.join("::")),
-                )),
+                None if crate::types::builtin_type(&path.join("::")).is_some() => {
+                    Err(Error::coded(
+                        Code::WrongKind,
+                        span,
+                        format!("expected a value, found type `{}`", path.join("::")),
+                    ))
+                }
                 None => Err(Error::coded(
                     Code::UndeclaredIdentifier,
                     span,
@@ -699,7 +709,6 @@ impl Lowerer<'_, '_> {
         Ok(h)
     }
 }
-
 
 /// True if evaluating `e` may change memory or call a user function.
 pub(in crate::lower) fn has_side_effects(e: &Expr) -> bool {

@@ -21,7 +21,11 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let Value::Ptr(p) = v else {
-            return Err(Error::coded(Code::InvalidOperands, span, "indirection requires a pointer operand"));
+            return Err(Error::coded(
+                Code::InvalidOperands,
+                span,
+                "indirection requires a pointer operand",
+            ));
         };
         Ok(self.element_value(fx, &p, span))
     }
@@ -119,7 +123,11 @@ impl Lowerer<'_, '_> {
             }));
         }
         let Value::Place(place) = v else {
-            return Err(Error::coded(Code::InvalidOperands, span, "cannot take the address of an rvalue"));
+            return Err(Error::coded(
+                Code::InvalidOperands,
+                span,
+                "cannot take the address of an rvalue",
+            ));
         };
         // `&buf[i]` stays a (buffer, index) pair.
         if let Expression::Access { base, index } = *fx.expr(place.ptr) {
@@ -442,7 +450,11 @@ impl Lowerer<'_, '_> {
             ));
         };
         if !s.is_integer() {
-            return Err(Error::coded(Code::InvalidOperands, b.span, "pointer offsets must be integers"));
+            return Err(Error::coded(
+                Code::InvalidOperands,
+                b.span,
+                "pointer offsets must be integers",
+            ));
         }
         let offset = match s {
             Scalar::UInt => hb,

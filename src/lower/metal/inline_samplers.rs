@@ -133,7 +133,13 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<()> {
         let d = &mut p.descriptor;
-        let bad = || Error::coded(Code::InvalidSampler, span, format!("unknown sampler property `{group}::{value}`"));
+        let bad = || {
+            Error::coded(
+                Code::InvalidSampler,
+                span,
+                format!("unknown sampler property `{group}::{value}`"),
+            )
+        };
         match group {
             "coord" => {
                 p.pixel = match value {
@@ -215,9 +221,11 @@ impl Lowerer<'_, '_> {
                 )
             }
             "reduction" => {
-                return Err(
-                    Error::coded(Code::NoWebGpuEquivalent, span, "sampler reduction modes have no WebGPU equivalent"),
-                )
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
+                    span,
+                    "sampler reduction modes have no WebGPU equivalent",
+                ))
             }
             _ => return Err(bad()),
         }
@@ -226,13 +234,21 @@ impl Lowerer<'_, '_> {
 
     fn sampler_call(&self, p: &mut Parsed, callee: &Expr, args: &[Expr], span: Span) -> Result<()> {
         let ExprKind::Name(path) = &callee.kind else {
-            return Err(Error::coded(Code::InvalidSampler, span, "expected a sampler property"));
+            return Err(Error::coded(
+                Code::InvalidSampler,
+                span,
+                "expected a sampler property",
+            ));
         };
         let number = |e: &Expr| -> Result<f64> {
             match consteval::eval(self.program, e)? {
                 consteval::ConstValue::Int(v, _) => Ok(v as f64),
                 consteval::ConstValue::Float(v, _) => Ok(v),
-                _ => Err(Error::coded(Code::InvalidSampler, e.span, "expected a number")),
+                _ => Err(Error::coded(
+                    Code::InvalidSampler,
+                    e.span,
+                    "expected a number",
+                )),
             }
         };
         match (path.last().map(String::as_str), args) {
@@ -250,7 +266,13 @@ impl Lowerer<'_, '_> {
                     "sampler LOD bias has no WebGPU equivalent; pass `bias(...)` to `sample`",
                 ))
             }
-            _ => return Err(Error::coded(Code::InvalidSampler, span, "unknown sampler property")),
+            _ => {
+                return Err(Error::coded(
+                    Code::InvalidSampler,
+                    span,
+                    "unknown sampler property",
+                ))
+            }
         }
         Ok(())
     }
@@ -266,7 +288,8 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Option<crate::lower::ctx::value::Value>> {
-        if !matches!(path, [s] if s == "sampler") && !matches!(path, [m, s] if m == "metal" && s == "sampler")
+        if !matches!(path, [s] if s == "sampler")
+            && !matches!(path, [m, s] if m == "metal" && s == "sampler")
         {
             return Ok(None);
         }

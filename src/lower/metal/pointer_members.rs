@@ -25,8 +25,8 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::ctx::value::{Aggregate, Local, Place, PtrRoot, PtrValue, Value};
 use crate::lower::ctx::value::{arg_type, Arg};
+use crate::lower::ctx::value::{Aggregate, Local, Place, PtrRoot, PtrValue, Value};
 use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{ExprKind, Init};
@@ -40,11 +40,16 @@ impl Lowerer<'_, '_> {
         let Type::Struct(id) = ty else {
             return false;
         };
-        self.program.structs.get(*id).members.iter().any(|m| match &m.ty {
-            Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. } => true,
-            t @ Type::Struct(_) => self.is_place_struct(t),
-            _ => false,
-        })
+        self.program
+            .structs
+            .get(*id)
+            .members
+            .iter()
+            .any(|m| match &m.ty {
+                Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. } => true,
+                t @ Type::Struct(_) => self.is_place_struct(t),
+                _ => false,
+            })
     }
 
     /// The error for a struct of places used as a WGSL value.
@@ -77,8 +82,10 @@ impl Lowerer<'_, '_> {
         for (m, slot) in members.iter().zip(slots) {
             let v = match slot {
                 Some(item) => self.member_init(fx, item, &m.ty)?,
-                None if matches!(m.ty, Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. })
-                    || self.is_place_struct(&m.ty) =>
+                None if matches!(
+                    m.ty,
+                    Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. }
+                ) || self.is_place_struct(&m.ty) =>
                 {
                     return Err(Error::coded(
                         Code::PointerMember,
@@ -170,10 +177,12 @@ impl Lowerer<'_, '_> {
         };
         if pp.is_reference {
             return match v {
-                Value::Place(p) if p.ty.unpacked() == pp.pointee.unpacked() => Ok(Value::Place(Place {
-                    writable: p.writable && !pp.is_const,
-                    ..p
-                })),
+                Value::Place(p) if p.ty.unpacked() == pp.pointee.unpacked() => {
+                    Ok(Value::Place(Place {
+                        writable: p.writable && !pp.is_const,
+                        ..p
+                    }))
+                }
                 Value::Bytes(mut b) if b.ty.unpacked() == pp.pointee.unpacked() => {
                     b.writable &= !pp.is_const;
                     Ok(Value::Bytes(b))
@@ -212,7 +221,12 @@ impl Lowerer<'_, '_> {
     }
 
     /// `v` as an aggregate of type `ty`, or an error.
-    pub(in crate::lower) fn same_aggregate(&self, v: Value, ty: &Type, span: Span) -> Result<Aggregate> {
+    pub(in crate::lower) fn same_aggregate(
+        &self,
+        v: Value,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Aggregate> {
         match v {
             Value::Agg(a) if a.ty == *ty => Ok(a),
             Value::Agg(a) => Err(Error::coded(
@@ -263,7 +277,11 @@ impl Lowerer<'_, '_> {
             Some(Init::Paren(args, _)) if args.len() == 1 => self.expr(fx, &args[0])?,
             Some(i) => return Err(self.place_struct_value_error(ty, i.span())),
         };
-        let span = decl.init.as_ref().map(|i| i.span()).unwrap_or(decl.name.span);
+        let span = decl
+            .init
+            .as_ref()
+            .map(|i| i.span())
+            .unwrap_or(decl.name.span);
         Ok(Local::Agg(self.same_aggregate(v, ty, span)?))
     }
 
@@ -309,7 +327,12 @@ impl Lowerer<'_, '_> {
     }
 
     /// Member `name` of an aggregate.
-    pub(in crate::lower) fn aggregate_member(&self, a: &Aggregate, name: &str, span: Span) -> Result<Value> {
+    pub(in crate::lower) fn aggregate_member(
+        &self,
+        a: &Aggregate,
+        name: &str,
+        span: Span,
+    ) -> Result<Value> {
         let Type::Struct(id) = a.ty else {
             unreachable!("a struct of places is a struct")
         };
@@ -335,7 +358,9 @@ impl Lowerer<'_, '_> {
     ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
         if self.is_place_struct(pty) {
             let agg = self.same_aggregate(a.value, pty, a.span)?;
-            let Type::Struct(id) = pty else { unreachable!() };
+            let Type::Struct(id) = pty else {
+                unreachable!()
+            };
             let members = self.program.structs.get(*id).members.clone();
             let mut keys = Vec::new();
             let mut args = Vec::new();
@@ -353,9 +378,14 @@ impl Lowerer<'_, '_> {
         }
         if let Type::Pointer(pp) = pty {
             let path_of = match (&a.value, pp.is_reference) {
-                (Value::Ptr(PtrValue { root: PtrRoot::Place(base, array), index, .. }), false) => {
-                    Some((*base, array.then_some(*index)))
-                }
+                (
+                    Value::Ptr(PtrValue {
+                        root: PtrRoot::Place(base, array),
+                        index,
+                        ..
+                    }),
+                    false,
+                ) => Some((*base, array.then_some(*index))),
                 (Value::Place(p), true) if pp.space != AddressSpace::Thread => Some((p.ptr, None)),
                 _ => None,
             };
@@ -365,9 +395,13 @@ impl Lowerer<'_, '_> {
                     return Ok((ArgKey::GlobalPath(g, path, element.is_some()), dynamic));
                 }
             }
-            if let (Value::Ptr(p), AddressSpace::Threadgroup, false) = (&a.value, pp.space, pp.is_reference) {
+            if let (Value::Ptr(p), AddressSpace::Threadgroup, false) =
+                (&a.value, pp.space, pp.is_reference)
+            {
                 match p.root {
-                    PtrRoot::Buffer(g) | PtrRoot::Bytes(g) => return Ok((ArgKey::Buffer(g), vec![p.index])),
+                    PtrRoot::Buffer(g) | PtrRoot::Bytes(g) => {
+                        return Ok((ArgKey::Buffer(g), vec![p.index]))
+                    }
                     PtrRoot::Global(g) => return Ok((ArgKey::Global(g), Vec::new())),
                     _ => {}
                 }
@@ -384,7 +418,7 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         ptr: Handle<Expression>,
         span: Span,
-    ) -> Option<(Handle<naga::GlobalVariable>, Vec<Option<u32>>, Vec<Handle<Expression>>)> {
+    ) -> Option<GlobalPath> {
         let mut path = Vec::new();
         let mut dynamic = Vec::new();
         let mut cur = ptr;
@@ -434,8 +468,16 @@ impl Lowerer<'_, '_> {
                     };
                     let added = fx.function.arguments.len() - first;
                     for (j, arg) in fx.function.arguments[first..].iter_mut().enumerate() {
-                        if arg.name.as_deref().is_none_or(|n| n.starts_with("_unnamed")) {
-                            arg.name = Some(if added == 1 { mname.clone() } else { format!("{mname}_{j}") });
+                        if arg
+                            .name
+                            .as_deref()
+                            .is_none_or(|n| n.starts_with("_unnamed"))
+                        {
+                            arg.name = Some(if added == 1 {
+                                mname.clone()
+                            } else {
+                                format!("{mname}_{j}")
+                            });
                         }
                     }
                     values.push(self.local_value(fx, local, span));
@@ -450,7 +492,13 @@ impl Lowerer<'_, '_> {
                 let u32_ty = self.naga_type(&Type::UINT, span)?;
                 for (j, step) in path.iter().enumerate() {
                     ptr = match step {
-                        Some(index) => fx.add(Expression::AccessIndex { base: ptr, index: *index }, span),
+                        Some(index) => fx.add(
+                            Expression::AccessIndex {
+                                base: ptr,
+                                index: *index,
+                            },
+                            span,
+                        ),
                         None => {
                             let arg_index = fx.function.arguments.len() as u32;
                             fx.function.arguments.push(naga::FunctionArgument {
@@ -490,7 +538,20 @@ impl Lowerer<'_, '_> {
                     }))
                 }
             }
-            _ => Err(Error::coded(Code::Unsupported, span, "unsupported parameter")),
+            _ => Err(Error::coded(
+                Code::Unsupported,
+                span,
+                "unsupported parameter",
+            )),
         }
     }
 }
+
+/// A pointer's access path from a global: the global, each step's constant
+/// index (`None` where the index is dynamic), and the dynamic indices as
+/// `u32`s in order.
+type GlobalPath = (
+    Handle<naga::GlobalVariable>,
+    Vec<Option<u32>>,
+    Vec<Handle<Expression>>,
+);

@@ -59,9 +59,11 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         let name = b.name();
         let Some((op, arity)) = op(b) else {
-            return Err(
-                Error::coded(Code::Unsupported, span, "`atomic_thread_fence` is not supported yet"),
-            );
+            return Err(Error::coded(
+                Code::Unsupported,
+                span,
+                "`atomic_thread_fence` is not supported yet",
+            ));
         };
         if args.len() != arity {
             return Err(Error::coded(

@@ -121,7 +121,12 @@ const MATH_CONSTANTS: [(&str, f64); 13] = {
 /// their type.
 pub(crate) fn constant(name: &str) -> Option<ConstValue> {
     let f = |v: f64| Some(ConstValue::Float(v as f32 as f64, Scalar::Float));
-    let h = |v: f64| Some(ConstValue::Float(half::f16::from_f64(v).to_f64(), Scalar::Half));
+    let h = |v: f64| {
+        Some(ConstValue::Float(
+            half::f16::from_f64(v).to_f64(),
+            Scalar::Half,
+        ))
+    };
     if let Some(rest) = name.strip_prefix("M_") {
         let value = |stem: &str| MATH_CONSTANTS.iter().find(|(n, _)| *n == stem).map(|c| c.1);
         if let Some(v) = rest.strip_suffix("_F").and_then(value) {
@@ -289,7 +294,11 @@ impl Lowerer<'_, '_> {
             ty.clone()
         };
         if fun == Mf::Cross && ty.vector_size() != Some(3) {
-            return Err(Error::coded(Code::NoMatchingOverload, span, "`cross` takes 3-component vectors"));
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                "`cross` takes 3-component vectors",
+            ));
         }
         let expr = Expression::Math {
             fun,
@@ -377,7 +386,11 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<(Handle<Expression>, Handle<Expression>, Type)> {
         let [a, b] = args else {
-            return Err(Error::coded(Code::NoMatchingOverload, span, "expected 2 arguments"));
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                "expected 2 arguments",
+            ));
         };
         let va = self.rvalue(fx, a)?;
         let vb = self.rvalue(fx, b)?;
@@ -396,7 +409,11 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<(Handle<Expression>, Type)> {
         let [a] = args else {
-            return Err(Error::coded(Code::NoMatchingOverload, span, format!("`{}` takes 1 argument", b.name())));
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                format!("`{}` takes 1 argument", b.name()),
+            ));
         };
         let v = self.rvalue(fx, a)?;
         let ty = self.common_argument_type(b, std::slice::from_ref(&v), Shape::Float, span)?;
@@ -515,7 +532,11 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let [a] = args else {
-            return Err(Error::coded(Code::NoMatchingOverload, span, format!("`{}` takes 1 argument", b.name())));
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                format!("`{}` takes 1 argument", b.name()),
+            ));
         };
         let (h, t) = self.condition(fx, a)?;
         if t == Type::BOOL {
@@ -535,7 +556,11 @@ impl Lowerer<'_, '_> {
     /// `select(a, b, c)` is `c ? b : a`, componentwise.
     fn select_call(&mut self, fx: &mut FnCtx, args: &[Expr], span: Span) -> Result<Value> {
         let [a, b, c] = args else {
-            return Err(Error::coded(Code::NoMatchingOverload, span, "`select` takes 3 arguments"));
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                "`select` takes 3 arguments",
+            ));
         };
         let (ha, ta) = self.rvalue(fx, a)?;
         let (hb, tb) = self.rvalue(fx, b)?;
@@ -633,10 +658,20 @@ fn collect_mem_flags(e: &Expr, set: &mut naga::Barrier) -> Result<()> {
                 Some("mem_device") => *set |= naga::Barrier::STORAGE,
                 Some("mem_texture") => *set |= naga::Barrier::TEXTURE,
                 Some("mem_threadgroup_imageblock") => *set |= naga::Barrier::WORK_GROUP,
-                _ => return Err(Error::coded(Code::InvalidBuiltinArgument, e.span, "expected a `mem_flags` value")),
+                _ => {
+                    return Err(Error::coded(
+                        Code::InvalidBuiltinArgument,
+                        e.span,
+                        "expected a `mem_flags` value",
+                    ))
+                }
             }
             Ok(())
         }
-        _ => Err(Error::coded(Code::InvalidBuiltinArgument, e.span, "expected a `mem_flags` value")),
+        _ => Err(Error::coded(
+            Code::InvalidBuiltinArgument,
+            e.span,
+            "expected a `mem_flags` value",
+        )),
     }
 }

@@ -702,7 +702,11 @@ fn check_mem_flags(e: &Expr) -> Result<()> {
         {
             Ok(())
         }
-        _ => Err(Error::coded(Code::InvalidBuiltinArgument, e.span, "expected a `mem_flags` value")),
+        _ => Err(Error::coded(
+            Code::InvalidBuiltinArgument,
+            e.span,
+            "expected a `mem_flags` value",
+        )),
     }
 }
 

@@ -31,7 +31,11 @@ impl Lowerer<'_, '_> {
             ));
         }
         if compare && !t.shape.is_depth() {
-            return Err(Error::coded(Code::TextureUsage, span, "`sample_compare` needs a depth texture"));
+            return Err(Error::coded(
+                Code::TextureUsage,
+                span,
+                "`sample_compare` needs a depth texture",
+            ));
         }
         if !t.shape.is_depth() && !matches!(t.scalar, Scalar::Float | Scalar::Half) {
             return Err(Error::coded(
@@ -85,7 +89,13 @@ impl Lowerer<'_, '_> {
         };
         let offset = match options.offset {
             Some(o) if !t.shape.is_cube() => Some(self.texel_offset(fx, o, n)?),
-            Some(o) => return Err(Error::coded(Code::TextureUsage, o.span, "cube textures take no texel offset")),
+            Some(o) => {
+                return Err(Error::coded(
+                    Code::TextureUsage,
+                    o.span,
+                    "cube textures take no texel offset",
+                ))
+            }
             None => None,
         };
         let h = fx.add(
@@ -281,7 +291,11 @@ impl Lowerer<'_, '_> {
         }
         let n = t.shape.coordinates();
         let Some(first) = args.first() else {
-            return Err(Error::coded(Code::NoMatchingOverload, span, "`read` needs a coordinate"));
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                "`read` needs a coordinate",
+            ));
         };
         let coordinate = self.integer_coordinate(fx, first, n)?;
         let mut rest = args[1..].iter();
@@ -289,7 +303,11 @@ impl Lowerer<'_, '_> {
             true => Some(self.scalar_arg(
                 fx,
                 rest.next().ok_or_else(|| {
-                    Error::coded(Code::NoMatchingOverload, span, "`read` on an array texture needs the array index")
+                    Error::coded(
+                        Code::NoMatchingOverload,
+                        span,
+                        "`read` on an array texture needs the array index",
+                    )
                 })?,
                 Scalar::UInt,
             )?),
@@ -297,7 +315,11 @@ impl Lowerer<'_, '_> {
         };
         let extra = rest.next();
         if let Some(e) = rest.next() {
-            return Err(Error::coded(Code::NoMatchingOverload, e.span, "too many arguments to `read`"));
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                e.span,
+                "too many arguments to `read`",
+            ));
         }
         let (sample, level) = match (t.shape.is_multisampled(), t.is_storage(), extra) {
             (true, _, Some(e)) => (Some(self.scalar_arg(fx, e, Scalar::UInt)?), None),
@@ -343,7 +365,11 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         self.check_access(&t, &[A::Write, A::ReadWrite], "write to", span)?;
         let [color, coord, rest @ ..] = args else {
-            return Err(Error::coded(Code::NoMatchingOverload, span, "`write` needs a value and a coordinate"));
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                "`write` needs a value and a coordinate",
+            ));
         };
         let (h, ty) = self.rvalue(fx, color)?;
         let kind = crate::lower::texture_types::sampled_kind(t.scalar);
@@ -372,7 +398,11 @@ impl Lowerer<'_, '_> {
             true => Some(self.scalar_arg(
                 fx,
                 rest.next().ok_or_else(|| {
-                    Error::coded(Code::NoMatchingOverload, span, "`write` on an array texture needs the array index")
+                    Error::coded(
+                        Code::NoMatchingOverload,
+                        span,
+                        "`write` on an array texture needs the array index",
+                    )
                 })?,
                 Scalar::UInt,
             )?),

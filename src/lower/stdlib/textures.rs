@@ -4,10 +4,10 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::stdlib::Builtin;
 use crate::lower::texture_types::{
     default_format, format_index, format_kind, sampled_kind, FORMATS, READ_WRITE_FORMATS,
 };
-use crate::lower::stdlib::Builtin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::consteval;
 use crate::source_map::Span;
@@ -41,10 +41,12 @@ impl Lowerer<'_, '_> {
             .unwrap_or_else(|| default_format(t));
         let Some(i) = format_index(name) else {
             let known: Vec<&str> = FORMATS.iter().map(|f| f.0).collect();
-            return Err(
-                Error::coded(Code::InvalidOption, span, format!("unknown storage texture format `{name}`"))
-                    .note(format!("known formats: {}", known.join(", "))),
-            );
+            return Err(Error::coded(
+                Code::InvalidOption,
+                span,
+                format!("unknown storage texture format `{name}`"),
+            )
+            .note(format!("known formats: {}", known.join(", "))));
         };
         if format_kind(name) != sampled_kind(t.scalar) {
             return Err(Error::coded(

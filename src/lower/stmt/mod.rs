@@ -238,7 +238,13 @@ impl Lowerer<'_, '_> {
                 }
                 None
             }
-            (None, _) => return Err(Error::coded(Code::ControlFlow, span, "non-void function should return a value")),
+            (None, _) => {
+                return Err(Error::coded(
+                    Code::ControlFlow,
+                    span,
+                    "non-void function should return a value",
+                ))
+            }
             (Some(e), ty) => {
                 let h = if let ast::ExprKind::InitList(items) = &e.kind {
                     self.init_list(fx, items, ty, e.span)?.0
@@ -341,10 +347,18 @@ impl Lowerer<'_, '_> {
         Ok(match value {
             Some(e) => {
                 let v = consteval::eval(self.program, e)?.as_int().ok_or_else(|| {
-                    Error::coded(Code::NotConstant, e.span, "case value is not an integer constant")
+                    Error::coded(
+                        Code::NotConstant,
+                        e.span,
+                        "case value is not an integer constant",
+                    )
                 })?;
                 if seen.contains(&Some(v)) {
-                    return Err(Error::coded(Code::ControlFlow, lspan, format!("duplicate case value `{v}`")));
+                    return Err(Error::coded(
+                        Code::ControlFlow,
+                        lspan,
+                        format!("duplicate case value `{v}`"),
+                    ));
                 }
                 seen.push(Some(v));
                 if *sel_ty == Type::UINT {
@@ -555,12 +569,20 @@ impl Lowerer<'_, '_> {
             ));
         };
         let Init::Expr(e) = init else {
-            return Err(Error::coded(Code::InvalidInitializer, init.span(), "expected an expression"));
+            return Err(Error::coded(
+                Code::InvalidInitializer,
+                init.span(),
+                "expected an expression",
+            ));
         };
         let v = self.expr(fx, e)?;
         if p.is_reference {
             let Value::Place(place) = v else {
-                return Err(Error::coded(Code::NotAssignable, e.span, "a reference must be bound to an lvalue"));
+                return Err(Error::coded(
+                    Code::NotAssignable,
+                    e.span,
+                    "a reference must be bound to an lvalue",
+                ));
             };
             if place.ty != p.pointee {
                 return Err(Error::coded(
