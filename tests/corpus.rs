@@ -529,6 +529,11 @@ fn listing<'a>(items: impl IntoIterator<Item = (&'a str, String)>, max: usize) -
 
 #[test]
 fn listed_corpus_files_still_translate() {
+    // Third-party WGSL is checked by ../shared/tools/corpus-rate (naga, wgpu,
+    // Tint); the suite's own dump (`MSL2WGSL_DUMP_WGSL`, checked by Tint and
+    // the driver in .ci/run) is for the project's tests, whose output must
+    // all pass. No other test in this binary translates.
+    std::env::remove_var(msl2wgsl::library::dump::DUMP_VAR);
     let Some(corpus) = corpus_root() else {
         assert!(
             !env_flag("MSL2WGSL_REQUIRE_CORPUS"),
