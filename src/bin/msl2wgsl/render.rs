@@ -1,5 +1,5 @@
 //! `msl2wgsl render`: draw with a vertex and a fragment function into
-//! offscreen targets and save them as PNG (contract: `shared/spec/cli.md`).
+//! offscreen targets and save them as PNG (contract: `docs/CLI.md`).
 
 use super::{
     error, parse_buffer, parse_constant, parse_define, parse_index, parse_texture,
