@@ -5,11 +5,8 @@
 
 mod common;
 
-use common::{gpu, u32s};
 use msl2wgsl::library::Library;
-use msl2wgsl::runner::{run_kernel, Dispatch};
 use msl2wgsl::Options;
-use std::collections::BTreeMap;
 
 fn kernel(max: u32) -> String {
     format!(
@@ -49,8 +46,12 @@ fn an_explicit_size_over_the_maximum_is_a_located_error() {
     );
 }
 
+#[cfg(feature = "runner")]
 #[test]
 fn a_kernel_limited_to_one_thread_runs_with_its_default_size() {
+    use common::{gpu, u32s};
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    use std::collections::BTreeMap;
     let Some(gpu) = gpu() else { return };
     let n = 5u32;
     let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; n as usize * 4])].into_iter().collect();
