@@ -198,6 +198,7 @@ fn constant_operations_wgsl_rejects_translate() {
              i[1] = 5 / 0;\n\
              i[2] = 7 % 0;\n\
              i[3] = 6 / 2;\n\
+             f[6] = sqrt(-1.0) + log(0.0) + exp(1000.0) + asin(float2(2, 0.5)).x;\n\
          }\n",
     );
     // A constant operation WGSL accepts stays one.
@@ -654,11 +655,15 @@ mod gpu {
                        f[4] = inf;\n\
                        f[5] = mixed.y;\n\
                        f[6] = mixed.x;\n\
+                       f[7] = sqrt(-1.0);\n\
+                       f[8] = log(0.0);\n\
+                       f[9] = exp(1000.0);\n\
+                       f[10] = sqrt(4.0);\n\
                        i[0] = 2147483647 + 1;\n\
                        i[1] = 6 / 2;\n\
                    }\n";
         let resources = Resources {
-            buffers: [(0, vec![0; 7 * 4]), (1, vec![0; 2 * 4])]
+            buffers: [(0, vec![0; 11 * 4]), (1, vec![0; 2 * 4])]
                 .into_iter()
                 .collect(),
             ..Default::default()
@@ -674,6 +679,10 @@ mod gpu {
         assert_eq!(f[4], f32::INFINITY, "{f:?}");
         assert!(f[5].is_nan(), "{f:?}");
         assert_eq!(f[6], 1.0, "{f:?}");
+        assert!(f[7].is_nan(), "{f:?}");
+        assert_eq!(f[8], f32::NEG_INFINITY, "{f:?}");
+        assert_eq!(f[9], f32::INFINITY, "{f:?}");
+        assert_eq!(f[10], 2.0, "{f:?}");
         let i = super::common::u32s(&out.buffers[&1]);
         assert_eq!(i, [i32::MIN as u32, 3]);
     }

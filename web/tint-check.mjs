@@ -35,7 +35,7 @@ function say(line) {
 }
 
 /** Optional features the translator may need; all requested when present. */
-const WANTED = ['shader-f16', 'subgroups', 'dual-source-blending', 'clip-distances'];
+const WANTED = ['shader-f16', 'subgroups', 'dual-source-blending', 'clip-distances', 'primitive-index'];
 /** Every object made, kept alive to the end of the (child) process. */
 const keep = [];
 /** Every render pipeline gets this depth target (fragments may write depth). */

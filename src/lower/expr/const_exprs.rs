@@ -212,6 +212,43 @@ fn creation_lanes(
             (s, lanes.collect())
         }
         Expression::Binary { op, left, right } => binary_lanes(op, sub(left)?, sub(right)?)?,
+        Expression::Math {
+            fun,
+            arg,
+            arg1,
+            arg2: None,
+            ..
+        } => {
+            use naga::MathFunction as Mf;
+            let (s, a) = sub(arg)?;
+            let b = match arg1 {
+                Some(h) => Some(sub(h)?.1),
+                None => None,
+            };
+            let f: fn(f64, f64) -> f64 = match fun {
+                Mf::Sqrt => |x, _| x.sqrt(),
+                Mf::InverseSqrt => |x, _| 1.0 / x.sqrt(),
+                Mf::Log => |x, _| x.ln(),
+                Mf::Log2 => |x, _| x.log2(),
+                Mf::Exp => |x, _| x.exp(),
+                Mf::Exp2 => |x, _| x.exp2(),
+                Mf::Pow => |x, y| x.powf(y),
+                Mf::Asin => |x, _| x.asin(),
+                Mf::Acos => |x, _| x.acos(),
+                Mf::Acosh => |x, _| x.acosh(),
+                Mf::Atanh => |x, _| x.atanh(),
+                Mf::Sinh => |x, _| x.sinh(),
+                Mf::Cosh => |x, _| x.cosh(),
+                _ => return None,
+            };
+            if s.kind != K::Float || b.as_ref().is_some_and(|b| b.len() != a.len()) {
+                return None;
+            }
+            let lanes = a.iter().enumerate().map(|(i, x)| {
+                fit(s, f(*x, b.as_ref().map_or(0.0, |b| b[i])))
+            });
+            (s, lanes.collect())
+        }
         _ => return None,
     })
 }
@@ -283,6 +320,13 @@ impl Lowerer<'_, '_> {
             return false;
         };
         binary_lanes(op, a, b).is_some_and(|(_, lanes)| lanes.iter().any(|v| !v.is_finite()))
+    }
+
+    /// True if WGSL would evaluate `h` when the shader is created and
+    /// reject the module for its value (`sqrt(-1.0)`, `exp(1000.0)`).
+    pub(in crate::lower) fn rejected_at_creation(&self, fx: &FnCtx, h: Handle<Expression>) -> bool {
+        creation_lanes(&self.global.module, &fx.function.expressions, h, 0)
+            .is_some_and(|(_, lanes)| lanes.iter().any(|v| !v.is_finite()))
     }
 
     /// `h` (of type `ty`) read back from a local variable: the same value,

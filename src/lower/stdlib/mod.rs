@@ -300,15 +300,21 @@ impl Lowerer<'_, '_> {
                 "`cross` takes 3-component vectors",
             ));
         }
-        let expr = Expression::Math {
+        let math = |arg| Expression::Math {
             fun,
-            arg: hs[0],
+            arg,
             arg1: hs.get(1).copied(),
             arg2: hs.get(2).copied(),
             arg3: None,
         };
+        let mut h = fx.add(math(hs[0]), span);
+        // `sqrt(-1.0)`, `exp(1000.0)` of constants: WGSL would reject the
+        // module, Metal computes them; so does the GPU, at run time.
+        if self.rejected_at_creation(fx, h) {
+            let arg = self.at_run_time(fx, hs[0], &ty, span)?;
+            h = fx.add(math(arg), span);
+        }
         // abs(char(-128)) wraps back into the narrow type, as in Metal.
-        let h = fx.add(expr, span);
         let h = self.narrow_result(fx, h, &result_ty, span);
         Ok(Value::Rv(h, result_ty))
     }
