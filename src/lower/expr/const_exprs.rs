@@ -244,9 +244,10 @@ fn creation_lanes(
             if s.kind != K::Float || b.as_ref().is_some_and(|b| b.len() != a.len()) {
                 return None;
             }
-            let lanes = a.iter().enumerate().map(|(i, x)| {
-                fit(s, f(*x, b.as_ref().map_or(0.0, |b| b[i])))
-            });
+            let lanes = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| fit(s, f(*x, b.as_ref().map_or(0.0, |b| b[i]))));
             (s, lanes.collect())
         }
         _ => return None,
