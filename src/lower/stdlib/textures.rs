@@ -135,40 +135,47 @@ impl Lowerer<'_, '_> {
         e: &Expr,
         n: u8,
     ) -> Result<Handle<Expression>> {
-        let (h, t) = self.rvalue(fx, e)?;
-        if !matches!(t.element_scalar(), Some(s) if s.is_integer()) || t.vector_size() != Some(n) {
-            return Err(Error::coded(
-                Code::TypeMismatch,
-                e.span,
-                format!(
-                    "expected a coordinate of type `uint{}`, found `{}`",
-                    if n > 1 { n.to_string() } else { String::new() },
-                    self.program.display(&t)
-                ),
-            ));
-        }
-        self.convert(fx, h, &t, &Type::vector(Scalar::UInt, n), true, e.span)
+        self.coordinate(fx, e, n, Scalar::UInt)
     }
 
+    /// Converts an argument to a `float` scalar or vector of `n` lanes.
     pub(in crate::lower) fn float_coordinate(
         &mut self,
         fx: &mut FnCtx,
         e: &Expr,
         n: u8,
     ) -> Result<Handle<Expression>> {
+        self.coordinate(fx, e, n, Scalar::Float)
+    }
+
+    /// A coordinate of `n` lanes of `to` (`uint` or `float`): any integer
+    /// (or floating-point) argument of that many lanes converts.
+    fn coordinate(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+        n: u8,
+        to: Scalar,
+    ) -> Result<Handle<Expression>> {
         let (h, t) = self.rvalue(fx, e)?;
-        if !matches!(t.element_scalar(), Some(s) if s.is_float()) || t.vector_size() != Some(n) {
+        let kind_fits = match t.element_scalar() {
+            Some(s) if to.is_float() => s.is_float(),
+            Some(s) => s.is_integer(),
+            None => false,
+        };
+        if !kind_fits || t.vector_size() != Some(n) {
+            let name = if to.is_float() { "float" } else { "uint" };
             return Err(Error::coded(
                 Code::TypeMismatch,
                 e.span,
                 format!(
-                    "expected a coordinate of type `float{}`, found `{}`",
+                    "expected a coordinate of type `{name}{}`, found `{}`",
                     if n > 1 { n.to_string() } else { String::new() },
                     self.program.display(&t)
                 ),
             ));
         }
-        self.convert(fx, h, &t, &Type::vector(Scalar::Float, n), true, e.span)
+        self.convert(fx, h, &t, &Type::vector(to, n), true, e.span)
     }
 
     pub(in crate::lower) fn scalar_arg(
