@@ -712,9 +712,9 @@ fn scoped_enumerators_share_names() {
     ) else {
         return;
     };
-    let got: Vec<i32> = out[&0]
-        .chunks(4)
-        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+    let got: Vec<i32> = common::u32s(&out[&0])
+        .into_iter()
+        .map(|v| v as i32)
         .collect();
     let want: Vec<i32> = (0..n as i32).map(|i| 1 + i * 100).collect();
     assert_eq!(got, want);
@@ -749,10 +749,7 @@ fn compound_literals_construct() {
     ) else {
         return;
     };
-    let got: Vec<f32> = out[&0]
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+    let got: Vec<f32> = common::f32s(&out[&0]);
     for i in 0..n as usize {
         // Metal's layout: float4 at 0, float at 16, size 32 (alignment 16).
         let want = [1.0, 2.0, i as f32, i as f32 + 2.0, 0.5];
@@ -790,10 +787,7 @@ fn matrix_constants_at_program_scope() {
     ) else {
         return;
     };
-    let got: Vec<f32> = out[&0]
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
+    let got: Vec<f32> = common::f32s(&out[&0]);
     for i in 0..n as usize {
         let s = (i + 1) as f32;
         let v = [s, 10.0 * s, 100.0 * s];
