@@ -5,12 +5,16 @@
 //!     cargo run --release --example gpu_bench [-- ELEMENTS [ITERATIONS]]
 //!         [--reduce N] [--matmul N] [--image WxH] [--only LIST]
 //!
-//! Benchmarks (`--only stream,reduce,matmul,blur,gray`; all by default):
+//! Benchmarks (`--only stream,reduce,matmul,blur,gray,uniforms,intdiv`;
+//! all by default):
 //! `stream` (`add_arrays`, ELEMENTS floats), `reduce` (sum with `simd_sum`
 //! and threadgroup memory; skipped without wgpu's SUBGROUP), `matmul`
 //! (16 × 16 tiles), `blur` (3 × 3 box on a float image), `gray` (RGBA8 to
-//! 8-bit luma). Each prints the median GPU time of ITERATIONS dispatches,
-//! a throughput, and the time relative to the hand-written kernel marked
+//! 8-bit luma), `uniforms` (a constant-weights convolution and a lighting
+//! fragment shader, each with its `constant` struct as `var<uniform>` and
+//! as `var<storage>`), `intdiv` (signed `/` and `%` by run-time divisors).
+//! Each prints the median GPU time of ITERATIONS dispatches (or draws), a
+//! throughput, and the time relative to the hand-written kernel marked
 //! `(ref)`. Every result is checked against a CPU reference.
 
 #[path = "gpu_bench/blur.rs"]
@@ -19,18 +23,27 @@ mod blur;
 mod gray;
 #[path = "gpu_bench/harness.rs"]
 mod harness;
+#[path = "gpu_bench/int_divide.rs"]
+mod int_divide;
+#[path = "gpu_bench/lighting.rs"]
+mod lighting;
 #[path = "gpu_bench/matmul.rs"]
 mod matmul;
 #[path = "gpu_bench/reduce.rs"]
 mod reduce;
 #[path = "gpu_bench/stream.rs"]
 mod stream;
+#[path = "gpu_bench/uniforms.rs"]
+mod uniforms;
 
 use clap::Parser;
 use msl2wgsl::runner::Gpu;
+use msl2wgsl::wgpu;
 
 /// The benchmarks `--only` accepts.
-const ALL: [&str; 5] = ["stream", "reduce", "matmul", "blur", "gray"];
+const ALL: [&str; 7] = [
+    "stream", "reduce", "matmul", "blur", "gray", "uniforms", "intdiv",
+];
 
 /// Command line; the defaults are the full-size runs for a real GPU.
 #[derive(Parser)]
@@ -53,7 +66,16 @@ struct Args {
     /// multiple of 4).
     #[arg(long, default_value = "4096x4096", value_parser = parse_size)]
     image: (u32, u32),
-    /// Comma-separated benchmarks to run (stream, reduce, matmul, blur, gray).
+    /// A folder of hand-edited variants of the translated matmul's WGSL to
+    /// time after it (`*.wgsl`, entry `matmul_tiled`).
+    #[arg(long)]
+    matmul_variants: Option<std::path::PathBuf>,
+    /// float4 outputs of the constant-weights convolution (at most
+    /// 65535 × 256).
+    #[arg(long, default_value_t = 1 << 22)]
+    conv: u32,
+    /// Comma-separated benchmarks to run (stream, reduce, matmul, blur,
+    /// gray, uniforms, intdiv).
     #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(ALL))]
     only: Vec<String>,
 }
@@ -87,13 +109,20 @@ fn main() -> anyhow::Result<()> {
         reduce::run(&bench, args.reduce)?;
     }
     if wanted("matmul") {
-        matmul::run(&bench, args.matmul)?;
+        matmul::run(&bench, args.matmul, args.matmul_variants.as_deref())?;
     }
     if wanted("blur") {
         blur::run(&bench, w, h)?;
     }
     if wanted("gray") {
         gray::run(&bench, w, h)?;
+    }
+    if wanted("uniforms") {
+        uniforms::run(&bench, args.conv)?;
+        lighting::run(&bench, w, h)?;
+    }
+    if wanted("intdiv") {
+        int_divide::run(&bench, args.elements)?;
     }
     Ok(())
 }

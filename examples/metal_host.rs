@@ -20,6 +20,7 @@
 //!     cargo run --example metal_host
 
 use msl2wgsl::runner::{ComputePipeline, Gpu};
+use msl2wgsl::wgpu;
 use msl2wgsl::{Library, Options};
 use wgpu::util::DeviceExt;
 

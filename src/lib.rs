@@ -5,7 +5,9 @@
 //! `naga::Module`) → [`reflect`] (the `MTLArgument`-style model lowering
 //! fills in) → [`layout`] (Metal's sizes and offsets) → [`sema`] →
 //! [`syntax`] → [`preprocess`] → [`types`], [`diagnostics`], [`source_map`].
+//! [`build`] translates a folder of shaders in a build script.
 #![forbid(unsafe_code)]
+pub mod build;
 pub mod diagnostics;
 pub mod layout;
 pub mod library;
@@ -19,4 +21,13 @@ pub mod source_map;
 pub mod syntax;
 pub mod types;
 
-pub use library::{decode_source, Failure, Library, Options, Target};
+/// The naga version the IR of [`Library::module`] is built with.
+pub use naga;
+/// The wgpu version the runner is built with: a host that uses
+/// `msl2wgsl::wgpu` needs no version of its own to keep in step.
+#[cfg(feature = "runner")]
+pub use wgpu;
+
+pub use library::{
+    decode_source, ErrorLimit, Failure, Library, Options, SimdGroups, Target, UniformLayout,
+};

@@ -12,9 +12,15 @@ use std::path::Path;
 mod browser_dialect;
 pub mod dump;
 mod limits;
+mod reporting;
 mod stub_vertex;
 
+pub use crate::layout::uniform::UniformLayout;
 pub use crate::lower::HalfMode;
+pub use crate::lower::SimdGroups;
+pub use crate::lower::WideIntegers;
+pub use reporting::ErrorLimit;
+use reporting::{add_macro_notes, limit_errors, Recovered};
 
 /// Which WGSL dialect to emit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,6 +54,19 @@ pub struct Options {
     /// How `half` is represented: WGSL `f16` (needs `shader-f16`), or `f32`
     /// rounded to half precision wherever Metal rounds (needs nothing).
     pub half: HalfMode,
+    /// How 64-bit integers are computed with [`Target::Wgpu`]: `i64`/`u64`
+    /// (`shader-int64`), or their low 32 bits as on WebGPU, which the runner
+    /// picks for an adapter without `shader-int64`.
+    pub wide_integers: WideIntegers,
+    /// Which `constant` buffers become `var<uniform>` (`--uniform-layout`).
+    pub uniform_layout: UniformLayout,
+    /// How SIMD-group functions are lowered (`--simd`): Apple's 32 lanes
+    /// emulated in threadgroup memory, or the adapter's native subgroups;
+    /// `Auto` is the emulation here and the adapter's choice in the runner.
+    pub simd: SimdGroups,
+    /// How many errors are reported before the translation stops
+    /// (`--error-limit`, clang's `-ferror-limit`).
+    pub error_limit: ErrorLimit,
 }
 
 /// A translation that failed: the diagnostics and the files they point into.
@@ -79,11 +98,24 @@ impl std::error::Error for Failure {}
 pub struct Library {
     wgsl: String,
     module: naga::Module,
+    /// The validation of the module the WGSL was written from: what
+    /// [`Library::module`] gives.
+    ir: Ir,
     target: Target,
     functions: Vec<FunctionReflection>,
     warnings: Diagnostics,
     source_map: SourceMap,
     origin: Origin,
+}
+
+/// The IR the WGSL was written from, for [`Library::module`].
+#[derive(Debug)]
+struct Ir {
+    /// The module as the target's rewrites left it; `None` when they
+    /// changed nothing (it is then the library's own module, not copied).
+    adapted: Option<naga::Module>,
+    /// Its validation (expression types, uniformity, capabilities used).
+    info: naga::valid::ModuleInfo,
 }
 
 /// What a library was translated from, kept so that a pipeline can be
@@ -114,8 +146,9 @@ impl Library {
         Ok(library)
     }
 
-    /// Reads and translates a file.
-    pub fn from_file(path: &Path, options: &Options) -> Result<Library, Failure> {
+    /// Reads and translates a file (`Library::from_file("shader.metal", &options)`).
+    pub fn from_file(path: impl AsRef<Path>, options: &Options) -> Result<Library, Failure> {
+        let path = path.as_ref();
         let mut map = SourceMap::new();
         let bytes = std::fs::read(path).map_err(|e| Failure {
             diagnostics: Diagnostics(vec![Diagnostic::unlocated(
@@ -142,9 +175,25 @@ impl Library {
         &self.origin
     }
 
-    /// The WGSL module with every translated function.
+    /// The WGSL module with every translated function. A kernel that
+    /// indexes threadgroup memory of a length no option gave is not in it
+    /// (its reflection's `data_size` is `None`, and a warning, W0406, says
+    /// which use needs the length): the runner translates it for the length
+    /// set at dispatch.
     pub fn wgsl(&self) -> &str {
         &self.wgsl
+    }
+
+    /// The naga module and its [`naga::valid::ModuleInfo`], validated for
+    /// the library's [`Target`]: pass `wgpu::ShaderSource::Naga(Cow::Owned(
+    /// library.module().0.clone()))` to skip wgpu's WGSL parse. The module's
+    /// entry points are in the order of [`Library::functions`]; their IR
+    /// names equal [`FunctionReflection::wgsl_entry_point`] except where
+    /// naga's WGSL writer renamed a reserved word (the pipeline descriptor
+    /// takes the IR name: `module.entry_points[i].name`).
+    pub fn module(&self) -> (&naga::Module, &naga::valid::ModuleInfo) {
+        let module = self.ir.adapted.as_ref().unwrap_or(&self.module);
+        (module, &self.ir.info)
     }
 
     /// The MSL names of the translated functions, in source order.
@@ -155,13 +204,18 @@ impl Library {
     /// The WGSL of one function, with only what it reaches (its bindings,
     /// helpers, types and constants), as a module of its own.
     pub fn function_wgsl(&self, name: &str) -> Option<String> {
-        let index = self.functions.iter().position(|f| f.name == name)?;
+        let index = self
+            .functions
+            .iter()
+            .filter(|f| !translated_at_dispatch(f))
+            .position(|f| f.name == name)?;
         let mut module = self.module.clone();
         let entry = module.entry_points.swap_remove(index);
         module.entry_points = vec![entry];
         naga::compact::compact(&mut module, naga::compact::KeepUnused::No);
         let (text, _) = emit::wgsl(&module, self.target).ok()?;
-        dump::maybe_dump(&text, &module, &self.functions[index..=index], self.target);
+        let function: Vec<FunctionReflection> = self.function(name).into_iter().cloned().collect();
+        dump::maybe_dump(&text, &module, &function, self.target);
         Some(text)
     }
 
@@ -281,11 +335,53 @@ fn syntax_diagnostic(e: syntax::Error) -> Diagnostic {
     Diagnostic::error(e.code, e.message, e.span)
 }
 
+/// Whether function `f` needs a threadgroup-memory length that no option
+/// gave (its reflection says `null`): Metal sets it at dispatch, so the
+/// kernel's WGSL waits for it (W0406).
+pub(crate) fn translated_at_dispatch(f: &FunctionReflection) -> bool {
+    f.arguments.iter().any(|a| {
+        a.threadgroup
+            .as_ref()
+            .is_some_and(|t| t.data_size.is_none())
+    })
+}
+
+/// Takes the kernels [`translated_at_dispatch`] out of `lowered`'s module
+/// and functions (they were lowered with a stand-in length, which no WGSL
+/// may show); returns them with their positions among the functions, for
+/// the reflection.
+fn leave_out_kernels_translated_at_dispatch(
+    lowered: &mut lower::Lowered,
+) -> Vec<(usize, FunctionReflection)> {
+    let mut left_out = Vec::new();
+    let mut kept = Vec::new();
+    let mut entry_points = std::mem::take(&mut lowered.module.entry_points).into_iter();
+    for (at, f) in std::mem::take(&mut lowered.functions)
+        .into_iter()
+        .enumerate()
+    {
+        let entry = entry_points.next();
+        match translated_at_dispatch(&f) {
+            true => left_out.push((at, f)),
+            false => {
+                lowered.module.entry_points.extend(entry);
+                kept.push(f);
+            }
+        }
+    }
+    lowered.module.entry_points.extend(entry_points);
+    lowered.functions = kept;
+    left_out
+}
+
 /// Runs every stage.
 fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Library, Failure> {
-    let fail = |diagnostics: Vec<Diagnostic>, map: SourceMap| Failure {
-        diagnostics: Diagnostics(diagnostics),
-        source_map: map,
+    let fail = |mut diagnostics: Vec<Diagnostic>, map: SourceMap| {
+        add_macro_notes(&mut diagnostics, &map);
+        Failure {
+            diagnostics: Diagnostics(limit_errors(diagnostics, options.error_limit)),
+            source_map: map,
+        }
     };
     let (text, mut warnings) =
         match preprocess::preprocess_with_warnings(&mut map, main, &options.preprocess) {
@@ -295,21 +391,38 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     if let Some(d) = crate::diagnostics::input::nul_byte(&text) {
         return Err(fail(vec![d], map));
     }
-    let mut tu = match syntax::parse(&text) {
-        Ok(tu) => tu,
-        Err(e) => {
-            warnings.push(syntax_diagnostic(e));
+    let parsed = syntax::parse_recovering(&text, options.error_limit.get());
+    let syntax_errors: Vec<Diagnostic> = parsed.errors.into_iter().map(syntax_diagnostic).collect();
+    let mut tu = match parsed.unit {
+        Some(tu) => tu,
+        None => {
+            warnings.extend(syntax_errors);
             return Err(fail(warnings, map));
         }
     };
+    // After recovery the rest of the file is analysed too, for its
+    // semantic errors (nothing is translated).
+    let recovered = Recovered {
+        syntax_errors,
+        left_out_names: parsed.left_out_names,
+    };
+    sema::pointer_references::pass_by_value(&mut tu);
+    warnings.extend(
+        sema::redefinition::hide_redefinitions(&mut tu)
+            .into_iter()
+            .map(|w| sema_diagnostic(w, Severity::Warning)),
+    );
     let lower_options = lower::Options {
         entries: options.entries.clone(),
         threadgroup_size: options.threadgroup_size,
         threadgroup_memory: options.threadgroup_memory.clone(),
         native_extensions: options.target == Target::Wgpu,
+        wide_integers: options.wide_integers,
         texture_formats: options.texture_formats.clone(),
         binding_map: options.binding_map.clone(),
         half: options.half,
+        uniform_layout: options.uniform_layout,
+        simd: options.simd,
     };
     // Struct template instances are added to `tu` as analysis finds them used.
     let lowered = sema::struct_templates::analyze_until_complete(&mut tu, |tu, program, errors| {
@@ -318,17 +431,19 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         }
         lower::lower(tu, program, &lower_options)
     });
-    let lowered = match lowered {
+    let mut lowered = match lowered {
         Ok(l) => l,
         Err(errors) => {
-            warnings.extend(
-                errors
-                    .into_iter()
-                    .map(|e| sema_diagnostic(e, Severity::Error)),
-            );
-            return Err(fail(warnings, map));
+            let errors = errors
+                .into_iter()
+                .map(|e| sema_diagnostic(e, Severity::Error));
+            return Err(fail(recovered.with(errors.collect(), warnings), map));
         }
     };
+    if !recovered.syntax_errors.is_empty() {
+        return Err(fail(recovered.with(Vec::new(), warnings), map));
+    }
+    let deferred = leave_out_kernels_translated_at_dispatch(&mut lowered);
     warnings.extend(
         lowered
             .warnings
@@ -338,24 +453,29 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
     for d in limits::check(&lowered.module) {
         warnings.push(d);
     }
+    let mut functions = lowered.functions;
+    warnings.extend(limits::required(&lowered.module, &mut functions));
     if Diagnostics(warnings.clone()).has_errors() {
         return Err(fail(warnings, map));
     }
-    let (wgsl, entry_names) = match emit::wgsl(&lowered.module, options.target) {
+    let (wgsl, entry_names, ir) = match emit::wgsl_and_ir(&lowered.module, options.target) {
         Ok(ok) => ok,
         Err(d) => {
             warnings.push(d);
             return Err(fail(warnings, map));
         }
     };
-    let mut functions = lowered.functions;
     for (f, name) in functions.iter_mut().zip(entry_names) {
         f.wgsl_entry_point = name;
     }
     dump::maybe_dump(&wgsl, &lowered.module, &functions, options.target);
+    for (at, f) in deferred {
+        functions.insert(at, f);
+    }
     Ok(Library {
         wgsl,
         module: lowered.module,
+        ir,
         target: options.target,
         functions,
         warnings: Diagnostics(warnings),
@@ -416,6 +536,28 @@ mod emit {
         module: &naga::Module,
         target: Target,
     ) -> Result<(String, Vec<String>), Diagnostic> {
+        emit(module, target, false).map(|(text, names, _)| (text, names))
+    }
+
+    /// [`wgsl`], and the validated module the text was written from.
+    pub fn wgsl_and_ir(
+        module: &naga::Module,
+        target: Target,
+    ) -> Result<(String, Vec<String>, super::Ir), Diagnostic> {
+        let (text, names, ir) = emit(module, target, true)?;
+        let ir = ir.ok_or_else(|| {
+            Diagnostic::unlocated(Code::Internal, "internal compiler error: no IR kept")
+        })?;
+        Ok((text, names, ir))
+    }
+
+    /// [`wgsl`]; with `keep_ir`, the validated module too (when the
+    /// target's rewrites changed it) and its validation.
+    fn emit(
+        module: &naga::Module,
+        target: Target,
+        keep_ir: bool,
+    ) -> Result<(String, Vec<String>, Option<super::Ir>), Diagnostic> {
         // The WebGPU dialect's rewrites of the IR (`browser_dialect`); a
         // module that needs none is not copied.
         let adapted = match target {
@@ -430,8 +572,13 @@ mod emit {
         });
         let module = declared.as_ref().unwrap_or(module);
         let caps = capabilities(target);
+        // `--uniform-layout standard`: naga knows no
+        // `uniform_buffer_standard_layout`, so such uniforms are validated
+        // as the read-only storage buffers whose layout they have.
+        let standard = standard_layout_uniforms(module);
+        let relaxed = standard.then(|| relax_uniforms(module.clone()));
         let info = Validator::new(ValidationFlags::all(), caps)
-            .validate(module)
+            .validate(relaxed.as_ref().unwrap_or(module))
             .map_err(|e| internal("naga validation", &e))?;
         let subgroups = subgroup_use(module);
         if let (Target::WebGpu, Some(span)) = (target, subgroups.barrier) {
@@ -468,7 +615,7 @@ mod emit {
         // WGSL) naga's front end is quadratic in a debug build; those
         // inputs test our stages, not the writer.
         if cfg!(debug_assertions) && text.len() < 1 << 20 {
-            let reparsed = reparse(&text, caps)?;
+            let reparsed = reparse(&text, caps, standard)?;
             assert_eq!(
                 reparsed, names,
                 "entry point names differ from the writer's"
@@ -482,11 +629,41 @@ mod emit {
             Target::WebGpu => super::browser_dialect::text(text, subgroups.any),
             Target::Wgpu => text,
         };
-        Ok((text, names))
+        let text = match standard {
+            true => format!("requires uniform_buffer_standard_layout;\n{text}"),
+            false => text,
+        };
+        let ir = keep_ir.then(|| super::Ir {
+            adapted: declared.or(adapted),
+            info,
+        });
+        Ok((text, names, ir))
+    }
+
+    /// True if a uniform of `module` needs the `uniform_buffer_standard_layout`
+    /// language extension (only `--uniform-layout standard` makes one).
+    fn standard_layout_uniforms(module: &naga::Module) -> bool {
+        module.global_variables.iter().any(|(_, g)| {
+            g.space == naga::AddressSpace::Uniform
+                && crate::layout::uniform::check(module, g.ty, false).is_err()
+        })
+    }
+
+    /// `module` with its uniforms in the read-only storage space, for
+    /// validation under the standard layout.
+    fn relax_uniforms(mut module: naga::Module) -> naga::Module {
+        for (_, g) in module.global_variables.iter_mut() {
+            if g.space == naga::AddressSpace::Uniform {
+                g.space = naga::AddressSpace::Storage {
+                    access: naga::StorageAccess::LOAD,
+                };
+            }
+        }
+        module
     }
 
     /// Parses and validates emitted WGSL again; returns its entry point names.
-    fn reparse(text: &str, caps: Capabilities) -> Result<Vec<String>, Diagnostic> {
+    fn reparse(text: &str, caps: Capabilities, standard: bool) -> Result<Vec<String>, Diagnostic> {
         let reparsed = naga::front::wgsl::parse_str(text).map_err(|e| {
             Diagnostic::unlocated(
                 Code::Internal,
@@ -496,6 +673,10 @@ mod emit {
             ),
             )
         })?;
+        let reparsed = match standard {
+            true => relax_uniforms(reparsed),
+            false => reparsed,
+        };
         Validator::new(ValidationFlags::all(), caps)
             .validate(&reparsed)
             .map_err(|e| {

@@ -143,14 +143,68 @@ pub struct Segment {
     pub source: Range<usize>,
 }
 
+/// A top-level macro expansion in the translation unit: diagnostics about
+/// its text get an "expanded from macro" note.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expansion {
+    /// Range of the expansion in the translation unit.
+    pub output: Range<usize>,
+    /// The macro invoked.
+    pub name: String,
+    /// Where it was `#define`d (`FILE:LINE:COL`); `None` for `-D` and
+    /// predefined macros.
+    pub defined_at: Option<String>,
+}
+
+impl Expansion {
+    /// The note for a diagnostic inside this expansion, as clang words it
+    /// (clang points the note at the definition; here it names it).
+    pub fn note(&self) -> String {
+        match &self.defined_at {
+            Some(at) => format!("expanded from macro `{}` defined at {at}", self.name),
+            None => format!("expanded from macro `{}`", self.name),
+        }
+    }
+}
+
 /// All files read for one translation and the translation unit's origin map.
 #[derive(Debug, Default, Clone)]
 pub struct SourceMap {
     files: Vec<SourceFile>,
     segments: Vec<Segment>,
+    /// Top-level macro expansions, in translation-unit order.
+    expansions: Vec<Expansion>,
 }
 
 impl SourceMap {
+    /// Records that translation-unit bytes `output` are the expansion of
+    /// macro `name` (defined at `defined_at`). Expansions must be pushed in
+    /// increasing `output` order.
+    pub fn push_expansion(
+        &mut self,
+        output: Range<usize>,
+        name: impl Into<String>,
+        defined_at: Option<String>,
+    ) {
+        if output.is_empty() {
+            return;
+        }
+        self.expansions.push(Expansion {
+            output,
+            name: name.into(),
+            defined_at,
+        });
+    }
+
+    /// The macro expansion that translation-unit byte `offset` is part of.
+    pub fn expansion_at(&self, offset: usize) -> Option<&Expansion> {
+        let after = self
+            .expansions
+            .partition_point(|e| e.output.start <= offset);
+        let e = self.expansions.get(after.checked_sub(1)?)?;
+        e.output.contains(&offset).then_some(e)
+    }
+
     /// Records `#line`: from byte `from` of `file` on, lines shift by
     /// `delta` and, with `name`, the file is shown under that name.
     pub fn add_line_mark(&mut self, file: FileId, from: usize, delta: i64, name: Option<String>) {
@@ -196,6 +250,12 @@ impl SourceMap {
             at = loc.file;
         }
         chain
+    }
+
+    /// Every file, in the order read (the main file first): a build script
+    /// names each in `cargo:rerun-if-changed`.
+    pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        (0u32..).zip(&self.files).map(|(i, f)| (FileId(i), f))
     }
 
     /// Looks a file up by the name it was added under.
@@ -314,6 +374,22 @@ mod tests {
         assert_eq!((loc.file, loc.range), (b, 3..5));
         let loc = map.locate(Span::new(10, 12)).unwrap();
         assert_eq!((loc.file, loc.range), (a, 5..7));
+    }
+
+    #[test]
+    fn expansions_are_found_by_offset() {
+        let mut map = SourceMap::new();
+        map.push_expansion(4..9, "A", Some("a.metal:1:9".into()));
+        map.push_expansion(12..14, "B", None);
+        let name = |at| map.expansion_at(at).map(|e| e.name.as_str());
+        assert_eq!(
+            [name(3), name(4), name(8), name(9), name(13)],
+            [None, Some("A"), Some("A"), None, Some("B")]
+        );
+        assert_eq!(
+            map.expansion_at(5).map(Expansion::note).as_deref(),
+            Some("expanded from macro `A` defined at a.metal:1:9")
+        );
     }
 
     #[test]

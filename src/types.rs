@@ -27,6 +27,9 @@ pub enum Scalar {
     Half,
     /// `float`
     Float,
+    /// `bfloat` (Metal 3.1): the upper 16 bits of a `float` (8 exponent
+    /// bits, 7 fraction bits); held in `f32` values rounded to it.
+    BFloat,
 }
 
 impl Scalar {
@@ -34,7 +37,7 @@ impl Scalar {
     pub fn size(self) -> u32 {
         match self {
             Scalar::Bool | Scalar::Char | Scalar::UChar => 1,
-            Scalar::Short | Scalar::UShort | Scalar::Half => 2,
+            Scalar::Short | Scalar::UShort | Scalar::Half | Scalar::BFloat => 2,
             Scalar::Int | Scalar::UInt | Scalar::Float => 4,
             Scalar::Long | Scalar::ULong => 8,
         }
@@ -42,12 +45,15 @@ impl Scalar {
 
     /// Integer types (bool excluded).
     pub fn is_integer(self) -> bool {
-        !matches!(self, Scalar::Bool | Scalar::Half | Scalar::Float)
+        !matches!(
+            self,
+            Scalar::Bool | Scalar::Half | Scalar::Float | Scalar::BFloat
+        )
     }
 
-    /// `half` or `float`.
+    /// `half`, `float` or `bfloat`.
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::Half | Scalar::Float)
+        matches!(self, Scalar::Half | Scalar::Float | Scalar::BFloat)
     }
 
     /// Signed integers.
@@ -72,6 +78,7 @@ impl Scalar {
             Scalar::ULong => "ulong",
             Scalar::Half => "half",
             Scalar::Float => "float",
+            Scalar::BFloat => "bfloat",
         }
     }
 
@@ -83,10 +90,30 @@ impl Scalar {
             Scalar::Short | Scalar::UShort => 2,
             Scalar::Int | Scalar::UInt => 3,
             Scalar::Long | Scalar::ULong => 4,
-            Scalar::Half => 5,
+            // `bfloat` and `half` never meet in arithmetic (MSL §2.22).
+            Scalar::Half | Scalar::BFloat => 5,
             Scalar::Float => 6,
         }
     }
+}
+
+/// The `bfloat` value nearest to `v` (ties to even), as an `f32`: one
+/// rounding of the exact `v` (a literal's value, say), through the `f32`
+/// nearest to `v` rounded to odd, whose extra bits keep a value that is not
+/// a tie from becoming one. Past the largest finite `bfloat` it is an
+/// infinity; a NaN stays a NaN.
+pub fn bfloat_nearest(v: f64) -> f32 {
+    let f = v as f32;
+    let mut bits = f.to_bits();
+    if f.is_finite() && f64::from(f) != v && bits & 1 == 0 {
+        // The other neighbour of `v`, whose last bit is 1.
+        if v.abs() > f64::from(f).abs() {
+            bits += 1;
+        } else {
+            bits -= 1;
+        }
+    }
+    half::bf16::from_f32(f32::from_bits(bits)).to_f32()
 }
 
 /// Identifies a struct declared in the translation unit.
@@ -154,6 +181,10 @@ pub enum Type {
         /// Used with `sample_compare`/`gather_compare`.
         comparison: bool,
     },
+    /// `simdgroup_matrix<T, 8, 8>` (MSL §6.9.4, Metal 2.3): an 8×8 matrix
+    /// that a SIMD group holds together; `T` is `float`, `half` or
+    /// `bfloat` (lowering: `lower/metal/simdgroup_matrix.rs`).
+    SimdgroupMatrix(Scalar),
 }
 
 /// The shape of a texture type.
@@ -410,6 +441,7 @@ fn write_type<'a>(
             write!(f, "{}<{}{access}>", t.shape.name(), t.scalar.name())
         }
         Type::Sampler { .. } => f.write_str("sampler"),
+        Type::SimdgroupMatrix(s) => write!(f, "simdgroup_matrix<{}, 8, 8>", s.name()),
         Type::Packed(s, n) => write!(f, "packed_{}{}", s.name(), n),
         Type::Pointer(p) => {
             write!(f, "{} ", p.space.name())?;
@@ -426,6 +458,10 @@ fn write_type<'a>(
 /// `half3x3`, `int32_t`, `unsigned int`), ignoring a `metal::` prefix.
 pub fn builtin_type(name: &str) -> Option<Type> {
     let name = name.strip_prefix("metal::").unwrap_or(name);
+    // A SIMD-group vote is its 64-bit mask (`lower/stdlib/ballot.rs`).
+    if matches!(name, "simd_vote" | "simd_vote::vote_t") {
+        return Some(Type::Scalar(Scalar::ULong));
+    }
     // <simd/simd.h>'s spellings, common in headers shared with host code.
     let name = name
         .strip_prefix("vector_")
@@ -450,6 +486,10 @@ pub fn builtin_type(name: &str) -> Option<Type> {
         "uint32_t" => Some(Scalar::UInt),
         "int64_t" => Some(Scalar::Long),
         "uint64_t" => Some(Scalar::ULong),
+        // Metal's `size_t` and `ptrdiff_t` are 64-bit
+        // (lower/metal/wide_integers.rs).
+        "size_t" => Some(Scalar::ULong),
+        "ptrdiff_t" => Some(Scalar::Long),
         _ => None,
     };
     if let Some(s) = scalar_alias {
@@ -464,6 +504,15 @@ pub fn builtin_type(name: &str) -> Option<Type> {
     };
     if let Some(s) = atomic {
         return Some(Type::Atomic(s));
+    }
+    let simdgroup_matrix = match name {
+        "simdgroup_float8x8" => Some(Scalar::Float),
+        "simdgroup_half8x8" => Some(Scalar::Half),
+        "simdgroup_bfloat8x8" => Some(Scalar::BFloat),
+        _ => None,
+    };
+    if let Some(s) = simdgroup_matrix {
+        return Some(Type::SimdgroupMatrix(s));
     }
     if let Some(rest) = name.strip_prefix("packed_") {
         return match builtin_type(rest)? {
@@ -484,16 +533,21 @@ pub fn builtin_type(name: &str) -> Option<Type> {
         "ulong" => Scalar::ULong,
         "half" => Scalar::Half,
         "float" => Scalar::Float,
+        "bfloat" => Scalar::BFloat,
         _ => return None,
     };
     match suffix.as_bytes() {
         [] => Some(Type::Scalar(scalar)),
         [n @ b'2'..=b'4'] => Some(Type::Vector(scalar, n - b'0')),
-        [c @ b'2'..=b'4', b'x', r @ b'2'..=b'4'] if scalar.is_float() => Some(Type::Matrix {
-            scalar,
-            columns: c - b'0',
-            rows: r - b'0',
-        }),
+        [c @ b'2'..=b'4', b'x', r @ b'2'..=b'4']
+            if matches!(scalar, Scalar::Half | Scalar::Float) =>
+        {
+            Some(Type::Matrix {
+                scalar,
+                columns: c - b'0',
+                rows: r - b'0',
+            })
+        }
         _ => None,
     }
 }
@@ -522,6 +576,11 @@ mod tests {
                 rows: 2
             })
         );
+        assert_eq!(builtin_type("size_t"), Some(Type::Scalar(Scalar::ULong)));
+        assert_eq!(
+            builtin_type("metal::ptrdiff_t"),
+            Some(Type::Scalar(Scalar::Long))
+        );
         assert_eq!(builtin_type("int3x3"), None);
         assert_eq!(builtin_type("float5"), None);
         assert_eq!(builtin_type("floaty"), None);
@@ -548,6 +607,8 @@ pub struct StructDef {
     pub members: Vec<MemberDef>,
     /// Where it was declared.
     pub span: crate::source_map::Span,
+    /// Declared with `union`: every member starts at offset 0.
+    pub is_union: bool,
 }
 
 /// Every struct of a translation unit, indexed by [`StructId`].

@@ -8,13 +8,15 @@
 
 mod common;
 
-use msl2wgsl::{Library, Options, Target};
+use msl2wgsl::{Library, Options, SimdGroups, Target};
 
 const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
 
+/// Native subgroups: the WGSL text tests below look at subgroup builtins.
 fn translate(body: &str, target: Target) -> Result<Library, String> {
     let options = Options {
         target,
+        simd: SimdGroups::Native,
         ..Options::default()
     };
     Library::from_source("t.metal", &format!("{PRELUDE}{body}"), &options).map_err(|f| f.render())
@@ -136,8 +138,12 @@ fn simdgroup_barrier_lowers_to_a_subgroup_barrier() {
             f.required_features
         );
     }
-    // WebGPU has no subgroup barrier: a located error, not a wrong module.
-    let options = Options::default();
+    // WebGPU has no subgroup barrier: a located error, not a wrong module
+    // (the 32-lane emulation waits for the threadgroup instead).
+    let options = Options {
+        simd: SimdGroups::Native,
+        ..Options::default()
+    };
     let source = format!("{PRELUDE}{body}");
     let failure = Library::from_source("t.metal", &source, &options).expect_err("an error");
     let d = &failure.diagnostics.0[0];

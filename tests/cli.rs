@@ -506,6 +506,24 @@ fn translation_errors_exit_1_and_keep_the_output_file() {
     );
 }
 
+/// `-o` through a symbolic link writes the link's target and keeps the link:
+/// the write-then-rename that guards regular files must not put a regular
+/// file where a link, a FIFO or `/dev/null` was.
+#[cfg(unix)]
+#[test]
+fn output_through_a_link_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "good.metal", KERNEL);
+    write(dir.path(), "target.wgsl", "");
+    std::os::unix::fs::symlink("target.wgsl", dir.path().join("link.wgsl")).unwrap();
+    let out = in_dir(dir.path(), &["good.metal", "-o", "link.wgsl"]);
+    assert_exit(&out, 0);
+    let link = std::fs::symlink_metadata(dir.path().join("link.wgsl")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    let written = std::fs::read_to_string(dir.path().join("target.wgsl")).unwrap();
+    assert!(written.contains("@compute"), "{written}");
+}
+
 #[test]
 fn translation_reflect_prints_json() {
     let dir = tempfile::tempdir().unwrap();
@@ -981,10 +999,291 @@ fn invalid_utf8_is_a_located_error() {
         "{}",
         stderr(&out)
     );
-    let lib = msl2wgsl::Library::from_file(&dir.path().join("latin.metal"), &Default::default());
+    let lib = msl2wgsl::Library::from_file(dir.path().join("latin.metal"), &Default::default());
     let text = lib.unwrap_err().render();
     assert!(
         text.contains("latin.metal:2:7: error: invalid UTF-8"),
         "{text}"
+    );
+}
+
+/// A usage error that clap finds (an unknown option, a missing value)
+/// honours `--error-format json`: one JSON diagnostic on stderr, exit 2.
+#[test]
+fn usage_errors_honour_error_format_json() {
+    let cases: [&[&str]; 4] = [
+        &["k.metal", "--error-format", "json", "--no-such-option"],
+        &["--error-format=json", "k.metal", "--threadgroup-size", "x"],
+        &["reflect", "--error-format", "json", "k.metal", "--bogus"],
+        &[
+            "render",
+            "k.metal",
+            "--error-format",
+            "json",
+            "--vertex",
+            "v",
+        ],
+    ];
+    for args in cases {
+        let out = msl2wgsl(args);
+        assert_exit(&out, 2);
+        let text = stderr(&out);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: one JSON line, not:\n{text}");
+        let json: serde_json::Value = serde_json::from_str(lines[0])
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}):\n{text}"));
+        assert_eq!(json["code"], "E0007", "{args:?}: {json}");
+        assert_eq!(json["severity"], "error", "{args:?}: {json}");
+        let message = json["message"].as_str().unwrap_or_default();
+        assert!(
+            !message.is_empty() && !message.starts_with("error:"),
+            "{json}"
+        );
+    }
+    // Without it, clap's own text.
+    let out = msl2wgsl(&["k.metal", "--no-such-option"]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    // Help is not an error, whatever the format.
+    let out = msl2wgsl(&["--error-format", "json", "--help"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("Usage:"));
+}
+
+/// `render --help` spells zeroed buffers and empty textures as the
+/// parsers take them.
+#[test]
+fn render_help_gives_the_zero_buffer_syntax() {
+    let out = msl2wgsl(&["render", "--help"]);
+    assert_exit(&out, 0);
+    let help = stdout(&out);
+    for spelling in [
+        "--vertex-buffer <N=PATH|N=zeros:BYTES>",
+        "--fragment-buffer <N=PATH|N=zeros:BYTES>",
+        "--texture <N=PATH.png|N=empty:WxH[:FORMAT]>",
+    ] {
+        assert!(help.contains(spelling), "{spelling} not in:\n{help}");
+    }
+}
+
+/// `run --buffer 7=...` for a kernel with no `[[buffer(7)]]` is an error
+/// that names the kernel's buffer indices (a typo would otherwise leave
+/// the real argument unset, or silently unused).
+#[cfg(feature = "runner")]
+#[test]
+fn translation_run_refuses_a_buffer_the_kernel_does_not_have() {
+    if !common::has_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "k.metal", KERNEL);
+    let run = |extra: &[&str]| {
+        let base = ["run", file.as_str(), "--entry", "twice", "--grid", "4"];
+        let given = ["--buffer", "0=zeros:16", "--buffer", "1=zeros:16"];
+        in_dir(dir.path(), &[&base[..], &given, extra].concat())
+    };
+    let out = run(&["--buffer", "7=zeros:16"]);
+    assert_exit(&out, 1);
+    let text = stderr(&out);
+    assert!(
+        text.contains("`twice` has no [[buffer(7)]] argument")
+            && text.contains("[[buffer(0)]], [[buffer(1)]]"),
+        "{text}"
+    );
+    assert_exit(&run(&[]), 0);
+}
+
+/// `run` and `render` take `--platform` and `--half` as the translating
+/// commands do (the README says every command takes them).
+#[cfg(feature = "runner")]
+#[test]
+fn translation_run_and_render_take_platform_and_half() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        #ifdef __METAL_IOS__\n#define LEVEL 0.6h\n#else\n#define LEVEL 0.2h\n#endif\n\
+        kernel void k(device float* a [[buffer(0)]]) { a[0] = float(half(LEVEL)); }\n\
+        struct V { float4 p [[position]]; };\n\
+        vertex V cover(uint vid [[vertex_id]]) { V o; o.p = float4(vid == 1 ? 3.0 : -1.0, vid == 2 ? 3.0 : -1.0, 0.0, 1.0); return o; }\n\
+        fragment half4 grey() { return half4(LEVEL, LEVEL, LEVEL, 1.0h); }\n";
+    let file = write(dir.path(), "p.metal", src);
+    for command in ["run", "render"] {
+        let out = msl2wgsl(&[command, "--help"]);
+        for flag in ["--platform <PLATFORM>", "--half <HALF>"] {
+            assert!(stdout(&out).contains(flag), "{command} --help lacks {flag}");
+        }
+    }
+    if !common::has_gpu() {
+        return;
+    }
+    for (platform, level) in [("macos", 0.2f32), ("ios", 0.6)] {
+        for half in ["f32", "f16"] {
+            let run = [
+                "run",
+                &file,
+                "--entry",
+                "k",
+                "--grid",
+                "1",
+                "--buffer",
+                "0=zeros:4",
+                "--read",
+                "0=a.bin",
+                "--platform",
+                platform,
+                "--half",
+                half,
+            ];
+            assert_exit(&in_dir(dir.path(), &run), 0);
+            let bytes = std::fs::read(dir.path().join("a.bin")).unwrap();
+            let got = f32::from_le_bytes(bytes[..4].try_into().unwrap());
+            assert!((got - level).abs() < 1e-3, "{platform} {half}: {got}");
+            let extra = ["--platform", platform, "--half", half];
+            let args = render_args(&file, ["cover", "grey"], &extra);
+            assert_exit(&in_dir(dir.path(), &args), 0);
+            check_png(&dir.path().join("out.png"), |_, _| {
+                [level, level, level, 1.0]
+            });
+        }
+    }
+}
+
+/// Xcode's "Game" template through `render`: `--attribute 1=1` reads the
+/// texture coordinates from vertex buffer 1, as the template's vertex
+/// descriptor does, the positions from buffer 0; the fragment function's
+/// uniforms, which it never reads, need no `--fragment-buffer`. The image
+/// is the CPU's (`common::game`).
+#[cfg(feature = "runner")]
+#[test]
+fn translation_render_draws_the_game_template_from_two_vertex_buffers() {
+    use common::game;
+    let dir = tempfile::tempdir().unwrap();
+    let (positions, uvs) = game::quad();
+    std::fs::write(dir.path().join("positions.bin"), positions).unwrap();
+    std::fs::write(dir.path().join("uvs.bin"), uvs).unwrap();
+    std::fs::write(dir.path().join("uniforms.bin"), game::uniforms()).unwrap();
+    let png = game::colour_map().to_png_bytes().unwrap();
+    std::fs::write(dir.path().join("map.png"), png).unwrap();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/render/game/Shaders.metal"
+    );
+    let render = |extra: &[&str]| {
+        let mut args = vec!["render", file, "--vertex", "vertexShader"];
+        args.extend(["--fragment", "fragmentShader", "--size", "16x16"]);
+        args.extend([
+            "--vertex-count",
+            "6",
+            "-o",
+            "out.png",
+            "--texture",
+            "0=map.png",
+        ]);
+        args.extend(["--vertex-buffer", "0=positions.bin"]);
+        args.extend(["--vertex-buffer", "2=uniforms.bin"]);
+        args.extend(extra);
+        in_dir(dir.path(), &args)
+    };
+    // Attributes and buffers the functions do not have are refused.
+    let out = render(&["--attribute", "5=1", "--vertex-buffer", "1=uvs.bin"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains(
+            "--attribute 5=1: `vertexShader` has no [[attribute(5)]] (its attributes: 0, 1)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = render(&["--attribute", "1=1", "--vertex-buffer", "3=uvs.bin"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("--vertex-buffer 3: `vertexShader` has no [[buffer(3)]] argument")
+            && stderr(&out).contains("(did you mean --vertex-buffer 2?)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = render(&[
+        "--attribute",
+        "1=1",
+        "--vertex-buffer",
+        "1=uvs.bin",
+        "--fragment-buffer",
+        "3=uniforms.bin",
+    ]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("--fragment-buffer 3: `fragmentShader` has no [[buffer(3)]] argument; it has [[buffer(2)]]"),
+        "{}",
+        stderr(&out)
+    );
+    if !common::has_gpu() {
+        return;
+    }
+    // Without its buffer, the attribute's absence is named.
+    let out = render(&["--attribute", "1=1"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("`texCoord` [[attribute(1)]] from vertex buffer 1"),
+        "{}",
+        stderr(&out)
+    );
+    let out = render(&["--attribute", "1=1", "--vertex-buffer", "1=uvs.bin"]);
+    assert_exit(&out, 0);
+    let image = msl2wgsl::runner::TextureData::from_png(dir.path().join("out.png")).unwrap();
+    game::check(&image.data, "msl2wgsl render");
+}
+
+/// `run` needs no buffer for an argument the kernel never reads (Metal's
+/// `isActive` is false), a `constant` reference included; one it reads is
+/// still required, and a missing fragment buffer names its stage.
+#[cfg(feature = "runner")]
+#[test]
+fn translation_run_and_render_need_no_buffer_for_inactive_arguments() {
+    if !common::has_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        kernel void k(device float* out [[buffer(0)]], constant float4x4& unused [[buffer(1)]],\n\
+                      constant float& scale [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n\
+            out[i] = scale;\n}\n\
+        struct V { float4 p [[position]]; };\n\
+        vertex V cover(uint vid [[vertex_id]]) { V o; o.p = float4(vid == 1 ? 3.0 : -1.0, vid == 2 ? 3.0 : -1.0, 0.0, 1.0); return o; }\n\
+        fragment float4 tinted(constant float4& unused [[buffer(0)]], constant float4& tint [[buffer(1)]]) { return tint; }\n";
+    let file = write(dir.path(), "a.metal", src);
+    std::fs::write(dir.path().join("scale.bin"), 0.5f32.to_le_bytes()).unwrap();
+    let run = |extra: &[&str]| {
+        let base = ["run", file.as_str(), "--entry", "k", "--grid", "4"];
+        let given = ["--buffer", "0=zeros:16", "--read", "0=out.bin"];
+        in_dir(dir.path(), &[&base[..], &given, extra].concat())
+    };
+    assert_exit(&run(&["--buffer", "2=scale.bin"]), 0);
+    let out = std::fs::read(dir.path().join("out.bin")).unwrap();
+    assert_eq!(common::f32s(&out), [0.5; 4]);
+    let out = run(&[]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("no buffer given for argument `scale` [[buffer(2)]]"),
+        "{}",
+        stderr(&out)
+    );
+    let tint = common::f32_bytes(&[0.0, 1.0, 0.0, 1.0]);
+    std::fs::write(dir.path().join("tint.bin"), tint).unwrap();
+    let out = in_dir(
+        dir.path(),
+        &render_args(
+            &file,
+            ["cover", "tinted"],
+            &["--fragment-buffer", "1=tint.bin"],
+        ),
+    );
+    assert_exit(&out, 0);
+    check_png(&dir.path().join("out.png"), |_, _| [0.0, 1.0, 0.0, 1.0]);
+    let out = in_dir(dir.path(), &render_args(&file, ["cover", "tinted"], &[]));
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out)
+            .contains("no buffer given for the fragment function's argument `tint` [[buffer(1)]]"),
+        "{}",
+        stderr(&out)
     );
 }

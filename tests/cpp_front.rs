@@ -84,18 +84,19 @@ fn decltype_of_constants_works_at_program_scope() {
 }
 
 #[test]
-fn pointer_casts_outside_byte_buffers_are_refused() {
-    let body = format!("{KERNEL} device uint* u = (device uint*)o; u[i] = 1u; }}\n");
+fn pointer_casts_of_thread_memory_are_refused() {
+    // Device, constant and threadgroup memory can be viewed as another type
+    // (tests/pointer_views.rs); a function's own variables cannot.
+    let body = format!(
+        "{KERNEL} float w[2] = {{1.0f, 2.0f}}; thread uint* u = (thread uint*)&w[0]; o[i] = float(u[1]); }}\n"
+    );
     let text = assert_error(
         &body,
-        "(device uint*)o",
+        "(thread uint*)&w[0]",
         0,
-        "cannot reinterpret this `float*` as `uint*`: only byte-addressed buffers can be viewed as another type",
+        "cannot reinterpret this `float*` as `uint*`: only device, constant and threadgroup memory can be viewed as another type",
     );
-    assert!(
-        text.contains("note: declare the buffer as `device char*`"),
-        "{text}"
-    );
+    assert!(text.contains("note: `as_type<uint>(x)`"), "{text}");
     let body = format!("{KERNEL} thread float* t = (thread float*)o; o[i] = t[0]; }}\n");
     assert_error(
         &body,
@@ -198,6 +199,49 @@ fn template_call_and_comparison_parse_apart() {
     );
     let wgsl = translate_body(&body).wgsl().to_string();
     assert!(wgsl.contains("fn two_float("), "{wgsl}");
+}
+
+/// A function declared in a namespace (as a header declares a library's
+/// functions) and defined out of line as `N::f`, then called as `N::f`:
+/// C++ makes both the same function. It runs, and computes what it says.
+#[cfg(feature = "runner")]
+#[test]
+fn namespace_member_defined_out_of_line_runs() {
+    let body = "namespace lib {\n  float scale(float x);\n  namespace inner { float shift(float x); }\n}\n\
+                float lib::scale(float x) { return x * 3.0f; }\n\
+                namespace lib { float inner::shift(float x) { return x - 1.0f; } }\n\
+                kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n\
+                  o[i] = lib::inner::shift(lib::scale(float(i)));\n}\n";
+    let n = 16u32;
+    let Some(out) =
+        common::source::run_body(body, "k", (n, 16), vec![(0, vec![0; 4 * n as usize])])
+    else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, v) in got.iter().enumerate() {
+        assert_eq!(*v, i as f32 * 3.0 - 1.0, "[{i}]");
+    }
+}
+
+/// `N::f` naming a namespace function declared nowhere is still the
+/// located "no member" error, and a namespace function has no object.
+#[test]
+fn out_of_line_namespace_definitions_are_checked() {
+    let err = common::source::fails(
+        "namespace lib { float scale(float x); }\nfloat lib::scale(float x) const { return x; }\n",
+    );
+    assert!(
+        err.contains(
+            "t.metal:4:12: error: `lib` is a namespace: its function `scale` has no object"
+        ),
+        "{err}"
+    );
+    let err = common::source::fails("namespace lib { float scale(float x); }\nkernel void k(device float* o [[buffer(0)]]) { o[0] = lib::other(1.0f); }\n");
+    assert!(
+        err.contains("no member named `other` in namespace `lib`"),
+        "{err}"
+    );
 }
 
 #[cfg(feature = "runner")]

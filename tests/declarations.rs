@@ -289,3 +289,73 @@ fn default_arguments_and_constexpr_match_cpu_reference() {
         .collect();
     assert_eq!(f32s(&out[&1]), want);
 }
+
+/// A file of two translation units pasted together: every redefinition
+/// hides the earlier one from there on (a `W0300` warning each), so each
+/// kernel computes what its unit computes alone.
+#[cfg(feature = "runner")]
+#[test]
+fn pasted_translation_units_keep_their_own_definitions() {
+    use common::{f32_bytes, f32s};
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    use std::collections::BTreeMap;
+    let src = fixture("pasted_units.metal");
+    let lib = translate("pasted_units.metal");
+    let warnings = lib.warnings();
+    for name in ["Params", "Pair", "kBias", "scale"] {
+        assert!(
+            warnings.contains(&format!(
+                "warning: redefinition of `{name}`: the new definition hides the earlier one"
+            )),
+            "{name}: {warnings}"
+        );
+    }
+    let line = src.lines().position(|l| l.contains("int shift;")).unwrap();
+    assert!(
+        warnings.contains(&format!(
+            "pasted_units.metal:{line}:8: warning: redefinition of `Params`"
+        )),
+        "{warnings}"
+    );
+    let Some(gpu) = common::gpu() else { return };
+    let input: Vec<f32> = (0..32).map(|i| i as f32 * 0.75 - 5.0).collect();
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, f32_bytes(&input)), (1, vec![0u8; 32 * 4])]
+        .into_iter()
+        .collect();
+    let dispatch = Dispatch::Threads {
+        grid: [32, 1, 1],
+        threadgroup: [32, 1, 1],
+    };
+    let run = |entry: &str| {
+        let out = run_kernel(
+            gpu,
+            "pasted_units.metal",
+            &src,
+            &Options::default(),
+            entry,
+            &dispatch,
+            &buffers,
+        )
+        .unwrap_or_else(|e| panic!("{entry}: {e}"));
+        f32s(&out[&1])
+    };
+    let first: Vec<f32> = input.iter().map(|x| (x + 1.0) * 2.0 + 1.0).collect();
+    let second: Vec<f32> = input
+        .iter()
+        .map(|x| ((x - 2.0) + 3.0) * 0.25 + 0.5 - 4.0)
+        .collect();
+    assert_eq!(run("first"), first);
+    assert_eq!(run("second"), second);
+}
+
+/// Overloads are not redefinitions: no warning, both callable.
+#[test]
+fn overloads_are_not_redefinitions() {
+    let src = format!(
+        "{PRELUDE}float f(float x) {{ return x; }}\nfloat f(int x) {{ return float(x) + 1.0f; }}\n\
+         kernel void k(device float* o [[buffer(0)]]) {{ o[0] = f(1.0f) + f(2); }}\n"
+    );
+    let lib = Library::from_source("t.metal", &src, &Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert_eq!(lib.warnings(), "");
+}

@@ -1,6 +1,6 @@
 //! Every rejected input produces a located diagnostic: `FILE:LINE:COL: error: MESSAGE`.
 
-use msl2wgsl::{Library, Options};
+use msl2wgsl::{ErrorLimit, Library, Options};
 
 const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
 
@@ -39,7 +39,44 @@ fn syntax_error_says_what_was_expected() {
 
 #[test]
 fn syntax_error_missing_semicolon() {
-    assert_error("kernel void k() {\n  int x = 1\n}\n", 5, 1, "expected ");
+    // As clang: just past the token the `;` belongs after, not at the
+    // next line's token.
+    assert_error(
+        "kernel void k() {\n  int x = 1\n}\n",
+        4,
+        12,
+        "expected ';' at end of declaration",
+    );
+    assert_error(
+        "\nkernel void k(device float* data [[buffer(0)]],\n              uint id [[thread_position_in_grid]])\n{\n    float x = data[id]\n    data[id] = x * 2.0;\n}\n",
+        7,
+        23,
+        "expected ';' at end of declaration",
+    );
+    assert_error(
+        "struct S {\n    float a;\n}\nkernel void k(device float* d [[buffer(0)]]) { d[0] = 1.0; }\n",
+        5,
+        2,
+        "expected ';' after struct",
+    );
+    assert_error(
+        "kernel void k(device float* d [[buffer(0)]]) {\n  d[0] = 1.0\n  d[1] = 2.0;\n}\n",
+        4,
+        13,
+        "expected ';' after expression",
+    );
+    assert_error(
+        "float f() {\n  return 1.0\n}\n",
+        4,
+        13,
+        "expected ';' after return statement",
+    );
+    assert_error(
+        "constant float k = 1.0\nkernel void f() {}\n",
+        3,
+        23,
+        "expected ';' after top level declarator",
+    );
 }
 
 #[test]
@@ -145,6 +182,29 @@ fn missing_buffer_index_is_a_located_warning() {
     assert!(w.starts_with("t.metal:3:15: warning: buffer argument `a` has no `[[buffer(n)]]` index; Metal assigns it index 1"), "{w}");
     let a = &lib.function("k").unwrap().arguments[0];
     assert_eq!((a.name.as_str(), a.index), ("a", 1));
+}
+
+/// Textures and samplers without an index get the first free one of their
+/// kind, as buffers do: Apple's samples write `texture2d<half> t` alone.
+#[test]
+fn missing_texture_and_sampler_indices_are_assigned_as_metal_does() {
+    let src = format!(
+        "{PRELUDE}fragment half4 f(float4 p [[position]], texture2d<half> a, texture2d<half> b [[texture(0)]],\n  sampler s) {{\n  return a.sample(s, p.xy) + b.sample(s, p.xy);\n}}\n"
+    );
+    let lib = Library::from_source("t.metal", &src, &Options::default()).unwrap();
+    let w = lib.warnings();
+    assert!(
+        w.contains("t.metal:3:41: warning: texture argument `a` has no `[[texture(n)]]` index; Metal assigns it index 1"),
+        "{w}"
+    );
+    // The only sampler: index 0, silently (no sampler has an explicit one).
+    assert!(!w.contains("sampler argument"), "{w}");
+    let f = lib.function("f").unwrap();
+    let index = |name: &str| f.arguments.iter().find(|a| a.name == name).map(|a| a.index);
+    assert_eq!(
+        (index("a"), index("b"), index("s")),
+        (Some(1), Some(0), Some(0))
+    );
 }
 
 #[test]
@@ -275,10 +335,10 @@ fn unsupported_attribute_argument() {
 #[test]
 fn unsupported_scalar_type_is_named() {
     assert_error(
-        "kernel void k(device long* a [[buffer(0)]]) {}\n",
+        "kernel void k(device double* a [[buffer(0)]]) {}\n",
         3,
-        15,
-        "64-bit integers (`long`, `ulong`) need `--target wgpu`",
+        22,
+        "`double` is not supported by Metal",
     );
 }
 
@@ -363,7 +423,7 @@ fn several_errors_in_one_run() {
 
 /// One row per further diagnostic: (source after the prelude, line, column, message prefix).
 const MORE: &[(&str, usize, usize, &str)] = &[
-    ("kernel void k(device int* a [[buffer(0)]]) {\n  a[0] = 5000000000;\n}\n", 4, 10, "64-bit integers (`long`, `ulong`) need `--target wgpu`"),
+    ("kernel void k(device uint* a [[buffer(0)]]) {\n  a[0] = uint(simd_ballot(true));\n}\n", 4, 15, "`simd_ballot` returns a `simd_vote`, a 64-bit mask (`uint64_t`): WebGPU has no 64-bit integers"),
     ("kernel void k(device int* a [[buffer(0)]]) {\n  a[0] = 99999999999999999999;\n}\n", 4, 10, "integer literal `99999999999999999999` is too large"),
     ("kernel void k(device float2* a [[buffer(0)]]) {\n  a[0] = cross(a[0], a[1]);\n}\n", 4, 10, "`cross` takes 3-component vectors"),
     ("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = select(1.0f, 2.0f);\n}\n", 4, 10, "`select` takes 3 arguments"),
@@ -391,9 +451,10 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a;\n  p *= 2;\n}\n", 5, 3, "invalid pointer arithmetic"),
     ("kernel void k() {\n  float x = 1.0f;\n  float y = x.z.w;\n}\n", 5, 15, "member reference base type `float`"),
     ("float f() { return; }\nkernel void k() {}\n", 3, 13, "non-void function should return a value"),
-    ("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = *(device uint*)a;\n}\n", 4, 11, "cannot reinterpret this `float*` as `uint*`"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  float x = 1.0f;\n  a[0] = float(*(thread uint*)&x);\n}\n", 5, 17, "cannot reinterpret this `float*` as `uint*`"),
     ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a + 1.5f;\n}\n", 4, 25, "pointer offsets must be integers"),
-    ("struct S { float x; };\nstruct S { int y; };\nkernel void k() {}\n", 4, 8, "redefinition of `S`"),
+    // (A second struct `S` hides the first, W0300: files of pasted units.)
+    ("constant float S = 1.0f;\nfloat S(float x) { return x; }\nkernel void k() {}\n", 4, 7, "redefinition of `S`"),
     ("float f(float x, float x) { return x; }\nkernel void k() {}\n", 3, 24, "redefinition of parameter `x`"),
     ("kernel void k() {\n  int a = 1;\n  int a = 2;\n}\n", 5, 7, "redefinition of `a`"),
     ("kernel void k(device float* a [[buffer(0)]], uint i [[vertex_id]]) {}\n", 3, 55, "unknown or unsupported kernel argument attribute `[[vertex_id]]`"),
@@ -419,14 +480,13 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k(threadgroup float* t [[threadgroup(0)]], threadgroup float* u [[threadgroup(0)]]) {}\n", 3, 79, "duplicate `[[threadgroup(0)]]` index"),
     ("kernel void k(device float* t [[threadgroup(0)]]) {}\n", 3, 15, "`[[threadgroup(n)]]` argument `t` must be a `threadgroup` pointer"),
     ("kernel void k() {\n  threadgroup float t = 1.0f;\n}\n", 4, 25, "`threadgroup` variables cannot have an initializer"),
-    ("kernel void k(threadgroup float* t [[threadgroup(0)]], uint i [[thread_index_in_threadgroup]]) {\n  t[i] = 1.0f;\n}\n", 4, 3, "the length of threadgroup memory `[[threadgroup(0)]]` is not known"),
     ("kernel void k(device atomic_float* a [[buffer(0)]]) {\n  atomic_fetch_max_explicit(&a[0], 1.0f, memory_order_relaxed);\n}\n", 4, 3, "`atomic_fetch_max_explicit` is not available for `atomic_float`"),
     ("kernel void k() {\n  float f = float4(1.0f);\n}\n", 4, 13, "cannot convert `float4` to `float`"),
     ("kernel void k() {\n  float4 v = float4x4(1.0f);\n}\n", 4, 14, "cannot convert `float4x4` to `float4`"),
     ("kernel void k() {\n  float2x2 m = 1.0f;\n}\n", 4, 16, "cannot convert `float` to `float2x2`"),
     ("kernel void k() {\n  float3x3 m = float4x4(1.0f);\n}\n", 4, 16, "cannot convert `float4x4` to `float3x3`"),
     ("constant float K = 1.0f;\nkernel void k() {\n  K = 2.0f;\n}\n", 5, 3, "cannot assign to program-scope constant `K`"),
-    ("void f(thread texture2d<float>& t) {}\nkernel void k() {}\n", 3, 8, "pointers and references to textures and samplers are not allowed"),
+    ("void f(thread texture2d<float>* t) {}\nkernel void k() {}\n", 3, 8, "pointers to textures and samplers are not allowed"),
     ("sampler s(filter::linear);\nkernel void k() {}\n", 3, 1, "a sampler declared in a program or function must be `constexpr`"),
     ("kernel void k(texture2d<float, access::read> t [[texture(0)]]) {\n  t.write(float4(1.0f), uint2(0));\n}\n", 4, 3, "cannot write to a texture declared with `access::read`"),
     ("kernel void k(texture2d<float> t [[texture(0)]]) {\n  t.write(float4(1.0f), uint2(0));\n}\n", 4, 3, "cannot write to a texture declared with `access::sample`"),
@@ -573,4 +633,167 @@ fn a_forced_include_supplies_the_definition_of_a_declared_function() {
     let lib = Library::from_source("t.metal", &src, &options)
         .unwrap_or_else(|f| panic!("{}", f.render()));
     assert!(lib.wgsl().contains("fn blend("));
+}
+
+/// `t.metal:LINE:COL: error: MESSAGE` of every error, in order.
+fn error_lines(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.contains(": error: ")).collect()
+}
+
+#[test]
+fn every_error_of_a_file_is_reported_in_source_order() {
+    let text = fails(concat!(
+        "kernel void a(device float* d [[buffer(0)]]) { d[0] = ; }\n",
+        "kernel void b(device float* d [[buffer(0)]]) { float x = d[0]\n d[0] = x; }\n",
+        "kernel void c(device float* d [[buffer(0)]]) { d[0] = undeclared; }\n",
+        "kernel void e(device float* d [[buffer(0)]]) { d[0] = ); }\n",
+        "kernel void f(device float* d [[buffer(0)]]) { d[0] = a_too; }\n",
+    ));
+    let lines = error_lines(&text);
+    let places: Vec<&str> = lines
+        .iter()
+        .map(|l| &l[..l.find(": error").unwrap()])
+        .collect();
+    assert_eq!(
+        places,
+        [
+            "t.metal:3:55",
+            "t.metal:4:62",
+            "t.metal:6:55",
+            "t.metal:7:55",
+            "t.metal:8:55"
+        ],
+        "{text}"
+    );
+    assert!(
+        lines[1].ends_with("expected ';' at end of declaration"),
+        "{text}"
+    );
+    assert!(
+        lines[2].contains("undeclared identifier `undeclared`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn declarations_left_out_after_a_syntax_error_cause_no_further_errors() {
+    // `S` is left out (its member is malformed): `k`'s use of it is not
+    // the user's error, `k`'s undeclared name is not reported as a cascade
+    // either, but the syntax error in `m` is.
+    let text = fails(concat!(
+        "struct S { float a b; };\n",
+        "kernel void k(device S* s [[buffer(0)]]) { s[0].a = 1.0; }\n",
+        "kernel void m(device float* d [[buffer(0)]]) { d[0] = ]; }\n",
+    ));
+    let lines = error_lines(&text);
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("t.metal:3:"), "{text}");
+    assert!(lines[1].starts_with("t.metal:5:55:"), "{text}");
+}
+
+#[test]
+fn errors_past_the_limit_stop_with_one_fatal_error() {
+    let body: String = (0..25)
+        .map(|i| format!("kernel void k{i}(device float* d [[buffer(0)]]) {{ d[0] = u{i}; }}\n"))
+        .collect();
+    let src = format!("{PRELUDE}{body}");
+    let codes = |limit: ErrorLimit| -> Vec<String> {
+        let options = Options {
+            error_limit: limit,
+            ..Options::default()
+        };
+        let failure = Library::from_source("t.metal", &src, &options).unwrap_err();
+        failure
+            .diagnostics
+            .0
+            .iter()
+            .map(|d| d.code().to_string())
+            .collect()
+    };
+    // clang's default: 20, then "too many errors emitted, stopping now".
+    let default = codes(ErrorLimit::default());
+    assert_eq!(default.len(), 21);
+    assert_eq!(default[19], "E0301");
+    assert_eq!(default[20], "E0008");
+    assert_eq!(
+        codes(ErrorLimit::new(3)),
+        ["E0301", "E0301", "E0301", "E0008"]
+    );
+    assert_eq!(codes(ErrorLimit::NONE).len(), 25);
+    // The same for syntax errors, which are found one parse at a time.
+    let broken = body.replace("= u", "= ) u");
+    let options = Options {
+        error_limit: ErrorLimit::new(2),
+        ..Options::default()
+    };
+    let failure =
+        Library::from_source("t.metal", &format!("{PRELUDE}{broken}"), &options).unwrap_err();
+    let text = failure.render();
+    let lines = error_lines(&text);
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[1].starts_with("t.metal:4:56: error: expected"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[2],
+        "msl2wgsl: error: too many errors emitted, stopping now"
+    );
+}
+
+/// The notes of the first diagnostic of a failed translation of `body`.
+fn first_notes(body: &str) -> Vec<String> {
+    let src = format!("{PRELUDE}{body}");
+    match Library::from_source("t.metal", &src, &Options::default()) {
+        Ok(_) => panic!("expected an error"),
+        Err(f) => f.diagnostics.0[0].notes.clone(),
+    }
+}
+
+#[test]
+fn errors_in_macro_expansions_name_the_macro() {
+    // Syntax, semantic and lowering errors alike.
+    let note = "expanded from macro `M` defined at t.metal:3:9";
+    let syntax = "#define M(n) float n = 1.0 float\nkernel void k(device float* d [[buffer(0)]]) { M(q); d[0] = q; }\n";
+    let semantic = "#define M(x) (x + undefined_thing)\nkernel void k(device float* d [[buffer(0)]]) { d[0] = M(1.0); }\n";
+    let lowering =
+        "#define M float2(1.0f).z\nkernel void k(device float* d [[buffer(0)]]) { d[0] = M; }\n";
+    for body in [syntax, semantic, lowering] {
+        let notes = first_notes(body);
+        assert!(notes.iter().any(|n| n == note), "{body}: {notes:?}");
+    }
+    // The error still points at the invocation.
+    let text = fails(semantic);
+    assert!(
+        text.starts_with("t.metal:4:55: error: use of undeclared identifier `undefined_thing`"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("note: {note}\n")), "{text}");
+    // Not in an expansion: no note.
+    assert!(
+        first_notes("kernel void k(device float* d [[buffer(0)]]) { d[0] = nope; }\n").is_empty()
+    );
+}
+
+#[test]
+fn narrowing_a_vector_suggests_a_swizzle() {
+    assert_error(
+        "kernel void k(device float* d [[buffer(0)]]) {\n  float4 v = float4(1.0); float k = 2.0;\n  float3 w = v * k;\n  d[0] = w.x;\n}\n",
+        5,
+        14,
+        "implicit conversion from `float4` to `float3` is not allowed; take the first 3 components with `.xyz`",
+    );
+}
+
+#[test]
+fn buffers_without_indices_get_them_in_order_silently() {
+    // Apple's "Performing Calculations on a GPU" kernel.
+    let src = format!("{PRELUDE}kernel void add_arrays(device const float* inA,\n                       device const float* inB,\n                       device float* result,\n                       uint index [[thread_position_in_grid]])\n{{\n    result[index] = inA[index] + inB[index];\n}}\n");
+    let lib = Library::from_source("t.metal", &src, &Options::default()).unwrap();
+    assert_eq!(lib.warnings(), "");
+    let indices: Vec<(&str, u32)> = lib.function("add_arrays").unwrap().arguments[..3]
+        .iter()
+        .map(|a| (a.name.as_str(), a.index))
+        .collect();
+    assert_eq!(indices, [("inA", 0), ("inB", 1), ("result", 2)]);
 }

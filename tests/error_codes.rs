@@ -230,7 +230,6 @@ fn representative_diagnostics_have_their_codes() {
         ("constexpr sampler s(filter::cubic);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) { o[0] = t.sample(s, float2(0)); }\n", Code::InvalidSampler),
         ("constexpr sampler s(coord::pixel, mip_filter::linear);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) { o[0] = t.sample(s, float2(0)); }\n", Code::InvalidSampler),
         ("kernel void k() { discard_fragment(); }\n", Code::WrongStage),
-        ("kernel void k(threadgroup float* t [[threadgroup(0)]], device float* o [[buffer(0)]]) { o[0] = t[0]; }\n", Code::InvalidOption),
         ("_Pragma(x)\n", Code::MalformedDirective),
         ("namespace a { int f() { return 1; } }\nnamespace b { int f() { return 2; } }\nusing namespace a;\nusing namespace b;\nkernel void k(device int* o [[buffer(0)]]) { o[0] = f(); }\n", Code::AmbiguousName),
         ("kernel void k(device float* o [[buffer(0)]]) { int n = 2; float a[n]; o[0] = a[0]; }\n", Code::NotConstant),
@@ -269,7 +268,7 @@ fn representative_diagnostics_have_their_codes() {
     // Warnings too.
     let lib = Library::from_source(
         "t.metal",
-        &format!("{PRELUDE}#pragma message(\"hello\")\n#ifdef A\n#endif C\nkernel void k(device float* o) {{ o[0] = 1; }}\n"),
+        &format!("{PRELUDE}#pragma message(\"hello\")\n#ifdef A\n#endif C\nkernel void k(device float* o, device float* p [[buffer(0)]]) {{ o[0] = p[0]; }}\n"),
         &Options::default(),
     )
     .unwrap();
@@ -287,6 +286,20 @@ fn representative_diagnostics_have_their_codes() {
             Code::ImplicitBufferIndex
         ]
     );
+    // Indexing threadgroup memory of a length not given: translated at dispatch.
+    let lib = Library::from_source(
+        "t.metal",
+        &format!("{PRELUDE}kernel void k(threadgroup float* t [[threadgroup(0)]], device float* o [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) {{ o[0] = t[i]; }}\n"),
+        &Options::default(),
+    )
+    .unwrap();
+    let codes: Vec<Code> = lib
+        .warning_diagnostics()
+        .0
+        .iter()
+        .map(|d| d.code())
+        .collect();
+    assert_eq!(codes, [Code::ThreadgroupLengthAtDispatch]);
 }
 
 #[test]
@@ -389,6 +402,62 @@ fn stderr(out: &Output) -> String {
 
 #[cfg(feature = "cli")] // runs the command-line binary
 #[test]
+fn every_error_is_printed_up_to_the_error_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let body: String = (0..4)
+        .map(|i| format!("kernel void k{i}(device float* d [[buffer(0)]]) {{ d[0] = u{i}; }}\n"))
+        .collect();
+    let broken = format!("{PRELUDE}kernel void s(device float* d [[buffer(0)]]) {{ float x = d[0]\n d[0] = x; }}\n{body}");
+    std::fs::write(dir.path().join("k.metal"), &broken).unwrap();
+    // Human: every error, in source order, the `;` one first.
+    let out = msl2wgsl(dir.path(), &["k.metal", "--color", "never"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    let heads: Vec<&str> = text.lines().filter(|l| l.starts_with("k.metal:")).collect();
+    assert_eq!(heads.len(), 5, "{text}");
+    assert_eq!(
+        heads[0],
+        "k.metal:3:62: error: expected ';' at end of declaration [E0200]"
+    );
+    assert!(
+        heads[4].starts_with("k.metal:8:56: error: use of undeclared identifier `u3`"),
+        "{text}"
+    );
+    // JSON, limited: two errors, then E0008.
+    let out = msl2wgsl(
+        dir.path(),
+        &["k.metal", "--error-format", "json", "--error-limit", "2"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let objects: Vec<serde_json::Value> = stderr(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let codes: Vec<&str> = objects
+        .iter()
+        .map(|o| o["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["E0200", "E0301", "E0008"]);
+    assert_eq!(
+        (objects[0]["line"].as_u64(), objects[0]["column"].as_u64()),
+        (Some(3), Some(62))
+    );
+    assert_eq!(
+        objects[2]["message"],
+        "too many errors emitted, stopping now"
+    );
+    // 0: no limit.
+    let out = msl2wgsl(
+        dir.path(),
+        &["k.metal", "--error-format", "json", "--error-limit", "0"],
+        &[],
+    );
+    assert_eq!(stderr(&out).lines().count(), 5);
+}
+
+#[cfg(feature = "cli")] // runs the command-line binary
+#[test]
 fn json_diagnostics_one_object_per_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -485,7 +554,7 @@ fn json_output_carries_specific_codes() {
     assert_eq!(codes(&["--error-format", "json", "l.metal"]), ["E0108"]);
     std::fs::write(
         dir.path().join("w.metal"),
-        "kernel void k(device float* o) { o[0] = 1; }\n",
+        "kernel void k(device float* o, device float* p [[buffer(0)]]) { o[0] = p[0]; }\n",
     )
     .unwrap();
     assert_eq!(codes(&["--error-format", "json", "w.metal"]), ["W0404"]);

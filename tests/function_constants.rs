@@ -7,7 +7,6 @@ mod common;
 #[cfg(feature = "runner")]
 use msl2wgsl::runner::{run_compute_resources, Dispatch, Resources, RunError};
 use msl2wgsl::{Library, Options};
-#[cfg(feature = "runner")]
 use std::collections::BTreeMap;
 
 const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
@@ -207,12 +206,22 @@ fn assert_error(body: &str, line: usize, col: usize, message: &str) {
 const USE: &str = "kernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n";
 
 #[test]
-fn vector_function_constant_is_refused() {
+fn matrix_function_constant_is_refused() {
     assert_error(
-        &format!("constant float2 v [[function_constant(0)]];\n{USE}"),
+        &format!("constant float2x2 v [[function_constant(0)]];\n{USE}"),
         3,
         1,
-        "function constants of type `float2` are not supported: WGSL overrides are scalars",
+        "function constants of type `float2x2` are not supported: WGSL overrides are scalars",
+    );
+}
+
+#[test]
+fn long_vector_function_constant_is_refused() {
+    assert_error(
+        &format!("constant long2 v [[function_constant(0)]];\n{USE}"),
+        3,
+        1,
+        "function constants of type `long2` are not supported: WGSL overrides cannot be 64-bit",
     );
 }
 
@@ -291,12 +300,605 @@ fn is_function_constant_defined_needs_a_function_constant() {
 }
 
 #[test]
-fn conditional_argument_is_refused() {
+fn argument_conditional_on_a_derived_constant_is_refused() {
     assert_error(
         "constant bool has_b [[function_constant(0)]];\n\
+         constant bool no_b = has_b && true;\n\
+         kernel void k(device float* o [[buffer(0), function_constant(no_b)]]) { o[0] = 1; }\n",
+        5,
+        62,
+        "arguments conditional on `no_b`, a constant computed from function constants, are not supported yet",
+    );
+}
+
+#[test]
+fn argument_conditional_on_a_plain_constant_is_refused() {
+    assert_error(
+        "constant bool has_b = true;\n\
          kernel void k(device float* o [[buffer(0), function_constant(has_b)]]) { o[0] = 1; }\n",
         4,
-        44,
-        "conditional arguments (`[[function_constant(name)]]` on an argument) are not supported yet",
+        62,
+        "`has_b` is not a scalar function constant",
     );
+}
+
+#[test]
+fn conditional_builtin_argument_is_refused() {
+    assert_error(
+        "constant bool has_b [[function_constant(0)]];\n\
+         kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid, function_constant(has_b)]]) { o[i] = 1; }\n",
+        4,
+        80,
+        "conditional arguments other than buffers, textures and samplers",
+    );
+}
+
+/// The condition on a parameter of an ordinary function (Apple's samples
+/// repeat the entry point's attributes on helpers) has no effect.
+#[test]
+fn condition_on_a_helper_parameter_is_accepted() {
+    let lib = library(
+        "constant bool has_b [[function_constant(0)]];\n\
+         float get(constant float& b [[function_constant(has_b)]]) { return has_b ? b : 0.0; }\n\
+         kernel void k(device float* o [[buffer(0)]], constant float& b [[buffer(1), function_constant(has_b)]]) { o[0] = get(b); }\n",
+    );
+    assert!(
+        lib.wgsl().contains("@id(0) override has_b: bool;"),
+        "{}",
+        lib.wgsl()
+    );
+}
+
+// ---- conditional arguments ----------------------------------------------
+
+/// A kernel with a conditional buffer and a conditional texture, each read
+/// only behind its constant, and a conditional sampler-free texture read
+/// whose constant is an integer (nonzero: present), named with `::` as
+/// Apple's samples do.
+const CONDITIONAL: &str = "
+constant bool has_bias [[function_constant(0)]];
+constant bool has_weights [[function_constant(1)]];
+constant uint mode [[function_constant(2)]];
+
+kernel void cond(device const float* in [[buffer(0)]],
+                 device float* out [[buffer(1)]],
+                 constant float& bias [[buffer(2), function_constant(has_bias)]],
+                 texture2d<float> weights [[function_constant(has_weights), texture(0)]],
+                 device const float* extra [[buffer(3), function_constant(::mode)]],
+                 uint id [[thread_position_in_grid]]) {
+    float v = in[id] * 2.0;
+    if (has_bias) {
+        v += bias;
+    }
+    if (has_weights) {
+        v *= weights.read(uint2(id % 4, 0)).r;
+    }
+    switch (mode) {
+        case 0: break;
+        default: v -= extra[id % 2]; break;
+    }
+    out[id] = v;
+}
+";
+
+/// What `cond` computes for element `id` of `x`.
+#[cfg(feature = "runner")]
+fn conditional_reference(
+    id: usize,
+    x: f32,
+    bias: Option<f32>,
+    weights: Option<&[f32]>,
+    extra: Option<&[f32]>,
+) -> f32 {
+    let mut v = x * 2.0;
+    if let Some(b) = bias {
+        v += b;
+    }
+    if let Some(w) = weights {
+        v *= w[id % 4];
+    }
+    if let Some(e) = extra {
+        v -= e[id % 2];
+    }
+    v
+}
+
+#[test]
+fn reflection_names_the_constant_of_each_conditional_argument() {
+    let lib = library(CONDITIONAL);
+    let f = lib.function("cond").unwrap();
+    let json = serde_json::to_value(f).unwrap();
+    let constants = json["functionConstants"].as_array().expect("listed");
+    let arguments: Vec<(String, serde_json::Value)> = constants
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["arguments"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        arguments,
+        vec![
+            (
+                "has_bias".into(),
+                serde_json::json!([{"name": "bias", "type": "buffer", "index": 2}])
+            ),
+            (
+                "has_weights".into(),
+                serde_json::json!([{"name": "weights", "type": "texture", "index": 0}])
+            ),
+            (
+                "mode".into(),
+                serde_json::json!([{"name": "extra", "type": "buffer", "index": 3}])
+            ),
+        ]
+    );
+    // The arguments keep their bindings and are used (behind the constant).
+    let by_name = |n: &str| f.arguments.iter().find(|a| a.name == n).unwrap();
+    for name in ["bias", "weights", "extra"] {
+        assert!(by_name(name).active, "{name}");
+        assert!(by_name(name).binding.is_some(), "{name}");
+    }
+    // Metal's `isActive` once specialised.
+    let on = BTreeMap::from([(0, 1.0), (1, 0.0), (2, 3.0)]);
+    assert!(f.argument_active(by_name("bias"), &on));
+    assert!(!f.argument_active(by_name("weights"), &on));
+    assert!(f.argument_active(by_name("extra"), &on));
+    assert!(f.argument_active(by_name("in"), &on));
+    assert_eq!(
+        f.argument_condition(by_name("bias")).unwrap().name,
+        "has_bias"
+    );
+    assert!(f.argument_condition(by_name("out")).is_none());
+}
+
+/// A constant that only conditions an argument (the body never reads it)
+/// is still one the function needs: Metal decides with it whether the
+/// argument exists.
+#[test]
+fn a_constant_only_conditioning_an_argument_is_listed() {
+    let lib = library(
+        "constant bool has_b [[function_constant(5)]];\n\
+         kernel void k(device float* o [[buffer(0)]], device float* b [[buffer(1), function_constant(has_b)]]) { o[0] = 1; }\n",
+    );
+    let f = lib.function("k").unwrap();
+    let json = serde_json::to_value(f).unwrap();
+    assert_eq!(json["functionConstants"][0]["name"], "has_b");
+    assert_eq!(json["functionConstants"][0]["arguments"][0]["name"], "b");
+    assert!(
+        lib.wgsl().contains("@id(5) override has_b: bool;"),
+        "{}",
+        lib.wgsl()
+    );
+    // Per-function WGSL keeps the override too (the runner sets it).
+    let one = lib.function_wgsl("k").unwrap();
+    assert!(one.contains("@id(5) override has_b: bool;"), "{one}");
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn conditional_arguments_run_with_and_without_their_resources() {
+    use msl2wgsl::runner::TextureData;
+    let Some(gpu) = common::gpu() else { return };
+    let lib = library(CONDITIONAL);
+    let f = lib.function("cond").unwrap();
+    let n = 37u32;
+    let input: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 2.0).collect();
+    let weights = [0.5f32, 2.0, -1.0, 4.0];
+    let extra = [1.5f32, -0.75];
+    let bias = 3.25f32;
+    for (has_bias, has_weights, mode) in [
+        (false, false, 0u32),
+        (true, false, 0),
+        (false, true, 7),
+        (true, true, 1),
+    ] {
+        let constants = BTreeMap::from([
+            (0, f64::from(u8::from(has_bias))),
+            (1, f64::from(u8::from(has_weights))),
+            (2, f64::from(mode)),
+        ]);
+        // Only the arguments that exist are given, as a Metal host would.
+        let mut buffers =
+            BTreeMap::from([(0, common::f32_bytes(&input)), (1, vec![0; 4 * n as usize])]);
+        if has_bias {
+            buffers.insert(2, common::f32_bytes(&[bias]));
+        }
+        if mode != 0 {
+            buffers.insert(3, common::f32_bytes(&extra));
+        }
+        let mut textures = BTreeMap::new();
+        if has_weights {
+            let data = TextureData::new_2d(
+                wgpu::TextureFormat::R32Float,
+                4,
+                1,
+                common::f32_bytes(&weights),
+            );
+            textures.insert(0, data);
+        }
+        let resources = Resources {
+            buffers,
+            textures,
+            constants,
+            ..Default::default()
+        };
+        let dispatch = Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: f.workgroup_size.unwrap(),
+        };
+        let out = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let got = common::f32s(&out.buffers[&1]);
+        let want: Vec<f32> = input
+            .iter()
+            .enumerate()
+            .map(|(id, &x)| {
+                conditional_reference(
+                    id,
+                    x,
+                    has_bias.then_some(bias),
+                    has_weights.then_some(&weights[..]),
+                    (mode != 0).then_some(&extra[..]),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got, want,
+            "has_bias={has_bias} has_weights={has_weights} mode={mode}"
+        );
+        // A switched-off argument is not an output.
+        assert_eq!(out.buffers.contains_key(&2), has_bias);
+    }
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn an_existing_conditional_argument_still_needs_its_resource() {
+    let Some(gpu) = common::gpu() else { return };
+    let lib = library(CONDITIONAL);
+    let f = lib.function("cond").unwrap();
+    let resources = Resources {
+        buffers: BTreeMap::from([(0, vec![0; 16]), (1, vec![0; 16])]),
+        constants: BTreeMap::from([(0, 1.0), (1, 0.0), (2, 0.0)]),
+        ..Default::default()
+    };
+    let dispatch = Dispatch::Threads {
+        grid: [4, 1, 1],
+        threadgroup: f.workgroup_size.unwrap(),
+    };
+    let err = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources).unwrap_err();
+    assert!(
+        matches!(&err, RunError::MissingBuffer { name, index: 2, .. } if name == "bias"),
+        "{err}"
+    );
+}
+
+/// The pipeline API (`ComputePipeline::with_constants`, buffers set by
+/// Metal index) leaves a switched-off argument unset too.
+#[test]
+#[cfg(feature = "runner")]
+fn compute_pipeline_binds_placeholders_for_switched_off_arguments() {
+    use msl2wgsl::runner::ComputePipeline;
+    use wgpu::util::DeviceExt;
+    let Some(gpu) = common::gpu() else { return };
+    let lib = library(CONDITIONAL);
+    let n = 8u32;
+    let input: Vec<f32> = (0..n).map(|i| i as f32 + 0.5).collect();
+    let bias = -1.25f32;
+    for has_bias in [false, true] {
+        let constants = BTreeMap::from([(0, f64::from(u8::from(has_bias))), (1, 0.0), (2, 0.0)]);
+        let pipeline = ComputePipeline::with_constants(gpu, &lib, "cond", &constants).unwrap();
+        let make = |bytes: &[u8]| {
+            gpu.device()
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: None,
+                    contents: bytes,
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::UNIFORM
+                        | wgpu::BufferUsages::COPY_SRC,
+                })
+        };
+        let a = make(&common::f32_bytes(&input));
+        let out = make(&vec![0; 4 * n as usize]);
+        let b = make(&common::f32_bytes(&[bias]));
+        let mut command = pipeline.encoder();
+        command
+            .set_buffer(0, &a, 0)
+            .unwrap()
+            .set_buffer(1, &out, 0)
+            .unwrap();
+        if has_bias {
+            command.set_buffer(2, &b, 0).unwrap();
+        }
+        command
+            .dispatch_threads(gpu, [n, 1, 1], [64, 1, 1])
+            .unwrap();
+        let got = common::f32s(&gpu.read_buffer(&out).unwrap());
+        let want: Vec<f32> = input
+            .iter()
+            .enumerate()
+            .map(|(id, &x)| conditional_reference(id, x, has_bias.then_some(bias), None, None))
+            .collect();
+        assert_eq!(got, want, "has_bias={has_bias}");
+    }
+}
+
+/// An argument conditional on the negation of a function constant, through
+/// two derived constants, as Apple's samples write them.
+const NEGATED: &str = "
+constant bool per_primitive [[function_constant(1)]];
+constant bool use_resources = !per_primitive;
+constant bool use_resources_too = use_resources;
+
+kernel void neg(device float* out [[buffer(0)]],
+                device const float* resources [[buffer(1), function_constant(use_resources_too)]],
+                uint id [[thread_position_in_grid]]) {
+    float v = float(id);
+    if (use_resources) {
+        v += resources[id % 3];
+    }
+    out[id] = v;
+}
+";
+
+#[test]
+#[cfg(feature = "runner")]
+fn argument_conditional_on_a_negated_constant_exists_when_it_is_false() {
+    let Some(gpu) = common::gpu() else { return };
+    let lib = library(NEGATED);
+    let f = lib.function("neg").unwrap();
+    let json = serde_json::to_value(f).unwrap();
+    assert_eq!(
+        json["functionConstants"][0]["arguments"],
+        serde_json::json!([{"name": "resources", "type": "buffer", "index": 1, "whenFalse": true}])
+    );
+    let resources_arg = f.arguments.iter().find(|a| a.name == "resources").unwrap();
+    let n = 10u32;
+    let extra = [0.5f32, 1.0, -2.0];
+    for per_primitive in [false, true] {
+        let constants = BTreeMap::from([(1, f64::from(u8::from(per_primitive)))]);
+        assert_eq!(f.argument_active(resources_arg, &constants), !per_primitive);
+        let mut buffers = BTreeMap::from([(0, vec![0; 4 * n as usize])]);
+        if !per_primitive {
+            buffers.insert(1, common::f32_bytes(&extra));
+        }
+        let resources = Resources {
+            buffers,
+            constants,
+            ..Default::default()
+        };
+        let dispatch = Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: f.workgroup_size.unwrap(),
+        };
+        let out = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let want: Vec<f32> = (0..n)
+            .map(|id| {
+                id as f32
+                    + if per_primitive {
+                        0.0
+                    } else {
+                        extra[id as usize % 3]
+                    }
+            })
+            .collect();
+        assert_eq!(
+            common::f32s(&out.buffers[&0]),
+            want,
+            "per_primitive={per_primitive}"
+        );
+    }
+}
+
+// ---- vector function constants -------------------------------------------
+
+/// Vector constants, one required and one optional with a default.
+const VECTORS: &str = "
+constant uint2 tile [[function_constant(3)]];
+constant float3 tint [[function_constant(4)]];
+constant bool has_tint = is_function_constant_defined(tint);
+constant float3 colour = has_tint ? tint : float3(1.0, 2.0, 3.0);
+
+kernel void vec_k(device float* out [[buffer(0)]], uint id [[thread_position_in_grid]]) {
+    uint2 cell = uint2(id % tile.x, id / tile.x);
+    float3 c = colour * float(cell.y * tile.y + cell.x);
+    out[id] = c.x + c.y * 10.0 + c.z * 100.0;
+}
+";
+
+#[test]
+fn vector_constants_are_one_override_per_component() {
+    let lib = library(VECTORS);
+    let wgsl = lib.wgsl();
+    assert!(wgsl.contains("@id(3) override tile_x: u32;"), "{wgsl}");
+    assert!(wgsl.contains("@id(4) override tint_x: f32 = "), "{wgsl}");
+    let f = lib.function("vec_k").unwrap();
+    let json = serde_json::to_value(f).unwrap();
+    let constants = json["functionConstants"].as_array().unwrap();
+    assert_eq!(constants[0]["name"], "tile");
+    assert_eq!(constants[0]["dataType"], "uint2");
+    assert_eq!(constants[1]["dataType"], "float3");
+    let ids = |c: &serde_json::Value| -> Vec<u64> {
+        c["componentIds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    let (tile, tint) = (ids(&constants[0]), ids(&constants[1]));
+    assert_eq!((tile.len(), tile[0]), (2, 3));
+    assert_eq!((tint.len(), tint[0]), (3, 4));
+    // Every component and the defined flag have their own id.
+    let mut all: Vec<u64> = tile.iter().chain(&tint).copied().collect();
+    all.push(constants[1]["definedId"].as_u64().unwrap());
+    let count = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), count, "{all:?}");
+    for (k, id) in tile.iter().enumerate().skip(1) {
+        let name = ["x", "y"][k];
+        assert!(
+            wgsl.contains(&format!("@id({id}) override tile_{name}: u32;")),
+            "{wgsl}"
+        );
+    }
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn kernel_runs_with_vector_constants() {
+    let Some(gpu) = common::gpu() else { return };
+    let lib = library(VECTORS);
+    let f = lib.function("vec_k").unwrap();
+    let ids = |name: &str| -> Vec<u32> {
+        let c = f
+            .function_constants
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap();
+        c.component_ids.iter().map(|&i| u32::from(i)).collect()
+    };
+    let n = 24u32;
+    for (tile, tint) in [([4u32, 3u32], None), ([5, 2], Some([0.5f32, -1.0, 2.0]))] {
+        let mut constants: BTreeMap<u32, f64> = ids("tile")
+            .into_iter()
+            .zip(tile)
+            .map(|(i, v)| (i, f64::from(v)))
+            .collect();
+        if let Some(t) = tint {
+            constants.extend(
+                ids("tint")
+                    .into_iter()
+                    .zip(t)
+                    .map(|(i, v)| (i, f64::from(v))),
+            );
+        }
+        let resources = Resources {
+            buffers: BTreeMap::from([(0, vec![0; 4 * n as usize])]),
+            constants,
+            ..Default::default()
+        };
+        let dispatch = Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: f.workgroup_size.unwrap(),
+        };
+        let out = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let colour = tint.unwrap_or([1.0, 2.0, 3.0]);
+        let want: Vec<f32> = (0..n)
+            .map(|id| {
+                let (x, y) = (id % tile[0], id / tile[0]);
+                let k = (y * tile[1] + x) as f32;
+                colour[0] * k + colour[1] * k * 10.0 + colour[2] * k * 100.0
+            })
+            .collect();
+        assert_eq!(
+            common::f32s(&out.buffers[&0]),
+            want,
+            "tile={tile:?} tint={tint:?}"
+        );
+    }
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_vector_constant_missing_a_component_is_refused() {
+    let Some(gpu) = common::gpu() else { return };
+    let lib = library(VECTORS);
+    let f = lib.function("vec_k").unwrap();
+    let resources = Resources {
+        buffers: BTreeMap::from([(0, vec![0; 16])]),
+        constants: BTreeMap::from([(3, 4.0)]),
+        ..Default::default()
+    };
+    let dispatch = Dispatch::Threads {
+        grid: [4, 1, 1],
+        threadgroup: f.workgroup_size.unwrap(),
+    };
+    let err = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources).unwrap_err();
+    assert!(
+        matches!(&err, RunError::MissingFunctionConstant { name, .. } if name == "tile"),
+        "{err}"
+    );
+}
+
+// ---- conditional arguments of render functions ----------------------------
+
+/// A full-screen triangle whose fragment function multiplies a tint by a
+/// conditional texture's texel (a 2×2 tile) when `has_map` is set.
+const TINTED: &str = "
+struct VOut { float4 pos [[position]]; };
+vertex VOut cover(uint vid [[vertex_id]]) {
+    float2 p = float2((vid << 1) & 2, vid & 2);
+    VOut o;
+    o.pos = float4(p * 2.0 - 1.0, 0.0, 1.0);
+    return o;
+}
+constant bool has_map [[function_constant(0)]];
+fragment float4 tinted(VOut in [[stage_in]],
+                       constant float4& tint [[buffer(0)]],
+                       texture2d<float> map [[texture(0), function_constant(has_map)]]) {
+    float4 c = tint;
+    if (has_map) {
+        c *= map.read(uint2(in.pos.xy) % 2);
+    }
+    return c;
+}
+";
+
+#[test]
+#[cfg(feature = "runner")]
+fn fragment_function_draws_with_and_without_its_conditional_texture() {
+    use msl2wgsl::runner::{render_library, RenderResources, TextureData};
+    let Some(gpu) = common::gpu() else { return };
+    let options = Options {
+        target: msl2wgsl::Target::Wgpu,
+        ..Options::default()
+    };
+    let lib = Library::from_source("t.metal", &format!("{PRELUDE}{TINTED}"), &options)
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let tint = [1.0f32, 0.5, 0.25, 1.0];
+    let texels: [[u8; 4]; 4] = [
+        [255, 255, 255, 255],
+        [128, 64, 255, 255],
+        [0, 255, 128, 255],
+        [64, 128, 0, 255],
+    ];
+    let size = 4u32;
+    for has_map in [false, true] {
+        let mut r = RenderResources::new(size, size, 3);
+        r.fragment_buffers.insert(0, common::f32_bytes(&tint));
+        r.constants.insert(0, f64::from(u8::from(has_map)));
+        if has_map {
+            let bytes = texels.iter().flatten().copied().collect();
+            let map = TextureData::new_2d(wgpu::TextureFormat::Rgba8Unorm, 2, 2, bytes);
+            r.textures.insert(0, map);
+        }
+        let img =
+            &render_library(gpu, &lib, "cover", "tinted", &r).unwrap_or_else(|e| panic!("{e}"))[0];
+        for y in 0..size {
+            for x in 0..size {
+                let texel = texels[((y % 2) * 2 + x % 2) as usize];
+                let k = ((y * size + x) * 4) as usize;
+                for c in 0..4 {
+                    let m = if has_map {
+                        f32::from(texel[c]) / 255.0
+                    } else {
+                        1.0
+                    };
+                    let want = (tint[c] * m * 255.0).round() as u8;
+                    let got = img.data[k + c];
+                    assert!(
+                        got.abs_diff(want) <= 1,
+                        "has_map={has_map}: pixel ({x}, {y}) component {c} is {got}, want {want}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -84,7 +84,12 @@ fn every_half_fixture_translates_the_same_in_both_modes() {
             let emulated = Library::from_source(&name, &source, &options(HalfMode::F32, target));
             match (native, emulated) {
                 (Ok(native), Ok(emulated)) => {
-                    assert_eq!(emulated.warnings(), "", "{name}");
+                    // Only W0411 (64-bit integers in 32 bits) may remain:
+                    // `half` in `f32` adds no warning of its own.
+                    let others: Vec<_> = (emulated.warning_diagnostics().0.iter())
+                        .filter(|d| d.code != msl2wgsl::diagnostics::Code::WideIntegerNarrowed)
+                        .collect();
+                    assert!(others.is_empty(), "{name}: {}", emulated.warnings());
                     assert_eq!(native.warnings(), emulated.warnings(), "{name}");
                     assert!(
                         !mentions_f16(emulated.wgsl()),

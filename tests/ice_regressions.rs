@@ -326,12 +326,19 @@ fn fragment_helpers_discard_and_sample_with_derivatives() {
 }
 
 /// A struct template with only a specialisation (its primary declared but
-/// not defined): located errors, not a panic.
+/// not defined): located errors, not a panic. The specialisation is found
+/// (a declared primary is enough, as in C++); its pointer argument is what
+/// is not supported yet (E0401).
 #[test]
 fn specialisation_without_a_primary_template_is_located() {
     let body = "template <typename T> struct D;\n\
                 template <typename T> struct D<device T*> { device T* p; };\n\
                 kernel void k(device float* o [[buffer(0)]]) { D<device float*> d; o[0] = 1; }\n";
+    assert_eq!(first_code(body), Code::Unsupported);
+    // With no specialisation that matches, the undefined primary is named.
+    let body = "template <typename T> struct D;\n\
+                template <typename T> struct D<device T*> { device T* p; };\n\
+                kernel void k(device float* o [[buffer(0)]]) { D<float> d; o[0] = 1; }\n";
     assert_eq!(first_code(body), Code::Template);
 }
 
@@ -565,6 +572,9 @@ mod gpu {
     /// A depth texture sampled at level 0 in a kernel and in a helper.
     #[test]
     fn depth_texture_sampled_in_a_kernel_and_a_helper() {
+        if super::common::skip(super::common::Limit::DepthSample) {
+            return;
+        }
         let src = "float fetch(depth2d<float> d, sampler s, float2 uv) { return d.sample(s, uv); }\n\
                    kernel void k(depth2d<float> d [[texture(0)]], sampler s [[sampler(0)]],\n\
                                  device float* out [[buffer(0)]], uint2 gid [[thread_position_in_grid]]) {\n\
@@ -854,6 +864,9 @@ mod gpu {
     /// member, linked from the vertex function to the fragment function.
     #[test]
     fn stage_in_through_a_typedef_renders() {
+        if super::common::skip(super::common::Limit::FlatFirstVertex) {
+            return;
+        }
         let Some(gpu) = gpu() else { return };
         let src = format!(
             "{PRELUDE}constant float2 tri[3] = {{ float2(-1, -1), float2(3, -1), float2(-1, 3) }};\n\

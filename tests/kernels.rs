@@ -517,7 +517,7 @@ fn vector_math_swizzles_half_and_as_type() {
 fn long_and_ulong_with_native_64_bit_integers() {
     let Some(gpu) = gpu() else { return };
     if !gpu.features().contains(wgpu::Features::SHADER_INT64) {
-        eprintln!("note: skipping: the adapter has no shader-int64");
+        common::skip::missing_feature(gpu, "shader-int64");
         return;
     }
     let n = 64usize;
@@ -584,4 +584,39 @@ fn constant_left_shifts_drop_high_bits() {
         3u32 << 1,
     ];
     assert_eq!(u32s(&out[&0]), want);
+}
+
+/// Atomics read through a `const device` pointer: WGSL has atomics only in
+/// `read_write` storage, so the buffer is bound read-write (Tint refuses
+/// `var<storage>` atomics) and the load still reads the host's value.
+#[test]
+fn atomics_behind_a_const_pointer_are_read_write_storage() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(const device atomic_uint* c [[buffer(0)]], device uint* o [[buffer(1)]]) {\n  o[0] = atomic_load_explicit(c, memory_order_relaxed) + 1u;\n}\n";
+    let lib = msl2wgsl::Library::from_source("t.metal", src, &msl2wgsl::Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert!(
+        lib.wgsl()
+            .contains("var<storage, read_write> c: array<atomic<u32>>"),
+        "{}",
+        lib.wgsl()
+    );
+    let Some(gpu) = common::gpu() else { return };
+    let buffers: std::collections::BTreeMap<u32, Vec<u8>> =
+        [(0, 41u32.to_le_bytes().to_vec()), (1, vec![0u8; 4])]
+            .into_iter()
+            .collect();
+    let out = msl2wgsl::runner::run_kernel(
+        gpu,
+        "t.metal",
+        src,
+        &msl2wgsl::Options::default(),
+        "k",
+        &msl2wgsl::runner::Dispatch::Threads {
+            grid: [1, 1, 1],
+            threadgroup: [1, 1, 1],
+        },
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(common::u32s(&out[&1]), [42]);
 }

@@ -51,14 +51,15 @@ fn storage(gpu: &Gpu, label: &str, bytes: &[u8]) -> wgpu::Buffer {
         })
 }
 
-/// A buffer for a `constant` argument: the translator binds every buffer
-/// argument as `var<storage>`, so it needs `STORAGE` usage.
+/// A buffer for a `constant` argument: the translator binds it as
+/// `var<uniform>` or `var<storage, read>` (reflection's `bindingType`
+/// says which), so it gets both usages.
 fn constant(gpu: &Gpu, bytes: &[u8]) -> wgpu::Buffer {
     gpu.device()
         .create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("params"),
             contents: bytes,
-            usage: wgpu::BufferUsages::STORAGE,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::UNIFORM,
         })
 }
 
@@ -205,7 +206,7 @@ fn helper_errors_name_the_argument() {
         .dispatch_threads(gpu, [4, 1, 1], [64, 1, 1])
         .unwrap_err();
     assert!(
-        matches!(&e, RunError::MissingBuffer { name, index: 0 } if name == "input"),
+        matches!(&e, RunError::MissingBuffer { name, index: 0, .. } if name == "input"),
         "{e}"
     );
     // A uniform-only buffer where the WGSL binds storage.

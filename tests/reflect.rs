@@ -7,7 +7,7 @@ use msl2wgsl::{Library, Options};
 #[test]
 fn params_fixture_reflects_metal_layout_and_bindings() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/params.metal");
-    let lib = Library::from_file(path.as_ref(), &Options::default()).unwrap();
+    let lib = Library::from_file(path, &Options::default()).unwrap();
     let f = lib.function("apply_params").unwrap();
     assert_eq!(f.workgroup_size, Some([64, 1, 1]));
     let names: Vec<_> = f
@@ -226,7 +226,7 @@ fn json_document_has_the_documented_fields() {
         env!("CARGO_MANIFEST_DIR"),
         "/fixtures/textures/sampling.metal"
     );
-    let lib = Library::from_file(path.as_ref(), &Options::default()).unwrap();
+    let lib = Library::from_file(path, &Options::default()).unwrap();
     let doc = msl2wgsl::reflect::ReflectionDocument {
         schema_version: msl2wgsl::reflect::SCHEMA_VERSION,
         functions: lib.functions().iter().collect(),
@@ -412,4 +412,89 @@ fn builtins_are_listed_apart_from_resources() {
     );
     let names: Vec<_> = v.builtins.iter().map(|b| b.attribute.as_str()).collect();
     assert_eq!(names, ["vertex_id", "instance_id"]);
+}
+
+/// `active` is Metal's `MTLArgument.isActive` for every kind of argument
+/// and stage: an argument the function never touches, directly or in a
+/// function it calls, is inactive, whether it is a `constant T&`
+/// reference, a pointer, a texture, a sampler or threadgroup memory.
+#[test]
+fn every_kind_of_argument_is_active_only_when_used() {
+    const SOURCE: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+struct V { float4 position [[position]]; };
+float scaled(constant float& s, float x) { return s * x; }
+float4 fetch(texture2d<float> t, sampler s) { return t.sample(s, float2(0.5)); }
+kernel void k(device float* out [[buffer(0)]],
+              constant float4x4& unused_matrix [[buffer(1)]],
+              constant float& scale [[buffer(2)]],
+              device float* unused_pointer [[buffer(3)]],
+              texture2d<float> unused_texture [[texture(0)]],
+              texture2d<float> texture [[texture(1)]],
+              sampler unused_sampler [[sampler(0)]],
+              sampler linear [[sampler(1)]],
+              threadgroup float* unused_scratch [[threadgroup(0)]],
+              uint i [[thread_position_in_grid]]) {
+    out[i] = scaled(scale, fetch(texture, linear).x);
+}
+vertex V vs(constant float4x4& unused_matrix [[buffer(1)]],
+            constant float4& offset [[buffer(2)]],
+            uint vid [[vertex_id]]) {
+    V out;
+    out.position = float4(float(vid), 0.0, 0.0, 1.0) + offset;
+    return out;
+}
+fragment float4 fs(V in [[stage_in]],
+                   constant float4& unused_tint [[buffer(0)]],
+                   constant float4& tint [[buffer(1)]],
+                   texture2d<float> unused_texture [[texture(0)]],
+                   sampler unused_sampler [[sampler(0)]]) {
+    return tint;
+}
+"#;
+    let lib = Library::from_source("active.metal", SOURCE, &Options::default()).unwrap();
+    for (function, want) in [
+        (
+            "k",
+            &[
+                ("out", true),
+                ("unused_matrix", false),
+                ("scale", true),
+                ("unused_pointer", false),
+                ("unused_texture", false),
+                ("texture", true),
+                ("unused_sampler", false),
+                ("linear", true),
+                ("unused_scratch", false),
+            ][..],
+        ),
+        ("vs", &[("unused_matrix", false), ("offset", true)][..]),
+        (
+            "fs",
+            &[
+                ("unused_tint", false),
+                ("tint", true),
+                ("unused_texture", false),
+                ("unused_sampler", false),
+            ][..],
+        ),
+    ] {
+        let got: Vec<(&str, bool)> = lib
+            .function(function)
+            .unwrap()
+            .arguments
+            .iter()
+            .map(|a| (a.name.as_str(), a.active))
+            .collect();
+        assert_eq!(got, want, "{function}");
+        // The function's own WGSL binds exactly its active arguments.
+        let wgsl = lib.function_wgsl(function).unwrap();
+        for (name, active) in want {
+            let declared = wgsl.contains(&format!("var {name}:"))
+                || wgsl.contains(&format!("var<uniform> {name}:"))
+                || wgsl.contains(&format!("> {name}:"));
+            assert_eq!(declared, *active, "{function}: `{name}` in\n{wgsl}");
+        }
+    }
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{f32_bytes, gpu};
+use common::{f32_bytes, game, gpu};
 use msl2wgsl::runner::{render_library, RenderResources, RenderTarget, TextureData};
 use msl2wgsl::{Library, Options, Target};
 
@@ -15,7 +15,7 @@ fn library(name: &str) -> Library {
         target: Target::Wgpu,
         ..Options::default()
     };
-    Library::from_file(path.as_ref(), &opts).unwrap_or_else(|f| panic!("{}", f.render()))
+    Library::from_file(path, &opts).unwrap_or_else(|f| panic!("{}", f.render()))
 }
 
 fn q(v: f32) -> u8 {
@@ -90,6 +90,9 @@ fn triangle_vertices() -> ([[f32; 2]; 3], [[f32; 4]; 3], Vec<u8>) {
 
 #[test]
 fn stage_in_triangle_with_interpolated_and_flat_colours() {
+    if common::skip(common::Limit::FlatFirstVertex) {
+        return;
+    }
     let Some(gpu) = gpu() else { return };
     let lib = library("triangle.metal");
     let (p, c, bytes) = triangle_vertices();
@@ -325,6 +328,9 @@ fn clip_distances_cut_the_primitive() {
 
 #[test]
 fn dual_source_blending_with_index_1() {
+    if common::skip(common::Limit::DualSourceBlending) {
+        return;
+    }
     let Some(gpu) = gpu() else { return };
     let src = r#"
         #include <metal_stdlib>
@@ -370,6 +376,187 @@ fn dual_source_blending_with_index_1() {
                 [want[0], want[1], want[2], want[3]],
                 "dual-source blend",
             );
+        }
+    }
+}
+
+#[test]
+fn xcode_game_template_draws_from_two_vertex_buffers() {
+    let lib = library("game/Shaders.metal");
+    let descriptor = game::descriptor(&lib);
+    assert_eq!(
+        descriptor.strides,
+        std::collections::BTreeMap::from([(0, 12), (1, 8)])
+    );
+    // The fragment function declares the uniforms but never reads them.
+    let fragment = lib.function("fragmentShader").unwrap();
+    let uniforms = fragment.arguments.iter().find(|a| a.name == "uniforms");
+    assert!(!uniforms.unwrap().active);
+    let Some(gpu) = gpu() else { return };
+    let (positions, uvs) = game::quad();
+    let mut r = RenderResources::new(game::SIZE, game::SIZE, 6);
+    r.vertex_buffers.insert(0, positions);
+    r.vertex_buffers.insert(1, uvs);
+    r.vertex_buffers.insert(2, game::uniforms());
+    r.vertex_descriptor = Some(descriptor);
+    r.textures.insert(0, game::colour_map());
+    let img = &render_library(gpu, &lib, "vertexShader", "fragmentShader", &r).unwrap()[0];
+    game::check(&img.data, "render_library");
+
+    // A missing vertex buffer names the attributes it should hold.
+    r.vertex_buffers.remove(&1);
+    let err = render_library(gpu, &lib, "vertexShader", "fragmentShader", &r).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`texCoord` [[attribute(1)]] from vertex buffer 1"),
+        "{err}"
+    );
+}
+
+/// The same draw through the pipeline helpers: each vertex buffer set by
+/// its Metal index, as `setVertexBuffer:offset:atIndex:` does.
+#[test]
+fn render_command_binds_one_vertex_buffer_per_metal_index() {
+    use msl2wgsl::runner::RenderPipeline;
+    use wgpu::util::DeviceExt;
+    let Some(gpu) = gpu() else { return };
+    let lib = library("game/Shaders.metal");
+    let descriptor = game::descriptor(&lib);
+    let pipeline = RenderPipeline::with_vertex_descriptor(
+        gpu,
+        &lib,
+        ["vertexShader", "fragmentShader"],
+        &[wgpu::TextureFormat::Rgba8Unorm],
+        &Default::default(),
+        Some(&descriptor),
+    )
+    .unwrap();
+    let buffer = |bytes: &[u8], usage| {
+        gpu.device()
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents: bytes,
+                usage,
+            })
+    };
+    let (positions, uvs) = game::quad();
+    let positions = buffer(&positions, wgpu::BufferUsages::VERTEX);
+    let uvs = buffer(&uvs, wgpu::BufferUsages::VERTEX);
+    let uniforms = buffer(&game::uniforms(), wgpu::BufferUsages::UNIFORM);
+    let map = game::colour_map();
+    let texture = |size: u32, usage| {
+        gpu.device().create_texture(&wgpu::TextureDescriptor {
+            label: None,
+            size: wgpu::Extent3d {
+                width: size,
+                height: size,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage,
+            view_formats: &[],
+        })
+    };
+    let colour_map = texture(
+        game::TEXELS,
+        wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+    );
+    gpu.queue().write_texture(
+        colour_map.as_image_copy(),
+        &map.data,
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(4 * game::TEXELS),
+            rows_per_image: Some(game::TEXELS),
+        },
+        colour_map.size(),
+    );
+    let target = texture(
+        game::SIZE,
+        wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+    );
+    let view = target.create_view(&Default::default());
+    let mut command = pipeline.encoder();
+    command.set_vertex_buffer(0, &positions, 0).unwrap();
+    command.set_vertex_buffer(2, &uniforms, 0).unwrap();
+    command.set_fragment_texture(0, &colour_map);
+    let err = command
+        .draw_primitives(gpu, &[&view], Some(wgpu::Color::TRANSPARENT), 6, 1)
+        .unwrap_err();
+    assert!(err.to_string().contains("vertex buffer 1"), "{err}");
+    command.set_vertex_buffer(1, &uvs, 0).unwrap();
+    command
+        .draw_primitives(gpu, &[&view], Some(wgpu::Color::TRANSPARENT), 6, 1)
+        .unwrap();
+    game::check(&gpu.read_texture(&target).unwrap().data, "RenderCommand");
+}
+
+/// A fragment function whose `switch` returns in every case, `default`
+/// included, ends without an unreachable `return vec4<f32>();` (browsers
+/// warn for each); one without a `default` may fall off the switch and
+/// keeps it. Both draw what they say: bands of 4 pixels by `x / 4`.
+#[test]
+fn a_switch_returning_in_every_case_ends_the_function() {
+    const SOURCE: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+struct V { float4 position [[position]]; };
+vertex V cover(uint vid [[vertex_id]]) {
+    V out;
+    out.position = float4(vid == 1 ? 3.0 : -1.0, vid == 2 ? 3.0 : -1.0, 0.0, 1.0);
+    return out;
+}
+fragment float4 bands(V in [[stage_in]]) {
+    switch (int(in.position.x) / 4) {
+    case 0:
+        return float4(1.0, 0.0, 0.0, 1.0);
+    case 1:
+    case 2:
+        return float4(0.0, 1.0, 0.0, 1.0);
+    default:
+        return float4(0.0, 0.0, 1.0, 1.0);
+    }
+}
+fragment float4 partial(V in [[stage_in]]) {
+    switch (int(in.position.x) / 4) {
+    case 0:
+        return float4(1.0, 0.0, 0.0, 1.0);
+    case 1:
+    case 2:
+        return float4(0.0, 1.0, 0.0, 1.0);
+    }
+    return float4(0.0, 0.0, 1.0, 1.0);
+}
+"#;
+    let opts = Options {
+        target: Target::Wgpu,
+        ..Options::default()
+    };
+    let lib = Library::from_source("bands.metal", SOURCE, &opts).unwrap();
+    let bands = lib.function_wgsl("bands").unwrap();
+    assert!(!bands.contains("return vec4<f32>();"), "{bands}");
+    let returns = |wgsl: &str| wgsl.matches("return ").count();
+    assert_eq!(returns(&bands), 3, "one per case:\n{bands}");
+    let partial = lib.function_wgsl("partial").unwrap();
+    assert!(
+        partial.contains("return vec4(0f, 0f, 1f, 1f);")
+            || partial.contains("return vec4<f32>(0f, 0f, 1f, 1f);"),
+        "{partial}"
+    );
+    let Some(gpu) = gpu() else { return };
+    let r = RenderResources::new(16, 4, 3);
+    for fragment in ["bands", "partial"] {
+        let img = &render_library(gpu, &lib, "cover", fragment, &r).unwrap()[0];
+        for x in 0..16 {
+            let want = match x / 4 {
+                0 => [255, 0, 0, 255],
+                1 | 2 => [0, 255, 0, 255],
+                _ => [0, 0, 255, 255],
+            };
+            assert_pixel(img, x, 1, want, fragment);
         }
     }
 }

@@ -82,6 +82,8 @@ fn buffer_arg(
             is_pointer,
             struct_type: None,
             array_type: None,
+            binding_type: msl2wgsl::reflect::BufferBindingType::ReadOnlyStorage,
+            binding_size: None,
         }),
         threadgroup: None,
         texture: None,
@@ -105,6 +107,8 @@ fn kernel(
         dispatch_binding: Some(dispatch),
         uses_barriers: false,
         required_features: Vec::new(),
+        required_limits: Default::default(),
+        simd_groups: None,
         constexpr_samplers: Vec::new(),
         vertex_attributes: Vec::new(),
         vertex_stride: 0,
@@ -250,7 +254,7 @@ fn missing_and_too_small_buffers_are_errors() {
     buffers.remove(&0);
     let err = run_compute(gpu, &wgsl(SCALE), &function, &dispatch, &buffers).unwrap_err();
     assert!(
-        matches!(&err, RunError::MissingBuffer { name, index: 0 } if name == "input"),
+        matches!(&err, RunError::MissingBuffer { name, index: 0, .. } if name == "input"),
         "{err}"
     );
     assert!(err.to_string().contains("`input` [[buffer(0)]]"), "{err}");
@@ -388,4 +392,64 @@ fn kernel_without_dispatch_uniform_runs_unsplit() {
     let err =
         run_compute_with_max_groups(gpu, wgsl, &function, &dispatch, &buffers, 2).unwrap_err();
     assert!(err.to_string().contains("dispatch uniform"), "{err}");
+}
+
+/// The host API (`ComputePipeline`, `run_kernel`-style helpers) needs
+/// nothing for arguments the kernel never uses, however they are declared
+/// (`constant T&`, a texture, a sampler: Metal's `isActive` is false and
+/// Metal needs no binding for them), and still refuses to dispatch
+/// without one it reads.
+#[test]
+fn the_pipeline_helpers_need_nothing_for_inactive_arguments() {
+    use msl2wgsl::runner::ComputePipeline;
+    use msl2wgsl::{Library, Options};
+    use wgpu::util::DeviceExt;
+    let Some(gpu) = gpu() else { return };
+    let source = r#"
+        #include <metal_stdlib>
+        using namespace metal;
+        kernel void k(device float* out [[buffer(0)]],
+                      constant float4x4& unused [[buffer(1)]],
+                      constant float& scale [[buffer(2)]],
+                      texture2d<float> unused_texture [[texture(0)]],
+                      sampler unused_sampler [[sampler(0)]],
+                      uint i [[thread_position_in_grid]]) {
+            out[i] = scale * float(i);
+        }"#;
+    let library = Library::from_source("k.metal", source, &Options::default()).unwrap();
+    let active: Vec<bool> = library
+        .function("k")
+        .unwrap()
+        .arguments
+        .iter()
+        .map(|a| a.active)
+        .collect();
+    assert_eq!(active, [true, false, true, false, false]);
+    let pipeline = ComputePipeline::new(gpu, &library, "k").unwrap();
+    let buffer = |bytes: &[u8], usage| {
+        gpu.device()
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents: bytes,
+                usage,
+            })
+    };
+    let out = buffer(
+        &[0; 16],
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+    );
+    let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE;
+    let scale = buffer(&2.0f32.to_le_bytes(), usage);
+    let mut command = pipeline.encoder();
+    command.set_buffer(0, &out, 0).unwrap();
+    let err = command
+        .dispatch_threads(gpu, [4, 1, 1], [4, 1, 1])
+        .unwrap_err();
+    assert!(
+        matches!(&err, RunError::MissingBuffer { name, index: 2, .. } if name == "scale"),
+        "{err}"
+    );
+    command.set_buffer(2, &scale, 0).unwrap();
+    command.dispatch_threads(gpu, [4, 1, 1], [4, 1, 1]).unwrap();
+    assert_eq!(f32s(&gpu.read_buffer(&out).unwrap()), [0.0, 2.0, 4.0, 6.0]);
 }

@@ -30,6 +30,9 @@ fn lcg(seed: u32, steps: u32) -> u32 {
 
 #[test]
 fn gpu_work_past_the_timeout_is_an_error() {
+    if common::skip(common::Limit::GpuTimeout) {
+        return;
+    }
     if !common::has_gpu() {
         return;
     }

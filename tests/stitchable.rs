@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::source::{assert_error, translate_body, PRELUDE};
+use common::source::{assert_error, first_code, translate_body};
 use msl2wgsl::diagnostics::Code;
 use msl2wgsl::{Library, Options, Target};
 use serde_json::json;
@@ -37,15 +37,17 @@ fn library() -> Library {
         target: Target::Wgpu,
         ..Options::default()
     };
-    Library::from_file(path.as_ref(), &options).unwrap_or_else(|f| panic!("{}", f.render()))
+    Library::from_file(path, &options).unwrap_or_else(|f| panic!("{}", f.render()))
 }
 
 /// `x` rounded to `half` (round to nearest even), as a Metal conversion.
+#[cfg(feature = "runner")]
 fn h(x: f32) -> f32 {
     half::f16::from_f32(x).to_f32()
 }
 
 /// A `half` operation on two `half` operands: exact in `f32`, rounded once.
+#[cfg(feature = "runner")]
 fn hop(a: f32, b: f32, op: fn(f32, f32) -> f32) -> f32 {
     h(op(h(a), h(b)))
 }
@@ -240,15 +242,6 @@ fn signatures_swiftui_would_not_call_are_located_errors() {
         let text = assert_error(body, at, 0, message);
         assert!(text.contains("note: SwiftUI calls"), "{text}");
         assert_eq!(first_code(body), Code::StitchableSignature, "{text}");
-    }
-}
-
-/// The code of the first diagnostic of `body` (after the usual prelude).
-fn first_code(body: &str) -> Code {
-    let src = format!("{PRELUDE}{body}");
-    match Library::from_source("t.metal", &src, &Options::default()) {
-        Ok(_) => panic!("expected an error"),
-        Err(f) => f.diagnostics.0[0].code(),
     }
 }
 

@@ -7,20 +7,11 @@
 
 mod common;
 
-use common::source::{assert_error, translate_body, PRELUDE};
+use common::source::{assert_error, first_code, translate_body};
 use msl2wgsl::diagnostics::Code;
 
-/// The code of the first diagnostic of `body`, which must fail.
-fn first_code(body: &str) -> Code {
-    let src = format!("{PRELUDE}{body}");
-    match msl2wgsl::Library::from_source("t.metal", &src, &msl2wgsl::Options::default()) {
-        Ok(_) => panic!("expected an error"),
-        Err(f) => f.diagnostics.0[0].code(),
-    }
-}
-
-/// Runs kernel `entry` of `body` (after the prelude) over `n` threads with
-/// `buffers`, or `None` without a GPU.
+/// Runs kernel `entry` of `body` (after the prelude) over `n` threads in
+/// threadgroups of 16 with `buffers`, or `None` without a GPU.
 #[cfg(feature = "runner")]
 fn run(
     body: &str,
@@ -28,25 +19,7 @@ fn run(
     n: u32,
     buffers: Vec<(u32, Vec<u8>)>,
 ) -> Option<std::collections::BTreeMap<u32, Vec<u8>>> {
-    use msl2wgsl::runner::{run_kernel, Dispatch};
-    let gpu = common::gpu()?;
-    let src = format!("{PRELUDE}{body}");
-    let dispatch = Dispatch::Threads {
-        grid: [n, 1, 1],
-        threadgroup: [16, 1, 1],
-    };
-    Some(
-        run_kernel(
-            gpu,
-            "t.metal",
-            &src,
-            &msl2wgsl::Options::default(),
-            entry,
-            &dispatch,
-            &buffers.into_iter().collect(),
-        )
-        .unwrap_or_else(|e| panic!("{entry}: {e}")),
-    )
+    common::source::run_body(body, entry, (n, 16), buffers)
 }
 
 /// Attributes in every place clang accepts them in a declaration.

@@ -35,8 +35,8 @@ fn run(
         resources,
     ) {
         Ok(out) => Some(out),
-        Err(RunError::MissingFeature { feature, adapter }) if feature.contains("clamp") => {
-            eprintln!("note: skipping `{entry}`: {adapter} lacks {feature}");
+        Err(RunError::MissingFeature { feature, .. }) if feature.contains("clamp") => {
+            common::skip::missing_feature(gpu, &feature);
             None
         }
         Err(e) => panic!("{name} `{entry}`: {e}"),
@@ -247,6 +247,9 @@ const FILTER_TOLERANCE: f32 = 1.0 / 255.0 + 1e-6;
 
 #[test]
 fn sampling_in_every_address_mode() {
+    if common::skip(common::Limit::TextureWithSeveralSamplers) {
+        return;
+    }
     let (data, tex) = sampling_texture();
     let points = sample_points();
     let n = points.len();
@@ -598,6 +601,47 @@ fn writes_to_r32float_and_rgba16float() {
             );
         }
     }
+}
+
+/// `get_width(0)`/`read(coord, 0)` on storage textures: level 0 written out
+/// is the level-less WGSL query and load; the bounds check keeps the 5×4 grid
+/// inside the 4×3 texture.
+#[test]
+fn storage_textures_accept_an_explicit_level_zero() {
+    let options = Options {
+        texture_formats: vec![(0, "r32float".into()), (1, "r32float".into())],
+        ..Options::default()
+    };
+    let input: Vec<f32> = (0..12).map(|k| k as f32 * 0.5).collect();
+    let resources = Resources {
+        buffers: Default::default(),
+        textures: [
+            (0, TextureData::empty(4, 3, F::R32Float)),
+            (
+                1,
+                TextureData::new_2d(F::R32Float, 4, 3, f32_texels(input.iter().copied())),
+            ),
+        ]
+        .into_iter()
+        .collect(),
+        samplers: Default::default(),
+        constants: Default::default(),
+    };
+    let Some(out) = run(
+        "reads.metal",
+        "storage_level_zero",
+        &options,
+        Dispatch::Threads {
+            grid: [5, 4, 1],
+            threadgroup: [5, 4, 1],
+        },
+        &resources,
+    ) else {
+        return;
+    };
+    let got = f32s(&out.textures[&0].data);
+    let want: Vec<f32> = input.iter().map(|v| v * 2.0 + 43.0).collect();
+    assert_eq!(got, want);
 }
 
 #[test]

@@ -16,8 +16,10 @@ have=$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
 if [ "$have" != "$want" ]; then
     # --locked first; a registry mirror without one of its pinned
     # dependencies' versions makes that fail, then resolve afresh.
-    cargo install wasm-bindgen-cli --version "$want" --locked \
-        || cargo install wasm-bindgen-cli --version "$want"
+    # A debug build: it compiles in a third of a release build's time on
+    # CI's two cores, and it only post-processes one small module.
+    cargo install wasm-bindgen-cli --debug --version "$want" --locked \
+        || cargo install wasm-bindgen-cli --debug --version "$want"
 fi
 
 if [ ! -x /usr/bin/chromium ]; then

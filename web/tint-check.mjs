@@ -138,12 +138,14 @@ async function checkFile(device, dir, name, stubModules, counts) {
 /**
  * Messages of Tint's and Dawn's size limits, reported as LIMIT (not failing):
  * the input exceeds what WebGPU guarantees, and the translator warns about
- * the first two (src/library/limits.rs).
+ * all but the third (src/library/limits.rs).
  */
 const LIMITS = [
   'larger than the maximum allowed', // workgroup storage over 16 KiB
   'must be less than 65536', // thread-memory arrays of 65536 elements or more
   'exceeds limit of 127', // statement nesting or expression chains
+  'exceeds the maximum per-stage limit', // bindings per stage (W0405, requiredLimits)
+  'that exceeds the maximum allowed', // workgroup sizes (W0405, requiredLimits)
 ];
 
 /** Files checked per child process. */

@@ -71,6 +71,7 @@ pub fn run(bench: &Bench, w: u32, h: u32) -> anyhow::Result<()> {
             groups: params.threadgroups,
             buffers: vec![(0, &src), (1, &dst), (2, &size)],
             dispatch: None,
+            constants: Vec::new(),
         },
     ];
     let mut rows = Vec::new();

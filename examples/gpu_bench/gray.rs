@@ -77,6 +77,7 @@ pub fn run(bench: &Bench, w: u32, h: u32) -> anyhow::Result<()> {
             groups: quads.threadgroups,
             buffers: vec![(0, &rgba), (1, &gray), (2, &size)],
             dispatch: None,
+            constants: Vec::new(),
         },
     ];
     let mut rows = Vec::new();

@@ -3,7 +3,8 @@
 
 use msl2wgsl::reflect::DispatchParams;
 use msl2wgsl::runner::Gpu;
-use msl2wgsl::{Library, Options, Target};
+use msl2wgsl::wgpu;
+use msl2wgsl::{Library, Options, SimdGroups, Target};
 use wgpu::util::DeviceExt;
 
 /// The device and the number of timed dispatches per kernel.
@@ -30,6 +31,9 @@ pub struct Kernel<'a> {
     pub buffers: Vec<(u32, &'a wgpu::Buffer)>,
     /// The translated kernel's dispatch uniform: binding and contents.
     pub dispatch: Option<(u32, DispatchParams)>,
+    /// Pipeline-overridable constants (the translated kernel's
+    /// `metal_whole_grid`, for a grid of whole threadgroups).
+    pub constants: Vec<(&'static str, f64)>,
 }
 
 /// A kernel translated from MSL: WGSL, entry point, the group-0 binding of
@@ -46,6 +50,11 @@ pub struct Translated {
     pub dispatch: Option<u32>,
     /// wgpu features the kernel needs (reflection spelling).
     pub required_features: Vec<String>,
+    /// Threads per threadgroup.
+    pub threadgroup_size: [u32; 3],
+    /// Whether the kernel has barriers (and so the `metal_whole_grid`
+    /// override).
+    pub uses_barriers: bool,
 }
 
 impl Translated {
@@ -73,6 +82,21 @@ impl Translated {
                 .map(|(i, b)| (self.at(i), *b))
                 .collect(),
             dispatch: self.dispatch.map(|b| (b, params)),
+            constants: self.constants(&params),
+        }
+    }
+
+    /// What a host sets for a dispatch as `params` says: the kernel's
+    /// `metal_whole_grid` is `true` when the grid is whole threadgroups,
+    /// as `msl2wgsl::runner` sets it.
+    pub fn constants(&self, params: &DispatchParams) -> Vec<(&'static str, f64)> {
+        let whole = msl2wgsl::runner::is_whole_grid(&msl2wgsl::runner::Dispatch::Threads {
+            grid: params.grid_size,
+            threadgroup: self.threadgroup_size,
+        });
+        match self.uses_barriers && whole {
+            true => vec![(msl2wgsl::reflect::WHOLE_GRID_OVERRIDE, 1.0)],
+            false => Vec::new(),
         }
     }
 }
@@ -86,12 +110,47 @@ pub fn translate(
     threadgroup_size: [u32; 3],
     threadgroup_memory: &[(u32, u32)],
 ) -> anyhow::Result<Translated> {
+    translate_simd(
+        file,
+        source,
+        entry,
+        threadgroup_size,
+        threadgroup_memory,
+        SimdGroups::Native,
+    )
+}
+
+/// [`translate`] with SIMD-group functions lowered as `simd` says.
+pub fn translate_simd(
+    file: &str,
+    source: &str,
+    entry: &str,
+    threadgroup_size: [u32; 3],
+    threadgroup_memory: &[(u32, u32)],
+    simd: SimdGroups,
+) -> anyhow::Result<Translated> {
+    let options = Options {
+        simd,
+        threadgroup_memory: threadgroup_memory.to_vec(),
+        ..Options::default()
+    };
+    translate_options(file, source, entry, threadgroup_size, options)
+}
+
+/// [`translate`] with the rest of the translation's options given: the
+/// target (always wgpu), the threadgroup size and the entry are set here.
+pub fn translate_options(
+    file: &str,
+    source: &str,
+    entry: &str,
+    threadgroup_size: [u32; 3],
+    options: Options,
+) -> anyhow::Result<Translated> {
     let options = Options {
         target: Target::Wgpu,
         threadgroup_size: Some(threadgroup_size),
-        threadgroup_memory: threadgroup_memory.to_vec(),
         entries: vec![entry.to_string()],
-        ..Options::default()
+        ..options
     };
     let library = Library::from_source(file, source, &options)
         .map_err(|e| anyhow::anyhow!("{file}: translation failed:\n{e:?}"))?;
@@ -112,6 +171,8 @@ pub fn translate(
             .collect(),
         dispatch: f.dispatch_binding.as_ref().map(group0),
         required_features: f.required_features.clone(),
+        threadgroup_size,
+        uses_barriers: f.uses_barriers,
     })
 }
 
@@ -181,7 +242,10 @@ impl Bench {
             layout: None,
             module: &module,
             entry_point: Some(&kernel.entry),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &kernel.constants,
+                ..Default::default()
+            },
             cache: None,
         });
         let uniform = kernel.dispatch.map(|(binding, params)| {
@@ -223,6 +287,59 @@ impl Bench {
     /// Records `record` into `iterations` timestamped compute passes of one
     /// submission and returns the median pass time in nanoseconds.
     fn median_ns(&self, record: impl Fn(&mut wgpu::ComputePass)) -> anyhow::Result<f64> {
+        self.median_passes(|encoder, queries, i| {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                    query_set: queries,
+                    beginning_of_pass_write_index: Some(2 * i),
+                    end_of_pass_write_index: Some(2 * i + 1),
+                }),
+            });
+            record(&mut pass);
+        })
+    }
+
+    /// Records `record` into `iterations` timestamped render passes that
+    /// clear and draw into `target`, and returns the median pass time in
+    /// nanoseconds.
+    pub fn median_render_ns(
+        &self,
+        target: &wgpu::TextureView,
+        record: impl Fn(&mut wgpu::RenderPass),
+    ) -> anyhow::Result<f64> {
+        self.median_passes(|encoder, queries, i| {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: None,
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: target,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: Some(wgpu::RenderPassTimestampWrites {
+                    query_set: queries,
+                    beginning_of_pass_write_index: Some(2 * i),
+                    end_of_pass_write_index: Some(2 * i + 1),
+                }),
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            record(&mut pass);
+        })
+    }
+
+    /// Records `iterations` passes with `pass(encoder, queries, i)`, which
+    /// writes timestamps `2i` and `2i + 1`, into one submission and returns
+    /// the median difference in nanoseconds.
+    fn median_passes(
+        &self,
+        pass: impl Fn(&mut wgpu::CommandEncoder, &wgpu::QuerySet, u32),
+    ) -> anyhow::Result<f64> {
         let device = self.gpu.device();
         let count = self.iterations as u32 * 2;
         let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -238,15 +355,7 @@ impl Bench {
         });
         let mut encoder = device.create_command_encoder(&Default::default());
         for i in 0..self.iterations as u32 {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                    query_set: &queries,
-                    beginning_of_pass_write_index: Some(2 * i),
-                    end_of_pass_write_index: Some(2 * i + 1),
-                }),
-            });
-            record(&mut pass);
+            pass(&mut encoder, &queries, i);
         }
         encoder.resolve_query_set(&queries, 0..count, &resolve, 0);
         self.gpu.queue().submit([encoder.finish()]);

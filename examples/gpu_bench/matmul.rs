@@ -61,8 +61,11 @@ fn reference(a: &[f32], b: &[f32], n: usize) -> Vec<f32> {
     c
 }
 
-/// Times the product of two `n` × `n` matrices.
-pub fn run(bench: &Bench, n: u32) -> anyhow::Result<()> {
+/// Times the product of two `n` × `n` matrices, with the translated
+/// kernel's WGSL edited by hand in each `.wgsl` file of `variants` (entry
+/// `matmul_tiled`, the translated bindings) after the two kernels: how one
+/// finds what part of the translation costs.
+pub fn run(bench: &Bench, n: u32, variants: Option<&std::path::Path>) -> anyhow::Result<()> {
     println!("\nmatrix multiply: {n}x{n} f32, 16x16 tiles");
     let source = include_str!("../../fixtures/bench/matmul_tiled.metal");
     let t = translate(
@@ -81,7 +84,21 @@ pub fn run(bench: &Bench, n: u32) -> anyhow::Result<()> {
     let dims = bench.input(bytemuck::cast_slice(&[n, n, n, 0]));
     let buf_c = bench.output(u64::from(n * n) * 4);
     let params = grid([n, n, 1], [16, 16, 1]);
-    let kernels = [
+    let mut edited = Vec::new();
+    if let Some(dir) = variants {
+        let mut files: Vec<_> = std::fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+        files.retain(|p| p.extension().is_some_and(|e| e == "wgsl"));
+        files.sort();
+        for file in files {
+            let name = file.file_stem().unwrap_or_default().to_string_lossy();
+            // Row names are `&'static`; a few file names live until exit.
+            let name: &'static str = Box::leak(name.into_owned().into_boxed_str());
+            edited.push((name, std::fs::read_to_string(&file)?));
+        }
+    }
+    let mut kernels = vec![
         t.kernel(
             "translated matmul_tiled",
             params,
@@ -94,8 +111,25 @@ pub fn run(bench: &Bench, n: u32) -> anyhow::Result<()> {
             groups: params.threadgroups,
             buffers: vec![(0, &buf_a), (1, &buf_b), (2, &buf_c), (3, &dims)],
             dispatch: None,
+            constants: Vec::new(),
         },
     ];
+    for (name, wgsl) in edited {
+        let dispatch = wgsl.contains("metal_dispatch");
+        let constants = match wgsl.contains(msl2wgsl::reflect::WHOLE_GRID_OVERRIDE) {
+            true => t.constants(&params),
+            false => Vec::new(),
+        };
+        kernels.push(Kernel {
+            name,
+            wgsl,
+            entry: "matmul_tiled".into(),
+            groups: params.threadgroups,
+            buffers: vec![(0, &buf_a), (1, &buf_b), (2, &buf_c), (3, &dims)],
+            dispatch: dispatch.then_some((192, params)),
+            constants,
+        });
+    }
     let mut rows = Vec::new();
     for kernel in &kernels {
         let ns = bench.time(kernel)?;

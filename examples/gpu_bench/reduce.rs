@@ -6,7 +6,9 @@
 //! integer below 2^24 and no order of summation rounds. Bandwidth counts
 //! the input read once.
 
-use super::harness::{check_exact, grid, print_rows, translate, Bench, Kernel, Row};
+use super::harness::{
+    check_exact, grid, print_rows, translate, translate_simd, Bench, Kernel, Row,
+};
 
 /// Floats one threadgroup sums.
 const PER_GROUP: u32 = 256 * 16;
@@ -60,6 +62,26 @@ pub fn run(bench: &Bench, count: u32) -> anyhow::Result<()> {
         println!("skipped: {e}");
         return Ok(());
     }
+    // The same kernel with Apple's 32-lane SIMD groups emulated in
+    // threadgroup memory (what adapters whose subgroups are not 32 wide get).
+    // Its 32-lane form, whose SIMD-group calls are threadgroup-uniform:
+    // with native subgroups where the adapter's are 32 wide, and with the
+    // emulation (what other adapters get).
+    let source_32 = include_str!("../../fixtures/bench/reduce_sum_32.metal");
+    let width32 = |simd| {
+        translate_simd(
+            "reduce_sum_32.metal",
+            source_32,
+            "reduce_sum_32",
+            [256, 1, 1],
+            &[],
+            simd,
+        )
+    };
+    let emulated = width32(msl2wgsl::SimdGroups::Emulated32)?;
+    let native_32 = width32(msl2wgsl::SimdGroups::Native)?;
+    let lanes_32 =
+        bench.gpu.simd_groups(msl2wgsl::SimdGroups::Auto) == msl2wgsl::SimdGroups::Native;
     let data: Vec<f32> = (0..count).map(|i| (i % 16) as f32).collect();
     let want: Vec<f32> = data
         .chunks(PER_GROUP as usize)
@@ -75,6 +97,16 @@ pub fn run(bench: &Bench, count: u32) -> anyhow::Result<()> {
             grid([groups * 256, 1, 1], [256, 1, 1]),
             &[&input, &partial, &count4],
         ),
+        emulated.kernel(
+            "translated reduce_sum_32, 32 lanes emulated",
+            grid([groups * 256, 1, 1], [256, 1, 1]),
+            &[&input, &partial, &count4],
+        ),
+        native_32.kernel(
+            "translated reduce_sum_32, native 32-lane subgroups",
+            grid([groups * 256, 1, 1], [256, 1, 1]),
+            &[&input, &partial, &count4],
+        ),
         Kernel {
             name: "hand-written WGSL (subgroupAdd)",
             wgsl: HAND_WGSL.into(),
@@ -82,10 +114,18 @@ pub fn run(bench: &Bench, count: u32) -> anyhow::Result<()> {
             groups: [groups, 1, 1],
             buffers: vec![(0, &input), (1, &partial)],
             dispatch: None,
+            constants: Vec::new(),
         },
     ];
     let mut rows = Vec::new();
     for kernel in &kernels {
+        if kernel.name.contains("native 32-lane") && !lanes_32 {
+            println!(
+                "{}: skipped (the adapter's subgroups are not 32 lanes wide)",
+                kernel.name
+            );
+            continue;
+        }
         let ns = bench.time(kernel)?;
         check_exact(kernel.name, &bench.read_f32(&partial)?, &want)?;
         bench.clear(&partial);
@@ -95,6 +135,7 @@ pub fn run(bench: &Bench, count: u32) -> anyhow::Result<()> {
             work: f64::from(count) * 4.0,
         });
     }
-    print_rows(&rows, "GB/s", 1);
+    // The hand-written kernel, the last row, is the reference.
+    print_rows(&rows, "GB/s", rows.len() - 1);
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! The stream kernel: Apple's `add_arrays` translated by msl2wgsl (one
 //! float per thread, Metal's ragged-grid guard and dispatch uniform
 //! included), the same add hand-written in WGSL (one `f32` per thread), and
-//! the best hand-written stream add (`vec4<f32>` per thread). Bandwidth
+//! the best hand-written stream add (`vec4<f32>` per thread) with its
+//! translated twin (`add_arrays4`, one `float4` per thread). Bandwidth
 //! counts the bytes the algorithm must move: two reads and one write per
 //! element.
 
@@ -43,6 +44,14 @@ pub fn run(bench: &Bench, elements: u32) -> anyhow::Result<()> {
     );
     let source = include_str!("../../fixtures/add_arrays.metal");
     let t = translate("add_arrays.metal", source, "add_arrays", [256, 1, 1], &[])?;
+    let source4 = include_str!("../../fixtures/bench/add_arrays4.metal");
+    let t4 = translate(
+        "add_arrays4.metal",
+        source4,
+        "add_arrays4",
+        [256, 1, 1],
+        &[],
+    )?;
     let bytes = u64::from(elements) * 4;
     let a: Vec<f32> = (0..elements).map(|i| (i % 1024) as f32).collect();
     let (buf_a, buf_b) = (
@@ -57,6 +66,7 @@ pub fn run(bench: &Bench, elements: u32) -> anyhow::Result<()> {
         groups: split(threads),
         buffers: vec![(0, &buf_a), (1, &buf_b), (2, &buf_c)],
         dispatch: None,
+        constants: Vec::new(),
     };
     let kernels = [
         t.kernel(
@@ -65,6 +75,11 @@ pub fn run(bench: &Bench, elements: u32) -> anyhow::Result<()> {
             &[&buf_a, &buf_b, &buf_c],
         ),
         hand("hand-written WGSL (f32/thread)", SCALAR_WGSL, elements),
+        t4.kernel(
+            "translated add_arrays4 (float4/thread)",
+            grid([elements / 4, 1, 1], [256, 1, 1]),
+            &[&buf_a, &buf_b, &buf_c],
+        ),
         hand("hand-written WGSL (vec4/thread)", VEC4_WGSL, elements / 4),
     ];
     println!(

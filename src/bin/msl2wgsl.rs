@@ -7,15 +7,18 @@
 //! (a file literally named `run` is given as `./run`).
 #![forbid(unsafe_code)]
 
-use clap::{ArgGroup, Args, Parser, ValueEnum};
+use choices::{BackendArg, HalfArg, PlatformArg, SimdArg, TargetArg, UniformLayoutArg};
+use clap::{ArgGroup, Args, Parser};
 use msl2wgsl::diagnostics::Code;
 use msl2wgsl::reflect::{BindingMap, ReflectionDocument, SCHEMA_VERSION};
-use msl2wgsl::{Library, Options, Target};
+use msl2wgsl::{Library, Options};
 use std::ffi::OsString;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+#[path = "msl2wgsl/choices.rs"]
+mod choices;
 #[path = "msl2wgsl/render.rs"]
 mod render;
 #[path = "msl2wgsl/report.rs"]
@@ -24,7 +27,6 @@ mod report;
 /// Exit status: the input is invalid or untranslatable, or a run failed.
 const FAILURE: u8 = 1;
 /// Exit status: bad usage.
-#[cfg_attr(not(feature = "runner"), allow(dead_code))]
 const USAGE: u8 = 2;
 
 /// Translate Metal Shading Language to WGSL.
@@ -96,31 +98,19 @@ struct CompileArgs {
     /// which lavapipe, GL and many browsers' adapters lack).
     #[arg(long, value_enum, default_value_t = HalfArg::F32)]
     half: HalfArg,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum HalfArg {
-    /// WGSL `f16` (`enable f16;`).
-    F16,
-    /// `f32` values rounded to half precision.
-    F32,
-}
-
-impl From<HalfArg> for msl2wgsl::library::HalfMode {
-    fn from(h: HalfArg) -> Self {
-        match h {
-            HalfArg::F16 => Self::F16,
-            HalfArg::F32 => Self::F32,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum PlatformArg {
-    /// `__METAL_MACOS__`
-    Macos,
-    /// `__METAL_IOS__`
-    Ios,
+    /// Which `constant` buffer arguments become `var<uniform>`: wgsl (those
+    /// whose Metal layout meets WGSL's uniform layout rules), standard
+    /// (every fixed-size one, with `requires uniform_buffer_standard_layout;`:
+    /// Chromium 144 and later; `--target webgpu` only) or none (all storage).
+    #[arg(long, value_enum, default_value_t = UniformLayoutArg::Wgsl)]
+    uniform_layout: UniformLayoutArg,
+    /// How SIMD-group functions run: auto (Apple's 32-lane SIMD groups,
+    /// emulated in threadgroup memory, except in a kernel that calls them in
+    /// non-uniform control flow, which uses the adapter's subgroups with a
+    /// warning), emulated32 (the emulation or an error) or native (the
+    /// adapter's subgroups: Apple's results where they are 32 lanes wide).
+    #[arg(long, value_enum, default_value_t = SimdArg::Auto)]
+    simd: SimdArg,
 }
 
 impl CompileArgs {
@@ -136,28 +126,11 @@ impl CompileArgs {
         options.texture_formats = self.texture_format.clone();
         options.binding_map = self.binding_map.clone().unwrap_or_default();
         options.half = self.half.into();
-        options.preprocess.platform = match self.platform {
-            PlatformArg::Macos => msl2wgsl::preprocess::Platform::MacOs,
-            PlatformArg::Ios => msl2wgsl::preprocess::Platform::Ios,
-        };
+        options.uniform_layout = self.uniform_layout.into();
+        options.simd = self.simd.into();
+        options.preprocess.platform = self.platform.into();
+        options.error_limit = self.report.error_limit();
         options
-    }
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum TargetArg {
-    /// Only WGSL that browsers accept.
-    Webgpu,
-    /// May use wgpu's native extensions.
-    Wgpu,
-}
-
-impl From<TargetArg> for Target {
-    fn from(t: TargetArg) -> Target {
-        match t {
-            TargetArg::Webgpu => Target::WebGpu,
-            TargetArg::Wgpu => Target::Wgpu,
-        }
     }
 }
 
@@ -229,8 +202,15 @@ struct RunArgs {
     /// `shader-f16`, f32 whatever this says.
     #[arg(long, value_enum, default_value_t = HalfArg::F16)]
     half: HalfArg,
-    /// Print the adapter that ran the kernel (to stderr).
-    #[arg(long)]
+    /// The platform predefined macros announce (`__METAL_MACOS__` or `__METAL_IOS__`).
+    #[arg(long, value_enum, default_value_t = PlatformArg::Macos)]
+    platform: PlatformArg,
+    /// The backend to run on (default: `WGPU_BACKEND`, else wgpu's choice
+    /// among Vulkan, Metal and DX12, then GL).
+    #[arg(long, value_enum)]
+    backend: Option<BackendArg>,
+    /// Print the adapter that ran the kernel, with its backend (to stderr).
+    #[arg(long, visible_alias = "verbose")]
     adapter: bool,
     #[command(flatten)]
     report: report::ReportArgs,
@@ -247,6 +227,13 @@ struct TestArgs {
     /// web/conformance/run.mjs) instead of on wgpu.
     #[arg(long)]
     browser: bool,
+    /// The backend to run on (default: `WGPU_BACKEND`, else wgpu's choice
+    /// among Vulkan, Metal and DX12, then GL); not with --browser.
+    #[arg(long, value_enum, conflicts_with = "browser")]
+    backend: Option<BackendArg>,
+    /// Print the adapter that ran the cases, with its backend (to stderr).
+    #[arg(long, visible_alias = "verbose")]
+    adapter: bool,
 }
 
 /// Where a `--buffer` gets its bytes.
@@ -429,7 +416,7 @@ fn main() -> ExitCode {
         Some("run") => run(parse_sub("msl2wgsl run", rest())),
         Some("test") => test(parse_sub("msl2wgsl test", rest())),
         Some("render") => render::render(parse_sub("msl2wgsl render", rest())),
-        _ => translate(TranslateArgs::parse_from(&args)),
+        _ => translate(parse_or_exit(args.iter().cloned())),
     };
     ExitCode::from(code)
 }
@@ -450,7 +437,27 @@ fn clang_spellings(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
 
 /// Parses a subcommand's arguments; clap exits with 2 on bad usage.
 fn parse_sub<T: Parser>(name: &str, rest: impl Iterator<Item = OsString>) -> T {
-    T::parse_from(std::iter::once(OsString::from(name)).chain(rest))
+    parse_or_exit(std::iter::once(OsString::from(name)).chain(rest))
+}
+
+/// Parses `args` (the program name first). A usage error exits with 2,
+/// written as clap writes it or, when the arguments ask for
+/// `--error-format json`, as one JSON diagnostic (code `E0007`), so that a
+/// tool reading JSON gets JSON whatever went wrong. Help and version go to
+/// stdout as usual.
+fn parse_or_exit<T: Parser>(args: impl Iterator<Item = OsString>) -> T {
+    let args: Vec<OsString> = args.collect();
+    match T::try_parse_from(&args) {
+        Ok(parsed) => parsed,
+        Err(e) if e.use_stderr() && report::json_requested(&args) => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            let message = first.strip_prefix("error: ").unwrap_or(first);
+            to_stderr(&report::json_error(message, Code::Usage));
+            std::process::exit(USAGE.into())
+        }
+        Err(e) => e.exit(),
+    }
 }
 
 /// `msl2wgsl: error: ...` on stderr (with `--error-format json`, a JSON
@@ -537,7 +544,14 @@ fn compile(name: &str, source: &str, options: &Options) -> Result<Library, u8> {
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and
 /// a rename, so `path` is never left half-written.
+///
+/// Only a regular file (or a new one) is replaced: a rename over a symbolic
+/// link, a FIFO or `-o /dev/null` would put a regular file in its place (as
+/// root, for every later reader of `/dev/null`), so those are written through.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_file()) {
+        return std::fs::write(path, bytes);
+    }
     let file_name = path
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;

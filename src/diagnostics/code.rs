@@ -60,6 +60,9 @@ codes! {
     /// A command-line request that cannot be carried out as given (an
     /// option given twice, a missing choice, no conformance cases).
     Usage = "E0007",
+    /// More errors than the error limit (`--error-limit`): the rest are
+    /// not reported.
+    TooManyErrors = "E0008",
     /// Formerly a preprocessor error with no specific code; no longer used.
     Preprocess = "E0100",
     /// `#include` names a file found in no search folder.
@@ -186,6 +189,9 @@ codes! {
     /// a way that needs it as a WGSL value, or whose pointer members are not
     /// known at translation time (`src/lower/metal/pointer_members.rs`).
     PointerMember = "E0407",
+    /// A SIMD-group function in non-uniform control flow where 32-lane SIMD
+    /// groups are emulated (`--simd emulated32`).
+    SimdNonUniform = "E0410",
     /// A bug in msl2wgsl: the generated module does not validate, or an
     /// internal check failed.
     Internal = "E0900",
@@ -205,6 +211,9 @@ codes! {
     ExtraTokens = "W0105",
     /// `#include_next` where there is no next folder to search from.
     IncludeNextMisplaced = "W0106",
+    /// A namespace-scope redefinition read as hiding the earlier definition
+    /// (`src/sema/redefinition.rs`).
+    RedefinitionHides = "W0300",
     /// Formerly a lowering warning with no specific code; no longer used.
     LoweringWarning = "W0400",
     /// An attribute WGSL has no equivalent for, dropped.
@@ -213,8 +222,31 @@ codes! {
     LargeArray = "W0402",
     /// An unknown attribute close to a known one (a likely typo), ignored.
     AttributeIgnored = "W0403",
-    /// A buffer argument without `[[buffer(n)]]`: Metal's implicit index assumed.
+    /// A buffer, texture or sampler argument without its index attribute:
+    /// Metal's implicit index (the first free one of its kind) assumed.
     ImplicitBufferIndex = "W0404",
+    /// A function that needs more of a WebGPU limit than the default
+    /// (storage buffers per stage, ...): the device must ask for it.
+    DefaultLimitExceeded = "W0405",
+    /// A kernel that indexes `[[threadgroup(n)]]` memory whose length the
+    /// host sets at dispatch: left out of the WGSL, translated per length.
+    ThreadgroupLengthAtDispatch = "W0406",
+    /// A `metal::os_log` logging call: WebGPU has no shader logging, so it
+    /// is dropped (its arguments are not evaluated).
+    LoggingDropped = "W0407",
+    /// A buffer struct's trailing one-element array (SPIR-V Cross's
+    /// runtime-sized arrays) kept at one element: WGSL clamps indexes past 0.
+    TrailingArrayClamped = "W0408",
+    /// An `atomic_thread_fence` of device or system scope translated to a
+    /// workgroup barrier, which orders memory only within the threadgroup.
+    FenceNarrowed = "W0409",
+    /// A kernel that calls SIMD-group functions in non-uniform control flow
+    /// uses the adapter's subgroups instead of the 32-lane emulation.
+    SimdNativeFallback = "W0410",
+    /// 64-bit integers (`long`, `size_t`, ...) computed in their low 32
+    /// bits on WebGPU (`src/lower/metal/wide_integers.rs`); one per
+    /// translation unit.
+    WideIntegerNarrowed = "W0411",
 }
 
 impl Code {

@@ -7,6 +7,8 @@
 
 use crate::types::{Scalar, StructId, Structs, Type};
 
+pub mod uniform;
+
 /// Size and alignment of a type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SizeAlign {
@@ -62,6 +64,11 @@ pub fn metal(ty: &Type, structs: &Structs) -> SizeAlign {
         },
         // Resources in argument buffers are 8-byte handles (MSL §2.13).
         Type::Texture(_) | Type::Sampler { .. } => SizeAlign { size: 8, align: 8 },
+        // Each thread holds two elements of the SIMD group's matrix.
+        Type::SimdgroupMatrix(s) => SizeAlign {
+            size: 2 * s.size(),
+            align: s.size(),
+        },
         Type::Atomic(s) => SizeAlign {
             size: s.size(),
             align: s.size(),
@@ -80,6 +87,9 @@ pub struct StructLayout {
 
 /// Metal's (C++ standard) layout of struct `id`.
 pub fn struct_layout(id: StructId, structs: &Structs) -> StructLayout {
+    if structs.get(id).is_union {
+        return union_layout(id, structs);
+    }
     let mut offsets = Vec::new();
     let mut cursor = 0;
     let mut align = 1;
@@ -99,6 +109,29 @@ pub fn struct_layout(id: StructId, structs: &Structs) -> StructLayout {
     }
 }
 
+/// A union's layout (C++ [class.union]): every member at offset 0, the
+/// size the largest member's rounded up to the largest alignment.
+fn union_layout(id: StructId, structs: &Structs) -> StructLayout {
+    let members = &structs.get(id).members;
+    let (size, align) = members.iter().fold((1, 1), |(size, align), m| {
+        let sa = metal(&m.ty, structs);
+        (size.max(sa.size), align.max(sa.align))
+    });
+    StructLayout {
+        offsets: vec![0; members.len()],
+        size_align: SizeAlign {
+            size: round_up(size, align),
+            align,
+        },
+    }
+}
+
+/// The number of 32-bit words that hold a union of Metal size `size`
+/// outside buffers (a value, or storage of its own).
+pub fn union_words(size: u32) -> u32 {
+    size.div_ceil(4)
+}
+
 /// WGSL's default size and alignment of the type `ty` lowers to, with
 /// structs laid out by their [`PaddingPlan`].
 pub fn wgsl(ty: &Type, structs: &Structs) -> Result<SizeAlign, Unrepresentable> {
@@ -106,7 +139,12 @@ pub fn wgsl(ty: &Type, structs: &Structs) -> Result<SizeAlign, Unrepresentable> 
         Type::Scalar(s) | Type::Vector(s, _)
             if matches!(
                 s,
-                Scalar::Bool | Scalar::Char | Scalar::UChar | Scalar::Short | Scalar::UShort
+                Scalar::Bool
+                    | Scalar::Char
+                    | Scalar::UChar
+                    | Scalar::Short
+                    | Scalar::UShort
+                    | Scalar::BFloat
             ) =>
         {
             return Err(Unrepresentable { member: None })
@@ -138,10 +176,16 @@ pub fn wgsl(ty: &Type, structs: &Structs) -> Result<SizeAlign, Unrepresentable> 
                 align: e.align,
             }
         }
+        // Unions are words, read and written through word views.
+        Type::Struct(id) if structs.get(*id).is_union => {
+            return Err(Unrepresentable { member: None })
+        }
         Type::Struct(id) => padding_plan(*id, structs)?.size_align,
         // Atomics lower to 32-bit words.
         Type::Atomic(_) => SizeAlign { size: 4, align: 4 },
-        Type::Texture(_) | Type::Sampler { .. } => return Err(Unrepresentable { member: None }),
+        Type::Texture(_) | Type::Sampler { .. } | Type::SimdgroupMatrix(_) => {
+            return Err(Unrepresentable { member: None })
+        }
         // 8/16-bit integers and bools are held in 32 bits, packed vectors as
         // aligned vectors: neither has Metal's layout in WGSL.
         Type::Packed(..) => return Err(Unrepresentable { member: None }),
@@ -187,6 +231,9 @@ pub struct Unrepresentable {
 /// Plans struct `id`: walks the members with a WGSL cursor and inserts
 /// padding wherever WGSL would place a member before Metal does.
 pub fn padding_plan(id: StructId, structs: &Structs) -> Result<PaddingPlan, Unrepresentable> {
+    if structs.get(id).is_union {
+        return Err(Unrepresentable { member: None });
+    }
     let layout = struct_layout(id, structs);
     let def = structs.get(id);
     let mut members = Vec::new();

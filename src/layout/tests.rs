@@ -18,6 +18,7 @@ fn structs_with(members: &[Type]) -> (Structs, StructId) {
             })
             .collect(),
         span: Span::default(),
+        is_union: false,
     });
     (s, id)
 }
@@ -310,6 +311,7 @@ fn metal_struct_offset_table() {
             },
         ],
         span: Span::default(),
+        is_union: false,
     });
     assert_eq!(struct_layout(outer, &s).offsets, vec![0, 2]);
     assert_eq!(
@@ -388,6 +390,7 @@ fn padding_plans_give_metal_offsets_under_wgsl_layout_rules() {
         name: "Inner".into(),
         members: vec![member("v", t("float3")), member("h", t("half"))],
         span: Span::default(),
+        is_union: false,
     });
     // (members, Metal offsets, Metal size)
     let cases: Vec<(Vec<Type>, Vec<u32>, u32)> = vec![
@@ -437,6 +440,7 @@ fn padding_plans_give_metal_offsets_under_wgsl_layout_rules() {
                 .map(|(i, ty)| member(&format!("m{i}"), ty.clone()))
                 .collect(),
             span: Span::default(),
+            is_union: false,
         });
         assert_eq!(struct_layout(id, &structs).offsets, offsets, "{members:?}");
         let mut text = String::from("enable f16;\n");
@@ -491,5 +495,69 @@ fn packed_and_narrow_members_have_no_padding_plan() {
             Err(Unrepresentable { member }),
             "{members:?}"
         );
+    }
+}
+
+/// A union of `members` and a struct `{ uchar; union; ushort }` holding it.
+fn union_in_struct(members: &[Type]) -> (Structs, StructId, StructId) {
+    let (mut s, u) = structs_with(members);
+    s.0[u.0 as usize].is_union = true;
+    let outer = s.push(StructDef {
+        name: "Outer".into(),
+        members: vec![
+            member("c", Type::Scalar(Scalar::UChar)),
+            member("u", Type::Struct(u)),
+            member("n", Type::Scalar(Scalar::UShort)),
+        ],
+        span: Span::default(),
+        is_union: false,
+    });
+    (s, u, outer)
+}
+
+#[test]
+fn a_union_is_its_largest_member_at_the_largest_alignment() {
+    let uchar5 = Type::Array(Box::new(Type::Scalar(Scalar::UChar)), 5);
+    // (members, union size and alignment, Outer's offsets and size)
+    let cases: Vec<(Vec<Type>, SizeAlign, Vec<u32>, u32)> = vec![
+        // float and uint: 4 bytes; Outer: c@0, u@4, n@8, size 12.
+        (
+            vec![Type::FLOAT, Type::UINT],
+            SizeAlign { size: 4, align: 4 },
+            vec![0, 4, 8],
+            12,
+        ),
+        // uchar[5] and ushort: 5 bytes rounded up to the alignment 2.
+        (
+            vec![uchar5, Type::Scalar(Scalar::UShort)],
+            SizeAlign { size: 6, align: 2 },
+            vec![0, 2, 8],
+            10,
+        ),
+        // float3 (16, 16-aligned) beside half: Outer: u@16, n@32, size 48.
+        (
+            vec![Type::Scalar(H), Type::Vector(F, 3)],
+            SizeAlign {
+                size: 16,
+                align: 16,
+            },
+            vec![0, 16, 32],
+            48,
+        ),
+    ];
+    for (members, sa, offsets, size) in cases {
+        let (s, u, outer) = union_in_struct(&members);
+        let l = struct_layout(u, &s);
+        assert_eq!(l.size_align, sa, "{members:?}");
+        assert!(l.offsets.iter().all(|o| *o == 0), "{members:?}");
+        let o = struct_layout(outer, &s);
+        assert_eq!(
+            (o.offsets, o.size_align.size),
+            (offsets, size),
+            "{members:?}"
+        );
+        // WGSL cannot declare overlapping members: word views hold them.
+        assert!(wgsl(&Type::Struct(u), &s).is_err());
+        assert!(padding_plan(outer, &s).is_err());
     }
 }

@@ -197,7 +197,12 @@ fn entry_pipeline(
         .function_constants
         .iter()
         .filter(|c| c.required)
-        .map(|c| (c.index.to_string(), 0.0))
+        // A vector constant is one override per component.
+        .flat_map(|c| match c.component_ids.as_slice() {
+            [] => vec![c.index],
+            ids => ids.to_vec(),
+        })
+        .map(|id| (id.to_string(), 0.0))
         .collect();
     EntryPipeline {
         name: f.name.clone(),

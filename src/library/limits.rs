@@ -145,3 +145,234 @@ fn byte_size(module: &Module, ty: Handle<Type>) -> u64 {
         other => u64::from(other.size(module.to_ctx())),
     }
 }
+
+/// WebGPU's default limits that a shader stage's resources count against
+/// (the `GPUSupportedLimits` defaults; the WGSL spec guarantees no more),
+/// by their WebGPU names.
+pub const DEFAULT_LIMITS: &[(&str, u64, &str)] = &[
+    ("maxStorageBuffersPerShaderStage", 8, "storage buffers"),
+    ("maxUniformBuffersPerShaderStage", 12, "uniform buffers"),
+    ("maxSampledTexturesPerShaderStage", 16, "sampled textures"),
+    ("maxStorageTexturesPerShaderStage", 4, "storage textures"),
+    ("maxSamplersPerShaderStage", 16, "samplers"),
+    (
+        "maxComputeWorkgroupStorageSize",
+        WEBGPU_WORKGROUP_BYTES,
+        "bytes of workgroup memory",
+    ),
+    (
+        "maxComputeInvocationsPerWorkgroup",
+        256,
+        "invocations per workgroup",
+    ),
+    ("maxComputeWorkgroupSizeX", 256, "threads in x"),
+    ("maxComputeWorkgroupSizeY", 256, "threads in y"),
+    ("maxComputeWorkgroupSizeZ", 64, "threads in z"),
+];
+
+/// What one entry point needs of each limit of [`DEFAULT_LIMITS`], and the
+/// globals that count against the per-stage binding limits.
+#[derive(Default)]
+struct Needs {
+    values: std::collections::BTreeMap<&'static str, u64>,
+    globals: std::collections::BTreeMap<&'static str, Vec<Handle<naga::GlobalVariable>>>,
+    /// The largest workgroup variable, which [`check`] warns about on its own.
+    largest_workgroup: u64,
+}
+
+/// Fills each function's `required_limits` with the WebGPU limits its
+/// entry point needs above the defaults, and warns once for each.
+/// `functions` are the reflections of `module.entry_points`, in order.
+pub fn required(
+    module: &Module,
+    functions: &mut [crate::reflect::FunctionReflection],
+) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    for (ep, f) in module.entry_points.iter().zip(functions.iter_mut()) {
+        let needs = entry_needs(module, ep);
+        for &(limit, default, what) in DEFAULT_LIMITS {
+            let Some(&value) = needs.values.get(limit).filter(|&&v| v > default) else {
+                continue;
+            };
+            f.required_limits.insert(limit.to_string(), value);
+            let warned = limit == "maxComputeWorkgroupStorageSize"
+                && needs.largest_workgroup > WEBGPU_WORKGROUP_BYTES;
+            if warned {
+                continue;
+            }
+            let globals = needs.globals.get(limit).map_or(&[][..], |g| g.as_slice());
+            found.push(limit_warning(
+                module,
+                f,
+                (limit, default, what),
+                value,
+                globals,
+            ));
+        }
+    }
+    found
+}
+
+/// Counts the resources entry point `ep` uses and its workgroup needs.
+fn entry_needs(module: &Module, ep: &naga::EntryPoint) -> Needs {
+    let mut needs = Needs::default();
+    let mut workgroup_bytes = 0;
+    for g in used_globals(module, &ep.function) {
+        let var = &module.global_variables[g];
+        let limit = match (var.space, &module.types[var.ty].inner) {
+            (AddressSpace::Storage { .. }, _) => "maxStorageBuffersPerShaderStage",
+            (AddressSpace::Uniform, _) => "maxUniformBuffersPerShaderStage",
+            (_, TypeInner::Image { class, .. }) => match class {
+                naga::ImageClass::Storage { .. } => "maxStorageTexturesPerShaderStage",
+                _ => "maxSampledTexturesPerShaderStage",
+            },
+            (_, TypeInner::Sampler { .. }) => "maxSamplersPerShaderStage",
+            (AddressSpace::WorkGroup, _) => {
+                // WebGPU counts each variable rounded up to 16 bytes.
+                let bytes = byte_size(module, var.ty);
+                workgroup_bytes += bytes.next_multiple_of(16);
+                needs.largest_workgroup = needs.largest_workgroup.max(bytes);
+                let limit = "maxComputeWorkgroupStorageSize";
+                needs.globals.entry(limit).or_default().push(g);
+                continue;
+            }
+            _ => continue,
+        };
+        *needs.values.entry(limit).or_default() += 1;
+        needs.globals.entry(limit).or_default().push(g);
+    }
+    if ep.stage == naga::ShaderStage::Compute {
+        let [x, y, z] = ep.workgroup_size.map(u64::from);
+        needs
+            .values
+            .insert("maxComputeWorkgroupStorageSize", workgroup_bytes);
+        needs
+            .values
+            .insert("maxComputeInvocationsPerWorkgroup", x * y * z);
+        needs.values.insert("maxComputeWorkgroupSizeX", x);
+        needs.values.insert("maxComputeWorkgroupSizeY", y);
+        needs.values.insert("maxComputeWorkgroupSizeZ", z);
+    }
+    needs
+}
+
+/// The warning for `function` needing `value` of a limit whose default is
+/// `default`, naming the arguments that count against it.
+fn limit_warning(
+    module: &Module,
+    function: &crate::reflect::FunctionReflection,
+    (limit, default, what): (&str, u64, &str),
+    value: u64,
+    globals: &[Handle<naga::GlobalVariable>],
+) -> Diagnostic {
+    let names: Vec<String> = globals
+        .iter()
+        .map(|&g| argument_name(module, function, g))
+        .collect();
+    let message = format!(
+        "`{}` needs {value} {what}, over WebGPU's default `{limit}` of {default}",
+        function.name
+    );
+    // Located at the first argument past a count's default, or at the first
+    // variable of a size.
+    let at = match globals.len() as u64 == value {
+        true => usize::try_from(default).ok(),
+        false => Some(0),
+    };
+    let span = at
+        .and_then(|d| globals.get(d))
+        .map(|&g| module.global_variables.get_span(g))
+        .and_then(|s| s.to_range())
+        .map_or(Span::default(), |r| Span::new(r.start, r.end));
+    let mut d = Diagnostic::warning(Code::DefaultLimitExceeded, message, span);
+    if span == Span::default() {
+        d.place = crate::diagnostics::Place::None;
+    }
+    if !names.is_empty() {
+        let who = match limit {
+            "maxComputeWorkgroupStorageSize" => "the threadgroup variables".to_string(),
+            _ => format!("the {what}"),
+        };
+        d = d.with_note(format!("{who}: {}", names.join(", ")));
+    }
+    d.with_note(format!(
+        "the device must be created with `requiredLimits: {{ {limit}: {value} }}` \
+         (the function's `requiredLimits` in the reflection)"
+    ))
+}
+
+/// "`name` [[buffer(n)]]" for a global that is an argument of `function`,
+/// else the global's name.
+fn argument_name(
+    module: &Module,
+    function: &crate::reflect::FunctionReflection,
+    g: Handle<naga::GlobalVariable>,
+) -> String {
+    use crate::reflect::ArgumentKind;
+    let var = &module.global_variables[g];
+    let name = var.name.clone().unwrap_or_default();
+    let Some(rb) = var.binding else {
+        return format!("`{name}`");
+    };
+    let arg = function.arguments.iter().find(|a| {
+        a.binding
+            .is_some_and(|b| b.group == rb.group && b.binding == rb.binding)
+    });
+    match arg {
+        Some(a) => {
+            let attribute = match a.kind {
+                ArgumentKind::Buffer => "buffer",
+                ArgumentKind::Texture => "texture",
+                ArgumentKind::Sampler => "sampler",
+                ArgumentKind::ThreadgroupMemory => "threadgroup",
+            };
+            format!("`{}` [[{attribute}({})]]", a.name, a.index)
+        }
+        None => format!("`{name}`"),
+    }
+}
+
+/// The globals `f` and the functions it calls use, in handle order.
+fn used_globals(module: &Module, f: &naga::Function) -> Vec<Handle<naga::GlobalVariable>> {
+    let mut globals = std::collections::BTreeSet::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![f];
+    while let Some(f) = todo.pop() {
+        for (_, e) in f.expressions.iter() {
+            if let naga::Expression::GlobalVariable(g) = *e {
+                globals.insert(g);
+            }
+        }
+        let mut calls = Vec::new();
+        calls_in(&f.body, &mut calls);
+        for c in calls {
+            if seen.insert(c) {
+                todo.push(&module.functions[c]);
+            }
+        }
+    }
+    globals.into_iter().collect()
+}
+
+/// The functions `block` calls directly.
+fn calls_in(block: &naga::Block, out: &mut Vec<Handle<naga::Function>>) {
+    use naga::Statement as S;
+    for s in block.iter() {
+        match s {
+            S::Call { function, .. } => out.push(*function),
+            S::Block(b) => calls_in(b, out),
+            S::If { accept, reject, .. } => {
+                calls_in(accept, out);
+                calls_in(reject, out);
+            }
+            S::Switch { cases, .. } => cases.iter().for_each(|c| calls_in(&c.body, out)),
+            S::Loop {
+                body, continuing, ..
+            } => {
+                calls_in(body, out);
+                calls_in(continuing, out);
+            }
+            _ => {}
+        }
+    }
+}

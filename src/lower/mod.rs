@@ -27,6 +27,8 @@ use std::collections::HashMap;
 
 pub use entry::compute::{default_threadgroup_size, DISPATCH_BINDING};
 pub use metal::half_as_f32::HalfMode;
+pub use metal::simd_groups::SimdGroups;
+pub use metal::wide_integers::WideIntegers;
 /// The named constants of the Metal standard library (`M_PI_F`, `HALF_MAX`).
 pub(crate) use stdlib::constant as stdlib_constant;
 
@@ -45,12 +47,18 @@ pub struct Options {
     pub threadgroup_memory: Vec<(u32, u32)>,
     /// May use wgpu's native extensions (64-bit integers).
     pub native_extensions: bool,
+    /// How 64-bit integers are computed where native ones are allowed.
+    pub wide_integers: metal::wide_integers::WideIntegers,
     /// Storage texel formats by `[[texture(n)]]` index.
     pub texture_formats: Vec<(u32, String)>,
     /// User binding overrides.
     pub binding_map: crate::reflect::BindingMap,
     /// How `half` is represented (`f16`, or `f32` rounded to half precision).
     pub half: HalfMode,
+    /// Which `constant` buffers become `var<uniform>`.
+    pub uniform_layout: crate::layout::uniform::UniformLayout,
+    /// How SIMD-group functions are lowered.
+    pub simd: metal::simd_groups::SimdGroups,
 }
 
 /// The lowered module and what reflection needs.
@@ -109,11 +117,24 @@ struct Settings {
     threadgroup_memory: HashMap<u32, u32>,
     /// `--target wgpu`: wgpu's native extensions may be used.
     native_extensions: bool,
+    /// How 64-bit integers are computed where native ones are allowed.
+    wide_integers: WideIntegers,
     /// How `half` is represented.
     half_mode: HalfMode,
     /// Storage texel formats by `[[texture(n)]]` index.
     texture_formats: HashMap<u32, String>,
+    /// Which `constant` buffers become `var<uniform>`.
+    uniform_layout: crate::layout::uniform::UniformLayout,
+    /// How SIMD-group functions are lowered (never `Auto`).
+    simd: metal::simd_groups::SimdGroups,
+    /// `Auto`: a kernel the emulation cannot take falls back to `Native`.
+    simd_fallback: bool,
 }
+
+/// What a helper function is specialised for: (function, argument kinds,
+/// predicated, (for a fragment function, how SIMD groups are lowered:
+/// `Lowerer::simd_key`)).
+type HelperKey = (usize, Vec<ArgKey>, bool, (bool, u8));
 
 /// The module context: the naga module being built and what is shared by
 /// every entry point in it (types, helper specialisations, globals).
@@ -129,9 +150,9 @@ struct ModuleCtx {
     varyings: Option<Vec<(String, entry::stages::VaryingSlot)>>,
     /// Program-scope constants by symbol.
     constants: HashMap<usize, naga::Handle<naga::Constant>>,
-    /// Helper specialisations: (function, argument kinds, predicated, for a
-    /// fragment function).
-    functions: HashMap<(usize, Vec<ArgKey>, bool, bool), naga::Handle<naga::Function>>,
+    /// Helper specialisations: (function, argument kinds, predicated, (for a
+    /// fragment function, how SIMD groups are lowered: `simd_key`)).
+    functions: HashMap<HelperKey, naga::Handle<naga::Function>>,
     /// Functions being lowered (recursion is an error, as in Metal).
     in_progress: Vec<usize>,
     /// Function template instantiations; instance `i` is user function
@@ -162,6 +183,15 @@ struct ModuleCtx {
     program_samplers: HashMap<usize, naga::Handle<naga::GlobalVariable>>,
     /// Warnings, in the order found.
     warnings: Vec<Error>,
+    /// The threadgroup arrays of emulated SIMD-group exchanges, by element type.
+    simd_scratch: HashMap<naga::Handle<naga::Type>, naga::Handle<naga::GlobalVariable>>,
+    /// The largest threadgroup that emulates SIMD groups.
+    simd_scratch_threads: u32,
+    /// Source ranges of the barriers emulated SIMD-group functions wait at.
+    simd_exchange_spans: std::collections::HashSet<(usize, usize)>,
+    /// Some code calls `thread_elements()` on a SIMD-group matrix, so
+    /// threads' copies of a matrix may differ (`metal/simdgroup_matrix.rs`).
+    simdgroup_copies_differ: std::cell::OnceCell<bool>,
 }
 
 /// Lowers every selected entry point of `tu`.
@@ -218,6 +248,7 @@ pub fn lower<'a>(
         errors.extend(l.demote_half());
     }
     if errors.is_empty() {
+        l.size_simd_scratch();
         l.add_function_constants(&mut functions);
         Ok(Lowered {
             module: l.global.module,
@@ -242,6 +273,22 @@ fn item_function<'r>(program: &'r Program, item: &'r ast::Item) -> Option<&'r as
             .map(|(_, f)| f),
         _ => None,
     }
+}
+
+/// The warning for a kernel whose SIMD-group functions use the adapter's
+/// subgroups because `e` (E0410) rules the emulation out.
+fn native_simd_fallback(f: &ast::FunctionDecl, e: Error) -> Error {
+    Error::coded(
+        Code::SimdNativeFallback,
+        e.span,
+        format!(
+            "`{}` calls this SIMD-group function in non-uniform control flow: it uses the \
+             adapter's subgroups, not 32-lane SIMD groups",
+            f.name.name
+        ),
+    )
+    .note("results equal an Apple GPU's where the adapter's subgroups are 32 lanes wide (NVIDIA, most AMD); elsewhere code must not assume 32 lanes")
+    .note("`--simd native` says so without this warning; `--simd emulated32` makes it an error")
 }
 
 /// The error for a second stage function named like an earlier one.
@@ -287,8 +334,12 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 binding_map: options.binding_map.clone(),
                 threadgroup_memory: options.threadgroup_memory.iter().copied().collect(),
                 native_extensions: options.native_extensions,
+                wide_integers: options.wide_integers,
                 half_mode: options.half,
                 texture_formats: options.texture_formats.iter().cloned().collect(),
+                uniform_layout: options.uniform_layout,
+                simd: options.simd.resolved(),
+                simd_fallback: options.simd == metal::simd_groups::SimdGroups::Auto,
             },
             global: ModuleCtx::default(),
             entry: EntryCtx::default(),
@@ -307,7 +358,34 @@ impl Lowerer<'_, '_> {
     ) -> Result<FunctionReflection> {
         match stage {
             ast::Stage::Kernel => {
-                self.with_entry(f, EntryStage::Kernel, |l| l.kernel(f, threadgroup_size))
+                let warnings = self.global.warnings.len();
+                let lowered =
+                    self.with_entry(f, EntryStage::Kernel, |l| l.kernel(f, threadgroup_size));
+                // The emulation's second try: SIMD-group calls in branches
+                // run on every thread with narrowed activity.
+                let lowered = match lowered {
+                    Err(e) if e.code == Code::SimdNonUniform => {
+                        self.global.warnings.truncate(warnings);
+                        self.with_entry(f, EntryStage::Kernel, |l| {
+                            l.entry.simd_if_conversion = true;
+                            l.kernel(f, threadgroup_size)
+                        })
+                    }
+                    lowered => lowered,
+                };
+                match lowered {
+                    Err(e) if e.code == Code::SimdNonUniform && self.settings.simd_fallback => {
+                        // Auto: the kernel keeps its SIMD-group calls where
+                        // they are, on the adapter's subgroups.
+                        self.global.warnings.truncate(warnings);
+                        self.global.warnings.push(native_simd_fallback(f, e));
+                        self.with_entry(f, EntryStage::Kernel, |l| {
+                            l.entry.native_simd = true;
+                            l.kernel(f, threadgroup_size)
+                        })
+                    }
+                    lowered => lowered,
+                }
             }
             stage => {
                 let tg = f
@@ -357,10 +435,11 @@ impl Lowerer<'_, '_> {
                 .iter()
                 .find(|e| e.name == f.wgsl_entry_point)
             {
-                f.function_constants = metal::function_constants::reached(
+                metal::function_constants::reflect(
                     self.program,
                     &self.global.module,
                     &ep.function,
+                    f,
                 );
             }
         }
@@ -369,17 +448,23 @@ impl Lowerer<'_, '_> {
 
 impl Lowerer<'_, '_> {
     /// Runs `lower` with a fresh entry-point context for `f`: the context
-    /// lives exactly as long as that entry point's lowering.
+    /// lives exactly as long as that entry point's lowering. A lowering
+    /// whose casts view typed memory as another type is run again with that
+    /// memory held as words (`metal::pointer_views`).
     fn with_entry<R>(
         &mut self,
         f: &ast::FunctionDecl,
         stage: EntryStage,
-        lower: impl FnOnce(&mut Self) -> R,
-    ) -> R {
-        let outer = std::mem::replace(&mut self.entry, EntryCtx::new(&f.name.name, stage));
-        let result = lower(self);
-        self.entry = outer;
-        result
+        lower: impl Fn(&mut Self) -> Result<R>,
+    ) -> Result<R> {
+        self.retry_with_word_views(|l, as_words| {
+            let outer = std::mem::replace(&mut l.entry, EntryCtx::new(&f.name.name, stage));
+            l.entry.viewed.as_words = as_words;
+            let result = lower(l);
+            let wanted = std::mem::take(&mut l.entry.viewed.wanted);
+            l.entry = outer;
+            (result, wanted)
+        })
     }
 
     /// Lowers a helper that no entry point called, if its parameters allow a
@@ -392,7 +477,12 @@ impl Lowerer<'_, '_> {
         let mut keys = Vec::new();
         for p in &f.params {
             match self.program.resolve_type(&p.ty)? {
-                Type::Pointer(ptr) if ptr.space == crate::types::AddressSpace::Thread => {
+                // Objects holding unions are word views (metal/unions.rs),
+                // passed as such by their callers: like buffers, below.
+                Type::Pointer(ptr)
+                    if ptr.space == crate::types::AddressSpace::Thread
+                        && !self.holds_union(&ptr.pointee) =>
+                {
                     keys.push(ArgKey::Thread)
                 }
                 Type::Pointer(_) => return Ok(()),

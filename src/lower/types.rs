@@ -32,7 +32,8 @@ pub(in crate::lower) fn scalar(s: Scalar) -> naga::Scalar {
         Scalar::Long => naga::Scalar::I64,
         Scalar::ULong => naga::Scalar::U64,
         Scalar::Half => naga::Scalar::F16,
-        Scalar::Float => naga::Scalar::F32,
+        // `bfloat` is an `f32` holding a `bfloat` value (metal/bfloat.rs).
+        Scalar::Float | Scalar::BFloat => naga::Scalar::F32,
     }
 }
 
@@ -94,6 +95,13 @@ impl Lowerer<'_, '_> {
                 }
             }
             Type::Struct(id) => self.struct_inner(*id, span)?,
+            // Every thread holds the whole matrix (`metal/simdgroup_matrix.rs`).
+            Type::SimdgroupMatrix(s) => {
+                let storage = crate::lower::metal::simdgroup_matrix::storage_type(*s);
+                let h = self.naga_type(&storage, span)?;
+                self.global.types.handles.insert(ty.clone(), h);
+                return Ok(h);
+            }
             // atomic_float and atomic_bool live in `atomic<u32>` words
             // (compare-exchange loops and 0/1 values), which every target has.
             Type::Texture(t) => crate::lower::texture_types::image_inner(t),
@@ -120,7 +128,7 @@ impl Lowerer<'_, '_> {
             }
         };
         let name = match ty {
-            Type::Struct(id) => Some(self.program.struct_name(*id).to_string()),
+            Type::Struct(id) => Some(self.program.wgsl_struct_name(*id)),
             _ => None,
         };
         let h = self
@@ -133,7 +141,7 @@ impl Lowerer<'_, '_> {
     }
 
     fn scalar_used(&mut self, s: Scalar) -> naga::Scalar {
-        if matches!(s, Scalar::Long | Scalar::ULong) {
+        if matches!(s, Scalar::Long | Scalar::ULong) && !self.narrows_wide_integers() {
             self.global.types.uses_i64 = true;
         }
         if s == Scalar::Half && !self.emulates_half() {
@@ -142,10 +150,13 @@ impl Lowerer<'_, '_> {
         self.naga_scalar(s)
     }
 
-    /// naga's scalar for an MSL scalar in this translation's `half` mode.
+    /// naga's scalar for an MSL scalar in this translation's `half` mode
+    /// and target (64-bit integers in 32 bits on WebGPU:
+    /// metal/wide_integers.rs).
     pub(in crate::lower) fn naga_scalar(&self, s: Scalar) -> naga::Scalar {
         match s {
             Scalar::Half if self.emulates_half() => naga::Scalar::F32,
+            Scalar::Long | Scalar::ULong => self.wide_scalar(s),
             s => scalar(s),
         }
     }
@@ -230,7 +241,7 @@ impl Lowerer<'_, '_> {
     /// it (every type a typed buffer holds), else WGSL's own (word-view
     /// buffers never use these arrays in memory a host sees).
     fn wgsl_stride(&mut self, elem: &Type, base: Handle<naga::Type>, span: Span) -> Result<u32> {
-        if self.holds_emulated_half(elem) {
+        if self.holds_emulated_half(elem) || self.holds_narrowed_wide(elem) {
             return self.natural_stride(base, span);
         }
         match layout::wgsl(elem, &self.program.structs) {
@@ -244,7 +255,8 @@ impl Lowerer<'_, '_> {
     /// 8/16-bit integers, which buffers hold as words instead.
     pub(in crate::lower) fn plan(&mut self, id: StructId) -> Option<&layout::PaddingPlan> {
         if !self.global.types.plans.contains_key(&id) {
-            let plan = match self.holds_emulated_half(&Type::Struct(id)) {
+            let ty = Type::Struct(id);
+            let plan = match self.holds_emulated_half(&ty) || self.holds_narrowed_wide(&ty) {
                 true => None,
                 false => layout::padding_plan(id, &self.program.structs).ok(),
             };
@@ -255,6 +267,9 @@ impl Lowerer<'_, '_> {
 
     fn struct_inner(&mut self, id: StructId, span: Span) -> Result<TypeInner> {
         let def = self.program.structs.get(id).clone();
+        if def.is_union {
+            return self.union_inner(id, span);
+        }
         if self.is_place_struct(&Type::Struct(id)) {
             return Err(self.place_struct_value_error(&Type::Struct(id), span));
         }
@@ -315,7 +330,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// A struct in WGSL's own layout, for values no host sees.
-    fn natural_struct(
+    pub(in crate::lower) fn natural_struct(
         &mut self,
         members: Vec<(String, Handle<naga::Type>)>,
         span: Span,
@@ -356,15 +371,5 @@ impl Lowerer<'_, '_> {
     /// The naga member index of MSL member `index` of struct `id`.
     pub(in crate::lower) fn member_index(&mut self, id: StructId, index: usize) -> u32 {
         self.plan(id).map_or(index as u32, |p| p.wgsl_index(index))
-    }
-
-    /// 64-bit integers exist only as a wgpu extension (`shader-int64`).
-    pub(in crate::lower) fn check_64_bit(&mut self, span: Span) -> Result<()> {
-        if !self.settings.native_extensions {
-            return Err(Error::coded(Code::NoWebGpuEquivalent, span, "64-bit integers (`long`, `ulong`) need `--target wgpu`: WebGPU has no 64-bit integers")
-                .note("`size_t` and `ptrdiff_t` are 32-bit in the translation and work with either target"));
-        }
-        self.require_feature(crate::lower::ctx::entry::Feature::ShaderInt64);
-        Ok(())
     }
 }

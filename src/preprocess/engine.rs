@@ -335,6 +335,8 @@ struct Piece {
 pub(crate) struct Emitter {
     text: String,
     pieces: Vec<Piece>,
+    /// Top-level macro expansions: output range, macro name, definition.
+    expansions: Vec<(Range<usize>, String, Option<String>)>,
 }
 
 impl Emitter {
@@ -366,10 +368,22 @@ impl Emitter {
         });
     }
 
-    /// Appends the expansion `s` of the macro invocation at `invocation`.
-    pub fn expansion(&mut self, file: FileId, invocation: Range<usize>, s: &str) {
+    /// Appends the expansion `s` of the macro invocation at `invocation`;
+    /// `from` names the macro and where it was defined, for the notes of
+    /// later stages' diagnostics.
+    pub fn expansion(
+        &mut self,
+        file: FileId,
+        invocation: Range<usize>,
+        s: &str,
+        from: Option<(String, Option<String>)>,
+    ) {
         let start = self.text.len();
         self.text.push_str(s);
+        if let Some((name, defined_at)) = from {
+            self.expansions
+                .push((start..self.text.len(), name, defined_at));
+        }
         self.pieces.push(Piece {
             output: start..self.text.len(),
             file,
@@ -387,6 +401,9 @@ impl Emitter {
     pub fn finish(self, map: &mut SourceMap) -> String {
         for p in self.pieces {
             map.push_segment(p.output, p.file, p.source);
+        }
+        for (output, name, defined_at) in self.expansions {
+            map.push_expansion(output, name, defined_at);
         }
         self.text
     }

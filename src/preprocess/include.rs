@@ -87,6 +87,8 @@ pub(crate) enum Hit {
     File(PathBuf, Found),
     /// A provided SDK header: its name (as written) and its text.
     Sdk(String, String),
+    /// One of `Options::virtual_files`: its name and its text.
+    Virtual(String, String),
 }
 
 /// Where one lookup searches.
@@ -99,6 +101,8 @@ pub(crate) struct Search<'a> {
     start: usize,
     /// Whether the provided SDK headers come last.
     sdk: bool,
+    /// The in-memory headers, searched after `dirs`.
+    virtual_files: &'a [(String, String)],
     /// What they say.
     platform: Platform,
 }
@@ -119,6 +123,7 @@ impl<'a> Search<'a> {
             dirs: &options.include_dirs,
             start: 0,
             sdk: true,
+            virtual_files: &options.virtual_files,
             platform: options.platform,
         };
         if next {
@@ -152,6 +157,9 @@ impl<'a> Search<'a> {
             .find(|(_, c)| c.is_file())
         {
             return Some(Hit::File(c, Found::Dir(i)));
+        }
+        if let Some((n, t)) = self.virtual_files.iter().find(|(n, _)| n == name) {
+            return Some(Hit::Virtual(n.clone(), t.clone()));
         }
         let text = self.sdk.then(|| sdk::header(name, self.platform)).flatten();
         text.map(|t| Hit::Sdk(name.to_string(), t))
@@ -234,6 +242,15 @@ impl Engine<'_> {
         match search.find(&target.name) {
             Some(hit) => self.enter(map, hit, target.loc, kind == IncludeKind::Import),
             None if is_metal_header(&target.name) => {}
+            // An SDK framework that exists for Metal but has nothing WebGPU
+            // could run: refused as such rather than "not found".
+            None if sdk::refused_framework(&target.name).is_some() => {
+                let why = sdk::refused_framework(&target.name).expect("checked");
+                let diag = Diagnostic::error_in_file(Code::NoWebGpuEquivalent, why, target.loc);
+                self.push_located(diag.with_note(
+                    "the Metal SDK provides this header; msl2wgsl refuses it because nothing it declares can be translated",
+                ));
+            }
             None => {
                 let msg = format!("'{}' file not found", target.name);
                 let diag = Diagnostic::error_in_file(Code::IncludeNotFound, msg, target.loc);
@@ -301,6 +318,13 @@ impl Engine<'_> {
                 let name = format!("{}/{name}", sdk::SDK_DIR);
                 (name.clone(), Some(PathBuf::from(name)), None, Found::Sdk)
             }
+            // Named as given, so diagnostics point into the header by its name.
+            Hit::Virtual(name, _) => (
+                name.clone(),
+                Some(PathBuf::from(name)),
+                None,
+                Found::Relative,
+            ),
         };
         if let Some(c) = &canonical {
             if self.once.contains(c) || (import && self.entered.contains(c)) {
@@ -337,10 +361,12 @@ impl Engine<'_> {
                     }
                 },
             },
-            Hit::Sdk(_, text) => match known.filter(|&id| map.file(id).text == text) {
-                Some(id) => id,
-                None => map.add_file(name, text),
-            },
+            Hit::Sdk(_, text) | Hit::Virtual(_, text) => {
+                match known.filter(|&id| map.file(id).text == text) {
+                    Some(id) => id,
+                    None => map.add_file(name, text),
+                }
+            }
         };
         map.set_included_from(id, loc);
         self.push_file(map, id, dir, canonical, chain, found);

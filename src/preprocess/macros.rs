@@ -142,17 +142,24 @@ impl Macros {
             Platform::Ios => "__METAL_IOS__",
         };
         // Metal is C++14-based: `__cplusplus` is C++14's value.
-        // `METAL_FUNC` is what `<metal_stdlib>` defines it as. The
-        // `__HAVE_*__` feature macros (ray tracing, mesh shaders,
-        // imageblocks, color arguments, bfloat, ...) are left undefined:
-        // they announce features the translation does not offer, and code
-        // that tests them takes its portable path.
+        // `METAL_FUNC` is what `<metal_stdlib>` defines it as. Of the
+        // `__HAVE_*__` feature macros only `__HAVE_BFLOAT__` is defined
+        // (`bfloat` is translated: lower/metal/bfloat.rs); the others (ray
+        // tracing, mesh shaders, imageblocks, color arguments, ...) are
+        // left undefined: they announce features the translation does not
+        // offer, and code that tests them takes its portable path.
         for (name, value) in [
             ("__METAL_VERSION__", "320"),
             ("__METAL__", "1"),
             ("__cplusplus", "201402L"),
             (os, "1"),
             ("METAL_FUNC", "inline __attribute__((__always_inline__))"),
+            ("__HAVE_BFLOAT__", "1"),
+            // The math-mode arguments of `<metal_math>`'s `__metal_*`
+            // intrinsics (lower/stdlib/mod.rs); fast math is the default.
+            ("__METAL_FAST_MATH__", "true"),
+            ("__METAL_PRECISE_MATH__", "false"),
+            ("__METAL_MAYBE_FAST_MATH__", "__METAL_FAST_MATH__"),
         ] {
             m.define(name.into(), object(value), None);
         }

@@ -82,6 +82,11 @@ pub struct Options {
     /// definitions), so it is looked up in the current folder first, then
     /// in the `-I` folders. A file that is not found is an error.
     pub forced_includes: Vec<PathBuf>,
+    /// In-memory headers, `(name, text)`: `#include "name"` (or `<name>`)
+    /// reads `text` when no file of that name is found next to the
+    /// including file or in the `-I` folders. For hosts without a file
+    /// system (the WebAssembly playground's header tab).
+    pub virtual_files: Vec<(String, String)>,
     /// Which of `__METAL_MACOS__` and `__METAL_IOS__` is defined.
     pub platform: Platform,
 }

@@ -6,8 +6,10 @@
 //! a user's own header of the same name wins, as with clang. Of the
 //! frameworks' headers only SwiftUI's shader header is provided
 //! (`<SwiftUI/SwiftUI_Metal.h>`, `<SwiftUI/SwiftUI.h>`: `swiftui`); the
-//! others (`<Metal/Metal.h>`, `<MetalPerformancePrimitives/...>`) are not:
-//! including them stays a "file not found" error.
+//! others are not: including `<Metal/Metal.h>` (a host API header) stays
+//! a "file not found" error, and including one of
+//! `<MetalPerformancePrimitives/...>` (Metal 4's tensor operations) is
+//! refused as having no WebGPU equivalent ([`refused_framework`]).
 
 use super::Platform;
 
@@ -94,4 +96,24 @@ fn target_conditionals(platform: Platform) -> String {
     }
     s.push_str("#endif\n");
     s
+}
+
+/// Why including `name`, a header of an SDK framework whose shader API has
+/// no WebGPU equivalent, is refused; `None` for any other name.
+///
+/// MetalPerformancePrimitives (Metal 4) declares tensor operations:
+/// `mpp::tensor_ops::matmul2d` and `convolution2d` run by a whole
+/// SIMD-group or threadgroup on `metal::tensor` operands, in the GPU's
+/// matrix units. WGSL has neither tensors nor cooperative matrix
+/// operations, so a file that includes the framework cannot translate;
+/// saying so at the `#include` reports that instead of a missing file.
+pub(crate) fn refused_framework(name: &str) -> Option<String> {
+    let framework = name.split('/').next()?;
+    (framework == "MetalPerformancePrimitives" && name.contains('/')).then(|| {
+        format!(
+            "`<{name}>` declares MetalPerformancePrimitives' tensor operations \
+             (`mpp::tensor_ops::matmul2d`, `convolution2d` on `metal::tensor` operands), \
+             which have no WebGPU equivalent: WGSL has no tensors or cooperative matrix operations"
+        )
+    })
 }

@@ -225,6 +225,28 @@ fn includes_search_the_include_dirs() {
 }
 
 #[test]
+fn virtual_files_are_included_by_name() {
+    let options = Options {
+        virtual_files: vec![(
+            "MyTypes.h".into(),
+            "#pragma once\nstruct P { float x; };\n".into(),
+        )],
+        ..Options::default()
+    };
+    let r = run_with(
+        "#include \"MyTypes.h\"\n#include \"MyTypes.h\"\nP p;\n",
+        &options,
+    );
+    // `#pragma once` holds for them too: the struct comes once.
+    assert_eq!(r.text.matches("struct P").count(), 1, "{}", r.text);
+    assert!(r.text.ends_with("P p;\n"));
+    assert_eq!(origin(&r, "struct", 0).0, "MyTypes.h");
+    // A name not given is still not found.
+    let missing = run_named("main.metal", "#include \"Other.h\"\n", &options);
+    assert!(missing.is_err());
+}
+
+#[test]
 fn pragma_once_includes_a_file_once() {
     let dir = TempDir::new("once");
     dir.write("once.h", "#pragma once\nint once;\n");

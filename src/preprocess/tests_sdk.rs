@@ -247,21 +247,57 @@ fn a_user_header_wins_over_the_provided_one() {
 
 #[test]
 fn framework_headers_are_not_provided() {
+    // A host API header stays missing.
     let dir = TempDir::new("framework");
     let main = dir.write(
         "main.metal",
-        "#include <metal_stdlib>\n#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n",
+        "#include <metal_stdlib>\n#include <Metal/Metal.h>\n",
     );
     let name = main.display().to_string();
     assert_eq!(
         errors_of(&main, &Options::default()),
         [(
-            format!(
-                "{name}:2:10: error: 'MetalPerformancePrimitives/MetalPerformancePrimitives.h' file not found"
-            ),
+            format!("{name}:2:10: error: 'Metal/Metal.h' file not found"),
             Some(Code::IncludeNotFound)
         )]
     );
+}
+
+#[test]
+fn tensor_operations_framework_is_refused_at_its_include() {
+    let dir = TempDir::new("mpp");
+    let main = dir.write(
+        "main.metal",
+        "#include <metal_stdlib>\n  #include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n",
+    );
+    let name = main.display().to_string();
+    let errors = errors_of(&main, &Options::default());
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let (head, code) = &errors[0];
+    assert_eq!(*code, Some(Code::NoWebGpuEquivalent));
+    assert!(
+        head.starts_with(&format!(
+            "{name}:2:12: error: `<MetalPerformancePrimitives/MetalPerformancePrimitives.h>` declares MetalPerformancePrimitives' tensor operations"
+        )),
+        "{head}"
+    );
+    // `__has_include` says the header is absent, so a fallback path works.
+    let probe = dir.write(
+        "probe.metal",
+        "#if __has_include(<MetalPerformancePrimitives/MetalPerformancePrimitives.h>)\nyes\n#else\nno\n#endif\n",
+    );
+    assert_eq!(ok_file(&probe, &Options::default()).text.trim(), "no");
+    // A user's own header of that name wins, as every SDK header.
+    let own = dir.write(
+        "MetalPerformancePrimitives/MetalPerformancePrimitives.h",
+        "own\n",
+    );
+    assert!(own.is_file());
+    let with_dir = Options {
+        include_dirs: vec![main.parent().expect("folder").to_path_buf()],
+        ..Options::default()
+    };
+    assert_eq!(ok_file(&main, &with_dir).text.trim(), "own");
 }
 
 #[test]
@@ -273,8 +309,9 @@ fn metal_predefined_macros() {
         "inline __attribute__((__always_inline__)) float f();\n"
     );
     let src = "#if __METAL_VERSION__ >= 320 && __METAL__ && defined(METAL_FUNC)\nok\n#endif\n\
-               #if defined(__HAVE_BFLOAT__) || defined(__HAVE_RAYTRACING__) || defined(__HAVE_MESH__)\nbad\n#endif\n";
-    assert_eq!(pp(src).trim(), "ok");
+               #if defined(__HAVE_RAYTRACING__) || defined(__HAVE_MESH__)\nbad\n#endif\n\
+               #if __HAVE_BFLOAT__\nbf\n#endif\n";
+    assert_eq!(squeeze(&pp(src)), "okbf");
     // A header's `#ifndef METAL_FUNC` fallback keeps the real definition.
     let r = run("#ifndef METAL_FUNC\n#define METAL_FUNC inline\n#endif\nMETAL_FUNC\n");
     assert_eq!(r.text.trim(), "inline __attribute__((__always_inline__))");

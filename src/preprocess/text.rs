@@ -208,12 +208,17 @@ impl Engine<'_> {
             let name_start = name.loc.start;
             let mut out = Vec::new();
             let operator = is_pragma_operator(&name);
+            // The macro, for the notes of later stages' diagnostics: named
+            // before the invocation (its arguments may `#undef` it).
+            let mut from = None;
             let result = if operator {
                 pragma_operand(&name, &mut chunk).map(|literal| {
                     out.push(literal);
                     true
                 })
             } else if invocable(&self.macros, false, &name, &[]) {
+                let at = self.macros.get(&name.tok.text).and_then(|e| e.at.clone());
+                from = Some((name.tok.text.to_string(), at));
                 self.invoke(map, file, name, &mut chunk, &mut out)
             } else {
                 continue;
@@ -245,7 +250,7 @@ impl Engine<'_> {
                 let (end_line, end_off, end) = chunk.last;
                 let next = chunk.lines[end_line].line.text.as_bytes().get(end_off);
                 let s = pad(self.out.last_byte(), join(&out), next.copied());
-                self.out.expansion(file, name_start..end, &s);
+                self.out.expansion(file, name_start..end, &s, from);
                 for literal in &pragmas {
                     self.pragma_operator(file, literal);
                 }

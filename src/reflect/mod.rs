@@ -8,6 +8,14 @@ use std::collections::BTreeMap;
 mod drill;
 pub use drill::{array_type, struct_type};
 
+/// The WGSL `override` (a `bool`, `false` unless the pipeline sets it) of
+/// kernels with [`FunctionReflection::uses_barriers`]: `true` promises that
+/// every thread the dispatch launches lies inside Metal's grid
+/// (`dispatchThreadgroups`, or a `dispatchThreads` grid that is a whole
+/// number of threadgroups in every dimension). Measured on an H200, the
+/// per-store test it removes cost a tiled matmul 7 % (BENCHMARKS.md).
+pub const WHOLE_GRID_OVERRIDE: &str = "metal_whole_grid";
+
 /// Version of the JSON schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -77,6 +85,30 @@ pub struct BufferInfo {
     /// The pointee's element, when it is an array (`bufferPointerType`'s array).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub array_type: Option<ArrayType>,
+    /// How the WGSL binds it: `var<uniform>` or `var<storage>`.
+    pub binding_type: BufferBindingType,
+    /// The bytes a host must bind when that is fixed for a `T*`
+    /// (`bufferBindingSize`): a `constant T*` that the kernel reads at
+    /// constant indices only is a uniform of the elements it reads,
+    /// `elements × data_size` bytes. `None`: a `T&` (`data_size`), or a
+    /// pointer to any number of elements.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binding_size: Option<u32>,
+}
+
+/// How a buffer argument is bound in the WGSL, named as WebGPU's
+/// `GPUBufferBindingType` names it (the `type` of a bind group layout
+/// entry's `buffer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferBindingType {
+    /// `var<uniform>`: a `constant` buffer of fixed size whose layout WGSL's
+    /// uniform rules allow.
+    Uniform,
+    /// `var<storage, read_write>`: a `device` buffer.
+    Storage,
+    /// `var<storage, read>`: `const device` buffers, the other `constant` ones.
+    ReadOnlyStorage,
 }
 
 /// A struct in Metal's layout (`MTLStructType`).
@@ -247,9 +279,12 @@ pub struct SamplerDescriptor {
 pub struct ThreadgroupInfo {
     /// Alignment of the element type in bytes.
     pub alignment: u32,
-    /// Bytes the translation was made for (0 when not given: the argument
-    /// must then be unused).
-    pub data_size: u32,
+    /// Bytes the translation was made for: the length the host gave, or,
+    /// for a pointer used only as one object (`*p`, `p->m`, `p[0]`),
+    /// `sizeof(T)` in Metal's layout. `None` (JSON `null`) when the kernel
+    /// needs a length and none was given: Metal sets it at dispatch, and the
+    /// kernel is translated only then (W0406).
+    pub data_size: Option<u32>,
 }
 
 /// Everything about one translated function.
@@ -273,11 +308,27 @@ pub struct FunctionReflection {
     /// The synthetic uniform carrying Metal's dispatch geometry; the host must
     /// fill it with a [`DispatchParams`] (kernels only).
     pub dispatch_binding: Option<WgslBinding>,
-    /// True if the kernel contains a barrier: the host must not dispatch a
-    /// grid that is not a multiple of the threadgroup size (see README).
+    /// True if the kernel contains a barrier (or SIMD-group functions run
+    /// by the 32-lane emulation, which waits at barriers): WGSL launches
+    /// whole workgroups, so the threads past a `dispatchThreads` grid run
+    /// too, to the barriers, with every store they would make skipped. Such
+    /// a kernel's module declares the `bool` override
+    /// [`WHOLE_GRID_OVERRIDE`]: a host that knows every launched thread is
+    /// inside the grid sets it to `true`, and the driver drops the per-store
+    /// test.
     pub uses_barriers: bool,
     /// wgpu features the WGSL needs (`"shader-f16"`, ...).
     pub required_features: Vec<String>,
+    /// The WebGPU limits the function needs above their defaults, by their
+    /// WebGPU names (`maxStorageBuffersPerShaderStage`, ...): pass them as
+    /// `requiredLimits` when creating the device. Empty when the defaults do.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub required_limits: BTreeMap<String, u64>,
+    /// For a function that uses SIMD-group functions: how its SIMD groups
+    /// run, `"emulated32"` (Apple's 32 lanes in threadgroup memory, on any
+    /// adapter) or `"native"` (the adapter's subgroups).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub simd_groups: Option<String>,
     /// The `constexpr sampler`s the function uses, with their bindings.
     pub constexpr_samplers: Vec<ConstexprSampler>,
     /// Vertex functions: the `[[stage_in]]` attributes, as the runner lays
@@ -409,7 +460,8 @@ pub struct EffectArgument {
 
 /// One function constant a function reads (`MTLFunctionConstant`). In the
 /// WGSL it is `@id(index) override name: T`; the pipeline sets it with the
-/// key `"index"` in `wgpu::PipelineCompilationOptions::constants`.
+/// key `"index"` in `wgpu::PipelineCompilationOptions::constants`. A vector
+/// constant is one override per component, at [`Self::component_ids`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionConstantReflection {
@@ -427,6 +479,78 @@ pub struct FunctionConstantReflection {
     /// value is set (it defaults to `false`, the value to zero).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defined_id: Option<u16>,
+    /// Vector constants (`uint2`, `float4`, `bool3`...): the `@id` of each
+    /// component's `override` (named `name_x`, `name_y`, ...), `index`
+    /// first. WGSL overrides are scalars, so a host sets each component at
+    /// its id (the first at `index`, as for a scalar). Empty for scalars.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub component_ids: Vec<u16>,
+    /// The function's conditional arguments that this constant switches on
+    /// (`[[buffer(n), function_constant(name)]]`): in Metal they exist only
+    /// when the constant is true (nonzero), and a specialised function
+    /// reports them inactive otherwise. The WGSL binds them whatever the
+    /// value (a binding cannot depend on an override), so a host must bind
+    /// something there, which the function does not read when the constant
+    /// is false (the runner binds a placeholder).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<ConditionalArgument>,
+}
+
+/// A conditional argument: one a function constant switches on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionalArgument {
+    /// The argument's name (as in [`Argument::name`]).
+    pub name: String,
+    /// Buffer, texture or sampler.
+    #[serde(rename = "type")]
+    pub kind: ArgumentKind,
+    /// Its Metal index.
+    pub index: u32,
+    /// The argument exists when the constant is false (zero) instead: its
+    /// condition is a constant computed as the negation of this one
+    /// (`constant bool no_b = !b;` ... `function_constant(no_b)`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub when_false: bool,
+}
+
+impl FunctionReflection {
+    /// The function constant that switches `argument` on (or off, for a
+    /// [`ConditionalArgument::when_false`] one), if it is a conditional
+    /// argument (`[[buffer(n), function_constant(b)]]`).
+    pub fn argument_condition(&self, argument: &Argument) -> Option<&FunctionConstantReflection> {
+        self.function_constants.iter().find(|c| {
+            c.arguments
+                .iter()
+                .any(|a| a.kind == argument.kind && a.index == argument.index)
+        })
+    }
+
+    /// Metal's `isActive` for `argument` once the function is specialised
+    /// with `constants` (values by Metal index, as the runner takes them):
+    /// used by the function ([`Argument::active`]) and, for a conditional
+    /// argument, with its constant set and nonzero.
+    pub fn argument_active(&self, argument: &Argument, constants: &BTreeMap<u32, f64>) -> bool {
+        argument.active && self.argument_exists(argument, constants)
+    }
+
+    /// False for a conditional argument whose condition does not hold
+    /// under `constants` (its constant is zero or unset, or nonzero for a
+    /// [`ConditionalArgument::when_false`] one): Metal's function then has
+    /// no such argument.
+    pub fn argument_exists(&self, argument: &Argument, constants: &BTreeMap<u32, f64>) -> bool {
+        let Some(c) = self.argument_condition(argument) else {
+            return true;
+        };
+        let when_false = c
+            .arguments
+            .iter()
+            .any(|a| a.kind == argument.kind && a.index == argument.index && a.when_false);
+        let set = constants
+            .get(&u32::from(c.index))
+            .is_some_and(|v| *v != 0.0);
+        set != when_false
+    }
 }
 
 /// A built-in input argument of a function.

@@ -4,7 +4,7 @@
 //! bindings a pipeline's WGSL uses when a command is encoded.
 
 use super::interface::{BindingKind, BufferBinding, Interface, TextureClass, UsedBinding};
-use super::{samplers, Gpu, RunError};
+use super::{placeholders, samplers, Gpu, RunError};
 use crate::reflect::{ArgumentKind, FunctionReflection};
 use std::collections::BTreeMap;
 
@@ -49,6 +49,11 @@ impl<'r> ArgumentTable<'r> {
         Ok(())
     }
 
+    /// The buffer set at `index`, with its offset.
+    pub(crate) fn buffer(&self, index: u32) -> Option<(&'r wgpu::Buffer, u64)> {
+        self.buffers.get(&index).copied()
+    }
+
     /// `[[texture(index)]]` is `texture`, viewed with the dimension the
     /// argument's type needs (storage textures see mip level 0).
     pub fn set_texture(&mut self, index: u32, texture: &'r wgpu::Texture) {
@@ -61,17 +66,21 @@ impl<'r> ArgumentTable<'r> {
     }
 
     /// The object of every binding `interface` uses, checked; the dispatch
-    /// uniform is left for the caller ([`Resolved::Dispatch`]).
+    /// uniform is left for the caller ([`Resolved::Dispatch`]). `constants`
+    /// (the pipeline's function constant values) decide which conditional
+    /// arguments exist: one switched off gets a placeholder, whatever is set.
     pub(crate) fn resolve(
         &self,
         gpu: &Gpu,
         function: &FunctionReflection,
         interface: &Interface,
+        constants: &BTreeMap<u32, f64>,
     ) -> Result<Vec<(UsedBinding, Resolved<'r>)>, RunError> {
+        super::resources::check_required_limits(gpu, function)?;
         interface
             .bindings
             .iter()
-            .map(|used| Ok((*used, self.resolve_one(gpu, function, used)?)))
+            .map(|used| Ok((*used, self.resolve_one(gpu, function, used, constants)?)))
             .collect()
     }
 
@@ -80,6 +89,7 @@ impl<'r> ArgumentTable<'r> {
         gpu: &Gpu,
         function: &FunctionReflection,
         used: &UsedBinding,
+        constants: &BTreeMap<u32, f64>,
     ) -> Result<Resolved<'r>, RunError> {
         let at = |b: Option<crate::reflect::WgslBinding>| {
             b.is_some_and(|b| b.group == used.group && b.binding == used.binding)
@@ -88,18 +98,26 @@ impl<'r> ArgumentTable<'r> {
             return Ok(Resolved::Dispatch);
         }
         if let Some(arg) = function.arguments.iter().find(|a| at(a.binding)) {
+            if placeholders::switched_off(function, arg, constants) {
+                return placeholder(gpu, arg, used);
+            }
             let (name, index) = (arg.name.clone(), arg.index);
             return match arg.kind {
                 ArgumentKind::Buffer => {
                     let Some(&(buffer, offset)) = self.buffers.get(&index) else {
-                        return Err(RunError::MissingBuffer { name, index });
+                        let stage = function.stage;
+                        return Err(RunError::MissingBuffer { name, index, stage });
                     };
+                    if let Some(copy) = uniform_copy(gpu, used, buffer, offset)? {
+                        return Ok(Resolved::OwnedBuffer(copy));
+                    }
                     check_buffer(gpu, used, buffer, offset, &name, index)?;
                     Ok(Resolved::Buffer(buffer, offset))
                 }
                 ArgumentKind::Texture => {
                     let Some(texture) = self.textures.get(&index) else {
-                        return Err(RunError::MissingTexture { name, index });
+                        let stage = function.stage;
+                        return Err(RunError::MissingTexture { name, index, stage });
                     };
                     let view = texture_view(used, texture)
                         .map_err(|why| RunError::TextureMismatch { name, index, why })?;
@@ -136,11 +154,30 @@ impl<'r> ArgumentTable<'r> {
     }
 }
 
+/// The placeholder of a conditional argument the constants switch off.
+fn placeholder<'r>(
+    gpu: &Gpu,
+    arg: &crate::reflect::Argument,
+    used: &UsedBinding,
+) -> Result<Resolved<'r>, RunError> {
+    Ok(match arg.kind {
+        ArgumentKind::Texture => Resolved::View(placeholders::texture(gpu, arg, used)?.0),
+        ArgumentKind::Sampler => {
+            let comparison = matches!(used.kind, BindingKind::Sampler { comparison: true });
+            let plan = samplers::plan(gpu, &arg.name, &samplers::default_sampler(), comparison)?;
+            Resolved::OwnedSampler(gpu.device.create_sampler(&plan.descriptor))
+        }
+        _ => Resolved::OwnedBuffer(placeholders::buffer(gpu, used)),
+    })
+}
+
 /// The object of one binding.
 #[derive(Debug)]
 pub(crate) enum Resolved<'r> {
     /// A caller's buffer from an offset.
     Buffer(&'r wgpu::Buffer, u64),
+    /// A uniform copy of a caller's buffer made without `UNIFORM` usage.
+    OwnedBuffer(wgpu::Buffer),
     /// A view of a caller's texture.
     View(wgpu::TextureView),
     /// A caller's sampler.
@@ -165,6 +202,7 @@ impl Resolved<'_> {
                     size: None,
                 })
             }
+            Resolved::OwnedBuffer(buffer) => buffer.as_entire_binding(),
             Resolved::View(view) => wgpu::BindingResource::TextureView(view),
             Resolved::Sampler(sampler) => wgpu::BindingResource::Sampler(sampler),
             Resolved::OwnedSampler(sampler) => wgpu::BindingResource::Sampler(sampler),
@@ -175,6 +213,43 @@ impl Resolved<'_> {
                 .as_entire_binding(),
         })
     }
+}
+
+/// For a `var<uniform>` binding given a buffer without `UNIFORM` usage (a
+/// Metal host makes one kind of buffer; WGSL's `constant` arguments may be
+/// uniforms or storage): a uniform buffer holding a copy of the bytes the
+/// binding reads, copied now (queue order puts the copy after the caller's
+/// earlier writes and before the command's dispatch). `None` when the
+/// buffer can be bound as it is, or cannot be copied (the usage check then
+/// names what it lacks).
+fn uniform_copy(
+    gpu: &Gpu,
+    used: &UsedBinding,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+) -> Result<Option<wgpu::Buffer>, RunError> {
+    let usage = buffer.usage();
+    let copyable = usage.contains(wgpu::BufferUsages::COPY_SRC)
+        && offset.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
+        && buffer.size().saturating_sub(offset) >= used.min_size;
+    if used.kind != BindingKind::Buffer(BufferBinding::Uniform)
+        || usage.contains(wgpu::BufferUsages::UNIFORM)
+        || !copyable
+    {
+        return Ok(None);
+    }
+    let len = used.min_size.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+    let len = len.min(buffer.size() - offset) & !(wgpu::COPY_BUFFER_ALIGNMENT - 1);
+    let copy = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("uniform copy"),
+        size: used.min_size.next_multiple_of(16),
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, offset, &copy, 0, len);
+    gpu.queue.submit([encoder.finish()]);
+    Ok(Some(copy))
 }
 
 /// A buffer must have the usage its WGSL binding needs, an offset the
@@ -279,4 +354,60 @@ pub(crate) fn bind_groups(
             }))
         })
         .collect()
+}
+
+/// Refuses resources given at indices where `function` has no argument of
+/// that kind (`run --buffer 7=...` for a kernel without `[[buffer(7)]]`,
+/// most often a typo), naming the indices it has. One function's table is
+/// meant: a Metal argument table shared between pipelines may hold more.
+pub(crate) fn check_given_indices(
+    function: &FunctionReflection,
+    inputs: &super::bind::Inputs<'_>,
+) -> Result<(), RunError> {
+    let given = [
+        (
+            ArgumentKind::Buffer,
+            inputs.buffers.keys().copied().collect(),
+        ),
+        (
+            ArgumentKind::Texture,
+            inputs.textures.keys().copied().collect(),
+        ),
+        (
+            ArgumentKind::Sampler,
+            inputs.samplers.keys().copied().collect::<Vec<u32>>(),
+        ),
+    ];
+    for (kind, indices) in &given {
+        let attribute = match kind {
+            ArgumentKind::Buffer => "buffer",
+            ArgumentKind::Texture => "texture",
+            ArgumentKind::Sampler => "sampler",
+            ArgumentKind::ThreadgroupMemory => "threadgroup",
+        };
+        let has: Vec<u32> = function
+            .arguments
+            .iter()
+            .filter(|a| a.kind == *kind)
+            .map(|a| a.index)
+            .collect();
+        let Some(stray) = indices.iter().find(|i| !has.contains(i)) else {
+            continue;
+        };
+        let list = match has.is_empty() {
+            true => format!("it has no [[{attribute}(n)]] argument"),
+            false => {
+                let names: Vec<String> = has
+                    .iter()
+                    .map(|i| format!("[[{attribute}({i})]]"))
+                    .collect();
+                format!("its {attribute} arguments are {}", names.join(", "))
+            }
+        };
+        return Err(RunError::InvalidDispatch(format!(
+            "`{}` has no [[{attribute}({stray})]] argument; {list}",
+            function.name
+        )));
+    }
+    Ok(())
 }

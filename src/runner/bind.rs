@@ -4,6 +4,7 @@
 //! GPU object of each binding.
 
 use super::interface::{BindingKind, Interface, TextureClass, UsedBinding};
+use super::placeholders;
 use super::samplers::{self, SamplerPlan};
 use super::textures::check_texture;
 use super::{resources, Gpu, Outputs, RunError, TextureData};
@@ -19,6 +20,9 @@ pub(crate) struct Inputs<'a> {
     pub buffers: &'a BTreeMap<u32, Vec<u8>>,
     pub textures: &'a BTreeMap<u32, TextureData>,
     pub samplers: &'a BTreeMap<u32, SamplerDescriptor>,
+    /// Function constant values by Metal index: they decide which
+    /// conditional arguments exist.
+    pub constants: &'a BTreeMap<u32, f64>,
 }
 
 /// A buffer argument with its bytes, and where the shader binds it.
@@ -52,6 +56,9 @@ pub(crate) struct Bound<'a> {
     pub samplers: Vec<BoundSampler>,
     /// The dispatch uniform, if the shader reads it.
     pub dispatch: Option<UsedBinding>,
+    /// Conditional arguments the constants switch off that the WGSL still
+    /// binds: each gets a placeholder (`super::placeholders`).
+    pub placeholders: Vec<(&'a Argument, UsedBinding)>,
 }
 
 fn same(used: &UsedBinding, binding: WgslBinding) -> bool {
@@ -76,25 +83,31 @@ pub(crate) fn bind_all<'a>(
     interface: &Interface,
     inputs: Inputs<'a>,
 ) -> Result<Bound<'a>, RunError> {
+    resources::check_required_limits(gpu, function)?;
     let mut bound = Bound {
         buffers: Vec::new(),
         textures: Vec::new(),
         samplers: Vec::new(),
         dispatch: find_used(interface, function.dispatch_binding),
+        placeholders: Vec::new(),
     };
     for arg in &function.arguments {
+        if placeholders::switched_off(function, arg, inputs.constants) {
+            bind_switched_off(arg, interface, inputs, &mut bound);
+            continue;
+        }
         match arg.kind {
             // Threadgroup memory has no binding: its length is in the WGSL.
             ArgumentKind::ThreadgroupMemory => {}
             ArgumentKind::Buffer => {
                 let given = inputs.buffers.get(&arg.index);
-                if let Some(bytes) = resources::check_argument(arg, given)? {
+                if let Some(bytes) = resources::check_argument(arg, function.stage, given)? {
                     let used = find_used(interface, arg.binding);
                     bound.buffers.push(BoundBuffer { arg, bytes, used });
                 }
             }
             ArgumentKind::Texture => {
-                if let Some(t) = bind_texture(arg, interface, inputs.textures)? {
+                if let Some(t) = bind_texture(arg, function.stage, interface, inputs.textures)? {
                     bound.textures.push(t);
                 }
             }
@@ -116,6 +129,28 @@ pub(crate) fn bind_all<'a>(
     }
     check_all_claimed(interface, &bound)?;
     Ok(bound)
+}
+
+/// A conditional argument that does not exist under the constants: the
+/// caller's resource, if any, is neither needed nor uploaded (a buffer comes
+/// back unchanged, as in Metal), and the WGSL's binding, if it uses one,
+/// gets a placeholder.
+fn bind_switched_off<'a>(
+    arg: &'a Argument,
+    interface: &Interface,
+    inputs: Inputs<'a>,
+    bound: &mut Bound<'a>,
+) {
+    if let (ArgumentKind::Buffer, Some(bytes)) = (arg.kind, inputs.buffers.get(&arg.index)) {
+        bound.buffers.push(BoundBuffer {
+            arg,
+            bytes,
+            used: None,
+        });
+    }
+    if let Some(used) = find_used(interface, arg.binding) {
+        bound.placeholders.push((arg, used));
+    }
 }
 
 /// The sampler of a sampler argument the shader uses: the caller's
@@ -158,6 +193,7 @@ fn sampler_binding(name: &str, used: &UsedBinding) -> Result<bool, RunError> {
 /// Checks a texture argument's texture, and how the WGSL declares it.
 fn bind_texture<'a>(
     arg: &'a Argument,
+    stage: crate::reflect::Stage,
     interface: &Interface,
     textures: &'a BTreeMap<u32, TextureData>,
 ) -> Result<Option<BoundTexture<'a>>, RunError> {
@@ -166,6 +202,7 @@ fn bind_texture<'a>(
             return Err(RunError::MissingTexture {
                 name: arg.name.clone(),
                 index: arg.index,
+                stage,
             });
         }
         return Ok(None);
@@ -249,6 +286,7 @@ fn check_all_claimed(interface: &Interface, bound: &Bound<'_>) -> Result<(), Run
         let known = bound.buffers.iter().any(|b| is(&b.used))
             || bound.textures.iter().any(|t| is(&t.used))
             || bound.samplers.iter().any(|s| is(&Some(s.used)))
+            || bound.placeholders.iter().any(|(_, p)| is(&Some(*p)))
             || is(&bound.dispatch);
         if !known {
             return Err(RunError::Shader(format!(
@@ -327,6 +365,9 @@ impl Bound<'_> {
                 slot: Slot::Sampler(gpu.device.create_sampler(&s.plan.descriptor)),
             });
         }
+        for (arg, used) in &self.placeholders {
+            out.bindings.push(placeholder(gpu, arg, *used)?);
+        }
         if let Some(used) = self.dispatch {
             let ty = buffer_type(&used);
             out.bindings.push(Binding {
@@ -356,6 +397,41 @@ impl Bound<'_> {
         out.textures.extend(read.textures);
         out
     }
+}
+
+/// The placeholder binding of a switched-off conditional argument.
+fn placeholder(gpu: &Gpu, arg: &Argument, used: UsedBinding) -> Result<Binding, RunError> {
+    Ok(match arg.kind {
+        ArgumentKind::Texture => {
+            let (view, format) = placeholders::texture(gpu, arg, &used)?;
+            let BindingKind::Texture {
+                class,
+                view_dimension,
+            } = used.kind
+            else {
+                unreachable!("placeholders::texture accepts only textures")
+            };
+            Binding {
+                used,
+                ty: texture_type(gpu, class, view_dimension, format),
+                slot: Slot::Texture(view),
+            }
+        }
+        ArgumentKind::Sampler => {
+            let comparison = sampler_binding(&arg.name, &used)?;
+            let plan = samplers::plan(gpu, &arg.name, &samplers::default_sampler(), comparison)?;
+            Binding {
+                used,
+                ty: wgpu::BindingType::Sampler(plan.binding_type),
+                slot: Slot::Sampler(gpu.device.create_sampler(&plan.descriptor)),
+            }
+        }
+        _ => Binding {
+            used,
+            ty: buffer_type(&used),
+            slot: Slot::Buffer(placeholders::buffer(gpu, &used)),
+        },
+    })
 }
 
 fn buffer_type(used: &UsedBinding) -> wgpu::BindingType {

@@ -90,6 +90,9 @@ pub fn translate_kernel(
     if function.stage != Stage::Kernel {
         return Err(RunError::NotAKernel(entry.to_string()));
     }
+    if let Some(missing) = missing_threadgroup_length(&function) {
+        return Err(RunError::InvalidDispatch(missing));
+    }
     Ok(Translation {
         wgsl: library.wgsl().to_string(),
         function,
@@ -97,6 +100,21 @@ pub fn translate_kernel(
         warning_diagnostics: library.warning_diagnostics().clone(),
         source_map: library.source_map().clone(),
     })
+}
+
+/// What to set before dispatching a kernel that indexes threadgroup
+/// memory of a length not given (its WGSL waits for it: W0406).
+fn missing_threadgroup_length(function: &FunctionReflection) -> Option<String> {
+    let arg = function.arguments.iter().find(|a| {
+        a.threadgroup
+            .as_ref()
+            .is_some_and(|t| t.data_size.is_none())
+    })?;
+    Some(format!(
+        "kernel `{}` needs the length of its threadgroup memory `{}` [[threadgroup({})]]: \
+         set it with `set_threadgroup_memory_length` (`--threadgroup-memory {}=BYTES`)",
+        function.name, arg.name, arg.index, arg.index
+    ))
 }
 
 /// Translates `entry` of `source` for the dispatch's threadgroup size
@@ -204,6 +222,7 @@ pub fn run_compute_resources(
         buffers: &resources.buffers,
         textures: &resources.textures,
         samplers: &resources.samplers,
+        constants: &resources.constants,
     };
     let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
     let constants = super::pipeline_constants(function, &resources.constants)?;
@@ -226,10 +245,12 @@ pub fn run_compute_with_max_groups(
 ) -> Result<BTreeMap<u32, Vec<u8>>, RunError> {
     static NO_TEXTURES: BTreeMap<u32, TextureData> = BTreeMap::new();
     static NO_SAMPLERS: BTreeMap<u32, SamplerDescriptor> = BTreeMap::new();
+    static NO_CONSTANTS: BTreeMap<u32, f64> = BTreeMap::new();
     let inputs = Inputs {
         buffers,
         textures: &NO_TEXTURES,
         samplers: &NO_SAMPLERS,
+        constants: &NO_CONSTANTS,
     };
     let constants = super::pipeline_constants(function, &BTreeMap::new())?;
     run(
@@ -250,6 +271,7 @@ fn run(
 ) -> Result<Outputs, RunError> {
     let max_groups = max_groups.clamp(1, gpu.limits.max_compute_workgroups_per_dimension);
     check_dispatch(gpu, function, dispatch)?;
+    super::arguments::check_given_indices(function, &inputs)?;
     gpu.check_features(&function.required_features)?;
     let interface = Interface::of(wgsl, &function.wgsl_entry_point)?;
     if interface.workgroup_size != dispatch.threadgroup() {
@@ -268,8 +290,13 @@ fn run(
         )));
     }
     let bound = bind_all(gpu, function, &interface, inputs)?;
+    let constants = super::constants::with_whole_grid(
+        function,
+        super::constants::is_whole_grid(dispatch),
+        constants,
+    );
     let read = resources::scoped(gpu, || {
-        execute(gpu, wgsl, function, &plan, &bound, constants)
+        execute(gpu, wgsl, function, &plan, &bound, &constants)
     })??;
     Ok(bound.outputs(read))
 }

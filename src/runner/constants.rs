@@ -14,31 +14,76 @@ use std::collections::BTreeMap;
 /// As in Metal, values for constants the function does not read are
 /// ignored (wgpu would reject keys the module lacks), and a required
 /// constant without a value is an error, reported before any pipeline is
-/// made.
+/// made. A vector constant takes each component at its override's id
+/// (`componentIds` in reflection: the first at the constant's index).
 pub fn pipeline_constants(
     function: &FunctionReflection,
     values: &BTreeMap<u32, f64>,
 ) -> Result<Vec<(String, f64)>, RunError> {
     let mut out = Vec::new();
     for c in &function.function_constants {
-        match values.get(&u32::from(c.index)) {
-            Some(v) => {
-                out.push((c.index.to_string(), *v));
+        // A vector constant's components are separate overrides, the
+        // first at `index`.
+        let ids = match c.component_ids.as_slice() {
+            [] => vec![c.index],
+            ids => ids.to_vec(),
+        };
+        let given: Vec<Option<f64>> = ids
+            .iter()
+            .map(|id| values.get(&u32::from(*id)).copied())
+            .collect();
+        let missing = ids.iter().zip(&given).find(|(_, v)| v.is_none());
+        match missing {
+            None => {
+                out.extend(
+                    ids.iter()
+                        .zip(given.iter().flatten())
+                        .map(|(id, v)| (id.to_string(), *v)),
+                );
                 if let Some(id) = c.defined_id {
                     out.push((id.to_string(), 1.0));
                 }
             }
-            None if c.required => {
+            // An optional constant is set whole or not at all.
+            Some(_) if !c.required && given.iter().all(Option::is_none) => {}
+            Some((id, _)) => {
                 return Err(RunError::MissingFunctionConstant {
                     function: function.name.clone(),
                     name: c.name.clone(),
-                    index: u32::from(c.index),
+                    index: u32::from(*id),
                 })
             }
-            None => {}
         }
     }
     Ok(out)
+}
+
+/// Whether every thread `dispatch` launches lies inside Metal's grid:
+/// always for `dispatchThreadgroups`, and for `dispatchThreads` when the
+/// grid is a whole number of threadgroups in every dimension.
+pub fn is_whole_grid(dispatch: &super::Dispatch) -> bool {
+    match *dispatch {
+        super::Dispatch::Threadgroups { .. } => true,
+        super::Dispatch::Threads { grid, threadgroup } => grid
+            .iter()
+            .zip(threadgroup)
+            .all(|(&g, t)| t != 0 && g.is_multiple_of(t)),
+    }
+}
+
+/// `constants` with [`WHOLE_GRID_OVERRIDE`](crate::reflect::WHOLE_GRID_OVERRIDE)
+/// set to `true` when `function` declares it (kernels with barriers) and
+/// the dispatch is `whole` ([`is_whole_grid`]).
+pub(crate) fn with_whole_grid(
+    function: &FunctionReflection,
+    whole: bool,
+    constants: &[(String, f64)],
+) -> Vec<(String, f64)> {
+    let mut out = constants.to_vec();
+    if function.uses_barriers && whole {
+        out.push((crate::reflect::WHOLE_GRID_OVERRIDE.to_string(), 1.0));
+    }
+    out
 }
 
 /// `constants` in the borrowed form wgpu takes.

@@ -86,22 +86,28 @@ impl Gpu {
     /// `WGPU_ADAPTER_NAME` picks the first adapter whose name contains it
     /// (case-insensitive); `WGPU_POWER_PREF` is honoured otherwise.
     pub fn new() -> Result<Gpu, RunError> {
-        pollster::block_on(Self::new_async())
+        pollster::block_on(Self::new_async(None))
     }
 
-    async fn new_async() -> Result<Gpu, RunError> {
+    /// Like [`Gpu::new`], searching only `backends` (e.g.
+    /// `wgpu::Backends::GL`) whatever `WGPU_BACKEND` says.
+    pub fn with_backends(backends: wgpu::Backends) -> Result<Gpu, RunError> {
+        pollster::block_on(Self::new_async(Some(backends)))
+    }
+
+    async fn new_async(backends: Option<wgpu::Backends>) -> Result<Gpu, RunError> {
         // Without WGPU_BACKEND, the primary backends (Vulkan, Metal, DX12)
         // come first: merely creating a GL instance prints EGL noise on
         // headless machines, and GL is the weakest for compute. GL remains
         // the fallback when nothing else exists.
         let from_env = std::env::var_os("WGPU_BACKEND").is_some();
-        let adapter = if from_env {
-            pick_adapter(&instance(wgpu::Backends::all())).await?
-        } else {
-            match pick_adapter(&instance(wgpu::Backends::PRIMARY)).await {
+        let adapter = match backends {
+            Some(backends) => pick_adapter(&instance_for(backends)).await?,
+            None if from_env => pick_adapter(&instance(wgpu::Backends::all())).await?,
+            None => match pick_adapter(&instance(wgpu::Backends::PRIMARY)).await {
                 Ok(adapter) => adapter,
                 Err(_) => pick_adapter(&instance(wgpu::Backends::all())).await?,
-            }
+            },
         };
         let info = adapter.get_info();
         let limits = adapter.limits();
@@ -179,9 +185,16 @@ impl Gpu {
         line
     }
 
-    /// The adapter's description.
+    /// The adapter's description: its name, driver and
+    /// [`wgpu::AdapterInfo::backend`], the backend that runs everything
+    /// (what `WGPU_BACKEND` or [`Gpu::with_backends`] chose).
     pub fn info(&self) -> &wgpu::AdapterInfo {
         &self.info
+    }
+
+    /// The backend the device runs on (Vulkan, GL, Metal, DX12).
+    pub fn backend(&self) -> wgpu::Backend {
+        self.info.backend
     }
 
     /// The device's limits (the adapter's).
@@ -210,6 +223,49 @@ impl Gpu {
         match self.features().contains(wgpu::Features::SHADER_F16) {
             true => wanted,
             false => crate::library::HalfMode::F32,
+        }
+    }
+
+    /// `wanted`, unless the device lacks `SHADER_INT64` (wgpu's GL
+    /// backend): then 64-bit integers are computed in their low 32 bits, as
+    /// on WebGPU (a `size_t` in a buffer still takes Metal's 8 bytes).
+    pub fn wide_integers(
+        &self,
+        wanted: crate::library::WideIntegers,
+    ) -> crate::library::WideIntegers {
+        match self.features().contains(wgpu::Features::SHADER_INT64) {
+            true => wanted,
+            false => crate::library::WideIntegers::Low32,
+        }
+    }
+
+    /// `options` with what this device lacks emulated: `half` in `f32`
+    /// ([`Self::half_mode`]), 64-bit integers in 32 bits
+    /// ([`Self::wide_integers`]); `None` when it needs no change.
+    pub fn fitted_options(&self, options: &crate::Options) -> Option<crate::Options> {
+        let half = self.half_mode(options.half);
+        let wide_integers = self.wide_integers(options.wide_integers);
+        (half != options.half || wide_integers != options.wide_integers).then(|| crate::Options {
+            half,
+            wide_integers,
+            ..options.clone()
+        })
+    }
+
+    /// How this device runs Metal's SIMD groups: `wanted`, or for `Auto`
+    /// native subgroups where they are exactly 32 lanes (Apple's width, in
+    /// Apple's lane order for linear threadgroups) and the 32-lane emulation
+    /// elsewhere (other widths, varying widths, no subgroups), falling back
+    /// to native subgroups for a kernel the emulation cannot take.
+    pub fn simd_groups(&self, wanted: crate::SimdGroups) -> crate::SimdGroups {
+        use crate::SimdGroups as S;
+        let native_32 = self.features().contains(wgpu::Features::SUBGROUP)
+            && self.info.subgroup_min_size == 32
+            && self.info.subgroup_max_size == 32;
+        match wanted {
+            S::Auto if native_32 => S::Native,
+            // The emulation, or native subgroups for a kernel it cannot take.
+            mode => mode,
         }
     }
 
@@ -248,6 +304,8 @@ impl Gpu {
         // naga's WGSL parser rejects.
         options.target = crate::Target::Wgpu;
         options.half = self.half_mode(options.half);
+        options.wide_integers = self.wide_integers(options.wide_integers);
+        options.simd = self.simd_groups(options.simd);
         let key = (
             source_name.to_string(),
             source.to_string(),
@@ -283,6 +341,14 @@ fn instance(backends: wgpu::Backends) -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = backends;
     wgpu::Instance::new(desc.with_env())
+}
+
+/// An instance for exactly `backends` (the other `WGPU_*` instance
+/// variables apply).
+fn instance_for(backends: wgpu::Backends) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle().with_env();
+    desc.backends = backends;
+    wgpu::Instance::new(desc)
 }
 
 /// Chooses the adapter: by `WGPU_ADAPTER_NAME` if set, else wgpu's choice.

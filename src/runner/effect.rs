@@ -335,6 +335,8 @@ fn effect_vertex() -> FunctionReflection {
         dispatch_binding: None,
         uses_barriers: false,
         required_features: Vec::new(),
+        required_limits: Default::default(),
+        simd_groups: None,
         constexpr_samplers: Vec::new(),
         vertex_attributes: Vec::new(),
         vertex_stride: 0,
@@ -360,22 +362,20 @@ pub fn render_effect(
 }
 
 /// [`render_effect`] with the function `name` of a [`crate::Library`]
-/// (translated again with `half` as `f32` when the device lacks
-/// `shader-f16`, as [`super::render_library`] does).
+/// (translated again with `half` as `f32` where the device lacks
+/// `shader-f16`, and 64-bit integers in 32 bits where it lacks
+/// `shader-int64`, as [`super::render_library`] does).
 pub fn render_effect_library(
     gpu: &Gpu,
     library: &crate::Library,
     name: &str,
     resources: &EffectResources,
 ) -> Result<TextureData, RunError> {
-    let wanted = library.origin().options.half;
+    let origin = library.origin();
     let emulated;
-    let library = match gpu.half_mode(wanted) == wanted {
-        true => library,
-        false => {
-            let origin = library.origin();
-            let mut options = origin.options.clone();
-            options.half = gpu.half_mode(wanted);
+    let library = match gpu.fitted_options(&origin.options) {
+        None => library,
+        Some(options) => {
             emulated = crate::Library::from_source(&origin.name, &origin.text, &options)?;
             &emulated
         }

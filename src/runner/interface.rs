@@ -1,9 +1,13 @@
 //! What a WGSL entry point actually binds, found by compiling the WGSL with
 //! naga: the runner builds its pipeline layout from this rather than from
-//! the reflection alone, because the reflection does not say whether a
-//! buffer became a `uniform` or a `storage` binding, nor whether the
-//! entry point reads the synthetic dispatch uniform at all; for textures
-//! and samplers the WGSL types give the binding types wgpu checks against.
+//! the reflection alone, because the WGSL it runs may be another
+//! translation than the reflection's (the runner translates for wgpu, whose
+//! dialect keeps `constant` buffers to WGSL's uniform rules even where
+//! `--uniform-layout standard` made uniforms: the reflection's `bindingType`
+//! describes the library's own WGSL), and the reflection does not say
+//! whether the entry point reads the synthetic dispatch uniform at all; for
+//! textures and samplers the WGSL types give the binding types wgpu checks
+//! against.
 
 use super::RunError;
 use naga::valid::{Capabilities, ValidationFlags, Validator};

@@ -34,6 +34,7 @@ mod device;
 mod effect;
 mod interface;
 mod pipeline;
+mod placeholders;
 mod render;
 mod render_pipeline;
 mod render_targets;
@@ -47,7 +48,7 @@ pub use compute::{
     run_compute, run_compute_resources, run_compute_with_max_groups, run_kernel,
     run_kernel_resources, translate_kernel, Dispatch,
 };
-pub use constants::pipeline_constants;
+pub use constants::{is_whole_grid, pipeline_constants};
 pub use device::{Gpu, Translation};
 pub use effect::{
     effect_argument_position, effect_resources, render_effect, render_effect_library,
@@ -58,7 +59,7 @@ pub use render::{render, render_library, RenderResources, RenderTarget};
 pub use render_pipeline::{stage_function, RenderCommand, RenderPipeline};
 pub use samplers::{default_sampler, DEFAULT_COMPARE};
 pub use textures::{texture_format, texture_format_name, TextureData};
-pub use vertex_input::vertex_format;
+pub use vertex_input::{vertex_format, VertexAttributeDescriptor, VertexDescriptor};
 
 use crate::reflect::SamplerDescriptor;
 use crate::Failure;
@@ -140,6 +141,9 @@ pub enum RunError {
         name: String,
         /// Its Metal index.
         index: u32,
+        /// The stage of the function whose argument it is (a draw has two
+        /// argument tables).
+        stage: crate::reflect::Stage,
     },
     /// A buffer is shorter than the argument's type.
     BufferTooSmall {
@@ -169,6 +173,8 @@ pub enum RunError {
         name: String,
         /// Its Metal index.
         index: u32,
+        /// The stage of the function whose argument it is.
+        stage: crate::reflect::Stage,
     },
     /// A texture does not fit its argument (format, shape, size), or is
     /// inconsistent in itself.
@@ -208,6 +214,17 @@ pub enum RunError {
     },
 }
 
+/// Which argument table a render stage's argument is in (`the vertex
+/// function's `), for the messages that name one; empty for kernels,
+/// which have one.
+fn whose(stage: crate::reflect::Stage) -> &'static str {
+    match stage {
+        crate::reflect::Stage::Kernel => "",
+        crate::reflect::Stage::Vertex => "the vertex function's ",
+        crate::reflect::Stage::Fragment => "the fragment function's ",
+    }
+}
+
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -235,9 +252,10 @@ impl fmt::Display for RunError {
             }
             RunError::InvalidDispatch(why) => write!(f, "invalid dispatch: {why}"),
             RunError::InvalidRender(why) => write!(f, "invalid render: {why}"),
-            RunError::MissingBuffer { name, index } => write!(
+            RunError::MissingBuffer { name, index, stage } => write!(
                 f,
-                "no buffer given for argument `{name}` [[buffer({index})]]"
+                "no buffer given for {}argument `{name}` [[buffer({index})]]",
+                whose(*stage)
             ),
             RunError::BufferTooSmall {
                 name,
@@ -259,9 +277,10 @@ impl fmt::Display for RunError {
                 "buffer for argument `{name}` [[buffer({index})]] has {len} bytes, \
                  over the device's binding limit of {limit}"
             ),
-            RunError::MissingTexture { name, index } => write!(
+            RunError::MissingTexture { name, index, stage } => write!(
                 f,
-                "no texture given for argument `{name}` [[texture({index})]]"
+                "no texture given for {}argument `{name}` [[texture({index})]]",
+                whose(*stage)
             ),
             RunError::TextureMismatch { name, index, why } => write!(
                 f,

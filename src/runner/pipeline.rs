@@ -21,7 +21,11 @@ use std::sync::{Arc, Mutex};
 
 /// What a kernel's WGSL depends on beyond its source: the threadgroup size
 /// and the threadgroup-memory lengths by index.
-type VariantKey = ([u32; 3], Vec<(u32, u32)>);
+/// Threadgroup size, `[[threadgroup(n)]]` lengths, and whether the
+/// dispatch launches only threads inside the grid
+/// ([`is_whole_grid`](super::constants::is_whole_grid)), which kernels with
+/// barriers compile into their pipeline.
+type VariantKey = ([u32; 3], Vec<(u32, u32)>, bool);
 
 /// One translation of the kernel, compiled.
 struct Variant {
@@ -70,7 +74,20 @@ impl ComputePipeline {
         if function.stage != Stage::Kernel {
             return Err(RunError::NotAKernel(name.to_string()));
         }
-        gpu.check_features(&function.required_features)?;
+        // Every variant is translated again for `gpu` (`Gpu::translate`),
+        // with `half` as `f32` where the device lacks `shader-f16`.
+        // and 64-bit integers in 32 bits where it lacks `shader-int64`.
+        let options = &library.origin().options;
+        let emulated = |feature: &str| match feature {
+            "shader-f16" => gpu.half_mode(options.half) != options.half,
+            "shader-int64" => gpu.wide_integers(options.wide_integers) != options.wide_integers,
+            _ => false,
+        };
+        let required: Vec<String> = (function.required_features.iter())
+            .filter(|f| !emulated(f.as_str()))
+            .cloned()
+            .collect();
+        gpu.check_features(&required)?;
         // Checked now, so that a missing required constant fails here.
         super::pipeline_constants(function, constants)?;
         Ok(ComputePipeline {
@@ -118,6 +135,7 @@ impl ComputePipeline {
         let function = translation.function.clone();
         let interface = Interface::of(&translation.wgsl, &function.wgsl_entry_point)?;
         let constants = super::pipeline_constants(&function, &self.constants)?;
+        let constants = super::constants::with_whole_grid(&function, key.2, &constants);
         let pipeline = resources::scoped(gpu, || {
             let module = gpu
                 .device
@@ -230,7 +248,8 @@ impl<'r> ComputeCommand<'_, 'r> {
 
     fn dispatch(&self, gpu: &Gpu, dispatch: &Dispatch) -> Result<(), RunError> {
         let memory = self.threadgroup_memory.iter().map(|(&i, &n)| (i, n));
-        let key = (dispatch.threadgroup(), memory.collect());
+        let whole = super::constants::is_whole_grid(dispatch);
+        let key = (dispatch.threadgroup(), memory.collect(), whole);
         check_threadgroup_memory(gpu, &self.pipeline.function, &self.threadgroup_memory)?;
         let variant = self.pipeline.variant(gpu, key)?;
         check_dispatch(gpu, &variant.function, dispatch)?;
@@ -243,9 +262,12 @@ impl<'r> ComputeCommand<'_, 'r> {
                 plan.groups.iter().max().copied().unwrap_or(0)
             )));
         }
-        let resolved = self
-            .arguments
-            .resolve(gpu, &variant.function, &variant.interface)?;
+        let resolved = self.arguments.resolve(
+            gpu,
+            &variant.function,
+            &variant.interface,
+            &self.pipeline.constants,
+        )?;
         resources::scoped(gpu, || encode(gpu, &variant, &plan, &resolved))?
     }
 }

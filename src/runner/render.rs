@@ -11,7 +11,7 @@ use super::bind::{bind_all, Binding, Bound, Inputs, Slot};
 use super::interface::{Interface, UsedBinding};
 use super::resources::{self, TextureStaging};
 use super::samplers::SamplerPlan;
-use super::vertex_input::{self, VertexInput};
+use super::vertex_input::{self, VertexDescriptor, VertexInput};
 use super::{render_targets, Gpu, RunError, TextureData};
 use crate::reflect::{FunctionReflection, SamplerDescriptor, Stage};
 use std::collections::BTreeMap;
@@ -77,10 +77,14 @@ impl RenderTarget {
 #[derive(Clone, Debug)]
 pub struct RenderResources {
     /// The vertex function's `[[buffer(n)]]` arguments: raw bytes in
-    /// Metal's layout. When the function has a `[[stage_in]]`, index 0 also
-    /// holds its vertices, tightly packed as the reflection's attribute
-    /// offsets and `vertex_stride` say.
+    /// Metal's layout. When the function has a `[[stage_in]]`, they also
+    /// hold its vertices, where `vertex_descriptor` says.
     pub vertex_buffers: BTreeMap<u32, Vec<u8>>,
+    /// Which of `vertex_buffers` hold the `[[stage_in]]` attributes, and
+    /// where (Metal's `MTLRenderPipelineDescriptor.vertexDescriptor`);
+    /// `None` reads them all from buffer 0, tightly packed in attribute
+    /// order as the reflection's attribute offsets and `vertex_stride` say.
+    pub vertex_descriptor: Option<VertexDescriptor>,
     /// The fragment function's `[[buffer(n)]]` arguments.
     pub fragment_buffers: BTreeMap<u32, Vec<u8>>,
     /// `[[texture(n)]]` of either function (a texture given once serves
@@ -111,6 +115,7 @@ impl RenderResources {
     pub fn new(width: u32, height: u32, vertex_count: u32) -> RenderResources {
         RenderResources {
             vertex_buffers: BTreeMap::new(),
+            vertex_descriptor: None,
             fragment_buffers: BTreeMap::new(),
             textures: BTreeMap::new(),
             samplers: BTreeMap::new(),
@@ -142,15 +147,12 @@ pub fn render_library(
     fragment: &str,
     resources: &RenderResources,
 ) -> Result<Vec<TextureData>, RunError> {
-    // Without `shader-f16`, `half` is emulated in `f32`: translate again.
-    let wanted = library.origin().options.half;
+    // What the device lacks (`shader-f16`, `shader-int64`) is emulated: translate again.
+    let origin = library.origin();
     let emulated;
-    let library = match gpu.half_mode(wanted) == wanted {
-        true => library,
-        false => {
-            let origin = library.origin();
-            let mut options = origin.options.clone();
-            options.half = gpu.half_mode(wanted);
+    let library = match gpu.fitted_options(&origin.options) {
+        None => library,
+        Some(options) => {
             emulated = crate::Library::from_source(&origin.name, &origin.text, &options)?;
             &emulated
         }
@@ -172,8 +174,8 @@ pub fn render_library(
 ///
 /// Everything that can be checked is checked before anything is drawn: the
 /// stages, features, the size against the device, the `[[stage_in]]`
-/// vertices (vertex buffer 0 must hold `vertex_stride × vertex_count`
-/// bytes), buffers and textures of both functions as [`super::run_compute`]
+/// vertices (each vertex buffer the descriptor names, buffer 0 without
+/// one, must hold its stride × `vertex_count` bytes), buffers and textures of both functions as [`super::run_compute`]
 /// checks them, one target per colour output with a format holding the
 /// output's kind of value, and the WGSL against the reflection. A fragment
 /// function with a second source (`[[color(0), index(1)]]`) needs wgpu's
@@ -205,6 +207,7 @@ pub fn render(
     let input = vertex_input::plan(
         vertex,
         &vi,
+        resources.vertex_descriptor.as_ref(),
         &resources.vertex_buffers,
         resources.vertex_count,
     )?;
@@ -214,6 +217,7 @@ pub fn render(
         buffers,
         textures: &resources.textures,
         samplers: &resources.samplers,
+        constants: &resources.constants,
     };
     let vertex_bound = bind_all(gpu, vertex, &vi, inputs(&resources.vertex_buffers))?;
     let fragment_bound = bind_all(gpu, fragment, &fi, inputs(&resources.fragment_buffers))?;
@@ -283,9 +287,11 @@ fn points<'b>(bound: &'b Bound<'_>) -> Vec<((u32, u32), Option<&'b SamplerPlan>)
     let at = |u: UsedBinding| (u.group, u.binding);
     let buffers = bound.buffers.iter().filter_map(|b| b.used);
     let textures = bound.textures.iter().filter_map(|t| t.used);
+    let placeholders = bound.placeholders.iter().map(|(_, u)| *u);
     let samplers = bound.samplers.iter().map(|s| (at(s.used), Some(&s.plan)));
     buffers
         .chain(textures)
+        .chain(placeholders)
         .map(|u| (at(u), None))
         .chain(samplers)
         .collect()
@@ -307,7 +313,8 @@ struct Draw<'a> {
     vertex: &'a FunctionReflection,
     fragment: &'a FunctionReflection,
     resources: &'a RenderResources,
-    input: Option<VertexInput>,
+    /// One per vertex buffer the `[[stage_in]]` reads, in slot order.
+    input: Vec<VertexInput>,
     targets: Vec<wgpu::ColorTargetState>,
     /// The fragment function writes `[[depth]]`, which wgpu accepts only
     /// with a depth attachment; Metal drops it without one, so the draw
@@ -334,14 +341,18 @@ impl Draw<'_> {
         let layouts = bind_group_layouts(gpu, &bindings);
         let groups = bind_groups(gpu, &layouts, &bindings);
         let pipeline = self.create_pipeline(gpu, &layouts);
-        let vertex_buffer = self.input.as_ref().map(|input| {
-            gpu.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("stage_in"),
-                    contents: &input.data,
-                    usage: wgpu::BufferUsages::VERTEX,
-                })
-        });
+        let vertex_buffers: Vec<wgpu::Buffer> = self
+            .input
+            .iter()
+            .map(|input| {
+                gpu.device
+                    .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("stage_in"),
+                        contents: &input.data,
+                        usage: wgpu::BufferUsages::VERTEX,
+                    })
+            })
+            .collect();
         let targets = self.create_targets(gpu);
         let views: Vec<wgpu::TextureView> = targets
             .iter()
@@ -354,8 +365,8 @@ impl Draw<'_> {
             for (group, bind_group) in groups.iter().enumerate() {
                 pass.set_bind_group(group as u32, bind_group, &[]);
             }
-            if let Some(buffer) = &vertex_buffer {
-                pass.set_vertex_buffer(0, buffer.slice(..));
+            for (slot, buffer) in vertex_buffers.iter().enumerate() {
+                pass.set_vertex_buffer(slot as u32, buffer.slice(..));
             }
             let r = self.resources;
             pass.draw(0..r.vertex_count, 0..r.instance_count);

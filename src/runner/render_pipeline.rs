@@ -7,6 +7,7 @@
 use super::arguments::{self, ArgumentTable, Resolved};
 use super::interface::{Interface, UsedBinding};
 use super::render::RenderTarget;
+use super::vertex_input::{DirectLayout, VertexDescriptor};
 use super::{render_targets, resources, vertex_input, Gpu, RunError};
 use crate::reflect::{FunctionReflection, Stage};
 use crate::Library;
@@ -20,7 +21,12 @@ pub struct RenderPipeline {
     vertex: FunctionReflection,
     fragment: FunctionReflection,
     interfaces: [Interface; 2],
+    /// The `[[stage_in]]`'s vertex buffers, in slot order.
+    stage_in: Vec<DirectLayout>,
     pipeline: wgpu::RenderPipeline,
+    /// The function constant values it was made with: they decide which
+    /// conditional arguments exist.
+    constants: BTreeMap<u32, f64>,
 }
 
 impl std::fmt::Debug for RenderPipeline {
@@ -37,7 +43,9 @@ impl RenderPipeline {
     /// drawing into targets of `formats` (`[[color(n)]]` into
     /// `formats[n]`). A `[[stage_in]]` is read from the buffer given to
     /// [`RenderCommand::set_stage_in_buffer`], laid out as the reflection's
-    /// `vertexAttributes` say; it must meet WebGPU's 4-byte alignment.
+    /// `vertexAttributes` say ([`RenderPipeline::with_vertex_descriptor`]
+    /// spreads it over several buffers); it must meet WebGPU's 4-byte
+    /// alignment.
     pub fn new(
         gpu: &Gpu,
         library: &Library,
@@ -58,12 +66,30 @@ impl RenderPipeline {
         formats: &[wgpu::TextureFormat],
         constants: &BTreeMap<u32, f64>,
     ) -> Result<RenderPipeline, RunError> {
+        Self::with_vertex_descriptor(gpu, library, [vertex, fragment], formats, constants, None)
+    }
+
+    /// [`RenderPipeline::with_constants`] reading the `[[stage_in]]` as
+    /// `descriptor` says (Metal's `vertexDescriptor`): each attribute from
+    /// the vertex buffer at its `buffer_index`, set with
+    /// [`RenderCommand::set_vertex_buffer`] (or, for buffer 0,
+    /// [`RenderCommand::set_stage_in_buffer`]). `None` reads them all from
+    /// buffer 0, tightly packed in attribute order.
+    pub fn with_vertex_descriptor(
+        gpu: &Gpu,
+        library: &Library,
+        [vertex, fragment]: [&str; 2],
+        formats: &[wgpu::TextureFormat],
+        constants: &BTreeMap<u32, f64>,
+        descriptor: Option<&VertexDescriptor>,
+    ) -> Result<RenderPipeline, RunError> {
         // The library's WGSL may be for WebGPU; wgpu compiles wgpu's dialect.
         let origin = library.origin();
         let mut options = origin.options.clone();
         options.entries = vec![vertex.to_string(), fragment.to_string()];
         options.target = crate::Target::Wgpu;
         options.half = gpu.half_mode(options.half);
+        options.wide_integers = gpu.wide_integers(options.wide_integers);
         let library = Library::from_source(&origin.name, &origin.text, &options)?;
         let v = stage_function(&library, vertex, Stage::Vertex)?;
         let f = stage_function(&library, fragment, Stage::Fragment)?;
@@ -88,7 +114,7 @@ impl RenderPipeline {
                 f.name
             )));
         }
-        let stage_in = vertex_input::direct_layout(v, &interfaces[0])?;
+        let stage_in = vertex_input::direct_layout(v, &interfaces[0], descriptor)?;
         let targets: Vec<RenderTarget> = formats
             .iter()
             .map(|&format| RenderTarget {
@@ -107,13 +133,15 @@ impl RenderPipeline {
                 functions: [v, f],
                 constants: &stage_constants,
             };
-            create(gpu, &stages, stage_in.as_ref(), &color_states)
+            create(gpu, &stages, &stage_in, &color_states)
         })?;
         Ok(RenderPipeline {
             vertex: v.clone(),
             fragment: f.clone(),
             interfaces,
+            stage_in,
             pipeline,
+            constants: constants.clone(),
         })
     }
 
@@ -174,7 +202,7 @@ struct Stages<'a> {
 fn create(
     gpu: &Gpu,
     stages: &Stages<'_>,
-    stage_in: Option<&(u64, Vec<wgpu::VertexAttribute>)>,
+    stage_in: &[DirectLayout],
     targets: &[wgpu::ColorTargetState],
 ) -> wgpu::RenderPipeline {
     let [vertex, fragment] = stages.functions;
@@ -191,7 +219,7 @@ fn create(
         });
     let buffers: Vec<Option<wgpu::VertexBufferLayout>> = stage_in
         .iter()
-        .map(|(stride, attributes)| {
+        .map(|(_, stride, attributes)| {
             Some(wgpu::VertexBufferLayout {
                 array_stride: *stride,
                 step_mode: wgpu::VertexStepMode::Vertex,
@@ -292,8 +320,10 @@ impl<'r> RenderCommand<'_, 'r> {
         self
     }
 
-    /// The vertices of the vertex function's `[[stage_in]]` (what a Metal
-    /// host's vertex descriptor points at), needs `VERTEX` usage.
+    /// The vertices of the vertex function's `[[stage_in]]` in vertex
+    /// buffer 0 (what a Metal host's vertex descriptor points at), needs
+    /// `VERTEX` usage; it takes the place of a buffer 0 set with
+    /// [`RenderCommand::set_vertex_buffer`].
     pub fn set_stage_in_buffer(&mut self, buffer: &'r wgpu::Buffer) -> &mut Self {
         self.stage_in = Some(buffer);
         self
@@ -311,15 +341,13 @@ impl<'r> RenderCommand<'_, 'r> {
         instance_count: u32,
     ) -> Result<(), RunError> {
         let p = self.pipeline;
-        let has_stage_in = !p.vertex.vertex_attributes.is_empty();
-        if has_stage_in && self.stage_in.is_none() {
-            return Err(RunError::InvalidRender(format!(
-                "`{}` has a [[stage_in]] and no stage-in buffer was set",
-                p.vertex.name
-            )));
-        }
-        let mut resolved = self.vertex.resolve(gpu, &p.vertex, &p.interfaces[0])?;
-        let fragment = self.fragment.resolve(gpu, &p.fragment, &p.interfaces[1])?;
+        let vertex_buffers = self.stage_in_buffers()?;
+        let mut resolved = self
+            .vertex
+            .resolve(gpu, &p.vertex, &p.interfaces[0], &p.constants)?;
+        let fragment = self
+            .fragment
+            .resolve(gpu, &p.fragment, &p.interfaces[1], &p.constants)?;
         check_disjoint(&resolved, &fragment)?;
         // A constexpr sampler both stages use is one binding.
         for (used, r) in fragment {
@@ -331,21 +359,54 @@ impl<'r> RenderCommand<'_, 'r> {
             }
         }
         resources::scoped(gpu, || {
-            self.encode(gpu, &resolved, targets, clear, vertex_count, instance_count)
+            let draw = EncodedDraw {
+                resolved: &resolved,
+                vertex_buffers: &vertex_buffers,
+                targets,
+                clear,
+            };
+            self.encode(gpu, &draw, vertex_count, instance_count)
         })?
+    }
+
+    /// The buffer of each vertex buffer slot the `[[stage_in]]` reads,
+    /// with its offset: set with `set_stage_in_buffer` (buffer 0) or
+    /// `set_vertex_buffer` at the descriptor's buffer index.
+    fn stage_in_buffers(&self) -> Result<Vec<(&'r wgpu::Buffer, u64)>, RunError> {
+        let p = self.pipeline;
+        let mut out = Vec::with_capacity(p.stage_in.len());
+        for &(index, _, _) in &p.stage_in {
+            let set = match (index, self.stage_in) {
+                (0, Some(buffer)) => Some((buffer, 0)),
+                _ => self.vertex.buffer(index),
+            };
+            let Some(set) = set else {
+                return Err(RunError::InvalidRender(format!(
+                    "`{}` has a [[stage_in]] read from vertex buffer {index}, and no stage-in \
+                     buffer was set there (`set_vertex_buffer({index}, ..)`{})",
+                    p.vertex.name,
+                    if index == 0 {
+                        " or `set_stage_in_buffer`"
+                    } else {
+                        ""
+                    }
+                )));
+            };
+            out.push(set);
+        }
+        Ok(out)
     }
 
     fn encode(
         &self,
         gpu: &Gpu,
-        resolved: &[(UsedBinding, Resolved<'_>)],
-        targets: &[&wgpu::TextureView],
-        clear: Option<wgpu::Color>,
+        draw: &EncodedDraw<'_, '_>,
         vertex_count: u32,
         instance_count: u32,
     ) -> Result<(), RunError> {
         let refs: Vec<(UsedBinding, &Resolved<'_>)> =
-            resolved.iter().map(|(u, r)| (*u, r)).collect();
+            draw.resolved.iter().map(|(u, r)| (*u, r)).collect();
+        let (targets, clear) = (draw.targets, draw.clear);
         let pipeline = &self.pipeline.pipeline;
         let groups =
             arguments::bind_groups(gpu, |g| pipeline.get_bind_group_layout(g), &refs, None)?;
@@ -375,14 +436,22 @@ impl<'r> RenderCommand<'_, 'r> {
             for (group, bind_group) in groups.iter().enumerate() {
                 pass.set_bind_group(group as u32, bind_group, &[]);
             }
-            if let Some(buffer) = self.stage_in {
-                pass.set_vertex_buffer(0, buffer.slice(..));
+            for (slot, (buffer, offset)) in draw.vertex_buffers.iter().enumerate() {
+                pass.set_vertex_buffer(slot as u32, buffer.slice(offset..));
             }
             pass.draw(0..vertex_count, 0..instance_count);
         }
         gpu.queue.submit([encoder.finish()]);
         Ok(())
     }
+}
+
+/// What one draw binds and draws into.
+struct EncodedDraw<'a, 'r> {
+    resolved: &'a [(UsedBinding, Resolved<'r>)],
+    vertex_buffers: &'a [(&'r wgpu::Buffer, u64)],
+    targets: &'a [&'a wgpu::TextureView],
+    clear: Option<wgpu::Color>,
 }
 
 /// The two stages may share a binding only for the same `constexpr`

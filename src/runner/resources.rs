@@ -77,6 +77,7 @@ fn timed_out(timeout: std::time::Duration) -> RunError {
 /// long. An inactive argument may be given anything, as in Metal.
 pub(crate) fn check_argument<'a>(
     arg: &Argument,
+    stage: crate::reflect::Stage,
     bytes: Option<&'a Vec<u8>>,
 ) -> Result<Option<&'a Vec<u8>>, RunError> {
     let Some(bytes) = bytes else {
@@ -84,6 +85,7 @@ pub(crate) fn check_argument<'a>(
             return Err(RunError::MissingBuffer {
                 name: arg.name.clone(),
                 index: arg.index,
+                stage,
             });
         }
         return Ok(None);
@@ -116,6 +118,12 @@ pub(crate) fn upload_argument(
     binding: &UsedBinding,
 ) -> Result<wgpu::Buffer, RunError> {
     let size = padded_size(bytes.len(), binding.min_size);
+    // Uniform types are sized in multiples of 16 on some backends (D3D12
+    // constant buffers); the tail is zeros the shader never reads.
+    let size = match binding.kind {
+        BindingKind::Buffer(BufferBinding::Uniform) => size.next_multiple_of(16),
+        _ => size,
+    };
     let (usage, limit) = match binding.kind {
         BindingKind::Buffer(BufferBinding::Uniform) => (
             wgpu::BufferUsages::UNIFORM,
@@ -552,10 +560,54 @@ pub(crate) fn map_readbacks(
     Ok(out)
 }
 
+/// The device's value of a WebGPU limit that reflection's `requiredLimits`
+/// may name (`src/library/limits.rs`), or `None` for a name it does not know.
+fn device_limit(limits: &wgpu::Limits, name: &str) -> Option<u64> {
+    let value = match name {
+        "maxStorageBuffersPerShaderStage" => limits.max_storage_buffers_per_shader_stage,
+        "maxUniformBuffersPerShaderStage" => limits.max_uniform_buffers_per_shader_stage,
+        "maxSampledTexturesPerShaderStage" => limits.max_sampled_textures_per_shader_stage,
+        "maxStorageTexturesPerShaderStage" => limits.max_storage_textures_per_shader_stage,
+        "maxSamplersPerShaderStage" => limits.max_samplers_per_shader_stage,
+        "maxComputeWorkgroupStorageSize" => limits.max_compute_workgroup_storage_size,
+        "maxComputeInvocationsPerWorkgroup" => limits.max_compute_invocations_per_workgroup,
+        "maxComputeWorkgroupSizeX" => limits.max_compute_workgroup_size_x,
+        "maxComputeWorkgroupSizeY" => limits.max_compute_workgroup_size_y,
+        "maxComputeWorkgroupSizeZ" => limits.max_compute_workgroup_size_z,
+        _ => return None,
+    };
+    Some(u64::from(value))
+}
+
+/// Refuses a function whose `requiredLimits` the device cannot meet (the
+/// device has the adapter's limits), naming the limit, before wgpu refuses
+/// the pipeline with a less specific message.
+pub(crate) fn check_required_limits(
+    gpu: &Gpu,
+    function: &crate::reflect::FunctionReflection,
+) -> Result<(), RunError> {
+    for (name, &needed) in &function.required_limits {
+        let Some(has) = device_limit(&gpu.limits, name) else {
+            continue;
+        };
+        if needed > has {
+            let message = format!(
+                "`{}` needs {name} of {needed}, but this adapter allows {has}",
+                function.name
+            );
+            return Err(match function.stage {
+                crate::reflect::Stage::Kernel => RunError::InvalidDispatch(message),
+                _ => RunError::InvalidRender(message),
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reflect::{Access, ArgumentKind, BufferInfo};
+    use crate::reflect::{Access, ArgumentKind, BufferInfo, Stage};
 
     fn arg(active: bool, data_size: u32, is_pointer: bool) -> Argument {
         Argument {
@@ -572,6 +624,8 @@ mod tests {
                 is_pointer,
                 struct_type: None,
                 array_type: None,
+                binding_type: crate::reflect::BufferBindingType::ReadOnlyStorage,
+                binding_size: None,
             }),
             threadgroup: None,
             texture: None,
@@ -591,22 +645,22 @@ mod tests {
     fn argument_checks() {
         let eight = vec![0u8; 8];
         assert!(matches!(
-            check_argument(&arg(true, 4, true), None),
+            check_argument(&arg(true, 4, true), Stage::Kernel, None),
             Err(RunError::MissingBuffer { index: 3, .. })
         ));
         assert!(matches!(
-            check_argument(&arg(false, 4, true), None),
+            check_argument(&arg(false, 4, true), Stage::Kernel, None),
             Ok(None)
         ));
         assert!(matches!(
-            check_argument(&arg(true, 16, false), Some(&eight)),
+            check_argument(&arg(true, 16, false), Stage::Kernel, Some(&eight)),
             Err(RunError::BufferTooSmall {
                 len: 8,
                 needed: 16,
                 ..
             })
         ));
-        assert!(check_argument(&arg(true, 8, true), Some(&eight)).is_ok());
-        assert!(check_argument(&arg(false, 16, false), Some(&eight)).is_ok());
+        assert!(check_argument(&arg(true, 8, true), Stage::Kernel, Some(&eight)).is_ok());
+        assert!(check_argument(&arg(false, 16, false), Stage::Kernel, Some(&eight)).is_ok());
     }
 }

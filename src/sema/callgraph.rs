@@ -110,10 +110,12 @@ impl Walk<'_, '_, '_> {
                 .iter()
                 .any(|d| d.init.as_ref().is_some_and(|i| self.init(i))),
             StmtKind::Expr(e) => self.expr(e),
+            StmtKind::RangeFor { range, body, .. } => self.expr(range) || self.stmt(body),
             StmtKind::If {
                 cond,
                 then,
                 otherwise,
+                ..
             } => {
                 self.expr(cond)
                     || self.stmt(then)
@@ -141,9 +143,11 @@ impl Walk<'_, '_, '_> {
                     })
             }
             StmtKind::Return(e) => e.as_ref().is_some_and(|e| self.expr(e)),
-            StmtKind::Break | StmtKind::Continue | StmtKind::Empty | StmtKind::StaticAssert(_) => {
-                false
-            }
+            StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Empty
+            | StmtKind::StaticAssert(_)
+            | StmtKind::Alias(_) => false,
         }
     }
 
@@ -388,6 +392,7 @@ fn visit_stmt(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
             cond,
             then,
             otherwise,
+            ..
         } => {
             visit_expr(cond, f);
             visit_stmt(then, f);

@@ -127,7 +127,8 @@ impl ConstValue {
             | Type::Pointer(_)
             | Type::Atomic(_)
             | Type::Texture(_)
-            | Type::Sampler { .. } => ConstValue::Int(0, Scalar::Int),
+            | Type::Sampler { .. }
+            | Type::SimdgroupMatrix(_) => ConstValue::Int(0, Scalar::Int),
         }
     }
 }
@@ -135,7 +136,7 @@ impl ConstValue {
 fn scalar_from_f64(v: f64, s: Scalar) -> ConstValue {
     match s {
         Scalar::Bool => ConstValue::Bool(v != 0.0),
-        Scalar::Half | Scalar::Float => ConstValue::Float(v, s),
+        Scalar::Half | Scalar::Float | Scalar::BFloat => ConstValue::Float(v, s),
         _ => ConstValue::Int(wrap(v as i64, s), s),
     }
 }
@@ -166,9 +167,49 @@ fn convert_scalar(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
     })
 }
 
+/// The bits of scalar `v` in its Metal size, and that size in bytes.
+fn scalar_bits(v: &ConstValue) -> Option<(u64, u32)> {
+    Some(match *v {
+        ConstValue::Bool(b) => (u64::from(b), 1),
+        ConstValue::Int(i, s) => {
+            let size = s.size();
+            let mask = if size >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (size * 8)) - 1
+            };
+            (i as u64 & mask, size)
+        }
+        ConstValue::Float(f, Scalar::Half) => (u64::from(half::f16::from_f64(f).to_bits()), 2),
+        ConstValue::Float(f, Scalar::BFloat) => (u64::from(half::bf16::from_f64(f).to_bits()), 2),
+        ConstValue::Float(f, _) => (u64::from((f as f32).to_bits()), 4),
+        ConstValue::Composite(..) => return None,
+    })
+}
+
+/// `as_type<to>(v)` of a scalar (MSL §6.3.2): `v`'s bits read as `to`,
+/// which must have the same size.
+fn reinterpret_scalar(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
+    let (bits, size) = scalar_bits(v)?;
+    if size != to.size() {
+        return None;
+    }
+    Some(match to {
+        Scalar::Bool => ConstValue::Bool(bits != 0),
+        Scalar::Half => ConstValue::Float(half::f16::from_bits(bits as u16).to_f64(), to),
+        Scalar::BFloat => ConstValue::Float(half::bf16::from_bits(bits as u16).to_f64(), to),
+        s if s.is_float() => ConstValue::Float(f64::from(f32::from_bits(bits as u32)), s),
+        s => ConstValue::Int(wrap(bits as i64, s), s),
+    })
+}
+
 fn round_to(v: f64, s: Scalar) -> f64 {
     match s {
         Scalar::Float => v as f32 as f64,
+        // One rounding (of an integer's exact value, or of an `f64` result
+        // of `bfloat` operands, whose 53 bits make it the correctly rounded
+        // `bfloat` result, as the GPU's `f32` gives: metal/bfloat.rs).
+        Scalar::BFloat => crate::types::bfloat_nearest(v).into(),
         _ => v,
     }
 }
@@ -185,7 +226,8 @@ pub fn convert(
     span: crate::source_map::Span,
     program: &Program,
 ) -> Result<ConstValue> {
-    let from = v.ty();
+    // Packed vectors are storage formats: as values they are aligned vectors.
+    let (from, ty) = (v.ty().unpacked(), &ty.unpacked());
     if &from == ty {
         return Ok(v.clone());
     }
@@ -218,6 +260,23 @@ pub fn eval_init(program: &Program, init: &Init, ty: &Type) -> Result<ConstValue
             convert(&v, ty, e.span, program)
         }
         Init::List(items, span) => eval_list(program, items, ty, *span),
+        // `constant half3 k(0.2f, 0.7f, 0.1f);`: direct-initialization,
+        // the constructor `half3(0.2f, 0.7f, 0.1f)`.
+        Init::Paren(args, span) if matches!(ty, Type::Vector(..) | Type::Matrix { .. }) => {
+            for a in args {
+                eval(program, a)?;
+            }
+            construct_builtin(program, ty.clone(), args).ok_or_else(|| {
+                Error::coded(
+                    Code::InvalidInitializer,
+                    *span,
+                    format!(
+                        "invalid arguments to a `{}` constructor",
+                        program.display(ty)
+                    ),
+                )
+            })
+        }
         Init::Paren(args, span) => {
             let [e] = args.as_slice() else {
                 return Err(Error::coded(
@@ -305,6 +364,17 @@ pub fn list_slots<'i>(
             "an initializer list that mixes designated (`.member = value`) and positional elements is not supported",
         ));
     }
+    if program.structs.get(*id).is_union {
+        return Err(Error::coded(
+            Code::Unsupported,
+            first.span(),
+            format!(
+                "a designated initializer of union `{}` is not supported yet",
+                program.display(ty)
+            ),
+        )
+        .note("initialize the first member with `{value}`, or assign the member after the declaration"));
+    }
     let members = &program.structs.get(*id).members;
     let mut slots = vec![None; elements];
     for item in items {
@@ -333,12 +403,70 @@ pub fn list_slots<'i>(
     Ok(slots)
 }
 
+/// Builds constants for [`super::aggregate_init::braced`].
+struct ConstBuilder<'p, 'a>(&'p Program<'a>);
+
+impl super::aggregate_init::Builder for ConstBuilder<'_, '_> {
+    type Value = ConstValue;
+
+    fn program(&self) -> &Program<'_> {
+        self.0
+    }
+
+    fn expr(&mut self, e: &ast::Expr) -> Result<(ConstValue, Type)> {
+        let v = eval(self.0, e)?;
+        let t = v.ty();
+        Ok((v, t))
+    }
+
+    fn whole(&mut self, init: &Init, ty: &Type) -> Result<ConstValue> {
+        eval_init(self.0, init, ty)
+    }
+
+    fn convert(
+        &mut self,
+        v: ConstValue,
+        _from: &Type,
+        to: &Type,
+        span: crate::source_map::Span,
+    ) -> Result<ConstValue> {
+        convert(&v, to, span, self.0)
+    }
+
+    fn compose(
+        &mut self,
+        ty: &Type,
+        parts: Vec<ConstValue>,
+        _span: crate::source_map::Span,
+    ) -> Result<ConstValue> {
+        Ok(ConstValue::Composite(ty.clone(), parts))
+    }
+
+    fn omitted(
+        &mut self,
+        ty: &Type,
+        index: usize,
+        elem: &Type,
+        _span: crate::source_map::Span,
+    ) -> Result<ConstValue> {
+        Ok(match ty {
+            Type::Struct(id) => ConstValue::default_member(*id, index, self.0),
+            _ => ConstValue::default_of(elem, self.0),
+        })
+    }
+}
+
 fn eval_list(
     program: &Program,
     items: &[Init],
     ty: &Type,
     span: crate::source_map::Span,
 ) -> Result<ConstValue> {
+    // Positional lists, with brace elision; designated ones below.
+    let mut builder = ConstBuilder(program);
+    if let Some(v) = super::aggregate_init::braced(&mut builder, items, ty, span)? {
+        return Ok(v);
+    }
     let element_types: Vec<Type> = match ty {
         Type::Array(e, n) => vec![(**e).clone(); *n as usize],
         Type::Struct(id) => program
@@ -397,17 +525,43 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         } => int_literal(*value, *suffix, *non_decimal, e.span),
         ExprKind::Float { value, suffix } => Ok(match suffix {
             LiteralSuffix::Half => ConstValue::Float(*value, Scalar::Half),
+            LiteralSuffix::BFloat => {
+                ConstValue::Float(crate::types::bfloat_nearest(*value).into(), Scalar::BFloat)
+            }
             _ => ConstValue::Float(*value as f32 as f64, Scalar::Float),
         }),
         ExprKind::Bool(b) => Ok(ConstValue::Bool(*b)),
         ExprKind::SizeOf { align, operand } => {
             super::sizeof::eval(program, *align, operand, e.span, &|_| None)
         }
+        ExprKind::Name(path)
+            if path.len() == 1 && super::constexpr_body::local(&path[0]).is_some() =>
+        {
+            Ok(super::constexpr_body::local(&path[0]).expect("checked"))
+        }
+        ExprKind::Member(base, member, false) => {
+            let base = eval(program, base)?;
+            let index = super::constexpr_body::member_index(program, &base.ty(), &member.name);
+            match (base, index) {
+                (ConstValue::Composite(_, items), Some(i)) => {
+                    items.get(i).cloned().ok_or_else(not_const)
+                }
+                _ => Err(not_const()),
+            }
+        }
         ExprKind::Name(path) => {
             let name = path.last().map(String::as_str).unwrap_or("");
             // `S::N` (a static member constant) is declared by its full path.
             let joined = path.join("::");
+            // Inside a struct's static member declaration, its members first.
+            let member = program
+                .member_scope
+                .borrow()
+                .as_ref()
+                .filter(|_| path.len() == 1)
+                .and_then(|scope| program.symbols.get(&format!("{scope}::{name}")));
             let symbol = match program.symbols.get(&joined) {
+                _ if member.is_some() => member,
                 Some(s) if path.len() > 1 => Some(s),
                 _ => program.symbols.get(name),
             };
@@ -425,7 +579,9 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             }
         }
         ExprKind::Unary(op, inner) => unary(*op, &eval(program, inner)?).ok_or_else(not_const),
-        ExprKind::Binary(op, a, b) => binary(*op, &eval(program, a)?, &eval(program, b)?, e.span),
+        ExprKind::Binary(op, a, b) => {
+            binary_values(program, *op, &eval(program, a)?, &eval(program, b)?, e.span)
+        }
         ExprKind::Ternary(c, a, b) => {
             let c = eval(program, c)?.as_f64().ok_or_else(not_const)?;
             eval(program, if c != 0.0 { a } else { b })
@@ -434,14 +590,29 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         ExprKind::BraceConstruct(path, items) => {
             let ts = super::struct_templates::named_type(&path.join("::"), e.span);
             let ty = program.resolve_type(&ts)?;
-            aggregate(program, items, &ty, e.span).ok_or_else(not_const)?
+            match aggregate(program, items, &ty, e.span) {
+                Some(v) => v,
+                None => construct_listed(program, &ty, items, e.span).ok_or_else(not_const)?,
+            }
         }
         ExprKind::Cast(_, ts, inner) if matches!(inner.kind, ExprKind::InitList(_)) => {
             let ExprKind::InitList(items) = &inner.kind else {
                 unreachable!("matched")
             };
             let ty = program.resolve_type(ts)?;
-            aggregate(program, items, &ty, e.span).ok_or_else(not_const)?
+            match aggregate(program, items, &ty, e.span) {
+                Some(v) => v,
+                None => construct_listed(program, &ty, items, e.span).ok_or_else(not_const)?,
+            }
+        }
+        // `as_type<float>(0x7f800000u)`: the same bits, read as the new type.
+        ExprKind::Cast(ast::CastKind::AsType, ts, inner) => {
+            let ty = program.resolve_type(ts)?;
+            let v = eval(program, inner)?;
+            match ty {
+                Type::Scalar(s) => reinterpret_scalar(&v, s).ok_or_else(not_const),
+                _ => Err(not_const()),
+            }
         }
         ExprKind::Cast(_, ts, inner) => {
             let ty = program.resolve_type(ts)?;
@@ -461,9 +632,21 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             let x = program.numeric_limit_call(callee)?.expect("checked");
             eval(program, &x)
         }
+        // `T({a, b})`: a functional cast of a braced list, like `T{a, b}`.
+        ExprKind::Call(callee, args) if matches!(args.as_slice(), [a] if matches!(a.kind, ExprKind::InitList(_))) =>
+        {
+            let ExprKind::InitList(items) = &args[0].kind else {
+                unreachable!("matched")
+            };
+            let ty = callee_type(program, callee).ok_or_else(not_const)?;
+            aggregate(program, items, &ty, e.span).ok_or_else(not_const)?
+        }
         ExprKind::Call(callee, args) => match super::constexpr_fn::call(program, callee, args) {
             Some(result) => result,
-            None => construct(program, callee, args).ok_or_else(not_const),
+            None => match construct(program, callee, args) {
+                Some(v) => Ok(v),
+                None => construct_named(program, callee, args, e.span).ok_or_else(not_const)?,
+            },
         },
         ExprKind::Index(base, index) => {
             let base = eval(program, base)?;
@@ -512,18 +695,124 @@ fn int_literal(
     Ok(ConstValue::Int(value as i64, s))
 }
 
+/// The type a callee names (`S`, `P<float, 4>`, `float3`), if it names one.
+fn callee_type(program: &Program, callee: &ast::Expr) -> Option<Type> {
+    let (path, args) = match &callee.kind {
+        ExprKind::Name(path) => (path, Vec::new()),
+        ExprKind::Templated(path, args) => (path, args.clone()),
+        _ => return None,
+    };
+    let ts = ast::TypeSpec {
+        is_const: false,
+        is_constexpr: false,
+        space: None,
+        path: path.clone(),
+        args,
+        ptr_ops: Vec::new(),
+        name_span: callee.span,
+        span: callee.span,
+    };
+    program.resolve_type(&ts).ok()
+}
+
+/// `S{items}` for a struct with constructors: the constructor taking the
+/// items' values.
+fn construct_listed(
+    program: &Program,
+    ty: &Type,
+    items: &[Init],
+    span: crate::source_map::Span,
+) -> Option<Result<ConstValue>> {
+    let exprs: Vec<ast::Expr> = items
+        .iter()
+        .map(|i| match i {
+            Init::Expr(e) => Some(e.clone()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    construct_values(program, ty, &exprs, span)
+}
+
+fn construct_values(
+    program: &Program,
+    ty: &Type,
+    args: &[ast::Expr],
+    span: crate::source_map::Span,
+) -> Option<Result<ConstValue>> {
+    let values = match args
+        .iter()
+        .map(|a| eval(program, a))
+        .collect::<Result<Vec<_>>>()
+    {
+        Ok(v) => v,
+        Err(e) => return Some(Err(e)),
+    };
+    super::constexpr_body::construct(program, ty, values, span)
+}
+
+/// `T(args)` where `T` names a type through an alias or a template
+/// (`bfloat16_t(1.0f)`, `S<half>(a, b)`): a scalar conversion, or a
+/// struct's constructor.
+fn construct_named(
+    program: &Program,
+    callee: &ast::Expr,
+    args: &[ast::Expr],
+    span: crate::source_map::Span,
+) -> Option<Result<ConstValue>> {
+    let ty = callee_type(program, callee)?;
+    match (&ty, args) {
+        (Type::Scalar(s), [a]) => Some(eval(program, a).and_then(|v| {
+            convert_scalar(&v, *s).ok_or_else(|| {
+                Error::coded(
+                    Code::NotConstant,
+                    span,
+                    "expression is not a compile-time constant",
+                )
+            })
+        })),
+        (Type::Struct(_), _) => construct_values(program, &ty, args, span),
+        _ => None,
+    }
+}
+
+/// `a op b` on constants: a struct operand calls its `operator op`
+/// overload (see `constexpr_body`), scalars the built-in operator.
+pub fn binary_values(
+    program: &Program,
+    op: BinaryOp,
+    a: &ConstValue,
+    b: &ConstValue,
+    span: crate::source_map::Span,
+) -> Result<ConstValue> {
+    if matches!(a.ty(), Type::Struct(_)) || matches!(b.ty(), Type::Struct(_)) {
+        if let Some(v) =
+            super::constexpr_body::user_operator(program, op, a.clone(), b.clone(), span)
+        {
+            return v;
+        }
+    }
+    binary(op, a, b, span)
+}
+
 fn construct(program: &Program, callee: &ast::Expr, args: &[ast::Expr]) -> Option<ConstValue> {
     let ExprKind::Name(path) = &callee.kind else {
         return None;
     };
     let ty = types::builtin_type(&path.join("::"))?;
+    construct_builtin(program, ty, args)
+}
+
+/// `T(args)` for a built-in scalar, vector or matrix type `T`.
+fn construct_builtin(program: &Program, ty: Type, args: &[ast::Expr]) -> Option<ConstValue> {
     let values: Vec<ConstValue> = args
         .iter()
         .map(|a| eval(program, a).ok())
         .collect::<Option<_>>()?;
     match ty {
         Type::Scalar(s) if values.len() == 1 => convert_scalar(&values[0], s),
-        Type::Vector(s, n) => {
+        Type::Vector(s, n) | Type::Packed(s, n) => {
+            // A packed vector's value is the aligned vector.
+            let ty = Type::Vector(s, n);
             let mut lanes = Vec::new();
             for v in &values {
                 match v {

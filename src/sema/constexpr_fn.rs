@@ -35,7 +35,25 @@ pub fn call(program: &Program, callee: &Expr, args: &[Expr]) -> Option<Result<Co
         .iter()
         .map(|&i| program.functions[i])
         .find(|f| f.ret.is_constexpr && accepts(f, args.len()))?;
-    Some(evaluate(program, f, args, callee.span))
+    let values = match args
+        .iter()
+        .map(|a| consteval::eval(program, a))
+        .collect::<Result<Vec<_>>>()
+    {
+        Ok(v) => v,
+        Err(e) => return Some(Err(e)),
+    };
+    let scalar = |v: &ConstValue| !matches!(v, ConstValue::Composite(..));
+    if is_single_return(f) && values.iter().all(scalar) {
+        return Some(evaluate(program, f, args, callee.span));
+    }
+    // Statement bodies (C++14) and struct arguments: run by the interpreter.
+    Some(super::constexpr_body::call(program, f, values, callee.span))
+}
+
+fn is_single_return(f: &FunctionDecl) -> bool {
+    let body = f.body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
+    matches!(body, [s] if matches!(s.kind, StmtKind::Return(Some(_))))
 }
 
 fn accepts(f: &FunctionDecl, n: usize) -> bool {

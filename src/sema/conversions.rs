@@ -1,4 +1,4 @@
-//! C++14 conversion rules as MSL applies them (MSL §2.22, §3.1; C++14 [conv.prom], [expr]/10).
+//! C++14 conversion rules as MSL applies them (MSL §2.22, §3.1; C++14 [conv.prom], \[expr\]/10).
 
 use super::Program;
 use crate::types::{Scalar, Type};
@@ -51,12 +51,12 @@ pub fn arithmetic(a: Scalar, b: Scalar) -> Scalar {
 pub fn check_implicit(from: &Type, to: &Type, program: &Program) -> Result<(), String> {
     match (from, to) {
         _ if from == to => Ok(()),
-        (Type::Scalar(_), Type::Scalar(_) | Type::Vector(..)) => Ok(()),
+        (Type::Scalar(a), Type::Scalar(b) | Type::Vector(b, _)) => bfloat_implicit(*a, *b),
         (Type::Vector(..), Type::Vector(..)) => Err(format!(
-            "implicit conversion from `{}` to `{}` is not allowed; use an explicit conversion such as `{}(...)`",
+            "implicit conversion from `{}` to `{}` is not allowed; {}",
             program.display(from),
             program.display(to),
-            program.display(to)
+            vector_conversion_hint(from, to, program)
         )),
         _ => Err(format!(
             "cannot convert `{}` to `{}`",
@@ -64,6 +64,48 @@ pub fn check_implicit(from: &Type, to: &Type, program: &Program) -> Result<(), S
             program.display(to)
         )),
     }
+}
+
+/// How to write the conversion of vector `from` to vector `to` explicitly.
+/// A narrowing to fewer components of the same scalar is a swizzle
+/// (`v.xyz`): `float3(v)` of a `float4` is itself an error in MSL, since a
+/// vector constructor takes exactly the components it needs.
+fn vector_conversion_hint(from: &Type, to: &Type, program: &Program) -> String {
+    const COMPONENTS: &str = "xyzw";
+    let target = program.display(to);
+    match (from, to) {
+        (Type::Vector(a, n), Type::Vector(b, m)) if m < n => {
+            let swizzle = &COMPONENTS[..*m as usize];
+            match a == b {
+                true => format!("take the first {m} components with `.{swizzle}`"),
+                false => format!(
+                    "take the first {m} components and convert them: `{target}(v.{swizzle})`"
+                ),
+            }
+        }
+        _ => format!("use an explicit conversion such as `{target}(...)`"),
+    }
+}
+
+/// `bfloat`'s implicit conversions (MSL §2.1): "bfloat is an extended
+/// floating point type that only allows implicit conversion to a type of
+/// greater floating point rank": to `float`, not to `half`, and neither
+/// `float` nor `half` converts implicitly to `bfloat`. Integers and `bool`
+/// convert to it as to any arithmetic type.
+pub fn bfloat_implicit(from: Scalar, to: Scalar) -> Result<(), String> {
+    let rejected = matches!(
+        (from, to),
+        (Scalar::BFloat, Scalar::Half) | (Scalar::Float | Scalar::Half, Scalar::BFloat)
+    );
+    if !rejected {
+        return Ok(());
+    }
+    Err(format!(
+        "implicit conversion from `{}` to `{}` is not allowed: `bfloat` converts implicitly only to `float`; use `static_cast<{}>(...)`",
+        from.name(),
+        to.name(),
+        to.name()
+    ))
 }
 
 #[cfg(test)]

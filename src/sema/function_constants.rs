@@ -15,7 +15,14 @@
 //!   skipping ids in use) and reported in reflection (`definedId`);
 //! - a required constant (never asked about) has no default: a pipeline
 //!   created without it fails, as `newFunctionWithName:constantValues:`
-//!   does in Metal.
+//!   does in Metal;
+//! - a vector constant (`constant uint2 size [[function_constant(3)]];`) is
+//!   one scalar override per component: the first at `@id(n)`, the others
+//!   at ids taken as companion ids are (reported as `componentIds`), and a
+//!   read composes them into the vector.
+//!
+//! Conditional arguments (`[[texture(1), function_constant(b)]]`) keep
+//! their binding; see [`Program::argument_condition`].
 //!
 //! Program-scope constants whose initializer uses function constants
 //! (`constant bool has_x = is_function_constant_defined(x);`,
@@ -37,16 +44,35 @@ pub const IS_DEFINED: &str = "is_function_constant_defined";
 pub struct FunctionConstant {
     /// Name.
     pub name: String,
-    /// Its scalar type (WGSL overrides are scalars).
+    /// Its scalar type, or its vectors' component type.
     pub ty: Scalar,
-    /// `n`: the Metal index, also the WGSL `@id`.
+    /// Components: 1 for a scalar, 2 to 4 for a vector (`uint2`, `float4`,
+    /// `bool3`...). WGSL overrides are scalars, so a vector is one override
+    /// per component, recombined where it is read.
+    pub components: u8,
+    /// `n`: the Metal index, also the WGSL `@id` (of the first component).
     pub index: u16,
+    /// Vectors: the `@id` of each component's override, `index` first,
+    /// the others taken from the top of WGSL's id range (65535 down,
+    /// skipping ids in use), as companion flags are. Empty for scalars.
+    pub component_ids: Vec<u16>,
     /// The declarator.
     pub span: Span,
     /// `@id` of the companion `bool` override saying whether the host set
     /// the value; `Some` exactly when `is_function_constant_defined(name)`
     /// appears in the program (the constant is then optional).
     pub defined_id: Option<u16>,
+}
+
+/// When a conditional argument (`[[buffer(n), function_constant(c)]]`)
+/// exists: when function constant `constant` is true, or false if
+/// `negated` (`c` is `!b`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgumentCondition {
+    /// Index into [`Program::function_constants`].
+    pub constant: usize,
+    /// The argument exists when the constant is false.
+    pub negated: bool,
 }
 
 /// A program-scope constant whose initializer depends on function
@@ -132,15 +158,18 @@ impl<'a> Program<'a> {
                 "a function constant cannot be an array: WGSL overrides are scalars",
             ));
         }
-        let ty = match self.resolve_type(ts)? {
-            Type::Scalar(s @ (Scalar::Long | Scalar::ULong)) => {
+        let resolved = self.resolve_type(ts)?;
+        let (ty, components) = match resolved {
+            Type::Scalar(Scalar::Long | Scalar::ULong)
+            | Type::Vector(Scalar::Long | Scalar::ULong, _) => {
                 return Err(Error::coded(
                     Code::Unsupported,
                     ts.span,
-                    format!("function constants of type `{}` are not supported: WGSL overrides cannot be 64-bit", self.display(&Type::Scalar(s))),
+                    format!("function constants of type `{}` are not supported: WGSL overrides cannot be 64-bit", self.display(&resolved)),
                 ))
             }
-            Type::Scalar(s) => s,
+            Type::Scalar(s) => (s, 1),
+            Type::Vector(s, n) => (s, n),
             other => {
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -156,7 +185,9 @@ impl<'a> Program<'a> {
         self.function_constants.push(FunctionConstant {
             name: d.name.name.clone(),
             ty,
+            components,
             index,
+            component_ids: Vec::new(),
             span: d.span,
             defined_id: None,
         });
@@ -206,28 +237,126 @@ impl<'a> Program<'a> {
         found
     }
 
-    /// Metal's conditional arguments and members (`[[buffer(1),
-    /// function_constant(has_b)]]`) exist only when a `bool` constant is
-    /// true; WGSL bindings cannot come and go with an override, so they are
-    /// refused rather than silently always present.
+    /// Metal's conditional arguments (`[[buffer(1), function_constant(b)]]`,
+    /// textures and samplers alike) exist only when function constant `b`
+    /// is true. WGSL bindings cannot come and go with an override, so the
+    /// argument keeps its binding, reads stay where the source guards them
+    /// (`if (b) { ... }`), and reflection says which constant it depends on
+    /// (lowering: `lower::metal::function_constants`). The condition must be
+    /// a function constant or its negation (a host, and the runner, read
+    /// its value directly); on a parameter of an ordinary function the
+    /// attribute has no effect and is accepted. Returns the errors of entry
+    /// points whose conditions are anything else.
     pub(super) fn conditional_declarations(&self) -> Vec<Error> {
-        let params = self.functions.iter().flat_map(|f| &f.params);
+        let params = self
+            .functions
+            .iter()
+            .filter(|f| f.stage.is_some())
+            .flat_map(|f| &f.params);
         params
-            .flat_map(|p| &p.attributes)
-            .filter(|a| a.name == "function_constant")
-            .map(|a| {
-                Error::coded(
-                    Code::Unsupported,
-                    a.span,
-                    "conditional arguments (`[[function_constant(name)]]` on an argument) are not supported yet",
-                )
-                .note("WGSL bindings cannot depend on an override; bind the argument always and test the constant in the body")
+            // A `[[color(m)]]` input is framebuffer fetch, which the entry
+            // point's classification refuses whatever its condition.
+            .filter(|p| !p.attributes.iter().any(|a| a.name == "color"))
+            .filter_map(|p| {
+                let a = p
+                    .attributes
+                    .iter()
+                    .find(|a| a.name == "function_constant")?;
+                self.argument_condition(p, a).err()
             })
             .collect()
     }
 
+    /// The condition that entry-point parameter `p`'s
+    /// `[[function_constant(name)]]` attribute `a` names: a function
+    /// constant, or a constant computed from one by `!` (Apple's samples
+    /// write `constant bool no_x = !x;`), followed through such constants.
+    pub fn argument_condition(
+        &self,
+        p: &ast::Param,
+        a: &ast::Attribute,
+    ) -> Result<ArgumentCondition> {
+        if !self.is_resource_param(p, a) {
+            return Err(Error::coded(
+                Code::Unsupported,
+                a.span,
+                "conditional arguments other than buffers, textures and samplers (`[[function_constant(name)]]` beside `[[buffer(n)]]`, `[[texture(n)]]` or `[[sampler(n)]]`) are not supported yet",
+            ));
+        }
+        let [arg @ ast::Expr {
+            kind: ExprKind::Name(path),
+            ..
+        }] = a.args.as_slice()
+        else {
+            return Err(Error::coded(
+                Code::InvalidAttributeArgument,
+                a.span,
+                "`[[function_constant(name)]]` on an argument takes the name of a function constant",
+            ));
+        };
+        let name = path.last().map(String::as_str).unwrap_or("");
+        self.condition_named(name, arg.span)
+    }
+
+    /// True if `p` (whose condition is `a`) is a buffer, texture or sampler
+    /// argument; textures, samplers and buffers may leave their index to
+    /// Metal, so an unattributed one counts by its type.
+    fn is_resource_param(&self, p: &ast::Param, a: &ast::Attribute) -> bool {
+        let mut others = p.attributes.iter().filter(|b| b.name != a.name).peekable();
+        if others.peek().is_none() {
+            return matches!(
+                self.resolve_type(&p.ty),
+                Ok(Type::Texture(_) | Type::Sampler { .. } | Type::Pointer(_))
+            );
+        }
+        others.any(|b| matches!(b.name.as_str(), "buffer" | "texture" | "sampler"))
+    }
+
+    /// The condition `name` (written at `span`) stands for, following
+    /// program-scope constants that are another's name or its negation.
+    fn condition_named(&self, name: &str, span: Span) -> Result<ArgumentCondition> {
+        let mut negated = false;
+        let mut current = name;
+        // Each step follows one earlier declaration, so the chain is at
+        // most as long as the list of derived constants.
+        for _ in 0..=self.spec_constants.len() {
+            let j = match self.symbols.get(current) {
+                Some(Symbol::FunctionConstant(i))
+                    if self.function_constants[*i].components == 1 =>
+                {
+                    return Ok(ArgumentCondition {
+                        constant: *i,
+                        negated,
+                    })
+                }
+                Some(Symbol::SpecConstant(j)) => *j,
+                _ => break,
+            };
+            let (inner, not) = match &self.spec_constants[j].init.kind {
+                ExprKind::Unary(ast::UnaryOp::Not, e) => (&e.kind, true),
+                other => (other, false),
+            };
+            let ExprKind::Name(path) = inner else {
+                return Err(Error::coded(
+                    Code::Unsupported,
+                    span,
+                    format!("arguments conditional on `{name}`, a constant computed from function constants, are not supported yet: the condition must be a function constant or its negation (`!b`)"),
+                )
+                .note("declare the condition as `constant bool c [[function_constant(n)]];` and set it from the host"));
+            };
+            negated ^= not;
+            current = path.last().map(String::as_str).unwrap_or("");
+        }
+        Err(Error::coded(
+            Code::InvalidAttributeArgument,
+            span,
+            format!("`{name}` is not a scalar function constant (`constant bool {name} [[function_constant(n)]];`)"),
+        ))
+    }
+
     /// Marks the function constants that `is_function_constant_defined`
-    /// asks about as optional, giving each its companion override's id.
+    /// asks about as optional, giving each its companion override's id,
+    /// and gives the components of vector constants after the first theirs.
     pub(super) fn mark_queried_function_constants(&mut self) {
         let mut queried = Vec::new();
         let mut visit = |e: &ast::Expr| {
@@ -251,15 +380,23 @@ impl<'a> Program<'a> {
         }
         let used: Vec<u16> = self.function_constants.iter().map(|c| c.index).collect();
         let mut next = u16::MAX;
-        for c in &mut self.function_constants {
-            if !queried.contains(&c.name) {
-                continue;
-            }
+        let mut take = || {
             while used.contains(&next) {
                 next -= 1;
             }
-            c.defined_id = Some(next);
+            let id = next;
             next = next.saturating_sub(1);
+            id
+        };
+        for c in &mut self.function_constants {
+            if c.components > 1 {
+                c.component_ids = std::iter::once(c.index)
+                    .chain((1..c.components).map(|_| take()))
+                    .collect();
+            }
+            if queried.contains(&c.name) {
+                c.defined_id = Some(take());
+            }
         }
     }
 }

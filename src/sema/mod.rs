@@ -2,20 +2,29 @@
 //! functions, constants), type resolution, C++ conversions and constant
 //! evaluation. Lowering asks this module every language question.
 
+pub mod aggregate_init;
 pub mod callgraph;
 pub mod consteval;
+pub mod constexpr_body;
 pub mod constexpr_fn;
 pub mod conversions;
 pub mod function_constants;
 pub mod gnu_layout;
+mod numeric_limits;
+pub mod pointer_references;
+mod raytracing;
+pub mod redefinition;
 pub mod sizeof;
 pub mod static_assert;
 pub mod struct_templates;
 pub mod subst;
 mod suggestions;
 pub mod templates;
+mod tessellation;
 mod texture_types;
 pub mod type_traits;
+mod unions;
+pub mod variable_templates;
 
 use crate::diagnostics::Code;
 use crate::source_map::Span;
@@ -166,6 +175,14 @@ pub struct Program<'a> {
     /// Struct templates by name: the primary template and its
     /// specialisations, in source order.
     pub struct_templates: HashMap<String, Vec<&'a ast::TemplateDecl>>,
+    /// Variable templates by name: the primary template and its
+    /// specialisations, in source order (see [`variable_templates`]).
+    pub var_templates: HashMap<String, Vec<&'a ast::TemplateDecl>>,
+    /// Explicit specialisations of function templates by name (`template <>
+    /// bool f<bool, float>(float x)`), see [`templates`].
+    pub fn_specializations: HashMap<String, Vec<&'a ast::TemplateDecl>>,
+    /// How deep the evaluation of variable template instances nests.
+    pub var_template_depth: std::cell::Cell<usize>,
     /// Struct template instances used but not declared yet (see
     /// [`struct_templates`]): the driver inserts them and analyses again.
     pub pending: std::cell::RefCell<Vec<struct_templates::PendingInstance>>,
@@ -190,11 +207,65 @@ pub struct Program<'a> {
     /// Default member initializers' values, by struct and member (see
     /// [`Program::member_default`]).
     pub member_defaults: HashMap<StructId, Vec<Option<ConstValue>>>,
+    /// `metal::os_log` (`<metal_logging>`, Metal 3.2): a struct without
+    /// members, registered by [`analyze`]; its objects only take logging
+    /// calls, which lowering drops (`lower/metal/logging.rs`).
+    pub os_log: Option<StructId>,
+    /// The struct whose static member is being declared (`S` while
+    /// evaluating `S::B = A + 1`): unqualified names are looked up in it
+    /// first (see [`MemberScope`]).
+    pub member_scope: std::cell::RefCell<Option<String>>,
+    /// Structs and unions whose name a function of the same name hides
+    /// (C++ [basic.scope.hiding]: `union rbits {..};` and `kernel void
+    /// rbits(..)`): the name is the function's; where a type is expected
+    /// it still means the class, and WGSL names the struct apart
+    /// ([`Program::wgsl_struct_name`]).
+    pub hidden_classes: HashMap<String, StructId>,
+    /// The structs `<metal_stdlib>` declares (the tessellation factors),
+    /// registered by [`analyze`] (see [`tessellation`]).
+    pub builtin_structs: Vec<StructId>,
+}
+
+/// While it lives, the static member declarations of one struct are being
+/// evaluated: `constant int S::B = A + 1;` reads `A` as `S::A`.
+struct MemberScope<'p, 'a> {
+    program: &'p Program<'a>,
+    outer: Option<String>,
+}
+
+impl<'p, 'a> MemberScope<'p, 'a> {
+    /// Enters the scope of the struct that qualifies `name` (`S` of
+    /// `S::B`; nothing for an unqualified name).
+    fn enter(program: &'p Program<'a>, name: &str) -> Self {
+        let scope = name
+            .rsplit_once("::")
+            .map(|(s, _)| s.to_string())
+            .filter(|s| !s.is_empty());
+        let outer = match scope {
+            Some(s) => program.member_scope.replace(Some(s)),
+            None => program.member_scope.borrow().clone(),
+        };
+        MemberScope { program, outer }
+    }
+}
+
+impl Drop for MemberScope<'_, '_> {
+    fn drop(&mut self) {
+        *self.program.member_scope.borrow_mut() = self.outer.take();
+    }
 }
 
 /// Builds the program-scope table, reporting every error found.
 pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
     let mut program = Program::default();
+    program.os_log = Some(program.structs.push(StructDef {
+        // `::` keeps it apart from every struct the source declares.
+        name: "metal::os_log".into(),
+        members: Vec::new(),
+        span: Span::default(),
+        is_union: false,
+    }));
+    tessellation::register(&mut program);
     let mut errors = Vec::new();
     for (i, item) in tu.items.iter().enumerate() {
         program.current_item.set(Some(i));
@@ -236,6 +307,7 @@ impl<'a> Program<'a> {
                 }
                 self.functions.push(f);
                 let index = self.functions.len() - 1;
+                self.hide_class(&f.name.name);
                 match self.symbols.get_mut(&f.name.name) {
                     Some(Symbol::Functions(list)) => {
                         list.push(index);
@@ -316,6 +388,20 @@ impl<'a> Program<'a> {
         Ok(())
     }
 
+    /// A function named `name` is being declared: a struct or union of that
+    /// name (the class itself, not a typedef) stays a type, hidden
+    /// ([`Program::hidden_classes`]), and the name becomes the function's.
+    fn hide_class(&mut self, name: &str) {
+        let Some(Symbol::Type(Type::Struct(id))) = self.symbols.get(name) else {
+            return;
+        };
+        let id = *id;
+        if self.structs.get(id).name == name {
+            self.symbols.remove(name);
+            self.hidden_classes.insert(name.to_string(), id);
+        }
+    }
+
     fn define(&mut self, name: &ast::Ident, symbol: Symbol) -> Result<()> {
         if self.symbols.contains_key(&name.name) {
             return Err(Error::coded(
@@ -329,9 +415,13 @@ impl<'a> Program<'a> {
     }
 
     fn declare_struct(&mut self, s: &ast::StructDecl) -> Result<()> {
+        let anonymous = unions::declare_anonymous(self, s)?;
         let mut members: Vec<MemberDef> = Vec::new();
         for m in &s.members {
-            let ty = self.resolve_type(&m.ty)?;
+            let ty = match anonymous.get(&m.name.name) {
+                Some(ty) => ty.clone(),
+                None => self.resolve_type(&m.ty)?,
+            };
             let ty = self
                 .apply_array(ty, &m.array)
                 .map_err(|e| e.or_at(m.name.span))?;
@@ -343,6 +433,9 @@ impl<'a> Program<'a> {
                     m.ty.span,
                     "a member cannot have type `void`",
                 ));
+            }
+            if s.is_union {
+                unions::check_member(self, s, &m.name, &ty)?;
             }
             if members.iter().any(|x| x.name == m.name.name) {
                 return Err(Error::coded(
@@ -369,11 +462,17 @@ impl<'a> Program<'a> {
             name: s.name.name.clone(),
             members,
             span: s.span,
+            is_union: s.is_union,
         });
         if let Some(origin) = &s.instance_of {
             self.instance_origins.insert(id, origin.clone());
         }
-        self.define(&s.name, Symbol::Type(Type::Struct(id)))?;
+        if matches!(self.symbols.get(&s.name.name), Some(Symbol::Functions(_))) {
+            // A function of this name was declared first: it hides the class.
+            self.hidden_classes.insert(s.name.name.clone(), id);
+        } else {
+            self.define(&s.name, Symbol::Type(Type::Struct(id)))?;
+        }
         self.check_struct_layout(s, id)?;
         self.declare_member_defaults(s, id)
     }
@@ -445,22 +544,14 @@ impl<'a> Program<'a> {
             ));
         }
         let base = self.resolve_value_type(&decl.ty)?;
+        if self.is_os_log(&base) {
+            return self.declare_os_logs(decl, base);
+        }
         for d in &decl.declarators {
             if self.declare_specialized(&decl.ty, d)? {
                 continue;
             }
-            let ty = self.declarator_type(base.clone(), d)?;
-            let Some(init) = &d.init else {
-                return Err(Error::coded(
-                    Code::InvalidInitializer,
-                    d.name.span,
-                    format!(
-                        "program-scope constant `{}` must be initialized",
-                        d.name.name
-                    ),
-                ));
-            };
-            let value = consteval::eval_init(self, init, &ty)?;
+            let (ty, value) = self.constant_value(&base, d)?;
             self.constants.push(GlobalConstant {
                 name: d.name.name.clone(),
                 ty,
@@ -473,9 +564,65 @@ impl<'a> Program<'a> {
         Ok(())
     }
 
+    /// The type and value of program-scope constant `d` of type `base`.
+    fn constant_value(&self, base: &Type, d: &ast::Declarator) -> Result<(Type, ConstValue)> {
+        // A static member's size and initializer find the struct's other
+        // static members unqualified (C++ [class.static.data]).
+        let _scope = MemberScope::enter(self, &d.name.name);
+        let ty = self.declarator_type(base.clone(), d)?;
+        let Some(init) = &d.init else {
+            return Err(Error::coded(
+                Code::InvalidInitializer,
+                d.name.span,
+                format!(
+                    "program-scope constant `{}` must be initialized",
+                    d.name.name
+                ),
+            ));
+        };
+        let value = consteval::eval_init(self, init, &ty)?;
+        Ok((ty, value))
+    }
+
+    /// Whether `ty` is `metal::os_log`.
+    pub fn is_os_log(&self, ty: &Type) -> bool {
+        matches!(ty, Type::Struct(id) if Some(*id) == self.os_log)
+    }
+
+    /// `constant os_log logger("subsystem", "category");`: a log object
+    /// (MSL §6.19), a constant with no value, as the calls on it are dropped.
+    fn declare_os_logs(&mut self, decl: &'a ast::VarDecl, ty: Type) -> Result<()> {
+        for d in &decl.declarators {
+            self.constants.push(GlobalConstant {
+                name: d.name.name.clone(),
+                ty: ty.clone(),
+                value: ConstValue::Composite(ty.clone(), Vec::new()),
+                span: d.span,
+            });
+            let index = self.constants.len() - 1;
+            self.define(&d.name, Symbol::Constant(index))?;
+        }
+        Ok(())
+    }
+
     /// The struct `id`'s name.
     pub fn struct_name(&self, id: StructId) -> &str {
         &self.structs.get(id).name
+    }
+
+    /// The name struct `id` gets in WGSL: its own, except for a class that a
+    /// function of its name hides (WGSL has one namespace for both, and
+    /// the function may be an entry point that keeps its name), which
+    /// gets `_struct` or `_union` after it.
+    pub fn wgsl_struct_name(&self, id: StructId) -> String {
+        let def = self.structs.get(id);
+        match self.hidden_classes.get(&def.name) {
+            Some(hidden) if *hidden == id => {
+                let kind = if def.is_union { "union" } else { "struct" };
+                format!("{}_{kind}", def.name)
+            }
+            _ => def.name.clone(),
+        }
     }
 
     /// MSL spelling of a type.
@@ -518,8 +665,6 @@ impl<'a> Program<'a> {
                     "`auto` is supported for local variables only; write the type here",
                 ))
             }
-            "size_t" => return Ok(Type::UINT),
-            "ptrdiff_t" => return Ok(Type::INT),
             "double" => {
                 return Err(Error::coded(
                     Code::NotInMetal,
@@ -528,6 +673,7 @@ impl<'a> Program<'a> {
                 ))
             }
             "vec" => return self.template_vec(ts),
+            "simdgroup_matrix" => return self.template_simdgroup_matrix(ts),
             "atomic" => {
                 let [TemplateArg::Type(elem)] = ts.args.as_slice() else {
                     return Err(Error::coded(
@@ -555,15 +701,34 @@ impl<'a> Program<'a> {
                 return self.texture_type(n, ts)
             }
             "array" => return self.template_array(ts),
+            "patch_control_point" => return Err(tessellation::patch_control_point(ts)),
             _ => {}
         }
         match self.symbols.get(name) {
             Some(Symbol::Type(ty)) => Ok(ty.clone()),
+            // The class a function of its name hides: found where a type
+            // is expected (as `struct S`/`union S` finds it in C++).
+            Some(Symbol::Functions(_)) if self.hidden_classes.contains_key(name) => {
+                Ok(Type::Struct(self.hidden_classes[name]))
+            }
             Some(_) => Err(Error::coded(
                 Code::WrongKind,
                 ts.name_span,
                 format!("`{name}` does not name a type"),
             )),
+            // `<metal_atomic>`'s enums, `int`-sized (lower/stdlib/fence.rs).
+            None if matches!(name, "thread_scope" | "memory_order") && ts.args.is_empty() => {
+                Ok(Type::INT)
+            }
+            None if name == "os_log" && ts.args.is_empty() => {
+                Ok(Type::Struct(self.os_log.expect("registered by analyze")))
+            }
+            None if ts.args.is_empty() && self.builtin_struct(name).is_some() => {
+                Ok(Type::Struct(self.builtin_struct(name).expect("just found")))
+            }
+            None if raytracing::refusal(name, ts).is_some() => {
+                Err(raytracing::refusal(name, ts).expect("just found"))
+            }
             None => Err(Error::coded(
                 Code::UnknownType,
                 ts.name_span,
@@ -589,6 +754,41 @@ impl<'a> Program<'a> {
                 Code::InvalidType,
                 ts.span,
                 "`vec<T, N>` needs a scalar T and N between 2 and 4",
+            )),
+        }
+    }
+
+    /// `simdgroup_matrix<T, 8, 8>` (MSL §2.4): `T` is `float`, `half` or
+    /// `bfloat`, and Metal has 8×8 matrices only.
+    fn template_simdgroup_matrix(&self, ts: &ast::TypeSpec) -> Result<Type> {
+        let [TemplateArg::Type(elem), columns, rows] = ts.args.as_slice() else {
+            return Err(Error::coded(
+                Code::InvalidType,
+                ts.span,
+                "`simdgroup_matrix` needs an element type and two sizes: `simdgroup_matrix<T, 8, 8>`",
+            ));
+        };
+        let elem = self.resolve_value_type(elem)?;
+        let columns = self.template_count(columns, ts.span)?;
+        let rows = self.template_count(rows, ts.span)?;
+        match elem {
+            Type::Scalar(
+                s @ (types::Scalar::Float | types::Scalar::Half | types::Scalar::BFloat),
+            ) if (columns, rows) == (8, 8) => Ok(Type::SimdgroupMatrix(s)),
+            Type::Scalar(types::Scalar::Float | types::Scalar::Half | types::Scalar::BFloat) => {
+                Err(Error::coded(
+                    Code::InvalidType,
+                    ts.span,
+                    format!("`simdgroup_matrix<T, {columns}, {rows}>`: Metal's SIMD-group matrices are 8×8"),
+                ))
+            }
+            other => Err(Error::coded(
+                Code::InvalidType,
+                ts.span,
+                format!(
+                    "`simdgroup_matrix` holds `float`, `half` or `bfloat`, not `{}`",
+                    self.display(&other)
+                ),
             )),
         }
     }
@@ -651,14 +851,31 @@ impl<'a> Program<'a> {
                 ));
             };
             if i > 0 {
+                if pointer_references::is_pointer_reference(ts) {
+                    return Err(Error::coded(
+                        Code::Unsupported,
+                        ts.span,
+                        "a reference to a pointer (`T* thread &`) is supported only as a function parameter that the function never assigns, increments or takes the address of",
+                    ));
+                }
                 return Err(Error::coded(
                     Code::Unsupported,
                     ts.span,
                     "pointers to pointers are not supported",
                 ));
             }
+            // A reference to a texture or sampler (`thread texture2d<float>&`,
+            // Tint's `const_cast<T thread &>(t)`) names the same handle: WGSL
+            // passes handles by value, and neither language can rebind
+            // one through a reference, so the reference is the handle.
+            if matches!(ty, Type::Texture(_) | Type::Sampler { .. })
+                && ts.ptr_ops.len() == 1
+                && matches!(op, ast::PtrOp::Reference)
+            {
+                return Ok(ty);
+            }
             if matches!(ty, Type::Texture(_) | Type::Sampler { .. }) {
-                return Err(Error::coded(Code::InvalidType, ts.span, "pointers and references to textures and samplers are not allowed; pass them by value"));
+                return Err(Error::coded(Code::InvalidType, ts.span, "pointers to textures and samplers are not allowed; pass them by value (or by reference)"));
             }
             let space = match space {
                 ast::AddressSpace::Device => AddressSpace::Device,

@@ -68,6 +68,7 @@ pub fn insert_instances(
     for p in pending {
         match p.at {
             Some(i) => {
+                remove_later_copy(tu, &p, i);
                 let at = i.min(tu.items.len());
                 tu.items.splice(at..at, p.items);
             }
@@ -78,6 +79,31 @@ pub fn insert_instances(
         tu.items.extend(items);
     }
     Ok(())
+}
+
+/// Removes the copy of instance `p` that an earlier round inserted after
+/// position `at`: a use before it (in a `static_assert` that could only be
+/// checked once another instance existed) asks for the instance again,
+/// and the new copy, inserted before that use, must be the only one. The
+/// same template and arguments give the same items, so the old copy is
+/// the run of `p.items.len()` items holding the instance's struct where
+/// `p.items` holds it.
+fn remove_later_copy(tu: &mut ast::TranslationUnit, p: &PendingInstance, at: usize) {
+    let is_instance = |item: &Item| matches!(item, Item::Struct(s) if s.name.name == p.name);
+    let Some(offset) = p.items.iter().position(is_instance) else {
+        return;
+    };
+    let old = tu
+        .items
+        .iter()
+        .enumerate()
+        .skip(at + offset)
+        .find(|(_, item)| is_instance(item))
+        .map(|(j, _)| j - offset);
+    if let Some(start) = old {
+        let end = (start + p.items.len()).min(tu.items.len());
+        tu.items.drain(start..end);
+    }
 }
 
 /// Analyses `tu` and hands the program and its errors to `run` (lowering),
@@ -122,7 +148,9 @@ impl<'a> Program<'a> {
         }
         let list = self.struct_templates.entry(name.name.clone()).or_default();
         match &st.specialization {
-            None if list.iter().any(|u| struct_of(u).specialization.is_none()) => {
+            // A declaration may repeat (C++ [basic.def]); a definition may not.
+            None if st.forward => {}
+            None if list.iter().any(|u| is_primary_definition(u)) => {
                 return Err(Error::coded(
                     Code::Redefinition,
                     name.span,
@@ -230,12 +258,19 @@ impl<'a> Program<'a> {
     /// one is recorded as pending and is an error until it is inserted.
     fn struct_instance(&self, name: &str, args: &[TemplateArg], span: Span) -> Result<String> {
         let templates = &self.struct_templates[name];
-        // Only specialisations whose declaration failed (a primary template
-        // that is declared but not defined, `template <typename T> struct
-        // S;`, declares nothing): that error is reported there.
+        // The parameters (and default arguments) are the primary
+        // template's, from its definition or else a declaration (`template
+        // <typename T> struct S;` with only specialisations defined). Only
+        // specialisations whose declaration failed have neither: that error
+        // is reported there.
         let Some(primary) = templates
             .iter()
-            .find(|t| struct_of(t).specialization.is_none())
+            .find(|t| is_primary_definition(t))
+            .or_else(|| {
+                templates
+                    .iter()
+                    .find(|t| struct_of(t).specialization.is_none())
+            })
         else {
             return Err(Error::coded(
                 Code::Template,
@@ -271,8 +306,9 @@ impl<'a> Program<'a> {
         ))
     }
 
-    /// The arguments of a struct template's use, with default arguments.
-    fn class_template_arguments(
+    /// The arguments of a struct (or variable) template's use, with default
+    /// arguments.
+    pub(super) fn class_template_arguments(
         &self,
         t: &ast::TemplateDecl,
         args: &[TemplateArg],
@@ -324,6 +360,7 @@ impl<'a> Program<'a> {
         let subst = Subst {
             map: &map,
             scope: Some((name, instance)),
+            templates: false,
         };
         let mut items = Vec::new();
         let mut decl = st.decl.clone();
@@ -336,12 +373,11 @@ impl<'a> Program<'a> {
             })
             .collect::<Result<Vec<_>>>()?;
         decl.instance_of = Some((name.to_string(), written));
-        for m in &mut decl.members {
-            subst.ty(&mut m.ty);
-            m.array.iter_mut().flatten().for_each(|e| subst.expr(e));
-            m.default.iter_mut().for_each(|i| subst.init(i));
-        }
+        substitute_members(&subst, &mut decl);
         items.push(Item::Struct(decl));
+        // Nested structs and member aliases go before the struct, whose
+        // members may name them (`syntax::from_pest::struct_scope`).
+        let mut ahead = 0;
         for item in &st.members {
             let mut item = item.clone();
             match &mut item {
@@ -360,16 +396,37 @@ impl<'a> Program<'a> {
                     subst.ty(&mut a.ty);
                     a.array.iter_mut().flatten().for_each(|e| subst.expr(e));
                 }
+                Item::StaticAssert(a) => {
+                    subst.expr(&mut a.cond);
+                    Subst::new(&member_names(&st.members, name, instance)).expr(&mut a.cond);
+                }
+                // A member function template: the struct's parameters are
+                // substituted, its own stay (they cannot share names).
+                Item::Template(t) => {
+                    if let Templated::Function(f) = &mut t.item {
+                        f.name.name = rename_member(&f.name.name, name, instance);
+                        subst.function(f);
+                    }
+                }
+                Item::Struct(s) => {
+                    s.name.name = rename_member(&s.name.name, name, instance);
+                    substitute_members(&subst, s);
+                }
                 _ => {}
             }
-            items.push(item);
+            if matches!(item, Item::Struct(_) | Item::Alias(_)) {
+                items.insert(ahead, item);
+                ahead += 1;
+            } else {
+                items.push(item);
+            }
         }
         Ok(items)
     }
 
     /// The primary template or the most specialised matching specialisation,
-    /// with its own parameters bound.
-    fn choose_specialization(
+    /// with its own parameters bound (of a struct or a variable template).
+    pub(super) fn choose_specialization(
         &self,
         name: &str,
         templates: &[&'a ast::TemplateDecl],
@@ -378,7 +435,7 @@ impl<'a> Program<'a> {
     ) -> Result<(&'a ast::TemplateDecl, Vec<TemplateValue>)> {
         let mut matches = Vec::new();
         for t in templates {
-            let Some(pattern) = &struct_of(t).specialization else {
+            let Some(pattern) = specialization_of(t) else {
                 continue;
             };
             if let Some(bound) = self.match_specialization(t, pattern, values, span)? {
@@ -390,10 +447,18 @@ impl<'a> Program<'a> {
         matches.sort_by_key(|(t, _)| t.params.len());
         match matches.as_slice() {
             [] => {
-                let primary = templates
-                    .iter()
-                    .find(|t| struct_of(t).specialization.is_none())
-                    .expect("a primary template");
+                let Some(primary) = templates.iter().find(|t| is_primary_definition(t)) else {
+                    let shown = values
+                        .iter()
+                        .map(|v| show_value(self, v))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    return Err(Error::coded(
+                        Code::Template,
+                        span,
+                        format!("implicit instantiation of undefined template `{name}<{shown}>`: no specialisation matches and the primary template is only declared"),
+                    ));
+                };
                 Ok((primary, values.to_vec()))
             }
             [(t, _), (u, _), ..] if t.params.len() == u.params.len() => {
@@ -495,7 +560,26 @@ impl<'a> Program<'a> {
 fn struct_of(t: &ast::TemplateDecl) -> &StructTemplate {
     match &t.item {
         Templated::Struct(s) => s,
-        Templated::Function(_) => unreachable!("a struct template"),
+        _ => unreachable!("a struct template"),
+    }
+}
+
+/// Whether `t` is the definition of a primary template (not a
+/// specialisation, nor a declaration without a body).
+fn is_primary_definition(t: &ast::TemplateDecl) -> bool {
+    match &t.item {
+        Templated::Struct(s) => s.specialization.is_none() && !s.forward,
+        _ => specialization_of(t).is_none(),
+    }
+}
+
+/// The arguments of a struct or variable template's specialisation;
+/// `None` for the primary template.
+fn specialization_of(t: &ast::TemplateDecl) -> Option<&[TemplateArg]> {
+    match &t.item {
+        Templated::Struct(s) => s.specialization.as_deref(),
+        Templated::Variable(v) => v.specialization.as_deref(),
+        Templated::Function(_) => None,
     }
 }
 
@@ -530,6 +614,39 @@ fn instance_name(program: &Program, template: &str, values: &[TemplateValue]) ->
 
 /// A written type naming `name` (an instance or a scalar type), resolved
 /// through the symbols.
+/// The struct's member type aliases and static constants by their
+/// unqualified names, as `instance`'s: a struct-scope `static_assert` is
+/// checked at program scope, where they are named only with the struct's.
+fn member_names(members: &[Item], template: &str, instance: &str) -> HashMap<String, Replacement> {
+    let prefix = format!("{template}::");
+    let mut map = HashMap::new();
+    for item in members {
+        let (name, span, is_type) = match item {
+            Item::Alias(a) => (&a.name.name, a.name.span, true),
+            Item::Global(g) if g.declarators.len() == 1 => (
+                &g.declarators[0].name.name,
+                g.declarators[0].name.span,
+                false,
+            ),
+            _ => continue,
+        };
+        let Some(short) = name.strip_prefix(&prefix).filter(|s| !s.contains(':')) else {
+            continue;
+        };
+        let qualified = crate::syntax::members::member_name(instance, short);
+        let replacement = if is_type {
+            Replacement::Type(named_type(&qualified, span))
+        } else {
+            Replacement::Value(ast::Expr {
+                kind: ast::ExprKind::Name(vec![qualified]),
+                span,
+            })
+        };
+        map.insert(short.to_string(), replacement);
+    }
+    map
+}
+
 pub(super) fn named_type(name: &str, span: Span) -> ast::TypeSpec {
     ast::TypeSpec {
         is_const: false,
@@ -540,5 +657,24 @@ pub(super) fn named_type(name: &str, span: Span) -> ast::TypeSpec {
         ptr_ops: Vec::new(),
         name_span: span,
         span,
+    }
+}
+
+/// Substitutes a struct template's arguments in the members of `decl` and
+/// of its anonymous unions and structs.
+fn substitute_members(subst: &Subst, decl: &mut ast::StructDecl) {
+    // `alignas(N * sizeof(T))`.
+    for l in &mut decl.layout {
+        if let ast::LayoutAttribute::Aligned(Some(e), _) = l {
+            subst.expr(e);
+        }
+    }
+    for m in &mut decl.members {
+        subst.ty(&mut m.ty);
+        m.array.iter_mut().flatten().for_each(|e| subst.expr(e));
+        m.default.iter_mut().for_each(|i| subst.init(i));
+    }
+    for a in &mut decl.anonymous {
+        substitute_members(subst, a);
     }
 }

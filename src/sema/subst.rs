@@ -24,12 +24,30 @@ pub struct Subst<'m> {
     /// In a struct template's instance, `(template, instance)`: qualified
     /// names `Vec::make` of the template's members become `Vec<float, 4>::make`.
     pub scope: Option<(&'m str, &'m str)>,
+    /// Also renames templates: `V<float>` where `V` maps to a plain name
+    /// (a template hidden by a redefinition, `sema::redefinition`). Off for
+    /// instantiation, where the injected class name `V` means the instance
+    /// but `V<N + 1>` names another one.
+    pub templates: bool,
 }
 
 impl<'m> Subst<'m> {
     /// Substitutes the parameters of `map`.
     pub fn new(map: &'m HashMap<String, Replacement>) -> Self {
-        Subst { map, scope: None }
+        Subst {
+            map,
+            scope: None,
+            templates: false,
+        }
+    }
+
+    /// Renames the names of `map` everywhere, template names included.
+    pub fn renaming(map: &'m HashMap<String, Replacement>) -> Self {
+        Subst {
+            map,
+            scope: None,
+            templates: true,
+        }
     }
 
     fn lookup(&self, path: &[String]) -> Option<&Replacement> {
@@ -59,9 +77,26 @@ impl<'m> Subst<'m> {
         }
     }
 
+    /// `V<float>` where `V` itself stands for another plain name (a
+    /// template hidden by a redefinition, `sema::redefinition`).
+    fn rename_template(&self, path: &mut Vec<String>) {
+        if !self.templates {
+            return;
+        }
+        if let Some(Replacement::Type(r)) = self.lookup(path) {
+            if r.args.is_empty() && r.ptr_ops.is_empty() {
+                *path = r.path.clone();
+            }
+        }
+    }
+
     /// A whole function: return type, parameters, body.
     pub fn function(&self, f: &mut FunctionDecl) {
         self.ty(&mut f.ret);
+        // `[[max_total_threads_per_threadgroup(BM * 32)]]` of a kernel template.
+        for a in &mut f.attributes {
+            a.args.iter_mut().for_each(|e| self.expr(e));
+        }
         for p in &mut f.params {
             self.ty(&mut p.ty);
             p.array.iter_mut().flatten().for_each(|e| self.expr(e));
@@ -79,6 +114,7 @@ impl<'m> Subst<'m> {
         ts.args.iter_mut().for_each(|a| self.template_arg(a));
         self.rescope(&mut ts.path);
         if !ts.args.is_empty() {
+            self.rename_template(&mut ts.path);
             return;
         }
         let Some(Replacement::Type(r)) = self.lookup(&ts.path) else {
@@ -131,7 +167,8 @@ impl<'m> Subst<'m> {
         }
     }
 
-    fn stmt(&self, s: &mut Stmt) {
+    /// A statement.
+    pub fn stmt(&self, s: &mut Stmt) {
         match &mut s.kind {
             StmtKind::Block(b) => self.block(b),
             StmtKind::Decl(d) => self.var_decl(d),
@@ -140,12 +177,20 @@ impl<'m> Subst<'m> {
                 cond,
                 then,
                 otherwise,
+                ..
             } => {
                 self.expr(cond);
                 self.stmt(then);
                 if let Some(o) = otherwise {
                     self.stmt(o);
                 }
+            }
+            StmtKind::RangeFor {
+                ty, range, body, ..
+            } => {
+                self.ty(ty);
+                self.expr(range);
+                self.stmt(body);
             }
             StmtKind::For {
                 init,
@@ -181,6 +226,7 @@ impl<'m> Subst<'m> {
             | StmtKind::Continue
             | StmtKind::Empty
             | StmtKind::StaticAssert(_) => {}
+            StmtKind::Alias(a) => self.ty(&mut a.ty),
         }
     }
 
@@ -215,7 +261,13 @@ impl<'m> Subst<'m> {
                 _ => {}
             },
             ExprKind::Templated(path, args) => {
-                self.rescope(path);
+                // `S<N / 2>::f` inside `S`'s members names another instance
+                // of the template, not the injected class name (C++
+                // [temp.local]): the arguments are the template's.
+                if self.scope.is_none_or(|(template, _)| path[0] != template) {
+                    self.rescope(path);
+                }
+                self.rename_template(path);
                 args.iter_mut().for_each(|a| self.template_arg(a))
             }
             ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
@@ -252,7 +304,10 @@ impl<'m> Subst<'m> {
                 crate::syntax::ast::SizeOperand::Type(ts) => self.ty(ts),
                 crate::syntax::ast::SizeOperand::Expr(a) => self.expr(a),
             },
-            ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) => {}
+            ExprKind::Int { .. }
+            | ExprKind::Float { .. }
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_) => {}
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Function templates (C++ [temp]): declarations, template-argument
+//! Function templates (C++ \[temp\]): declarations, template-argument
 //! deduction from call argument types ([temp.deduct.call]), explicit and
 //! default arguments, and instantiation by substituting the arguments into
 //! a copy of the declaration (see [`super::subst`]). An instantiation is an
@@ -30,7 +30,7 @@ pub enum TemplateValue {
 pub fn template_function(t: &ast::TemplateDecl) -> &ast::FunctionDecl {
     match &t.item {
         Templated::Function(f) => f,
-        Templated::Struct(_) => unreachable!("only function templates are recorded"),
+        _ => unreachable!("only function templates are recorded"),
     }
 }
 
@@ -39,6 +39,7 @@ pub fn template_name(t: &ast::TemplateDecl) -> &str {
     match &t.item {
         Templated::Function(f) => &f.name.name,
         Templated::Struct(s) => &s.decl.name.name,
+        Templated::Variable(v) => &v.name.name,
     }
 }
 
@@ -48,6 +49,7 @@ impl<'a> Program<'a> {
         let f = match &t.item {
             Templated::Function(f) => f,
             Templated::Struct(_) => return self.declare_struct_template(t),
+            Templated::Variable(_) => return self.declare_variable_template(t),
         };
         for (i, p) in t.params.iter().enumerate() {
             if t.params[..i].iter().any(|q| q.name.name == p.name.name) {
@@ -59,6 +61,14 @@ impl<'a> Program<'a> {
             }
         }
         if f.body.is_none() {
+            return Ok(());
+        }
+        if t.specialization.is_some() {
+            // Matched to its primary template when an instance is made.
+            self.fn_specializations
+                .entry(f.name.name.clone())
+                .or_default()
+                .push(t);
             return Ok(());
         }
         if let Some(super::Symbol::Type(_) | super::Symbol::Constant(_)) =
@@ -223,12 +233,15 @@ impl<'a> Program<'a> {
                 subst.ty(&mut ts);
                 Ok(TemplateValue::Type(self.resolve_type(&ts)?))
             }
+            // The type may name earlier parameters too (`enable_if_t<C<T>,
+            // bool> = true`).
             TemplateParamKind::Value(ty, Some(e)) => {
-                let mut e = e.clone();
+                let (mut ty, mut e) = (ty.clone(), e.clone());
+                subst.ty(&mut ty);
                 subst.expr(&mut e);
-                self.constant_argument(p, ty, &e)
+                self.constant_argument(p, &ty, &e)
             }
-            _ if matches!(t.item, Templated::Struct(_)) => Err(Error::coded(
+            _ if !matches!(t.item, Templated::Function(_)) => Err(Error::coded(
                 Code::Template,
                 span,
                 format!(
@@ -283,6 +296,10 @@ impl<'a> Program<'a> {
             | Type::Void => {
                 ts.path = vec![self.display(ty)];
             }
+            // `simdgroup_float8x8` and its siblings name every instance.
+            Type::SimdgroupMatrix(s) => {
+                ts.path = vec![format!("simdgroup_{}8x8", s.name())];
+            }
             Type::Array(elem, n) => {
                 ts.path = vec!["array".into()];
                 ts.args = vec![
@@ -311,6 +328,11 @@ impl<'a> Program<'a> {
         values: &[TemplateValue],
         name: ast::Ident,
     ) -> Result<ast::FunctionDecl> {
+        if let Some(special) = self.explicit_specialization(t, values)? {
+            let mut f = template_function(special).clone();
+            f.name = name;
+            return Ok(f);
+        }
         let mut map = HashMap::new();
         for (p, v) in t.params.iter().zip(values) {
             map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
@@ -319,6 +341,54 @@ impl<'a> Program<'a> {
         Subst::new(&map).function(&mut f);
         f.name = name;
         Ok(f)
+    }
+
+    /// The explicit specialisation of template `t` for `values`, if one is
+    /// declared: its arguments are the explicit ones, the rest deduced from
+    /// its parameter types as for a call ([temp.expl.spec]/11).
+    fn explicit_specialization(
+        &self,
+        t: &ast::TemplateDecl,
+        values: &[TemplateValue],
+    ) -> Result<Option<&'a ast::TemplateDecl>> {
+        let f = template_function(t);
+        let Some(list) = self.fn_specializations.get(&f.name.name) else {
+            return Ok(None);
+        };
+        for special in list {
+            let sf = template_function(special);
+            if sf.params.len() != f.params.len() {
+                continue;
+            }
+            let explicit = special.specialization.as_deref().unwrap_or_default();
+            let params = self.declared_params(sf)?;
+            let Ok(own) = self.template_arguments(t, explicit, &params, sf.name.span) else {
+                continue;
+            };
+            if own == values {
+                return Ok(Some(special));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The branch of `if constexpr (cond) then else otherwise` that is
+    /// instantiated, the other being discarded ([stmt.if]/2): `Some(None)`
+    /// when nothing is. `None` when `cond` is no constant at program scope
+    /// (it names a local `constexpr` variable): lowering then keeps both
+    /// branches and folds the condition, which differs only for a discarded
+    /// branch that would not compile.
+    pub fn constexpr_branch<'s>(
+        &self,
+        cond: &ast::Expr,
+        then: &'s ast::Stmt,
+        otherwise: &'s Option<Box<ast::Stmt>>,
+    ) -> Option<Option<&'s ast::Stmt>> {
+        let taken = consteval::eval(self, cond).ok()?.as_f64()? != 0.0;
+        Some(match taken {
+            true => Some(then),
+            false => otherwise.as_deref(),
+        })
     }
 
     /// `square<float>` as an identifier-friendly name (`square_float`).
@@ -570,7 +640,7 @@ impl<'a> Program<'a> {
                 "explicit instantiation of a kernel without `[[host_name(\"...\")]]` is not supported yet",
             ));
         };
-        if tf.params.len() != inst.function.params.len() {
+        if !inst.of_template && tf.params.len() != inst.function.params.len() {
             return Err(Error::coded(
                 Code::Template,
                 inst.span,
@@ -582,7 +652,12 @@ impl<'a> Program<'a> {
                 ),
             ));
         }
-        let args = self.declared_params(&inst.function)?;
+        // `decltype(f<float>) f<float>` writes no parameters: the explicit
+        // and default arguments bind every template parameter.
+        let args = match inst.of_template {
+            true => Vec::new(),
+            false => self.declared_params(&inst.function)?,
+        };
         let values = self.template_arguments(t, &inst.args, &args, name.span)?;
         let ident = ast::Ident {
             name: host.clone(),

@@ -2,13 +2,16 @@
 //! templates use, evaluated natively (the built-in headers are empty):
 //! - value traits `is_same`, `is_floating_point`, `is_integral`,
 //!   `is_signed`, `is_unsigned`, `is_arithmetic`, `is_scalar`, `is_vector`,
-//!   as `X<T>::value` and `X_v<T>`; as in C++, the classification traits are
-//!   true for scalar types only (`is_floating_point_v<float4>` is false);
+//!   as `X<T>::value` and `X_v<T>`; unlike C++'s, Metal's classification
+//!   traits hold for vectors too (MSL §6.x, "Type traits": `is_integral<T>`
+//!   "checks if T is an integral scalar or vector type"; SPIRV-Cross's
+//!   integer `sign` template, constrained so, is called with `int4`), except
+//!   `is_scalar`;
 //! - type traits `enable_if<C, T>::type` / `enable_if_t`, `conditional` /
 //!   `conditional_t`, and the identities `remove_cv_t`, `remove_const_t`,
-//!   `remove_volatile_t` (our value types carry no cv-qualifiers);
-//! - `numeric_limits<T>::max()`, `min()`, `lowest()`, `epsilon()` and
-//!   `infinity()` for Metal's scalar types.
+//!   `remove_volatile_t` (our value types carry no cv-qualifiers), and
+//!   `make_scalar<T>::type` / `make_scalar_t` (a vector's component type);
+//! - `numeric_limits<T>` for Metal's scalar types (in [`super::numeric_limits`]).
 //!
 //! `enable_if` with a false condition is a located error naming the
 //! condition: without overloaded templates, that is where C++ would report
@@ -18,7 +21,7 @@ use super::templates::type_arg_as_expr;
 use super::{consteval, Error, Program, Result};
 use crate::diagnostics::Code;
 use crate::source_map::Span;
-use crate::syntax::ast::{self, CastKind, Expr, ExprKind, LiteralSuffix, TemplateArg};
+use crate::syntax::ast::{self, Expr, ExprKind, TemplateArg};
 use crate::types::{Scalar, Type};
 
 /// A value trait's name without `metal::`, `_v` or `::value`.
@@ -94,7 +97,7 @@ impl Program<'_> {
         }
         let ty = self.trait_arg_type(&args[0])?;
         let scalar = match ty {
-            Type::Scalar(s) => Some(s),
+            Type::Scalar(s) | Type::Vector(s, _) => Some(s),
             _ => None,
         };
         Ok(Some(match name {
@@ -104,7 +107,8 @@ impl Program<'_> {
             "is_signed" => scalar.is_some_and(|s| s.is_float() || s.is_signed_integer()),
             "is_unsigned" => scalar
                 .is_some_and(|s| s == Scalar::Bool || (s.is_integer() && !s.is_signed_integer())),
-            "is_arithmetic" | "is_scalar" => scalar.is_some(),
+            "is_arithmetic" => scalar.is_some(),
+            "is_scalar" => matches!(ty, Type::Scalar(_)),
             "is_vector" => matches!(ty, Type::Vector(..)),
             _ => unreachable!("listed in value_trait"),
         }))
@@ -154,11 +158,25 @@ impl Program<'_> {
             ("remove_cv" | "remove_const" | "remove_volatile", [t]) => {
                 self.trait_arg_type(t).map(Some)
             }
+            // `<metal_type_traits>`: the component type of a scalar or vector.
+            ("make_scalar", [t]) => match self.trait_arg_type(t)? {
+                ty @ Type::Scalar(_) => Ok(Some(ty)),
+                Type::Vector(s, _) | Type::Packed(s, _) => Ok(Some(Type::Scalar(s))),
+                other => Err(Error::coded(
+                    Code::Template,
+                    ast_arg_span(t),
+                    format!(
+                        "`make_scalar` needs a scalar or vector type, not `{}`",
+                        self.display(&other)
+                    ),
+                )),
+            },
             _ => Ok(None),
         }
     }
 
-    /// A templated name in an expression: a value trait as `true`/`false`,
+    /// A templated name in an expression: a variable template's instance
+    /// (see [`super::variable_templates`]), a value trait as `true`/`false`,
     /// a struct template member (`Traits<float>::value`) as the instance's
     /// member name; `None` for anything else.
     pub fn templated_expr(
@@ -167,48 +185,22 @@ impl Program<'_> {
         args: &[TemplateArg],
         span: Span,
     ) -> Result<Option<Expr>> {
+        if let Some(e) = self.variable_template_expr(path, args, span)? {
+            return Ok(Some(e));
+        }
         if let Some(v) = self.trait_value(path, args, span)? {
             return Ok(Some(Expr {
                 kind: ExprKind::Bool(v),
                 span,
             }));
         }
+        if let Some(e) = self.numeric_limit_constant(path, args, span)? {
+            return Ok(Some(e));
+        }
         Ok(self.struct_template_path(path, args, span)?.map(|p| Expr {
             kind: ExprKind::Name(p),
             span,
         }))
-    }
-
-    /// `numeric_limits<T>::max()` as the constant expression it stands for;
-    /// `None` when `callee` is not a `numeric_limits` member.
-    pub fn numeric_limit_call(&self, callee: &Expr) -> Result<Option<Expr>> {
-        let ExprKind::Templated(path, args) = &callee.kind else {
-            return Ok(None);
-        };
-        let parts: Vec<&str> = path
-            .iter()
-            .map(String::as_str)
-            .skip_while(|p| *p == "metal")
-            .collect();
-        let ["numeric_limits", which] = parts.as_slice() else {
-            return Ok(None);
-        };
-        let span = callee.span;
-        let [arg] = args.as_slice() else {
-            return Err(Error::coded(
-                Code::Template,
-                span,
-                "`numeric_limits` takes one type: `numeric_limits<T>`",
-            ));
-        };
-        let Type::Scalar(s) = self.trait_arg_type(arg)? else {
-            return Err(Error::coded(
-                Code::Template,
-                ast_arg_span(arg),
-                "`numeric_limits` is defined for scalar types only",
-            ));
-        };
-        limit(s, which, span).map(Some)
     }
 }
 
@@ -217,122 +209,4 @@ fn ast_arg_span(a: &TemplateArg) -> Span {
         TemplateArg::Type(t) => t.span,
         TemplateArg::Expr(e) => e.span,
     }
-}
-
-/// `numeric_limits<s>::which()`.
-fn limit(s: Scalar, which: &str, span: Span) -> Result<Expr> {
-    let mk = |kind| Expr { kind, span };
-    let float = |v: f64| {
-        let suffix = if s == Scalar::Half {
-            LiteralSuffix::Half
-        } else {
-            LiteralSuffix::Float
-        };
-        let lit = mk(ExprKind::Float {
-            value: v.abs(),
-            suffix,
-        });
-        if v < 0.0 {
-            mk(ExprKind::Unary(ast::UnaryOp::Neg, Box::new(lit)))
-        } else {
-            lit
-        }
-    };
-    if s.is_float() {
-        let (max, min, eps) = match s {
-            Scalar::Half => (65504.0, 6.103515625e-5, 9.765625e-4),
-            _ => (
-                f32::MAX as f64,
-                f32::MIN_POSITIVE as f64,
-                f32::EPSILON as f64,
-            ),
-        };
-        return Ok(match which {
-            "max" => float(max),
-            "min" => float(min),
-            "lowest" => float(-max),
-            "epsilon" => float(eps),
-            // No literal spells infinity: the bits of a float infinity,
-            // converted to the type (exact for half too).
-            "infinity" => {
-                let bits = mk(ExprKind::Int {
-                    value: 0x7f80_0000,
-                    suffix: LiteralSuffix::Unsigned,
-                    non_decimal: true,
-                });
-                let inf = mk(ExprKind::Cast(
-                    CastKind::AsType,
-                    super::struct_templates::named_type("float", span),
-                    Box::new(bits),
-                ));
-                mk(ExprKind::Cast(
-                    CastKind::Static,
-                    super::struct_templates::named_type(s.name(), span),
-                    Box::new(inf),
-                ))
-            }
-            _ => return Err(unknown_limit(which, span)),
-        });
-    }
-    let bits = s.size() * 8;
-    let (lo, hi): (i128, i128) = match s {
-        Scalar::Bool => (0, 1),
-        _ if s.is_signed_integer() => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
-        _ => (0, (1i128 << bits) - 1),
-    };
-    let v = match which {
-        "max" => hi,
-        "min" | "lowest" => lo,
-        "epsilon" => 0,
-        "infinity" => 0,
-        _ => return Err(unknown_limit(which, span)),
-    };
-    Ok(int_constant(v, s, span))
-}
-
-fn unknown_limit(which: &str, span: Span) -> Error {
-    Error::coded(
-        Code::Unsupported,
-        span,
-        format!("`numeric_limits<T>::{which}` is not supported; use `max`, `min`, `lowest`, `epsilon` or `infinity`"),
-    )
-}
-
-/// `static_cast<s>(v)`, spelled so that no literal overflows its own type
-/// (`INT_MIN` is `-2147483647 - 1`).
-fn int_constant(v: i128, s: Scalar, span: Span) -> Expr {
-    let mk = |kind| Expr { kind, span };
-    if s == Scalar::Bool {
-        return mk(ExprKind::Bool(v != 0));
-    }
-    let unsigned = !s.is_signed_integer();
-    let suffix = match (unsigned, s.size()) {
-        (true, 8) => LiteralSuffix::UnsignedLong,
-        (true, _) => LiteralSuffix::Unsigned,
-        (false, 8) => LiteralSuffix::Long,
-        (false, _) => LiteralSuffix::None,
-    };
-    let lit = |n: u64| {
-        mk(ExprKind::Int {
-            value: n,
-            suffix,
-            non_decimal: false,
-        })
-    };
-    let value = if v < 0 {
-        let magnitude = (-v - 1) as u64;
-        let neg = mk(ExprKind::Unary(ast::UnaryOp::Neg, Box::new(lit(magnitude))));
-        mk(ExprKind::Binary(
-            ast::BinaryOp::Sub,
-            Box::new(neg),
-            Box::new(lit(1)),
-        ))
-    } else {
-        lit(v as u64)
-    };
-    mk(ExprKind::Cast(
-        CastKind::Static,
-        super::struct_templates::named_type(s.name(), span),
-        Box::new(value),
-    ))
 }

@@ -79,6 +79,26 @@ pub enum Templated {
     Function(FunctionDecl),
     /// A struct template or a specialisation of one.
     Struct(StructTemplate),
+    /// A variable template or a specialisation of one.
+    Variable(VariableTemplate),
+}
+
+/// A variable template (C++14 [temp.pre]) or an explicit or partial
+/// specialisation of one: `template <typename T> constant constexpr bool
+/// is_v = false;`, `template <typename T> constant constexpr bool
+/// is_v<C<T>> = true;`.
+#[derive(Clone, Debug)]
+pub struct VariableTemplate {
+    /// The declared type (`constexpr bool`).
+    pub ty: TypeSpec,
+    /// The variable's name.
+    pub name: Ident,
+    /// The specialisation's arguments (`<C<T>>`); `None` for the primary.
+    pub specialization: Option<Vec<TemplateArg>>,
+    /// The initializer.
+    pub init: Init,
+    /// Whole declaration.
+    pub span: Span,
 }
 
 /// The struct of a struct template (`template <typename T> struct V { .. };`)
@@ -92,6 +112,10 @@ pub struct StructTemplate {
     pub members: Vec<Item>,
     /// The specialisation's arguments (`<half>`); `None` for the primary.
     pub specialization: Option<Vec<TemplateArg>>,
+    /// Declared without a definition (`template <typename T> struct S;`):
+    /// it names the primary template for the specialisations that follow,
+    /// whether or not a definition comes later.
+    pub forward: bool,
 }
 
 /// `template <params> declaration`
@@ -101,6 +125,9 @@ pub struct TemplateDecl {
     pub params: Vec<TemplateParam>,
     /// The function or struct.
     pub item: Templated,
+    /// The arguments of an explicit specialisation of a function template
+    /// (`template <> bool f<bool, float>(float x) {..}`).
+    pub specialization: Option<Vec<TemplateArg>>,
     /// Whole declaration.
     pub span: Span,
 }
@@ -115,6 +142,9 @@ pub struct Instantiation {
     pub function: FunctionDecl,
     /// Explicit template arguments (`<float>`), possibly empty.
     pub args: Vec<TemplateArg>,
+    /// Declared as `decltype(f<float>) f<float>`: the function type is the
+    /// template's, so `function` has no parameters or return type of its own.
+    pub of_template: bool,
     /// Whole declaration.
     pub span: Span,
 }
@@ -200,6 +230,10 @@ pub enum PtrOp {
     Pointer {
         /// The pointer itself is const.
         is_const: bool,
+        /// The address space of the pointer object itself, written after
+        /// the `*` (`device T* thread & p`: a reference to a `thread`
+        /// pointer variable).
+        space: Option<AddressSpace>,
     },
     /// `&`
     Reference,
@@ -267,6 +301,18 @@ pub struct StructDecl {
     pub instance_of: Option<(String, Vec<TemplateArg>)>,
     /// `__attribute__((packed))`, `__attribute__((aligned(N)))` on the struct.
     pub layout: Vec<LayoutAttribute>,
+    /// Declared with `union`: every member starts at offset 0.
+    pub is_union: bool,
+    /// Its anonymous unions and structs (`union { float f; uint u; };`),
+    /// in order: member `anonymous::k` is the `k`th, whose members are
+    /// found as members of this struct.
+    pub anonymous: Vec<StructDecl>,
+}
+
+/// The name of the member that holds the `k`th anonymous union or struct
+/// of a struct (a name no source can write).
+pub fn anonymous_member_name(k: usize) -> String {
+    format!("anonymous::{k}")
 }
 
 /// One data member.
@@ -411,7 +457,7 @@ pub enum StmtKind {
     Decl(VarDecl),
     /// `expr;`
     Expr(Expr),
-    /// `if (c) a else b`
+    /// `if (c) a else b`, `if constexpr (c) a else b`
     If {
         /// Condition.
         cond: Expr,
@@ -419,6 +465,9 @@ pub enum StmtKind {
         then: Box<Stmt>,
         /// Else branch.
         otherwise: Option<Box<Stmt>>,
+        /// `if constexpr`: the condition is a constant and the other branch
+        /// is discarded, not instantiated ([stmt.if]/2).
+        is_constexpr: bool,
     },
     /// `for (init; cond; step) body`
     For {
@@ -428,6 +477,17 @@ pub enum StmtKind {
         cond: Option<Expr>,
         /// Step.
         step: Option<Expr>,
+        /// Body.
+        body: Box<Stmt>,
+    },
+    /// `for (T x : range) body` (C++11 range-based `for`), over an array.
+    RangeFor {
+        /// The loop variable's type (`auto`, `thread auto&`, `float`).
+        ty: TypeSpec,
+        /// The loop variable.
+        name: Ident,
+        /// The array iterated over.
+        range: Expr,
         /// Body.
         body: Box<Stmt>,
     },
@@ -460,6 +520,9 @@ pub enum StmtKind {
     Return(Option<Expr>),
     /// `;`
     Empty,
+    /// `using T = float;` or `typedef float T;` in a function: names the
+    /// type for the rest of the enclosing block.
+    Alias(Alias),
 }
 
 /// One element of a switch body.
@@ -624,6 +687,9 @@ pub enum ExprKind {
     },
     /// `true`/`false`
     Bool(bool),
+    /// A string literal (adjacent ones joined, contents as written between
+    /// the quotes): only logging calls take one (`lower/metal/logging.rs`).
+    Str(String),
     /// A (qualified) name.
     Name(Vec<String>),
     /// A name with template arguments (`vec<float, 4>`).

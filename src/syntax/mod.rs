@@ -3,8 +3,12 @@
 pub mod ast;
 mod depth;
 mod from_pest;
+mod recovery;
+mod semicolon;
+mod tokens;
 
 pub use from_pest::members;
+pub use recovery::{parse_recovering, Recovered};
 
 use crate::diagnostics::Code;
 use crate::source_map::Span;
@@ -44,14 +48,27 @@ impl Error {
     }
 }
 
-/// Parses a preprocessed translation unit.
+/// Parses a preprocessed translation unit; the first syntax error is the
+/// error ([`parse_recovering`] finds them all).
 pub fn parse(text: &str) -> Result<ast::TranslationUnit, Error> {
+    parse_once(text).map_err(|f| f.error)
+}
+
+/// One parse of `text`, stopping at its first error.
+fn parse_once(text: &str) -> Result<ast::TranslationUnit, recovery::Failed> {
     check_nesting(text)?;
     #[cfg(target_arch = "wasm32")]
     depth::check_unbraced_chains(text, depth::MAX_UNBRACED_CHAIN)?;
-    let pairs = MslParser::parse(Rule::translation_unit, text).map_err(|e| describe(e, text))?;
+    let pairs = MslParser::parse(Rule::translation_unit, text).map_err(|e| {
+        let pos = match e.location {
+            pest::error::InputLocation::Pos(p) => p,
+            pest::error::InputLocation::Span((s, _)) => s,
+        };
+        // A missing `;` is said as clang says it, where clang says it.
+        recovery::missing_semicolon(text, pos).unwrap_or_else(|| describe(e, text).into())
+    })?;
     depth::check(pairs.clone())?;
-    from_pest::translation_unit(pairs)
+    Ok(from_pest::translation_unit(pairs)?)
 }
 
 /// Refuses bracket nesting deeper than [`MAX_NESTING_DEPTH`].

@@ -1,7 +1,18 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)] // each test binary uses a different part
 
+#[cfg(feature = "runner")]
+pub mod game;
+#[cfg(feature = "runner")]
+pub mod ml;
+#[cfg(feature = "runner")]
+pub mod skip;
+#[cfg(feature = "runner")]
+#[allow(unused_imports)] // each test binary uses a different part
+pub use skip::{skip, Limit};
 pub mod source;
+#[cfg(feature = "runner")]
+pub mod wgsl;
 
 #[cfg(feature = "runner")]
 use msl2wgsl::runner::Gpu;

@@ -42,3 +42,43 @@ pub fn assert_error(body: &str, at: &str, nth: usize, message: &str) -> String {
     );
     text
 }
+
+/// The code of the first diagnostic of `body` (after [`PRELUDE`]), which
+/// must fail.
+pub fn first_code(body: &str) -> msl2wgsl::diagnostics::Code {
+    let src = format!("{PRELUDE}{body}");
+    match Library::from_source("t.metal", &src, &Options::default()) {
+        Ok(lib) => panic!("expected an error, got:\n{}", lib.wgsl()),
+        Err(f) => f.diagnostics.0[0].code(),
+    }
+}
+
+/// Runs kernel `entry` of `body` (after [`PRELUDE`]) over `n` threads in
+/// threadgroups of `group` with `buffers`, or `None` without a GPU.
+#[cfg(feature = "runner")]
+pub fn run_body(
+    body: &str,
+    entry: &str,
+    (n, group): (u32, u32),
+    buffers: Vec<(u32, Vec<u8>)>,
+) -> Option<std::collections::BTreeMap<u32, Vec<u8>>> {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let gpu = super::gpu()?;
+    let src = format!("{PRELUDE}{body}");
+    let dispatch = Dispatch::Threads {
+        grid: [n, 1, 1],
+        threadgroup: [group, 1, 1],
+    };
+    Some(
+        run_kernel(
+            gpu,
+            "t.metal",
+            &src,
+            &Options::default(),
+            entry,
+            &dispatch,
+            &buffers.into_iter().collect(),
+        )
+        .unwrap_or_else(|e| panic!("{entry}: {e}")),
+    )
+}

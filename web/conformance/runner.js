@@ -25,12 +25,9 @@ async function openDevice() {
   const adapter = await navigator.gpu.requestAdapter();
   if (!adapter) throw new Error('requestAdapter() returned null');
   const requiredFeatures = WANTED.filter((f) => adapter.features.has(f));
-  // The adapter's own limits: Metal kernels use more than the defaults.
-  const requiredLimits = {};
-  for (const key in adapter.limits) {
-    if (typeof adapter.limits[key] === 'number') requiredLimits[key] = adapter.limits[key];
-  }
-  const device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
+  // WebGPU's default limits, as a page gets without asking: a job that
+  // needs more says so (its `requiredLimits`) and gets a device of its own.
+  const device = await adapter.requestDevice({ requiredFeatures });
   const info = adapter.info || {};
   const description = [info.vendor, info.architecture, info.device, info.description]
     .filter((s) => s)
@@ -126,9 +123,31 @@ async function execute(device, job, code) {
   return out;
 }
 
+/**
+ * The device for `job`: the shared one at default limits, or, when the job's
+ * reflection names limits above them, a device asking for exactly those
+ * (an error naming the limit when the adapter cannot give it).
+ */
+async function deviceFor(job) {
+  const { adapter, device } = await ready;
+  const needed = Object.entries(job.requiredLimits || {}).filter(([k, v]) => device.limits[k] < v);
+  if (!needed.length) return device;
+  const short = needed.find(([k, v]) => !(adapter.limits[k] >= v));
+  if (short) {
+    throw new Error(`the kernel needs ${short[0]} = ${short[1]}; the adapter allows ${adapter.limits[short[0]]}`);
+  }
+  const requiredFeatures = [...device.features];
+  return adapter.requestDevice({ requiredFeatures, requiredLimits: Object.fromEntries(needed) });
+}
+
 /** Runs one job: `{ buffers, error, usedF32Half }`. */
 async function runJob(job) {
-  const { device } = await ready;
+  let device;
+  try {
+    device = await deviceFor(job);
+  } catch (e) {
+    return { buffers: {}, error: String(e.message || e), usedF32Half: false };
+  }
   statusLine.textContent = `running ${job.name}`;
   const usedF32Half = job.wgslWithoutF16 !== null && !device.features.has('shader-f16');
   const code = usedF32Half ? job.wgslWithoutF16 : job.wgsl;

@@ -3,7 +3,8 @@
 // page's WebGPU. No framework: plain DOM.
 
 import * as translator from './translator.js';
-import { gpu, runKernel, runRender } from './gpu-run.js';
+import { gpu, runKernel, runRender, runFilter, isFilter } from './gpu-run.js';
+import { formatLeaves } from './buffers.js';
 
 /** Bundled examples: the file under examples/, options, and run settings. */
 const EXAMPLES = {
@@ -19,6 +20,21 @@ const EXAMPLES = {
       function: 'fullscreen_vertex', fragment: 'gradient_fragment', vertexCount: 3,
       presets: { 'fragment:0': [1, 0.75, 1, 1] },
     },
+  },
+  stage_in: {
+    file: 'stage_in.metal',
+    run: { function: 'vertex_main', fragment: 'fragment_main', vertexCount: 3 },
+  },
+  grayscale: {
+    file: 'grayscale.metal',
+    header: 'grayscale.h',
+    options: { textureFormats: { 1: 'rgba8unorm' } },
+    run: { function: 'grayscale' },
+  },
+  blur: {
+    file: 'blur.metal',
+    options: { textureFormats: { 1: 'rgba8unorm' } },
+    run: { function: 'box_blur' },
   },
   hello_triangle: {
     file: 'hello_triangle.metal',
@@ -41,6 +57,10 @@ const state = {
   presets: null,
   pending: null,
   adapterHasF16: false,
+  /** Options of the loaded example that have no field (texture formats). */
+  exampleOptions: {},
+  /** The `[[stage_in]]` layout the vertex data field was filled for. */
+  vertexLayout: null,
 };
 
 function options() {
@@ -61,6 +81,9 @@ function options() {
     memory[index] = Number(bytes);
   }
   if (Object.keys(memory).length) opts.threadgroupMemory = memory;
+  if (state.exampleOptions.textureFormats) opts.textureFormats = state.exampleOptions.textureFormats;
+  const headerName = $('header-name').value.trim();
+  if (headerName && $('header-source').value) opts.headers = { [headerName]: $('header-source').value };
   return opts;
 }
 
@@ -80,6 +103,7 @@ async function retranslate() {
     return;
   }
   const ms = performance.now() - started;
+  clearRunResults();
   state.translation = result;
   state.translations += 1;
   showWgsl(result);
@@ -158,7 +182,13 @@ function showDiagnostics(diagnostics) {
   for (const d of diagnostics) {
     const li = document.createElement('li');
     li.className = d.severity;
-    li.textContent = d.rendered.trimEnd();
+    if (d.code) {
+      const code = document.createElement('span');
+      code.className = 'code';
+      code.textContent = `${d.severity}[${d.code}]`;
+      li.append(code);
+    }
+    li.append(d.rendered.trimEnd());
     if (d.line) li.dataset.line = String(d.line);
     li.addEventListener('click', () => selectLine(d));
     list.append(li);
@@ -251,22 +281,73 @@ function selectedFunction(name) {
 function updateRunControls() {
   const fn = selectedFunction($('run-function').value);
   const render = fn?.stage === 'vertex';
+  const stageIn = render && (fn.vertexAttributes || []).length > 0;
   $('fragment-label').hidden = !render;
-  $('vertex-count-label').hidden = !render;
+  $('vertex-count-label').hidden = !render || stageIn;
   $('canvas').hidden = !render;
-  $('run').disabled = !fn || (render && !$('run-fragment').value);
+  $('vertex-data-panel').hidden = !stageIn;
+  $('image-panel').hidden = !isFilter(fn);
+  if (stageIn) fillVertexData(fn.vertexAttributes);
+  $('run').disabled = !state.ready || !fn || (render && !$('run-fragment').value);
+}
+
+/** The vertex data field's default for `attributes`: a triangle over the canvas centre. */
+function defaultVertexData(attributes) {
+  const position = attributes.find((a) => /^float32x[234]$/.test(a.format));
+  const corners = [[-0.8, -0.8], [0.8, -0.8], [0, 0.8]];
+  return corners.map((corner, v) => attributes.map((a) => {
+    const count = formatLeaves(a.format, 0)?.length || 1;
+    const values = a === position ? [...corner, 0, 1]
+      : /^(float|unorm|snorm)/.test(a.format) ? [v === 0 ? 1 : 0, v === 1 ? 1 : 0, v === 2 ? 1 : 0, 1] : [v, v, v, v];
+    return values.slice(0, count).join(' ');
+  }).join('  ')).join('\n');
+}
+
+/** Shows the `[[stage_in]]` layout and, when it changed, the default data for it. */
+function fillVertexData(attributes) {
+  const layout = attributes.map((a) => `attribute(${a.index}) ${a.format}`).join(', ');
+  $('vertex-layout').textContent = layout;
+  if (state.vertexLayout !== layout) {
+    state.vertexLayout = layout;
+    $('vertex-data').value = defaultVertexData(attributes);
+  }
+}
+
+/** The vertex data field: one array of numbers per non-empty line. */
+function vertexDataLines() {
+  return $('vertex-data').value.split('\n')
+    .map((line) => line.trim().split(/[\s,]+/).filter(Boolean).map(Number))
+    .filter((values) => values.length);
+}
+
+/** Forgets the shown results of the last run: they belong to an older source. */
+function clearRunResults() {
+  $('run-output').replaceChildren();
+  $('run-status').textContent = '';
+  $('run-status').className = 'run-status';
+  for (const id of ['canvas', 'image-out']) {
+    const c = $(id);
+    c.getContext('2d').clearRect(0, 0, c.width, c.height);
+  }
+  delete document.body.dataset.runOk;
 }
 
 function runSettings() {
-  const presets = state.presets;
   const fn = $('run-function').value;
+  let presets = state.presets && state.presets.function === fn ? state.presets.presets : null;
+  let vertexCount = Math.max(1, Number($('vertex-count').value) | 0);
+  if (!$('vertex-data-panel').hidden) {
+    const lines = vertexDataLines();
+    presets = { ...presets, stage_in: lines.flat() };
+    vertexCount = Math.max(1, lines.length);
+  }
   return {
     n: Math.max(1, Number($('run-n').value) | 0),
     k: Math.max(1, Number($('run-k').value) | 0),
     seed: Math.max(1, Number($('run-seed').value) | 0),
     mode: $('run-mode').value,
-    vertexCount: Math.max(1, Number($('vertex-count').value) | 0),
-    presets: presets && presets.function === fn ? presets.presets : null,
+    vertexCount,
+    presets,
   };
 }
 
@@ -275,12 +356,14 @@ async function run() {
   const fn = selectedFunction($('run-function').value);
   if (!result?.ok || !fn) return;
   const settings = runSettings();
+  clearRunResults();
   $('run-status').textContent = 'running…';
-  $('run-status').className = 'run-status';
-  $('run-output').replaceChildren();
   try {
     let shown;
-    if (fn.stage === 'kernel') {
+    if (isFilter(fn)) {
+      shown = await runFilter(fn, result.functionWgsl[fn.name], $('image-in'), $('image-out'), settings);
+      $('run-status').textContent = `${fn.name}: one thread per pixel of the ${$('image-in').width}×${$('image-in').height} image, threadgroups of ${fn.workgroupSize.join('×')}`;
+    } else if (fn.stage === 'kernel') {
       shown = await runKernel(fn, result.functionWgsl[fn.name], settings);
       $('run-status').textContent = `${fn.name}: dispatchThreads(${settings.n}) in threadgroups of ${fn.workgroupSize.join('×')}`;
     } else {
@@ -327,17 +410,76 @@ function showRunOutput(shown) {
   }
 }
 
-async function loadExample(name) {
+async function fetchText(file) {
+  const response = await fetch(`examples/${file}`);
+  if (!response.ok) throw new Error(`cannot load examples/${file}: ${response.status}`);
+  return response.text();
+}
+
+/** Puts example `name`'s source, header and settings into the page (no translation). */
+async function fillExample(name) {
   const example = EXAMPLES[name];
-  if (!example) return;
-  const response = await fetch(`examples/${example.file}`);
-  const text = await response.text();
+  if (!example) return false;
+  const [text, header] = await Promise.all([
+    fetchText(example.file), example.header ? fetchText(example.header) : '',
+  ]);
   $('threadgroup-memory').value = example.options?.threadgroupMemory || '';
+  state.exampleOptions = example.options || {};
   state.presets = example.run;
   if (example.run.n) $('run-n').value = String(example.run.n);
   if (example.run.vertexCount) $('vertex-count').value = String(example.run.vertexCount);
   $('source').value = text;
-  await retranslate();
+  $('header-name').value = 'MyTypes.h';
+  $('header-source').value = header;
+  markLines([]);
+  return true;
+}
+
+async function loadExample(name) {
+  if (await fillExample(name)) await retranslate();
+}
+
+/** Shows the shader.metal tab or the header tab. */
+function showTab(header) {
+  $('tab-source').classList.toggle('active', !header);
+  $('tab-header').classList.toggle('active', header);
+  $('tab-source').setAttribute('aria-selected', String(!header));
+  $('tab-header').setAttribute('aria-selected', String(header));
+  $('editor').hidden = header;
+  $('header-source').hidden = !header;
+}
+
+/**
+ * The built-in test image: colour ramps, a checkerboard and a disc, so
+ * filters have edges, flat areas and every hue to work on.
+ */
+function drawTestImage(canvas) {
+  canvas.width = 128;
+  canvas.height = 128;
+  const image = new ImageData(128, 128);
+  for (let y = 0; y < 128; y++) {
+    for (let x = 0; x < 128; x++) {
+      const at = (y * 128 + x) * 4;
+      const checker = ((x >> 4) + (y >> 4)) % 2;
+      const disc = (x - 80) ** 2 + (y - 48) ** 2 < 28 ** 2;
+      image.data[at] = disc ? 255 : x * 2;
+      image.data[at + 1] = disc ? 200 : y * 2;
+      image.data[at + 2] = disc ? 40 : checker * 255;
+      image.data[at + 3] = 255;
+    }
+  }
+  canvas.getContext('2d').putImageData(image, 0, 0);
+}
+
+/** Draws an image file into the input canvas, scaled to at most 256 pixels a side. */
+async function loadImageFile(file) {
+  const bitmap = await createImageBitmap(file);
+  const scale = Math.min(1, 256 / Math.max(bitmap.width, bitmap.height));
+  const canvas = $('image-in');
+  canvas.width = Math.max(1, Math.round(bitmap.width * scale));
+  canvas.height = Math.max(1, Math.round(bitmap.height * scale));
+  canvas.getContext('2d').drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+  clearRunResults();
 }
 
 function wire() {
@@ -345,6 +487,12 @@ function wire() {
     $('example').value = '';
     scheduleTranslate();
   });
+  for (const id of ['header-source', 'header-name']) $(id).addEventListener('input', scheduleTranslate);
+  $('tab-source').addEventListener('click', () => showTab(false));
+  $('tab-header').addEventListener('click', () => showTab(true));
+  $('vertex-data').addEventListener('input', clearRunResults);
+  $('image-default').addEventListener('click', () => { drawTestImage($('image-in')); clearRunResults(); });
+  $('image-file').addEventListener('change', () => $('image-file').files[0] && loadImageFile($('image-file').files[0]));
   $('source').addEventListener('scroll', syncScroll);
   for (const id of ['target', 'platform', 'half', 'threadgroup-size', 'defines', 'entries', 'threadgroup-memory']) {
     $(id).addEventListener('change', scheduleTranslate);
@@ -356,6 +504,7 @@ function wire() {
     if (!file) return;
     $('example').value = '';
     state.presets = null;
+    state.exampleOptions = {};
     $('source').value = await file.text();
     await retranslate();
   });
@@ -366,6 +515,9 @@ function wire() {
 
 async function main() {
   wire();
+  drawTestImage($('image-in'));
+  // The example is static text: show it while the translator loads.
+  const example = fillExample($('example').value);
   // Tests and the console can drive the page through this object.
   window.playground = {
     translate: translator.translate,
@@ -378,8 +530,11 @@ async function main() {
     setStatus(`msl2wgsl ${version} ready`, 'ok');
   } catch (err) {
     setStatus(`cannot load the translator (build it with web/build-wasm.sh): ${err.message}`, 'error');
+    $('run').textContent = 'Run (no translator)';
     return;
   }
+  state.ready = true;
+  $('run').textContent = 'Run';
   try {
     const { name, device } = await gpu();
     state.adapterHasF16 = device.features.has('shader-f16');
@@ -387,7 +542,8 @@ async function main() {
   } catch (err) {
     $('adapter').textContent = `(${err.message})`;
   }
-  await loadExample($('example').value);
+  await example;
+  await retranslate();
   document.body.dataset.ready = 'true';
 }
 

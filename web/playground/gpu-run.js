@@ -14,6 +14,14 @@ const OPTIONAL_FEATURES = ['shader-f16', 'subgroups'];
 /** wgpu feature names (the reflection's) → WebGPU names. */
 const FEATURE_NAMES = { 'shader-f16': 'shader-f16', subgroup: 'subgroups', subgroups: 'subgroups' };
 
+/** The limits a function's `requiredLimits` may name (src/library/limits.rs). */
+const REFLECTED_LIMITS = [
+  'maxStorageBuffersPerShaderStage', 'maxUniformBuffersPerShaderStage',
+  'maxSampledTexturesPerShaderStage', 'maxStorageTexturesPerShaderStage', 'maxSamplersPerShaderStage',
+  'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ',
+];
+
 let devicePromise = null;
 
 /** The page's device (one for the page), with every optional feature the adapter has. */
@@ -24,7 +32,13 @@ export function gpu() {
       const adapter = await navigator.gpu.requestAdapter();
       if (!adapter) throw new Error('no WebGPU adapter');
       const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
-      const device = await adapter.requestDevice({ requiredFeatures });
+      // The adapter's own values of the limits reflection's `requiredLimits`
+      // may name, so that functions over WebGPU's defaults run where they can.
+      const requiredLimits = {};
+      for (const key of REFLECTED_LIMITS) {
+        if (typeof adapter.limits[key] === 'number') requiredLimits[key] = adapter.limits[key];
+      }
+      const device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
       device.lost.then((info) => console.warn(`WebGPU device lost: ${info.reason} ${info.message}`));
       device.addEventListener("uncapturederror", (e) => console.warn(`WebGPU error: ${e.error.message}`));
       const info = adapter.info || {};
@@ -47,16 +61,38 @@ export function declaredBindings(wgsl) {
   return out;
 }
 
+/** `texture_2d<f32>`'s sample type. */
+function sampleType(type) {
+  if (/<\s*u32\s*>/.test(type)) return 'uint';
+  if (/<\s*i32\s*>/.test(type)) return 'sint';
+  return 'float';
+}
+
+const STORAGE_ACCESS = { read: 'read-only', write: 'write-only', read_write: 'read-write' };
+
 function layoutEntry(decl, visibility) {
+  const storage = /^texture_storage_2d<\s*(\w+)\s*,\s*(\w+)\s*>$/.exec(decl.type);
+  if (storage) {
+    return { binding: decl.binding, visibility, storageTexture: { format: storage[1], access: STORAGE_ACCESS[storage[2]] } };
+  }
+  if (/^texture_2d</.test(decl.type)) {
+    return { binding: decl.binding, visibility, texture: { sampleType: sampleType(decl.type) } };
+  }
+  if (decl.type === 'sampler') return { binding: decl.binding, visibility, sampler: { type: 'filtering' } };
   if (decl.space === 'uniform') return { binding: decl.binding, visibility, buffer: { type: 'uniform' } };
   if (decl.space === 'storage') {
     const type = decl.access === 'read_write' ? 'storage' : 'read-only-storage';
     return { binding: decl.binding, visibility, buffer: { type } };
   }
-  throw new Error(`the playground runs buffers only: \`${decl.name}: ${decl.type}\` needs a texture or sampler`);
+  throw new Error(`the playground cannot bind \`${decl.name}: ${decl.type}\` (it binds buffers, 2D textures and samplers)`);
 }
 
 function checkFeatures(fn, device) {
+  for (const [limit, needed] of Object.entries(fn.requiredLimits || {})) {
+    if (typeof device.limits[limit] === 'number' && device.limits[limit] < needed) {
+      throw new Error(`\`${fn.name}\` needs ${limit} of ${needed}, but this adapter allows ${device.limits[limit]}`);
+    }
+  }
   for (const feature of fn.requiredFeatures || []) {
     const name = FEATURE_NAMES[feature];
     if (!name || !device.features.has(name)) {
@@ -156,9 +192,9 @@ function bindGroups(device, declsByVisibility, resources) {
     const layout = device.createBindGroupLayout({ entries: entries.map((e) => e.entry) });
     layouts.push(layout);
     const bindings = entries.map(({ entry, decl }) => {
-      const buffer = resources.get(`${g}:${entry.binding}`);
-      if (!buffer) throw new Error(`nothing to bind at @group(${g}) @binding(${entry.binding}) (\`${decl.name}\`)`);
-      return { binding: entry.binding, resource: { buffer } };
+      const resource = resources.get(`${g}:${entry.binding}`);
+      if (!resource) throw new Error(`nothing to bind at @group(${g}) @binding(${entry.binding}) (\`${decl.name}\`)`);
+      return { binding: entry.binding, resource: resource instanceof GPUBuffer ? { buffer: resource } : resource };
     });
     bound.push(device.createBindGroup({ layout, entries: bindings }));
   }
@@ -168,7 +204,8 @@ function bindGroups(device, declsByVisibility, resources) {
 /** GPU buffers for generated argument contents; `resources` maps "g:b" to each. */
 function uploadArguments(device, items, resources) {
   for (const item of items) {
-    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    // `constant` arguments may be uniforms (reflection's `bindingType`).
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
     item.gpuBuffer = device.createBuffer({ size: item.bytes.byteLength, usage });
     device.queue.writeBuffer(item.gpuBuffer, 0, item.bytes);
     const b = item.arg.binding;
@@ -192,11 +229,11 @@ async function readBack(device, buffers) {
   }));
 }
 
-function bufferArguments(fn, stage, settings) {
+function bufferArguments(fn, stage, settings, texturesBound = false) {
   const items = [];
   for (const arg of fn.arguments) {
     if (arg.type === 'texture' || arg.type === 'sampler') {
-      if (arg.active) throw new Error(`the playground runs buffers only: \`${fn.name}\` uses ${arg.type} \`${arg.name}\``);
+      if (arg.active && !texturesBound) throw new Error(`the playground runs buffers only: \`${fn.name}\` uses ${arg.type} \`${arg.name}\``);
       continue;
     }
     if (arg.type !== 'buffer' || !arg.binding) continue;
@@ -383,4 +420,80 @@ async function showTexture(device, texture, canvas) {
   }
   staging.destroy();
   canvas.getContext('2d').putImageData(new ImageData(pixels, width, height), 0, 0);
+}
+
+/** Whether kernel `fn` is a texture filter: it has a texture argument. */
+export function isFilter(fn) {
+  return fn?.stage === 'kernel' && fn.arguments.some((a) => a.type === 'texture' && a.binding);
+}
+
+/**
+ * Runs texture filter `fn` (a kernel) over the pixels of canvas `input`, one
+ * thread per pixel: textures it reads get the image, textures it writes an
+ * rgba8unorm texture of its size, shown in canvas `output` afterwards.
+ * Buffers are filled as for `runKernel`; resolves to them shown likewise.
+ */
+export async function runFilter(fn, wgsl, input, output, settings) {
+  const { device } = await gpu();
+  checkFeatures(fn, device);
+  const { width, height } = input;
+  const size = fn.workgroupSize || [8, 8, 1];
+  const grid = [width, height, 1];
+  const threadgroups = grid.map((g, i) => Math.ceil(g / size[i]));
+  const items = bufferArguments(fn, 'kernel', settings, true);
+  const resources = new Map();
+  uploadArguments(device, items, resources);
+  if (fn.dispatchBinding) {
+    const d = fn.dispatchBinding;
+    resources.set(`${d.group}:${d.binding}`, dispatchUniform(device, grid, threadgroups));
+  }
+  const decls = declaredBindings(wgsl);
+  const source = device.createTexture({
+    size: [width, height], format: 'rgba8unorm',
+    usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
+  });
+  const pixels = input.getContext('2d').getImageData(0, 0, width, height).data;
+  device.queue.writeTexture({ texture: source }, pixels, { bytesPerRow: width * 4 }, [width, height]);
+  let written = null;
+  for (const decl of decls) {
+    const key = `${decl.group}:${decl.binding}`;
+    if (/^texture_storage_2d</.test(decl.type)) {
+      const format = /<\s*(\w+)/.exec(decl.type)[1];
+      if (written) throw new Error('the playground shows one written texture; this filter writes several');
+      if (format !== 'rgba8unorm') throw new Error(`the written texture \`${decl.name}\` is ${format}; the playground shows rgba8unorm`);
+      written = device.createTexture({
+        size: [width, height], format,
+        usage: GPUTextureUsage.STORAGE_BINDING | GPUTextureUsage.COPY_SRC,
+      });
+      resources.set(key, written.createView());
+    } else if (/^texture_2d</.test(decl.type)) {
+      resources.set(key, source.createView());
+    } else if (decl.type === 'sampler') {
+      resources.set(key, device.createSampler({ magFilter: 'linear', minFilter: 'linear' }));
+    }
+  }
+  if (!written) throw new Error(`\`${fn.name}\` writes no texture to show`);
+  await withValidation(device, 'compute pass', async () => {
+    const module = await shaderModule(device, wgsl, fn.name);
+    const { layout, groups } = bindGroups(device, [{ decls, visibility: GPUShaderStage.COMPUTE }], resources);
+    const pipeline = await device.createComputePipelineAsync({
+      layout,
+      compute: { module, entryPoint: fn.wgslEntryPoint, constants: functionConstants(fn) },
+    });
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(pipeline);
+    groups.forEach((g, i) => pass.setBindGroup(i, g));
+    pass.dispatchWorkgroups(...threadgroups);
+    pass.end();
+    device.queue.submit([encoder.finish()]);
+  });
+  output.width = width;
+  output.height = height;
+  await showTexture(device, written, output);
+  source.destroy();
+  written.destroy();
+  const after = await readBack(device, items.map((i) => i.gpuBuffer));
+  items.forEach((i) => i.gpuBuffer.destroy());
+  return shownArguments(items, after, settings.k);
 }

@@ -21,7 +21,10 @@ use std::path::{Path, PathBuf};
         outputs, rgba8sint for int, rgba8uint for uint.\n\
         A [[stage_in]] vertex input reads buffer 0 (--vertex-buffer 0=...): vertices of \
         tightly packed [[attribute(k)]] members in attribute order, as `msl2wgsl reflect` \
-        reports (vertexAttributes, vertexStride).\n\
+        reports (vertexAttributes, vertexStride). --attribute K=B reads [[attribute(K)]] from \
+        vertex buffer B instead, as a Metal vertex descriptor may: the attributes of each \
+        buffer are tightly packed in attribute order (Xcode's Game template: --attribute 1=1 \
+        --vertex-buffer 0=positions.bin --vertex-buffer 1=texcoords.bin).\n\
         With --effect NAME instead of --vertex/--fragment, the [[stitchable]] function NAME is \
         applied as SwiftUI applies it (colorEffect, distortionEffect or layerEffect, as its \
         signature says; a fill for `half4 f(float2 position, args...)`) to the layer --input \
@@ -43,7 +46,7 @@ pub(super) struct RenderArgs {
     #[arg(long, value_name = "NAME", required_unless_present = "effect")]
     fragment: Option<String>,
     /// Apply the [[stitchable]] function NAME as a SwiftUI effect to --input.
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["vertex", "fragment", "vertex_count", "vertex_buffer", "fragment_buffer", "texture", "format", "clear"])]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["vertex", "fragment", "vertex_count", "vertex_buffer", "attribute_buffer", "fragment_buffer", "texture", "format", "clear"])]
     effect: Option<String>,
     /// The layer an effect reads (PNG, as rgba8unorm); the output has its size.
     #[arg(long, value_name = "PATH.png", requires = "effect")]
@@ -60,15 +63,20 @@ pub(super) struct RenderArgs {
     /// Instances to draw (instanceCount).
     #[arg(long, value_name = "N", default_value_t = 1)]
     instance_count: u32,
-    /// Bind the vertex function's [[buffer(N)]] to a file's bytes (or BYTES zeros).
-    #[arg(long, value_name = "N=PATH", value_parser = parse_buffer)]
+    /// Bind the vertex function's [[buffer(N)]] to a file's bytes, or
+    /// (N=zeros:BYTES) to BYTES zero bytes.
+    #[arg(long, value_name = "N=PATH|N=zeros:BYTES", value_parser = parse_buffer)]
     vertex_buffer: Vec<BufferArg>,
-    /// Bind the fragment function's [[buffer(N)]] to a file's bytes (or BYTES zeros).
-    #[arg(long, value_name = "N=PATH", value_parser = parse_buffer)]
+    /// Read [[attribute(K)]] of the [[stage_in]] from vertex buffer B (default 0).
+    #[arg(long = "attribute", value_name = "K=B", value_parser = parse_attribute_buffer)]
+    attribute_buffer: Vec<(u32, u32)>,
+    /// Bind the fragment function's [[buffer(N)]] to a file's bytes, or
+    /// (N=zeros:BYTES) to BYTES zero bytes.
+    #[arg(long, value_name = "N=PATH|N=zeros:BYTES", value_parser = parse_buffer)]
     fragment_buffer: Vec<BufferArg>,
     /// Bind [[texture(N)]] of either function to a PNG image (rgba8unorm), or
-    /// to a zeroed WxH texture.
-    #[arg(long, value_name = "N=PATH.png", value_parser = parse_texture)]
+    /// (N=empty:WxH[:FORMAT]) to a zeroed WxH texture.
+    #[arg(long, value_name = "N=PATH.png|N=empty:WxH[:FORMAT]", value_parser = parse_texture)]
     texture: Vec<TextureArg>,
     /// Texel format of the storage texture [[texture(N)]] in the WGSL.
     #[arg(long, value_name = "N=FORMAT", value_parser = parse_texture_format)]
@@ -94,6 +102,13 @@ pub(super) struct RenderArgs {
     /// Define a macro (VALUE defaults to 1).
     #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define)]
     define: Vec<(String, Option<String>)>,
+    /// The platform predefined macros announce (`__METAL_MACOS__` or `__METAL_IOS__`).
+    #[arg(long, value_enum, default_value_t = super::PlatformArg::Macos)]
+    platform: super::PlatformArg,
+    /// How `half` is represented (as for `run`); on an adapter without
+    /// `shader-f16`, f32 whatever this says.
+    #[arg(long, value_enum, default_value_t = super::HalfArg::F16)]
+    half: super::HalfArg,
     /// Print the adapter that drew (to stderr).
     #[arg(long)]
     adapter: bool,
@@ -120,6 +135,15 @@ fn parse_effect_arg(s: &str) -> Result<(String, String), String> {
         return Err(format!("`{s}` is not N=VALUE"));
     }
     Ok((name.to_string(), value.to_string()))
+}
+
+/// `K=B` of `--attribute`: an attribute index and a buffer index.
+fn parse_attribute_buffer(s: &str) -> Result<(u32, u32), String> {
+    let (attribute, buffer) = parse_index(s)?;
+    let buffer = buffer
+        .parse::<u32>()
+        .map_err(|_| format!("`{buffer}` is not a buffer index (expected K=B)"))?;
+    Ok((attribute, buffer))
 }
 
 /// `R,G,B,A`: four finite numbers.
@@ -171,7 +195,9 @@ mod render_effect;
 
 #[cfg(feature = "runner")]
 mod with_runner {
-    use super::super::runner_commands::{load_buffers, load_constants, load_textures, run_error};
+    use super::super::runner_commands::{
+        check_indices, load_buffers, load_constants, load_textures, run_error,
+    };
     use super::super::{compile, read_input, to_stderr, write_atomically, USAGE};
     use super::*;
     use msl2wgsl::reflect::{FunctionReflection, Stage};
@@ -191,11 +217,12 @@ mod with_runner {
             Ok(resources) => resources,
             Err(code) => return code,
         };
-        let library = match compile(&name, &source, &options(&args, &resources)) {
+        let wanted = args.half.into();
+        let mut library = match compile(&name, &source, &options(&args, &resources, wanted)) {
             Ok(library) => library,
             Err(code) => return code,
         };
-        let (vertex, fragment) = match functions(&library, &args) {
+        let (_, fragment) = match functions(&library, &args) {
             Ok(pair) => pair,
             Err(e) => return run_error(e),
         };
@@ -210,6 +237,25 @@ mod with_runner {
         if args.adapter {
             to_stderr(&format!("adapter: {}\n", gpu.adapter_line()));
         }
+        // Without `shader-f16`, `half` is `f32` (README "half"), as for `run`.
+        let half = gpu.half_mode(wanted);
+        if half != wanted {
+            library = match compile(&name, &source, &options(&args, &resources, half)) {
+                Ok(library) => library,
+                Err(code) => return code,
+            };
+        }
+        let (vertex, fragment) = match functions(&library, &args) {
+            Ok(pair) => pair,
+            Err(e) => return run_error(e),
+        };
+        resources.vertex_descriptor = match vertex_descriptor(&args, vertex) {
+            Ok(descriptor) => descriptor,
+            Err(code) => return code,
+        };
+        if let Err(message) = check_given(&resources, vertex, fragment) {
+            return error(FAILURE, Code::Usage, message);
+        }
         match runner::render(&gpu, library.wgsl(), vertex, fragment, &resources) {
             Ok(images) => write_images(&args.output, &images),
             Err(e) => run_error(e),
@@ -217,8 +263,18 @@ mod with_runner {
     }
 
     /// Translation options: only the two functions, for wgpu.
-    fn options(args: &RenderArgs, resources: &RenderResources) -> Options {
-        let mut options = Options::default();
+    fn options(
+        args: &RenderArgs,
+        resources: &RenderResources,
+        half: msl2wgsl::library::HalfMode,
+    ) -> Options {
+        // The command's `--error-limit`.
+        let mut options = Options {
+            error_limit: super::super::report::error_limit(),
+            ..Options::default()
+        };
+        options.preprocess.platform = args.platform.into();
+        options.half = half;
         options.preprocess.defines = args.define.clone();
         options.preprocess.include_dirs = args.include.clone();
         options.entries = [&args.vertex, &args.fragment]
@@ -253,6 +309,84 @@ mod with_runner {
         resources.textures = load_textures(&args.texture)?;
         resources.constants = load_constants(&args.constant)?;
         Ok(resources)
+    }
+
+    /// Every buffer and texture given must be an argument of its stage (a
+    /// vertex buffer may instead be one the `[[stage_in]]` reads).
+    fn check_given(
+        resources: &RenderResources,
+        vertex: &FunctionReflection,
+        fragment: &FunctionReflection,
+    ) -> Result<(), String> {
+        use msl2wgsl::reflect::ArgumentKind::{Buffer, Texture};
+        let stage_in: Vec<u32> = match (&resources.vertex_descriptor, &vertex.vertex_attributes) {
+            (_, attributes) if attributes.is_empty() => Vec::new(),
+            (Some(descriptor), _) => descriptor.strides.keys().copied().collect(),
+            (None, _) => vec![0],
+        };
+        let vertex_buffers = resources.vertex_buffers.keys().copied();
+        let fragment_buffers = resources.fragment_buffers.keys().copied();
+        let textures = resources.textures.keys().copied();
+        check_indices(
+            "--vertex-buffer",
+            vertex_buffers,
+            Buffer,
+            &[vertex],
+            &stage_in,
+        )?;
+        check_indices(
+            "--fragment-buffer",
+            fragment_buffers,
+            Buffer,
+            &[fragment],
+            &[],
+        )?;
+        check_indices("--texture", textures, Texture, &[vertex, fragment], &[])
+    }
+
+    /// The vertex descriptor `--attribute` asks for (`None` without one):
+    /// each named attribute must be one of the vertex function's.
+    fn vertex_descriptor(
+        args: &RenderArgs,
+        vertex: &FunctionReflection,
+    ) -> Result<Option<runner::VertexDescriptor>, u8> {
+        if args.attribute_buffer.is_empty() {
+            return Ok(None);
+        }
+        let mut buffer_of = std::collections::BTreeMap::new();
+        for &(attribute, buffer) in &args.attribute_buffer {
+            if !vertex
+                .vertex_attributes
+                .iter()
+                .any(|a| a.index == attribute)
+            {
+                let known: Vec<String> = vertex
+                    .vertex_attributes
+                    .iter()
+                    .map(|a| a.index.to_string())
+                    .collect();
+                let message = match known.is_empty() {
+                    true => format!(
+                        "--attribute {attribute}={buffer}: `{}` has no [[stage_in]] attributes",
+                        vertex.name
+                    ),
+                    false => format!(
+                        "--attribute {attribute}={buffer}: `{}` has no [[attribute({attribute})]] \
+                         (its attributes: {})",
+                        vertex.name,
+                        known.join(", ")
+                    ),
+                };
+                return Err(error(USAGE, Code::Usage, message));
+            }
+            if buffer_of.insert(attribute, buffer).is_some() {
+                let message = format!("--attribute {attribute} is given twice");
+                return Err(error(USAGE, Code::Usage, message));
+            }
+        }
+        runner::VertexDescriptor::packed(vertex, &buffer_of)
+            .map(Some)
+            .map_err(run_error)
     }
 
     /// The vertex and the fragment function, each of its stage.

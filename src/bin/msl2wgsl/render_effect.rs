@@ -16,9 +16,14 @@ pub(super) fn render_effect(args: &RenderArgs, name: &str) -> u8 {
         Ok(input) => input,
         Err(code) => return code,
     };
-    let mut options = Options::default();
+    // The command's `--error-limit`.
+    let mut options = Options {
+        error_limit: super::super::report::error_limit(),
+        ..Options::default()
+    };
     options.preprocess.defines = args.define.clone();
     options.preprocess.include_dirs = args.include.clone();
+    options.preprocess.platform = args.platform.into();
     options.entries = vec![name.to_string()];
     options.target = Target::Wgpu;
     options.texture_formats = args.texture_format.clone();

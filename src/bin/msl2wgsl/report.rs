@@ -9,7 +9,7 @@ use super::{to_stderr, FAILURE};
 use clap::{Args, ValueEnum};
 use msl2wgsl::diagnostics::{Code, Diagnostic, Diagnostics, Format, Severity, Style};
 use msl2wgsl::source_map::SourceMap;
-use msl2wgsl::Failure;
+use msl2wgsl::{ErrorLimit, Failure};
 use std::io::IsTerminal as _;
 use std::sync::OnceLock;
 
@@ -30,6 +30,10 @@ pub(super) struct ReportArgs {
     /// Silence warnings.
     #[arg(short = 'w')]
     no_warnings: bool,
+    /// Report at most N errors of a file, then "too many errors emitted,
+    /// stopping now" (clang's -ferror-limit); 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    error_limit: usize,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -57,6 +61,7 @@ struct Reporter {
     style: Style,
     warnings_are_errors: bool,
     silence_warnings: bool,
+    error_limit: ErrorLimit,
 }
 
 static REPORTER: OnceLock<Reporter> = OnceLock::new();
@@ -79,7 +84,20 @@ pub(super) fn init(args: &ReportArgs) {
         style: if color { Style::Color } else { Style::Plain },
         warnings_are_errors: !args.warnings_as.is_empty(),
         silence_warnings: args.no_warnings,
+        error_limit: ErrorLimit::new(args.error_limit),
     });
+}
+
+impl ReportArgs {
+    /// `--error-limit` as the library takes it.
+    pub(super) fn error_limit(&self) -> ErrorLimit {
+        ErrorLimit::new(self.error_limit)
+    }
+}
+
+/// The `--error-limit` of this process, for the translation options.
+pub(super) fn error_limit() -> ErrorLimit {
+    reporter().error_limit
 }
 
 fn reporter() -> Reporter {
@@ -125,6 +143,18 @@ pub(super) fn warnings(warnings: &Diagnostics, map: &SourceMap) -> Result<(), u8
     }
     print(warnings, map);
     Ok(())
+}
+
+/// True when `args` ask for `--error-format json` (before any `--`): read
+/// from the raw arguments, for usage errors found before they are parsed.
+pub(super) fn json_requested(args: &[std::ffi::OsString]) -> bool {
+    let args: Vec<&str> = args.iter().filter_map(|a| a.to_str()).collect();
+    let options = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+    let args = &args[..options];
+    args.contains(&"--error-format=json")
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--error-format" && w[1] == "json")
 }
 
 /// A located-nowhere error as JSON (`msl2wgsl: error: ...` for people is

@@ -8,6 +8,15 @@ use msl2wgsl::runner::{
 };
 use std::collections::BTreeMap;
 
+/// The GPU on `--backend`'s backends, else the one `WGPU_BACKEND` (or
+/// wgpu's preference) picks.
+pub(super) fn new_gpu(backend: Option<BackendArg>) -> Result<Gpu, RunError> {
+    match backend {
+        Some(backend) => Gpu::with_backends(backend.into()),
+        None => Gpu::new(),
+    }
+}
+
 /// Reports a runner error: translation failures as diagnostics.
 pub(super) fn run_error(e: RunError) -> u8 {
     match e {
@@ -48,15 +57,21 @@ fn translate_for_run(
     name: &str,
     source: &str,
     texture_formats: Vec<(u32, String)>,
+    half: msl2wgsl::library::HalfMode,
 ) -> Result<Translation, RunError> {
-    let mut options = Options::default();
+    // The command's `--error-limit`.
+    let mut options = Options {
+        error_limit: super::report::error_limit(),
+        ..Options::default()
+    };
     options.preprocess.defines = args.define.clone();
     options.preprocess.include_dirs = args.include.clone();
+    options.preprocess.platform = args.platform.into();
     options.entries = vec![args.entry.clone()];
     options.target = args.target.into();
     options.threadgroup_memory = args.threadgroup_memory.clone();
     options.binding_map = args.binding_map.clone().unwrap_or_default();
-    options.half = args.half.into();
+    options.half = half;
     options.texture_formats = texture_formats;
     let default = runner::translate_kernel(name, source, &options, &args.entry)?;
     match args.threadgroup {
@@ -180,6 +195,57 @@ fn check_reads(
     Ok(())
 }
 
+/// Every index given to `flag` (`--buffer`, `--texture`, ...) must be an
+/// argument of `kind` of one of `functions`, or one of `also` (the vertex
+/// buffers a `[[stage_in]]` reads): a typo would otherwise leave the real
+/// argument unset, or be silently unused. The error is located at the
+/// flag and names the indices there are, the nearest first.
+pub(super) fn check_indices(
+    flag: &str,
+    given: impl IntoIterator<Item = u32>,
+    kind: ArgumentKind,
+    functions: &[&FunctionReflection],
+    also: &[u32],
+) -> Result<(), String> {
+    let mut known: Vec<u32> = functions
+        .iter()
+        .flat_map(|f| f.arguments.iter())
+        .filter(|a| a.kind == kind)
+        .map(|a| a.index)
+        .chain(also.iter().copied())
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    let attribute = match kind {
+        ArgumentKind::Texture => "texture",
+        ArgumentKind::Sampler => "sampler",
+        ArgumentKind::ThreadgroupMemory => "threadgroup",
+        ArgumentKind::Buffer => "buffer",
+    };
+    let names: Vec<String> = functions.iter().map(|f| format!("`{}`", f.name)).collect();
+    let names = names.join(" or ");
+    for index in given {
+        if known.contains(&index) {
+            continue;
+        }
+        let Some(&nearest) = known.iter().min_by_key(|k| k.abs_diff(index)) else {
+            return Err(format!(
+                "{flag} {index}: {names} has no [[{attribute}(n)]] arguments"
+            ));
+        };
+        let listed: Vec<String> = known
+            .iter()
+            .map(|k| format!("[[{attribute}({k})]]"))
+            .collect();
+        return Err(format!(
+            "{flag} {index}: {names} has no [[{attribute}({index})]] argument; it has {} (did \
+             you mean {flag} {nearest}?)",
+            listed.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// Writes `--read` buffers and `--read-texture` PNGs.
 fn write_outputs(args: &RunArgs, outputs: &Outputs) -> u8 {
     for (index, path) in &args.read {
@@ -225,7 +291,10 @@ pub(super) fn run(args: RunArgs) -> u8 {
         Err(code) => return code,
     };
     let formats = texture_formats(&args, &resources.textures);
-    let translation = match translate_for_run(&args, &name, &source, formats) {
+    // Translated before the GPU is looked for, so that errors in the
+    // source come first (and without a GPU).
+    let wanted = args.half.into();
+    let translation = match translate_for_run(&args, &name, &source, formats.clone(), wanted) {
         Ok(t) => t,
         Err(e) => return run_error(e),
     };
@@ -245,16 +314,41 @@ pub(super) fn run(args: RunArgs) -> u8 {
         },
         (None, None) => return error(USAGE, Code::Usage, "give --grid or --threadgroups"),
     };
-    if let Err(message) = check_reads(&args, function, &resources) {
+    let given = check_reads(&args, function, &resources)
+        .and_then(|()| {
+            let buffers = resources.buffers.keys().copied();
+            check_indices("--buffer", buffers, ArgumentKind::Buffer, &[function], &[])
+        })
+        .and_then(|()| {
+            let textures = resources.textures.keys().copied();
+            check_indices(
+                "--texture",
+                textures,
+                ArgumentKind::Texture,
+                &[function],
+                &[],
+            )
+        });
+    if let Err(message) = given {
         return error(FAILURE, Code::Usage, message);
     }
-    let gpu = match Gpu::new() {
+    let gpu = match new_gpu(args.backend) {
         Ok(gpu) => gpu,
         Err(e) => return run_error(e),
     };
     if args.adapter {
         to_stderr(&format!("adapter: {}\n", gpu.adapter_line()));
     }
+    // Without `shader-f16`, `half` is `f32` (README "half"), as in the
+    // library's pipelines.
+    let translation = match gpu.half_mode(wanted) == wanted {
+        true => translation,
+        false => match translate_for_run(&args, &name, &source, formats, gpu.half_mode(wanted)) {
+            Ok(t) => t,
+            Err(e) => return run_error(e),
+        },
+    };
+    let function = &translation.function;
     let wgsl = &translation.wgsl;
     match runner::run_compute_resources(&gpu, wgsl, function, &dispatch, &resources) {
         Ok(outputs) => write_outputs(&args, &outputs),
@@ -286,10 +380,13 @@ pub(super) fn test(args: TestArgs) -> u8 {
     if args.browser {
         return test_in_browser(&args);
     }
-    let gpu = match Gpu::new() {
+    let gpu = match new_gpu(args.backend) {
         Ok(gpu) => gpu,
         Err(e) => return run_error(e),
     };
+    if args.adapter {
+        to_stderr(&format!("adapter: {}\n", gpu.adapter_line()));
+    }
     let report = runner::conformance::run_cases(&gpu, &args.paths);
     let written = to_stdout(&report.render());
     if report.failed() == 0 {

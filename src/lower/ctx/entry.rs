@@ -64,6 +64,18 @@ pub(in crate::lower) struct EntryCtx {
     pub predicated: bool,
     /// wgpu features its WGSL needs, collected while lowering.
     pub features: BTreeSet<Feature>,
+    /// SIMD-group functions use the adapter's subgroups even where the
+    /// settings emulate 32 lanes (the emulation's fallback for a kernel that
+    /// calls them in non-uniform control flow).
+    pub native_simd: bool,
+    /// Branches that call SIMD-group functions run on every thread with
+    /// narrowed activity (`lower::metal::simd_branches`): the emulation's
+    /// second try at a kernel whose exchanges sat in non-uniform branches.
+    pub simd_if_conversion: bool,
+    /// Memory held as words because a cast views it as another type, and
+    /// the memory this lowering's casts met typed
+    /// (`lower::metal::pointer_views`).
+    pub viewed: crate::lower::metal::pointer_views::ViewedMemory,
 }
 
 impl EntryCtx {

@@ -33,6 +33,8 @@ pub(in crate::lower) struct FnCtx {
     /// Operands lowered already, by expression (its address and span), for
     /// the lowering that comes next (see `cxx::args`).
     pub(in crate::lower) lowered: Vec<(usize, Span, crate::lower::ctx::value::Value)>,
+    /// Its `constexpr` locals, for the constant evaluator (array sizes).
+    pub(in crate::lower) constants: crate::sema::constexpr_body::LocalConstants,
 }
 
 /// Deepest operator nesting left inline in the WGSL. naga's writer prints
@@ -91,6 +93,7 @@ impl FnCtx {
             output: None,
             depth: HashMap::new(),
             lowered: Vec::new(),
+            constants: crate::sema::constexpr_body::LocalConstants::open(),
         }
     }
 
@@ -161,6 +164,14 @@ impl FnCtx {
         self.blocks.pop().expect("an open block")
     }
 
+    /// Appends the statements of `block` (closed with [`FnCtx::close`]) to
+    /// the current block, as if they had been lowered there: what they
+    /// emit stays visible after them, as a nested `Block` would not.
+    pub fn splice(&mut self, block: Block) {
+        self.flush();
+        self.blocks.last_mut().expect("a block").extend_block(block);
+    }
+
     /// Declares a name in the innermost scope; false if already declared there.
     pub fn declare(&mut self, name: &str, local: Local) -> bool {
         let scope = self.scopes.last_mut().expect("a scope");
@@ -215,6 +226,19 @@ impl FnCtx {
             },
             naga::Span::new(span.start, span.end),
         )
+    }
+
+    /// The local variables declared so far, but for the lowering's own
+    /// (named `metal_...`).
+    pub fn local_variables(&self) -> impl Iterator<Item = Handle<naga::LocalVariable>> + '_ {
+        (self.function.local_variables.iter())
+            .filter(|(_, l)| !l.name.as_deref().is_some_and(|n| n.starts_with("metal_")))
+            .map(|(h, _)| h)
+    }
+
+    /// The type of local variable `l`.
+    pub fn local_type(&self, l: Handle<naga::LocalVariable>) -> Handle<naga::Type> {
+        self.function.local_variables[l].ty
     }
 
     /// True if the current block already ends in a terminator.

@@ -108,8 +108,6 @@ pub(in crate::lower) enum Local {
     Bytes(BytePlace),
     /// A pointer that cannot change (a parameter).
     Ptr(PtrValue),
-    /// A `[[threadgroup(n)]]` argument whose size was not given.
-    UnsizedThreadgroup(u32),
     /// A struct of places (`metal/pointer_members.rs`).
     Agg(Aggregate),
     /// A pointer variable: fixed root, index in a `u32` local.

@@ -30,13 +30,9 @@ impl Lowerer<'_, '_> {
                 return self.call_templated(fx, callee, path, targs, args, span)
             }
             ExprKind::Name(path) => path,
-            _ => {
-                return Err(Error::coded(
-                    Code::WrongKind,
-                    callee.span,
-                    "called object is not a function",
-                ))
-            }
+            // `Op()(a, b)`, `Op{}(a, b)`, `ops[k](x)`: a function object
+            // that an expression gives, its `operator()` called.
+            _ => return self.call_function_object(fx, callee, args, span),
         };
         if let Some(v) = self.call_declared(fx, callee, path, args, span)? {
             return Ok(v);
@@ -86,6 +82,9 @@ impl Lowerer<'_, '_> {
         };
         if self.is_object(fx, &object.value) {
             return self.call_member(fx, object, method, args, span);
+        }
+        if let Some(v) = self.simdgroup_matrix_method(fx, &object.value, method, args, span)? {
+            return Ok(v);
         }
         let (h, ty) = self.load(fx, object.value, object.span)?;
         let Type::Texture(t) = ty else {
@@ -148,6 +147,9 @@ impl Lowerer<'_, '_> {
             let comparison = comparison_of_template_call(callee, &targs[0], &args[0], span);
             return self.expr(fx, &comparison);
         }
+        if let Some(v) = self.simdgroup_matrix_templated(fx, path, targs, args, span)? {
+            return Ok(v);
+        }
         let ts = written_type(path, targs.to_vec(), callee.span);
         let ty = self.program.resolve_type(&ts)?;
         self.construct(fx, &ty, args, span)
@@ -180,9 +182,25 @@ impl Lowerer<'_, '_> {
             self.program.resolve_value_type(&ts)?;
             return self.construct(fx, &ty, args, span).map(Some);
         }
-        if path.len() == 1 && !self.program.function_templates(&name).is_empty() {
+        // User functions named like a library function (overloads added to
+        // `namespace metal`, MLX's `bfloat` SIMD functions) leave the
+        // library's overloads candidates too.
+        let library = path.len() == 1 && crate::lower::stdlib::Builtin::function(&name).is_some();
+        if library && matches!(self.program.symbols.get(&name), Some(Symbol::Functions(_))) {
             return self
-                .call_functions_and_templates(fx, &name, args, callee.span, span)
+                .call_user_or_library(fx, &name, args, callee.span, span)
+                .map(Some);
+        }
+        // `f(x)`, and `S::f(x)`, `S<4>::f(x)` for a static member function
+        // template (named `S::f`, `S<4>::f`).
+        if !self.program.function_templates(&joined).is_empty() {
+            if library {
+                return self
+                    .call_user_or_library(fx, &name, args, callee.span, span)
+                    .map(Some);
+            }
+            return self
+                .call_functions_and_templates(fx, &joined, args, callee.span, span)
                 .map(Some);
         }
         match path.len() {
@@ -213,6 +231,30 @@ impl Lowerer<'_, '_> {
         ))
     }
 
+    /// `object(args)` where `object` is an expression other than a name: a
+    /// temporary of a struct type with `operator()` (`Op()(a, b)`,
+    /// `Op{}(a, b)`, as C++ function objects are used), or any other
+    /// expression whose value is such a struct (`ops[k](x)`, `make()(x)`).
+    /// The object is evaluated once, then its `operator()` is called on it
+    /// as on a named object (`Op op; op(a, b)`).
+    fn call_function_object(
+        &mut self,
+        fx: &mut FnCtx,
+        callee: &Expr,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        if let Some(v) = self.call_operator(fx, callee, args, span)? {
+            return Ok(v);
+        }
+        Err(Error::coded(
+            Code::WrongKind,
+            callee.span,
+            "called object is not a function",
+        )
+        .note("only a struct with an `operator()` member can be called like a function"))
+    }
+
     /// `name(args)` where plain functions and function templates of this
     /// name compete.
     fn call_functions_and_templates(
@@ -239,6 +281,49 @@ impl Lowerer<'_, '_> {
             callee_span,
             span,
         )
+    }
+
+    /// `name(args)` where user function templates share a Metal function's
+    /// name (SPIRV-Cross's integer `sign`, kept off floats by `enable_if`):
+    /// `using namespace metal` makes the library function a candidate
+    /// too, so where no user one is viable the library one is called.
+    /// The user attempt is lowered in a block of its own, dropped if it
+    /// fails.
+    fn call_user_or_library(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Value> {
+        fx.open();
+        match self.call_functions_and_templates(fx, name, args, callee_span, span) {
+            Ok(v) => {
+                let block = fx.close();
+                fx.splice(block);
+                Ok(v)
+            }
+            // No user overload is viable (one alone reports the argument
+            // that does not convert), or several tie, where the library's
+            // exact match wins in C++.
+            Err(e)
+                if matches!(
+                    e.code,
+                    Code::NoMatchingOverload
+                        | Code::Template
+                        | Code::TypeMismatch
+                        | Code::AmbiguousCall
+                ) =>
+            {
+                fx.close();
+                self.library_call(fx, name, args, span)?.ok_or(e)
+            }
+            Err(e) => {
+                fx.close();
+                Err(e)
+            }
+        }
     }
 
     /// `name(args)` where symbol `name` is a user function or a user type;
@@ -452,6 +537,11 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let ty = self.program.resolve_type(ts)?;
+        // `(void)x`: evaluated for its effects, the value discarded.
+        if ty == Type::Void && kind != CastKind::AsType {
+            self.expr(fx, inner)?;
+            return Ok(Value::Void);
+        }
         // `P<float>{a, b}` (built as a cast of the list): like `T{a, b}`.
         if let ExprKind::InitList(items) = &inner.kind {
             if let Some(v) = self.brace_constructor(fx, &ty, items, span)? {
@@ -470,6 +560,9 @@ impl Lowerer<'_, '_> {
                 "`reinterpret_cast` is supported between pointer types only; use `as_type<T>(x)` to reinterpret a value's bits",
             ));
         }
+        if let Type::Texture(target) = &ty {
+            return self.texture_cast(fx, target, inner, span);
+        }
         let (h, t) = self.rvalue(fx, inner)?;
         if kind == CastKind::AsType {
             return self.as_type(fx, h, &t, &ty, span);
@@ -478,6 +571,35 @@ impl Lowerer<'_, '_> {
             return Ok(Value::Rv(h, ty));
         }
         Ok(Value::Rv(self.convert(fx, h, &t, &ty, true, span)?, ty))
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// `(texture2d<float>)t`, Tint's `const_cast<texture2d<float> thread
+    /// &>(t)`: the operand's own handle, whose storage format (chosen when
+    /// it was bound) the written type does not say.
+    fn texture_cast(
+        &mut self,
+        fx: &mut FnCtx,
+        target: &crate::types::Texture,
+        inner: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let v = self.expr(fx, inner)?;
+        let unformatted = |t: &crate::types::Texture| crate::types::Texture { format: None, ..*t };
+        if let Value::Rv(_, Type::Texture(t)) = &v {
+            if unformatted(t) == unformatted(target) {
+                return Ok(v);
+            }
+        }
+        Err(Error::coded(
+            Code::InvalidConversion,
+            span,
+            format!(
+                "cannot convert this to `{}`: a texture converts only to its own type",
+                self.program.display(&Type::Texture(*target))
+            ),
+        ))
     }
 }
 
@@ -529,7 +651,9 @@ fn written_type(path: &[String], args: Vec<TemplateArg>, span: Span) -> TypeSpec
 fn library_name(path: &[String]) -> Option<&str> {
     match path {
         [n] => Some(n.as_str()),
-        [ns, n] if matches!(ns.as_str(), "metal" | "precise" | "fast") => Some(n.as_str()),
+        // `simd::length(v)`: `<simd/simd.h>` declares the geometric and
+        // common functions in `namespace simd` too (headers shared with C++).
+        [ns, n] if matches!(ns.as_str(), "metal" | "precise" | "fast" | "simd") => Some(n.as_str()),
         [m, ns, n] if m == "metal" && matches!(ns.as_str(), "precise" | "fast") => Some(n.as_str()),
         _ => None,
     }

@@ -7,7 +7,7 @@ use crate::lower::ctx::value::Value;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::consteval::ConstValue;
 use crate::source_map::Span;
-use crate::syntax::ast::Expr;
+use crate::syntax::ast::{Expr, ExprKind};
 use crate::types::{Scalar, Type};
 use naga::{Expression, Handle};
 
@@ -20,6 +20,18 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
+        if let Type::SimdgroupMatrix(s) = *ty {
+            return self.simdgroup_matrix_construct(fx, s, args, span);
+        }
+        // `T({a, b})`: the list copy-initializes the parameter of `T`'s
+        // implicit copy constructor, so it is `T{a, b}`.
+        if let [Expr {
+            kind: ExprKind::InitList(items),
+            ..
+        }] = args
+        {
+            return self.braced_value(fx, items, ty, span);
+        }
         let mut vals = Vec::new();
         for a in args {
             vals.push(self.rvalue(fx, a)?);
@@ -61,12 +73,20 @@ impl Lowerer<'_, '_> {
                     ty.clone(),
                 ))
             }
-            Type::Vector(s, n) => self.construct_vector(fx, *s, *n, vals, span),
+            // `packed_float3(v)`: packed vectors are storage formats; as
+            // values they are the aligned vectors (MSL §2.2.3).
+            Type::Vector(s, n) | Type::Packed(s, n) => {
+                self.construct_vector(fx, *s, *n, vals, span)
+            }
             Type::Matrix {
                 scalar,
                 columns,
                 rows,
             } => self.construct_matrix(fx, *scalar, *columns, *rows, vals, span),
+            // `S(s)`: the implicit copy constructor.
+            Type::Struct(_) | Type::Array(..) if matches!(vals.as_slice(), [(_, t)] if t == ty) => {
+                Ok(Value::Rv(vals[0].0, ty.clone()))
+            }
             Type::Struct(_) | Type::Array(..) => Err(Error::coded(
                 Code::InvalidInitializer,
                 span,

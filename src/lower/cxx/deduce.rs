@@ -136,7 +136,14 @@ impl Lowerer<'_, '_> {
             Type::Pointer(p) => {
                 let mut ts = self.program.type_spec_of(&p.pointee, span)?;
                 ts.is_const = p.is_const;
-                (ts, Some(p.space), vec![PtrOp::Pointer { is_const: false }])
+                (
+                    ts,
+                    Some(p.space),
+                    vec![PtrOp::Pointer {
+                        is_const: false,
+                        space: None,
+                    }],
+                )
             }
             ty if wants_ref => {
                 let ts = self.program.type_spec_of(ty, span)?;

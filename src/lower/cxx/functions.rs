@@ -343,8 +343,15 @@ impl Lowerer<'_, '_> {
                 }
                 Ok((ArgKey::Thread, Some(place.ptr)))
             }
+            // A union object's storage of its own (metal/unions.rs).
+            (Value::Bytes(b), AddressSpace::Thread)
+                if pp.is_reference && (b.writable || pp.is_const) =>
+            {
+                Ok((ArgKey::Buffer(b.global), Some(b.offset)))
+            }
             (Value::Ptr(p), AddressSpace::Thread) if !pp.is_reference => match p.root {
                 PtrRoot::Place(base, false) => Ok((ArgKey::Thread, Some(base))),
+                PtrRoot::Bytes(g) => Ok((ArgKey::Buffer(g), Some(p.index))),
                 _ => Err(mismatch(self)),
             },
             _ => Err(mismatch(self)),
@@ -448,7 +455,7 @@ impl Lowerer<'_, '_> {
                 index,
                 keys.clone(),
                 self.entry.predicated,
-                self.entry.fragment_rules(),
+                (self.entry.fragment_rules(), self.simd_key()),
             ))
             .copied()
         {
@@ -487,7 +494,7 @@ impl Lowerer<'_, '_> {
                 index,
                 keys,
                 self.entry.predicated,
-                self.entry.fragment_rules(),
+                (self.entry.fragment_rules(), self.simd_key()),
             ),
             h,
         );
@@ -522,9 +529,8 @@ impl Lowerer<'_, '_> {
             self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
         }
         let body = f.body.as_ref().expect("definitions have bodies");
-        for s in &body.stmts {
-            self.stmt(&mut fx, s)?;
-        }
+        self.rebind_reassigned_pointers(&mut fx, body)?;
+        self.stmts(&mut fx, &body.stmts)?;
         self.finish_body(&mut fx, body.span)?;
         Ok(fx.finish())
     }
@@ -632,6 +638,9 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
+        if self.holds_union(pty) {
+            return self.union_local(fx, pname, var, pty, false, span);
+        }
         Ok(Local::Var {
             var,
             ty: pty.clone(),

@@ -155,7 +155,9 @@ impl Lowerer<'_, '_> {
             return Ok(None);
         };
         let key = member_name(self.program.struct_name(id), "operator()");
-        if self.member_functions(&key).is_empty() {
+        if self.member_functions(&key).is_empty()
+            && self.program.function_templates(&key).is_empty()
+        {
             return Ok(None);
         }
         self.call_member(fx, arg, &ident("operator()", object.span), args, span)
@@ -228,12 +230,12 @@ impl Lowerer<'_, '_> {
     pub(in crate::lower) fn call_member<E: std::borrow::Borrow<Expr>>(
         &mut self,
         fx: &mut FnCtx,
-        object: Arg,
+        mut object: Arg,
         method: &Ident,
         args: &[E],
         span: Span,
     ) -> Result<Value> {
-        let Some((id, storage, writable, space)) = self.object_info(fx, &object.value) else {
+        let Some((id, mut storage, writable, space)) = self.object_info(fx, &object.value) else {
             return Err(Error::coded(
                 Code::UnknownMember,
                 method.span,
@@ -249,6 +251,29 @@ impl Lowerer<'_, '_> {
         let twins = self.user_functions(&format!("{key}{DEVICE_TWIN}"));
         let mut all = self.user_functions(&key);
         all.extend(&twins);
+        // Member function templates: overload resolution with the object
+        // as the first argument, as for a plain member function.
+        let templates = self.program.function_templates(&key).to_vec();
+        if !templates.is_empty() {
+            // A template may take its object by non-const reference
+            // (`T operator()(T x) thread`), which a temporary binds once
+            // materialised.
+            if storage == Storage::Temporary {
+                object = self.materialize(fx, object)?;
+            }
+            let plain = all.clone();
+            return self.call_overloaded(
+                fx,
+                &key,
+                &plain,
+                &templates,
+                &[],
+                vec![object],
+                args,
+                method.span,
+                span,
+            );
+        }
         if all.is_empty() {
             return Err(Error::coded(
                 Code::UnknownMember,
@@ -275,6 +300,13 @@ impl Lowerer<'_, '_> {
                 return Err(Error::coded(Code::NotAssignable, method.span, format!("cannot call non-const member function `{}` on a const object of type `{sname}`", method.name))
                     .note("declare the member function `const` if it does not modify the object"));
             }
+            // C++ materialises a temporary whose non-const member is
+            // called (`Op()(x)` with a non-const `operator()`): a `thread`
+            // object that lives to the end of the expression.
+            if storage == Storage::Temporary {
+                object = self.materialize(fx, object)?;
+                storage = Storage::Thread;
+            }
             candidates = self.mutating_members_for(method, storage, mutating, twins)?;
             candidates.retain(|&i| self.program.functions[i].params.len() == args.len() + 1);
         }
@@ -298,6 +330,33 @@ impl Lowerer<'_, '_> {
             method.span,
             span,
         )
+    }
+
+    /// A temporary object (`Op()`, a call's result) stored into a local of
+    /// its own: the `thread` object that a non-const member function's
+    /// reference binds.
+    fn materialize(&mut self, fx: &mut FnCtx, object: Arg) -> Result<Arg> {
+        let Value::Rv(h, ty) = object.value else {
+            return Ok(object);
+        };
+        let th = self.naga_type(&ty, object.span)?;
+        let var = fx.local("temporary", th, object.span);
+        let ptr = fx.add(Expression::LocalVariable(var), object.span);
+        fx.push(
+            naga::Statement::Store {
+                pointer: ptr,
+                value: h,
+            },
+            object.span,
+        );
+        Ok(Arg {
+            value: Value::Place(crate::lower::ctx::value::Place {
+                ptr,
+                ty,
+                writable: true,
+            }),
+            ..object
+        })
     }
 
     /// The const member functions among `consts` that apply to an object in
@@ -378,7 +437,8 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// `x` inside a member function, when `x` is a data member: `this.x`.
+    /// `x` inside a member function, when `x` is a data member: `this.x`;
+    /// `S::x` when it is a static one.
     pub(in crate::lower) fn implicit_member(
         &self,
         fx: &FnCtx,
@@ -387,7 +447,25 @@ impl Lowerer<'_, '_> {
     ) -> Option<Expr> {
         let id = self.this_struct(fx)?;
         let def = self.program.structs.get(id);
-        def.members.iter().find(|m| m.name == name)?;
+        let direct = def.members.iter().any(|m| m.name == name);
+        // A static data member (`static constexpr constant float k = ..;`):
+        // `S::k`, found in the class scope before any global `k`.
+        let sname = self.program.struct_name(id);
+        if !direct
+            && matches!(
+                self.program.symbols.get(&member_name(sname, name)),
+                Some(Symbol::Constant(_))
+            )
+        {
+            return Some(Expr {
+                kind: ExprKind::Name(vec![sname.to_string(), name.to_string()]),
+                span,
+            });
+        }
+        // Or a member of an anonymous union or struct (`metal/unions.rs`).
+        if !direct {
+            self.anonymous_path(id, name)?;
+        }
         Some(Expr {
             kind: ExprKind::Member(Box::new(this_expr(span)), ident(name, span), false),
             span,
@@ -437,7 +515,25 @@ impl Lowerer<'_, '_> {
             return Ok(None);
         };
         let sname = self.program.struct_name(*id).to_string();
-        let list = self.user_functions(&member_name(&sname, &sname));
+        let key = member_name(&sname, &sname);
+        let list = self.user_functions(&key);
+        // Constructor templates compete with the plain constructors.
+        let templates = self.program.function_templates(&key).to_vec();
+        if !templates.is_empty() {
+            return self
+                .call_overloaded(
+                    fx,
+                    &sname,
+                    &list,
+                    &templates,
+                    &[],
+                    Vec::new(),
+                    args,
+                    span,
+                    span,
+                )
+                .map(Some);
+        }
         if list.is_empty() {
             return Ok(None);
         }

@@ -6,6 +6,7 @@
 //! `metal::buffer_pointers`). Every argument of a call is lowered exactly
 //! once (`args`), whatever the overloads and templates it is ranked against.
 
+pub(in crate::lower) mod aggregate;
 pub(in crate::lower) mod args;
 pub(in crate::lower) mod call;
 pub(in crate::lower) mod construct;

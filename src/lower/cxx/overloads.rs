@@ -3,11 +3,19 @@
 //! - each viable candidate ranks every argument: exact match, promotion
 //!   (`bool`, `char`, `short` and their unsigned forms to `int`),
 //!   conversion (other scalar or same-length vector conversions);
+//! - a pointer parameter takes a pointer to the same type in the same
+//!   address space (`device` and `constant` are told apart only by rank),
+//!   adding `const` but never dropping it; a non-`const` reference binds
+//!   only a writable lvalue of its type and space ([over.ics.ref]);
+//! - of two bindings of the same kind and rank, the one that adds less
+//!   `const` is better ([over.ics.rank] 3.2.5-6: `T*` over `const T*`,
+//!   `T&` over `const T&` for a non-`const` lvalue);
 //! - a candidate whose ranks are all no worse and one better wins;
 //! - with equal ranks, a plain function beats a template, and the more
 //!   specialised template beats the other (`T*` over `T`, `vec<T, 4>` over
 //!   `T`, a concrete type over `T`: [temp.func.order] on the parameter
-//!   patterns);
+//!   patterns, which strips references and their qualifiers first, so
+//!   `f(T)` and `f(thread T&)` stay ambiguous as in clang);
 //! - otherwise the call is ambiguous, and every best candidate is a note.
 
 use crate::diagnostics::Code;
@@ -17,20 +25,68 @@ use crate::lower::cxx::args::Arg;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::templates::{template_function, TemplateValue};
 use crate::source_map::Span;
-use crate::syntax::ast::{Expr, FunctionDecl, TemplateArg, TypeSpec};
-use crate::types::{Scalar, Type};
+use crate::syntax::ast::{Expr, FunctionDecl, PtrOp, TemplateArg, TypeSpec};
+use crate::types::{AddressSpace, Scalar, Type};
 
 /// Rank of one argument's conversion (lower is better).
 const EXACT: u32 = 0;
 const PROMOTION: u32 = 1;
 const CONVERSION: u32 = 2;
 
+/// How one argument is passed to one candidate's parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Rank {
+    /// [`EXACT`], [`PROMOTION`] or [`CONVERSION`].
+    category: u32,
+    /// By value, by reference or by pointer: only bindings of one kind
+    /// compare their qualification.
+    kind: Passing,
+    /// The binding adds `const` (or passes a `device` pointer as
+    /// `constant`, or the reverse): worse than one that does not.
+    adjusted: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Passing {
+    Value,
+    Reference,
+    Pointer,
+}
+
+impl Rank {
+    fn value(category: u32) -> Rank {
+        Rank {
+            category,
+            kind: Passing::Value,
+            adjusted: false,
+        }
+    }
+
+    /// `Less` when `self` is the better conversion ([over.ics.rank]).
+    fn compare(&self, other: &Rank) -> std::cmp::Ordering {
+        self.category.cmp(&other.category).then(
+            match self.kind == other.kind && self.kind != Passing::Value {
+                true => self.adjusted.cmp(&other.adjusted),
+                false => std::cmp::Ordering::Equal,
+            },
+        )
+    }
+}
+
+/// An argument as overload resolution sees it.
+pub(in crate::lower) struct ArgView {
+    /// Its type (a pointer's type for a pointer).
+    ty: Type,
+    /// For an lvalue: its address space and whether it is writable.
+    lvalue: Option<(AddressSpace, bool)>,
+}
+
 /// A viable candidate.
 struct Candidate {
     /// A plain function (user function index) or a template instantiation.
     kind: CandidateKind,
     /// Each argument's rank.
-    ranks: Vec<u32>,
+    ranks: Vec<Rank>,
     /// For templates: how specialised each parameter pattern is.
     specificity: Vec<u32>,
     /// How it is shown in an ambiguity note.
@@ -73,18 +129,19 @@ impl Lowerer<'_, '_> {
         );
         let args = self.call_args(fx, &decls, pre, rest)?;
         let arg_types: Vec<(Type, Span)> = args.iter().map(|a| (a.ty.clone(), a.span)).collect();
+        let views: Vec<ArgView> = args.iter().map(|a| self.arg_view(fx, a)).collect();
         let mut viable = Vec::new();
         let mut first_error = None;
         if explicit.is_empty() {
             for &i in plain {
                 let f = self.program.functions[i];
-                if let Some(c) = self.plain_candidate(i, f, &arg_types)? {
+                if let Some(c) = self.plain_candidate(i, f, &views)? {
                     viable.push(c);
                 }
             }
         }
         for &t in templates {
-            match self.template_candidate(t, explicit, &arg_types, callee_span) {
+            match self.template_candidate(t, explicit, &arg_types, &views, callee_span) {
                 Ok(Some(c)) => viable.push(c),
                 Ok(None) => {}
                 Err(e) => {
@@ -129,11 +186,25 @@ impl Lowerer<'_, '_> {
         self.call_function(fx, index, name, args, callee_span, span)
     }
 
+    /// What overload resolution needs of argument `a`: its type, and where
+    /// the object it designates lives.
+    fn arg_view(&self, fx: &FnCtx, a: &Arg) -> ArgView {
+        let lvalue = match &a.value {
+            Value::Place(p) => Some((self.place_space(fx, p.ptr), p.writable)),
+            Value::Bytes(b) => Some((self.buffer_space(b.global), b.writable)),
+            _ => None,
+        };
+        ArgView {
+            ty: a.ty.clone(),
+            lvalue,
+        }
+    }
+
     fn plain_candidate(
         &self,
         index: usize,
         f: &FunctionDecl,
-        args: &[(Type, Span)],
+        args: &[ArgView],
     ) -> Result<Option<Candidate>> {
         if !crate::lower::cxx::functions::accepts(f, args.len()) {
             return Ok(None);
@@ -157,6 +228,7 @@ impl Lowerer<'_, '_> {
         t: usize,
         explicit: &[TemplateArg],
         args: &[(Type, Span)],
+        views: &[ArgView],
         span: Span,
     ) -> Result<Option<Candidate>> {
         let template = self.program.templates[t];
@@ -169,7 +241,7 @@ impl Lowerer<'_, '_> {
             .template_arguments(template, explicit, args, span)?;
         let ident = f.name.clone();
         let instance = self.program.instantiate(template, &values, ident)?;
-        let Some(ranks) = self.ranks(&instance, args)? else {
+        let Some(ranks) = self.ranks(&instance, views)? else {
             return Ok(None);
         };
         let bindings: Vec<String> = template
@@ -209,9 +281,9 @@ impl Lowerer<'_, '_> {
 
     /// Each argument's conversion rank to `f`'s parameters; `None` when
     /// some argument cannot be passed.
-    fn ranks(&self, f: &FunctionDecl, args: &[(Type, Span)]) -> Result<Option<Vec<u32>>> {
+    fn ranks(&self, f: &FunctionDecl, args: &[ArgView]) -> Result<Option<Vec<Rank>>> {
         let mut ranks = Vec::new();
-        for (p, (arg, _)) in f.params.iter().zip(args) {
+        for (p, arg) in f.params.iter().zip(args) {
             let ty = self.program.resolve_type(&p.ty)?;
             let ty = self.program.apply_array(ty, &p.array)?;
             match conversion_rank(&ty, arg) {
@@ -242,15 +314,67 @@ impl Lowerer<'_, '_> {
     }
 }
 
-/// The rank of passing an argument of type `arg` to a parameter of type
-/// `param` (references and pointers compare what they refer to).
-fn conversion_rank(param: &Type, arg: &Type) -> Option<u32> {
-    match (param, arg) {
-        (Type::Pointer(p), Type::Pointer(a)) if !p.is_reference => {
-            (p.pointee == a.pointee).then_some(EXACT)
+/// The rank of passing `arg` to a parameter of type `param`; `None` when
+/// it cannot be passed.
+fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
+    match (param, &arg.ty) {
+        (Type::Pointer(p), Type::Pointer(a)) if !p.is_reference && !a.is_reference => {
+            pointer_rank(p, a)
         }
-        (Type::Pointer(p), _) if p.is_reference => conversion_rank(&p.pointee, arg),
+        (Type::Pointer(p), _) if p.is_reference => reference_rank(p, arg),
         (Type::Pointer(_), _) | (_, Type::Pointer(_)) => None,
+        (_, ty) => value_rank(param, ty).map(Rank::value),
+    }
+}
+
+/// `T*` from `U*`: the same type in the same space ([conv.qual] may add
+/// `const`; `device` and `constant` pointers pass for each other, worse
+/// than an exact match, as this translation does not always tell them
+/// apart).
+fn pointer_rank(p: &crate::types::Pointer, a: &crate::types::Pointer) -> Option<Rank> {
+    let buffers = |s: AddressSpace| matches!(s, AddressSpace::Device | AddressSpace::Constant);
+    let space_ok = p.space == a.space || (buffers(p.space) && buffers(a.space));
+    if p.pointee != a.pointee || !space_ok || (a.is_const && !p.is_const) {
+        return None;
+    }
+    Some(Rank {
+        category: EXACT,
+        kind: Passing::Pointer,
+        adjusted: (p.is_const && !a.is_const) || p.space != a.space,
+    })
+}
+
+/// Binding `space T&` (or `const space T&`) to `arg` ([dcl.init.ref]): a
+/// non-`const` reference binds only a writable lvalue of type `T` in
+/// `space`; a `const` one binds such an lvalue directly, and anything
+/// convertible to `T` through a temporary.
+fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
+    let direct = match arg.lvalue {
+        Some((space, writable)) => {
+            let buffers =
+                |s: AddressSpace| matches!(s, AddressSpace::Device | AddressSpace::Constant);
+            let space_ok = space == p.space || (buffers(space) && buffers(p.space));
+            arg.ty == p.pointee && space_ok && (writable || p.is_const)
+        }
+        None => false,
+    };
+    if !direct && !p.is_const {
+        return None;
+    }
+    let category = match direct {
+        true => EXACT,
+        false => value_rank(&p.pointee, &arg.ty)?,
+    };
+    Some(Rank {
+        category,
+        kind: Passing::Reference,
+        adjusted: p.is_const && !matches!(arg.lvalue, Some((_, false))),
+    })
+}
+
+/// The rank of converting a value of type `arg` to `param`.
+fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
+    match (param, arg) {
         _ if param == arg => Some(EXACT),
         (Type::Scalar(p), Type::Scalar(a)) => Some(scalar_rank(*p, *a)),
         (Type::Vector(p, n), Type::Vector(a, m)) if n == m => {
@@ -277,7 +401,17 @@ fn scalar_rank(param: Scalar, arg: Scalar) -> u32 {
 fn pattern_specificity(ts: &TypeSpec, params: &[&str]) -> u32 {
     let name = ts.name();
     let is_param = ts.args.is_empty() && params.contains(&name.as_str());
-    let mut s = ts.ptr_ops.len() as u32 + u32::from(ts.space.is_some()) + u32::from(ts.is_const);
+    // [temp.deduct.partial] 5-7: a reference parameter is ordered by the
+    // type it refers to, without its qualifiers.
+    let pointers = ts
+        .ptr_ops
+        .iter()
+        .filter(|op| matches!(op, PtrOp::Pointer { .. }))
+        .count() as u32;
+    let mut s = match ts.ptr_ops.as_slice() {
+        [PtrOp::Reference] => 0,
+        _ => pointers + u32::from(ts.space.is_some()) + u32::from(ts.is_const),
+    };
     if !is_param {
         s += 2;
     }
@@ -299,8 +433,10 @@ fn best_candidates(viable: &[Candidate]) -> Vec<usize> {
 
 /// Whether `a` is a better candidate than `b`.
 fn better(a: &Candidate, b: &Candidate) -> bool {
-    let no_worse = a.ranks.iter().zip(&b.ranks).all(|(x, y)| x <= y);
-    let some_better = a.ranks.iter().zip(&b.ranks).any(|(x, y)| x < y);
+    use std::cmp::Ordering::{Greater, Less};
+    let pairs = || a.ranks.iter().zip(&b.ranks).map(|(x, y)| x.compare(y));
+    let no_worse = pairs().all(|o| o != Greater);
+    let some_better = pairs().any(|o| o == Less);
     if !no_worse {
         return false;
     }

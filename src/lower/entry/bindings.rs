@@ -5,9 +5,9 @@
 use crate::diagnostics::Code;
 use crate::layout;
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::ctx::value::{Local, PtrRoot, PtrValue};
+use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue};
 use crate::lower::{Error, Lowerer, Result};
-use crate::reflect::{Access, Argument, ArgumentKind, BufferInfo, WgslBinding};
+use crate::reflect::{Access, Argument, ArgumentKind, BufferBindingType, BufferInfo, WgslBinding};
 use crate::sema::callgraph;
 use crate::source_map::Span;
 use crate::syntax::ast;
@@ -227,6 +227,10 @@ impl Lowerer<'_, '_> {
     /// `threadgroup T* p [[threadgroup(n)]]`: a workgroup array whose length
     /// comes from the host's threadgroup-memory length for `n`, fixed at
     /// translation (naga's WGSL writer cannot print override-sized arrays).
+    /// Without one, a kernel that uses `p` as one object gets one `T` (any
+    /// length would behave alike); one that needs the length is lowered
+    /// with one `T` too, reflected with no length, and left out of the WGSL
+    /// by the library (W0406).
     pub(in crate::lower) fn bind_threadgroup(
         &mut self,
         fx: &mut FnCtx,
@@ -235,36 +239,69 @@ impl Lowerer<'_, '_> {
         index: u32,
         arguments: &mut Vec<Argument>,
     ) -> Result<()> {
+        use crate::lower::entry::params::ThreadgroupLength;
         let name = param
             .name
             .as_ref()
             .map(|n| n.name.clone())
             .unwrap_or_else(|| "_".into());
         let sa = layout::metal(&ptr.pointee, &self.program.structs);
-        let bytes = self.settings.threadgroup_memory.get(&index).copied();
-        let local = match bytes {
-            Some(bytes) => {
-                let count = bytes / sa.size.max(1);
-                if count == 0 {
-                    return Err(Error::coded(Code::InvalidOption, param.span, format!(
-                        "threadgroup memory for `[[threadgroup({index})]]` is {bytes} bytes, less than one `{}` ({} bytes)",
-                        self.program.display(&ptr.pointee),
-                        sa.size
-                    )));
-                }
-                let array = Type::Array(Box::new(ptr.pointee.clone()), count);
-                let ty = self.naga_type(&array, param.span)?;
-                let g = self.global.module.global_variables.append(
-                    naga::GlobalVariable {
-                        name: Some(name.clone()),
-                        space: naga::AddressSpace::WorkGroup,
-                        binding: None,
-                        ty,
-                        init: None,
-                        memory_decorations: Default::default(),
-                    },
-                    Self::span(param.span),
-                );
+        let length = if ptr.is_reference {
+            // A reference names one object, whatever the host's length.
+            ThreadgroupLength::OneObject
+        } else {
+            self.threadgroup_length(param, ptr, index)
+        };
+        let (bytes, data_size) = match length {
+            ThreadgroupLength::Given(bytes) => (bytes, Some(bytes)),
+            ThreadgroupLength::OneObject => (sa.size, Some(sa.size)),
+            ThreadgroupLength::AtDispatch(warning) => {
+                self.global.warnings.push(warning);
+                (sa.size, None)
+            }
+        };
+        let count = bytes / sa.size.max(1);
+        if count == 0 {
+            return Err(Error::coded(Code::InvalidOption, param.span, format!(
+                "threadgroup memory for `[[threadgroup({index})]]` is {bytes} bytes, less than one `{}` ({} bytes)",
+                self.program.display(&ptr.pointee),
+                sa.size
+            )));
+        }
+        let array = if ptr.is_reference {
+            ptr.pointee.clone()
+        } else {
+            Type::Array(Box::new(ptr.pointee.clone()), count)
+        };
+        // Memory the kernel views as another type (`metal/pointer_views.rs`).
+        let memory = crate::lower::metal::pointer_views::Memory::ThreadgroupArgument(index);
+        let local = if self.viewed_as_words(memory) {
+            let whole = layout::metal(&array, &self.program.structs).size;
+            let g = self.threadgroup_words(&name, whole, param.span)?;
+            self.note_memory(g, memory);
+            self.threadgroup_words_local(fx, g, ptr, param.span)
+        } else {
+            let ty = self.naga_type(&array, param.span)?;
+            let g = self.global.module.global_variables.append(
+                naga::GlobalVariable {
+                    name: Some(name.clone()),
+                    space: naga::AddressSpace::WorkGroup,
+                    binding: None,
+                    ty,
+                    init: None,
+                    memory_decorations: Default::default(),
+                },
+                Self::span(param.span),
+            );
+            self.note_memory(g, memory);
+            if ptr.is_reference {
+                let e = fx.add(Expression::GlobalVariable(g), param.span);
+                Local::Ref(Place {
+                    ptr: e,
+                    ty: ptr.pointee.clone(),
+                    writable: !ptr.is_const,
+                })
+            } else {
                 let zero = self.u32_lit(fx, 0, param.span);
                 Local::Ptr(PtrValue {
                     root: PtrRoot::Buffer(g),
@@ -274,7 +311,6 @@ impl Lowerer<'_, '_> {
                     is_const: ptr.is_const,
                 })
             }
-            None => Local::UnsizedThreadgroup(index),
         };
         if let Some(n) = &param.name {
             fx.declare(&n.name, local);
@@ -284,12 +320,12 @@ impl Lowerer<'_, '_> {
             kind: ArgumentKind::ThreadgroupMemory,
             index,
             access: Access::ReadWrite,
-            active: bytes.is_some(),
+            active: true,
             binding: None,
             buffer: None,
             threadgroup: Some(crate::reflect::ThreadgroupInfo {
                 alignment: sa.align,
-                data_size: bytes.unwrap_or(0),
+                data_size,
             }),
             texture: None,
             sampler: None,
@@ -307,13 +343,27 @@ impl Lowerer<'_, '_> {
         self.check_host_shareable(&ptr.pointee, span)?;
         // WebGPU vertex functions cannot write storage buffers: bind read-only.
         let writable = !ptr.is_const && !self.entry.is_vertex();
-        let words = self.needs_word_view(&ptr.pointee);
+        // A buffer whose plain data the kernel casts to atomics
+        // (`(device atomic_uint*)&b.x`, as SPIR-V Cross writes) is held as
+        // atomic words, which every access goes through (params.rs).
+        let punned = writable && !self.holds_atomic(&ptr.pointee) && self.cast_to_atomic(param);
+        // Memory the kernel views as another type (`metal/pointer_views.rs`).
+        let memory = crate::lower::metal::pointer_views::Memory::Buffer(index);
+        let viewed = self.viewed_as_words(memory);
+        let words = self.needs_word_view(&ptr.pointee) || punned || viewed;
         // Sub-word stores update bytes with atomic AND/OR (see bytes.rs), and
         // atomics in the data need atomic words too.
         let atomic_words = words
             && writable
             && (has_sub_word(&ptr.pointee, &self.program.structs)
-                || crate::lower::ctx::value::contains_atomic(&ptr.pointee));
+                || crate::lower::ctx::value::contains_atomic(&ptr.pointee)
+                || punned
+                || viewed);
+        // A `constant T*` read at constant indices only: a fixed-size uniform.
+        let fixed = match words {
+            false => self.fixed_uniform_pointer(param, ptr, span)?,
+            true => None,
+        };
         let ty = if words {
             let word = if atomic_words {
                 Type::Atomic(Scalar::UInt)
@@ -321,11 +371,15 @@ impl Lowerer<'_, '_> {
                 Type::UINT
             };
             self.runtime_array(&word, span)?
+        } else if let Some(fixed) = fixed {
+            fixed.ty
         } else if ptr.is_reference {
-            self.naga_type(&ptr.pointee, span)?
+            let ty = self.naga_type(&ptr.pointee, span)?;
+            self.trailing_array_view(param, ptr, ty, span)?
         } else {
             self.runtime_array(&ptr.pointee, span)?
         };
+        let uniform = !words && (fixed.is_some() || self.uniform_allowed(ptr, ty, false));
         let sa = layout::metal(&ptr.pointee, &self.program.structs);
         let info = BufferInfo {
             alignment: sa.align,
@@ -334,6 +388,15 @@ impl Lowerer<'_, '_> {
             is_pointer: !ptr.is_reference,
             struct_type: crate::reflect::struct_type(&ptr.pointee, &self.program.structs),
             array_type: crate::reflect::array_type(&ptr.pointee, &self.program.structs),
+            binding_type: match (uniform, writable) {
+                (true, _) => BufferBindingType::Uniform,
+                (false, true) => BufferBindingType::Storage,
+                (false, false) if crate::lower::ctx::value::contains_atomic(&ptr.pointee) => {
+                    BufferBindingType::Storage
+                }
+                (false, false) => BufferBindingType::ReadOnlyStorage,
+            },
+            binding_size: fixed.map(|f| f.elements * sa.size),
         };
         if index >= 64 {
             return Err(Error::coded(
@@ -351,25 +414,38 @@ impl Lowerer<'_, '_> {
             },
             param.span,
         )?;
+        // WGSL's atomics live only in `read_write` storage, also when Metal's
+        // pointer is `const` (atomic loads through it).
+        let atomics = crate::lower::ctx::value::contains_atomic(&ptr.pointee);
+        let space = if uniform {
+            naga::AddressSpace::Uniform
+        } else if writable || atomics {
+            naga::AddressSpace::Storage {
+                access: naga::StorageAccess::LOAD | naga::StorageAccess::STORE,
+            }
+        } else {
+            naga::AddressSpace::Storage {
+                access: naga::StorageAccess::LOAD,
+            }
+        };
         if let Some(g) = self
             .global
             .buffers
             .get(&(binding.group, binding.binding, ty, writable))
-            // A typed `array<u32>` and a word view are not interchangeable.
+            // A typed `array<u32>` and a word view are not interchangeable,
+            // nor are a uniform and a read-only storage buffer.
             .filter(|g| self.word_view(**g).is_some() == words)
+            .filter(|g| self.global.module.global_variables[**g].space == space)
+            .copied()
         {
-            return Ok((*g, info, binding));
+            self.note_buffer(g, memory, ptr.space);
+            return Ok((g, info, binding));
         }
-        let access = if writable {
-            naga::StorageAccess::LOAD | naga::StorageAccess::STORE
-        } else {
-            naga::StorageAccess::LOAD
-        };
         let name = param.name.as_ref().map(|n| n.name.clone());
         let g = self.global.module.global_variables.append(
             naga::GlobalVariable {
                 name,
-                space: naga::AddressSpace::Storage { access },
+                space,
                 binding: Some(naga::ResourceBinding {
                     group: binding.group,
                     binding: binding.binding,
@@ -386,7 +462,31 @@ impl Lowerer<'_, '_> {
         if words {
             self.global.word_views.insert(g, atomic_words);
         }
+        self.note_buffer(g, memory, ptr.space);
         Ok((g, info, binding))
+    }
+    /// True if buffer argument `ptr`, held as naga type `ty`, can be a
+    /// `var<uniform>`: a `constant` reference, or a pointer read at
+    /// constant indices only (`fixed_size`; otherwise a pointer's size is
+    /// known only when it is bound), whose type, in the layout the padding
+    /// plan gives it, meets WGSL's uniform rules (`layout::uniform`).
+    pub(super) fn uniform_allowed(
+        &self,
+        ptr: &crate::types::Pointer,
+        ty: Handle<naga::Type>,
+        fixed_size: bool,
+    ) -> bool {
+        use crate::layout::uniform::{check_on_every_backend, UniformLayout};
+        if ptr.space != AddressSpace::Constant || !(ptr.is_reference || fixed_size) {
+            return false;
+        }
+        let standard = match self.settings.uniform_layout {
+            UniformLayout::Wgsl => false,
+            // wgpu has no such extension: its WGSL keeps the WGSL rules.
+            UniformLayout::Standard => !self.settings.native_extensions,
+            UniformLayout::None => return false,
+        };
+        check_on_every_backend(&self.global.module, ty, standard).is_ok()
     }
     /// Types this version can place in buffers.
     pub(in crate::lower) fn check_host_shareable(&self, ty: &Type, span: Span) -> Result<()> {

@@ -115,6 +115,8 @@ impl Lowerer<'_, '_> {
             stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::is_barrier)
         });
         let subgroups = self.uses_subgroups(body, &params);
+        // Emulated SIMD-group functions wait at barriers.
+        self.entry.predicated |= subgroups && self.emulates_simd();
         let mut fx = FnCtx::new(&f.name.name, Type::Void);
         fx.kernel = true;
         let geometry = self.prologue(&mut fx, wg, subgroups, f.span)?;
@@ -122,8 +124,9 @@ impl Lowerer<'_, '_> {
         for p in &params {
             self.bind_param(&mut fx, p, Some(&geometry), body, &mut arguments)?;
         }
+        self.rebind_reassigned_pointers(&mut fx, body)?;
         fx.open();
-        let lowered = body.stmts.iter().try_for_each(|s| self.stmt(&mut fx, s));
+        let lowered = self.stmts(&mut fx, &body.stmts);
         let predicated = self.entry.predicated;
         lowered?;
         let body_block = fx.close();
@@ -132,12 +135,19 @@ impl Lowerer<'_, '_> {
         }
         fx.push(Statement::Block(body_block), body.span);
         let function = fx.finish();
+        if subgroups && self.emulates_simd() {
+            self.check_simd_uniformity(&function)?;
+        }
+        let reached = self.reached_globals(&function);
         for arg in &mut arguments {
             if let Some(b) = arg.binding {
-                arg.active = self.entry_uses_binding(&function, b);
+                arg.active = reached.binding(b);
+            } else if arg.kind == crate::reflect::ArgumentKind::ThreadgroupMemory {
+                // Unused, the host need not size it (Metal's `isActive`).
+                arg.active = reached.workgroup(&arg.name);
             }
         }
-        let constexpr_samplers = self.used_constexpr_samplers(&function);
+        let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let mut extra: Vec<WgslBinding> = constexpr_samplers.iter().map(|s| s.binding).collect();
         extra.push(WgslBinding {
             group: 0,
@@ -172,6 +182,14 @@ impl Lowerer<'_, '_> {
             }),
             uses_barriers: predicated,
             required_features,
+            required_limits: Default::default(),
+            simd_groups: subgroups.then(|| {
+                let mode = match self.emulates_simd() {
+                    true => crate::lower::SimdGroups::Emulated32,
+                    false => crate::lower::SimdGroups::Native,
+                };
+                mode.as_str().to_string()
+            }),
             constexpr_samplers,
             vertex_attributes: Vec::new(),
             vertex_stride: 0,
@@ -187,6 +205,11 @@ impl Lowerer<'_, '_> {
     fn uses_subgroups(&self, body: &ast::Block, params: &[KernelParam]) -> bool {
         callgraph::reaches(self.program, body, &|n| {
             stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::needs_subgroups)
+                || stdlib::SIMD_STATE_INTRINSICS.contains(&n)
+                // Matrices made whole again from each lane's `thread_elements()`.
+                || (self.simdgroup_copies_may_differ()
+                    && stdlib::Builtin::function(n)
+                        .is_some_and(|b| b.family() == stdlib::Family::SimdMatrix))
         }) || params
             .iter()
             .any(|p| matches!(p, KernelParam::Builtin { builtin, .. } if builtin.is_simd()))
@@ -272,7 +295,7 @@ impl Lowerer<'_, '_> {
                     wg[0], wg[1], wg[2]
                 ),
             )
-            .note("choose a threadgroup size with --threadgroup-size"));
+            .note("choose a threadgroup size with `--threadgroup-size` (`Options::threadgroup_size` in the library)"));
         }
         Ok(())
     }
@@ -285,6 +308,7 @@ impl Lowerer<'_, '_> {
         body: &ast::Block,
         arguments: &mut Vec<Argument>,
     ) -> Result<()> {
+        self.read_condition(fx, p)?;
         match p {
             KernelParam::StageIn { .. } | KernelParam::StageBuiltin { .. } => {
                 unreachable!("bound by stages.rs")
@@ -431,6 +455,10 @@ impl Lowerer<'_, '_> {
             Local::Ptr(PtrValue {
                 root: if words {
                     PtrRoot::Bytes(global)
+                } else if self.is_single_element(global) {
+                    // A pointer read at `*p` only, bound as its pointee
+                    // (`constant_pointer.rs`).
+                    PtrRoot::Global(global)
                 } else {
                     PtrRoot::Buffer(global)
                 },
@@ -442,37 +470,85 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// Whether the entry point (or a function it calls) touches `binding`.
-    pub(in crate::lower) fn entry_uses_binding(
-        &self,
-        function: &naga::Function,
-        b: WgslBinding,
-    ) -> bool {
-        let uses = |f: &naga::Function| {
-            f.expressions.iter().any(|(_, e)| match e {
-                Expression::GlobalVariable(g) => {
-                    self.global.module.global_variables[*g].binding
-                        == Some(naga::ResourceBinding {
-                            group: b.group,
-                            binding: b.binding,
-                        })
-                }
-                _ => false,
-            })
-        };
-        let mut stack = vec![function];
-        let mut seen = std::collections::HashSet::new();
-        while let Some(f) = stack.pop() {
-            if uses(f) {
-                return true;
-            }
-            for callee in calls(&f.body) {
-                if seen.insert(callee) {
-                    stack.push(&self.global.module.functions[callee]);
-                }
+    /// The globals the entry point `function` reaches: those left in a
+    /// module holding it alone after naga's compaction, which drops every
+    /// expression no statement uses (the prologue binds each argument
+    /// whether the body reads it or not) and every function it does not
+    /// call. This is what its WGSL binds (`Library::function_wgsl`), and so
+    /// Metal's `MTLArgument.isActive`.
+    pub(in crate::lower) fn reached_globals(&self, function: &naga::Function) -> Reached {
+        let m = &self.global.module;
+        // Only the functions it calls are traced: the others are left as
+        // empty shells, which keeps the handles and saves copying them.
+        let mut called = std::collections::HashSet::new();
+        let mut pending = calls(&function.body);
+        while let Some(f) = pending.pop() {
+            if called.insert(f) {
+                pending.extend(calls(&m.functions[f].body));
             }
         }
-        false
+        let mut functions = naga::Arena::new();
+        for (h, f) in m.functions.iter() {
+            let copy = match called.contains(&h) {
+                true => f.clone(),
+                false => naga::Function::default(),
+            };
+            functions.append(copy, m.functions.get_span(h));
+        }
+        let mut module = naga::Module {
+            types: m.types.clone(),
+            special_types: m.special_types.clone(),
+            constants: m.constants.clone(),
+            overrides: m.overrides.clone(),
+            global_variables: m.global_variables.clone(),
+            global_expressions: m.global_expressions.clone(),
+            functions,
+            // The other entry points are left out: only this one counts.
+            entry_points: vec![naga::EntryPoint {
+                name: function.name.clone().unwrap_or_default(),
+                stage: naga::ShaderStage::Compute,
+                early_depth_test: None,
+                workgroup_size: [1, 1, 1],
+                workgroup_size_overrides: None,
+                function: function.clone(),
+                mesh_info: None,
+                task_payload: None,
+                incoming_ray_payload: None,
+            }],
+            diagnostic_filters: m.diagnostic_filters.clone(),
+            diagnostic_filter_leaf: m.diagnostic_filter_leaf,
+            doc_comments: None,
+        };
+        naga::compact::compact(&mut module, naga::compact::KeepUnused::No);
+        Reached(
+            module
+                .global_variables
+                .iter()
+                .map(|(_, g)| g.clone())
+                .collect(),
+        )
+    }
+}
+
+/// The globals an entry point reaches ([`Lowerer::reached_globals`]).
+pub(in crate::lower) struct Reached(Vec<naga::GlobalVariable>);
+
+impl Reached {
+    /// Whether a reached global is bound at `b`.
+    pub(in crate::lower) fn binding(&self, b: WgslBinding) -> bool {
+        let binding = Some(naga::ResourceBinding {
+            group: b.group,
+            binding: b.binding,
+        });
+        self.0.iter().any(|g| g.binding == binding)
+    }
+
+    /// Whether a reached global is the workgroup array named `name` (a
+    /// `[[threadgroup(n)]]` argument's, named after it).
+    pub(in crate::lower) fn workgroup(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .any(|g| g.space == naga::AddressSpace::WorkGroup && g.name.as_deref() == Some(name))
     }
 }
 

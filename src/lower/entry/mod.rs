@@ -12,7 +12,9 @@
 
 pub(in crate::lower) mod bindings;
 pub(in crate::lower) mod compute;
+pub(in crate::lower) mod constant_pointer;
 pub(in crate::lower) mod outputs;
 pub(in crate::lower) mod params;
 pub(in crate::lower) mod stages;
 pub(in crate::lower) mod stitchable;
+pub(in crate::lower) mod trailing_array;

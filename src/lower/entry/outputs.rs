@@ -26,7 +26,16 @@ impl Lowerer<'_, '_> {
                 fx.function.result = Some(naga::FunctionResult { ty, binding: Some(Binding::BuiltIn(BuiltIn::Position { invariant: false })) });
                 Ok((Vec::new(), Vec::new()))
             }
-            Type::Vector(s @ (Scalar::Float | Scalar::Half | Scalar::Int | Scalar::UInt), 4) if !vertex => {
+            // `half4`, and `half`, `float2`, ... for targets of fewer
+            // components (MSL §5.2.3.4: a non-struct return is `[[color(0)]]`).
+            Type::Scalar(s @ (Scalar::Float | Scalar::Half | Scalar::Int | Scalar::UInt))
+            | Type::Vector(s @ (Scalar::Float | Scalar::Half | Scalar::Int | Scalar::UInt), _)
+                if !vertex =>
+            {
+                let lanes = match ret {
+                    Type::Vector(_, n) => n.to_string(),
+                    _ => String::new(),
+                };
                 // Colour outputs are 32-bit in WebGPU: `half4` widens.
                 let io = crate::lower::entry::stages::io_type(ret);
                 let ty = self.naga_type(&io, f.ret.span)?;
@@ -34,7 +43,7 @@ impl Lowerer<'_, '_> {
                 if io != *ret {
                     fx.output = Some(OutputAdapter { ty, members: Vec::new(), bare: Some((ret.clone(), io)) });
                 }
-                Ok((vec![ColorOutput { index: 0, blend_src: None, data_type: format!("{}4", s.name()) }], Vec::new()))
+                Ok((vec![ColorOutput { index: 0, blend_src: None, data_type: format!("{}{lanes}", s.name()) }], Vec::new()))
             }
             Type::Struct(id) => {
                 let name = self.program.struct_name(*id).to_string();
@@ -46,7 +55,7 @@ impl Lowerer<'_, '_> {
                 self.struct_result(fx, &decl, *id, vertex, f.ret.span)
             }
             Type::Void if !vertex => Ok((Vec::new(), Vec::new())),
-            Type::Void => Err(Error::coded(Code::Unsupported, f.ret.span, "vertex functions without a `[[position]]` output (rasterization disabled) are not supported")),
+            Type::Void => Err(Error::coded(Code::NoWebGpuEquivalent, f.ret.span, "vertex functions without a `[[position]]` output (rasterization disabled) have no WebGPU equivalent: a WebGPU vertex stage always returns a position")),
             other => Err(Error::coded(Code::EntryPointSignature, f.ret.span, format!("a {} function cannot return `{}`", if vertex { "vertex" } else { "fragment" }, self.program.display(other)))),
         }
     }

@@ -26,6 +26,7 @@ impl Lowerer<'_, '_> {
         &mut self,
         f: &'f ast::FunctionDecl,
     ) -> Result<Vec<KernelParam<'f>>> {
+        crate::lower::metal::tessellation::refuse_tessellator_inputs(f)?;
         let kernel = matches!(f.stage, Some((ast::Stage::Kernel, _)));
         let mut out = Vec::new();
         let mut buffers = BufferIndices::default();
@@ -34,6 +35,8 @@ impl Lowerer<'_, '_> {
             out.push(param);
         }
         self.assign_free_buffer_indices(&mut out, buffers);
+        assign_free_threadgroup_indices(&mut out);
+        self.assign_free_resource_indices(&mut out);
         Ok(out)
     }
 
@@ -50,7 +53,9 @@ impl Lowerer<'_, '_> {
         let ty = self.program.resolve_type(&p.ty)?;
         let ty = self.program.apply_array(ty, &p.array)?;
         let name = p.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_");
-        let attr = p.attributes.first();
+        // `function_constant(b)` beside the argument's attribute makes it
+        // conditional (`lower::metal::function_constants`), not another kind.
+        let attr = p.attributes.iter().find(|a| !kernel_entry_condition(f, a));
         match (attr.map(|a| a.name.as_str()), &ty) {
             (Some("buffer"), Type::Pointer(ptr))
                 if matches!(ptr.space, AddressSpace::Device | AddressSpace::Constant) =>
@@ -87,9 +92,7 @@ impl Lowerer<'_, '_> {
                     ty,
                 })
             }
-            (Some("threadgroup"), Type::Pointer(ptr))
-                if ptr.space == AddressSpace::Threadgroup && !ptr.is_reference =>
-            {
+            (Some("threadgroup"), Type::Pointer(ptr)) if ptr.space == AddressSpace::Threadgroup => {
                 self.threadgroup_param(p, ptr, attr.unwrap(), out)
             }
             (Some("threadgroup"), _) => {
@@ -98,9 +101,17 @@ impl Lowerer<'_, '_> {
             (Some(kind @ ("texture" | "sampler")), _) => {
                 self.resource_param(p, &ty, kind, attr.unwrap(), out)
             }
-            (None, Type::Texture(_) | Type::Sampler { .. }) => {
-                Err(Error::coded(Code::EntryPointSignature, p.span, format!("kernel parameter `{name}` needs a `[[texture(n)]]` or `[[sampler(n)]]` attribute")))
-            }
+            // Like a buffer without `[[buffer(n)]]`: the first free index
+            // of its kind, given once every explicit one is known.
+            (None, Type::Texture(t)) => Ok(KernelParam::Texture {
+                param: p,
+                texture: *t,
+                index: u32::MAX,
+            }),
+            (None, Type::Sampler { .. }) => Ok(KernelParam::Sampler {
+                param: p,
+                index: u32::MAX,
+            }),
             (Some(a @ "stage_in"), _) => Err(Error::coded(
                 Code::Unsupported,
                 attr.unwrap().span,
@@ -115,6 +126,16 @@ impl Lowerer<'_, '_> {
                 other,
                 crate::diagnostics::suggest::ATTRIBUTES.iter().copied(),
             ))),
+            // Metal numbers unattributed threadgroup arguments in order
+            // (naga's MSL passes every `var<workgroup>` so): the index is
+            // given once all explicit ones are known.
+            (None, Type::Pointer(ptr)) if kernel && ptr.space == AddressSpace::Threadgroup => {
+                Ok(KernelParam::Threadgroup {
+                    param: p,
+                    ptr: (**ptr).clone(),
+                    index: u32::MAX,
+                })
+            }
             (None, Type::Pointer(ptr))
                 if matches!(ptr.space, AddressSpace::Device | AddressSpace::Constant) =>
             {
@@ -125,6 +146,12 @@ impl Lowerer<'_, '_> {
                     index: u32::MAX,
                 })
             }
+            // Deferred renderers' `GBufferData gbuffer` beside `[[stage_in]]`:
+            // its `[[color(m)]]` members read the render targets' current
+            // values (programmable blending, MSL §5.2.3.4).
+            (None, Type::Struct(_)) if !kernel => Err(Error::coded(Code::NoWebGpuEquivalent, p.span, format!(
+                "`{name}` reads the render targets in the fragment function (framebuffer fetch: a struct of `[[color(m)]]` members), which has no WebGPU equivalent"
+            ))),
             (None, _) => Err(Error::coded(Code::EntryPointSignature, p.span, format!(
                 "kernel parameter `{name}` needs an attribute such as `[[buffer(n)]]` or `[[thread_position_in_grid]]`"
             ))),
@@ -267,17 +294,24 @@ impl Lowerer<'_, '_> {
     }
 
     /// Gives every buffer argument without an index the first free one, as
-    /// Metal does (MSL §5.2.1), with a warning.
+    /// Metal does (MSL §5.2.1). When no buffer argument has an index they
+    /// get 0, 1, 2, ... in order, as Apple's own samples rely on: silently.
+    /// Mixed with explicit indices the assignment is easy to misread, so
+    /// each implicit one is a warning (W0404) saying which index it got.
     fn assign_free_buffer_indices(&mut self, out: &mut [KernelParam], buffers: BufferIndices) {
         let BufferIndices {
             mut used,
             unindexed,
         } = buffers;
+        let mixed = !used.is_empty();
         for i in unindexed {
             let free = (0..).find(|n| !used.iter().any(|(u, _)| u == n)).unwrap();
             used.push((free, Span::default()));
             if let KernelParam::Buffer { param, index, .. } = &mut out[i] {
                 *index = free;
+                if !mixed {
+                    continue;
+                }
                 self.global.warnings.push(Error::coded(Code::ImplicitBufferIndex, param.span, format!(
                     "buffer argument `{}` has no `[[buffer(n)]]` index; Metal assigns it index {free}",
                     param.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_")
@@ -285,6 +319,263 @@ impl Lowerer<'_, '_> {
             }
         }
     }
+}
+
+impl Lowerer<'_, '_> {
+    /// Gives every texture and sampler argument without an index
+    /// (`u32::MAX`) the first index of its kind no other argument has, in
+    /// parameter order, as Metal does for buffers (MSL §5.2.1); with W0404
+    /// where other arguments of the kind have explicit indices.
+    fn assign_free_resource_indices(&mut self, out: &mut [KernelParam]) {
+        for kind in ["texture", "sampler"] {
+            let mut used: Vec<u32> = out
+                .iter()
+                .filter_map(|p| resource_slot(p, kind))
+                .filter(|i| *i != u32::MAX)
+                .collect();
+            let mixed = !used.is_empty();
+            for p in out.iter_mut() {
+                if resource_slot(p, kind) != Some(u32::MAX) {
+                    continue;
+                }
+                let free = (0..).find(|n| !used.contains(n)).unwrap();
+                used.push(free);
+                let (KernelParam::Texture { param, index, .. }
+                | KernelParam::Sampler { param, index }) = p
+                else {
+                    continue;
+                };
+                *index = free;
+                if mixed {
+                    self.global.warnings.push(Error::coded(Code::ImplicitBufferIndex, param.span, format!(
+                        "{kind} argument `{}` has no `[[{kind}(n)]]` index; Metal assigns it index {free}",
+                        param.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_")
+                    )));
+                }
+            }
+        }
+    }
+}
+
+/// The index of `p` when it is a `kind` ("texture" or "sampler") argument.
+fn resource_slot(p: &KernelParam, kind: &str) -> Option<u32> {
+    match (p, kind) {
+        (KernelParam::Texture { index, .. }, "texture")
+        | (KernelParam::Sampler { index, .. }, "sampler") => Some(*index),
+        _ => None,
+    }
+}
+
+/// True for the `[[function_constant(b)]]` of a conditional entry-point
+/// argument, which says when it exists rather than what it is.
+fn kernel_entry_condition(f: &ast::FunctionDecl, a: &ast::Attribute) -> bool {
+    f.stage.is_some() && a.name == "function_constant"
+}
+
+/// Gives every threadgroup argument without an index (`u32::MAX`) the
+/// first index no other threadgroup argument has, in parameter order.
+fn assign_free_threadgroup_indices(out: &mut [KernelParam]) {
+    let mut used: Vec<u32> = out
+        .iter()
+        .filter_map(|p| match p {
+            KernelParam::Threadgroup { index, .. } if *index != u32::MAX => Some(*index),
+            _ => None,
+        })
+        .collect();
+    for p in out.iter_mut() {
+        if let KernelParam::Threadgroup { index, .. } = p {
+            if *index == u32::MAX {
+                *index = (0..).find(|n| !used.contains(n)).unwrap();
+                used.push(*index);
+            }
+        }
+    }
+}
+
+/// How many bytes of `[[threadgroup(n)]]` memory a kernel is translated
+/// for.
+pub(in crate::lower) enum ThreadgroupLength {
+    /// The host gave the length.
+    Given(u32),
+    /// None given, and the kernel uses the pointer as one object only: one
+    /// element is the sound translation.
+    OneObject,
+    /// None given, and the kernel needs it (Metal sets it at dispatch): the
+    /// kernel is translated again once it is known. Holds the warning that
+    /// says which use needs it.
+    AtDispatch(Error),
+}
+
+impl Lowerer<'_, '_> {
+    /// The length of `[[threadgroup(index)]]` memory bound to parameter `p`
+    /// of a kernel (found among the program's functions).
+    pub(in crate::lower) fn threadgroup_length(
+        &self,
+        p: &ast::Param,
+        ptr: &crate::types::Pointer,
+        index: u32,
+    ) -> ThreadgroupLength {
+        if let Some(&bytes) = self.settings.threadgroup_memory.get(&index) {
+            return ThreadgroupLength::Given(bytes);
+        }
+        let name = p.name.as_ref().map(|n| n.name.as_str());
+        let body = self.function_of(p).and_then(|f| f.body.as_ref());
+        let use_ = match (name, body) {
+            (None, _) => return ThreadgroupLength::OneObject,
+            (Some(name), Some(body)) => match length_needing_use(body, name) {
+                None => return ThreadgroupLength::OneObject,
+                Some(u) => u,
+            },
+            // Not found (an instance of a template): assume the worst.
+            (Some(_), None) => LengthNeedingUse {
+                span: p.span,
+                what: "this kernel may index `{n}`",
+            },
+        };
+        let n = name.unwrap_or("_");
+        let elem = self.program.display(&ptr.pointee);
+        ThreadgroupLength::AtDispatch(
+            Error::coded(
+                Code::ThreadgroupLengthAtDispatch,
+                use_.span,
+                format!(
+                    "the length of threadgroup memory `[[threadgroup({index})]]` is not known, and {}: kernel `{}` is translated once it is",
+                    use_.what.replace("{n}", n),
+                    self.entry.name
+                ),
+            )
+            .note(format!(
+                "Metal sets the length at dispatch; WGSL fixes it at translation: pass `--threadgroup-memory {index}=BYTES` \
+                 to the CLI, set `Options::threadgroup_memory` (`vec![({index}, BYTES)]`) in the library API, or dispatch \
+                 through the runner, which translates the kernel for the length given to `set_threadgroup_memory_length`"
+            ))
+            .note(format!(
+                "used only as `*{n}`, `{n}->m` or `{n}[0]`, `{n}` would need just one `{elem}`, and no length"
+            )),
+        )
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// Whether the function with buffer parameter `p` casts a pointer into
+    /// it to a pointer to an atomic type (`(device atomic_uint*)&p.x`,
+    /// `(device atomic_int*)&p[i]`): Metal lets plain data be accessed
+    /// atomically through such a cast; WGSL atomics must be declared so.
+    pub(in crate::lower) fn cast_to_atomic(&self, p: &ast::Param) -> bool {
+        let (Some(name), Some(body)) = (&p.name, self.function_of(p).and_then(|f| f.body.as_ref()))
+        else {
+            return false;
+        };
+        let program = self.program;
+        crate::sema::callgraph::any_expr(body, &|e| {
+            let ast::ExprKind::Cast(_, ts, inner) = &e.kind else {
+                return false;
+            };
+            let atomic = matches!(program.resolve_type(ts), Ok(Type::Pointer(q)) if matches!(q.pointee, Type::Atomic(_)));
+            atomic && root_name(inner) == Some(name.name.as_str())
+        })
+    }
+
+    /// The function that declares parameter `p`.
+    pub(super) fn function_of(&self, p: &ast::Param) -> Option<&ast::FunctionDecl> {
+        self.program
+            .functions
+            .iter()
+            .find(|f| f.params.iter().any(|q| std::ptr::eq(q, p)))
+            .copied()
+    }
+}
+
+/// The variable an lvalue or address expression starts from: `b` in
+/// `&b.x[i].y`, `&b[i]`, `b->x`.
+fn root_name(e: &ast::Expr) -> Option<&str> {
+    use ast::ExprKind as K;
+    match &e.kind {
+        K::Name(p) if p.len() == 1 => Some(&p[0]),
+        K::Unary(_, a) | K::Member(a, _, _) | K::Index(a, _) => root_name(a),
+        K::Binary(crate::syntax::ast::BinaryOp::Add | crate::syntax::ast::BinaryOp::Sub, a, _) => {
+            root_name(a)
+        }
+        _ => None,
+    }
+}
+
+/// A use of a threadgroup pointer that may reach past the object it points
+/// to (so needs the memory's length).
+#[derive(Debug, PartialEq)]
+struct LengthNeedingUse {
+    /// The expression that uses it (`p[i]`, `p + 1`, `f(p)`, ...).
+    span: Span,
+    /// What that expression does with the pointer (`{n}` stands for its
+    /// name), as the subject of "needs it".
+    what: &'static str,
+}
+
+/// The first use in `body` of pointer `name` other than `*name`,
+/// `name->m` and `name[0]` (each reads or writes the first element only),
+/// or `None` when there is none: then any length of at least one element
+/// behaves alike, and one element is the sound translation. Taking the
+/// address of the element again (`&*name`, `&name[0]`), offsetting,
+/// indexing with anything but a constant 0, copying and passing `name` to
+/// a function all count as needing the length (a callee could index it).
+/// A local that shadows `name` counts as `name`, which only errs on the
+/// safe side.
+fn length_needing_use(body: &ast::Block, name: &str) -> Option<LengthNeedingUse> {
+    use ast::{ExprKind as K, UnaryOp};
+    use std::collections::HashMap;
+    let is_name = |e: &ast::Expr| matches!(&e.kind, K::Name(p) if p.len() == 1 && p[0] == name);
+    let is_zero = |e: &ast::Expr| matches!(e.kind, K::Int { value: 0, .. });
+    let key = |e: &ast::Expr| e as *const ast::Expr as usize;
+    const ADDRESS: &str =
+        "taking the address of `{n}`'s element needs it (the address may be offset)";
+    // The enclosing use of each occurrence seen from its parent: `None`
+    // for a single-object use, else the use that needs the length.
+    let mut parent: HashMap<usize, Option<LengthNeedingUse>> = HashMap::new();
+    let mut first = None;
+    crate::sema::callgraph::visit_block(body, &mut |e: &ast::Expr| {
+        let mut mark = |child: &ast::Expr, verdict: Option<(Span, &'static str)>| {
+            if is_name(child) {
+                parent
+                    .entry(key(child))
+                    .or_insert(verdict.map(|(span, what)| LengthNeedingUse { span, what }));
+            }
+        };
+        match &e.kind {
+            K::Unary(UnaryOp::AddrOf, inner) => match &inner.kind {
+                K::Unary(UnaryOp::Deref, a) => mark(a, Some((e.span, ADDRESS))),
+                K::Index(a, i) if is_zero(i) => mark(a, Some((e.span, ADDRESS))),
+                _ => {}
+            },
+            K::Unary(UnaryOp::Deref, a) | K::Member(a, _, true) => mark(a, None),
+            K::Index(a, i) if is_zero(i) => mark(a, None),
+            K::Index(a, _) => mark(a, Some((e.span, "indexing `{n}` here needs it"))),
+            K::Binary(_, a, b) => {
+                mark(a, Some((e.span, "pointer arithmetic on `{n}` needs it")));
+                mark(b, Some((e.span, "pointer arithmetic on `{n}` needs it")));
+            }
+            K::Call(_, args) => args.iter().for_each(|a| {
+                mark(
+                    a,
+                    Some((
+                        e.span,
+                        "passing `{n}` to a function needs it (the function may index it)",
+                    )),
+                )
+            }),
+            K::Name(_) if is_name(e) && first.is_none() => {
+                first = match parent.remove(&key(e)) {
+                    Some(None) => None,
+                    Some(Some(u)) => Some(u),
+                    None => Some(LengthNeedingUse {
+                        span: e.span,
+                        what: "this use of `{n}` needs it",
+                    }),
+                };
+            }
+            _ => {}
+        }
+    });
+    first
 }
 
 /// The index of a `[[texture(n)]]` or `[[sampler(n)]]` attribute.

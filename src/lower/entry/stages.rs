@@ -32,6 +32,31 @@ pub(in crate::lower) fn io_type(ty: &Type) -> Type {
     }
 }
 
+/// True when every path through `block` ends in a `return`, by WGSL's
+/// behaviour analysis restricted to blocks, `if`/`else` and `switch`es
+/// with a `default` whose every case returns (loops are not looked into:
+/// the `break` of a `while` condition leaves them, and WGSL then needs the
+/// `return` after them). `discard` is not a return: its WGSL behaviour is
+/// to go on.
+pub(in crate::lower) fn always_returns(block: &naga::Block) -> bool {
+    block.last().is_some_and(|s| match s {
+        Statement::Return { .. } => true,
+        Statement::Block(b) => always_returns(b),
+        Statement::If { accept, reject, .. } => always_returns(accept) && always_returns(reject),
+        Statement::Switch { cases, .. } => {
+            // Labels that fall through share the next case's body (`case
+            // 1, 2:` in WGSL); one with a body of its own is not judged.
+            cases.iter().any(|c| c.value == naga::SwitchValue::Default)
+                && cases.last().is_some_and(|c| !c.fall_through)
+                && cases.iter().all(|c| match c.fall_through {
+                    true => c.body.is_empty(),
+                    false => always_returns(&c.body),
+                })
+        }
+        _ => false,
+    })
+}
+
 /// A stage function has at most one `[[stage_in]]` argument.
 fn check_one_stage_in(params: &[KernelParam]) -> Result<()> {
     if params
@@ -270,6 +295,14 @@ impl Lowerer<'_, '_> {
         match (attr.name.as_str(), vertex) {
             ("stage_in", _) => match ty {
                 Type::Struct(id) => Ok(KernelParam::StageIn { param: p, id: *id }),
+                // `float4 p [[stage_in]]` in a fragment function: the input
+                // of a vertex function returning a bare `float4`, which is
+                // its `[[position]]` (MSL §5.2.3.4), as the fragment sees it.
+                Type::Vector(Scalar::Float, 4) if !vertex => builtin(
+                    BuiltIn::Position { invariant: false },
+                    &[Type::Vector(Scalar::Float, 4)],
+                    "stage_in",
+                ),
                 _ => Err(Error::coded(
                     Code::EntryPointSignature,
                     p.ty.span,
@@ -362,19 +395,26 @@ impl Lowerer<'_, '_> {
             }
         }
         let (color_outputs, out_varyings) = self.stage_result(&mut fx, f, &ret, vertex)?;
+        self.rebind_reassigned_pointers(&mut fx, body)?;
         fx.open();
-        let lowered = body.stmts.iter().try_for_each(|s| self.stmt(&mut fx, s));
+        let lowered = self.stmts(&mut fx, &body.stmts);
         lowered?;
         let block = fx.close();
+        let returns = always_returns(&block);
         fx.push(Statement::Block(block), body.span);
-        self.finish_body(&mut fx, body.span)?;
+        // A `return T();` after a body that always returns is unreachable
+        // code, which browsers warn about.
+        if !returns {
+            self.finish_body(&mut fx, body.span)?;
+        }
         let function = fx.finish();
+        let reached = self.reached_globals(&function);
         for arg in &mut arguments {
             if let Some(b) = arg.binding {
-                arg.active = self.entry_uses_binding(&function, b);
+                arg.active = reached.binding(b);
             }
         }
-        let constexpr_samplers = self.used_constexpr_samplers(&function);
+        let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
         self.check_binding_collisions(f, &arguments, &extra)?;
         self.global.module.entry_points.push(naga::EntryPoint {
@@ -411,6 +451,8 @@ impl Lowerer<'_, '_> {
             dispatch_binding: None,
             uses_barriers: false,
             required_features,
+            required_limits: Default::default(),
+            simd_groups: None,
             constexpr_samplers,
             vertex_attributes,
             vertex_stride,
@@ -601,6 +643,15 @@ impl Lowerer<'_, '_> {
             ));
         }
         if let Some(b) = member_builtin(m) {
+            // Framebuffer fetch is missing from WebGPU itself, not from the
+            // translation: its own code, as for a `[[color(m)]]` argument.
+            if b == "color" {
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
+                    m.name.span,
+                    "reading `[[color(m)]]` (framebuffer fetch) has no WebGPU equivalent",
+                ));
+            }
             return Err(Error::coded(
                 Code::Unsupported,
                 m.name.span,
@@ -688,6 +739,13 @@ impl Lowerer<'_, '_> {
 }
 
 /// The wgpu vertex format that reads an MSL attribute type tightly packed, and its size.
+///
+/// WebGPU has no 3-component formats of 8- or 16-bit components (Metal's
+/// `MTLVertexFormatHalf3`, `UChar3`, ...): `half3`, `short3`, `char3` and
+/// their unsigned forms read the 4-component format, whose size is Metal's
+/// `sizeof` of the type (`half3` is 8 bytes, like `half4`); the shader
+/// uses the first three components, as WebGPU allows a format with more
+/// components than the shader's type.
 fn vertex_format(ty: &Type) -> Option<(&'static str, u32)> {
     let (s, n) = match ty {
         Type::Scalar(s) => (*s, 1),
@@ -699,7 +757,9 @@ fn vertex_format(ty: &Type) -> Option<(&'static str, u32)> {
         (Scalar::Float, 2) => "float32x2",
         (Scalar::Float, 3) => "float32x3",
         (Scalar::Float, 4) => "float32x4",
+        (Scalar::Half, 1) => "float16",
         (Scalar::Half, 2) => "float16x2",
+        (Scalar::Half, 3) => return Some(("float16x4", 8)),
         (Scalar::Half, 4) => "float16x4",
         (Scalar::Int, 1) => "sint32",
         (Scalar::Int, 2) => "sint32x2",
@@ -709,13 +769,21 @@ fn vertex_format(ty: &Type) -> Option<(&'static str, u32)> {
         (Scalar::UInt, 2) => "uint32x2",
         (Scalar::UInt, 3) => "uint32x3",
         (Scalar::UInt, 4) => "uint32x4",
+        (Scalar::UChar, 1) => "uint8",
         (Scalar::UChar, 2) => "uint8x2",
+        (Scalar::UChar, 3) => return Some(("uint8x4", 4)),
         (Scalar::UChar, 4) => "uint8x4",
+        (Scalar::Char, 1) => "sint8",
         (Scalar::Char, 2) => "sint8x2",
+        (Scalar::Char, 3) => return Some(("sint8x4", 4)),
         (Scalar::Char, 4) => "sint8x4",
+        (Scalar::UShort, 1) => "uint16",
         (Scalar::UShort, 2) => "uint16x2",
+        (Scalar::UShort, 3) => return Some(("uint16x4", 8)),
         (Scalar::UShort, 4) => "uint16x4",
+        (Scalar::Short, 1) => "sint16",
         (Scalar::Short, 2) => "sint16x2",
+        (Scalar::Short, 3) => return Some(("sint16x4", 8)),
         (Scalar::Short, 4) => "sint16x4",
         _ => return None,
     };

@@ -36,7 +36,12 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let (hi, ti) = self.subscript(fx, index, span)?;
-        if let Some(ty) = value_type(&b) {
+        // Memory that reaches to the end of the bound buffer takes any
+        // index, as in Metal: a trailing `T a[1]` the binding holds as a
+        // runtime-sized array (`entry/trailing_array.rs`), and any array of
+        // a buffer held as words (`metal/word_views.rs`), whose elements
+        // are byte offsets into the whole buffer.
+        if let Some(ty) = value_type(&b).filter(|_| !self.reaches_buffer_end(fx, &b)) {
             self.check_constant_index(fx, ty, hi, index.span)?;
         }
         match b {
@@ -204,6 +209,25 @@ impl Lowerer<'_, '_> {
         .note("Metal leaves the result undefined; WGSL refuses a constant index out of bounds"))
     }
 
+    /// Whether `b` is a place whose naga type is a runtime-sized array, or
+    /// a place in the words of a whole buffer (a runtime-sized `array<u32>`).
+    fn reaches_buffer_end(&self, fx: &FnCtx, b: &Value) -> bool {
+        let ty = match b {
+            Value::Place(p) => self.pointee_type(fx, p.ptr),
+            Value::Bytes(bp) => Some(self.global.module.global_variables[bp.global].ty),
+            _ => None,
+        };
+        ty.is_some_and(|ty| {
+            matches!(
+                self.global.module.types[ty].inner,
+                naga::TypeInner::Array {
+                    size: naga::ArraySize::Dynamic,
+                    ..
+                }
+            )
+        })
+    }
+
     /// `Access`, or `AccessIndex` for a literal index.
     fn access(
         &mut self,
@@ -260,6 +284,10 @@ impl Lowerer<'_, '_> {
             Type::Vector(..) | Type::Packed(..) => {
                 self.vector_components(fx, base, &ty, name, span)
             }
+            // `m.columns[i]`: `<metal_matrix>` keeps a matrix's columns in
+            // its public array member `columns`, which Apple's samples (and
+            // `<simd/simd.h>` in C) index; indexing the matrix is the same.
+            Type::Matrix { .. } if name == "columns" => Ok(base),
             _ => Err(Error::coded(
                 Code::InvalidOperands,
                 span,
@@ -311,6 +339,15 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         let def = self.program.structs.get(id);
         let Some(i) = def.members.iter().position(|m| m.name == name) else {
+            if let Some(path) = self.anonymous_path(id, name) {
+                // A member of an anonymous union or struct: through it.
+                let (mut object, mut owner) = (base, id);
+                for (hop, inner) in path {
+                    object = self.struct_member(fx, object, owner, &hop, span)?;
+                    owner = inner;
+                }
+                return self.struct_member(fx, object, owner, name, span);
+            }
             return Err(Error::coded(
                 Code::UnknownMember,
                 span,
@@ -319,6 +356,12 @@ impl Lowerer<'_, '_> {
         };
         let mty = def.members[i].ty.clone();
         let index = self.member_index(id, i);
+        // A union's members are its bytes, read through a word view.
+        let base = match base {
+            Value::Bytes(_) => base,
+            _ if def.is_union => self.union_bytes(fx, base, &Type::Struct(id), span)?,
+            _ => base,
+        };
         match base {
             Value::Bytes(b) => {
                 let offset = crate::layout::struct_layout(id, &self.program.structs).offsets[i];
@@ -350,7 +393,7 @@ impl Lowerer<'_, '_> {
     /// The component or swizzle `name` of a vector of type `ty`: a place for
     /// one component, a swizzle of a place or byte view (still assignable),
     /// or a swizzled value.
-    fn vector_components(
+    pub(in crate::lower) fn vector_components(
         &mut self,
         fx: &mut FnCtx,
         base: Value,
@@ -474,10 +517,12 @@ fn uint_index(fx: &mut FnCtx, hi: Handle<Expression>, ti: &Type, span: Span) -> 
 }
 
 fn is_zero_literal(fx: &FnCtx, h: Handle<Expression>) -> bool {
-    matches!(
-        fx.expr(h),
-        Expression::Literal(Literal::U32(0) | Literal::I32(0))
-    )
+    match fx.expr(h) {
+        Expression::Literal(Literal::U32(0) | Literal::I32(0)) => true,
+        // `p[0]`: the `int` literal seen as `u32` (`uint_index`).
+        Expression::As { expr, .. } => is_zero_literal(fx, *expr),
+        _ => false,
+    }
 }
 
 /// `xyzw` / `rgba` swizzles of a vector of `n` components.

@@ -3,7 +3,7 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::ctx::value::{BytePlace, Local, Place, PtrValue, Value};
+use crate::lower::ctx::value::{BytePlace, Local, Place, Value};
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind};
@@ -250,7 +250,7 @@ impl Lowerer<'_, '_> {
                     ))
                 }
             };
-            self.init_list(fx, items, &ty, rhs.span)?
+            self.braced_list(fx, items, &ty, rhs.span)?
         } else {
             self.rvalue(fx, rhs)?
         };
@@ -287,7 +287,8 @@ impl Lowerer<'_, '_> {
         Ok(Value::Rv(stored, target_ty))
     }
 
-    /// Assignment to a pointer variable: `p = q`, `p += n`.
+    /// Assignment to a pointer variable: `p = q`, `p += n` (a local, or a
+    /// parameter the body reassigns: `rebind_reassigned_pointers`).
     fn assign_pointer(
         &mut self,
         fx: &mut FnCtx,
@@ -312,6 +313,13 @@ impl Lowerer<'_, '_> {
         Some((|| {
             let new = match op {
                 None => self.expr(fx, rhs)?,
+                Some(op) if !matches!(op, BinaryOp::Add | BinaryOp::Sub) => {
+                    return Err(Error::coded(
+                        Code::InvalidOperands,
+                        span,
+                        "invalid pointer arithmetic",
+                    ))
+                }
                 Some(op) => {
                     let current = self.local_value(
                         fx,
@@ -328,7 +336,7 @@ impl Lowerer<'_, '_> {
                         kind: rhs.kind.clone(),
                         span: rhs.span,
                     };
-                    self.pointer_offset(fx, op, p, &synthetic, span)?
+                    self.pointer_arithmetic(fx, op, p, &synthetic, span)?
                 }
             };
             let Value::Ptr(q) = new else {
@@ -342,9 +350,15 @@ impl Lowerer<'_, '_> {
                 return Err(Error::coded(
                     Code::Unsupported,
                     span,
-                    "a pointer variable must keep pointing into the same buffer or object",
+                    format!(
+                        "`{}` points into {}; it cannot be made to point into {}",
+                        path.join("::"),
+                        self.root_description(fx, &ptr.root),
+                        self.root_description(fx, &q.root)
+                    ),
                 )
-                .note("pointers are translated as a fixed buffer plus an element index"));
+                .note("a pointer is translated as a buffer or object fixed at translation time plus an element index that may change")
+                .note("index the buffers instead, or pass each one to a function of its own"));
             }
             let p = fx.add(Expression::LocalVariable(var), span);
             fx.push(
@@ -356,52 +370,6 @@ impl Lowerer<'_, '_> {
             );
             Ok(Value::Ptr(q))
         })())
-    }
-
-    fn pointer_offset(
-        &mut self,
-        fx: &mut FnCtx,
-        op: BinaryOp,
-        p: PtrValue,
-        rhs: &Expr,
-        span: Span,
-    ) -> Result<Value> {
-        let (h, t) = self.rvalue(fx, rhs)?;
-        if !matches!(op, BinaryOp::Add | BinaryOp::Sub)
-            || !matches!(t, Type::Scalar(s) if s.is_integer())
-        {
-            return Err(Error::coded(
-                Code::InvalidOperands,
-                span,
-                "invalid pointer arithmetic",
-            ));
-        }
-        let h = if t == Type::UINT {
-            h
-        } else {
-            fx.add(
-                Expression::As {
-                    expr: h,
-                    kind: naga::ScalarKind::Uint,
-                    convert: None,
-                },
-                span,
-            )
-        };
-        let naga_op = if op == BinaryOp::Add {
-            naga::BinaryOperator::Add
-        } else {
-            naga::BinaryOperator::Subtract
-        };
-        let index = fx.add(
-            Expression::Binary {
-                op: naga_op,
-                left: p.index,
-                right: h,
-            },
-            span,
-        );
-        Ok(Value::Ptr(PtrValue { index, ..p }))
     }
 
     /// `++x`, `x++`, `--x`, `x--` (also on pointer variables).

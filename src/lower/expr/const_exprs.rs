@@ -356,6 +356,12 @@ impl Lowerer<'_, '_> {
         s: Scalar,
         span: Span,
     ) -> crate::lower::Result<Handle<Expression>> {
+        // A `half` beyond binary16's range is an infinity already, also where
+        // `half` travels as `f32` (`HalfMode::F32`).
+        let f = match s {
+            Scalar::Half => half::f16::from_f64(f).to_f64(),
+            _ => f,
+        };
         let bits = fx.add(
             Expression::Literal(Literal::U32((f as f32).to_bits())),
             span,

@@ -58,7 +58,23 @@ impl Lowerer<'_, '_> {
                 }
                 self.member(fx, base, &member.name, member.span)
             }
-            ExprKind::Call(callee, args) => self.call(fx, callee, args, e.span),
+            ExprKind::Call(callee, _) if self.logging_call(fx, callee, e.span).is_some() => {
+                Ok(Value::Void)
+            }
+            ExprKind::Str(_) => self.string_literal(e.span),
+            ExprKind::Call(callee, args) => match self.typed_list_args(callee, args)? {
+                // `f({a, b})`: the list builds the parameter's type.
+                Some(args) => self.call(fx, callee, &args, e.span),
+                None => self.call(fx, callee, args, e.span),
+            },
+            // `P<float>{a, b}`, `(T){a, b}`: built as a cast of the list.
+            ExprKind::Cast(_, ts, inner) if matches!(inner.kind, ExprKind::InitList(_)) => {
+                let ExprKind::InitList(items) = &inner.kind else {
+                    unreachable!("matched")
+                };
+                let ty = self.program.resolve_type(ts)?;
+                self.braced_value(fx, items, &ty, e.span)
+            }
             ExprKind::Cast(kind, ty, inner) => self.cast(fx, *kind, ty, inner, e.span),
             ExprKind::Comma(items) => {
                 let mut last = Value::Void;
@@ -97,7 +113,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// An integer literal `e`, typed as C++ types it (a 64-bit one needs
-    /// 64-bit integer support).
+    /// 64-bit integer support, or is held in 32 bits).
     fn int_literal(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Value> {
         let v = crate::sema::consteval::eval(self.program, e)?;
         if matches!(v, ConstValue::Int(_, Scalar::Long | Scalar::ULong)) {
@@ -117,11 +133,9 @@ impl Lowerer<'_, '_> {
         let s = match suffix {
             crate::syntax::ast::LiteralSuffix::Half => Scalar::Half,
             crate::syntax::ast::LiteralSuffix::BFloat => {
-                return Err(Error::coded(
-                    Code::Unsupported,
-                    span,
-                    "`bfloat` literals are not supported yet",
-                ));
+                // Rounded once, from the literal's exact value.
+                let rounded = crate::types::bfloat_nearest(value).into();
+                return Ok(self.const_value(fx, &ConstValue::Float(rounded, Scalar::BFloat), span));
             }
             _ => Scalar::Float,
         };
@@ -174,14 +188,7 @@ impl Lowerer<'_, '_> {
             span,
         };
         let ty = self.program.resolve_type(&ts)?;
-        if self.is_place_struct(&ty) {
-            return self.place_aggregate(fx, items, &ty, span);
-        }
-        if let Some(v) = self.brace_constructor(fx, &ty, items, span)? {
-            return Ok(v);
-        }
-        let (h, ty) = self.init_list(fx, items, &ty, span)?;
-        Ok(Value::Rv(h, ty))
+        self.braced_value(fx, items, &ty, span)
     }
 
     /// Lowers an expression and loads it: a plain value with its type.
@@ -274,10 +281,12 @@ impl Lowerer<'_, '_> {
             }
             ConstValue::Int(..) | ConstValue::Float(..) => {
                 let (lit, s) = literal(v);
+                let lit = self.narrowed_literal(v, span).unwrap_or(lit);
                 Value::Rv(fx.add(Expression::Literal(lit), span), Type::Scalar(s))
             }
-            // A NaN or infinity inside: built here, lane by lane.
-            ConstValue::Composite(ty, items) if !const_is_finite(v) => {
+            // A NaN or infinity inside: built here, lane by lane (a union's
+            // words are bits, which need no care).
+            ConstValue::Composite(ty, items) if !const_is_finite(v) && !self.holds_union(ty) => {
                 let ty_h = self.naga_type(ty, span).expect("constant types lower");
                 let mut components = Vec::new();
                 for item in items {
@@ -328,8 +337,15 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Handle<Expression>> {
         let expr = match v {
+            ConstValue::Composite(Type::Struct(id), items)
+                if self.program.structs.get(*id).is_union =>
+            {
+                return self.union_const_expr(*id, items, span);
+            }
             ConstValue::Bool(b) => Expression::Literal(Literal::Bool(*b)),
-            ConstValue::Int(..) | ConstValue::Float(..) => Expression::Literal(literal(v).0),
+            ConstValue::Int(..) | ConstValue::Float(..) => {
+                Expression::Literal(self.narrowed_literal(v, span).unwrap_or(literal(v).0))
+            }
             ConstValue::Composite(ty, items) => {
                 let ty_h = self.naga_type(ty, span)?;
                 let mut components = Vec::new();
@@ -395,10 +411,6 @@ impl Lowerer<'_, '_> {
         let name = path.last().map(String::as_str).unwrap_or_default();
         if path.len() == 1 {
             if let Some(local) = fx.lookup(name).cloned() {
-                if let Local::UnsizedThreadgroup(index) = local {
-                    return Err(Error::coded(Code::InvalidOption, span, format!("the length of threadgroup memory `[[threadgroup({index})]]` is not known"))
-                        .note(format!("Metal sets it at dispatch; WGSL needs it at translation: pass `--threadgroup-memory {index}=BYTES`")));
-                }
                 return Ok(self.local_value(fx, local, span));
             }
             if let Some(e) = self.implicit_member(fx, name, span) {
@@ -416,6 +428,17 @@ impl Lowerer<'_, '_> {
                 let c = self.global_constant(i, span)?;
                 let ty = self.program.constants[i].ty.clone();
                 return Ok(Value::Rv(fx.add(Expression::Constant(c), span), ty));
+            }
+        }
+        // A local that a function of an enclosing namespace's renamed
+        // member shadows in C++ (`frexp(T x, thread int& exp)` beside
+        // `metal::fast::exp`): the parser rewrote its name to the member's
+        // (syntax/from_pest/namespaces.rs); a function cannot be a value.
+        if let (Some(Symbol::Functions(_)), Some((_, unqualified))) =
+            (self.program.symbols.get(name), name.rsplit_once("::"))
+        {
+            if let Some(local) = fx.lookup(unqualified).cloned() {
+                return Ok(self.local_value(fx, local, span));
             }
         }
         match self.program.symbols.get(name) {
@@ -513,7 +536,6 @@ impl Lowerer<'_, '_> {
             Local::Bytes(b) => Value::Bytes(b),
             Local::Ptr(p) => Value::Ptr(p),
             Local::Agg(a) => Value::Agg(a),
-            Local::UnsizedThreadgroup(_) => Value::Void,
             Local::PtrVar { var, mut ptr } => {
                 let v = fx.add(Expression::LocalVariable(var), span);
                 ptr.index = fx.add(Expression::Load { pointer: v }, span);
@@ -549,6 +571,10 @@ impl Lowerer<'_, '_> {
         let (from, to) = (&from.unpacked(), &to.unpacked());
         if matches!(to.element_scalar(), Some(Scalar::Long | Scalar::ULong)) {
             self.check_64_bit(span)?;
+            // A float's value may not fit in 32 bits (metal/wide_integers.rs).
+            if from.element_scalar().is_some_and(Scalar::is_float) {
+                self.warn_narrowed_wide(span);
+            }
         }
         if to.element_scalar() == Some(Scalar::Half) {
             // naga's writer enables f16 when a type in the module uses it.
@@ -576,7 +602,9 @@ impl Lowerer<'_, '_> {
     /// of one shape.
     fn check_conversion(&self, from: &Type, to: &Type, explicit: bool, span: Span) -> Result<()> {
         let ok = match (from, to) {
-            (Type::Scalar(_), Type::Scalar(_) | Type::Vector(..)) => true,
+            (Type::Scalar(a), Type::Scalar(b) | Type::Vector(b, _)) => {
+                explicit || conversions::bfloat_implicit(*a, *b).is_ok()
+            }
             (Type::Vector(_, a), Type::Vector(_, b)) => explicit && a == b,
             (
                 Type::Matrix {
@@ -654,9 +682,19 @@ impl Lowerer<'_, '_> {
             ));
         }
         let target = self.naga_scalar(ts);
-        if self.emulates_half() && self.naga_scalar(fs) == target {
-            // `half` ↔ `float` with `half` as `f32`: only rounding remains.
-            return Ok(self.round_half_value(fx, h, to, span));
+        if fs.is_float() && ts.is_float() && self.naga_scalar(fs) == target {
+            // Between float types held in `f32` (`half` as `f32`, `bfloat`):
+            // only rounding remains.
+            return Ok(self.round_float_value(fx, h, to, span));
+        }
+        if ts == Scalar::BFloat
+            && matches!(self.naga_scalar(fs), naga::Scalar::I32 | naga::Scalar::U32)
+        {
+            // One rounding from the integer (metal/bfloat.rs).
+            let signed = self.naga_scalar(fs) == naga::Scalar::I32;
+            let n = to.vector_size().unwrap_or(1);
+            let odd = crate::lower::metal::bfloat::integer_to_f32_odd(fx, h, signed, n, span);
+            return Ok(self.round_float_value(fx, odd, to, span));
         }
         let converted = fx.add(
             Expression::As {
@@ -666,7 +704,7 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        Ok(self.round_half_value(fx, converted, to, span))
+        Ok(self.round_float_value(fx, converted, to, span))
     }
 
     /// An expression as a scalar `bool` or `boolN` condition (`if (n)`, `!p`).
@@ -756,6 +794,7 @@ pub(in crate::lower) fn reads_through_index(e: &Expr) -> bool {
 fn literal_is_finite(f: f64, s: Scalar) -> bool {
     match s {
         Scalar::Half => half::f16::from_f64(f).is_finite(),
+        Scalar::BFloat => crate::types::bfloat_nearest(f).is_finite(),
         _ => (f as f32).is_finite(),
     }
 }
@@ -792,6 +831,10 @@ pub(in crate::lower) fn literal(v: &ConstValue) -> (Literal, Scalar) {
         }
         ConstValue::Int(i, s) => (Literal::I32(i as i32), s),
         ConstValue::Float(f, Scalar::Half) => (Literal::F16(half::f16::from_f64(f)), Scalar::Half),
+        ConstValue::Float(f, Scalar::BFloat) => (
+            Literal::F32(crate::types::bfloat_nearest(f)),
+            Scalar::BFloat,
+        ),
         ConstValue::Float(f, _) => (Literal::F32(f as f32), Scalar::Float),
         ConstValue::Composite(..) => unreachable!("composites are not literals"),
     }

@@ -106,6 +106,9 @@ impl Lowerer<'_, '_> {
             return Err(invalid(self));
         }
         let operand = Type::vector(elem, size);
+        if crate::lower::metal::wide_integers::is_wide(elem) {
+            self.warn_narrowed_wide(span);
+        }
         let a = self.convert(fx, ha, &ta, &operand, false, span)?;
         let b = self.convert(fx, hb, &tb, &operand, false, span)?;
         let (naga_op, result) = naga_binary(op, operand, size, is_bool_vector);
@@ -115,16 +118,24 @@ impl Lowerer<'_, '_> {
             true => self.at_run_time(fx, b, &result, span)?,
             false => b,
         };
-        let h = fx.add(
-            Expression::Binary {
-                op: naga_op,
-                left: a,
-                right: b,
-            },
-            span,
-        );
+        let h = match naga_op {
+            // GLSL leaves these undefined where WGSL defines them
+            // (metal/signed_remainder.rs).
+            Bo::Divide | Bo::Modulo if elem.is_integer() => {
+                let s = self.naga_scalar(elem);
+                self.integer_division(fx, naga_op, (a, b), (s, size), span)
+            }
+            _ => fx.add(
+                Expression::Binary {
+                    op: naga_op,
+                    left: a,
+                    right: b,
+                },
+                span,
+            ),
+        };
         let h = self.narrow_result(fx, h, &result, span);
-        Ok((self.round_half_value(fx, h, &result, span), result))
+        Ok((self.round_float_value(fx, h, &result, span), result))
     }
 
     /// `<<` and `>>`: the result has the promoted left type; naga wants an
@@ -194,6 +205,12 @@ impl Lowerer<'_, '_> {
                 false,
                 span,
             )?;
+            // A 64-bit value held in 32 bits (metal/wide_integers.rs).
+            if width == 64 && self.narrows_wide_integers() {
+                let shifted =
+                    self.narrowed_shift(fx, op == BinaryOp::Shl, (a, amount), &result, span)?;
+                return Ok((shifted, result));
+            }
             if op == BinaryOp::Shl {
                 if let Some(folded) = self.fold_left_shift(fx, a, amount, &result, span) {
                     return Ok((self.narrow_result(fx, folded, &result, span), result));
@@ -564,7 +581,33 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         fx.open();
-        let (ha, ta) = self.rvalue(fx, a)?;
+        let va = self.expr(fx, a)?;
+        // `c ? f() : (void)0`, a statement (SPIRV-Cross writes them): an
+        // `if` whose arms are evaluated for their effects; `b` must be
+        // `void` too (C++ [expr.cond]).
+        if matches!(va, Value::Void) {
+            let accept = fx.close();
+            fx.open();
+            let vb = self.expr(fx, b)?;
+            if !matches!(vb, Value::Void) {
+                return Err(Error::coded(
+                    Code::WrongKind,
+                    b.span,
+                    "one operand of `?:` is `void`, so the other must be too",
+                ));
+            }
+            let reject = fx.close();
+            fx.push(
+                naga::Statement::If {
+                    condition: cond,
+                    accept,
+                    reject,
+                },
+                span,
+            );
+            return Ok(Value::Void);
+        }
+        let (ha, ta) = self.load(fx, va, a.span)?;
         let ta_h = self.naga_type(&ta, span)?;
         let var_a = fx.local("_sel", ta_h, span);
         let ptr_a = fx.add(Expression::LocalVariable(var_a), span);

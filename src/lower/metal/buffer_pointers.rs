@@ -5,7 +5,7 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::ctx::value::{Place, PtrRoot, PtrValue, Value};
+use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue, Value};
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{BinaryOp, Expr};
@@ -144,11 +144,14 @@ impl Lowerer<'_, '_> {
             }
         }
         let zero = self.u32_lit(fx, 0, span);
+        // `&buf->m`, `&tg[i].v`: the pointer is in the space of the
+        // memory the place is in, not `thread`.
+        let space = self.place_space(fx, place.ptr);
         Ok(Value::Ptr(PtrValue {
             root: PtrRoot::Place(place.ptr, false),
             index: zero,
             pointee: place.ty,
-            space: crate::types::AddressSpace::Thread,
+            space,
             is_const: !place.writable,
         }))
     }
@@ -163,6 +166,13 @@ impl Lowerer<'_, '_> {
             {
                 crate::types::AddressSpace::Device
             }
+            naga::AddressSpace::Storage { .. } if self.entry.viewed.device_buffers.contains(&g) => {
+                crate::types::AddressSpace::Device
+            }
+            // `[[threadgroup(n)]]` memory (`&t[i]`).
+            naga::AddressSpace::WorkGroup => crate::types::AddressSpace::Threadgroup,
+            // A union object's storage of its own (`unions.rs`).
+            naga::AddressSpace::Private => crate::types::AddressSpace::Thread,
             _ => crate::types::AddressSpace::Constant,
         }
     }
@@ -331,6 +341,36 @@ impl Lowerer<'_, '_> {
     /// word containing it (the offset is rounded down), where Metal's
     /// behaviour is undefined. A pointer into a typed buffer only casts to
     /// its own pointee type (adding or removing `const`).
+    /// `(device float2&)v` of a `float4` lvalue `v`, `(thread uint&)u4`
+    /// (SPIRV-Cross writes std140 arrays of padded vectors so): a reference
+    /// to the first components of a vector, which is the place `v.xy`,
+    /// `u4.x`. `None` when `v` is no vector place with a longer type of
+    /// `pointee`'s component.
+    fn vector_prefix(
+        &mut self,
+        fx: &mut FnCtx,
+        v: &Value,
+        pointee: &Type,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let ty = match v {
+            Value::Place(p) => p.ty.clone(),
+            Value::Bytes(b) => b.ty.clone(),
+            _ => return Ok(None),
+        };
+        let (Type::Vector(s, n) | Type::Packed(s, n)) = ty else {
+            return Ok(None);
+        };
+        let m = match *pointee {
+            Type::Scalar(t) if t == s => 1,
+            Type::Vector(t, m) | Type::Packed(t, m) if t == s && m < n => m,
+            _ => return Ok(None),
+        };
+        let components = &"xyzw"[..usize::from(m)];
+        self.vector_components(fx, v.clone(), &ty, components, span)
+            .map(Some)
+    }
+
     pub(in crate::lower) fn pointer_cast(
         &mut self,
         fx: &mut FnCtx,
@@ -339,6 +379,20 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let v = self.expr(fx, inner)?;
+        // `reinterpret_cast<thread T&>(x)` of an lvalue of type `T` is `x`
+        // (MLX writes SIMD-group matrix elements this way).
+        if let Value::Place(place) = &v {
+            if target.is_reference && place.ty.unpacked() == target.pointee.unpacked() {
+                let mut place = place.clone();
+                place.writable &= !target.is_const;
+                return Ok(Value::Place(place));
+            }
+        }
+        if target.is_reference {
+            if let Some(prefix) = self.vector_prefix(fx, &v, &target.pointee, span)? {
+                return Ok(prefix);
+            }
+        }
         let Value::Ptr(p) = v else {
             return Err(Error::coded(
                 Code::InvalidConversion,
@@ -370,21 +424,32 @@ impl Lowerer<'_, '_> {
             ));
         }
         let same = p.pointee == target.pointee;
+        if let Some(view) = element_view(&p, target) {
+            return Ok(Value::Ptr(view));
+        }
         if !same && !matches!(p.root, PtrRoot::Bytes(_)) {
+            // The entry point is lowered again with this memory as words.
+            self.want_word_view(fx, &p);
             return Err(Error::coded(
                 Code::InvalidConversion,
                 span,
                 format!(
-                    "cannot reinterpret this `{}*` as `{}*`: only byte-addressed buffers can be viewed as another type",
+                    "cannot reinterpret this `{}*` as `{}*`: only device, constant and threadgroup memory can be viewed as another type",
                     show(self, &p.pointee),
                     show(self, &target.pointee)
                 ),
             )
-            .note("declare the buffer as `device char*` (or `uchar*`) and cast byte offsets from it"));
+            .note(format!(
+                "`as_type<{}>(x)` copies the bits of a value of the same size",
+                show(self, &target.pointee)
+            )));
         }
         Ok(Value::Ptr(PtrValue {
             pointee: target.pointee.clone(),
             is_const: target.is_const || p.is_const && same,
+            // `const device` word views are told apart from `constant` by
+            // the cast (both are read-only storage).
+            space: target.space,
             ..p
         }))
     }
@@ -466,6 +531,30 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// `(device float*)&v` for a `float4 v` (or a `float m[4]`) in memory
+/// other than a word view: a pointer to the vector's first component (the
+/// array's first element), so that `[k]` and `+ k` reach component `k`,
+/// as in Metal's layout. SPIR-V Cross writes these for partial access
+/// chains into vectors and matrix columns. `None` for other casts.
+fn element_view(p: &PtrValue, target: &crate::types::Pointer) -> Option<PtrValue> {
+    let PtrRoot::Place(base, false) = p.root else {
+        return None;
+    };
+    let element = match &p.pointee {
+        Type::Vector(s, _) => Type::Scalar(*s),
+        Type::Array(e, _) => (**e).clone(),
+        _ => return None,
+    };
+    (element == target.pointee).then(|| PtrValue {
+        root: PtrRoot::Place(base, true),
+        pointee: element,
+        // Writing through a cast that drops `const` is undefined in MSL;
+        // refusing it keeps read-only buffers read-only.
+        is_const: target.is_const || p.is_const,
+        ..p.clone()
+    })
+}
+
 fn is_comparison(op: BinaryOp) -> bool {
     matches!(
         op,
@@ -476,4 +565,109 @@ fn is_comparison(op: BinaryOp) -> bool {
 /// `nullptr` (also `NULL` after `#define NULL nullptr`, and `0` is not one).
 fn is_null(e: &Expr) -> bool {
     matches!(&e.kind, crate::syntax::ast::ExprKind::Name(p) if p.len() == 1 && p[0] == "nullptr")
+}
+
+impl Lowerer<'_, '_> {
+    /// Makes each pointer parameter that `body` reassigns (`in += off`,
+    /// `p = p + n`, `p++`, `p = q`) a pointer variable: its element index
+    /// is held in a `u32` local, initialised here, before the body, to the
+    /// index the parameter arrives with. naga has no storable pointers, so
+    /// the root (the buffer or object) stays fixed and only the index
+    /// moves; assigning a pointer into another object is refused where it
+    /// is written (`assign_pointer`). Called once the parameters are
+    /// declared (in the innermost scope) and before the body is lowered,
+    /// so every use in the body, before or after the assignment in source
+    /// order (a loop reads the index the previous iteration left), sees
+    /// the variable.
+    pub(in crate::lower) fn rebind_reassigned_pointers(
+        &mut self,
+        fx: &mut FnCtx,
+        body: &crate::syntax::ast::Block,
+    ) -> Result<()> {
+        for (name, span) in reassigned_names(body) {
+            let Some(Local::Ptr(p)) = fx.lookup(&name).cloned() else {
+                continue;
+            };
+            let u32_ty = self.naga_type(&Type::UINT, span)?;
+            let var = fx.local(&format!("{name}_index"), u32_ty, span);
+            let pointer = fx.add(Expression::LocalVariable(var), span);
+            fx.push(
+                naga::Statement::Store {
+                    pointer,
+                    value: p.index,
+                },
+                span,
+            );
+            let local = Local::PtrVar { var, ptr: p };
+            // Parameters are in the innermost scope; if a prologue opened
+            // one after them, the variable shadows the parameter there.
+            if !fx.rebind_innermost(&name, local.clone()) {
+                fx.declare(&name, local);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// What pointer root `root` is, for diagnostics: "buffer `a`",
+    /// "threadgroup memory `tile`", "the object `x`".
+    pub(in crate::lower) fn root_description(&self, fx: &FnCtx, root: &PtrRoot) -> String {
+        let global = |g: Handle<naga::GlobalVariable>| {
+            let var = &self.global.module.global_variables[g];
+            let name = var.name.as_deref().unwrap_or("_");
+            match var.space {
+                naga::AddressSpace::WorkGroup => format!("threadgroup memory `{name}`"),
+                naga::AddressSpace::Private | naga::AddressSpace::Function => {
+                    format!("the object `{name}`")
+                }
+                _ => format!("buffer `{name}`"),
+            }
+        };
+        match *root {
+            PtrRoot::Buffer(g) | PtrRoot::Global(g) | PtrRoot::Bytes(g) => global(g),
+            PtrRoot::Place(base, _) => {
+                let mut h = base;
+                loop {
+                    match *fx.expr(h) {
+                        Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => {
+                            h = base
+                        }
+                        Expression::GlobalVariable(g) => return global(g),
+                        Expression::LocalVariable(v) => {
+                            let name = fx.function.local_variables[v].name.as_deref();
+                            return format!("the object `{}`", name.unwrap_or("_"));
+                        }
+                        _ => return "another object".to_string(),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The plain names that `body` assigns to or increments (`x = ..`,
+/// `x op= ..`, `++x`, `x--`), each with its first assignment's span, in
+/// source order. A name declared again in an inner scope is listed too:
+/// giving a parameter a variable it does not need changes no value.
+fn reassigned_names(body: &crate::syntax::ast::Block) -> Vec<(String, Span)> {
+    use crate::syntax::ast::{ExprKind, UnaryOp};
+    let mut names: Vec<(String, Span)> = Vec::new();
+    crate::sema::callgraph::visit_block(body, &mut |e: &Expr| {
+        let target = match &e.kind {
+            ExprKind::Assign(_, target, _) | ExprKind::PostIncDec(_, target) => target,
+            ExprKind::Unary(UnaryOp::PreInc | UnaryOp::PreDec, target) => target,
+            _ => return,
+        };
+        let ExprKind::Name(path) = &target.kind else {
+            return;
+        };
+        match path.as_slice() {
+            [name] if !names.iter().any(|(n, _)| n == name) => {
+                names.push((name.clone(), target.span));
+            }
+            _ => {}
+        }
+    });
+    names
 }

@@ -241,13 +241,17 @@ impl Lowerer<'_, '_> {
             span,
         );
         let (lane, simd_size) = if subgroups {
-            let (lane, size) = self.simd_lane_and_size(fx, wg, u, span);
+            let (lane, size) = if self.emulates_simd() {
+                self.emulated_lane_and_size(fx, index, wg, span)
+            } else {
+                self.simd_lane_and_size(fx, wg, u, span)
+            };
             (Some(lane), Some(size))
         } else {
             (None, None)
         };
         if self.entry.predicated {
-            self.set_active(fx, gid, grid, span);
+            self.set_active(fx, gid, grid, span)?;
         }
         Ok(Geometry {
             wg,
@@ -305,14 +309,16 @@ impl Lowerer<'_, '_> {
     }
 
     /// A predicated kernel's `metal_active`: whether the thread lies inside
-    /// the grid (`all(gid < grid)`).
+    /// the grid, `metal_whole_grid || all(gid < grid)`. The override lets a
+    /// host that dispatches whole threadgroups promise it, so that the
+    /// driver folds every guarded store into a plain one.
     fn set_active(
         &mut self,
         fx: &mut FnCtx,
         gid: Handle<Expression>,
         grid: Handle<Expression>,
         span: Span,
-    ) {
+    ) -> Result<()> {
         let inside = bin_op(fx, Bo::Less, gid, grid, span);
         let all = fx.add(
             Expression::Relational {
@@ -321,7 +327,41 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        self.set_private(fx, invocation::ACTIVE, &Type::BOOL, all, span);
+        let whole = self.whole_grid_override(span)?;
+        let whole = fx.add(Expression::Override(whole), span);
+        let active = bin_op(fx, Bo::LogicalOr, whole, all, span);
+        self.set_private(fx, invocation::ACTIVE, &Type::BOOL, active, span);
+        Ok(())
+    }
+
+    /// The module's [`WHOLE_GRID_OVERRIDE`](crate::reflect::WHOLE_GRID_OVERRIDE),
+    /// `false` by default, created on first use. It has no `@id`, so it can
+    /// never take a function constant's (`@id(n)` for `[[function_constant(n)]]`).
+    fn whole_grid_override(&mut self, span: Span) -> Result<Handle<naga::Override>> {
+        let name = crate::reflect::WHOLE_GRID_OVERRIDE;
+        let module = &mut self.global.module;
+        if let Some((h, _)) = module
+            .overrides
+            .iter()
+            .find(|(_, o)| o.name.as_deref() == Some(name))
+        {
+            return Ok(h);
+        }
+        let ty = self.naga_type(&Type::BOOL, span)?;
+        let module = &mut self.global.module;
+        let init = module.global_expressions.append(
+            Expression::Literal(naga::Literal::Bool(false)),
+            Self::span(span),
+        );
+        Ok(module.overrides.append(
+            naga::Override {
+                name: Some(name.to_string()),
+                id: None,
+                ty,
+                init: Some(init),
+            },
+            Self::span(span),
+        ))
     }
     /// `if (any(gid >= grid)) { return; }`: threads WGSL launches beyond a
     /// dispatchThreads grid do not exist in Metal.

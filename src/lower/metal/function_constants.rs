@@ -1,13 +1,19 @@
 //! Function constants as WGSL `override`s (the model is described in
 //! `sema::function_constants`): each is created on first use, so the module
 //! holds only those some function reads, and reflection lists per function
-//! the ones its WGSL reaches.
+//! the ones its WGSL reaches, with the conditional arguments
+//! (`[[buffer(n), function_constant(b)]]`) each one switches on. Such an
+//! argument keeps its WGSL binding whatever `b` is (a binding cannot depend
+//! on an override); the source's reads of it are guarded by `b` as the
+//! source guards them, and a host binds it only when `b` is true (the
+//! runner binds a placeholder otherwise).
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::entry::compute::KernelParam;
 use crate::lower::{Error, Lowerer, Result};
-use crate::reflect::FunctionConstantReflection;
+use crate::reflect::{ConditionalArgument, FunctionConstantReflection, FunctionReflection};
 use crate::sema::function_constants::IS_DEFINED;
 use crate::sema::{callgraph, Symbol};
 use crate::source_map::Span;
@@ -17,7 +23,8 @@ use naga::{Expression, Handle, Override};
 use std::collections::BTreeSet;
 
 impl Lowerer<'_, '_> {
-    /// A read of function constant `i`: `Expression::Override`.
+    /// A read of function constant `i`: `Expression::Override`, or for a
+    /// vector constant a `Compose` of its components' overrides.
     pub(in crate::lower) fn function_constant(
         &mut self,
         fx: &mut FnCtx,
@@ -25,25 +32,90 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let c = self.program.function_constants[i].clone();
-        let ty = Type::Scalar(c.ty);
-        // Optional constants default to zero, so a pipeline may leave them
-        // unset; the value is then unobservable behind the `defined` flag.
-        let init = match c.defined_id {
-            Some(_) => {
+        let scalar = Type::Scalar(c.ty);
+        let ty = match c.components {
+            1 => scalar.clone(),
+            n => Type::Vector(c.ty, n),
+        };
+        let ids = match c.components {
+            1 => vec![c.index],
+            _ => c.component_ids.clone(),
+        };
+        let mut parts = Vec::with_capacity(ids.len());
+        for (k, id) in ids.into_iter().enumerate() {
+            // Optional constants default to zero, so a pipeline may leave
+            // them unset; the value is then unobservable behind the
+            // `defined` flag.
+            let init = match c.defined_id {
+                Some(_) => {
+                    let t = self.naga_type(&scalar, span)?;
+                    Some(
+                        self.global
+                            .module
+                            .global_expressions
+                            .append(Expression::ZeroValue(t), Self::span(c.span)),
+                    )
+                }
+                None => None,
+            };
+            let name = match c.components {
+                1 => c.name.clone(),
+                _ => format!("{}_{}", c.name, ["x", "y", "z", "w"][k]),
+            };
+            let h = self.override_with_id(id, &name, &scalar, init, c.span)?;
+            parts.push(fx.add(Expression::Override(h), span));
+        }
+        let value = match parts.as_slice() {
+            [one] => *one,
+            _ => {
                 let t = self.naga_type(&ty, span)?;
-                Some(
-                    self.global
-                        .module
-                        .global_expressions
-                        .append(Expression::ZeroValue(t), Self::span(c.span)),
+                fx.add(
+                    Expression::Compose {
+                        ty: t,
+                        components: parts,
+                    },
+                    span,
                 )
             }
-            None => None,
         };
-        let h = self.override_with_id(c.index, &c.name, &ty, init, c.span)?;
-        let value = fx.add(Expression::Override(h), span);
-        // With `half` as `f32`, the host's value rounds to half precision here.
-        Ok(Value::Rv(self.round_half_value(fx, value, &ty, span), ty))
+        // With `half` as `f32`, the host's value rounds to half precision
+        // here; a `bfloat` one rounds to `bfloat`.
+        Ok(Value::Rv(self.round_float_value(fx, value, &ty, span), ty))
+    }
+
+    /// Makes the function being lowered read function constant `i` (the
+    /// condition of one of its conditional arguments) even where its body
+    /// does not: reflection then lists the constant for the function, and
+    /// the module declares its override, so a host sets it (and a required
+    /// one must be set) as Metal needs it to decide whether the argument
+    /// exists.
+    pub(in crate::lower) fn read_condition(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &KernelParam,
+    ) -> Result<()> {
+        let param = match param {
+            KernelParam::Buffer { param, .. }
+            | KernelParam::Texture { param, .. }
+            | KernelParam::Sampler { param, .. } => *param,
+            _ => return Ok(()),
+        };
+        let Some(a) = param
+            .attributes
+            .iter()
+            .find(|a| a.name == "function_constant")
+        else {
+            return Ok(());
+        };
+        let i = self.program.argument_condition(param, a)?.constant;
+        let value = self.function_constant(fx, i, a.span)?;
+        let Value::Rv(h, _) = value else {
+            unreachable!("function constants are values")
+        };
+        // Named, the read survives compaction (a module of one function).
+        let name = format!("{}_condition", self.program.function_constants[i].name);
+        fx.function.named_expressions.insert(h, name);
+        Ok(())
     }
 
     /// `is_function_constant_defined(name)`: the companion `bool` override.
@@ -151,8 +223,45 @@ impl Lowerer<'_, '_> {
 }
 
 /// The function constants `entry`'s WGSL reads (directly or through the
-/// functions it calls), for reflection.
-pub(in crate::lower) fn reached(
+/// functions it calls), for reflection, each with the arguments of
+/// `function` (an entry point's reflection) that it conditions.
+pub(in crate::lower) fn reflect(
+    program: &crate::sema::Program,
+    module: &naga::Module,
+    entry: &naga::Function,
+    function: &mut FunctionReflection,
+) {
+    let mut constants = reached(program, module, entry);
+    let decl = program
+        .functions
+        .iter()
+        .find(|d| d.stage.is_some() && d.name.name == function.name);
+    for p in decl.iter().flat_map(|d| &d.params) {
+        let Some(a) = p.attributes.iter().find(|a| a.name == "function_constant") else {
+            continue;
+        };
+        let (Ok(condition), Some(name)) = (program.argument_condition(p, a), &p.name) else {
+            continue;
+        };
+        let Some(arg) = function.arguments.iter().find(|g| g.name == name.name) else {
+            continue;
+        };
+        let index = program.function_constants[condition.constant].index;
+        if let Some(c) = constants.iter_mut().find(|c| c.index == index) {
+            c.arguments.push(ConditionalArgument {
+                name: arg.name.clone(),
+                kind: arg.kind,
+                index: arg.index,
+                when_false: condition.negated,
+            });
+        }
+    }
+    function.function_constants = constants;
+}
+
+/// The function constants `entry`'s WGSL reads (directly or through the
+/// functions it calls).
+fn reached(
     program: &crate::sema::Program,
     module: &naga::Module,
     entry: &naga::Function,
@@ -179,9 +288,14 @@ pub(in crate::lower) fn reached(
         .map(|c| FunctionConstantReflection {
             name: c.name.clone(),
             index: c.index,
-            data_type: program.display(&Type::Scalar(c.ty)),
+            data_type: program.display(&match c.components {
+                1 => Type::Scalar(c.ty),
+                n => Type::Vector(c.ty, n),
+            }),
             required: c.defined_id.is_none(),
             defined_id: c.defined_id,
+            component_ids: c.component_ids.clone(),
+            arguments: Vec::new(),
         })
         .collect()
 }

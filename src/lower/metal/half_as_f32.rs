@@ -148,37 +148,23 @@ mod tests {
     //! definition (11-bit significands, largest finite value 65504).
 
     use super::round_to_half;
-    use crate::lower::ctx::function::FnCtx;
-    use crate::lower::metal::ir_eval::{Eval, V};
+    use crate::lower::metal::ir_eval::UnaryIr;
     use crate::source_map::Span;
-    use crate::types::Type;
     use half::f16;
-    use naga::{Expression, Handle};
 
     /// The rounding IR of a value that is not a literal (an argument).
-    struct Rounding {
-        fx: FnCtx,
-        input: Handle<Expression>,
-        output: Handle<Expression>,
-    }
+    struct Rounding(UnaryIr);
 
     impl Rounding {
         fn new() -> Self {
-            let mut fx = FnCtx::new("round", Type::FLOAT);
-            let input = fx.add(Expression::FunctionArgument(0), Span::default());
-            let output = round_to_half(&mut fx, input, 1, Span::default());
-            Rounding { fx, input, output }
+            Rounding(UnaryIr::new(|fx, x| {
+                round_to_half(fx, x, 1, Span::default())
+            }))
         }
 
         /// What the IR computes for `x`.
         fn of(&self, x: f32) -> f32 {
-            let leaf = |h| (h == self.input).then_some(V::F(x));
-            Eval {
-                function: &self.fx.function,
-                leaf: &leaf,
-            }
-            .eval(self.output)
-            .f()
+            self.0.of(x)
         }
 
         /// Checks that `x` rounds to `want` (bit for bit, so the sign of

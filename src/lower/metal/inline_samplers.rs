@@ -306,15 +306,15 @@ impl Lowerer<'_, '_> {
         )))
     }
 
-    /// The constexpr samplers entry point `function` uses.
+    /// The constexpr samplers an entry point that `reached` them uses.
     pub(in crate::lower) fn used_constexpr_samplers(
         &self,
-        function: &naga::Function,
+        reached: &crate::lower::entry::compute::Reached,
     ) -> Vec<ConstexprSampler> {
         self.global
             .constexpr_samplers
             .iter()
-            .filter(|(_, s)| self.entry_uses_binding(function, s.binding))
+            .filter(|(_, s)| reached.binding(s.binding))
             .map(|(_, s)| s.clone())
             .collect()
     }

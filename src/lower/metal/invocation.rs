@@ -42,7 +42,7 @@ impl Lowerer<'_, '_> {
         g
     }
 
-    fn load_private(
+    pub(in crate::lower) fn load_private(
         &mut self,
         fx: &mut FnCtx,
         name: &'static str,
@@ -82,13 +82,17 @@ impl Lowerer<'_, '_> {
 
     /// This thread's lane in its SIMD-group (`thread_index_in_simdgroup`).
     pub(in crate::lower) fn simd_lane(&mut self, fx: &mut FnCtx, span: Span) -> Handle<Expression> {
-        self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+        if !self.emulates_simd() {
+            self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+        }
         self.load_private(fx, SIMD_LANE, &Type::UINT, span)
     }
 
     /// The SIMD-group width (`threads_per_simdgroup`).
     pub(in crate::lower) fn simd_size(&mut self, fx: &mut FnCtx, span: Span) -> Handle<Expression> {
-        self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+        if !self.emulates_simd() {
+            self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+        }
         self.load_private(fx, SIMD_SIZE, &Type::Scalar(Scalar::UInt), span)
     }
 
@@ -337,14 +341,26 @@ mod tests {
                 .map(|d| (group[d] + offset[d]) * [64, 1, 1][d] + local[d])
                 .collect();
             let inside = (0..3).all(|d| position[d] < grid[d]);
-            let leaf = dispatch_inputs(module, f, local, group, grid, offset);
-            let got = Eval {
-                function: f,
-                leaf: &leaf,
+            let inputs = dispatch_inputs(module, f, local, group, grid, offset);
+            // `metal_whole_grid`: a host sets it only when every launched
+            // thread is inside; set, it makes every thread active.
+            for whole in [false, true] {
+                let leaf = |h| match f.expressions[h] {
+                    Expression::Override(_) => Some(V::B(whole)),
+                    _ => inputs(h),
+                };
+                let got = Eval {
+                    function: f,
+                    leaf: &leaf,
+                }
+                .eval(value)
+                .b();
+                let want = inside || whole;
+                assert_eq!(
+                    got, want,
+                    "position {position:?} in grid {grid:?}, whole {whole}"
+                );
             }
-            .eval(value)
-            .b();
-            assert_eq!(got, inside, "position {position:?} in grid {grid:?}");
         }
     }
 

@@ -343,3 +343,38 @@ pub(in crate::lower) fn loaded_globals<'a>(
             .map(|(_, v)| v.clone())
     }
 }
+
+/// The IR `build` makes of one `float` argument, to evaluate for any input
+/// (the rounding tests of `half_as_f32` and `bfloat`).
+pub(in crate::lower) struct UnaryIr {
+    fx: crate::lower::ctx::function::FnCtx,
+    input: Handle<Expression>,
+    output: Handle<Expression>,
+}
+
+impl UnaryIr {
+    /// Builds `build(fx, x)` for an argument `x`.
+    pub(in crate::lower) fn new(
+        build: impl FnOnce(
+            &mut crate::lower::ctx::function::FnCtx,
+            Handle<Expression>,
+        ) -> Handle<Expression>,
+    ) -> Self {
+        let span = crate::source_map::Span::default();
+        let mut fx = crate::lower::ctx::function::FnCtx::new("unary", crate::types::Type::FLOAT);
+        let input = fx.add(Expression::FunctionArgument(0), span);
+        let output = build(&mut fx, input);
+        UnaryIr { fx, input, output }
+    }
+
+    /// What the IR computes for `x`.
+    pub(in crate::lower) fn of(&self, x: f32) -> f32 {
+        let leaf = |h| (h == self.input).then_some(V::F(x));
+        Eval {
+            function: &self.fx.function,
+            leaf: &leaf,
+        }
+        .eval(self.output)
+        .f()
+    }
+}

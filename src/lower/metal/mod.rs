@@ -12,12 +12,33 @@
 //! - `buffer_pointers`: pointers into buffers as (buffer, element index),
 //!   since naga takes no storage pointers as parameters;
 //! - `half_as_f32`: `half` as `f32` rounded to binary16 where Metal rounds;
+//! - `bfloat`: `bfloat` as `f32` rounded to bfloat where Metal rounds, 2
+//!   bytes in buffers;
 //! - `inline_samplers`: `constexpr sampler`s as bindings with a reflected
 //!   descriptor;
 //! - `function_constants`: `[[function_constant(n)]]` as `override`s;
 //! - `pointer_members`: structs with pointer/reference/texture members as
-//!   translation-time aggregates of places.
+//!   translation-time aggregates of places;
+//! - `pointer_views`: memory the program views through a pointer to another
+//!   type, held as words (a second lowering once a cast meets it typed);
+//! - `simd_groups`: Metal's 32-wide SIMD groups emulated in threadgroup
+//!   memory on adapters of any subgroup width (or WGSL's native subgroups);
+//! - `simd_branches`: SIMD-group functions inside branches under the
+//!   emulation, by running the branch on every thread with narrowed activity;
+//! - `simdgroup_matrix`: `simdgroup_matrix<T, 8, 8>`, which a SIMD group
+//!   holds together, held whole by every thread;
+//! - `signed_remainder`: integer `/` and `%` with WGSL's values on every
+//!   backend (naga's GLSL writer prints them as GLSL's, undefined for
+//!   negative operands and zero divisors);
+//! - `unions`: `union`s as 32-bit words, their members read and written
+//!   through word views.
+//! - `logging`: `metal::os_log` calls, dropped (WebGPU shaders cannot log).
+//! - `tessellation`: the tessellator's inputs to post-tessellation vertex
+//!   functions (`[[patch]]`), refused: WebGPU has no tessellation.
+//! - `wide_integers`: 64-bit integers (`long`, `size_t`) in their low 32
+//!   bits on WebGPU, with Metal's 8 bytes in buffers.
 
+pub(in crate::lower) mod bfloat;
 pub(in crate::lower) mod buffer_pointers;
 pub(in crate::lower) mod dispatch_grid;
 pub(in crate::lower) mod function_constants;
@@ -26,6 +47,15 @@ pub(in crate::lower) mod inline_samplers;
 pub(in crate::lower) mod invocation;
 #[cfg(test)]
 pub(in crate::lower) mod ir_eval;
+pub(in crate::lower) mod logging;
 pub(in crate::lower) mod narrow_integers;
 pub(in crate::lower) mod pointer_members;
+pub(in crate::lower) mod pointer_views;
+pub(in crate::lower) mod signed_remainder;
+pub(in crate::lower) mod simd_branches;
+pub mod simd_groups;
+pub(in crate::lower) mod simdgroup_matrix;
+pub(in crate::lower) mod tessellation;
+pub(in crate::lower) mod unions;
+pub(in crate::lower) mod wide_integers;
 pub(in crate::lower) mod word_views;

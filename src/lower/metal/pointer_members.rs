@@ -395,6 +395,15 @@ impl Lowerer<'_, '_> {
                     return Ok((ArgKey::GlobalPath(g, path, element.is_some()), dynamic));
                 }
             }
+            // A reference to threadgroup memory held as words
+            // (`pointer_views.rs`): the byte offset, as for a buffer.
+            if let (Value::Bytes(b), AddressSpace::Threadgroup, true) =
+                (&a.value, pp.space, pp.is_reference)
+            {
+                if b.writable || pp.is_const {
+                    return Ok((ArgKey::Buffer(b.global), vec![b.offset]));
+                }
+            }
             if let (Value::Ptr(p), AddressSpace::Threadgroup, false) =
                 (&a.value, pp.space, pp.is_reference)
             {

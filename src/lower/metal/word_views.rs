@@ -21,7 +21,9 @@ use naga::{
 impl Lowerer<'_, '_> {
     /// True if buffers holding `ty` need a word view.
     pub(in crate::lower) fn needs_word_view(&self, ty: &Type) -> bool {
-        layout::wgsl(ty, &self.program.structs).is_err() || self.holds_emulated_half(ty)
+        layout::wgsl(ty, &self.program.structs).is_err()
+            || self.holds_emulated_half(ty)
+            || self.holds_narrowed_wide(ty)
     }
 
     /// Whether global `g` is a word view with atomic words.
@@ -79,7 +81,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// A pointer to the word holding byte `offset`.
-    fn word_pointer(
+    pub(in crate::lower) fn word_pointer(
         &mut self,
         fx: &mut FnCtx,
         global: Handle<naga::GlobalVariable>,
@@ -112,6 +114,7 @@ impl Lowerer<'_, '_> {
         p: &BytePlace,
         span: Span,
     ) -> Result<(Handle<Expression>, Type)> {
+        self.check_word_sized(&p.ty, span)?;
         let value_ty = p.ty.unpacked();
         let h = match &p.ty {
             Type::Scalar(s) => self.load_scalar(fx, p.global, p.offset, *s, span),
@@ -131,6 +134,9 @@ impl Lowerer<'_, '_> {
                 )
             }
             Type::Atomic(_) => return Err(crate::lower::ctx::value::atomic_access(span)),
+            Type::Struct(id) if self.program.structs.get(*id).is_union => {
+                self.union_load(fx, p, *id, span)?
+            }
             _ => {
                 let parts = self.bytes_parts(fx, p, span)?;
                 let mut components = Vec::new();
@@ -199,7 +205,24 @@ impl Lowerer<'_, '_> {
             .collect())
     }
 
-    fn load_word(
+    /// Refuses a native 64-bit scalar (`ulong` in a buffer also holding
+    /// bytes, with `--target wgpu`): a byte place is read and written
+    /// through 32-bit words. On WebGPU a 64-bit integer is held in 32 bits,
+    /// one word and its extension (`wide_integers.rs`).
+    fn check_word_sized(&mut self, ty: &Type, span: Span) -> Result<()> {
+        if ty.element_scalar().is_some_and(|s| s.size() > 4) && !self.narrows_wide_integers() {
+            self.check_64_bit(span)?;
+            return Err(Error::coded(
+                Code::Unsupported,
+                span,
+                "64-bit values in a buffer that also holds packed, bool or 8/16-bit data are not supported yet",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The word holding byte `offset` of word view `global`.
+    pub(in crate::lower) fn load_word(
         &mut self,
         fx: &mut FnCtx,
         global: Handle<naga::GlobalVariable>,
@@ -219,6 +242,9 @@ impl Lowerer<'_, '_> {
         s: Scalar,
         span: Span,
     ) -> Handle<Expression> {
+        if crate::lower::metal::wide_integers::is_wide(s) {
+            return self.load_narrowed_wide(fx, global, offset, s, span);
+        }
         let word = self.load_word(fx, global, offset, span);
         let size = s.size();
         if size == 4 {
@@ -302,6 +328,10 @@ impl Lowerer<'_, '_> {
                     span,
                 )
             }
+            Scalar::BFloat => {
+                let b = field(fx, word);
+                crate::lower::metal::bfloat::bfloat_from_bits(fx, b, 1, span)
+            }
             _ => field(fx, word),
         }
     }
@@ -314,6 +344,7 @@ impl Lowerer<'_, '_> {
         value: Handle<Expression>,
         span: Span,
     ) -> Result<()> {
+        self.check_word_sized(&p.ty, span)?;
         match &p.ty {
             Type::Scalar(s) => self.store_scalar(fx, p, value, *s, span),
             // An aligned vector of whole words (`uchar4`, `half2`, `ushort4`):
@@ -346,6 +377,9 @@ impl Lowerer<'_, '_> {
                 Ok(())
             }
             Type::Atomic(_) => Err(crate::lower::ctx::value::atomic_access(span)),
+            Type::Struct(id) if self.program.structs.get(*id).is_union => {
+                self.union_store(fx, p, *id, value, span)
+            }
             _ => {
                 let parts = self.bytes_parts(fx, p, span)?;
                 for (k, part) in parts.iter().enumerate() {
@@ -387,6 +421,8 @@ impl Lowerer<'_, '_> {
                 );
                 let bits = if s == Scalar::Half {
                     self.half_bits(fx, lane, span)?
+                } else if s == Scalar::BFloat {
+                    crate::lower::metal::bfloat::bfloat_bits(fx, lane, 1, span)
                 } else {
                     Self::scalar_bits(fx, lane, s, span)
                 };
@@ -446,8 +482,14 @@ impl Lowerer<'_, '_> {
         s: Scalar,
         span: Span,
     ) -> Result<()> {
+        if crate::lower::metal::wide_integers::is_wide(s) {
+            self.store_narrowed_wide(fx, p.global, (p.offset, value), s, span);
+            return Ok(());
+        }
         let value = if s == Scalar::Half {
             self.half_bits(fx, value, span)?
+        } else if s == Scalar::BFloat {
+            crate::lower::metal::bfloat::bfloat_bits(fx, value, 1, span)
         } else {
             Self::scalar_bits(fx, value, s, span)
         };
@@ -456,6 +498,9 @@ impl Lowerer<'_, '_> {
         if size == 4 {
             self.push_effect(fx, Statement::Store { pointer, value }, Some(pointer), span);
             return Ok(());
+        }
+        if self.is_private_words(p.global) {
+            return self.store_private_field(fx, pointer, value, p.offset, size, span);
         }
         if self.word_view(p.global) != Some(true) {
             return Err(Error::coded(
@@ -500,6 +545,37 @@ impl Lowerer<'_, '_> {
             Some(pointer),
             span,
         );
+        Ok(())
+    }
+
+    /// Replaces the `size` bytes at `offset` of the word at `pointer`, storage
+    /// of a union object's own (`unions.rs`), with the low bytes of `value`:
+    /// no other thread sees it, so a load, a mask and a store.
+    fn store_private_field(
+        &mut self,
+        fx: &mut FnCtx,
+        pointer: Handle<Expression>,
+        value: Handle<Expression>,
+        offset: Handle<Expression>,
+        size: u32,
+        span: Span,
+    ) -> Result<()> {
+        let shift = Self::bit_shift(fx, offset, size, span);
+        let ones = Self::lit(fx, (1u32 << (size * 8)) - 1, span);
+        let field = Self::bin(fx, Bo::ShiftLeft, ones, shift, span);
+        let clear = fx.add(
+            Expression::Unary {
+                op: naga::UnaryOperator::BitwiseNot,
+                expr: field,
+            },
+            span,
+        );
+        let masked = Self::bin(fx, Bo::And, value, ones, span);
+        let set = Self::bin(fx, Bo::ShiftLeft, masked, shift, span);
+        let old = fx.add(Expression::Load { pointer }, span);
+        let kept = Self::bin(fx, Bo::And, old, clear, span);
+        let value = Self::bin(fx, Bo::InclusiveOr, kept, set, span);
+        fx.push(Statement::Store { pointer, value }, span);
         Ok(())
     }
 

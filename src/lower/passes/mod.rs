@@ -7,8 +7,11 @@
 //!
 //! - [`half_demotion`]: `half` as `f32` (`HalfMode::F32`), after lowering;
 //! - [`browser_dialect`]: what the WebGPU target needs beyond naga's own
-//!   dialect, before the WGSL writer runs.
+//!   dialect, before the WGSL writer runs;
+//! - [`simd_uniformity`]: where an emulated SIMD-group exchange would wait
+//!   in non-uniform control flow (an analysis, no rewrite).
 
 pub(crate) mod browser_dialect;
 pub(crate) mod half_demotion;
 mod rebuild;
+pub(crate) mod simd_uniformity;

@@ -60,9 +60,86 @@ impl Lowerer<'_, '_> {
                 to.clone(),
             ));
         }
+        // A 64-bit scalar is two words, low first (`as_type<uint2>(ulong)`,
+        // `as_type<ulong>(float2)`): SPIRV-Cross reads `simd_vote`s this way.
+        if let Some(v) = self.as_type_64(fx, h, from, to, span)? {
+            return Ok(Value::Rv(v, to.clone()));
+        }
+        // The 32-bit words below cannot hold a 64-bit lane (`as_type<ulong2>(..)`).
+        if sf.size() > 4 || st.size() > 4 {
+            self.check_64_bit(span)?;
+            return Err(Error::coded(
+                Code::Unsupported,
+                span,
+                "`as_type` to or from 64-bit types other than between `long` and `ulong` is not supported yet",
+            ));
+        }
         let words = self.words_of(fx, h, from, span);
         let v = self.value_from_words(fx, &words, to, span)?;
         Ok(Value::Rv(v, to.clone()))
+    }
+
+    /// `as_type` between a 64-bit scalar and 8 bytes of 32-bit or narrower
+    /// lanes (or another 64-bit scalar); `None` for other types.
+    fn as_type_64(
+        &mut self,
+        fx: &mut FnCtx,
+        h: Handle<Expression>,
+        from: &Type,
+        to: &Type,
+        span: Span,
+    ) -> Result<Option<Handle<Expression>>> {
+        let wide = |t: &Type| matches!(t, Type::Scalar(Scalar::Long | Scalar::ULong));
+        let narrow = |t: &Type| t.element_scalar().is_some_and(|s| s.size() <= 4);
+        let kind = |t: &Type| crate::lower::types::scalar(t.element_scalar().unwrap()).kind;
+        let cast = |fx: &mut FnCtx, expr, kind, convert| {
+            fx.add(
+                Expression::As {
+                    expr,
+                    kind,
+                    convert,
+                },
+                span,
+            )
+        };
+        let bin =
+            |fx: &mut FnCtx, op, left, right| fx.add(Expression::Binary { op, left, right }, span);
+        if !(wide(from) || wide(to)) || !(wide(from) || narrow(from)) || !(wide(to) || narrow(to)) {
+            return Ok(None);
+        }
+        self.check_64_bit(span)?;
+        if wide(from) && wide(to) {
+            return Ok(Some(cast(fx, h, kind(to), None)));
+        }
+        // Held in 32 bits on WebGPU (metal/wide_integers.rs).
+        if self.narrows_wide_integers() {
+            if let Type::Scalar(s) = *from {
+                let words = self.narrowed_words(fx, h, s, span);
+                return self.value_from_words(fx, &words, to, span).map(Some);
+            }
+            let words = self.words_of(fx, h, from, span);
+            let (Some(&low), Type::Scalar(s)) = (words.first(), to) else {
+                return Ok(None);
+            };
+            return Ok(Some(self.narrowed_from_words(fx, low, *s, span)));
+        }
+        let shift = Self::u32_const(fx, 32, span);
+        if wide(from) {
+            let bits = cast(fx, h, ScalarKind::Uint, None);
+            let low = cast(fx, bits, ScalarKind::Uint, Some(4));
+            let top = bin(fx, Bo::ShiftRight, bits, shift);
+            let high = cast(fx, top, ScalarKind::Uint, Some(4));
+            return self.value_from_words(fx, &[low, high], to, span).map(Some);
+        }
+        let words = self.words_of(fx, h, from, span);
+        let [low, high] = words[..] else {
+            return Ok(None);
+        };
+        let low = cast(fx, low, ScalarKind::Uint, Some(8));
+        let high = cast(fx, high, ScalarKind::Uint, Some(8));
+        let top = bin(fx, Bo::ShiftLeft, high, shift);
+        let bits = bin(fx, Bo::InclusiveOr, low, top);
+        Ok(Some(cast(fx, bits, kind(to), None)))
     }
 
     fn u32_const(fx: &mut FnCtx, v: u32, span: Span) -> Handle<Expression> {
@@ -100,6 +177,7 @@ impl Lowerer<'_, '_> {
     ) -> Handle<Expression> {
         let bits = match s {
             Scalar::UInt | Scalar::UChar | Scalar::UShort => return lane,
+            Scalar::BFloat => return crate::lower::metal::bfloat::bfloat_bits(fx, lane, 1, span),
             Scalar::Half => {
                 let wide = fx.add(
                     Expression::As {
@@ -282,6 +360,9 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
+        if s == Scalar::BFloat {
+            return crate::lower::metal::bfloat::bfloat_from_bits(fx, field, 1, span);
+        }
         if s != Scalar::Half {
             return field;
         }

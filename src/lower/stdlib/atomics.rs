@@ -59,11 +59,7 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         let name = b.name();
         let Some((op, arity)) = op(b) else {
-            return Err(Error::coded(
-                Code::Unsupported,
-                span,
-                "`atomic_thread_fence` is not supported yet",
-            ));
+            return self.thread_fence(fx, args, span);
         };
         if args.len() != arity {
             return Err(Error::coded(

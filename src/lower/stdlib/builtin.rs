@@ -36,6 +36,9 @@ pub(crate) enum Family {
     Simd,
     /// Quad-group functions, MSL §6.9.3 (`quad.rs`).
     Quad,
+    /// SIMD-group matrix functions, MSL §6.7 (Metal 2.3;
+    /// `metal/simdgroup_matrix.rs`).
+    SimdMatrix,
     /// Execution barriers, MSL §6.9.1: `threadgroup_barrier` and
     /// `simdgroup_barrier`.
     Barrier,
@@ -47,6 +50,8 @@ pub(crate) enum Family {
     Fragment,
     /// Texture member functions, MSL §6.12 (`textures.rs`, `texture_ops.rs`).
     Texture,
+    /// Pack and unpack functions of `<metal_pack>` (`pack.rs`).
+    Pack,
 }
 
 /// Declares [`Builtin`] and its table from one list, so that the enum, the
@@ -118,6 +123,8 @@ builtins! {
     Copysign = "copysign", Math;
     Fdim = "fdim", Math;
     Divide = "divide", Math;
+    Nextafter = "nextafter", Math;
+    Ilogb = "ilogb", Math;
     Ldexp = "ldexp", Math;
     Frexp = "frexp", Math;
     Modf = "modf", Math;
@@ -232,6 +239,12 @@ builtins! {
     QuadIsHelperThread = "quad_is_helper_thread", Quad;
     QuadBallot = "quad_ballot", Quad;
     QuadActiveThreadsMask = "quad_active_threads_mask", Quad;
+    // SIMD-group matrix functions.
+    SimdgroupLoad = "simdgroup_load", SimdMatrix;
+    SimdgroupStore = "simdgroup_store", SimdMatrix;
+    SimdgroupMultiply = "simdgroup_multiply", SimdMatrix;
+    SimdgroupMultiplyAccumulate = "simdgroup_multiply_accumulate", SimdMatrix;
+    MakeFilledSimdgroupMatrix = "make_filled_simdgroup_matrix", SimdMatrix;
     // Barriers.
     ThreadgroupBarrier = "threadgroup_barrier", Barrier;
     SimdgroupBarrier = "simdgroup_barrier", Barrier;
@@ -248,6 +261,35 @@ builtins! {
     AtomicFetchMin = "atomic_fetch_min_explicit", Atomic;
     AtomicFetchMax = "atomic_fetch_max_explicit", Atomic;
     AtomicThreadFence = "atomic_thread_fence", Atomic;
+    // Pack and unpack functions.
+    PackFloatToUnorm4x8 = "pack_float_to_unorm4x8", Pack;
+    PackFloatToSnorm4x8 = "pack_float_to_snorm4x8", Pack;
+    PackFloatToUnorm2x16 = "pack_float_to_unorm2x16", Pack;
+    PackFloatToSnorm2x16 = "pack_float_to_snorm2x16", Pack;
+    PackFloatToUnorm10a2 = "pack_float_to_unorm10a2", Pack;
+    PackFloatToUnorm565 = "pack_float_to_unorm565", Pack;
+    PackFloatToSrgbUnorm4x8 = "pack_float_to_srgb_unorm4x8", Pack;
+    PackHalfToUnorm4x8 = "pack_half_to_unorm4x8", Pack;
+    PackHalfToSnorm4x8 = "pack_half_to_snorm4x8", Pack;
+    PackHalfToUnorm2x16 = "pack_half_to_unorm2x16", Pack;
+    PackHalfToSnorm2x16 = "pack_half_to_snorm2x16", Pack;
+    PackHalfToUnorm10a2 = "pack_half_to_unorm10a2", Pack;
+    PackHalfToUnorm565 = "pack_half_to_unorm565", Pack;
+    PackHalfToSrgbUnorm4x8 = "pack_half_to_srgb_unorm4x8", Pack;
+    UnpackUnorm4x8ToFloat = "unpack_unorm4x8_to_float", Pack;
+    UnpackSnorm4x8ToFloat = "unpack_snorm4x8_to_float", Pack;
+    UnpackUnorm2x16ToFloat = "unpack_unorm2x16_to_float", Pack;
+    UnpackSnorm2x16ToFloat = "unpack_snorm2x16_to_float", Pack;
+    UnpackUnorm10a2ToFloat = "unpack_unorm10a2_to_float", Pack;
+    UnpackUnorm565ToFloat = "unpack_unorm565_to_float", Pack;
+    UnpackUnorm4x8SrgbToFloat = "unpack_unorm4x8_srgb_to_float", Pack;
+    UnpackUnorm4x8ToHalf = "unpack_unorm4x8_to_half", Pack;
+    UnpackSnorm4x8ToHalf = "unpack_snorm4x8_to_half", Pack;
+    UnpackUnorm2x16ToHalf = "unpack_unorm2x16_to_half", Pack;
+    UnpackSnorm2x16ToHalf = "unpack_snorm2x16_to_half", Pack;
+    UnpackUnorm10a2ToHalf = "unpack_unorm10a2_to_half", Pack;
+    UnpackUnorm565ToHalf = "unpack_unorm565_to_half", Pack;
+    UnpackUnorm4x8SrgbToHalf = "unpack_unorm4x8_srgb_to_half", Pack;
     // Derivatives and fragment-only functions.
     Dfdx = "dfdx", Derivative;
     Dfdy = "dfdy", Derivative;
@@ -267,6 +309,8 @@ builtins! {
     TextureGetArraySize = "get_array_size", Texture;
     TextureGetNumSamples = "get_num_samples", Texture;
     TextureFence = "fence", Texture;
+    // `is_null_texture(t)` (MSL §6.12.15): a free function on a texture.
+    IsNullTexture = "is_null_texture", Relational;
 }
 
 impl Builtin {
@@ -293,7 +337,10 @@ impl Builtin {
 
     /// The library function a call `name(..)` (or `metal::name(..)`)
     /// names, once C++ lookup has found no user declaration of `name`.
+    /// `<metal_stdlib>`'s intrinsic `__metal_NAME` is the function `NAME`
+    /// (its math-mode argument is dropped by the caller: `mod.rs`).
     pub(crate) fn function(name: &str) -> Option<Builtin> {
+        let name = name.strip_prefix("__metal_").unwrap_or(name);
         Builtin::lookup(name).filter(|b| b.family() != Family::Texture)
     }
 
@@ -305,7 +352,8 @@ impl Builtin {
     /// An execution barrier: every thread of its group must reach it, so a
     /// kernel that reaches one lets no thread of a ragged grid return early.
     pub(crate) fn is_barrier(self) -> bool {
-        self.family() == Family::Barrier
+        // A fence is translated to a barrier (`fence.rs`).
+        self.family() == Family::Barrier || self == Builtin::AtomicThreadFence
     }
 
     /// Needs WGSL's subgroup operations or built-ins (the SIMD-group lane

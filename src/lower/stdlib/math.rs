@@ -13,7 +13,7 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
-use crate::lower::stdlib::Builtin;
+use crate::lower::stdlib::{ieee, Builtin};
 use crate::lower::types::vector_size;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::conversions;
@@ -162,7 +162,11 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         use Builtin as B;
         let (h, ty) = match b {
-            B::Copysign | B::Fdim | B::Divide => self.float_pair(fx, b, args, span)?,
+            B::Copysign | B::Fdim | B::Divide | B::Nextafter => {
+                self.float_pair(fx, b, args, span)?
+            }
+            B::Fmin | B::Fmax => self.nan_avoiding_min_max(fx, b, args, span)?,
+            B::Ilogb => self.ilogb(fx, args, span)?,
             B::Ldexp => self.ldexp(fx, args, span)?,
             B::Frexp => self.frexp(fx, args, span)?,
             B::Modf | B::Sincos => self.split_result(fx, b, args, span)?,
@@ -301,6 +305,8 @@ impl Lowerer<'_, '_> {
         let mut ir = Ir { fx, span };
         let h = match b {
             Builtin::Copysign => copysign(&mut ir, x, y, s, n),
+            Builtin::Nextafter if s == Scalar::Half => self.nextafter_half(&mut ir, x, y, n),
+            Builtin::Nextafter => nextafter(&mut ir, x, y, s, n),
             // `x <= y` rather than `x > y`: a NaN operand gives NaN, as C's fdim does.
             Builtin::Fdim => {
                 let diff = ir.bin(Bo::Subtract, x, y);
@@ -560,13 +566,24 @@ impl Lowerer<'_, '_> {
         };
         let (hs, ty) = self.operands(fx, name, args, 3, kind, span)?;
         let (a, b, c) = (hs[0], hs[1], hs[2]);
+        let (s, n) = (ty.element_scalar().unwrap(), size_of(&ty));
         let mut ir = Ir { fx, span };
         let h = match function {
-            B::Min3 | B::Fmin3 => {
+            // fmin(fmin(a, b), c): a NaN operand is skipped, as by `fmin`.
+            B::Fmin3 | B::Fmax3 => {
+                let fun = if function == B::Fmin3 {
+                    Mf::Min
+                } else {
+                    Mf::Max
+                };
+                let m = ieee::nan_avoiding(&mut ir, fun, a, b, s, n);
+                ieee::nan_avoiding(&mut ir, fun, m, c, s, n)
+            }
+            B::Min3 => {
                 let m = ir.math(Mf::Min, &[a, b]);
                 ir.math(Mf::Min, &[m, c])
             }
-            B::Max3 | B::Fmax3 => {
+            B::Max3 => {
                 let m = ir.math(Mf::Max, &[a, b]);
                 ir.math(Mf::Max, &[m, c])
             }
@@ -724,6 +741,38 @@ fn copysign(ir: &mut Ir, x: H, y: H, s: Scalar, n: u8) -> H {
     let sign = ir.bin(Bo::And, yb, sign_mask);
     let bits = ir.bin(Bo::InclusiveOr, magnitude, sign);
     ir.bitcast(bits, ScalarKind::Float)
+}
+
+/// `nextafter(x, y)`: the next value of `x`'s type after `x` toward `y`, as
+/// one step of the bit pattern (of the `float` bits, or of the upper half
+/// for `bfloat`): up in magnitude when `y` lies away from zero, down
+/// otherwise; from zero the smallest subnormal of `y`'s sign; `y` when
+/// equal; NaN when either is NaN.
+fn nextafter(ir: &mut Ir, x: H, y: H, s: Scalar, n: u8) -> H {
+    let step = if s == Scalar::BFloat { 0x1_0000 } else { 1 };
+    let xb = ir.bitcast(x, ScalarKind::Uint);
+    let yb = ir.bitcast(y, ScalarKind::Uint);
+    let unit = ir.u32(step, n);
+    let zero = ir.float(0.0, s, n);
+    let below = ir.bin(Bo::Less, x, y);
+    let positive = ir.bin(Bo::Greater, x, zero);
+    let away = ir.bin(Bo::Equal, below, positive);
+    let up = ir.bin(Bo::Add, xb, unit);
+    let down = ir.bin(Bo::Subtract, xb, unit);
+    let stepped = ir.select(away, up, down);
+    let sign_mask = ir.u32(0x8000_0000, n);
+    let y_sign = ir.bin(Bo::And, yb, sign_mask);
+    let from_zero = ir.bin(Bo::InclusiveOr, y_sign, unit);
+    let is_zero = ir.bin(Bo::Equal, x, zero);
+    let bits = ir.select(is_zero, from_zero, stepped);
+    let next = ir.bitcast(bits, ScalarKind::Float);
+    let equal = ir.bin(Bo::Equal, x, y);
+    let next = ir.select(equal, y, next);
+    let x_nan = ir.bin(Bo::NotEqual, x, x);
+    let y_nan = ir.bin(Bo::NotEqual, y, y);
+    let nan = ir.bin(Bo::InclusiveOr, x_nan, y_nan);
+    let sum = ir.bin(Bo::Add, x, y);
+    ir.select(nan, sum, next)
 }
 
 /// `x - 2 * round(x / 2)`, in [-1, 1] and exact: halving and doubling are

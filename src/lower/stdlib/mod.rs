@@ -7,9 +7,13 @@
 
 pub(in crate::lower) mod as_type;
 pub(in crate::lower) mod atomics;
+pub(in crate::lower) mod ballot;
 pub(in crate::lower) mod builtin;
+pub(in crate::lower) mod fence;
+pub(in crate::lower) mod ieee;
 pub(in crate::lower) mod integer;
 pub(in crate::lower) mod math;
+pub(in crate::lower) mod pack;
 pub(in crate::lower) mod quad;
 pub(in crate::lower) mod simd;
 pub(in crate::lower) mod texture_ops;
@@ -48,9 +52,7 @@ fn direct_math(b: Builtin) -> Option<(Mf, usize, Shape)> {
         B::Abs => (Mf::Abs, 1, Numeric),
         B::Fabs => (Mf::Abs, 1, Float),
         B::Min => (Mf::Min, 2, Numeric),
-        B::Fmin => (Mf::Min, 2, Float),
         B::Max => (Mf::Max, 2, Numeric),
-        B::Fmax => (Mf::Max, 2, Float),
         B::Clamp => (Mf::Clamp, 3, Numeric),
         B::Saturate => (Mf::Saturate, 1, Float),
         B::Mix => (Mf::Mix, 3, Float),
@@ -146,7 +148,9 @@ pub(crate) fn constant(name: &str) -> Option<ConstValue> {
         "INT_MAX" => Some(ConstValue::Int(i32::MAX as i64, Scalar::Int)),
         "INT_MIN" => Some(ConstValue::Int(i32::MIN as i64, Scalar::Int)),
         "UINT_MAX" => Some(ConstValue::Int(u32::MAX as i64, Scalar::UInt)),
-        _ => None,
+        "FP_ILOGB0" => Some(ConstValue::Int(ieee::FP_ILOGB0 as i64, Scalar::Int)),
+        "FP_ILOGBNAN" => Some(ConstValue::Int(ieee::FP_ILOGBNAN as i64, Scalar::Int)),
+        _ => fence::scope_constant(name.strip_prefix("metal::").unwrap_or(name)),
     }
 }
 
@@ -172,15 +176,114 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Option<Value>> {
+        if let Some(v) = self.metal_getter(fx, name, args, span)? {
+            return Ok(Some(v));
+        }
+        if let Some(v) = self.bitwise_float_intrinsic(fx, name, args, span)? {
+            return Ok(Some(v));
+        }
+        let (name, args) = metal_intrinsic(name, args);
         let Some(b) = Builtin::function(name) else {
             return Ok(None);
         };
         Ok(Some(match self.builtin_call(fx, b, args, span)? {
             Value::Rv(h, ty) if !b.returns_an_operand() => {
-                Value::Rv(self.round_half_value(fx, h, &ty, span), ty)
+                Value::Rv(self.round_float_value(fx, h, &ty, span), ty)
             }
             other => other,
         }))
+    }
+
+    /// `__metal_get_simdgroup_size(T())` and
+    /// `__metal_get_thread_index_in_simdgroup(T())`: `<metal_stdlib>`'s
+    /// intrinsics for the SIMD-group width and lane, of the type of the
+    /// (otherwise unused) argument.
+    fn metal_getter(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let lane = match name {
+            n if n == SIMD_STATE_INTRINSICS[0] => false,
+            n if n == SIMD_STATE_INTRINSICS[1] => true,
+            _ => return Ok(None),
+        };
+        let [arg] = args else {
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                format!("`{name}` takes 1 argument, {} given", args.len()),
+            ));
+        };
+        let (_, ty) = self.rvalue(fx, arg)?;
+        if !matches!(ty, Type::Scalar(s) if s.is_integer()) {
+            return Err(self.no_overload(name, &ty, arg.span));
+        }
+        let h = if lane {
+            self.simd_lane(fx, span)
+        } else {
+            self.simd_size(fx, span)
+        };
+        let h = self.convert(fx, h, &Type::UINT, &ty, true, span)?;
+        Ok(Some(Value::Rv(h, ty)))
+    }
+
+    /// `__metal_simd_and/or/xor` (and the quad forms) of a float operand,
+    /// which the intrinsic accepts though the library functions take
+    /// integers: the reduction of the bit patterns (`as_type` to the
+    /// unsigned type of the same size and back).
+    fn bitwise_float_intrinsic(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let Some(function) = name.strip_prefix("__metal_") else {
+            return Ok(None);
+        };
+        let bitwise = [
+            "simd_and", "simd_or", "simd_xor", "quad_and", "quad_or", "quad_xor",
+        ];
+        let ([arg], true) = (args, bitwise.contains(&function)) else {
+            return Ok(None);
+        };
+        let ty = self.type_of(fx, arg)?;
+        let Some(s) = ty.element_scalar().filter(|s| s.is_float()) else {
+            return Ok(None);
+        };
+        let bits = ty.with_scalar(if s == Scalar::Float {
+            Scalar::UInt
+        } else {
+            Scalar::UShort
+        });
+        let named = |ty: &Type| crate::syntax::ast::TypeSpec {
+            is_const: false,
+            is_constexpr: false,
+            space: None,
+            path: vec![self.program.display(ty)],
+            args: Vec::new(),
+            ptr_ops: Vec::new(),
+            name_span: span,
+            span,
+        };
+        let mk = |kind| Expr { kind, span };
+        let cast = |to: &Type, e: Expr| {
+            mk(ExprKind::Cast(
+                crate::syntax::ast::CastKind::AsType,
+                named(to),
+                Box::new(e),
+            ))
+        };
+        // The library function itself: a user overload of its name (the
+        // header's own `simd_xor(bfloat)`) is what calls this intrinsic.
+        let operand = cast(&bits, arg.clone());
+        match self.library_call(fx, function, &[operand], span)? {
+            Some(Value::Rv(h, t)) => self.as_type(fx, h, &t, &ty, span).map(Some),
+            other => Ok(other),
+        }
     }
 
     /// Lowers a call of the library function `b`, by its family.
@@ -191,9 +294,13 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
+        if b == Builtin::IsNullTexture {
+            return self.is_null_texture(fx, args, span);
+        }
         match b.family() {
             Family::Simd => self.simd_call(fx, b, args, span),
             Family::Quad => self.quad_call(fx, b, args, span),
+            Family::SimdMatrix => self.simdgroup_matrix_call(fx, b, args, span),
             Family::Atomic => self.atomic_call(fx, b, args, span),
             Family::Integer => self.integer_library_call(fx, b, args, span),
             Family::Barrier => match b {
@@ -201,6 +308,7 @@ impl Lowerer<'_, '_> {
                 _ => self.threadgroup_barrier(fx, args, span),
             },
             Family::Derivative => self.derivative(fx, b, args, span),
+            Family::Pack => self.pack_call(fx, b, args, span),
             Family::Fragment => {
                 if !fx.fragment {
                     return Err(Error::coded(
@@ -679,5 +787,32 @@ fn collect_mem_flags(e: &Expr, set: &mut naga::Barrier) -> Result<()> {
             e.span,
             "expected a `mem_flags` value",
         )),
+    }
+}
+
+/// The intrinsics that read the SIMD-group width and lane
+/// (`Lowerer::metal_getter`).
+pub(in crate::lower) const SIMD_STATE_INTRINSICS: [&str; 2] = [
+    "__metal_get_simdgroup_size",
+    "__metal_get_thread_index_in_simdgroup",
+];
+
+/// `<metal_stdlib>`'s intrinsics, which headers that overload the library
+/// for their own types call (MLX's `bf16_math.h`): `__metal_NAME(args)` is
+/// the library function `NAME` (`__metal_fabs` is `fabs`), and a trailing
+/// math-mode argument (`__METAL_FAST_MATH__`, a `bool`) is dropped, since
+/// the translation has one math mode.
+fn metal_intrinsic<'a>(name: &'a str, args: &'a [Expr]) -> (&'a str, &'a [Expr]) {
+    let Some(function) = name.strip_prefix("__metal_") else {
+        return (name, args);
+    };
+    match args.split_last() {
+        Some((last, rest))
+            if function != "select"
+                && matches!(last.kind, crate::syntax::ast::ExprKind::Bool(_)) =>
+        {
+            (function, rest)
+        }
+        _ => (function, args),
     }
 }

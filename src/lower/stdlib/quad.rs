@@ -163,14 +163,20 @@ impl Lowerer<'_, '_> {
         let predicate = predicate
             .unwrap_or_else(|| fx.add(Expression::Literal(naga::Literal::Bool(true)), span));
         let q = self.quad_place(fx, span);
-        let ballot = fx.add_result(Expression::SubgroupBallotResult, span);
-        fx.push(
-            Statement::SubgroupBallot {
-                result: ballot,
-                predicate: Some(predicate),
-            },
-            span,
-        );
+        let ballot = if self.emulates_simd() {
+            self.emulated_ballot(fx, predicate, span)
+                .expect("`uint` operations lower")
+        } else {
+            let ballot = fx.add_result(Expression::SubgroupBallotResult, span);
+            fx.push(
+                Statement::SubgroupBallot {
+                    result: ballot,
+                    predicate: Some(predicate),
+                },
+                span,
+            );
+            ballot
+        };
         // Lane l is bit l % 32 of word l / 32; a quad never straddles words.
         let five = self.u32_lit(fx, 5, span);
         let word_index = bin(fx, Bo::ShiftRight, q.lane, five, span);

@@ -199,7 +199,7 @@ impl Lowerer<'_, '_> {
                 self.shuffle_and_fill(fx, name, up, args, width, span)?
             }
             Simd::IsHelper => no_helper_threads(fx, name, args, span)?,
-            Simd::Ballot => return Err(vote_unsupported(name, "simd_vote", span)),
+            Simd::Ballot => self.simd_ballot(fx, b, args, span)?,
         };
         Ok(value)
     }
@@ -217,6 +217,10 @@ impl Lowerer<'_, '_> {
         let scalar = msl.element_scalar().filter(|_| msl.is_scalar_or_vector());
         let ok = match scalar {
             Some(Scalar::Int | Scalar::UInt) => true,
+            // 8/16-bit integers are held in 32 bits and `bfloat` in `f32`:
+            // computed there, the result is truncated or rounded back.
+            Some(Scalar::Char | Scalar::UChar | Scalar::Short | Scalar::UShort) => true,
+            Some(Scalar::BFloat) => !bitwise,
             Some(Scalar::Half | Scalar::Float) => !bitwise,
             Some(Scalar::Bool) => bitwise,
             _ => false,
@@ -236,8 +240,14 @@ impl Lowerer<'_, '_> {
                 ),
             ));
         }
-        if scalar == Some(Scalar::Bool) {
-            let ty = msl.with_scalar(Scalar::UInt);
+        let wide = match scalar {
+            Some(Scalar::Bool | Scalar::UChar | Scalar::UShort) => Some(Scalar::UInt),
+            Some(Scalar::Char | Scalar::Short) => Some(Scalar::Int),
+            Some(Scalar::BFloat) => Some(Scalar::Float),
+            _ => None,
+        };
+        if let Some(wide) = wide {
+            let ty = msl.with_scalar(wide);
             let h = self.convert(fx, h, &msl, &ty, true, arg.span)?;
             return Ok(Operand { h, ty, msl });
         }
@@ -306,6 +316,9 @@ impl Lowerer<'_, '_> {
         ty: &Type,
         span: Span,
     ) -> Result<Handle<Expression>> {
+        if self.emulates_simd() {
+            return self.emulated_collective(fx, op, collective_op, argument, ty, span);
+        }
         let ty = self.naga_type(ty, span)?;
         let result = fx.add_result(Expression::SubgroupOperationResult { ty }, span);
         fx.push(
@@ -329,6 +342,9 @@ impl Lowerer<'_, '_> {
         ty: &Type,
         span: Span,
     ) -> Result<Handle<Expression>> {
+        if self.emulates_simd() {
+            return self.emulated_gather(fx, mode, argument, ty, span);
+        }
         let ty = self.naga_type(ty, span)?;
         let result = fx.add_result(Expression::SubgroupOperationResult { ty }, span);
         fx.push(
@@ -641,6 +657,12 @@ impl Lowerer<'_, '_> {
         };
         check_mem_flags(flags)?;
         fx.uses_barrier = true;
+        if self.emulates_simd() {
+            // An emulated SIMD group is part of its threadgroup: waiting for
+            // the threadgroup also waits for the group.
+            fx.push(Statement::ControlBarrier(naga::Barrier::WORK_GROUP), span);
+            return Ok(Value::Void);
+        }
         self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
         self.require_feature(crate::lower::ctx::entry::Feature::SubgroupBarrier);
         fx.push(Statement::ControlBarrier(naga::Barrier::SUB_GROUP), span);

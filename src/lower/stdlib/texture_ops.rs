@@ -321,8 +321,12 @@ impl Lowerer<'_, '_> {
                 "too many arguments to `read`",
             ));
         }
+        // The sample index and the level are `i32`, which WGSL allows as
+        // well as `u32`: naga's GLSL writer passes them to `texelFetch`
+        // and `textureSize` as they are, and GLSL has only `int` overloads
+        // (TESTING.md "Backends", known defect 2).
         let (sample, level) = match (t.shape.is_multisampled(), t.is_storage(), extra) {
-            (true, _, Some(e)) => (Some(self.scalar_arg(fx, e, Scalar::UInt)?), None),
+            (true, _, Some(e)) => (Some(self.scalar_arg(fx, e, Scalar::Int)?), None),
             (true, _, None) => {
                 return Err(Error::coded(
                     Code::NoMatchingOverload,
@@ -330,6 +334,7 @@ impl Lowerer<'_, '_> {
                     "`read` on a multisampled texture needs the sample index",
                 ))
             }
+            (false, true, Some(e)) if self.is_constant_zero(e) => (None, None),
             (false, true, Some(e)) => {
                 return Err(Error::coded(
                     Code::NoWebGpuEquivalent,
@@ -338,8 +343,11 @@ impl Lowerer<'_, '_> {
                 ))
             }
             (false, true, None) => (None, None),
-            (false, false, Some(e)) => (None, Some(self.scalar_arg(fx, e, Scalar::UInt)?)),
-            (false, false, None) => (None, Some(self.u32_lit(fx, 0, span))),
+            (false, false, Some(e)) => (None, Some(self.scalar_arg(fx, e, Scalar::Int)?)),
+            (false, false, None) => (
+                None,
+                Some(fx.add(Expression::Literal(naga::Literal::I32(0)), span)),
+            ),
         };
         let h = fx.add(
             Expression::ImageLoad {
@@ -409,10 +417,7 @@ impl Lowerer<'_, '_> {
             false => None,
         };
         if let Some(lod) = rest.next() {
-            let zero = crate::sema::consteval::eval(self.program, lod)
-                .ok()
-                .is_some_and(|v| is_zero(&v));
-            if !zero {
+            if !self.is_constant_zero(lod) {
                 return Err(Error::coded(
                     Code::NoWebGpuEquivalent,
                     lod.span,
@@ -463,6 +468,10 @@ impl Lowerer<'_, '_> {
             }
         };
         let level = match (args.first(), t.is_storage() || t.shape.is_multisampled()) {
+            // Metal's `get_width(uint lod = 0)` on a write texture: level 0 is
+            // the only level WGSL's storage textures have, so it is the query
+            // without a level.
+            (Some(e), true) if t.is_storage() && self.is_constant_zero(e) => None,
             (Some(e), true) => {
                 return Err(Error::coded(
                     Code::TextureUsage,
@@ -524,6 +533,14 @@ impl Lowerer<'_, '_> {
             fx.add(Expression::ImageQuery { image, query }, span),
             Type::UINT,
         ))
+    }
+
+    /// Whether `e` is a compile-time zero: the only mip level WGSL's storage
+    /// textures have, which Metal code often names explicitly.
+    fn is_constant_zero(&self, e: &Expr) -> bool {
+        crate::sema::consteval::eval(self.program, e)
+            .ok()
+            .is_some_and(|v| is_zero(&v))
     }
 }
 

@@ -26,6 +26,35 @@ pub(in crate::lower) struct SampleOptions<'e> {
 }
 
 impl Lowerer<'_, '_> {
+    /// `is_null_texture(t)`: in Metal, whether an argument-buffer or
+    /// argument-table slot holds no texture. Every texture binding of a
+    /// WebGPU pipeline's bind groups must hold one (a bind group cannot be
+    /// created without it), so a texture the shader can name is never null:
+    /// `false`, once `t` is checked to be a texture.
+    pub(in crate::lower) fn is_null_texture(
+        &mut self,
+        fx: &mut FnCtx,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Value> {
+        let [texture] = args else {
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                "`is_null_texture` takes one texture",
+            ));
+        };
+        if !matches!(self.type_of(fx, texture)?, Type::Texture(_)) {
+            return Err(Error::coded(
+                Code::InvalidBuiltinArgument,
+                texture.span,
+                "`is_null_texture` takes a texture",
+            ));
+        }
+        let no = Expression::Literal(naga::Literal::Bool(false));
+        Ok(Value::Rv(fx.add(no, span), Type::BOOL))
+    }
+
     /// Chooses the format of a storage texture bound at `[[texture(index)]]`.
     pub(in crate::lower) fn storage_format(
         &self,
@@ -63,7 +92,7 @@ impl Lowerer<'_, '_> {
             && !self.settings.native_extensions
         {
             return Err(Error::coded(Code::NoWebGpuEquivalent, span, format!("`access::read_write` textures need a format WebGPU allows read-write access to, not `{name}`"))
-                .note(format!("formats: {} (pass one with --texture-format {index}=FORMAT)", READ_WRITE_FORMATS.join(", "))));
+                .note(format!("formats: {} (pass one with `--texture-format {index}=FORMAT`, `Options::texture_formats` in the library)", READ_WRITE_FORMATS.join(", "))));
         }
         Ok(i)
     }

@@ -10,6 +10,8 @@ use crate::syntax::ast::{self, Init, Stmt, StmtKind, SwitchItem, VarDecl};
 use crate::types::{AddressSpace, Scalar, Type};
 use naga::{Block, Expression, Statement};
 
+mod range_for;
+
 impl Lowerer<'_, '_> {
     /// Lowers one statement into the current block.
     pub(in crate::lower) fn stmt(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
@@ -17,12 +19,16 @@ impl Lowerer<'_, '_> {
         match &s.kind {
             StmtKind::Empty => {}
             StmtKind::StaticAssert(a) => crate::sema::static_assert::check(self.program, a)?,
+            // Where a statement stands alone (`if (c) using T = int;`)
+            // its name reaches nothing.
+            StmtKind::Alias(a) => {
+                self.local_alias_replacement(a)?;
+            }
             StmtKind::Block(b) => {
                 fx.open();
-                for s in &b.stmts {
-                    self.stmt(fx, s)?;
-                }
+                let r = self.stmts(fx, &b.stmts);
                 let block = fx.close();
+                r?;
                 fx.push(Statement::Block(block), span);
             }
             StmtKind::Expr(e) => {
@@ -33,7 +39,32 @@ impl Lowerer<'_, '_> {
                 cond,
                 then,
                 otherwise,
+                is_constexpr: true,
+            } if self
+                .program
+                .constexpr_branch(cond, then, otherwise)
+                .is_some() =>
+            {
+                let taken = self
+                    .program
+                    .constexpr_branch(cond, then, otherwise)
+                    .flatten();
+                if let Some(taken) = taken {
+                    self.stmt(fx, taken)?;
+                }
+            }
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+                ..
             } => self.if_stmt(fx, cond, then, otherwise.as_deref(), span)?,
+            StmtKind::RangeFor {
+                ty,
+                name,
+                range,
+                body,
+            } => self.range_for(fx, ty, name, range, body, span)?,
             StmtKind::For {
                 init,
                 cond,
@@ -94,6 +125,9 @@ impl Lowerer<'_, '_> {
         otherwise: Option<&Stmt>,
         span: Span,
     ) -> Result<()> {
+        if self.predicated_if(fx, cond, then, otherwise, span)? {
+            return Ok(());
+        }
         let condition = self.scalar_condition(fx, cond)?;
         let accept = self.nested(fx, then)?;
         let reject = match otherwise {
@@ -181,11 +215,46 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// The statements of a block. A local alias (`using T = float;`,
+    /// `typedef float T;`) names its type to the end of the block (C++
+    /// [basic.scope.block]): it is substituted into the statements after it.
+    pub(in crate::lower) fn stmts(&mut self, fx: &mut FnCtx, stmts: &[Stmt]) -> Result<()> {
+        for (i, s) in stmts.iter().enumerate() {
+            let StmtKind::Alias(a) = &s.kind else {
+                self.stmt(fx, s)?;
+                continue;
+            };
+            let map = self.local_alias_replacement(a)?;
+            let subst = crate::sema::subst::Subst::new(&map);
+            let mut rest = stmts[i + 1..].to_vec();
+            rest.iter_mut().for_each(|s| subst.stmt(s));
+            return self.stmts(fx, &rest);
+        }
+        Ok(())
+    }
+
+    /// What a local alias's name stands for, once its type is checked.
+    fn local_alias_replacement(
+        &mut self,
+        a: &ast::Alias,
+    ) -> Result<std::collections::HashMap<String, crate::sema::subst::Replacement>> {
+        if !a.array.is_empty() || !a.layout.is_empty() {
+            return Err(Error::coded(
+                Code::Unsupported,
+                a.span,
+                "local typedefs of arrays or with attributes are not supported; declare it at program scope",
+            ));
+        }
+        self.program.resolve_type(&a.ty)?;
+        let replacement = crate::sema::subst::Replacement::Type(a.ty.clone());
+        Ok([(a.name.name.clone(), replacement)].into_iter().collect())
+    }
+
     /// A statement in its own block (branches, loop bodies).
     fn nested(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<Block> {
         fx.open();
         let r = match &s.kind {
-            StmtKind::Block(b) => b.stmts.iter().try_for_each(|s| self.stmt(fx, s)),
+            StmtKind::Block(b) => self.stmts(fx, &b.stmts),
             _ => self.stmt(fx, s),
         };
         let block = fx.close();
@@ -247,7 +316,7 @@ impl Lowerer<'_, '_> {
             }
             (Some(e), ty) => {
                 let h = if let ast::ExprKind::InitList(items) = &e.kind {
-                    self.init_list(fx, items, ty, e.span)?.0
+                    self.braced_list(fx, items, ty, e.span)?.0
                 } else {
                     let (h, t) = self.rvalue(fx, e)?;
                     self.convert(fx, h, &t, ty, false, e.span)?
@@ -426,7 +495,12 @@ impl Lowerer<'_, '_> {
             let local = match &ty {
                 Type::Pointer(p) => self.pointer_local(fx, decl, p, &ty)?,
                 Type::Sampler { .. } => {
-                    let sampler = crate::sema::sampler_decl(&d.ty, decl)?;
+                    // `sampler s;`: Metal's default-constructed sampler
+                    // (every state at its default, MSL §2.10), which is
+                    // what `constexpr sampler s;` makes.
+                    let mut ty = d.ty.clone();
+                    ty.is_constexpr |= decl.init.is_none();
+                    let sampler = crate::sema::sampler_decl(&ty, decl)?;
                     let (g, comparison) = self.sampler_global(&sampler, decl.span)?;
                     let h = fx.add(Expression::GlobalVariable(g), decl.span);
                     Local::Value(h, Type::Sampler { comparison })
@@ -467,6 +541,7 @@ impl Lowerer<'_, '_> {
                 }
                 _ => self.value_local(fx, decl, &ty, d.ty.is_const)?,
             };
+            fx.constants.declare(self.program, &d.ty, &ty, decl);
             if !fx.declare(&decl.name.name, local) {
                 return Err(Error::coded(
                     Code::Redefinition,
@@ -492,7 +567,7 @@ impl Lowerer<'_, '_> {
         let ty_h = self.naga_type(ty, decl.name.span)?;
         let var = fx.local(&decl.name.name, ty_h, decl.name.span);
         if let Some(init) = &decl.init {
-            let (h, _) = self.init_value(fx, init, ty)?;
+            let (h, _) = self.initializer(fx, init, ty)?;
             let ptr = fx.add(Expression::LocalVariable(var), decl.span);
             fx.push(
                 Statement::Store {
@@ -519,6 +594,9 @@ impl Lowerer<'_, '_> {
                 },
                 decl.span,
             );
+        }
+        if self.holds_union(ty) {
+            return self.union_local(fx, &decl.name.name, var, ty, is_const, decl.name.span);
         }
         Ok(Local::Var {
             var,
@@ -673,9 +751,17 @@ impl Lowerer<'_, '_> {
                     Code::InvalidInitializer,
                     init.span(),
                     "`threadgroup` variables cannot have an initializer",
-                ));
+                )
+                .note("WGSL's `var<workgroup>` takes no initializer; initialise the variable in code (one thread stores, then `threadgroup_barrier(mem_flags::mem_threadgroup)`)"));
             }
             let ty = self.program.declarator_type(base.clone(), decl)?;
+            // Memory the kernel views as another type (`metal/pointer_views.rs`).
+            let memory =
+                crate::lower::metal::pointer_views::Memory::threadgroup_variable(decl.name.span);
+            if self.holds_union(&ty) || self.viewed_as_words(memory) {
+                self.threadgroup_variable_as_words(fx, decl, &ty, !d.ty.is_const)?;
+                continue;
+            }
             let ty_h = self.naga_type(&ty, decl.name.span)?;
             let g = self.global.module.global_variables.append(
                 naga::GlobalVariable {
@@ -688,6 +774,7 @@ impl Lowerer<'_, '_> {
                 },
                 Self::span(decl.span),
             );
+            self.note_memory(g, memory);
             let ptr = fx.add(Expression::GlobalVariable(g), decl.span);
             let place = crate::lower::ctx::value::Place {
                 ptr,

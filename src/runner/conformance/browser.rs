@@ -40,6 +40,10 @@ pub struct BrowserJob {
     pub entry_point: String,
     /// WebGPU features `wgsl` needs.
     pub features: Vec<String>,
+    /// The limits above WebGPU's defaults the kernel needs (reflection's
+    /// `requiredLimits`): the page asks for these and no more, so a case
+    /// passes only if it runs where a web page would run it.
+    pub required_limits: BTreeMap<String, u64>,
     /// Every binding the entry point uses.
     pub bindings: Vec<JobBinding>,
     /// Initial bytes of each buffer binding, by Metal index, as hex; padded
@@ -138,6 +142,7 @@ pub fn job(prepared: &PreparedCase) -> Result<BrowserJob, String> {
         wgsl_without_f16,
         entry_point: function.wgsl_entry_point.clone(),
         features: function.required_features.clone(),
+        required_limits: function.required_limits.clone(),
         bindings: Vec::new(),
         buffers: BTreeMap::new(),
         read_back: BTreeMap::new(),

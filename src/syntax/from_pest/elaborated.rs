@@ -48,7 +48,7 @@ fn defines(item: &Item, name: &str) -> bool {
         Item::Template(TemplateDecl {
             item: Templated::Struct(s),
             ..
-        }) => s.decl.name.name == name,
+        }) => s.decl.name.name == name && !s.forward,
         _ => false,
     }
 }

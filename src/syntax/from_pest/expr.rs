@@ -118,7 +118,13 @@ pub(super) fn expr(pair: Pair<Rule>) -> Result<Expr> {
                 _ => Ok(cond),
             }
         }
-        Rule::binary_expr | Rule::shift_expr => binary(pair.into_inner()),
+        // `return {a, b};`, `f({a, b})`: a braced list where a value is
+        // copy-initialized from it.
+        Rule::init_list => match init_list(pair)? {
+            Init::List(items, _) => Ok(mk(ExprKind::InitList(items), span)),
+            _ => unreachable!("an init_list is a braced list"),
+        },
+        Rule::binary_expr | Rule::shift_expr | Rule::arith_expr => binary(pair.into_inner()),
         Rule::unary_expr => unary(pair),
         Rule::postfix_expr => postfix(pair),
         _ => primary(pair),
@@ -185,11 +191,13 @@ pub(super) fn postfix(pair: Pair<Rule>) -> Result<Expr> {
                 Box::new(e),
                 Box::new(expr(op.into_inner().next().unwrap())?),
             ),
-            Rule::member => {
-                ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), false)
-            }
-            Rule::arrow => {
-                ExprKind::Member(Box::new(e), ident(op.into_inner().next().unwrap()), true)
+            Rule::member | Rule::arrow => {
+                let arrow = op.as_rule() == Rule::arrow;
+                ExprKind::Member(
+                    Box::new(e),
+                    member_name(op.into_inner().next().unwrap()),
+                    arrow,
+                )
             }
             Rule::post_inc => ExprKind::PostIncDec(true, Box::new(e)),
             Rule::post_dec => ExprKind::PostIncDec(false, Box::new(e)),
@@ -200,12 +208,29 @@ pub(super) fn postfix(pair: Pair<Rule>) -> Result<Expr> {
     Ok(e)
 }
 
+/// The member after `.` or `->`: a name, or `operator float` of a
+/// conversion function called by name (`this->operator float()`).
+fn member_name(p: Pair<Rule>) -> Ident {
+    match p.as_rule() {
+        Rule::conversion_id => {
+            let ty = p.into_inner().nth(1).expect("the conversion's type");
+            members::conversion_name(&ty)
+        }
+        _ => ident(p),
+    }
+}
+
 pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
     let span = span_of(&pair);
     let kind = match pair.as_rule() {
         Rule::int_lit => int_literal(pair.as_str(), span)?,
         Rule::float_lit => float_literal(pair.as_str(), span)?,
         Rule::bool_lit => ExprKind::Bool(pair.as_str() == "true"),
+        Rule::string_expr => ExprKind::Str(
+            pair.into_inner()
+                .map(|lit| lit.as_str().trim_matches('"').to_owned())
+                .collect(),
+        ),
         Rule::unsupported_expr => return Err(unsupported(&pair)),
         Rule::sizeof_expr => {
             let mut inner = pair.into_inner();
@@ -224,6 +249,14 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
             })
         }
         Rule::name => ExprKind::Name(path(pair.into_inner().next().unwrap())),
+        // `operator float()` in a member function: the member, on `this`.
+        Rule::conversion_id => ExprKind::Name(vec![member_name(pair).name]),
+        // `unsigned(x)` calls the type's name, as `uint(x)` does; the words
+        // are joined as a type spelled so is (`unsigned int`).
+        Rule::multiword_cast => {
+            let words: Vec<&str> = pair.as_str().split_whitespace().collect();
+            ExprKind::Name(vec![words.join(" ")])
+        }
         Rule::cast_call => {
             let mut inner = pair.into_inner();
             let kind = match inner.next().unwrap().as_str() {
@@ -235,7 +268,7 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
             let ty = type_spec(inner.next().unwrap())?;
             ExprKind::Cast(kind, ty, Box::new(expr(inner.next().unwrap())?))
         }
-        Rule::templated_name | Rule::template_call | Rule::trait_value => {
+        Rule::templated_name | Rule::template_call | Rule::trait_value | Rule::template_id => {
             let mut inner = pair.into_inner();
             let name = path(inner.next().unwrap());
             ExprKind::Templated(name, template_args(inner.next().unwrap())?)

@@ -39,18 +39,34 @@ pub(super) type BuiltStruct = (StructDecl, Vec<Item>, Option<Vec<TemplateArg>>);
 
 /// `struct S { ... };`: the struct and the declarations its members become.
 pub(super) fn struct_decl(pair: Pair<Rule>) -> Result<BuiltStruct> {
+    struct_named(pair, None).map(|(built, _)| built)
+}
+
+/// A struct (`struct_decl`) or a nested struct (`nested_struct`) of struct
+/// `outer`, named `outer::Name`; also the data members a nested struct's
+/// declarators declare (`struct P { .. } p;`).
+pub(super) fn struct_named(
+    pair: Pair<Rule>,
+    outer: Option<&Ident>,
+) -> Result<(BuiltStruct, Vec<Member>)> {
     let span = span_of(&pair);
     let mut inner = pair.into_inner();
-    inner.next(); // struct_kw
+    let is_union = inner.next().unwrap().as_str() == "union"; // struct_kw
     let mut layout_before = Vec::new();
-    let name = loop {
+    let mut name = loop {
         let p = inner.next().unwrap();
         match p.as_rule() {
             Rule::gnu_attribute => layout_before.extend(super::gnu::attribute(p)?),
+            Rule::alignas_spec => layout_before.push(super::struct_scope::alignas(p)?),
             _ => break ident(p),
         }
     };
+    if let Some(o) = outer {
+        name.name = member_name(&o.name, &name.name);
+    }
+    let mut declared = Vec::new();
     let mut members = Vec::new();
+    let mut anonymous = Vec::new();
     let mut items = Vec::new();
     let mut specialization = None;
     let mut layout = Vec::new();
@@ -58,41 +74,156 @@ pub(super) fn struct_decl(pair: Pair<Rule>) -> Result<BuiltStruct> {
         match p.as_rule() {
             Rule::gnu_attribute => layout.extend(super::gnu::attribute(p)?),
             Rule::template_args => specialization = Some(template_args(p)?),
+            Rule::base_clause => return Err(super::struct_scope::base_classes(&name, p)),
+            Rule::nested_struct => {
+                let ((decl, nested, _), data) = struct_named(p, Some(&name))?;
+                members.extend(data);
+                items.push(Item::Struct(decl));
+                items.extend(nested);
+            }
+            Rule::member_declarator => declared.push(p),
             Rule::using_alias | Rule::typedef_decl => items.push(member_alias(&name, p)?),
             Rule::member_decl => members.extend(member_decl(p)?),
             Rule::static_member => items.push(static_member(&name, p)?),
-            Rule::member_fn => items.extend(member_fn(&name, p)?),
-            // `S(float x);`: defined after the struct (`S::S(float x) {..}`).
-            Rule::ctor_def
-                if p.clone()
-                    .into_inner()
-                    .any(|x| x.as_rule() == Rule::fn_declaration_end) => {}
-            // `S() threadgroup : ..`: a constructor of objects in another
-            // address space than `thread`; values are built in `thread`
-            // memory here, so only those constructors are kept.
-            Rule::ctor_def
-                if p.clone().into_inner().any(|x| {
-                    x.as_rule() == Rule::address_space
-                        && super::address_space(&x) != AddressSpace::Thread
-                }) => {}
-            Rule::ctor_def => items.push(Item::Function(constructor(&name, p)?)),
+            Rule::member_fn | Rule::ctor_def | Rule::conversion_fn => {
+                items.extend(member_functions(&name, p)?)
+            }
+            Rule::member_template => items.extend(member_template(&name, p)?),
+            // Checked where the struct (or a template's instance) is declared.
+            Rule::static_assert_decl => {
+                items.push(Item::StaticAssert(super::static_assert_decl(p)?))
+            }
             Rule::access_spec | Rule::empty_decl => {}
+            Rule::anonymous_member => {
+                members.push(super::anonymous_member(p, &mut anonymous)?);
+            }
             r => unreachable!("struct part {r:?}"),
         }
     }
     let statics = super::out_of_line::declared_statics(&name.name);
     qualify_static_calls(&mut items, &name.name, &statics);
-    Ok((
-        StructDecl {
-            name,
-            members,
-            span,
-            instance_of: None,
-            layout: layout_before.into_iter().chain(layout).collect(),
-        },
-        items,
-        specialization,
-    ))
+    let mut decl = StructDecl {
+        name,
+        members,
+        span,
+        instance_of: None,
+        layout: layout_before.into_iter().chain(layout).collect(),
+        is_union,
+        anonymous,
+    };
+    super::struct_scope::qualify(&mut decl, &mut items);
+    // `struct P { .. } p, q;`: members of the nested struct's type.
+    let data = declared
+        .into_iter()
+        .map(|d| super::struct_scope::member_of_type(&decl, d))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(((decl, items, specialization), data))
+}
+
+/// The declarations a member function, constructor or conversion function
+/// of `s` becomes.
+fn member_functions(s: &Ident, p: Pair<Rule>) -> Result<Vec<Item>> {
+    Ok(match p.as_rule() {
+        Rule::member_fn => member_fn(s, p)?,
+        // `S(float x);`: defined after the struct (`S::S(float x) {..}`).
+        Rule::ctor_def
+            if p.clone()
+                .into_inner()
+                .any(|x| x.as_rule() == Rule::fn_declaration_end) =>
+        {
+            Vec::new()
+        }
+        // `S() threadgroup : ..`: a constructor of objects in another
+        // address space than `thread`; values are built in `thread`
+        // memory here, so only those constructors are kept.
+        Rule::ctor_def
+            if p.clone().into_inner().any(|x| {
+                x.as_rule() == Rule::address_space
+                    && super::address_space(&x) != AddressSpace::Thread
+            }) =>
+        {
+            Vec::new()
+        }
+        Rule::ctor_def => vec![Item::Function(constructor(s, p)?)],
+        // Implicit conversions never call user functions here (a
+        // conversion one would make is refused where it is needed); an
+        // explicit call, `x.operator float()`, calls it as a member.
+        _ => conversion_fn(s, p)?,
+    })
+}
+
+/// `operator float() const { .. }`: the member function `operator float`
+/// (named as [`conversion_name`] spells it), declared or defined.
+fn conversion_fn(s: &Ident, pair: Pair<Rule>) -> Result<Vec<Item>> {
+    let span = span_of(&pair);
+    let (mut ret, mut body, mut is_const, mut this_space) = (None, None, false, None);
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::type_spec => ret = Some(p),
+            Rule::block => body = Some(block(p)?),
+            Rule::const_qual => is_const = true,
+            Rule::address_space => this_space = Some((super::address_space(&p), span_of(&p))),
+            Rule::gnu_attribute => {
+                super::gnu::attribute(p)?;
+            }
+            _ => {}
+        }
+    }
+    let ret = ret.expect("a conversion function names its type");
+    let name = conversion_name(&ret);
+    let parts = MemberParts {
+        ret: type_spec(ret)?,
+        name,
+        params: Vec::new(),
+        body,
+        is_const,
+        this_space,
+        is_static: false,
+        owner: None,
+        span,
+    };
+    if parts.body.is_none() {
+        return Ok(Vec::new());
+    }
+    member_items(s, parts)
+}
+
+/// `operator float16_t`: the name of the conversion function to the type
+/// `ty` (a `type_spec` pair), its words separated by one space, as
+/// definitions and calls (`conversion_id`) both spell it.
+pub(super) fn conversion_name(ty: &Pair<Rule>) -> Ident {
+    let words: Vec<&str> = ty.as_str().split_whitespace().collect();
+    Ident {
+        name: format!("operator {}", words.join(" ")),
+        span: span_of(ty),
+    }
+}
+
+/// `template <..> member`: each function the member becomes, as a function
+/// template with the member template's parameters.
+fn member_template(s: &Ident, pair: Pair<Rule>) -> Result<Vec<Item>> {
+    let span = span_of(&pair);
+    let mut params = Vec::new();
+    let mut items = Vec::new();
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::template_kw => {}
+            Rule::template_param => params.push(super::template_param(p)?),
+            _ => items = member_functions(s, p)?,
+        }
+    }
+    Ok(items
+        .into_iter()
+        .map(|item| match item {
+            Item::Function(f) => Item::Template(TemplateDecl {
+                params: params.clone(),
+                item: Templated::Function(f),
+                specialization: None,
+                span,
+            }),
+            other => other,
+        })
+        .collect())
 }
 
 /// `using type = T;` or `typedef T type;` in a struct: the alias `S::type`.
@@ -251,7 +382,7 @@ pub(super) fn member_items(s: &Ident, parts: MemberParts) -> Result<Vec<Item>> {
     // `S& operator+=(..) { ...; return *this; }`: the result is the object
     // itself, which the caller already has; the helper returns nothing.
     // Other references (`float& operator[](int)`) return the value.
-    let returns_self = ret.ptr_ops.contains(&PtrOp::Reference) && ret.path == [s.name.clone()];
+    let returns_self = ret.ptr_ops.contains(&PtrOp::Reference) && written_as(&ret, s);
     if returns_self {
         ret = void_type(ret.span);
     } else if ret.ptr_ops.contains(&PtrOp::Reference) {
@@ -323,11 +454,12 @@ pub(super) fn fn_name(p: Pair<Rule>) -> Ident {
 /// `S(params) : a(x), b{y} { body }` → `S S::S(params)`.
 pub(super) fn constructor(s: &Ident, pair: Pair<Rule>) -> Result<FunctionDecl> {
     let span = span_of(&pair);
+    // `METAL_FUNC S(..)`: `inline __attribute__((always_inline))` first.
     let mut inner = pair
         .into_inner()
-        .skip_while(|p| p.as_rule() == Rule::ctor_specifier);
+        .skip_while(|p| matches!(p.as_rule(), Rule::ctor_specifier | Rule::gnu_attribute));
     let name = ident(inner.next().unwrap());
-    if name.name != s.name {
+    if Some(name.name.as_str()) != s.name.rsplit("::").next() {
         return Err(unsupported(
             name.span,
             &format!(
@@ -451,6 +583,12 @@ fn name_expr(name: &str, span: Span) -> Expr {
     }
 }
 
+/// Whether `ty` names struct `s` as its members write it: `S`, or for a
+/// nested struct `Outer::Inner`, `Inner` too.
+fn written_as(ty: &TypeSpec, s: &Ident) -> bool {
+    ty.name() == s.name || Some(ty.name().as_str()) == s.name.rsplit("::").next()
+}
+
 fn void_type(span: Span) -> TypeSpec {
     TypeSpec {
         is_const: false,
@@ -470,7 +608,8 @@ fn this_type(s: &Ident, space: Option<AddressSpace>) -> TypeSpec {
         is_const: false,
         is_constexpr: false,
         space: space.map(|a| (a, s.span)),
-        path: vec![s.name.clone()],
+        // `Outer::Inner`, a nested struct, is a qualified name.
+        path: s.name.split("::").map(str::to_string).collect(),
         args: Vec::new(),
         ptr_ops: if space.is_some() {
             vec![PtrOp::Reference]
@@ -551,6 +690,7 @@ fn rewrite_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr), r: &mut dyn FnMut(&m
             cond,
             then,
             otherwise,
+            ..
         } => {
             rewrite_expr(cond, f);
             rewrite_stmt(then, f, r);
@@ -565,6 +705,10 @@ fn rewrite_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr), r: &mut dyn FnMut(&m
             init.iter_mut().for_each(|i| rewrite_stmt(i, f, r));
             cond.iter_mut().for_each(|c| rewrite_expr(c, f));
             step.iter_mut().for_each(|c| rewrite_expr(c, f));
+            rewrite_stmt(body, f, r);
+        }
+        StmtKind::RangeFor { range, body, .. } => {
+            rewrite_expr(range, f);
             rewrite_stmt(body, f, r);
         }
         StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
@@ -583,7 +727,11 @@ fn rewrite_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr), r: &mut dyn FnMut(&m
             value.iter_mut().for_each(|v| rewrite_expr(v, f));
             r(value);
         }
-        StmtKind::Break | StmtKind::Continue | StmtKind::Empty | StmtKind::StaticAssert(_) => {}
+        StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Empty
+        | StmtKind::StaticAssert(_)
+        | StmtKind::Alias(_) => {}
     }
 }
 

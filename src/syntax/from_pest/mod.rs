@@ -8,13 +8,17 @@ use pest::iterators::{Pair, Pairs};
 use pest::pratt_parser::{Assoc, Op, PrattParser};
 use std::sync::OnceLock;
 
+mod declarators;
 mod elaborated;
 mod expr;
 mod gnu;
 pub mod members;
 mod namespaces;
 mod out_of_line;
+mod paths;
 mod stmt;
+mod struct_scope;
+mod variadic;
 
 use expr::expr;
 use stmt::block;
@@ -49,11 +53,13 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
     namespaces::reset();
     out_of_line::reset();
     elaborated::reset();
+    variadic::reset();
     let mut items = Vec::new();
     let result = top_level(tu.into_inner(), &mut items);
     let error = namespaces::take_error();
     namespaces::reset();
     result?;
+    variadic::check(&mut items)?;
     elaborated::reorder(&mut items);
     match error {
         Some(e) => Err(e),
@@ -65,8 +71,10 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
 fn top_level<'i>(pairs: impl Iterator<Item = Pair<'i, Rule>>, items: &mut Vec<Item>) -> Result<()> {
     for pair in pairs {
         let start = items.len();
-        // A nested namespace declares its own members.
-        let nested = pair.as_rule() == Rule::namespace_decl;
+        // A nested namespace, or an out-of-line definition of a namespace
+        // member, declares its own members.
+        let nested =
+            pair.as_rule() == Rule::namespace_decl || out_of_line::defines_namespace_member(&pair);
         item(pair, items)?;
         for built in items[start..].iter_mut().filter(|_| !nested) {
             namespaces::declare(built)?;
@@ -81,7 +89,7 @@ fn namespace_decl(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
     inner.next(); // `namespace`
     let name = inner
         .next_if(|p| p.as_rule() == Rule::path)
-        .map(|p| p.as_str().to_string());
+        .map(|p| p.as_str().split_whitespace().collect::<String>());
     let levels = namespaces::enter(name.as_deref());
     let result = top_level(inner, items);
     namespaces::leave(levels);
@@ -121,6 +129,22 @@ fn unsupported(pair: &Pair<Rule>) -> Error {
     Error::coded(Code::NotInMetal, span_of(pair), message)
 }
 
+/// `typedef R F(params);`: a function type, refused where it is declared.
+fn function_type(pair: Pair<Rule>) -> Error {
+    let name = pair
+        .into_inner()
+        .find(|p| p.as_rule() == Rule::ident)
+        .expect("a function type's name");
+    Error::coded(
+        Code::NoWebGpuEquivalent,
+        span_of(&name),
+        format!(
+            "`{}` is a function type, which Metal uses for visible and intersection function tables; WebGPU has no function tables or indirect calls",
+            name.as_str()
+        ),
+    )
+}
+
 fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
     {
         let span = span_of(&pair);
@@ -128,6 +152,8 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
             Rule::namespace_decl => namespace_decl(pair, items)?,
             Rule::static_assert_decl => items.push(Item::StaticAssert(static_assert_decl(pair)?)),
             Rule::unsupported_decl | Rule::fn_pointer_decl => return Err(unsupported(&pair)),
+            Rule::fn_type_alias => return Err(function_type(pair)),
+            Rule::variadic_template => variadic::skip(pair),
             Rule::using_decl => {
                 // `using a::f;`: checked by `path`; a renamed member (see
                 // `namespaces`) becomes visible unqualified here.
@@ -136,7 +162,8 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
                 namespaces::using_declaration(&path(p), &written);
             }
             Rule::using_namespace => {
-                namespaces::using_namespace(pair.clone().into_inner().next().unwrap().as_str());
+                let name = pair.clone().into_inner().next().unwrap().as_str();
+                namespaces::using_namespace(&name.split_whitespace().collect::<String>());
                 items.push(Item::UsingNamespace(span));
             }
             Rule::using_alias => {
@@ -171,6 +198,12 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
                         ),
                     ));
                 }
+                // Its nested structs and member aliases first: its members
+                // may name them.
+                let (nested, members): (Vec<Item>, Vec<Item>) = members
+                    .into_iter()
+                    .partition(|i| matches!(i, Item::Struct(_) | Item::Alias(_)));
+                items.extend(nested);
                 items.push(Item::Struct(decl));
                 items.extend(members);
             }
@@ -184,13 +217,6 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
             Rule::member_def => items.extend(out_of_line::definition(pair)?),
             Rule::ctor_out_of_line => items.extend(out_of_line::constructor_definition(pair)?),
             Rule::global_decl => items.push(Item::Global(var_decl(pair)?)),
-            // `template <typename T> struct S;` declares nothing a later
-            // use needs.
-            Rule::template_decl
-                if pair
-                    .clone()
-                    .into_inner()
-                    .any(|p| p.as_rule() == Rule::struct_forward) => {}
             Rule::template_decl if out_of_line::is_template_member(&pair) => {
                 out_of_line::template_definition(pair, items)?
             }
@@ -278,16 +304,21 @@ fn enum_decl(pair: Pair<Rule>) -> Result<EnumDecl> {
     })
 }
 
-/// `typedef struct [Tag] {..} Name;`: a struct named `Name` (and `Tag`).
+/// `typedef struct [Tag] {..} Name;` (a struct named `Name`, and `Tag`) or
+/// `using Name = struct {..};`.
 fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
     let span = span_of(&pair);
     let mut names = Vec::new();
     let mut members = Vec::new();
     let mut layout = Vec::new();
+    let mut is_union = false;
+    let mut anonymous = Vec::new();
     for p in pair.into_inner() {
         match p.as_rule() {
+            Rule::struct_kw => is_union = p.as_str() == "union",
             Rule::ident => names.push(ident(p)),
             Rule::member_decl => members.extend(member_decl(p)?),
+            Rule::anonymous_member => members.push(anonymous_member(p, &mut anonymous)?),
             Rule::gnu_attribute => layout.extend(gnu::attribute(p)?),
             _ => {}
         }
@@ -299,6 +330,8 @@ fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
         span,
         instance_of: None,
         layout,
+        is_union,
+        anonymous,
     })];
     if let Some(tag) = names.pop().filter(|t| t.name != name.name) {
         let ty = TypeSpec {
@@ -320,6 +353,55 @@ fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
         }));
     }
     Ok(items)
+}
+
+/// `union { .. };` inside a struct: the member holding it, named
+/// [`anonymous_member_name`], its declaration appended to `anonymous`.
+fn anonymous_member(pair: Pair<Rule>, anonymous: &mut Vec<StructDecl>) -> Result<Member> {
+    let span = span_of(&pair);
+    let mut members = Vec::new();
+    let mut nested = Vec::new();
+    let mut layout = Vec::new();
+    let mut is_union = false;
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::struct_kw => is_union = p.as_str() == "union",
+            Rule::gnu_attribute => layout.extend(gnu::attribute(p)?),
+            Rule::member_decl => members.extend(member_decl(p)?),
+            Rule::anonymous_member => members.push(anonymous_member(p, &mut nested)?),
+            r => unreachable!("anonymous member part {r:?}"),
+        }
+    }
+    let name = Ident {
+        name: anonymous_member_name(anonymous.len()),
+        span,
+    };
+    anonymous.push(StructDecl {
+        name: name.clone(),
+        members,
+        span,
+        instance_of: None,
+        layout,
+        is_union,
+        anonymous: nested,
+    });
+    Ok(Member {
+        ty: TypeSpec {
+            is_const: false,
+            is_constexpr: false,
+            space: None,
+            path: vec![name.name.clone()],
+            args: Vec::new(),
+            ptr_ops: Vec::new(),
+            name_span: span,
+            span,
+        },
+        name,
+        array: Vec::new(),
+        attributes: Vec::new(),
+        layout: Vec::new(),
+        default: None,
+    })
 }
 
 fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
@@ -380,7 +462,25 @@ fn attributes_of(pair: Pair<Rule>) -> Result<Vec<Attribute>> {
 }
 
 fn function_def(pair: Pair<Rule>) -> Result<FunctionDecl> {
+    let (f, args) = function_def_with_args(pair)?;
+    match args {
+        None => Ok(f),
+        Some(_) => Err(Error::coded(
+            Code::Template,
+            f.name.span,
+            format!(
+                "explicit specialisation of `{}` needs `template <>` before it",
+                f.name.name
+            ),
+        )),
+    }
+}
+
+/// A function definition with the template arguments after its name (an
+/// explicit specialisation's, `f<bool, float>(..)`).
+fn function_def_with_args(pair: Pair<Rule>) -> Result<(FunctionDecl, Option<Vec<TemplateArg>>)> {
     let span = span_of(&pair);
+    let mut specialization = None;
     let mut stage = None;
     let mut attributes = Vec::new();
     let mut ret = None;
@@ -410,6 +510,7 @@ fn function_def(pair: Pair<Rule>) -> Result<FunctionDecl> {
             }
             Rule::type_spec => ret = Some(type_spec(p)?),
             Rule::ident | Rule::operator_name => name = Some(members::fn_name(p)),
+            Rule::template_args => specialization = Some(template_args(p)?),
             Rule::param_list => {
                 for param in p.into_inner().filter(|x| x.as_rule() == Rule::param) {
                     params.push(param_of(param)?);
@@ -424,7 +525,7 @@ fn function_def(pair: Pair<Rule>) -> Result<FunctionDecl> {
             r => unreachable!("function part {r:?}"),
         }
     }
-    Ok(FunctionDecl {
+    let f = FunctionDecl {
         stage,
         attributes,
         ret: ret.unwrap(),
@@ -432,7 +533,8 @@ fn function_def(pair: Pair<Rule>) -> Result<FunctionDecl> {
         params,
         body,
         span,
-    })
+    };
+    Ok((f, specialization))
 }
 
 /// `template <params> function-or-struct`
@@ -440,25 +542,83 @@ fn template_decl(pair: Pair<Rule>) -> Result<TemplateDecl> {
     let span = span_of(&pair);
     let mut params = Vec::new();
     let mut item = None;
+    let mut specialization = None;
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::template_kw => {}
             Rule::template_param => params.push(template_param(p)?),
-            Rule::function_def => item = Some(Templated::Function(function_def(p)?)),
+            Rule::function_def => {
+                let (f, args) = function_def_with_args(p)?;
+                specialization = args;
+                item = Some(Templated::Function(f));
+            }
             Rule::struct_decl => {
                 let (decl, members, specialization) = members::struct_decl(p)?;
                 item = Some(Templated::Struct(StructTemplate {
                     decl,
                     members,
                     specialization,
+                    forward: false,
                 }))
             }
+            // `template <typename T> struct S;` declares the primary
+            // template that specialisations (and instances) refer to.
+            Rule::struct_forward => item = Some(Templated::Struct(forward_struct_template(p)?)),
+            Rule::variable_template => item = Some(Templated::Variable(variable_template(p)?)),
             r => unreachable!("template part {r:?}"),
         }
     }
     Ok(TemplateDecl {
         params,
         item: item.expect("template_decl has a declaration"),
+        specialization,
+        span,
+    })
+}
+
+/// `struct S;` after `template <...>`: a primary template without members.
+fn forward_struct_template(pair: Pair<Rule>) -> Result<StructTemplate> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let is_union = inner.next().is_some_and(|k| k.as_str() == "union");
+    let layout = gnu::among(inner.clone())?;
+    let name = ident(inner.find(|p| p.as_rule() == Rule::ident).unwrap());
+    Ok(StructTemplate {
+        decl: StructDecl {
+            name,
+            members: Vec::new(),
+            span,
+            instance_of: None,
+            layout,
+            is_union,
+            anonymous: Vec::new(),
+        },
+        members: Vec::new(),
+        specialization: None,
+        forward: true,
+    })
+}
+
+/// `constexpr bool is_v<C<T>> = true;` after `template <...>`.
+fn variable_template(pair: Pair<Rule>) -> Result<VariableTemplate> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let ty = type_spec(inner.next().unwrap())?;
+    let name = ident(inner.next().unwrap());
+    let mut specialization = None;
+    let mut init = None;
+    for p in inner {
+        match p.as_rule() {
+            Rule::template_args => specialization = Some(template_args(p)?),
+            Rule::init_list => init = Some(init_list(p)?),
+            _ => init = Some(Init::Expr(expr(p)?)),
+        }
+    }
+    Ok(VariableTemplate {
+        ty,
+        name,
+        specialization,
+        init: init.expect("a variable template has an initializer"),
         span,
     })
 }
@@ -488,7 +648,14 @@ pub(super) fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
         });
     }
     let ty = type_spec(inner.next().unwrap())?;
-    let name = ident(inner.next().unwrap());
+    let mut inner = inner.peekable();
+    let name = match inner.peek().map(|p| p.as_rule()) {
+        Some(Rule::ident) => ident(inner.next().unwrap()),
+        _ => Ident {
+            name: format!("<unnamed {}>", span.start),
+            span,
+        },
+    };
     let default = inner.next().map(expr).transpose()?;
     Ok(TemplateParam {
         name,
@@ -506,14 +673,32 @@ fn explicit_instantiation(pair: Pair<Rule>) -> Result<Instantiation> {
     let mut name = None;
     let mut args = Vec::new();
     let mut params = Vec::new();
+    let mut of_template = false;
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::template_kw => {}
             Rule::host_name_attr => {
-                let lit = p.into_inner().next().unwrap();
-                let text = lit.as_str();
-                host_name = Some((text[1..text.len() - 1].to_string(), span_of(&lit)));
+                let lits: Vec<_> = p.into_inner().collect();
+                let text: String = lits
+                    .iter()
+                    .map(|l| &l.as_str()[1..l.as_str().len() - 1])
+                    .collect();
+                let first = span_of(&lits[0]);
+                let at = first.join(span_of(lits.last().unwrap()));
+                host_name = Some((text, at));
             }
+            Rule::attributes => {
+                for a in attributes_of(p)? {
+                    match a.name.as_str() {
+                        "kernel" => stage = Some((Stage::Kernel, a.span)),
+                        "vertex" => stage = Some((Stage::Vertex, a.span)),
+                        "fragment" => stage = Some((Stage::Fragment, a.span)),
+                        _ => {}
+                    }
+                }
+            }
+            // `decltype(f<T>) f<T>`: the parameters are the template's.
+            Rule::decltype_kw => of_template = true,
             Rule::fn_specifier => {
                 let s = span_of(&p);
                 match p.as_str() {
@@ -534,11 +719,22 @@ fn explicit_instantiation(pair: Pair<Rule>) -> Result<Instantiation> {
             r => unreachable!("instantiation part {r:?}"),
         }
     }
+    let name: Ident = name.unwrap();
+    let ret = ret.unwrap_or_else(|| TypeSpec {
+        is_const: false,
+        is_constexpr: false,
+        space: None,
+        path: vec!["void".to_string()],
+        args: Vec::new(),
+        ptr_ops: Vec::new(),
+        name_span: name.span,
+        span: name.span,
+    });
     let function = FunctionDecl {
         stage,
         attributes: Vec::new(),
-        ret: ret.unwrap(),
-        name: name.unwrap(),
+        ret,
+        name,
         params,
         body: None,
         span,
@@ -547,6 +743,7 @@ fn explicit_instantiation(pair: Pair<Rule>) -> Result<Instantiation> {
         host_name,
         function,
         args,
+        of_template,
         span,
     })
 }
@@ -556,10 +753,14 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
     let mut inner = pair.into_inner();
     let ty = type_spec(inner.next().unwrap())?;
     let (mut name, mut array, mut attributes) = (None, Vec::new(), Vec::new());
-    let mut default = None;
+    let (mut default, mut array_ref) = (None, false);
     for p in inner {
         match p.as_rule() {
             Rule::ident => name = Some(ident(p)),
+            Rule::array_ref_name => {
+                name = Some(ident(p.into_inner().next().unwrap()));
+                array_ref = true;
+            }
             Rule::array_suffix => array.push(array_suffix(p)?),
             Rule::attributes => attributes.extend(attributes_of(p)?),
             Rule::assign_expr => default = Some(expr(p)?),
@@ -570,6 +771,11 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
             r => unreachable!("parameter part {r:?}"),
         }
     }
+    let (ty, array) = if array_ref {
+        (declarators::array_reference(ty, array), Vec::new())
+    } else {
+        (ty, array)
+    };
     Ok(Param {
         ty,
         name,
@@ -613,13 +819,19 @@ pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
                 ts.is_constexpr |= p.as_str() == "constexpr";
             }
             Rule::address_space => ts.space = Some((address_space(&p), span_of(&p))),
+            // `(unsigned int)x`.
+            Rule::multiword_type => {
+                ts.name_span = span_of(&p);
+                base_type_part(&mut ts, p)?;
+            }
             Rule::base_type => {
                 ts.name_span = span_of(&p);
                 for b in p.into_inner() {
                     base_type_part(&mut ts, b)?;
                 }
             }
-            Rule::builtin_type_name => {
+            // `(vec<bool, N>)x`: Metal's type templates are cast types too.
+            Rule::builtin_type_name | Rule::template_name | Rule::void_type_name => {
                 ts.name_span = span_of(&p);
                 ts.path = path(p);
             }
@@ -634,16 +846,17 @@ pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
                 let op = p.into_inner().next().unwrap();
                 ts.ptr_ops.push(match op.as_rule() {
                     Rule::pointer => {
-                        let mut is_const = false;
+                        let (mut is_const, mut space) = (false, None);
                         for q in op.into_inner() {
                             match q.as_rule() {
                                 Rule::gnu_attribute => {
                                     gnu::attribute(q)?;
                                 }
+                                Rule::address_space => space = Some(address_space(&q)),
                                 _ => is_const |= q.as_str() == "const",
                             }
                         }
-                        PtrOp::Pointer { is_const }
+                        PtrOp::Pointer { is_const, space }
                     }
                     _ => PtrOp::Reference,
                 });

@@ -42,6 +42,11 @@ struct Namespaces {
     /// (namespace, name) → program-scope name made visible there by a
     /// using-declaration `using b::f;`.
     using_names: HashMap<(String, String), String>,
+    /// (namespace, name) of the functions and function templates declared.
+    functions: HashSet<(String, String)>,
+    /// `using namespace metal;` was seen: unqualified lookup finds the
+    /// standard library's namespace, user additions to it included.
+    uses_metal: bool,
 }
 
 thread_local! {
@@ -79,6 +84,7 @@ pub(super) fn using_namespace(name: &str) {
     NAMESPACES.with(|n| {
         let mut n = n.borrow_mut();
         let name = name.trim_start_matches("::");
+        n.uses_metal |= name == "metal";
         let found = (0..=n.current.len()).rev().find_map(|i| {
             let mut key = n.current[..i].join("::");
             if !key.is_empty() {
@@ -91,6 +97,23 @@ pub(super) fn using_namespace(name: &str) {
             n.used.push(key);
         }
     });
+}
+
+/// Whether `name`, looked up from the current namespace outwards, is a
+/// user namespace declared so far (`float4 N::f(float4 c) { .. }` defines
+/// a member of namespace `N`, not of a struct).
+pub(super) fn is_namespace(name: &str) -> bool {
+    NAMESPACES.with(|n| {
+        let n = n.borrow();
+        (0..=n.current.len()).rev().any(|i| {
+            let mut key = n.current[..i].join("::");
+            if !key.is_empty() {
+                key.push_str("::");
+            }
+            key.push_str(name);
+            n.members.contains_key(&key)
+        })
+    })
 }
 
 /// Leaves `levels` namespaces entered by [`enter`].
@@ -110,6 +133,14 @@ pub(super) fn declare(item: &mut Item) -> Result<()> {
         let renamed = NAMESPACES.with(|n| {
             let mut n = n.borrow_mut();
             let here = n.current.join("::");
+            let function = is_function(item);
+            if function {
+                n.functions.insert((here.clone(), name.name.clone()));
+            }
+            if function && overloads_metal(&n, &here, &name.name) {
+                n.members.entry(here).or_default().insert(name.name.clone());
+                return Ok(None);
+            }
             let taken = n.owner.get(&name.name).is_some_and(|o| *o != here)
                 || n.renamed.contains_key(&(here.clone(), name.name.clone()));
             if taken && renamable(item) {
@@ -139,6 +170,37 @@ pub(super) fn declare(item: &mut Item) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `item` declares a function or a function template.
+fn is_function(item: &Item) -> bool {
+    matches!(
+        item,
+        Item::Function(_)
+            | Item::Template(TemplateDecl {
+                item: Templated::Function(_),
+                ..
+            })
+    )
+}
+
+/// Whether a function `name` declared in namespace `here` joins one
+/// overload set with the functions of that name in the other of `metal`
+/// and the global namespace. After `using namespace metal;` (at global
+/// scope, as MSL sources write it) unqualified lookup finds both
+/// namespaces' declarations together ([namespace.udir]) and overload
+/// resolution picks among them (MLX declares `simd_shuffle_down` for its
+/// own struct next to the ones it adds to `metal` for `bfloat`), so the
+/// two share the one program-scope name.
+fn overloads_metal(n: &Namespaces, here: &str, name: &str) -> bool {
+    let other = match here {
+        "" => "metal",
+        "metal" => "",
+        _ => return false,
+    };
+    n.uses_metal
+        && n.owner.get(name).is_some_and(|o| o == other)
+        && n.functions.contains(&(other.to_string(), name.to_string()))
 }
 
 /// Whether `item` can live under another program-scope name.
@@ -245,7 +307,9 @@ fn declared_names(item: &Item) -> Vec<Ident> {
     match item {
         Item::Alias(a) => vec![a.name.clone()],
         Item::Struct(s) => vec![s.name.clone()],
-        Item::Function(f) if f.body.is_some() => vec![f.name.clone()],
+        // A prototype declares the name too: `N::f` may name a function
+        // whose definition is in another file of the library (E0333 says so).
+        Item::Function(f) => vec![f.name.clone()],
         Item::Global(g) => g.declarators.iter().map(|d| d.name.clone()).collect(),
         Item::Enum(e) => e
             .name
@@ -262,6 +326,7 @@ fn declared_names(item: &Item) -> Vec<Ident> {
         Item::Template(t) => match &t.item {
             Templated::Function(f) => vec![f.name.clone()],
             Templated::Struct(s) => vec![s.decl.name.clone()],
+            Templated::Variable(v) => vec![v.name.clone()],
         },
         _ => Vec::new(),
     }
@@ -309,6 +374,13 @@ pub(super) fn resolve(mut parts: Vec<String>, absolute: bool, span: Span) -> Vec
                 let Some(members) = n.members.get(&key) else {
                     continue;
                 };
+                // A source that adds to `namespace metal` (MLX's `bfloat16_t`)
+                // still names the standard library's own members as
+                // `metal::numeric_limits`: they are not among its members.
+                if !members.contains(&parts[len]) && (key == "metal" || key.starts_with("metal::"))
+                {
+                    return parts;
+                }
                 if !members.contains(&parts[len]) && n.error.is_none() {
                     n.error = Some(Error::coded(
                         Code::UnknownMember,

@@ -64,14 +64,66 @@ pub(super) fn declare(s: &Ident, parts: &MemberParts) {
     });
 }
 
-/// `float S::len() const { .. }`: the free functions of that member.
+/// Whether a `member_def` pair defines a member of a namespace
+/// (`float4 N::f(float4 c) { .. }`) rather than of a struct: it then
+/// declares its name in that namespace itself (see [`definition`]).
+pub(super) fn defines_namespace_member(pair: &Pair<Rule>) -> bool {
+    pair.as_rule() == Rule::member_def
+        && pair
+            .clone()
+            .into_inner()
+            .find(|p| p.as_rule() == Rule::member_owner)
+            .and_then(|p| p.into_inner().next())
+            .is_some_and(|owner| namespace_owner(owner.as_str()))
+}
+
+/// A qualifier that names a namespace and no struct with member declarations.
+fn namespace_owner(name: &str) -> bool {
+    !DECLARED.with(|d| d.borrow().contains_key(name)) && super::namespaces::is_namespace(name)
+}
+
+/// `float S::len() const { .. }`: the free functions of that member;
+/// `float4 N::f(float4 c) { .. }`: the function `f` of namespace `N`.
 pub(super) fn definition(pair: Pair<Rule>) -> Result<Vec<Item>> {
     let parts = member_parts(pair)?;
     let owner = parts.owner.clone().expect("member_def names its struct");
+    if namespace_owner(&owner.name) {
+        return namespace_member(parts, &owner);
+    }
     let parts = declared_parts(parts, &owner)?;
     let mut items = member_items(&owner, parts)?;
     super::members::qualify_static_calls(&mut items, &owner.name, &declared_statics(&owner.name));
     Ok(items)
+}
+
+/// The definition of a function declared in namespace `owner`, declared
+/// there (so it meets its prototype, and its renaming if it has one).
+fn namespace_member(parts: MemberParts, owner: &Ident) -> Result<Vec<Item>> {
+    if parts.is_const || parts.this_space.is_some() {
+        let at = parts.this_space.map_or(parts.name.span, |(_, at)| at);
+        return Err(Error::coded(
+            Code::OutOfLineDefinition,
+            at,
+            format!(
+                "`{}` is a namespace: its function `{}` has no object, so no `const` or address space after its parameters",
+                owner.name, parts.name.name
+            ),
+        ));
+    }
+    let mut item = Item::Function(FunctionDecl {
+        stage: None,
+        attributes: Vec::new(),
+        ret: parts.ret,
+        name: parts.name,
+        params: parts.params,
+        body: parts.body,
+        span: parts.span,
+    });
+    let levels = super::namespaces::enter(Some(&owner.name));
+    let declared = super::namespaces::declare(&mut item);
+    super::namespaces::leave(levels);
+    declared?;
+    Ok(vec![item])
 }
 
 /// `parts` of `owner` with `static` taken from its declaration in the

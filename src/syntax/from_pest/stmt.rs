@@ -23,8 +23,31 @@ pub(super) fn statement(pair: Pair<Rule>) -> Result<Stmt> {
         Rule::unsupported_decl | Rule::fn_pointer_decl => return Err(unsupported(&pair)),
         Rule::expr_stmt => StmtKind::Expr(expr(inner.next().unwrap())?),
         Rule::decl_stmt => StmtKind::Decl(var_decl(pair)?),
+        Rule::range_for => {
+            inner.next();
+            let ty = type_spec(inner.next().unwrap())?;
+            let name = ident(inner.next().unwrap());
+            let range = expr(inner.next().unwrap())?;
+            let body = boxed(inner.next().unwrap())?;
+            StmtKind::RangeFor {
+                ty,
+                name,
+                range,
+                body,
+            }
+        }
+        Rule::local_alias => StmtKind::Alias(local_alias(inner.next().unwrap())?),
+        Rule::using_namespace => {
+            let name: String = inner.next().unwrap().as_str().split_whitespace().collect();
+            namespaces::using_namespace(&name);
+            StmtKind::Empty
+        }
         Rule::if_stmt => {
             inner.next();
+            let mut inner = inner.peekable();
+            let is_constexpr = inner
+                .next_if(|p| p.as_rule() == Rule::constexpr_kw)
+                .is_some();
             let cond = expr(inner.next().unwrap())?;
             let then = boxed(inner.next().unwrap())?;
             let otherwise = inner.nth(1).map(boxed).transpose()?;
@@ -32,6 +55,7 @@ pub(super) fn statement(pair: Pair<Rule>) -> Result<Stmt> {
                 cond,
                 then,
                 otherwise,
+                is_constexpr,
             }
         }
         Rule::for_stmt => {
@@ -108,4 +132,22 @@ pub(super) fn switch_item(pair: Pair<Rule>) -> Result<SwitchItem> {
         _ => None,
     };
     Ok(SwitchItem::Label(value, span))
+}
+
+/// `using T = U;` or `typedef U T;` inside a function.
+fn local_alias(pair: Pair<Rule>) -> Result<Alias> {
+    if pair.as_rule() == Rule::typedef_decl {
+        return typedef_decl(pair, None);
+    }
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let name = ident(inner.next().unwrap());
+    let ty = type_spec(inner.next().unwrap())?;
+    Ok(Alias {
+        name,
+        ty,
+        array: Vec::new(),
+        layout: Vec::new(),
+        span,
+    })
 }

@@ -1,7 +1,7 @@
 //! Diagnostics as structured objects the page can place: severity, message,
 //! 1-based line and column (and end), notes, and the compiler's rendering.
 
-use msl2wgsl::diagnostics::{Diagnostic, Severity};
+use msl2wgsl::diagnostics::{Code, Diagnostic, Severity};
 use msl2wgsl::source_map::SourceMap;
 use serde::Serialize;
 
@@ -43,8 +43,26 @@ fn severity_name(severity: Severity) -> &'static str {
     }
 }
 
+/// The note the page shows instead of the translator's first note of a
+/// `W0406` (threadgroup length set at dispatch), which tells CLI, library
+/// and runner users how to give the length: on the page it is a field.
+const PAGE_THREADGROUP_MEMORY_NOTE: &str = "Metal sets the length at dispatch; WGSL fixes it at \
+     translation: enter `N=BYTES` (N: the `[[threadgroup(N)]]` index) in this page's \
+     Threadgroup memory field";
+
+/// `d` with its host-specific notes (keyed by the diagnostic's code) as the
+/// page words them.
+fn for_the_page(d: &Diagnostic) -> Diagnostic {
+    let mut d = d.clone();
+    if d.code() == Code::ThreadgroupLengthAtDispatch && !d.notes.is_empty() {
+        d.notes[0] = PAGE_THREADGROUP_MEMORY_NOTE.to_string();
+    }
+    d
+}
+
 /// A diagnostic of a failed translation, located through `map`.
 pub fn from_diagnostic(d: &Diagnostic, map: &SourceMap) -> JsDiagnostic {
+    let d = &for_the_page(d);
     let mut out = JsDiagnostic {
         severity: severity_name(d.severity),
         message: d.message.clone(),
@@ -95,6 +113,31 @@ mod tests {
         assert_eq!(utf16_column("\u{e9}x", 3), 2);
         assert_eq!(utf16_column("\u{1f600}x", 5), 3);
         assert_eq!(utf16_column("ab", 9), 3);
+    }
+
+    #[test]
+    fn the_threadgroup_length_note_names_the_page_field() {
+        let mut map = SourceMap::new();
+        map.add_file("k.metal", "int x;\n");
+        let span = msl2wgsl::source_map::Span::new(0, 3);
+        let mut d =
+            Diagnostic::warning(Code::ThreadgroupLengthAtDispatch, "length not known", span);
+        d.notes = vec![
+            "pass `--threadgroup-memory 0=BYTES` to the CLI".into(),
+            "second".into(),
+        ];
+        let js = from_diagnostic(&d, &map);
+        assert!(
+            js.notes[0].contains("Threadgroup memory field"),
+            "{:?}",
+            js.notes
+        );
+        assert!(
+            !js.rendered.contains("--threadgroup-memory"),
+            "{}",
+            js.rendered
+        );
+        assert_eq!(js.notes[1], "second");
     }
 
     #[test]

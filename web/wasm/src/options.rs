@@ -4,7 +4,7 @@
 use msl2wgsl::library::HalfMode;
 use msl2wgsl::preprocess::{Options as PreprocessOptions, Platform};
 use msl2wgsl::reflect::BindingMap;
-use msl2wgsl::{Options, Target};
+use msl2wgsl::{Options, Target, UniformLayout};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -42,6 +42,14 @@ pub struct JsOptions {
     /// as `f32` rounded to half precision, for adapters without it).
     #[serde(default)]
     pub half: Option<String>,
+    /// `--uniform-layout`: `"wgsl"` (default), `"standard"` or `"none"`.
+    #[serde(default)]
+    pub uniform_layout: Option<String>,
+    /// In-memory headers, `{"MyTypes.h": "text"}`: `#include "MyTypes.h"`
+    /// in the source reads them (the page's header tab; there is no file
+    /// system to search).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     /// The file name diagnostics use (`shader.metal` when not given).
     #[serde(default)]
     pub name: Option<String>,
@@ -98,6 +106,16 @@ impl JsOptions {
             Some("f32") => HalfMode::F32,
             Some(other) => return Err(format!("unknown half '{other}' (expected 'f16' or 'f32')")),
         };
+        let uniform_layout = match self.uniform_layout.as_deref() {
+            None | Some("wgsl") => UniformLayout::Wgsl,
+            Some("standard") => UniformLayout::Standard,
+            Some("none") => UniformLayout::None,
+            Some(other) => {
+                return Err(format!(
+                    "unknown uniformLayout '{other}' (expected 'wgsl', 'standard' or 'none')"
+                ))
+            }
+        };
         let defines = match &self.defines {
             None => Vec::new(),
             Some(defines) => defines.to_pairs()?,
@@ -115,6 +133,7 @@ impl JsOptions {
             preprocess: PreprocessOptions {
                 defines,
                 platform,
+                virtual_files: self.headers.clone().into_iter().collect(),
                 ..PreprocessOptions::default()
             },
             entries: self.entries.clone(),
@@ -124,6 +143,7 @@ impl JsOptions {
             texture_formats: self.texture_formats.clone().into_iter().collect(),
             binding_map,
             half,
+            uniform_layout,
             ..Options::default()
         })
     }

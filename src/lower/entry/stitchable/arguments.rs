@@ -370,6 +370,8 @@ impl Lowerer<'_, '_> {
                     members: reflected,
                 }),
                 array_type: None,
+                binding_type: crate::reflect::BufferBindingType::Uniform,
+                binding_size: None,
             }),
             threadgroup: None,
             texture: None,

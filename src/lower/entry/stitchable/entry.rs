@@ -201,12 +201,13 @@ impl Lowerer<'_, '_> {
         function: naga::Function,
         arguments: &mut [Argument],
     ) -> Result<Vec<ConstexprSampler>> {
+        let reached = self.reached_globals(&function);
         for arg in arguments.iter_mut() {
             if let Some(b) = arg.binding {
-                arg.active = self.entry_uses_binding(&function, b);
+                arg.active = reached.binding(b);
             }
         }
-        let constexpr_samplers = self.used_constexpr_samplers(&function);
+        let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let extra: Vec<WgslBinding> = constexpr_samplers.iter().map(|s| s.binding).collect();
         self.check_binding_collisions(f, arguments, &extra)?;
         self.global.module.entry_points.push(naga::EntryPoint {
@@ -245,6 +246,8 @@ impl Lowerer<'_, '_> {
             dispatch_binding: None,
             uses_barriers: false,
             required_features,
+            required_limits: Default::default(),
+            simd_groups: None,
             constexpr_samplers,
             vertex_attributes: Vec::new(),
             vertex_stride: 0,

@@ -1,0 +1,363 @@
+//! Where an emulated SIMD-group exchange would wait in non-uniform control
+//! flow.
+//!
+//! The 32-lane emulation (`lower::metal::simd_groups`) waits at
+//! `workgroupBarrier`s, which the whole threadgroup must reach: WGSL
+//! requires them in uniform control flow (Tint refuses the module otherwise)
+//! and a barrier that only some threads reach deadlocks or misbehaves on
+//! drivers. Metal's SIMD-group functions have no such rule: the lanes that
+//! take a branch form the active set. This pass finds an exchange under a
+//! condition that may differ between the threads of a threadgroup, by a
+//! conservative taint analysis of the lowered function: values derived
+//! from the thread's position, private per-thread state, helper-function
+//! arguments and results, atomics, and loads through varying addresses
+//! vary; control flow after a varying `return`, `break` or `continue` is
+//! non-uniform.
+
+use crate::lower::ctx::function::operands;
+use naga::{Block, Expression, Function, Handle, Module, Statement};
+use std::collections::{HashMap, HashSet};
+
+/// The span of the first exchange (a barrier whose span is in `exchanges`,
+/// or a call of a function containing one) in non-uniform control flow of
+/// the entry point `entry` or of a function it calls.
+pub(in crate::lower) fn first_nonuniform_exchange(
+    entry: &Function,
+    module: &Module,
+    exchanges: &HashSet<(usize, usize)>,
+) -> Option<std::ops::Range<usize>> {
+    let exchanging = exchanging_functions(module, exchanges);
+    nonuniform_exchange(entry, true, module, exchanges, &exchanging).or_else(|| {
+        callees(entry, module).into_iter().find_map(|h| {
+            nonuniform_exchange(&module.functions[h], false, module, exchanges, &exchanging)
+        })
+    })
+}
+
+/// [`first_nonuniform_exchange`] in `function` alone; `entry` says whether
+/// it is the entry point (whose built-in arguments tell which vary) or a
+/// helper (whose arguments all may); `exchanging` holds the functions that
+/// contain an exchange.
+fn nonuniform_exchange(
+    function: &Function,
+    entry: bool,
+    module: &Module,
+    exchanges: &HashSet<(usize, usize)>,
+    exchanging: &HashSet<Handle<Function>>,
+) -> Option<std::ops::Range<usize>> {
+    let mut walk = Walk {
+        function,
+        module,
+        exchanges,
+        callees: exchanging,
+        varying: vec![false; function.expressions.len()],
+        locals: vec![false; function.local_variables.len()],
+        args: (function.arguments.iter())
+            .map(|a| !entry || varying_binding(a.binding.as_ref()))
+            .collect(),
+        found: None,
+    };
+    // Locals vary once a varying value (or a store under varying control
+    // flow) reaches them; iterate until no more do.
+    loop {
+        walk.mark_expressions();
+        let before = walk.locals.clone();
+        walk.found = None;
+        walk.block(&function.body, false);
+        if walk.locals == before {
+            return walk.found;
+        }
+    }
+}
+
+/// The functions `function` calls, directly or not.
+fn callees(function: &Function, module: &Module) -> HashSet<Handle<Function>> {
+    let mut found = HashSet::new();
+    let mut todo = vec![];
+    visit(&function.body, &mut |s, _| {
+        if let Statement::Call { function, .. } = s {
+            todo.push(*function);
+        }
+    });
+    while let Some(h) = todo.pop() {
+        if found.insert(h) {
+            visit(&module.functions[h].body, &mut |s, _| {
+                if let Statement::Call { function, .. } = s {
+                    todo.push(*function);
+                }
+            });
+        }
+    }
+    found
+}
+
+/// The module's functions that contain an exchange, directly or through
+/// the functions they call.
+fn exchanging_functions(
+    module: &Module,
+    exchanges: &HashSet<(usize, usize)>,
+) -> HashSet<Handle<Function>> {
+    let mut calls: HashMap<Handle<Function>, Vec<Handle<Function>>> = HashMap::new();
+    let mut found = HashSet::new();
+    for (h, f) in module.functions.iter() {
+        let mut direct = false;
+        visit(&f.body, &mut |s, span| match s {
+            Statement::ControlBarrier(_) if is_exchange(span, exchanges) => direct = true,
+            Statement::Call { function, .. } => calls.entry(h).or_default().push(*function),
+            _ => {}
+        });
+        if direct {
+            found.insert(h);
+        }
+    }
+    loop {
+        let more: Vec<_> = calls
+            .iter()
+            .filter(|(h, callees)| !found.contains(*h) && callees.iter().any(|c| found.contains(c)))
+            .map(|(h, _)| *h)
+            .collect();
+        if more.is_empty() {
+            return found;
+        }
+        found.extend(more);
+    }
+}
+
+fn is_exchange(span: naga::Span, exchanges: &HashSet<(usize, usize)>) -> bool {
+    span.to_range()
+        .is_some_and(|r| exchanges.contains(&(r.start, r.end)))
+}
+
+/// Calls `f` on every statement of `block`, nested ones included.
+fn visit(block: &Block, f: &mut impl FnMut(&Statement, naga::Span)) {
+    for (s, span) in block.span_iter() {
+        f(s, *span);
+        match s {
+            Statement::Block(b) => visit(b, f),
+            Statement::If { accept, reject, .. } => {
+                visit(accept, f);
+                visit(reject, f);
+            }
+            Statement::Switch { cases, .. } => cases.iter().for_each(|c| visit(&c.body, f)),
+            Statement::Loop {
+                body, continuing, ..
+            } => {
+                visit(body, f);
+                visit(continuing, f);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Built-in inputs that differ between the threads of a threadgroup.
+fn varying_binding(binding: Option<&naga::Binding>) -> bool {
+    use naga::BuiltIn as B;
+    match binding {
+        Some(naga::Binding::BuiltIn(b)) => !matches!(
+            b,
+            B::WorkGroupId | B::NumWorkGroups | B::WorkGroupSize | B::SubgroupSize
+        ),
+        _ => true,
+    }
+}
+
+/// How a block was left: through a `return` (or `discard`), `break` or
+/// `continue` that only some threads take.
+#[derive(Clone, Copy, Default)]
+struct Exits {
+    ret: bool,
+    brk: bool,
+    cont: bool,
+}
+
+impl Exits {
+    fn any(self) -> bool {
+        self.ret || self.brk || self.cont
+    }
+
+    fn merge(self, o: Exits) -> Exits {
+        Exits {
+            ret: self.ret || o.ret,
+            brk: self.brk || o.brk,
+            cont: self.cont || o.cont,
+        }
+    }
+}
+
+struct Walk<'a> {
+    function: &'a Function,
+    module: &'a Module,
+    exchanges: &'a HashSet<(usize, usize)>,
+    callees: &'a HashSet<Handle<Function>>,
+    varying: Vec<bool>,
+    locals: Vec<bool>,
+    args: Vec<bool>,
+    found: Option<std::ops::Range<usize>>,
+}
+
+impl Walk<'_> {
+    /// Marks the expressions whose value may differ between threads
+    /// (operands precede their users in the arena).
+    fn mark_expressions(&mut self) {
+        for (h, e) in self.function.expressions.iter() {
+            let v = match *e {
+                Expression::FunctionArgument(i) => self.args[i as usize],
+                Expression::Literal(_)
+                | Expression::Constant(_)
+                | Expression::Override(_)
+                | Expression::ZeroValue(_)
+                | Expression::GlobalVariable(_)
+                | Expression::LocalVariable(_)
+                | Expression::WorkGroupUniformLoadResult { .. } => false,
+                Expression::Load { pointer } => {
+                    self.varying[pointer.index()] || self.root_varies(pointer)
+                }
+                Expression::CallResult(_)
+                | Expression::AtomicResult { .. }
+                | Expression::SubgroupBallotResult
+                | Expression::SubgroupOperationResult { .. } => true,
+                ref other => operands(other).iter().any(|o| self.varying[o.index()]),
+            };
+            self.varying[h.index()] = v;
+        }
+    }
+
+    /// Whether the memory a pointer expression starts from is per-thread
+    /// state that may vary: a private global, a varying local, or an
+    /// argument's pointee.
+    fn root_varies(&self, mut p: Handle<Expression>) -> bool {
+        loop {
+            match self.function.expressions[p] {
+                Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
+                Expression::LocalVariable(l) => return self.locals[l.index()],
+                // Per-thread state (the prologue's lane, index, activity) is
+                // private; a private with an initialiser is a constant table.
+                Expression::GlobalVariable(g) => {
+                    let g = &self.module.global_variables[g];
+                    return g.space == naga::AddressSpace::Private && g.init.is_none();
+                }
+                Expression::FunctionArgument(_) => return true,
+                _ => return true,
+            }
+        }
+    }
+
+    fn root_local(&self, mut p: Handle<Expression>) -> Option<usize> {
+        loop {
+            match self.function.expressions[p] {
+                Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
+                Expression::LocalVariable(l) => return Some(l.index()),
+                _ => return None,
+            }
+        }
+    }
+
+    fn varies(&self, h: Handle<Expression>) -> bool {
+        self.varying[h.index()]
+    }
+
+    fn report(&mut self, span: naga::Span) {
+        if self.found.is_none() {
+            self.found = span.to_range();
+        }
+    }
+
+    /// Walks `block`; `nonuniform` says whether control flow already
+    /// differs between threads.
+    fn block(&mut self, block: &Block, mut nonuniform: bool) -> Exits {
+        let mut exits = Exits::default();
+        for (s, span) in block.span_iter() {
+            let e = self.statement(s, *span, nonuniform);
+            if e.any() {
+                nonuniform = true;
+            }
+            exits = exits.merge(e);
+        }
+        exits
+    }
+
+    fn statement(&mut self, s: &Statement, span: naga::Span, nonuniform: bool) -> Exits {
+        match s {
+            Statement::Block(b) => self.block(b, nonuniform),
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                let nu = nonuniform || self.varies(*condition);
+                self.block(accept, nu).merge(self.block(reject, nu))
+            }
+            Statement::Switch { selector, cases } => {
+                let nu = nonuniform || self.varies(*selector);
+                let mut exits = Exits::default();
+                for c in cases {
+                    exits = exits.merge(self.block(&c.body, nu));
+                }
+                // A `break` leaves the switch, which reconverges after it.
+                exits.brk = false;
+                exits
+            }
+            Statement::Loop {
+                body,
+                continuing,
+                break_if,
+            } => {
+                let mut nu = nonuniform || break_if.is_some_and(|b| self.varies(b));
+                let first = self.block(body, nu).merge(self.block(continuing, nu));
+                if (first.brk || first.cont || first.ret) && !nu {
+                    nu = true;
+                    self.block(body, nu);
+                    self.block(continuing, nu);
+                }
+                Exits {
+                    ret: first.ret,
+                    ..Exits::default()
+                }
+            }
+            Statement::Return { .. } | Statement::Kill => Exits {
+                ret: nonuniform,
+                ..Exits::default()
+            },
+            Statement::Break => Exits {
+                brk: nonuniform,
+                ..Exits::default()
+            },
+            Statement::Continue => Exits {
+                cont: nonuniform,
+                ..Exits::default()
+            },
+            Statement::ControlBarrier(_) => {
+                if nonuniform && is_exchange(span, self.exchanges) {
+                    self.report(span);
+                }
+                Exits::default()
+            }
+            Statement::Call {
+                function,
+                arguments,
+                ..
+            } => {
+                if nonuniform && self.callees.contains(function) {
+                    self.report(span);
+                }
+                // A callee may write anything through a pointer argument.
+                for a in arguments {
+                    if let Some(l) = self.root_local(*a) {
+                        self.locals[l] = true;
+                    }
+                }
+                Exits::default()
+            }
+            Statement::Store { pointer, value } => {
+                if let Some(l) = self.root_local(*pointer) {
+                    if nonuniform || self.varies(*value) || self.varies(*pointer) {
+                        self.locals[l] = true;
+                    }
+                }
+                Exits::default()
+            }
+            _ => Exits::default(),
+        }
+    }
+}

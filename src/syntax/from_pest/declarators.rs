@@ -1,0 +1,40 @@
+//! Declarator forms that name a type the type specifier alone cannot
+//! spell, rewritten into one that can.
+
+use super::super::ast::*;
+
+/// `thread T (&a)[N][M]`, a reference to an array (SPIRV-Cross's
+/// `spvArrayCopy*` helpers take them), is `thread metal::array<metal::array<T,
+/// M>, N>& a`: the array suffixes move into the referenced type, so that
+/// they do not make an array of references.
+pub(super) fn array_reference(ty: TypeSpec, dims: Vec<Option<Expr>>) -> TypeSpec {
+    let (space, is_const, span) = (ty.space, ty.is_const, ty.span);
+    let mut elem = TypeSpec {
+        space: None,
+        ptr_ops: Vec::new(),
+        ..ty
+    };
+    for dim in dims.into_iter().rev() {
+        // `T (&a)[]` has no size: `array<T>` is refused where it is resolved.
+        let args = match dim {
+            Some(n) => vec![TemplateArg::Type(elem), TemplateArg::Expr(n)],
+            None => vec![TemplateArg::Type(elem)],
+        };
+        elem = TypeSpec {
+            is_const: false,
+            is_constexpr: false,
+            space: None,
+            path: vec!["metal".into(), "array".into()],
+            args,
+            ptr_ops: Vec::new(),
+            name_span: span,
+            span,
+        };
+    }
+    TypeSpec {
+        is_const,
+        space,
+        ptr_ops: vec![PtrOp::Reference],
+        ..elem
+    }
+}

@@ -1,0 +1,238 @@
+//! Every name path written in a declaration, visited mutably: the types
+//! (with their template arguments) and the names used as values, callees,
+//! functional casts and braced constructions. Struct scope
+//! (`syntax::from_pest::struct_scope`) qualifies member type names with it,
+//! and `syntax::from_pest::variadic` finds the uses of variadic templates.
+
+use super::*;
+
+/// What a visited path names where it is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PathUse {
+    /// A type: a declaration's, a cast's, a template argument's.
+    Type,
+    /// An expression's name: a variable, a function, a functional cast
+    /// (`V(x)`), a braced construction (`V{..}`), a template (`f<T>`).
+    Value,
+}
+
+/// The visitor: each path, where it is, and how it is used.
+pub(super) type Visit<'f> = dyn FnMut(&mut Vec<String>, Span, PathUse) + 'f;
+
+/// The paths of an item.
+pub(super) fn item(i: &mut Item, f: &mut Visit) {
+    match i {
+        Item::UsingNamespace(_) => {}
+        Item::Alias(a) => alias(a, f),
+        Item::Struct(s) => struct_decl(s, f),
+        Item::Function(g) => function(g, f),
+        Item::Global(v) => var_decl(v, f),
+        Item::Enum(e) => {
+            e.underlying.iter_mut().for_each(|t| ty(t, f));
+            e.enumerators
+                .iter_mut()
+                .filter_map(|(_, v)| v.as_mut())
+                .for_each(|v| expr(v, f));
+        }
+        Item::Template(t) => {
+            for p in &mut t.params {
+                match &mut p.kind {
+                    TemplateParamKind::Type(d) => d.iter_mut().for_each(|t| ty(t, f)),
+                    TemplateParamKind::Value(t, d) => {
+                        ty(t, f);
+                        d.iter_mut().for_each(|e| expr(e, f));
+                    }
+                }
+            }
+            t.specialization
+                .iter_mut()
+                .flatten()
+                .for_each(|a| template_arg(a, f));
+            match &mut t.item {
+                Templated::Function(g) => function(g, f),
+                Templated::Struct(st) => {
+                    struct_decl(&mut st.decl, f);
+                    st.members.iter_mut().for_each(|m| item(m, f));
+                    st.specialization
+                        .iter_mut()
+                        .flatten()
+                        .for_each(|a| template_arg(a, f));
+                }
+                Templated::Variable(v) => {
+                    ty(&mut v.ty, f);
+                    v.specialization
+                        .iter_mut()
+                        .flatten()
+                        .for_each(|a| template_arg(a, f));
+                    init(&mut v.init, f);
+                }
+            }
+        }
+        Item::Instantiation(n) => {
+            function(&mut n.function, f);
+            n.args.iter_mut().for_each(|a| template_arg(a, f));
+        }
+        Item::StaticAssert(a) => expr(&mut a.cond, f),
+    }
+}
+
+fn alias(a: &mut Alias, f: &mut Visit) {
+    ty(&mut a.ty, f);
+    a.array.iter_mut().flatten().for_each(|e| expr(e, f));
+}
+
+/// The data members of a struct and of its anonymous unions and structs.
+pub(super) fn struct_decl(s: &mut StructDecl, f: &mut Visit) {
+    for m in &mut s.members {
+        ty(&mut m.ty, f);
+        m.array.iter_mut().flatten().for_each(|e| expr(e, f));
+        m.default.iter_mut().for_each(|i| init(i, f));
+    }
+    for l in &mut s.layout {
+        if let LayoutAttribute::Aligned(Some(e), _) = l {
+            expr(e, f);
+        }
+    }
+    s.anonymous.iter_mut().for_each(|a| struct_decl(a, f));
+}
+
+fn function(g: &mut FunctionDecl, f: &mut Visit) {
+    ty(&mut g.ret, f);
+    for p in &mut g.params {
+        ty(&mut p.ty, f);
+        p.array.iter_mut().flatten().for_each(|e| expr(e, f));
+        p.default.iter_mut().for_each(|e| expr(e, f));
+    }
+    if let Some(b) = &mut g.body {
+        block(b, f);
+    }
+}
+
+/// A written type and its template arguments.
+pub(super) fn ty(t: &mut TypeSpec, f: &mut Visit) {
+    f(&mut t.path, t.name_span, PathUse::Type);
+    t.args.iter_mut().for_each(|a| template_arg(a, f));
+}
+
+fn template_arg(a: &mut TemplateArg, f: &mut Visit) {
+    match a {
+        TemplateArg::Type(t) => ty(t, f),
+        TemplateArg::Expr(e) => expr(e, f),
+    }
+}
+
+fn var_decl(v: &mut VarDecl, f: &mut Visit) {
+    ty(&mut v.ty, f);
+    for d in &mut v.declarators {
+        d.array.iter_mut().flatten().for_each(|e| expr(e, f));
+        d.init.iter_mut().for_each(|i| init(i, f));
+    }
+}
+
+fn block(b: &mut Block, f: &mut Visit) {
+    b.stmts.iter_mut().for_each(|s| stmt(s, f));
+}
+
+fn stmt(s: &mut Stmt, f: &mut Visit) {
+    match &mut s.kind {
+        StmtKind::Block(b) => block(b, f),
+        StmtKind::StaticAssert(a) => expr(&mut a.cond, f),
+        StmtKind::Decl(v) => var_decl(v, f),
+        StmtKind::Expr(e) => expr(e, f),
+        StmtKind::If {
+            cond,
+            then,
+            otherwise,
+            ..
+        } => {
+            expr(cond, f);
+            stmt(then, f);
+            otherwise.iter_mut().for_each(|o| stmt(o, f));
+        }
+        StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+        } => {
+            init.iter_mut().for_each(|i| stmt(i, f));
+            cond.iter_mut()
+                .chain(step.iter_mut())
+                .for_each(|e| expr(e, f));
+            stmt(body, f);
+        }
+        StmtKind::RangeFor {
+            ty: t, range, body, ..
+        } => {
+            ty(t, f);
+            expr(range, f);
+            stmt(body, f);
+        }
+        StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
+            expr(cond, f);
+            stmt(body, f);
+        }
+        StmtKind::Switch { selector, items } => {
+            expr(selector, f);
+            for i in items {
+                match i {
+                    SwitchItem::Label(Some(e), _) => expr(e, f),
+                    SwitchItem::Label(None, _) => {}
+                    SwitchItem::Stmt(s) => stmt(s, f),
+                }
+            }
+        }
+        StmtKind::Return(v) => v.iter_mut().for_each(|e| expr(e, f)),
+        StmtKind::Alias(a) => alias(a, f),
+        StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
+    }
+}
+
+fn init(i: &mut Init, f: &mut Visit) {
+    match i {
+        Init::Expr(e) => expr(e, f),
+        Init::List(items, _) => items.iter_mut().for_each(|i| init(i, f)),
+        Init::Paren(args, _) => args.iter_mut().for_each(|e| expr(e, f)),
+        Init::Designated(_, value, _) => init(value, f),
+    }
+}
+
+fn expr(e: &mut Expr, f: &mut Visit) {
+    let span = e.span;
+    match &mut e.kind {
+        ExprKind::Name(path) => f(path, span, PathUse::Value),
+        ExprKind::Templated(path, args) => {
+            f(path, span, PathUse::Value);
+            args.iter_mut().for_each(|a| template_arg(a, f));
+        }
+        ExprKind::BraceConstruct(path, items) => {
+            f(path, span, PathUse::Value);
+            items.iter_mut().for_each(|i| init(i, f));
+        }
+        ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
+            expr(a, f);
+            expr(b, f);
+        }
+        ExprKind::Unary(_, a) | ExprKind::PostIncDec(_, a) | ExprKind::Member(a, ..) => expr(a, f),
+        ExprKind::Ternary(a, b, c) => {
+            expr(a, f);
+            expr(b, f);
+            expr(c, f);
+        }
+        ExprKind::Call(callee, args) => {
+            expr(callee, f);
+            args.iter_mut().for_each(|a| expr(a, f));
+        }
+        ExprKind::Cast(_, t, a) => {
+            ty(t, f);
+            expr(a, f);
+        }
+        ExprKind::InitList(items) => items.iter_mut().for_each(|i| init(i, f)),
+        ExprKind::Comma(items) => items.iter_mut().for_each(|x| expr(x, f)),
+        ExprKind::SizeOf { operand, .. } => match operand {
+            SizeOperand::Type(t) => ty(t, f),
+            SizeOperand::Expr(a) => expr(a, f),
+        },
+        ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Str(_) => {}
+    }
+}

@@ -1,0 +1,282 @@
+//! Forms found in machine-learning kernel libraries: `static_assert` over the
+//! arithmetic of a struct template (its constructors and `operator`
+//! templates evaluated at translation time), and constexpr functions whose
+//! bodies declare locals, branch and assign, used as array sizes; the
+//! kernels run on the GPU against a CPU reference.
+// Without the runner the GPU tests are left out.
+#![cfg_attr(not(feature = "runner"), allow(dead_code))]
+
+mod common;
+
+#[cfg(feature = "runner")]
+use common::source::PRELUDE;
+use common::source::{assert_error, translate_body};
+
+/// A pair with constructors and a templated `operator*`/`operator+`,
+/// checked by `static_assert` on `half` and `float` instances; a constexpr
+/// function with locals, `if` and a compound assignment sizes an array.
+const PAIRS: &str = r#"
+template <typename T>
+struct duo {
+  T a;
+  T b;
+  constexpr duo(T x, T y) thread : a(x), b(y) {};
+  constexpr duo() thread : a(0), b(0) {};
+};
+template <typename T>
+constexpr duo<T> operator*(duo<T> p, duo<T> q) {
+  return {p.a * q.a - p.b * q.b, p.a * q.b + p.b * q.a};
+}
+template <typename T>
+constexpr duo<T> operator+(duo<T> p, duo<T> q) {
+  auto s = p.a + q.a;
+  duo<T> r;
+  r.a = s;
+  r.b = p.b;
+  r.b += q.b;
+  return r;
+}
+static_assert((duo<half>{1.0h, 2.0h} * duo<half>{3.0h, 4.0h}).a == -5.0h, "product");
+static_assert((duo<float>{1.5f, -2.0f} + duo<float>(0.5f, 3.0f)).b == 1.0f, "sum");
+constexpr int lanes_for(int n) {
+  int r = 1;
+  if (n > 4) {
+    r = n / 2;
+  } else {
+    r = n;
+  }
+  r *= 3;
+  return r;
+}
+static_assert(lanes_for(8) == 12 && lanes_for(2) == 6, "statements");
+kernel void fill(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  thread float acc[lanes_for(8)];
+  for (int j = 0; j < lanes_for(8); j++) {
+    acc[j] = float(j) * 0.5f;
+  }
+  float s = 0.0f;
+  for (int j = 0; j < lanes_for(8); j++) {
+    s += acc[j];
+  }
+  out[i] = s + float(i);
+}
+"#;
+
+#[test]
+fn struct_operator_static_asserts_translate() {
+    let lib = translate_body(PAIRS);
+    let wgsl = lib.wgsl();
+    assert!(wgsl.contains("array<f32, 12>"), "{wgsl}");
+}
+
+/// A false assertion over the same arithmetic is reported with its message.
+#[test]
+fn false_struct_operator_assert_is_reported() {
+    let body = PAIRS.replace("== -5.0h, \"product\"", "== 5.0h, \"product\"");
+    assert_error(
+        &body,
+        "static_assert((duo<half>",
+        0,
+        "static assertion failed: product",
+    );
+}
+
+/// A constructor's member initializers, not member order, give the value.
+#[test]
+fn constructor_initializers_are_evaluated() {
+    let body = r#"
+struct flip {
+  int hi;
+  int lo;
+  constexpr flip(int x, int y) thread : hi(y), lo(x) {};
+};
+static_assert(flip{1, 2}.hi == 2 && flip(3, 4).lo == 3, "ctor");
+kernel void k(device int* o [[buffer(0)]]) { o[0] = 1; }
+"#;
+    translate_body(body);
+    let wrong = body.replace("hi == 2", "hi == 1");
+    assert_error(&wrong, "static_assert", 0, "static assertion failed: ctor");
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn constexpr_sized_array_matches_cpu_reference() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let n = 32u32;
+    let src = format!("{PRELUDE}{PAIRS}");
+    let out = run_kernel(
+        gpu,
+        "t.metal",
+        &src,
+        &msl2wgsl::Options::default(),
+        "fill",
+        &Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: [16, 1, 1],
+        },
+        &[(0, vec![0u8; n as usize * 4])].into_iter().collect(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out[&0]);
+    // lanes_for(8): 8 > 4, so 8 / 2 = 4, times 3.
+    let lanes = 12;
+    let sum: f32 = (0..lanes).map(|j| j as f32 * 0.5).sum();
+    assert_eq!(got.len(), n as usize);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, sum + i as f32, "[{i}]");
+    }
+}
+
+/// A `static_assert` in a struct template's body names the struct's own
+/// member alias and static constant unqualified; each instance checks it.
+const MEMBER_ASSERT: &str = r#"
+template <typename S> struct elem_of { using type = S; };
+template <typename S> struct elem_of<vec<S, 2>> { using type = S; };
+template <typename A, typename B>
+struct io_pair {
+  using elem = typename elem_of<A>::type;
+  static constant constexpr int width = sizeof(A);
+  static_assert(is_same_v<elem, typename elem_of<B>::type>, "same element");
+  static_assert(width <= 16, "narrow");
+};
+kernel void k(device float* o [[buffer(0)]]) {
+  io_pair<float2, float> p;
+  o[0] = float(sizeof(p)) + 1.0f;
+}
+"#;
+
+#[test]
+fn struct_scope_assert_names_members() {
+    translate_body(MEMBER_ASSERT);
+    let wrong = MEMBER_ASSERT.replace("io_pair<float2, float>", "io_pair<float2, int>");
+    assert_error(
+        &wrong,
+        "static_assert(is_same_v",
+        0,
+        "static assertion failed: same element",
+    );
+}
+
+/// Function-scope `constexpr` constants size `thread` and `threadgroup`
+/// arrays, one derived from a template parameter, one `const`.
+const LOCAL_SIZES: &str = r#"
+template <int D>
+void partial_sums(device float* out, uint i) {
+  constexpr int per = D / 4;
+  thread float part[per];
+  for (int j = 0; j < per; j++) {
+    part[j] = float(i * per + j);
+  }
+  float s = 0.0f;
+  for (int j = 0; j < per; j++) {
+    s += part[j];
+  }
+  out[i] = s;
+}
+kernel void sums(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  constexpr int WIDTH = 16;
+  const int twice = WIDTH * 2;
+  threadgroup float tile[WIDTH];
+  thread int lanes[twice];
+  lanes[i % twice] = int(i);
+  tile[i % WIDTH] = float(i);
+  partial_sums<8>(out, i);
+  out[i] += float(lanes[i % twice]);
+}
+"#;
+
+#[test]
+fn local_constants_size_arrays() {
+    let lib = translate_body(LOCAL_SIZES);
+    let wgsl = lib.wgsl();
+    assert!(
+        wgsl.contains("array<f32, 2>") && wgsl.contains("array<i32, 32>"),
+        "{wgsl}"
+    );
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn local_constant_arrays_match_cpu_reference() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let n = 32u32;
+    let src = format!("{PRELUDE}{LOCAL_SIZES}");
+    let out = run_kernel(
+        gpu,
+        "t.metal",
+        &src,
+        &msl2wgsl::Options::default(),
+        "sums",
+        &Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: [16, 1, 1],
+        },
+        &[(0, vec![0u8; n as usize * 4])].into_iter().collect(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out[&0]);
+    let per = 8 / 4;
+    assert_eq!(got.len(), n as usize);
+    for (i, g) in got.iter().enumerate() {
+        let s: f32 = (0..per).map(|j| (i * per + j) as f32).sum();
+        assert_eq!(*g, s + i as f32, "[{i}]");
+    }
+}
+
+/// A kernel template's own attribute names its template parameter; the
+/// explicit instantiation's threadgroup limit is the instance's value.
+const ATTRIBUTE_PARAM: &str = r#"
+template <typename T, int BM>
+[[kernel, max_total_threads_per_threadgroup(BM * 32)]] void scale(
+    device T* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  o[i] = o[i] * T(BM);
+}
+template [[host_name("scale_f3")]] [[kernel]] void scale<float, 3>(
+    device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]);
+"#;
+
+#[test]
+fn kernel_template_attribute_names_parameter() {
+    translate_body(ATTRIBUTE_PARAM);
+    // A limit of 1 * 32 threads caps the translation's threadgroup.
+    let one = ATTRIBUTE_PARAM.replace("scale<float, 3>", "scale<float, 1>");
+    let lib = translate_body(&one);
+    let wgsl = lib.wgsl();
+    assert!(wgsl.contains("@workgroup_size(32, 1, 1)"), "{wgsl}");
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn kernel_template_attribute_matches_cpu_reference() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let n = 32u32;
+    let input: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let src = format!("{PRELUDE}{ATTRIBUTE_PARAM}");
+    let out = run_kernel(
+        gpu,
+        "t.metal",
+        &src,
+        &msl2wgsl::Options::default(),
+        "scale_f3",
+        &Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: [16, 1, 1],
+        },
+        &[(0, common::f32_bytes(&input))].into_iter().collect(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out[&0]);
+    assert_eq!(got.len(), input.len());
+    for (i, (g, x)) in got.iter().zip(&input).enumerate() {
+        assert_eq!(*g, x * 3.0, "[{i}]");
+    }
+}

@@ -1,0 +1,174 @@
+//! `simd_ballot` and `simd_active_threads_mask` (`src/lower/stdlib/ballot.rs`):
+//! the `simd_vote` mask of Metal's 32-lane SIMD groups, checked against a
+//! CPU model of those groups with lane-dependent predicates, in the 32-lane
+//! emulation (what the runner picks on lavapipe's 8-lane subgroups) and
+//! with the adapter's own subgroups; and its refusal on `--target webgpu`.
+#![cfg(feature = "runner")]
+
+mod common;
+
+use msl2wgsl::diagnostics::Code;
+use msl2wgsl::runner::{run_kernel, Dispatch};
+use msl2wgsl::{Library, Options, SimdGroups};
+use std::collections::BTreeMap;
+
+const SOURCE: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void ballot(device const int* x [[buffer(0)]],
+                   device uint2* o [[buffer(1)]],
+                   uint i [[thread_position_in_grid]],
+                   uint lane [[thread_index_in_simdgroup]],
+                   uint width [[threads_per_simdgroup]]) {
+    int v = x[i];
+    simd_vote vote = simd_ballot(v > 10);
+    o[i * 4u] = as_type<uint2>((simd_vote::vote_t)vote);
+    o[i * 4u + 1u] = as_type<uint2>(uint64_t(simd_ballot((lane & 3u) == 1u)));
+    o[i * 4u + 2u] = as_type<uint2>((ulong)simd_active_threads_mask());
+    o[i * 4u + 3u] = uint2(lane, width);
+}
+"#;
+
+fn x_values(n: usize) -> Vec<i32> {
+    (0..n as i32).map(|i| (i * 37 + 11) % 23).collect()
+}
+
+/// The four `uint2`s per thread of `ballot`, for SIMD groups of `width`
+/// lanes (lane `l` of the group at thread `base` is thread `base + l`),
+/// cut at threadgroup and grid ends.
+fn reference(x: &[i32], grid: usize, tg: usize, width: usize) -> Vec<[u32; 2]> {
+    let mut out = Vec::new();
+    for t in 0..grid {
+        let group_start = t / tg * tg;
+        let lane = (t - group_start) % width;
+        let base = t - lane;
+        let end = (base + width).min(group_start + tg).min(grid);
+        let mut masks = [0u64; 3];
+        for (l, m) in (base..end).enumerate() {
+            let bit = 1u64 << l;
+            if x[m] > 10 {
+                masks[0] |= bit;
+            }
+            if l & 3 == 1 {
+                masks[1] |= bit;
+            }
+            masks[2] |= bit;
+        }
+        for m in masks {
+            out.push([m as u32, (m >> 32) as u32]);
+        }
+        out.push([lane as u32, width as u32]);
+    }
+    out
+}
+
+fn run(mode: SimdGroups, grid: usize, tg: usize) -> Option<Vec<[u32; 2]>> {
+    let gpu = common::gpu()?;
+    // A vote is a 64-bit mask (GL in wgpu has no 64-bit integers).
+    if !gpu
+        .features()
+        .contains(msl2wgsl::wgpu::Features::SHADER_INT64)
+    {
+        common::skip::missing_feature(gpu, "shader-int64");
+        return None;
+    }
+    let x = x_values(grid);
+    let buffers: BTreeMap<u32, Vec<u8>> = [
+        (0, x.iter().flat_map(|v| v.to_le_bytes()).collect()),
+        (1, vec![0u8; grid * 32]),
+    ]
+    .into();
+    let options = Options {
+        simd: mode,
+        ..Options::default()
+    };
+    let dispatch = Dispatch::Threads {
+        grid: [grid as u32, 1, 1],
+        threadgroup: [tg as u32, 1, 1],
+    };
+    let out = run_kernel(
+        gpu,
+        "ballot.metal",
+        SOURCE,
+        &options,
+        "ballot",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+    let words = common::u32s(&out[&1]);
+    Some(words.chunks_exact(2).map(|c| [c[0], c[1]]).collect())
+}
+
+fn check(mode: SimdGroups, grid: usize, tg: usize, width: usize) {
+    let Some(got) = run(mode, grid, tg) else {
+        return;
+    };
+    let want = reference(&x_values(grid), grid, tg, width);
+    let names = [
+        "simd_ballot(v > 10)",
+        "simd_ballot(lane % 4 == 1)",
+        "simd_active_threads_mask()",
+        "lane, width",
+    ];
+    for (j, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g,
+            w,
+            "{mode:?} grid {grid} tg {tg}: thread {}: {}",
+            j / 4,
+            names[j % 4]
+        );
+    }
+}
+
+#[test]
+fn emulated_votes_are_masks_of_32_lane_groups() {
+    check(SimdGroups::Emulated32, 128, 64, 32);
+}
+
+#[test]
+fn emulated_votes_in_short_groups_and_a_ragged_grid() {
+    // Threadgroups of 48 (a 16-thread second group), and 100 threads in
+    // threadgroups of 64, whose last group has 4 threads: threads outside
+    // the grid never vote and are not active.
+    check(SimdGroups::Emulated32, 96, 48, 32);
+    check(SimdGroups::Emulated32, 100, 64, 32);
+}
+
+#[test]
+fn the_runner_picks_32_lane_votes_on_any_adapter() {
+    check(SimdGroups::Auto, 128, 64, 32);
+}
+
+#[test]
+fn native_votes_have_the_adapters_width_and_auto_uses_them_only_at_32() {
+    let Some(gpu) = common::gpu() else { return };
+    let Some(got) = run(SimdGroups::Native, 128, 64) else {
+        return;
+    };
+    let width = got[3][1] as usize;
+    assert!(width.is_power_of_two() && width <= 64, "width {width}");
+    check(SimdGroups::Native, 128, 64, width);
+    assert_eq!(
+        gpu.simd_groups(SimdGroups::Auto) == SimdGroups::Native,
+        width == 32,
+        "Auto must pick native subgroups exactly where they are 32 lanes wide (here {width})"
+    );
+}
+
+#[test]
+fn webgpu_refuses_the_64_bit_vote_at_the_call() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device uint2* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  o[i] = as_type<uint2>((ulong)simd_ballot(i > 3u));\n}\n";
+    let Err(f) = Library::from_source("t.metal", src, &Options::default()) else {
+        panic!("expected an error");
+    };
+    let d = &f.diagnostics.0[0];
+    assert_eq!(d.code(), Code::NoWebGpuEquivalent, "{}", f.render());
+    let text = f.render();
+    assert!(
+        text.contains("t.metal:4:32: error: `simd_ballot` returns a `simd_vote`"),
+        "{text}"
+    );
+}

@@ -1,0 +1,557 @@
+//! SIMD-group matrices (`simdgroup_float8x8` and friends, MSL §6.7): GEMM
+//! tiles against CPU matrix products, the load/store forms
+//! (`elements_per_row`, `matrix_origin`, `transpose_matrix`), and
+//! `thread_elements()` against the per-lane layout MLX and Philip Turner
+//! document, on the adapter's GPU (lavapipe in CI).
+#![cfg(feature = "runner")]
+
+mod common;
+
+use common::{f32_bytes, f32s};
+use msl2wgsl::runner::{run_kernel, Dispatch};
+use msl2wgsl::{Options, SimdGroups};
+use std::collections::BTreeMap;
+
+const PRELUDE: &str =
+    "#include <metal_stdlib>\n#include <metal_simdgroup_matrix>\nusing namespace metal;\n";
+
+/// Runs `entry` of `body` with `buffers`; `None` without a GPU.
+fn run(
+    body: &str,
+    entry: &str,
+    options: &Options,
+    dispatch: Dispatch,
+    buffers: &[(u32, Vec<u8>)],
+) -> Option<BTreeMap<u32, Vec<u8>>> {
+    let gpu = common::gpu()?;
+    let source = format!("{PRELUDE}{body}");
+    let buffers: BTreeMap<u32, Vec<u8>> = buffers.iter().cloned().collect();
+    let out = run_kernel(gpu, "m.metal", &source, options, entry, &dispatch, &buffers)
+        .unwrap_or_else(|e| panic!("{entry}: {e}"));
+    Some(out)
+}
+
+/// One SIMD group.
+fn one_simd_group() -> Dispatch {
+    Dispatch::Threadgroups {
+        groups: [1, 1, 1],
+        threadgroup: [32, 1, 1],
+    }
+}
+
+/// Values that vary in sign and magnitude, deterministic.
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(12345);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x % 2001) as f32 / 1000.0 - 1.0
+        })
+        .collect()
+}
+
+/// `a (m×k) * b (k×n) + c`, row-major, in `f64`, with the bound on the
+/// error of an `f32` evaluation with `k` roundings per element:
+/// `k·ε·(Σ|a||b| + |c|)` (Higham's γ_k, first order).
+fn matmul_reference(
+    a: &[f32],
+    b: &[f32],
+    c: Option<&[f32]>,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Vec<(f64, f64)> {
+    let eps = f64::from(f32::EPSILON);
+    (0..m * n)
+        .map(|i| {
+            let (r, col) = (i / n, i % n);
+            let init = c.map_or(0.0, |c| f64::from(c[i]));
+            let mut exact = init;
+            let mut magnitude = init.abs();
+            for j in 0..k {
+                let p = f64::from(a[r * k + j]) * f64::from(b[j * n + col]);
+                exact += p;
+                magnitude += p.abs();
+            }
+            (
+                exact,
+                (k as f64 + 1.0) * eps * magnitude + f64::from(f32::MIN_POSITIVE),
+            )
+        })
+        .collect()
+}
+
+fn assert_close(got: &[f32], want: &[(f64, f64)], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, (w, bound))) in got.iter().zip(want).enumerate() {
+        assert!(
+            (f64::from(*g) - w).abs() <= *bound,
+            "{what}: element {i}: got {g}, want {w} (bound {bound})"
+        );
+    }
+}
+
+const GEMM8: &str = r#"
+kernel void gemm8(device const float* a [[buffer(0)]],
+                  device const float* b [[buffer(1)]],
+                  device const float* c [[buffer(2)]],
+                  device float* d [[buffer(3)]],
+                  device float* e [[buffer(4)]]) {
+    simdgroup_float8x8 ma, mb, mc, md;
+    simdgroup_load(ma, a);
+    simdgroup_load(mb, b, 8);
+    simdgroup_load(mc, c, 8, ulong2(0, 0), false);
+    simdgroup_multiply_accumulate(md, ma, mb, mc);
+    simdgroup_store(md, d, 8);
+    simdgroup_matrix<float, 8, 8> me;
+    simdgroup_multiply(me, ma, mb);
+    simdgroup_store(me, e);
+}
+"#;
+
+#[test]
+fn an_8x8_tile_is_a_times_b_plus_c() {
+    let (a, b, c) = (values(64, 1), values(64, 2), values(64, 3));
+    let Some(out) = run(
+        GEMM8,
+        "gemm8",
+        &Options::default(),
+        one_simd_group(),
+        &[
+            (0, f32_bytes(&a)),
+            (1, f32_bytes(&b)),
+            (2, f32_bytes(&c)),
+            (3, vec![0; 256]),
+            (4, vec![0; 256]),
+        ],
+    ) else {
+        return;
+    };
+    assert_close(
+        &f32s(&out[&3]),
+        &matmul_reference(&a, &b, Some(&c), 8, 8, 8),
+        "a*b+c",
+    );
+    assert_close(
+        &f32s(&out[&4]),
+        &matmul_reference(&a, &b, None, 8, 8, 8),
+        "a*b",
+    );
+}
+
+#[test]
+fn matrices_need_no_subgroups_without_thread_elements() {
+    // Every thread holds the whole matrix: native subgroups of any width
+    // (lavapipe's 8) give Metal's result, and the WGSL uses no subgroup
+    // operation at all.
+    let options = Options {
+        simd: SimdGroups::Native,
+        ..Options::default()
+    };
+    let wgsl = msl2wgsl::Library::from_source("m.metal", &format!("{PRELUDE}{GEMM8}"), &options)
+        .unwrap_or_else(|f| panic!("{}", f.render()))
+        .wgsl()
+        .to_string();
+    assert!(!wgsl.contains("subgroup"), "{wgsl}");
+    let (a, b, c) = (values(64, 8), values(64, 9), values(64, 10));
+    let Some(out) = run(
+        GEMM8,
+        "gemm8",
+        &options,
+        one_simd_group(),
+        &[
+            (0, f32_bytes(&a)),
+            (1, f32_bytes(&b)),
+            (2, f32_bytes(&c)),
+            (3, vec![0; 256]),
+            (4, vec![0; 256]),
+        ],
+    ) else {
+        return;
+    };
+    assert_close(
+        &f32s(&out[&3]),
+        &matmul_reference(&a, &b, Some(&c), 8, 8, 8),
+        "native",
+    );
+}
+
+/// `C = A * B` for 64×64 by 32 matrices, 32×32 per threadgroup of 4 SIMD
+/// groups, each SIMD group a strip of 8 rows; the K-slices of A and B are
+/// staged in threadgroup memory.
+const GEMM_TILED: &str = r#"
+constant uint M = 64, N = 64, K = 32;
+kernel void gemm_tiled(device const float* A [[buffer(0)]],
+                       device const float* B [[buffer(1)]],
+                       device float* C [[buffer(2)]],
+                       uint2 group [[threadgroup_position_in_grid]],
+                       uint t [[thread_index_in_threadgroup]],
+                       uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float As[32 * 8];
+    threadgroup float Bs[8 * 32];
+    uint row0 = group.y * 32, col0 = group.x * 32;
+    simdgroup_float8x8 acc[4];
+    for (int j = 0; j < 4; ++j) {
+        acc[j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    }
+    for (uint k0 = 0; k0 < K; k0 += 8) {
+        for (uint i = t; i < 256; i += 128) {
+            As[i] = A[(row0 + i / 8) * K + k0 + i % 8];
+            Bs[i] = B[(k0 + i / 32) * N + col0 + i % 32];
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        simdgroup_float8x8 a;
+        simdgroup_load(a, As, 8, ulong2(0, sg * 8));
+        for (int j = 0; j < 4; ++j) {
+            simdgroup_float8x8 b;
+            simdgroup_load(b, &Bs[0], 32, ulong2(j * 8, 0));
+            simdgroup_multiply_accumulate(acc[j], a, b, acc[j]);
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    for (int j = 0; j < 4; ++j) {
+        simdgroup_store(acc[j], C + (row0 + sg * 8) * N + col0 + j * 8, N);
+    }
+}
+"#;
+
+#[test]
+fn a_tiled_gemm_through_threadgroup_memory_matches_the_cpu() {
+    let (m, n, k) = (64, 64, 32);
+    let (a, b) = (values(m * k, 4), values(k * n, 5));
+    let Some(out) = run(
+        GEMM_TILED,
+        "gemm_tiled",
+        &Options::default(),
+        Dispatch::Threadgroups {
+            groups: [2, 2, 1],
+            threadgroup: [128, 1, 1],
+        },
+        &[
+            (0, f32_bytes(&a)),
+            (1, f32_bytes(&b)),
+            (2, vec![0; m * n * 4]),
+        ],
+    ) else {
+        return;
+    };
+    assert_close(
+        &f32s(&out[&2]),
+        &matmul_reference(&a, &b, None, m, n, k),
+        "C",
+    );
+}
+
+const TRANSFERS: &str = r#"
+kernel void transfers(device const float* src [[buffer(0)]],
+                      device float* plain [[buffer(1)]],
+                      device float* transposed [[buffer(2)]],
+                      device float* stored_transposed [[buffer(3)]],
+                      threadgroup float* scratch [[threadgroup(0)]]) {
+    simdgroup_float8x8 m;
+    // An 8×8 block of the 16-wide source at column 4, row 8.
+    simdgroup_load(m, src, 16, ulong2(4, 8));
+    simdgroup_store(m, plain, 8);
+    // Read column-major: element (r, c) at src[(2 + c) * 16 + 5 + r].
+    simdgroup_load(m, src, 16, ulong2(2, 5), true);
+    simdgroup_store(m, transposed, 8);
+    // Through threadgroup memory, stored transposed at an origin.
+    simdgroup_load(m, src, 16);
+    simdgroup_store(m, scratch, 16, ulong2(8, 1), true);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    simdgroup_load(m, scratch + 8 * 16 + 1, 16, ulong2(0, 0));
+    simdgroup_store(m, stored_transposed, 8);
+}
+"#;
+
+#[test]
+fn elements_per_row_origin_and_transpose_address_the_source() {
+    let src: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let options = Options {
+        threadgroup_memory: [(0, 16 * 16 * 4)].into_iter().collect(),
+        ..Options::default()
+    };
+    let Some(out) = run(
+        TRANSFERS,
+        "transfers",
+        &options,
+        one_simd_group(),
+        &[
+            (0, f32_bytes(&src)),
+            (1, vec![0; 256]),
+            (2, vec![0; 256]),
+            (3, vec![0; 256]),
+        ],
+    ) else {
+        return;
+    };
+    let at = |r: usize, c: usize| src[r * 16 + c];
+    let plain: Vec<f32> = (0..64).map(|i| at(8 + i / 8, 4 + i % 8)).collect();
+    let transposed: Vec<f32> = (0..64).map(|i| at(2 + i % 8, 5 + i / 8)).collect();
+    // Stored transposed at origin (x 8, y 1): element (r, c) went to
+    // scratch[(8 + c) * 16 + 1 + r], which reads back from row 8, column 1
+    // as the transpose.
+    let stored: Vec<f32> = (0..64).map(|i| at(i % 8, i / 8)).collect();
+    assert_eq!(f32s(&out[&1]), plain, "origin");
+    assert_eq!(f32s(&out[&2]), transposed, "transposed load");
+    assert_eq!(f32s(&out[&3]), stored, "transposed store");
+}
+
+/// Row and first column of lane `lane`'s two elements, as MLX's
+/// `BaseMMAFrag::get_coord` and Philip Turner's `morton_order` describe
+/// Apple's layout.
+fn documented_layout(lane: usize) -> (usize, usize) {
+    let quad = lane / 4;
+    let row = (quad & 4) + (lane / 2) % 4;
+    let col = (quad & 2) * 2 + (lane % 2) * 2;
+    (row, col)
+}
+
+const ELEMENTS: &str = r#"
+kernel void elements(device const float* src [[buffer(0)]],
+                     device float2* mine [[buffer(1)]],
+                     device float* rebuilt [[buffer(2)]],
+                     uint lane [[thread_index_in_simdgroup]]) {
+    simdgroup_float8x8 m;
+    simdgroup_load(m, src);
+    mine[lane] = m.thread_elements();
+    // Each lane rewrites its own two elements; the product with the
+    // identity shows the matrix they make together.
+    simdgroup_float8x8 w = simdgroup_float8x8(0.0f);
+    w.thread_elements()[0] = float(lane * 2);
+    w.thread_elements()[1] = float(lane * 2 + 1);
+    simdgroup_float8x8 r;
+    simdgroup_multiply(r, w, simdgroup_float8x8(1.0f));
+    simdgroup_store(r, rebuilt);
+}
+"#;
+
+#[test]
+fn thread_elements_follow_apples_lane_layout() {
+    let src: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let options = Options {
+        simd: SimdGroups::Emulated32,
+        ..Options::default()
+    };
+    let Some(out) = run(
+        ELEMENTS,
+        "elements",
+        &options,
+        one_simd_group(),
+        &[(0, f32_bytes(&src)), (1, vec![0; 256]), (2, vec![0; 256])],
+    ) else {
+        return;
+    };
+    let mine = f32s(&out[&1]);
+    let mut rebuilt = vec![0f32; 64];
+    for lane in 0..32 {
+        let (row, col) = documented_layout(lane);
+        let want = [src[row * 8 + col], src[row * 8 + col + 1]];
+        assert_eq!(&mine[lane * 2..lane * 2 + 2], &want, "lane {lane}");
+        rebuilt[row * 8 + col] = (lane * 2) as f32;
+        rebuilt[row * 8 + col + 1] = (lane * 2 + 1) as f32;
+    }
+    assert_eq!(
+        f32s(&out[&2]),
+        rebuilt,
+        "matrix written through thread_elements"
+    );
+}
+
+const HALF_GEMM: &str = r#"
+kernel void half_gemm(device const half* a [[buffer(0)]],
+                      device const half* b [[buffer(1)]],
+                      device half* d [[buffer(2)]]) {
+    simdgroup_half8x8 ma, mb, md;
+    simdgroup_load(ma, a);
+    simdgroup_load(mb, b);
+    simdgroup_multiply_accumulate(md, ma, mb, make_filled_simdgroup_matrix<half, 8, 8>(0.5h));
+    simdgroup_store(md, d);
+}
+"#;
+
+#[test]
+fn half_matrices_hold_halves() {
+    // Small integers and halves: every product and sum is exact in half.
+    let a: Vec<f32> = (0..64).map(|i| ((i * 7) % 9) as f32 - 4.0).collect();
+    let b: Vec<f32> = (0..64).map(|i| ((i * 5) % 7) as f32 * 0.5 - 1.5).collect();
+    let halves = |v: &[f32]| -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+            .collect()
+    };
+    let Some(out) = run(
+        HALF_GEMM,
+        "half_gemm",
+        &Options::default(),
+        one_simd_group(),
+        &[(0, halves(&a)), (1, halves(&b)), (2, vec![0; 128])],
+    ) else {
+        return;
+    };
+    let got: Vec<f32> = out[&2]
+        .chunks_exact(2)
+        .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+        .collect();
+    let c = vec![0.5f32; 64];
+    let want: Vec<f32> = matmul_reference(&a, &b, Some(&c), 8, 8, 8)
+        .iter()
+        .map(|(w, _)| *w as f32)
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn simdgroup_matrix_types_are_checked() {
+    common::source::assert_error(
+        "kernel void k() { simdgroup_matrix<int, 8, 8> m; }\n",
+        "simdgroup_matrix",
+        0,
+        "`simdgroup_matrix` holds `float`, `half` or `bfloat`, not `int`",
+    );
+    common::source::assert_error(
+        "kernel void k() { simdgroup_matrix<float, 4, 4> m; }\n",
+        "simdgroup_matrix",
+        0,
+        "`simdgroup_matrix<T, 4, 4>`: Metal's SIMD-group matrices are 8×8",
+    );
+    common::source::assert_error(
+        "kernel void k(device half* p [[buffer(0)]]) { simdgroup_float8x8 m; simdgroup_load(m, p); }\n",
+        "p);",
+        0,
+        "`simdgroup_load` of a `float` matrix takes a `const device float*` or `const threadgroup float*`, not `device half*`",
+    );
+    common::source::assert_error(
+        "kernel void k() { threadgroup float x; simdgroup_float8x8 m; simdgroup_load(m, &x); }\n",
+        "&x",
+        0,
+        "`simdgroup_load` needs a pointer into a buffer or an array here",
+    );
+    common::source::assert_error(
+        "kernel void k() { simdgroup_float8x8 m; m.elements(); }\n",
+        "elements",
+        0,
+        "`simdgroup_matrix<float, 8, 8>` has no member function `elements`",
+    );
+}
+
+const BFLOAT_GEMM: &str = r#"
+kernel void bfloat_gemm(device const bfloat* a [[buffer(0)]],
+                        device const bfloat* b [[buffer(1)]],
+                        device bfloat* d [[buffer(2)]],
+                        device float* f [[buffer(3)]]) {
+    simdgroup_bfloat8x8 ma, mb, md;
+    simdgroup_load(ma, a);
+    simdgroup_load(mb, b);
+    simdgroup_multiply_accumulate(md, ma, mb, simdgroup_bfloat8x8(bfloat(2.0f)));
+    simdgroup_store(md, d);
+    // Rounded to bfloat once per element: 1 + 2^-9 is not a bfloat.
+    simdgroup_bfloat8x8 one = make_filled_simdgroup_matrix<bfloat, 8, 8>(bfloat(1.0f));
+    simdgroup_bfloat8x8 tiny = simdgroup_bfloat8x8(bfloat(1.0f / 4096.0f));
+    simdgroup_multiply_accumulate(md, tiny, one, one);
+    f[0] = float(md.thread_elements()[0]);
+}
+"#;
+
+#[test]
+fn bfloat_matrices_round_to_bfloat() {
+    let a: Vec<f32> = (0..64).map(|i| ((i * 7) % 7) as f32 - 3.0).collect();
+    let b: Vec<f32> = (0..64).map(|i| ((i * 3) % 5) as f32 - 2.0).collect();
+    let bfloats = |v: &[f32]| -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| half::bf16::from_f32(*x).to_le_bytes())
+            .collect()
+    };
+    let Some(out) = run(
+        BFLOAT_GEMM,
+        "bfloat_gemm",
+        &Options::default(),
+        one_simd_group(),
+        &[
+            (0, bfloats(&a)),
+            (1, bfloats(&b)),
+            (2, vec![0; 128]),
+            (3, vec![0; 4]),
+        ],
+    ) else {
+        return;
+    };
+    let got: Vec<f32> = out[&2]
+        .chunks_exact(2)
+        .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+        .collect();
+    // Small integers: every sum is exact in bfloat; the diagonal gets 2.
+    let mut identity2 = vec![0f32; 64];
+    for i in 0..8 {
+        identity2[i * 9] = 2.0;
+    }
+    let want: Vec<f32> = matmul_reference(&a, &b, Some(&identity2), 8, 8, 8)
+        .iter()
+        .map(|(w, _)| *w as f32)
+        .collect();
+    assert_eq!(got, want);
+    // Lane 0's first element: 1 + 1/4096 rounds to 1 in bfloat.
+    assert_eq!(f32s(&out[&3]), vec![1.0]);
+}
+
+/// MLX's way: each lane loads its own two elements (at the documented
+/// coordinates) into a `vec<T, 2>` fragment and writes it through
+/// `reinterpret_cast<thread frag&>(m.thread_elements())`; helpers take the
+/// matrices by reference; the result is read back per lane.
+const FRAGMENTS: &str = r#"
+typedef vec<float, 2> frag;
+
+short2 coord(ushort lane) {
+    short qid = lane / 4;
+    short fm = (qid & 4) + ((lane / 2) % 4);
+    short fn = (qid & 2) * 2 + (lane % 2) * 2;
+    return short2(fn, fm);
+}
+
+template <typename T>
+struct Fragment {
+    simdgroup_matrix<T, 8, 8> m;
+    void set(frag f) { reinterpret_cast<thread frag&>(m.thread_elements()) = f; }
+};
+
+void mma(thread simdgroup_float8x8& d, const thread simdgroup_float8x8& a,
+         const thread simdgroup_float8x8& b) {
+    simdgroup_multiply_accumulate(d, a, b, d);
+}
+
+kernel void fragments(device const float* a [[buffer(0)]],
+                      device const float* b [[buffer(1)]],
+                      device float* d [[buffer(2)]],
+                      ushort lane [[thread_index_in_simdgroup]]) {
+    short2 at = coord(lane);
+    Fragment<float> fa, fb;
+    fa.set(frag(a[at.y * 8 + at.x], a[at.y * 8 + at.x + 1]));
+    fb.set(frag(b[at.y * 8 + at.x], b[at.y * 8 + at.x + 1]));
+    simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    mma(acc, fa.m, fb.m);
+    frag mine = reinterpret_cast<thread frag&>(acc.thread_elements());
+    d[at.y * 8 + at.x] = mine.x;
+    d[at.y * 8 + at.x + 1] = mine.y;
+}
+"#;
+
+#[test]
+fn fragments_written_per_lane_multiply_as_one_matrix() {
+    let (a, b) = (values(64, 6), values(64, 7));
+    let Some(out) = run(
+        FRAGMENTS,
+        "fragments",
+        &Options::default(),
+        one_simd_group(),
+        &[(0, f32_bytes(&a)), (1, f32_bytes(&b)), (2, vec![0; 256])],
+    ) else {
+        return;
+    };
+    assert_close(
+        &f32s(&out[&2]),
+        &matmul_reference(&a, &b, None, 8, 8, 8),
+        "fragments",
+    );
+}
