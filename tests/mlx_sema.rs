@@ -451,6 +451,67 @@ fn a_global_overload_joins_metals_on_the_gpu() {
 }
 
 // ---------------------------------------------------------------------
+// 6b. bfloat overloads a user adds to Metal's namespaces (MLX's
+// bf16_math.h): `float` converts to `bfloat` only explicitly (MSL §2.1),
+// so a `float` argument still calls the library's function.
+
+/// The user's `precise::rsqrt(bfloat)` answers 42 so that the test sees
+/// which function each call reached; declared in `metal` first, as MLX
+/// does, it is renamed (the name is taken).
+const BFLOAT_OVERLOADS: &str = "\
+namespace metal {
+bfloat rsqrt(bfloat x) { return static_cast<bfloat>(7.0f); }
+namespace precise {
+bfloat rsqrt(bfloat x) { return static_cast<bfloat>(42.0f); }
+}
+}
+[[kernel]] void norms(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                      device float* user [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  out[i] = metal::precise::rsqrt(in[i] + 0.5f);
+  user[i] = float(metal::precise::rsqrt(bfloat(in[i]))) + float(metal::rsqrt(bfloat(in[i])));
+}
+";
+
+#[test]
+fn a_float_argument_does_not_reach_a_users_bfloat_overload() {
+    let lib = translate_body(BFLOAT_OVERLOADS);
+    assert_eq!(lib.function_names(), ["norms"]);
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn a_float_argument_calls_the_library_on_the_gpu() {
+    use common::{f32_bytes, f32s};
+    let n = 64usize;
+    let input: Vec<f32> = (0..n).map(|k| 1.0 + k as f32 * 0.75).collect();
+    let Some(out) = common::source::run_body(
+        BFLOAT_OVERLOADS,
+        "norms",
+        (n as u32, 64),
+        vec![
+            (0, f32_bytes(&input)),
+            (1, vec![0; 4 * n]),
+            (2, vec![0; 4 * n]),
+        ],
+    ) else {
+        return;
+    };
+    let (got, user) = (f32s(&out[&1]), f32s(&out[&2]));
+    for i in 0..n {
+        let x = input[i] + 0.5;
+        let want = (1.0 / f64::from(x).sqrt()) as f32;
+        // `precise::rsqrt` and WGSL's `inverseSqrt`: within 2 ULP.
+        let ulp = f32::from_bits(want.to_bits() + 1) - want;
+        assert!(
+            (got[i] - want).abs() <= 2.0 * ulp,
+            "rsqrt({x}) = {} not {want}",
+            got[i]
+        );
+        assert_eq!(user[i], 42.0 + 7.0, "the bfloat calls of thread {i}");
+    }
+}
+
+// ---------------------------------------------------------------------
 // 7. Static member constants that name each other.
 
 #[test]

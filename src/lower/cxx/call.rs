@@ -185,18 +185,20 @@ impl Lowerer<'_, '_> {
         // User functions named like a library function (overloads added to
         // `namespace metal`, MLX's `bfloat` SIMD functions) leave the
         // library's overloads candidates too.
-        let library = path.len() == 1 && crate::lower::stdlib::Builtin::function(&name).is_some();
-        if library && matches!(self.program.symbols.get(&name), Some(Symbol::Functions(_))) {
-            return self
-                .call_user_or_library(fx, &name, args, callee.span, span)
-                .map(Some);
+        let library = library_function_of_user_name(path);
+        if let Some(lib) = library {
+            if matches!(self.program.symbols.get(&name), Some(Symbol::Functions(_))) {
+                return self
+                    .call_user_or_library(fx, &name, lib, args, callee.span, span)
+                    .map(Some);
+            }
         }
         // `f(x)`, and `S::f(x)`, `S<4>::f(x)` for a static member function
         // template (named `S::f`, `S<4>::f`).
         if !self.program.function_templates(&joined).is_empty() {
-            if library {
+            if let Some(lib) = library {
                 return self
-                    .call_user_or_library(fx, &name, args, callee.span, span)
+                    .call_user_or_library(fx, &name, lib, args, callee.span, span)
                     .map(Some);
             }
             return self
@@ -293,6 +295,7 @@ impl Lowerer<'_, '_> {
         &mut self,
         fx: &mut FnCtx,
         name: &str,
+        library: &str,
         args: &[Expr],
         callee_span: Span,
         span: Span,
@@ -317,7 +320,7 @@ impl Lowerer<'_, '_> {
                 ) =>
             {
                 fx.close();
-                self.library_call(fx, name, args, span)?.ok_or(e)
+                self.library_call(fx, library, args, span)?.ok_or(e)
             }
             Err(e) => {
                 fx.close();
@@ -644,6 +647,20 @@ fn written_type(path: &[String], args: Vec<TemplateArg>, span: Span) -> TypeSpec
         name_span: span,
         span,
     }
+}
+
+/// The Metal library function that user functions called through `path`
+/// share a name with: `f`, or the program-scope name the syntax gave a
+/// user function declared in Metal's namespaces when the name was taken
+/// (`metal::precise::rsqrt`, MLX's `bfloat` overloads in bf16_math.h), so
+/// that the library's overloads stay candidates for those calls too.
+fn library_function_of_user_name(path: &[String]) -> Option<&str> {
+    let [name] = path else { return None };
+    let parts: Vec<String> = name.split("::").map(str::to_string).collect();
+    let lib = library_name(&parts)?;
+    crate::lower::stdlib::Builtin::function(lib)?;
+    // `lib` borrows `parts`; hand back the same suffix of `name`.
+    Some(&name[name.len() - lib.len()..])
 }
 
 /// The Metal library function that `path` names, if any: `f`, `metal::f`,

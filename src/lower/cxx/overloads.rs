@@ -376,24 +376,30 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
 fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
     match (param, arg) {
         _ if param == arg => Some(EXACT),
-        (Type::Scalar(p), Type::Scalar(a)) => Some(scalar_rank(*p, *a)),
+        (Type::Scalar(p), Type::Scalar(a)) => scalar_rank(*p, *a),
         (Type::Vector(p, n), Type::Vector(a, m)) if n == m => {
-            Some(scalar_rank(*p, *a).max(CONVERSION))
+            scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
         }
         _ => None,
     }
 }
 
-fn scalar_rank(param: Scalar, arg: Scalar) -> u32 {
+/// `None` where no implicit conversion exists: `float` and `half` do not
+/// convert to `bfloat` (MSL §2.1), so a user's `rsqrt(bfloat)` in
+/// `namespace metal::precise` (MLX's bf16_math.h) is not viable for a
+/// `float` argument and the library's `rsqrt(float)` is called, as in
+/// Metal.
+fn scalar_rank(param: Scalar, arg: Scalar) -> Option<u32> {
+    crate::sema::conversions::bfloat_implicit(arg, param).ok()?;
     let promotes = matches!(
         arg,
         Scalar::Bool | Scalar::Char | Scalar::UChar | Scalar::Short | Scalar::UShort
     );
-    if param == Scalar::Int && promotes {
+    Some(if param == Scalar::Int && promotes {
         PROMOTION
     } else {
         CONVERSION
-    }
+    })
 }
 
 /// How much of a parameter pattern is fixed rather than a template
