@@ -32,7 +32,7 @@ impl Lowerer<'_, '_> {
             ExprKind::Name(path) => path,
             // `Op()(a, b)`, `Op{}(a, b)`, `ops[k](x)`: a function object
             // that an expression gives, its `operator()` called.
-            _ => return self.call_function_object(fx, callee, args, span),
+            _ => return self.call_object(fx, callee, None, args, span),
         };
         if let Some(v) = self.call_declared(fx, callee, path, args, span)? {
             return Ok(v);
@@ -169,7 +169,9 @@ impl Lowerer<'_, '_> {
     ) -> Result<Option<Value>> {
         let name = path.last().cloned().unwrap_or_default();
         if path.len() == 1 && fx.lookup(&name).is_some() {
-            return self.call_object(fx, callee, &name, args, span).map(Some);
+            return self
+                .call_object(fx, callee, Some(&name), args, span)
+                .map(Some);
         }
         if path.len() == 1 && !self.program.symbols.contains_key(&name) {
             if let Some(v) = self.implicit_member_call(fx, &name, args, callee.span, span)? {
@@ -214,47 +216,36 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// `f(x)` where `f` is a variable: an object with `operator()`.
+    /// `object(args)`: a struct value with `operator()`, named (`f(x)`
+    /// where `f` is a variable) or not: a temporary (`Op()(a, b)`,
+    /// `Op{}(a, b)`, as C++ function objects are used) or any other
+    /// expression whose value is such a struct (`ops[k](x)`, `make()(x)`).
+    /// The object is evaluated once, then its `operator()` is called on
+    /// it. `name` is the variable's, for the error when it has none.
     fn call_object(
         &mut self,
         fx: &mut FnCtx,
         callee: &Expr,
-        name: &str,
+        name: Option<&str>,
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
         if let Some(v) = self.call_operator(fx, callee, args, span)? {
             return Ok(v);
         }
-        Err(Error::coded(
-            Code::WrongKind,
-            callee.span,
-            format!("called object `{name}` is not a function"),
-        ))
-    }
-
-    /// `object(args)` where `object` is an expression other than a name: a
-    /// temporary of a struct type with `operator()` (`Op()(a, b)`,
-    /// `Op{}(a, b)`, as C++ function objects are used), or any other
-    /// expression whose value is such a struct (`ops[k](x)`, `make()(x)`).
-    /// The object is evaluated once, then its `operator()` is called on it
-    /// as on a named object (`Op op; op(a, b)`).
-    fn call_function_object(
-        &mut self,
-        fx: &mut FnCtx,
-        callee: &Expr,
-        args: &[Expr],
-        span: Span,
-    ) -> Result<Value> {
-        if let Some(v) = self.call_operator(fx, callee, args, span)? {
-            return Ok(v);
-        }
-        Err(Error::coded(
-            Code::WrongKind,
-            callee.span,
-            "called object is not a function",
-        )
-        .note("only a struct with an `operator()` member can be called like a function"))
+        Err(match name {
+            Some(name) => Error::coded(
+                Code::WrongKind,
+                callee.span,
+                format!("called object `{name}` is not a function"),
+            ),
+            None => Error::coded(
+                Code::WrongKind,
+                callee.span,
+                "called object is not a function",
+            )
+            .note("only a struct with an `operator()` member can be called like a function"),
+        })
     }
 
     /// `name(args)` where plain functions and function templates of this
