@@ -2,6 +2,9 @@
 //! as WGSL `override`s: translation, reflection, diagnostics, and runs with
 //! different constant values on the GPU.
 
+// Without the runner the GPU tests are left out, and with them some sources.
+#![cfg_attr(not(feature = "runner"), allow(dead_code))]
+
 mod common;
 
 #[cfg(feature = "runner")]
@@ -43,6 +46,23 @@ fn library(body: &str) -> Library {
     let src = format!("{PRELUDE}{body}");
     Library::from_source("t.metal", &src, &Options::default())
         .unwrap_or_else(|f| panic!("{}", f.render()))
+}
+
+/// Runs kernel `f` of `lib` over `n` threads in threadgroups of its own
+/// size.
+#[cfg(feature = "runner")]
+fn run_threads(
+    gpu: &msl2wgsl::runner::Gpu,
+    lib: &Library,
+    f: &msl2wgsl::reflect::FunctionReflection,
+    n: u32,
+    resources: &Resources,
+) -> Result<msl2wgsl::runner::Outputs, RunError> {
+    let dispatch = Dispatch::Threads {
+        grid: [n, 1, 1],
+        threadgroup: f.workgroup_size.unwrap(),
+    };
+    run_compute_resources(gpu, lib.wgsl(), f, &dispatch, resources)
 }
 
 /// What `scale_kernel` computes for `x`.
@@ -132,12 +152,7 @@ fn kernel_runs_with_different_constant_values() {
             constants,
             ..Default::default()
         };
-        let dispatch = Dispatch::Threads {
-            grid: [n, 1, 1],
-            threadgroup: f.workgroup_size.unwrap(),
-        };
-        let out = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = run_threads(gpu, &lib, f, n, &resources).unwrap_or_else(|e| panic!("{e}"));
         let got = common::f32s(&out.buffers[&1]);
         let want: Vec<f32> = input
             .iter()
@@ -158,11 +173,7 @@ fn a_required_constant_without_a_value_is_refused_before_running() {
         constants: BTreeMap::from([(0, 1.0)]),
         ..Default::default()
     };
-    let dispatch = Dispatch::Threads {
-        grid: [4, 1, 1],
-        threadgroup: f.workgroup_size.unwrap(),
-    };
-    let err = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources).unwrap_err();
+    let err = run_threads(gpu, &lib, f, 4, &resources).unwrap_err();
     assert!(
         matches!(&err, RunError::MissingFunctionConstant { name, index: 1, .. } if name == "scale"),
         "{err}"
@@ -180,11 +191,7 @@ fn values_for_constants_a_function_does_not_read_are_ignored() {
         constants: BTreeMap::from([(0, 1.0), (1, 2.0), (42, 3.0)]),
         ..Default::default()
     };
-    let dispatch = Dispatch::Threads {
-        grid: [4, 1, 1],
-        threadgroup: f.workgroup_size.unwrap(),
-    };
-    let out = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources).unwrap();
+    let out = run_threads(gpu, &lib, f, 4, &resources).unwrap();
     assert_eq!(common::f32s(&out.buffers[&0]), vec![1.0; 4]);
 }
 
@@ -525,12 +532,7 @@ fn conditional_arguments_run_with_and_without_their_resources() {
             constants,
             ..Default::default()
         };
-        let dispatch = Dispatch::Threads {
-            grid: [n, 1, 1],
-            threadgroup: f.workgroup_size.unwrap(),
-        };
-        let out = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = run_threads(gpu, &lib, f, n, &resources).unwrap_or_else(|e| panic!("{e}"));
         let got = common::f32s(&out.buffers[&1]);
         let want: Vec<f32> = input
             .iter()
@@ -565,11 +567,7 @@ fn an_existing_conditional_argument_still_needs_its_resource() {
         constants: BTreeMap::from([(0, 1.0), (1, 0.0), (2, 0.0)]),
         ..Default::default()
     };
-    let dispatch = Dispatch::Threads {
-        grid: [4, 1, 1],
-        threadgroup: f.workgroup_size.unwrap(),
-    };
-    let err = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources).unwrap_err();
+    let err = run_threads(gpu, &lib, f, 4, &resources).unwrap_err();
     assert!(
         matches!(&err, RunError::MissingBuffer { name, index: 2, .. } if name == "bias"),
         "{err}"
@@ -670,12 +668,7 @@ fn argument_conditional_on_a_negated_constant_exists_when_it_is_false() {
             constants,
             ..Default::default()
         };
-        let dispatch = Dispatch::Threads {
-            grid: [n, 1, 1],
-            threadgroup: f.workgroup_size.unwrap(),
-        };
-        let out = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = run_threads(gpu, &lib, f, n, &resources).unwrap_or_else(|e| panic!("{e}"));
         let want: Vec<f32> = (0..n)
             .map(|id| {
                 id as f32
@@ -783,12 +776,7 @@ fn kernel_runs_with_vector_constants() {
             constants,
             ..Default::default()
         };
-        let dispatch = Dispatch::Threads {
-            grid: [n, 1, 1],
-            threadgroup: f.workgroup_size.unwrap(),
-        };
-        let out = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = run_threads(gpu, &lib, f, n, &resources).unwrap_or_else(|e| panic!("{e}"));
         let colour = tint.unwrap_or([1.0, 2.0, 3.0]);
         let want: Vec<f32> = (0..n)
             .map(|id| {
@@ -816,11 +804,7 @@ fn a_vector_constant_missing_a_component_is_refused() {
         constants: BTreeMap::from([(3, 4.0)]),
         ..Default::default()
     };
-    let dispatch = Dispatch::Threads {
-        grid: [4, 1, 1],
-        threadgroup: f.workgroup_size.unwrap(),
-    };
-    let err = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources).unwrap_err();
+    let err = run_threads(gpu, &lib, f, 4, &resources).unwrap_err();
     assert!(
         matches!(&err, RunError::MissingFunctionConstant { name, .. } if name == "tile"),
         "{err}"

@@ -9,6 +9,9 @@
 //! Every source here is written for these tests in the shapes those
 //! kernels use; GPU tests compare with a CPU reference.
 
+// Without the runner the GPU tests are left out, and with them some sources.
+#![cfg_attr(not(feature = "runner"), allow(dead_code))]
+
 mod common;
 
 use common::source::{translate_body, PRELUDE};
