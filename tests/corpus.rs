@@ -15,7 +15,8 @@
 //!   entry-point check; its naga+wgpu and Tint checks of the WGSL are not
 //!   repeated here).
 //! - Each translation runs under `catch_unwind` on a few threads; one that
-//!   takes longer than [`LIMIT`] fails the test, whatever the list says.
+//!   takes longer than [`LIMIT`] of its thread's CPU time (or looks hung:
+//!   [`HUNG`] of wall-clock time) fails the test, whatever the list says.
 //! - Fails when a listed file no longer translates (or panics), when a
 //!   listed file is not a shader row of the MANIFEST or is triaged, and
 //!   when a triage or options entry names nothing.
@@ -103,7 +104,7 @@ impl Outcome {
             Outcome::Failed { first, .. } => first.clone(),
             Outcome::Internal(first) => first.clone(),
             Outcome::Panicked(what) => format!("panicked: {what}"),
-            Outcome::TimedOut => format!("took longer than {} s", LIMIT.as_secs()),
+            Outcome::TimedOut => format!("took longer than {} s of CPU time", LIMIT.as_secs()),
             Outcome::NoEntryPoints => {
                 "translates to no function, but the source declares entry points".into()
             }
@@ -432,8 +433,44 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".into())
 }
 
-/// Translates every job on `threads` threads; a job still running after
-/// [`LIMIT`] is recorded as timed out and a fresh thread takes its place.
+/// CPU time the calling thread has used, where the system says
+/// (`/proc/thread-self/stat` on Linux: user and system time in clock ticks,
+/// which Linux reports to user space at 100 per second on every
+/// architecture), or `None` elsewhere.
+///
+/// A translation is judged by its own CPU time, not by wall-clock time: on
+/// a loaded machine (CI's two cores running two tests at once, or builds
+/// beside the test) the wall clock of a slow file doubles or triples, and
+/// the ratchet must not fail for that.
+fn thread_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // The command name, in parentheses, may hold spaces: count from after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 and 15 of proc(5) (utime, stime) are the 12th and 13th
+    // after the name.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// A translation's cost: its thread's CPU time where the system reports
+/// it, else the wall-clock time since `start`.
+fn cost_since(start: Instant, cpu_start: Option<Duration>) -> Duration {
+    match (cpu_start, thread_cpu_time()) {
+        (Some(before), Some(after)) => after.saturating_sub(before),
+        _ => start.elapsed(),
+    }
+}
+
+/// A translation whose wall-clock time passes this is taken for hung and
+/// recorded as timed out (its thread is left behind and a fresh one takes
+/// its place): four times [`LIMIT`], so that a loaded machine does not
+/// make a merely slow file look hung.
+const HUNG: Duration = Duration::from_secs(LIMIT.as_secs() * 4);
+
+/// Translates every job on `threads` threads; a job that uses more than
+/// [`LIMIT`] of CPU time is recorded as timed out, and one still running
+/// after [`HUNG`] of wall-clock time too, a fresh thread taking its place.
 fn run_all(jobs: &[Job], threads: usize) -> Vec<(Outcome, Duration)> {
     let jobs = Arc::new(jobs.to_vec());
     let next = Arc::new(AtomicUsize::new(0));
@@ -445,13 +482,14 @@ fn run_all(jobs: &[Job], threads: usize) -> Vec<(Outcome, Duration)> {
             let i = next.fetch_add(1, Ordering::SeqCst);
             let Some(job) = jobs.get(i) else { break };
             let start = Instant::now();
+            let cpu_start = thread_cpu_time();
             running.lock().unwrap().insert(i, start);
             let outcome = match catch_unwind(AssertUnwindSafe(|| translate(job))) {
                 Ok(outcome) => outcome,
                 Err(panic) => Outcome::Panicked(panic_text(&*panic)),
             };
             running.lock().unwrap().remove(&i);
-            if tx.send((i, outcome, start.elapsed())).is_err() {
+            if tx.send((i, outcome, cost_since(start, cpu_start))).is_err() {
                 break;
             }
         });
@@ -482,7 +520,7 @@ fn run_all(jobs: &[Job], threads: usize) -> Vec<(Outcome, Duration)> {
             .unwrap()
             .iter()
             .map(|(&i, start)| (i, start.elapsed()))
-            .filter(|&(i, took)| took > LIMIT && results[i].is_none())
+            .filter(|&(i, took)| took > HUNG && results[i].is_none())
             .collect();
         for (i, took) in stuck {
             results[i] = Some((Outcome::TimedOut, took));
@@ -664,9 +702,10 @@ fn listed_corpus_files_still_translate() {
         .collect();
     if !slow.is_empty() {
         problems += &format!(
-            "{} files took longer than {} s to translate:\n{}",
+            "{} files took longer than {} s of CPU time to translate (or {} s of wall-clock time, taken for hung):\n{}",
             slow.len(),
             LIMIT.as_secs(),
+            HUNG.as_secs(),
             listing(slow.iter().cloned(), 50)
         );
     }

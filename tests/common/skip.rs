@@ -1,7 +1,9 @@
 //! The one place that decides which GPU tests a backend cannot run, and
 //! says so: every skip prints `SKIP on BACKEND: TEST: reason` to the
 //! process's stderr, which the test harness does not capture, so a skip is
-//! never silent. TESTING.md ("Backends") lists them.
+//! never silent, and appends it to the file `MSL2WGSL_SKIP_LOG` names, if
+//! any (for runners that capture the process's stderr). TESTING.md
+//! ("Backends") lists them.
 //!
 //! Two kinds: the device lacks an optional feature the test needs
 //! ([`missing_feature`]: subgroups, 64-bit integers, ...), or the backend
@@ -88,7 +90,24 @@ fn print_skip(gpu: &Gpu, reason: &str) {
     );
     // Straight to the process's stderr: the harness captures `eprintln!`.
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    // A runner that captures the whole process's output (cargo-nextest runs
+    // each test in a process of its own and shows only failures' output)
+    // would hide it: `.ci/run` names a file here and prints it after the
+    // pass, so that a skip is never silent.
+    if let Some(path) = std::env::var_os(SKIP_LOG_VAR) {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(line.as_bytes()));
+        if let Err(e) = appended {
+            panic!("{SKIP_LOG_VAR}: cannot record a skip: {e}");
+        }
+    }
 }
+
+/// A file every skip line is also appended to, when set.
+pub const SKIP_LOG_VAR: &str = "MSL2WGSL_SKIP_LOG";
 
 /// True (after printing why) if the test GPU's backend cannot run a test
 /// that needs `limit`; false without a GPU (the test then skips by itself).
