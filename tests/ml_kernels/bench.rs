@@ -61,8 +61,9 @@ type Check = Box<dyn Fn(&str, &[u8])>;
 
 /// One row of the table: a kernel, how it is dispatched, its buffers in
 /// argument order (the twin binds buffer `i` at binding `i`), the one it
-/// writes, how that is checked, and the bytes the algorithm must move (for
-/// GB/s).
+/// writes, how that is checked, and the work the algorithm must do: bytes
+/// it must move (GB/s), or for the GEMM floating-point operations
+/// (GFLOP/s).
 struct Case {
     label: String,
     file: &'static str,
@@ -78,7 +79,9 @@ struct Case {
     /// The hand-written twin: a file of `fixtures/bench/ml` (entry `main`)
     /// and the pipeline constants it needs.
     twin: Option<(&'static str, Vec<(&'static str, f64)>)>,
-    bytes: f64,
+    /// Bytes moved, or operations where `flop`.
+    work: f64,
+    flop: bool,
 }
 
 /// The sizes of the rows, from the environment.
@@ -205,7 +208,9 @@ fn time(bench: &Bench, adapter: &Adapter, case: &Case) -> anyhow::Result<()> {
                     width,
                     format!("translated, native subgroups ({width} lanes)"),
                 )),
-                Some(width) => skipped = Some(format!("native: skipped (subgroups are {width} wide)")),
+                Some(width) => {
+                    skipped = Some(format!("native: skipped (subgroups are {width} wide)"))
+                }
                 None => skipped = Some("native: skipped (no subgroups)".to_string()),
             }
             modes.push((
@@ -275,12 +280,13 @@ fn time(bench: &Bench, adapter: &Adapter, case: &Case) -> anyhow::Result<()> {
             true => " (ref)",
             false => "",
         };
+        let unit = if case.flop { "GFLOP/s" } else { "GB/s" };
         println!(
-            "| {} | {}{mark} | {:.1} | {:.3} | {ratio} |",
+            "| {} | {}{mark} | {:.1} | {:.3} {unit} | {ratio} |",
             label(),
             row.name,
             row.ns / 1e3,
-            case.bytes / row.ns
+            case.work / row.ns
         );
     }
     Ok(())
@@ -311,9 +317,7 @@ fn softmax_cases(sizes: &Sizes) -> Vec<Case> {
             i32_bytes(&[n as i32]),
         ];
         cases.push(Case {
-            check: rounded_check(&label, elem, move || {
-                super::softmax_reference(&x, rows, n)
-            }),
+            check: rounded_check(&label, elem, move || super::softmax_reference(&x, rows, n)),
             label,
             file: "softmax.metal",
             entry: format!("block_softmax_{}", elem.suffix()),
@@ -323,7 +327,8 @@ fn softmax_cases(sizes: &Sizes) -> Vec<Case> {
             buffers,
             output: 1,
             twin: (elem == Elem::F32).then(|| ("softmax.wgsl", vec![("WG", f64::from(threads))])),
-            bytes: (2 * rows * n * elem.size()) as f64,
+            work: (2 * rows * n * elem.size()) as f64,
+            flop: false,
         });
     }
     cases
@@ -360,7 +365,8 @@ fn norm_cases(sizes: &Sizes) -> Vec<Case> {
         ],
         output: 2,
         twin: Some(("rms_norm.wgsl", Vec::new())),
-        bytes: (2 * rows * n * 4) as f64,
+        work: (2 * rows * n * 4) as f64,
+        flop: false,
     });
     let label = format!("layer norm {rows}×{n} float32");
     cases.push(Case {
@@ -384,7 +390,8 @@ fn norm_cases(sizes: &Sizes) -> Vec<Case> {
         ],
         output: 3,
         twin: Some(("layer_norm.wgsl", Vec::new())),
-        bytes: (2 * rows * n * 4) as f64,
+        work: (2 * rows * n * 4) as f64,
+        flop: false,
     });
     cases
 }
@@ -431,7 +438,8 @@ fn product_cases(sizes: &Sizes) -> Vec<Case> {
             }
         }),
         twin: Some(("gemv.wgsl", Vec::new())),
-        bytes: (m * k * 4) as f64,
+        work: (m * k * 4) as f64,
+        flop: false,
     });
     for (bits, block) in [(4u32, 18usize), (8, 34)] {
         let (blocks, w) = super::ggml_blocks(m, k, bits, 50 + bits);
@@ -459,8 +467,12 @@ fn product_cases(sizes: &Sizes) -> Vec<Case> {
                     (w[r * k + j] * x[c * k + j]).abs()
                 })
             }),
-            twin: Some((if bits == 4 { "q4_0.wgsl" } else { "q8_0.wgsl" }, Vec::new())),
-            bytes: (m * k / 32 * block + k * 4 + m * 4) as f64,
+            twin: Some((
+                if bits == 4 { "q4_0.wgsl" } else { "q8_0.wgsl" },
+                Vec::new(),
+            )),
+            work: (m * k / 32 * block + k * 4 + m * 4) as f64,
+            flop: false,
         });
     }
     let (words, scales, biases, w) = super::affine_weights(f32, m, k, 32, 4, 60);
@@ -492,7 +504,8 @@ fn product_cases(sizes: &Sizes) -> Vec<Case> {
             })
         }),
         twin: None,
-        bytes: (m * k / 2 + m * k / 32 * 8 + k * 4 + m * 4) as f64,
+        work: (m * k / 2 + m * k / 32 * 8 + k * 4 + m * 4) as f64,
+        flop: false,
     });
     cases
 }
@@ -520,15 +533,20 @@ fn other_cases(sizes: &Sizes) -> Vec<Case> {
         ],
         output: 2,
         check: rounded_check(&label, f32, move || {
+            // Bᵀ, so that both factors of a dot product are read in order
+            // (g³ terms: 2048³ takes the CPU seconds).
+            let bt: Vec<f64> = (0..g * g).map(|i| b[i % g * g + i / g]).collect();
             (0..g * g)
                 .map(|i| {
                     let (r, c) = (i / g, i % g);
-                    super::dot_bound((0..g).map(|j| a[r * g + j] * b[j * g + c]), g)
+                    let (a, bt) = (&a[r * g..][..g], &bt[c * g..][..g]);
+                    super::dot_bound(a.iter().zip(bt).map(|(x, y)| x * y), g)
                 })
                 .unzip()
         }),
         twin: Some(("gemm.wgsl", Vec::new())),
-        bytes: (3 * g * g * 4) as f64,
+        work: (2 * g * g * g) as f64,
+        flop: true,
     });
 
     let (rows, n) = (sizes.rows, sizes.cols);
@@ -555,7 +573,8 @@ fn other_cases(sizes: &Sizes) -> Vec<Case> {
             assert_eq!(got, want, "{label}, {run}");
         }),
         twin: None,
-        bytes: (rows * n * 4 + rows * 4) as f64,
+        work: (rows * n * 4 + rows * 4) as f64,
+        flop: false,
     });
 
     let label = format!("inclusive scan {rows}×{n} float32");
@@ -589,7 +608,8 @@ fn other_cases(sizes: &Sizes) -> Vec<Case> {
         ],
         output: 1,
         twin: None,
-        bytes: (2 * rows * n * 4) as f64,
+        work: (2 * rows * n * 4) as f64,
+        flop: false,
     });
 
     // A transpose of a c × c × c array: axes (2, 1, 0).
@@ -621,7 +641,8 @@ fn other_cases(sizes: &Sizes) -> Vec<Case> {
             }
         }),
         twin: None,
-        bytes: (2 * c * c * c * 4) as f64,
+        work: (2 * c * c * c * 4) as f64,
+        flop: false,
     });
     cases
 }
@@ -650,7 +671,7 @@ fn gpu_times() {
         info.subgroup_min_size,
         info.subgroup_max_size
     );
-    println!("| kernel | run | median µs | GB/s | × ref |");
+    println!("| kernel | run | median µs | throughput | × ref |");
     println!("| --- | --- | ---: | ---: | ---: |");
     let bench = Bench { gpu, iterations };
     let only = std::env::var("ML_BENCH_ONLY").unwrap_or_default();
