@@ -292,59 +292,78 @@ fn time(bench: &Bench, adapter: &Adapter, case: &Case) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The rows of BENCHMARKS.md's "ML kernels" table.
-fn cases(sizes: &Sizes) -> Vec<Case> {
-    let mut cases = softmax_cases(sizes);
-    cases.extend(norm_cases(sizes));
-    cases.extend(product_cases(sizes));
-    cases.extend(other_cases(sizes));
-    cases
+/// The table being timed: the rows whose label contains `only`
+/// (`ML_BENCH_ONLY`), each made, timed by `time` and dropped in turn.
+struct Table<'a> {
+    only: &'a str,
+    time: &'a mut dyn FnMut(Case),
+}
+
+impl Table<'_> {
+    /// Times the row `label`, made by `build`, when it is kept: the data of
+    /// rows left out (hundreds of MB at the default sizes) is never made,
+    /// and a row's is freed before the next is made.
+    fn add(&mut self, label: String, build: impl FnOnce(String) -> Case) {
+        if label.contains(self.only) {
+            (self.time)(build(label));
+        }
+    }
+}
+
+/// Times the rows of BENCHMARKS.md's "ML kernels" table whose label
+/// contains `only`, in order.
+fn time_cases(sizes: &Sizes, only: &str, time: &mut dyn FnMut(Case)) {
+    let mut table = Table { only, time };
+    softmax_cases(sizes, &mut table);
+    norm_cases(sizes, &mut table);
+    product_cases(sizes, &mut table);
+    other_cases(sizes, &mut table);
 }
 
 /// The softmax in each type (written for 32 lanes; the twin, in `float`,
 /// for any width).
-fn softmax_cases(sizes: &Sizes) -> Vec<Case> {
-    let mut cases = Vec::new();
+fn softmax_cases(sizes: &Sizes, table: &mut Table) {
     let (rows, n) = (sizes.rows, sizes.cols);
     // Four values per thread, whole 32-lane SIMD groups.
     let threads = (n.div_ceil(4).div_ceil(32) * 32) as u32;
     for elem in [Elem::F32, Elem::F16, Elem::Bf16] {
         let label = format!("softmax {rows}×{n} {}", elem.suffix());
-        let x = elem.quantise(&uniform(rows * n, 1, -4.0, 4.0));
-        let buffers = vec![
-            elem.encode(&x),
-            vec![0; rows * n * elem.size()],
-            i32_bytes(&[n as i32]),
-        ];
-        cases.push(Case {
-            check: rounded_check(&label, elem, move || super::softmax_reference(&x, rows, n)),
-            label,
-            file: "softmax.metal",
-            entry: format!("block_softmax_{}", elem.suffix()),
-            lanes: Lanes::Apple32,
-            threadgroup: [threads, 1, 1],
-            groups: Box::new(move |_| [rows as u32, 1, 1]),
-            buffers,
-            output: 1,
-            twin: (elem == Elem::F32).then(|| ("softmax.wgsl", vec![("WG", f64::from(threads))])),
-            work: (2 * rows * n * elem.size()) as f64,
-            flop: false,
+        table.add(label, |label| {
+            let x = elem.quantise(&uniform(rows * n, 1, -4.0, 4.0));
+            let buffers = vec![
+                elem.encode(&x),
+                vec![0; rows * n * elem.size()],
+                i32_bytes(&[n as i32]),
+            ];
+            Case {
+                check: rounded_check(&label, elem, move || super::softmax_reference(&x, rows, n)),
+                label,
+                file: "softmax.metal",
+                entry: format!("block_softmax_{}", elem.suffix()),
+                lanes: Lanes::Apple32,
+                threadgroup: [threads, 1, 1],
+                groups: Box::new(move |_| [rows as u32, 1, 1]),
+                buffers,
+                output: 1,
+                twin: (elem == Elem::F32)
+                    .then(|| ("softmax.wgsl", vec![("WG", f64::from(threads))])),
+                work: (2 * rows * n * elem.size()) as f64,
+                flop: false,
+            }
         });
     }
-    cases
 }
 
 /// The RMS and layer norms, `float`.
-fn norm_cases(sizes: &Sizes) -> Vec<Case> {
+fn norm_cases(sizes: &Sizes, table: &mut Table) {
     let (rows, n) = (sizes.rows, sizes.cols);
     let f32 = Elem::F32;
     let x = f32.quantise(&uniform(rows * n, 1, -4.0, 4.0));
     let w = f32.quantise(&uniform(n, 2, 0.5, 1.5));
     let b = f32.quantise(&uniform(n, 3, -0.5, 0.5));
     let eps = super::EPS as f32;
-    let mut cases = Vec::new();
     let label = format!("RMS norm {rows}×{n} float32");
-    cases.push(Case {
+    table.add(label, |label| Case {
         check: rounded_check(&label, f32, {
             let (x, w) = (x.clone(), w.clone());
             move || super::rms_reference(&x, &w, n)
@@ -369,7 +388,7 @@ fn norm_cases(sizes: &Sizes) -> Vec<Case> {
         flop: false,
     });
     let label = format!("layer norm {rows}×{n} float32");
-    cases.push(Case {
+    table.add(label, |label| Case {
         check: rounded_check(&label, f32, {
             let (x, w, b) = (x.clone(), w.clone(), b.clone());
             move || super::layer_norm_reference(&x, &w, &b, n)
@@ -393,7 +412,6 @@ fn norm_cases(sizes: &Sizes) -> Vec<Case> {
         work: (2 * rows * n * 4) as f64,
         flop: false,
     });
-    cases
 }
 
 /// Threadgroups for `rows` rows when each of a threadgroup's `threads /
@@ -407,181 +425,194 @@ fn row_groups(rows: usize, threads: u32, per_simd_group: u32) -> Box<dyn Fn(u32)
 
 /// GEMV and the quantised products of a square matrix and a vector,
 /// `float`.
-fn product_cases(sizes: &Sizes) -> Vec<Case> {
+fn product_cases(sizes: &Sizes, table: &mut Table) {
     let f32 = Elem::F32;
-    let mut cases = Vec::new();
     let (m, k) = (sizes.matrix, sizes.matrix);
-    let a = f32.quantise(&uniform(m * k, 3, -1.0, 1.0));
     let x = f32.quantise(&uniform(k, 4, -1.0, 1.0));
     let label = format!("GEMV {m}×{k} float32");
-    cases.push(Case {
-        label: label.clone(),
-        file: "gemv.metal",
-        entry: "gemv_float32".into(),
-        lanes: Lanes::Any,
-        threadgroup: [128, 1, 1],
-        groups: row_groups(m, 128, 2),
-        buffers: vec![
-            f32.encode(&a),
-            f32.encode(&x),
-            vec![0; m * 4],
-            i32_bytes(&[k as i32]),
-            i32_bytes(&[m as i32]),
-        ],
-        output: 2,
-        check: rounded_check(&label, f32, {
-            let x = x.clone();
-            move || {
-                (0..m)
-                    .map(|r| super::dot_bound((0..k).map(|j| a[r * k + j] * x[j]), k))
-                    .unzip()
-            }
-        }),
-        twin: Some(("gemv.wgsl", Vec::new())),
-        work: (m * k * 4) as f64,
-        flop: false,
-    });
-    for (bits, block) in [(4u32, 18usize), (8, 34)] {
-        let (blocks, w) = super::ggml_blocks(m, k, bits, 50 + bits);
-        let label = format!("ggml q{bits}_0 × float32 vector, {m}×{k}");
-        let x = x.clone();
-        cases.push(Case {
+    table.add(label, |label| {
+        let a = f32.quantise(&uniform(m * k, 3, -1.0, 1.0));
+        Case {
             label: label.clone(),
-            file: "quantized.metal",
-            entry: format!("mul_mm_q{bits}_0_float32"),
+            file: "gemv.metal",
+            entry: "gemv_float32".into(),
             lanes: Lanes::Any,
-            threadgroup: [64, 1, 1],
-            groups: row_groups(m, 64, 2),
+            threadgroup: [128, 1, 1],
+            groups: row_groups(m, 128, 2),
             buffers: vec![
-                blocks,
+                f32.encode(&a),
                 f32.encode(&x),
                 vec![0; m * 4],
                 i32_bytes(&[k as i32]),
                 i32_bytes(&[m as i32]),
             ],
             output: 2,
-            check: rounded_check(&label, f32, move || {
-                // Within a block: 32 terms and the scale; across blocks: nb.
-                let depth = 32 + 1 + k / 32;
-                super::qmm_reference(&w, &x, m, k, 1, depth, |c, r, j| {
-                    (w[r * k + j] * x[c * k + j]).abs()
-                })
+            check: rounded_check(&label, f32, {
+                let x = x.clone();
+                move || {
+                    (0..m)
+                        .map(|r| super::dot_bound((0..k).map(|j| a[r * k + j] * x[j]), k))
+                        .unzip()
+                }
             }),
-            twin: Some((
-                if bits == 4 { "q4_0.wgsl" } else { "q8_0.wgsl" },
-                Vec::new(),
-            )),
-            work: (m * k / 32 * block + k * 4 + m * 4) as f64,
+            twin: Some(("gemv.wgsl", Vec::new())),
+            work: (m * k * 4) as f64,
             flop: false,
+        }
+    });
+    for (bits, block) in [(4u32, 18usize), (8, 34)] {
+        let label = format!("ggml q{bits}_0 × float32 vector, {m}×{k}");
+        table.add(label, |label| {
+            let (blocks, w) = super::ggml_blocks(m, k, bits, 50 + bits);
+            let x = x.clone();
+            Case {
+                label: label.clone(),
+                file: "quantized.metal",
+                entry: format!("mul_mm_q{bits}_0_float32"),
+                lanes: Lanes::Any,
+                threadgroup: [64, 1, 1],
+                groups: row_groups(m, 64, 2),
+                buffers: vec![
+                    blocks,
+                    f32.encode(&x),
+                    vec![0; m * 4],
+                    i32_bytes(&[k as i32]),
+                    i32_bytes(&[m as i32]),
+                ],
+                output: 2,
+                check: rounded_check(&label, f32, move || {
+                    // Within a block: 32 terms and the scale; across blocks: nb.
+                    let depth = 32 + 1 + k / 32;
+                    super::qmm_reference(&w, &x, m, k, 1, depth, |c, r, j| {
+                        (w[r * k + j] * x[c * k + j]).abs()
+                    })
+                }),
+                twin: Some((
+                    if bits == 4 { "q4_0.wgsl" } else { "q8_0.wgsl" },
+                    Vec::new(),
+                )),
+                work: (m * k / 32 * block + k * 4 + m * 4) as f64,
+                flop: false,
+            }
         });
     }
-    let (words, scales, biases, w) = super::affine_weights(f32, m, k, 32, 4, 60);
     let label = format!("MLX affine 4-bit (groups of 32) × float32 vector, {m}×{k}");
-    cases.push(Case {
-        label: label.clone(),
-        file: "quantized.metal",
-        entry: "affine_qmm_float32_gs_32_b_4".into(),
-        lanes: Lanes::Any,
-        threadgroup: [64, 1, 1],
-        groups: row_groups(m, 64, 1),
-        buffers: vec![
-            u32_bytes(&words),
-            f32.encode(&scales),
-            f32.encode(&biases),
-            f32.encode(&x),
-            vec![0; m * 4],
-            i32_bytes(&[k as i32]),
-            i32_bytes(&[m as i32]),
-        ],
-        output: 4,
-        check: rounded_check(&label, f32, move || {
-            // Σq·x and Σx over a group, scale and bias, then groups.
-            let depth = 32 + 2 + k / 32;
-            super::qmm_reference(&w, &x, m, k, 1, depth, |c, r, j| {
-                let g = (r * k + j) / 32;
-                let xj = x[c * k + j].abs();
-                (w[r * k + j] - biases[g]).abs() * xj + biases[g].abs() * xj
-            })
-        }),
-        twin: None,
-        work: (m * k / 2 + m * k / 32 * 8 + k * 4 + m * 4) as f64,
-        flop: false,
+    table.add(label, |label| {
+        let (words, scales, biases, w) = super::affine_weights(f32, m, k, 32, 4, 60);
+        Case {
+            label: label.clone(),
+            file: "quantized.metal",
+            entry: "affine_qmm_float32_gs_32_b_4".into(),
+            lanes: Lanes::Any,
+            threadgroup: [64, 1, 1],
+            groups: row_groups(m, 64, 1),
+            buffers: vec![
+                u32_bytes(&words),
+                f32.encode(&scales),
+                f32.encode(&biases),
+                f32.encode(&x),
+                vec![0; m * 4],
+                i32_bytes(&[k as i32]),
+                i32_bytes(&[m as i32]),
+            ],
+            output: 4,
+            check: rounded_check(&label, f32, move || {
+                // Σq·x and Σx over a group, scale and bias, then groups.
+                let depth = 32 + 2 + k / 32;
+                super::qmm_reference(&w, &x, m, k, 1, depth, |c, r, j| {
+                    let g = (r * k + j) / 32;
+                    let xj = x[c * k + j].abs();
+                    (w[r * k + j] - biases[g]).abs() * xj + biases[g].abs() * xj
+                })
+            }),
+            twin: None,
+            work: (m * k / 2 + m * k / 32 * 8 + k * 4 + m * 4) as f64,
+            flop: false,
+        }
     });
-    cases
 }
 
 /// The GEMM, arg-max, scan and copy.
-fn other_cases(sizes: &Sizes) -> Vec<Case> {
-    let mut cases = Vec::new();
+fn other_cases(sizes: &Sizes, table: &mut Table) {
     let f32 = Elem::F32;
     let g = sizes.gemm;
-    let a = f32.quantise(&uniform(g * g, 9, -1.0, 1.0));
-    let b = f32.quantise(&uniform(g * g, 10, -1.0, 1.0));
     let label = format!("GEMM {g}³ float32, 64×64 tiles");
-    cases.push(Case {
-        label: label.clone(),
-        file: "gemm.metal",
-        entry: "gemm_float32".into(),
-        lanes: Lanes::Apple32,
-        threadgroup: [128, 1, 1],
-        groups: Box::new(move |_| [(g / 64) as u32, (g / 64) as u32, 1]),
-        buffers: vec![
-            f32.encode(&a),
-            f32.encode(&b),
-            vec![0; g * g * 4],
-            i32_bytes(&[g as i32; 6]),
-        ],
-        output: 2,
-        check: rounded_check(&label, f32, move || {
-            // Bᵀ, so that both factors of a dot product are read in order
-            // (g³ terms: 2048³ takes the CPU seconds).
-            let bt: Vec<f64> = (0..g * g).map(|i| b[i % g * g + i / g]).collect();
-            (0..g * g)
-                .map(|i| {
-                    let (r, c) = (i / g, i % g);
-                    let (a, bt) = (&a[r * g..][..g], &bt[c * g..][..g]);
-                    super::dot_bound(a.iter().zip(bt).map(|(x, y)| x * y), g)
-                })
-                .unzip()
-        }),
-        twin: Some(("gemm.wgsl", Vec::new())),
-        work: (2 * g * g * g) as f64,
-        flop: true,
+    table.add(label, |label| {
+        let a = f32.quantise(&uniform(g * g, 9, -1.0, 1.0));
+        let b = f32.quantise(&uniform(g * g, 10, -1.0, 1.0));
+        Case {
+            label: label.clone(),
+            file: "gemm.metal",
+            entry: "gemm_float32".into(),
+            lanes: Lanes::Apple32,
+            threadgroup: [128, 1, 1],
+            groups: Box::new(move |_| [(g / 64) as u32, (g / 64) as u32, 1]),
+            buffers: vec![
+                f32.encode(&a),
+                f32.encode(&b),
+                vec![0; g * g * 4],
+                i32_bytes(&[g as i32; 6]),
+            ],
+            output: 2,
+            check: rounded_check(&label, f32, move || {
+                // Bᵀ, so that both factors of a dot product are read in
+                // order (g³ terms: 2048³ takes the CPU seconds).
+                let bt: Vec<f64> = (0..g * g).map(|i| b[i % g * g + i / g]).collect();
+                (0..g * g)
+                    .map(|i| {
+                        let (r, c) = (i / g, i % g);
+                        let (a, bt) = (&a[r * g..][..g], &bt[c * g..][..g]);
+                        super::dot_bound(a.iter().zip(bt).map(|(x, y)| x * y), g)
+                    })
+                    .unzip()
+            }),
+            twin: Some(("gemm.wgsl", Vec::new())),
+            work: (2 * g * g * g) as f64,
+            flop: true,
+        }
     });
 
     let (rows, n) = (sizes.rows, sizes.cols);
-    let x = f32.quantise(&uniform(rows * n, 1, -4.0, 4.0));
+    let x = || f32.quantise(&uniform(rows * n, 1, -4.0, 4.0));
     let label = format!("argmax {rows}×{n} float32");
-    let want: Vec<u32> = x
-        .chunks(n)
-        .map(|row| {
-            let best = row.iter().cloned().fold(f64::MIN, f64::max);
-            row.iter().position(|&v| v == best).unwrap() as u32
-        })
-        .collect();
-    cases.push(Case {
-        label: label.clone(),
-        file: "arg_reduce.metal",
-        entry: "argmax_float32".into(),
-        lanes: Lanes::Apple32,
-        threadgroup: [128, 1, 1],
-        groups: Box::new(move |_| [rows as u32, 1, 1]),
-        buffers: vec![f32.encode(&x), vec![0; rows * 4], u32_bytes(&[n as u32])],
-        output: 1,
-        check: Box::new(move |run, bytes| {
-            let got: Vec<u32> = bytemuck::pod_collect_to_vec(bytes);
-            assert_eq!(got, want, "{label}, {run}");
-        }),
-        twin: None,
-        work: (rows * n * 4 + rows * 4) as f64,
-        flop: false,
+    table.add(label, |label| {
+        let x = x();
+        let want: Vec<u32> = x
+            .chunks(n)
+            .map(|row| {
+                let best = row.iter().cloned().fold(f64::MIN, f64::max);
+                row.iter().position(|&v| v == best).unwrap() as u32
+            })
+            .collect();
+        Case {
+            label: label.clone(),
+            file: "arg_reduce.metal",
+            entry: "argmax_float32".into(),
+            lanes: Lanes::Apple32,
+            threadgroup: [128, 1, 1],
+            groups: Box::new(move |_| [rows as u32, 1, 1]),
+            buffers: vec![f32.encode(&x), vec![0; rows * 4], u32_bytes(&[n as u32])],
+            output: 1,
+            check: Box::new(move |run, bytes| {
+                let got: Vec<u32> = bytemuck::pod_collect_to_vec(bytes);
+                assert_eq!(got, want, "{label}, {run}");
+            }),
+            twin: None,
+            work: (rows * n * 4 + rows * 4) as f64,
+            flop: false,
+        }
     });
 
     let label = format!("inclusive scan {rows}×{n} float32");
-    cases.push(Case {
-        check: rounded_check(&label, f32, {
-            let x = x.clone();
-            move || {
+    table.add(label, |label| {
+        let x = x();
+        Case {
+            buffers: vec![
+                f32.encode(&x),
+                vec![0; rows * n * 4],
+                u32_bytes(&[n as u32]),
+            ],
+            check: rounded_check(&label, f32, move || {
                 let (mut exact, mut bound) = (Vec::new(), Vec::new());
                 for row in x.chunks(n) {
                     let (mut sum, mut magnitude) = (0.0, 0.0);
@@ -593,58 +624,54 @@ fn other_cases(sizes: &Sizes) -> Vec<Case> {
                     }
                 }
                 (exact, bound)
-            }
-        }),
-        label,
-        file: "scan.metal",
-        entry: "scan_inclusive_sum_float32".into(),
-        lanes: Lanes::Apple32,
-        threadgroup: [256, 1, 1],
-        groups: Box::new(move |_| [rows as u32, 1, 1]),
-        buffers: vec![
-            f32.encode(&x),
-            vec![0; rows * n * 4],
-            u32_bytes(&[n as u32]),
-        ],
-        output: 1,
-        twin: None,
-        work: (2 * rows * n * 4) as f64,
-        flop: false,
+            }),
+            label,
+            file: "scan.metal",
+            entry: "scan_inclusive_sum_float32".into(),
+            lanes: Lanes::Apple32,
+            threadgroup: [256, 1, 1],
+            groups: Box::new(move |_| [rows as u32, 1, 1]),
+            output: 1,
+            twin: None,
+            work: (2 * rows * n * 4) as f64,
+            flop: false,
+        }
     });
 
     // A transpose of a c × c × c array: axes (2, 1, 0).
     let c = sizes.copy;
-    let shape = [c as i32; 3];
-    let strides = [1i64, c as i64, (c * c) as i64];
-    let src = f32.quantise(&uniform(c * c * c, 11, -1.0, 1.0));
     let label = format!("strided copy {c}³ float32 (transpose)");
-    cases.push(Case {
-        label: label.clone(),
-        file: "copy.metal",
-        entry: "copy_g_float32_float32".into(),
-        lanes: Lanes::None,
-        threadgroup: [8, 8, 4],
-        groups: Box::new(move |_| [(c / 8) as u32, (c / 8) as u32, (c / 4) as u32]),
-        buffers: vec![
-            f32.encode(&src),
-            vec![0; c * c * c * 4],
-            i32_bytes(&shape),
-            strides.iter().flat_map(|s| s.to_le_bytes()).collect(),
-            i32_bytes(&[3]),
-        ],
-        output: 1,
-        check: Box::new(move |run, bytes| {
-            let got = f32.decode(bytes);
-            for (i, g) in got.iter().enumerate() {
-                let want = src[super::elem_to_loc(i as i64, &shape, &strides) as usize];
-                assert_eq!(*g, want, "{label}, {run}: element {i}");
-            }
-        }),
-        twin: None,
-        work: (2 * c * c * c * 4) as f64,
-        flop: false,
+    table.add(label, |label| {
+        let shape = [c as i32; 3];
+        let strides = [1i64, c as i64, (c * c) as i64];
+        let src = f32.quantise(&uniform(c * c * c, 11, -1.0, 1.0));
+        Case {
+            label: label.clone(),
+            file: "copy.metal",
+            entry: "copy_g_float32_float32".into(),
+            lanes: Lanes::None,
+            threadgroup: [8, 8, 4],
+            groups: Box::new(move |_| [(c / 8) as u32, (c / 8) as u32, (c / 4) as u32]),
+            buffers: vec![
+                f32.encode(&src),
+                vec![0; c * c * c * 4],
+                i32_bytes(&shape),
+                strides.iter().flat_map(|s| s.to_le_bytes()).collect(),
+                i32_bytes(&[3]),
+            ],
+            output: 1,
+            check: Box::new(move |run, bytes| {
+                let got = f32.decode(bytes);
+                for (i, g) in got.iter().enumerate() {
+                    let want = src[super::elem_to_loc(i as i64, &shape, &strides) as usize];
+                    assert_eq!(*g, want, "{label}, {run}: element {i}");
+                }
+            }),
+            twin: None,
+            work: (2 * c * c * c * 4) as f64,
+            flop: false,
+        }
     });
-    cases
 }
 
 #[test]
@@ -675,9 +702,7 @@ fn gpu_times() {
     println!("| --- | --- | ---: | ---: | ---: |");
     let bench = Bench { gpu, iterations };
     let only = std::env::var("ML_BENCH_ONLY").unwrap_or_default();
-    for case in cases(&sizes) {
-        if case.label.contains(only.as_str()) {
-            time(&bench, &adapter, &case).unwrap_or_else(|e| panic!("{}: {e}", case.label));
-        }
-    }
+    time_cases(&sizes, &only, &mut |case| {
+        time(&bench, &adapter, &case).unwrap_or_else(|e| panic!("{}: {e}", case.label));
+    });
 }
