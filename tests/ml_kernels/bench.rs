@@ -190,8 +190,18 @@ fn time(bench: &Bench, adapter: &Adapter, case: &Case) -> anyhow::Result<()> {
         })
     };
     // Times `kernel`, then checks what it wrote to `out`.
+    // wgpu's validation errors (a buffer over the adapter's binding limit)
+    // are only logged by the runner's device: caught here, they fail the
+    // run with wgpu's message.
     let run = |name: String, kernel: Kernel, out: &wgpu::Buffer| -> anyhow::Result<Timed> {
+        let scope = bench
+            .gpu
+            .device()
+            .push_error_scope(wgpu::ErrorFilter::Validation);
         let ns = bench.time(&kernel)?;
+        if let Some(error) = pollster::block_on(scope.pop()) {
+            return Err(anyhow::Error::new(error).context(name));
+        }
         (case.check)(&name, &bench.read_bytes(out)?);
         Ok(Timed { name, ns })
     };
@@ -703,6 +713,6 @@ fn gpu_times() {
     let bench = Bench { gpu, iterations };
     let only = std::env::var("ML_BENCH_ONLY").unwrap_or_default();
     time_cases(&sizes, &only, &mut |case| {
-        time(&bench, &adapter, &case).unwrap_or_else(|e| panic!("{}: {e}", case.label));
+        time(&bench, &adapter, &case).unwrap_or_else(|e| panic!("{}: {e:#}", case.label));
     });
 }
