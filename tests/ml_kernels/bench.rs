@@ -14,7 +14,7 @@
 //! run natively only where the adapter's subgroups are 32 wide. Every
 //! output is checked against the CPU reference and bounds of
 //! `tests/ml_kernels.rs` before its time is printed: a wrong result fails
-//! the run.
+//! the run (the other rows still run and print first).
 //!
 //!     cargo test --release --test ml_kernels -- --ignored --nocapture gpu_times
 //!
@@ -712,7 +712,24 @@ fn gpu_times() {
     println!("| --- | --- | ---: | ---: | ---: |");
     let bench = Bench { gpu, iterations };
     let only = std::env::var("ML_BENCH_ONLY").unwrap_or_default();
+    // A row that fails (a wrong result, an error) is reported and the
+    // others still run; the test fails at the end.
+    let mut failed = Vec::new();
     time_cases(&sizes, &only, &mut |case| {
-        time(&bench, &adapter, &case).unwrap_or_else(|e| panic!("{}: {e:#}", case.label));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            time(&bench, &adapter, &case)
+        }));
+        match result {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                println!("| {} | FAILED: {e:#} | | | |", case.label);
+                failed.push(case.label.clone());
+            }
+            Err(_) => {
+                println!("| {} | FAILED (the panic above) | | | |", case.label);
+                failed.push(case.label.clone());
+            }
+        }
     });
+    assert!(failed.is_empty(), "rows failed: {failed:?}");
 }
