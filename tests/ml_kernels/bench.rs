@@ -733,3 +733,35 @@ fn gpu_times() {
     });
     assert!(failed.is_empty(), "rows failed: {failed:?}");
 }
+
+#[test]
+fn hand_written_twins_are_valid_wgsl() {
+    // Without a GPU: naga parses and validates every twin as the bench
+    // hands it to wgpu, and each file carries `enable subgroups;` exactly
+    // when it uses subgroup operations (as Tint requires).
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/bench/ml");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".wgsl"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 7, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(dir.join(&file)).unwrap();
+        let wgsl = twin_wgsl(&file);
+        assert_eq!(
+            text.starts_with("enable subgroups;\n"),
+            wgsl.contains("subgroupAdd") || wgsl.contains("subgroupMax"),
+            "{file}"
+        );
+        let module = naga::front::wgsl::parse_str(&wgsl)
+            .unwrap_or_else(|e| panic!("{file}:\n{}", e.emit_to_string(&wgsl)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{file}: {e:?}"));
+    }
+}
