@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds msl2wgsl's translator as WebAssembly for the playground:
-#   cargo build --release --target wasm32-unknown-unknown   (in web/wasm)
+#   cargo build --profile $WASM_PROFILE --target wasm32-unknown-unknown   (in web/wasm)
 #   wasm-bindgen --target web  →  web/playground/pkg/        (git-ignored)
 # Needs the wasm32-unknown-unknown target (`rustup target add
 # wasm32-unknown-unknown`) and wasm-bindgen-cli of the same version as the
@@ -9,8 +9,12 @@
 set -euo pipefail
 web="$(cd "$(dirname "$0")" && pwd)"
 cd "$web/wasm"
-cargo build --release --target wasm32-unknown-unknown
-wasm="${CARGO_TARGET_DIR:-$web/wasm/target}/wasm32-unknown-unknown/release/msl2wgsl_wasm.wasm"
+# WASM_PROFILE picks the cargo profile: `release` (the default: what the
+# playground ships, size-optimised with LTO) or `ci` (web/wasm/Cargo.toml:
+# no LTO, parallel code generation; for checks of behaviour, not of size).
+profile=${WASM_PROFILE:-release}
+cargo build --profile "$profile" --target wasm32-unknown-unknown
+wasm="${CARGO_TARGET_DIR:-$web/wasm/target}/wasm32-unknown-unknown/$profile/msl2wgsl_wasm.wasm"
 rm -rf "$web/playground/pkg"
 wasm-bindgen --target web --no-typescript --out-dir "$web/playground/pkg" "$wasm"
 out="$web/playground/pkg/msl2wgsl_wasm_bg.wasm"

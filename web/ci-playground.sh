@@ -18,8 +18,12 @@ if [ "$have" != "$want" ]; then
     # dependencies' versions makes that fail, then resolve afresh.
     # A debug build: it compiles in a third of a release build's time on
     # CI's two cores, and it only post-processes one small module.
+    # Without debug information: less to generate and link, and nobody
+    # debugs the tool here.
+    export CARGO_PROFILE_DEV_DEBUG=false
     cargo install wasm-bindgen-cli --debug --version "$want" --locked \
         || cargo install wasm-bindgen-cli --debug --version "$want"
+    unset CARGO_PROFILE_DEV_DEBUG
 fi
 
 if [ ! -x /usr/bin/chromium ]; then
@@ -34,5 +38,5 @@ fi
 
 # The bindings' own tests (options, diagnostics), natively.
 (cd "$web/wasm" && cargo test --quiet)
-bash "$web/build-wasm.sh"
+WASM_PROFILE=${WASM_PROFILE:-ci} bash "$web/build-wasm.sh"
 node "$web/tests/playground.test.mjs"

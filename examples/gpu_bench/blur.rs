@@ -78,7 +78,7 @@ pub fn run(bench: &Bench, w: u32, h: u32) -> anyhow::Result<()> {
     for kernel in &kernels {
         let ns = bench.time(kernel)?;
         check_f32(kernel.name, &bench.read_f32(&dst)?, &want, 2e-6)?;
-        bench.clear(&dst);
+        bench.clear(&dst)?;
         rows.push(Row {
             name: kernel.name,
             ns,

@@ -84,7 +84,7 @@ pub fn run(bench: &Bench, w: u32, h: u32) -> anyhow::Result<()> {
     for kernel in &kernels {
         let ns = bench.time(kernel)?;
         check_exact(kernel.name, &bench.read_bytes(&gray)?, &want)?;
-        bench.clear(&gray);
+        bench.clear(&gray)?;
         rows.push(Row {
             name: kernel.name,
             ns,

@@ -198,25 +198,38 @@ impl Bench {
             })
     }
 
-    /// A zeroed storage buffer of `bytes` that can be read back.
+    /// A zeroed storage buffer of `bytes` that can be read back and
+    /// cleared ([`Bench::clear`] needs `COPY_DST`: without it wgpu refuses
+    /// the clear, and a kernel that wrote nothing would pass on the results
+    /// of the kernel before it).
     pub fn output(&self, bytes: u64) -> wgpu::Buffer {
         self.gpu.device().create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size: bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })
     }
 
     /// Zeroes `buffer` (between kernels, so one cannot pass on another's
     /// results).
-    pub fn clear(&self, buffer: &wgpu::Buffer) {
+    pub fn clear(&self, buffer: &wgpu::Buffer) -> anyhow::Result<()> {
+        let scope = self
+            .gpu
+            .device()
+            .push_error_scope(wgpu::ErrorFilter::Validation);
         let mut encoder = self
             .gpu
             .device()
             .create_command_encoder(&Default::default());
         encoder.clear_buffer(buffer, 0, None);
         self.gpu.queue().submit([encoder.finish()]);
+        match pollster::block_on(scope.pop()) {
+            Some(error) => Err(anyhow::Error::new(error).context("clearing an output buffer")),
+            None => Ok(()),
+        }
     }
 
     /// The contents of `buffer` as `f32`s.
@@ -231,7 +244,23 @@ impl Bench {
 
     /// Median GPU time in nanoseconds of `iterations` dispatches of
     /// `kernel`, each in its own compute pass between two timestamps.
+    ///
+    /// A validation error of wgpu (a binding over the adapter's limits, a
+    /// wrong bind group) fails the timing: wgpu would only log it, and the
+    /// time of a dispatch that never ran is no time.
     pub fn time(&self, kernel: &Kernel) -> anyhow::Result<f64> {
+        let scope = self
+            .gpu
+            .device()
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let ns = self.time_unchecked(kernel);
+        match pollster::block_on(scope.pop()) {
+            Some(error) => Err(anyhow::Error::new(error).context(kernel.name)),
+            None => ns,
+        }
+    }
+
+    fn time_unchecked(&self, kernel: &Kernel) -> anyhow::Result<f64> {
         let device = self.gpu.device();
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(kernel.name),

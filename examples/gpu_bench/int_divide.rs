@@ -68,7 +68,7 @@ pub fn run(bench: &Bench, elements: u32) -> anyhow::Result<()> {
         let ns = bench.time(kernel)?;
         let got: Vec<i32> = bytemuck::pod_collect_to_vec(&bench.read_bytes(&buf_out)?);
         check_exact(kernel.name, &got, &want)?;
-        bench.clear(&buf_out);
+        bench.clear(&buf_out)?;
         rows.push(Row {
             name: kernel.name,
             ns,

@@ -134,7 +134,7 @@ pub fn run(bench: &Bench, n: u32, variants: Option<&std::path::Path>) -> anyhow:
     for kernel in &kernels {
         let ns = bench.time(kernel)?;
         check_exact(kernel.name, &bench.read_f32(&buf_c)?, &want)?;
-        bench.clear(&buf_c);
+        bench.clear(&buf_c)?;
         rows.push(Row {
             name: kernel.name,
             ns,

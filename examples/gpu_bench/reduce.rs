@@ -128,7 +128,7 @@ pub fn run(bench: &Bench, count: u32) -> anyhow::Result<()> {
         }
         let ns = bench.time(kernel)?;
         check_exact(kernel.name, &bench.read_f32(&partial)?, &want)?;
-        bench.clear(&partial);
+        bench.clear(&partial)?;
         rows.push(Row {
             name: kernel.name,
             ns,

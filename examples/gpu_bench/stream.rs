@@ -98,7 +98,7 @@ pub fn run(bench: &Bench, elements: u32) -> anyhow::Result<()> {
             ns,
             work: (3 * bytes) as f64,
         });
-        bench.clear(&buf_c);
+        bench.clear(&buf_c)?;
     }
     print_rows(&rows, "GB/s", 1);
     Ok(())

@@ -109,7 +109,7 @@ pub fn run(bench: &Bench, outputs: u32) -> anyhow::Result<()> {
     for kernel in &kernels {
         let ns = bench.time(kernel)?;
         check_exact(kernel.name, &bench.read_f32(&buf_y)?, &want)?;
-        bench.clear(&buf_y);
+        bench.clear(&buf_y)?;
         rows.push(Row {
             name: kernel.name,
             ns,
