@@ -1,0 +1,612 @@
+//! Argument buffers (MSL §2.13): a `[[buffer(n)]]` argument whose struct
+//! holds textures, samplers or pointers (`constant Args& args`,
+//! `device Args& args`, `constant Args* args`), each member with an
+//! optional `[[id(n)]]`.
+//!
+//! Metal: the buffer holds one 8-byte handle or GPU address per resource
+//! (an array of N resources N of them) beside the plain data, and the
+//! function reads each resource through it.
+//!
+//! WGSL: resources are module-scope variables with their own bindings, and
+//! no buffer can hold one (nor can WebGPU bind arrays of them).
+//!
+//! Mapping: the argument is a translation-time aggregate
+//! (`metal/pointer_members.rs`): every resource member gets a WGSL binding
+//! of its own (`@binding(256)` on, in member order, within the stage's
+//! group), each element of a fixed-size array of resources one; the
+//! plain-data members stay in the buffer, `@binding(n)`, at their offsets in
+//! Metal's layout of the whole struct (each resource slot 8 bytes), so a
+//! host writes the same bytes as for Metal and ignores the slots. A member
+//! access reaches the member's global; passing the argument (or a member)
+//! to a helper specialises the helper per member, as for any struct of
+//! places. Reflection lists each resource member as an argument of its own
+//! under the buffer (`argumentBufferMembers`, `index` its `[[id(n)]]`).
+
+use crate::diagnostics::Code;
+use crate::layout::{self, PlannedMember};
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{Aggregate, Local, Place, Value};
+use crate::lower::{Error, Lowerer, Result};
+use crate::reflect::{
+    Access, Argument, ArgumentKind, BufferBindingType, BufferInfo, SamplerInfo, WgslBinding,
+};
+use crate::source_map::Span;
+use crate::syntax::ast;
+use crate::types::{AddressSpace, MemberDef, Pointer, Scalar, StructId, Type};
+use naga::{Expression, Handle};
+
+/// The first `@binding` of argument-buffer members: past the default
+/// scheme's buffers (0..64), textures (64..128), samplers (128..192), the
+/// dispatch uniform (192) and `constexpr` samplers (193..).
+const FIRST_MEMBER_BINDING: u32 = 256;
+
+/// WebGPU's default `maxBindingsPerBindGroup`.
+const BINDING_LIMIT: u32 = 1000;
+
+/// True for textures, samplers and pointers: what an argument buffer holds
+/// as a handle rather than as data.
+fn is_resource(ty: &Type) -> bool {
+    matches!(
+        ty,
+        Type::Texture(_) | Type::Sampler { .. } | Type::Pointer(_)
+    )
+}
+
+/// The plain-data members of an argument buffer as a WGSL struct.
+struct DataLayout {
+    ty: Handle<naga::Type>,
+    /// The WGSL member index of each MSL member that is data.
+    index_of: Vec<Option<u32>>,
+}
+
+/// Where the plain-data members of an argument buffer are bound.
+struct DataBinding {
+    binding: WgslBinding,
+    binding_type: BufferBindingType,
+    /// The global, as a pointer expression of the entry point.
+    place: Handle<Expression>,
+    /// The WGSL member index of each MSL member that is data.
+    index_of: Vec<Option<u32>>,
+}
+
+/// The running state while one argument buffer's members are bound.
+struct MemberBinder<'a> {
+    /// The argument's name (`args`), prefixing its members' names.
+    param: &'a str,
+    /// The next free `@binding`.
+    next: u32,
+    /// The group of the stage's resources.
+    group: u32,
+    /// Reflection of each resource member bound so far.
+    reflected: Vec<Argument>,
+}
+
+impl Lowerer<'_, '_> {
+    /// True for an array (of arrays) of textures, samplers or pointers.
+    pub(in crate::lower) fn is_resource_array(&self, ty: &Type) -> bool {
+        match ty {
+            Type::Array(e, _) => is_resource(e) || self.is_resource_array(e),
+            _ => false,
+        }
+    }
+
+    /// `[[id(n)]]` of each member of argument buffer `id`: given, or one
+    /// past the highest id the member before it took (an array takes one
+    /// per element, a struct one for itself and one per member). Given ids
+    /// must increase, as Metal requires.
+    pub(in crate::lower) fn argument_ids(&self, id: StructId) -> Result<Vec<u32>> {
+        let def = self.program.structs.get(id);
+        let mut out = Vec::new();
+        let mut next = 0u32;
+        for m in &def.members {
+            let first = match m.id {
+                Some(given) if given < next => {
+                    return Err(Error::coded(
+                        Code::InvalidAttributeArgument,
+                        m.span,
+                        format!(
+                            "`[[id({given})]]` of `{}` is below the ids the members before it take (the next free one is {next})",
+                            m.name
+                        ),
+                    )
+                    .note("argument buffer ids must be unique and increase in member order (MSL §2.13)"));
+                }
+                Some(given) => given,
+                None => next,
+            };
+            out.push(first);
+            next = first.saturating_add(self.ids_taken(&m.ty));
+        }
+        Ok(out)
+    }
+
+    /// How many argument-buffer ids a member of type `ty` takes.
+    fn ids_taken(&self, ty: &Type) -> u32 {
+        match ty {
+            Type::Array(e, n) => n.saturating_mul(self.ids_taken(e)),
+            Type::Struct(id) => self
+                .program
+                .structs
+                .get(*id)
+                .members
+                .iter()
+                .fold(1u32, |sum, m| sum.saturating_add(self.ids_taken(&m.ty))),
+            _ => 1,
+        }
+    }
+
+    /// A `[[buffer(index)]]` argument `param` pointing to an argument buffer:
+    /// its members bound, its name bound to the aggregate, its reflection.
+    pub(in crate::lower) fn bind_argument_buffer(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        ptr: &Pointer,
+        index: u32,
+        arguments: &mut Vec<Argument>,
+    ) -> Result<()> {
+        let Type::Struct(id) = ptr.pointee else {
+            unreachable!("an argument buffer is a struct")
+        };
+        let name = param
+            .name
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_else(|| "_".into());
+        let def = self.program.structs.get(id).clone();
+        let ids = self.argument_ids(id)?;
+        let group = self.entry.group();
+        let mut binder = MemberBinder {
+            param: name.as_str(),
+            next: next_member_binding(arguments, group),
+            group,
+            reflected: Vec::new(),
+        };
+        let writable = !ptr.is_const && ptr.space == AddressSpace::Device && !self.entry.is_vertex();
+        let data = self.argument_data(fx, param, ptr, id, index, writable)?;
+        let mut values = Vec::new();
+        for (i, m) in def.members.iter().enumerate() {
+            let v = match data.as_ref().and_then(|d| Some((d.place, d.index_of[i]?))) {
+                Some((place, k)) => {
+                    let ptr = fx.add(Expression::AccessIndex { base: place, index: k }, m.span);
+                    Value::Place(Place {
+                        ptr,
+                        ty: m.ty.clone(),
+                        writable,
+                    })
+                }
+                _ => self.member_value(fx, &mut binder, m, &m.ty, &m.name, ids[i])?,
+            };
+            values.push(v);
+        }
+        let aggregate = Aggregate {
+            ty: ptr.pointee.clone(),
+            members: values,
+            pointer: (!ptr.is_reference).then(|| Box::new(ptr.clone())),
+        };
+        if let Some(n) = &param.name {
+            fx.declare(&n.name, Local::Agg(aggregate));
+        }
+        let (binding, binding_type) = match &data {
+            Some(d) => (Some(d.binding), d.binding_type),
+            None => (None, BufferBindingType::ReadOnlyStorage),
+        };
+        let mut struct_type = crate::reflect::struct_type(&ptr.pointee, &self.program.structs);
+        if let Some(st) = &mut struct_type {
+            for (m, id) in st.members.iter_mut().zip(&ids) {
+                m.argument_index = Some(*id);
+            }
+        }
+        let sa = layout::metal(&ptr.pointee, &self.program.structs);
+        let members = binder.reflected;
+        arguments.push(Argument {
+            name,
+            kind: ArgumentKind::Buffer,
+            index,
+            access: if writable {
+                Access::ReadWrite
+            } else {
+                Access::Read
+            },
+            active: true,
+            binding,
+            buffer: Some(BufferInfo {
+                alignment: sa.align,
+                data_size: sa.size,
+                data_type: self.program.display(&ptr.pointee),
+                is_pointer: !ptr.is_reference,
+                struct_type,
+                array_type: None,
+                binding_type,
+                binding_size: None,
+            }),
+            threadgroup: None,
+            texture: None,
+            sampler: None,
+            members,
+        });
+        Ok(())
+    }
+
+    /// The value of resource member `m` (or of an element of it: `ty`,
+    /// named `name`, at argument-buffer id `id`), binding what it needs.
+    fn member_value(
+        &mut self,
+        fx: &mut FnCtx,
+        binder: &mut MemberBinder,
+        m: &MemberDef,
+        ty: &Type,
+        name: &str,
+        id: u32,
+    ) -> Result<Value> {
+        match ty {
+            Type::Array(e, n) if self.is_resource_array(ty) => {
+                let per = self.ids_taken(e);
+                let mut elements = Vec::new();
+                for k in 0..*n {
+                    let at = id.saturating_add(k.saturating_mul(per));
+                    let v = self.member_value(fx, binder, m, e, &format!("{name}[{k}]"), at)?;
+                    elements.push(v);
+                }
+                Ok(Value::Agg(Aggregate {
+                    ty: ty.clone(),
+                    members: elements,
+                    pointer: None,
+                }))
+            }
+            Type::Texture(t) => {
+                let binding = binder.take(m.span)?;
+                let full = format!("{}_{}", binder.param, wgsl_name(name));
+                let (g, ty, arg) = self.texture_resource(&full, *t, None, binding, m.span)?;
+                binder.reflected.push(Argument {
+                    name: format!("{}.{name}", binder.param),
+                    index: id,
+                    ..arg
+                });
+                let h = fx.add(Expression::GlobalVariable(g), m.span);
+                Ok(Value::Rv(h, ty))
+            }
+            Type::Sampler { .. } => {
+                let binding = binder.take(m.span)?;
+                let full = format!("{}_{}", binder.param, wgsl_name(name));
+                // Comparison samplers are decided by use for `[[sampler(n)]]`
+                // arguments; a member is a filtering sampler.
+                let ty = Type::Sampler { comparison: false };
+                let g = self.resource_global(&full, &ty, binding, m.span)?;
+                binder.reflected.push(Argument {
+                    name: format!("{}.{name}", binder.param),
+                    kind: ArgumentKind::Sampler,
+                    index: id,
+                    access: Access::Read,
+                    active: true,
+                    binding: Some(binding),
+                    buffer: None,
+                    threadgroup: None,
+                    texture: None,
+                    sampler: Some(SamplerInfo { comparison: false }),
+                    members: Vec::new(),
+                });
+                let h = fx.add(Expression::GlobalVariable(g), m.span);
+                Ok(Value::Rv(h, ty))
+            }
+            Type::Pointer(pp) if matches!(pp.space, AddressSpace::Device | AddressSpace::Constant) => {
+                let binding = binder.take(m.span)?;
+                let full = format!("{}_{}", binder.param, wgsl_name(name));
+                let (g, info) = self.member_buffer(&full, pp, binding, m.span)?;
+                let is_const = pp.is_const || pp.space == AddressSpace::Constant || self.entry.is_vertex();
+                let local = self.buffer_start(fx, g, pp, is_const, m.span);
+                binder.reflected.push(Argument {
+                    name: format!("{}.{name}", binder.param),
+                    kind: ArgumentKind::Buffer,
+                    index: id,
+                    access: if is_const {
+                        Access::Read
+                    } else {
+                        Access::ReadWrite
+                    },
+                    active: true,
+                    binding: Some(binding),
+                    buffer: Some(info),
+                    threadgroup: None,
+                    texture: None,
+                    sampler: None,
+                    members: Vec::new(),
+                });
+                Ok(self.local_value(fx, local, m.span))
+            }
+            _ => Err(Error::coded(
+                Code::Unsupported,
+                m.span,
+                format!(
+                    "member `{}` of type `{}` in an argument buffer is not supported yet",
+                    m.name,
+                    self.program.display(&m.ty)
+                ),
+            )
+            .note("argument buffers may hold textures, samplers, `device`/`constant` pointers, arrays of these, and plain data")),
+        }
+    }
+
+    /// The storage (or uniform) global of a pointer member, and its
+    /// reflection: `T*` a runtime-sized array, `T&` one `T`, plain data
+    /// Metal lays out differently from WGSL held as words.
+    fn member_buffer(
+        &mut self,
+        name: &str,
+        pp: &Pointer,
+        binding: WgslBinding,
+        span: Span,
+    ) -> Result<(Handle<naga::GlobalVariable>, BufferInfo)> {
+        self.check_host_shareable(&pp.pointee, span)?;
+        let writable = !pp.is_const && pp.space == AddressSpace::Device && !self.entry.is_vertex();
+        let words = self.needs_word_view(&pp.pointee);
+        let atomics = crate::lower::ctx::value::contains_atomic(&pp.pointee);
+        let atomic_words = words
+            && writable
+            && (super::bindings::has_sub_word(&pp.pointee, &self.program.structs) || atomics);
+        let ty = if words {
+            let word = match atomic_words {
+                true => Type::Atomic(Scalar::UInt),
+                false => Type::UINT,
+            };
+            self.runtime_array(&word, span)?
+        } else if pp.is_reference {
+            self.naga_type(&pp.pointee, span)?
+        } else {
+            self.runtime_array(&pp.pointee, span)?
+        };
+        let uniform = !words && pp.is_reference && self.uniform_allowed(pp, ty, false);
+        let space = if uniform {
+            naga::AddressSpace::Uniform
+        } else if writable || atomics {
+            naga::AddressSpace::Storage {
+                access: naga::StorageAccess::LOAD | naga::StorageAccess::STORE,
+            }
+        } else {
+            naga::AddressSpace::Storage {
+                access: naga::StorageAccess::LOAD,
+            }
+        };
+        let g = self.binding_global(name, space, ty, binding, span);
+        if words {
+            self.global.word_views.insert(g, atomic_words);
+        }
+        let sa = layout::metal(&pp.pointee, &self.program.structs);
+        let info = BufferInfo {
+            alignment: sa.align,
+            data_size: sa.size,
+            data_type: self.program.display(&pp.pointee),
+            is_pointer: !pp.is_reference,
+            struct_type: crate::reflect::struct_type(&pp.pointee, &self.program.structs),
+            array_type: crate::reflect::array_type(&pp.pointee, &self.program.structs),
+            binding_type: match space {
+                naga::AddressSpace::Uniform => BufferBindingType::Uniform,
+                naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE) => {
+                    BufferBindingType::Storage
+                }
+                _ => BufferBindingType::ReadOnlyStorage,
+            },
+            binding_size: None,
+        };
+        Ok((g, info))
+    }
+
+    /// A global bound at `binding` (shared by entry points that bind the
+    /// same type there).
+    fn binding_global(
+        &mut self,
+        name: &str,
+        space: naga::AddressSpace,
+        ty: Handle<naga::Type>,
+        binding: WgslBinding,
+        span: Span,
+    ) -> Handle<naga::GlobalVariable> {
+        let writable = matches!(space, naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE));
+        let key = (binding.group, binding.binding, ty, writable);
+        if let Some(g) = self
+            .global
+            .buffers
+            .get(&key)
+            .filter(|g| self.global.module.global_variables[**g].space == space)
+        {
+            return *g;
+        }
+        let g = self.global.module.global_variables.append(
+            naga::GlobalVariable {
+                name: Some(name.into()),
+                space,
+                binding: Some(naga::ResourceBinding {
+                    group: binding.group,
+                    binding: binding.binding,
+                }),
+                ty,
+                init: None,
+                memory_decorations: Default::default(),
+            },
+            Self::span(span),
+        );
+        self.global.buffers.insert(key, g);
+        g
+    }
+
+    /// The global holding the plain-data members of argument buffer `id`
+    /// (at `[[buffer(index)]]`'s binding) and a pointer expression to it,
+    /// with the binding's reflection; `None` when it has none.
+    fn argument_data(
+        &mut self,
+        fx: &mut FnCtx,
+        param: &ast::Param,
+        ptr: &Pointer,
+        id: StructId,
+        index: u32,
+        writable: bool,
+    ) -> Result<Option<DataBinding>> {
+        let Some(data) = self.data_layout(id)? else {
+            return Ok(None);
+        };
+        let binding = self.resource_binding(
+            ArgumentKind::Buffer,
+            index,
+            WgslBinding {
+                group: self.entry.group(),
+                binding: index,
+            },
+            param.span,
+        )?;
+        // Read at one place only (`args.m`, `args->m`): a fixed-size uniform
+        // where WGSL's uniform rules allow its layout.
+        let uniform = ptr.space == AddressSpace::Constant && self.uniform_allowed(ptr, data.ty, true);
+        let (space, binding_type) = if uniform {
+            (naga::AddressSpace::Uniform, BufferBindingType::Uniform)
+        } else if writable {
+            let access = naga::StorageAccess::LOAD | naga::StorageAccess::STORE;
+            (naga::AddressSpace::Storage { access }, BufferBindingType::Storage)
+        } else {
+            let access = naga::StorageAccess::LOAD;
+            (naga::AddressSpace::Storage { access }, BufferBindingType::ReadOnlyStorage)
+        };
+        let name = param.name.as_ref().map_or("_", |n| n.name.as_str());
+        let g = self.binding_global(name, space, data.ty, binding, param.span);
+        let place = fx.add(Expression::GlobalVariable(g), param.span);
+        Ok(Some(DataBinding {
+            binding,
+            binding_type,
+            place,
+            index_of: data.index_of,
+        }))
+    }
+
+    /// The WGSL struct of argument buffer `id`'s plain-data members at their
+    /// offsets in Metal's layout of the whole struct (each resource 8 bytes,
+    /// aligned to 8); `None` when every member is a resource.
+    fn data_layout(&mut self, id: StructId) -> Result<Option<DataLayout>> {
+        let def = self.program.structs.get(id).clone();
+        let offsets = layout::struct_layout(id, &self.program.structs).offsets;
+        let mut planned = Vec::new();
+        let mut index_of = vec![None; def.members.len()];
+        let mut cursor = 0u32;
+        let mut align = 4u32;
+        for (i, m) in def.members.iter().enumerate() {
+            if is_resource(&m.ty) || self.is_resource_array(&m.ty) {
+                continue;
+            }
+            if self.is_place_struct(&m.ty) || self.needs_word_view(&m.ty) {
+                return Err(self.unsupported_data_member(m));
+            }
+            let w = layout::wgsl(&m.ty, &self.program.structs)
+                .map_err(|_| self.unsupported_data_member(m))?;
+            layout::pad(&mut planned, &mut cursor, offsets[i], w.align)
+                .ok_or_else(|| self.unsupported_data_member(m))?;
+            index_of[i] = Some(planned.len() as u32);
+            planned.push((PlannedMember::Member(i), offsets[i]));
+            cursor = offsets[i] + w.size;
+            align = align.max(w.align);
+        }
+        if index_of.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let mut members = Vec::new();
+        for (k, (p, offset)) in planned.iter().enumerate() {
+            let (name, ty) = match *p {
+                PlannedMember::Member(i) => {
+                    let m = &def.members[i];
+                    (m.name.clone(), self.naga_type(&m.ty, m.span)?)
+                }
+                PlannedMember::Padding(4) => (format!("_pad{k}"), self.naga_type(&Type::UINT, def.span)?),
+                PlannedMember::Padding(_) => (
+                    format!("_pad{k}"),
+                    self.naga_type(&Type::Scalar(Scalar::Half), def.span)?,
+                ),
+            };
+            members.push(naga::StructMember {
+                name: Some(name),
+                ty,
+                binding: None,
+                offset: *offset,
+            });
+        }
+        let inner = naga::TypeInner::Struct {
+            members,
+            span: cursor.next_multiple_of(align),
+        };
+        let ty = self.global.module.types.insert(
+            naga::Type {
+                name: Some(format!("{}_data", def.name.replace(['<', '>', ',', ' ', ':'], "_"))),
+                inner,
+            },
+            naga::Span::UNDEFINED,
+        );
+        Ok(Some(DataLayout { ty, index_of }))
+    }
+
+    fn unsupported_data_member(&self, m: &MemberDef) -> Error {
+        Error::coded(
+            Code::Unsupported,
+            m.span,
+            format!(
+                "data member `{}` of type `{}` in an argument buffer is not supported yet",
+                m.name,
+                self.program.display(&m.ty)
+            ),
+        )
+        .note("argument buffer data members may be scalars, vectors, matrices and arrays and structs of these that WGSL lays out as Metal does (no `bool`, `char`, `short`, packed vectors or `half` emulated as `float`)")
+    }
+}
+
+impl MemberBinder<'_> {
+    /// The next member binding, or an error past WebGPU's default limit.
+    fn take(&mut self, span: Span) -> Result<WgslBinding> {
+        if self.next >= BINDING_LIMIT {
+            return Err(Error::coded(
+                Code::Binding,
+                span,
+                format!(
+                    "the resources of argument buffer `{}` need bindings past @binding({}), beyond WebGPU's default limit of {BINDING_LIMIT} bindings per group",
+                    self.param,
+                    BINDING_LIMIT - 1
+                ),
+            )
+            .note("each texture, sampler and pointer of an argument buffer (each element of an array of them) is a WGSL binding of its own"));
+        }
+        let binding = WgslBinding {
+            group: self.group,
+            binding: self.next,
+        };
+        self.next += 1;
+        Ok(binding)
+    }
+}
+
+/// The first binding past the members of argument buffers bound before
+/// (in `arguments`) in `group`.
+fn next_member_binding(arguments: &[Argument], group: u32) -> u32 {
+    arguments
+        .iter()
+        .flat_map(|a| &a.members)
+        .filter_map(|m| m.binding)
+        .filter(|b| b.group == group)
+        .map(|b| b.binding + 1)
+        .max()
+        .unwrap_or(FIRST_MEMBER_BINDING)
+}
+
+/// A member path (`ts[2]`) as part of a WGSL name (`ts_2`).
+fn wgsl_name(path: &str) -> String {
+    path.replace('[', "_").replace(']', "")
+}
+
+/// Metal's `isActive` for argument buffers: each resource member by whether
+/// the entry point reaches its binding, and the buffer itself when the
+/// entry point reaches its data or any member.
+pub(in crate::lower) fn mark_members_active(
+    arguments: &mut [Argument],
+    reached: impl Fn(WgslBinding) -> bool,
+) {
+    for arg in arguments.iter_mut().filter(|a| !a.members.is_empty()) {
+        for m in &mut arg.members {
+            m.active = m.binding.is_some_and(&reached);
+        }
+        let data = arg.binding.is_some_and(&reached);
+        arg.active = data || arg.members.iter().any(|m| m.active);
+    }
+}
