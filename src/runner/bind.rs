@@ -208,7 +208,15 @@ fn bind_members<'a>(
         ..inputs
     };
     for m in &arg.members {
-        bind_argument(gpu, function, m, interface, member_inputs, Some(arg.index), bound)?;
+        bind_argument(
+            gpu,
+            function,
+            m,
+            interface,
+            member_inputs,
+            Some(arg.index),
+            bound,
+        )?;
     }
     Ok(())
 }

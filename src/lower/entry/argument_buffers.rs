@@ -162,13 +162,20 @@ impl Lowerer<'_, '_> {
             group,
             reflected: Vec::new(),
         };
-        let writable = !ptr.is_const && ptr.space == AddressSpace::Device && !self.entry.is_vertex();
+        let writable =
+            !ptr.is_const && ptr.space == AddressSpace::Device && !self.entry.is_vertex();
         let data = self.argument_data(fx, param, ptr, id, index, writable)?;
         let mut values = Vec::new();
         for (i, m) in def.members.iter().enumerate() {
             let v = match data.as_ref().and_then(|d| Some((d.place, d.index_of[i]?))) {
                 Some((place, k)) => {
-                    let ptr = fx.add(Expression::AccessIndex { base: place, index: k }, m.span);
+                    let ptr = fx.add(
+                        Expression::AccessIndex {
+                            base: place,
+                            index: k,
+                        },
+                        m.span,
+                    );
                     Value::Place(Place {
                         ptr,
                         ty: m.ty.clone(),
@@ -381,7 +388,9 @@ impl Lowerer<'_, '_> {
             array_type: crate::reflect::array_type(&pp.pointee, &self.program.structs),
             binding_type: match space {
                 naga::AddressSpace::Uniform => BufferBindingType::Uniform,
-                naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE) => {
+                naga::AddressSpace::Storage { access }
+                    if access.contains(naga::StorageAccess::STORE) =>
+                {
                     BufferBindingType::Storage
                 }
                 _ => BufferBindingType::ReadOnlyStorage,
@@ -455,15 +464,22 @@ impl Lowerer<'_, '_> {
         )?;
         // Read at one place only (`args.m`, `args->m`): a fixed-size uniform
         // where WGSL's uniform rules allow its layout.
-        let uniform = ptr.space == AddressSpace::Constant && self.uniform_allowed(ptr, data.ty, true);
+        let uniform =
+            ptr.space == AddressSpace::Constant && self.uniform_allowed(ptr, data.ty, true);
         let (space, binding_type) = if uniform {
             (naga::AddressSpace::Uniform, BufferBindingType::Uniform)
         } else if writable {
             let access = naga::StorageAccess::LOAD | naga::StorageAccess::STORE;
-            (naga::AddressSpace::Storage { access }, BufferBindingType::Storage)
+            (
+                naga::AddressSpace::Storage { access },
+                BufferBindingType::Storage,
+            )
         } else {
             let access = naga::StorageAccess::LOAD;
-            (naga::AddressSpace::Storage { access }, BufferBindingType::ReadOnlyStorage)
+            (
+                naga::AddressSpace::Storage { access },
+                BufferBindingType::ReadOnlyStorage,
+            )
         };
         let name = param.name.as_ref().map_or("_", |n| n.name.as_str());
         let g = self.binding_global(name, space, data.ty, binding, param.span);
@@ -512,7 +528,9 @@ impl Lowerer<'_, '_> {
                     let m = &def.members[i];
                     (m.name.clone(), self.naga_type(&m.ty, m.span)?)
                 }
-                PlannedMember::Padding(4) => (format!("_pad{k}"), self.naga_type(&Type::UINT, def.span)?),
+                PlannedMember::Padding(4) => {
+                    (format!("_pad{k}"), self.naga_type(&Type::UINT, def.span)?)
+                }
                 PlannedMember::Padding(_) => (
                     format!("_pad{k}"),
                     self.naga_type(&Type::Scalar(Scalar::Half), def.span)?,
@@ -531,7 +549,10 @@ impl Lowerer<'_, '_> {
         };
         let ty = self.global.module.types.insert(
             naga::Type {
-                name: Some(format!("{}_data", def.name.replace(['<', '>', ',', ' ', ':'], "_"))),
+                name: Some(format!(
+                    "{}_data",
+                    def.name.replace(['<', '>', ',', ' ', ':'], "_")
+                )),
                 inner,
             },
             naga::Span::UNDEFINED,
