@@ -195,18 +195,19 @@ kernel void k(constant Args& a [[buffer(0)]], uint i [[thread_position_in_grid]]
 }
 
 #[test]
-fn data_member_held_as_words_is_refused() {
+fn nested_struct_of_resources_is_refused() {
     let body = r#"
-struct Args { device float* out; bool on; };
+struct Inner { texture2d<float> t; };
+struct Args { Inner inner; device float* out; };
 kernel void k(constant Args& a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-    if (a.on) a.out[i] = 1.0f;
+    a.out[i] = a.inner.t.read(uint2(0, 0)).x;
 }
 "#;
     assert_error(
         body,
-        "on;",
+        "inner;",
         0,
-        "data member `on` of type `bool` in an argument buffer is not supported yet",
+        "member `inner` of type `Inner` in an argument buffer is not supported yet",
     );
     assert_eq!(first_code(body), Code::Unsupported);
 }
@@ -368,6 +369,71 @@ kernel void k(device Args& a [[buffer(3)]], uint i [[thread_position_in_grid]]) 
         assert_eq!(counts, want);
         let data = u32s(&out.buffers[&3]);
         assert_eq!((data[2], data[3]), (base, base * 2));
+    }
+
+    #[test]
+    fn data_held_as_words_and_a_member_viewed_as_bytes() {
+        let Some(gpu) = gpu() else { return };
+        // `bool`, `char` and `packed_float3` data (which WGSL lays out
+        // otherwise: the data binding is held as words), and a `device
+        // uint*` member written through a `device uchar*` view.
+        let src = format!(
+            "{PRELUDE}{}",
+            r#"
+struct Args {
+    device uint* words;
+    bool flip;
+    char bias;
+    packed_float3 scale;
+    uint n;
+};
+kernel void k(constant Args& a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    if (i >= a.n) return;
+    device uchar* b = (device uchar*)a.words;
+    b[i] = uchar(int(i) * 3 + a.bias + (a.flip ? 100 : 0) + int(a.scale.y));
+}
+"#
+        );
+        let (flip, bias, scale, n) = (true, -7i8, [0.5f32, 20.0, 9.0], 30u32);
+        let mut data = vec![0u8; 32];
+        data[8] = u8::from(flip);
+        data[9] = bias as u8;
+        data[12..24].copy_from_slice(&f32_bytes(&scale));
+        data[24..28].copy_from_slice(&n.to_le_bytes());
+        let resources = Resources {
+            buffers: BTreeMap::from([(0, data)]),
+            argument_buffers: BTreeMap::from([(
+                0,
+                ArgumentBuffer {
+                    buffers: BTreeMap::from([(0, vec![0xee; 32])]),
+                    ..Default::default()
+                },
+            )]),
+            ..Default::default()
+        };
+        let dispatch = Dispatch::Threads {
+            grid: [32, 1, 1],
+            threadgroup: [8, 1, 1],
+        };
+        let out = run_kernel_resources(
+            gpu,
+            "t.metal",
+            &src,
+            &Options::default(),
+            "k",
+            &dispatch,
+            &resources,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let bytes = &out.argument_buffers[&0].buffers[&0];
+        for i in 0..32u32 {
+            let want = if i < n {
+                (i as i32 * 3 + i32::from(bias) + 100 * i32::from(flip) + scale[1] as i32) as u8
+            } else {
+                0xee
+            };
+            assert_eq!(bytes[i as usize], want, "byte {i}");
+        }
     }
 
     #[test]

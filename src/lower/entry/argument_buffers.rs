@@ -25,7 +25,8 @@
 use crate::diagnostics::Code;
 use crate::layout::{self, PlannedMember};
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::ctx::value::{Aggregate, Local, Place, Value};
+use crate::lower::ctx::value::{Aggregate, BytePlace, Local, Place, Value};
+use crate::lower::metal::pointer_views::Memory;
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{
     Access, Argument, ArgumentKind, BufferBindingType, BufferInfo, SamplerInfo, WgslBinding,
@@ -52,27 +53,34 @@ fn is_resource(ty: &Type) -> bool {
     )
 }
 
-/// The plain-data members of an argument buffer as a WGSL struct.
-struct DataLayout {
-    ty: Handle<naga::Type>,
-    /// The WGSL member index of each MSL member that is data.
-    index_of: Vec<Option<u32>>,
+/// How an argument buffer's binding holds its plain-data members.
+enum DataLayout {
+    /// A WGSL struct of the data members at Metal's offsets, padded.
+    Typed {
+        ty: Handle<naga::Type>,
+        /// The WGSL member index of each MSL member that is data.
+        index_of: Vec<Option<u32>>,
+    },
+    /// 32-bit words addressed in bytes (`metal/word_views.rs`), for data
+    /// WGSL lays out otherwise (`bool`, `char`, packed vectors, ...) or
+    /// memory the function views as another type; `true` for data members.
+    Words(Vec<bool>),
 }
 
 /// Where the plain-data members of an argument buffer are bound.
 struct DataBinding {
     binding: WgslBinding,
     binding_type: BufferBindingType,
-    /// The global, as a pointer expression of the entry point.
-    place: Handle<Expression>,
-    /// The WGSL member index of each MSL member that is data.
-    index_of: Vec<Option<u32>>,
+    global: Handle<naga::GlobalVariable>,
+    layout: DataLayout,
 }
 
 /// The running state while one argument buffer's members are bound.
 struct MemberBinder<'a> {
     /// The argument's name (`args`), prefixing its members' names.
     param: &'a str,
+    /// Its `[[buffer(n)]]`.
+    buffer: u32,
     /// The next free `@binding`.
     next: u32,
     /// The group of the stage's resources.
@@ -158,31 +166,23 @@ impl Lowerer<'_, '_> {
         let group = self.entry.group();
         let mut binder = MemberBinder {
             param: name.as_str(),
+            buffer: index,
             next: next_member_binding(arguments, group),
             group,
             reflected: Vec::new(),
         };
         let writable =
             !ptr.is_const && ptr.space == AddressSpace::Device && !self.entry.is_vertex();
-        let data = self.argument_data(fx, param, ptr, id, index, writable)?;
+        let data = self.argument_data(param, ptr, id, index, writable)?;
         let mut values = Vec::new();
         for (i, m) in def.members.iter().enumerate() {
-            let v = match data.as_ref().and_then(|d| Some((d.place, d.index_of[i]?))) {
-                Some((place, k)) => {
-                    let ptr = fx.add(
-                        Expression::AccessIndex {
-                            base: place,
-                            index: k,
-                        },
-                        m.span,
-                    );
-                    Value::Place(Place {
-                        ptr,
-                        ty: m.ty.clone(),
-                        writable,
-                    })
-                }
-                _ => self.member_value(fx, &mut binder, m, &m.ty, &m.name, ids[i])?,
+            let v = match data.as_ref() {
+                Some(d) => self.data_member(fx, d, id, i, writable),
+                None => None,
+            };
+            let v = match v {
+                Some(v) => v,
+                None => self.member_value(fx, &mut binder, m, &m.ty, &m.name, ids[i])?,
             };
             values.push(v);
         }
@@ -296,11 +296,15 @@ impl Lowerer<'_, '_> {
                 let h = fx.add(Expression::GlobalVariable(g), m.span);
                 Ok(Value::Rv(h, ty))
             }
-            Type::Pointer(pp) if matches!(pp.space, AddressSpace::Device | AddressSpace::Constant) => {
+            Type::Pointer(pp)
+                if matches!(pp.space, AddressSpace::Device | AddressSpace::Constant) =>
+            {
                 let binding = binder.take(m.span)?;
                 let full = format!("{}_{}", binder.param, wgsl_name(name));
-                let (g, info) = self.member_buffer(&full, pp, binding, m.span)?;
-                let is_const = pp.is_const || pp.space == AddressSpace::Constant || self.entry.is_vertex();
+                let memory = Memory::ArgumentBufferMember(binder.buffer, id);
+                let (g, info) = self.member_buffer(&full, pp, memory, binding, m.span)?;
+                let is_const =
+                    pp.is_const || pp.space == AddressSpace::Constant || self.entry.is_vertex();
                 let local = self.buffer_start(fx, g, pp, is_const, m.span);
                 binder.reflected.push(Argument {
                     name: format!("{}.{name}", binder.param),
@@ -321,16 +325,7 @@ impl Lowerer<'_, '_> {
                 });
                 Ok(self.local_value(fx, local, m.span))
             }
-            _ => Err(Error::coded(
-                Code::Unsupported,
-                m.span,
-                format!(
-                    "member `{}` of type `{}` in an argument buffer is not supported yet",
-                    m.name,
-                    self.program.display(&m.ty)
-                ),
-            )
-            .note("argument buffers may hold textures, samplers, `device`/`constant` pointers, arrays of these, and plain data")),
+            _ => Err(self.unsupported_member(m)),
         }
     }
 
@@ -341,16 +336,21 @@ impl Lowerer<'_, '_> {
         &mut self,
         name: &str,
         pp: &Pointer,
+        memory: Memory,
         binding: WgslBinding,
         span: Span,
     ) -> Result<(Handle<naga::GlobalVariable>, BufferInfo)> {
         self.check_host_shareable(&pp.pointee, span)?;
         let writable = !pp.is_const && pp.space == AddressSpace::Device && !self.entry.is_vertex();
-        let words = self.needs_word_view(&pp.pointee);
+        // Memory the function views as another type (`metal/pointer_views.rs`).
+        let viewed = self.viewed_as_words(memory);
+        let words = self.needs_word_view(&pp.pointee) || viewed;
         let atomics = crate::lower::ctx::value::contains_atomic(&pp.pointee);
         let atomic_words = words
             && writable
-            && (super::bindings::has_sub_word(&pp.pointee, &self.program.structs) || atomics);
+            && (super::bindings::has_sub_word(&pp.pointee, &self.program.structs)
+                || atomics
+                || viewed);
         let ty = if words {
             let word = match atomic_words {
                 true => Type::Atomic(Scalar::UInt),
@@ -378,6 +378,7 @@ impl Lowerer<'_, '_> {
         if words {
             self.global.word_views.insert(g, atomic_words);
         }
+        self.note_buffer(g, memory, pp.space);
         let sa = layout::metal(&pp.pointee, &self.program.structs);
         let info = BufferInfo {
             alignment: sa.align,
@@ -439,18 +440,18 @@ impl Lowerer<'_, '_> {
     }
 
     /// The global holding the plain-data members of argument buffer `id`
-    /// (at `[[buffer(index)]]`'s binding) and a pointer expression to it,
-    /// with the binding's reflection; `None` when it has none.
+    /// (at `[[buffer(index)]]`'s binding) and its reflection; `None` when
+    /// it has none.
     fn argument_data(
         &mut self,
-        fx: &mut FnCtx,
         param: &ast::Param,
         ptr: &Pointer,
         id: StructId,
         index: u32,
         writable: bool,
     ) -> Result<Option<DataBinding>> {
-        let Some(data) = self.data_layout(id)? else {
+        let memory = Memory::Buffer(index);
+        let Some(layout) = self.data_layout(id, self.viewed_as_words(memory))? else {
             return Ok(None);
         };
         let binding = self.resource_binding(
@@ -462,10 +463,24 @@ impl Lowerer<'_, '_> {
             },
             param.span,
         )?;
+        let (ty, atomic_words) = match &layout {
+            DataLayout::Typed { ty, .. } => (*ty, false),
+            DataLayout::Words(_) => {
+                let atomic = writable
+                    && (super::bindings::has_sub_word(&ptr.pointee, &self.program.structs)
+                        || self.viewed_as_words(memory));
+                let word = match atomic {
+                    true => Type::Atomic(Scalar::UInt),
+                    false => Type::UINT,
+                };
+                (self.runtime_array(&word, param.span)?, atomic)
+            }
+        };
         // Read at one place only (`args.m`, `args->m`): a fixed-size uniform
         // where WGSL's uniform rules allow its layout.
+        let typed = matches!(layout, DataLayout::Typed { .. });
         let uniform =
-            ptr.space == AddressSpace::Constant && self.uniform_allowed(ptr, data.ty, true);
+            typed && ptr.space == AddressSpace::Constant && self.uniform_allowed(ptr, ty, true);
         let (space, binding_type) = if uniform {
             (naga::AddressSpace::Uniform, BufferBindingType::Uniform)
         } else if writable {
@@ -482,44 +497,99 @@ impl Lowerer<'_, '_> {
             )
         };
         let name = param.name.as_ref().map_or("_", |n| n.name.as_str());
-        let g = self.binding_global(name, space, data.ty, binding, param.span);
-        let place = fx.add(Expression::GlobalVariable(g), param.span);
+        let global = self.binding_global(name, space, ty, binding, param.span);
+        if !typed {
+            self.global.word_views.insert(global, atomic_words);
+        }
+        self.note_buffer(global, memory, ptr.space);
         Ok(Some(DataBinding {
             binding,
             binding_type,
-            place,
-            index_of: data.index_of,
+            global,
+            layout,
         }))
     }
 
-    /// The WGSL struct of argument buffer `id`'s plain-data members at their
-    /// offsets in Metal's layout of the whole struct (each resource 8 bytes,
-    /// aligned to 8); `None` when every member is a resource.
-    fn data_layout(&mut self, id: StructId) -> Result<Option<DataLayout>> {
+    /// The place of data member `i` of argument buffer `id` bound as
+    /// `data`; `None` when the member is a resource.
+    fn data_member(
+        &mut self,
+        fx: &mut FnCtx,
+        data: &DataBinding,
+        id: StructId,
+        i: usize,
+        writable: bool,
+    ) -> Option<Value> {
+        let m = self.program.structs.get(id).members[i].clone();
+        let base = fx.add(Expression::GlobalVariable(data.global), m.span);
+        match &data.layout {
+            DataLayout::Typed { index_of, .. } => {
+                let k = index_of[i]?;
+                let ptr = fx.add(Expression::AccessIndex { base, index: k }, m.span);
+                Some(Value::Place(Place {
+                    ptr,
+                    ty: m.ty,
+                    writable,
+                }))
+            }
+            DataLayout::Words(is_data) if is_data[i] => {
+                let at = layout::struct_layout(id, &self.program.structs).offsets[i];
+                let offset = self.u32_lit(fx, at, m.span);
+                Some(Value::Bytes(BytePlace {
+                    global: data.global,
+                    offset,
+                    ty: m.ty,
+                    writable,
+                }))
+            }
+            DataLayout::Words(_) => None,
+        }
+    }
+
+    /// How argument buffer `id` holds its plain-data members (each at its
+    /// offset in Metal's layout of the whole struct, each resource 8 bytes,
+    /// aligned to 8): a WGSL struct padded to those offsets, or words when
+    /// WGSL cannot lay them out so or `words` asks for them; `None` when
+    /// every member is a resource.
+    fn data_layout(&mut self, id: StructId, words: bool) -> Result<Option<DataLayout>> {
         let def = self.program.structs.get(id).clone();
         let offsets = layout::struct_layout(id, &self.program.structs).offsets;
         let mut planned = Vec::new();
         let mut index_of = vec![None; def.members.len()];
+        let mut is_data = vec![false; def.members.len()];
+        let mut typed = !words;
         let mut cursor = 0u32;
         let mut align = 4u32;
         for (i, m) in def.members.iter().enumerate() {
             if is_resource(&m.ty) || self.is_resource_array(&m.ty) {
                 continue;
             }
-            if self.is_place_struct(&m.ty) || self.needs_word_view(&m.ty) {
-                return Err(self.unsupported_data_member(m));
+            if self.is_place_struct(&m.ty) {
+                return Err(self.unsupported_member(m));
             }
-            let w = layout::wgsl(&m.ty, &self.program.structs)
-                .map_err(|_| self.unsupported_data_member(m))?;
-            layout::pad(&mut planned, &mut cursor, offsets[i], w.align)
-                .ok_or_else(|| self.unsupported_data_member(m))?;
+            is_data[i] = true;
+            let w = match self.needs_word_view(&m.ty) {
+                true => None,
+                false => layout::wgsl(&m.ty, &self.program.structs).ok(),
+            };
+            let Some(w) = w.filter(|_| typed) else {
+                typed = false;
+                continue;
+            };
+            if layout::pad(&mut planned, &mut cursor, offsets[i], w.align).is_none() {
+                typed = false;
+                continue;
+            }
             index_of[i] = Some(planned.len() as u32);
             planned.push((PlannedMember::Member(i), offsets[i]));
             cursor = offsets[i] + w.size;
             align = align.max(w.align);
         }
-        if index_of.iter().all(Option::is_none) {
+        if !is_data.contains(&true) {
             return Ok(None);
+        }
+        if !typed {
+            return Ok(Some(DataLayout::Words(is_data)));
         }
         let mut members = Vec::new();
         for (k, (p, offset)) in planned.iter().enumerate() {
@@ -557,20 +627,22 @@ impl Lowerer<'_, '_> {
             },
             naga::Span::UNDEFINED,
         );
-        Ok(Some(DataLayout { ty, index_of }))
+        Ok(Some(DataLayout::Typed { ty, index_of }))
     }
 
-    fn unsupported_data_member(&self, m: &MemberDef) -> Error {
+    /// A member of an argument buffer that is neither a resource, an array
+    /// of resources, nor plain data.
+    fn unsupported_member(&self, m: &MemberDef) -> Error {
         Error::coded(
             Code::Unsupported,
             m.span,
             format!(
-                "data member `{}` of type `{}` in an argument buffer is not supported yet",
+                "member `{}` of type `{}` in an argument buffer is not supported yet",
                 m.name,
                 self.program.display(&m.ty)
             ),
         )
-        .note("argument buffer data members may be scalars, vectors, matrices and arrays and structs of these that WGSL lays out as Metal does (no `bool`, `char`, `short`, packed vectors or `half` emulated as `float`)")
+        .note("argument buffers may hold textures, samplers, `device`/`constant` pointers, arrays of these, and plain data; a nested struct of resources is not supported yet")
     }
 }
 
