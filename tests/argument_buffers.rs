@@ -459,7 +459,11 @@ kernel void k(constant Args& a [[buffer(0)]], uint i [[thread_position_in_grid]]
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("a.out") && err.contains('7'), "{err}");
+        assert_eq!(
+            err,
+            "nothing given for member `a.out` [[id(7)]] of argument buffer [[buffer(0)]] \
+             (its `ArgumentBuffer`, by id)"
+        );
     }
 
     #[test]

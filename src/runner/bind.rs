@@ -216,7 +216,17 @@ fn bind_members<'a>(
             member_inputs,
             Some(arg.index),
             bound,
-        )?;
+        )
+        .map_err(|e| match e {
+            RunError::MissingBuffer { name, index, stage }
+            | RunError::MissingTexture { name, index, stage } => RunError::MissingMember {
+                name,
+                id: index,
+                buffer: arg.index,
+                stage,
+            },
+            other => other,
+        })?;
     }
     Ok(())
 }

@@ -226,6 +226,18 @@ pub enum RunError {
         /// The stage of the function whose argument it is.
         stage: crate::reflect::Stage,
     },
+    /// A member of an argument buffer that the function uses was given no
+    /// buffer or texture ([`ArgumentBuffer`]).
+    MissingMember {
+        /// The member's name (`args.tex`, `args.ts[2]`).
+        name: String,
+        /// Its `[[id(n)]]`.
+        id: u32,
+        /// The argument buffer's `[[buffer(n)]]`.
+        buffer: u32,
+        /// The stage of the function whose argument it is.
+        stage: crate::reflect::Stage,
+    },
     /// A texture does not fit its argument (format, shape, size), or is
     /// inconsistent in itself.
     TextureMismatch {
@@ -330,6 +342,17 @@ impl fmt::Display for RunError {
             RunError::MissingTexture { name, index, stage } => write!(
                 f,
                 "no texture given for {}argument `{name}` [[texture({index})]]",
+                whose(*stage)
+            ),
+            RunError::MissingMember {
+                name,
+                id,
+                buffer,
+                stage,
+            } => write!(
+                f,
+                "nothing given for member `{name}` [[id({id})]] of {}argument buffer \
+                 [[buffer({buffer})]] (its `ArgumentBuffer`, by id)",
                 whose(*stage)
             ),
             RunError::TextureMismatch { name, index, why } => write!(
