@@ -161,6 +161,24 @@ kernel void k(constant Args& a [[buffer(0)]], uint i [[thread_position_in_grid]]
 }
 
 #[test]
+fn buffer_of_argument_buffers_indexed_past_the_first_is_refused() {
+    let body = r#"
+struct Instance { texture2d<float> t; float2 at; };
+kernel void k(device Instance* all [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+    out[i] = all[i].at.x;
+}
+"#;
+    assert_error(
+        body,
+        "all[i]",
+        0,
+        "a buffer of argument buffers `Instance` indexed past the first: WGSL and WebGPU have no binding arrays",
+    );
+    assert_eq!(first_code(body), Code::NoWebGpuEquivalent);
+}
+
+#[test]
 fn constant_index_past_the_end_is_refused() {
     let body = r#"
 struct Args { array<sampler, 2> ss; texture2d<float> t; device float4* out; };

@@ -194,27 +194,47 @@ impl Lowerer<'_, '_> {
         if let Some(n) = &param.name {
             fx.declare(&n.name, Local::Agg(aggregate));
         }
-        let (binding, binding_type) = match &data {
-            Some(d) => (Some(d.binding), d.binding_type),
-            None => (None, BufferBindingType::ReadOnlyStorage),
-        };
-        let mut struct_type = crate::reflect::struct_type(&ptr.pointee, &self.program.structs);
-        if let Some(st) = &mut struct_type {
-            for (m, id) in st.members.iter_mut().zip(&ids) {
-                m.argument_index = Some(*id);
-            }
-        }
-        let sa = layout::metal(&ptr.pointee, &self.program.structs);
         let members = binder.reflected;
+        let argument = self.argument_buffer_reflection(name, ptr, index, &ids, data.as_ref());
         arguments.push(Argument {
-            name,
-            kind: ArgumentKind::Buffer,
-            index,
             access: if writable {
                 Access::ReadWrite
             } else {
                 Access::Read
             },
+            members,
+            ..argument
+        });
+        Ok(())
+    }
+
+    /// The reflection of argument buffer `name` at `[[buffer(index)]]`
+    /// (read-only, no members yet): a buffer of its struct, each member
+    /// with its `[[id(n)]]` (`ids`), bound where its data is.
+    fn argument_buffer_reflection(
+        &self,
+        name: String,
+        ptr: &Pointer,
+        index: u32,
+        ids: &[u32],
+        data: Option<&DataBinding>,
+    ) -> Argument {
+        let (binding, binding_type) = match data {
+            Some(d) => (Some(d.binding), d.binding_type),
+            None => (None, BufferBindingType::ReadOnlyStorage),
+        };
+        let mut struct_type = crate::reflect::struct_type(&ptr.pointee, &self.program.structs);
+        if let Some(st) = &mut struct_type {
+            for (m, id) in st.members.iter_mut().zip(ids) {
+                m.argument_index = Some(*id);
+            }
+        }
+        let sa = layout::metal(&ptr.pointee, &self.program.structs);
+        Argument {
+            name,
+            kind: ArgumentKind::Buffer,
+            index,
+            access: Access::Read,
             active: true,
             binding,
             buffer: Some(BufferInfo {
@@ -230,9 +250,8 @@ impl Lowerer<'_, '_> {
             threadgroup: None,
             texture: None,
             sampler: None,
-            members,
-        });
-        Ok(())
+            members: Vec::new(),
+        }
     }
 
     /// The value of resource member `m` (or of an element of it: `ty`,
@@ -263,36 +282,23 @@ impl Lowerer<'_, '_> {
             }
             Type::Texture(t) => {
                 let binding = binder.take(m.span)?;
-                let full = format!("{}_{}", binder.param, wgsl_name(name));
-                let (g, ty, arg) = self.texture_resource(&full, *t, None, binding, m.span)?;
-                binder.reflected.push(Argument {
-                    name: format!("{}.{name}", binder.param),
-                    index: id,
-                    ..arg
-                });
+                let global = binder.global_name(name);
+                let (g, ty, arg) = self.texture_resource(&global, *t, None, binding, m.span)?;
+                let reflected = binder.reflect(name, id, ArgumentKind::Texture, binding);
+                reflected.access = arg.access;
+                reflected.texture = arg.texture;
                 let h = fx.add(Expression::GlobalVariable(g), m.span);
                 Ok(Value::Rv(h, ty))
             }
             Type::Sampler { .. } => {
                 let binding = binder.take(m.span)?;
-                let full = format!("{}_{}", binder.param, wgsl_name(name));
                 // Comparison samplers are decided by use for `[[sampler(n)]]`
                 // arguments; a member is a filtering sampler.
                 let ty = Type::Sampler { comparison: false };
-                let g = self.resource_global(&full, &ty, binding, m.span)?;
-                binder.reflected.push(Argument {
-                    name: format!("{}.{name}", binder.param),
-                    kind: ArgumentKind::Sampler,
-                    index: id,
-                    access: Access::Read,
-                    active: true,
-                    binding: Some(binding),
-                    buffer: None,
-                    threadgroup: None,
-                    texture: None,
-                    sampler: Some(SamplerInfo { comparison: false }),
-                    members: Vec::new(),
-                });
+                let g = self.resource_global(&binder.global_name(name), &ty, binding, m.span)?;
+                binder
+                    .reflect(name, id, ArgumentKind::Sampler, binding)
+                    .sampler = Some(SamplerInfo { comparison: false });
                 let h = fx.add(Expression::GlobalVariable(g), m.span);
                 Ok(Value::Rv(h, ty))
             }
@@ -300,29 +306,17 @@ impl Lowerer<'_, '_> {
                 if matches!(pp.space, AddressSpace::Device | AddressSpace::Constant) =>
             {
                 let binding = binder.take(m.span)?;
-                let full = format!("{}_{}", binder.param, wgsl_name(name));
                 let memory = Memory::ArgumentBufferMember(binder.buffer, id);
-                let (g, info) = self.member_buffer(&full, pp, memory, binding, m.span)?;
+                let global = binder.global_name(name);
+                let (g, info) = self.member_buffer(&global, pp, memory, binding, m.span)?;
                 let is_const =
                     pp.is_const || pp.space == AddressSpace::Constant || self.entry.is_vertex();
                 let local = self.buffer_start(fx, g, pp, is_const, m.span);
-                binder.reflected.push(Argument {
-                    name: format!("{}.{name}", binder.param),
-                    kind: ArgumentKind::Buffer,
-                    index: id,
-                    access: if is_const {
-                        Access::Read
-                    } else {
-                        Access::ReadWrite
-                    },
-                    active: true,
-                    binding: Some(binding),
-                    buffer: Some(info),
-                    threadgroup: None,
-                    texture: None,
-                    sampler: None,
-                    members: Vec::new(),
-                });
+                let reflected = binder.reflect(name, id, ArgumentKind::Buffer, binding);
+                if !is_const {
+                    reflected.access = Access::ReadWrite;
+                }
+                reflected.buffer = Some(info);
                 Ok(self.local_value(fx, local, m.span))
             }
             _ => Err(self.unsupported_member(m)),
@@ -591,6 +585,18 @@ impl Lowerer<'_, '_> {
         if !typed {
             return Ok(Some(DataLayout::Words(is_data)));
         }
+        let ty = self.data_struct(&def, &planned, cursor.next_multiple_of(align))?;
+        Ok(Some(DataLayout::Typed { ty, index_of }))
+    }
+
+    /// The WGSL struct of `def`'s data members as `planned` (Metal's
+    /// offsets, with padding), `size` bytes.
+    fn data_struct(
+        &mut self,
+        def: &crate::types::StructDef,
+        planned: &[(PlannedMember, u32)],
+        size: u32,
+    ) -> Result<Handle<naga::Type>> {
         let mut members = Vec::new();
         for (k, (p, offset)) in planned.iter().enumerate() {
             let (name, ty) = match *p {
@@ -613,21 +619,17 @@ impl Lowerer<'_, '_> {
                 offset: *offset,
             });
         }
-        let inner = naga::TypeInner::Struct {
-            members,
-            span: cursor.next_multiple_of(align),
-        };
-        let ty = self.global.module.types.insert(
+        let name = format!("{}_data", def.name.replace(['<', '>', ',', ' ', ':'], "_"));
+        Ok(self.global.module.types.insert(
             naga::Type {
-                name: Some(format!(
-                    "{}_data",
-                    def.name.replace(['<', '>', ',', ' ', ':'], "_")
-                )),
-                inner,
+                name: Some(name),
+                inner: naga::TypeInner::Struct {
+                    members,
+                    span: size,
+                },
             },
             naga::Span::UNDEFINED,
-        );
-        Ok(Some(DataLayout::Typed { ty, index_of }))
+        ))
     }
 
     /// A member of an argument buffer that is neither a resource, an array
@@ -647,6 +649,36 @@ impl Lowerer<'_, '_> {
 }
 
 impl MemberBinder<'_> {
+    /// The WGSL global of member `name` (`args_tex`, `args_ts_2`).
+    fn global_name(&self, name: &str) -> String {
+        format!("{}_{}", self.param, wgsl_name(name))
+    }
+
+    /// Reflects member `name` (`args.tex`, `args.ts[2]`) as an argument of
+    /// `kind` at `[[id(id)]]`, read-only until its caller says more.
+    fn reflect(
+        &mut self,
+        name: &str,
+        id: u32,
+        kind: ArgumentKind,
+        binding: WgslBinding,
+    ) -> &mut Argument {
+        self.reflected.push(Argument {
+            name: format!("{}.{name}", self.param),
+            kind,
+            index: id,
+            access: Access::Read,
+            active: true,
+            binding: Some(binding),
+            buffer: None,
+            threadgroup: None,
+            texture: None,
+            sampler: None,
+            members: Vec::new(),
+        });
+        self.reflected.last_mut().expect("just pushed")
+    }
+
     /// The next member binding, or an error past WebGPU's default limit.
     fn take(&mut self, span: Span) -> Result<WgslBinding> {
         if self.next >= BINDING_LIMIT {

@@ -25,19 +25,8 @@ impl Lowerer<'_, '_> {
         let b = self.expr(fx, base)?;
         // An array of resources in an argument buffer, or the struct an
         // argument-buffer pointer points to (`args[0]`).
-        if let Value::Agg(a) = &b {
-            if matches!(a.ty, Type::Array(..)) {
-                return self.resource_array_element(a, index, span);
-            }
-            if a.pointer.is_some() {
-                let zero = crate::sema::consteval::eval(self.program, index)
-                    .ok()
-                    .and_then(|v| v.as_int())
-                    == Some(0);
-                if zero {
-                    return self.deref(fx, b, span);
-                }
-            }
+        if matches!(&b, Value::Agg(a) if a.pointer.is_some() || matches!(a.ty, Type::Array(..))) {
+            return self.aggregate_subscript(fx, b, index, span);
         }
         self.subscript_value(fx, b, base.span, index, span)
     }

@@ -138,6 +138,41 @@ impl Lowerer<'_, '_> {
         }))
     }
 
+    /// `a[index]` of an aggregate: an element of an array of resources, or
+    /// the struct an argument-buffer pointer points to (`args[0]`; any
+    /// other index would be another argument buffer, whose resources no
+    /// binding holds).
+    pub(in crate::lower) fn aggregate_subscript(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        index: &crate::syntax::ast::Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let Value::Agg(a) = &v else {
+            unreachable!("an aggregate")
+        };
+        if matches!(a.ty, Type::Array(..)) {
+            return self.resource_array_element(a, index, span);
+        }
+        let zero = crate::sema::consteval::eval(self.program, index)
+            .ok()
+            .and_then(|v| v.as_int())
+            == Some(0);
+        if !zero {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                span,
+                format!(
+                    "a buffer of argument buffers `{}` indexed past the first: WGSL and WebGPU have no binding arrays",
+                    self.program.display(&a.ty)
+                ),
+            )
+            .note("each argument buffer's textures, samplers and pointers are bindings of their own, known at translation time; only the first one, `p[0]` or `*p`, can be read"));
+        }
+        self.deref(fx, v, span)
+    }
+
     /// Element `index` (a constant) of an array of resources: WebGPU has
     /// no binding arrays, so each element is a binding of its own and the
     /// index must be known at translation time.
@@ -582,6 +617,56 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// A helper's parameter `pname` for struct of places `id` (`pty`: the
+    /// struct, or a pointer or reference to it) passed member by member
+    /// (`keys`): one parameter per member's value, named `pname_member`.
+    fn aggregate_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        pty: &Type,
+        id: crate::types::StructId,
+        keys: &[ArgKey],
+        span: Span,
+    ) -> Result<Local> {
+        let members = self.program.structs.get(id).members.clone();
+        let mut values = Vec::new();
+        for (m, k) in members.iter().zip(keys) {
+            let first = fx.function.arguments.len();
+            let mname = format!("{pname}_{}", m.name);
+            let local = match k {
+                ArgKey::Aggregate(_) | ArgKey::GlobalPath(..) => {
+                    self.place_parameter(fx, &mname, &m.ty, k, span)?
+                }
+                _ => self.parameter(fx, None, &m.ty, k, span)?,
+            };
+            let added = fx.function.arguments.len() - first;
+            for (j, arg) in fx.function.arguments[first..].iter_mut().enumerate() {
+                if arg
+                    .name
+                    .as_deref()
+                    .is_none_or(|n| n.starts_with("_unnamed"))
+                {
+                    arg.name = Some(if added == 1 {
+                        mname.clone()
+                    } else {
+                        format!("{mname}_{j}")
+                    });
+                }
+            }
+            values.push(self.local_value(fx, local, span));
+        }
+        let pointer = match pty {
+            Type::Pointer(pp) if !pp.is_reference => Some(pp.clone()),
+            _ => None,
+        };
+        Ok(Local::Agg(Aggregate {
+            ty: Type::Struct(id),
+            members: values,
+            pointer,
+        }))
+    }
+
     /// A helper's parameter for an [`ArgKey::Aggregate`] or
     /// [`ArgKey::GlobalPath`] key.
     pub(in crate::lower) fn place_parameter(
@@ -597,42 +682,7 @@ impl Lowerer<'_, '_> {
         }
         match (key, self.place_struct_target(pty)) {
             (ArgKey::Aggregate(keys), Some(Type::Struct(id))) => {
-                let members = self.program.structs.get(id).members.clone();
-                let mut values = Vec::new();
-                for (m, k) in members.iter().zip(keys) {
-                    let first = fx.function.arguments.len();
-                    let mname = format!("{pname}_{}", m.name);
-                    let local = match k {
-                        ArgKey::Aggregate(_) | ArgKey::GlobalPath(..) => {
-                            self.place_parameter(fx, &mname, &m.ty, k, span)?
-                        }
-                        _ => self.parameter(fx, None, &m.ty, k, span)?,
-                    };
-                    let added = fx.function.arguments.len() - first;
-                    for (j, arg) in fx.function.arguments[first..].iter_mut().enumerate() {
-                        if arg
-                            .name
-                            .as_deref()
-                            .is_none_or(|n| n.starts_with("_unnamed"))
-                        {
-                            arg.name = Some(if added == 1 {
-                                mname.clone()
-                            } else {
-                                format!("{mname}_{j}")
-                            });
-                        }
-                    }
-                    values.push(self.local_value(fx, local, span));
-                }
-                let pointer = match pty {
-                    Type::Pointer(pp) if !pp.is_reference => Some(pp.clone()),
-                    _ => None,
-                };
-                Ok(Local::Agg(Aggregate {
-                    ty: Type::Struct(id),
-                    members: values,
-                    pointer,
-                }))
+                self.aggregate_parameter(fx, pname, pty, id, keys, span)
             }
             (ArgKey::GlobalPath(g, path, array), _) => {
                 let Type::Pointer(pp) = pty else {
