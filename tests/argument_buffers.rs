@@ -110,6 +110,40 @@ fn reflection_lists_members_with_ids_and_bindings() {
 }
 
 #[test]
+fn implicit_ids_follow_apples_rules_for_arrays_and_structs() {
+    // Apple's "Indexing argument buffers" example, with a struct of data:
+    // an array takes one id per element, a struct as many as its members.
+    let lib = translate_body(
+        r#"
+struct MaterialTexture { float4 uvScaleOffset; float2 size; };
+struct Material {
+    float4 diffuse;
+    array<texture2d<float>, 3> texSet1;
+    texture2d<float> texSet2[3];
+    MaterialTexture materials[3];
+    int constants[4] [[id(20)]];
+    device float* out;
+};
+kernel void k(constant Material& m [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    m.out[i] = m.diffuse.x + m.texSet2[2].read(uint2(0, 0)).x + m.materials[1].size.y
+             + float(m.constants[3]) + m.texSet1[0].read(uint2(0, 0)).y;
+}
+"#,
+    );
+    let a = &lib.function("k").unwrap().arguments[0];
+    let st = a.buffer.as_ref().unwrap().struct_type.as_ref().unwrap();
+    let ids: Vec<u32> = st
+        .members
+        .iter()
+        .map(|m| m.argument_index.unwrap())
+        .collect();
+    assert_eq!(ids, [0, 1, 4, 7, 20, 24]);
+    assert_eq!(member(a, "m.texSet2[2]").index, 6);
+    assert_eq!(member(a, "m.out").index, 24);
+    assert!(!member(a, "m.texSet1[1]").active);
+}
+
+#[test]
 fn unused_members_are_inactive() {
     let lib = translate_body(
         r#"

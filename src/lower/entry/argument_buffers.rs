@@ -128,17 +128,20 @@ impl Lowerer<'_, '_> {
         Ok(out)
     }
 
-    /// How many argument-buffer ids a member of type `ty` takes.
+    /// How many argument-buffer ids a member of type `ty` takes: one, one
+    /// per element of an array, and for a struct one past the highest id
+    /// its members take, numbered from its own (Apple's "Indexing argument
+    /// buffers": `MaterialTexture materials[3]` of two members takes 6).
     fn ids_taken(&self, ty: &Type) -> u32 {
         match ty {
             Type::Array(e, n) => n.saturating_mul(self.ids_taken(e)),
-            Type::Struct(id) => self
-                .program
-                .structs
-                .get(*id)
-                .members
-                .iter()
-                .fold(1u32, |sum, m| sum.saturating_add(self.ids_taken(&m.ty))),
+            Type::Struct(id) => {
+                let members = &self.program.structs.get(*id).members;
+                members.iter().fold(0u32, |next, m| {
+                    let first = m.id.filter(|given| *given >= next).unwrap_or(next);
+                    first.saturating_add(self.ids_taken(&m.ty))
+                })
+            }
             _ => 1,
         }
     }
