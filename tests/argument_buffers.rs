@@ -144,6 +144,36 @@ kernel void k(constant Material& m [[buffer(0)]], uint i [[thread_position_in_gr
 }
 
 #[test]
+fn sampler_members_used_for_comparison_are_comparison_samplers() {
+    let lib = translate_body(
+        r#"
+struct Args { depth2d<float> d; sampler shadow; sampler plain; device float* out; };
+float lit(constant Args& a, float2 uv) { return a.d.sample_compare(a.shadow, uv, 0.5); }
+kernel void k(constant Args& a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    a.out[i] = lit(a, float2(0.5)) + a.d.sample(a.plain, float2(0.5), level(0));
+}
+"#,
+    );
+    let a = &lib.function("k").unwrap().arguments[0];
+    let comparison = |n: &str| member(a, n).sampler.as_ref().unwrap().comparison;
+    assert!(comparison("a.shadow"));
+    assert!(!comparison("a.plain"));
+    // The WGSL binds it as one (naga may rename the global after the
+    // helper's parameter of the same name).
+    let at = member(a, "a.shadow").binding.unwrap().binding;
+    let decl = format!("@group(0) @binding({at}) \nvar a_shadow");
+    let wgsl = lib.wgsl();
+    let tail = &wgsl[wgsl.find(&decl).unwrap_or_else(|| panic!("{wgsl}"))..];
+    assert!(
+        tail.lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(": sampler_comparison;"),
+        "{wgsl}"
+    );
+}
+
+#[test]
 fn unused_members_are_inactive() {
     let lib = translate_body(
         r#"

@@ -295,13 +295,13 @@ impl Lowerer<'_, '_> {
             }
             Type::Sampler { .. } => {
                 let binding = binder.take(m.span)?;
-                // Comparison samplers are decided by use for `[[sampler(n)]]`
-                // arguments; a member is a filtering sampler.
-                let ty = Type::Sampler { comparison: false };
+                // Decided by use, as for `[[sampler(n)]]` arguments.
+                let comparison = self.member_sampler_compared(&m.name);
+                let ty = Type::Sampler { comparison };
                 let g = self.resource_global(&binder.global_name(name), &ty, binding, m.span)?;
                 binder
                     .reflect(name, id, ArgumentKind::Sampler, binding)
-                    .sampler = Some(SamplerInfo { comparison: false });
+                    .sampler = Some(SamplerInfo { comparison });
                 let h = fx.add(Expression::GlobalVariable(g), m.span);
                 Ok(Value::Rv(h, ty))
             }
@@ -324,6 +324,33 @@ impl Lowerer<'_, '_> {
             }
             _ => Err(self.unsupported_member(m)),
         }
+    }
+
+    /// Whether a sampler member named `member` is a comparison sampler: the
+    /// program passes a member of that name (`args.s`, `a->s`, `a.ss[k]`)
+    /// to `sample_compare` or `gather_compare`. By name, since a helper
+    /// receives the argument buffer under names of its own.
+    fn member_sampler_compared(&self, member: &str) -> bool {
+        use crate::syntax::ast::ExprKind as K;
+        let names_member = |e: &ast::Expr| {
+            let e = match &e.kind {
+                K::Index(base, _) => base,
+                _ => e,
+            };
+            matches!(&e.kind, K::Member(_, m, _) if m.name == member)
+        };
+        let compares = |e: &ast::Expr| match &e.kind {
+            K::Call(callee, args) => {
+                matches!(&callee.kind, K::Member(_, m, _) if m.name == "sample_compare" || m.name == "gather_compare")
+                    && args.first().is_some_and(names_member)
+            }
+            _ => false,
+        };
+        self.program
+            .functions
+            .iter()
+            .filter_map(|f| f.body.as_ref())
+            .any(|body| crate::sema::callgraph::any_expr(body, &compares))
     }
 
     /// The storage (or uniform) global of a pointer member, and its
