@@ -596,6 +596,9 @@ pub struct MemberDef {
     pub ty: Type,
     /// Where it was declared.
     pub span: crate::source_map::Span,
+    /// `[[id(n)]]`: the member's index in an argument buffer (MSL §2.13),
+    /// when the source gives one.
+    pub id: Option<u32>,
 }
 
 /// A struct declared in the translation unit.

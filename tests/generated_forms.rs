@@ -276,6 +276,7 @@ fn references_to_textures_pass_the_texture() {
         .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let dispatch = Dispatch::Threads {
         grid: [16, 1, 1],

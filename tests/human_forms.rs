@@ -207,6 +207,7 @@ fn is_null_texture_of_a_bound_texture_is_false() {
         .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let src = format!("{PRELUDE}{NULL_TEXTURE}");
     let out = run_kernel_resources(
@@ -543,6 +544,7 @@ fn default_constructed_sampler() {
         .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let src = format!("{PRELUDE}{DEFAULT_SAMPLER}");
     let out = run_kernel_resources(
@@ -598,6 +600,7 @@ fn spaces_around_scope_operators() {
         .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let src = format!("{PRELUDE}{SPACED_SCOPES}");
     let out = run_kernel_resources(

@@ -69,6 +69,7 @@ fn argument(name: &str, kind: ArgumentKind, index: u32, at: (u32, u32)) -> Argum
         threadgroup: None,
         texture: None,
         sampler: None,
+        members: Vec::new(),
     }
 }
 

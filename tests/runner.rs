@@ -88,6 +88,7 @@ fn buffer_arg(
         threadgroup: None,
         texture: None,
         sampler: None,
+        members: Vec::new(),
     }
 }
 

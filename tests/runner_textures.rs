@@ -32,6 +32,7 @@ fn argument(name: &str, kind: ArgumentKind, index: u32, binding: u32) -> Argumen
         threadgroup: None,
         texture: None,
         sampler: None,
+        members: Vec::new(),
     }
 }
 

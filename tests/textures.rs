@@ -82,6 +82,7 @@ fn grayscale_kernel_with_half_textures() {
         .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     // A grid larger than the image: the kernel's own bounds check must hold.
     let Some(out) = run(
@@ -133,6 +134,7 @@ fn sobel_filter() {
         .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let Some(out) = run(
         "sobel.metal",
@@ -260,6 +262,7 @@ fn sampling_in_every_address_mode() {
         textures: [(0, tex)].into_iter().collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let Some(out) = run(
         "sampling.metal",
@@ -309,6 +312,7 @@ fn sampling_with_clamp_to_zero() {
         textures: [(0, tex)].into_iter().collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let Some(out) = run(
         "sampling.metal",
@@ -389,6 +393,7 @@ fn constexpr_sampler_shared_by_two_functions() {
         textures: [(0, tex)].into_iter().collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let Some(out) = run(
         "sampling.metal",
@@ -443,6 +448,7 @@ fn read_with_mip_level_and_array_slice() {
         .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let Some(out) = run(
         "reads.metal",
@@ -481,6 +487,7 @@ fn gather_red_components() {
             .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let Some(out) = run(
         "reads.metal",
@@ -530,6 +537,7 @@ fn sample_compare_on_a_depth_texture() {
         .collect(),
         samplers: [(0, sampler)].into_iter().collect(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let Some(out) = run(
         "reads.metal",
@@ -570,6 +578,7 @@ fn writes_to_r32float_and_rgba16float() {
         .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let Some(out) = run(
         "reads.metal",
@@ -626,6 +635,7 @@ fn storage_textures_accept_an_explicit_level_zero() {
         .collect(),
         samplers: Default::default(),
         constants: Default::default(),
+        argument_buffers: Default::default(),
     };
     let Some(out) = run(
         "reads.metal",

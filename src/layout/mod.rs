@@ -269,8 +269,9 @@ pub fn padding_plan(id: StructId, structs: &Structs) -> Result<PaddingPlan, Unre
     })
 }
 
-/// Pads from `cursor` until a member of WGSL alignment `align` lands on `target`.
-fn pad(
+/// Pads from `cursor` until a member of WGSL alignment `align` lands on
+/// `target`; `None` when padding of 4- and 2-byte members cannot.
+pub fn pad(
     members: &mut Vec<(PlannedMember, u32)>,
     cursor: &mut u32,
     target: u32,

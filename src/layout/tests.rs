@@ -15,6 +15,7 @@ fn structs_with(members: &[Type]) -> (Structs, StructId) {
                 name: format!("m{i}"),
                 ty: t.clone(),
                 span: Span::default(),
+                id: None,
             })
             .collect(),
         span: Span::default(),
@@ -303,11 +304,13 @@ fn metal_struct_offset_table() {
                 name: "c".into(),
                 ty: t("char"),
                 span: Span::default(),
+                id: None,
             },
             MemberDef {
                 name: "i".into(),
                 ty: Type::Struct(inner),
                 span: Span::default(),
+                id: None,
             },
         ],
         span: Span::default(),
@@ -374,6 +377,7 @@ fn member(name: &str, ty: Type) -> MemberDef {
         name: name.into(),
         ty,
         span: Span::default(),
+        id: None,
     }
 }
 

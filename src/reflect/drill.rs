@@ -30,6 +30,7 @@ pub fn struct_type(ty: &Type, structs: &Structs) -> Option<StructType> {
             size: layout::metal(&m.ty, structs).size,
             struct_type: struct_type(&m.ty, structs),
             array_type: array_type(&m.ty, structs),
+            argument_index: None,
         })
         .collect();
     Some(StructType {

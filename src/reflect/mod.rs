@@ -139,6 +139,10 @@ pub struct StructMember {
     /// For array members.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub array_type: Option<ArrayType>,
+    /// In an argument buffer: the member's `[[id(n)]]`, given or assigned
+    /// (`MTLStructMember.argumentIndex`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub argument_index: Option<u32>,
 }
 
 /// An array (`MTLArrayType`).
@@ -186,6 +190,16 @@ pub struct Argument {
     /// Present for samplers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampler: Option<SamplerInfo>,
+    /// For an argument buffer (a buffer whose struct holds textures,
+    /// samplers or pointers, MSL §2.13): each resource member as an argument
+    /// of its own, `index` its `[[id(n)]]` (one per element of an array of
+    /// resources, `name` `m[k]`), `binding` where the WGSL binds it. The
+    /// argument's own `binding` holds the plain-data members, if any.
+    #[serde(
+        rename = "argumentBufferMembers",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub members: Vec<Argument>,
 }
 
 /// How a texture is bound in the WGSL.

@@ -7,7 +7,7 @@ use super::interface::{BindingKind, Interface, TextureClass, UsedBinding};
 use super::placeholders;
 use super::samplers::{self, SamplerPlan};
 use super::textures::check_texture;
-use super::{resources, Gpu, Outputs, RunError, TextureData};
+use super::{resources, ArgumentBuffer, Gpu, Outputs, RunError, TextureData};
 use crate::reflect::{
     Access, Argument, ArgumentKind, FunctionReflection, SamplerDescriptor, TextureBinding,
     TextureInfo, WgslBinding,
@@ -23,11 +23,25 @@ pub(crate) struct Inputs<'a> {
     /// Function constant values by Metal index: they decide which
     /// conditional arguments exist.
     pub constants: &'a BTreeMap<u32, f64>,
+    /// The resources of argument buffers, by `[[buffer(n)]]`.
+    pub argument_buffers: &'a BTreeMap<u32, ArgumentBuffer>,
+}
+
+/// Where a resource the caller gives is found: a Metal index of the
+/// function, or an `[[id(n)]]` of the argument buffer at `[[buffer(owner)]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Key {
+    /// The argument buffer's index, for its members.
+    pub owner: Option<u32>,
+    /// `[[buffer(n)]]`/`[[texture(n)]]`, or the member's `[[id(n)]]`.
+    pub index: u32,
 }
 
 /// A buffer argument with its bytes, and where the shader binds it.
 pub(crate) struct BoundBuffer<'a> {
     pub arg: &'a Argument,
+    /// Where the caller gave it.
+    pub key: Key,
     pub bytes: &'a [u8],
     /// `None` when the shader does not use it (it is then not uploaded).
     pub used: Option<UsedBinding>,
@@ -36,6 +50,8 @@ pub(crate) struct BoundBuffer<'a> {
 /// A texture argument with its texture, and where the shader binds it.
 pub(crate) struct BoundTexture<'a> {
     pub arg: &'a Argument,
+    /// Where the caller gave it.
+    pub key: Key,
     pub data: &'a TextureData,
     /// `None` when the shader does not use it (it is then not uploaded).
     pub used: Option<UsedBinding>,
@@ -92,31 +108,9 @@ pub(crate) fn bind_all<'a>(
         placeholders: Vec::new(),
     };
     for arg in &function.arguments {
-        if placeholders::switched_off(function, arg, inputs.constants) {
-            bind_switched_off(arg, interface, inputs, &mut bound);
-            continue;
-        }
-        match arg.kind {
-            // Threadgroup memory has no binding: its length is in the WGSL.
-            ArgumentKind::ThreadgroupMemory => {}
-            ArgumentKind::Buffer => {
-                let given = inputs.buffers.get(&arg.index);
-                if let Some(bytes) = resources::check_argument(arg, function.stage, given)? {
-                    let used = find_used(interface, arg.binding);
-                    bound.buffers.push(BoundBuffer { arg, bytes, used });
-                }
-            }
-            ArgumentKind::Texture => {
-                if let Some(t) = bind_texture(arg, function.stage, interface, inputs.textures)? {
-                    bound.textures.push(t);
-                }
-            }
-            ArgumentKind::Sampler => {
-                if let Some(used) = find_used(interface, arg.binding) {
-                    let plan = plan_sampler_argument(gpu, arg, used, inputs.samplers)?;
-                    bound.samplers.push(BoundSampler { used, plan });
-                }
-            }
+        bind_argument(gpu, function, arg, interface, inputs, None, &mut bound)?;
+        if !arg.members.is_empty() {
+            bind_members(gpu, function, arg, interface, inputs, &mut bound)?;
         }
     }
     for constexpr in &function.constexpr_samplers {
@@ -129,6 +123,112 @@ pub(crate) fn bind_all<'a>(
     }
     check_all_claimed(interface, &bound)?;
     Ok(bound)
+}
+
+/// Binds one argument (or member of the argument buffer at `owner`, from
+/// `inputs`' maps) to what the caller gives.
+fn bind_argument<'a>(
+    gpu: &Gpu,
+    function: &'a FunctionReflection,
+    arg: &'a Argument,
+    interface: &Interface,
+    inputs: Inputs<'a>,
+    owner: Option<u32>,
+    bound: &mut Bound<'a>,
+) -> Result<(), RunError> {
+    let key = Key {
+        owner,
+        index: arg.index,
+    };
+    if placeholders::switched_off(function, arg, inputs.constants) {
+        bind_switched_off(arg, interface, inputs, bound);
+        return Ok(());
+    }
+    match arg.kind {
+        // Threadgroup memory has no binding: its length is in the WGSL.
+        ArgumentKind::ThreadgroupMemory => {}
+        // An argument buffer whose members are all resources has no data
+        // binding: its bytes, if given, come back unchanged.
+        ArgumentKind::Buffer if !arg.members.is_empty() && arg.binding.is_none() => {
+            if let Some(bytes) = inputs.buffers.get(&arg.index) {
+                bound.buffers.push(BoundBuffer {
+                    arg,
+                    key,
+                    bytes,
+                    used: None,
+                });
+            }
+        }
+        ArgumentKind::Buffer => {
+            let given = inputs.buffers.get(&arg.index);
+            if let Some(bytes) = resources::check_argument(arg, function.stage, given)? {
+                let used = find_used(interface, arg.binding);
+                bound.buffers.push(BoundBuffer {
+                    arg,
+                    key,
+                    bytes,
+                    used,
+                });
+            }
+        }
+        ArgumentKind::Texture => {
+            if let Some(t) = bind_texture(arg, key, function.stage, interface, inputs.textures)? {
+                bound.textures.push(t);
+            }
+        }
+        ArgumentKind::Sampler => {
+            if let Some(used) = find_used(interface, arg.binding) {
+                let plan = plan_sampler_argument(gpu, arg, used, inputs.samplers)?;
+                bound.samplers.push(BoundSampler { used, plan });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Binds the members of argument buffer `arg` to the resources the caller
+/// gives for it, by `[[id(n)]]`.
+fn bind_members<'a>(
+    gpu: &Gpu,
+    function: &'a FunctionReflection,
+    arg: &'a Argument,
+    interface: &Interface,
+    inputs: Inputs<'a>,
+    bound: &mut Bound<'a>,
+) -> Result<(), RunError> {
+    static NONE: std::sync::OnceLock<ArgumentBuffer> = std::sync::OnceLock::new();
+    let given = inputs
+        .argument_buffers
+        .get(&arg.index)
+        .unwrap_or_else(|| NONE.get_or_init(ArgumentBuffer::default));
+    let member_inputs = Inputs {
+        buffers: &given.buffers,
+        textures: &given.textures,
+        samplers: &given.samplers,
+        ..inputs
+    };
+    for m in &arg.members {
+        bind_argument(
+            gpu,
+            function,
+            m,
+            interface,
+            member_inputs,
+            Some(arg.index),
+            bound,
+        )
+        .map_err(|e| match e {
+            RunError::MissingBuffer { name, index, stage }
+            | RunError::MissingTexture { name, index, stage } => RunError::MissingMember {
+                name,
+                id: index,
+                buffer: arg.index,
+                stage,
+            },
+            other => other,
+        })?;
+    }
+    Ok(())
 }
 
 /// A conditional argument that does not exist under the constants: the
@@ -144,6 +244,10 @@ fn bind_switched_off<'a>(
     if let (ArgumentKind::Buffer, Some(bytes)) = (arg.kind, inputs.buffers.get(&arg.index)) {
         bound.buffers.push(BoundBuffer {
             arg,
+            key: Key {
+                owner: None,
+                index: arg.index,
+            },
             bytes,
             used: None,
         });
@@ -193,6 +297,7 @@ fn sampler_binding(name: &str, used: &UsedBinding) -> Result<bool, RunError> {
 /// Checks a texture argument's texture, and how the WGSL declares it.
 fn bind_texture<'a>(
     arg: &'a Argument,
+    key: Key,
     stage: crate::reflect::Stage,
     interface: &Interface,
     textures: &'a BTreeMap<u32, TextureData>,
@@ -225,6 +330,7 @@ fn bind_texture<'a>(
     let read_back = info.binding_kind == TextureBinding::Storage && arg.access != Access::Read;
     Ok(Some(BoundTexture {
         arg,
+        key,
         data,
         used,
         read_back,
@@ -322,10 +428,12 @@ pub(crate) struct Binding {
 pub(crate) struct Created {
     /// Every binding, sorted by group and binding.
     pub bindings: Vec<Binding>,
-    /// Buffers to read back: Metal index, buffer, the user's length.
-    pub buffers: Vec<(u32, wgpu::Buffer, usize)>,
-    /// Storage textures to read back: Metal index, texture, its data's shape.
-    pub textures: Vec<(u32, wgpu::Texture, TextureData)>,
+    /// Buffers to read back: where the caller gave it, buffer, the user's
+    /// length.
+    pub buffers: Vec<(Key, wgpu::Buffer, usize)>,
+    /// Storage textures to read back: where the caller gave it, texture,
+    /// its data's shape.
+    pub textures: Vec<(Key, wgpu::Texture, TextureData)>,
 }
 
 impl Bound<'_> {
@@ -344,8 +452,7 @@ impl Bound<'_> {
         for b in &self.buffers {
             let Some(used) = b.used else { continue };
             let buffer = resources::upload_argument(gpu, b.arg, b.bytes, &used)?;
-            out.buffers
-                .push((b.arg.index, buffer.clone(), b.bytes.len()));
+            out.buffers.push((b.key, buffer.clone(), b.bytes.len()));
             let ty = buffer_type(&used);
             out.bindings.push(Binding {
                 used,
@@ -385,16 +492,21 @@ impl Bound<'_> {
     pub(crate) fn outputs(&self, read: Outputs) -> Outputs {
         let mut out = Outputs::default();
         for b in &self.buffers {
-            out.buffers.insert(b.arg.index, b.bytes.to_vec());
+            out.insert_buffer(b.key, b.bytes.to_vec());
         }
         for t in self.textures.iter().filter(|t| t.read_back) {
             let mut level0 = t.data.clone();
             level0.data.truncate(t.data.mip_len(0));
             level0.mip_levels = 1;
-            out.textures.insert(t.arg.index, level0);
+            out.insert_texture(t.key, level0);
         }
         out.buffers.extend(read.buffers);
         out.textures.extend(read.textures);
+        for (n, ab) in read.argument_buffers {
+            let mine = out.argument_buffers.entry(n).or_default();
+            mine.buffers.extend(ab.buffers);
+            mine.textures.extend(ab.textures);
+        }
         out
     }
 }
@@ -455,7 +567,7 @@ fn create_texture(
     encoder: &mut wgpu::CommandEncoder,
     t: &BoundTexture<'_>,
     used: UsedBinding,
-    read_backs: &mut Vec<(u32, wgpu::Texture, TextureData)>,
+    read_backs: &mut Vec<(Key, wgpu::Texture, TextureData)>,
 ) -> Binding {
     let BindingKind::Texture {
         class,
@@ -473,7 +585,7 @@ fn create_texture(
         ..Default::default()
     });
     if t.read_back {
-        read_backs.push((t.arg.index, texture, t.data.clone()));
+        read_backs.push((t.key, texture, t.data.clone()));
     }
     Binding {
         used,

@@ -223,6 +223,7 @@ pub fn run_compute_resources(
         textures: &resources.textures,
         samplers: &resources.samplers,
         constants: &resources.constants,
+        argument_buffers: &resources.argument_buffers,
     };
     let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
     let constants = super::pipeline_constants(function, &resources.constants)?;
@@ -246,11 +247,13 @@ pub fn run_compute_with_max_groups(
     static NO_TEXTURES: BTreeMap<u32, TextureData> = BTreeMap::new();
     static NO_SAMPLERS: BTreeMap<u32, SamplerDescriptor> = BTreeMap::new();
     static NO_CONSTANTS: BTreeMap<u32, f64> = BTreeMap::new();
+    static NO_ARGUMENT_BUFFERS: BTreeMap<u32, super::ArgumentBuffer> = BTreeMap::new();
     let inputs = Inputs {
         buffers,
         textures: &NO_TEXTURES,
         samplers: &NO_SAMPLERS,
         constants: &NO_CONSTANTS,
+        argument_buffers: &NO_ARGUMENT_BUFFERS,
     };
     let constants = super::pipeline_constants(function, &BTreeMap::new())?;
     run(
@@ -457,8 +460,8 @@ fn read_back(
     let reads: Vec<Readback> = created
         .buffers
         .iter()
-        .map(|(index, buffer, len)| Readback {
-            index: *index,
+        .map(|(key, buffer, len)| Readback {
+            key: *key,
             buffer,
             len: *len,
         })
@@ -478,11 +481,10 @@ fn read_back(
     let mut bytes = resources::map_readbacks(gpu, &staging, &lens)?.into_iter();
     let mut out = Outputs::default();
     for (read, b) in reads.iter().zip(bytes.by_ref()) {
-        out.buffers.insert(read.index, b);
+        out.insert_buffer(read.key, b);
     }
-    for (((index, _, shape), t), b) in created.textures.iter().zip(&texture_staging).zip(bytes) {
-        out.textures
-            .insert(*index, resources::unpad_texture(shape, t, &b));
+    for (((key, _, shape), t), b) in created.textures.iter().zip(&texture_staging).zip(bytes) {
+        out.insert_texture(*key, resources::unpad_texture(shape, t, &b));
     }
     Ok(out)
 }

@@ -80,6 +80,25 @@ pub struct Resources {
     /// converted to each constant's type by wgpu; every required constant
     /// the kernel reads needs one (see [`pipeline_constants`]).
     pub constants: BTreeMap<u32, f64>,
+    /// The resources of the argument buffer at `[[buffer(n)]]`, by `n`
+    /// (its plain data, in Metal's layout of the whole struct, is
+    /// `buffers[n]`).
+    pub argument_buffers: BTreeMap<u32, ArgumentBuffer>,
+}
+
+/// What an argument buffer (MSL §2.13) refers to, by each member's
+/// `[[id(n)]]` (the `index` of the reflection's `argumentBufferMembers`;
+/// an array's element `k` is at its id plus `k`): what Metal's host
+/// encodes into it (`MTLArgumentEncoder.setBuffer/setTexture/setSampler
+/// atIndex:`, or the resource IDs a Metal 3 host writes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ArgumentBuffer {
+    /// Pointer members: raw bytes in Metal's layout.
+    pub buffers: BTreeMap<u32, Vec<u8>>,
+    /// Texture members.
+    pub textures: BTreeMap<u32, TextureData>,
+    /// Sampler members; one given none gets [`default_sampler`].
+    pub samplers: BTreeMap<u32, SamplerDescriptor>,
 }
 
 /// What a kernel run gives back, by Metal index.
@@ -90,6 +109,37 @@ pub struct Outputs {
     /// Every storage texture argument that may be written (`access::write`
     /// or `read_write`), mip level 0 with all its layers, after the dispatch.
     pub textures: BTreeMap<u32, TextureData>,
+    /// The same for the members of each argument buffer, by its
+    /// `[[buffer(n)]]` and their `[[id(n)]]` (no samplers).
+    pub argument_buffers: BTreeMap<u32, ArgumentBuffer>,
+}
+
+impl Outputs {
+    /// Records `bytes` of the buffer at `key`.
+    pub(crate) fn insert_buffer(&mut self, key: bind::Key, bytes: Vec<u8>) {
+        match key.owner {
+            None => self.buffers.insert(key.index, bytes),
+            Some(n) => self
+                .argument_buffers
+                .entry(n)
+                .or_default()
+                .buffers
+                .insert(key.index, bytes),
+        };
+    }
+
+    /// Records the texture at `key`.
+    pub(crate) fn insert_texture(&mut self, key: bind::Key, data: TextureData) {
+        match key.owner {
+            None => self.textures.insert(key.index, data),
+            Some(n) => self
+                .argument_buffers
+                .entry(n)
+                .or_default()
+                .textures
+                .insert(key.index, data),
+        };
+    }
 }
 
 /// Everything that can stop a kernel from running, or its results from being
@@ -173,6 +223,18 @@ pub enum RunError {
         name: String,
         /// Its Metal index.
         index: u32,
+        /// The stage of the function whose argument it is.
+        stage: crate::reflect::Stage,
+    },
+    /// A member of an argument buffer that the function uses was given no
+    /// buffer or texture ([`ArgumentBuffer`]).
+    MissingMember {
+        /// The member's name (`args.tex`, `args.ts[2]`).
+        name: String,
+        /// Its `[[id(n)]]`.
+        id: u32,
+        /// The argument buffer's `[[buffer(n)]]`.
+        buffer: u32,
         /// The stage of the function whose argument it is.
         stage: crate::reflect::Stage,
     },
@@ -280,6 +342,17 @@ impl fmt::Display for RunError {
             RunError::MissingTexture { name, index, stage } => write!(
                 f,
                 "no texture given for {}argument `{name}` [[texture({index})]]",
+                whose(*stage)
+            ),
+            RunError::MissingMember {
+                name,
+                id,
+                buffer,
+                stage,
+            } => write!(
+                f,
+                "nothing given for member `{name}` [[id({id})]] of {}argument buffer \
+                 [[buffer({buffer})]] (its `ArgumentBuffer`, by id)",
                 whose(*stage)
             ),
             RunError::TextureMismatch { name, index, why } => write!(

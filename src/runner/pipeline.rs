@@ -338,7 +338,10 @@ impl Gpu {
         let staging = resources::scoped(self, || {
             let mut encoder = self.device.create_command_encoder(&Default::default());
             let reads = [resources::Readback {
-                index: 0,
+                key: super::bind::Key {
+                    owner: None,
+                    index: 0,
+                },
                 buffer,
                 len,
             }];

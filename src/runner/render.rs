@@ -87,6 +87,12 @@ pub struct RenderResources {
     pub vertex_descriptor: Option<VertexDescriptor>,
     /// The fragment function's `[[buffer(n)]]` arguments.
     pub fragment_buffers: BTreeMap<u32, Vec<u8>>,
+    /// The resources of the vertex function's argument buffers, by
+    /// `[[buffer(n)]]` (their data is in `vertex_buffers[n]`).
+    pub vertex_argument_buffers: BTreeMap<u32, super::ArgumentBuffer>,
+    /// The resources of the fragment function's argument buffers, by
+    /// `[[buffer(n)]]` (their data is in `fragment_buffers[n]`).
+    pub fragment_argument_buffers: BTreeMap<u32, super::ArgumentBuffer>,
     /// `[[texture(n)]]` of either function (a texture given once serves
     /// both stages' argument `n`).
     pub textures: BTreeMap<u32, TextureData>,
@@ -117,6 +123,8 @@ impl RenderResources {
             vertex_buffers: BTreeMap::new(),
             vertex_descriptor: None,
             fragment_buffers: BTreeMap::new(),
+            vertex_argument_buffers: BTreeMap::new(),
+            fragment_argument_buffers: BTreeMap::new(),
             textures: BTreeMap::new(),
             samplers: BTreeMap::new(),
             width,
@@ -213,14 +221,23 @@ pub fn render(
     )?;
     let targets = render_targets::plan(gpu, fragment, &fi, &resources.targets)?;
     let writes_depth = fi.output_builtins.contains(&naga::BuiltIn::FragDepth);
-    let inputs = |buffers| Inputs {
+    let inputs = |buffers, argument_buffers| Inputs {
         buffers,
         textures: &resources.textures,
         samplers: &resources.samplers,
         constants: &resources.constants,
+        argument_buffers,
     };
-    let vertex_bound = bind_all(gpu, vertex, &vi, inputs(&resources.vertex_buffers))?;
-    let fragment_bound = bind_all(gpu, fragment, &fi, inputs(&resources.fragment_buffers))?;
+    let vertex_inputs = inputs(
+        &resources.vertex_buffers,
+        &resources.vertex_argument_buffers,
+    );
+    let fragment_inputs = inputs(
+        &resources.fragment_buffers,
+        &resources.fragment_argument_buffers,
+    );
+    let vertex_bound = bind_all(gpu, vertex, &vi, vertex_inputs)?;
+    let fragment_bound = bind_all(gpu, fragment, &fi, fragment_inputs)?;
     check_shared(&vertex_bound, &fragment_bound)?;
     let draw = Draw {
         wgsl,

@@ -167,8 +167,8 @@ pub(crate) fn uniform(gpu: &Gpu, label: &str, bytes: &[u8]) -> wgpu::Buffer {
 /// A GPU buffer to read back after the dispatch: its Metal index, the
 /// buffer, and how many bytes the user gave.
 pub(crate) struct Readback<'a> {
-    /// The Metal index.
-    pub index: u32,
+    /// Where the caller gave it.
+    pub key: super::bind::Key,
     /// The buffer holding the argument.
     pub buffer: &'a wgpu::Buffer,
     /// The user's length (the buffer may be longer).
@@ -630,6 +630,7 @@ mod tests {
             threadgroup: None,
             texture: None,
             sampler: None,
+            members: Vec::new(),
         }
     }
 

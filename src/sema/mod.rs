@@ -414,6 +414,31 @@ impl<'a> Program<'a> {
         Ok(())
     }
 
+    /// The `n` of a member's `[[id(n)]]` (its index in an argument buffer).
+    fn member_id(&self, m: &ast::Member) -> Result<Option<u32>> {
+        let Some(a) = m.attributes.iter().find(|a| a.name == "id") else {
+            return Ok(None);
+        };
+        let [arg] = a.args.as_slice() else {
+            return Err(Error::coded(
+                Code::InvalidAttributeArgument,
+                a.span,
+                "`id` takes one index: `[[id(n)]]`",
+            ));
+        };
+        consteval::eval(self, arg)?
+            .as_int()
+            .filter(|i| (0..=i64::from(u32::MAX)).contains(i))
+            .map(|i| Some(i as u32))
+            .ok_or_else(|| {
+                Error::coded(
+                    Code::InvalidAttributeArgument,
+                    arg.span,
+                    "an argument buffer `[[id(n)]]` must be a non-negative integer constant",
+                )
+            })
+    }
+
     fn declare_struct(&mut self, s: &ast::StructDecl) -> Result<()> {
         let anonymous = unions::declare_anonymous(self, s)?;
         let mut members: Vec<MemberDef> = Vec::new();
@@ -448,6 +473,7 @@ impl<'a> Program<'a> {
                 name: m.name.name.clone(),
                 ty,
                 span: m.name.span,
+                id: self.member_id(m)?,
             });
         }
         if members.is_empty() && s.name.name.contains('<') {

@@ -42,6 +42,7 @@ pub(super) fn register(program: &mut Program<'_>) {
             name: name.into(),
             ty,
             span: Span::default(),
+            id: None,
         };
         let id = program.structs.push(StructDef {
             name: name.into(),

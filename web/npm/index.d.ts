@@ -90,6 +90,8 @@ export interface StructMember {
   size: number;
   structType?: StructType;
   arrayType?: ArrayType;
+  /** In an argument buffer: the member's `[[id(n)]]`, given or assigned. */
+  argumentIndex?: number;
 }
 
 export interface StructType {
@@ -138,6 +140,12 @@ export interface Argument {
     storageFormat: string | null;
   };
   sampler?: { comparison: boolean };
+  /**
+   * An argument buffer's textures, samplers and pointers, each bound on its
+   * own (`index`: its `[[id(n)]]`); the argument's `binding` holds its
+   * plain data. See docs/REFLECTION.md, "Argument buffers".
+   */
+  argumentBufferMembers?: Argument[];
 }
 
 export interface SamplerDescriptor {

@@ -119,6 +119,8 @@ fn load_resources(args: &RunArgs) -> Result<Resources, u8> {
         textures: load_textures(&args.texture)?,
         samplers: BTreeMap::new(),
         constants: load_constants(&args.constant)?,
+        // The command line has no way yet to give argument buffers' members.
+        argument_buffers: BTreeMap::new(),
     })
 }
 

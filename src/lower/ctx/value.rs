@@ -69,13 +69,20 @@ pub(in crate::lower) enum Value {
 
 /// A struct of places: one value per member, in declaration order (a
 /// pointer member is a `Ptr`, a reference member the `Place`/`Bytes` it
-/// binds, a texture or sampler an `Rv` handle, a plain member an `Rv`).
+/// binds, a texture or sampler an `Rv` handle, a plain member an `Rv`, or
+/// the `Place` of an argument buffer's data member). An array of textures,
+/// samplers or pointers in an argument buffer is an aggregate too, of array
+/// type, one value per element.
 #[derive(Clone, Debug)]
 pub(in crate::lower) struct Aggregate {
     /// The struct type.
     pub ty: Type,
     /// Member values.
     pub members: Vec<Value>,
+    /// Set when the aggregate stands for what a pointer points to (an
+    /// argument buffer passed as `constant Args* args`): the pointer's type.
+    /// `args->m`, `*args` and `args[0]` reach the struct.
+    pub pointer: Option<Box<crate::types::Pointer>>,
 }
 
 impl Value {
@@ -179,6 +186,9 @@ pub(in crate::lower) fn arg_type(v: &Value) -> Type {
         Value::Bytes(b) => b.ty.unpacked(),
         Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
         Value::Void => Type::Void,
-        Value::Agg(a) => a.ty.clone(),
+        Value::Agg(a) => match &a.pointer {
+            Some(p) => Type::Pointer(p.clone()),
+            None => a.ty.clone(),
+        },
     }
 }

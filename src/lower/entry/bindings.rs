@@ -20,18 +20,55 @@ impl Lowerer<'_, '_> {
         &mut self,
         fx: &mut FnCtx,
         param: &ast::Param,
-        mut texture: crate::types::Texture,
+        texture: crate::types::Texture,
         index: u32,
         arguments: &mut Vec<Argument>,
     ) -> Result<()> {
-        use crate::reflect::{TextureBinding, TextureInfo};
         let name = param
             .name
             .as_ref()
             .map(|n| n.name.clone())
             .unwrap_or_else(|| "_".into());
+        let binding = self.resource_binding(
+            ArgumentKind::Texture,
+            index,
+            WgslBinding {
+                group: self.entry.group(),
+                binding: 64 + index,
+            },
+            param.span,
+        )?;
+        let (g, ty, argument) =
+            self.texture_resource(&name, texture, Some(index), binding, param.span)?;
+        let h = fx.add(Expression::GlobalVariable(g), param.span);
+        if let Some(n) = &param.name {
+            fx.declare(&n.name, Local::Value(h, ty));
+        }
+        arguments.push(Argument { index, ..argument });
+        Ok(())
+    }
+
+    /// The global of a texture at `binding`, its type (with its storage
+    /// format) and its reflection (index 0):
+    /// a storage texture takes the format `--texture-format` gives for
+    /// `format_index`, or the default of its type.
+    pub(in crate::lower) fn texture_resource(
+        &mut self,
+        name: &str,
+        mut texture: crate::types::Texture,
+        format_index: Option<u32>,
+        binding: WgslBinding,
+        span: Span,
+    ) -> Result<(Handle<naga::GlobalVariable>, Type, Argument)> {
+        use crate::reflect::{TextureBinding, TextureInfo};
         let storage_format = if texture.is_storage() && !texture.shape.is_depth() {
-            let f = self.storage_format(&texture, index, param.span)?;
+            let f = match format_index {
+                Some(index) => self.storage_format(&texture, index, span)?,
+                None => {
+                    let name = crate::lower::texture_types::default_format(&texture);
+                    crate::lower::texture_types::format_index(name).expect("a known format")
+                }
+            };
             texture.format = Some(f);
             Some(
                 crate::lower::texture_types::FORMATS[f as usize]
@@ -42,20 +79,7 @@ impl Lowerer<'_, '_> {
             None
         };
         let ty = Type::Texture(texture);
-        let binding = self.resource_binding(
-            ArgumentKind::Texture,
-            index,
-            WgslBinding {
-                group: self.entry.group(),
-                binding: 64 + index,
-            },
-            param.span,
-        )?;
-        let g = self.resource_global(&name, &ty, binding, param.span)?;
-        let h = fx.add(Expression::GlobalVariable(g), param.span);
-        if let Some(n) = &param.name {
-            fx.declare(&n.name, Local::Value(h, ty.clone()));
-        }
+        let g = self.resource_global(name, &ty, binding, span)?;
         let binding_kind = if texture.shape.is_depth() {
             TextureBinding::Depth
         } else if texture.is_storage() {
@@ -77,10 +101,10 @@ impl Lowerer<'_, '_> {
             crate::types::TextureAccess::Write => Access::Write,
             crate::types::TextureAccess::ReadWrite => Access::ReadWrite,
         };
-        arguments.push(Argument {
-            name,
+        let argument = Argument {
+            name: name.into(),
             kind: ArgumentKind::Texture,
-            index,
+            index: 0,
             access,
             active: true,
             binding: Some(binding),
@@ -96,8 +120,9 @@ impl Lowerer<'_, '_> {
                 storage_format,
             }),
             sampler: None,
-        });
-        Ok(())
+            members: Vec::new(),
+        };
+        Ok((g, ty, argument))
     }
     /// `[[sampler(n)]]` → a sampler binding at 128 + n; a comparison sampler
     /// if the kernel uses it with `sample_compare`/`gather_compare`.
@@ -141,6 +166,7 @@ impl Lowerer<'_, '_> {
             threadgroup: None,
             texture: None,
             sampler: Some(crate::reflect::SamplerInfo { comparison }),
+            members: Vec::new(),
         });
         Ok(())
     }
@@ -208,7 +234,11 @@ impl Lowerer<'_, '_> {
             .iter()
             .map(|b| (*b, "a binding of the translation".to_string()))
             .collect();
-        for a in arguments {
+        // Argument buffers' members are bound on their own.
+        let all = arguments
+            .iter()
+            .flat_map(|a| std::iter::once(a).chain(&a.members));
+        for a in all {
             let Some(b) = a.binding else { continue };
             if let Some((_, other)) = seen.iter().find(|(x, _)| *x == b) {
                 return Err(Error::coded(
@@ -329,6 +359,7 @@ impl Lowerer<'_, '_> {
             }),
             texture: None,
             sampler: None,
+            members: Vec::new(),
         });
         Ok(())
     }
@@ -509,7 +540,7 @@ impl Lowerer<'_, '_> {
 }
 
 /// True if `ty` holds data smaller than a 32-bit word.
-fn has_sub_word(ty: &Type, structs: &crate::types::Structs) -> bool {
+pub(super) fn has_sub_word(ty: &Type, structs: &crate::types::Structs) -> bool {
     match ty {
         Type::Array(e, _) => has_sub_word(e, structs),
         Type::Struct(id) => structs

@@ -147,6 +147,7 @@ impl Lowerer<'_, '_> {
                 arg.active = reached.workgroup(&arg.name);
             }
         }
+        super::argument_buffers::mark_members_active(&mut arguments, |b| reached.binding(b));
         let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let mut extra: Vec<WgslBinding> = constexpr_samplers.iter().map(|s| s.binding).collect();
         extra.push(WgslBinding {
@@ -328,6 +329,9 @@ impl Lowerer<'_, '_> {
             KernelParam::Sampler { param, index } => {
                 self.bind_sampler(fx, param, *index, body, arguments)?
             }
+            KernelParam::Buffer { param, ptr, index } if self.is_place_struct(&ptr.pointee) => {
+                self.bind_argument_buffer(fx, param, ptr, *index, arguments)?
+            }
             KernelParam::Buffer { param, ptr, index } => {
                 self.bind_buffer(fx, param, ptr, *index, arguments)?
             }
@@ -419,6 +423,7 @@ impl Lowerer<'_, '_> {
             threadgroup: None,
             texture: None,
             sampler: None,
+            members: Vec::new(),
         });
         Ok(())
     }
@@ -426,7 +431,7 @@ impl Lowerer<'_, '_> {
     /// What a buffer parameter's name denotes: a reference to the buffer's
     /// first object, or a pointer to element 0 (through the word view when
     /// the buffer is held as words).
-    fn buffer_start(
+    pub(super) fn buffer_start(
         &mut self,
         fx: &mut FnCtx,
         global: Handle<naga::GlobalVariable>,

@@ -6,10 +6,12 @@
 //! `[[stage_in]]`, built-ins, varyings linked by name or `[[user]]`),
 //! `outputs` (what vertex and fragment functions return), `bindings`
 //! (buffers, textures, samplers, threadgroup memory and their `@group`/
-//! `@binding` numbers), `stitchable` (SwiftUI's `[[stitchable]]` effects:
+//! `@binding` numbers), `argument_buffers` (structs of resources passed
+//! in one `[[buffer(n)]]`: a binding per member), `stitchable` (SwiftUI's `[[stitchable]]` effects:
 //! a fragment entry point that calls the function in the shape SwiftUI
 //! does).
 
+pub(in crate::lower) mod argument_buffers;
 pub(in crate::lower) mod bindings;
 pub(in crate::lower) mod compute;
 pub(in crate::lower) mod constant_pointer;

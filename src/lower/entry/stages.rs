@@ -414,6 +414,7 @@ impl Lowerer<'_, '_> {
                 arg.active = reached.binding(b);
             }
         }
+        super::argument_buffers::mark_members_active(&mut arguments, |b| reached.binding(b));
         let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
         self.check_binding_collisions(f, &arguments, &extra)?;

@@ -23,6 +23,11 @@ impl Lowerer<'_, '_> {
             return Ok(v);
         }
         let b = self.expr(fx, base)?;
+        // An array of resources in an argument buffer, or the struct an
+        // argument-buffer pointer points to (`args[0]`).
+        if matches!(&b, Value::Agg(a) if a.pointer.is_some() || matches!(a.ty, Type::Array(..))) {
+            return self.aggregate_subscript(fx, b, index, span);
+        }
         self.subscript_value(fx, b, base.span, index, span)
     }
 
@@ -276,6 +281,13 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         if let Value::Agg(a) = &base {
+            if a.pointer.is_some() {
+                return Err(Error::coded(
+                    Code::InvalidOperands,
+                    span,
+                    "member reference type is a pointer; use `->`",
+                ));
+            }
             return self.aggregate_member(a, name, span);
         }
         let ty = self.member_base_type(&base, span)?;

@@ -20,6 +20,20 @@ impl Lowerer<'_, '_> {
         v: Value,
         span: Span,
     ) -> Result<Value> {
+        // An argument buffer passed as a pointer (`args->m`, `*args`).
+        if let Value::Agg(a) = v {
+            if a.pointer.is_some() {
+                return Ok(Value::Agg(crate::lower::ctx::value::Aggregate {
+                    pointer: None,
+                    ..a
+                }));
+            }
+            return Err(Error::coded(
+                Code::InvalidOperands,
+                span,
+                "indirection requires a pointer operand",
+            ));
+        }
         let Value::Ptr(p) = v else {
             return Err(Error::coded(
                 Code::InvalidOperands,
@@ -392,6 +406,20 @@ impl Lowerer<'_, '_> {
             if let Some(prefix) = self.vector_prefix(fx, &v, &target.pointee, span)? {
                 return Ok(prefix);
             }
+        }
+        // An argument buffer passed as a pointer (`args->m`, `*args`).
+        if let Value::Agg(a) = v {
+            if a.pointer.is_some() {
+                return Ok(Value::Agg(crate::lower::ctx::value::Aggregate {
+                    pointer: None,
+                    ..a
+                }));
+            }
+            return Err(Error::coded(
+                Code::InvalidOperands,
+                span,
+                "indirection requires a pointer operand",
+            ));
         }
         let Value::Ptr(p) = v else {
             return Err(Error::coded(

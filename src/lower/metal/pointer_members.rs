@@ -48,8 +48,169 @@ impl Lowerer<'_, '_> {
             .any(|m| match &m.ty {
                 Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. } => true,
                 t @ Type::Struct(_) => self.is_place_struct(t),
-                _ => false,
+                t => self.is_resource_array(t),
             })
+    }
+
+    /// The struct of places `pty` is, or refers or points to.
+    pub(in crate::lower) fn place_struct_target(&self, pty: &Type) -> Option<Type> {
+        match pty {
+            Type::Pointer(pp) if self.is_place_struct(&pp.pointee) => Some(pp.pointee.clone()),
+            t if self.is_place_struct(t) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    /// The array of textures, samplers or pointers `pty` is or refers to
+    /// (`constant array<texture2d<float>, 4>& ts`).
+    fn resource_array_target(&self, pty: &Type) -> Option<Type> {
+        match pty {
+            Type::Pointer(pp) if pp.is_reference && self.is_resource_array(&pp.pointee) => {
+                Some(pp.pointee.clone())
+            }
+            t if self.is_resource_array(t) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    /// Passes an array of resources (an aggregate of array type) element by
+    /// element.
+    fn pass_resource_array(
+        &mut self,
+        fx: &mut FnCtx,
+        array: &Type,
+        a: Arg,
+    ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
+        let Type::Array(elem, _) = array else {
+            unreachable!("an array of resources is an array")
+        };
+        let agg = self.same_aggregate(a.value, array, a.span)?;
+        let mut keys = Vec::new();
+        let mut args = Vec::new();
+        for v in agg.members {
+            let arg = Arg {
+                ty: arg_type(&v),
+                value: v,
+                span: a.span,
+            };
+            let (k, hs) = self.pass_argument(fx, elem, arg)?;
+            keys.push(k);
+            args.extend(hs);
+        }
+        Ok((ArgKey::Aggregate(keys), args))
+    }
+
+    /// A helper's parameter for an array of resources passed element by
+    /// element: one parameter per element, named `NAME_k`.
+    fn resource_array_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        array: &Type,
+        keys: &[ArgKey],
+        span: Span,
+    ) -> Result<Local> {
+        let Type::Array(elem, _) = array else {
+            unreachable!("an array of resources is an array")
+        };
+        let mut values = Vec::new();
+        for (k, key) in keys.iter().enumerate() {
+            let name = format!("{pname}_{k}");
+            let local = match key {
+                ArgKey::Aggregate(_) | ArgKey::GlobalPath(..) => {
+                    self.place_parameter(fx, &name, elem, key, span)?
+                }
+                _ => {
+                    let first = fx.function.arguments.len();
+                    let local = self.parameter(fx, None, elem, key, span)?;
+                    for arg in &mut fx.function.arguments[first..] {
+                        arg.name = Some(name.clone());
+                    }
+                    local
+                }
+            };
+            values.push(self.local_value(fx, local, span));
+        }
+        Ok(Local::Agg(Aggregate {
+            ty: array.clone(),
+            members: values,
+            pointer: None,
+        }))
+    }
+
+    /// `a[index]` of an aggregate: an element of an array of resources, or
+    /// the struct an argument-buffer pointer points to (`args[0]`; any
+    /// other index would be another argument buffer, whose resources no
+    /// binding holds).
+    pub(in crate::lower) fn aggregate_subscript(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        index: &crate::syntax::ast::Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let Value::Agg(a) = &v else {
+            unreachable!("an aggregate")
+        };
+        if matches!(a.ty, Type::Array(..)) {
+            return self.resource_array_element(a, index, span);
+        }
+        let zero = crate::sema::consteval::eval(self.program, index)
+            .ok()
+            .and_then(|v| v.as_int())
+            == Some(0);
+        if !zero {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                span,
+                format!(
+                    "a buffer of argument buffers `{}` indexed past the first: WGSL and WebGPU have no binding arrays",
+                    self.program.display(&a.ty)
+                ),
+            )
+            .note("each argument buffer's textures, samplers and pointers are bindings of their own, known at translation time; only the first one, `p[0]` or `*p`, can be read"));
+        }
+        self.deref(fx, v, span)
+    }
+
+    /// Element `index` (a constant) of an array of resources: WebGPU has
+    /// no binding arrays, so each element is a binding of its own and the
+    /// index must be known at translation time.
+    pub(in crate::lower) fn resource_array_element(
+        &self,
+        a: &Aggregate,
+        index: &crate::syntax::ast::Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let value = crate::sema::consteval::eval(self.program, index)
+            .ok()
+            .and_then(|v| v.as_int());
+        let Some(i) = value else {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                index.span,
+                format!(
+                    "an array of `{}` indexed at run time: WGSL and WebGPU have no binding arrays",
+                    match &a.ty {
+                        Type::Array(e, _) => self.program.display(e),
+                        t => self.program.display(t),
+                    }
+                ),
+            )
+            .note("each element is a binding of its own; index the array with a constant")
+            .note("indexing arrays of textures, samplers or buffers at run time needs wgpu's `binding_array`, which browsers do not have"));
+        };
+        match usize::try_from(i).ok().and_then(|i| a.members.get(i)) {
+            Some(v) => Ok(v.clone()),
+            None => Err(Error::coded(
+                Code::IndexOutOfBounds,
+                span,
+                format!(
+                    "index {i} is past the end of an array of {} elements",
+                    a.members.len()
+                ),
+            )),
+        }
     }
 
     /// The error for a struct of places used as a WGSL value.
@@ -107,6 +268,7 @@ impl Lowerer<'_, '_> {
         Ok(Value::Agg(Aggregate {
             ty: ty.clone(),
             members: values,
+            pointer: None,
         }))
     }
 
@@ -356,12 +518,15 @@ impl Lowerer<'_, '_> {
         pty: &Type,
         a: Arg,
     ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
-        if self.is_place_struct(pty) {
-            let agg = self.same_aggregate(a.value, pty, a.span)?;
-            let Type::Struct(id) = pty else {
+        if let Some(array) = self.resource_array_target(pty) {
+            return self.pass_resource_array(fx, &array, a);
+        }
+        if let Some(target) = self.place_struct_target(pty) {
+            let agg = self.same_aggregate(a.value, &target, a.span)?;
+            let Type::Struct(id) = target else {
                 unreachable!()
             };
-            let members = self.program.structs.get(*id).members.clone();
+            let members = self.program.structs.get(id).members.clone();
             let mut keys = Vec::new();
             let mut args = Vec::new();
             for (m, v) in members.iter().zip(agg.members) {
@@ -452,6 +617,56 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// A helper's parameter `pname` for struct of places `id` (`pty`: the
+    /// struct, or a pointer or reference to it) passed member by member
+    /// (`keys`): one parameter per member's value, named `pname_member`.
+    fn aggregate_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        pty: &Type,
+        id: crate::types::StructId,
+        keys: &[ArgKey],
+        span: Span,
+    ) -> Result<Local> {
+        let members = self.program.structs.get(id).members.clone();
+        let mut values = Vec::new();
+        for (m, k) in members.iter().zip(keys) {
+            let first = fx.function.arguments.len();
+            let mname = format!("{pname}_{}", m.name);
+            let local = match k {
+                ArgKey::Aggregate(_) | ArgKey::GlobalPath(..) => {
+                    self.place_parameter(fx, &mname, &m.ty, k, span)?
+                }
+                _ => self.parameter(fx, None, &m.ty, k, span)?,
+            };
+            let added = fx.function.arguments.len() - first;
+            for (j, arg) in fx.function.arguments[first..].iter_mut().enumerate() {
+                if arg
+                    .name
+                    .as_deref()
+                    .is_none_or(|n| n.starts_with("_unnamed"))
+                {
+                    arg.name = Some(if added == 1 {
+                        mname.clone()
+                    } else {
+                        format!("{mname}_{j}")
+                    });
+                }
+            }
+            values.push(self.local_value(fx, local, span));
+        }
+        let pointer = match pty {
+            Type::Pointer(pp) if !pp.is_reference => Some(pp.clone()),
+            _ => None,
+        };
+        Ok(Local::Agg(Aggregate {
+            ty: Type::Struct(id),
+            members: values,
+            pointer,
+        }))
+    }
+
     /// A helper's parameter for an [`ArgKey::Aggregate`] or
     /// [`ArgKey::GlobalPath`] key.
     pub(in crate::lower) fn place_parameter(
@@ -462,41 +677,17 @@ impl Lowerer<'_, '_> {
         key: &ArgKey,
         span: Span,
     ) -> Result<Local> {
-        match (key, pty) {
-            (ArgKey::Aggregate(keys), Type::Struct(id)) => {
-                let members = self.program.structs.get(*id).members.clone();
-                let mut values = Vec::new();
-                for (m, k) in members.iter().zip(keys) {
-                    let first = fx.function.arguments.len();
-                    let mname = format!("{pname}_{}", m.name);
-                    let local = match k {
-                        ArgKey::Aggregate(_) | ArgKey::GlobalPath(..) => {
-                            self.place_parameter(fx, &mname, &m.ty, k, span)?
-                        }
-                        _ => self.parameter(fx, None, &m.ty, k, span)?,
-                    };
-                    let added = fx.function.arguments.len() - first;
-                    for (j, arg) in fx.function.arguments[first..].iter_mut().enumerate() {
-                        if arg
-                            .name
-                            .as_deref()
-                            .is_none_or(|n| n.starts_with("_unnamed"))
-                        {
-                            arg.name = Some(if added == 1 {
-                                mname.clone()
-                            } else {
-                                format!("{mname}_{j}")
-                            });
-                        }
-                    }
-                    values.push(self.local_value(fx, local, span));
-                }
-                Ok(Local::Agg(Aggregate {
-                    ty: pty.clone(),
-                    members: values,
-                }))
+        if let (ArgKey::Aggregate(keys), Some(array)) = (key, self.resource_array_target(pty)) {
+            return self.resource_array_parameter(fx, pname, &array, keys, span);
+        }
+        match (key, self.place_struct_target(pty)) {
+            (ArgKey::Aggregate(keys), Some(Type::Struct(id))) => {
+                self.aggregate_parameter(fx, pname, pty, id, keys, span)
             }
-            (ArgKey::GlobalPath(g, path, array), Type::Pointer(pp)) => {
+            (ArgKey::GlobalPath(g, path, array), _) => {
+                let Type::Pointer(pp) = pty else {
+                    unreachable!("a global path is passed to a pointer or reference")
+                };
                 let mut ptr = fx.add(Expression::GlobalVariable(*g), span);
                 let u32_ty = self.naga_type(&Type::UINT, span)?;
                 for (j, step) in path.iter().enumerate() {

@@ -41,6 +41,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 pub(in crate::lower) enum Memory {
     /// Buffer argument `[[buffer(n)]]`.
     Buffer(u32),
+    /// The buffer a pointer member `[[id(id)]]` of the argument buffer
+    /// `[[buffer(n)]]` points to: `(n, id)`.
+    ArgumentBufferMember(u32, u32),
     /// Threadgroup argument `[[threadgroup(n)]]`.
     ThreadgroupArgument(u32),
     /// A `threadgroup` variable of the kernel, by its name's span.
@@ -57,7 +60,7 @@ impl Memory {
     }
 
     fn is_threadgroup(self) -> bool {
-        !matches!(self, Memory::Buffer(_))
+        !matches!(self, Memory::Buffer(_) | Memory::ArgumentBufferMember(..))
     }
 }
 

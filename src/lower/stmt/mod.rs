@@ -494,6 +494,23 @@ impl Lowerer<'_, '_> {
             let ty = self.program.declarator_type(base.clone(), decl)?;
             let local = match &ty {
                 Type::Pointer(p) => self.pointer_local(fx, decl, p, &ty)?,
+                // `sampler s = args.smp;`: a copy names the sampler it is
+                // initialized with (an argument's, a member's).
+                Type::Sampler { .. } if !d.ty.is_constexpr && sampler_copy(decl).is_some() => {
+                    let e = sampler_copy(decl).expect("matched");
+                    let (h, t) = self.rvalue(fx, e)?;
+                    if !matches!(t, Type::Sampler { .. }) {
+                        return Err(Error::coded(
+                            Code::TypeMismatch,
+                            e.span,
+                            format!(
+                                "cannot initialize `sampler` with `{}`",
+                                self.program.display(&t)
+                            ),
+                        ));
+                    }
+                    Local::Value(h, t)
+                }
                 Type::Sampler { .. } => {
                     // `sampler s;`: Metal's default-constructed sampler
                     // (every state at its default, MSL §2.10), which is
@@ -811,4 +828,13 @@ fn switch_labels(items: &[SwitchItem]) -> Result<Vec<(Option<&ast::Expr>, Span, 
         }
     }
     Ok(labels)
+}
+
+/// The initializer of `sampler s = e;` when `e` is not a constructor call
+/// (`sampler(filter::linear)`, which makes a `constexpr` sampler).
+fn sampler_copy(decl: &ast::Declarator) -> Option<&ast::Expr> {
+    match &decl.init {
+        Some(Init::Expr(e)) if !matches!(e.kind, ast::ExprKind::Call(..)) => Some(e),
+        _ => None,
+    }
 }

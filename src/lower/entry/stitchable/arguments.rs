@@ -351,6 +351,7 @@ impl Lowerer<'_, '_> {
                 size: layout::metal(stored, &self.program.structs).size,
                 struct_type: None,
                 array_type: None,
+                argument_index: None,
             })
             .collect();
         arguments.push(Argument {
@@ -376,6 +377,7 @@ impl Lowerer<'_, '_> {
             threadgroup: None,
             texture: None,
             sampler: None,
+            members: Vec::new(),
         });
         Ok(g)
     }

@@ -76,6 +76,7 @@ impl Lowerer<'_, '_> {
                 storage_format: None,
             }),
             sampler: None,
+            members: Vec::new(),
         }
     }
 
