@@ -39,7 +39,7 @@ fn the_combined_form_is_chosen_where_a_quad_may_write_whole_words() {
     for entry in ["one_byte", "rows", "shifted", "pairs_and_signed"] {
         let text = wgsl(entry, subgroups());
         assert!(text.contains("quadBroadcast"), "{entry}:\n{text}");
-        assert!(text.contains("subgroupBallot"), "{entry}:\n{text}");
+        assert!(text.contains("subgroupBallot(true)"), "{entry}:\n{text}");
         // The atomic pair stays for quads that do not cover their word.
         assert!(text.contains("atomicOr"), "{entry}:\n{text}");
     }
@@ -84,6 +84,45 @@ fn browsers_are_told_the_module_uses_subgroups() {
         },
     );
     assert!(!wgpu.contains("enable subgroups"), "{wgpu}");
+}
+
+/// Tint (Chromium's WGSL compiler), where installed, takes the combined
+/// form as browsers get it: `enable subgroups;`, a `subgroupBallot` with
+/// its predicate, quad operations in the kernel's uniform control flow.
+#[test]
+fn tint_accepts_the_combined_form() {
+    let Ok(tint) = which_tint() else {
+        eprintln!("note: skipping: no `tint` on PATH");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("msl2wgsl-byte-stores-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in ["one_byte", "rows", "pairs_and_signed"] {
+        let path = dir.join(format!("{entry}.wgsl"));
+        std::fs::write(&path, wgsl(entry, subgroups())).unwrap();
+        let out = std::process::Command::new(&tint)
+            .args(["--format", "wgsl", "-o"])
+            .arg(dir.join(format!("{entry}.tint.wgsl")))
+            .arg(&path)
+            .output()
+            .expect("tint runs");
+        let said = String::from_utf8_lossy(&out.stderr).to_string()
+            + &String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && !said.contains("error"),
+            "{entry}: {said}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The `tint` executable on `PATH`.
+fn which_tint() -> Result<std::path::PathBuf, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("tint"))
+        .find(|p| p.is_file())
+        .ok_or(())
 }
 
 #[cfg(feature = "runner")]

@@ -330,11 +330,14 @@ impl Lowerer<'_, '_> {
     /// `true` has the subgroup size's bits) and quads are whole (the size is
     /// a multiple of 4): only then does a quad broadcast read real lanes.
     fn full_subgroup(&mut self, fx: &mut FnCtx, span: Span) -> Result<Handle<Expression>> {
+        // With its predicate written out: WGSL's `subgroupBallot` takes one
+        // (naga's writer prints none for `None`).
+        let yes = fx.add(Expression::Literal(naga::Literal::Bool(true)), span);
         let result = fx.add_result(Expression::SubgroupBallotResult, span);
         fx.push(
             Statement::SubgroupBallot {
                 result,
-                predicate: None,
+                predicate: Some(yes),
             },
             span,
         );
