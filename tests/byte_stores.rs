@@ -36,9 +36,19 @@ fn subgroups() -> Options {
 
 #[test]
 fn the_combined_form_is_chosen_where_a_quad_may_write_whole_words() {
-    for entry in ["one_byte", "rows", "shifted", "pairs_and_signed"] {
+    // Both stores of `pairs_and_signed` (4 quad broadcasts each).
+    for (entry, stores) in [
+        ("one_byte", 1),
+        ("rows", 1),
+        ("shifted", 1),
+        ("pairs_and_signed", 2),
+    ] {
         let text = wgsl(entry, subgroups());
-        assert!(text.contains("quadBroadcast"), "{entry}:\n{text}");
+        assert_eq!(
+            text.matches("quadBroadcast").count(),
+            4 * stores,
+            "{entry}:\n{text}"
+        );
         assert!(text.contains("subgroupBallot(true)"), "{entry}:\n{text}");
         // The atomic pair stays for quads that do not cover their word.
         assert!(text.contains("atomicOr"), "{entry}:\n{text}");
@@ -47,6 +57,23 @@ fn the_combined_form_is_chosen_where_a_quad_may_write_whole_words() {
         let text = wgsl(entry, subgroups());
         assert!(!text.contains("quad"), "{entry}:\n{text}");
         assert!(text.contains("atomicOr"), "{entry}:\n{text}");
+    }
+}
+
+/// The neighbouring-element fixture of tests/layout.rs: its `uchar`,
+/// `char`, `ushort` and `bool` stores are combined (`half` is `f16` there,
+/// and its word view keeps the pairs).
+#[test]
+fn the_sub_word_fixture_s_element_stores_are_combined() {
+    let source = include_str!("../fixtures/subword_buffers.metal");
+    let library = Library::from_source("subword_buffers.metal", source, &subgroups()).unwrap();
+    let text = library.wgsl();
+    assert_eq!(text.matches("quadBroadcast").count(), 4 * 4, "{text}");
+    for buffer in ["bytes", "signed_bytes", "halves", "flags"] {
+        assert!(
+            text.contains(&format!("atomicStore((&{buffer}[")),
+            "{buffer}:\n{text}"
+        );
     }
 }
 

@@ -88,6 +88,17 @@ fn root_name(mut e: &ast::Expr) -> Option<&str> {
     }
 }
 
+/// Whether `name` is a Metal scalar or vector type (a conversion's callee).
+fn is_value_type(name: &str) -> bool {
+    const SCALARS: &[&str] = &[
+        "bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half",
+        "float", "bfloat", "size_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t",
+        "uint32_t", "int64_t", "uint64_t",
+    ];
+    let scalar = name.trim_end_matches(['2', '3', '4']);
+    SCALARS.contains(&name) || (scalar.len() + 1 == name.len() && SCALARS.contains(&scalar))
+}
+
 /// Integer conversions written as calls, which keep an index affine.
 const INTEGER_TYPES: &[&str] = &[
     "uint", "int", "ushort", "short", "uint32_t", "int32_t", "uint16_t", "int16_t", "size_t",
@@ -146,7 +157,9 @@ impl<'a> Scope<'a> {
             | ExprKind::Unary(UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::AddrOf, target) => {
                 changed.extend(root_name(target).map(str::to_string))
             }
-            ExprKind::Call(_, args) => {
+            // A conversion (`uint(x)`, `uchar2(a, b)`) takes values; any
+            // other function may take a `thread` reference.
+            ExprKind::Call(callee, args) if !name_of(callee).is_some_and(is_value_type) => {
                 changed.extend(args.iter().filter_map(root_name).map(str::to_string))
             }
             _ => {}
