@@ -118,8 +118,8 @@ impl Lowerer<'_, '_> {
         self.entry.predicated |= !self.entry.combined_stores.is_empty();
     }
 
-    /// Lowers expression statement `s` (at `span`), marking its element
-    /// store as combinable when the plan says so.
+    /// Runs `lower` on the expression statement at `span`, its element
+    /// store marked as combinable when the plan holds the statement.
     pub(in crate::lower) fn with_combined_store<T>(
         &mut self,
         fx: &mut FnCtx,
