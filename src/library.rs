@@ -16,6 +16,7 @@ mod reporting;
 mod stub_vertex;
 
 pub use crate::layout::uniform::UniformLayout;
+pub use crate::lower::ByteStores;
 pub use crate::lower::HalfMode;
 pub use crate::lower::SimdGroups;
 pub use crate::lower::WideIntegers;
@@ -64,6 +65,12 @@ pub struct Options {
     /// emulated in threadgroup memory, or the adapter's native subgroups;
     /// `Auto` is the emulation here and the adapter's choice in the runner.
     pub simd: SimdGroups,
+    /// How 8- and 16-bit elements that neighbouring threads store are
+    /// written (`--byte-stores`): atomic clear-and-set pairs, or whole words
+    /// combined through quad operations where a kernel's store allows it
+    /// (needs subgroups); `Auto` combines where the SIMD groups are native
+    /// here, and where the adapter has subgroups in the runner.
+    pub byte_stores: ByteStores,
     /// How many errors are reported before the translation stops
     /// (`--error-limit`, clang's `-ferror-limit`).
     pub error_limit: ErrorLimit,
@@ -423,6 +430,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         half: options.half,
         uniform_layout: options.uniform_layout,
         simd: options.simd,
+        byte_stores: options.byte_stores,
     };
     // Struct template instances are added to `tu` as analysis finds them used.
     let lowered = sema::struct_templates::analyze_until_complete(&mut tu, |tu, program, errors| {

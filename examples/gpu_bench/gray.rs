@@ -1,7 +1,10 @@
 //! 8-bit data: RGBA8 pixels (`uchar4`) to 8-bit luma (`uchar`) with
 //! integer weights, checked exactly. msl2wgsl holds 8-bit buffers as u32
 //! word views: `grayscale` (one pixel and one byte store per thread)
-//! becomes an atomic AND/OR pair per byte; `grayscale4` (four pixels per
+//! becomes a quad exchange whose first lane stores the whole word (the
+//! harness translates with native SIMD groups, so subgroups may be used:
+//! `lower/metal/byte_stores.rs`), an atomic AND/OR pair per byte without
+//! subgroups; `grayscale4` (four pixels per
 //! thread, one `uchar4` store) is the same algorithm as the hand-written
 //! WGSL, which has no byte stores and so packs four lumas into a `u32`.
 //! Bandwidth counts 4 bytes read and 1 byte written per pixel.

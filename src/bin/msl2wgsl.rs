@@ -7,7 +7,9 @@
 //! (a file literally named `run` is given as `./run`).
 #![forbid(unsafe_code)]
 
-use choices::{BackendArg, HalfArg, PlatformArg, SimdArg, TargetArg, UniformLayoutArg};
+use choices::{
+    BackendArg, ByteStoresArg, HalfArg, PlatformArg, SimdArg, TargetArg, UniformLayoutArg,
+};
 use clap::{ArgGroup, Args, Parser};
 use msl2wgsl::diagnostics::Code;
 use msl2wgsl::reflect::{BindingMap, ReflectionDocument, SCHEMA_VERSION};
@@ -111,6 +113,14 @@ struct CompileArgs {
     /// adapter's subgroups: Apple's results where they are 32 lanes wide).
     #[arg(long, value_enum, default_value_t = SimdArg::Auto)]
     simd: SimdArg,
+    /// How 8/16-bit buffer elements that neighbouring threads store are
+    /// written: atomic (an atomic clear-and-set pair each), subgroups
+    /// (whole words combined through quad operations where the store is one
+    /// per thread at the thread position, falling back to the pair on the
+    /// GPU; needs the `subgroups` feature) or auto (subgroups with `--simd
+    /// native`, atomic otherwise).
+    #[arg(long, value_enum, default_value_t = ByteStoresArg::Auto)]
+    byte_stores: ByteStoresArg,
 }
 
 impl CompileArgs {
@@ -128,6 +138,7 @@ impl CompileArgs {
         options.half = self.half.into();
         options.uniform_layout = self.uniform_layout.into();
         options.simd = self.simd.into();
+        options.byte_stores = self.byte_stores.into();
         options.preprocess.platform = self.platform.into();
         options.error_limit = self.report.error_limit();
         options

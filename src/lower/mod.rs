@@ -26,6 +26,7 @@ use ctx::entry::{EntryCtx, EntryStage};
 use std::collections::HashMap;
 
 pub use entry::compute::{default_threadgroup_size, DISPATCH_BINDING};
+pub use metal::byte_stores::ByteStores;
 pub use metal::half_as_f32::HalfMode;
 pub use metal::simd_groups::SimdGroups;
 pub use metal::wide_integers::WideIntegers;
@@ -59,6 +60,8 @@ pub struct Options {
     pub uniform_layout: crate::layout::uniform::UniformLayout,
     /// How SIMD-group functions are lowered.
     pub simd: metal::simd_groups::SimdGroups,
+    /// How 8/16-bit elements that neighbouring threads store are written.
+    pub byte_stores: ByteStores,
 }
 
 /// The lowered module and what reflection needs.
@@ -129,6 +132,8 @@ struct Settings {
     simd: metal::simd_groups::SimdGroups,
     /// `Auto`: a kernel the emulation cannot take falls back to `Native`.
     simd_fallback: bool,
+    /// How 8/16-bit element stores are written (never `Auto`).
+    byte_stores: ByteStores,
 }
 
 /// What a helper function is specialised for: (function, argument kinds,
@@ -340,6 +345,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 uniform_layout: options.uniform_layout,
                 simd: options.simd.resolved(),
                 simd_fallback: options.simd == metal::simd_groups::SimdGroups::Auto,
+                byte_stores: options.byte_stores.resolved(options.simd),
             },
             global: ModuleCtx::default(),
             entry: EntryCtx::default(),

@@ -323,7 +323,8 @@ pub struct FunctionReflection {
     /// fill it with a [`DispatchParams`] (kernels only).
     pub dispatch_binding: Option<WgslBinding>,
     /// True if the kernel contains a barrier (or SIMD-group functions run
-    /// by the 32-lane emulation, which waits at barriers): WGSL launches
+    /// by the 32-lane emulation, which waits at barriers, or element stores
+    /// combined by quads, which every thread must reach): WGSL launches
     /// whole workgroups, so the threads past a `dispatchThreads` grid run
     /// too, to the barriers, with every store they would make skipped. Such
     /// a kernel's module declares the `bool` override

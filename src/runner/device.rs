@@ -269,6 +269,20 @@ impl Gpu {
         }
     }
 
+    /// How this device writes 8/16-bit elements: `wanted`, or for `Auto`
+    /// whole words combined through quad operations where it has subgroups
+    /// of at least 4 lanes (a quad), the atomic pairs elsewhere.
+    pub fn byte_stores(&self, wanted: crate::ByteStores) -> crate::ByteStores {
+        use crate::ByteStores as B;
+        let quads =
+            self.features().contains(wgpu::Features::SUBGROUP) && self.info.subgroup_min_size >= 4;
+        match wanted {
+            B::Auto if quads => B::Subgroups,
+            B::Auto => B::Atomic,
+            mode => mode,
+        }
+    }
+
     /// Checks that the device has every feature in `required` (spelled as in
     /// [`FunctionReflection::required_features`]: `"shader-f16"`, ...).
     pub fn check_features(&self, required: &[String]) -> Result<(), RunError> {
@@ -305,6 +319,7 @@ impl Gpu {
         options.target = crate::Target::Wgpu;
         options.half = self.half_mode(options.half);
         options.wide_integers = self.wide_integers(options.wide_integers);
+        options.byte_stores = self.byte_stores(options.byte_stores);
         options.simd = self.simd_groups(options.simd);
         let key = (
             source_name.to_string(),

@@ -25,6 +25,28 @@ impl From<SimdArg> for msl2wgsl::SimdGroups {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum ByteStoresArg {
+    /// Combined where SIMD groups are native (`--simd native`), atomic
+    /// elsewhere.
+    Auto,
+    /// One atomic clear-and-set pair per element.
+    Atomic,
+    /// Combined into whole words through quad operations where a kernel's
+    /// store allows it (needs subgroups).
+    Subgroups,
+}
+
+impl From<ByteStoresArg> for msl2wgsl::ByteStores {
+    fn from(s: ByteStoresArg) -> Self {
+        match s {
+            ByteStoresArg::Auto => Self::Auto,
+            ByteStoresArg::Atomic => Self::Atomic,
+            ByteStoresArg::Subgroups => Self::Subgroups,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 pub(crate) enum UniformLayoutArg {
     /// Uniforms where WGSL's uniform layout rules allow Metal's layout.
     Wgsl,

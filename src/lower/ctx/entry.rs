@@ -76,6 +76,11 @@ pub(in crate::lower) struct EntryCtx {
     /// the memory this lowering's casts met typed
     /// (`lower::metal::pointer_views`).
     pub viewed: crate::lower::metal::pointer_views::ViewedMemory,
+    /// The kernel's store statements whose 8/16-bit elements a quad
+    /// combines into words (`lower::metal::byte_stores`).
+    pub combined_stores: Vec<crate::source_map::Span>,
+    /// While one of those is lowered: the block depth its store is in.
+    pub combine_store: Option<usize>,
 }
 
 impl EntryCtx {

@@ -150,6 +150,11 @@ impl FnCtx {
             .push(stmt, naga::Span::new(span.start, span.end));
     }
 
+    /// How many blocks are open: which one statements go to.
+    pub fn block_depth(&self) -> usize {
+        self.blocks.len()
+    }
+
     /// Starts a nested block (and a scope).
     pub fn open(&mut self) {
         self.flush();

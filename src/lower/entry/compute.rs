@@ -117,6 +117,7 @@ impl Lowerer<'_, '_> {
         let subgroups = self.uses_subgroups(body, &params);
         // Emulated SIMD-group functions wait at barriers.
         self.entry.predicated |= subgroups && self.emulates_simd();
+        self.plan_byte_stores(body, &params);
         let mut fx = FnCtx::new(&f.name.name, Type::Void);
         fx.kernel = true;
         let geometry = self.prologue(&mut fx, wg, subgroups, f.span)?;

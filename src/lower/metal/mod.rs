@@ -9,6 +9,8 @@
 //! - `word_views`: buffers whose Metal layout WGSL cannot declare, held as
 //!   `u32` words addressed in bytes (packed vectors, 8/16-bit, `half`);
 //! - `narrow_integers`: `char`/`short` outside buffers in 32-bit values;
+//! - `byte_stores`: 8/16-bit elements that a quad of threads stores together,
+//!   combined into word stores with quad operations;
 //! - `buffer_pointers`: pointers into buffers as (buffer, element index),
 //!   since naga takes no storage pointers as parameters;
 //! - `half_as_f32`: `half` as `f32` rounded to binary16 where Metal rounds;
@@ -40,6 +42,7 @@
 
 pub(in crate::lower) mod bfloat;
 pub(in crate::lower) mod buffer_pointers;
+pub mod byte_stores;
 pub(in crate::lower) mod dispatch_grid;
 pub(in crate::lower) mod function_constants;
 pub(in crate::lower) mod half_as_f32;

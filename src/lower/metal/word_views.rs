@@ -353,6 +353,12 @@ impl Lowerer<'_, '_> {
             Type::Vector(s, n) if s.size() < 4 && (s.size() * u32::from(*n)) % 4 == 0 => {
                 self.store_packed_words(fx, p, value, *s, u32::from(*n), span)
             }
+            // A 2-byte vector (`uchar2`) is 2-aligned: one 16-bit field of
+            // its word, one store instead of one per byte.
+            Type::Vector(s, 2) if s.size() == 1 => {
+                let bits = self.byte_pair_bits(fx, value, *s, span);
+                self.store_field(fx, p, bits, 2, span)
+            }
             Type::Vector(s, n) | Type::Packed(s, n) => {
                 for k in 0..u32::from(*n) {
                     let at = self.add_offset(fx, p.offset, k * s.size(), span);
@@ -442,6 +448,25 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// The two lanes of a 1-byte `vec2` as the low 16 bits of a `u32`.
+    fn byte_pair_bits(
+        &mut self,
+        fx: &mut FnCtx,
+        value: Handle<Expression>,
+        s: Scalar,
+        span: Span,
+    ) -> Handle<Expression> {
+        let mut bits = Vec::new();
+        for index in 0..2 {
+            let lane = fx.add(Expression::AccessIndex { base: value, index }, span);
+            let lane = Self::scalar_bits(fx, lane, s, span);
+            bits.push(self.field_bits(fx, lane, 1, span));
+        }
+        let eight = Self::lit(fx, 8, span);
+        let high = Self::bin(fx, Bo::ShiftLeft, bits[1], eight, span);
+        Self::bin(fx, Bo::InclusiveOr, bits[0], high, span)
+    }
+
     /// The bits of a scalar value as a `u32` (low `size` bytes meaningful).
     fn scalar_bits(
         fx: &mut FnCtx,
@@ -493,8 +518,20 @@ impl Lowerer<'_, '_> {
         } else {
             Self::scalar_bits(fx, value, s, span)
         };
+        self.store_field(fx, p, value, s.size(), span)
+    }
+
+    /// Stores the low `size` bytes of `value`, a field that lies within one
+    /// word (a scalar, or an aligned 2-byte vector), at a byte place.
+    fn store_field(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &BytePlace,
+        value: Handle<Expression>,
+        size: u32,
+        span: Span,
+    ) -> Result<()> {
         let pointer = self.word_pointer(fx, p.global, p.offset, span);
-        let size = s.size();
         if size == 4 {
             self.push_effect(fx, Statement::Store { pointer, value }, Some(pointer), span);
             return Ok(());
@@ -509,9 +546,44 @@ impl Lowerer<'_, '_> {
                 "internal error: sub-word store into a non-atomic word view",
             ));
         }
-        // Clear the field, then set its bits: two atomic operations, so that
-        // other threads' bytes in the same word survive.
-        let shift = Self::bit_shift(fx, p.offset, size, span);
+        let field = (p.offset, value, size);
+        if self.take_combined_store(fx) {
+            let masked = self.field_bits(fx, value, size, span);
+            return self.combined_store(
+                fx,
+                p.global,
+                (p.offset, masked, size),
+                |this, fx| this.atomic_field_store(fx, pointer, field, span),
+                span,
+            );
+        }
+        self.atomic_field_store(fx, pointer, field, span)
+    }
+
+    /// The low `size` bytes of `value`.
+    fn field_bits(
+        &mut self,
+        fx: &mut FnCtx,
+        value: Handle<Expression>,
+        size: u32,
+        span: Span,
+    ) -> Handle<Expression> {
+        let ones = Self::lit(fx, (1u32 << (size * 8)) - 1, span);
+        Self::bin(fx, Bo::And, value, ones, span)
+    }
+
+    /// Replaces the `size` bytes at byte `offset` of the word at `pointer`
+    /// with the low bytes of `value` (`field`: offset, value, size): clear
+    /// the field, then set its bits, two atomic operations, so that other
+    /// threads' bytes in the same word survive.
+    fn atomic_field_store(
+        &mut self,
+        fx: &mut FnCtx,
+        pointer: Handle<Expression>,
+        (offset, value, size): (Handle<Expression>, Handle<Expression>, u32),
+        span: Span,
+    ) -> Result<()> {
+        let shift = Self::bit_shift(fx, offset, size, span);
         let ones = Self::lit(fx, (1u32 << (size * 8)) - 1, span);
         let field = Self::bin(fx, Bo::ShiftLeft, ones, shift, span);
         let clear = fx.add(

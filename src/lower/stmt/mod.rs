@@ -32,7 +32,7 @@ impl Lowerer<'_, '_> {
                 fx.push(Statement::Block(block), span);
             }
             StmtKind::Expr(e) => {
-                self.expr(fx, e)?;
+                self.with_combined_store(fx, span, |this, fx| this.expr(fx, e))?;
             }
             StmtKind::Decl(d) => self.declaration(fx, d)?,
             StmtKind::If {
