@@ -329,7 +329,7 @@ impl Lowerer<'_, '_> {
 
     /// Member `name` of struct `id`: at its Metal offset in a byte view, else
     /// by its naga member index.
-    fn struct_member(
+    pub(in crate::lower) fn struct_member(
         &mut self,
         fx: &mut FnCtx,
         base: Value,

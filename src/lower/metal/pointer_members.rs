@@ -356,6 +356,7 @@ impl Lowerer<'_, '_> {
         pty: &Type,
         a: Arg,
     ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
+        let a = self.base_argument(fx, pty, a)?;
         if self.is_place_struct(pty) {
             let agg = self.same_aggregate(a.value, pty, a.span)?;
             let Type::Struct(id) = pty else {

@@ -1,0 +1,121 @@
+//! Derived-to-base conversions (C++ [conv.ptr]/3, [dcl.init.ref],
+//! [over.best.ics]/6): a `D` object where a `B` is expected, `D` deriving
+//! from `B`, is its `B` subobject: the base member that holds it
+//! (`sema/inheritance.rs`), through every base in between. A base that the
+//! empty-base optimisation gave no member has no state, so its subobject is
+//! a value-initialised `B` (in a local of its own where a reference binds
+//! it). Overload resolution ranks such a binding as a conversion.
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{Place, Value};
+use crate::lower::cxx::args::Arg;
+use crate::lower::{Lowerer, Result};
+use crate::source_map::Span;
+use crate::types::{StructId, Type};
+use naga::{Expression, Statement};
+
+/// The struct a parameter of type `param` takes, by value, by reference or
+/// by pointer.
+pub(in crate::lower) fn parameter_struct(param: &Type) -> Option<StructId> {
+    match param {
+        Type::Struct(id) => Some(*id),
+        Type::Pointer(p) => match p.pointee {
+            Type::Struct(id) => Some(id),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// The base `to` of `from` when `from` is a struct deriving from it (and
+    /// not `to` itself).
+    pub(in crate::lower) fn proper_base(&self, from: &Type, to: StructId) -> Option<StructId> {
+        match *from {
+            Type::Struct(d) if d != to && self.program.derives_from(d, to) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// `arg` passed to a parameter of type `pty`: its base subobject when
+    /// the parameter takes a base of its struct (by value or by reference).
+    pub(in crate::lower) fn base_argument(
+        &mut self,
+        fx: &mut FnCtx,
+        pty: &Type,
+        arg: Arg,
+    ) -> Result<Arg> {
+        let Some(to) = parameter_struct(pty) else {
+            return Ok(arg);
+        };
+        let Some(from) = self.proper_base(&arg.ty, to) else {
+            return Ok(arg);
+        };
+        if matches!(arg.value, Value::Ptr(_)) {
+            return Ok(arg);
+        }
+        let value = self.base_subobject(fx, arg.value, from, to, arg.span)?;
+        Ok(Arg {
+            value,
+            ty: Type::Struct(to),
+            span: arg.span,
+        })
+    }
+
+    /// The `to` subobject of `object`, a `from` (deriving from `to`): a
+    /// place stays a place, a value a value.
+    pub(in crate::lower) fn base_subobject(
+        &mut self,
+        fx: &mut FnCtx,
+        mut object: Value,
+        from: StructId,
+        to: StructId,
+        span: Span,
+    ) -> Result<Value> {
+        let path = self
+            .program
+            .base_path(from, to)
+            .expect("a base of the object's struct");
+        let mut owner = from;
+        for (base, member) in path {
+            object = match member {
+                Some(name) => self.struct_member(fx, object, owner, &name, span)?,
+                None => self.empty_base(fx, &object, base, span)?,
+            };
+            owner = base;
+        }
+        Ok(object)
+    }
+
+    /// The subobject of an empty base `base` (which holds no state) of
+    /// `object`: a value-initialised `base`, in a local of its own when
+    /// `object` is a place (a reference may bind it).
+    fn empty_base(
+        &mut self,
+        fx: &mut FnCtx,
+        object: &Value,
+        base: StructId,
+        span: Span,
+    ) -> Result<Value> {
+        let ty = Type::Struct(base);
+        let th = self.naga_type(&ty, span)?;
+        let zero = fx.add(Expression::ZeroValue(th), span);
+        if !matches!(object, Value::Place(_) | Value::Bytes(_)) {
+            return Ok(Value::Rv(zero, ty));
+        }
+        let var = fx.local("empty_base", th, span);
+        let ptr = fx.add(Expression::LocalVariable(var), span);
+        fx.push(
+            Statement::Store {
+                pointer: ptr,
+                value: zero,
+            },
+            span,
+        );
+        Ok(Value::Place(Place {
+            ptr,
+            ty,
+            writable: true,
+        }))
+    }
+}
