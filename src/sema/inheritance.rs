@@ -25,7 +25,12 @@ use crate::types::{MemberDef, StructId, Type};
 impl Program<'_> {
     /// The base class that member `m` (a [`ast::is_base_member`]) of `s`
     /// names, of type `ty`: a struct, not a union.
-    pub(super) fn base_class(&self, s: &ast::StructDecl, m: &ast::Member, ty: &Type) -> Result<StructId> {
+    pub(super) fn base_class(
+        &self,
+        s: &ast::StructDecl,
+        m: &ast::Member,
+        ty: &Type,
+    ) -> Result<StructId> {
         match ty {
             Type::Struct(id) if !self.structs.get(*id).is_union => Ok(*id),
             _ => Err(Error::coded(
@@ -153,7 +158,11 @@ impl Program<'_> {
     /// The base subobjects from `derived` down to `base`, each as the base
     /// struct and the member that holds it (`None` for an empty base);
     /// `None` when `base` is not a base of `derived`.
-    pub fn base_path(&self, derived: StructId, base: StructId) -> Option<Vec<(StructId, Option<String>)>> {
+    pub fn base_path(
+        &self,
+        derived: StructId,
+        base: StructId,
+    ) -> Option<Vec<(StructId, Option<String>)>> {
         if derived == base {
             return Some(Vec::new());
         }

@@ -100,7 +100,9 @@ pub(super) fn struct_named(
                 items.extend(member_functions(&name, p)?)
             }
             Rule::member_template => {
-                p.clone().into_inner().for_each(|x| pod.note_member_function(&x));
+                p.clone()
+                    .into_inner()
+                    .for_each(|x| pod.note_member_function(&x));
                 items.extend(member_template(&name, p)?)
             }
             // Checked where the struct (or a template's instance) is declared.
