@@ -178,6 +178,7 @@ fn multiple_and_template_bases_translate() {
 ///   base's tail padding, at offset 20; `sizeof` 32.
 /// - `Nothing` is empty: `OnNothing : Nothing` holds `x` at offset 0,
 ///   `sizeof` 4 (the empty-base optimisation).
+///
 /// Each thread reads its element's members and writes the base's `s` (and
 /// `t`), which must land at those offsets in the host's bytes.
 const LAYOUT: &str = r#"
@@ -302,4 +303,35 @@ fn a_member_the_derived_struct_declares_hides_the_base_one() {
                 struct D : B { float get(float k) const { return x * k; } };\n\
                 kernel void k(device float* o [[buffer(0)]]) { D d; d.x = 2.0f; o[0] = d.get(); }\n";
     assert_eq!(first_code(body), Code::NoMatchingOverload);
+}
+
+#[test]
+fn a_member_function_two_bases_declare_is_ambiguous_at_the_call() {
+    let body = "struct A { float x; float get() const { return x; } };\n\
+                struct B { float y; float get() const { return y; } };\n\
+                struct D : A, B {};\n\
+                kernel void k(device float* o [[buffer(0)]]) { D d; d.x = 1.0f; o[0] = d.get(); }\n";
+    let text = assert_error(
+        body,
+        "get()",
+        2,
+        "member `get` found in multiple base classes of `D`",
+    );
+    assert!(text.contains("note: declared in base `A`"), "{text}");
+    assert_eq!(first_code(body), Code::AmbiguousName);
+}
+
+#[test]
+fn a_data_member_two_bases_declare_is_ambiguous_at_the_use() {
+    let body = "struct A { float x; };\n\
+                struct B { float x; };\n\
+                struct D : A, B { float z; };\n\
+                kernel void k(device float* o [[buffer(0)]]) { D d; d.z = 1.0f; o[0] = d.x; }\n";
+    assert_error(
+        body,
+        "x; }\n",
+        0,
+        "member `x` found in multiple base classes of `D`",
+    );
+    assert_eq!(first_code(body), Code::AmbiguousName);
 }

@@ -97,6 +97,9 @@ impl Program<'_> {
     /// the members that bases define out of line afterwards.
     pub(super) fn inherit_names(&mut self, id: StructId) {
         let derived = self.structs.get(id).name.clone();
+        // Which base each name came from in this pass: a name two bases
+        // declare is ambiguous ([class.member.lookup]/6).
+        let mut from: std::collections::HashMap<String, String> = Default::default();
         for b in self.structs.get(id).bases.clone() {
             let base = self.structs.get(b).name.clone();
             let prefix = format!("{base}::");
@@ -110,9 +113,16 @@ impl Program<'_> {
                 })
                 .collect();
             for (key, symbol) in names {
+                if let Some(first) = from.get(&key) {
+                    self.symbols.remove(&key);
+                    self.ambiguous_members
+                        .insert(key, (first.clone(), base.clone()));
+                    continue;
+                }
                 if !self.symbols.contains_key(&key) || self.inherited.contains(&key) {
                     self.symbols.insert(key.clone(), symbol);
-                    self.inherited.insert(key);
+                    self.inherited.insert(key.clone());
+                    from.insert(key, base.clone());
                 }
             }
             let templates: Vec<(String, Vec<usize>)> = self

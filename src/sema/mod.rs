@@ -229,6 +229,9 @@ pub struct Program<'a> {
     /// (see [`inheritance`]), which the derived struct's own declarations
     /// and later passes replace.
     pub inherited: std::collections::HashSet<String>,
+    /// Names `Derived::m` that two bases of `Derived` declare (C++ calls
+    /// their use ambiguous), with the two bases.
+    pub ambiguous_members: HashMap<String, (String, String)>,
 }
 
 /// While it lives, the static member declarations of one struct are being

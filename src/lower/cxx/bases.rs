@@ -6,10 +6,11 @@
 //! a value-initialised `B` (in a local of its own where a reference binds
 //! it). Overload resolution ranks such a binding as a conversion.
 
+use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Place, Value};
 use crate::lower::cxx::args::Arg;
-use crate::lower::{Lowerer, Result};
+use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::types::{StructId, Type};
 use naga::{Expression, Statement};
@@ -33,6 +34,70 @@ impl Lowerer<'_, '_> {
     pub(in crate::lower) fn proper_base(&self, from: &Type, to: StructId) -> Option<StructId> {
         match *from {
             Type::Struct(d) if d != to && self.program.derives_from(d, to) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The error for a use of member `name` of struct `sname` that two of
+    /// its bases declare ([class.member.lookup]/6), if so: a member
+    /// function, static member or alias ([`Program::ambiguous_members`]),
+    /// or a data member.
+    ///
+    /// [`Program::ambiguous_members`]: crate::sema::Program::ambiguous_members
+    pub(in crate::lower) fn ambiguous_member(
+        &self,
+        sname: &str,
+        name: &str,
+        span: Span,
+    ) -> Option<Error> {
+        let key = crate::syntax::members::member_name(sname, name);
+        let (a, b) = match self.program.ambiguous_members.get(&key) {
+            Some((a, b)) => (a.clone(), b.clone()),
+            None => self.data_member_bases(sname, name)?,
+        };
+        Some(
+            Error::coded(
+                Code::AmbiguousName,
+                span,
+                format!("member `{name}` found in multiple base classes of `{sname}`"),
+            )
+            .note(format!("declared in base `{a}`"))
+            .note(format!("and in base `{b}`")),
+        )
+    }
+
+    /// Two direct bases of struct `sname` through which data member `name`
+    /// is found, when there are two.
+    fn data_member_bases(&self, sname: &str, name: &str) -> Option<(String, String)> {
+        let Some(crate::sema::Symbol::Type(Type::Struct(id))) = self.program.symbols.get(sname)
+        else {
+            return None;
+        };
+        let def = self.program.structs.get(*id);
+        if def.members.iter().any(|m| m.name == name) {
+            return None;
+        }
+        let holders: Vec<String> = def
+            .members
+            .iter()
+            .filter(|m| crate::syntax::ast::is_base_member(&m.name))
+            .filter_map(|m| match m.ty {
+                Type::Struct(b) => {
+                    let found = self
+                        .program
+                        .structs
+                        .get(b)
+                        .members
+                        .iter()
+                        .any(|x| x.name == name)
+                        || self.anonymous_path(b, name).is_some();
+                    found.then(|| self.program.struct_name(b).to_string())
+                }
+                _ => None,
+            })
+            .collect();
+        match holders.as_slice() {
+            [a, b, ..] => Some((a.clone(), b.clone())),
             _ => None,
         }
     }
