@@ -335,3 +335,52 @@ fn a_data_member_two_bases_declare_is_ambiguous_at_the_use() {
     );
     assert_eq!(first_code(body), Code::AmbiguousName);
 }
+
+/// Base initializers in constructors (in the struct and out of line, also
+/// of an empty base), a buffer element of a derived struct bound to a
+/// `const device` reference to its base, and `static_cast` to a base.
+const CONSTRUCTORS: &str = r#"
+struct Base { float a; Base(float x) : a(x * 2.0f) {} float get() const { return a; } };
+struct Mark { Mark() {} };
+struct Derived : Mark, Base {
+    float t;
+    Derived(float x) : Mark(), Base(x), t(1.5f) {}
+    Derived(float x, float y);
+};
+Derived::Derived(float x, float y) : Base{x + y}, t(y) {}
+struct P { float a; };
+struct Q : P { float b; };
+float first(const device P& p) { return p.a; }
+kernel void ctors(device const Q* q [[buffer(0)]],
+                  device float* out [[buffer(1)]],
+                  uint i [[thread_position_in_grid]]) {
+    Derived d(float(i));
+    Derived e(float(i), 3.0f);
+    Q local = q[i];
+    out[i * 3 + 0] = d.get() + d.t;
+    out[i * 3 + 1] = e.a + e.t;
+    out[i * 3 + 2] = first(q[i]) + static_cast<P>(local).a + local.b;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn base_initializers_and_base_references_match_cpu_reference() {
+    let n = 16;
+    // Q: `a` at 0, `b` at 4 (P is POD: `b` follows its 4 bytes).
+    let q = elements(n, 8, |i| vec![(0, i as f32 + 0.5), (4, 10.0)]);
+    let Some(out) = run(
+        CONSTRUCTORS,
+        "ctors",
+        n as u32,
+        vec![(0, q), (1, vec![0; n * 12])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for i in 0..n {
+        let x = i as f32;
+        let want = [2.0 * x + 1.5, 2.0 * (x + 3.0) + 3.0, 2.0 * (x + 0.5) + 10.0];
+        assert_eq!(&got[i * 3..i * 3 + 3], &want, "[{i}]");
+    }
+}

@@ -191,7 +191,7 @@ impl Program<'_> {
 
 /// The last component of a struct's name, without template arguments: the
 /// name of its constructors (`B` of `ns::B<float>`).
-fn short_name(name: &str) -> &str {
+pub fn short_name(name: &str) -> &str {
     let plain = name.split('<').next().unwrap_or(name);
     plain.rsplit("::").next().unwrap_or(plain)
 }

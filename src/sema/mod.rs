@@ -10,7 +10,7 @@ pub mod constexpr_fn;
 pub mod conversions;
 pub mod function_constants;
 pub mod gnu_layout;
-mod inheritance;
+pub mod inheritance;
 mod numeric_limits;
 pub mod pointer_references;
 mod raytracing;

@@ -12,6 +12,7 @@ use crate::lower::ctx::value::{Place, Value};
 use crate::lower::cxx::args::Arg;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
+use crate::syntax::ast::{base_member_name, Expr, ExprKind, Ident};
 use crate::types::{StructId, Type};
 use naga::{Expression, Statement};
 
@@ -100,6 +101,68 @@ impl Lowerer<'_, '_> {
             [a, b, ..] => Some((a.clone(), b.clone())),
             _ => None,
         }
+    }
+
+    /// A base initializer in a constructor's initializer list (`D(float x)
+    /// : B(x), t(0) {}`), which the parser made `this.B = x` as it makes a
+    /// member's: the base subobject is initialised from `B(x)` (`B{..}` for
+    /// braces). `None` when `lhs` is not `this.B` for a base `B` that is
+    /// not also a data member's name. An empty base has no member; its
+    /// constructor still runs, for its effects.
+    pub(in crate::lower) fn base_initializer(
+        &mut self,
+        fx: &mut FnCtx,
+        op: Option<crate::syntax::ast::BinaryOp>,
+        lhs: &Expr,
+        rhs: &Expr,
+        span: Span,
+    ) -> Option<Result<Value>> {
+        let ExprKind::Member(object, member, false) = &lhs.kind else {
+            return None;
+        };
+        if op.is_some()
+            || !matches!(&object.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == "this")
+        {
+            return None;
+        }
+        let id = self.this_struct(fx)?;
+        let def = self.program.structs.get(id);
+        if def.members.iter().any(|m| m.name == member.name) {
+            return None;
+        }
+        let (k, base) = def.bases.iter().enumerate().find(|(_, &b)| {
+            crate::sema::inheritance::short_name(self.program.struct_name(b)) == member.name
+        })?;
+        let path = vec![self.program.struct_name(*base).to_string()];
+        let value = Expr {
+            kind: match &rhs.kind {
+                ExprKind::InitList(items) => ExprKind::BraceConstruct(path, items.clone()),
+                _ => ExprKind::Call(
+                    Box::new(Expr {
+                        kind: ExprKind::Name(path),
+                        span: member.span,
+                    }),
+                    vec![rhs.clone()],
+                ),
+            },
+            span: rhs.span,
+        };
+        let held = base_member_name(k);
+        if !def.members.iter().any(|m| m.name == held) {
+            return Some(self.expr(fx, &value).map(|_| Value::Void));
+        }
+        let target = Expr {
+            kind: ExprKind::Member(
+                object.clone(),
+                Ident {
+                    name: held,
+                    span: member.span,
+                },
+                false,
+            ),
+            span: lhs.span,
+        };
+        Some(self.assign(fx, None, &target, &value, span))
     }
 
     /// `arg` passed to a parameter of type `pty`: its base subobject when
