@@ -384,3 +384,55 @@ fn base_initializers_and_base_references_match_cpu_reference() {
         assert_eq!(&got[i * 3..i * 3 + 3], &want, "[{i}]");
     }
 }
+
+/// A pointer to a `thread` derived object passed where a pointer to its
+/// base is expected ([conv.ptr]/3): it points at the base subobject.
+const POINTERS: &str = r#"
+struct B { float a; };
+struct D : B { float t; };
+float get(thread const B* p) { return p->a; }
+void bump(thread B* p) { p->a += 1.0f; }
+kernel void pointers(device const float* in [[buffer(0)]],
+                     device float* out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+    D d;
+    d.a = in[i];
+    d.t = 0.25f;
+    bump(&d);
+    out[i] = get(&d) * 2.0f + d.t;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn derived_pointers_convert_to_base_pointers() {
+    let n = 16;
+    let input: Vec<f32> = (0..n).map(|i| i as f32 - 4.0).collect();
+    let Some(out) = run(
+        POINTERS,
+        "pointers",
+        n as u32,
+        vec![(0, common::f32_bytes(&input)), (1, vec![0; n * 4])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for (i, &x) in input.iter().enumerate() {
+        assert_eq!(got[i], (x + 1.0) * 2.0 + 0.25, "[{i}]");
+    }
+}
+
+#[test]
+fn a_buffer_pointer_to_a_derived_struct_is_refused_as_a_base_pointer() {
+    let body = "struct B { float a; };\n\
+                struct D : B { float t; };\n\
+                float dev(device B* p) { return p->a; }\n\
+                kernel void k(device float* o [[buffer(0)]], device D* ds [[buffer(1)]]) { o[0] = dev(ds + 1); }\n";
+    assert_error(
+        body,
+        "ds + 1",
+        0,
+        "converting a `device` pointer to `D` into a pointer to its base `B` is not supported yet",
+    );
+    assert_eq!(first_code(body), Code::Unsupported);
+}

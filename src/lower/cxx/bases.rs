@@ -8,7 +8,7 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::ctx::value::{Place, Value};
+use crate::lower::ctx::value::{Place, PtrRoot, PtrValue, Value};
 use crate::lower::cxx::args::Arg;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
@@ -165,29 +165,90 @@ impl Lowerer<'_, '_> {
         Some(self.assign(fx, None, &target, &value, span))
     }
 
+    /// The type an argument of type `arg` has when passed as a base of its
+    /// struct to a parameter of type `param`: the base (for a value or a
+    /// reference), or a pointer to it (for a pointer to a derived struct);
+    /// `None` when no derived-to-base conversion applies.
+    pub(in crate::lower) fn as_base_type(&self, param: &Type, arg: &Type) -> Option<Type> {
+        let base = parameter_struct(param)?;
+        match (param, arg) {
+            (Type::Pointer(pp), Type::Pointer(ap)) if !pp.is_reference && !ap.is_reference => {
+                self.proper_base(&ap.pointee, base)?;
+                let mut p = (**ap).clone();
+                p.pointee = Type::Struct(base);
+                Some(Type::Pointer(Box::new(p)))
+            }
+            (_, Type::Pointer(_)) => None,
+            _ => self.proper_base(arg, base).map(|_| Type::Struct(base)),
+        }
+    }
+
     /// `arg` passed to a parameter of type `pty`: its base subobject when
-    /// the parameter takes a base of its struct (by value or by reference).
+    /// the parameter takes a base of its struct (by value, by reference, or
+    /// by pointer: a pointer to the subobject).
     pub(in crate::lower) fn base_argument(
         &mut self,
         fx: &mut FnCtx,
         pty: &Type,
         arg: Arg,
     ) -> Result<Arg> {
-        let Some(to) = parameter_struct(pty) else {
+        let Some(ty) = self.as_base_type(pty, &arg.ty) else {
             return Ok(arg);
         };
-        let Some(from) = self.proper_base(&arg.ty, to) else {
-            return Ok(arg);
+        let to = parameter_struct(pty).expect("a struct parameter");
+        let value = match arg.value {
+            Value::Ptr(p) => self.base_pointer(fx, p, to, arg.span)?,
+            value => {
+                let Type::Struct(from) = arg.ty else {
+                    return Ok(Arg { value, ..arg });
+                };
+                self.base_subobject(fx, value, from, to, arg.span)?
+            }
         };
-        if matches!(arg.value, Value::Ptr(_)) {
-            return Ok(arg);
-        }
-        let value = self.base_subobject(fx, arg.value, from, to, arg.span)?;
         Ok(Arg {
             value,
-            ty: Type::Struct(to),
+            ty,
             span: arg.span,
         })
+    }
+
+    /// Pointer `p` to a derived struct as a pointer to its base `to`
+    /// ([conv.ptr]/3): a pointer to the base subobject. Only a pointer to
+    /// one `thread` object converts: a buffer pointer steps by the derived
+    /// struct's size, which no pointer to the base can.
+    fn base_pointer(
+        &mut self,
+        fx: &mut FnCtx,
+        p: PtrValue,
+        to: StructId,
+        span: Span,
+    ) -> Result<Value> {
+        let (PtrRoot::Place(ptr, false), Type::Struct(from)) = (&p.root, &p.pointee) else {
+            return Err(Error::coded(
+                Code::Unsupported,
+                span,
+                format!(
+                    "converting a `{}` pointer to `{}` into a pointer to its base `{}` is not supported yet",
+                    p.space.name(),
+                    self.program.display(&p.pointee),
+                    self.program.struct_name(to)
+                ),
+            )
+            .note("pass the element by reference (`thread B&`, `device B&`) instead"));
+        };
+        let place = Value::Place(Place {
+            ptr: *ptr,
+            ty: p.pointee.clone(),
+            writable: !p.is_const,
+        });
+        let Value::Place(sub) = self.base_subobject(fx, place, *from, to, span)? else {
+            unreachable!("the subobject of a place is a place")
+        };
+        Ok(Value::Ptr(PtrValue {
+            root: PtrRoot::Place(sub.ptr, false),
+            pointee: Type::Struct(to),
+            ..p
+        }))
     }
 
     /// The `to` subobject of `object`, a `from` (deriving from `to`): a

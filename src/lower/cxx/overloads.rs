@@ -298,13 +298,11 @@ impl Lowerer<'_, '_> {
     /// struct passed as its base ranks as a conversion
     /// ([over.best.ics]/6, [over.ics.ref]/1), binding as its base would.
     fn rank(&self, param: &Type, arg: &ArgView) -> Option<Rank> {
-        let base = crate::lower::cxx::bases::parameter_struct(param)
-            .filter(|&b| self.proper_base(&arg.ty, b).is_some());
-        let Some(base) = base else {
+        let Some(ty) = self.as_base_type(param, &arg.ty) else {
             return conversion_rank(param, arg);
         };
         let view = ArgView {
-            ty: Type::Struct(base),
+            ty,
             lvalue: arg.lvalue,
         };
         conversion_rank(param, &view).map(|r| Rank {
