@@ -612,6 +612,15 @@ pub struct StructDef {
     pub span: crate::source_map::Span,
     /// Declared with `union`: every member starts at offset 0.
     pub is_union: bool,
+    /// Its direct base classes, in the order of the base specifiers. A
+    /// non-empty base `k` is held by member
+    /// [`crate::syntax::ast::base_member_name`]`(k)`; an empty one by no
+    /// member (the empty-base optimisation: it takes no space).
+    pub bases: Vec<StructId>,
+    /// POD for the purpose of layout (Itanium C++ ABI §1.1, C++03's POD as
+    /// clang's `isPOD` defines it): a derived struct's members never start
+    /// in the tail padding of such a base; they may in another's.
+    pub pod: bool,
 }
 
 /// Every struct of a translation unit, indexed by [`StructId`].

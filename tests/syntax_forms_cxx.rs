@@ -1,9 +1,9 @@
 //! C++ forms that real MSL uses and the parser once rejected: `<` in
 //! template arguments, C-style casts to any type name, nested structs with
 //! `alignas` and struct-scope names, conversion functions called by name,
-//! and the located refusals of function types, variadic templates and base
-//! classes. Each runs on the GPU against a CPU reference, or is refused
-//! with a located diagnostic.
+//! and the located refusals of function types and variadic templates (base
+//! classes: tests/cxx_inheritance.rs). Each runs on the GPU against a CPU
+//! reference, or is refused with a located diagnostic.
 // Without the runner the GPU tests are left out, and with them some sources.
 #![cfg_attr(not(feature = "runner"), allow(dead_code))]
 
@@ -246,20 +246,6 @@ fn a_used_variadic_template_is_refused_at_the_use() {
     let body = VARIADIC.replace("o[i] = float(i);", "o[i] = first(float(i), 1, 2);");
     assert_error(&body, "first(float", 0, "`first` is a variadic template");
     assert_eq!(first_code(&body), Code::Unsupported);
-}
-
-#[test]
-fn base_classes_are_refused_naming_the_base() {
-    let body = "template <bool B> struct flag { static constant constexpr bool value = B; };\n\
-                template <typename T> struct is_small : public flag<(sizeof(T) < 4)> {};\n\
-                kernel void k(device float* o [[buffer(0)]]) { o[0] = 1.0f; }\n";
-    assert_error(
-        body,
-        "flag<(",
-        0,
-        "base classes are not supported yet (`is_small` derives from `flag<(sizeof(T) < 4)>`)",
-    );
-    assert_eq!(first_code(body), Code::Unsupported);
 }
 
 #[test]

@@ -85,11 +85,27 @@ pub struct StructLayout {
     pub size_align: SizeAlign,
 }
 
-/// Metal's (C++ standard) layout of struct `id`.
+/// Metal's (C++ standard, Itanium ABI) layout of struct `id`.
 pub fn struct_layout(id: StructId, structs: &Structs) -> StructLayout {
     if structs.get(id).is_union {
         return union_layout(id, structs);
     }
+    let (offsets, data_size, align) = data_layout(id, structs);
+    StructLayout {
+        offsets,
+        size_align: SizeAlign {
+            size: round_up(data_size.max(1), align),
+            align,
+        },
+    }
+}
+
+/// Struct `id`'s member offsets, its data size (the end of its last
+/// member: its size without tail padding) and its alignment. A base
+/// subobject (Itanium C++ ABI §2.4 II.2-3) that is not POD for the purpose
+/// of layout ends at its data size, so the next member may start in its
+/// tail padding; a POD base (and any other member) ends at its full size.
+fn data_layout(id: StructId, structs: &Structs) -> (Vec<u32>, u32, u32) {
     let mut offsets = Vec::new();
     let mut cursor = 0;
     let mut align = 1;
@@ -98,15 +114,15 @@ pub fn struct_layout(id: StructId, structs: &Structs) -> StructLayout {
         let at = round_up(cursor, sa.align);
         offsets.push(at);
         cursor = at + sa.size;
+        if let Type::Struct(base) = m.ty {
+            let def = structs.get(base);
+            if crate::syntax::ast::is_base_member(&m.name) && !def.pod && !def.is_union {
+                cursor = at + data_layout(base, structs).1;
+            }
+        }
         align = align.max(sa.align);
     }
-    StructLayout {
-        offsets,
-        size_align: SizeAlign {
-            size: round_up(cursor.max(1), align),
-            align,
-        },
-    }
+    (offsets, cursor, align)
 }
 
 /// A union's layout (C++ [class.union]): every member at offset 0, the

@@ -20,6 +20,8 @@ fn structs_with(members: &[Type]) -> (Structs, StructId) {
             .collect(),
         span: Span::default(),
         is_union: false,
+        bases: Vec::new(),
+        pod: true,
     });
     (s, id)
 }
@@ -315,6 +317,8 @@ fn metal_struct_offset_table() {
         ],
         span: Span::default(),
         is_union: false,
+        bases: Vec::new(),
+        pod: true,
     });
     assert_eq!(struct_layout(outer, &s).offsets, vec![0, 2]);
     assert_eq!(
@@ -395,6 +399,8 @@ fn padding_plans_give_metal_offsets_under_wgsl_layout_rules() {
         members: vec![member("v", t("float3")), member("h", t("half"))],
         span: Span::default(),
         is_union: false,
+        bases: Vec::new(),
+        pod: true,
     });
     // (members, Metal offsets, Metal size)
     let cases: Vec<(Vec<Type>, Vec<u32>, u32)> = vec![
@@ -445,6 +451,8 @@ fn padding_plans_give_metal_offsets_under_wgsl_layout_rules() {
                 .collect(),
             span: Span::default(),
             is_union: false,
+            bases: Vec::new(),
+            pod: true,
         });
         assert_eq!(struct_layout(id, &structs).offsets, offsets, "{members:?}");
         let mut text = String::from("enable f16;\n");
@@ -515,6 +523,8 @@ fn union_in_struct(members: &[Type]) -> (Structs, StructId, StructId) {
         ],
         span: Span::default(),
         is_union: false,
+        bases: Vec::new(),
+        pod: true,
     });
     (s, u, outer)
 }

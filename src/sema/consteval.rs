@@ -531,8 +531,8 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             _ => ConstValue::Float(*value as f32 as f64, Scalar::Float),
         }),
         ExprKind::Bool(b) => Ok(ConstValue::Bool(*b)),
-        ExprKind::SizeOf { align, operand } => {
-            super::sizeof::eval(program, *align, operand, e.span, &|_| None)
+        ExprKind::SizeOf { query, operand } => {
+            super::sizeof::eval(program, *query, operand, e.span, &|_| None)
         }
         ExprKind::Name(path)
             if path.len() == 1 && super::constexpr_body::local(&path[0]).is_some() =>

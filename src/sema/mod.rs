@@ -10,6 +10,7 @@ pub mod constexpr_fn;
 pub mod conversions;
 pub mod function_constants;
 pub mod gnu_layout;
+pub mod inheritance;
 mod numeric_limits;
 pub mod pointer_references;
 mod raytracing;
@@ -224,6 +225,13 @@ pub struct Program<'a> {
     /// The structs `<metal_stdlib>` declares (the tessellation factors),
     /// registered by [`analyze`] (see [`tessellation`]).
     pub builtin_structs: Vec<StructId>,
+    /// The names `Derived::m` declared for a member `m` of a base class
+    /// (see [`inheritance`]), which the derived struct's own declarations
+    /// and later passes replace.
+    pub inherited: std::collections::HashSet<String>,
+    /// Names `Derived::m` that two bases of `Derived` declare (C++ calls
+    /// their use ambiguous), with the two bases.
+    pub ambiguous_members: HashMap<String, (String, String)>,
 }
 
 /// While it lives, the static member declarations of one struct are being
@@ -264,6 +272,8 @@ pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
         members: Vec::new(),
         span: Span::default(),
         is_union: false,
+        bases: Vec::new(),
+        pod: true,
     }));
     tessellation::register(&mut program);
     let mut errors = Vec::new();
@@ -274,6 +284,7 @@ pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
         }
     }
     program.current_item.set(None);
+    program.inherit_all_names();
     program.mark_queried_function_constants();
     errors.extend(program.conditional_declarations());
     (program, errors)
@@ -308,6 +319,10 @@ impl<'a> Program<'a> {
                 self.functions.push(f);
                 let index = self.functions.len() - 1;
                 self.hide_class(&f.name.name);
+                // A member function that a base's (inherited) hides.
+                if self.inherited.remove(&f.name.name) {
+                    self.symbols.remove(&f.name.name);
+                }
                 match self.symbols.get_mut(&f.name.name) {
                     Some(Symbol::Functions(list)) => {
                         list.push(index);
@@ -403,6 +418,10 @@ impl<'a> Program<'a> {
     }
 
     fn define(&mut self, name: &ast::Ident, symbol: Symbol) -> Result<()> {
+        // A derived struct's own member hides the base's it inherited.
+        if self.inherited.remove(&name.name) {
+            self.symbols.remove(&name.name);
+        }
         if self.symbols.contains_key(&name.name) {
             return Err(Error::coded(
                 Code::Redefinition,
@@ -462,6 +481,9 @@ impl<'a> Program<'a> {
             if s.is_union {
                 unions::check_member(self, s, &m.name, &ty)?;
             }
+            if ast::is_base_member(&m.name.name) {
+                self.base_class(s, m, &ty)?;
+            }
             if members.iter().any(|x| x.name == m.name.name) {
                 return Err(Error::coded(
                     Code::Redefinition,
@@ -476,20 +498,25 @@ impl<'a> Program<'a> {
                 id: self.member_id(m)?,
             });
         }
+        // An empty struct (`struct S {};`) is a type of Metal size 1 with
+        // no members; lowering gives it a member nothing reads, as WGSL has
+        // no empty structs.
+        let (bases, members) = self.split_bases(members);
+        let pod = self.pod_for_layout(s.pod_candidate, &members);
         if members.is_empty() && s.name.name.contains('<') {
             // A struct template instance holding only types, constants and
             // functions (a trait or a function object); it is a type too.
             self.empty_instances.insert(s.name.name.clone());
         }
-        // An empty struct (`struct S {};`) is a type of Metal size 1 with
-        // no members; lowering gives it a member nothing reads, as WGSL has
-        // no empty structs.
         let id = self.structs.push(StructDef {
             name: s.name.name.clone(),
             members,
             span: s.span,
             is_union: s.is_union,
+            bases,
+            pod,
         });
+        self.inherit_names(id);
         if let Some(origin) = &s.instance_of {
             self.instance_origins.insert(id, origin.clone());
         }

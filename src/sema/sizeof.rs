@@ -1,35 +1,36 @@
 //! `sizeof` and `alignof` in Metal's layout ([`crate::layout::metal`]):
-//! `sizeof(float3)` is 16, as on the host side of a Metal program.
+//! `sizeof(float3)` is 16, as on the host side of a Metal program; and
+//! clang's `__is_empty(T)`, which is written like them.
 
 use super::consteval::{self, ConstValue};
 use super::{Error, Program, Result};
 use crate::diagnostics::Code;
 use crate::source_map::Span;
-use crate::syntax::ast::{ExprKind, SizeOperand, TypeSpec};
+use crate::syntax::ast::{ExprKind, SizeOperand, TypeQuery, TypeSpec};
 use crate::types::{Scalar, Type};
 
-/// The value of `sizeof(operand)` (or `alignof` when `align`), a `size_t`.
-/// `local` gives the type of a variable in scope (none at program scope).
+/// The value of `sizeof(operand)` or `alignof(operand)`, a `size_t`, or
+/// of `__is_empty(operand)`, a `bool`. `local` gives the type of a
+/// variable in scope (none at program scope).
 pub fn eval(
     program: &Program,
-    align: bool,
+    query: TypeQuery,
     operand: &SizeOperand,
     span: Span,
     local: &dyn Fn(&str) -> Option<Type>,
 ) -> Result<ConstValue> {
     let ty = operand_type(program, operand, local)?;
-    if matches!(ty, Type::Void) {
+    if matches!(ty, Type::Void) && query != TypeQuery::IsEmpty {
         return Err(Error::coded(
             Code::InvalidType,
             span,
             "invalid application of `sizeof` to `void`",
         ));
     }
-    let layout = crate::layout::metal(&ty, &program.structs);
-    let value = if align {
-        program.true_align(&ty)
-    } else {
-        layout.size
+    let value = match query {
+        TypeQuery::Size => crate::layout::metal(&ty, &program.structs).size,
+        TypeQuery::Align => program.true_align(&ty),
+        TypeQuery::IsEmpty => return Ok(ConstValue::Bool(program.is_empty_class(&ty))),
     };
     Ok(ConstValue::Int(i64::from(value), Scalar::UInt))
 }

@@ -81,6 +81,10 @@ impl<'a> Program<'a> {
             ));
         }
         self.templates.push(t);
+        // A derived struct's own member template hides the base's.
+        if self.inherited.remove(&f.name.name) {
+            self.template_names.remove(&f.name.name);
+        }
         self.template_names
             .entry(f.name.name.clone())
             .or_default()

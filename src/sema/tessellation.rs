@@ -52,6 +52,8 @@ pub(super) fn register(program: &mut Program<'_>) {
             ],
             span: Span::default(),
             is_union: false,
+            bases: Vec::new(),
+            pod: true,
         });
         program.builtin_structs.push(id);
     }

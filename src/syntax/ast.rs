@@ -307,6 +307,25 @@ pub struct StructDecl {
     /// in order: member `anonymous::k` is the `k`th, whose members are
     /// found as members of this struct.
     pub anonymous: Vec<StructDecl>,
+    /// What its own declaration says about being POD for the purpose of
+    /// layout (C++03 [class]/4, as the Itanium ABI uses it): no
+    /// user-declared constructor or copy assignment, no default member
+    /// initializer, no private or protected data member, no base class.
+    /// The members' types are checked where the struct is declared.
+    pub pod_candidate: bool,
+}
+
+/// The name of the data member that holds the `k`th base class subobject
+/// of a struct (`struct D : B`), a name no source can write. The base
+/// subobjects are the struct's first members, in the order of the base
+/// specifiers; members of the bases are found as members of the struct.
+pub fn base_member_name(k: usize) -> String {
+    format!("base::{k}")
+}
+
+/// True if `name` is a [`base_member_name`].
+pub fn is_base_member(name: &str) -> bool {
+    name.starts_with("base::")
 }
 
 /// The name of the member that holds the `k`th anonymous union or struct
@@ -718,16 +737,29 @@ pub enum ExprKind {
     BraceConstruct(Vec<String>, Vec<Init>),
     /// `a, b`
     Comma(Vec<Expr>),
-    /// `sizeof(...)` (`align` false) or `alignof(...)` (true).
+    /// `sizeof(...)`, `alignof(...)` or `__is_empty(...)`.
     SizeOf {
-        /// `alignof` rather than `sizeof`.
-        align: bool,
+        /// Which of them.
+        query: TypeQuery,
         /// The operand; a plain name parses as a type and may be a variable.
         operand: SizeOperand,
     },
 }
 
-/// The operand of `sizeof`/`alignof`.
+/// What a [`ExprKind::SizeOf`] asks of its operand's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypeQuery {
+    /// `sizeof`: its Metal size, a `size_t`.
+    Size,
+    /// `alignof`: its Metal alignment, a `size_t`.
+    Align,
+    /// clang's `__is_empty(T)` (C++ [meta.unary.prop] `is_empty`): a
+    /// struct with no non-static data members and no non-empty base, a
+    /// `bool`.
+    IsEmpty,
+}
+
+/// The operand of `sizeof`/`alignof`/`__is_empty`.
 #[derive(Clone, Debug)]
 pub enum SizeOperand {
     /// A type (or a plain name, which may turn out to be a variable).

@@ -275,6 +275,9 @@ impl Lowerer<'_, '_> {
             );
         }
         if all.is_empty() {
+            if let Some(e) = self.ambiguous_member(&sname, &method.name, method.span) {
+                return Err(e);
+            }
             return Err(Error::coded(
                 Code::UnknownMember,
                 method.span,

@@ -286,12 +286,29 @@ impl Lowerer<'_, '_> {
         for (p, arg) in f.params.iter().zip(args) {
             let ty = self.program.resolve_type(&p.ty)?;
             let ty = self.program.apply_array(ty, &p.array)?;
-            match conversion_rank(&ty, arg) {
+            match self.rank(&ty, arg) {
                 Some(r) => ranks.push(r),
                 None => return Ok(None),
             }
         }
         Ok(Some(ranks))
+    }
+
+    /// The rank of passing `arg` to a parameter of type `param`: a derived
+    /// struct passed as its base ranks as a conversion
+    /// ([over.best.ics]/6, [over.ics.ref]/1), binding as its base would.
+    fn rank(&self, param: &Type, arg: &ArgView) -> Option<Rank> {
+        let Some(ty) = self.as_base_type(param, &arg.ty) else {
+            return conversion_rank(param, arg);
+        };
+        let view = ArgView {
+            ty,
+            lvalue: arg.lvalue,
+        };
+        conversion_rank(param, &view).map(|r| Rank {
+            category: r.category.max(CONVERSION),
+            ..r
+        })
     }
 
     /// `float f(float, int)` as written after substitution.

@@ -341,7 +341,7 @@ impl Lowerer<'_, '_> {
 
     /// Member `name` of struct `id`: at its Metal offset in a byte view, else
     /// by its naga member index.
-    fn struct_member(
+    pub(in crate::lower) fn struct_member(
         &mut self,
         fx: &mut FnCtx,
         base: Value,
@@ -351,6 +351,9 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         let def = self.program.structs.get(id);
         let Some(i) = def.members.iter().position(|m| m.name == name) else {
+            if let Some(e) = self.ambiguous_member(&def.name, name, span) {
+                return Err(e);
+            }
             if let Some(path) = self.anonymous_path(id, name) {
                 // A member of an anonymous union or struct: through it.
                 let (mut object, mut owner) = (base, id);

@@ -221,6 +221,9 @@ impl Lowerer<'_, '_> {
         if let Some(result) = self.assign_aggregate(fx, op, lhs, rhs) {
             return result;
         }
+        if let Some(result) = self.base_initializer(fx, op, lhs, rhs, span) {
+            return result;
+        }
         if let ExprKind::Name(path) = &lhs.kind {
             let name = path.last().map(String::as_str).unwrap_or("");
             if fx.lookup(name).is_none()

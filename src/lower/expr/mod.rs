@@ -25,7 +25,7 @@ impl Lowerer<'_, '_> {
             return Ok(v);
         }
         match &e.kind {
-            ExprKind::SizeOf { align, operand } => self.size_of(fx, *align, operand, e.span),
+            ExprKind::SizeOf { query, operand } => self.size_of(fx, *query, operand, e.span),
             ExprKind::Int { .. } => self.int_literal(fx, e),
             ExprKind::Float { value, suffix } => self.float_literal(fx, *value, *suffix, e.span),
             ExprKind::Bool(b) => Ok(Value::Rv(
@@ -97,7 +97,7 @@ impl Lowerer<'_, '_> {
     fn size_of(
         &mut self,
         fx: &mut FnCtx,
-        align: bool,
+        query: crate::syntax::ast::TypeQuery,
         operand: &crate::syntax::ast::SizeOperand,
         span: Span,
     ) -> Result<Value> {
@@ -108,7 +108,7 @@ impl Lowerer<'_, '_> {
             ) => Some(ty.clone()),
             _ => None,
         };
-        let v = crate::sema::sizeof::eval(self.program, align, operand, span, &local)?;
+        let v = crate::sema::sizeof::eval(self.program, query, operand, span, &local)?;
         Ok(self.const_value(fx, &v, span))
     }
 
@@ -582,6 +582,13 @@ impl Lowerer<'_, '_> {
         }
         if from == to {
             return Ok(h);
+        }
+        // A derived struct's value as its base's (slicing).
+        if let (Type::Struct(d), Type::Struct(b)) = (from, to) {
+            if self.proper_base(from, *b).is_some() {
+                let v = self.base_subobject(fx, Value::Rv(h, from.clone()), *d, *b, span)?;
+                return Ok(self.load(fx, v, span)?.0);
+            }
         }
         self.check_conversion(from, to, explicit, span)?;
         if let (Type::Scalar(_), Type::Vector(s, n)) = (from, to) {

@@ -518,6 +518,7 @@ impl Lowerer<'_, '_> {
         pty: &Type,
         a: Arg,
     ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
+        let a = self.base_argument(fx, pty, a)?;
         if let Some(array) = self.resource_array_target(pty) {
             return self.pass_resource_array(fx, &array, a);
         }

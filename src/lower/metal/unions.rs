@@ -46,9 +46,11 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// The anonymous members (`union { .. };`) of struct `id` through
-    /// which its member `name` is reached, outermost first, each with the
-    /// struct it holds; `None` if no anonymous member holds `name`.
+    /// The anonymous members (`union { .. };`) and base class subobjects
+    /// (`sema/inheritance.rs`) of struct `id` through which its member
+    /// `name` is reached, outermost first, each with the struct it holds;
+    /// `None` if none holds `name`. The first in declaration order wins
+    /// (C++ would call a name that two bases declare ambiguous).
     pub(in crate::lower) fn anonymous_path(
         &self,
         id: StructId,
@@ -57,7 +59,7 @@ impl Lowerer<'_, '_> {
         let structs = &self.program.structs;
         for m in &structs.get(id).members {
             let Type::Struct(inner) = m.ty else { continue };
-            if !m.name.starts_with(ANONYMOUS_PREFIX) {
+            if !m.name.starts_with(ANONYMOUS_PREFIX) && !ast::is_base_member(&m.name) {
                 continue;
             }
             let hop = (m.name.clone(), inner);

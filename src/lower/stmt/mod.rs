@@ -245,8 +245,18 @@ impl Lowerer<'_, '_> {
                 "local typedefs of arrays or with attributes are not supported; declare it at program scope",
             ));
         }
-        self.program.resolve_type(&a.ty)?;
-        let replacement = crate::sema::subst::Replacement::Type(a.ty.clone());
+        let ty = self.program.resolve_type(&a.ty)?;
+        let mut written = a.ty.clone();
+        // An alias of a struct template instance (`using K = Kernel<T, 4>;`)
+        // names the instance, so that `K::acc_type` and `K::size` are its
+        // members (as for a type parameter bound to an instance).
+        if let (Type::Struct(id), false) = (&ty, written.args.is_empty()) {
+            if written.ptr_ops.is_empty() {
+                written.path = vec![self.program.struct_name(*id).to_string()];
+                written.args.clear();
+            }
+        }
+        let replacement = crate::sema::subst::Replacement::Type(written);
         Ok([(a.name.name.clone(), replacement)].into_iter().collect())
     }
 

@@ -234,13 +234,17 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
         Rule::unsupported_expr => return Err(unsupported(&pair)),
         Rule::sizeof_expr => {
             let mut inner = pair.into_inner();
-            let align = inner.next().unwrap().as_str() == "alignof";
+            let query = match inner.next().unwrap().as_str() {
+                "alignof" => TypeQuery::Align,
+                "__is_empty" => TypeQuery::IsEmpty,
+                _ => TypeQuery::Size,
+            };
             let operand = inner.next().unwrap();
             let operand = match operand.as_rule() {
                 Rule::type_spec => SizeOperand::Type(type_spec(operand)?),
                 _ => SizeOperand::Expr(Box::new(expr(operand)?)),
             };
-            ExprKind::SizeOf { align, operand }
+            ExprKind::SizeOf { query, operand }
         }
         Rule::paren_expr => {
             return expr(pair.into_inner().next().unwrap()).map(|mut e| {

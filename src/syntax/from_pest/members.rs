@@ -51,7 +51,11 @@ pub(super) fn struct_named(
 ) -> Result<(BuiltStruct, Vec<Member>)> {
     let span = span_of(&pair);
     let mut inner = pair.into_inner();
-    let is_union = inner.next().unwrap().as_str() == "union"; // struct_kw
+    let keyword = inner.next().unwrap().as_str(); // struct_kw
+    let is_union = keyword == "union";
+    // Members of a `class` are private until an access specifier.
+    let mut public = keyword != "class";
+    let mut pod = super::struct_scope::PodFacts::default();
     let mut layout_before = Vec::new();
     let mut name = loop {
         let p = inner.next().unwrap();
@@ -74,7 +78,10 @@ pub(super) fn struct_named(
         match p.as_rule() {
             Rule::gnu_attribute => layout.extend(super::gnu::attribute(p)?),
             Rule::template_args => specialization = Some(template_args(p)?),
-            Rule::base_clause => return Err(super::struct_scope::base_classes(&name, p)),
+            Rule::base_clause => {
+                members.extend(super::struct_scope::base_classes(p)?);
+                pod.has_base = true;
+            }
             Rule::nested_struct => {
                 let ((decl, nested, _), data) = struct_named(p, Some(&name))?;
                 members.extend(data);
@@ -83,17 +90,27 @@ pub(super) fn struct_named(
             }
             Rule::member_declarator => declared.push(p),
             Rule::using_alias | Rule::typedef_decl => items.push(member_alias(&name, p)?),
-            Rule::member_decl => members.extend(member_decl(p)?),
+            Rule::member_decl => {
+                pod.non_public_data |= !public;
+                members.extend(member_decl(p)?)
+            }
             Rule::static_member => items.push(static_member(&name, p)?),
             Rule::member_fn | Rule::ctor_def | Rule::conversion_fn => {
+                pod.note_member_function(&p);
                 items.extend(member_functions(&name, p)?)
             }
-            Rule::member_template => items.extend(member_template(&name, p)?),
+            Rule::member_template => {
+                p.clone()
+                    .into_inner()
+                    .for_each(|x| pod.note_member_function(&x));
+                items.extend(member_template(&name, p)?)
+            }
             // Checked where the struct (or a template's instance) is declared.
             Rule::static_assert_decl => {
                 items.push(Item::StaticAssert(super::static_assert_decl(p)?))
             }
-            Rule::access_spec | Rule::empty_decl => {}
+            Rule::access_spec => public = p.as_str().starts_with("public"),
+            Rule::empty_decl => {}
             Rule::anonymous_member => {
                 members.push(super::anonymous_member(p, &mut anonymous)?);
             }
@@ -104,6 +121,7 @@ pub(super) fn struct_named(
     qualify_static_calls(&mut items, &name.name, &statics);
     let mut decl = StructDecl {
         name,
+        pod_candidate: pod.holds(&members),
         members,
         span,
         instance_of: None,

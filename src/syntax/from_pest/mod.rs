@@ -324,6 +324,7 @@ fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
         }
     }
     let name = names.pop().expect("the grammar requires a name");
+    let pod_candidate = members.iter().all(|m| m.default.is_none());
     let mut items = vec![Item::Struct(StructDecl {
         name: name.clone(),
         members,
@@ -331,6 +332,7 @@ fn typedef_struct(pair: Pair<Rule>) -> Result<Vec<Item>> {
         instance_of: None,
         layout,
         is_union,
+        pod_candidate,
         anonymous,
     })];
     if let Some(tag) = names.pop().filter(|t| t.name != name.name) {
@@ -378,6 +380,7 @@ fn anonymous_member(pair: Pair<Rule>, anonymous: &mut Vec<StructDecl>) -> Result
     };
     anonymous.push(StructDecl {
         name: name.clone(),
+        pod_candidate: members.iter().all(|m| m.default.is_none()),
         members,
         span,
         instance_of: None,
@@ -591,6 +594,7 @@ fn forward_struct_template(pair: Pair<Rule>) -> Result<StructTemplate> {
             instance_of: None,
             layout,
             is_union,
+            pod_candidate: true,
             anonymous: Vec::new(),
         },
         members: Vec::new(),

@@ -102,7 +102,7 @@ pub(super) fn alignas(pair: Pair<Rule>) -> Result<LayoutAttribute> {
     let alignof = |ty: TypeSpec| Expr {
         span: ty.span,
         kind: ExprKind::SizeOf {
-            align: true,
+            query: TypeQuery::Align,
             operand: SizeOperand::Type(ty),
         },
     };
@@ -128,23 +128,70 @@ pub(super) fn alignas(pair: Pair<Rule>) -> Result<LayoutAttribute> {
     Ok(LayoutAttribute::Aligned(Some(value), span))
 }
 
-/// `struct D : B { .. }`: refused, naming the first base.
-pub(super) fn base_classes(d: &Ident, clause: Pair<Rule>) -> Error {
-    let first = clause.into_inner().next().expect("a base");
-    let base = first
-        .into_inner()
-        .find(|p| p.as_rule() == Rule::type_spec)
-        .expect("a base type");
-    Error::coded(
-        Code::Unsupported,
-        span_of(&base),
-        format!(
-            "base classes are not supported yet (`{}` derives from `{}`)",
-            d.name,
-            base.as_str()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        ),
-    )
+/// `struct D : public B, C<T>`: one data member per base, the `k`th named
+/// [`base_member_name`]`(k)`, of the base's type (so that template
+/// substitution and name qualification treat it as any member's type).
+/// Access specifiers change nothing a translation can observe; `virtual`
+/// bases are refused.
+pub(super) fn base_classes(clause: Pair<Rule>) -> Result<Vec<Member>> {
+    let mut bases = Vec::new();
+    for spec in clause.into_inner() {
+        let mut ty = None;
+        for p in spec.into_inner() {
+            match p.as_rule() {
+                Rule::virtual_kw => {
+                    return Err(Error::coded(
+                        Code::Unsupported,
+                        span_of(&p),
+                        "virtual base classes are not supported (a virtual base is reached through a pointer the object holds, which WGSL values cannot)",
+                    ))
+                }
+                Rule::type_spec => ty = Some(type_spec(p)?),
+                _ => {}
+            }
+        }
+        let ty = ty.expect("a base type");
+        bases.push(Member {
+            name: Ident {
+                name: base_member_name(bases.len()),
+                span: ty.span,
+            },
+            ty,
+            array: Vec::new(),
+            attributes: Vec::new(),
+            layout: Vec::new(),
+            default: None,
+        });
+    }
+    Ok(bases)
+}
+
+/// What a struct's own declaration says about being POD for the purpose
+/// of layout (clang's `isPOD`, C++03 [class]/4); see
+/// [`StructDecl::pod_candidate`].
+#[derive(Default)]
+pub(super) struct PodFacts {
+    /// It has a base class.
+    pub has_base: bool,
+    /// A data member is declared `private` or `protected`.
+    pub non_public_data: bool,
+    /// It declares a constructor. (A copy assignment operator would make
+    /// it non-POD too; the grammar has no `operator=`.)
+    pub user_constructor: bool,
+}
+
+impl PodFacts {
+    /// Notes member `p` (a `member_fn`, `ctor_def` or a member template's
+    /// part): a user-declared constructor makes a class non-POD.
+    pub fn note_member_function(&mut self, p: &Pair<Rule>) {
+        self.user_constructor |= p.as_rule() == Rule::ctor_def;
+    }
+
+    /// Whether the struct is a POD candidate, given its data members.
+    pub fn holds(&self, members: &[Member]) -> bool {
+        !self.has_base
+            && !self.non_public_data
+            && !self.user_constructor
+            && members.iter().all(|m| m.default.is_none())
+    }
 }
