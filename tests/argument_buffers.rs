@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::source::{assert_error, first_code, translate_body, PRELUDE};
+use common::source::{assert_error, first_code, translate_body};
 use msl2wgsl::diagnostics::Code;
 use msl2wgsl::reflect::{Argument, ArgumentKind, BufferBindingType};
 
@@ -314,6 +314,7 @@ kernel void k(constant Args& a [[buffer(0)]], uint i [[thread_position_in_grid]]
 #[cfg(feature = "runner")]
 mod gpu {
     use super::*;
+    use common::source::PRELUDE;
     use common::{f32_bytes, f32s, gpu, u32s};
     use msl2wgsl::runner::{
         render_library, run_kernel_resources, texture_format, ArgumentBuffer, Dispatch,

@@ -5,6 +5,10 @@
 //! for byte, and leave every other byte alone; the GPU results are compared
 //! with CPU references over ragged grids, whole threadgroups and 2-D grids.
 
+// Without the runner the GPU tests are compiled out, and the sources and
+// helpers only they use are unused.
+#![cfg_attr(not(feature = "runner"), allow(dead_code, unused_imports))]
+
 mod common;
 
 use msl2wgsl::{ByteStores, Library, Options, SimdGroups, Target};

@@ -2,8 +2,10 @@
 //! logging (`<metal_logging>`), additions to `namespace metal`, and the
 //! statement and declaration forms below. Each runs on the GPU against a
 //! CPU reference, or is refused with a located diagnostic.
-// Without the runner the GPU tests are left out, and with them some sources.
-#![cfg_attr(not(feature = "runner"), allow(dead_code))]
+
+// Without the runner the GPU tests are compiled out, and the sources and
+// helpers only they use are unused.
+#![cfg_attr(not(feature = "runner"), allow(dead_code, unused_imports))]
 
 mod common;
 

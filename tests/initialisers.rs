@@ -2,6 +2,10 @@
 //! ([dcl.init.aggr]), braced lists as call arguments, functional casts and
 //! return values, and the constructors of packed vectors.
 
+// Without the runner the GPU tests are compiled out, and the sources and
+// helpers only they use are unused.
+#![cfg_attr(not(feature = "runner"), allow(dead_code, unused_imports))]
+
 mod common;
 
 use msl2wgsl::{Library, Options};

@@ -3,6 +3,10 @@
 //! value to helpers (src/lower/metal/pointer_members.rs); GPU runs compared
 //! with CPU references, and located errors for what WGSL cannot express.
 
+// Without the runner the GPU tests are compiled out, and the sources and
+// helpers only they use are unused.
+#![cfg_attr(not(feature = "runner"), allow(dead_code, unused_imports))]
+
 mod common;
 
 use common::source::{assert_error, translate_body, PRELUDE};

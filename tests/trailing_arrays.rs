@@ -4,6 +4,10 @@
 //! WGSL type ends in a runtime-sized `array<T>` (src/lower/entry/
 //! trailing_array.rs). GPU runs are compared with CPU references.
 
+// Without the runner the GPU tests are compiled out, and the sources and
+// helpers only they use are unused.
+#![cfg_attr(not(feature = "runner"), allow(dead_code, unused_imports))]
+
 mod common;
 
 use common::source::{translate_body, PRELUDE};

@@ -6,6 +6,10 @@
 //! zero extension); with `--target wgpu` it is wgpu's exact `i64`/`u64`.
 //! GPU results are checked bytewise against CPU references computed here.
 
+// Without the runner the GPU tests are compiled out, and the sources and
+// helpers only they use are unused.
+#![cfg_attr(not(feature = "runner"), allow(dead_code, unused_imports))]
+
 mod common;
 
 use common::source::PRELUDE;
