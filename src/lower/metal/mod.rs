@@ -60,5 +60,6 @@ pub mod simd_groups;
 pub(in crate::lower) mod simdgroup_matrix;
 pub(in crate::lower) mod tessellation;
 pub(in crate::lower) mod unions;
+pub(in crate::lower) mod whole_word_stores;
 pub(in crate::lower) mod wide_integers;
 pub(in crate::lower) mod word_views;
