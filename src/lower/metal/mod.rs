@@ -54,6 +54,7 @@ pub(in crate::lower) mod logging;
 pub(in crate::lower) mod narrow_integers;
 pub(in crate::lower) mod pointer_members;
 pub(in crate::lower) mod pointer_views;
+pub(in crate::lower) mod sample_positions;
 pub(in crate::lower) mod signed_remainder;
 pub(in crate::lower) mod simd_branches;
 pub mod simd_groups;
