@@ -350,3 +350,51 @@ fn array_parameters_match_cpu_reference() {
         }
     }
 }
+
+/// `kSize == 0 ? nullptr : memory` (MLX's GEMV): with a constant condition
+/// only the operand chosen is evaluated, so the `nullptr` of the other
+/// instance needs no WGSL value; in a local's initialiser and as a
+/// template function's argument.
+const NULL_OPERANDS: &str = r#"
+template <int N>
+float last(device const float* p) { return N == 0 ? 0.0f : p[N - 1]; }
+template <int N>
+kernel void pick(device const float* a [[buffer(0)]],
+                 device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+  device const float* p = N > 0 ? a : nullptr;
+  out[i] = N > 0 ? p[i] + last<N>(N > 1 ? a + 1 : nullptr) : -1.0f;
+}
+template [[host_name("pick2")]] kernel void pick<2>(device const float*, device float*, uint);
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn constant_conditions_choose_over_nullptr() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let src = format!("{PRELUDE}{NULL_OPERANDS}");
+    let a: Vec<f32> = (0..8).map(|v| v as f32 * 0.25 + 1.0).collect();
+    let out = run_kernel(
+        gpu,
+        "t.metal",
+        &src,
+        &msl2wgsl::Options::default(),
+        "pick2",
+        &Dispatch::Threads {
+            grid: [8, 1, 1],
+            threadgroup: [8, 1, 1],
+        },
+        &[(0, bytemuck::cast_slice(&a).to_vec()), (1, vec![0u8; 32])]
+            .into_iter()
+            .collect(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out[&1]);
+    for (i, g) in got.iter().enumerate() {
+        // last<2>(a + 1) is (a + 1)[1].
+        assert_eq!(*g, a[i] + a[2], "[{i}]");
+    }
+}
