@@ -74,8 +74,7 @@ fn the_count_is_an_override_that_defaults_to_one_sample() {
 fn outside_fragment_functions_they_are_an_error() {
     let source = "kernel void k(device float2* o [[buffer(0)]]) { o[0] = get_sample_position(0); }";
     let e = Library::from_source("k.metal", source, &Options::default())
-        .err()
-        .expect("a kernel cannot ask for sample positions");
+        .expect_err("a kernel cannot ask for sample positions");
     let text = e.to_string();
     assert!(
         text.contains("k.metal:1:") && text.contains("only available in fragment functions"),

@@ -163,7 +163,9 @@ mod gpu {
     #[test]
     fn parts_of_elements_leave_their_neighbours_alone() {
         let n = 77u32;
-        let cases: [(&str, usize, fn(u32) -> u8); 3] = [
+        // (kernel, the byte of each element it writes, that byte's value)
+        type Case = (&'static str, usize, fn(u32) -> u8);
+        let cases: [Case; 3] = [
             ("one_component", 1, |i| (i + 7) as u8),
             ("through_helper", 3, |i| i as u8),
             ("through_pointer", 2, |i| (3 * i) as u8),

@@ -86,18 +86,23 @@ impl Translated {
         }
     }
 
-    /// What a host sets for a dispatch as `params` says: the kernel's
-    /// `metal_whole_grid` is `true` when the grid is whole threadgroups,
-    /// as `msl2wgsl::runner` sets it.
+    /// What a host sets for a dispatch as `params` says, as
+    /// `msl2wgsl::runner` sets it: the kernel's `metal_whole_grid` is
+    /// `true` when the grid is whole threadgroups, and its
+    /// `metal_split_dispatch` `false`, as every dispatch here is one part.
     pub fn constants(&self, params: &DispatchParams) -> Vec<(&'static str, f64)> {
         let whole = msl2wgsl::runner::is_whole_grid(&msl2wgsl::runner::Dispatch::Threads {
             grid: params.grid_size,
             threadgroup: self.threadgroup_size,
         });
-        match self.uses_barriers && whole {
-            true => vec![(msl2wgsl::reflect::WHOLE_GRID_OVERRIDE, 1.0)],
-            false => Vec::new(),
+        let mut out = Vec::new();
+        if self.uses_barriers && whole {
+            out.push((msl2wgsl::reflect::WHOLE_GRID_OVERRIDE, 1.0));
         }
+        if self.dispatch.is_some() && params.group_offset == [0; 3] {
+            out.push((msl2wgsl::reflect::SPLIT_DISPATCH_OVERRIDE, 0.0));
+        }
+        out
     }
 }
 

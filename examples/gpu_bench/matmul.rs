@@ -116,10 +116,12 @@ pub fn run(bench: &Bench, n: u32, variants: Option<&std::path::Path>) -> anyhow:
     ];
     for (name, wgsl) in edited {
         let dispatch = wgsl.contains("metal_dispatch");
-        let constants = match wgsl.contains(msl2wgsl::reflect::WHOLE_GRID_OVERRIDE) {
-            true => t.constants(&params),
-            false => Vec::new(),
-        };
+        // Hand-edited variants may have dropped the overrides.
+        let constants = t
+            .constants(&params)
+            .into_iter()
+            .filter(|(name, _)| wgsl.contains(&format!("override {name}")))
+            .collect();
         kernels.push(Kernel {
             name,
             wgsl,

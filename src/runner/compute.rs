@@ -293,9 +293,13 @@ fn run(
         )));
     }
     let bound = bind_all(gpu, function, &interface, inputs)?;
-    let constants = super::constants::with_whole_grid(
+    let constants = super::constants::with_dispatch(
         function,
-        super::constants::is_whole_grid(dispatch),
+        &interface.overrides,
+        (
+            super::constants::is_whole_grid(dispatch),
+            plan.parts.len() > 1,
+        ),
         constants,
     );
     let read = resources::scoped(gpu, || {

@@ -71,17 +71,26 @@ pub fn is_whole_grid(dispatch: &super::Dispatch) -> bool {
     }
 }
 
-/// `constants` with [`WHOLE_GRID_OVERRIDE`](crate::reflect::WHOLE_GRID_OVERRIDE)
-/// set to `true` when `function` declares it (kernels with barriers) and
-/// the dispatch is `whole` ([`is_whole_grid`]).
-pub(crate) fn with_whole_grid(
+/// `constants` with the dispatch overrides the module declares (`overrides`,
+/// from its [`Interface`](super::interface::Interface)):
+/// [`WHOLE_GRID_OVERRIDE`](crate::reflect::WHOLE_GRID_OVERRIDE) `true` when
+/// `function` uses barriers and the dispatch is `whole` ([`is_whole_grid`]),
+/// and [`SPLIT_DISPATCH_OVERRIDE`](crate::reflect::SPLIT_DISPATCH_OVERRIDE)
+/// `false` when it is one part (`split` false), so the driver drops what
+/// neither needs.
+pub(crate) fn with_dispatch(
     function: &FunctionReflection,
-    whole: bool,
+    overrides: &[String],
+    (whole, split): (bool, bool),
     constants: &[(String, f64)],
 ) -> Vec<(String, f64)> {
+    let declared = |name: &str| overrides.iter().any(|o| o == name);
     let mut out = constants.to_vec();
-    if function.uses_barriers && whole {
+    if function.uses_barriers && whole && declared(crate::reflect::WHOLE_GRID_OVERRIDE) {
         out.push((crate::reflect::WHOLE_GRID_OVERRIDE.to_string(), 1.0));
+    }
+    if !split && declared(crate::reflect::SPLIT_DISPATCH_OVERRIDE) {
+        out.push((crate::reflect::SPLIT_DISPATCH_OVERRIDE.to_string(), 0.0));
     }
     out
 }
@@ -89,4 +98,48 @@ pub(crate) fn with_whole_grid(
 /// `constants` in the borrowed form wgpu takes.
 pub(crate) fn as_wgpu(constants: &[(String, f64)]) -> Vec<(&str, f64)> {
     constants.iter().map(|(k, v)| (k.as_str(), *v)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_dispatch;
+    use crate::reflect::{SPLIT_DISPATCH_OVERRIDE, WHOLE_GRID_OVERRIDE};
+
+    fn kernel(source: &str) -> (crate::reflect::FunctionReflection, Vec<String>) {
+        let library =
+            crate::Library::from_source("k.metal", source, &crate::Options::default()).unwrap();
+        let f = library.functions()[0].clone();
+        let interface =
+            super::super::interface::Interface::of(library.wgsl(), &f.wgsl_entry_point).unwrap();
+        (f, interface.overrides)
+    }
+
+    #[test]
+    fn one_part_promises_no_group_offset_and_a_split_keeps_it() {
+        let (f, overrides) = kernel(
+            "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) \
+             { threadgroup_barrier(mem_flags::mem_threadgroup); o[i] = 1.0f; }",
+        );
+        assert!(overrides.iter().any(|o| o == SPLIT_DISPATCH_OVERRIDE));
+        assert_eq!(
+            with_dispatch(&f, &overrides, (true, false), &[]),
+            [
+                (WHOLE_GRID_OVERRIDE.to_string(), 1.0),
+                (SPLIT_DISPATCH_OVERRIDE.to_string(), 0.0)
+            ]
+        );
+        assert_eq!(
+            with_dispatch(&f, &overrides, (false, true), &[]),
+            Vec::<(String, f64)>::new()
+        );
+    }
+
+    #[test]
+    fn an_override_the_module_lacks_is_never_set() {
+        let (f, _) = kernel(
+            "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) \
+             { o[i] = 1.0f; }",
+        );
+        assert!(with_dispatch(&f, &[], (true, false), &[]).is_empty());
+    }
 }

@@ -106,6 +106,8 @@ pub(crate) struct Interface {
     pub outputs: Vec<StageIo>,
     /// Its `@builtin` results (`position`, `frag_depth`, ...).
     pub output_builtins: Vec<naga::BuiltIn>,
+    /// The module's `override` names: a pipeline may set only these.
+    pub overrides: Vec<String>,
 }
 
 impl Interface {
@@ -173,6 +175,11 @@ fn describe(
         inputs: inputs.locations,
         outputs: outputs.locations,
         output_builtins: outputs.builtins,
+        overrides: module
+            .overrides
+            .iter()
+            .filter_map(|(_, o)| o.name.clone())
+            .collect(),
     })
 }
 

@@ -21,11 +21,12 @@ use std::sync::{Arc, Mutex};
 
 /// What a kernel's WGSL depends on beyond its source: the threadgroup size
 /// and the threadgroup-memory lengths by index.
-/// Threadgroup size, `[[threadgroup(n)]]` lengths, and whether the
-/// dispatch launches only threads inside the grid
+/// Threadgroup size, `[[threadgroup(n)]]` lengths, whether the dispatch
+/// launches only threads inside the grid
 /// ([`is_whole_grid`](super::constants::is_whole_grid)), which kernels with
-/// barriers compile into their pipeline.
-type VariantKey = ([u32; 3], Vec<(u32, u32)>, bool);
+/// barriers compile into their pipeline, and whether it is split into
+/// parts (the group offset every kernel compiles in).
+type VariantKey = ([u32; 3], Vec<(u32, u32)>, bool, bool);
 
 /// One translation of the kernel, compiled.
 struct Variant {
@@ -135,7 +136,12 @@ impl ComputePipeline {
         let function = translation.function.clone();
         let interface = Interface::of(&translation.wgsl, &function.wgsl_entry_point)?;
         let constants = super::pipeline_constants(&function, &self.constants)?;
-        let constants = super::constants::with_whole_grid(&function, key.2, &constants);
+        let constants = super::constants::with_dispatch(
+            &function,
+            &interface.overrides,
+            (key.2, key.3),
+            &constants,
+        );
         let pipeline = resources::scoped(gpu, || {
             let module = gpu
                 .device
@@ -249,12 +255,13 @@ impl<'r> ComputeCommand<'_, 'r> {
     fn dispatch(&self, gpu: &Gpu, dispatch: &Dispatch) -> Result<(), RunError> {
         let memory = self.threadgroup_memory.iter().map(|(&i, &n)| (i, n));
         let whole = super::constants::is_whole_grid(dispatch);
-        let key = (dispatch.threadgroup(), memory.collect(), whole);
+        let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
+        let plan = Plan::new(dispatch, max_groups)?;
+        let split = plan.parts.len() > 1;
+        let key = (dispatch.threadgroup(), memory.collect(), whole, split);
         check_threadgroup_memory(gpu, &self.pipeline.function, &self.threadgroup_memory)?;
         let variant = self.pipeline.variant(gpu, key)?;
         check_dispatch(gpu, &variant.function, dispatch)?;
-        let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
-        let plan = Plan::new(dispatch, max_groups)?;
         if plan.parts.len() > 1 && !uses_dispatch_uniform(&variant.function, &variant.interface) {
             return Err(RunError::InvalidDispatch(format!(
                 "{} threadgroups exceed the device's {max_groups} per dimension, and the \

@@ -470,6 +470,7 @@ mod tests {
             inputs: Vec::new(),
             outputs: Vec::new(),
             output_builtins: Vec::new(),
+            overrides: Vec::new(),
         }
     }
 

@@ -115,7 +115,7 @@ fn may_write_part(e: &ast::Expr, name: &str) -> bool {
     match &e.kind {
         ExprKind::Assign(_, target, _) => {
             mentions(target, name)
-                && !indexes(target, name).is_some_and(|index| !mentions(index, name))
+                && indexes(target, name).is_none_or(|index| mentions(index, name))
         }
         ExprKind::PostIncDec(_, target)
         | ExprKind::Unary(UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::AddrOf, target) => {
