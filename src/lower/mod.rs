@@ -170,6 +170,8 @@ struct ModuleCtx {
         HashMap<(u32, u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
     /// The dispatch uniform (grid and threadgroup sizes).
     dispatch: Option<naga::Handle<naga::GlobalVariable>>,
+    /// The viewport-size uniform of point-sprite entry points.
+    point_sprite_viewport: Option<naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
     word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
     /// Per-invocation state the prologue sets and helper functions read.
@@ -410,7 +412,11 @@ impl Lowerer<'_, '_> {
                             ast::Stage::Vertex => EntryStage::Vertex,
                             _ => EntryStage::Fragment,
                         };
-                        self.with_entry(f, kind, |l| l.stage_function(f, stage))
+                        let mut refl = self.with_entry(f, kind, |l| l.stage_function(f, stage))?;
+                        if stage == ast::Stage::Vertex {
+                            self.point_sprite_entry(f, &mut refl)?;
+                        }
+                        Ok(refl)
                     }
                 }
             }

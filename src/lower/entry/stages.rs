@@ -230,6 +230,13 @@ impl Lowerer<'_, '_> {
         for (k, i) in &wanted {
             push(k, i.clone());
         }
+        // Point coordinates: the corner of a square all of whose corners
+        // share one w, so linear interpolation is exact.
+        if self.reads_point_coord() {
+            use naga::{Interpolation as I, Sampling as S};
+            let linear = (I::Linear, Some(S::Center), "linear".to_string());
+            push(crate::reflect::POINT_COORD_VARYING, linear);
+        }
         table
     }
 
@@ -343,11 +350,17 @@ impl Lowerer<'_, '_> {
                 self.require_feature(crate::lower::ctx::entry::Feature::PrimitiveIndex);
                 builtin(BuiltIn::PrimitiveIndex, &[Type::UINT], "primitive_id")
             }
-            ("point_coord", false) => Err(Error::coded(
-                Code::NoWebGpuEquivalent,
-                attr.span,
-                "`[[point_coord]]` has no WGSL equivalent: WebGPU points are one pixel",
-            )),
+            ("point_coord", false) => match ty {
+                Type::Vector(Scalar::Float, 2) => Ok(KernelParam::PointCoord {
+                    param: p,
+                    ty: ty.clone(),
+                }),
+                _ => Err(Error::coded(
+                    Code::EntryPointSignature,
+                    p.ty.span,
+                    "`[[point_coord]]` argument must be of type `float2`",
+                )),
+            },
             ("color", false) => Err(Error::coded(
                 Code::NoWebGpuEquivalent,
                 attr.span,
@@ -380,9 +393,13 @@ impl Lowerer<'_, '_> {
         let ret = self.program.resolve_type(&f.ret)?;
         let mut fx = FnCtx::new(&f.name.name, ret.clone());
         fx.fragment = !vertex;
+        if self.entry.point_sprite.is_some() {
+            self.sprite_prologue(&mut fx, f.name.span)?;
+        }
         let body = f.body.as_ref().expect("definitions have bodies");
         let mut arguments = Vec::new();
         let mut reflection_in = (Vec::new(), 0, Vec::new());
+        let mut point_coord = Vec::new();
         for p in &params {
             match p {
                 KernelParam::StageIn { param, id } => {
@@ -390,6 +407,9 @@ impl Lowerer<'_, '_> {
                 }
                 KernelParam::StageBuiltin { param, builtin, ty } => {
                     self.bind_stage_builtin(&mut fx, param, *builtin, ty)?
+                }
+                KernelParam::PointCoord { param, .. } => {
+                    self.bind_point_coord(&mut fx, param, &mut point_coord)?
                 }
                 other => self.bind_param(&mut fx, other, None, body, &mut arguments)?,
             }
@@ -419,7 +439,7 @@ impl Lowerer<'_, '_> {
         let extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
         self.check_binding_collisions(f, &arguments, &extra)?;
         self.global.module.entry_points.push(naga::EntryPoint {
-            name: f.name.name.clone(),
+            name: self.stage_entry_name(f),
             stage: if vertex {
                 naga::ShaderStage::Vertex
             } else {
@@ -437,7 +457,8 @@ impl Lowerer<'_, '_> {
         if self.global.types.uses_f16 {
             required_features.push("shader-f16".to_string());
         }
-        let (vertex_attributes, vertex_stride, in_varyings) = reflection_in;
+        let (vertex_attributes, vertex_stride, mut in_varyings) = reflection_in;
+        in_varyings.extend(point_coord);
         Ok(FunctionReflection {
             name: f.name.name.clone(),
             wgsl_entry_point: f.name.name.clone(),
@@ -461,6 +482,7 @@ impl Lowerer<'_, '_> {
             color_outputs,
             function_constants: Vec::new(),
             stitchable: None,
+            point_sprite: None,
         })
     }
 
@@ -472,6 +494,11 @@ impl Lowerer<'_, '_> {
         builtin: BuiltIn,
         ty: &Type,
     ) -> Result<()> {
+        // A point sprite's `[[vertex_id]]` is its point's.
+        if let (BuiltIn::VertexIndex, Some(point)) = (builtin, self.sprite_point()) {
+            let value = self.convert(fx, point, &Type::UINT, ty, true, param.span)?;
+            return self.local_copy(fx, param.name.as_ref(), ty, value, param.span);
+        }
         let wide = ty.with_scalar(if ty.element_scalar() == Some(Scalar::UShort) {
             Scalar::UInt
         } else {
@@ -555,6 +582,10 @@ impl Lowerer<'_, '_> {
                         m.name.name
                     ),
                 ));
+            }
+            if !vertex && member_builtin(m) == Some("point_size") {
+                members.push(self.point_size_input(fx, m, &md.ty)?);
+                continue;
             }
             let (binding, io_ty) = if vertex {
                 self.vertex_attribute_input(m, &md.ty, &mut attributes, &mut offset)?
@@ -643,6 +674,18 @@ impl Lowerer<'_, '_> {
                 ty.clone(),
             ));
         }
+        if member_builtin(m) == Some("point_coord") {
+            if *ty != Type::Vector(Scalar::Float, 2) {
+                return Err(Error::coded(
+                    Code::EntryPointSignature,
+                    m.ty.span,
+                    "`[[point_coord]]` must be of type `float2`",
+                ));
+            }
+            let (binding, varying) = self.point_coord_binding(m.name.span)?;
+            varyings.push(varying);
+            return Ok((binding, ty.clone()));
+        }
         if let Some(b) = member_builtin(m) {
             // Framebuffer fetch is missing from WebGPU itself, not from the
             // translation: its own code, as for a `[[color(m)]]` argument.
@@ -680,6 +723,28 @@ impl Lowerer<'_, '_> {
             },
             io_type(ty),
         ))
+    }
+
+    /// A fragment `[[stage_in]]` member `[[point_size]]` (the vertex
+    /// output struct, reused): no fragment input, so it reads as 0 (W0401).
+    fn point_size_input(
+        &mut self,
+        fx: &mut FnCtx,
+        m: &ast::Member,
+        ty: &Type,
+    ) -> Result<Handle<Expression>> {
+        let span = m
+            .attributes
+            .iter()
+            .find(|a| a.name == "point_size")
+            .map_or(m.name.span, |a| a.span);
+        self.global.warnings.push(Error::coded(
+            Code::AttributeDropped,
+            span,
+            format!("`[[point_size]]` is not a fragment input: `{}` reads as 0 in the fragment function", m.name.name),
+        ));
+        let th = self.naga_type(ty, m.ty.span)?;
+        Ok(fx.add(Expression::ZeroValue(th), m.ty.span))
     }
 
     /// A `[[stage_in]]` member `m` of type `ty` as an entry-point argument
