@@ -26,6 +26,7 @@ use ctx::entry::{EntryCtx, EntryStage};
 use std::collections::HashMap;
 
 pub use entry::compute::{default_threadgroup_size, DISPATCH_BINDING};
+pub use entry::point_sprites::{MAX_POINT_SIZE, POINT_SPRITE_VIEWPORT_BINDING, VERTICES_PER_POINT};
 pub use metal::byte_stores::ByteStores;
 pub use metal::half_as_f32::HalfMode;
 pub use metal::simd_groups::SimdGroups;
@@ -257,6 +258,7 @@ pub fn lower<'a>(
     if errors.is_empty() {
         l.size_simd_scratch();
         l.add_function_constants(&mut functions);
+        entry::point_sprites::move_sprites_last(&mut l.global.module, &functions);
         Ok(Lowered {
             module: l.global.module,
             functions,

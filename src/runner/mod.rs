@@ -35,6 +35,7 @@ mod effect;
 mod interface;
 mod pipeline;
 mod placeholders;
+mod points;
 mod render;
 mod render_pipeline;
 mod render_targets;
@@ -55,6 +56,7 @@ pub use effect::{
     EffectResources, EffectValue, EFFECT_VERTEX,
 };
 pub use pipeline::{ComputeCommand, ComputePipeline};
+pub use points::Primitive;
 pub use render::{render, render_library, RenderResources, RenderTarget};
 pub use render_pipeline::{stage_function, RenderCommand, RenderPipeline};
 pub use samplers::{default_sampler, DEFAULT_COMPARE};

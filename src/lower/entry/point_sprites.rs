@@ -447,6 +447,27 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// Puts the point-sprite entry points after all others: the first
+/// entry points are then those of `functions`, in order, as the library
+/// expects (`Library::module`).
+pub(in crate::lower) fn move_sprites_last(
+    module: &mut naga::Module,
+    functions: &[FunctionReflection],
+) {
+    let is_sprite = |e: &naga::EntryPoint| {
+        functions.iter().any(|f| {
+            f.point_sprite
+                .as_ref()
+                .is_some_and(|s| s.entry_point == e.name)
+        })
+    };
+    let (sprites, others): (Vec<_>, Vec<_>) = std::mem::take(&mut module.entry_points)
+        .into_iter()
+        .partition(is_sprite);
+    module.entry_points = others;
+    module.entry_points.extend(sprites);
+}
+
 fn binary(
     fx: &mut FnCtx,
     op: Bo,
