@@ -254,25 +254,32 @@ fn point_coord_has_metals_orientation() {
     if gpu().is_none() {
         return;
     }
-    let points = [
-        Point {
-            centre: [12.3, 10.2],
-            size: 17.0,
-            w: 1.0,
-            color: [0.0; 4],
-        },
-        Point {
-            centre: [30.1, 33.4],
-            size: 12.2,
-            w: 3.0,
-            color: [0.0; 4],
-        },
-    ];
-    let img = draw(&points, 2, "coord_fragment").unwrap();
-    let covered = compare(&img, "point_coord", |x, y| {
+    let img = draw(&COORD_POINTS, 2, "coord_fragment").unwrap();
+    check_coords(&img, "render_library");
+}
+
+/// Two points of two instances each, drawn by `coord_fragment`.
+const COORD_POINTS: [Point; 2] = [
+    Point {
+        centre: [12.3, 10.2],
+        size: 17.0,
+        w: 1.0,
+        color: [0.0; 4],
+    },
+    Point {
+        centre: [30.1, 33.4],
+        size: 12.2,
+        w: 3.0,
+        color: [0.0; 4],
+    },
+];
+
+/// `img` shows the point coordinates of [`COORD_POINTS`] × 2 instances.
+fn check_coords(img: &TextureData, what: &str) {
+    let covered = compare(img, what, |x, y| {
         let mut want = Some(None);
         for instance in 0..2 {
-            for p in &points {
+            for p in &COORD_POINTS {
                 match cover(p.square(instance), x, y) {
                     Cover::Outside => {}
                     Cover::Edge => return None,
@@ -284,10 +291,61 @@ fn point_coord_has_metals_orientation() {
     });
     assert!(
         covered > 2 * (16 * 16 + 11 * 11),
-        "only {covered} covered pixels were compared"
+        "{what}: only {covered} covered pixels were compared"
     );
     // The top-left corner of the first square is dark, its bottom-left green.
-    assert!(pixel(&img, 5, 3)[1] < 40 && pixel(&img, 5, 17)[1] > 215);
+    assert!(
+        pixel(img, 5, 3)[1] < 40 && pixel(img, 5, 17)[1] > 215,
+        "{what}"
+    );
+}
+
+/// The host API: a `RenderPipeline` whose fragment function reads
+/// `[[point_coord]]` draws points (`RenderCommand::draw` with
+/// `Primitive::Point`, the viewport the target's size), not triangles.
+#[test]
+fn render_pipeline_draws_points() {
+    use msl2wgsl::runner::RenderPipeline;
+    use wgpu::util::DeviceExt;
+    let Some(gpu) = gpu() else { return };
+    let lib = library();
+    let format = wgpu::TextureFormat::Rgba8Unorm;
+    let pipeline =
+        RenderPipeline::new(gpu, &lib, "particle_vertex", "coord_fragment", &[format]).unwrap();
+    let bytes: Vec<u8> = COORD_POINTS.iter().flat_map(Point::bytes).collect();
+    let particles = gpu
+        .device()
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents: &bytes,
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+    let target = gpu.device().create_texture(&wgpu::TextureDescriptor {
+        label: None,
+        size: wgpu::Extent3d {
+            width: WIDTH,
+            height: HEIGHT,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let view = target.create_view(&Default::default());
+    let mut command = pipeline.encoder();
+    command.set_vertex_buffer(0, &particles, 0).unwrap();
+    let clear = Some(wgpu::Color::TRANSPARENT);
+    let e = command
+        .draw_primitives(gpu, &[&view], clear, 2, 2)
+        .unwrap_err();
+    assert!(e.to_string().contains("reads [[point_coord]]"), "{e}");
+    command
+        .draw(gpu, Primitive::Point, &[&view], clear, 2, 2)
+        .unwrap();
+    check_coords(&gpu.read_texture(&target).unwrap(), "RenderCommand");
 }
 
 /// Points need a vertex function writing `[[point_size]]`; a fragment
