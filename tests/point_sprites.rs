@@ -435,3 +435,46 @@ fn stage_in_with_point_size_keeps_the_plain_entry_point_only() {
     );
     assert!(!lib.wgsl().contains("point_sprite"));
 }
+
+/// `msl2wgsl render --primitive point` draws the same image; without it
+/// the fragment function reading `[[point_coord]]` is refused (exit 1),
+/// and an unknown primitive is a usage error (exit 2).
+#[cfg(feature = "cli")]
+#[test]
+fn render_command_draws_points() {
+    use std::process::Command;
+    if gpu().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("particles.metal"), PARTICLES).unwrap();
+    let bytes: Vec<u8> = COORD_POINTS.iter().flat_map(Point::bytes).collect();
+    std::fs::write(dir.path().join("particles.bin"), bytes).unwrap();
+    let render = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_msl2wgsl"))
+            .args(["render", "particles.metal", "--vertex", "particle_vertex"])
+            .args(["--fragment", "coord_fragment", "--size", "64x48"])
+            .args(["--vertex-count", "2", "--instance-count", "2"])
+            .args(["--vertex-buffer", "0=particles.bin", "-o", "out.png"])
+            .args(extra)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = render(&["--primitive", "point"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let img = TextureData::from_png(dir.path().join("out.png")).unwrap();
+    check_coords(&img, "msl2wgsl render");
+    std::fs::remove_file(dir.path().join("out.png")).unwrap();
+    let out = render(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("reads [[point_coord]]"), "{text}");
+    assert_eq!(render(&["--primitive", "line"]).status.code(), Some(2));
+    assert!(!dir.path().join("out.png").exists());
+}
