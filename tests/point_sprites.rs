@@ -413,6 +413,12 @@ fn reflection_describes_the_point_sprite_entry_point() {
         .unwrap()
         .point_sprite
         .is_none());
+    // `disc_fragment` reads the vertex output struct, `[[point_size]]` and all.
+    let warnings = lib.warnings();
+    assert!(
+        warnings.contains("warning: `[[point_size]]` is not a fragment input: `size` reads as 0"),
+        "{warnings}"
+    );
 }
 
 /// With a `[[stage_in]]` the attributes would be read per corner: no

@@ -14,14 +14,15 @@
 //!   dispatch's threadgroup size (cached per source, entry and size), then run it.
 //! - [`render`], [`render_library`]: draw with a vertex and a fragment
 //!   function into offscreen colour targets ([`RenderResources`]) and read
-//!   the images back.
+//!   the images back; triangles, or Metal's points ([`Primitive::Point`],
+//!   drawn by a vertex function's point-sprite entry point).
 //! - [`render_effect`], [`render_effect_library`]: apply a `[[stitchable]]`
 //!   SwiftUI effect to an image ([`EffectResources`]).
 //! - [`ComputePipeline`], [`RenderPipeline`]: Metal's host model on the
 //!   caller's own wgpu objects: pipelines from a [`crate::Library`]'s
 //!   functions, resources set by Metal index ([`ComputeCommand::set_buffer`],
 //!   [`RenderCommand::set_fragment_texture`], ...), `dispatch_threads`,
-//!   `dispatch_threadgroups` and `draw_primitives`.
+//!   `dispatch_threadgroups`, `draw_primitives` and `draw` (points too).
 //! - [`conformance`]: declarative test cases (an MSL file plus a TOML file)
 //!   and the `msl2wgsl test` driver.
 

@@ -177,9 +177,12 @@ pub fn render_library(
 }
 
 /// Draws `resources.vertex_count` vertices × `resources.instance_count`
-/// instances as a triangle list with the vertex function `vertex` and the
-/// fragment function `fragment` of `wgsl`, into `resources.targets`
-/// (cleared first), and returns each target's image in target order.
+/// instances as a triangle list (or, with [`super::Primitive::Point`], as
+/// points: the vertex function's point-sprite entry point draws 6 vertices
+/// per point, with the targets' size as the viewport) with the vertex
+/// function `vertex` and the fragment function `fragment` of `wgsl`, into
+/// `resources.targets` (cleared first), and returns each target's image in
+/// target order.
 ///
 /// The pipeline is Metal's default render pipeline: no depth or stencil
 /// attachment (a `[[depth]]` output is dropped), no culling, clockwise front faces (`[[front_facing]]`), no blending

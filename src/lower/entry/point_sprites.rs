@@ -19,6 +19,8 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Local;
+use crate::lower::entry::compute::KernelParam;
+use crate::lower::entry::stages::Interp;
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{FunctionReflection, PointSprite, Varying, WgslBinding, POINT_COORD_VARYING};
 use crate::source_map::Span;
@@ -73,6 +75,31 @@ fn point_size_attribute(decl: &ast::StructDecl) -> Option<&ast::Attribute> {
 /// `[[point_coord]]`.
 fn has_point_coord(attrs: &[ast::Attribute]) -> bool {
     attrs.iter().any(|a| a.name == "point_coord")
+}
+
+/// How `[[point_coord]]` is interpolated: linearly, as the corner of a
+/// square all of whose corners share one w (so that is exact).
+pub(in crate::lower) fn point_coord_interpolation() -> Interp {
+    use naga::{Interpolation as I, Sampling as S};
+    (I::Linear, Some(S::Center), "linear".to_string())
+}
+
+/// A fragment function's `[[point_coord]]` argument, which is a `float2`.
+pub(in crate::lower) fn point_coord_param<'f>(
+    p: &'f ast::Param,
+    ty: &Type,
+) -> Result<KernelParam<'f>> {
+    match ty {
+        Type::Vector(Scalar::Float, 2) => Ok(KernelParam::PointCoord {
+            param: p,
+            ty: ty.clone(),
+        }),
+        _ => Err(Error::coded(
+            Code::EntryPointSignature,
+            p.ty.span,
+            "`[[point_coord]]` argument must be of type `float2`",
+        )),
+    }
 }
 
 impl Lowerer<'_, '_> {
@@ -400,6 +427,48 @@ impl Lowerer<'_, '_> {
             per_primitive: false,
         };
         Ok((binding, varying))
+    }
+
+    /// A fragment `[[stage_in]]` member `[[point_size]]` (the vertex
+    /// output struct, reused): no fragment input, so it reads as 0 (W0401).
+    pub(in crate::lower) fn point_size_input(
+        &mut self,
+        fx: &mut FnCtx,
+        m: &ast::Member,
+        ty: &Type,
+    ) -> Result<Handle<Expression>> {
+        let span = m
+            .attributes
+            .iter()
+            .find(|a| a.name == "point_size")
+            .map_or(m.name.span, |a| a.span);
+        self.global.warnings.push(Error::coded(
+            Code::AttributeDropped,
+            span,
+            format!("`[[point_size]]` is not a fragment input: `{}` reads as 0 in the fragment function", m.name.name),
+        ));
+        let th = self.naga_type(ty, m.ty.span)?;
+        Ok(fx.add(Expression::ZeroValue(th), m.ty.span))
+    }
+
+    /// A fragment `[[stage_in]]` member `float2 c [[point_coord]]`: its
+    /// binding and type.
+    pub(in crate::lower) fn point_coord_input(
+        &mut self,
+        m: &ast::Member,
+        ty: &Type,
+        varyings: &mut Vec<Varying>,
+    ) -> Result<(Binding, Type)> {
+        if *ty != Type::Vector(Scalar::Float, 2) {
+            return Err(Error::coded(
+                Code::EntryPointSignature,
+                m.ty.span,
+                "`[[point_coord]]` must be of type `float2`",
+            ));
+        }
+        let (binding, varying) = self.point_coord_binding(m.name.span)?;
+        varyings.push(varying);
+        Ok((binding, ty.clone()))
     }
 
     /// A fragment function's `float2 c [[point_coord]]` argument: the

@@ -13,6 +13,7 @@ use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Local;
 use crate::lower::entry::compute::KernelParam;
+use crate::lower::entry::point_sprites::{point_coord_interpolation, point_coord_param};
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{FunctionReflection, Stage, Varying, VertexAttribute};
 use crate::source_map::Span;
@@ -230,12 +231,11 @@ impl Lowerer<'_, '_> {
         for (k, i) in &wanted {
             push(k, i.clone());
         }
-        // Point coordinates: the corner of a square all of whose corners
-        // share one w, so linear interpolation is exact.
         if self.reads_point_coord() {
-            use naga::{Interpolation as I, Sampling as S};
-            let linear = (I::Linear, Some(S::Center), "linear".to_string());
-            push(crate::reflect::POINT_COORD_VARYING, linear);
+            push(
+                crate::reflect::POINT_COORD_VARYING,
+                point_coord_interpolation(),
+            );
         }
         table
     }
@@ -350,17 +350,7 @@ impl Lowerer<'_, '_> {
                 self.require_feature(crate::lower::ctx::entry::Feature::PrimitiveIndex);
                 builtin(BuiltIn::PrimitiveIndex, &[Type::UINT], "primitive_id")
             }
-            ("point_coord", false) => match ty {
-                Type::Vector(Scalar::Float, 2) => Ok(KernelParam::PointCoord {
-                    param: p,
-                    ty: ty.clone(),
-                }),
-                _ => Err(Error::coded(
-                    Code::EntryPointSignature,
-                    p.ty.span,
-                    "`[[point_coord]]` argument must be of type `float2`",
-                )),
-            },
+            ("point_coord", false) => point_coord_param(p, ty),
             ("color", false) => Err(Error::coded(
                 Code::NoWebGpuEquivalent,
                 attr.span,
@@ -675,16 +665,7 @@ impl Lowerer<'_, '_> {
             ));
         }
         if member_builtin(m) == Some("point_coord") {
-            if *ty != Type::Vector(Scalar::Float, 2) {
-                return Err(Error::coded(
-                    Code::EntryPointSignature,
-                    m.ty.span,
-                    "`[[point_coord]]` must be of type `float2`",
-                ));
-            }
-            let (binding, varying) = self.point_coord_binding(m.name.span)?;
-            varyings.push(varying);
-            return Ok((binding, ty.clone()));
+            return self.point_coord_input(m, ty, varyings);
         }
         if let Some(b) = member_builtin(m) {
             // Framebuffer fetch is missing from WebGPU itself, not from the
@@ -723,28 +704,6 @@ impl Lowerer<'_, '_> {
             },
             io_type(ty),
         ))
-    }
-
-    /// A fragment `[[stage_in]]` member `[[point_size]]` (the vertex
-    /// output struct, reused): no fragment input, so it reads as 0 (W0401).
-    fn point_size_input(
-        &mut self,
-        fx: &mut FnCtx,
-        m: &ast::Member,
-        ty: &Type,
-    ) -> Result<Handle<Expression>> {
-        let span = m
-            .attributes
-            .iter()
-            .find(|a| a.name == "point_size")
-            .map_or(m.name.span, |a| a.span);
-        self.global.warnings.push(Error::coded(
-            Code::AttributeDropped,
-            span,
-            format!("`[[point_size]]` is not a fragment input: `{}` reads as 0 in the fragment function", m.name.name),
-        ));
-        let th = self.naga_type(ty, m.ty.span)?;
-        Ok(fx.add(Expression::ZeroValue(th), m.ty.span))
     }
 
     /// A `[[stage_in]]` member `m` of type `ty` as an entry-point argument
