@@ -206,24 +206,25 @@ impl Lowerer<'_, '_> {
     /// Whether a fragment function of the library reads `[[point_coord]]`
     /// (the link table then gives it a location).
     pub(in crate::lower) fn reads_point_coord(&self) -> bool {
+        self.tu.items.iter().any(|i| match i {
+            ast::Item::Function(f) if f.stage.map(|s| s.0) == Some(ast::Stage::Fragment) => f
+                .params
+                .iter()
+                .any(|p| has_point_coord(&p.attributes) || self.has_point_coord_member(&p.ty)),
+            _ => false,
+        })
+    }
+
+    /// Whether `ty` names a struct of this file with a `[[point_coord]]`
+    /// member (a fragment function's `[[stage_in]]`).
+    fn has_point_coord_member(&self, ty: &ast::TypeSpec) -> bool {
+        let Ok(Type::Struct(id)) = self.program.resolve_type(ty) else {
+            return false;
+        };
+        let name = self.program.struct_name(id);
         self.tu.items.iter().any(|i| {
-            let ast::Item::Function(f) = i else {
-                return false;
-            };
-            f.stage.map(|s| s.0) == Some(ast::Stage::Fragment)
-                && f.params.iter().any(|p| {
-                    has_point_coord(&p.attributes)
-                        || match self.program.resolve_type(&p.ty) {
-                            Ok(Type::Struct(id)) => {
-                                let name = self.program.struct_name(id);
-                                self.tu.items.iter().any(|i| {
-                                    matches!(i, ast::Item::Struct(s) if s.name.name == name
-                                        && s.members.iter().any(|m| has_point_coord(&m.attributes)))
-                                })
-                            }
-                            _ => false,
-                        }
-                })
+            matches!(i, ast::Item::Struct(s) if s.name.name == name
+                && s.members.iter().any(|m| has_point_coord(&m.attributes)))
         })
     }
 
@@ -317,6 +318,14 @@ impl Lowerer<'_, '_> {
         );
         self.global.point_sprite_viewport = Some(g);
         g
+    }
+
+    /// In a point-sprite entry point: the viewport uniform's binding.
+    pub(in crate::lower) fn sprite_viewport_binding(&self) -> Option<WgslBinding> {
+        self.entry.point_sprite.as_ref().map(|_| WgslBinding {
+            group: 0,
+            binding: POINT_SPRITE_VIEWPORT_BINDING,
+        })
     }
 
     /// In a point-sprite entry point, `[[vertex_id]]`: the point's index.

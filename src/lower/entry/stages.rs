@@ -426,7 +426,8 @@ impl Lowerer<'_, '_> {
         }
         super::argument_buffers::mark_members_active(&mut arguments, |b| reached.binding(b));
         let constexpr_samplers = self.used_constexpr_samplers(&reached);
-        let extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
+        let mut extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
+        extra.extend(self.sprite_viewport_binding());
         self.check_binding_collisions(f, &arguments, &extra)?;
         self.global.module.entry_points.push(naga::EntryPoint {
             name: self.stage_entry_name(f),
