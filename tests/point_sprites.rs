@@ -385,6 +385,10 @@ fn reflection_describes_the_point_sprite_entry_point() {
     assert_eq!(sprite.entry_point, "particle_vertex_point_sprite");
     assert_eq!(sprite.vertices_per_point, 6);
     assert_eq!(
+        (sprite.primitive.as_str(), sprite.topology.as_str()),
+        ("point", "triangle-list")
+    );
+    assert_eq!(
         (
             sprite.viewport_binding.group,
             sprite.viewport_binding.binding
@@ -405,7 +409,9 @@ fn reflection_describes_the_point_sprite_entry_point() {
     assert!(lib.wgsl().contains("fn particle_vertex_point_sprite("));
     let json = serde_json::to_string(v).unwrap();
     assert!(
-        json.contains(r#""pointSprite":{"entryPoint":"particle_vertex_point_sprite""#),
+        json.contains(
+            r#""pointSprite":{"entryPoint":"particle_vertex_point_sprite","primitive":"point","topology":"triangle-list","verticesPerPoint":6,"#
+        ),
         "{json}"
     );
     assert!(lib

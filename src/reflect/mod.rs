@@ -401,6 +401,10 @@ pub struct PointSprite {
     /// [`FunctionReflection::wgsl_entry_point`], draws one-pixel points or
     /// other primitives, with `point_size` unused).
     pub entry_point: String,
+    /// The Metal primitive type it draws: `point` (`MTLPrimitiveTypePoint`).
+    pub primitive: String,
+    /// The WebGPU primitive topology to draw it with: `triangle-list`.
+    pub topology: String,
     /// Vertices drawn per point: 6.
     pub vertices_per_point: u32,
     /// The viewport-size uniform (`vec2<f32>`, 8 bytes).

@@ -168,6 +168,8 @@ impl Lowerer<'_, '_> {
             .map(|s| s.location);
         refl.point_sprite = Some(PointSprite {
             entry_point: entry_name,
+            primitive: "point".into(),
+            topology: "triangle-list".into(),
             vertices_per_point: VERTICES_PER_POINT,
             viewport_binding: WgslBinding {
                 group: 0,
