@@ -364,10 +364,43 @@ fn braced_list_for_a_function_template_is_refused_at_the_list() {
     let body = "template <typename T> T first(tint_array<T, 2> a) { return a.elements[0]; }\nkernel void k(device float* o [[buffer(0)]]) { o[0] = first({1.0f, 2.0f}); }\n";
     let err = first_error(body);
     let want = format!(
-        "{} error: a braced list as an argument of function template `first` is not supported",
+        "{} error: a braced list as an argument of function template `first`, whose parameter there depends on the template's parameters, is not supported",
         location(body, "{1.0f")
     );
     assert!(err.starts_with(&want), "want `{want}`\n got `{err}`");
+}
+
+/// A braced list for a parameter of a function template whose type names
+/// none of the template's parameters (MLX's `elem_to_loc_2_nd<IdxT>({N *
+/// index.x, index.y, index.z}, ...)`): the list initializes that type.
+const TEMPLATE_LIST_ARGUMENTS: &str = r#"
+template <typename IdxT = int>
+vec<IdxT, 2> loc2(uint3 elem, int stride) {
+    return vec<IdxT, 2>(IdxT(elem.x) * IdxT(stride), IdxT(elem.y + elem.z));
+}
+template <typename T>
+T weighted(float2 w, T a, T b) { return T(w.x) * a + T(w.y) * b; }
+
+kernel void template_lists(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    auto l = loc2<int>({2 * i, i, 7u}, 3);
+    out[i * 2] = float(l.x + l.y);
+    out[i * 2 + 1] = weighted({0.5f, 2.0f}, float(i), 1.0f);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn braced_lists_for_non_dependent_template_parameters_match_cpu_reference() {
+    let Some(out) = run(TEMPLATE_LIST_ARGUMENTS, "template_lists", 4, 4 * 2 * 4) else {
+        return;
+    };
+    let want: Vec<f32> = (0..4)
+        .flat_map(|i| {
+            let f = i as f32;
+            [(2 * i * 3 + i + 7) as f32, 0.5 * f + 2.0]
+        })
+        .collect();
+    assert_eq!(common::f32s(&out), want);
 }
 
 const PAREN_CONSTANTS: &str = r#"

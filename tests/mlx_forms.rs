@@ -280,3 +280,121 @@ fn kernel_template_attribute_matches_cpu_reference() {
         assert_eq!(*g, x * 3.0, "[{i}]");
     }
 }
+
+/// Array parameters in `constant`/`device` memory without `[[buffer(n)]]`
+/// (`constant const int64_t strides[3]`, as MLX's `rope` and depthwise
+/// convolutions write them): C++ adjusts them to pointers, and Metal gives
+/// them the next free buffer indices (2, 3 here).
+const ARRAY_PARAMS: &str = r#"
+kernel void gather(const device float* in [[buffer(0)]],
+                   device float* out [[buffer(1)]],
+                   constant const int64_t strides[2],
+                   constant const int& bias,
+                   uint2 tid [[thread_position_in_grid]]) {
+  out[tid.y * 4 + tid.x] = in[tid.y * strides[0] + tid.x * strides[1]] + float(bias);
+}
+"#;
+
+#[test]
+fn array_parameters_are_buffers() {
+    let library = msl2wgsl::Library::from_source(
+        "t.metal",
+        &format!("#include <metal_stdlib>\nusing namespace metal;\n{ARRAY_PARAMS}"),
+        &msl2wgsl::Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let f = library.function("gather").expect("reflected");
+    let strides = f.arguments.iter().find(|a| a.name == "strides").unwrap();
+    assert_eq!(strides.index, 2);
+    assert_eq!(
+        strides.buffer.as_ref().map(|b| b.data_type.as_str()),
+        Some("long")
+    );
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn array_parameters_match_cpu_reference() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let src = format!("{PRELUDE}{ARRAY_PARAMS}");
+    let input: Vec<f32> = (0..64).map(|v| v as f32 * 1.5).collect();
+    // Column-major reads of a 4 x 4 block: strides {1, 8}, 8 bytes each.
+    let strides: Vec<u8> = [1i64, 8].iter().flat_map(|s| s.to_le_bytes()).collect();
+    let out = run_kernel(
+        gpu,
+        "t.metal",
+        &src,
+        &msl2wgsl::Options::default(),
+        "gather",
+        &Dispatch::Threads {
+            grid: [4, 4, 1],
+            threadgroup: [4, 4, 1],
+        },
+        &[
+            (0, bytemuck::cast_slice(&input).to_vec()),
+            (1, vec![0u8; 64]),
+            (2, strides),
+            (3, 5i32.to_le_bytes().to_vec()),
+        ]
+        .into_iter()
+        .collect(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out[&1]);
+    for y in 0..4usize {
+        for x in 0..4usize {
+            assert_eq!(got[y * 4 + x], input[y + x * 8] + 5.0, "({x}, {y})");
+        }
+    }
+}
+
+/// `kSize == 0 ? nullptr : memory` (MLX's GEMV): with a constant condition
+/// only the operand chosen is evaluated, so the `nullptr` of the other
+/// instance needs no WGSL value; in a local's initialiser and as a
+/// template function's argument.
+const NULL_OPERANDS: &str = r#"
+template <int N>
+float last(device const float* p) { return N == 0 ? 0.0f : p[N - 1]; }
+template <int N>
+kernel void pick(device const float* a [[buffer(0)]],
+                 device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+  device const float* p = N > 0 ? a : nullptr;
+  out[i] = N > 0 ? p[i] + last<N>(N > 1 ? a + 1 : nullptr) : -1.0f;
+}
+template [[host_name("pick2")]] kernel void pick<2>(device const float*, device float*, uint);
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn constant_conditions_choose_over_nullptr() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let src = format!("{PRELUDE}{NULL_OPERANDS}");
+    let a: Vec<f32> = (0..8).map(|v| v as f32 * 0.25 + 1.0).collect();
+    let out = run_kernel(
+        gpu,
+        "t.metal",
+        &src,
+        &msl2wgsl::Options::default(),
+        "pick2",
+        &Dispatch::Threads {
+            grid: [8, 1, 1],
+            threadgroup: [8, 1, 1],
+        },
+        &[(0, bytemuck::cast_slice(&a).to_vec()), (1, vec![0u8; 32])]
+            .into_iter()
+            .collect(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out[&1]);
+    for (i, g) in got.iter().enumerate() {
+        // last<2>(a + 1) is (a + 1)[1].
+        assert_eq!(*g, a[i] + a[2], "[{i}]");
+    }
+}

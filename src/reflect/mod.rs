@@ -16,6 +16,14 @@ pub use drill::{array_type, struct_type};
 /// per-store test it removes cost a tiled matmul 7 % (BENCHMARKS.md).
 pub const WHOLE_GRID_OVERRIDE: &str = "metal_whole_grid";
 
+/// The WGSL `override` (a `u32`, 1 unless the pipeline sets it) of
+/// fragment functions that call `get_sample_position` or
+/// `get_num_samples`: the render pipeline's sample count
+/// (`multisample.count`), which Metal knows from the render target and WGSL
+/// cannot ask. A host rendering with more than one sample sets it where
+/// the module declares it.
+pub const SAMPLE_COUNT_OVERRIDE: &str = "metal_sample_count";
+
 /// Version of the JSON schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 

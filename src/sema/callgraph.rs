@@ -430,7 +430,7 @@ fn visit_stmt(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
-fn visit_init(i: &Init, f: &mut dyn FnMut(&Expr)) {
+pub(crate) fn visit_init(i: &Init, f: &mut dyn FnMut(&Expr)) {
     match i {
         Init::Expr(e) => visit_expr(e, f),
         Init::List(items, _) => items.iter().for_each(|i| visit_init(i, f)),

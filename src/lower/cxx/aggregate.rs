@@ -83,29 +83,26 @@ impl Lowerer<'_, '_> {
         args: &[Expr],
     ) -> Result<Option<Vec<Expr>>> {
         let lists = |e: &Expr| matches!(e.kind, ExprKind::InitList(_));
-        let ExprKind::Name(path) = &callee.kind else {
-            return Ok(None);
+        let (path, explicit) = match &callee.kind {
+            ExprKind::Name(path) => (path, false),
+            ExprKind::Templated(path, _) => (path, true),
+            _ => return Ok(None),
         };
         let Some(first) = args.iter().find(|a| lists(a)) else {
             return Ok(None);
         };
         let name = path.join("::");
-        let Some(Symbol::Functions(candidates)) = self.program.symbols.get(&name) else {
-            if !self.program.function_templates(&name).is_empty() {
-                return Err(Error::coded(
-                    Code::Unsupported,
-                    first.span,
-                    format!("a braced list as an argument of function template `{name}` is not supported"),
-                )
-                .note("write the parameter's type before the list: `T{a, b}`"));
+        let candidates: Vec<&FunctionDecl> = match self.program.symbols.get(&name) {
+            Some(Symbol::Functions(candidates)) if !explicit => candidates
+                .iter()
+                .map(|&i| self.program.functions[i])
+                .filter(|f| accepts(f, args.len()))
+                .collect(),
+            _ if !self.program.function_templates(&name).is_empty() => {
+                self.template_list_candidates(&name, args, first.span)?
             }
-            return Ok(None);
+            _ => return Ok(None),
         };
-        let candidates: Vec<&FunctionDecl> = candidates
-            .iter()
-            .map(|&i| self.program.functions[i])
-            .filter(|f| accepts(f, args.len()))
-            .collect();
         let mut out = Vec::with_capacity(args.len());
         for (i, arg) in args.iter().enumerate() {
             if !lists(arg) {
@@ -122,6 +119,43 @@ impl Lowerer<'_, '_> {
             });
         }
         Ok(Some(out))
+    }
+
+    /// The function templates named `name` that take `args`, when every
+    /// parameter a braced list is passed to has a type that names none of
+    /// the template's parameters (`uint3 elem` of MLX's
+    /// `elem_to_loc_2_nd<IdxT>({..}, ..)`): the list initializes that type,
+    /// as C++ does. A list deduces nothing, so a dependent parameter is
+    /// refused.
+    fn template_list_candidates(
+        &self,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Vec<&FunctionDecl>> {
+        let mut out = Vec::new();
+        for &t in self.program.function_templates(name) {
+            let t = self.program.templates[t];
+            let f = crate::sema::templates::template_function(t);
+            if !accepts(f, args.len()) {
+                continue;
+            }
+            let params: Vec<&str> = t.params.iter().map(|p| p.name.name.as_str()).collect();
+            let dependent = args
+                .iter()
+                .zip(&f.params)
+                .any(|(a, p)| matches!(a.kind, ExprKind::InitList(_)) && names_any(&p.ty, &params));
+            if dependent {
+                return Err(Error::coded(
+                    Code::Unsupported,
+                    span,
+                    format!("a braced list as an argument of function template `{name}`, whose parameter there depends on the template's parameters, is not supported"),
+                )
+                .note("write the parameter's type before the list: `T{a, b}`"));
+            }
+            out.push(f);
+        }
+        Ok(out)
     }
 
     /// The value type (written without `const` and `&`) that parameter `i`
@@ -252,4 +286,20 @@ impl Builder for ExprBuilder<'_, '_, '_, '_> {
             _ => unreachable!("constants are values"),
         }
     }
+}
+
+/// Whether type `ts` names one of `params` (a template's parameters), in
+/// its name or its template arguments.
+fn names_any(ts: &TypeSpec, params: &[&str]) -> bool {
+    ts.path.iter().any(|p| params.contains(&p.as_str()))
+        || ts.args.iter().any(|a| match a {
+            crate::syntax::ast::TemplateArg::Type(t) => names_any(t, params),
+            crate::syntax::ast::TemplateArg::Expr(e) => {
+                let mut found = false;
+                crate::sema::callgraph::visit_expr(e, &mut |x| {
+                    found |= matches!(&x.kind, ExprKind::Name(p) if p.iter().any(|n| params.contains(&n.as_str())));
+                });
+                found
+            }
+        })
 }

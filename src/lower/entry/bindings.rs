@@ -363,6 +363,25 @@ impl Lowerer<'_, '_> {
         });
         Ok(())
     }
+    /// Whether the function declaring buffer `param` stores into it only
+    /// whole aligned words (`metal/whole_word_stores.rs`), so that its word
+    /// view needs no atomics.
+    fn only_whole_word_stores(&self, param: &ast::Param, ptr: &crate::types::Pointer) -> bool {
+        let (Some(name), Some(body)) = (
+            &param.name,
+            self.function_of(param).and_then(|f| f.body.as_ref()),
+        ) else {
+            return false;
+        };
+        !ptr.is_reference
+            && crate::lower::metal::whole_word_stores::only_whole_word_stores(
+                body,
+                &name.name,
+                &ptr.pointee,
+                &self.program.structs,
+            )
+    }
+
     /// The storage global for buffer argument `index`.
     pub(in crate::lower) fn buffer_global(
         &mut self,
@@ -386,7 +405,8 @@ impl Lowerer<'_, '_> {
         // atomics in the data need atomic words too.
         let atomic_words = words
             && writable
-            && (has_sub_word(&ptr.pointee, &self.program.structs)
+            && ((has_sub_word(&ptr.pointee, &self.program.structs)
+                && !self.only_whole_word_stores(param, ptr))
                 || crate::lower::ctx::value::contains_atomic(&ptr.pointee)
                 || punned
                 || viewed);

@@ -507,6 +507,15 @@ impl Lowerer<'_, '_> {
         b: &Expr,
         span: Span,
     ) -> Result<Value> {
+        // `kSize == 0 ? nullptr : tgp_memory` (MLX): a null pointer has no
+        // WGSL value, but with a constant condition only one operand is
+        // evaluated, so only it is lowered, pointer and all.
+        let null = crate::lower::metal::buffer_pointers::is_null;
+        if null(a) || null(b) {
+            if let Some(taken) = self.constant_condition(c) {
+                return self.expr(fx, if taken { a } else { b });
+            }
+        }
         let (cond, ct) = self.condition(fx, c)?;
         let guarded_read = ct == Type::BOOL && (reads_through_index(a) || reads_through_index(b));
         if has_side_effects(a) || has_side_effects(b) || guarded_read {
@@ -572,6 +581,12 @@ impl Lowerer<'_, '_> {
 
     /// `c ? a : b` with side effects: only the chosen operand may run, so each
     /// is evaluated in its own branch and stored.
+    /// The value of condition `c` when it is a constant expression.
+    fn constant_condition(&self, c: &Expr) -> Option<bool> {
+        let value = crate::sema::consteval::eval(self.program, c).ok()?;
+        Some(value.as_f64()? != 0.0)
+    }
+
     pub(in crate::lower) fn ternary_branching(
         &mut self,
         fx: &mut FnCtx,

@@ -591,7 +591,7 @@ fn is_comparison(op: BinaryOp) -> bool {
 }
 
 /// `nullptr` (also `NULL` after `#define NULL nullptr`, and `0` is not one).
-fn is_null(e: &Expr) -> bool {
+pub(in crate::lower) fn is_null(e: &Expr) -> bool {
     matches!(&e.kind, crate::syntax::ast::ExprKind::Name(p) if p.len() == 1 && p[0] == "nullptr")
 }
 

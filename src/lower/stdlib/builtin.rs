@@ -295,6 +295,8 @@ builtins! {
     Dfdy = "dfdy", Derivative;
     Fwidth = "fwidth", Derivative;
     DiscardFragment = "discard_fragment", Fragment;
+    GetSamplePosition = "get_sample_position", Fragment;
+    GetNumSamples = "get_num_samples", Fragment;
     // Texture member functions.
     TextureSample = "sample", Texture;
     TextureSampleCompare = "sample_compare", Texture;
@@ -315,13 +317,21 @@ builtins! {
 
 impl Builtin {
     /// The builtin spelt `name` (either kind), if any.
-    fn lookup(name: &str) -> Option<Builtin> {
+    /// The library function (`member` false) or texture member function
+    /// (`member` true) named `name`: the two may share a name
+    /// (`get_num_samples()` of the render target, `t.get_num_samples()`).
+    fn lookup(name: &str, member: bool) -> Option<Builtin> {
         // Built once: every unresolved call asks.
-        static BY_NAME: std::sync::OnceLock<HashMap<&'static str, Builtin>> =
+        static BY_NAME: std::sync::OnceLock<HashMap<(&'static str, bool), Builtin>> =
             std::sync::OnceLock::new();
         BY_NAME
-            .get_or_init(|| TABLE.iter().map(|&(name, b, _)| (name, b)).collect())
-            .get(name)
+            .get_or_init(|| {
+                TABLE
+                    .iter()
+                    .map(|&(name, b, family)| ((name, family == Family::Texture), b))
+                    .collect()
+            })
+            .get(&(name, member))
             .copied()
     }
 
@@ -341,12 +351,12 @@ impl Builtin {
     /// (its math-mode argument is dropped by the caller: `mod.rs`).
     pub(crate) fn function(name: &str) -> Option<Builtin> {
         let name = name.strip_prefix("__metal_").unwrap_or(name);
-        Builtin::lookup(name).filter(|b| b.family() != Family::Texture)
+        Builtin::lookup(name, false)
     }
 
     /// The texture member function `t.name(..)`, if any.
     pub(crate) fn texture_member(name: &str) -> Option<Builtin> {
-        Builtin::lookup(name).filter(|b| b.family() == Family::Texture)
+        Builtin::lookup(name, true)
     }
 
     /// An execution barrier: every thread of its group must reach it, so a
@@ -418,20 +428,26 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for (i, &(name, b, family)) in TABLE.iter().enumerate() {
             assert_eq!(b as usize, i, "`{name}` is out of order");
-            assert!(seen.insert(name), "`{name}` is listed twice");
+            let member = family == Family::Texture;
+            assert!(seen.insert((name, member)), "`{name}` is listed twice");
             assert_eq!(b.name(), name);
             assert_eq!(b.family(), family);
-            match family {
-                Family::Texture => {
-                    assert_eq!(Builtin::texture_member(name), Some(b));
-                    assert_eq!(Builtin::function(name), None);
-                }
-                _ => {
-                    assert_eq!(Builtin::function(name), Some(b));
-                    assert_eq!(Builtin::texture_member(name), None);
-                }
+            match member {
+                true => assert_eq!(Builtin::texture_member(name), Some(b)),
+                false => assert_eq!(Builtin::function(name), Some(b)),
             }
         }
+        // A free function and a texture member may share a name.
+        assert_eq!(
+            Builtin::function("get_num_samples"),
+            Some(Builtin::GetNumSamples)
+        );
+        assert_eq!(
+            Builtin::texture_member("get_num_samples"),
+            Some(Builtin::TextureGetNumSamples)
+        );
+        assert_eq!(Builtin::function("sample"), None);
+        assert_eq!(Builtin::texture_member("simd_sum"), None);
     }
 
     #[test]

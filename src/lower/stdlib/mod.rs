@@ -314,11 +314,17 @@ impl Lowerer<'_, '_> {
                     return Err(Error::coded(
                         Code::WrongStage,
                         span,
-                        "`discard_fragment` is only available in fragment functions",
+                        format!("`{}` is only available in fragment functions", b.name()),
                     ));
                 }
-                fx.push(naga::Statement::Kill, span);
-                Ok(Value::Void)
+                match b {
+                    Builtin::GetSamplePosition => self.sample_position(fx, args, span),
+                    Builtin::GetNumSamples => self.num_samples(fx, args, span),
+                    _ => {
+                        fx.push(naga::Statement::Kill, span);
+                        Ok(Value::Void)
+                    }
+                }
             }
             // `Builtin::function` never resolves a texture member.
             Family::Texture => unreachable!("`{}` is a texture member", b.name()),
