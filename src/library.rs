@@ -194,7 +194,8 @@ impl Library {
     /// The naga module and its [`naga::valid::ModuleInfo`], validated for
     /// the library's [`Target`]: pass `wgpu::ShaderSource::Naga(Cow::Owned(
     /// library.module().0.clone()))` to skip wgpu's WGSL parse. The module's
-    /// entry points are in the order of [`Library::functions`]; their IR
+    /// entry points are in the order of [`Library::functions`] (then the
+    /// point-sprite entry points, `FunctionReflection::point_sprite`); their IR
     /// names equal [`FunctionReflection::wgsl_entry_point`] except where
     /// naga's WGSL writer renamed a reserved word (the pipeline descriptor
     /// takes the IR name: `module.entry_points[i].name`).

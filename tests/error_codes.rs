@@ -566,12 +566,14 @@ fn json_output_carries_specific_codes() {
     );
 }
 
-/// A kernel that translates with one warning (`[[point_size]]` dropped).
+/// A vertex function that translates with one warning (`[[point_size]]`
+/// dropped: with a `[[stage_in]]` it gets no point-sprite entry point).
 #[cfg(feature = "cli")]
 const WARNS: &str = "#include <metal_stdlib>
 using namespace metal;
 struct V { float4 p [[position]]; float s [[point_size]]; };
-vertex V vs(uint v [[vertex_id]]) { V o; o.p = float4(0); o.s = 1; return o; }
+struct A { float4 p [[attribute(0)]]; };
+vertex V vs(A a [[stage_in]]) { V o; o.p = a.p; o.s = 1; return o; }
 ";
 
 #[cfg(feature = "cli")] // runs the command-line binary

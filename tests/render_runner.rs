@@ -36,6 +36,7 @@ fn function(name: &str, stage: Stage, arguments: Vec<Argument>) -> FunctionRefle
         color_outputs: Vec::new(),
         function_constants: Vec::new(),
         stitchable: None,
+        point_sprite: None,
     }
 }
 

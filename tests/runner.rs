@@ -117,6 +117,7 @@ fn kernel(
         color_outputs: Vec::new(),
         function_constants: Vec::new(),
         stitchable: None,
+        point_sprite: None,
     }
 }
 

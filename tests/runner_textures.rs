@@ -116,6 +116,7 @@ fn kernel(size: [u32; 3], arguments: Vec<Argument>) -> FunctionReflection {
         color_outputs: Vec::new(),
         function_constants: Vec::new(),
         stitchable: None,
+        point_sprite: None,
     }
 }
 

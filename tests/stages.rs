@@ -195,15 +195,23 @@ fn stage_in_attributes_are_reflected() {
     assert_eq!(tint.binding.map(|b| (b.group, b.binding)), Some((1, 0)));
 }
 
+/// The plain entry point has no point size (WebGPU points are one
+/// pixel); the point-sprite one draws it (tests/point_sprites.rs).
 #[test]
-fn point_size_is_dropped_with_a_warning() {
+fn point_size_is_drawn_by_a_point_sprite_entry_point() {
     let src = "struct O { float4 p [[position]]; float s [[point_size]]; };\nvertex O v() { O o; o.p = float4(0); o.s = 4.0f; return o; }\n";
     let lib = Library::from_source("p.metal", src, &Options::default()).unwrap();
+    assert_eq!(lib.warnings(), "");
+    let sprite = lib.function("v").unwrap().point_sprite.as_ref().unwrap();
+    assert_eq!(sprite.entry_point, "v_point_sprite");
+    let plain = lib
+        .wgsl()
+        .split("fn v_point_sprite")
+        .next()
+        .unwrap()
+        .to_string();
     assert!(
-        lib.warnings()
-            .starts_with("p.metal:1:45: warning: `[[point_size]]` has no WGSL equivalent"),
-        "{}",
-        lib.warnings()
+        plain.contains("fn v(") && !plain.contains("clamp"),
+        "{plain}"
     );
-    assert!(!lib.wgsl().contains("point_size"));
 }

@@ -26,6 +26,7 @@ use ctx::entry::{EntryCtx, EntryStage};
 use std::collections::HashMap;
 
 pub use entry::compute::{default_threadgroup_size, DISPATCH_BINDING};
+pub use entry::point_sprites::{MAX_POINT_SIZE, POINT_SPRITE_VIEWPORT_BINDING, VERTICES_PER_POINT};
 pub use metal::byte_stores::ByteStores;
 pub use metal::half_as_f32::HalfMode;
 pub use metal::simd_groups::SimdGroups;
@@ -170,6 +171,8 @@ struct ModuleCtx {
         HashMap<(u32, u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
     /// The dispatch uniform (grid and threadgroup sizes).
     dispatch: Option<naga::Handle<naga::GlobalVariable>>,
+    /// The viewport-size uniform of point-sprite entry points.
+    point_sprite_viewport: Option<naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
     word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
     /// Per-invocation state the prologue sets and helper functions read.
@@ -255,6 +258,7 @@ pub fn lower<'a>(
     if errors.is_empty() {
         l.size_simd_scratch();
         l.add_function_constants(&mut functions);
+        entry::point_sprites::move_sprites_last(&mut l.global.module, &functions);
         Ok(Lowered {
             module: l.global.module,
             functions,
@@ -410,7 +414,11 @@ impl Lowerer<'_, '_> {
                             ast::Stage::Vertex => EntryStage::Vertex,
                             _ => EntryStage::Fragment,
                         };
-                        self.with_entry(f, kind, |l| l.stage_function(f, stage))
+                        let mut refl = self.with_entry(f, kind, |l| l.stage_function(f, stage))?;
+                        if stage == ast::Stage::Vertex {
+                            self.point_sprite_entry(f, &mut refl)?;
+                        }
+                        Ok(refl)
                     }
                 }
             }

@@ -384,6 +384,53 @@ pub struct FunctionReflection {
     /// point applies and how its arguments are passed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stitchable: Option<Stitchable>,
+    /// Vertex functions writing `[[point_size]]`: the entry point that
+    /// draws each point as Metal does, a `point_size`-pixel square.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point_sprite: Option<PointSprite>,
+}
+
+/// The varying name (`Varying::name`) of `[[point_coord]]`: not an
+/// identifier, so no member name can take its location.
+pub const POINT_COORD_VARYING: &str = "[[point_coord]]";
+
+/// How to draw Metal's points (`MTLPrimitiveTypePoint`) with a vertex
+/// function that writes `[[point_size]]`: WebGPU's points are one pixel,
+/// so [`PointSprite::entry_point`] draws each point as a square of two
+/// triangles.
+///
+/// Draw it as a triangle list of `vertices_per_point` × the point count
+/// vertices (no culling): vertex `v` is corner `v % 6` of point
+/// `v / 6`, whose index the function sees as its `[[vertex_id]]`
+/// (`[[instance_id]]` is the instance, as in Metal). The square is
+/// centred on the point's `[[position]]` and `point_size` pixels across
+/// (clamped to [1, [`PointSprite::max_point_size`]]), which needs the
+/// viewport's size in pixels: two little-endian `f32`s (width, height) in
+/// the uniform at [`PointSprite::viewport_binding`]. A fragment
+/// function's `[[point_coord]]` is the varying at
+/// [`PointSprite::point_coord_location`], (0, 0) at the point's top-left
+/// corner and (1, 1) at its bottom-right.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PointSprite {
+    /// The WGSL entry point drawing point sprites (the plain one,
+    /// [`FunctionReflection::wgsl_entry_point`], draws one-pixel points or
+    /// other primitives, with `point_size` unused).
+    pub entry_point: String,
+    /// The Metal primitive type it draws: `point` (`MTLPrimitiveTypePoint`).
+    pub primitive: String,
+    /// The WebGPU primitive topology to draw it with: `triangle-list`.
+    pub topology: String,
+    /// Vertices drawn per point: 6.
+    pub vertices_per_point: u32,
+    /// The viewport-size uniform (`vec2<f32>`, 8 bytes).
+    pub viewport_binding: WgslBinding,
+    /// The largest point size drawn, in pixels (Apple GPUs' limit).
+    pub max_point_size: f32,
+    /// The `@location` of `[[point_coord]]`, when a fragment function of
+    /// the library reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point_coord_location: Option<u32>,
 }
 
 /// How SwiftUI applies a `[[stitchable]]` function, which its signature

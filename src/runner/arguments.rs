@@ -94,7 +94,9 @@ impl<'r> ArgumentTable<'r> {
         let at = |b: Option<crate::reflect::WgslBinding>| {
             b.is_some_and(|b| b.group == used.group && b.binding == used.binding)
         };
-        if at(function.dispatch_binding) {
+        if at(function.dispatch_binding)
+            || at(function.point_sprite.as_ref().map(|s| s.viewport_binding))
+        {
             return Ok(Resolved::Dispatch);
         }
         if let Some(arg) = function.arguments.iter().find(|a| at(a.binding)) {
@@ -184,7 +186,8 @@ pub(crate) enum Resolved<'r> {
     Sampler(&'r wgpu::Sampler),
     /// A `constexpr sampler`, made from its descriptor.
     OwnedSampler(wgpu::Sampler),
-    /// The dispatch uniform, which the command supplies.
+    /// The command's uniform: a kernel's dispatch geometry, or a
+    /// point-sprite entry point's viewport size.
     Dispatch,
 }
 

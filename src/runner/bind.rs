@@ -25,6 +25,8 @@ pub(crate) struct Inputs<'a> {
     pub constants: &'a BTreeMap<u32, f64>,
     /// The resources of argument buffers, by `[[buffer(n)]]`.
     pub argument_buffers: &'a BTreeMap<u32, ArgumentBuffer>,
+    /// The viewport's size in pixels, for a point-sprite entry point.
+    pub viewport: Option<[u32; 2]>,
 }
 
 /// Where a resource the caller gives is found: a Metal index of the
@@ -72,6 +74,8 @@ pub(crate) struct Bound<'a> {
     pub samplers: Vec<BoundSampler>,
     /// The dispatch uniform, if the shader reads it.
     pub dispatch: Option<UsedBinding>,
+    /// A point-sprite entry point's viewport uniform and the size it holds.
+    pub viewport: Option<(UsedBinding, [u32; 2])>,
     /// Conditional arguments the constants switch off that the WGSL still
     /// binds: each gets a placeholder (`super::placeholders`).
     pub placeholders: Vec<(&'a Argument, UsedBinding)>,
@@ -105,8 +109,18 @@ pub(crate) fn bind_all<'a>(
         textures: Vec::new(),
         samplers: Vec::new(),
         dispatch: find_used(interface, function.dispatch_binding),
+        viewport: None,
         placeholders: Vec::new(),
     };
+    if let Some(used) = super::points::viewport_used(function, interface) {
+        let size = inputs.viewport.ok_or_else(|| {
+            RunError::InvalidRender(format!(
+                "`{}` draws point sprites, which need the viewport size",
+                function.name
+            ))
+        })?;
+        bound.viewport = Some((used, size));
+    }
     for arg in &function.arguments {
         bind_argument(gpu, function, arg, interface, inputs, None, &mut bound)?;
         if !arg.members.is_empty() {
@@ -393,7 +407,8 @@ fn check_all_claimed(interface: &Interface, bound: &Bound<'_>) -> Result<(), Run
             || bound.textures.iter().any(|t| is(&t.used))
             || bound.samplers.iter().any(|s| is(&Some(s.used)))
             || bound.placeholders.iter().any(|(_, p)| is(&Some(*p)))
-            || is(&bound.dispatch);
+            || is(&bound.dispatch)
+            || is(&bound.viewport.map(|(u, _)| u));
         if !known {
             return Err(RunError::Shader(format!(
                 "the WGSL uses @group({}) @binding({}), which is neither an argument given \
@@ -474,6 +489,13 @@ impl Bound<'_> {
         }
         for (arg, used) in &self.placeholders {
             out.bindings.push(placeholder(gpu, arg, *used)?);
+        }
+        if let Some((used, size)) = self.viewport {
+            out.bindings.push(Binding {
+                used,
+                ty: buffer_type(&used),
+                slot: Slot::Buffer(super::points::viewport_buffer(gpu, size)),
+            });
         }
         if let Some(used) = self.dispatch {
             let ty = buffer_type(&used);

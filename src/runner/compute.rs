@@ -224,6 +224,7 @@ pub fn run_compute_resources(
         samplers: &resources.samplers,
         constants: &resources.constants,
         argument_buffers: &resources.argument_buffers,
+        viewport: None,
     };
     let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
     let constants = super::pipeline_constants(function, &resources.constants)?;
@@ -254,6 +255,7 @@ pub fn run_compute_with_max_groups(
         samplers: &NO_SAMPLERS,
         constants: &NO_CONSTANTS,
         argument_buffers: &NO_ARGUMENT_BUFFERS,
+        viewport: None,
     };
     let constants = super::pipeline_constants(function, &BTreeMap::new())?;
     run(

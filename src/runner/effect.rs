@@ -344,6 +344,7 @@ fn effect_vertex() -> FunctionReflection {
         color_outputs: Vec::new(),
         function_constants: Vec::new(),
         stitchable: None,
+        point_sprite: None,
     }
 }
 

@@ -14,14 +14,15 @@
 //!   dispatch's threadgroup size (cached per source, entry and size), then run it.
 //! - [`render`], [`render_library`]: draw with a vertex and a fragment
 //!   function into offscreen colour targets ([`RenderResources`]) and read
-//!   the images back.
+//!   the images back; triangles, or Metal's points ([`Primitive::Point`],
+//!   drawn by a vertex function's point-sprite entry point).
 //! - [`render_effect`], [`render_effect_library`]: apply a `[[stitchable]]`
 //!   SwiftUI effect to an image ([`EffectResources`]).
 //! - [`ComputePipeline`], [`RenderPipeline`]: Metal's host model on the
 //!   caller's own wgpu objects: pipelines from a [`crate::Library`]'s
 //!   functions, resources set by Metal index ([`ComputeCommand::set_buffer`],
 //!   [`RenderCommand::set_fragment_texture`], ...), `dispatch_threads`,
-//!   `dispatch_threadgroups` and `draw_primitives`.
+//!   `dispatch_threadgroups`, `draw_primitives` and `draw` (points too).
 //! - [`conformance`]: declarative test cases (an MSL file plus a TOML file)
 //!   and the `msl2wgsl test` driver.
 
@@ -35,6 +36,7 @@ mod effect;
 mod interface;
 mod pipeline;
 mod placeholders;
+mod points;
 mod render;
 mod render_pipeline;
 mod render_targets;
@@ -55,6 +57,7 @@ pub use effect::{
     EffectResources, EffectValue, EFFECT_VERTEX,
 };
 pub use pipeline::{ComputeCommand, ComputePipeline};
+pub use points::Primitive;
 pub use render::{render, render_library, RenderResources, RenderTarget};
 pub use render_pipeline::{stage_function, RenderCommand, RenderPipeline};
 pub use samplers::{default_sampler, DEFAULT_COMPARE};

@@ -9,6 +9,7 @@
 
 use super::bind::{bind_all, Binding, Bound, Inputs, Slot};
 use super::interface::{Interface, UsedBinding};
+use super::points;
 use super::resources::{self, TextureStaging};
 use super::samplers::SamplerPlan;
 use super::vertex_input::{self, VertexDescriptor, VertexInput};
@@ -104,8 +105,12 @@ pub struct RenderResources {
     pub width: u32,
     /// Height of every target in pixels.
     pub height: u32,
-    /// Vertices drawn (`vertexCount`), as a triangle list.
+    /// Vertices drawn (`vertexCount`): triangles' corners, or points.
     pub vertex_count: u32,
+    /// What the vertices draw (the `MTLPrimitiveType` of `drawPrimitives`):
+    /// a triangle list, or points, each a square `[[point_size]]` pixels
+    /// across drawn by the vertex function's point-sprite entry point.
+    pub primitive: super::Primitive,
     /// Instances drawn (`instanceCount`).
     pub instance_count: u32,
     /// The colour attachments, by `[[color(m)]]` index.
@@ -130,6 +135,7 @@ impl RenderResources {
             width,
             height,
             vertex_count,
+            primitive: super::Primitive::Triangle,
             instance_count: 1,
             targets: vec![RenderTarget::default()],
             constants: BTreeMap::new(),
@@ -171,9 +177,12 @@ pub fn render_library(
 }
 
 /// Draws `resources.vertex_count` vertices × `resources.instance_count`
-/// instances as a triangle list with the vertex function `vertex` and the
-/// fragment function `fragment` of `wgsl`, into `resources.targets`
-/// (cleared first), and returns each target's image in target order.
+/// instances as a triangle list (or, with [`super::Primitive::Point`], as
+/// points: the vertex function's point-sprite entry point draws 6 vertices
+/// per point, with the targets' size as the viewport) with the vertex
+/// function `vertex` and the fragment function `fragment` of `wgsl`, into
+/// `resources.targets` (cleared first), and returns each target's image in
+/// target order.
 ///
 /// The pipeline is Metal's default render pipeline: no depth or stencil
 /// attachment (a `[[depth]]` output is dropped), no culling, clockwise front faces (`[[front_facing]]`), no blending
@@ -197,6 +206,11 @@ pub fn render(
 ) -> Result<Vec<TextureData>, RunError> {
     check_stage(vertex, Stage::Vertex, "vertex")?;
     check_stage(fragment, Stage::Fragment, "fragment")?;
+    // Points are drawn by the vertex function's point-sprite entry point.
+    let drawn = points::drawn_function(vertex, resources.primitive)?;
+    let vertex = &drawn;
+    points::check_point_coord(fragment, resources.primitive)?;
+    let vertices = points::vertices_drawn(resources.primitive, resources.vertex_count)?;
     gpu.check_features(&vertex.required_features)?;
     gpu.check_features(&fragment.required_features)?;
     check_size(gpu, resources)?;
@@ -227,11 +241,15 @@ pub fn render(
         samplers: &resources.samplers,
         constants: &resources.constants,
         argument_buffers,
+        viewport: None,
     };
-    let vertex_inputs = inputs(
-        &resources.vertex_buffers,
-        &resources.vertex_argument_buffers,
-    );
+    let vertex_inputs = Inputs {
+        viewport: Some([resources.width, resources.height]),
+        ..inputs(
+            &resources.vertex_buffers,
+            &resources.vertex_argument_buffers,
+        )
+    };
     let fragment_inputs = inputs(
         &resources.fragment_buffers,
         &resources.fragment_argument_buffers,
@@ -244,6 +262,7 @@ pub fn render(
         vertex,
         fragment,
         resources,
+        vertices,
         input,
         targets,
         writes_depth,
@@ -330,6 +349,8 @@ struct Draw<'a> {
     vertex: &'a FunctionReflection,
     fragment: &'a FunctionReflection,
     resources: &'a RenderResources,
+    /// WebGPU vertices per instance (6 per point).
+    vertices: u32,
     /// One per vertex buffer the `[[stage_in]]` reads, in slot order.
     input: Vec<VertexInput>,
     targets: Vec<wgpu::ColorTargetState>,
@@ -386,7 +407,7 @@ impl Draw<'_> {
                 pass.set_vertex_buffer(slot as u32, buffer.slice(..));
             }
             let r = self.resources;
-            pass.draw(0..r.vertex_count, 0..r.instance_count);
+            pass.draw(0..self.vertices, 0..r.instance_count);
         }
         read_back(gpu, encoder, &targets)
     }

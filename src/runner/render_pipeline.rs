@@ -6,6 +6,7 @@
 
 use super::arguments::{self, ArgumentTable, Resolved};
 use super::interface::{Interface, UsedBinding};
+use super::points::{self, Primitive};
 use super::render::RenderTarget;
 use super::vertex_input::{DirectLayout, VertexDescriptor};
 use super::{render_targets, resources, vertex_input, Gpu, RunError};
@@ -15,15 +16,20 @@ use std::collections::BTreeMap;
 
 /// A vertex and a fragment function of a [`Library`] with the formats of
 /// their colour targets (Metal's `MTLRenderPipelineState`), drawing
-/// triangle lists with Metal's default state: no depth test, no culling,
-/// no blending, one sample.
+/// triangle lists, or points with a vertex function writing
+/// `[[point_size]]` ([`RenderCommand::draw`]), with Metal's default state:
+/// no depth test, no culling, no blending, one sample.
 pub struct RenderPipeline {
     vertex: FunctionReflection,
     fragment: FunctionReflection,
-    interfaces: [Interface; 2],
+    /// The fragment function's interface.
+    fragment_interface: Interface,
     /// The `[[stage_in]]`'s vertex buffers, in slot order.
     stage_in: Vec<DirectLayout>,
-    pipeline: wgpu::RenderPipeline,
+    /// What each primitive type is drawn with: triangles unless the
+    /// fragment function reads `[[point_coord]]`, points if the vertex
+    /// function has a point-sprite entry point.
+    drawn: Vec<(Primitive, Drawn)>,
     /// The function constant values it was made with: they decide which
     /// conditional arguments exist.
     constants: BTreeMap<u32, f64>,
@@ -95,16 +101,32 @@ impl RenderPipeline {
         let f = stage_function(&library, fragment, Stage::Fragment)?;
         gpu.check_features(&v.required_features)?;
         gpu.check_features(&f.required_features)?;
-        let stages = [
-            (v.wgsl_entry_point.as_str(), naga::ShaderStage::Vertex),
-            (f.wgsl_entry_point.as_str(), naga::ShaderStage::Fragment),
-        ];
-        let Ok(interfaces) =
-            <[Interface; 2]>::try_from(Interface::of_entries(library.wgsl(), &stages)?)
-        else {
-            unreachable!("of_entries describes every entry asked for")
-        };
-        if interfaces[1]
+        // Triangles, unless the fragment function reads `[[point_coord]]`
+        // (which only points write); points with a point-sprite entry point.
+        let mut primitives = Vec::new();
+        if points::check_point_coord(f, Primitive::Triangle).is_ok() {
+            primitives.push(Primitive::Triangle);
+        }
+        if v.point_sprite.is_some() {
+            primitives.push(Primitive::Point);
+        }
+        if primitives.is_empty() {
+            points::check_point_coord(f, Primitive::Triangle)?;
+        }
+        let drawn_functions = primitives
+            .iter()
+            .map(|&p| points::drawn_function(v, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut stages: Vec<(&str, naga::ShaderStage)> = drawn_functions
+            .iter()
+            .map(|d| (d.wgsl_entry_point.as_str(), naga::ShaderStage::Vertex))
+            .collect();
+        stages.push((f.wgsl_entry_point.as_str(), naga::ShaderStage::Fragment));
+        let mut interfaces = Interface::of_entries(library.wgsl(), &stages)?;
+        let fragment_interface = interfaces
+            .pop()
+            .expect("of_entries describes every entry asked for");
+        if fragment_interface
             .output_builtins
             .contains(&naga::BuiltIn::FragDepth)
         {
@@ -122,27 +144,48 @@ impl RenderPipeline {
                 clear: [0.0; 4],
             })
             .collect();
-        let color_states = render_targets::plan(gpu, f, &interfaces[1], &targets)?;
+        let color_states = render_targets::plan(gpu, f, &fragment_interface, &targets)?;
         let stage_constants = [
             super::pipeline_constants(v, constants)?,
             super::pipeline_constants(f, constants)?,
         ];
-        let pipeline = resources::scoped(gpu, || {
-            let stages = Stages {
-                wgsl: library.wgsl(),
-                functions: [v, f],
-                constants: &stage_constants,
+        let mut drawn = Vec::new();
+        for ((primitive, function), interface) in
+            primitives.into_iter().zip(drawn_functions).zip(interfaces)
+        {
+            let pipeline = resources::scoped(gpu, || {
+                let stages = Stages {
+                    wgsl: library.wgsl(),
+                    functions: [&function, f],
+                    constants: &stage_constants,
+                };
+                create(gpu, &stages, &stage_in, &color_states)
+            })?;
+            let draw = Drawn {
+                function,
+                interface,
+                pipeline,
             };
-            create(gpu, &stages, &stage_in, &color_states)
-        })?;
+            drawn.push((primitive, draw));
+        }
         Ok(RenderPipeline {
             vertex: v.clone(),
             fragment: f.clone(),
-            interfaces,
+            fragment_interface,
             stage_in,
-            pipeline,
+            drawn,
             constants: constants.clone(),
         })
+    }
+
+    /// What `primitive` is drawn with.
+    fn drawn(&self, primitive: Primitive) -> Result<&Drawn, RunError> {
+        if let Some((_, d)) = self.drawn.iter().find(|(p, _)| *p == primitive) {
+            return Ok(d);
+        }
+        points::check_point_coord(&self.fragment, primitive)?;
+        points::drawn_function(&self.vertex, primitive)?;
+        unreachable!("the pipeline has every primitive its functions can draw")
     }
 
     /// The vertex function's reflection.
@@ -189,6 +232,14 @@ pub fn stage_function<'l>(
         });
     }
     Ok(function)
+}
+
+/// The vertex entry point drawing one primitive type, with its pipeline.
+struct Drawn {
+    /// The vertex function's reflection with that entry point.
+    function: FunctionReflection,
+    interface: Interface,
+    pipeline: wgpu::RenderPipeline,
 }
 
 /// The WGSL of a pipeline's two functions and their constants.
@@ -340,14 +391,40 @@ impl<'r> RenderCommand<'_, 'r> {
         vertex_count: u32,
         instance_count: u32,
     ) -> Result<(), RunError> {
+        self.draw(
+            gpu,
+            Primitive::Triangle,
+            targets,
+            clear,
+            vertex_count,
+            instance_count,
+        )
+    }
+
+    /// `drawPrimitives:vertexStart:vertexCount:instanceCount:` with
+    /// `primitive`: [`Primitive::Point`] draws `vertex_count` points, each
+    /// a square `[[point_size]]` pixels across in the viewport of the first
+    /// target's size (Metal's default viewport), with the vertex
+    /// function's point-sprite entry point.
+    pub fn draw(
+        &self,
+        gpu: &Gpu,
+        primitive: Primitive,
+        targets: &[&wgpu::TextureView],
+        clear: Option<wgpu::Color>,
+        vertex_count: u32,
+        instance_count: u32,
+    ) -> Result<(), RunError> {
         let p = self.pipeline;
+        let drawn = p.drawn(primitive)?;
+        let vertices = points::vertices_drawn(primitive, vertex_count)?;
         let vertex_buffers = self.stage_in_buffers()?;
-        let mut resolved = self
-            .vertex
-            .resolve(gpu, &p.vertex, &p.interfaces[0], &p.constants)?;
-        let fragment = self
-            .fragment
-            .resolve(gpu, &p.fragment, &p.interfaces[1], &p.constants)?;
+        let mut resolved =
+            self.vertex
+                .resolve(gpu, &drawn.function, &drawn.interface, &p.constants)?;
+        let fragment =
+            self.fragment
+                .resolve(gpu, &p.fragment, &p.fragment_interface, &p.constants)?;
         check_disjoint(&resolved, &fragment)?;
         // A constexpr sampler both stages use is one binding.
         for (used, r) in fragment {
@@ -365,7 +442,7 @@ impl<'r> RenderCommand<'_, 'r> {
                 targets,
                 clear,
             };
-            self.encode(gpu, &draw, vertex_count, instance_count)
+            self.encode(gpu, drawn, &draw, vertices, instance_count)
         })?
     }
 
@@ -400,6 +477,7 @@ impl<'r> RenderCommand<'_, 'r> {
     fn encode(
         &self,
         gpu: &Gpu,
+        drawn: &Drawn,
         draw: &EncodedDraw<'_, '_>,
         vertex_count: u32,
         instance_count: u32,
@@ -407,9 +485,18 @@ impl<'r> RenderCommand<'_, 'r> {
         let refs: Vec<(UsedBinding, &Resolved<'_>)> =
             draw.resolved.iter().map(|(u, r)| (*u, r)).collect();
         let (targets, clear) = (draw.targets, draw.clear);
-        let pipeline = &self.pipeline.pipeline;
-        let groups =
-            arguments::bind_groups(gpu, |g| pipeline.get_bind_group_layout(g), &refs, None)?;
+        let pipeline = &drawn.pipeline;
+        // The point-sprite viewport: the first target's size.
+        let viewport = targets.first().map(|view| {
+            let t = view.texture();
+            points::viewport_buffer(gpu, [t.width(), t.height()])
+        });
+        let groups = arguments::bind_groups(
+            gpu,
+            |g| pipeline.get_bind_group_layout(g),
+            &refs,
+            viewport.as_ref(),
+        )?;
         let load = clear.map_or(wgpu::LoadOp::Load, wgpu::LoadOp::Clear);
         let attachments: Vec<Option<wgpu::RenderPassColorAttachment>> = targets
             .iter()

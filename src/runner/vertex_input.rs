@@ -460,6 +460,7 @@ mod tests {
             color_outputs: Vec::new(),
             function_constants: Vec::new(),
             stitchable: None,
+            point_sprite: None,
         }
     }
 

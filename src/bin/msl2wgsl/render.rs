@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 #[command(
     name = "msl2wgsl render",
     bin_name = "msl2wgsl render",
-    after_help = "Draws N vertices (× instances) as a triangle list into offscreen targets \
+    after_help = "Draws N vertices (× instances) as a triangle list (--primitive point: N points, \
+        each a square [[point_size]] pixels across) into offscreen targets \
         cleared to --clear (default transparent black), one per [[color(m)]] of the fragment \
         function. The image of attachment 0 is written to OUT.png, attachment m to \
         OUT.m.png (out.png, out.1.png, ...). Default formats: rgba8unorm for float/half \
@@ -46,7 +47,7 @@ pub(super) struct RenderArgs {
     #[arg(long, value_name = "NAME", required_unless_present = "effect")]
     fragment: Option<String>,
     /// Apply the [[stitchable]] function NAME as a SwiftUI effect to --input.
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["vertex", "fragment", "vertex_count", "vertex_buffer", "attribute_buffer", "fragment_buffer", "texture", "format", "clear"])]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["vertex", "fragment", "vertex_count", "primitive", "vertex_buffer", "attribute_buffer", "fragment_buffer", "texture", "format", "clear"])]
     effect: Option<String>,
     /// The layer an effect reads (PNG, as rgba8unorm); the output has its size.
     #[arg(long, value_name = "PATH.png", requires = "effect")]
@@ -63,6 +64,11 @@ pub(super) struct RenderArgs {
     /// Instances to draw (instanceCount).
     #[arg(long, value_name = "N", default_value_t = 1)]
     instance_count: u32,
+    /// What the vertices draw: a triangle list, or points, each a square
+    /// [[point_size]] pixels across (the vertex function's point-sprite
+    /// entry point; the fragment function may read [[point_coord]]).
+    #[arg(long, value_enum, default_value_t = PrimitiveArg::Triangle)]
+    primitive: PrimitiveArg,
     /// Bind the vertex function's [[buffer(N)]] to a file's bytes, or
     /// (N=zeros:BYTES) to BYTES zero bytes.
     #[arg(long, value_name = "N=PATH|N=zeros:BYTES", value_parser = parse_buffer)]
@@ -114,6 +120,15 @@ pub(super) struct RenderArgs {
     adapter: bool,
     #[command(flatten)]
     report: super::report::ReportArgs,
+}
+
+/// `--primitive`: Metal's `MTLPrimitiveType`s that `render` draws.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(super) enum PrimitiveArg {
+    /// `MTLPrimitiveTypeTriangle`: a triangle list.
+    Triangle,
+    /// `MTLPrimitiveTypePoint`: N points.
+    Point,
 }
 
 /// `WxH`, both positive.
@@ -304,6 +319,10 @@ mod with_runner {
         let count = args.vertex_count.unwrap_or_default();
         let mut resources = RenderResources::new(width, height, count);
         resources.instance_count = args.instance_count;
+        resources.primitive = match args.primitive {
+            PrimitiveArg::Triangle => runner::Primitive::Triangle,
+            PrimitiveArg::Point => runner::Primitive::Point,
+        };
         resources.vertex_buffers = load_buffers(&args.vertex_buffer, "--vertex-buffer")?;
         resources.fragment_buffers = load_buffers(&args.fragment_buffer, "--fragment-buffer")?;
         resources.textures = load_textures(&args.texture)?;

@@ -81,6 +81,9 @@ pub(in crate::lower) struct EntryCtx {
     pub combined_stores: Vec<crate::source_map::Span>,
     /// While one of those is lowered: the block depth its store is in.
     pub combine_store: Option<usize>,
+    /// A vertex function's point-sprite entry point is being lowered
+    /// (`lower::entry::point_sprites`).
+    pub point_sprite: Option<crate::lower::entry::point_sprites::SpriteCtx>,
 }
 
 impl EntryCtx {

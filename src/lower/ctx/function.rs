@@ -284,6 +284,19 @@ pub(in crate::lower) struct OutputAdapter {
 /// One member of an entry point's output struct.
 #[derive(Clone, Debug)]
 pub(in crate::lower) enum OutputMember {
+    /// A point-sprite entry point's `[[position]]`: the MSL member at
+    /// `position` moved to the corner by the `[[point_size]]` member at
+    /// `size`, of MSL type `size_ty` (`lower::entry::point_sprites`).
+    SpritePosition {
+        /// The position member's index.
+        position: u32,
+        /// The point size member's index.
+        size: u32,
+        /// Its MSL type (`float` or `half`).
+        size_ty: Type,
+    },
+    /// A point-sprite entry point's `[[point_coord]]` varying.
+    PointCoord,
     /// The MSL member at this index of the MSL struct's naga type,
     /// converted from its MSL type to its IO type.
     Convert(u32, Type, Type),

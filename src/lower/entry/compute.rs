@@ -87,6 +87,12 @@ pub(in crate::lower) enum KernelParam<'a> {
         builtin: naga::BuiltIn,
         ty: Type,
     },
+    /// A fragment function's `float2 [[point_coord]]`: a varying that
+    /// point-sprite entry points write (`point_sprites`).
+    PointCoord {
+        param: &'a ast::Param,
+        ty: Type,
+    },
 }
 
 impl Lowerer<'_, '_> {
@@ -199,6 +205,7 @@ impl Lowerer<'_, '_> {
             color_outputs: Vec::new(),
             function_constants: Vec::new(),
             stitchable: None,
+            point_sprite: None,
         })
     }
 
@@ -226,7 +233,8 @@ impl Lowerer<'_, '_> {
             .iter()
             .filter_map(|p| match p {
                 KernelParam::Builtin { param, ty, .. }
-                | KernelParam::StageBuiltin { param, ty, .. } => Some(BuiltinArgument {
+                | KernelParam::StageBuiltin { param, ty, .. }
+                | KernelParam::PointCoord { param, ty } => Some(BuiltinArgument {
                     name: param
                         .name
                         .as_ref()
@@ -312,7 +320,9 @@ impl Lowerer<'_, '_> {
     ) -> Result<()> {
         self.read_condition(fx, p)?;
         match p {
-            KernelParam::StageIn { .. } | KernelParam::StageBuiltin { .. } => {
+            KernelParam::StageIn { .. }
+            | KernelParam::StageBuiltin { .. }
+            | KernelParam::PointCoord { .. } => {
                 unreachable!("bound by stages.rs")
             }
             KernelParam::Builtin { param, builtin, ty } => {

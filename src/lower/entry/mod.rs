@@ -9,7 +9,8 @@
 //! `@binding` numbers), `argument_buffers` (structs of resources passed
 //! in one `[[buffer(n)]]`: a binding per member), `stitchable` (SwiftUI's `[[stitchable]]` effects:
 //! a fragment entry point that calls the function in the shape SwiftUI
-//! does).
+//! does), `point_sprites` (`[[point_size]]` and `[[point_coord]]`: a
+//! second vertex entry point drawing each point as a square).
 
 pub(in crate::lower) mod argument_buffers;
 pub(in crate::lower) mod bindings;
@@ -17,6 +18,7 @@ pub(in crate::lower) mod compute;
 pub(in crate::lower) mod constant_pointer;
 pub(in crate::lower) mod outputs;
 pub(in crate::lower) mod params;
+pub(in crate::lower) mod point_sprites;
 pub(in crate::lower) mod stages;
 pub(in crate::lower) mod stitchable;
 pub(in crate::lower) mod trailing_array;

@@ -72,6 +72,14 @@ impl Lowerer<'_, '_> {
         let (mut out_members, mut map, mut colors, mut varyings) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut has_position = false;
+        // A point-sprite entry point moves the position by the point size.
+        let sprite_size = match self.entry.point_sprite.is_some() {
+            true => decl
+                .members
+                .iter()
+                .position(|m| m.attributes.iter().any(|a| a.name == "point_size")),
+            false => None,
+        };
         for (i, (m, md)) in decl.members.iter().zip(&def.members).enumerate() {
             if let Some(a) = m.attributes.iter().find(|a| a.name == "clip_distance") {
                 let index = self.member_index(id, i);
@@ -92,18 +100,38 @@ impl Lowerer<'_, '_> {
                 }
                 let ty =
                     self.naga_type(&crate::lower::entry::stages::io_type(&md.ty), m.ty.span)?;
+                let position = matches!(binding, Binding::BuiltIn(BuiltIn::Position { .. }));
                 out_members.push(naga::StructMember {
                     name: Some(m.name.name.clone()),
                     ty,
                     binding: Some(binding),
                     offset: 0,
                 });
-                map.push(OutputMember::Convert(
-                    self.member_index(id, i),
-                    md.ty.unpacked(),
-                    crate::lower::entry::stages::io_type(&md.ty),
-                ));
+                let member = match (sprite_size, position) {
+                    (Some(size), true) => OutputMember::SpritePosition {
+                        position: self.member_index(id, i),
+                        size: self.member_index(id, size),
+                        size_ty: def.members[size].ty.clone(),
+                    },
+                    _ => OutputMember::Convert(
+                        self.member_index(id, i),
+                        md.ty.unpacked(),
+                        crate::lower::entry::stages::io_type(&md.ty),
+                    ),
+                };
+                map.push(member);
             }
+        }
+        if sprite_size.is_some() && self.reads_point_coord() {
+            let (binding, varying) = self.point_coord_binding(span)?;
+            varyings.push(varying);
+            out_members.push(naga::StructMember {
+                name: Some("metal_point_coord".into()),
+                ty: self.naga_type(&Type::Vector(Scalar::Float, 2), span)?,
+                binding: Some(binding),
+                offset: 0,
+            });
+            map.push(OutputMember::PointCoord);
         }
         if vertex && !has_position {
             return Err(Error::coded(
@@ -172,8 +200,16 @@ impl Lowerer<'_, '_> {
             }
             return Ok(vec![Binding::BuiltIn(BuiltIn::Position { invariant })]);
         }
+        // Not an output of the entry point: its point-sprite entry point
+        // draws squares that size (`point_sprites`).
         if let Some(a) = attr("point_size") {
-            self.global.warnings.push(Error::coded(Code::AttributeDropped, a.span, "`[[point_size]]` has no WGSL equivalent (WebGPU points are one pixel); it was dropped"));
+            if !vertex || !matches!(ty, Type::Scalar(Scalar::Float | Scalar::Half)) {
+                return Err(Error::coded(
+                    Code::EntryPointSignature,
+                    a.span,
+                    "`[[point_size]]` outputs are `float` members of vertex outputs",
+                ));
+            }
             return Ok(Vec::new());
         }
         if vertex {
@@ -378,6 +414,29 @@ impl Lowerer<'_, '_> {
         let mut components = Vec::new();
         for out in &adapter.members {
             match out {
+                OutputMember::SpritePosition {
+                    position,
+                    size,
+                    size_ty,
+                } => {
+                    let position = fx.add(
+                        Expression::AccessIndex {
+                            base: value,
+                            index: *position,
+                        },
+                        span,
+                    );
+                    let size = fx.add(
+                        Expression::AccessIndex {
+                            base: value,
+                            index: *size,
+                        },
+                        span,
+                    );
+                    let size = self.convert(fx, size, size_ty, &Type::FLOAT, true, span)?;
+                    components.push(self.sprite_position(fx, position, size, span)?);
+                }
+                OutputMember::PointCoord => components.push(self.sprite_coord(span)?),
                 OutputMember::Convert(index, from, to) => {
                     let member = fx.add(
                         Expression::AccessIndex {

@@ -13,6 +13,7 @@ use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Local;
 use crate::lower::entry::compute::KernelParam;
+use crate::lower::entry::point_sprites::{point_coord_interpolation, point_coord_param};
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{FunctionReflection, Stage, Varying, VertexAttribute};
 use crate::source_map::Span;
@@ -230,6 +231,12 @@ impl Lowerer<'_, '_> {
         for (k, i) in &wanted {
             push(k, i.clone());
         }
+        if self.reads_point_coord() {
+            push(
+                crate::reflect::POINT_COORD_VARYING,
+                point_coord_interpolation(),
+            );
+        }
         table
     }
 
@@ -343,11 +350,7 @@ impl Lowerer<'_, '_> {
                 self.require_feature(crate::lower::ctx::entry::Feature::PrimitiveIndex);
                 builtin(BuiltIn::PrimitiveIndex, &[Type::UINT], "primitive_id")
             }
-            ("point_coord", false) => Err(Error::coded(
-                Code::NoWebGpuEquivalent,
-                attr.span,
-                "`[[point_coord]]` has no WGSL equivalent: WebGPU points are one pixel",
-            )),
+            ("point_coord", false) => point_coord_param(p, ty),
             ("color", false) => Err(Error::coded(
                 Code::NoWebGpuEquivalent,
                 attr.span,
@@ -380,9 +383,13 @@ impl Lowerer<'_, '_> {
         let ret = self.program.resolve_type(&f.ret)?;
         let mut fx = FnCtx::new(&f.name.name, ret.clone());
         fx.fragment = !vertex;
+        if self.entry.point_sprite.is_some() {
+            self.sprite_prologue(&mut fx, f.name.span)?;
+        }
         let body = f.body.as_ref().expect("definitions have bodies");
         let mut arguments = Vec::new();
         let mut reflection_in = (Vec::new(), 0, Vec::new());
+        let mut point_coord = Vec::new();
         for p in &params {
             match p {
                 KernelParam::StageIn { param, id } => {
@@ -390,6 +397,9 @@ impl Lowerer<'_, '_> {
                 }
                 KernelParam::StageBuiltin { param, builtin, ty } => {
                     self.bind_stage_builtin(&mut fx, param, *builtin, ty)?
+                }
+                KernelParam::PointCoord { param, .. } => {
+                    self.bind_point_coord(&mut fx, param, &mut point_coord)?
                 }
                 other => self.bind_param(&mut fx, other, None, body, &mut arguments)?,
             }
@@ -416,10 +426,11 @@ impl Lowerer<'_, '_> {
         }
         super::argument_buffers::mark_members_active(&mut arguments, |b| reached.binding(b));
         let constexpr_samplers = self.used_constexpr_samplers(&reached);
-        let extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
+        let mut extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
+        extra.extend(self.sprite_viewport_binding());
         self.check_binding_collisions(f, &arguments, &extra)?;
         self.global.module.entry_points.push(naga::EntryPoint {
-            name: f.name.name.clone(),
+            name: self.stage_entry_name(f),
             stage: if vertex {
                 naga::ShaderStage::Vertex
             } else {
@@ -437,7 +448,8 @@ impl Lowerer<'_, '_> {
         if self.global.types.uses_f16 {
             required_features.push("shader-f16".to_string());
         }
-        let (vertex_attributes, vertex_stride, in_varyings) = reflection_in;
+        let (vertex_attributes, vertex_stride, mut in_varyings) = reflection_in;
+        in_varyings.extend(point_coord);
         Ok(FunctionReflection {
             name: f.name.name.clone(),
             wgsl_entry_point: f.name.name.clone(),
@@ -461,6 +473,7 @@ impl Lowerer<'_, '_> {
             color_outputs,
             function_constants: Vec::new(),
             stitchable: None,
+            point_sprite: None,
         })
     }
 
@@ -472,6 +485,11 @@ impl Lowerer<'_, '_> {
         builtin: BuiltIn,
         ty: &Type,
     ) -> Result<()> {
+        // A point sprite's `[[vertex_id]]` is its point's.
+        if let (BuiltIn::VertexIndex, Some(point)) = (builtin, self.sprite_point()) {
+            let value = self.convert(fx, point, &Type::UINT, ty, true, param.span)?;
+            return self.local_copy(fx, param.name.as_ref(), ty, value, param.span);
+        }
         let wide = ty.with_scalar(if ty.element_scalar() == Some(Scalar::UShort) {
             Scalar::UInt
         } else {
@@ -555,6 +573,10 @@ impl Lowerer<'_, '_> {
                         m.name.name
                     ),
                 ));
+            }
+            if !vertex && member_builtin(m) == Some("point_size") {
+                members.push(self.point_size_input(fx, m, &md.ty)?);
+                continue;
             }
             let (binding, io_ty) = if vertex {
                 self.vertex_attribute_input(m, &md.ty, &mut attributes, &mut offset)?
@@ -642,6 +664,9 @@ impl Lowerer<'_, '_> {
                 Binding::BuiltIn(BuiltIn::Position { invariant: false }),
                 ty.clone(),
             ));
+        }
+        if member_builtin(m) == Some("point_coord") {
+            return self.point_coord_input(m, ty, varyings);
         }
         if let Some(b) = member_builtin(m) {
             // Framebuffer fetch is missing from WebGPU itself, not from the

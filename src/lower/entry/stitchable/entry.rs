@@ -259,6 +259,7 @@ impl Lowerer<'_, '_> {
             }],
             function_constants: Vec::new(),
             stitchable: Some(stitchable),
+            point_sprite: None,
         }
     }
 
