@@ -1,4 +1,5 @@
-//! Word views without atomics (lower/metal/whole_word_stores.rs): a buffer
+//! Word views without atomics (lower/metal/whole_word_stores.rs), and
+//! aligned vectors loaded a word at a time (word_views.rs): a buffer
 //! of 8- or 16-bit data whose kernel stores only whole elements of whole
 //! words is `array<u32>` with plain loads and stores; one that takes any
 //! part-of-element store keeps `array<atomic<u32>>` and its clear-and-set
@@ -37,6 +38,19 @@ fn whole_element_stores_use_plain_words() {
         assert!(!text.contains("atomic"), "{entry}:\n{text}");
         assert!(text.contains("array<u32>"), "{entry}:\n{text}");
     }
+}
+
+/// `Pixel p = out[i]` reads its four words once each: an aligned vector
+/// whose lanes fill whole words (`uchar4`, `half2`, `short2`) is one load
+/// and fixed-position bit fields, not one load per lane.
+#[test]
+fn aligned_vectors_are_loaded_a_word_at_a_time() {
+    let text = wgsl("pixels");
+    let loads = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("let ") && l.contains("= out["))
+        .count();
+    assert_eq!(loads, 4, "{text}");
 }
 
 #[test]

@@ -118,6 +118,20 @@ impl Lowerer<'_, '_> {
         let value_ty = p.ty.unpacked();
         let h = match &p.ty {
             Type::Scalar(s) => self.load_scalar(fx, p.global, p.offset, *s, span),
+            // An aligned vector of whole words (`uchar4`, `half2`,
+            // `ushort4`): each word is loaded once and its lanes taken at
+            // fixed bit positions, rather than one load per lane.
+            Type::Vector(s, n) if s.size() < 4 && (s.size() * u32::from(*n)) % 4 == 0 => {
+                let lanes = self.load_packed_words(fx, p, *s, u32::from(*n), span);
+                let th = self.naga_type(&value_ty, span)?;
+                fx.add(
+                    Expression::Compose {
+                        ty: th,
+                        components: lanes,
+                    },
+                    span,
+                )
+            }
             Type::Vector(s, n) | Type::Packed(s, n) => {
                 let mut lanes = Vec::new();
                 for k in 0..u32::from(*n) {
@@ -233,6 +247,29 @@ impl Lowerer<'_, '_> {
         fx.add(Expression::Load { pointer: ptr }, span)
     }
 
+    /// The `n` lanes of an aligned vector of `s` at a byte place whose
+    /// lanes fill whole words, one load per word.
+    fn load_packed_words(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &BytePlace,
+        s: Scalar,
+        n: u32,
+        span: Span,
+    ) -> Vec<Handle<Expression>> {
+        let per_word = 4 / s.size();
+        let mut lanes = Vec::with_capacity(n as usize);
+        for w in 0..n / per_word {
+            let at = self.add_offset(fx, p.offset, w * 4, span);
+            let word = self.load_word(fx, p.global, at, span);
+            for j in 0..per_word {
+                let shift = Self::lit(fx, j * s.size() * 8, span);
+                lanes.push(self.scalar_field(fx, word, shift, s, span));
+            }
+        }
+        lanes
+    }
+
     /// One scalar of Metal size 1, 2 or 4 at byte `offset`.
     fn load_scalar(
         &mut self,
@@ -269,7 +306,20 @@ impl Lowerer<'_, '_> {
             };
         }
         let shift = Self::bit_shift(fx, offset, size, span);
-        let bits = Self::lit(fx, size * 8, span);
+        self.scalar_field(fx, word, shift, s, span)
+    }
+
+    /// The scalar `s` (1 or 2 bytes) held in the bits of `word` from bit
+    /// `shift` on.
+    fn scalar_field(
+        &mut self,
+        fx: &mut FnCtx,
+        word: Handle<Expression>,
+        shift: Handle<Expression>,
+        s: Scalar,
+        span: Span,
+    ) -> Handle<Expression> {
+        let bits = Self::lit(fx, s.size() * 8, span);
         let field = |fx: &mut FnCtx, w| {
             fx.add(
                 Expression::Math {
