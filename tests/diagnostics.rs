@@ -501,7 +501,7 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k(texture2d<uint, access::read> t [[texture(0)]]) {\n  t.atomic_fetch_or(uint2(0), uint4(1));\n}\n", 4, 3, "`atomic_fetch_or` needs a `read_write` texture of `int` or `uint`"),
     ("constexpr sampler s(reduction::minimum);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "sampler reduction modes have no WebGPU equivalent"),
     ("constexpr sampler s(bias(1.0f));\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "sampler LOD bias has no WebGPU equivalent"),
-    ("kernel void k(texture_buffer<float> t [[texture(0)]]) {}\n", 3, 15, "`texture_buffer` has no WGSL equivalent"),
+    ("kernel void k(texture_buffer<float, access::sample> t [[texture(0)]]) {}\n", 3, 15, "a `texture_buffer` cannot be sampled"),
     ("kernel void k(texture2d<bool> t [[texture(0)]]) {}\n", 3, 25, "`bool` is not a texture component type"),
     ("kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(1.0f, float2(0.5f));\n}\n", 4, 19, "expected a sampler, found `float`"),
     ("kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(float2(0.5f));\n}\n", 4, 17, "expected a coordinate of type `uint2`, found `float2`"),
@@ -848,6 +848,14 @@ fn texture_atomics_refuse_what_wgpu_lacks() {
         3,
         "texture atomics need an r32uint or r32sint texture, not `rgba32uint`",
     );
+    // A texel buffer narrower than a word cannot be written alone.
+    fails_on_wgpu(
+        "kernel void k(texture_buffer<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(0u);\n}\n",
+        "r8unorm",
+        3,
+        15,
+        "a texel buffer of `r8unorm` has no WGSL equivalent",
+    );
     // The same kernel on an r32uint texture translates, bound `atomic`.
     let options = Options {
         target: msl2wgsl::Target::Wgpu,
@@ -855,6 +863,6 @@ fn texture_atomics_refuse_what_wgpu_lacks() {
     };
     let src = format!("{PRELUDE}{texture}  t.atomic_fetch_max(uint2(0), uint4(1));\n}}\n");
     let lib = Library::from_source("t.metal", &src, &options).unwrap_or_else(|f| panic!("{}", f.render()));
-    assert!(lib.wgsl().contains("texture_storage_2d<r32uint, atomic>"), "{}", lib.wgsl());
+    assert!(lib.wgsl().contains("texture_storage_2d<r32uint,atomic>"), "{}", lib.wgsl());
     assert!(lib.wgsl().contains("textureAtomicMax("), "{}", lib.wgsl());
 }

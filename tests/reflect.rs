@@ -544,9 +544,9 @@ fn texture_types_wgsl_binds_as_others() {
     let wgsl = lib.wgsl();
     for decl in [
         "texture_2d_array<f32>",
-        "texture_storage_2d_array<rgba32uint, write>",
+        "texture_storage_2d_array<rgba32uint,write>",
         "var<storage, read_write> texels: array<u32>",
-        "texture_storage_2d<r32uint, atomic>",
+        "texture_storage_2d<r32uint,atomic>",
     ] {
         assert!(wgsl.contains(decl), "no `{decl}` in\n{wgsl}");
     }
