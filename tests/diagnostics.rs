@@ -862,7 +862,12 @@ fn texture_atomics_refuse_what_wgpu_lacks() {
         ..Options::default()
     };
     let src = format!("{PRELUDE}{texture}  t.atomic_fetch_max(uint2(0), uint4(1));\n}}\n");
-    let lib = Library::from_source("t.metal", &src, &options).unwrap_or_else(|f| panic!("{}", f.render()));
-    assert!(lib.wgsl().contains("texture_storage_2d<r32uint,atomic>"), "{}", lib.wgsl());
+    let lib = Library::from_source("t.metal", &src, &options)
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert!(
+        lib.wgsl().contains("texture_storage_2d<r32uint,atomic>"),
+        "{}",
+        lib.wgsl()
+    );
     assert!(lib.wgsl().contains("textureAtomicMax("), "{}", lib.wgsl());
 }

@@ -521,7 +521,8 @@ fn texture_types_wgsl_binds_as_others() {
         target: msl2wgsl::Target::Wgpu,
         ..Options::default()
     };
-    let lib = Library::from_source("r.metal", src, &wgpu).unwrap_or_else(|f| panic!("{}", f.render()));
+    let lib =
+        Library::from_source("r.metal", src, &wgpu).unwrap_or_else(|f| panic!("{}", f.render()));
     let f = lib.function("k").unwrap();
     let texture = |name: &str| {
         let a = f.arguments.iter().find(|a| a.name == name).unwrap();
@@ -535,12 +536,43 @@ fn texture_types_wgsl_binds_as_others() {
         )
     };
     use msl2wgsl::reflect::TextureBinding as B;
-    assert_eq!(texture("rows"), ("type1DArray", "2d-array", B::Sampled, None, 64));
-    assert_eq!(texture("faces"), ("typeCube", "2d-array", B::Sampled, None, 65));
-    assert_eq!(texture("cubes"), ("typeCubeArray", "2d-array", B::Storage, Some("rgba32uint"), 66));
-    assert_eq!(texture("texels"), ("typeTextureBuffer", "buffer", B::Buffer, Some("r32float"), 67));
-    assert_eq!(texture("bins"), ("type2D", "2d", B::Storage, Some("r32uint"), 68));
-    assert!(f.required_features.iter().any(|r| r == "texture-atomic"), "{:?}", f.required_features);
+    assert_eq!(
+        texture("rows"),
+        ("type1DArray", "2d-array", B::Sampled, None, 64)
+    );
+    assert_eq!(
+        texture("faces"),
+        ("typeCube", "2d-array", B::Sampled, None, 65)
+    );
+    assert_eq!(
+        texture("cubes"),
+        (
+            "typeCubeArray",
+            "2d-array",
+            B::Storage,
+            Some("rgba32uint"),
+            66
+        )
+    );
+    assert_eq!(
+        texture("texels"),
+        (
+            "typeTextureBuffer",
+            "buffer",
+            B::Buffer,
+            Some("r32float"),
+            67
+        )
+    );
+    assert_eq!(
+        texture("bins"),
+        ("type2D", "2d", B::Storage, Some("r32uint"), 68)
+    );
+    assert!(
+        f.required_features.iter().any(|r| r == "texture-atomic"),
+        "{:?}",
+        f.required_features
+    );
     let wgsl = lib.wgsl();
     for decl in [
         "texture_2d_array<f32>",
@@ -553,6 +585,7 @@ fn texture_types_wgsl_binds_as_others() {
     // Without atomics, the same texture is an ordinary read_write one and
     // needs no feature.
     let plain = src.replace("bins.atomic_fetch_add(uint2(0), uint4(1));", "");
-    let lib = Library::from_source("r.metal", &plain, &wgpu).unwrap_or_else(|f| panic!("{}", f.render()));
+    let lib =
+        Library::from_source("r.metal", &plain, &wgpu).unwrap_or_else(|f| panic!("{}", f.render()));
     assert!(lib.function("k").unwrap().required_features.is_empty());
 }

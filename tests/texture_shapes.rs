@@ -25,16 +25,21 @@ fn run(
         grid,
         threadgroup: [grid[0], grid[1], grid[2]],
     };
-    match run_kernel_resources(gpu, "shapes.metal", source, options, entry, &dispatch, resources) {
+    match run_kernel_resources(
+        gpu,
+        "shapes.metal",
+        source,
+        options,
+        entry,
+        &dispatch,
+        resources,
+    ) {
         Ok(out) => Some(out),
         Err(e) => panic!("`{entry}`: {e}"),
     }
 }
 
-fn resources(
-    buffers: Vec<(u32, Vec<u8>)>,
-    textures: Vec<(u32, TextureData)>,
-) -> Resources {
+fn resources(buffers: Vec<(u32, Vec<u8>)>, textures: Vec<(u32, TextureData)>) -> Resources {
     Resources {
         buffers: buffers.into_iter().collect(),
         textures: textures.into_iter().collect(),
@@ -86,20 +91,45 @@ fn texture1d_array_reads_samples_writes_and_sizes() {
     let texel = |x: u32, l: u32| [x as f32, l as f32, 10.0 + x as f32, 1.0];
     let read = f32_texels((0..layers).flat_map(|l| (0..w).flat_map(move |x| texel(x, l))));
     let image: Vec<u8> = (0..w * layers)
-        .flat_map(|k| [(k * 37) as u8, (k * 11 + 5) as u8, (255 - k * 20) as u8, 255])
+        .flat_map(|k| {
+            [
+                (k * 37) as u8,
+                (k * 11 + 5) as u8,
+                (255 - k * 20) as u8,
+                255,
+            ]
+        })
         .collect();
     let res = resources(
         vec![(0, vec![0; (w * layers * 4 * 16) as usize])],
         vec![
-            (0, TextureData::new_1d_array(F::Rgba32Float, w, layers, 1, read)),
-            (1, TextureData::new_1d_array(F::Rgba8Unorm, w, layers, 1, image.clone())),
+            (
+                0,
+                TextureData::new_1d_array(F::Rgba32Float, w, layers, 1, read),
+            ),
+            (
+                1,
+                TextureData::new_1d_array(F::Rgba8Unorm, w, layers, 1, image.clone()),
+            ),
             (
                 2,
-                TextureData::new_1d_array(F::Rgba32Float, w, layers, 1, vec![0; (w * layers * 16) as usize]),
+                TextureData::new_1d_array(
+                    F::Rgba32Float,
+                    w,
+                    layers,
+                    1,
+                    vec![0; (w * layers * 16) as usize],
+                ),
             ),
         ],
     );
-    let Some(out) = run(ROWS, "rows", &formats(&[(2, "rgba32float")]), [w, layers, 1], &res) else {
+    let Some(out) = run(
+        ROWS,
+        "rows",
+        &formats(&[(2, "rgba32float")]),
+        [w, layers, 1],
+        &res,
+    ) else {
         return;
     };
     let got = f32s(&out.buffers[&0]);
@@ -126,7 +156,10 @@ fn texture1d_array_reads_samples_writes_and_sizes() {
                     unorm(x, l, c)
                 );
             }
-            assert_eq!(&got[i + 12..i + 16], &[w as f32, layers as f32, layers as f32, w as f32]);
+            assert_eq!(
+                &got[i + 12..i + 16],
+                &[w as f32, layers as f32, layers as f32, w as f32]
+            );
         }
     }
     let written = f32s(&out.textures[&2].data);
@@ -161,20 +194,36 @@ kernel void faces(texturecube<float, access::read> c [[texture(0)]],
 #[test]
 fn cube_textures_read_and_written_face_by_face() {
     let cube = |layer: u32, x: u32, y: u32| [layer as f32, x as f32, y as f32, 0.5];
-    let faces = |n: u32| {
-        f32_texels((0..n).flat_map(move |l| {
-            (0..2).flat_map(move |y| (0..2).flat_map(move |x| cube(l, x, y)))
-        }))
-    };
+    let faces =
+        |n: u32| {
+            f32_texels((0..n).flat_map(move |l| {
+                (0..2).flat_map(move |y| (0..2).flat_map(move |x| cube(l, x, y)))
+            }))
+        };
     let res = resources(
         vec![(0, vec![0; 6 * 4 * 3 * 16])],
         vec![
-            (0, TextureData::new_2d_array(F::Rgba32Float, [2, 2, 6], 1, faces(6))),
-            (1, TextureData::new_2d_array(F::Rgba32Float, [2, 2, 12], 1, faces(12))),
-            (2, TextureData::new_2d_array(F::Rgba32Float, [2, 2, 6], 1, vec![0; 6 * 4 * 16])),
+            (
+                0,
+                TextureData::new_2d_array(F::Rgba32Float, [2, 2, 6], 1, faces(6)),
+            ),
+            (
+                1,
+                TextureData::new_2d_array(F::Rgba32Float, [2, 2, 12], 1, faces(12)),
+            ),
+            (
+                2,
+                TextureData::new_2d_array(F::Rgba32Float, [2, 2, 6], 1, vec![0; 6 * 4 * 16]),
+            ),
         ],
     );
-    let Some(out) = run(FACES, "faces", &formats(&[(2, "rgba32float")]), [2, 2, 6], &res) else {
+    let Some(out) = run(
+        FACES,
+        "faces",
+        &formats(&[(2, "rgba32float")]),
+        [2, 2, 6],
+        &res,
+    ) else {
         return;
     };
     let got = f32s(&out.buffers[&0]);
@@ -184,11 +233,22 @@ fn cube_textures_read_and_written_face_by_face() {
             for x in 0..2 {
                 let k = ((face * 2 + y) * 2 + x) as usize;
                 let i = k * 12;
-                assert_eq!(&got[i..i + 4], &cube(face, x, y), "cube face {face} ({x}, {y})");
+                assert_eq!(
+                    &got[i..i + 4],
+                    &cube(face, x, y),
+                    "cube face {face} ({x}, {y})"
+                );
                 // Face `face` of cube 1 is layer 6 + face.
-                assert_eq!(&got[i + 4..i + 8], &cube(6 + face, x, y), "cube 1 face {face}");
+                assert_eq!(
+                    &got[i + 4..i + 8],
+                    &cube(6 + face, x, y),
+                    "cube 1 face {face}"
+                );
                 assert_eq!(&got[i + 8..i + 12], &[2.0, 2.0, 2.0, 2.0]);
-                assert_eq!(&written[k * 4..k * 4 + 4], &cube(face, x, y).map(|v| v + 1.0));
+                assert_eq!(
+                    &written[k * 4..k * 4 + 4],
+                    &cube(face, x, y).map(|v| v + 1.0)
+                );
             }
         }
     }
@@ -238,7 +298,12 @@ fn sample_offset(
     let (x0, y0) = (x.floor(), y.floor());
     let (fx, fy) = (x - x0, y - y0);
     let (x0, y0) = (x0 as i32, y0 as i32);
-    let (a, b, c, d) = (texel(x0, y0), texel(x0 + 1, y0), texel(x0, y0 + 1), texel(x0 + 1, y0 + 1));
+    let (a, b, c, d) = (
+        texel(x0, y0),
+        texel(x0 + 1, y0),
+        texel(x0, y0 + 1),
+        texel(x0 + 1, y0 + 1),
+    );
     std::array::from_fn(|k| {
         (a[k] * (1.0 - fx) + b[k] * fx) * (1.0 - fy) + (c[k] * (1.0 - fx) + d[k] * fx) * fy
     })
@@ -292,10 +357,19 @@ fn texel_offsets_that_are_not_constant() {
         vec![(0, bytes), (1, vec![0; n * 5 * 16])],
         vec![
             (0, TextureData::new_2d(F::Rgba8Unorm, 4, 4, base.clone())),
-            (1, TextureData::new_2d_array(F::Rgba8Unorm, [4, 4, 2], 1, layers.clone())),
+            (
+                1,
+                TextureData::new_2d_array(F::Rgba8Unorm, [4, 4, 2], 1, layers.clone()),
+            ),
         ],
     );
-    let Some(out) = run(OFFSETS, "offsets", &Options::default(), [n as u32, 1, 1], &res) else {
+    let Some(out) = run(
+        OFFSETS,
+        "offsets",
+        &Options::default(),
+        [n as u32, 1, 1],
+        &res,
+    ) else {
         return;
     };
     let got = f32s(&out.buffers[&1]);
@@ -329,8 +403,16 @@ fn gather_red(data: &[u8], [u, v]: [f32; 2], [ox, oy]: [i32; 2]) -> [f32; 4] {
         let (x, y) = (address(x + ox, 4, "repeat"), address(y + oy, 4, "repeat"));
         data[(4 * (y * 4 + x)) as usize] as f32 / 255.0
     };
-    let (x0, y0) = ((u * 4.0 - 0.5).floor() as i32, (v * 4.0 - 0.5).floor() as i32);
-    [red(x0, y0 + 1), red(x0 + 1, y0 + 1), red(x0 + 1, y0), red(x0, y0)]
+    let (x0, y0) = (
+        (u * 4.0 - 0.5).floor() as i32,
+        (v * 4.0 - 0.5).floor() as i32,
+    );
+    [
+        red(x0, y0 + 1),
+        red(x0 + 1, y0 + 1),
+        red(x0 + 1, y0),
+        red(x0, y0),
+    ]
 }
 
 const CLAMPS: &str = r#"
@@ -357,7 +439,14 @@ kernel void clamps(texture2d<float> t [[texture(0)]],
 fn min_lod_clamp_raises_the_level() {
     // 8×8, 4 levels; level k is one colour, so a sample is the blend of the
     // two levels around its LOD (linear mip filter).
-    let colour = |k: u32| [(k * 80) as u8, (200 - k * 60) as u8, (k * 20 + 7) as u8, 255];
+    let colour = |k: u32| {
+        [
+            (k * 80) as u8,
+            (200 - k * 60) as u8,
+            (k * 20 + 7) as u8,
+            255,
+        ]
+    };
     let mut data = Vec::new();
     for k in 0..4 {
         let side = 8 >> k;
@@ -389,7 +478,13 @@ fn min_lod_clamp_raises_the_level() {
         vec![(0, bytes), (1, vec![0; n * 4 * 16])],
         vec![(0, TextureData::new_2d_mips(F::Rgba8Unorm, 8, 8, 4, data))],
     );
-    let Some(out) = run(CLAMPS, "clamps", &Options::default(), [n as u32, 1, 1], &res) else {
+    let Some(out) = run(
+        CLAMPS,
+        "clamps",
+        &Options::default(),
+        [n as u32, 1, 1],
+        &res,
+    ) else {
         return;
     };
     let got = f32s(&out.buffers[&1]);
@@ -520,13 +615,21 @@ fn texel_buffers_in_several_formats() {
         vec![(0, vec![0; (n * 3 * 16) as usize])],
         vec![
             (0, TextureData::new_1d(F::Rgba8Unorm, n, rgba.clone())),
-            (1, TextureData::new_1d(F::Bgra8Unorm, n, vec![0; (n * 4) as usize])),
+            (
+                1,
+                TextureData::new_1d(F::Bgra8Unorm, n, vec![0; (n * 4) as usize]),
+            ),
             (2, TextureData::new_1d(F::Rg32Uint, n, count_bytes)),
             (3, TextureData::new_1d(F::Rgba16Float, n, half_bytes)),
             (4, TextureData::new_1d(F::R32Sint, n, int_bytes)),
         ],
     );
-    let options = formats(&[(1, "bgra8unorm"), (2, "rg32uint"), (3, "rgba16float"), (4, "r32sint")]);
+    let options = formats(&[
+        (1, "bgra8unorm"),
+        (2, "rg32uint"),
+        (3, "rgba16float"),
+        (4, "r32sint"),
+    ]);
     let Some(out) = run(TEXELS, "texels", &options, [n, 1, 1], &res) else {
         return;
     };
@@ -538,9 +641,17 @@ fn texel_buffers_in_several_formats() {
         assert_eq!(&got[12 * i..12 * i + 4], &unorm, "rgba8unorm texel {i}");
         let w = n as f32;
         let want: [f32; 4] = std::array::from_fn(|c| halves[4 * i + c] + [w, w, w, 0.0][c]);
-        assert_eq!(&got[12 * i + 4..12 * i + 8], &want, "rgba16float texel {i} and widths");
+        assert_eq!(
+            &got[12 * i + 4..12 * i + 8],
+            &want,
+            "rgba16float texel {i} and widths"
+        );
         // r32sint: (v, 0, 0, 1).
-        assert_eq!(&got[12 * i + 8..12 * i + 12], &[ints[i] as f32, 0.0, 0.0, 1.0], "r32sint texel {i}");
+        assert_eq!(
+            &got[12 * i + 8..12 * i + 12],
+            &[ints[i] as f32, 0.0, 0.0, 1.0],
+            "r32sint texel {i}"
+        );
         // Written as bgra8unorm: bytes B, G, R, A of zyxw * 0.5, that is
         // x, y, z, w of the texel halved (rounding a tie either way).
         for c in 0..4 {

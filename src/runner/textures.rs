@@ -332,25 +332,21 @@ pub(crate) fn check_texture(
 /// a 2D array of height 1) and a cube texture read texel by texel (6
 /// layers per cube, as its data has them).
 fn check_shape(info: &TextureInfo, data: &TextureData) -> Result<(), String> {
-    let (dimension, layers_ok, square) = match (
-        info.view_dimension.as_str(),
-        info.texture_type.as_str(),
-    ) {
-        ("2d-array", "type1DArray") => (TextureDimension::D1, true, false),
-        // A texel buffer: one row of texels, one level.
-        ("buffer", _) => (
-            TextureDimension::D1,
-            data.layers == 1 && data.height == 1 && data.mip_levels == 1,
-            false,
-        ),
-        ("2d-array", "typeCube") => (TextureDimension::D2, data.layers == 6, true),
-        ("2d-array", "typeCubeArray") => (
-            TextureDimension::D2,
-            data.layers.is_multiple_of(6),
-            true,
-        ),
-        (view, _) => view_shape(view, data)?,
-    };
+    let (dimension, layers_ok, square) =
+        match (info.view_dimension.as_str(), info.texture_type.as_str()) {
+            ("2d-array", "type1DArray") => (TextureDimension::D1, true, false),
+            // A texel buffer: one row of texels, one level.
+            ("buffer", _) => (
+                TextureDimension::D1,
+                data.layers == 1 && data.height == 1 && data.mip_levels == 1,
+                false,
+            ),
+            ("2d-array", "typeCube") => (TextureDimension::D2, data.layers == 6, true),
+            ("2d-array", "typeCubeArray") => {
+                (TextureDimension::D2, data.layers.is_multiple_of(6), true)
+            }
+            (view, _) => view_shape(view, data)?,
+        };
     check_dimension(info, data, dimension, layers_ok, square)
 }
 

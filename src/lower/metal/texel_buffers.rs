@@ -27,7 +27,9 @@ use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Value};
 use crate::lower::stdlib::Builtin;
-use crate::lower::texture_types::{default_format, format_index, format_kind, sampled_kind, FORMATS};
+use crate::lower::texture_types::{
+    default_format, format_index, format_kind, sampled_kind, FORMATS,
+};
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{Access, Argument, ArgumentKind, TextureBinding, TextureInfo, WgslBinding};
 use crate::source_map::Span;
@@ -128,7 +130,9 @@ impl Lowerer<'_, '_> {
     /// the storage textures' default; one WGSL can decode in whole words.
     fn texel_buffer_format(&self, t: &Texture, index: u32, span: Span) -> Result<&'static str> {
         let given = self.settings.texture_formats.get(&index);
-        let name = given.map(String::as_str).unwrap_or_else(|| default_format(t));
+        let name = given
+            .map(String::as_str)
+            .unwrap_or_else(|| default_format(t));
         let Some((format, _)) = TEXEL_FORMATS.iter().find(|f| f.0 == name) else {
             let known: Vec<&str> = TEXEL_FORMATS.iter().map(|f| f.0).collect();
             return Err(Error::coded(
@@ -143,7 +147,10 @@ impl Lowerer<'_, '_> {
             return Err(Error::coded(
                 Code::TextureUsage,
                 span,
-                format!("format `{format}` does not hold `{}` components", t.scalar.name()),
+                format!(
+                    "format `{format}` does not hold `{}` components",
+                    t.scalar.name()
+                ),
             ));
         }
         Ok(format)
@@ -274,7 +281,13 @@ impl Lowerer<'_, '_> {
         let first = binary(fx, naga::BinaryOperator::Multiply, coord, per, span);
         let k = self.u32_lit(fx, k, span);
         let index = binary(fx, naga::BinaryOperator::Add, first, k, span);
-        fx.add(Expression::Access { base: buffer, index }, span)
+        fx.add(
+            Expression::Access {
+                base: buffer,
+                index,
+            },
+            span,
+        )
     }
 
     /// Texel `coord` decoded to a 4-vector of its sampled kind.
@@ -294,7 +307,15 @@ impl Lowerer<'_, '_> {
             })
             .collect();
         let vec4 = self.naga_type(&wide(t), span)?;
-        let compose = |fx: &mut FnCtx, components| fx.add(Expression::Compose { ty: vec4, components }, span);
+        let compose = |fx: &mut FnCtx, components| {
+            fx.add(
+                Expression::Compose {
+                    ty: vec4,
+                    components,
+                },
+                span,
+            )
+        };
         Ok(match format {
             "rgba8unorm" => math1(fx, MathFunction::Unpack4x8unorm, words[0], span),
             "rgba8snorm" => math1(fx, MathFunction::Unpack4x8snorm, words[0], span),
@@ -362,7 +383,13 @@ impl Lowerer<'_, '_> {
             }
             _ => (0..per)
                 .map(|k| {
-                    let c = fx.add(Expression::AccessIndex { base: value, index: k }, span);
+                    let c = fx.add(
+                        Expression::AccessIndex {
+                            base: value,
+                            index: k,
+                        },
+                        span,
+                    );
                     match sampled_kind(t.scalar) {
                         naga::ScalarKind::Uint => c,
                         _ => fx.add(
@@ -424,7 +451,12 @@ fn binary(
     fx.add(Expression::Binary { op, left, right }, span)
 }
 
-fn math1(fx: &mut FnCtx, fun: MathFunction, arg: Handle<Expression>, span: Span) -> Handle<Expression> {
+fn math1(
+    fx: &mut FnCtx,
+    fun: MathFunction,
+    arg: Handle<Expression>,
+    span: Span,
+) -> Handle<Expression> {
     fx.add(
         Expression::Math {
             fun,
@@ -437,7 +469,12 @@ fn math1(fx: &mut FnCtx, fun: MathFunction, arg: Handle<Expression>, span: Span)
     )
 }
 
-fn swizzle(fx: &mut FnCtx, vector: Handle<Expression>, lanes: [usize; 4], span: Span) -> Handle<Expression> {
+fn swizzle(
+    fx: &mut FnCtx,
+    vector: Handle<Expression>,
+    lanes: [usize; 4],
+    span: Span,
+) -> Handle<Expression> {
     let pattern = lanes.map(|l| naga::SwizzleComponent::XYZW[l]);
     fx.add(
         Expression::Swizzle {
@@ -449,7 +486,12 @@ fn swizzle(fx: &mut FnCtx, vector: Handle<Expression>, lanes: [usize; 4], span: 
     )
 }
 
-fn swizzle2(fx: &mut FnCtx, vector: Handle<Expression>, lanes: [usize; 2], span: Span) -> Handle<Expression> {
+fn swizzle2(
+    fx: &mut FnCtx,
+    vector: Handle<Expression>,
+    lanes: [usize; 2],
+    span: Span,
+) -> Handle<Expression> {
     let c = naga::SwizzleComponent::XYZW;
     fx.add(
         Expression::Swizzle {

@@ -196,7 +196,13 @@ impl Lowerer<'_, '_> {
         let texels = self.convert(fx, h, &ty, &Type::vector(Scalar::Float, n), true, span)?;
         let size = self.level0_size(fx, image, t, span)?;
         let step = binary(fx, naga::BinaryOperator::Divide, texels, size, span);
-        Ok(binary(fx, naga::BinaryOperator::Add, coordinate, step, span))
+        Ok(binary(
+            fx,
+            naga::BinaryOperator::Add,
+            coordinate,
+            step,
+            span,
+        ))
     }
 }
 
@@ -236,7 +242,12 @@ fn binary(
     fx.add(Expression::Binary { op, left, right }, span)
 }
 
-fn math1(fx: &mut FnCtx, fun: MathFunction, arg: Handle<Expression>, span: Span) -> Handle<Expression> {
+fn math1(
+    fx: &mut FnCtx,
+    fun: MathFunction,
+    arg: Handle<Expression>,
+    span: Span,
+) -> Handle<Expression> {
     fx.add(
         Expression::Math {
             fun,

@@ -202,7 +202,13 @@ impl Lowerer<'_, '_> {
         );
         if t.shape == crate::types::TextureShape::D1Array {
             // The width of the 2-D array of height 1.
-            size = fx.add(Expression::AccessIndex { base: size, index: 0 }, span);
+            size = fx.add(
+                Expression::AccessIndex {
+                    base: size,
+                    index: 0,
+                },
+                span,
+            );
         }
         let size = self.convert(
             fx,

@@ -310,9 +310,7 @@ impl Lowerer<'_, '_> {
                 Some((name, inner)) if name == "min_lod_clamp" && inner.len() == 1 => {
                     options.min_lod_clamp = Some(&inner[0])
                 }
-                _ if !plain.is_empty() && is_vector_literal(a) => {
-                    options.offset = Some(a)
-                }
+                _ if !plain.is_empty() && is_vector_literal(a) => options.offset = Some(a),
                 _ => plain.push(a),
             }
         }
