@@ -669,3 +669,103 @@ fn texel_buffers_in_several_formats() {
         );
     }
 }
+
+const CLAMPED_FRAGMENTS: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+
+struct VOut { float4 pos [[position]]; };
+struct Params { float scale; float clamp; float bias; float pad; };
+
+vertex VOut cover(uint vid [[vertex_id]]) {
+    float2 p = float2((vid << 1) & 2, vid & 2);
+    VOut o;
+    o.pos = float4(p * 2.0 - 1.0, 0.0, 1.0);
+    return o;
+}
+
+constexpr sampler s(filter::nearest, mip_filter::linear, address::repeat);
+
+fragment float4 clamped(VOut in [[stage_in]], constant Params& p [[buffer(0)]],
+                        texture2d<float> t [[texture(0)]]) {
+    return t.sample(s, in.pos.xy / 8.0f * p.scale, min_lod_clamp(p.clamp));
+}
+
+fragment float4 biased(VOut in [[stage_in]], constant Params& p [[buffer(0)]],
+                       texture2d<float> t [[texture(0)]]) {
+    return t.sample(s, in.pos.xy / 8.0f * p.scale, bias(p.bias), min_lod_clamp(p.clamp));
+}
+"#;
+
+/// In fragment functions the LOD is implicit: `min_lod_clamp` computes it
+/// from the coordinate's derivatives. 16×16 texture, 8×8 target, the
+/// coordinate `pos / 8 × scale`: `2 × scale` texels per pixel, LOD
+/// `1 + log2(scale)`.
+#[test]
+fn min_lod_clamp_in_fragment_functions() {
+    use msl2wgsl::runner::{render_library, RenderResources};
+    let Some(gpu) = gpu() else { return };
+    let options = Options {
+        target: msl2wgsl::Target::Wgpu,
+        ..Options::default()
+    };
+    let lib = msl2wgsl::Library::from_source("clamped.metal", CLAMPED_FRAGMENTS, &options)
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let colour = |k: u32| {
+        [
+            (k * 60) as u8,
+            (250 - k * 50) as u8,
+            (k * 30 + 5) as u8,
+            255,
+        ]
+    };
+    let mut data = Vec::new();
+    for k in 0..5 {
+        let side = 16 >> k;
+        for _ in 0..side * side {
+            data.extend(colour(k));
+        }
+    }
+    let at_lod = |lod: f32| -> [f32; 4] {
+        let lod = lod.clamp(0.0, 4.0);
+        let (k, f) = (lod.floor() as u32, lod.fract());
+        let (a, b) = (colour(k), colour((k + 1).min(4)));
+        std::array::from_fn(|c| (a[c] as f32 * (1.0 - f) + b[c] as f32 * f) / 255.0)
+    };
+    // (scale, clamp, bias)
+    for [scale, clamp, bias] in [
+        [0.5f32, 0.0, 0.5],
+        [0.5, 1.5, -1.0],
+        [2.0, 1.0, 0.5],
+        [1.0, 2.25, 0.5],
+        [1.0, 0.0, 0.75],
+    ] {
+        let mut r = RenderResources::new(8, 8, 3);
+        r.fragment_buffers
+            .insert(0, f32_texels([scale, clamp, bias, 0.0]));
+        r.textures.insert(
+            0,
+            TextureData::new_2d_mips(F::Rgba8Unorm, 16, 16, 5, data.clone()),
+        );
+        let lod = 1.0 + scale.log2();
+        for (fragment, want) in [
+            ("clamped", at_lod(lod.max(clamp))),
+            ("biased", at_lod((lod + bias).max(clamp))),
+        ] {
+            let img = &render_library(gpu, &lib, "cover", fragment, &r)
+                .unwrap_or_else(|e| panic!("{fragment}: {e}"))[0];
+            for (k, pixel) in img.data.chunks(4).enumerate() {
+                for c in 0..4 {
+                    // The LOD fraction's fixed point and unorm8 output
+                    // rounding: two steps of 1/255 at most.
+                    let got = pixel[c] as f32 / 255.0;
+                    assert!(
+                        (got - want[c]).abs() <= 2.0 / 255.0 + 1e-6,
+                        "{fragment} scale {scale} clamp {clamp} bias {bias}: pixel {k} channel {c} is {got}, want {}",
+                        want[c]
+                    );
+                }
+            }
+        }
+    }
+}
