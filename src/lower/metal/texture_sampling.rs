@@ -46,18 +46,18 @@ use naga::{Expression, Handle, ImageQuery, MathFunction, SampleLevel};
 
 impl Lowerer<'_, '_> {
     /// The level of a sample with `min_lod_clamp(clamp)`: `level` made
-    /// explicit and raised to `clamp`. `coordinate` is the WGSL one
-    /// (normalised, a `texture1d_array`'s row added).
+    /// explicit and raised to `clamp` (the IR it adds is located at the
+    /// option). `coordinate` is the WGSL one (normalised, a
+    /// `texture1d_array`'s row added).
     pub(in crate::lower) fn clamped_level(
         &mut self,
         fx: &mut FnCtx,
-        image: Handle<Expression>,
-        t: &Texture,
+        (image, t): (Handle<Expression>, &Texture),
         coordinate: Handle<Expression>,
         level: SampleLevel,
         clamp: &Expr,
-        span: Span,
     ) -> Result<SampleLevel> {
+        let span = clamp.span;
         if t.shape.is_cube() || t.shape.is_depth() {
             return Err(Error::coded(
                 Code::NoWebGpuEquivalent,

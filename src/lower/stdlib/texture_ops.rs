@@ -116,7 +116,7 @@ impl Lowerer<'_, '_> {
                     "`min_lod_clamp` on `sample_compare` has no WGSL equivalent (WGSL compares at level 0 or the implicit LOD only)",
                 ))
             }
-            Some(clamp) => self.clamped_level(fx, image, &t, coordinate, level, clamp, span)?,
+            Some(clamp) => self.clamped_level(fx, (image, &t), coordinate, level, clamp)?,
             None => level,
         };
         let h = fx.add(
