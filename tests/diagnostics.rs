@@ -502,6 +502,7 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("constexpr sampler s(reduction::minimum);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "sampler reduction modes have no WebGPU equivalent"),
     ("constexpr sampler s(bias(1.0f));\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "sampler LOD bias has no WebGPU equivalent"),
     ("kernel void k(texture_buffer<float, access::sample> t [[texture(0)]]) {}\n", 3, 15, "a `texture_buffer` cannot be sampled"),
+    ("struct V { float4 p [[position]]; };\nvertex V v(texture_buffer<float, access::write> t [[texture(0)]]) {\n  t.write(float4(1.0f), 0u);\n  return V{float4(0.0f)};\n}\n", 4, 12, "a vertex function cannot write a `texture_buffer` in WebGPU"),
     ("kernel void k(texture2d<bool> t [[texture(0)]]) {}\n", 3, 25, "`bool` is not a texture component type"),
     ("kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(1.0f, float2(0.5f));\n}\n", 4, 19, "expected a sampler, found `float`"),
     ("kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(float2(0.5f));\n}\n", 4, 17, "expected a coordinate of type `uint2`, found `float2`"),

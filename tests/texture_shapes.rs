@@ -581,6 +581,8 @@ const TEXELS: &str = r#"
 #include <metal_stdlib>
 using namespace metal;
 
+float4 first(texture_buffer<float> b) { return b.read(0); }
+
 kernel void texels(texture_buffer<float> src [[texture(0)]],
                    texture_buffer<float, access::write> dst [[texture(1)]],
                    texture_buffer<uint, access::read_write> counts [[texture(2)]],
@@ -588,7 +590,7 @@ kernel void texels(texture_buffer<float> src [[texture(0)]],
                    texture_buffer<int, access::read> ints [[texture(4)]],
                    device float4* out [[buffer(0)]],
                    uint i [[thread_position_in_grid]]) {
-    float4 c = src.read(i);
+    float4 c = i == 0 ? first(src) : src.read(i);
     out[3 * i] = c;
     out[3 * i + 1] = float4(halves.read(i)) + float4(src.get_width(), dst.get_width(), counts.get_width(), 0);
     out[3 * i + 2] = float4(ints.read(i));

@@ -88,6 +88,14 @@ impl Lowerer<'_, '_> {
             atomic: false,
         });
         let writable = texture.access != TextureAccess::Read;
+        if writable && self.entry.is_vertex() {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                param.span,
+                "a vertex function cannot write a `texture_buffer` in WebGPU",
+            )
+            .note("WebGPU vertex functions write no storage buffers, and texel buffers are storage buffers in WGSL; declare it `access::read`"));
+        }
         let g = self.texel_buffer_global(&name, writable, binding, param.span)?;
         let h = fx.add(Expression::GlobalVariable(g), param.span);
         if let Some(n) = &param.name {
