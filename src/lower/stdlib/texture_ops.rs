@@ -510,8 +510,7 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        let lanes = n_wgsl;
-        let h = if lanes == 1 {
+        let h = if n_wgsl == 1 {
             size
         } else {
             fx.add(
