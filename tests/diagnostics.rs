@@ -502,6 +502,7 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("constexpr sampler s(reduction::minimum);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "sampler reduction modes have no WebGPU equivalent"),
     ("constexpr sampler s(bias(1.0f));\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "sampler LOD bias has no WebGPU equivalent"),
     ("kernel void k(texture_buffer<float, access::sample> t [[texture(0)]]) {}\n", 3, 15, "a `texture_buffer` cannot be sampled"),
+    ("struct Args { texture_buffer<float> t [[id(0)]]; };\nkernel void k(constant Args& a [[buffer(0)]], device float4* o [[buffer(1)]]) {\n  o[0] = a.t.read(0u);\n}\n", 3, 37, "a `texture_buffer` in an argument buffer is not supported yet"),
     ("struct V { float4 p [[position]]; };\nvertex V v(texture_buffer<float, access::write> t [[texture(0)]]) {\n  t.write(float4(1.0f), 0u);\n  return V{float4(0.0f)};\n}\n", 4, 12, "a vertex function cannot write a `texture_buffer` in WebGPU"),
     ("kernel void k(texture2d<bool> t [[texture(0)]]) {}\n", 3, 25, "`bool` is not a texture component type"),
     ("kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(1.0f, float2(0.5f));\n}\n", 4, 19, "expected a sampler, found `float`"),
@@ -848,6 +849,14 @@ fn texture_atomics_refuse_what_wgpu_lacks() {
         4,
         3,
         "texture atomics need an r32uint or r32sint texture, not `rgba32uint`",
+    );
+    // Only a stage function's own texture arguments are bound for atomics.
+    fails_on_wgpu(
+        "struct Args { texture2d<uint, access::read_write> t [[id(0)]]; };\nkernel void k(constant Args& a [[buffer(0)]]) {\n  a.t.atomic_fetch_add(uint2(0), uint4(1));\n}\n",
+        "r32uint",
+        5,
+        3,
+        "`atomic_fetch_add` on a texture that is not bound for atomics",
     );
     // A texel buffer narrower than a word cannot be written alone.
     fails_on_wgpu(

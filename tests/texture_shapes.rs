@@ -533,8 +533,12 @@ const ATOMICS: &str = r#"
 #include <metal_stdlib>
 using namespace metal;
 
+void add_one(texture2d<uint, access::read_write> bins, uint2 at) {
+    bins.atomic_fetch_add(at, uint4(1));
+}
+
 void count(texture2d<uint, access::read_write> bins, uint v) {
-    bins.atomic_fetch_add(uint2(v % 4, v / 4 % 2), uint4(1));
+    add_one(bins, uint2(v % 4, v / 4 % 2));
 }
 
 kernel void histogram(texture2d<uint, access::read_write> bins [[texture(0)]],

@@ -483,9 +483,14 @@ pub fn sampler_compared(program: &Program, body: &Block, name: &str) -> bool {
 
 /// True if the texture named `name` in `body` is used by a texture atomic
 /// member function (`t.atomic_fetch_add(..)`, MSL §6.12.15), directly or as
-/// an argument to a user function that does so with the corresponding
-/// parameter.
+/// an argument to user functions that do so with the corresponding
+/// parameter, however deep (Metal has no recursion; the depth is bounded
+/// all the same).
 pub fn texture_atomic(program: &Program, body: &Block, name: &str) -> bool {
+    texture_atomic_within(program, body, name, 16)
+}
+
+fn texture_atomic_within(program: &Program, body: &Block, name: &str, depth: u32) -> bool {
     let direct = |body: &Block, n: &str| {
         any_expr(body, &|e| match &e.kind {
             ExprKind::Call(callee, _) => matches!(&callee.kind,
@@ -494,7 +499,9 @@ pub fn texture_atomic(program: &Program, body: &Block, name: &str) -> bool {
             _ => false,
         })
     };
-    direct(body, name) || passed_to_user(program, body, name, &direct)
+    let deeper =
+        |body: &Block, n: &str| depth > 0 && texture_atomic_within(program, body, n, depth - 1);
+    direct(body, name) || passed_to_user(program, body, name, &deeper)
 }
 
 /// True if `name` is passed to a user function whose corresponding

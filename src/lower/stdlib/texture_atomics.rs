@@ -117,6 +117,12 @@ impl Lowerer<'_, '_> {
     fn check_atomic_binding(&self, t: &Texture, method: &str, span: Span) -> Result<()> {
         match t.format {
             Some(b) if b.atomic => Ok(()),
+            Some(b) if ATOMIC_FORMATS.contains(&FORMATS[b.format as usize].0) => Err(Error::coded(
+                Code::Unsupported,
+                span,
+                format!("`{method}` on a texture that is not bound for atomics"),
+            )
+            .note("a `[[texture(n)]]` argument of the stage function is bound with wgpu's atomic access when the function uses atomics on it; textures of argument buffers are not")),
             Some(b) => Err(Error::coded(
                 Code::TextureUsage,
                 span,
