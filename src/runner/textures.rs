@@ -336,8 +336,13 @@ fn check_shape(info: &TextureInfo, data: &TextureData) -> Result<(), String> {
         match (info.view_dimension.as_str(), info.texture_type.as_str()) {
             ("2d-array", "type1DArray") => (TextureDimension::D1, true, false),
             // A texel buffer: one row of texels, one level.
+            // A texel buffer: one row of texels, one level; a 2D texture of
+            // height 1 is one row too (`msl2wgsl run --texture N=empty:Wx1:FORMAT`).
             ("buffer", _) => (
-                TextureDimension::D1,
+                match data.dimension {
+                    TextureDimension::D2 => TextureDimension::D2,
+                    _ => TextureDimension::D1,
+                },
                 data.layers == 1 && data.height == 1 && data.mip_levels == 1,
                 false,
             ),
