@@ -515,7 +515,11 @@ mod emit {
             | Capabilities::PRIMITIVE_INDEX;
         match target {
             Target::WebGpu => base,
-            Target::Wgpu => base | Capabilities::SHADER_INT16 | Capabilities::SHADER_INT64,
+            Target::Wgpu => {
+                base | Capabilities::SHADER_INT16
+                    | Capabilities::SHADER_INT64
+                    | Capabilities::TEXTURE_ATOMIC
+            }
         }
     }
 

@@ -192,6 +192,9 @@ pub enum Type {
 pub enum TextureShape {
     /// `texture1d`
     D1,
+    /// `texture1d_array`: WGSL has no 1-D arrays, so it is lowered to a
+    /// 2-D array of height 1 (`lower::texture_types::dimension`).
+    D1Array,
     /// `texture2d`
     D2,
     /// `texture2d_array`
@@ -214,6 +217,9 @@ pub enum TextureShape {
     DepthCubeArray,
     /// `depth2d_ms`
     Depth2DMs,
+    /// `texture_buffer`: texels in a buffer, lowered to a storage buffer
+    /// of words (`lower::metal::texel_buffers`).
+    Buffer,
 }
 
 impl TextureShape {
@@ -233,7 +239,11 @@ impl TextureShape {
     pub fn is_array(self) -> bool {
         matches!(
             self,
-            Self::D2Array | Self::CubeArray | Self::Depth2DArray | Self::DepthCubeArray
+            Self::D1Array
+                | Self::D2Array
+                | Self::CubeArray
+                | Self::Depth2DArray
+                | Self::DepthCubeArray
         )
     }
 
@@ -245,7 +255,7 @@ impl TextureShape {
     /// Number of coordinates (without the array index).
     pub fn coordinates(self) -> u8 {
         match self {
-            Self::D1 => 1,
+            Self::D1 | Self::D1Array | Self::Buffer => 1,
             Self::D3 | Self::Cube | Self::CubeArray | Self::DepthCube | Self::DepthCubeArray => 3,
             _ => 2,
         }
@@ -263,6 +273,7 @@ impl TextureShape {
     pub fn name(self) -> &'static str {
         match self {
             Self::D1 => "texture1d",
+            Self::D1Array => "texture1d_array",
             Self::D2 => "texture2d",
             Self::D2Array => "texture2d_array",
             Self::D2Ms => "texture2d_ms",
@@ -274,6 +285,7 @@ impl TextureShape {
             Self::DepthCube => "depthcube",
             Self::DepthCubeArray => "depthcube_array",
             Self::Depth2DMs => "depth2d_ms",
+            Self::Buffer => "texture_buffer",
         }
     }
 }
@@ -300,15 +312,26 @@ pub struct Texture {
     pub scalar: Scalar,
     /// Access.
     pub access: TextureAccess,
-    /// The storage texel format chosen for a write/read_write texture
-    /// (an index into `lower`'s format table; `None` until bound).
-    pub format: Option<u8>,
+    /// How a write/read_write texture is bound: its storage texel format
+    /// and whether it is atomic (`None` until bound).
+    pub format: Option<StorageBinding>,
+}
+
+/// The binding of a storage texture, chosen when it is bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StorageBinding {
+    /// The texel format (an index into `lower`'s format table).
+    pub format: u8,
+    /// Bound with wgpu's `atomic` access (texture atomics, `--target wgpu`).
+    pub atomic: bool,
 }
 
 impl Texture {
-    /// Written through a storage binding.
+    /// Written through a storage binding (a texel buffer is a storage
+    /// buffer, whatever its access).
     pub fn is_storage(&self) -> bool {
         matches!(self.access, TextureAccess::Write | TextureAccess::ReadWrite)
+            || self.shape == TextureShape::Buffer
     }
 }
 

@@ -365,6 +365,47 @@ fn translation_run_textures_from_and_to_png() {
     assert_eq!(reds, [0, 85, 170, 255]);
 }
 
+/// A texel buffer (`texture_buffer`) is given and read back as a texture
+/// of one row: `empty:Wx1:FORMAT` gives its format.
+#[test]
+#[cfg(feature = "runner")] // exercises `run`
+fn translation_run_texel_buffer_to_png() {
+    use msl2wgsl::runner::TextureData;
+    if !common::has_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "k.metal",
+        "#include <metal_stdlib>\nusing namespace metal;\n\
+         kernel void halves(texture_buffer<float, access::write> o [[texture(0)]],\n\
+                            uint i [[thread_position_in_grid]]) {\n\
+             o.write(float4(float(i) * 0.5f), i);\n\
+         }\n",
+    );
+    let out = in_dir(
+        dir.path(),
+        &[
+            "run",
+            &file,
+            "--entry",
+            "halves",
+            "--grid",
+            "4",
+            "--texture",
+            "0=empty:4x1:r32float",
+            "--read-texture",
+            "0=texels.png",
+        ],
+    );
+    assert_exit(&out, 0);
+    let texels = TextureData::from_png(dir.path().join("texels.png")).unwrap();
+    let reds: Vec<u8> = texels.data.chunks(4).map(|p| p[0]).collect();
+    // 0, 0.5, 1, 1.5 as PNG samples: 127.5 rounds up, 1.5 clamps to 255.
+    assert_eq!(reds, [0, 128, 255, 255]);
+}
+
 #[test]
 #[cfg(feature = "runner")] // exercises `run`/`render`/`test`
 fn run_checks_buffer_arguments_before_translating() {

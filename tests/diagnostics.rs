@@ -491,15 +491,26 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k(texture2d<float, access::read> t [[texture(0)]]) {\n  t.write(float4(1.0f), uint2(0));\n}\n", 4, 3, "cannot write to a texture declared with `access::read`"),
     ("kernel void k(texture2d<float> t [[texture(0)]]) {\n  t.write(float4(1.0f), uint2(0));\n}\n", 4, 3, "cannot write to a texture declared with `access::sample`"),
     ("constexpr sampler s(filter::linear);\nkernel void k(texture2d<float, access::write> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 5, 10, "cannot sample a texture declared with `access::write`"),
-    ("kernel void k(texture1d_array<float> t [[texture(0)]]) {}\n", 3, 15, "`texture1d_array` has no WGSL equivalent"),
-    ("kernel void k(texture_buffer<float> t [[texture(0)]]) {}\n", 3, 15, "`texture_buffer` has no WGSL equivalent"),
+    ("kernel void k(texture2d_ms_array<float> t [[texture(0)]]) {}\n", 3, 15, "`texture2d_ms_array` has no WebGPU equivalent: WebGPU cannot bind multisampled array textures"),
+    ("kernel void k(depth2d_ms_array<float> t [[texture(0)]]) {}\n", 3, 15, "`depth2d_ms_array` has no WebGPU equivalent: WebGPU cannot bind multisampled array textures"),
+    ("kernel void k(depth2d<float> t [[texture(0)]], sampler s [[sampler(0)]], device float* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f), min_lod_clamp(1.0f));\n}\n", 4, 50, "`min_lod_clamp` on `depth2d` has no WGSL equivalent"),
+    ("kernel void k(texturecube<float> t [[texture(0)]], sampler s [[sampler(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float3(1.0f), min_lod_clamp(1.0f));\n}\n", 4, 50, "`min_lod_clamp` on `texturecube` has no WGSL equivalent"),
+    ("kernel void k(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.gather(s, float2(0.5f), level(1.0f));\n}\n", 4, 42, "`gather` takes no LOD option (it reads level 0)"),
+    ("kernel void k(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]], device float4* o [[buffer(0)]], constant int& d [[buffer(1)]]) {\n  o[0] = t.sample(s, float2(0.5f), int3(d));\n}\n", 4, 36, "expected a texel offset of type `int2`, found `int3`"),
+    ("kernel void k(texture2d<uint, access::read_write> t [[texture(0)]]) {\n  t.atomic_fetch_add(uint2(0), uint4(1));\n}\n", 4, 3, "texture atomics (`atomic_fetch_add`) have no WebGPU equivalent"),
+    ("kernel void k(texture2d<uint, access::read> t [[texture(0)]]) {\n  t.atomic_fetch_or(uint2(0), uint4(1));\n}\n", 4, 3, "`atomic_fetch_or` needs a `read_write` texture of `int` or `uint`"),
+    ("constexpr sampler s(reduction::minimum);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "sampler reduction modes have no WebGPU equivalent"),
+    ("constexpr sampler s(bias(1.0f));\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "sampler LOD bias has no WebGPU equivalent"),
+    ("kernel void k(texture_buffer<float, access::sample> t [[texture(0)]]) {}\n", 3, 15, "a `texture_buffer` cannot be sampled"),
+    ("struct Args { texture_buffer<float> t [[id(0)]]; };\nkernel void k(constant Args& a [[buffer(0)]], device float4* o [[buffer(1)]]) {\n  o[0] = a.t.read(0u);\n}\n", 3, 37, "a `texture_buffer` in an argument buffer is not supported yet"),
+    ("struct V { float4 p [[position]]; };\nvertex V v(texture_buffer<float, access::write> t [[texture(0)]]) {\n  t.write(float4(1.0f), 0u);\n  return V{float4(0.0f)};\n}\n", 4, 12, "a vertex function cannot write a `texture_buffer` in WebGPU"),
     ("kernel void k(texture2d<bool> t [[texture(0)]]) {}\n", 3, 25, "`bool` is not a texture component type"),
     ("kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(1.0f, float2(0.5f));\n}\n", 4, 19, "expected a sampler, found `float`"),
     ("kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(float2(0.5f));\n}\n", 4, 17, "expected a coordinate of type `uint2`, found `float2`"),
     ("kernel void k(texture2d<float> t [[texture(0)]]) {\n  t.frobnicate();\n}\n", 4, 3, "`texture2d` has no member function `frobnicate`"),
     ("constexpr sampler s(address::sideways);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.sample(s, float2(0.5f));\n}\n", 3, 21, "unknown sampler property `address::sideways`"),
     ("kernel void k(texture2d<float> t [[texture(0)]], texture2d<float> u [[texture(0)]]) {}\n", 3, 71, "duplicate `[[texture(0)]]` index"),
-    ("kernel void k(texturecube<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(uint2(0));\n}\n", 4, 10, "WGSL cannot read cube textures texel by texel"),
+    ("kernel void k(texturecube<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(uint2(0));\n}\n", 4, 10, "WGSL cannot read a sampled cube texture texel by texel"),
     ("struct A { float4 p [[attribute(0)]]; };\nstruct B { float4 q [[attribute(1)]]; };\nvertex float4 v(A a [[stage_in]], B b [[stage_in]]) { return a.p; }\n", 5, 35, "a function can have only one `[[stage_in]]` argument"),
     ("struct A { float4 p [[attribute(0)]]; float m[2] [[attribute(1)]]; };\nvertex float4 v(A a [[stage_in]]) { return a.p; }\n", 3, 39, "`[[stage_in]]` member `m` must be a scalar or vector"),
     ("struct O { float4 a [[color(0)]]; float4 b [[color(0)]]; };\nfragment O f() { return O{}; }\n", 3, 46, "duplicate `[[color(0)]]` output"),
@@ -797,4 +808,77 @@ fn buffers_without_indices_get_them_in_order_silently() {
         .map(|a| (a.name.as_str(), a.index))
         .collect();
     assert_eq!(indices, [("inA", 0), ("inB", 1), ("result", 2)]);
+}
+
+/// With `--target wgpu` texture atomics translate, except what wgpu's
+/// `textureAtomic*` cannot do: return the old value, load, store or
+/// exchange, or work on a texture of another format than r32uint/r32sint.
+#[test]
+fn texture_atomics_refuse_what_wgpu_lacks() {
+    let fails_on_wgpu = |body: &str, format: &str, line: usize, col: usize, message: &str| {
+        let options = Options {
+            target: msl2wgsl::Target::Wgpu,
+            texture_formats: vec![(0, format.to_string())],
+            ..Options::default()
+        };
+        let src = format!("{PRELUDE}{body}");
+        let text = match Library::from_source("t.metal", &src, &options) {
+            Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
+            Err(f) => f.render(),
+        };
+        let want = format!("t.metal:{line}:{col}: error: {message}");
+        assert!(text.starts_with(&want), "want `{want}`\n got:\n{text}");
+    };
+    let texture = "kernel void k(texture2d<uint, access::read_write> t [[texture(0)]], device uint* o [[buffer(0)]]) {\n";
+    fails_on_wgpu(
+        &format!("{texture}  o[0] = t.atomic_fetch_add(uint2(0), uint4(1)).x;\n}}\n"),
+        "r32uint",
+        4,
+        10,
+        "the old value `atomic_fetch_add` returns has no wgpu equivalent",
+    );
+    fails_on_wgpu(
+        &format!("{texture}  o[0] = t.atomic_load(uint2(0)).x;\n}}\n"),
+        "r32uint",
+        4,
+        10,
+        "texture `atomic_load` has no wgpu equivalent",
+    );
+    fails_on_wgpu(
+        &format!("{texture}  t.atomic_fetch_max(uint2(0), uint4(1));\n}}\n"),
+        "rgba32uint",
+        4,
+        3,
+        "texture atomics need an r32uint or r32sint texture, not `rgba32uint`",
+    );
+    // Only a stage function's own texture arguments are bound for atomics.
+    fails_on_wgpu(
+        "struct Args { texture2d<uint, access::read_write> t [[id(0)]]; };\nkernel void k(constant Args& a [[buffer(0)]]) {\n  a.t.atomic_fetch_add(uint2(0), uint4(1));\n}\n",
+        "r32uint",
+        5,
+        3,
+        "`atomic_fetch_add` on a texture that is not bound for atomics",
+    );
+    // A texel buffer narrower than a word cannot be written alone.
+    fails_on_wgpu(
+        "kernel void k(texture_buffer<float> t [[texture(0)]], device float4* o [[buffer(0)]]) {\n  o[0] = t.read(0u);\n}\n",
+        "r8unorm",
+        3,
+        15,
+        "a texel buffer of `r8unorm` has no WGSL equivalent",
+    );
+    // The same kernel on an r32uint texture translates, bound `atomic`.
+    let options = Options {
+        target: msl2wgsl::Target::Wgpu,
+        ..Options::default()
+    };
+    let src = format!("{PRELUDE}{texture}  t.atomic_fetch_max(uint2(0), uint4(1));\n}}\n");
+    let lib = Library::from_source("t.metal", &src, &options)
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert!(
+        lib.wgsl().contains("texture_storage_2d<r32uint,atomic>"),
+        "{}",
+        lib.wgsl()
+    );
+    assert!(lib.wgsl().contains("textureAtomicMax("), "{}", lib.wgsl());
 }

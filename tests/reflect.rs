@@ -498,3 +498,94 @@ fragment float4 fs(V in [[stage_in]],
         }
     }
 }
+
+/// Metal texture types WGSL binds as another type keep Metal's
+/// `textureType` beside the WGSL binding's view dimension and kind
+/// (docs/REFLECTION.md): `texture1d_array` and cube textures read face by
+/// face as 2-D arrays, `texture_buffer` as a storage buffer of texels.
+#[test]
+fn texture_types_wgsl_binds_as_others() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+        kernel void k(texture1d_array<float> rows [[texture(0)]],\n\
+                      texturecube<float, access::read> faces [[texture(1)]],\n\
+                      texturecube_array<uint, access::write> cubes [[texture(2)]],\n\
+                      texture_buffer<float, access::read_write> texels [[texture(3)]],\n\
+                      texture2d<uint, access::read_write> bins [[texture(4)]],\n\
+                      sampler s [[sampler(0)]], device float4* o [[buffer(0)]]) {\n\
+            o[0] = rows.sample(s, 0.5f, 1) + faces.read(uint2(0), 3) + texels.read(1);\n\
+            cubes.write(uint4(1), uint2(0), 5, 1);\n\
+            texels.write(o[1], 0);\n\
+            bins.atomic_fetch_add(uint2(0), uint4(1));\n\
+        }\n";
+    let wgpu = Options {
+        target: msl2wgsl::Target::Wgpu,
+        ..Options::default()
+    };
+    let lib =
+        Library::from_source("r.metal", src, &wgpu).unwrap_or_else(|f| panic!("{}", f.render()));
+    let f = lib.function("k").unwrap();
+    let texture = |name: &str| {
+        let a = f.arguments.iter().find(|a| a.name == name).unwrap();
+        let t = a.texture.as_ref().unwrap();
+        (
+            t.texture_type.as_str(),
+            t.view_dimension.as_str(),
+            t.binding_kind,
+            t.storage_format.as_deref(),
+            a.binding.unwrap().binding,
+        )
+    };
+    use msl2wgsl::reflect::TextureBinding as B;
+    assert_eq!(
+        texture("rows"),
+        ("type1DArray", "2d-array", B::Sampled, None, 64)
+    );
+    assert_eq!(
+        texture("faces"),
+        ("typeCube", "2d-array", B::Sampled, None, 65)
+    );
+    assert_eq!(
+        texture("cubes"),
+        (
+            "typeCubeArray",
+            "2d-array",
+            B::Storage,
+            Some("rgba32uint"),
+            66
+        )
+    );
+    assert_eq!(
+        texture("texels"),
+        (
+            "typeTextureBuffer",
+            "buffer",
+            B::Buffer,
+            Some("r32float"),
+            67
+        )
+    );
+    assert_eq!(
+        texture("bins"),
+        ("type2D", "2d", B::Storage, Some("r32uint"), 68)
+    );
+    assert!(
+        f.required_features.iter().any(|r| r == "texture-atomic"),
+        "{:?}",
+        f.required_features
+    );
+    let wgsl = lib.wgsl();
+    for decl in [
+        "texture_2d_array<f32>",
+        "texture_storage_2d_array<rgba32uint,write>",
+        "var<storage, read_write> texels: array<u32>",
+        "texture_storage_2d<r32uint,atomic>",
+    ] {
+        assert!(wgsl.contains(decl), "no `{decl}` in\n{wgsl}");
+    }
+    // Without atomics, the same texture is an ordinary read_write one and
+    // needs no feature.
+    let plain = src.replace("bins.atomic_fetch_add(uint2(0), uint4(1));", "");
+    let lib =
+        Library::from_source("r.metal", &plain, &wgpu).unwrap_or_else(|f| panic!("{}", f.render()));
+    assert!(lib.function("k").unwrap().required_features.is_empty());
+}

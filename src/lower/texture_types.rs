@@ -33,6 +33,10 @@ pub(in crate::lower) const FORMATS: &[(&str, naga::StorageFormat)] = &[
 /// Formats core WebGPU allows for `read_write` storage textures.
 pub(in crate::lower) const READ_WRITE_FORMATS: &[&str] = &["r32float", "r32uint", "r32sint"];
 
+/// Formats wgpu's `TEXTURE_ATOMIC` gives atomic access to (32-bit; r64uint
+/// needs `TEXTURE_INT64_ATOMIC` and has no Metal texture type).
+pub(in crate::lower) const ATOMIC_FORMATS: &[&str] = &["r32uint", "r32sint"];
+
 /// The format table index of `name`.
 pub(in crate::lower) fn format_index(name: &str) -> Option<u8> {
     FORMATS
@@ -76,22 +80,39 @@ pub(in crate::lower) fn sampled_kind(s: Scalar) -> naga::ScalarKind {
     }
 }
 
-/// naga's dimension and arrayedness of a shape.
-pub(in crate::lower) fn dimension(shape: TextureShape) -> (ImageDimension, bool) {
+/// naga's dimension and arrayedness of a texture as WGSL binds it.
+///
+/// Two Metal types have no WGSL type of their own and are bound as 2-D
+/// arrays: `texture1d_array` (WGSL has no 1-D arrays) as a 2-D array of
+/// height 1, and cube textures that are read or written texel by texel
+/// (`access::read`, `write`, `read_write`: WGSL's `textureLoad` and
+/// `textureStore` take no cube textures) as 2-D arrays of 6 layers per cube,
+/// `read(coord, face)` being layer `face` (cube arrays: `6 * cube + face`).
+/// A cube texture with `access::sample` stays a cube (it is sampled).
+pub(in crate::lower) fn dimension(t: &Texture) -> (ImageDimension, bool) {
     use TextureShape as S;
-    match shape {
-        S::D1 => (ImageDimension::D1, false),
+    match t.shape {
+        S::D1 | S::Buffer => (ImageDimension::D1, false),
         S::D2 | S::D2Ms | S::Depth2D | S::Depth2DMs => (ImageDimension::D2, false),
-        S::D2Array | S::Depth2DArray => (ImageDimension::D2, true),
+        S::D1Array | S::D2Array | S::Depth2DArray => (ImageDimension::D2, true),
         S::D3 => (ImageDimension::D3, false),
+        S::Cube | S::CubeArray | S::DepthCube | S::DepthCubeArray if cube_as_layers(t) => {
+            (ImageDimension::D2, true)
+        }
         S::Cube | S::DepthCube => (ImageDimension::Cube, false),
         S::CubeArray | S::DepthCubeArray => (ImageDimension::Cube, true),
     }
 }
 
+/// A cube (or cube array) texture bound as a 2-D array of its faces: one
+/// that is read or written texel by texel rather than sampled.
+pub(in crate::lower) fn cube_as_layers(t: &Texture) -> bool {
+    t.shape.is_cube() && t.access != TextureAccess::Sample
+}
+
 /// WebGPU's view dimension name.
-pub(in crate::lower) fn view_dimension(shape: TextureShape) -> &'static str {
-    match dimension(shape) {
+pub(in crate::lower) fn view_dimension(t: &Texture) -> &'static str {
+    match dimension(t) {
         (ImageDimension::D1, _) => "1d",
         (ImageDimension::D2, false) => "2d",
         (ImageDimension::D2, true) => "2d-array",
@@ -106,6 +127,8 @@ pub(in crate::lower) fn metal_texture_type(shape: TextureShape) -> &'static str 
     use TextureShape as S;
     match shape {
         S::D1 => "type1D",
+        S::D1Array => "type1DArray",
+        S::Buffer => "typeTextureBuffer",
         S::D2 | S::Depth2D => "type2D",
         S::D2Array | S::Depth2DArray => "type2DArray",
         S::D2Ms | S::Depth2DMs => "type2DMultisample",
@@ -117,15 +140,17 @@ pub(in crate::lower) fn metal_texture_type(shape: TextureShape) -> &'static str 
 
 /// naga's type for a texture.
 pub(in crate::lower) fn image_inner(t: &Texture) -> naga::TypeInner {
-    let (dim, arrayed) = dimension(t.shape);
+    let (dim, arrayed) = dimension(t);
     let class = if t.shape.is_depth() {
         ImageClass::Depth {
             multi: t.shape.is_multisampled(),
         }
     } else if t.is_storage() {
-        let format =
-            FORMATS[t.format.expect("storage textures get a format when bound") as usize].1;
-        let access = if t.access == TextureAccess::Write {
+        let binding = t.format.expect("storage textures get a format when bound");
+        let format = FORMATS[binding.format as usize].1;
+        let access = if binding.atomic {
+            naga::StorageAccess::ATOMIC | naga::StorageAccess::LOAD | naga::StorageAccess::STORE
+        } else if t.access == TextureAccess::Write {
             naga::StorageAccess::STORE
         } else {
             naga::StorageAccess::LOAD | naga::StorageAccess::STORE

@@ -104,6 +104,12 @@ impl Lowerer<'_, '_> {
             }
             // atomic_float and atomic_bool live in `atomic<u32>` words
             // (compare-exchange loops and 0/1 values), which every target has.
+            // A texel buffer is a storage buffer of words (metal/texel_buffers.rs).
+            Type::Texture(t) if t.shape == crate::types::TextureShape::Buffer => TypeInner::Array {
+                base: self.naga_type(&Type::UINT, span)?,
+                size: naga::ArraySize::Dynamic,
+                stride: 4,
+            },
             Type::Texture(t) => crate::lower::texture_types::image_inner(t),
             Type::Sampler { comparison } => TypeInner::Sampler {
                 comparison: *comparison,

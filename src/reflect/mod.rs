@@ -228,6 +228,9 @@ pub enum TextureBinding {
     Depth,
     /// `texture_storage_*<format, access>`.
     Storage,
+    /// `var<storage> t: array<u32>`: a `texture_buffer`'s texels as words
+    /// (`storageFormat` says how they are encoded).
+    Buffer,
 }
 
 /// Texture details (`textureType`, `textureDataType`, storage format).
@@ -235,12 +238,14 @@ pub enum TextureBinding {
 #[serde(rename_all = "camelCase")]
 pub struct TextureInfo {
     /// Metal's texture type, as `MTLTextureType` names it without the
-    /// prefix: `type1D`, `type2D`, `type2DArray`, `type2DMultisample`,
-    /// `type3D`, `typeCube`, `typeCubeArray`.
+    /// prefix: `type1D`, `type1DArray`, `type2D`, `type2DArray`,
+    /// `type2DMultisample`, `type3D`, `typeCube`, `typeCubeArray`,
+    /// `typeTextureBuffer`.
     pub texture_type: String,
     /// The MSL component type (`float`, `half`, `int`, `uint`, `short`, `ushort`).
     pub data_type: String,
-    /// WGSL view dimension: `1d`, `2d`, `2d-array`, `3d`, `cube`, `cube-array`.
+    /// WGSL view dimension: `1d`, `2d`, `2d-array`, `3d`, `cube`,
+    /// `cube-array`; `buffer` for a texel buffer (a storage buffer).
     pub view_dimension: String,
     /// Sampled, depth or storage binding.
     pub binding_kind: TextureBinding,

@@ -341,7 +341,10 @@ fn bind_texture<'a>(
     if let Some(used) = &used {
         check_texture_binding(arg, info, used)?;
     }
-    let read_back = info.binding_kind == TextureBinding::Storage && arg.access != Access::Read;
+    let read_back = matches!(
+        info.binding_kind,
+        TextureBinding::Storage | TextureBinding::Buffer
+    ) && arg.access != Access::Read;
     Ok(Some(BoundTexture {
         arg,
         key,
@@ -363,6 +366,13 @@ fn check_texture_binding(
             arg.name, arg.index
         )))
     };
+    if info.binding_kind == TextureBinding::Buffer {
+        // A texel buffer is a storage buffer of words.
+        return match used.kind {
+            BindingKind::Buffer(super::interface::BufferBinding::Storage { .. }) => Ok(()),
+            _ => disagree("kind of resource"),
+        };
+    }
     let BindingKind::Texture {
         class,
         view_dimension,
@@ -449,6 +459,9 @@ pub(crate) struct Created {
     /// Storage textures to read back: where the caller gave it, texture,
     /// its data's shape.
     pub textures: Vec<(Key, wgpu::Texture, TextureData)>,
+    /// Texel buffers (`texture_buffer`) to read back: where the caller gave
+    /// it, the buffer of its texels, its data's shape.
+    pub texel_buffers: Vec<(Key, wgpu::Buffer, TextureData)>,
 }
 
 impl Bound<'_> {
@@ -463,6 +476,7 @@ impl Bound<'_> {
             bindings: Vec::new(),
             buffers: Vec::new(),
             textures: Vec::new(),
+            texel_buffers: Vec::new(),
         };
         for b in &self.buffers {
             let Some(used) = b.used else { continue };
@@ -477,6 +491,21 @@ impl Bound<'_> {
         }
         for t in &self.textures {
             let Some(used) = t.used else { continue };
+            if matches!(used.kind, BindingKind::Buffer(_)) {
+                // A texel buffer: its texels are the buffer's bytes.
+                let buffer = resources::upload_argument(gpu, t.arg, &t.data.data, &used)?;
+                if t.read_back {
+                    out.texel_buffers
+                        .push((t.key, buffer.clone(), t.data.clone()));
+                }
+                let ty = buffer_type(&used);
+                out.bindings.push(Binding {
+                    used,
+                    ty,
+                    slot: Slot::Buffer(buffer),
+                });
+                continue;
+            }
             out.bindings
                 .push(create_texture(gpu, encoder, t, used, &mut out.textures));
         }
@@ -599,7 +628,29 @@ fn create_texture(
         unreachable!("check_texture_binding accepted only textures");
     };
     let storage = matches!(class, TextureClass::Storage { .. });
-    let texture = resources::upload_texture(gpu, encoder, &t.arg.name, t.data, storage);
+    // A `texture1d_array` is a 2-D array of height 1 in the WGSL: its 1D
+    // rows are uploaded as one (read back, they copy out the same way).
+    let rows;
+    let data = if t.data.dimension == wgpu::TextureDimension::D1
+        && view_dimension == wgpu::TextureViewDimension::D2Array
+    {
+        rows = TextureData {
+            dimension: wgpu::TextureDimension::D2,
+            ..t.data.clone()
+        };
+        &rows
+    } else {
+        t.data
+    };
+    let mut usage = wgpu::TextureUsages::empty();
+    if storage {
+        usage |= wgpu::TextureUsages::STORAGE_BINDING;
+    }
+    if matches!(class, TextureClass::Storage { access } if access == wgpu::StorageTextureAccess::Atomic)
+    {
+        usage |= wgpu::TextureUsages::STORAGE_ATOMIC;
+    }
+    let texture = resources::upload_texture(gpu, encoder, &t.arg.name, data, usage);
     let view = texture.create_view(&wgpu::TextureViewDescriptor {
         label: Some(&t.arg.name),
         dimension: Some(view_dimension),

@@ -471,6 +471,16 @@ fn read_back(
             buffer,
             len: *len,
         })
+        .chain(
+            created
+                .texel_buffers
+                .iter()
+                .map(|(key, buffer, shape)| Readback {
+                    key: *key,
+                    buffer,
+                    len: shape.data.len(),
+                }),
+        )
         .collect();
     let mut staging = resources::stage_readbacks(gpu, &mut encoder, &reads);
     let mut lens: Vec<usize> = reads.iter().map(|r| r.len).collect();
@@ -486,8 +496,18 @@ fn read_back(
     gpu.queue.submit([encoder.finish()]);
     let mut bytes = resources::map_readbacks(gpu, &staging, &lens)?.into_iter();
     let mut out = Outputs::default();
-    for (read, b) in reads.iter().zip(bytes.by_ref()) {
+    let buffers = created.buffers.len();
+    for (read, b) in reads[..buffers].iter().zip(bytes.by_ref()) {
         out.insert_buffer(read.key, b);
+    }
+    for ((key, _, shape), b) in created.texel_buffers.iter().zip(bytes.by_ref()) {
+        out.insert_texture(
+            *key,
+            TextureData {
+                data: b,
+                ..shape.clone()
+            },
+        );
     }
     for (((key, _, shape), t), b) in created.textures.iter().zip(&texture_staging).zip(bytes) {
         out.insert_texture(*key, resources::unpad_texture(shape, t, &b));

@@ -26,6 +26,7 @@ const WANTED_FEATURES: &[wgpu::Features] = &[
     wgpu::Features::FLOAT32_FILTERABLE,
     wgpu::Features::ADDRESS_MODE_CLAMP_TO_BORDER,
     wgpu::Features::ADDRESS_MODE_CLAMP_TO_ZERO,
+    wgpu::Features::TEXTURE_ATOMIC,
 ];
 
 /// A translated kernel: the WGSL module and the kernel's reflection.

@@ -220,7 +220,8 @@ fn extent([width, height, layers]: [u32; 3]) -> wgpu::Extent3d {
 }
 
 /// Creates a texture shaped like `data` and fills every level with its
-/// texels. `storage` adds the storage usage. depth32float cannot be a copy
+/// texels, with the usages in `extra` (storage, atomic) beside sampling
+/// and copies. depth32float cannot be a copy
 /// destination in WebGPU, so it is filled by render passes recorded into
 /// `encoder` (see [`fill_depth`]); everything else by `write_texture`.
 pub(crate) fn upload_texture(
@@ -228,19 +229,16 @@ pub(crate) fn upload_texture(
     encoder: &mut wgpu::CommandEncoder,
     label: &str,
     data: &TextureData,
-    storage: bool,
+    extra: wgpu::TextureUsages,
 ) -> wgpu::Texture {
     use wgpu::TextureUsages as U;
     let by_render = data.format == wgpu::TextureFormat::Depth32Float;
-    let mut usage = U::TEXTURE_BINDING | U::COPY_SRC;
+    let mut usage = U::TEXTURE_BINDING | U::COPY_SRC | extra;
     usage |= if by_render {
         U::RENDER_ATTACHMENT
     } else {
         U::COPY_DST
     };
-    if storage {
-        usage |= U::STORAGE_BINDING;
-    }
     let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
         label: Some(label),
         size: extent([data.width, data.height, data.layers]),

@@ -151,6 +151,25 @@ impl TextureData {
         Self::new(format, TextureDimension::D1, [width, 1, 1], 1, data)
     }
 
+    /// A 1D array texture (`texture1d_array`): `layers` rows of `width`
+    /// texels, with `mip_levels` levels (the WGSL binds it as a 2D array of
+    /// height 1, which may have mips).
+    pub fn new_1d_array(
+        format: TextureFormat,
+        width: u32,
+        layers: u32,
+        mip_levels: u32,
+        data: Vec<u8>,
+    ) -> TextureData {
+        Self::new(
+            format,
+            TextureDimension::D1,
+            [width, 1, layers],
+            mip_levels,
+            data,
+        )
+    }
+
     /// A 2D texture with one level.
     pub fn new_2d(format: TextureFormat, width: u32, height: u32, data: Vec<u8>) -> TextureData {
         Self::new_2d_mips(format, width, height, 1, data)
@@ -308,8 +327,37 @@ pub(crate) fn check_texture(
 }
 
 /// The view dimension needs a texture dimension and a number of layers.
+/// Two Metal types are bound as 2-D arrays (docs/REFLECTION.md): a
+/// `texture1d_array` (given as a 1D texture of several layers, uploaded as
+/// a 2D array of height 1) and a cube texture read texel by texel (6
+/// layers per cube, as its data has them).
 fn check_shape(info: &TextureInfo, data: &TextureData) -> Result<(), String> {
-    let (dimension, layers_ok, square) = match info.view_dimension.as_str() {
+    let (dimension, layers_ok, square) =
+        match (info.view_dimension.as_str(), info.texture_type.as_str()) {
+            ("2d-array", "type1DArray") => (TextureDimension::D1, true, false),
+            // A texel buffer: one row of texels, one level.
+            // A texel buffer: one row of texels, one level; a 2D texture of
+            // height 1 is one row too (`msl2wgsl run --texture N=empty:Wx1:FORMAT`).
+            ("buffer", _) => (
+                match data.dimension {
+                    TextureDimension::D2 => TextureDimension::D2,
+                    _ => TextureDimension::D1,
+                },
+                data.layers == 1 && data.height == 1 && data.mip_levels == 1,
+                false,
+            ),
+            ("2d-array", "typeCube") => (TextureDimension::D2, data.layers == 6, true),
+            ("2d-array", "typeCubeArray") => {
+                (TextureDimension::D2, data.layers.is_multiple_of(6), true)
+            }
+            (view, _) => view_shape(view, data)?,
+        };
+    check_dimension(info, data, dimension, layers_ok, square)
+}
+
+/// The texture dimension, layer rule and squareness a view dimension needs.
+fn view_shape(view: &str, data: &TextureData) -> Result<(TextureDimension, bool, bool), String> {
+    Ok(match view {
         "1d" => (TextureDimension::D1, data.layers == 1, false),
         "2d" => (TextureDimension::D2, data.layers == 1, false),
         "2d-array" => (TextureDimension::D2, true, false),
@@ -321,7 +369,16 @@ fn check_shape(info: &TextureInfo, data: &TextureData) -> Result<(), String> {
                 "unknown view dimension `{other}` in the reflection"
             ))
         }
-    };
+    })
+}
+
+fn check_dimension(
+    info: &TextureInfo,
+    data: &TextureData,
+    dimension: TextureDimension,
+    layers_ok: bool,
+    square: bool,
+) -> Result<(), String> {
     if data.dimension != dimension {
         return Err(format!(
             "a {} view needs a {dimension:?} texture, not {:?}",
@@ -348,7 +405,7 @@ fn check_shape(info: &TextureInfo, data: &TextureData) -> Result<(), String> {
 fn check_format(info: &TextureInfo, format: TextureFormat) -> Result<(), String> {
     let name = display_name(format);
     match info.binding_kind {
-        TextureBinding::Storage => {
+        TextureBinding::Storage | TextureBinding::Buffer => {
             let Some(wanted) = &info.storage_format else {
                 return Err("the reflection gives no storage format".into());
             };

@@ -478,9 +478,42 @@ pub fn sampler_compared(program: &Program, body: &Block, name: &str) -> bool {
             _ => false,
         })
     };
-    if direct(body, name) {
-        return true;
-    }
+    direct(body, name) || passed_to_user(program, body, name, &direct)
+}
+
+/// True if the texture named `name` in `body` is used by a texture atomic
+/// member function (`t.atomic_fetch_add(..)`, MSL §6.12.15), directly or as
+/// an argument to user functions that do so with the corresponding
+/// parameter, however deep (Metal has no recursion; the depth is bounded
+/// all the same).
+pub fn texture_atomic(program: &Program, body: &Block, name: &str) -> bool {
+    texture_atomic_within(program, body, name, 16)
+}
+
+fn texture_atomic_within(program: &Program, body: &Block, name: &str, depth: u32) -> bool {
+    let direct = |body: &Block, n: &str| {
+        any_expr(body, &|e| match &e.kind {
+            ExprKind::Call(callee, _) => matches!(&callee.kind,
+                ExprKind::Member(object, m, _) if m.name.starts_with("atomic_")
+                    && matches!(&object.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == n)),
+            _ => false,
+        })
+    };
+    let deeper =
+        |body: &Block, n: &str| depth > 0 && texture_atomic_within(program, body, n, depth - 1);
+    direct(body, name) || passed_to_user(program, body, name, &deeper)
+}
+
+/// True if `name` is passed to a user function whose corresponding
+/// parameter `direct` holds for in its body.
+fn passed_to_user(
+    program: &Program,
+    body: &Block,
+    name: &str,
+    direct: &dyn Fn(&Block, &str) -> bool,
+) -> bool {
+    let is_name =
+        |e: &Expr, n: &str| matches!(&e.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == n);
     any_expr(body, &|e| {
         let ExprKind::Call(callee, args) = &e.kind else {
             return false;

@@ -30,7 +30,20 @@ impl Program<'_> {
                 "depth textures have `float` components",
             ));
         }
-        let access = texture_access(access)?;
+        let access = match (shape, texture_access(access)?) {
+            // `texture_buffer<T, access a = access::read>`.
+            (types::TextureShape::Buffer, types::TextureAccess::Sample) => match access {
+                None => types::TextureAccess::Read,
+                Some(_) => {
+                    return Err(Error::coded(
+                        Code::TextureUsage,
+                        ts.span,
+                        "a `texture_buffer` cannot be sampled: its access is `read`, `write` or `read_write`",
+                    ))
+                }
+            },
+            (_, access) => access,
+        };
         if shape.is_depth()
             && matches!(
                 access,
@@ -67,14 +80,21 @@ impl Program<'_> {
             "depthcube" => S::DepthCube,
             "depthcube_array" => S::DepthCubeArray,
             "depth2d_ms" => S::Depth2DMs,
-            "texture1d_array" | "texture2d_ms_array" | "depth2d_ms_array" | "texture_buffer" => {
+            "texture1d_array" => S::D1Array,
+            "texture2d_ms_array" | "depth2d_ms_array" => {
                 return Err(Error::coded(
                     Code::NoWebGpuEquivalent,
                     ts.name_span,
-                    format!("`{name}` has no WGSL equivalent"),
+                    format!("`{name}` has no WebGPU equivalent: WebGPU cannot bind multisampled array textures"),
                 )
-                .note("WGSL has no 1-D array, multisampled array or buffer textures"));
+                .note("a multisampled texture view in WebGPU is 2-D with one array layer (`texture_multisampled_2d`, `texture_depth_multisampled_2d`)")
+                .note(format!(
+                    "bind each layer as a `{}` of its own (a view of one array layer), or resolve the samples into a `{}` and read that",
+                    if name.starts_with("depth") { "depth2d_ms<float>" } else { "texture2d_ms<T>" },
+                    if name.starts_with("depth") { "depth2d_array<float>" } else { "texture2d_array<T>" },
+                )));
             }
+            "texture_buffer" => S::Buffer,
             _ => {
                 return Err(Error::coded(
                     Code::UnknownType,

@@ -41,6 +41,11 @@ pub enum Limit {
     /// colour attachments come out wrong (`gl_known_defects.rs`,
     /// `dual_source_blending_leaks_into_the_next_pipeline`).
     DualSourceBlending,
+    /// A cube texture viewed as a 2-D array of its faces (cube textures
+    /// read or written texel by texel): wgpu's GL backend makes every
+    /// square 2-D texture of 6n layers a cube map when it creates it, and
+    /// a 2-D array view of that reads nothing.
+    CubeFacesAsArray,
 }
 
 impl Limit {
@@ -67,6 +72,9 @@ impl Limit {
             }
             Limit::DualSourceBlending => {
                 "dual-source blending (wgpu's GL leaves its blend state to the next tests' draws); known defect"
+            }
+            Limit::CubeFacesAsArray => {
+                "a cube texture viewed as a 2-D array (wgpu's GL creates square 2-D textures of 6n layers as cube maps)"
             }
         })
     }

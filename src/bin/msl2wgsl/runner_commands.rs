@@ -181,7 +181,11 @@ fn check_reads(
     for (index, _) in &args.read_texture {
         let writable = find(*index, ArgumentKind::Texture).is_some_and(|a| {
             let storage = a.texture.as_ref().map(|t| t.binding_kind);
-            a.access != Access::Read && storage == Some(TextureBinding::Storage)
+            a.access != Access::Read
+                && matches!(
+                    storage,
+                    Some(TextureBinding::Storage | TextureBinding::Buffer)
+                )
         });
         if !writable {
             return Err(format!(

@@ -22,6 +22,8 @@ pub(in crate::lower) enum Feature {
     ClipDistances,
     /// `@blend_src` (dual-source blending).
     DualSourceBlending,
+    /// `textureAtomic*` on `atomic` storage textures (`--target wgpu`).
+    TextureAtomic,
 }
 
 impl Feature {
@@ -34,6 +36,7 @@ impl Feature {
             Feature::PrimitiveIndex => "primitive-index",
             Feature::ClipDistances => "clip-distances",
             Feature::DualSourceBlending => "dual-source-blending",
+            Feature::TextureAtomic => "texture-atomic",
         }
     }
 }

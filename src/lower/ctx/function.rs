@@ -35,6 +35,9 @@ pub(in crate::lower) struct FnCtx {
     pub(in crate::lower) lowered: Vec<(usize, Span, crate::lower::ctx::value::Value)>,
     /// Its `constexpr` locals, for the constant evaluator (array sizes).
     pub(in crate::lower) constants: crate::sema::constexpr_body::LocalConstants,
+    /// The expression of the expression statement being lowered: its value
+    /// is discarded (calls whose WGSL form returns nothing are allowed).
+    pub(in crate::lower) discarded: Option<Span>,
 }
 
 /// Deepest operator nesting left inline in the WGSL. naga's writer prints
@@ -94,6 +97,7 @@ impl FnCtx {
             depth: HashMap::new(),
             lowered: Vec::new(),
             constants: crate::sema::constexpr_body::LocalConstants::open(),
+            discarded: None,
         }
     }
 

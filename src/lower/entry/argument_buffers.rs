@@ -286,7 +286,8 @@ impl Lowerer<'_, '_> {
             Type::Texture(t) => {
                 let binding = binder.take(m.span)?;
                 let global = binder.global_name(name);
-                let (g, ty, arg) = self.texture_resource(&global, *t, None, binding, m.span)?;
+                let (g, ty, arg) =
+                    self.texture_resource(&global, *t, None, false, binding, m.span)?;
                 let reflected = binder.reflect(name, id, ArgumentKind::Texture, binding);
                 reflected.access = arg.access;
                 reflected.texture = arg.texture;

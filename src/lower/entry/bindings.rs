@@ -15,13 +15,15 @@ use crate::types::{AddressSpace, Scalar, Type};
 use naga::{Expression, Handle};
 
 impl Lowerer<'_, '_> {
-    /// `[[texture(n)]]` → a texture binding at 64 + n.
+    /// `[[texture(n)]]` → a texture binding at 64 + n; with wgpu's
+    /// extensions, an atomic one if `body` uses texture atomics on it.
     pub(in crate::lower) fn bind_texture(
         &mut self,
         fx: &mut FnCtx,
         param: &ast::Param,
         texture: crate::types::Texture,
         index: u32,
+        body: &ast::Block,
         arguments: &mut Vec<Argument>,
     ) -> Result<()> {
         let name = param
@@ -29,6 +31,9 @@ impl Lowerer<'_, '_> {
             .as_ref()
             .map(|n| n.name.clone())
             .unwrap_or_else(|| "_".into());
+        let atomic = self.settings.native_extensions
+            && texture.access == crate::types::TextureAccess::ReadWrite
+            && callgraph::texture_atomic(self.program, body, &name);
         let binding = self.resource_binding(
             ArgumentKind::Texture,
             index,
@@ -38,8 +43,11 @@ impl Lowerer<'_, '_> {
             },
             param.span,
         )?;
+        if texture.shape == crate::types::TextureShape::Buffer {
+            return self.bind_texel_buffer(fx, param, texture, index, binding, arguments);
+        }
         let (g, ty, argument) =
-            self.texture_resource(&name, texture, Some(index), binding, param.span)?;
+            self.texture_resource(&name, texture, Some(index), atomic, binding, param.span)?;
         let h = fx.add(Expression::GlobalVariable(g), param.span);
         if let Some(n) = &param.name {
             fx.declare(&n.name, Local::Value(h, ty));
@@ -51,16 +59,25 @@ impl Lowerer<'_, '_> {
     /// The global of a texture at `binding`, its type (with its storage
     /// format) and its reflection (index 0):
     /// a storage texture takes the format `--texture-format` gives for
-    /// `format_index`, or the default of its type.
+    /// `format_index`, or the default of its type; `atomic` binds it with
+    /// wgpu's atomic access where its format has one (r32uint, r32sint).
     pub(in crate::lower) fn texture_resource(
         &mut self,
         name: &str,
         mut texture: crate::types::Texture,
         format_index: Option<u32>,
+        atomic: bool,
         binding: WgslBinding,
         span: Span,
     ) -> Result<(Handle<naga::GlobalVariable>, Type, Argument)> {
         use crate::reflect::{TextureBinding, TextureInfo};
+        if texture.shape == crate::types::TextureShape::Buffer {
+            return Err(Error::coded(
+                Code::Unsupported,
+                span,
+                "a `texture_buffer` in an argument buffer is not supported yet; pass it as a `[[texture(n)]]` argument",
+            ));
+        }
         let storage_format = if texture.is_storage() && !texture.shape.is_depth() {
             let f = match format_index {
                 Some(index) => self.storage_format(&texture, index, span)?,
@@ -69,12 +86,15 @@ impl Lowerer<'_, '_> {
                     crate::lower::texture_types::format_index(name).expect("a known format")
                 }
             };
-            texture.format = Some(f);
-            Some(
-                crate::lower::texture_types::FORMATS[f as usize]
-                    .0
-                    .to_string(),
-            )
+            let format = crate::lower::texture_types::FORMATS[f as usize].0;
+            let atomic = atomic && crate::lower::texture_types::ATOMIC_FORMATS.contains(&format);
+            if atomic {
+                self.entry
+                    .features
+                    .insert(crate::lower::ctx::entry::Feature::TextureAtomic);
+            }
+            texture.format = Some(crate::types::StorageBinding { format: f, atomic });
+            Some(format.to_string())
         } else {
             None
         };
@@ -113,7 +133,7 @@ impl Lowerer<'_, '_> {
             texture: Some(TextureInfo {
                 texture_type: crate::lower::texture_types::metal_texture_type(texture.shape).into(),
                 data_type: texture.scalar.name().into(),
-                view_dimension: crate::lower::texture_types::view_dimension(texture.shape).into(),
+                view_dimension: crate::lower::texture_types::view_dimension(&texture).into(),
                 binding_kind,
                 sample_type: sample_type.into(),
                 multisampled: texture.shape.is_multisampled(),

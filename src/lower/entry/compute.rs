@@ -336,7 +336,7 @@ impl Lowerer<'_, '_> {
                 param,
                 texture,
                 index,
-            } => self.bind_texture(fx, param, *texture, *index, arguments)?,
+            } => self.bind_texture(fx, param, *texture, *index, body, arguments)?,
             KernelParam::Sampler { param, index } => {
                 self.bind_sampler(fx, param, *index, body, arguments)?
             }

@@ -225,7 +225,9 @@ impl Lowerer<'_, '_> {
                     Code::NoWebGpuEquivalent,
                     span,
                     "sampler reduction modes have no WebGPU equivalent",
-                ))
+                )
+                .note("neither WebGPU nor wgpu (30) has min/max filtering: `wgpu::SamplerDescriptor` has no reduction mode")
+                .note("take the `min` or `max` of the four texels `gather` returns instead"))
             }
             _ => return Err(bad()),
         }
@@ -264,7 +266,8 @@ impl Lowerer<'_, '_> {
                     Code::NoWebGpuEquivalent,
                     span,
                     "sampler LOD bias has no WebGPU equivalent; pass `bias(...)` to `sample`",
-                ))
+                )
+                .note("neither WebGPU nor wgpu (30) has a sampler LOD bias: `wgpu::SamplerDescriptor` has no bias field"))
             }
             _ => {
                 return Err(Error::coded(

@@ -37,6 +37,12 @@
 //! - `logging`: `metal::os_log` calls, dropped (WebGPU shaders cannot log).
 //! - `tessellation`: the tessellator's inputs to post-tessellation vertex
 //!   functions (`[[patch]]`), refused: WebGPU has no tessellation.
+//! - `texel_buffers`: `texture_buffer` as a storage buffer of words, texels
+//!   decoded and encoded in the shader;
+//! - `texture_layers`: `texture1d_array` and cube textures read or written
+//!   texel by texel, bound as 2-D arrays (of height 1; of 6 faces a cube);
+//! - `texture_sampling`: `min_lod_clamp` as an explicit, clamped LOD, and
+//!   non-constant texel offsets folded into the coordinate;
 //! - `wide_integers`: 64-bit integers (`long`, `size_t`) in their low 32
 //!   bits on WebGPU, with Metal's 8 bytes in buffers.
 
@@ -60,6 +66,9 @@ pub(in crate::lower) mod simd_branches;
 pub mod simd_groups;
 pub(in crate::lower) mod simdgroup_matrix;
 pub(in crate::lower) mod tessellation;
+pub(in crate::lower) mod texel_buffers;
+pub(in crate::lower) mod texture_layers;
+pub(in crate::lower) mod texture_sampling;
 pub(in crate::lower) mod unions;
 pub(in crate::lower) mod whole_word_stores;
 pub(in crate::lower) mod wide_integers;

@@ -311,6 +311,17 @@ builtins! {
     TextureGetArraySize = "get_array_size", Texture;
     TextureGetNumSamples = "get_num_samples", Texture;
     TextureFence = "fence", Texture;
+    TextureAtomicLoad = "atomic_load", Texture;
+    TextureAtomicStore = "atomic_store", Texture;
+    TextureAtomicExchange = "atomic_exchange", Texture;
+    TextureAtomicCompareExchangeWeak = "atomic_compare_exchange_weak", Texture;
+    TextureAtomicFetchAdd = "atomic_fetch_add", Texture;
+    TextureAtomicFetchSub = "atomic_fetch_sub", Texture;
+    TextureAtomicFetchAnd = "atomic_fetch_and", Texture;
+    TextureAtomicFetchOr = "atomic_fetch_or", Texture;
+    TextureAtomicFetchXor = "atomic_fetch_xor", Texture;
+    TextureAtomicFetchMin = "atomic_fetch_min", Texture;
+    TextureAtomicFetchMax = "atomic_fetch_max", Texture;
     // `is_null_texture(t)` (MSL §6.12.15): a free function on a texture.
     IsNullTexture = "is_null_texture", Relational;
 }

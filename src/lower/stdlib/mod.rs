@@ -16,6 +16,7 @@ pub(in crate::lower) mod math;
 pub(in crate::lower) mod pack;
 pub(in crate::lower) mod quad;
 pub(in crate::lower) mod simd;
+pub(in crate::lower) mod texture_atomics;
 pub(in crate::lower) mod texture_ops;
 pub(in crate::lower) mod textures;
 

@@ -44,8 +44,9 @@ impl Lowerer<'_, '_> {
                 "integer textures cannot be sampled; use `read`",
             ));
         }
-        let (plain, options) = self.sample_options(args)?;
+        let (mut plain, mut options) = self.sample_options(args)?;
         let arity = 2 + usize::from(t.shape.is_array()) + usize::from(compare);
+        self.typed_offset(fx, &mut plain, &mut options, arity)?;
         if plain.len() != arity {
             return Err(Error::coded(
                 Code::NoMatchingOverload,
@@ -62,7 +63,10 @@ impl Lowerer<'_, '_> {
         let n = t.shape.coordinates();
         let mut coordinate = self.float_coordinate(fx, plain[1], n)?;
         if pixel {
-            coordinate = self.normalize_pixel_coordinate(fx, image, coordinate, n, span)?;
+            coordinate = self.normalize_pixel_coordinate(fx, image, &t, coordinate, span)?;
+        }
+        if t.shape == crate::types::TextureShape::D1Array {
+            coordinate = self.row_point(fx, coordinate, span)?;
         }
         let array_index = match t.shape.is_array() {
             true => Some(self.scalar_arg(fx, plain[2], Scalar::UInt)?),
@@ -88,15 +92,32 @@ impl Lowerer<'_, '_> {
             other => other,
         };
         let offset = match options.offset {
-            Some(o) if !t.shape.is_cube() => Some(self.texel_offset(fx, o, n)?),
-            Some(o) => {
+            Some(o) if t.shape.is_cube() => {
                 return Err(Error::coded(
                     Code::TextureUsage,
                     o.span,
                     "cube textures take no texel offset",
                 ))
             }
+            Some(o) => match self.texel_offset(fx, o, n)? {
+                Some(constant) => Some(constant),
+                None => {
+                    coordinate = self.fold_offset(fx, image, &t, coordinate, o, span)?;
+                    None
+                }
+            },
             None => None,
+        };
+        let level = match options.min_lod_clamp {
+            Some(clamp) if compare => {
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
+                    clamp.span,
+                    "`min_lod_clamp` on `sample_compare` has no WGSL equivalent (WGSL compares at level 0 or the implicit LOD only)",
+                ))
+            }
+            Some(clamp) => self.clamped_level(fx, (image, &t), coordinate, level, clamp)?,
+            None => level,
         };
         let h = fx.add(
             Expression::ImageSample {
@@ -166,18 +187,29 @@ impl Lowerer<'_, '_> {
         &mut self,
         fx: &mut FnCtx,
         image: Handle<Expression>,
+        t: &Texture,
         coordinate: Handle<Expression>,
-        n: u8,
         span: Span,
     ) -> Result<Handle<Expression>> {
+        let n = t.shape.coordinates();
         let zero = self.u32_lit(fx, 0, span);
-        let size = fx.add(
+        let mut size = fx.add(
             Expression::ImageQuery {
                 image,
                 query: ImageQuery::Size { level: Some(zero) },
             },
             span,
         );
+        if t.shape == crate::types::TextureShape::D1Array {
+            // The width of the 2-D array of height 1.
+            size = fx.add(
+                Expression::AccessIndex {
+                    base: size,
+                    index: 0,
+                },
+                span,
+            );
+        }
         let size = self.convert(
             fx,
             size,
@@ -217,8 +249,9 @@ impl Lowerer<'_, '_> {
                 format!("`gather` is not available on `{}`", t.shape.name()),
             ));
         }
-        let (plain, options) = self.sample_options(args)?;
+        let (mut plain, mut options) = self.sample_options(args)?;
         let arity = 2 + usize::from(t.shape.is_array()) + usize::from(compare);
+        self.typed_offset(fx, &mut plain, &mut options, arity)?;
         if plain.len() != arity {
             return Err(Error::coded(
                 Code::NoMatchingOverload,
@@ -232,7 +265,7 @@ impl Lowerer<'_, '_> {
         }
         let (sampler, _) = self.sampler_arg(fx, plain[0], compare)?;
         let n = t.shape.coordinates();
-        let coordinate = self.float_coordinate(fx, plain[1], n)?;
+        let mut coordinate = self.float_coordinate(fx, plain[1], n)?;
         let array_index = match t.shape.is_array() {
             true => Some(self.scalar_arg(fx, plain[2], Scalar::UInt)?),
             false => None,
@@ -241,6 +274,13 @@ impl Lowerer<'_, '_> {
             true => Some(self.scalar_arg(fx, plain[arity - 1], Scalar::Float)?),
             false => None,
         };
+        if let Some(e) = options.min_lod_clamp.or(options.level).or(options.bias) {
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                e.span,
+                "`gather` takes no LOD option (it reads level 0)",
+            ));
+        }
         let component = options.component.unwrap_or(0);
         if t.shape.is_depth() && component != 0 {
             return Err(Error::coded(
@@ -250,7 +290,13 @@ impl Lowerer<'_, '_> {
             ));
         }
         let offset = match options.offset {
-            Some(o) => Some(self.texel_offset(fx, o, n)?),
+            Some(o) => match self.texel_offset(fx, o, n)? {
+                Some(constant) => Some(constant),
+                None => {
+                    coordinate = self.fold_offset(fx, image, &t, coordinate, o, span)?;
+                    None
+                }
+            },
             None => None,
         };
         let gather = Some(naga::SwizzleComponent::XYZW[component as usize]);
@@ -282,37 +328,20 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         self.check_access(&t, &[A::Sample, A::Read, A::ReadWrite], "read from", span)?;
-        if t.shape.is_cube() {
+        if t.shape.is_cube() && !crate::lower::texture_types::cube_as_layers(&t) {
             return Err(Error::coded(
                 Code::NoWebGpuEquivalent,
                 span,
-                "WGSL cannot read cube textures texel by texel; sample them instead",
-            ));
+                "WGSL cannot read a sampled cube texture texel by texel",
+            )
+            .note(format!(
+                "declare it `{}<{}, access::read>` to read it (it is then bound as a 2-D array of its faces), or sample it",
+                t.shape.name(),
+                t.scalar.name()
+            )));
         }
-        let n = t.shape.coordinates();
-        let Some(first) = args.first() else {
-            return Err(Error::coded(
-                Code::NoMatchingOverload,
-                span,
-                "`read` needs a coordinate",
-            ));
-        };
-        let coordinate = self.integer_coordinate(fx, first, n)?;
-        let mut rest = args[1..].iter();
-        let array_index = match t.shape.is_array() {
-            true => Some(self.scalar_arg(
-                fx,
-                rest.next().ok_or_else(|| {
-                    Error::coded(
-                        Code::NoMatchingOverload,
-                        span,
-                        "`read` on an array texture needs the array index",
-                    )
-                })?,
-                Scalar::UInt,
-            )?),
-            false => None,
-        };
+        let mut rest = args.iter();
+        let (coordinate, array_index) = self.texel_address(fx, &t, &mut rest, "read", span)?;
         let extra = rest.next();
         if let Some(e) = rest.next() {
             return Err(Error::coded(
@@ -372,7 +401,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         self.check_access(&t, &[A::Write, A::ReadWrite], "write to", span)?;
-        let [color, coord, rest @ ..] = args else {
+        let [color, _coord, ..] = args else {
             return Err(Error::coded(
                 Code::NoMatchingOverload,
                 span,
@@ -400,22 +429,8 @@ impl Lowerer<'_, '_> {
             ));
         }
         let value = self.convert(fx, h, &ty, &wide, true, color.span)?;
-        let coordinate = self.integer_coordinate(fx, coord, t.shape.coordinates())?;
-        let mut rest = rest.iter();
-        let array_index = match t.shape.is_array() {
-            true => Some(self.scalar_arg(
-                fx,
-                rest.next().ok_or_else(|| {
-                    Error::coded(
-                        Code::NoMatchingOverload,
-                        span,
-                        "`write` on an array texture needs the array index",
-                    )
-                })?,
-                Scalar::UInt,
-            )?),
-            false => None,
-        };
+        let mut rest = args[1..].iter();
+        let (coordinate, array_index) = self.texel_address(fx, &t, &mut rest, "write", span)?;
         if let Some(lod) = rest.next() {
             if !self.is_constant_zero(lod) {
                 return Err(Error::coded(
@@ -455,6 +470,11 @@ impl Lowerer<'_, '_> {
         } else {
             t.shape.coordinates()
         };
+        // The lanes of WGSL's size: a `texture1d_array` is a 2-D array.
+        let n_wgsl = match t.shape {
+            crate::types::TextureShape::D1Array => 2,
+            _ => n,
+        };
         let axis = match member {
             Builtin::TextureGetWidth => 0,
             Builtin::TextureGetHeight if n >= 2 => 1,
@@ -490,7 +510,7 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        let h = if n == 1 {
+        let h = if n_wgsl == 1 {
             size
         } else {
             fx.add(
@@ -529,10 +549,11 @@ impl Lowerer<'_, '_> {
                 ))
             }
         };
-        Ok(Value::Rv(
-            fx.add(Expression::ImageQuery { image, query }, span),
-            Type::UINT,
-        ))
+        let mut h = fx.add(Expression::ImageQuery { image, query }, span);
+        if query == ImageQuery::NumLayers && crate::lower::texture_types::cube_as_layers(&t) {
+            h = self.cubes_of_layers(fx, h, span);
+        }
+        Ok(Value::Rv(h, Type::UINT))
     }
 
     /// Whether `e` is a compile-time zero: the only mip level WGSL's storage

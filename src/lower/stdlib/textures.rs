@@ -23,6 +23,7 @@ pub(in crate::lower) struct SampleOptions<'e> {
     pub gradient: Option<(&'e Expr, &'e Expr)>,
     pub offset: Option<&'e Expr>,
     pub component: Option<u8>,
+    pub min_lod_clamp: Option<&'e Expr>,
 }
 
 impl Lowerer<'_, '_> {
@@ -115,6 +116,9 @@ impl Lowerer<'_, '_> {
                 format!("`{}` has no member function `{method}`", t.shape.name()),
             ));
         };
+        if t.shape == crate::types::TextureShape::Buffer {
+            return self.texel_buffer_method(fx, image, t, member, args, span);
+        }
         match member {
             B::TextureSample => self.texture_sample(fx, image, t, args, false, span),
             B::TextureSampleCompare => self.texture_sample(fx, image, t, args, true, span),
@@ -130,6 +134,17 @@ impl Lowerer<'_, '_> {
             }
             // Same-thread ordering of a texture's reads and writes holds in WGSL already.
             B::TextureFence => Ok(Value::Void),
+            B::TextureAtomicLoad
+            | B::TextureAtomicStore
+            | B::TextureAtomicExchange
+            | B::TextureAtomicCompareExchangeWeak
+            | B::TextureAtomicFetchAdd
+            | B::TextureAtomicFetchSub
+            | B::TextureAtomicFetchAnd
+            | B::TextureAtomicFetchOr
+            | B::TextureAtomicFetchXor
+            | B::TextureAtomicFetchMin
+            | B::TextureAtomicFetchMax => self.texture_atomic(fx, image, t, member, args, span),
             _ => unreachable!("`{}` is not a texture member", member.name()),
         }
     }
@@ -292,37 +307,50 @@ impl Lowerer<'_, '_> {
                 Some((name, inner)) if name.starts_with("gradient") && inner.len() == 2 => {
                     options.gradient = Some((&inner[0], &inner[1]))
                 }
-                Some((name, _)) if name == "min_lod_clamp" => {
-                    return Err(Error::coded(Code::NoWebGpuEquivalent, a.span, "`min_lod_clamp` has no WGSL equivalent; clamp the LOD with `level(...)` instead"));
+                Some((name, inner)) if name == "min_lod_clamp" && inner.len() == 1 => {
+                    options.min_lod_clamp = Some(&inner[0])
                 }
-                _ if options.level.is_none()
-                    && options.bias.is_none()
-                    && options.gradient.is_none()
-                    && !plain.is_empty()
-                    && is_vector_literal(a) =>
-                {
-                    options.offset = Some(a)
-                }
+                _ if !plain.is_empty() && is_vector_literal(a) => options.offset = Some(a),
                 _ => plain.push(a),
             }
         }
         Ok((plain, options))
     }
 
-    /// A texel offset: an `int2`/`int3` constant (naga requires a const-expression).
+    /// The last of `plain`, when it is one argument too many and an
+    /// integer vector, is the texel offset (`sample(s, uv, off)` with a
+    /// variable `int2 off`; `int2(...)` literals are found by
+    /// [`Self::sample_options`]).
+    pub(in crate::lower) fn typed_offset<'e>(
+        &mut self,
+        fx: &mut FnCtx,
+        plain: &mut Vec<&'e Expr>,
+        options: &mut SampleOptions<'e>,
+        arity: usize,
+    ) -> Result<()> {
+        if options.offset.is_some() || plain.len() != arity + 1 {
+            return Ok(());
+        }
+        let last = plain[arity];
+        let ty = self.type_of(fx, last)?;
+        if matches!(ty, Type::Vector(s, 2 | 3) if s.is_integer()) {
+            options.offset = plain.pop();
+        }
+        Ok(())
+    }
+
+    /// A texel offset that is a constant `int2`/`int3` (naga requires a
+    /// const-expression); `None` when it is not constant
+    /// (`lower::metal::texture_sampling` folds those into the coordinate).
     pub(in crate::lower) fn texel_offset(
         &mut self,
         fx: &mut FnCtx,
         e: &Expr,
         n: u8,
-    ) -> Result<Handle<Expression>> {
-        let v = consteval::eval(self.program, e).map_err(|_| {
-            Error::coded(
-                Code::Unsupported,
-                e.span,
-                "texel offsets must be constant; non-constant offsets are not supported",
-            )
-        })?;
+    ) -> Result<Option<Handle<Expression>>> {
+        let Ok(v) = consteval::eval(self.program, e) else {
+            return Ok(None);
+        };
         let want = Type::vector(Scalar::Int, n);
         let v = consteval::convert(&v, &want, e.span, self.program)?;
         let init = self.global_const_expr(&v, e.span)?;
@@ -335,7 +363,7 @@ impl Lowerer<'_, '_> {
             },
             naga::Span::UNDEFINED,
         );
-        Ok(fx.add(Expression::Constant(c), e.span))
+        Ok(Some(fx.add(Expression::Constant(c), e.span)))
     }
 
     /// The result of a sample/read/gather as an MSL value of `t`'s component type.
@@ -378,5 +406,5 @@ fn h_global(fx: &FnCtx, h: Handle<Expression>) -> Option<Handle<naga::GlobalVari
 
 /// `int2(1, -1)`-style arguments are texel offsets.
 fn is_vector_literal(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call(callee, _) if matches!(&callee.kind, ExprKind::Name(p) if p.last().is_some_and(|n| n.starts_with("int"))))
+    matches!(&e.kind, ExprKind::Call(callee, _) if matches!(&callee.kind, ExprKind::Name(p) if p.last().is_some_and(|n| matches!(n.as_str(), "int2" | "int3"))))
 }

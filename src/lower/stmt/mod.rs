@@ -32,7 +32,10 @@ impl Lowerer<'_, '_> {
                 fx.push(Statement::Block(block), span);
             }
             StmtKind::Expr(e) => {
-                self.with_combined_store(fx, span, |this, fx| this.expr(fx, e))?;
+                fx.discarded = Some(e.span);
+                let r = self.with_combined_store(fx, span, |this, fx| this.expr(fx, e));
+                fx.discarded = None;
+                r?;
             }
             StmtKind::Decl(d) => self.declaration(fx, d)?,
             StmtKind::If {

@@ -69,7 +69,7 @@ impl Lowerer<'_, '_> {
             texture: Some(TextureInfo {
                 texture_type: metal_texture_type(t.shape).into(),
                 data_type: t.scalar.name().into(),
-                view_dimension: view_dimension(t.shape).into(),
+                view_dimension: view_dimension(&t).into(),
                 binding_kind: TextureBinding::Sampled,
                 sample_type: "float".into(),
                 multisampled: false,
