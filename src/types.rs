@@ -462,6 +462,10 @@ pub fn builtin_type(name: &str) -> Option<Type> {
     if matches!(name, "simd_vote" | "simd_vote::vote_t") {
         return Some(Type::Scalar(Scalar::ULong));
     }
+    // A quad-group vote is its `ushort` mask, four bits.
+    if matches!(name, "quad_vote" | "quad_vote::vote_t") {
+        return Some(Type::Scalar(Scalar::UShort));
+    }
     // <simd/simd.h>'s spellings, common in headers shared with host code.
     let name = name
         .strip_prefix("vector_")
