@@ -348,3 +348,101 @@ fn barriers_inside_member_functions_keep_ragged_threads() {
         }
     }
 }
+
+/// Non-const member functions on threadgroup objects (unqualified ones and
+/// one written for `threadgroup` objects) and on parts of buffer elements
+/// (through a buffer pointer parameter, a reference, a pointer, and a
+/// buffer held as words).
+const OBJECTS_IN_MEMORY: &str = "#include <metal_stdlib>\nusing namespace metal;\n\
+    struct Acc {\n\
+        float sum;\n\
+        uint n;\n\
+        void add(float x) { sum += x; n += 1u; }\n\
+        void reset() threadgroup { sum = 0.0f; n = 0u; }\n\
+    };\n\
+    struct Pair { Acc a; Acc b; };\n\
+    struct Packed { packed_float3 p; Acc a; half h; };\n\
+    void bump(device Pair* p, uint i) { p[i].b.add(2.0f); }\n\
+    kernel void objects(device Pair* p [[buffer(0)]], device Packed* q [[buffer(1)]],\n\
+                        device float* o [[buffer(2)]],\n\
+                        uint i [[thread_position_in_grid]], uint l [[thread_index_in_threadgroup]]) {\n\
+        threadgroup Acc slots[4];\n\
+        threadgroup Acc total;\n\
+        if (l < 4u) { slots[l].reset(); }\n\
+        if (l == 0u) { total.reset(); }\n\
+        threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+        if (l < 4u) { for (uint k = 0u; k < 3u; k++) { slots[l].add(float(i + k)); } }\n\
+        threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+        if (l == 0u) { for (uint k = 0u; k < 4u; k++) { total.add(slots[k].sum); } }\n\
+        threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+        o[3u * i] = slots[l % 4u].sum;\n\
+        o[3u * i + 1u] = total.sum;\n\
+        o[3u * i + 2u] = float(slots[l % 4u].n + 10u * total.n);\n\
+        bump(p, i);\n\
+        p[i].a.add(1.5f);\n\
+        device Acc* pa = &p[i].a;\n\
+        pa->add(5.0f);\n\
+        device Pair& r = p[i];\n\
+        r.b.add(4.0f);\n\
+        q[i].a.add(3.0f);\n\
+    }\n";
+
+#[test]
+#[cfg(feature = "runner")]
+fn non_const_members_of_threadgroup_objects_and_buffer_parts() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else { return };
+    let n = 128usize;
+    let mut pairs = Vec::new();
+    let mut packed = Vec::new();
+    for i in 0..n {
+        for v in [i as f32, 0.0, 10.0 * i as f32, 0.0] {
+            pairs.extend(v.to_le_bytes());
+        }
+        // packed_float3 p, Acc a {sum, n} at 12, half h at 20: 24 bytes.
+        let mut e = vec![0u8; 24];
+        e[12..16].copy_from_slice(&(i as f32 * 0.5).to_le_bytes());
+        e[16..20].copy_from_slice(&7u32.to_le_bytes());
+        e[20..22].copy_from_slice(&0x3C00u16.to_le_bytes());
+        packed.extend(e);
+    }
+    let buffers = [(0, pairs), (1, packed), (2, vec![0; n * 12])].into();
+    let dispatch = Dispatch::Threads {
+        grid: [n as u32, 1, 1],
+        threadgroup: [64, 1, 1],
+    };
+    let out = run_kernel(
+        gpu,
+        "objects.metal",
+        OBJECTS_IN_MEMORY,
+        &Options::default(),
+        "objects",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = common::f32s(&out[&2]);
+    let p = common::f32s(&out[&0]);
+    let q = &out[&1];
+    for i in 0..n {
+        let (group, l) = (i / 64 * 64, i % 64);
+        let slot = |s: usize| (0..3).map(|k| (group + s + k) as f32).sum::<f32>();
+        let total: f32 = (0..4).map(slot).sum();
+        assert_eq!(o[3 * i], slot(l % 4), "[{i}] slot sum");
+        assert_eq!(o[3 * i + 1], total, "[{i}] total");
+        assert_eq!(o[3 * i + 2], 3.0 + 40.0, "[{i}] counts");
+        let pair = [p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]];
+        let counts = [pair[1].to_bits(), pair[3].to_bits()];
+        assert_eq!(
+            [pair[0], pair[2]],
+            [i as f32 + 1.5 + 5.0, 10.0 * i as f32 + 2.0 + 4.0],
+            "[{i}] pair sums"
+        );
+        assert_eq!(counts, [2, 2], "[{i}] pair counts");
+        let e = &q[24 * i..24 * i + 24];
+        let sum = f32::from_le_bytes(e[12..16].try_into().unwrap());
+        let count = u32::from_le_bytes(e[16..20].try_into().unwrap());
+        let h = u16::from_le_bytes(e[20..22].try_into().unwrap());
+        assert_eq!((sum, count, h), (i as f32 * 0.5 + 3.0, 8, 0x3C00), "[{i}] packed");
+    }
+}

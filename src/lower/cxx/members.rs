@@ -411,11 +411,23 @@ impl Lowerer<'_, '_> {
                 .filter(|&i| self.object_space(i) == Some(ast::AddressSpace::Thread))
                 .collect(),
             Storage::Device => twins,
-            Storage::Threadgroup => return Err(Error::coded(
-                Code::Unsupported,
-                method.span,
-                "calling a non-const member function on a threadgroup object is not supported yet",
-            )),
+            // Those written for `threadgroup` objects; else, as for
+            // `device` objects, the unqualified ones, whose `this` is then
+            // passed as its path from the threadgroup variable
+            // (`pass_argument`), so the helper writes that variable.
+            Storage::Threadgroup => {
+                let space = |s| {
+                    mutating
+                        .iter()
+                        .copied()
+                        .filter(|&i| self.object_space(i) == Some(s))
+                        .collect::<Vec<_>>()
+                };
+                match space(ast::AddressSpace::Threadgroup) {
+                    qualified if !qualified.is_empty() => qualified,
+                    _ => space(ast::AddressSpace::Thread),
+                }
+            }
             Storage::Temporary => {
                 return Err(Error::coded(
                     Code::Unsupported,
