@@ -443,6 +443,94 @@ fn non_const_members_of_threadgroup_objects_and_buffer_parts() {
         let sum = f32::from_le_bytes(e[12..16].try_into().unwrap());
         let count = u32::from_le_bytes(e[16..20].try_into().unwrap());
         let h = u16::from_le_bytes(e[20..22].try_into().unwrap());
-        assert_eq!((sum, count, h), (i as f32 * 0.5 + 3.0, 8, 0x3C00), "[{i}] packed");
+        assert_eq!(
+            (sum, count, h),
+            (i as f32 * 0.5 + 3.0, 8, 0x3C00),
+            "[{i}] packed"
+        );
     }
+}
+
+/// `s[i] = x` through non-const `operator[]`s returning a reference to a
+/// place computed from the index: on a thread object, a buffer element and
+/// a threadgroup object; the index is evaluated once.
+const REFERENCE_INDEX: &str = "#include <metal_stdlib>\nusing namespace metal;\n\
+    struct Ring {\n\
+        float data[4];\n\
+        thread float& operator[](uint i) { return data[i & 3u]; }\n\
+    };\n\
+    struct Grid {\n\
+        float rows[2][3];\n\
+        float& operator[](uint i) { return this->rows[i / 3u][2u - i % 3u]; }\n\
+    };\n\
+    kernel void refs(device Grid* g [[buffer(0)]], device float* o [[buffer(1)]],\n\
+                     uint i [[thread_position_in_grid]], uint l [[thread_index_in_threadgroup]]) {\n\
+        Ring r;\n\
+        for (uint k = 0u; k < 4u; k++) { r.data[k] = 0.0f; }\n\
+        uint n = i;\n\
+        r[n++] = 2.0f;\n\
+        r[n] += 1.0f;\n\
+        r[i + 6u] *= 3.0f;\n\
+        o[2u * i] = r.data[0] + r.data[1] * 10.0f + r.data[2] * 100.0f + r.data[3] * 1000.0f + float(n - i) * 10000.0f;\n\
+        g[i][i % 6u] = float(i);\n\
+        g[i][5u - i % 6u] += 0.5f;\n\
+        threadgroup Ring shared[8];\n\
+        if (l < 8u) { for (uint k = 0u; k < 4u; k++) { shared[l].data[k] = float(k); } shared[l][l + 1u] = 9.0f; }\n\
+        threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+        Ring s = shared[l % 8u];\n\
+        o[2u * i + 1u] = s.data[0] + s.data[1] * 10.0f + s.data[2] * 100.0f + s.data[3] * 1000.0f;\n\
+    }\n";
+
+#[test]
+#[cfg(feature = "runner")]
+fn writes_through_references_that_operator_index_returns() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else { return };
+    let n = 64usize;
+    let grid: Vec<f32> = (0..n * 6).map(|k| k as f32).collect();
+    let buffers = [(0, common::f32_bytes(&grid)), (1, vec![0; n * 8])].into();
+    let dispatch = Dispatch::Threads {
+        grid: [n as u32, 1, 1],
+        threadgroup: [32, 1, 1],
+    };
+    let out = run_kernel(
+        gpu,
+        "refs.metal",
+        REFERENCE_INDEX,
+        &Options::default(),
+        "refs",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = common::f32s(&out[&1]);
+    let g = common::f32s(&out[&0]);
+    let digits = |d: [f32; 4]| d[0] + d[1] * 10.0 + d[2] * 100.0 + d[3] * 1000.0;
+    for i in 0..n {
+        let mut ring = [0.0f32; 4];
+        ring[i & 3] = 2.0;
+        ring[(i + 1) & 3] += 1.0;
+        ring[(i + 6) & 3] *= 3.0;
+        assert_eq!(o[2 * i], digits(ring) + 10000.0, "[{i}] thread ring");
+        // Grid element i: rows[k / 3][2 - k % 3] is float k' = 3 (k / 3) + 2 - k % 3.
+        let mut cells: Vec<f32> = (0..6).map(|k| (i * 6 + k) as f32).collect();
+        let at = |k: usize| 3 * (k / 3) + 2 - k % 3;
+        cells[at(i % 6)] = i as f32;
+        cells[at(5 - i % 6)] += 0.5;
+        assert_eq!(&g[6 * i..6 * i + 6], &cells[..], "[{i}] buffer grid");
+        let l = i % 32 % 8;
+        let mut shared = [0.0, 1.0, 2.0, 3.0];
+        shared[(l + 1) & 3] = 9.0;
+        assert_eq!(o[2 * i + 1], digits(shared), "[{i}] threadgroup ring");
+    }
+}
+
+#[test]
+fn operator_index_of_several_statements_is_still_a_value() {
+    assert_error(
+        "struct R { float d[4]; float& operator[](uint i) { uint j = i & 3u; return d[j]; } };\n\
+         kernel void k(device float* o [[buffer(0)]]) {\n  R r;\n  r[1u] = 2.0f;\n  o[0] = r.d[1];\n}\n",
+        "r[1u] = 2.0f",
+        "expression is not assignable",
+    );
 }

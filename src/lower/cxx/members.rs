@@ -194,6 +194,9 @@ impl Lowerer<'_, '_> {
         if let Some(v) = self.forwarding_index(fx, &arg.value, &fns, index, span)? {
             return Ok(Some(v));
         }
+        if let Some(v) = self.inlined_index(fx, &arg.value, &fns, index, span)? {
+            return Ok(Some(v));
+        }
         self.call_member(fx, arg, &ident("operator[]", object.span), &[index], span)
             .map(Some)
     }
