@@ -797,3 +797,28 @@ fn buffers_without_indices_get_them_in_order_silently() {
         .collect();
     assert_eq!(indices, [("inA", 0), ("inB", 1), ("result", 2)]);
 }
+
+#[test]
+fn bit_fields_are_refused_at_their_width() {
+    assert_error(
+        "struct Flags {\n    uint a : 4;\n    uint b : 12;\n};\nkernel void k(device Flags* f [[buffer(0)]]) {}\n",
+        4,
+        12,
+        "bit-field `a` is not supported yet: WGSL has no bit-fields; declare the word that holds them (`uint bits;`)",
+    );
+    // An unnamed one; valid MSL this translator does not handle (E0401).
+    let body = "struct P { float x; uint : 0; };\nkernel void k(device P* p [[buffer(0)]]) {}\n";
+    let text = fails(body);
+    assert!(
+        text.starts_with("t.metal:3:26: error: bit-field is not supported yet"),
+        "{text}"
+    );
+    let src = format!("{PRELUDE}{body}");
+    let Err(f) = Library::from_source("t.metal", &src, &Options::default()) else {
+        panic!("expected an error");
+    };
+    assert_eq!(
+        f.diagnostics.0[0].code(),
+        msl2wgsl::diagnostics::Code::Unsupported
+    );
+}

@@ -129,6 +129,21 @@ fn unsupported(pair: &Pair<Rule>) -> Error {
     Error::coded(Code::NotInMetal, span_of(pair), message)
 }
 
+/// A bit-field (`uint a : 4;`), refused at its width.
+fn bit_field(declarator: &Pair<Rule>, width: &Pair<Rule>) -> Error {
+    let name = declarator
+        .clone()
+        .into_inner()
+        .find(|p| p.as_rule() == Rule::ident)
+        .map(|p| format!("`{}` ", p.as_str()))
+        .unwrap_or_default();
+    Error::coded(
+        Code::Unsupported,
+        span_of(width),
+        format!("bit-field {name}is not supported yet: WGSL has no bit-fields; declare the word that holds them (`uint bits;`) and use `extract_bits(bits, offset, width)` and `insert_bits(bits, value, offset, width)` (Metal allocates them from the low bits up)"),
+    )
+}
+
 /// `typedef R F(params);`: a function type, refused where it is declared.
 fn function_type(pair: Pair<Rule>) -> Error {
     let name = pair
@@ -414,6 +429,13 @@ fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
     let ty = type_spec(ty_pair)?;
     let mut members = Vec::new();
     for d in parts {
+        if let Some(width) = d
+            .clone()
+            .into_inner()
+            .find(|p| p.as_rule() == Rule::bit_width)
+        {
+            return Err(bit_field(&d, &width));
+        }
         let mut dp = d.into_inner();
         let name = ident(dp.next().unwrap());
         let (mut array, mut attributes) = (Vec::new(), Vec::new());
