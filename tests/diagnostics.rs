@@ -799,26 +799,43 @@ fn buffers_without_indices_get_them_in_order_silently() {
 }
 
 #[test]
-fn bit_fields_are_refused_at_their_width() {
+fn bit_fields_this_translator_does_not_lay_out_are_refused() {
     assert_error(
-        "struct Flags {\n    uint a : 4;\n    uint b : 12;\n};\nkernel void k(device Flags* f [[buffer(0)]]) {}\n",
+        "struct W {\n    ulong a : 40;\n};\nkernel void k(device W* w [[buffer(0)]]) {}\n",
         4,
-        12,
-        "bit-field `a` is not supported yet: WGSL has no bit-fields; declare the word that holds them (`uint bits;`)",
+        5,
+        "64-bit bit-fields are not supported",
     );
-    // An unnamed one; valid MSL this translator does not handle (E0401).
-    let body = "struct P { float x; uint : 0; };\nkernel void k(device P* p [[buffer(0)]]) {}\n";
-    let text = fails(body);
-    assert!(
-        text.starts_with("t.metal:3:26: error: bit-field is not supported yet"),
-        "{text}"
+    assert_error(
+        "union U {\n    uint a : 4;\n    float f;\n};\nkernel void k(device U* u [[buffer(0)]]) {}\n",
+        4,
+        14,
+        "bit-fields in unions are not supported",
     );
-    let src = format!("{PRELUDE}{body}");
-    let Err(f) = Library::from_source("t.metal", &src, &Options::default()) else {
-        panic!("expected an error");
-    };
-    assert_eq!(
-        f.diagnostics.0[0].code(),
-        msl2wgsl::diagnostics::Code::Unsupported
+    assert_error(
+        "struct D {\n    uint a : 4 = 1;\n};\nkernel void k(device D* d [[buffer(0)]]) {}\n",
+        4,
+        14,
+        "bit-fields in a struct with default member initializers are not supported",
+    );
+    assert_error(
+        "struct Z {\n    uint a : 0;\n    uint b : 33;\n};\nkernel void k(device Z* z [[buffer(0)]]) {}\n",
+        4,
+        14,
+        "named bit-field `a` has zero width",
+    );
+    assert_error(
+        "struct Z {\n    uint b : 33;\n};\nkernel void k(device Z* z [[buffer(0)]]) {}\n",
+        4,
+        14,
+        "the width of a bit-field of type `uint` must be a constant from 0 to 32",
+    );
+    // Metal aligns `A` to 4 (its `uint` field's type), but the field's
+    // byte and `d` are all the struct holds.
+    assert_error(
+        "struct A {\n    uchar c;\n    uint a : 4;\n    uchar d;\n};\nkernel void k(device A* p [[buffer(0)]]) {}\n",
+        3,
+        8,
+        "the bit-fields of `A` align it to 4 bytes, which its layout here cannot",
     );
 }

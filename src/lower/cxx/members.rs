@@ -465,7 +465,8 @@ impl Lowerer<'_, '_> {
     ) -> Option<Expr> {
         let id = self.this_struct(fx)?;
         let def = self.program.structs.get(id);
-        let direct = def.members.iter().any(|m| m.name == name);
+        let direct = def.members.iter().any(|m| m.name == name)
+            || self.program.bit_field(id, name).is_some();
         // A static data member (`static constexpr constant float k = ..;`):
         // `S::k`, found in the class scope before any global `k`.
         let sname = self.program.struct_name(id);

@@ -129,21 +129,6 @@ fn unsupported(pair: &Pair<Rule>) -> Error {
     Error::coded(Code::NotInMetal, span_of(pair), message)
 }
 
-/// A bit-field (`uint a : 4;`), refused at its width.
-fn bit_field(declarator: &Pair<Rule>, width: &Pair<Rule>) -> Error {
-    let name = declarator
-        .clone()
-        .into_inner()
-        .find(|p| p.as_rule() == Rule::ident)
-        .map(|p| format!("`{}` ", p.as_str()))
-        .unwrap_or_default();
-    Error::coded(
-        Code::Unsupported,
-        span_of(width),
-        format!("bit-field {name}is not supported yet: WGSL has no bit-fields; declare the word that holds them (`uint bits;`) and use `extract_bits(bits, offset, width)` and `insert_bits(bits, value, offset, width)` (Metal allocates them from the low bits up)"),
-    )
-}
-
 /// `typedef R F(params);`: a function type, refused where it is declared.
 fn function_type(pair: Pair<Rule>) -> Error {
     let name = pair
@@ -419,6 +404,7 @@ fn anonymous_member(pair: Pair<Rule>, anonymous: &mut Vec<StructDecl>) -> Result
         attributes: Vec::new(),
         layout: Vec::new(),
         default: None,
+        bits: None,
     })
 }
 
@@ -429,20 +415,24 @@ fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
     let ty = type_spec(ty_pair)?;
     let mut members = Vec::new();
     for d in parts {
-        if let Some(width) = d
-            .clone()
-            .into_inner()
-            .find(|p| p.as_rule() == Rule::bit_width)
-        {
-            return Err(bit_field(&d, &width));
-        }
-        let mut dp = d.into_inner();
-        let name = ident(dp.next().unwrap());
+        let mut dp = d.into_inner().peekable();
+        let name = match dp.peek() {
+            Some(w) if w.as_rule() == Rule::bit_width => {
+                let span = span_of(w);
+                Ident {
+                    name: unnamed_bit_field_name(span.start as usize),
+                    span,
+                }
+            }
+            _ => ident(dp.next().unwrap()),
+        };
         let (mut array, mut attributes) = (Vec::new(), Vec::new());
         let mut layout = shared_layout.clone();
         let mut default = None;
+        let mut bits = None;
         for p in dp {
             match p.as_rule() {
+                Rule::bit_width => bits = Some(expr(p.into_inner().next().unwrap())?),
                 Rule::array_suffix => array.push(array_suffix(p)?),
                 Rule::attributes => attributes.extend(attributes_of(p)?),
                 Rule::gnu_attribute => layout.extend(gnu::attribute(p)?),
@@ -463,6 +453,7 @@ fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
             attributes,
             layout,
             default,
+            bits,
         });
     }
     Ok(members)
