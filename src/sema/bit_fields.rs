@@ -77,9 +77,9 @@ impl Allocator {
         let mut out = Vec::new();
         let mut at = start;
         while at < end {
-            let scalar = if at % 4 == 0 && at + 4 <= end {
+            let scalar = if at.is_multiple_of(4) && at + 4 <= end {
                 Scalar::UInt
-            } else if at % 2 == 0 && at + 2 <= end {
+            } else if at.is_multiple_of(2) && at + 2 <= end {
                 Scalar::UShort
             } else {
                 Scalar::UChar
