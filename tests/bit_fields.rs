@@ -3,6 +3,9 @@
 //! on the GPU against a CPU model of that layout (`sema/bit_fields.rs`,
 //! `lower/metal/bit_fields.rs`).
 
+// Without the runner the GPU test is left out, and with it the CPU model.
+#![cfg_attr(not(feature = "runner"), allow(dead_code))]
+
 mod common;
 
 use msl2wgsl::{Library, Options};

@@ -353,6 +353,7 @@ fn barriers_inside_member_functions_keep_ragged_threads() {
 /// one written for `threadgroup` objects) and on parts of buffer elements
 /// (through a buffer pointer parameter, a reference, a pointer, and a
 /// buffer held as words).
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
 const OBJECTS_IN_MEMORY: &str = "#include <metal_stdlib>\nusing namespace metal;\n\
     struct Acc {\n\
         float sum;\n\
@@ -454,6 +455,7 @@ fn non_const_members_of_threadgroup_objects_and_buffer_parts() {
 /// `s[i] = x` through non-const `operator[]`s returning a reference to a
 /// place computed from the index: on a thread object, a buffer element and
 /// a threadgroup object; the index is evaluated once.
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
 const REFERENCE_INDEX: &str = "#include <metal_stdlib>\nusing namespace metal;\n\
     struct Ring {\n\
         float data[4];\n\
