@@ -625,6 +625,10 @@ pub struct StructDef {
     /// clang's `isPOD` defines it): a derived struct's members never start
     /// in the tail padding of such a base; they may in another's.
     pub pod: bool,
+    /// An alignment its members do not give it: 1, or what its bit-fields'
+    /// declared types require (`sema::bit_fields`: the hidden members
+    /// holding their bytes may be narrower).
+    pub min_align: u32,
 }
 
 /// Every struct of a translation unit, indexed by [`StructId`].

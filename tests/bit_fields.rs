@@ -30,6 +30,13 @@ struct Mixed {
     float f;            // byte 4
 };                      // 8 bytes
 
+struct Small {          // 4 bytes, aligned to 4 by its `uint` fields
+    uint kind : 4;      // bits 0..4
+    int delta : 12;     // bits 4..16
+    uchar tag;          // byte 2
+    bool on : 1;        // bit 24
+};
+
 struct Counter {
     uint lo : 3;
     int hi : 5;
@@ -42,6 +49,7 @@ kernel void bits(device Flags* f [[buffer(0)]],
                  device Mixed* m [[buffer(1)]],
                  device int* o [[buffer(2)]],
                  device int* counters [[buffer(3)]],
+                 device Small* small [[buffer(4)]],
                  uint i [[thread_position_in_grid]],
                  uint l [[thread_index_in_threadgroup]]) {
     Flags t = f[i];
@@ -70,7 +78,10 @@ kernel void bits(device Flags* f [[buffer(0)]],
     m[i].f = float(s.b) + float(s.a) * 0.25f + float(s.c) * 1000.0f;
     Counter k(i);
     k.bump();
-    counters[i] = k.sum();
+    counters[i] = k.sum() + int(sizeof(Small)) * 10000 + int(alignof(Small)) * 100000;
+    small[i].delta = small[i].delta * 2 + int(small[i].on);
+    small[i].tag += 1;
+    small[i].on = !small[i].on;
 }
 "#;
 
@@ -91,6 +102,31 @@ struct Mixed {
     a: u32,
     b: i32,
     f: f32,
+}
+
+/// `Small` as plain fields.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Small {
+    kind: u32,
+    delta: i32,
+    tag: u8,
+    on: bool,
+}
+
+fn pack_small(x: Small) -> [u8; 4] {
+    let half = (x.kind & 0xF) | ((x.delta as u32 & 0xFFF) << 4);
+    let [a, b] = (half as u16).to_le_bytes();
+    [a, b, x.tag, x.on as u8]
+}
+
+fn unpack_small(b: &[u8]) -> Small {
+    let half = u32::from(u16::from_le_bytes([b[0], b[1]]));
+    Small {
+        kind: half & 0xF,
+        delta: signed(half >> 4, 12),
+        tag: b[2],
+        on: b[3] & 1 != 0,
+    }
 }
 
 /// `v`'s low `bits` bits, sign-extended.
@@ -173,11 +209,21 @@ fn bit_fields_match_metal_layout_on_the_gpu() {
     let Some(gpu) = common::gpu() else { return };
     let n = 128usize;
     let (flags, mixed) = inputs(n);
+    let small: Vec<Small> = flags
+        .iter()
+        .map(|f| Small {
+            kind: f.kind,
+            delta: f.delta / 4,
+            tag: f.tag,
+            on: f.on,
+        })
+        .collect();
     let buffers = [
         (0, flags.iter().flat_map(|x| pack_flags(*x)).collect()),
         (1, mixed.iter().flat_map(|x| pack_mixed(*x)).collect()),
         (2, vec![0u8; n * 32]),
         (3, vec![0u8; n * 4]),
+        (4, small.iter().flat_map(|x| pack_small(*x)).collect()),
     ]
     .into();
     let dispatch = Dispatch::Threads {
@@ -232,6 +278,19 @@ fn bit_fields_match_metal_layout_on_the_gpu() {
         let hi = signed((-(i as i32)) as u32 & 31, 5) - 1;
         let hi = signed(hi as u32 & 31, 5);
         let got = common::u32s(&out[&3])[i] as i32;
-        assert_eq!(got, lo as i32 * 100 + hi, "[{i}] counter");
+        assert_eq!(
+            got,
+            lo as i32 * 100 + hi + 4 * 10000 + 4 * 100000,
+            "[{i}] counter"
+        );
+        let s = small[i];
+        let got = unpack_small(&out[&4][4 * i..4 * i + 4]);
+        let want = Small {
+            kind: s.kind,
+            delta: signed((s.delta * 2 + s.on as i32) as u32, 12),
+            tag: s.tag.wrapping_add(1),
+            on: !s.on,
+        };
+        assert_eq!(got, want, "[{i}] small");
     }
 }

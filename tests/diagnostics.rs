@@ -830,12 +830,10 @@ fn bit_fields_this_translator_does_not_lay_out_are_refused() {
         14,
         "the width of a bit-field of type `uint` must be a constant from 0 to 32",
     );
-    // Metal aligns `A` to 4 (its `uint` field's type), but the field's
-    // byte and `d` are all the struct holds.
     assert_error(
-        "struct A {\n    uchar c;\n    uint a : 4;\n    uchar d;\n};\nkernel void k(device A* p [[buffer(0)]]) {}\n",
-        3,
-        8,
-        "the bit-fields of `A` align it to 4 bytes, which its layout here cannot",
+        "struct B {\n    uint a : 4;\n};\nkernel void k(device B* b [[buffer(0)]]) {\n  B x = {1u};\n  b[0] = x;\n}\n",
+        7,
+        9,
+        "initializing `B`, a struct with bit-fields, from a braced list is not supported",
     );
 }

@@ -12,7 +12,9 @@
 //! `uint`/`ushort`/`uchar` members (`@bits0`, ...) at exactly those offsets
 //! (a 4-byte-aligned word where one fits, else halves and bytes), so every
 //! other member keeps its Metal offset, in thread memory and in buffers
-//! (the ordinary struct layout and word views then apply). The fields are
+//! (the ordinary struct layout and word views then apply); the struct's
+//! alignment is raised to the fields' types' (`StructDef::min_align`) where
+//! those members are narrower. The fields are
 //! recorded as [`BitField`]s; lowering reads a field from the hidden
 //! members covering it (`extractBits`, sign-extended for signed types) and
 //! writes it back into them (`insertBits`), `lower/metal/bit_fields.rs`.
@@ -221,14 +223,6 @@ impl Program<'_> {
             let l = layout::metal(&m.ty, &self.structs);
             at.div_ceil(l.align) * l.align + l.size
         })
-    }
-
-    /// The natural alignment of `members`.
-    pub(super) fn members_align(&self, members: &[MemberDef]) -> u32 {
-        members
-            .iter()
-            .map(|m| layout::metal(&m.ty, &self.structs).align)
-            .fold(1, u32::max)
     }
 
     /// The bit-field `name` of struct `id`, if it has one.

@@ -278,6 +278,7 @@ pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
         is_union: false,
         bases: Vec::new(),
         pod: true,
+        min_align: 1,
     }));
     tessellation::register(&mut program);
     let mut errors = Vec::new();
@@ -525,19 +526,9 @@ impl<'a> Program<'a> {
             });
         }
         if let Some(mut alloc) = run.take() {
-            // The last run's bytes run on to the struct's aligned end (tail
-            // padding in Metal), so that a word holds them where one fits.
-            align = align.max(alloc.align).max(self.members_align(&members));
-            let end = alloc.bit.div_ceil(8).div_ceil(align) * align;
+            align = align.max(alloc.align);
+            let end = alloc.bit.div_ceil(8);
             members.extend(alloc.storage(alloc.run_start, end, s.name.span));
-        }
-        if self.members_align(&members) < align {
-            return Err(Error::coded(
-                Code::Unsupported,
-                s.name.span,
-                format!("the bit-fields of `{}` align it to {align} bytes, which its layout here cannot: its other members are less aligned and follow the fields", s.name.name),
-            )
-            .note("declare the fields last, or after a member of their type"));
         }
         // An empty struct (`struct S {};`) is a type of Metal size 1 with
         // no members; lowering gives it a member nothing reads, as WGSL has
@@ -556,6 +547,7 @@ impl<'a> Program<'a> {
             is_union: s.is_union,
             bases,
             pod,
+            min_align: align,
         });
         self.inherit_names(id);
         if !fields.is_empty() {
