@@ -185,13 +185,19 @@ impl Lowerer<'_, '_> {
         let (h, t) = self.load(fx, v, index.span)?;
         let argument = self.convert(fx, h, &t, &pty, false, index.span)?;
         let members = self.program.structs.get(id).members.clone();
+        let Some(object_local) = value_local(object.clone()) else {
+            return Ok(None);
+        };
         let mut bound = vec![
             (param.name.clone(), Local::Value(argument, pty)),
-            (this.name.clone(), value_local(object.clone())),
+            (this.name.clone(), object_local),
         ];
         for m in &members {
             let v = self.member(fx, object.clone(), &m.name, span)?;
-            bound.push((m.name.clone(), value_local(v)));
+            let Some(local) = value_local(v) else {
+                return Ok(None);
+            };
+            bound.push((m.name.clone(), local));
         }
         fx.open();
         for (name, local) in bound {
@@ -233,14 +239,15 @@ impl Lowerer<'_, '_> {
     }
 }
 
-/// A value bound to a name: its place (or word-view place), else the value.
-fn value_local(v: Value) -> Local {
-    match v {
+/// A value bound to a name: its place (or word-view place), else the value;
+/// `None` for what no name can stand for.
+fn value_local(v: Value) -> Option<Local> {
+    Some(match v {
         Value::Place(p) => Local::Ref(p),
         Value::Bytes(b) => Local::Bytes(b),
         Value::Rv(h, t) => Local::Value(h, t),
         Value::Ptr(p) => Local::Ptr(p),
         Value::Agg(a) => Local::Agg(a),
-        other => unreachable!("a member is a place or a value: {other:?}"),
-    }
+        _ => return None,
+    })
 }
