@@ -485,6 +485,10 @@ pub fn builtin_type(name: &str) -> Option<Type> {
     if matches!(name, "simd_vote" | "simd_vote::vote_t") {
         return Some(Type::Scalar(Scalar::ULong));
     }
+    // A quad-group vote is its `ushort` mask, four bits.
+    if matches!(name, "quad_vote" | "quad_vote::vote_t") {
+        return Some(Type::Scalar(Scalar::UShort));
+    }
     // <simd/simd.h>'s spellings, common in headers shared with host code.
     let name = name
         .strip_prefix("vector_")
@@ -644,6 +648,10 @@ pub struct StructDef {
     /// clang's `isPOD` defines it): a derived struct's members never start
     /// in the tail padding of such a base; they may in another's.
     pub pod: bool,
+    /// An alignment its members do not give it: 1, or what its bit-fields'
+    /// declared types require (`sema::bit_fields`: the hidden members
+    /// holding their bytes may be narrower).
+    pub min_align: u32,
 }
 
 /// Every struct of a translation unit, indexed by [`StructId`].

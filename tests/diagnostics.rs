@@ -881,4 +881,43 @@ fn texture_atomics_refuse_what_wgpu_lacks() {
         lib.wgsl()
     );
     assert!(lib.wgsl().contains("textureAtomicMax("), "{}", lib.wgsl());
+
+#[test]
+fn bit_fields_this_translator_does_not_lay_out_are_refused() {
+    assert_error(
+        "struct W {\n    ulong a : 40;\n};\nkernel void k(device W* w [[buffer(0)]]) {}\n",
+        4,
+        5,
+        "64-bit bit-fields are not supported",
+    );
+    assert_error(
+        "union U {\n    uint a : 4;\n    float f;\n};\nkernel void k(device U* u [[buffer(0)]]) {}\n",
+        4,
+        14,
+        "bit-fields in unions are not supported",
+    );
+    assert_error(
+        "struct D {\n    uint a : 4 = 1;\n};\nkernel void k(device D* d [[buffer(0)]]) {}\n",
+        4,
+        14,
+        "bit-fields in a struct with default member initializers are not supported",
+    );
+    assert_error(
+        "struct Z {\n    uint a : 0;\n    uint b : 33;\n};\nkernel void k(device Z* z [[buffer(0)]]) {}\n",
+        4,
+        14,
+        "named bit-field `a` has zero width",
+    );
+    assert_error(
+        "struct Z {\n    uint b : 33;\n};\nkernel void k(device Z* z [[buffer(0)]]) {}\n",
+        4,
+        14,
+        "the width of a bit-field of type `uint` must be a constant from 0 to 32",
+    );
+    assert_error(
+        "struct B {\n    uint a : 4;\n};\nkernel void k(device B* b [[buffer(0)]]) {\n  B x = {1u};\n  b[0] = x;\n}\n",
+        7,
+        9,
+        "initializing `B`, a struct with bit-fields, from a braced list is not supported",
+    );
 }

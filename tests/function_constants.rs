@@ -233,16 +233,6 @@ fn long_vector_function_constant_is_refused() {
 }
 
 #[test]
-fn long_function_constant_is_refused() {
-    assert_error(
-        &format!("constant long v [[function_constant(0)]];\n{USE}"),
-        3,
-        1,
-        "function constants of type `long` are not supported: WGSL overrides cannot be 64-bit",
-    );
-}
-
-#[test]
 fn function_constant_without_index_is_refused() {
     assert_error(
         &format!("constant int v [[function_constant]];\n{USE}"),
@@ -292,6 +282,23 @@ fn function_constant_as_array_size_is_refused() {
         5,
         11,
         "`n` is set when the pipeline is created (a function constant), so it is not a compile-time constant here",
+    );
+    // A `case` label too, with what to do instead.
+    let src = format!(
+        "{PRELUDE}constant int n [[function_constant(0)]];\n\
+         kernel void k(device int* o [[buffer(0)]]) {{\n  switch (o[0]) {{\n    case n: o[1] = 1; break;\n    default: break;\n  }}\n}}\n"
+    );
+    let Err(f) = Library::from_source("t.metal", &src, &Options::default()) else {
+        panic!("expected an error");
+    };
+    let text = f.render();
+    assert!(
+        text.starts_with("t.metal:6:10: error: `n` is set when the pipeline is created"),
+        "{text}"
+    );
+    assert!(
+        text.contains("translate once per value (`-D N=4`)"),
+        "{text}"
     );
 }
 
@@ -884,5 +891,102 @@ fn fragment_function_draws_with_and_without_its_conditional_texture() {
                 }
             }
         }
+    }
+}
+
+/// 64-bit function constants: two `u32` overrides each, a required
+/// `ulong` and `long` and an optional `long` with a default.
+const WIDE: &str = "
+constant ulong seed [[function_constant(2)]];
+constant long offset [[function_constant(3)]];
+constant long step_value [[function_constant(4)]];
+constant long step = is_function_constant_defined(step_value) ? step_value : 5;
+
+kernel void wide_k(device uint2* out [[buffer(0)]], uint id [[thread_position_in_grid]]) {
+    ulong v = seed * ulong(id + 1) + ulong(offset + step * long(id));
+    out[id] = as_type<uint2>(v);
+}
+";
+
+fn wide_library(target: msl2wgsl::Target) -> Library {
+    let src = format!("{PRELUDE}{WIDE}");
+    let options = Options {
+        target,
+        ..Options::default()
+    };
+    Library::from_source("t.metal", &src, &options).unwrap_or_else(|f| panic!("{}", f.render()))
+}
+
+#[test]
+fn wide_constants_are_two_word_overrides() {
+    let lib = wide_library(msl2wgsl::Target::Wgpu);
+    let wgsl = lib.wgsl();
+    assert!(wgsl.contains("@id(2) override seed: u32;"), "{wgsl}");
+    let f = lib.function("wide_k").unwrap();
+    let seed = f
+        .function_constants
+        .iter()
+        .find(|c| c.name == "seed")
+        .unwrap();
+    assert_eq!(seed.data_type, "ulong");
+    let high = seed.high_id.expect("a high word");
+    assert!(
+        wgsl.contains(&format!("@id({high}) override seed_hi: u32;")),
+        "{wgsl}"
+    );
+    let step = f
+        .function_constants
+        .iter()
+        .find(|c| c.name == "step_value")
+        .unwrap();
+    assert!(!step.required && step.defined_id.is_some() && step.high_id.is_some());
+    // `--target webgpu`: `long` is 32 bits (W0411), so is the constant.
+    let narrow = wide_library(msl2wgsl::Target::WebGpu);
+    let f = narrow.function("wide_k").unwrap();
+    assert!(f.function_constants.iter().all(|c| c.high_id.is_none()));
+    let warnings = narrow.warnings();
+    assert!(
+        warnings.contains("computed in 32 bits on WebGPU"),
+        "{warnings}"
+    );
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn kernel_runs_with_wide_constants() {
+    let Some(gpu) = common::gpu() else { return };
+    if !gpu
+        .features()
+        .contains(msl2wgsl::wgpu::Features::SHADER_INT64)
+    {
+        common::skip::missing_feature(gpu, "shader-int64");
+        return;
+    }
+    let lib = wide_library(msl2wgsl::Target::Wgpu);
+    let f = lib.function("wide_k").unwrap();
+    let n = 16u32;
+    let seed: u64 = 0x1_0000_0003;
+    let offset: i64 = -7;
+    for step in [None, Some(-3i64 << 33)] {
+        let mut constants = BTreeMap::from([(2, seed as f64), (3, offset as f64)]);
+        if let Some(s) = step {
+            constants.insert(4, s as f64);
+        }
+        let resources = Resources {
+            buffers: BTreeMap::from([(0, vec![0; 8 * n as usize])]),
+            constants,
+            ..Default::default()
+        };
+        let out = run_threads(gpu, &lib, f, n, &resources).unwrap_or_else(|e| panic!("{e}"));
+        let want: Vec<u32> = (0..n)
+            .flat_map(|id| {
+                let s = step.unwrap_or(5);
+                let v = seed
+                    .wrapping_mul(u64::from(id) + 1)
+                    .wrapping_add(offset.wrapping_add(s.wrapping_mul(i64::from(id))) as u64);
+                [v as u32, (v >> 32) as u32]
+            })
+            .collect();
+        assert_eq!(common::u32s(&out.buffers[&0]), want, "step={step:?}");
     }
 }

@@ -348,3 +348,191 @@ fn barriers_inside_member_functions_keep_ragged_threads() {
         }
     }
 }
+
+/// Non-const member functions on threadgroup objects (unqualified ones and
+/// one written for `threadgroup` objects) and on parts of buffer elements
+/// (through a buffer pointer parameter, a reference, a pointer, and a
+/// buffer held as words).
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
+const OBJECTS_IN_MEMORY: &str = "#include <metal_stdlib>\nusing namespace metal;\n\
+    struct Acc {\n\
+        float sum;\n\
+        uint n;\n\
+        void add(float x) { sum += x; n += 1u; }\n\
+        void reset() threadgroup { sum = 0.0f; n = 0u; }\n\
+    };\n\
+    struct Pair { Acc a; Acc b; };\n\
+    struct Packed { packed_float3 p; Acc a; half h; };\n\
+    void bump(device Pair* p, uint i) { p[i].b.add(2.0f); }\n\
+    kernel void objects(device Pair* p [[buffer(0)]], device Packed* q [[buffer(1)]],\n\
+                        device float* o [[buffer(2)]],\n\
+                        uint i [[thread_position_in_grid]], uint l [[thread_index_in_threadgroup]]) {\n\
+        threadgroup Acc slots[4];\n\
+        threadgroup Acc total;\n\
+        if (l < 4u) { slots[l].reset(); }\n\
+        if (l == 0u) { total.reset(); }\n\
+        threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+        if (l < 4u) { for (uint k = 0u; k < 3u; k++) { slots[l].add(float(i + k)); } }\n\
+        threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+        if (l == 0u) { for (uint k = 0u; k < 4u; k++) { total.add(slots[k].sum); } }\n\
+        threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+        o[3u * i] = slots[l % 4u].sum;\n\
+        o[3u * i + 1u] = total.sum;\n\
+        o[3u * i + 2u] = float(slots[l % 4u].n + 10u * total.n);\n\
+        bump(p, i);\n\
+        p[i].a.add(1.5f);\n\
+        device Acc* pa = &p[i].a;\n\
+        pa->add(5.0f);\n\
+        device Pair& r = p[i];\n\
+        r.b.add(4.0f);\n\
+        q[i].a.add(3.0f);\n\
+    }\n";
+
+#[test]
+#[cfg(feature = "runner")]
+fn non_const_members_of_threadgroup_objects_and_buffer_parts() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else { return };
+    let n = 128usize;
+    let mut pairs = Vec::new();
+    let mut packed = Vec::new();
+    for i in 0..n {
+        for v in [i as f32, 0.0, 10.0 * i as f32, 0.0] {
+            pairs.extend(v.to_le_bytes());
+        }
+        // packed_float3 p, Acc a {sum, n} at 12, half h at 20: 24 bytes.
+        let mut e = vec![0u8; 24];
+        e[12..16].copy_from_slice(&(i as f32 * 0.5).to_le_bytes());
+        e[16..20].copy_from_slice(&7u32.to_le_bytes());
+        e[20..22].copy_from_slice(&0x3C00u16.to_le_bytes());
+        packed.extend(e);
+    }
+    let buffers = [(0, pairs), (1, packed), (2, vec![0; n * 12])].into();
+    let dispatch = Dispatch::Threads {
+        grid: [n as u32, 1, 1],
+        threadgroup: [64, 1, 1],
+    };
+    let out = run_kernel(
+        gpu,
+        "objects.metal",
+        OBJECTS_IN_MEMORY,
+        &Options::default(),
+        "objects",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = common::f32s(&out[&2]);
+    let p = common::f32s(&out[&0]);
+    let q = &out[&1];
+    for i in 0..n {
+        let (group, l) = (i / 64 * 64, i % 64);
+        let slot = |s: usize| (0..3).map(|k| (group + s + k) as f32).sum::<f32>();
+        let total: f32 = (0..4).map(slot).sum();
+        assert_eq!(o[3 * i], slot(l % 4), "[{i}] slot sum");
+        assert_eq!(o[3 * i + 1], total, "[{i}] total");
+        assert_eq!(o[3 * i + 2], 3.0 + 40.0, "[{i}] counts");
+        let pair = [p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]];
+        let counts = [pair[1].to_bits(), pair[3].to_bits()];
+        assert_eq!(
+            [pair[0], pair[2]],
+            [i as f32 + 1.5 + 5.0, 10.0 * i as f32 + 2.0 + 4.0],
+            "[{i}] pair sums"
+        );
+        assert_eq!(counts, [2, 2], "[{i}] pair counts");
+        let e = &q[24 * i..24 * i + 24];
+        let sum = f32::from_le_bytes(e[12..16].try_into().unwrap());
+        let count = u32::from_le_bytes(e[16..20].try_into().unwrap());
+        let h = u16::from_le_bytes(e[20..22].try_into().unwrap());
+        assert_eq!(
+            (sum, count, h),
+            (i as f32 * 0.5 + 3.0, 8, 0x3C00),
+            "[{i}] packed"
+        );
+    }
+}
+
+/// `s[i] = x` through non-const `operator[]`s returning a reference to a
+/// place computed from the index: on a thread object, a buffer element and
+/// a threadgroup object; the index is evaluated once.
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
+const REFERENCE_INDEX: &str = "#include <metal_stdlib>\nusing namespace metal;\n\
+    struct Ring {\n\
+        float data[4];\n\
+        thread float& operator[](uint i) { return data[i & 3u]; }\n\
+    };\n\
+    struct Grid {\n\
+        float rows[2][3];\n\
+        float& operator[](uint i) { return this->rows[i / 3u][2u - i % 3u]; }\n\
+    };\n\
+    kernel void refs(device Grid* g [[buffer(0)]], device float* o [[buffer(1)]],\n\
+                     uint i [[thread_position_in_grid]], uint l [[thread_index_in_threadgroup]]) {\n\
+        Ring r;\n\
+        for (uint k = 0u; k < 4u; k++) { r.data[k] = 0.0f; }\n\
+        uint n = i;\n\
+        r[n++] = 2.0f;\n\
+        r[n] += 1.0f;\n\
+        r[i + 6u] *= 3.0f;\n\
+        o[2u * i] = r.data[0] + r.data[1] * 10.0f + r.data[2] * 100.0f + r.data[3] * 1000.0f + float(n - i) * 10000.0f;\n\
+        g[i][i % 6u] = float(i);\n\
+        g[i][5u - i % 6u] += 0.5f;\n\
+        threadgroup Ring shared[8];\n\
+        if (l < 8u) { for (uint k = 0u; k < 4u; k++) { shared[l].data[k] = float(k); } shared[l][l + 1u] = 9.0f; }\n\
+        threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+        Ring s = shared[l % 8u];\n\
+        o[2u * i + 1u] = s.data[0] + s.data[1] * 10.0f + s.data[2] * 100.0f + s.data[3] * 1000.0f;\n\
+    }\n";
+
+#[test]
+#[cfg(feature = "runner")]
+fn writes_through_references_that_operator_index_returns() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else { return };
+    let n = 64usize;
+    let grid: Vec<f32> = (0..n * 6).map(|k| k as f32).collect();
+    let buffers = [(0, common::f32_bytes(&grid)), (1, vec![0; n * 8])].into();
+    let dispatch = Dispatch::Threads {
+        grid: [n as u32, 1, 1],
+        threadgroup: [32, 1, 1],
+    };
+    let out = run_kernel(
+        gpu,
+        "refs.metal",
+        REFERENCE_INDEX,
+        &Options::default(),
+        "refs",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = common::f32s(&out[&1]);
+    let g = common::f32s(&out[&0]);
+    let digits = |d: [f32; 4]| d[0] + d[1] * 10.0 + d[2] * 100.0 + d[3] * 1000.0;
+    for i in 0..n {
+        let mut ring = [0.0f32; 4];
+        ring[i & 3] = 2.0;
+        ring[(i + 1) & 3] += 1.0;
+        ring[(i + 6) & 3] *= 3.0;
+        assert_eq!(o[2 * i], digits(ring) + 10000.0, "[{i}] thread ring");
+        // Grid element i: rows[k / 3][2 - k % 3] is float k' = 3 (k / 3) + 2 - k % 3.
+        let mut cells: Vec<f32> = (0..6).map(|k| (i * 6 + k) as f32).collect();
+        let at = |k: usize| 3 * (k / 3) + 2 - k % 3;
+        cells[at(i % 6)] = i as f32;
+        cells[at(5 - i % 6)] += 0.5;
+        assert_eq!(&g[6 * i..6 * i + 6], &cells[..], "[{i}] buffer grid");
+        let l = i % 32 % 8;
+        let mut shared = [0.0, 1.0, 2.0, 3.0];
+        shared[(l + 1) & 3] = 9.0;
+        assert_eq!(o[2 * i + 1], digits(shared), "[{i}] threadgroup ring");
+    }
+}
+
+#[test]
+fn operator_index_of_several_statements_is_still_a_value() {
+    assert_error(
+        "struct R { float d[4]; float& operator[](uint i) { uint j = i & 3u; return d[j]; } };\n\
+         kernel void k(device float* o [[buffer(0)]]) {\n  R r;\n  r[1u] = 2.0f;\n  o[0] = r.d[1];\n}\n",
+        "r[1u] = 2.0f",
+        "expression is not assignable",
+    );
+}

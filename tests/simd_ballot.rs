@@ -172,3 +172,187 @@ fn webgpu_refuses_the_64_bit_vote_at_the_call() {
         "{text}"
     );
 }
+
+/// `simd_vote`'s and `quad_vote`'s `all()`/`any()`, and `quad_ballot`'s
+/// mask (MSL §6.9.2, §6.9.3).
+const MEMBERS: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+
+bool every(simd_vote v) { return v.all(); }
+
+kernel void members(device const int* x [[buffer(0)]],
+                    device uint* o [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) {
+    int v = x[i];
+    simd_vote big = simd_ballot(v > 10);
+    simd_vote nonneg = simd_ballot(v >= 0);
+    simd_vote active = simd_active_threads_mask();
+    quad_vote q = quad_ballot(v > 10);
+    quad_vote present = quad_active_threads_mask();
+    uint bits = uint(big.all())
+        | uint(big.any()) << 1
+        | uint(every(nonneg)) << 2
+        | uint(nonneg.any()) << 3
+        | uint(simd_ballot(v > 100).any()) << 4
+        | uint(active.all()) << 5
+        | uint(simd_vote(0xFFFFFFFFFFull).all()) << 6
+        | uint(simd_vote(0ull).any()) << 7
+        | uint(q.all()) << 8
+        | uint(q.any()) << 9
+        | uint(present.all()) << 10
+        | uint(quad_ballot(v >= 0).all()) << 11
+        | uint(quad_vote(ushort(0xF0)).any()) << 12
+        | uint((ushort)quad_vote(ushort(0x37)) == 7u) << 13;
+    o[i * 2u] = bits;
+    o[i * 2u + 1u] = uint((quad_vote::vote_t)q) | uint((ushort)present) << 4;
+}
+"#;
+
+/// The two words per thread of `members`, for SIMD groups of `width`
+/// lanes, cut at threadgroup and grid ends.
+fn members_reference(x: &[i32], grid: usize, tg: usize, width: usize) -> Vec<u32> {
+    let group = |t: usize, size: usize| {
+        let start = t / tg * tg;
+        let base = t - (t - start) % size;
+        base..(base + size).min(start + tg).min(grid)
+    };
+    let full = |lanes: usize, size: usize| lanes == size;
+    let mut out = Vec::new();
+    for t in 0..grid {
+        let simd = group(t, width);
+        let quad = group(t, 4);
+        let count = |r: &std::ops::Range<usize>, p: &dyn Fn(i32) -> bool| {
+            r.clone().filter(|&m| p(x[m])).count()
+        };
+        let big = count(&simd, &|v| v > 10);
+        let nonneg = count(&simd, &|v| v >= 0);
+        let q_big = count(&quad, &|v| v > 10);
+        let bits = [
+            full(big, width),
+            big > 0,
+            full(nonneg, width),
+            nonneg > 0,
+            count(&simd, &|v| v > 100) > 0,
+            full(simd.len(), width),
+            // 0xFF_FFFF_FFFF has every bit of 8, 16, 32 and 64 lanes set
+            // except bits 40..64.
+            width <= 32,
+            false,
+            q_big == 4,
+            q_big > 0,
+            quad.len() == 4,
+            quad.len() == 4,
+            false,
+            true,
+        ];
+        let word = bits
+            .iter()
+            .enumerate()
+            .fold(0u32, |w, (k, &b)| w | (b as u32) << k);
+        let mut q_mask = 0u32;
+        let mut present = 0u32;
+        for (k, m) in quad.clone().enumerate() {
+            let k = k + quad.start % 4;
+            present |= 1 << k;
+            if x[m] > 10 {
+                q_mask |= 1 << k;
+            }
+        }
+        out.push(word);
+        out.push(q_mask | present << 4);
+    }
+    out
+}
+
+fn run_members(mode: SimdGroups, grid: usize, tg: usize) -> Option<Vec<u32>> {
+    let gpu = common::gpu()?;
+    if !gpu
+        .features()
+        .contains(msl2wgsl::wgpu::Features::SHADER_INT64)
+    {
+        common::skip::missing_feature(gpu, "shader-int64");
+        return None;
+    }
+    let x = x_values(grid);
+    let buffers: BTreeMap<u32, Vec<u8>> = [
+        (0, x.iter().flat_map(|v| v.to_le_bytes()).collect()),
+        (1, vec![0u8; grid * 8]),
+    ]
+    .into();
+    let options = Options {
+        simd: mode,
+        ..Options::default()
+    };
+    let dispatch = Dispatch::Threads {
+        grid: [grid as u32, 1, 1],
+        threadgroup: [tg as u32, 1, 1],
+    };
+    let out = run_kernel(
+        gpu,
+        "members.metal",
+        MEMBERS,
+        &options,
+        "members",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+    Some(common::u32s(&out[&1]))
+}
+
+fn check_members(mode: SimdGroups, grid: usize, tg: usize, width: usize) {
+    let Some(got) = run_members(mode, grid, tg) else {
+        return;
+    };
+    let want = members_reference(&x_values(grid), grid, tg, width);
+    for (j, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g,
+            w,
+            "{mode:?} grid {grid} tg {tg}: thread {} word {}: got {g:#x}, want {w:#x}",
+            j / 2,
+            j % 2
+        );
+    }
+}
+
+#[test]
+fn vote_members_see_every_lane_of_32_lane_groups() {
+    check_members(SimdGroups::Emulated32, 128, 64, 32);
+    // A 16-thread second SIMD-group is never `all()`; a ragged grid's
+    // last quad has two threads.
+    check_members(SimdGroups::Emulated32, 96, 48, 32);
+    check_members(SimdGroups::Emulated32, 98, 64, 32);
+}
+
+#[test]
+fn vote_members_with_the_adapters_subgroups() {
+    let Some(lanes) = run(SimdGroups::Native, 64, 64) else {
+        return;
+    };
+    let width = lanes[3][1] as usize;
+    check_members(SimdGroups::Native, 128, 64, width);
+    check_members(SimdGroups::Native, 98, 64, width);
+}
+
+#[test]
+fn quad_votes_need_no_64_bit_integers() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  quad_vote q = quad_ballot(i > 3u);\n  o[i] = uint(q.all()) + (uint)(ushort)q;\n}\n";
+    let lib = Library::from_source("t.metal", src, &Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert!(!lib.wgsl().contains("u64"), "{}", lib.wgsl());
+}
+
+#[test]
+fn webgpu_refuses_simd_vote_members_at_the_call() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  simd_vote v = simd_vote(7ull);\n  o[i] = uint(v.any());\n}\n";
+    let Err(f) = Library::from_source("t.metal", src, &Options::default()) else {
+        panic!("expected an error");
+    };
+    let text = f.render();
+    assert!(
+        text.contains("t.metal:5:15: error: a `simd_vote` is a 64-bit mask"),
+        "{text}"
+    );
+}

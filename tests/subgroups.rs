@@ -177,12 +177,6 @@ fn simd_vote_is_rejected() {
         16,
         "`simd_ballot` returns a `simd_vote`, a 64-bit mask (`uint64_t`): WebGPU has no 64-bit integers",
     );
-    assert_error(
-        "kernel void k(device uint* a [[buffer(0)]]) {\n  quad_active_threads_mask();\n}\n",
-        4,
-        3,
-        "`quad_vote` (returned by `quad_active_threads_mask`) is not supported yet",
-    );
 }
 
 #[test]

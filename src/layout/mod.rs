@@ -91,6 +91,7 @@ pub fn struct_layout(id: StructId, structs: &Structs) -> StructLayout {
         return union_layout(id, structs);
     }
     let (offsets, data_size, align) = data_layout(id, structs);
+    let align = align.max(structs.get(id).min_align);
     StructLayout {
         offsets,
         size_align: SizeAlign {

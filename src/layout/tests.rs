@@ -22,6 +22,7 @@ fn structs_with(members: &[Type]) -> (Structs, StructId) {
         is_union: false,
         bases: Vec::new(),
         pod: true,
+        min_align: 1,
     });
     (s, id)
 }
@@ -319,6 +320,7 @@ fn metal_struct_offset_table() {
         is_union: false,
         bases: Vec::new(),
         pod: true,
+        min_align: 1,
     });
     assert_eq!(struct_layout(outer, &s).offsets, vec![0, 2]);
     assert_eq!(
@@ -401,6 +403,7 @@ fn padding_plans_give_metal_offsets_under_wgsl_layout_rules() {
         is_union: false,
         bases: Vec::new(),
         pod: true,
+        min_align: 1,
     });
     // (members, Metal offsets, Metal size)
     let cases: Vec<(Vec<Type>, Vec<u32>, u32)> = vec![
@@ -453,6 +456,7 @@ fn padding_plans_give_metal_offsets_under_wgsl_layout_rules() {
             is_union: false,
             bases: Vec::new(),
             pod: true,
+            min_align: 1,
         });
         assert_eq!(struct_layout(id, &structs).offsets, offsets, "{members:?}");
         let mut text = String::from("enable f16;\n");
@@ -525,6 +529,7 @@ fn union_in_struct(members: &[Type]) -> (Structs, StructId, StructId) {
         is_union: false,
         bases: Vec::new(),
         pod: true,
+        min_align: 1,
     });
     (s, u, outer)
 }

@@ -197,9 +197,10 @@ fn entry_pipeline(
         .function_constants
         .iter()
         .filter(|c| c.required)
-        // A vector constant is one override per component.
+        // A vector constant is one override per component, a 64-bit one
+        // one per word.
         .flat_map(|c| match c.component_ids.as_slice() {
-            [] => vec![c.index],
+            [] => std::iter::once(c.index).chain(c.high_id).collect(),
             ids => ids.to_vec(),
         })
         .map(|id| (id.to_string(), 0.0))

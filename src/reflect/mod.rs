@@ -568,6 +568,12 @@ pub struct FunctionConstantReflection {
     /// its id (the first at `index`, as for a scalar). Empty for scalars.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub component_ids: Vec<u16>,
+    /// 64-bit constants (`long`, `ulong`): the `@id` of the `u32` override
+    /// (`name_hi`) holding the upper 32 bits; the lower 32 bits are set at
+    /// `index` (WGSL overrides cannot be 64-bit). `None` otherwise, and
+    /// with `--target webgpu`, where `long` is 32 bits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high_id: Option<u16>,
     /// The function's conditional arguments that this constant switches on
     /// (`[[buffer(n), function_constant(name)]]`): in Metal they exist only
     /// when the constant is true (nonzero), and a specialised function

@@ -28,10 +28,14 @@ pub fn pipeline_constants(
             [] => vec![c.index],
             ids => ids.to_vec(),
         };
-        let given: Vec<Option<f64>> = ids
+        let mut given: Vec<Option<f64>> = ids
             .iter()
             .map(|id| values.get(&u32::from(*id)).copied())
             .collect();
+        if let Some(words) = wide_words(c, given[0]) {
+            given = words;
+        }
+        let ids: Vec<u16> = ids.into_iter().chain(c.high_id).collect();
         let missing = ids.iter().zip(&given).find(|(_, v)| v.is_none());
         match missing {
             None => {
@@ -56,6 +60,29 @@ pub fn pipeline_constants(
         }
     }
     Ok(out)
+}
+
+/// A 64-bit constant's value `v` as its overrides' `u32` words: the low
+/// word, and the high one where the WGSL has it (`highId`); `None` for
+/// other constants. Values come as `f64`, exact up to 2^53 in magnitude;
+/// a negative `long` is its two's complement.
+fn wide_words(
+    c: &crate::reflect::FunctionConstantReflection,
+    v: Option<f64>,
+) -> Option<Vec<Option<f64>>> {
+    let bits = |v: f64| match c.data_type.as_str() {
+        "long" => v as i64 as u64,
+        _ => v as u64,
+    };
+    if !matches!(c.data_type.as_str(), "long" | "ulong") {
+        return None;
+    }
+    let words = v.map(bits).map(|b| [b & 0xFFFF_FFFF, b >> 32]);
+    let low = words.map(|w| w[0] as f64);
+    Some(match c.high_id {
+        Some(_) => vec![low, words.map(|w| w[1] as f64)],
+        None => vec![low],
+    })
 }
 
 /// Whether every thread `dispatch` launches lies inside Metal's grid:

@@ -150,6 +150,19 @@ fn fill<B: Builder>(
     ty: &Type,
     span: Span,
 ) -> Result<B::Value> {
+    if let (Type::Struct(id), false) = (ty, cursor.is_done()) {
+        if b.program().bit_fields.contains_key(id) {
+            // Its members are its bit-fields' storage, not the fields.
+            return Err(Error::coded(
+                Code::Unsupported,
+                span,
+                format!(
+                    "initializing `{}`, a struct with bit-fields, from a braced list is not supported",
+                    b.program().display(ty)
+                ),
+            ));
+        }
+    }
     let elements = element_types(b.program(), ty).unwrap_or_default();
     let mut parts = Vec::with_capacity(elements.len());
     for (i, et) in elements.iter().enumerate() {

@@ -572,7 +572,8 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
                     e.span,
                     format!("`{name}` is set when the pipeline is created (a function constant), so it is not a compile-time constant here"),
                 )
-                .note("array sizes, `case` labels and attribute arguments need values known at translation; naga's WGSL writer cannot print override-sized arrays")),
+                .note("array sizes, `case` labels and attribute arguments need values known at translation; naga's WGSL writer cannot print override-sized arrays")
+                .note("size the array for the largest value the host sets (and test the constant at run time), or make the value a macro and translate once per value (`-D N=4`)")),
                 // `M_PI_F`, `HALF_MAX`: the standard library's constants.
                 None => crate::lower::stdlib_constant(&joined).ok_or_else(not_const),
                 _ => Err(not_const()),

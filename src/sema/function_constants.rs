@@ -19,7 +19,12 @@
 //! - a vector constant (`constant uint2 size [[function_constant(3)]];`) is
 //!   one scalar override per component: the first at `@id(n)`, the others
 //!   at ids taken as companion ids are (reported as `componentIds`), and a
-//!   read composes them into the vector.
+//!   read composes them into the vector;
+//! - a 64-bit constant (`constant ulong seed [[function_constant(2)]];`) is
+//!   two `u32` overrides: the low word `@id(n) override seed`, the high word
+//!   `seed_hi` at a companion id (reported as `highId`), recombined where it
+//!   is read (with `--target webgpu`, whose `long` is 32 bits, only the low
+//!   word).
 //!
 //! Conditional arguments (`[[texture(1), function_constant(b)]]`) keep
 //! their binding; see [`Program::argument_condition`].
@@ -62,6 +67,17 @@ pub struct FunctionConstant {
     /// the value; `Some` exactly when `is_function_constant_defined(name)`
     /// appears in the program (the constant is then optional).
     pub defined_id: Option<u16>,
+    /// A 64-bit constant (`long`, `ulong`): the `@id` of the `u32` override
+    /// holding its upper 32 bits (WGSL overrides cannot be 64-bit); the
+    /// lower 32 are at `index`. Taken as companion ids are.
+    pub high_id: Option<u16>,
+}
+
+impl FunctionConstant {
+    /// True for a 64-bit (`long`, `ulong`) constant: two 32-bit overrides.
+    pub fn is_wide(&self) -> bool {
+        matches!(self.ty, Scalar::Long | Scalar::ULong)
+    }
 }
 
 /// When a conditional argument (`[[buffer(n), function_constant(c)]]`)
@@ -160,13 +176,13 @@ impl<'a> Program<'a> {
         }
         let resolved = self.resolve_type(ts)?;
         let (ty, components) = match resolved {
-            Type::Scalar(Scalar::Long | Scalar::ULong)
-            | Type::Vector(Scalar::Long | Scalar::ULong, _) => {
+            Type::Vector(Scalar::Long | Scalar::ULong, _) => {
                 return Err(Error::coded(
                     Code::Unsupported,
                     ts.span,
                     format!("function constants of type `{}` are not supported: WGSL overrides cannot be 64-bit", self.display(&resolved)),
-                ))
+                )
+                .note("a scalar `long`/`ulong` function constant is (two 32-bit overrides); declare one per component"))
             }
             Type::Scalar(s) => (s, 1),
             Type::Vector(s, n) => (s, n),
@@ -190,6 +206,7 @@ impl<'a> Program<'a> {
             component_ids: Vec::new(),
             span: d.span,
             defined_id: None,
+            high_id: None,
         });
         self.define(
             &d.name,
@@ -389,6 +406,9 @@ impl<'a> Program<'a> {
             id
         };
         for c in &mut self.function_constants {
+            if c.is_wide() {
+                c.high_id = Some(take());
+            }
             if c.components > 1 {
                 c.component_ids = std::iter::once(c.index)
                     .chain((1..c.components).map(|_| take()))

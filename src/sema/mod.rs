@@ -3,6 +3,7 @@
 //! evaluation. Lowering asks this module every language question.
 
 pub mod aggregate_init;
+pub mod bit_fields;
 pub mod callgraph;
 pub mod consteval;
 pub mod constexpr_body;
@@ -208,6 +209,9 @@ pub struct Program<'a> {
     /// Default member initializers' values, by struct and member (see
     /// [`Program::member_default`]).
     pub member_defaults: HashMap<StructId, Vec<Option<ConstValue>>>,
+    /// The bit-fields of each struct that has some (their bytes are hidden
+    /// members of the struct; see [`bit_fields`]).
+    pub bit_fields: HashMap<StructId, Vec<bit_fields::BitField>>,
     /// `metal::os_log` (`<metal_logging>`, Metal 3.2): a struct without
     /// members, registered by [`analyze`]; its objects only take logging
     /// calls, which lowering drops (`lower/metal/logging.rs`).
@@ -274,6 +278,7 @@ pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
         is_union: false,
         bases: Vec::new(),
         pod: true,
+        min_align: 1,
     }));
     tessellation::register(&mut program);
     let mut errors = Vec::new();
@@ -461,11 +466,33 @@ impl<'a> Program<'a> {
     fn declare_struct(&mut self, s: &ast::StructDecl) -> Result<()> {
         let anonymous = unions::declare_anonymous(self, s)?;
         let mut members: Vec<MemberDef> = Vec::new();
+        self.check_bit_field_struct(s)?;
+        let mut fields = Vec::new();
+        let mut run: Option<bit_fields::Allocator> = None;
+        let mut chunks = 0;
+        let mut align = 1;
         for m in &s.members {
             let ty = match anonymous.get(&m.name.name) {
                 Some(ty) => ty.clone(),
                 None => self.resolve_type(&m.ty)?,
             };
+            if m.bits.is_some() {
+                let start = self.data_end(&members);
+                let alloc = run.get_or_insert(bit_fields::Allocator {
+                    bit: 8 * start,
+                    run_start: start,
+                    align: 1,
+                    chunks,
+                });
+                self.place_bit_field(s, m, &ty, alloc, &mut fields)?;
+                continue;
+            }
+            if let Some(mut alloc) = run.take() {
+                align = align.max(alloc.align);
+                let end = alloc.bit.div_ceil(8);
+                members.extend(alloc.storage(alloc.run_start, end, m.name.span));
+                chunks = alloc.chunks;
+            }
             let ty = self
                 .apply_array(ty, &m.array)
                 .map_err(|e| e.or_at(m.name.span))?;
@@ -498,6 +525,11 @@ impl<'a> Program<'a> {
                 id: self.member_id(m)?,
             });
         }
+        if let Some(mut alloc) = run.take() {
+            align = align.max(alloc.align);
+            let end = alloc.bit.div_ceil(8);
+            members.extend(alloc.storage(alloc.run_start, end, s.name.span));
+        }
         // An empty struct (`struct S {};`) is a type of Metal size 1 with
         // no members; lowering gives it a member nothing reads, as WGSL has
         // no empty structs.
@@ -515,8 +547,12 @@ impl<'a> Program<'a> {
             is_union: s.is_union,
             bases,
             pod,
+            min_align: align,
         });
         self.inherit_names(id);
+        if !fields.is_empty() {
+            self.bit_fields.insert(id, fields);
+        }
         if let Some(origin) = &s.instance_of {
             self.instance_origins.insert(id, origin.clone());
         }

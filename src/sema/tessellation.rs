@@ -54,6 +54,7 @@ pub(super) fn register(program: &mut Program<'_>) {
             is_union: false,
             bases: Vec::new(),
             pod: true,
+            min_align: 1,
         });
         program.builtin_structs.push(id);
     }

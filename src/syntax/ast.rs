@@ -349,6 +349,15 @@ pub struct Member {
     pub layout: Vec<LayoutAttribute>,
     /// The default member initializer (`int n = 0;`, `float x{1.0f};`).
     pub default: Option<Init>,
+    /// A bit-field's width (`uint a : 4;`); an unnamed one (`uint : 0;`)
+    /// is named [`unnamed_bit_field_name`].
+    pub bits: Option<Expr>,
+}
+
+/// The name given to an unnamed bit-field (`uint : 4;`) whose width
+/// starts at byte `at`: unique, and no source can name it.
+pub fn unnamed_bit_field_name(at: usize) -> String {
+    format!("@unnamed{at}")
 }
 
 /// `kernel`, `vertex` or `fragment`.

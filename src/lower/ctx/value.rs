@@ -65,6 +65,20 @@ pub(in crate::lower) enum Value {
     /// WGSL value, its members known at translation time
     /// (`metal/pointer_members.rs`).
     Agg(Aggregate),
+    /// A bit-field of a struct object (`metal/bit_fields.rs`).
+    BitField(Box<BitFieldPlace>),
+}
+
+/// A bit-field (`sema::bit_fields`) of a struct object: read from and
+/// written into the hidden members that hold its bytes.
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct BitFieldPlace {
+    /// The struct object (a `Place`, `Bytes` or `Rv`).
+    pub object: Value,
+    /// The field.
+    pub field: crate::sema::bit_fields::BitField,
+    /// Its struct.
+    pub id: crate::types::StructId,
 }
 
 /// A struct of places: one value per member, in declaration order (a
@@ -186,6 +200,7 @@ pub(in crate::lower) fn arg_type(v: &Value) -> Type {
         Value::Bytes(b) => b.ty.unpacked(),
         Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
         Value::Void => Type::Void,
+        Value::BitField(b) => Type::Scalar(b.field.scalar),
         Value::Agg(a) => match &a.pointer {
             Some(p) => Type::Pointer(p.clone()),
             None => a.ty.clone(),

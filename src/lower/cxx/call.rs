@@ -86,6 +86,9 @@ impl Lowerer<'_, '_> {
         if let Some(v) = self.simdgroup_matrix_method(fx, &object.value, method, args, span)? {
             return Ok(v);
         }
+        if let Some(v) = self.vote_method(fx, &object, method, args, span)? {
+            return Ok(v);
+        }
         let (h, ty) = self.load(fx, object.value, object.span)?;
         let Type::Texture(t) = ty else {
             return Err(Error::coded(
@@ -182,7 +185,12 @@ impl Lowerer<'_, '_> {
         if let Some(ty) = types::builtin_type(&joined) {
             let ts = written_type(path, vec![], callee.span);
             self.program.resolve_value_type(&ts)?;
-            return self.construct(fx, &ty, args, span).map(Some);
+            let value = self.construct(fx, &ty, args, span)?;
+            if joined.trim_start_matches("metal::") == "quad_vote" {
+                // MSL §6.9.3: the constructor keeps the bottom four bits.
+                return self.quad_vote_bits(fx, value, span).map(Some);
+            }
+            return Ok(Some(value));
         }
         // User functions named like a library function (overloads added to
         // `namespace metal`, MLX's `bfloat` SIMD functions) leave the

@@ -99,6 +99,10 @@ impl Lowerer<'_, '_> {
                 space: None,
             },
             Value::Rv(_, ty) => Typed { ty, space: None },
+            Value::BitField(b) => Typed {
+                ty: Type::Scalar(b.field.scalar),
+                space: None,
+            },
             Value::Swizzle(p, c) => Typed {
                 ty: Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
                 space: None,

@@ -194,6 +194,9 @@ impl Lowerer<'_, '_> {
         if let Some(v) = self.forwarding_index(fx, &arg.value, &fns, index, span)? {
             return Ok(Some(v));
         }
+        if let Some(v) = self.inlined_index(fx, &arg.value, &fns, index, span)? {
+            return Ok(Some(v));
+        }
         self.call_member(fx, arg, &ident("operator[]", object.span), &[index], span)
             .map(Some)
     }
@@ -411,11 +414,23 @@ impl Lowerer<'_, '_> {
                 .filter(|&i| self.object_space(i) == Some(ast::AddressSpace::Thread))
                 .collect(),
             Storage::Device => twins,
-            Storage::Threadgroup => return Err(Error::coded(
-                Code::Unsupported,
-                method.span,
-                "calling a non-const member function on a threadgroup object is not supported yet",
-            )),
+            // Those written for `threadgroup` objects; else, as for
+            // `device` objects, the unqualified ones, whose `this` is then
+            // passed as its path from the threadgroup variable
+            // (`pass_argument`), so the helper writes that variable.
+            Storage::Threadgroup => {
+                let space = |s| {
+                    mutating
+                        .iter()
+                        .copied()
+                        .filter(|&i| self.object_space(i) == Some(s))
+                        .collect::<Vec<_>>()
+                };
+                match space(ast::AddressSpace::Threadgroup) {
+                    qualified if !qualified.is_empty() => qualified,
+                    _ => space(ast::AddressSpace::Thread),
+                }
+            }
             Storage::Temporary => {
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -450,7 +465,8 @@ impl Lowerer<'_, '_> {
     ) -> Option<Expr> {
         let id = self.this_struct(fx)?;
         let def = self.program.structs.get(id);
-        let direct = def.members.iter().any(|m| m.name == name);
+        let direct = def.members.iter().any(|m| m.name == name)
+            || self.program.bit_field(id, name).is_some();
         // A static data member (`static constexpr constant float k = ..;`):
         // `S::k`, found in the class scope before any global `k`.
         let sname = self.program.struct_name(id);

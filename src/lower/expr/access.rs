@@ -86,7 +86,7 @@ impl Lowerer<'_, '_> {
                     writable: p.writable,
                 }))
             }
-            Value::Swizzle(..) | Value::BytesSwizzle(..) | Value::Rv(..) => {
+            Value::Swizzle(..) | Value::BytesSwizzle(..) | Value::Rv(..) | Value::BitField(..) => {
                 self.index_value(fx, b, hi, base_span, span)
             }
             Value::Void => Err(Error::coded(
@@ -292,7 +292,10 @@ impl Lowerer<'_, '_> {
         }
         let ty = self.member_base_type(&base, span)?;
         match ty {
-            Type::Struct(id) => self.struct_member(fx, base, id, name, span),
+            Type::Struct(id) => match self.bit_field_member(&base, id, name) {
+                Some(field) => Ok(field),
+                None => self.struct_member(fx, base, id, name, span),
+            },
             Type::Vector(..) | Type::Packed(..) => {
                 self.vector_components(fx, base, &ty, name, span)
             }
@@ -319,6 +322,7 @@ impl Lowerer<'_, '_> {
             Value::Swizzle(p, c) => Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
             Value::Bytes(b) => b.ty.clone(),
             Value::Agg(a) => a.ty.clone(),
+            Value::BitField(b) => Type::Scalar(b.field.scalar),
             Value::BytesSwizzle(b, c) => {
                 Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
             }

@@ -29,6 +29,7 @@ impl Lowerer<'_, '_> {
             Value::Place(p) => self.store_place(fx, p, value, ty, span),
             Value::Swizzle(p, comps) => self.store_swizzle(fx, p, comps, value, ty, span),
             Value::Bytes(b) => self.store_bytes(fx, b, value, ty, span),
+            Value::BitField(b) => self.bit_field_store(fx, b, value, ty, span),
             Value::BytesSwizzle(b, comps) => {
                 self.store_bytes_swizzle(fx, b, comps, value, ty, span)
             }
@@ -271,6 +272,7 @@ impl Lowerer<'_, '_> {
             Value::BytesSwizzle(b, c) => {
                 Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
             }
+            Value::BitField(b) => Type::Scalar(b.field.scalar),
             _ => {
                 return Err(Error::coded(
                     Code::NotAssignable,

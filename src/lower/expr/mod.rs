@@ -218,6 +218,7 @@ impl Lowerer<'_, '_> {
                 Ok((self.swizzle(fx, vector, &comps, span), Type::vector(s, comps.len() as u8)))
             }
             Value::Bytes(b) => self.bytes_load(fx, &b, span),
+            Value::BitField(b) => self.bit_field_load(fx, &b, span),
             Value::BytesSwizzle(b, comps) => {
                 let (vector, ty) = self.bytes_load(fx, &b, span)?;
                 let s = ty.element_scalar().expect("a vector");

@@ -14,11 +14,11 @@ use crate::lower::ctx::value::Value;
 use crate::lower::entry::compute::KernelParam;
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{ConditionalArgument, FunctionConstantReflection, FunctionReflection};
-use crate::sema::function_constants::IS_DEFINED;
+use crate::sema::function_constants::{FunctionConstant, IS_DEFINED};
 use crate::sema::{callgraph, Symbol};
 use crate::source_map::Span;
 use crate::syntax::ast::{Expr, ExprKind};
-use crate::types::Type;
+use crate::types::{Scalar, Type};
 use naga::{Expression, Handle, Override};
 use std::collections::BTreeSet;
 
@@ -32,6 +32,9 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let c = self.program.function_constants[i].clone();
+        if c.is_wide() {
+            return self.wide_function_constant(fx, &c, span);
+        }
         let scalar = Type::Scalar(c.ty);
         let ty = match c.components {
             1 => scalar.clone(),
@@ -81,6 +84,85 @@ impl Lowerer<'_, '_> {
         // With `half` as `f32`, the host's value rounds to half precision
         // here; a `bfloat` one rounds to `bfloat`.
         Ok(Value::Rv(self.round_float_value(fx, value, &ty, span), ty))
+    }
+
+    /// A read of the 64-bit function constant `c`: its low word's override
+    /// at `c.index` and its high word's at `c.high_id`, joined (only the
+    /// low word where `long` is 32 bits).
+    fn wide_function_constant(
+        &mut self,
+        fx: &mut FnCtx,
+        c: &FunctionConstant,
+        span: Span,
+    ) -> Result<Value> {
+        use naga::{BinaryOperator as Bo, ScalarKind};
+        let word = Type::Scalar(Scalar::UInt);
+        let mut words = Vec::new();
+        let high = c.high_id.expect("64-bit constants have a high word");
+        // Where `long` is 32 bits, the high word is not declared at all.
+        let narrow = self.narrows_wide_integers();
+        let parts = [(c.index, c.name.clone()), (high, format!("{}_hi", c.name))];
+        for (id, name) in parts.into_iter().take(if narrow { 1 } else { 2 }) {
+            let init = match c.defined_id {
+                Some(_) => {
+                    let t = self.naga_type(&word, span)?;
+                    let zero = Expression::ZeroValue(t);
+                    Some(
+                        self.global
+                            .module
+                            .global_expressions
+                            .append(zero, Self::span(c.span)),
+                    )
+                }
+                None => None,
+            };
+            let h = self.override_with_id(id, &name, &word, init, c.span)?;
+            words.push(fx.add(Expression::Override(h), span));
+        }
+        let ty = Type::Scalar(c.ty);
+        let signed = c.ty == Scalar::Long;
+        let cast = |fx: &mut FnCtx, expr, kind, convert| {
+            fx.add(
+                Expression::As {
+                    expr,
+                    kind,
+                    convert,
+                },
+                span,
+            )
+        };
+        if narrow {
+            self.warn_narrowed_wide(span);
+            let low = match signed {
+                true => cast(fx, words[0], ScalarKind::Sint, None),
+                false => words[0],
+            };
+            return Ok(Value::Rv(low, ty));
+        }
+        self.check_64_bit(span)?;
+        let low = cast(fx, words[0], ScalarKind::Uint, Some(8));
+        let high = cast(fx, words[1], ScalarKind::Uint, Some(8));
+        let shift = self.u32_lit(fx, 32, span);
+        let high = fx.add(
+            Expression::Binary {
+                op: Bo::ShiftLeft,
+                left: high,
+                right: shift,
+            },
+            span,
+        );
+        let mut value = fx.add(
+            Expression::Binary {
+                op: Bo::InclusiveOr,
+                left: low,
+                right: high,
+            },
+            span,
+        );
+        if signed {
+            value = cast(fx, value, ScalarKind::Sint, None);
+        }
+        Ok(Value::Rv(value, ty))
     }
 
     /// Makes the function being lowered read function constant `i` (the
@@ -295,6 +377,10 @@ fn reached(
             required: c.defined_id.is_none(),
             defined_id: c.defined_id,
             component_ids: c.component_ids.clone(),
+            // Only where the WGSL has it (not when `long` is 32 bits).
+            high_id: c
+                .high_id
+                .filter(|h| module.overrides.iter().any(|(_, o)| o.id == Some(*h))),
             arguments: Vec::new(),
         })
         .collect()

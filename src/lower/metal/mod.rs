@@ -47,6 +47,7 @@
 //!   bits on WebGPU, with Metal's 8 bytes in buffers.
 
 pub(in crate::lower) mod bfloat;
+pub(in crate::lower) mod bit_fields;
 pub(in crate::lower) mod buffer_pointers;
 pub mod byte_stores;
 pub(in crate::lower) mod dispatch_grid;

@@ -553,6 +553,15 @@ impl Lowerer<'_, '_> {
                     false,
                 ) => Some((*base, array.then_some(*index))),
                 (Value::Place(p), true) if pp.space != AddressSpace::Thread => Some((p.ptr, None)),
+                // A threadgroup object's unqualified non-const member
+                // (`members.rs`; overload resolution binds no other `thread`
+                // reference to threadgroup memory): `this` is its place in
+                // the variable.
+                (Value::Place(p), true)
+                    if self.place_space(fx, p.ptr) == AddressSpace::Threadgroup =>
+                {
+                    Some((p.ptr, None))
+                }
                 _ => None,
             };
             if let Some((ptr, element)) = path_of {

@@ -2,23 +2,35 @@
 //! `simd_vote`, whose `vote_t` is a `uint64_t` with bit `l` for lane `l`.
 //!
 //! The vote is lowered to that `ulong` itself, so `(simd_vote::vote_t)v`,
-//! `uint64_t(v)` and `as_type<uint2>(...)` of it are ordinary conversions;
-//! `simd_vote`'s `all()`/`any()` members are not provided. The mask comes
+//! `uint64_t(v)` and `as_type<uint2>(...)` of it are ordinary conversions,
+//! and its `all()`/`any()` members are calls on that `ulong`. The mask comes
 //! from `subgroupBallot` (the adapter's lanes: words 0 and 1 of its
 //! `vec4<u32>`) or, with 32-lane emulation, from the emulated ballot (one
 //! word; Metal's upper 32 bits are 0). Threads outside Metal's grid never
 //! vote. WebGPU has no 64-bit integers, so `--target webgpu` refuses it.
+//!
+//! `quad_ballot(b)` and `quad_active_threads_mask()` (MSL §6.9.3) give a
+//! `quad_vote`, lowered to its `vote_t`, a `ushort` whose bottom four bits
+//! are the quad's threads (bit `i` for `thread_index_in_quadgroup` `i`).
+//!
+//! The members, as MSL §6.9.2/§6.9.3 define them: `all()` is true when every
+//! bit of the group's threads is set (the 32 lanes of Apple's SIMD-group,
+//! `threads_per_simdgroup` with native subgroups; the quad's bottom four
+//! bits), so a SIMD-group or quad that a short threadgroup or a ragged grid
+//! leaves partly empty is never `all()` of `simd_active_threads_mask()`;
+//! `any()` is true when any of those bits is set.
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
-use crate::lower::stdlib::simd::{arity, bin};
+use crate::lower::cxx::args::Arg;
+use crate::lower::stdlib::simd::{arity, bin, select};
 use crate::lower::stdlib::Builtin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
-use crate::syntax::ast::Expr;
+use crate::syntax::ast::{Expr, Ident};
 use crate::types::{Scalar, Type};
-use naga::{BinaryOperator as Bo, Expression, Literal, ScalarKind, Statement};
+use naga::{BinaryOperator as Bo, Expression, Handle, Literal, ScalarKind, Statement};
 
 impl Lowerer<'_, '_> {
     /// `simd_ballot(b)`: the lanes whose `b` is true; and
@@ -87,5 +99,92 @@ impl Lowerer<'_, '_> {
         let high = bin(fx, Bo::ShiftLeft, words[1], shift, span);
         let mask = bin(fx, Bo::InclusiveOr, words[0], high, span);
         Ok(Value::Rv(mask, Type::Scalar(Scalar::ULong)))
+    }
+
+    /// `v.all()`, `v.any()` of a `simd_vote` (its `ulong` mask) or a
+    /// `quad_vote` (its `ushort` mask); `None` for other objects.
+    pub(in crate::lower) fn vote_method(
+        &mut self,
+        fx: &mut FnCtx,
+        object: &Arg,
+        method: &Ident,
+        args: &[Expr],
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let simd = match object.ty {
+            Type::Scalar(Scalar::ULong) => true,
+            Type::Scalar(Scalar::UShort) => false,
+            _ => return Ok(None),
+        };
+        let all = match method.name.as_str() {
+            "all" => true,
+            "any" => false,
+            _ => return Ok(None),
+        };
+        let vote = if simd { "simd_vote" } else { "quad_vote" };
+        if !args.is_empty() {
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                format!(
+                    "`{vote}::{}()` takes no arguments, {} given",
+                    method.name,
+                    args.len()
+                ),
+            ));
+        }
+        let (v, _) = self.load(fx, object.value.clone(), object.span)?;
+        let group = if simd {
+            self.simd_group_bits(fx, span)?
+        } else {
+            self.u32_lit(fx, 0xF, span)
+        };
+        let set = bin(fx, Bo::And, v, group, span);
+        let test = if all {
+            bin(fx, Bo::Equal, set, group, span)
+        } else {
+            let zero = if simd {
+                fx.add(Expression::Literal(Literal::U64(0)), span)
+            } else {
+                self.u32_lit(fx, 0, span)
+            };
+            bin(fx, Bo::NotEqual, set, zero, span)
+        };
+        Ok(Some(Value::Rv(test, Type::BOOL)))
+    }
+
+    /// The `ulong` mask of a SIMD-group's lanes: the low
+    /// `threads_per_simdgroup` bits (32 with the emulation).
+    fn simd_group_bits(&mut self, fx: &mut FnCtx, span: Span) -> Result<Handle<Expression>> {
+        if !self.settings.native_extensions {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                span,
+                "a `simd_vote` is a 64-bit mask (`uint64_t`): WebGPU has no 64-bit integers",
+            )
+            .note("`--target wgpu` (`Target::Wgpu`) has them"));
+        }
+        self.check_64_bit(span)?;
+        let width = self.simd_size(fx, span);
+        let one = fx.add(Expression::Literal(Literal::U64(1)), span);
+        // `1 << 64` is not defined: a 64-lane group is every bit.
+        let low = bin(fx, Bo::ShiftLeft, one, width, span);
+        let low = bin(fx, Bo::Subtract, low, one, span);
+        let every = fx.add(Expression::Literal(Literal::U64(u64::MAX)), span);
+        let sixty_four = self.u32_lit(fx, 64, span);
+        let full = bin(fx, Bo::GreaterEqual, width, sixty_four, span);
+        Ok(select(fx, full, every, low, span))
+    }
+
+    /// `quad_vote(v)`: `v`'s bottom four bits, the quad's threads.
+    pub(in crate::lower) fn quad_vote_bits(
+        &mut self,
+        fx: &mut FnCtx,
+        value: Value,
+        span: Span,
+    ) -> Result<Value> {
+        let (v, ty) = self.load(fx, value, span)?;
+        let four = self.u32_lit(fx, 0xF, span);
+        Ok(Value::Rv(bin(fx, Bo::And, v, four, span), ty))
     }
 }

@@ -10,14 +10,12 @@
 
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
-use crate::lower::stdlib::simd::{
-    arity, bin, no_helper_threads, select, vote_unsupported, Operand,
-};
+use crate::lower::stdlib::simd::{arity, bin, no_helper_threads, select, Operand};
 use crate::lower::stdlib::Builtin;
 use crate::lower::{Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::Expr;
-use crate::types::Type;
+use crate::types::{Scalar, Type};
 use naga::{
     BinaryOperator as Bo, Direction, Expression, GatherMode, Handle, MathFunction, Statement,
     SubgroupOperation as Op,
@@ -131,7 +129,17 @@ impl Lowerer<'_, '_> {
                 self.shuffle_and_fill(fx, name, up, args, four, span)?
             }
             Quad::IsHelper => no_helper_threads(fx, name, args, span)?,
-            Quad::Ballot => return Err(vote_unsupported(name, "quad_vote", span)),
+            Quad::Ballot => {
+                // A `quad_vote`: its `ushort` `vote_t` (`ballot.rs`).
+                let predicate = if b == Builtin::QuadBallot {
+                    Some(self.vote_argument(fx, name, args, span)?)
+                } else {
+                    arity(name, args, &[0], span)?;
+                    None
+                };
+                let mask = self.quad_ballot(fx, predicate, span);
+                Value::Rv(mask, Type::Scalar(Scalar::UShort))
+            }
         };
         Ok(value)
     }

@@ -697,12 +697,6 @@ fn infinity(fx: &mut FnCtx, negative: bool, s: Scalar, span: Span) -> Handle<Exp
     )
 }
 
-/// The error for functions returning `simd_vote`/`quad_vote`.
-pub(in crate::lower) fn vote_unsupported(name: &str, vote: &str, span: Span) -> Error {
-    Error::coded(Code::Unsupported, span, format!("`{vote}` (returned by `{name}`) is not supported yet"))
-        .note("its mask is a 64-bit integer (`vote_t`), and 64-bit integers are not supported in this version")
-}
-
 /// Checks a `mem_flags` expression (`mem_none`, `mem_device | mem_threadgroup`, ...).
 fn check_mem_flags(e: &Expr) -> Result<()> {
     match &e.kind {

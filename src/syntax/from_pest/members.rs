@@ -28,6 +28,10 @@ use crate::diagnostics::Code;
 /// The suffix of the `device S&` twin of a non-const member function.
 pub const DEVICE_TWIN: &str = "@device";
 
+/// The attribute marking a member function that returns a reference (its
+/// return type is the referenced type); no user can write it.
+pub const RETURNS_REFERENCE: &str = "@reference";
+
 /// The name under which member `member` of struct `s` is declared.
 pub fn member_name(s: &str, member: &str) -> String {
     format!("{s}::{member}")
@@ -401,11 +405,18 @@ pub(super) fn member_items(s: &Ident, parts: MemberParts) -> Result<Vec<Item>> {
     // itself, which the caller already has; the helper returns nothing.
     // Other references (`float& operator[](int)`) return the value.
     let returns_self = ret.ptr_ops.contains(&PtrOp::Reference) && written_as(&ret, s);
+    let mut attributes = Vec::new();
     if returns_self {
         ret = void_type(ret.span);
     } else if ret.ptr_ops.contains(&PtrOp::Reference) {
         ret.ptr_ops.retain(|op| *op != PtrOp::Reference);
         ret.space = None;
+        // Lowering may still bind the place it returns (`s[i] = x`).
+        attributes.push(Attribute {
+            name: RETURNS_REFERENCE.to_string(),
+            args: Vec::new(),
+            span: ret.span,
+        });
     }
     rewrite_block(&mut body, &mut |e| this_expr(e));
     if returns_self {
@@ -413,7 +424,7 @@ pub(super) fn member_items(s: &Ident, parts: MemberParts) -> Result<Vec<Item>> {
     }
     let f = FunctionDecl {
         stage: None,
-        attributes: Vec::new(),
+        attributes,
         ret,
         name: Ident {
             name: member_name(&s.name, &name.name),

@@ -404,6 +404,7 @@ fn anonymous_member(pair: Pair<Rule>, anonymous: &mut Vec<StructDecl>) -> Result
         attributes: Vec::new(),
         layout: Vec::new(),
         default: None,
+        bits: None,
     })
 }
 
@@ -414,13 +415,24 @@ fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
     let ty = type_spec(ty_pair)?;
     let mut members = Vec::new();
     for d in parts {
-        let mut dp = d.into_inner();
-        let name = ident(dp.next().unwrap());
+        let mut dp = d.into_inner().peekable();
+        let name = match dp.peek() {
+            Some(w) if w.as_rule() == Rule::bit_width => {
+                let span = span_of(w);
+                Ident {
+                    name: unnamed_bit_field_name(span.start as usize),
+                    span,
+                }
+            }
+            _ => ident(dp.next().unwrap()),
+        };
         let (mut array, mut attributes) = (Vec::new(), Vec::new());
         let mut layout = shared_layout.clone();
         let mut default = None;
+        let mut bits = None;
         for p in dp {
             match p.as_rule() {
+                Rule::bit_width => bits = Some(expr(p.into_inner().next().unwrap())?),
                 Rule::array_suffix => array.push(array_suffix(p)?),
                 Rule::attributes => attributes.extend(attributes_of(p)?),
                 Rule::gnu_attribute => layout.extend(gnu::attribute(p)?),
@@ -441,6 +453,7 @@ fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
             attributes,
             layout,
             default,
+            bits,
         });
     }
     Ok(members)

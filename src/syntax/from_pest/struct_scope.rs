@@ -90,6 +90,7 @@ pub(super) fn member_of_type(decl: &StructDecl, d: Pair<Rule>) -> Result<Member>
         attributes,
         layout,
         default,
+        bits: None,
     })
 }
 
@@ -161,6 +162,7 @@ pub(super) fn base_classes(clause: Pair<Rule>) -> Result<Vec<Member>> {
             attributes: Vec::new(),
             layout: Vec::new(),
             default: None,
+            bits: None,
         });
     }
     Ok(bases)
