@@ -881,6 +881,7 @@ fn texture_atomics_refuse_what_wgpu_lacks() {
         lib.wgsl()
     );
     assert!(lib.wgsl().contains("textureAtomicMax("), "{}", lib.wgsl());
+}
 
 #[test]
 fn bit_fields_this_translator_does_not_lay_out_are_refused() {
