@@ -37,7 +37,8 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     // One- and two-letter names are too short to tell a typo from another
     // name: only a case-only difference is suggested for them.
-    let limit = name.chars().count() / 3;
+    let length = name.chars().count();
+    let limit = length / 3;
     let mut best: Option<(usize, &str)> = None;
     for candidate in candidates {
         if candidate == name {
@@ -45,6 +46,11 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         }
         let distance = if candidate.eq_ignore_ascii_case(name) {
             0
+        } else if candidate.chars().count().abs_diff(length) > limit {
+            // At least that many insertions or deletions: too far. Most
+            // names of a large program are, and the table is the cost
+            // (MLX's kernels ask once per instantiation).
+            continue;
         } else {
             edit_distance(name, candidate)
         };
