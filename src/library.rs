@@ -71,6 +71,12 @@ pub struct Options {
     /// (needs subgroups); `Auto` combines where the SIMD groups are native
     /// here, and where the adapter has subgroups in the runner.
     pub byte_stores: ByteStores,
+    /// The host promises that every dispatch of the kernels is one WebGPU
+    /// dispatch, never a part of one split because it has more
+    /// threadgroups than a WebGPU dispatch may: kernels then read no
+    /// `group_offset` from the dispatch uniform (leave it zero), which
+    /// saves a load (the runner sets it for dispatches it does not split).
+    pub one_part_dispatch: bool,
     /// How many errors are reported before the translation stops
     /// (`--error-limit`, clang's `-ferror-limit`).
     pub error_limit: ErrorLimit,
@@ -432,6 +438,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         uniform_layout: options.uniform_layout,
         simd: options.simd,
         byte_stores: options.byte_stores,
+        one_part_dispatch: options.one_part_dispatch,
     };
     // Struct template instances are added to `tu` as analysis finds them used.
     let lowered = sema::struct_templates::analyze_until_complete(&mut tu, |tu, program, errors| {

@@ -431,3 +431,28 @@ fn features_webgpu_lacks_are_e0402() {
         assert!(failure.render().contains(what), "{}", failure.render());
     }
 }
+
+/// `Options::one_part_dispatch`: kernels read no `group_offset` from the
+/// dispatch uniform (and declare no override for it: any override makes
+/// wgpu process overrides, which rejects some valid modules).
+#[test]
+fn one_part_dispatches_read_no_group_offset() {
+    let source = "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1.0f; }";
+    let translate = |one_part_dispatch| {
+        let options = msl2wgsl::Options {
+            one_part_dispatch,
+            ..msl2wgsl::Options::default()
+        };
+        msl2wgsl::Library::from_source("k.metal", source, &options)
+            .unwrap()
+            .wgsl()
+            .to_string()
+    };
+    assert!(translate(false).contains("metal_dispatch.group_offset"));
+    let one_part = translate(true);
+    assert!(
+        !one_part.contains("metal_dispatch.group_offset"),
+        "{one_part}"
+    );
+    assert!(!one_part.contains("override"), "{one_part}");
+}

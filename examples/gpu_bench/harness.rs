@@ -88,8 +88,7 @@ impl Translated {
 
     /// What a host sets for a dispatch as `params` says, as
     /// `msl2wgsl::runner` sets it: the kernel's `metal_whole_grid` is
-    /// `true` when the grid is whole threadgroups, and its
-    /// `metal_split_dispatch` `false`, as every dispatch here is one part.
+    /// `true` when the grid is whole threadgroups.
     pub fn constants(&self, params: &DispatchParams) -> Vec<(&'static str, f64)> {
         let whole = msl2wgsl::runner::is_whole_grid(&msl2wgsl::runner::Dispatch::Threads {
             grid: params.grid_size,
@@ -98,9 +97,6 @@ impl Translated {
         let mut out = Vec::new();
         if self.uses_barriers && whole {
             out.push((msl2wgsl::reflect::WHOLE_GRID_OVERRIDE, 1.0));
-        }
-        if self.dispatch.is_some() && params.group_offset == [0; 3] {
-            out.push((msl2wgsl::reflect::SPLIT_DISPATCH_OVERRIDE, 0.0));
         }
         out
     }
@@ -151,10 +147,13 @@ pub fn translate_options(
     threadgroup_size: [u32; 3],
     options: Options,
 ) -> anyhow::Result<Translated> {
+    // Every dispatch here is one WebGPU dispatch, as the runner's are
+    // where it does not split them.
     let options = Options {
         target: Target::Wgpu,
         threadgroup_size: Some(threadgroup_size),
         entries: vec![entry.to_string()],
+        one_part_dispatch: true,
         ..options
     };
     let library = Library::from_source(file, source, &options)

@@ -63,6 +63,8 @@ pub struct Options {
     pub simd: metal::simd_groups::SimdGroups,
     /// How 8/16-bit elements that neighbouring threads store are written.
     pub byte_stores: ByteStores,
+    /// Every dispatch is one WebGPU dispatch: no `group_offset`.
+    pub one_part_dispatch: bool,
 }
 
 /// The lowered module and what reflection needs.
@@ -135,6 +137,8 @@ struct Settings {
     simd_fallback: bool,
     /// How 8/16-bit element stores are written (never `Auto`).
     byte_stores: ByteStores,
+    /// Kernels read no `group_offset` (`Options::one_part_dispatch`).
+    one_part_dispatch: bool,
 }
 
 /// What a helper function is specialised for: (function, argument kinds,
@@ -350,6 +354,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 simd: options.simd.resolved(),
                 simd_fallback: options.simd == metal::simd_groups::SimdGroups::Auto,
                 byte_stores: options.byte_stores.resolved(options.simd),
+                one_part_dispatch: options.one_part_dispatch,
             },
             global: ModuleCtx::default(),
             entry: EntryCtx::default(),

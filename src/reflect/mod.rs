@@ -24,14 +24,6 @@ pub const WHOLE_GRID_OVERRIDE: &str = "metal_whole_grid";
 /// the module declares it.
 pub const SAMPLE_COUNT_OVERRIDE: &str = "metal_sample_count";
 
-/// The WGSL `override` (a `bool`, `true` unless the pipeline sets it) of
-/// kernels with a [`FunctionReflection::dispatch_binding`]: `true` adds the
-/// dispatch uniform's `group_offset` to the threadgroup position, as a
-/// dispatch split into parts needs; `false` promises a dispatch of one part
-/// (offset zero), and the driver drops the load (a tiled matmul ran 1 %
-/// faster so on an H100).
-pub const SPLIT_DISPATCH_OVERRIDE: &str = "metal_split_dispatch";
-
 /// Version of the JSON schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -134,7 +134,7 @@ pub fn run_kernel(
     let translation = gpu.translate(
         source_name,
         source,
-        options,
+        &one_part_options(gpu, options, dispatch),
         entry,
         Some(dispatch.threadgroup()),
     )?;
@@ -145,6 +145,20 @@ pub fn run_kernel(
         dispatch,
         buffers,
     )
+}
+
+/// `options` with [`crate::Options::one_part_dispatch`] set where the
+/// runner will not split `dispatch` into parts on `gpu`.
+pub(crate) fn one_part_options(
+    gpu: &Gpu,
+    options: &crate::Options,
+    dispatch: &Dispatch,
+) -> crate::Options {
+    let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
+    let mut options = options.clone();
+    options.one_part_dispatch |=
+        Plan::new(dispatch, max_groups).is_ok_and(|plan| plan.parts.len() <= 1);
+    options
 }
 
 /// [`run_kernel`] with textures and samplers: translates, then runs with
@@ -162,7 +176,7 @@ pub fn run_kernel_resources(
     let translation = gpu.translate(
         source_name,
         source,
-        options,
+        &one_part_options(gpu, options, dispatch),
         entry,
         Some(dispatch.threadgroup()),
     )?;
@@ -295,13 +309,10 @@ fn run(
         )));
     }
     let bound = bind_all(gpu, function, &interface, inputs)?;
-    let constants = super::constants::with_dispatch(
+    let constants = super::constants::with_whole_grid(
         function,
         &interface.overrides,
-        (
-            super::constants::is_whole_grid(dispatch),
-            plan.parts.len() > 1,
-        ),
+        super::constants::is_whole_grid(dispatch),
         constants,
     );
     let read = resources::scoped(gpu, || {

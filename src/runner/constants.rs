@@ -98,26 +98,22 @@ pub fn is_whole_grid(dispatch: &super::Dispatch) -> bool {
     }
 }
 
-/// `constants` with the dispatch overrides the module declares (`overrides`,
-/// from its [`Interface`](super::interface::Interface)):
-/// [`WHOLE_GRID_OVERRIDE`](crate::reflect::WHOLE_GRID_OVERRIDE) `true` when
-/// `function` uses barriers and the dispatch is `whole` ([`is_whole_grid`]),
-/// and [`SPLIT_DISPATCH_OVERRIDE`](crate::reflect::SPLIT_DISPATCH_OVERRIDE)
-/// `false` when it is one part (`split` false), so the driver drops what
-/// neither needs.
-pub(crate) fn with_dispatch(
+/// `constants` with [`WHOLE_GRID_OVERRIDE`](crate::reflect::WHOLE_GRID_OVERRIDE)
+/// set to `true` when `function` uses barriers, the module declares it
+/// (`overrides`, from its [`Interface`](super::interface::Interface)) and
+/// the dispatch is `whole` ([`is_whole_grid`]).
+pub(crate) fn with_whole_grid(
     function: &FunctionReflection,
     overrides: &[String],
-    (whole, split): (bool, bool),
+    whole: bool,
     constants: &[(String, f64)],
 ) -> Vec<(String, f64)> {
-    let declared = |name: &str| overrides.iter().any(|o| o == name);
+    let declared = overrides
+        .iter()
+        .any(|o| o == crate::reflect::WHOLE_GRID_OVERRIDE);
     let mut out = constants.to_vec();
-    if function.uses_barriers && whole && declared(crate::reflect::WHOLE_GRID_OVERRIDE) {
+    if function.uses_barriers && whole && declared {
         out.push((crate::reflect::WHOLE_GRID_OVERRIDE.to_string(), 1.0));
-    }
-    if !split && declared(crate::reflect::SPLIT_DISPATCH_OVERRIDE) {
-        out.push((crate::reflect::SPLIT_DISPATCH_OVERRIDE.to_string(), 0.0));
     }
     out
 }
@@ -129,8 +125,8 @@ pub(crate) fn as_wgpu(constants: &[(String, f64)]) -> Vec<(&str, f64)> {
 
 #[cfg(test)]
 mod tests {
-    use super::with_dispatch;
-    use crate::reflect::{SPLIT_DISPATCH_OVERRIDE, WHOLE_GRID_OVERRIDE};
+    use super::with_whole_grid;
+    use crate::reflect::WHOLE_GRID_OVERRIDE;
 
     fn kernel(source: &str) -> (crate::reflect::FunctionReflection, Vec<String>) {
         let library =
@@ -142,31 +138,29 @@ mod tests {
     }
 
     #[test]
-    fn one_part_promises_no_group_offset_and_a_split_keeps_it() {
+    fn a_whole_grid_is_promised_where_the_module_declares_the_override() {
         let (f, overrides) = kernel(
             "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) \
              { threadgroup_barrier(mem_flags::mem_threadgroup); o[i] = 1.0f; }",
         );
-        assert!(overrides.iter().any(|o| o == SPLIT_DISPATCH_OVERRIDE));
+        assert_eq!(overrides, [WHOLE_GRID_OVERRIDE]);
         assert_eq!(
-            with_dispatch(&f, &overrides, (true, false), &[]),
-            [
-                (WHOLE_GRID_OVERRIDE.to_string(), 1.0),
-                (SPLIT_DISPATCH_OVERRIDE.to_string(), 0.0)
-            ]
+            with_whole_grid(&f, &overrides, true, &[]),
+            [(WHOLE_GRID_OVERRIDE.to_string(), 1.0)]
         );
-        assert_eq!(
-            with_dispatch(&f, &overrides, (false, true), &[]),
-            Vec::<(String, f64)>::new()
-        );
+        assert!(with_whole_grid(&f, &overrides, false, &[]).is_empty());
+        assert!(with_whole_grid(&f, &[], true, &[]).is_empty());
     }
 
+    /// No kernel declares an override it does not need: any override makes
+    /// wgpu run naga's override processing, which rejects some valid
+    /// modules.
     #[test]
-    fn an_override_the_module_lacks_is_never_set() {
-        let (f, _) = kernel(
+    fn a_kernel_without_barriers_declares_no_override() {
+        let (_, overrides) = kernel(
             "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) \
              { o[i] = 1.0f; }",
         );
-        assert!(with_dispatch(&f, &[], (true, false), &[]).is_empty());
+        assert!(overrides.is_empty(), "{overrides:?}");
     }
 }

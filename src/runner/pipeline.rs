@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 /// launches only threads inside the grid
 /// ([`is_whole_grid`](super::constants::is_whole_grid)), which kernels with
 /// barriers compile into their pipeline, and whether it is split into
-/// parts (the group offset every kernel compiles in).
+/// parts (a translation of one part reads no group offset).
 type VariantKey = ([u32; 3], Vec<(u32, u32)>, bool, bool);
 
 /// One translation of the kernel, compiled.
@@ -123,6 +123,7 @@ impl ComputePipeline {
             return Ok(hit.clone());
         }
         let mut options = self.library.options.clone();
+        options.one_part_dispatch |= !key.3;
         let mut memory: BTreeMap<u32, u32> = options.threadgroup_memory.iter().copied().collect();
         memory.extend(key.1.iter().copied());
         options.threadgroup_memory = memory.into_iter().collect();
@@ -136,12 +137,8 @@ impl ComputePipeline {
         let function = translation.function.clone();
         let interface = Interface::of(&translation.wgsl, &function.wgsl_entry_point)?;
         let constants = super::pipeline_constants(&function, &self.constants)?;
-        let constants = super::constants::with_dispatch(
-            &function,
-            &interface.overrides,
-            (key.2, key.3),
-            &constants,
-        );
+        let constants =
+            super::constants::with_whole_grid(&function, &interface.overrides, key.2, &constants);
         let pipeline = resources::scoped(gpu, || {
             let module = gpu
                 .device

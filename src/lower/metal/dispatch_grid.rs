@@ -212,8 +212,7 @@ impl Lowerer<'_, '_> {
             fx.add(Expression::Load { pointer: p }, span)
         };
         let grid = field(fx, 0);
-        let offset = field(fx, 1);
-        let offset = self.group_offset(fx, offset, v3, span)?;
+        let offset = self.group_offset(fx, &field, v3, span);
         let groups = field(fx, 2);
         let lits: Vec<_> = wg
             .iter()
@@ -336,29 +335,23 @@ impl Lowerer<'_, '_> {
     }
 
     /// The first threadgroup of this part of the dispatch: the uniform's
-    /// `group_offset` (`loaded`), unless the pipeline's
-    /// [`SPLIT_DISPATCH_OVERRIDE`](crate::reflect::SPLIT_DISPATCH_OVERRIDE)
-    /// promises a dispatch of one part, whose offset is zero. The driver
-    /// then folds the `select` and the load goes: an H100 ran a tiled
-    /// matmul 1 % faster without it (BENCHMARKS.md).
+    /// `group_offset` (`field` 1), or zero where the host promises
+    /// dispatches of one part ([`crate::Options::one_part_dispatch`]), so
+    /// that no load is made: an H100 ran a tiled matmul 1 % faster without
+    /// it (BENCHMARKS.md). It is a translation option, not a WGSL
+    /// `override`: any override makes wgpu run naga's override processing,
+    /// which rejects some valid modules (Tint's `dynamic_index/write` tests).
     fn group_offset(
         &mut self,
         fx: &mut FnCtx,
-        loaded: Handle<Expression>,
+        field: &dyn Fn(&mut FnCtx, u32) -> Handle<Expression>,
         v3: Handle<naga::Type>,
         span: Span,
-    ) -> Result<Handle<Expression>> {
-        let split = self.bool_override(crate::reflect::SPLIT_DISPATCH_OVERRIDE, true, span)?;
-        let split = fx.add(Expression::Override(split), span);
-        let zero = fx.add(Expression::ZeroValue(v3), span);
-        Ok(fx.add(
-            Expression::Select {
-                condition: split,
-                accept: loaded,
-                reject: zero,
-            },
-            span,
-        ))
+    ) -> Handle<Expression> {
+        match self.settings.one_part_dispatch {
+            true => fx.add(Expression::ZeroValue(v3), span),
+            false => field(fx, 1),
+        }
     }
 
     /// The module's `bool` override `name` with default `default`, created
