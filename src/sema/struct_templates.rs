@@ -328,7 +328,8 @@ impl<'a> Program<'a> {
         }
         let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
         for (i, a) in args.iter().enumerate() {
-            bound[i] = Some(self.explicit_value(&t.params[i], a)?);
+            let p = self.param_in_context(t, &bound[..i], i)?;
+            bound[i] = Some(self.explicit_value(&p, a)?);
         }
         for i in args.len()..t.params.len() {
             bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
@@ -579,7 +580,7 @@ fn specialization_of(t: &ast::TemplateDecl) -> Option<&[TemplateArg]> {
     match &t.item {
         Templated::Struct(s) => s.specialization.as_deref(),
         Templated::Variable(v) => v.specialization.as_deref(),
-        Templated::Function(_) => None,
+        Templated::Function(_) | Templated::Alias(_) => None,
     }
 }
 

@@ -208,6 +208,7 @@ fn renamable(item: &Item) -> bool {
     match item {
         Item::Function(f) => f.stage.is_none(),
         Item::Global(_) | Item::Alias(_) => true,
+        Item::Template(t) => matches!(t.item, Templated::Alias(_)),
         _ => false,
     }
 }
@@ -217,6 +218,10 @@ fn rename(item: &mut Item, old: &str, new: &str) {
     let names: Vec<&mut Ident> = match item {
         Item::Function(f) => vec![&mut f.name],
         Item::Alias(a) => vec![&mut a.name],
+        Item::Template(t) => match &mut t.item {
+            Templated::Alias(a) => vec![&mut a.name],
+            _ => Vec::new(),
+        },
         Item::Global(g) => g.declarators.iter_mut().map(|d| &mut d.name).collect(),
         _ => Vec::new(),
     };
@@ -327,6 +332,7 @@ fn declared_names(item: &Item) -> Vec<Ident> {
             Templated::Function(f) => vec![f.name.clone()],
             Templated::Struct(s) => vec![s.decl.name.clone()],
             Templated::Variable(v) => vec![v.name.clone()],
+            Templated::Alias(a) => vec![a.name.clone()],
         },
         _ => Vec::new(),
     }

@@ -1,0 +1,241 @@
+//! C++ template features of real MSL beyond plain function and struct
+//! templates: alias templates (`template <typename T> using acc_t =
+//! typename Traits<T>::type;`, C++ [temp.alias]) and non-type parameters of
+//! a dependent type (`template <typename T, T v> struct integral_constant`),
+//! with `bool_constant`/`true_type` traits built from them. GPU tests run
+//! kernels that use them and compare with a CPU reference computed here.
+
+mod common;
+
+use common::source::{assert_error, translate_body};
+
+/// Alias templates over dependent types, defaults, pointers, namespaces,
+/// nested aliases, members of an alias's type, and casts through one.
+const ALIASES: &str = r#"
+template <typename T> struct Traits { using acc = T; static constant constexpr int lanes = 1; };
+template <> struct Traits<half> { using acc = float; static constant constexpr int lanes = 2; };
+template <> struct Traits<short> { using acc = int; static constant constexpr int lanes = 3; };
+
+template <typename T>
+using acc_t = typename Traits<remove_cv_t<T>>::acc;
+template <typename T, int N = 4>
+using vec_t = vec<T, N>;
+template <typename T>
+using dptr = device T*;
+template <typename T>
+using traits_t = Traits<T>;
+
+namespace lib {
+template <typename T> using pair_t = vec_t<T, 2>;
+template <typename T> using acc4_t = vec_t<acc_t<T>>;
+}
+
+// `T` is deduced through the alias (`vec_t<T>` is `vec<T, 4>`).
+template <typename T>
+acc_t<T> sum4(vec_t<T> v) {
+  acc_t<T> s = 0;
+  for (int i = 0; i < 4; i++) s += acc_t<T>(v[i]) * acc_t<T>(traits_t<T>::lanes);
+  return s;
+}
+
+template <typename T>
+lib::acc4_t<T> widen(vec_t<T> v) { return lib::acc4_t<T>(v); }
+
+kernel void k(dptr<const half4> h [[buffer(0)]], dptr<const short4> s [[buffer(1)]],
+              dptr<float> out [[buffer(2)]], dptr<int> iout [[buffer(3)]],
+              uint gid [[thread_position_in_grid]]) {
+  lib::pair_t<float> p = lib::pair_t<float>(0.5f, float(gid));
+  const acc_t<const half> a = sum4(h[gid]);
+  out[gid] = a + p.x * p.y + widen(h[gid]).w + float(sizeof(vec_t<half, 3>));
+  iout[gid] = sum4(s[gid]) + int(sizeof(typename traits_t<short>::acc));
+}
+"#;
+
+#[test]
+fn alias_templates_stand_for_their_types() {
+    let wgsl = translate_body(ALIASES).wgsl().to_string();
+    // One instance per deduced `T`, with the aliased types.
+    assert!(wgsl.contains("fn sum4_half(v: vec4<f16>) -> f32"), "{wgsl}");
+    assert!(wgsl.contains("fn sum4_short("), "{wgsl}");
+    assert!(wgsl.contains("-> vec4<f32>"), "{wgsl}");
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn alias_templates_run() {
+    const N: usize = 32;
+    let halves: Vec<[f32; 4]> = (0..N)
+        .map(|i| {
+            let b = i as f32 * 0.25;
+            [b, b + 1.0, b - 2.0, 0.5 * b]
+        })
+        .collect();
+    let shorts: Vec<[i16; 4]> = (0..N)
+        .map(|i| {
+            let b = i as i16 * 300;
+            [b, -b, b + 7, 1000 - b]
+        })
+        .collect();
+    let h_bytes: Vec<u8> = halves
+        .iter()
+        .flatten()
+        .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
+        .collect();
+    let s_bytes: Vec<u8> = shorts
+        .iter()
+        .flatten()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let Some(out) = common::source::run_body(
+        ALIASES,
+        "k",
+        (N as u32, 16),
+        vec![
+            (0, h_bytes),
+            (1, s_bytes),
+            (2, vec![0; 4 * N]),
+            (3, vec![0; 4 * N]),
+        ],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&2]);
+    let igot: Vec<i32> = out[&3]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for i in 0..N {
+        // The inputs are exact in half; sums of them are exact in float.
+        let sum: f32 = halves[i].iter().map(|v| v * 2.0).sum();
+        let want = sum + 0.5 * i as f32 + halves[i][3] + 8.0;
+        assert_eq!(got[i], want, "float [{i}]");
+        // `short` accumulates in `int` (no 16-bit wrap), times 3 lanes.
+        let isum: i32 = shorts[i].iter().map(|v| i32::from(*v) * 3).sum();
+        assert_eq!(igot[i], isum + 4, "int [{i}]");
+    }
+}
+
+#[test]
+fn alias_templates_need_arguments() {
+    let body = "template <typename T> using ptr_t = device T*;\n\
+                template <typename T, int N> using v_t = vec<T, N>;\n\
+                kernel void k(device float* o [[buffer(0)]]) { v_t<float> x = 1.0f; o[0] = x.x; }\n";
+    assert_error(
+        body,
+        "v_t<float> x",
+        0,
+        "too few template arguments for alias template `v_t`: `N` has no default",
+    );
+    let body = "template <typename T> using v4_t = vec<T, 4>;\n\
+                kernel void k(device float* o [[buffer(0)]]) { v4_t<float, 2> x = 1.0f; o[0] = x.x; }\n";
+    assert_error(
+        body,
+        "2> x",
+        0,
+        "too many template arguments for alias template `v4_t`: it takes 1",
+    );
+    let body = "template <typename T> using v4_t = vec<T, 4>;\n\
+                kernel void k(device float* o [[buffer(0)]]) { v4_t x = 1.0f; o[0] = x.x; }\n";
+    assert_error(
+        body,
+        "v4_t x",
+        0,
+        "alias template `v4_t` needs template arguments: `v4_t<..>`",
+    );
+    let body = "template <int N> using fv_t = vec<float, N>;\n\
+                kernel void k(device float* o [[buffer(0)]]) { fv_t<float> x = 1.0f; o[0] = x.x; }\n";
+    assert_error(
+        body,
+        "float> x",
+        0,
+        "template argument 1 of alias template `fv_t` must be a constant (parameter `N`)",
+    );
+}
+
+/// `template <typename T, T v> struct integral_constant` as MLX's steel
+/// headers write it, with `bool_constant` as an alias template, traits that
+/// derive from it, and `::value` in constant contexts.
+const CONSTANTS: &str = r#"
+namespace steel {
+template <typename T, T v>
+struct integral_constant {
+  static constexpr constant T value = v;
+  using value_type = T;
+};
+template <bool B>
+using bool_constant = integral_constant<bool, B>;
+using true_type = bool_constant<true>;
+using false_type = bool_constant<false>;
+template <int val>
+using Int = integral_constant<int, val>;
+
+template <class T>
+struct is_wide : bool_constant<(sizeof(T) > 2)> {};
+}
+
+template <typename T>
+T scale(T x) {
+  if (steel::is_wide<T>::value) {
+    return x * T(steel::Int<3>::value);
+  }
+  return x + T(steel::integral_constant<short, -2>::value);
+}
+
+static_assert(steel::true_type::value && !steel::false_type::value, "bool_constant");
+static_assert(steel::integral_constant<uint, 7u>::value == 7u, "uint constant");
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              device const half* hin [[buffer(2)]], device half* hout [[buffer(3)]],
+              uint gid [[thread_position_in_grid]]) {
+  typename steel::Int<5>::value_type five = steel::Int<5>::value;
+  out[gid] = scale(in[gid]) + float(five);
+  hout[gid] = scale(hin[gid]);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn integral_constants_of_dependent_type_run() {
+    const N: usize = 32;
+    let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 4.0).collect();
+    let hs: Vec<f32> = (0..N).map(|i| i as f32 * 0.25 - 2.0).collect();
+    let h_bytes: Vec<u8> = hs
+        .iter()
+        .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
+        .collect();
+    let Some(out) = common::source::run_body(
+        CONSTANTS,
+        "k",
+        (N as u32, 16),
+        vec![
+            (0, common::f32_bytes(&xs)),
+            (1, vec![0; 4 * N]),
+            (2, h_bytes),
+            (3, vec![0; 2 * N]),
+        ],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    let hgot: Vec<f32> = out[&3]
+        .chunks(2)
+        .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+        .collect();
+    for i in 0..N {
+        // `float` is wide: times 3, plus 5; `half` is not: minus 2 (exact).
+        assert_eq!(got[i], xs[i] * 3.0 + 5.0, "float [{i}]");
+        assert_eq!(hgot[i], hs[i] - 2.0, "half [{i}]");
+    }
+}
+
+#[test]
+fn integral_constant_arguments_are_checked_against_their_type() {
+    let body = "template <typename T, T v> struct ic { static constexpr constant T value = v; };\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = float(ic<float, 1>::value); }\n";
+    assert_error(
+        body,
+        "T v>",
+        0,
+        "`float` cannot be the type of a template parameter; use an integer type",
+    );
+}
