@@ -2,8 +2,9 @@
 //! templates: alias templates (`template <typename T> using acc_t =
 //! typename Traits<T>::type;`, C++ [temp.alias]) and non-type parameters of
 //! a dependent type (`template <typename T, T v> struct integral_constant`),
-//! with `bool_constant`/`true_type` traits built from them. GPU tests run
-//! kernels that use them and compare with a CPU reference computed here.
+//! with `bool_constant`/`true_type` traits built from them; `noexcept`.
+//! GPU tests run kernels that use them and compare with a CPU reference
+//! computed here.
 
 mod common;
 
@@ -161,6 +162,7 @@ template <typename T, T v>
 struct integral_constant {
   static constexpr constant T value = v;
   using value_type = T;
+  constexpr operator value_type() const thread noexcept { return value; }
 };
 template <bool B>
 using bool_constant = integral_constant<bool, B>;
@@ -181,6 +183,9 @@ T scale(T x) {
   return x + T(steel::integral_constant<short, -2>::value);
 }
 
+// `noexcept` promises nothing Metal could break.
+float twice(float x) noexcept(true) { return 2.0f * x; }
+
 static_assert(steel::true_type::value && !steel::false_type::value, "bool_constant");
 static_assert(steel::integral_constant<uint, 7u>::value == 7u, "uint constant");
 
@@ -188,7 +193,7 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
               device const half* hin [[buffer(2)]], device half* hout [[buffer(3)]],
               uint gid [[thread_position_in_grid]]) {
   typename steel::Int<5>::value_type five = steel::Int<5>::value;
-  out[gid] = scale(in[gid]) + float(five);
+  out[gid] = twice(scale(in[gid])) + float(five);
   hout[gid] = scale(hin[gid]);
 }
 "#;
@@ -222,8 +227,9 @@ fn integral_constants_of_dependent_type_run() {
         .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
         .collect();
     for i in 0..N {
-        // `float` is wide: times 3, plus 5; `half` is not: minus 2 (exact).
-        assert_eq!(got[i], xs[i] * 3.0 + 5.0, "float [{i}]");
+        // `float` is wide: times 3, twice, plus 5; `half` is not: minus 2
+        // (exact).
+        assert_eq!(got[i], xs[i] * 3.0 * 2.0 + 5.0, "float [{i}]");
         assert_eq!(hgot[i], hs[i] - 2.0, "half [{i}]");
     }
 }
@@ -237,5 +243,72 @@ fn integral_constant_arguments_are_checked_against_their_type() {
         "T v>",
         0,
         "`float` cannot be the type of a template parameter; use an integer type",
+    );
+}
+
+/// `op.template f<N>(..)`: explicit template arguments of member function
+/// templates (MLX's `op.template reduce_many<N_READS>(best, vals, offset)`),
+/// through `->` too, with `N` not deducible from the arguments.
+const MEMBER_TEMPLATES: &str = r#"
+struct MaxOp {
+  float bias;
+  template <int N>
+  float reduce_many(float best, float4 vals) const {
+    for (int i = 0; i < N; i++) best = max(best, vals[i]);
+    return best + bias;
+  }
+  template <typename U, int K = 2>
+  U scaled(U x) const { return x * U(K); }
+};
+
+template <typename Op, int N_READS>
+float run(thread const Op& op, float4 vals) {
+  return op.template reduce_many<N_READS>(-1000.0f, vals);
+}
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  float4 vals;
+  for (int i = 0; i < 4; i++) vals[i] = in[4 * gid + i];
+  MaxOp op{0.5f};
+  thread MaxOp* p = &op;
+  out[gid] = run<MaxOp, 3>(op, vals) + p->template scaled<float, 3>(vals[3])
+             + op.template scaled<float>(1.0f);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn member_templates_with_explicit_arguments_run() {
+    const N: usize = 32;
+    let xs: Vec<f32> = (0..4 * N)
+        .map(|i| ((i * 37) % 23) as f32 * 0.5 - 3.0)
+        .collect();
+    let Some(out) = common::source::run_body(
+        MEMBER_TEMPLATES,
+        "k",
+        (N as u32, 16),
+        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for i in 0..N {
+        let v = &xs[4 * i..4 * i + 4];
+        // The first three only (`N_READS` = 3), then `K` = 3 and the default 2.
+        let best = v[..3].iter().fold(-1000.0f32, |a, b| a.max(*b)) + 0.5;
+        assert_eq!(got[i], best + v[3] * 3.0 + 2.0, "[{i}]");
+    }
+}
+
+#[test]
+fn explicit_arguments_need_a_member_template() {
+    let body = "struct S { float f(float x) const { return x; } };\n\
+                kernel void k(device float* o [[buffer(0)]]) { S s; o[0] = s.template f<2>(1.0f); }\n";
+    assert_error(
+        body,
+        "f<2>",
+        0,
+        "`f` in `S` is not a member function template, so it takes no template arguments",
     );
 }

@@ -277,6 +277,10 @@ impl<'m> Subst<'m> {
             ExprKind::Unary(_, a) | ExprKind::PostIncDec(_, a) | ExprKind::Member(a, ..) => {
                 self.expr(a)
             }
+            ExprKind::MemberTemplate(m, args) => {
+                self.expr(m);
+                args.iter_mut().for_each(|a| self.template_arg(a));
+            }
             ExprKind::Ternary(a, b, c) => {
                 self.expr(a);
                 self.expr(b);

@@ -734,6 +734,9 @@ pub enum ExprKind {
     Index(Box<Expr>, Box<Expr>),
     /// `a.m` (false) or `a->m` (true)
     Member(Box<Expr>, Ident, bool),
+    /// `a.template m<N>` (a [`ExprKind::Member`]) with explicit template
+    /// arguments of member function template `m`; only called.
+    MemberTemplate(Box<Expr>, Vec<TemplateArg>),
     /// A cast.
     Cast(CastKind, TypeSpec, Box<Expr>),
     /// `{a, b}` in expression position (initializers, `x = {..}`)

@@ -230,8 +230,23 @@ impl Lowerer<'_, '_> {
     pub(in crate::lower) fn call_member<E: std::borrow::Borrow<Expr>>(
         &mut self,
         fx: &mut FnCtx,
+        object: Arg,
+        method: &Ident,
+        args: &[E],
+        span: Span,
+    ) -> Result<Value> {
+        self.call_member_explicit(fx, object, method, &[], args, span)
+    }
+
+    /// `object.template method<N>(args)`: [`Lowerer::call_member`] with
+    /// explicit template arguments (`explicit`) for a member function
+    /// template.
+    pub(in crate::lower) fn call_member_explicit<E: std::borrow::Borrow<Expr>>(
+        &mut self,
+        fx: &mut FnCtx,
         mut object: Arg,
         method: &Ident,
+        explicit: &[ast::TemplateArg],
         args: &[E],
         span: Span,
     ) -> Result<Value> {
@@ -261,18 +276,33 @@ impl Lowerer<'_, '_> {
             if storage == Storage::Temporary {
                 object = self.materialize(fx, object)?;
             }
-            let plain = all.clone();
+            // Explicit template arguments leave only the templates.
+            let plain = if explicit.is_empty() {
+                all.clone()
+            } else {
+                Vec::new()
+            };
             return self.call_overloaded(
                 fx,
                 &key,
                 &plain,
                 &templates,
-                &[],
+                explicit,
                 vec![object],
                 args,
                 method.span,
                 span,
             );
+        }
+        if !explicit.is_empty() {
+            return Err(Error::coded(
+                Code::Template,
+                method.span,
+                format!(
+                    "`{}` in `{sname}` is not a member function template, so it takes no template arguments",
+                    method.name
+                ),
+            ));
         }
         if all.is_empty() {
             if let Some(e) = self.ambiguous_member(&sname, &method.name, method.span) {

@@ -193,11 +193,17 @@ pub(super) fn postfix(pair: Pair<Rule>) -> Result<Expr> {
             ),
             Rule::member | Rule::arrow => {
                 let arrow = op.as_rule() == Rule::arrow;
-                ExprKind::Member(
-                    Box::new(e),
-                    member_name(op.into_inner().next().unwrap()),
-                    arrow,
-                )
+                let name = op.into_inner().next().unwrap();
+                if name.as_rule() == Rule::member_template_id {
+                    let mut inner = name.into_inner();
+                    inner.next(); // `template`
+                    let method = super::ident(inner.next().unwrap());
+                    let args = template_args(inner.next().unwrap())?;
+                    let member = mk(ExprKind::Member(Box::new(e), method, arrow), span);
+                    ExprKind::MemberTemplate(Box::new(member), args)
+                } else {
+                    ExprKind::Member(Box::new(e), member_name(name), arrow)
+                }
             }
             Rule::post_inc => ExprKind::PostIncDec(true, Box::new(e)),
             Rule::post_dec => ExprKind::PostIncDec(false, Box::new(e)),

@@ -239,6 +239,10 @@ fn expr(e: &mut Expr, f: &mut Visit) {
             expr(b, f);
         }
         ExprKind::Unary(_, a) | ExprKind::PostIncDec(_, a) | ExprKind::Member(a, ..) => expr(a, f),
+        ExprKind::MemberTemplate(m, args) => {
+            expr(m, f);
+            args.iter_mut().for_each(|a| template_arg(a, f));
+        }
         ExprKind::Ternary(a, b, c) => {
             expr(a, f);
             expr(b, f);
