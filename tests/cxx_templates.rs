@@ -162,7 +162,8 @@ template <typename T, T v>
 struct integral_constant {
   static constexpr constant T value = v;
   using value_type = T;
-  constexpr operator value_type() const thread noexcept { return value; }
+  using type = integral_constant;
+  METAL_FUNC constexpr operator value_type() const thread noexcept { return value; }
 };
 template <bool B>
 using bool_constant = integral_constant<bool, B>;

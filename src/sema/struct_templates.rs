@@ -415,7 +415,11 @@ impl<'a> Program<'a> {
                 }
                 _ => {}
             }
-            if matches!(item, Item::Struct(_) | Item::Alias(_)) {
+            // `using type = integral_constant;` names the instance itself
+            // (the injected class name): it follows the struct.
+            let names_instance =
+                matches!(&item, Item::Alias(a) if a.ty.path.first().is_some_and(|p| p == instance));
+            if matches!(item, Item::Struct(_) | Item::Alias(_)) && !names_instance {
                 items.insert(ahead, item);
                 ahead += 1;
             } else {
