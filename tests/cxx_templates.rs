@@ -313,3 +313,78 @@ fn explicit_arguments_need_a_member_template() {
         "`f` in `S` is not a member function template, so it takes no template arguments",
     );
 }
+
+/// `auto` return types, deduced from the first `return` (C++14
+/// [dcl.spec.auto]): plain functions, templates whose type depends on the
+/// arguments, member functions, `void` without a value.
+const AUTO_RETURNS: &str = r#"
+auto half_of(float x) { return x * 0.5f; }
+
+template <typename T, typename U>
+constexpr auto mul(T a, U b) {
+  auto r = a * b;
+  return r;
+}
+
+struct Acc {
+  float total;
+  auto scaled(int k) const { return total * float(k); }
+};
+
+auto store(device float* o, uint i, float v) {
+  o[i] = v;
+  return;
+}
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              device int* iout [[buffer(2)]], uint gid [[thread_position_in_grid]]) {
+  Acc a{in[gid]};
+  // `mul(float2, float)` is a `float2`; `mul(int, int)` an `int`.
+  float2 v = mul(float2(in[gid], 1.0f), 2.0f);
+  store(out, gid, half_of(v.x) + v.y + a.scaled(3));
+  iout[gid] = mul(int(gid), 7);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn auto_return_types_run() {
+    const N: usize = 32;
+    let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.75 - 5.0).collect();
+    let Some(out) = common::source::run_body(
+        AUTO_RETURNS,
+        "k",
+        (N as u32, 16),
+        vec![
+            (0, common::f32_bytes(&xs)),
+            (1, vec![0; 4 * N]),
+            (2, vec![0; 4 * N]),
+        ],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    let igot: Vec<i32> = out[&2]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for i in 0..N {
+        assert_eq!(got[i], xs[i] * 2.0 * 0.5 + 2.0 + xs[i] * 3.0, "[{i}]");
+        assert_eq!(igot[i], 7 * i as i32, "int [{i}]");
+    }
+}
+
+#[test]
+fn auto_return_types_are_deduced() {
+    let wgsl = translate_body(AUTO_RETURNS).wgsl().to_string();
+    assert!(wgsl.contains("-> vec2<f32>"), "{wgsl}");
+    assert!(wgsl.contains("-> i32"), "{wgsl}");
+    let body = "auto pair(float x) { return {x, x}; }\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = 1.0f; pair(o[0]); }\n";
+    assert_error(
+        body,
+        "{x, x}",
+        0,
+        "cannot deduce an `auto` return type from a braced list",
+    );
+}

@@ -126,11 +126,11 @@ pub fn call(
             frame.insert(name.name.clone(), value);
         }
     }
-    let ret = program.resolve_type(&f.ret)?;
+    let ret = super::constexpr_fn::declared_return(program, f)?;
     FRAMES.with(|fr| fr.borrow_mut().push(frame));
     let mut run = Run {
         program,
-        ret: &ret,
+        ret: ret.as_ref(),
         steps: 0,
     };
     let body = f.body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
@@ -161,7 +161,8 @@ fn bind(
 
 struct Run<'p, 'a> {
     program: &'p Program<'a>,
-    ret: &'p Type,
+    /// The declared return type; `None` for `auto` (the value's own).
+    ret: Option<&'p Type>,
     steps: usize,
 }
 
@@ -227,7 +228,7 @@ impl Run<'_, '_> {
                     let base = self.program.resolve_type(&d.ty)?;
                     let ty = self.program.declarator_type(base, declarator)?;
                     match init {
-                        Some(Init::Expr(e)) => value_of(self.program, e, &ty)?,
+                        Some(Init::Expr(e)) => value_of(self.program, e, Some(&ty))?,
                         Some(i) => consteval::eval_init(self.program, i, &ty)?,
                         None => ConstValue::default_of(&ty, self.program),
                     }
@@ -254,7 +255,7 @@ impl Run<'_, '_> {
         let slot = slot(self.program, &mut whole, &path, target.span)?;
         let ty = slot.ty();
         let new = match op {
-            None => value_of(self.program, value, &ty)?,
+            None => value_of(self.program, value, Some(&ty))?,
             Some(op) => {
                 let rhs = consteval::eval(self.program, value)?;
                 let combined = consteval::binary_values(self.program, *op, slot, &rhs, e.span)?;
@@ -342,12 +343,13 @@ pub fn member_index(program: &Program, ty: &Type, name: &str) -> Option<usize> {
 
 /// `e` as a value of type `ty`: a braced list `{a, b}` initializes it, any
 /// other expression converts to it.
-fn value_of(program: &Program, e: &Expr, ty: &Type) -> Result<ConstValue> {
-    match &e.kind {
-        ExprKind::InitList(items) => {
+fn value_of(program: &Program, e: &Expr, ty: Option<&Type>) -> Result<ConstValue> {
+    match (&e.kind, ty) {
+        (ExprKind::InitList(items), Some(ty)) => {
             consteval::eval_init(program, &Init::List(items.clone(), e.span), ty)
         }
-        _ => consteval::convert(&consteval::eval(program, e)?, ty, e.span, program),
+        (_, Some(ty)) => consteval::convert(&consteval::eval(program, e)?, ty, e.span, program),
+        (_, None) => consteval::eval(program, e),
     }
 }
 
