@@ -174,11 +174,14 @@ using Int = integral_constant<int, val>;
 
 template <class T>
 struct is_wide : bool_constant<(sizeof(T) > 2)> {};
+// The argument parses as a type (a name with template arguments).
+template <class T>
+struct is_big : bool_constant<is_wide<T>::value> {};
 }
 
 template <typename T>
 T scale(T x) {
-  if (steel::is_wide<T>::value) {
+  if (steel::is_big<T>::value) {
     return x * T(steel::Int<3>::value);
   }
   return x + T(steel::integral_constant<short, -2>::value);

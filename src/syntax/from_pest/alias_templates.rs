@@ -243,17 +243,15 @@ fn arguments(
             (TemplateParamKind::Value(..), Some(TemplateArg::Expr(e))) => {
                 Replacement::Value(e.clone())
             }
-            // A bare name parses as a type; here it is a constant's name
-            // (unless it is one of the language's type names).
+            // A name (`N`, `is_integral<T>::value`) parses as a type; here
+            // it is a constant's (unless it is one of the language's types).
             (TemplateParamKind::Value(..), Some(TemplateArg::Type(ts)))
-                if ts.args.is_empty()
-                    && ts.ptr_ops.is_empty()
+                if ts.ptr_ops.is_empty()
+                    && !ts.is_const
+                    && ts.space.is_none()
                     && crate::types::builtin_type(&ts.name()).is_none() =>
             {
-                Replacement::Value(Expr {
-                    kind: ExprKind::Name(ts.path.clone()),
-                    span: ts.span,
-                })
+                Replacement::Value(crate::sema::templates::type_arg_as_expr(ts))
             }
             (TemplateParamKind::Value(_, Some(default)), None) => {
                 let mut d = default.clone();
