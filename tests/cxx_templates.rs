@@ -391,3 +391,43 @@ fn auto_return_types_are_deduced() {
         "cannot deduce an `auto` return type from a braced list",
     );
 }
+
+/// Default arguments of function templates, which may use the template's
+/// parameters (`T k = T(2)`), and of member function templates.
+const TEMPLATE_DEFAULTS: &str = r#"
+template <typename T, int N = 2>
+T scale(T x, T k = T(N) + T(1), int extra = N) { return x * k + T(extra); }
+
+struct Op {
+  template <typename T>
+  T shift(T x, T by = T(10)) const { return x + by; }
+};
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  Op op;
+  float x = in[gid];
+  out[gid] = scale(x) + scale<float, 4>(x, 0.5f) + op.shift(x) + op.shift(x, 1.0f);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn default_arguments_of_function_templates_run() {
+    const N: usize = 32;
+    let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 6.0).collect();
+    let Some(out) = common::source::run_body(
+        TEMPLATE_DEFAULTS,
+        "k",
+        (N as u32, 16),
+        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for i in 0..N {
+        let x = xs[i];
+        let want = (x * 3.0 + 2.0) + (x * 0.5 + 4.0) + (x + 10.0) + (x + 1.0);
+        assert_eq!(got[i], want, "[{i}]");
+    }
+}

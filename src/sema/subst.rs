@@ -100,6 +100,8 @@ impl<'m> Subst<'m> {
         for p in &mut f.params {
             self.ty(&mut p.ty);
             p.array.iter_mut().flatten().for_each(|e| self.expr(e));
+            // A default argument may use the template's parameters (`T k = T(2)`).
+            p.default.iter_mut().for_each(|e| self.expr(e));
             for a in &mut p.attributes {
                 a.args.iter_mut().for_each(|e| self.expr(e));
             }
