@@ -431,3 +431,101 @@ fn default_arguments_of_function_templates_run() {
         assert_eq!(got[i], want, "[{i}]");
     }
 }
+
+/// Multi-statement `constexpr` functions with loops (`for`, `while`,
+/// `do`, `break`, `continue`, `++`) evaluated at translation time where a
+/// constant is needed: array sizes, template arguments, `static_assert`;
+/// called with run-time arguments, they are ordinary functions.
+const CONSTEXPR_LOOPS: &str = r#"
+constexpr int tri(int n) {
+  int s = 0;
+  for (int i = 1; i <= n; ++i) {
+    if (i % 5 == 0) continue;
+    s += i;
+  }
+  return s;
+}
+constexpr uint log2_ceil(uint x) {
+  uint r = 0;
+  while ((1u << r) < x) r++;
+  return r;
+}
+constexpr int first_square_above(int n) {
+  int k = 0;
+  do { k++; } while (k * k <= n);
+  return k;
+}
+constexpr int doublings(int x) {
+  int steps = 0;
+  for (;;) {
+    if (x > 100) break;
+    x *= 2;
+    steps += 1;
+  }
+  return steps;
+}
+static_assert(tri(10) == 40, "1..10 without 5 and 10");
+static_assert(log2_ceil(37u) == 6u && first_square_above(15) == 4, "loops");
+static_assert(doublings(3) == 6, "3 -> 192 in six doublings");
+
+template <int N> struct Table { float v[N]; };
+
+kernel void k(device const int* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  Table<int(log2_ceil(37u))> t;
+  float arr[tri(4)];
+  for (int i = 0; i < tri(4); i++) arr[i] = float(i);
+  t.v[5] = arr[9];
+  out[gid] = float(sizeof(t) / 4) + t.v[5] + float(first_square_above(in[gid]))
+             + float(doublings(in[gid]));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn constexpr_functions_with_loops_run() {
+    const N: usize = 32;
+    let xs: Vec<i32> = (0..N as i32).map(|i| i * 7 + 1).collect();
+    let bytes: Vec<u8> = xs.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let Some(out) = common::source::run_body(
+        CONSTEXPR_LOOPS,
+        "k",
+        (N as u32, 16),
+        vec![(0, bytes), (1, vec![0; 4 * N])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    let first_square_above = |n: i32| {
+        let mut k = 0;
+        loop {
+            k += 1;
+            if k * k > n {
+                return k;
+            }
+        }
+    };
+    let doublings = |mut x: i32| {
+        let mut steps = 0;
+        while x <= 100 {
+            x *= 2;
+            steps += 1;
+        }
+        steps
+    };
+    for i in 0..N {
+        let want = 6.0 + 9.0 + first_square_above(xs[i]) as f32 + doublings(xs[i]) as f32;
+        assert_eq!(got[i], want, "[{i}]");
+    }
+}
+
+#[test]
+fn runaway_constexpr_loops_are_stopped() {
+    let body = "constexpr int forever(int x) { while (x > 0) { x += 1; } return x; }\n\
+                static_assert(forever(1) > 0, \"never\");\n";
+    let text = common::source::fails(body);
+    assert!(
+        text.contains("constexpr evaluation takes too many steps"),
+        "{text}"
+    );
+}
