@@ -529,3 +529,46 @@ fn runaway_constexpr_loops_are_stopped() {
         "{text}"
     );
 }
+
+/// Operator overloads (plain and templates) declared in several namespaces
+/// form one overload set, as argument-dependent lookup finds them in C++.
+const NAMESPACE_OPERATORS: &str = r#"
+namespace a {
+struct V { float x; };
+V operator+(V p, V q) { return V{p.x + q.x}; }
+}
+namespace b {
+template <typename T> struct W { T x; };
+template <typename T> W<T> operator+(W<T> p, W<T> q) { return W<T>{p.x * q.x}; }
+}
+struct G { float x; };
+G operator+(G p, G q) { return G{p.x - q.x}; }
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  a::V v{in[gid]};
+  b::W<float> w{in[gid]};
+  G g{in[gid]};
+  out[gid] = (v + v).x + (w + w).x + (g + G{1.0f}).x;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn operators_of_several_namespaces_run() {
+    const N: usize = 32;
+    let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let Some(out) = common::source::run_body(
+        NAMESPACE_OPERATORS,
+        "k",
+        (N as u32, 16),
+        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for i in 0..N {
+        let x = xs[i];
+        assert_eq!(got[i], (x + x) + (x * x) + (x - 1.0), "[{i}]");
+    }
+}

@@ -699,6 +699,9 @@ impl Lowerer<'_, '_> {
             }
         }
         let free = self.user_functions(&name);
+        // Operator templates (`template <typename T> W<T> operator+(W<T>, W<T>)`)
+        // compete with the plain overloads.
+        let templates = self.program.function_templates(&name).to_vec();
         // The left operand is read before the right one is evaluated (as the
         // built-in operator reads it), unless it is assigned to or a
         // candidate takes it by reference.
@@ -712,7 +715,7 @@ impl Lowerer<'_, '_> {
         };
         let mut any_struct = self.is_object(fx, &a.value);
         let lists = rest.iter().any(|e| matches!(e.kind, ExprKind::InitList(_)));
-        if free.is_empty() || lists {
+        if (free.is_empty() && templates.is_empty()) || lists {
             fx.keep_lowered(first, a.value);
             return Ok(None);
         }
@@ -739,6 +742,21 @@ impl Lowerer<'_, '_> {
             }
             return Ok(None);
         }
+        if !templates.is_empty() {
+            return self
+                .call_overloaded(
+                    fx,
+                    &name,
+                    &free,
+                    &templates,
+                    &[],
+                    args,
+                    &[] as &[Expr],
+                    span,
+                    span,
+                )
+                .map(Some);
+        }
         self.call_user(fx, &name, &free, args, &[] as &[Expr], span, span)
             .map(Some)
     }
@@ -746,6 +764,7 @@ impl Lowerer<'_, '_> {
     /// True if some struct or free function overloads `name` (`operator+`).
     fn has_operator(&self, name: &str) -> bool {
         self.program.symbols.contains_key(name)
+            || !self.program.function_templates(name).is_empty()
             || self
                 .global
                 .qualified_names

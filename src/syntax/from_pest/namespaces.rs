@@ -137,7 +137,9 @@ pub(super) fn declare(item: &mut Item) -> Result<()> {
             if function {
                 n.functions.insert((here.clone(), name.name.clone()));
             }
-            if function && overloads_metal(&n, &here, &name.name) {
+            if function
+                && (overloads_metal(&n, &here, &name.name) || joins_operators(&n, &name.name))
+            {
                 n.members.entry(here).or_default().insert(name.name.clone());
                 return Ok(None);
             }
@@ -201,6 +203,18 @@ fn overloads_metal(n: &Namespaces, here: &str, name: &str) -> bool {
     n.uses_metal
         && n.owner.get(name).is_some_and(|o| o == other)
         && n.functions.contains(&(other.to_string(), name.to_string()))
+}
+
+/// Whether an operator function `name` (`operator+`) joins the overloads
+/// another namespace declared: C++ finds operators by argument-dependent
+/// lookup in every namespace of their operands, so the overloads of one
+/// operator form one set here, where overload resolution picks among them
+/// by their parameter types.
+fn joins_operators(n: &Namespaces, name: &str) -> bool {
+    name.starts_with("operator")
+        && n.owner
+            .get(name)
+            .is_some_and(|o| n.functions.contains(&(o.clone(), name.to_string())))
 }
 
 /// Whether `item` can live under another program-scope name.
