@@ -572,3 +572,48 @@ fn operators_of_several_namespaces_run() {
         assert_eq!(got[i], (x + x) + (x * x) + (x - 1.0), "[{i}]");
     }
 }
+
+/// `decltype(x)::member`: a static member of an object's struct type (MLX's
+/// `decltype(Ctile)::kElemsPerTile`), also through a reference.
+const DECLTYPE_MEMBERS: &str = r#"
+template <typename T, int N>
+struct Tile {
+  static constant constexpr int kElems = N * 2;
+  T v[N * 2];
+};
+
+template <typename TileT>
+float total(thread TileT& t) {
+  float s = 0.0f;
+  for (int i = 0; i < decltype(t)::kElems; i++) s += float(t.v[i]);
+  return s;
+}
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  Tile<float, 3> t;
+  for (short i = 0; i < decltype(t)::kElems; i++) t.v[i] = in[gid] * float(i);
+  out[gid] = total(t);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn decltype_members_run() {
+    const N: usize = 32;
+    let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.25 - 2.0).collect();
+    let Some(out) = common::source::run_body(
+        DECLTYPE_MEMBERS,
+        "k",
+        (N as u32, 16),
+        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for i in 0..N {
+        // Six elements: x * (0 + 1 + ... + 5), summed in order.
+        let want = (0..6).fold(0.0f32, |s, k| s + xs[i] * k as f32);
+        assert_eq!(got[i], want, "[{i}]");
+    }
+}

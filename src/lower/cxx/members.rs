@@ -761,6 +761,40 @@ impl Lowerer<'_, '_> {
             .map(Some)
     }
 
+    /// `decltype(operand)::member`: the static member `member` of the
+    /// struct `operand` has (through a reference or pointer too).
+    fn decltype_member(
+        &mut self,
+        fx: &mut FnCtx,
+        operand: &Expr,
+        member: &[String],
+        span: Span,
+    ) -> Result<Value> {
+        let mut ty = self.type_of(fx, operand)?;
+        if let Type::Pointer(p) = ty {
+            ty = p.pointee;
+        }
+        let Type::Struct(id) = ty else {
+            return Err(Error::coded(
+                Code::UnknownMember,
+                operand.span,
+                format!(
+                    "`decltype(..)` is `{}` here, which has no member `{}`",
+                    self.program.display(&ty),
+                    member.join("::")
+                ),
+            ));
+        };
+        let path = std::iter::once(self.program.struct_name(id).to_string())
+            .chain(member.iter().cloned())
+            .collect();
+        let e = Expr {
+            kind: ExprKind::Name(path),
+            span,
+        };
+        self.expr(fx, &e)
+    }
+
     /// True if some struct or free function overloads `name` (`operator+`).
     fn has_operator(&self, name: &str) -> bool {
         self.program.symbols.contains_key(name)
@@ -790,6 +824,11 @@ impl Lowerer<'_, '_> {
         let ExprKind::Templated(path, args) = &e.kind else {
             unreachable!("a templated name")
         };
+        if let (Some("decltype"), [ast::TemplateArg::Expr(operand)]) =
+            (path.first().map(String::as_str), args.as_slice())
+        {
+            return self.decltype_member(fx, operand, &path[1..], e.span);
+        }
         match self.program.templated_expr(path, args, e.span)? {
             Some(x) => self.expr(fx, &x),
             None => Err(Error::coded(

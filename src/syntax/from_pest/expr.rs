@@ -284,6 +284,15 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
             ExprKind::Templated(name, template_args(inner.next().unwrap())?)
         }
         Rule::typename_expr => return primary(pair.into_inner().nth(1).unwrap()),
+        // `decltype(e)::m` is the path `decltype::m` with the operand as
+        // argument, as `decltype(e)` is as a type.
+        Rule::decltype_member => {
+            let mut inner = pair.into_inner();
+            let operand = inner.next().unwrap().into_inner().nth(1).unwrap();
+            let mut name = vec!["decltype".to_string()];
+            name.extend(inner.map(|s| s.into_inner().next().unwrap().as_str().to_string()));
+            ExprKind::Templated(name, vec![TemplateArg::Expr(expr(operand)?)])
+        }
         // `Traits<T>::value`: the member names follow the template's path
         // (sema splits them off again, see `sema::struct_templates`).
         Rule::scoped_template => {
