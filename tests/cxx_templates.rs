@@ -617,3 +617,44 @@ fn decltype_members_run() {
         assert_eq!(got[i], want, "[{i}]");
     }
 }
+
+/// A conditional expression as a template argument (MLX's
+/// `BlockLoader<T, transpose_a ? BK : BM, ..>`), in a dependent context.
+const CONDITIONAL_ARGUMENTS: &str = r#"
+template <typename T, int N>
+struct Tile { T v[N]; };
+
+template <bool wide, int A, int B>
+float fill(float x) {
+  using tile_t = Tile<float, wide ? A : B>;
+  tile_t t;
+  float s = 0.0f;
+  for (int i = 0; i < int(sizeof(tile_t) / 4); i++) { t.v[i] = x; s += t.v[i]; }
+  return s;
+}
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  out[gid] = fill<true, 3, 5>(in[gid]) + 10.0f * fill<false, 3, 5>(in[gid]);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn conditional_template_arguments_run() {
+    const N: usize = 32;
+    let xs: Vec<f32> = (0..N).map(|i| i as f32 - 8.0).collect();
+    let Some(out) = common::source::run_body(
+        CONDITIONAL_ARGUMENTS,
+        "k",
+        (N as u32, 16),
+        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for i in 0..N {
+        // Three elements, then five (exact: small integers).
+        assert_eq!(got[i], 3.0 * xs[i] + 10.0 * 5.0 * xs[i], "[{i}]");
+    }
+}

@@ -107,7 +107,7 @@ pub(super) fn expr(pair: Pair<Rule>) -> Result<Expr> {
                 span,
             ))
         }
-        Rule::cond_expr => {
+        Rule::cond_expr | Rule::template_cond => {
             let mut inner = pair.into_inner();
             let cond = expr(inner.next().unwrap())?;
             match (inner.next(), inner.next()) {
