@@ -658,3 +658,42 @@ fn conditional_template_arguments_run() {
         assert_eq!(got[i], 3.0 * xs[i] + 10.0 * 5.0 * xs[i], "[{i}]");
     }
 }
+
+/// A parameter defaulted to an empty braced list (MLX's
+/// `LoopAlignment<M, N, K> l = {}`): the parameter's type value-initialized.
+const BRACED_DEFAULTS: &str = r#"
+template <bool A, bool B>
+struct Alignment { int pad; };
+
+struct Offset { float x; float y; };
+
+template <bool A, bool B>
+float apply(float v, Alignment<A, B> l = {}, Offset o = {2.0f}) {
+  return v * (A ? 2.0f : 1.0f) + float(l.pad) + o.x + o.y;
+}
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  out[gid] = apply<true, false>(in[gid]) + apply<false, true>(in[gid], Alignment<false, true>{5});
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn braced_default_arguments_run() {
+    const N: usize = 32;
+    let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let Some(out) = common::source::run_body(
+        BRACED_DEFAULTS,
+        "k",
+        (N as u32, 16),
+        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for i in 0..N {
+        let x = xs[i];
+        assert_eq!(got[i], (x * 2.0 + 0.0 + 2.0) + (x + 5.0 + 2.0), "[{i}]");
+    }
+}

@@ -5,11 +5,11 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue, Value};
-use crate::lower::cxx::args::Arg;
+use crate::lower::cxx::args::{arg_type, Arg};
 use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::sema::templates::{template_function, TemplateValue, MAX_INSTANTIATION_DEPTH};
 use crate::source_map::Span;
-use crate::syntax::ast::{Expr, FunctionDecl, TemplateArg};
+use crate::syntax::ast::{Expr, ExprKind, FunctionDecl, TemplateArg};
 use crate::types::{AddressSpace, Type};
 use std::rc::Rc;
 
@@ -196,8 +196,22 @@ impl Lowerer<'_, '_> {
         let mut copied_back = Vec::new();
         let mut given = args.into_iter();
         for p in &f.params {
+            let pty = self.program.resolve_type(&p.ty)?;
+            let pty = self.program.apply_array(pty, &p.array)?;
             let arg = match (given.next(), &p.default) {
                 (Some(a), _) => a,
+                // `LoopAlignment<..> l = {}`: copy-initialized from the list.
+                (None, Some(d)) if matches!(d.kind, ExprKind::InitList(_)) => {
+                    let ExprKind::InitList(items) = &d.kind else {
+                        unreachable!("matched")
+                    };
+                    let value = self.braced_value(fx, items, &pty, d.span)?;
+                    Arg {
+                        ty: arg_type(&value),
+                        value,
+                        span: d.span,
+                    }
+                }
                 // C++ evaluates a default argument at the call, where only
                 // program-scope names are visible to it.
                 (None, Some(d)) => self.lower_arg(fx, d, false)?,
@@ -209,8 +223,6 @@ impl Lowerer<'_, '_> {
                     ))
                 }
             };
-            let pty = self.program.resolve_type(&p.ty)?;
-            let pty = self.program.apply_array(pty, &p.array)?;
             let (key, mut arg) = self.pass_argument(fx, &pty, arg)?;
             if let (ArgKey::Thread, Type::Pointer(pp), [place]) = (&key, &pty, arg.as_slice()) {
                 if let Some(copy) = self.part_argument_copy(fx, *place, pp, span)? {

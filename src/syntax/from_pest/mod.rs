@@ -774,7 +774,8 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
             }
             Rule::array_suffix => array.push(array_suffix(p)?),
             Rule::attributes => attributes.extend(attributes_of(p)?),
-            Rule::assign_expr => default = Some(expr(p)?),
+            // `S s = {}`: the parameter's type built from the list.
+            Rule::assign_expr | Rule::init_list => default = Some(expr(p)?),
             // Layout attributes on a parameter change no type.
             Rule::gnu_attribute => {
                 gnu::attribute(p)?;
