@@ -69,7 +69,7 @@ fn auto_at_program_scope_is_located() {
         body,
         "auto",
         0,
-        "`auto` is supported for local variables only; write the type here",
+        "`auto` is supported for local variables and function return types only; write the type here",
     );
 }
 

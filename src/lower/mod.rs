@@ -165,6 +165,9 @@ struct ModuleCtx {
     functions: HashMap<HelperKey, naga::Handle<naga::Function>>,
     /// Functions being lowered (recursion is an error, as in Metal).
     in_progress: Vec<usize>,
+    /// The return types of `auto` functions, deduced from their first
+    /// `return` when they were lowered.
+    deduced_returns: HashMap<usize, crate::types::Type>,
     /// Function template instantiations; instance `i` is user function
     /// `program.functions.len() + i`, so it is specialised like any helper.
     instances: Vec<std::rc::Rc<ast::FunctionDecl>>,

@@ -170,9 +170,10 @@ impl Walk<'_, '_, '_> {
             }
             ExprKind::Index(a, b) => self.expr(a) || self.expr(b),
             ExprKind::Unary(_, a) => self.operators() || self.expr(a),
-            ExprKind::PostIncDec(_, a) | ExprKind::Member(a, _, _) | ExprKind::Cast(_, _, a) => {
-                self.expr(a)
-            }
+            ExprKind::PostIncDec(_, a)
+            | ExprKind::Member(a, _, _)
+            | ExprKind::MemberTemplate(a, _)
+            | ExprKind::Cast(_, _, a) => self.expr(a),
             ExprKind::Ternary(a, b, c) => self.expr(a) || self.expr(b) || self.expr(c),
             ExprKind::Comma(items) => items.iter().any(|e| self.expr(e)),
             ExprKind::InitList(items) | ExprKind::BraceConstruct(_, items) => {
@@ -191,6 +192,7 @@ impl Walk<'_, '_, '_> {
             }
             ExprKind::Name(path) => self.named_call(path),
             ExprKind::Templated(path, _) => self.templated_call(path),
+            ExprKind::MemberTemplate(member, _) => self.call(member),
             _ => false,
         }
     }
@@ -453,6 +455,7 @@ pub(crate) fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         ExprKind::Unary(_, a)
         | ExprKind::PostIncDec(_, a)
         | ExprKind::Member(a, _, _)
+        | ExprKind::MemberTemplate(a, _)
         | ExprKind::Cast(_, _, a) => visit_expr(a, f),
         ExprKind::Ternary(a, b, c) => [a, b, c].iter().for_each(|x| visit_expr(x, f)),
         ExprKind::Comma(items) => items.iter().for_each(|x| visit_expr(x, f)),

@@ -1,7 +1,8 @@
 //! Constexpr functions and constructors with statement bodies, evaluated at
 //! translation time (C++14 relaxed constexpr, [dcl.constexpr]/3): local
-//! declarations, assignments to locals and their members or elements,
-//! `if` and `return`. Struct-valued arguments, constructors (which the
+//! declarations, assignments to locals and their members or elements
+//! (`++`/`--` too), `if`, `for`/`while`/`do` loops with `break` and
+//! `continue`, and `return`. Struct-valued arguments, constructors (which the
 //! parser turns into `S S::S(params) { S this; this.m = ..; return this; }`)
 //! and user `operator` overloads, templates included, are evaluated this way,
 //! so that a `static_assert` over a struct's arithmetic is checked.
@@ -22,9 +23,9 @@ use std::collections::HashMap;
 /// Deepest nesting of calls evaluated this way (as `constexpr_fn`'s limit).
 const MAX_DEPTH: usize = 64;
 
-/// Most statements one evaluation executes: a loop-free body runs each
-/// statement once, so this only bounds runaway recursion through `if`.
-const MAX_STEPS: usize = 10_000;
+/// Most statements one evaluation executes (loops included): it bounds a
+/// loop that never ends, as clang's `-fconstexpr-steps` does.
+const MAX_STEPS: usize = 100_000;
 
 thread_local! {
     static FRAMES: RefCell<Vec<HashMap<String, ConstValue>>> = const { RefCell::new(Vec::new()) };
@@ -126,19 +127,19 @@ pub fn call(
             frame.insert(name.name.clone(), value);
         }
     }
-    let ret = program.resolve_type(&f.ret)?;
+    let ret = super::constexpr_fn::declared_return(program, f)?;
     FRAMES.with(|fr| fr.borrow_mut().push(frame));
     let mut run = Run {
         program,
-        ret: &ret,
+        ret: ret.as_ref(),
         steps: 0,
     };
     let body = f.body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
     let result = run.stmts(body);
     FRAMES.with(|fr| fr.borrow_mut().pop());
     match result? {
-        Some(v) => Ok(v),
-        None => Err(not_constant(
+        Flow::Return(v) => Ok(v),
+        Flow::Next | Flow::Break | Flow::Continue => Err(not_constant(
             f.name.span,
             format!("constexpr function `{}` returns no value", f.name.name),
         )),
@@ -159,24 +160,72 @@ fn bind(
     }
 }
 
+/// How a statement ends.
+enum Flow {
+    /// Falls through to the next statement.
+    Next,
+    /// `return v;`
+    Return(ConstValue),
+    /// `break;`
+    Break,
+    /// `continue;`
+    Continue,
+}
+
 struct Run<'p, 'a> {
     program: &'p Program<'a>,
-    ret: &'p Type,
+    /// The declared return type; `None` for `auto` (the value's own).
+    ret: Option<&'p Type>,
     steps: usize,
 }
 
 impl Run<'_, '_> {
-    /// Executes `stmts`; `Some` once one of them returns.
-    fn stmts(&mut self, stmts: &[Stmt]) -> Result<Option<ConstValue>> {
+    /// Executes `stmts` up to a `return`, `break` or `continue`.
+    fn stmts(&mut self, stmts: &[Stmt]) -> Result<Flow> {
         for s in stmts {
-            if let Some(v) = self.stmt(s)? {
-                return Ok(Some(v));
+            match self.stmt(s)? {
+                Flow::Next => {}
+                other => return Ok(other),
             }
         }
-        Ok(None)
+        Ok(Flow::Next)
     }
 
-    fn stmt(&mut self, s: &Stmt) -> Result<Option<ConstValue>> {
+    /// Whether loop condition `cond` (none: true) holds.
+    fn holds(&mut self, cond: Option<&Expr>) -> Result<bool> {
+        match cond {
+            Some(c) => Ok(truth(&consteval::eval(self.program, c)?)),
+            None => Ok(true),
+        }
+    }
+
+    /// Runs a loop: `cond` before each iteration (after the first when
+    /// `test_first` is false), `body`, then `step`.
+    fn run_loop(
+        &mut self,
+        cond: Option<&Expr>,
+        body: &Stmt,
+        step: Option<&Expr>,
+        test_first: bool,
+    ) -> Result<Flow> {
+        let mut first = true;
+        loop {
+            if (test_first || !first) && !self.holds(cond)? {
+                return Ok(Flow::Next);
+            }
+            first = false;
+            match self.stmt(body)? {
+                Flow::Return(v) => return Ok(Flow::Return(v)),
+                Flow::Break => return Ok(Flow::Next),
+                Flow::Next | Flow::Continue => {}
+            }
+            if let Some(step) = step {
+                self.expr_stmt(step)?;
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<Flow> {
         self.steps += 1;
         if self.steps > MAX_STEPS {
             return Err(Error::coded(
@@ -187,9 +236,25 @@ impl Run<'_, '_> {
         }
         match &s.kind {
             StmtKind::Block(b) => self.stmts(&b.stmts),
-            StmtKind::Decl(d) => self.decl(d).map(|()| None),
-            StmtKind::Expr(e) => self.expr_stmt(e).map(|()| None),
-            StmtKind::Return(Some(e)) => value_of(self.program, e, self.ret).map(Some),
+            StmtKind::Decl(d) => self.decl(d).map(|()| Flow::Next),
+            StmtKind::Expr(e) => self.expr_stmt(e).map(|()| Flow::Next),
+            StmtKind::Return(Some(e)) => value_of(self.program, e, self.ret).map(Flow::Return),
+            StmtKind::Empty => Ok(Flow::Next),
+            StmtKind::Break => Ok(Flow::Break),
+            StmtKind::Continue => Ok(Flow::Continue),
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                if let Some(i) = init {
+                    self.stmt(i)?;
+                }
+                self.run_loop(cond.as_ref(), body, step.as_ref(), true)
+            }
+            StmtKind::While { cond, body } => self.run_loop(Some(cond), body, None, true),
+            StmtKind::DoWhile { body, cond } => self.run_loop(Some(cond), body, None, false),
             StmtKind::If {
                 cond,
                 then,
@@ -202,11 +267,11 @@ impl Run<'_, '_> {
                 } else if let Some(o) = otherwise {
                     self.stmt(o)
                 } else {
-                    Ok(None)
+                    Ok(Flow::Next)
                 }
             }
             StmtKind::StaticAssert(a) => {
-                super::static_assert::check(self.program, a).map(|()| None)
+                super::static_assert::check(self.program, a).map(|()| Flow::Next)
             }
             _ => Err(not_constant(
                 s.span,
@@ -227,7 +292,7 @@ impl Run<'_, '_> {
                     let base = self.program.resolve_type(&d.ty)?;
                     let ty = self.program.declarator_type(base, declarator)?;
                     match init {
-                        Some(Init::Expr(e)) => value_of(self.program, e, &ty)?,
+                        Some(Init::Expr(e)) => value_of(self.program, e, Some(&ty))?,
                         Some(i) => consteval::eval_init(self.program, i, &ty)?,
                         None => ConstValue::default_of(&ty, self.program),
                     }
@@ -241,8 +306,24 @@ impl Run<'_, '_> {
     /// `target = value` or `target op= value`; other expressions are
     /// evaluated for their errors only.
     fn expr_stmt(&mut self, e: &Expr) -> Result<()> {
-        let ExprKind::Assign(op, target, value) = &e.kind else {
-            return consteval::eval(self.program, e).map(|_| ());
+        // `i++`, `++i`, `--i`: `i += 1`, `i -= 1` (the value is unused).
+        let one = super::templates::value_expr(1, crate::types::Scalar::Int, e.span);
+        let step = |inc: bool| {
+            Some(if inc {
+                ast::BinaryOp::Add
+            } else {
+                ast::BinaryOp::Sub
+            })
+        };
+        let (op, target, value) = match &e.kind {
+            ExprKind::Assign(op, target, value) => (*op, &**target, &**value),
+            ExprKind::PostIncDec(inc, target) => (step(*inc), &**target, &one),
+            ExprKind::Unary(ast::UnaryOp::PreInc, target) => (step(true), &**target, &one),
+            ExprKind::Unary(ast::UnaryOp::PreDec, target) => (step(false), &**target, &one),
+            ExprKind::Comma(items) => {
+                return items.iter().try_for_each(|x| self.expr_stmt(x));
+            }
+            _ => return consteval::eval(self.program, e).map(|_| ()),
         };
         let (root, path) = place(target)?;
         let mut whole = local(root).ok_or_else(|| {
@@ -254,10 +335,10 @@ impl Run<'_, '_> {
         let slot = slot(self.program, &mut whole, &path, target.span)?;
         let ty = slot.ty();
         let new = match op {
-            None => value_of(self.program, value, &ty)?,
+            None => value_of(self.program, value, Some(&ty))?,
             Some(op) => {
                 let rhs = consteval::eval(self.program, value)?;
-                let combined = consteval::binary_values(self.program, *op, slot, &rhs, e.span)?;
+                let combined = consteval::binary_values(self.program, op, slot, &rhs, e.span)?;
                 consteval::convert(&combined, &ty, e.span, self.program)?
             }
         };
@@ -342,12 +423,13 @@ pub fn member_index(program: &Program, ty: &Type, name: &str) -> Option<usize> {
 
 /// `e` as a value of type `ty`: a braced list `{a, b}` initializes it, any
 /// other expression converts to it.
-fn value_of(program: &Program, e: &Expr, ty: &Type) -> Result<ConstValue> {
-    match &e.kind {
-        ExprKind::InitList(items) => {
+fn value_of(program: &Program, e: &Expr, ty: Option<&Type>) -> Result<ConstValue> {
+    match (&e.kind, ty) {
+        (ExprKind::InitList(items), Some(ty)) => {
             consteval::eval_init(program, &Init::List(items.clone(), e.span), ty)
         }
-        _ => consteval::convert(&consteval::eval(program, e)?, ty, e.span, program),
+        (_, Some(ty)) => consteval::convert(&consteval::eval(program, e)?, ty, e.span, program),
+        (_, None) => consteval::eval(program, e),
     }
 }
 

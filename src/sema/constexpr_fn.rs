@@ -100,8 +100,23 @@ fn evaluate(program: &Program, f: &FunctionDecl, args: &[Expr], span: Span) -> R
     DEPTH.with(|d| d.set(depth + 1));
     let value = consteval::eval(program, &body);
     DEPTH.with(|d| d.set(depth));
-    let ret = program.resolve_type(&f.ret)?;
-    consteval::convert(&value?, &ret, span, program)
+    match declared_return(program, f)? {
+        Some(ret) => consteval::convert(&value?, &ret, span, program),
+        None => value,
+    }
+}
+
+/// The return type `f` declares; `None` for `auto`, deduced from the
+/// returned value.
+pub(super) fn declared_return(
+    program: &Program,
+    f: &FunctionDecl,
+) -> Result<Option<crate::types::Type>> {
+    let ts = &f.ret;
+    if ts.path.len() == 1 && ts.path[0] == "auto" && ts.args.is_empty() && ts.ptr_ops.is_empty() {
+        return Ok(None);
+    }
+    program.resolve_type(ts).map(Some)
 }
 
 fn unsupported_body(f: &FunctionDecl) -> Error {

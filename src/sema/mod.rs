@@ -751,7 +751,7 @@ impl<'a> Program<'a> {
                 return Err(Error::coded(
                     Code::Unsupported,
                     ts.name_span,
-                    "`auto` is supported for local variables only; write the type here",
+                    "`auto` is supported for local variables and function return types only; write the type here",
                 ))
             }
             "double" => {

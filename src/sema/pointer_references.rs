@@ -28,7 +28,7 @@ fn item(item: &mut Item) {
         Item::Template(t) => match &mut t.item {
             Templated::Function(f) => function(f),
             Templated::Struct(st) => st.members.iter_mut().for_each(self::item),
-            Templated::Variable(_) => {}
+            Templated::Variable(_) | Templated::Alias(_) => {}
         },
         _ => {}
     }

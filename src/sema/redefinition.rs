@@ -133,7 +133,7 @@ fn defined_entities<'i>(item: &'i Item, structs: &HashSet<String>) -> Vec<(Entit
             Templated::Variable(v) if v.specialization.is_none() => {
                 named(&v.name).into_iter().collect()
             }
-            Templated::Struct(_) | Templated::Variable(_) => Vec::new(),
+            Templated::Struct(_) | Templated::Variable(_) | Templated::Alias(_) => Vec::new(),
         },
         Item::Alias(_)
         | Item::UsingNamespace(_)
@@ -249,6 +249,7 @@ fn rename_item(item: &mut Item, renames: &HashMap<String, Replacement>) {
                     rename_args(v.specialization.iter_mut().flatten(), &own);
                     rename_ident(&mut v.name, &own);
                 }
+                Templated::Alias(_) => {}
             }
         }
         Item::Instantiation(i) => rename_function(&mut i.function, renames),

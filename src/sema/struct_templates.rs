@@ -328,7 +328,8 @@ impl<'a> Program<'a> {
         }
         let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
         for (i, a) in args.iter().enumerate() {
-            bound[i] = Some(self.explicit_value(&t.params[i], a)?);
+            let p = self.param_in_context(t, &bound[..i], i)?;
+            bound[i] = Some(self.explicit_value(&p, a)?);
         }
         for i in args.len()..t.params.len() {
             bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
@@ -414,7 +415,11 @@ impl<'a> Program<'a> {
                 }
                 _ => {}
             }
-            if matches!(item, Item::Struct(_) | Item::Alias(_)) {
+            // `using type = integral_constant;` names the instance itself
+            // (the injected class name): it follows the struct.
+            let names_instance =
+                matches!(&item, Item::Alias(a) if a.ty.path.first().is_some_and(|p| p == instance));
+            if matches!(item, Item::Struct(_) | Item::Alias(_)) && !names_instance {
                 items.insert(ahead, item);
                 ahead += 1;
             } else {
@@ -579,7 +584,7 @@ fn specialization_of(t: &ast::TemplateDecl) -> Option<&[TemplateArg]> {
     match &t.item {
         Templated::Struct(s) => s.specialization.as_deref(),
         Templated::Variable(v) => v.specialization.as_deref(),
-        Templated::Function(_) => None,
+        Templated::Function(_) | Templated::Alias(_) => None,
     }
 }
 

@@ -100,6 +100,8 @@ impl<'m> Subst<'m> {
         for p in &mut f.params {
             self.ty(&mut p.ty);
             p.array.iter_mut().flatten().for_each(|e| self.expr(e));
+            // A default argument may use the template's parameters (`T k = T(2)`).
+            p.default.iter_mut().for_each(|e| self.expr(e));
             for a in &mut p.attributes {
                 a.args.iter_mut().for_each(|e| self.expr(e));
             }
@@ -276,6 +278,10 @@ impl<'m> Subst<'m> {
             }
             ExprKind::Unary(_, a) | ExprKind::PostIncDec(_, a) | ExprKind::Member(a, ..) => {
                 self.expr(a)
+            }
+            ExprKind::MemberTemplate(m, args) => {
+                self.expr(m);
+                args.iter_mut().for_each(|a| self.template_arg(a));
             }
             ExprKind::Ternary(a, b, c) => {
                 self.expr(a);

@@ -40,6 +40,7 @@ pub fn template_name(t: &ast::TemplateDecl) -> &str {
         Templated::Function(f) => &f.name.name,
         Templated::Struct(s) => &s.decl.name.name,
         Templated::Variable(v) => &v.name.name,
+        Templated::Alias(a) => &a.name.name,
     }
 }
 
@@ -50,6 +51,8 @@ impl<'a> Program<'a> {
             Templated::Function(f) => f,
             Templated::Struct(_) => return self.declare_struct_template(t),
             Templated::Variable(_) => return self.declare_variable_template(t),
+            // Expanded where used, by the parser.
+            Templated::Alias(_) => return Ok(()),
         };
         for (i, p) in t.params.iter().enumerate() {
             if t.params[..i].iter().any(|q| q.name.name == p.name.name) {
@@ -125,7 +128,8 @@ impl<'a> Program<'a> {
         }
         let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
         for (i, a) in explicit.iter().enumerate() {
-            bound[i] = Some(self.explicit_value(&t.params[i], a)?);
+            let p = self.param_in_context(t, &bound[..i], i)?;
+            bound[i] = Some(self.explicit_value(&p, a)?);
         }
         let mut d = Deduce {
             program: self,
@@ -143,6 +147,29 @@ impl<'a> Program<'a> {
             }
         }
         Ok(bound.into_iter().map(Option::unwrap).collect())
+    }
+
+    /// Parameter `i` of `t` with the earlier parameters' arguments put into
+    /// its type: the value parameter `v` of `template <typename T, T v>`
+    /// (`integral_constant`) has the type of the argument bound to `T`.
+    pub(super) fn param_in_context(
+        &self,
+        t: &ast::TemplateDecl,
+        earlier: &[Option<TemplateValue>],
+        i: usize,
+    ) -> Result<ast::TemplateParam> {
+        let mut p = t.params[i].clone();
+        let TemplateParamKind::Value(ty, _) = &mut p.kind else {
+            return Ok(p);
+        };
+        let mut map = HashMap::new();
+        for (q, v) in t.params.iter().zip(earlier) {
+            if let Some(v) = v {
+                map.insert(q.name.name.clone(), self.replacement(v, p.span)?);
+            }
+        }
+        Subst::new(&map).ty(ty);
+        Ok(p)
     }
 
     /// Template argument `a` for parameter `p`, evaluated.

@@ -81,6 +81,11 @@ pub enum Templated {
     Struct(StructTemplate),
     /// A variable template or a specialisation of one.
     Variable(VariableTemplate),
+    /// An alias template (`template <typename T> using A = vec<T, 4>;`,
+    /// C++ [temp.alias]). Only the parser sees one: each use `A<float>` is
+    /// replaced by the aliased type with the arguments substituted, and the
+    /// declaration itself is dropped.
+    Alias(Alias),
 }
 
 /// A variable template (C++14 [temp.pre]) or an explicit or partial
@@ -249,7 +254,7 @@ pub enum TemplateArg {
 }
 
 /// A type as written: `const device float4*`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct TypeSpec {
     /// `const` before the base type.
     pub is_const: bool,
@@ -738,6 +743,9 @@ pub enum ExprKind {
     Index(Box<Expr>, Box<Expr>),
     /// `a.m` (false) or `a->m` (true)
     Member(Box<Expr>, Ident, bool),
+    /// `a.template m<N>` (a [`ExprKind::Member`]) with explicit template
+    /// arguments of member function template `m`; only called.
+    MemberTemplate(Box<Expr>, Vec<TemplateArg>),
     /// A cast.
     Cast(CastKind, TypeSpec, Box<Expr>),
     /// `{a, b}` in expression position (initializers, `x = {..}`)

@@ -15,6 +15,9 @@ pub(in crate::lower) struct FnCtx {
     scopes: Vec<HashMap<String, Local>>,
     /// MSL return type.
     pub return_type: Type,
+    /// The return type is `auto`, not yet deduced: the first `return`
+    /// gives it (C++ [dcl.spec.auto]); `return_type` is `void` until then.
+    pub deduce_return: bool,
     /// Enclosing loops (for `continue`) and loops or switches (for `break`).
     pub loops: usize,
     /// Enclosing switches.
@@ -88,6 +91,7 @@ impl FnCtx {
             emitter: Default::default(),
             scopes: vec![HashMap::new()],
             return_type,
+            deduce_return: false,
             loops: 0,
             breakables: 0,
             uses_barrier: false,

@@ -24,7 +24,14 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         let path = match &callee.kind {
             ExprKind::Member(base, method, arrow) => {
-                return self.call_method(fx, base, method, *arrow, args, span)
+                return self.call_method(fx, base, method, *arrow, &[], args, span)
+            }
+            // `op.template reduce<N>(..)`.
+            ExprKind::MemberTemplate(member, targs) => {
+                let ExprKind::Member(base, method, arrow) = &member.kind else {
+                    unreachable!("the parser wraps a member")
+                };
+                return self.call_method(fx, base, method, *arrow, targs, args, span);
             }
             ExprKind::Templated(path, targs) => {
                 return self.call_templated(fx, callee, path, targs, args, span)
@@ -59,13 +66,16 @@ impl Lowerer<'_, '_> {
     }
 
     /// `base.method(args)`, `base->method(args)`: a member function of a
-    /// struct or a texture method.
+    /// struct or a texture method; `explicit`: the template arguments of
+    /// `base.template method<N>(args)`.
+    #[allow(clippy::too_many_arguments)]
     fn call_method(
         &mut self,
         fx: &mut FnCtx,
         base: &Expr,
         method: &Ident,
         arrow: bool,
+        explicit: &[TemplateArg],
         args: &[Expr],
         span: Span,
     ) -> Result<Value> {
@@ -81,7 +91,18 @@ impl Lowerer<'_, '_> {
             span: base.span,
         };
         if self.is_object(fx, &object.value) {
-            return self.call_member(fx, object, method, args, span);
+            return self.call_member_explicit(fx, object, method, explicit, args, span);
+        }
+        if !explicit.is_empty() {
+            return Err(Error::coded(
+                Code::Template,
+                method.span,
+                format!(
+                    "`{}` has no member function template `{}`",
+                    self.program.display(&object.ty),
+                    method.name
+                ),
+            ));
         }
         if let Some(v) = self.simdgroup_matrix_method(fx, &object.value, method, args, span)? {
             return Ok(v);

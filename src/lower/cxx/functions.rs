@@ -5,11 +5,11 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue, Value};
-use crate::lower::cxx::args::Arg;
+use crate::lower::cxx::args::{arg_type, Arg};
 use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::sema::templates::{template_function, TemplateValue, MAX_INSTANTIATION_DEPTH};
 use crate::source_map::Span;
-use crate::syntax::ast::{Expr, FunctionDecl, TemplateArg};
+use crate::syntax::ast::{Expr, ExprKind, FunctionDecl, TemplateArg};
 use crate::types::{AddressSpace, Type};
 use std::rc::Rc;
 
@@ -196,8 +196,22 @@ impl Lowerer<'_, '_> {
         let mut copied_back = Vec::new();
         let mut given = args.into_iter();
         for p in &f.params {
+            let pty = self.program.resolve_type(&p.ty)?;
+            let pty = self.program.apply_array(pty, &p.array)?;
             let arg = match (given.next(), &p.default) {
                 (Some(a), _) => a,
+                // `LoopAlignment<..> l = {}`: copy-initialized from the list.
+                (None, Some(d)) if matches!(d.kind, ExprKind::InitList(_)) => {
+                    let ExprKind::InitList(items) = &d.kind else {
+                        unreachable!("matched")
+                    };
+                    let value = self.braced_value(fx, items, &pty, d.span)?;
+                    Arg {
+                        ty: arg_type(&value),
+                        value,
+                        span: d.span,
+                    }
+                }
                 // C++ evaluates a default argument at the call, where only
                 // program-scope names are visible to it.
                 (None, Some(d)) => self.lower_arg(fx, d, false)?,
@@ -209,8 +223,6 @@ impl Lowerer<'_, '_> {
                     ))
                 }
             };
-            let pty = self.program.resolve_type(&p.ty)?;
-            let pty = self.program.apply_array(pty, &p.array)?;
             let (key, mut arg) = self.pass_argument(fx, &pty, arg)?;
             if let (ArgKey::Thread, Type::Pointer(pp), [place]) = (&key, &pty, arg.as_slice()) {
                 if let Some(copy) = self.part_argument_copy(fx, *place, pp, span)? {
@@ -222,7 +234,7 @@ impl Lowerer<'_, '_> {
             arguments.extend(arg);
         }
         let function = self.function(index, keys, span)?;
-        let ret = self.program.resolve_type(&f.ret)?;
+        let ret = self.return_type(index, f)?;
         let result = if ret == Type::Void {
             None
         } else {
@@ -501,9 +513,21 @@ impl Lowerer<'_, '_> {
         Ok(h)
     }
 
+    /// The return type of user function `index` (`f`): as written, or as
+    /// deduced from its body when it is `auto` (lowered by then).
+    fn return_type(&self, index: usize, f: &FunctionDecl) -> Result<Type> {
+        match self.global.deduced_returns.get(&index) {
+            Some(t) if is_auto(&f.ret) => Ok(t.clone()),
+            _ => self.program.resolve_type(&f.ret),
+        }
+    }
+
     fn build_function(&mut self, index: usize, keys: &[ArgKey]) -> Result<naga::Function> {
         let f = self.decl(index);
         let f: &FunctionDecl = &f;
+        if is_auto(&f.ret) {
+            return self.build_auto_function(index, keys);
+        }
         let ret = self.program.resolve_type(&f.ret)?;
         if matches!(ret, Type::Pointer(_)) {
             return Err(Error::coded(
@@ -533,6 +557,57 @@ impl Lowerer<'_, '_> {
         self.stmts(&mut fx, &body.stmts)?;
         self.finish_body(&mut fx, body.span)?;
         Ok(fx.finish())
+    }
+
+    /// A function whose return type is `auto`: deduced from the first
+    /// `return` (`void` without one), remembered for its calls.
+    fn build_auto_function(&mut self, index: usize, keys: &[ArgKey]) -> Result<naga::Function> {
+        let f = self.decl(index);
+        let f: &FunctionDecl = &f;
+        let mut fx = FnCtx::new(&wgsl_name(&f.name.name), Type::Void);
+        fx.deduce_return = true;
+        fx.fragment = self.entry.fragment_rules();
+        for (p, key) in f.params.iter().zip(keys) {
+            let pty = self.program.resolve_type(&p.ty)?;
+            let pty = self.program.apply_array(pty, &p.array)?;
+            self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
+        }
+        let body = f.body.as_ref().expect("definitions have bodies");
+        self.rebind_reassigned_pointers(&mut fx, body)?;
+        self.stmts(&mut fx, &body.stmts)?;
+        self.finish_body(&mut fx, body.span)?;
+        self.global
+            .deduced_returns
+            .insert(index, fx.return_type.clone());
+        Ok(fx.finish())
+    }
+
+    /// Deduces the return type of the `auto` function `fx` builds from
+    /// the type `ty` of its first returned value.
+    pub(in crate::lower) fn deduce_return(
+        &mut self,
+        fx: &mut FnCtx,
+        ty: &Type,
+        span: Span,
+    ) -> Result<()> {
+        if matches!(ty, Type::Pointer(_)) {
+            return Err(Error::coded(
+                Code::Unsupported,
+                span,
+                "functions returning pointers or references are not supported yet",
+            ));
+        }
+        if self.holds_atomic(ty) {
+            return Err(self.atomic_copy("the result", ty, span));
+        }
+        let h = self.naga_type(ty, span)?;
+        fx.function.result = Some(naga::FunctionResult {
+            ty: h,
+            binding: None,
+        });
+        fx.return_type = ty.clone();
+        fx.deduce_return = false;
+        Ok(())
     }
 
     /// Ends a function body that may fall off its end.
@@ -786,6 +861,12 @@ fn wgsl_name(name: &str) -> String {
 
 /// Whether `f` can be called with `n` arguments: the parameters past the
 /// `n`th all have default arguments (`float f(float x, float k = 2.0f)`).
+/// Whether a written return type is `auto` (also `const auto`), deduced
+/// from the body.
+pub(in crate::lower) fn is_auto(ts: &crate::syntax::ast::TypeSpec) -> bool {
+    ts.path.len() == 1 && ts.path[0] == "auto" && ts.args.is_empty() && ts.ptr_ops.is_empty()
+}
+
 pub(in crate::lower) fn accepts(f: &FunctionDecl, n: usize) -> bool {
     n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
 }

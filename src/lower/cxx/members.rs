@@ -233,8 +233,23 @@ impl Lowerer<'_, '_> {
     pub(in crate::lower) fn call_member<E: std::borrow::Borrow<Expr>>(
         &mut self,
         fx: &mut FnCtx,
+        object: Arg,
+        method: &Ident,
+        args: &[E],
+        span: Span,
+    ) -> Result<Value> {
+        self.call_member_explicit(fx, object, method, &[], args, span)
+    }
+
+    /// `object.template method<N>(args)`: [`Lowerer::call_member`] with
+    /// explicit template arguments (`explicit`) for a member function
+    /// template.
+    pub(in crate::lower) fn call_member_explicit<E: std::borrow::Borrow<Expr>>(
+        &mut self,
+        fx: &mut FnCtx,
         mut object: Arg,
         method: &Ident,
+        explicit: &[ast::TemplateArg],
         args: &[E],
         span: Span,
     ) -> Result<Value> {
@@ -264,18 +279,33 @@ impl Lowerer<'_, '_> {
             if storage == Storage::Temporary {
                 object = self.materialize(fx, object)?;
             }
-            let plain = all.clone();
+            // Explicit template arguments leave only the templates.
+            let plain = if explicit.is_empty() {
+                all.clone()
+            } else {
+                Vec::new()
+            };
             return self.call_overloaded(
                 fx,
                 &key,
                 &plain,
                 &templates,
-                &[],
+                explicit,
                 vec![object],
                 args,
                 method.span,
                 span,
             );
+        }
+        if !explicit.is_empty() {
+            return Err(Error::coded(
+                Code::Template,
+                method.span,
+                format!(
+                    "`{}` in `{sname}` is not a member function template, so it takes no template arguments",
+                    method.name
+                ),
+            ));
         }
         if all.is_empty() {
             if let Some(e) = self.ambiguous_member(&sname, &method.name, method.span) {
@@ -685,6 +715,9 @@ impl Lowerer<'_, '_> {
             }
         }
         let free = self.user_functions(&name);
+        // Operator templates (`template <typename T> W<T> operator+(W<T>, W<T>)`)
+        // compete with the plain overloads.
+        let templates = self.program.function_templates(&name).to_vec();
         // The left operand is read before the right one is evaluated (as the
         // built-in operator reads it), unless it is assigned to or a
         // candidate takes it by reference.
@@ -698,7 +731,7 @@ impl Lowerer<'_, '_> {
         };
         let mut any_struct = self.is_object(fx, &a.value);
         let lists = rest.iter().any(|e| matches!(e.kind, ExprKind::InitList(_)));
-        if free.is_empty() || lists {
+        if (free.is_empty() && templates.is_empty()) || lists {
             fx.keep_lowered(first, a.value);
             return Ok(None);
         }
@@ -725,13 +758,63 @@ impl Lowerer<'_, '_> {
             }
             return Ok(None);
         }
+        if !templates.is_empty() {
+            return self
+                .call_overloaded(
+                    fx,
+                    &name,
+                    &free,
+                    &templates,
+                    &[],
+                    args,
+                    &[] as &[Expr],
+                    span,
+                    span,
+                )
+                .map(Some);
+        }
         self.call_user(fx, &name, &free, args, &[] as &[Expr], span, span)
             .map(Some)
+    }
+
+    /// `decltype(operand)::member`: the static member `member` of the
+    /// struct `operand` has (through a reference or pointer too).
+    fn decltype_member(
+        &mut self,
+        fx: &mut FnCtx,
+        operand: &Expr,
+        member: &[String],
+        span: Span,
+    ) -> Result<Value> {
+        let mut ty = self.type_of(fx, operand)?;
+        if let Type::Pointer(p) = ty {
+            ty = p.pointee;
+        }
+        let Type::Struct(id) = ty else {
+            return Err(Error::coded(
+                Code::UnknownMember,
+                operand.span,
+                format!(
+                    "`decltype(..)` is `{}` here, which has no member `{}`",
+                    self.program.display(&ty),
+                    member.join("::")
+                ),
+            ));
+        };
+        let path = std::iter::once(self.program.struct_name(id).to_string())
+            .chain(member.iter().cloned())
+            .collect();
+        let e = Expr {
+            kind: ExprKind::Name(path),
+            span,
+        };
+        self.expr(fx, &e)
     }
 
     /// True if some struct or free function overloads `name` (`operator+`).
     fn has_operator(&self, name: &str) -> bool {
         self.program.symbols.contains_key(name)
+            || !self.program.function_templates(name).is_empty()
             || self
                 .global
                 .qualified_names
@@ -757,6 +840,11 @@ impl Lowerer<'_, '_> {
         let ExprKind::Templated(path, args) = &e.kind else {
             unreachable!("a templated name")
         };
+        if let (Some("decltype"), [ast::TemplateArg::Expr(operand)]) =
+            (path.first().map(String::as_str), args.as_slice())
+        {
+            return self.decltype_member(fx, operand, &path[1..], e.span);
+        }
         match self.program.templated_expr(path, args, e.span)? {
             Some(x) => self.expr(fx, &x),
             None => Err(Error::coded(

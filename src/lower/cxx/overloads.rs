@@ -321,13 +321,12 @@ impl Lowerer<'_, '_> {
                     .display(&self.program.apply_array(ty, &p.array)?),
             );
         }
-        let ret = self.program.resolve_type(&f.ret)?;
-        Ok(format!(
-            "{} {}({})",
-            self.program.display(&ret),
-            f.name.name,
-            params.join(", ")
-        ))
+        // An `auto` return type is known once the body is lowered.
+        let ret = match super::functions::is_auto(&f.ret) {
+            true => "auto".to_string(),
+            false => self.program.display(&self.program.resolve_type(&f.ret)?),
+        };
+        Ok(format!("{} {}({})", ret, f.name.name, params.join(", ")))
     }
 }
 

@@ -90,6 +90,11 @@ impl Lowerer<'_, '_> {
                 e.span,
                 "an initializer list is not allowed here",
             )),
+            ExprKind::MemberTemplate(..) => Err(Error::coded(
+                Code::Unsupported,
+                e.span,
+                "a member function template with explicit template arguments can only be called here: `x.template f<N>(..)`",
+            )),
         }
     }
 

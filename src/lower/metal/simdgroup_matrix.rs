@@ -443,7 +443,7 @@ fn visit_items(items: &[ast::Item], f: &mut dyn FnMut(&Expr)) {
                     }
                 }
                 ast::Templated::Struct(st) => visit_items(&st.members, f),
-                ast::Templated::Variable(_) => {}
+                ast::Templated::Variable(_) | ast::Templated::Alias(_) => {}
             },
             _ => {}
         }

@@ -306,6 +306,21 @@ impl Lowerer<'_, '_> {
     }
 
     fn return_stmt(&mut self, fx: &mut FnCtx, value: Option<&ast::Expr>, span: Span) -> Result<()> {
+        // The first `return x;` of an `auto` function gives its type.
+        if let (true, Some(e)) = (fx.deduce_return, value) {
+            if matches!(e.kind, ast::ExprKind::InitList(_)) {
+                return Err(Error::coded(
+                    Code::InvalidInitializer,
+                    e.span,
+                    "cannot deduce an `auto` return type from a braced list",
+                ));
+            }
+            let (h, t) = self.rvalue(fx, e)?;
+            self.deduce_return(fx, &t, e.span)?;
+            fx.push(Statement::Return { value: Some(h) }, span);
+            return Ok(());
+        }
+        fx.deduce_return = false;
         let ret = fx.return_type.clone();
         let value = match (value, &ret) {
             (None, Type::Void) => None,

@@ -107,7 +107,7 @@ pub(super) fn expr(pair: Pair<Rule>) -> Result<Expr> {
                 span,
             ))
         }
-        Rule::cond_expr => {
+        Rule::cond_expr | Rule::template_cond => {
             let mut inner = pair.into_inner();
             let cond = expr(inner.next().unwrap())?;
             match (inner.next(), inner.next()) {
@@ -193,11 +193,17 @@ pub(super) fn postfix(pair: Pair<Rule>) -> Result<Expr> {
             ),
             Rule::member | Rule::arrow => {
                 let arrow = op.as_rule() == Rule::arrow;
-                ExprKind::Member(
-                    Box::new(e),
-                    member_name(op.into_inner().next().unwrap()),
-                    arrow,
-                )
+                let name = op.into_inner().next().unwrap();
+                if name.as_rule() == Rule::member_template_id {
+                    let mut inner = name.into_inner();
+                    inner.next(); // `template`
+                    let method = super::ident(inner.next().unwrap());
+                    let args = template_args(inner.next().unwrap())?;
+                    let member = mk(ExprKind::Member(Box::new(e), method, arrow), span);
+                    ExprKind::MemberTemplate(Box::new(member), args)
+                } else {
+                    ExprKind::Member(Box::new(e), member_name(name), arrow)
+                }
             }
             Rule::post_inc => ExprKind::PostIncDec(true, Box::new(e)),
             Rule::post_dec => ExprKind::PostIncDec(false, Box::new(e)),
@@ -278,6 +284,15 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
             ExprKind::Templated(name, template_args(inner.next().unwrap())?)
         }
         Rule::typename_expr => return primary(pair.into_inner().nth(1).unwrap()),
+        // `decltype(e)::m` is the path `decltype::m` with the operand as
+        // argument, as `decltype(e)` is as a type.
+        Rule::decltype_member => {
+            let mut inner = pair.into_inner();
+            let operand = inner.next().unwrap().into_inner().nth(1).unwrap();
+            let mut name = vec!["decltype".to_string()];
+            name.extend(inner.map(|s| s.into_inner().next().unwrap().as_str().to_string()));
+            ExprKind::Templated(name, vec![TemplateArg::Expr(expr(operand)?)])
+        }
         // `Traits<T>::value`: the member names follow the template's path
         // (sema splits them off again, see `sema::struct_templates`).
         Rule::scoped_template => {

@@ -782,6 +782,7 @@ fn rewrite_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
         ExprKind::Unary(_, a)
         | ExprKind::PostIncDec(_, a)
         | ExprKind::Member(a, _, _)
+        | ExprKind::MemberTemplate(a, _)
         | ExprKind::Cast(_, _, a) => rewrite_expr(a, f),
         ExprKind::Ternary(c, a, b) => {
             rewrite_expr(c, f);

@@ -8,6 +8,7 @@ use pest::iterators::{Pair, Pairs};
 use pest::pratt_parser::{Assoc, Op, PrattParser};
 use std::sync::OnceLock;
 
+mod alias_templates;
 mod declarators;
 mod elaborated;
 mod expr;
@@ -60,6 +61,7 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
     namespaces::reset();
     result?;
     variadic::check(&mut items)?;
+    alias_templates::expand(&mut items)?;
     elaborated::reorder(&mut items);
     match error {
         Some(e) => Err(e),
@@ -166,18 +168,7 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
                 namespaces::using_namespace(&name.split_whitespace().collect::<String>());
                 items.push(Item::UsingNamespace(span));
             }
-            Rule::using_alias => {
-                let mut inner = pair.into_inner();
-                let name = ident(inner.next().unwrap());
-                let ty = type_spec(inner.next().unwrap())?;
-                items.push(Item::Alias(Alias {
-                    name,
-                    ty,
-                    array: Vec::new(),
-                    layout: Vec::new(),
-                    span,
-                }));
-            }
+            Rule::using_alias => items.push(Item::Alias(using_alias(pair)?)),
             Rule::typedef_decl => {
                 let tag = elaborated::names_tag(&pair);
                 let alias = typedef_decl(pair, None)?;
@@ -229,6 +220,21 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `using Name = Type;`
+fn using_alias(pair: Pair<Rule>) -> Result<Alias> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let name = ident(inner.next().unwrap());
+    let ty = type_spec(inner.next().unwrap())?;
+    Ok(Alias {
+        name,
+        ty,
+        array: Vec::new(),
+        layout: Vec::new(),
+        span,
+    })
 }
 
 /// `typedef T Name[N];`; `owner` names the struct of a member typedef.
@@ -581,6 +587,7 @@ fn template_decl(pair: Pair<Rule>) -> Result<TemplateDecl> {
             // template that specialisations (and instances) refer to.
             Rule::struct_forward => item = Some(Templated::Struct(forward_struct_template(p)?)),
             Rule::variable_template => item = Some(Templated::Variable(variable_template(p)?)),
+            Rule::using_alias => item = Some(Templated::Alias(using_alias(p)?)),
             r => unreachable!("template part {r:?}"),
         }
     }
@@ -780,7 +787,8 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
             }
             Rule::array_suffix => array.push(array_suffix(p)?),
             Rule::attributes => attributes.extend(attributes_of(p)?),
-            Rule::assign_expr => default = Some(expr(p)?),
+            // `S s = {}`: the parameter's type built from the list.
+            Rule::assign_expr | Rule::init_list => default = Some(expr(p)?),
             // Layout attributes on a parameter change no type.
             Rule::gnu_attribute => {
                 gnu::attribute(p)?;

@@ -137,7 +137,9 @@ pub(super) fn declare(item: &mut Item) -> Result<()> {
             if function {
                 n.functions.insert((here.clone(), name.name.clone()));
             }
-            if function && overloads_metal(&n, &here, &name.name) {
+            if function
+                && (overloads_metal(&n, &here, &name.name) || joins_operators(&n, &name.name))
+            {
                 n.members.entry(here).or_default().insert(name.name.clone());
                 return Ok(None);
             }
@@ -203,11 +205,24 @@ fn overloads_metal(n: &Namespaces, here: &str, name: &str) -> bool {
         && n.functions.contains(&(other.to_string(), name.to_string()))
 }
 
+/// Whether an operator function `name` (`operator+`) joins the overloads
+/// another namespace declared: C++ finds operators by argument-dependent
+/// lookup in every namespace of their operands, so the overloads of one
+/// operator form one set here, where overload resolution picks among them
+/// by their parameter types.
+fn joins_operators(n: &Namespaces, name: &str) -> bool {
+    name.starts_with("operator")
+        && n.owner
+            .get(name)
+            .is_some_and(|o| n.functions.contains(&(o.clone(), name.to_string())))
+}
+
 /// Whether `item` can live under another program-scope name.
 fn renamable(item: &Item) -> bool {
     match item {
         Item::Function(f) => f.stage.is_none(),
         Item::Global(_) | Item::Alias(_) => true,
+        Item::Template(t) => matches!(t.item, Templated::Alias(_)),
         _ => false,
     }
 }
@@ -217,6 +232,10 @@ fn rename(item: &mut Item, old: &str, new: &str) {
     let names: Vec<&mut Ident> = match item {
         Item::Function(f) => vec![&mut f.name],
         Item::Alias(a) => vec![&mut a.name],
+        Item::Template(t) => match &mut t.item {
+            Templated::Alias(a) => vec![&mut a.name],
+            _ => Vec::new(),
+        },
         Item::Global(g) => g.declarators.iter_mut().map(|d| &mut d.name).collect(),
         _ => Vec::new(),
     };
@@ -327,6 +346,7 @@ fn declared_names(item: &Item) -> Vec<Ident> {
             Templated::Function(f) => vec![f.name.clone()],
             Templated::Struct(s) => vec![s.decl.name.clone()],
             Templated::Variable(v) => vec![v.name.clone()],
+            Templated::Alias(a) => vec![a.name.clone()],
         },
         _ => Vec::new(),
     }

@@ -16,8 +16,29 @@ pub(super) enum PathUse {
     Value,
 }
 
-/// The visitor: each path, where it is, and how it is used.
-pub(super) type Visit<'f> = dyn FnMut(&mut Vec<String>, Span, PathUse) + 'f;
+/// What a walk does at each path; a closure `|path, at, how| ..` is one
+/// that sees the paths only.
+pub(super) trait Visitor {
+    /// Each path, where it is, and how it is used.
+    fn path(&mut self, path: &mut Vec<String>, at: Span, how: PathUse);
+    /// A written type, before its path and template arguments are visited
+    /// (so that it may be replaced whole).
+    fn ty(&mut self, _t: &mut TypeSpec) {}
+    /// A name with template arguments in an expression (`f<T>`, `V<T>(x)`),
+    /// before its path and arguments are visited.
+    fn templated(&mut self, _path: &mut Vec<String>, _args: &mut Vec<TemplateArg>, _at: Span) {}
+    /// An expression, before its parts are visited.
+    fn expr(&mut self, _e: &mut Expr) {}
+}
+
+impl<F: FnMut(&mut Vec<String>, Span, PathUse)> Visitor for F {
+    fn path(&mut self, path: &mut Vec<String>, at: Span, how: PathUse) {
+        self(path, at, how)
+    }
+}
+
+/// The visitor of a walk.
+pub(super) type Visit<'f> = dyn Visitor + 'f;
 
 /// The paths of an item.
 pub(super) fn item(i: &mut Item, f: &mut Visit) {
@@ -58,6 +79,7 @@ pub(super) fn item(i: &mut Item, f: &mut Visit) {
                         .flatten()
                         .for_each(|a| template_arg(a, f));
                 }
+                Templated::Alias(a) => alias(a, f),
                 Templated::Variable(v) => {
                     ty(&mut v.ty, f);
                     v.specialization
@@ -110,7 +132,8 @@ fn function(g: &mut FunctionDecl, f: &mut Visit) {
 
 /// A written type and its template arguments.
 pub(super) fn ty(t: &mut TypeSpec, f: &mut Visit) {
-    f(&mut t.path, t.name_span, PathUse::Type);
+    f.ty(t);
+    f.path(&mut t.path, t.name_span, PathUse::Type);
     t.args.iter_mut().for_each(|a| template_arg(a, f));
 }
 
@@ -198,15 +221,17 @@ fn init(i: &mut Init, f: &mut Visit) {
 }
 
 fn expr(e: &mut Expr, f: &mut Visit) {
+    f.expr(e);
     let span = e.span;
     match &mut e.kind {
-        ExprKind::Name(path) => f(path, span, PathUse::Value),
+        ExprKind::Name(path) => f.path(path, span, PathUse::Value),
         ExprKind::Templated(path, args) => {
-            f(path, span, PathUse::Value);
+            f.templated(path, args, span);
+            f.path(path, span, PathUse::Value);
             args.iter_mut().for_each(|a| template_arg(a, f));
         }
         ExprKind::BraceConstruct(path, items) => {
-            f(path, span, PathUse::Value);
+            f.path(path, span, PathUse::Value);
             items.iter_mut().for_each(|i| init(i, f));
         }
         ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
@@ -214,6 +239,10 @@ fn expr(e: &mut Expr, f: &mut Visit) {
             expr(b, f);
         }
         ExprKind::Unary(_, a) | ExprKind::PostIncDec(_, a) | ExprKind::Member(a, ..) => expr(a, f),
+        ExprKind::MemberTemplate(m, args) => {
+            expr(m, f);
+            args.iter_mut().for_each(|a| template_arg(a, f));
+        }
         ExprKind::Ternary(a, b, c) => {
             expr(a, f);
             expr(b, f);

@@ -68,6 +68,7 @@ pub(super) fn check(items: &mut [Item]) -> Result<()> {
                 Templated::Function(f) => f.name.name == name,
                 Templated::Struct(s) => s.decl.name.name == name,
                 Templated::Variable(v) => v.name.name == name,
+                Templated::Alias(a) => a.name.name == name,
             },
             _ => false,
         })

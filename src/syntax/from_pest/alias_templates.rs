@@ -1,0 +1,290 @@
+//! Alias templates (C++11 [temp.alias]): `template <typename T> using
+//! elem_t = typename Traits<T>::type;`. A use `elem_t<float>` *is* the
+//! aliased type with the arguments put in for the parameters
+//! ([temp.alias]/2), dependent ones included, so each use is replaced by
+//! that type where it is written, in every declaration of the unit, and the
+//! alias templates themselves are dropped: what follows (template
+//! instantiation, deduction, lowering) sees only the types they stand for.
+//!
+//! A member of a plain alias of a template instance (`using true_type =
+//! bool_constant<true>;` … `true_type::value`) is likewise written as the
+//! member of the instance (`integral_constant<bool, true>::value`), which
+//! is how the rest of the compiler finds members of instances.
+
+use super::paths::{self, PathUse, Visitor};
+use super::*;
+use crate::diagnostics::Code;
+use crate::sema::subst::{Replacement, Subst};
+use std::collections::HashMap;
+
+/// Deepest nesting of alias templates expanding into one another (as deep
+/// as template instantiation may go).
+const MAX_DEPTH: usize = 64;
+
+/// One alias template: its parameters and the aliased type.
+struct AliasTemplate {
+    params: Vec<TemplateParam>,
+    alias: Alias,
+}
+
+/// Replaces each use of an alias template in `items` by the type it
+/// stands for, and removes the alias templates.
+pub(super) fn expand(items: &mut Vec<Item>) -> Result<()> {
+    let mut aliases = HashMap::new();
+    let mut instances = HashMap::new();
+    for i in items.iter() {
+        if let Item::Alias(a) = i {
+            let t = &a.ty;
+            if !t.args.is_empty() && t.ptr_ops.is_empty() && t.space.is_none() && a.array.is_empty()
+            {
+                instances.insert(a.name.name.clone(), t.clone());
+            }
+        }
+    }
+    items.retain(|i| match i {
+        Item::Template(TemplateDecl {
+            params,
+            item: Templated::Alias(alias),
+            ..
+        }) => {
+            aliases.insert(
+                alias.name.name.clone(),
+                AliasTemplate {
+                    params: params.clone(),
+                    alias: alias.clone(),
+                },
+            );
+            false
+        }
+        _ => true,
+    });
+    if aliases.is_empty() && instances.is_empty() {
+        return Ok(());
+    }
+    let mut expander = Expander {
+        aliases: &aliases,
+        instances: &instances,
+        error: None,
+    };
+    for item in items.iter_mut() {
+        paths::item(item, &mut expander);
+    }
+    expander.error.map_or(Ok(()), Err)
+}
+
+struct Expander<'a> {
+    aliases: &'a HashMap<String, AliasTemplate>,
+    /// Plain aliases of template instances: name → the instance as written.
+    instances: &'a HashMap<String, TypeSpec>,
+    /// The first error (a walk cannot stop).
+    error: Option<Error>,
+}
+
+impl Visitor for Expander<'_> {
+    fn path(&mut self, path: &mut Vec<String>, at: Span, how: PathUse) {
+        // A use without arguments (`elem_t x;`, `elem_t(x)`): C++ needs
+        // them, even where every parameter has a default (`elem_t<>`).
+        let Some(name) = path.first().filter(|n| self.aliases.contains_key(*n)) else {
+            return;
+        };
+        if how == PathUse::Type && self.error.is_none() {
+            self.error = Some(Error::coded(
+                Code::Template,
+                at,
+                format!("alias template `{name}` needs template arguments: `{name}<..>`"),
+            ));
+        }
+    }
+
+    fn ty(&mut self, t: &mut TypeSpec) {
+        for _ in 0..MAX_DEPTH {
+            match self.expand_type(t) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                    return;
+                }
+            }
+        }
+        self.error.get_or_insert(Error::coded(
+            Code::LimitExceeded,
+            t.span,
+            format!("alias templates nest deeper than {MAX_DEPTH} levels here"),
+        ));
+    }
+
+    fn expr(&mut self, e: &mut Expr) {
+        // `true_type::value`: a member of the instance an alias names.
+        if let ExprKind::Name(path) = &e.kind {
+            if let Some(target) = self.instance_member(path) {
+                e.kind = ExprKind::Templated(target.path, target.args);
+            }
+        }
+    }
+
+    fn templated(&mut self, path: &mut Vec<String>, args: &mut Vec<TemplateArg>, at: Span) {
+        // `elem_t<T>(x)`, `elem_t<T>{..}`, `elem_t<T>::value`: a type
+        // without qualifiers or declarators can stand where the name is.
+        let mut t = TypeSpec {
+            path: path.clone(),
+            args: std::mem::take(args),
+            name_span: at,
+            span: at,
+            ..TypeSpec::default()
+        };
+        self.ty(&mut t);
+        if t.ptr_ops.is_empty() && t.space.is_none() && !t.is_const {
+            *path = t.path;
+            *args = t.args;
+        } else {
+            self.error.get_or_insert(Error::coded(
+                Code::Template,
+                at,
+                format!(
+                    "`{}` stands for a pointer, reference or qualified type here; use it in a declaration",
+                    path.join("::")
+                ),
+            ));
+        }
+    }
+}
+
+impl Expander<'_> {
+    /// Replaces `t` by what the alias template it names stands for;
+    /// whether it named one.
+    fn expand_type(&self, t: &mut TypeSpec) -> Result<bool> {
+        if t.args.is_empty() {
+            if let Some(target) = self.instance_member(&t.path) {
+                t.path = target.path;
+                t.args = target.args;
+                return Ok(true);
+            }
+        }
+        let Some(a) = t.path.first().and_then(|n| self.aliases.get(n)) else {
+            return Ok(false);
+        };
+        if t.args.is_empty() {
+            // Reported by `path` (a bare name may be a variable).
+            return Ok(false);
+        }
+        let map = arguments(a, &t.args, t)?;
+        let mut new = a.alias.ty.clone();
+        Subst::new(&map).ty(&mut new);
+        // `elem_t<T>::value_type`: a member of the aliased type.
+        if t.path.len() > 1 {
+            if !new.ptr_ops.is_empty() {
+                return Err(Error::coded(
+                    Code::Template,
+                    t.name_span,
+                    format!(
+                        "`{}<..>` is a pointer or reference type, which has no members",
+                        t.path[0]
+                    ),
+                ));
+            }
+            new.path.extend(t.path[1..].iter().cloned());
+        }
+        new.is_const |= t.is_const;
+        new.is_constexpr |= t.is_constexpr;
+        if t.space.is_some() {
+            new.space = t.space;
+        }
+        new.ptr_ops.extend(t.ptr_ops.iter().copied());
+        new.name_span = t.name_span;
+        new.span = t.span;
+        *t = new;
+        Ok(true)
+    }
+}
+
+impl Expander<'_> {
+    /// `A::m` where `A` is a plain alias of a template instance: the
+    /// instance's path and arguments with `m` after them.
+    fn instance_member(&self, path: &[String]) -> Option<TypeSpec> {
+        let (first, rest) = path.split_first()?;
+        let target = self.instances.get(first).filter(|_| !rest.is_empty())?;
+        let mut t = target.clone();
+        t.path.extend(rest.iter().cloned());
+        Some(t)
+    }
+}
+
+/// Parameter name → argument of a use of `a` with arguments `args` (the
+/// parameters' defaults filling in the rest).
+fn arguments(
+    a: &AliasTemplate,
+    args: &[TemplateArg],
+    at: &TypeSpec,
+) -> Result<HashMap<String, Replacement>> {
+    let name = &a.alias.name.name;
+    if args.len() > a.params.len() {
+        return Err(Error::coded(
+            Code::Template,
+            template_arg_span(&args[a.params.len()]),
+            format!(
+                "too many template arguments for alias template `{name}`: it takes {}",
+                a.params.len()
+            ),
+        ));
+    }
+    let mut map = HashMap::new();
+    for (i, p) in a.params.iter().enumerate() {
+        let replacement = match (&p.kind, args.get(i)) {
+            (TemplateParamKind::Type(_), Some(TemplateArg::Type(ts))) => {
+                Replacement::Type(ts.clone())
+            }
+            (TemplateParamKind::Type(Some(default)), None) => {
+                // A default may name the earlier parameters.
+                let mut d = default.clone();
+                Subst::new(&map).ty(&mut d);
+                Replacement::Type(d)
+            }
+            (TemplateParamKind::Value(..), Some(TemplateArg::Expr(e))) => {
+                Replacement::Value(e.clone())
+            }
+            // A name (`N`, `is_integral<T>::value`) parses as a type; here
+            // it is a constant's (unless it is one of the language's types).
+            (TemplateParamKind::Value(..), Some(TemplateArg::Type(ts)))
+                if ts.ptr_ops.is_empty()
+                    && !ts.is_const
+                    && ts.space.is_none()
+                    && crate::types::builtin_type(&ts.name()).is_none() =>
+            {
+                Replacement::Value(crate::sema::templates::type_arg_as_expr(ts))
+            }
+            (TemplateParamKind::Value(_, Some(default)), None) => {
+                let mut d = default.clone();
+                Subst::new(&map).expr(&mut d);
+                Replacement::Value(d)
+            }
+            (_, Some(arg)) => {
+                let expected = match p.kind {
+                    TemplateParamKind::Type(_) => "a type",
+                    TemplateParamKind::Value(..) => "a constant",
+                };
+                return Err(Error::coded(
+                    Code::Template,
+                    template_arg_span(arg),
+                    format!(
+                        "template argument {} of alias template `{name}` must be {expected} (parameter `{}`)",
+                        i + 1,
+                        p.name.name
+                    ),
+                ));
+            }
+            (_, None) => {
+                return Err(Error::coded(
+                    Code::Template,
+                    at.span,
+                    format!(
+                        "too few template arguments for alias template `{name}`: `{}` has no default",
+                        p.name.name
+                    ),
+                ));
+            }
+        };
+        map.insert(p.name.name.clone(), replacement);
+    }
+    Ok(map)
+}
