@@ -6,6 +6,10 @@
 //! GPU tests run kernels that use them and compare with a CPU reference
 //! computed here.
 
+// Without the runner the GPU tests are compiled out, and the sources and
+// helpers only they use are unused.
+#![cfg_attr(not(feature = "runner"), allow(dead_code, unused_imports))]
+
 mod common;
 
 use common::source::{assert_error, translate_body};
