@@ -387,3 +387,57 @@ fn plain_buffer_data_cast_to_atomics_runs() {
         [74, 63, (-5i32) as u32, (-3.5f32).to_bits()]
     );
 }
+
+/// A threadgroup array passed for a `threadgroup T*` parameter decays to
+/// a pointer to its first element (C++ [conv.array]), as MLX's kernels
+/// hand their scratch memory to a `run(.., tgp_memory, ..)` helper; also
+/// chosen by a constant `?:` over `nullptr` and offset in the callee.
+const ARRAY_ARGUMENTS: &str = "
+float reduce_pairs(threadgroup float* scratch, uint l, uint n) {
+  scratch[l] = float(l + 1u);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  threadgroup float* upper = scratch + n / 2u;
+  return l < n / 2u ? scratch[l] + upper[l] : 0.0f;
+}
+kernel void k(device float* out [[buffer(0)]],
+              uint i [[thread_position_in_grid]],
+              uint l [[thread_index_in_threadgroup]]) {
+  threadgroup float mem[8];
+  constexpr int size = 8;
+  out[i] = reduce_pairs(size == 0 ? nullptr : mem, l, 8u) + reduce_pairs(mem, l, 4u);
+}
+";
+
+#[test]
+fn threadgroup_arrays_decay_to_pointer_arguments() {
+    use common::{f32s, gpu};
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    use std::collections::BTreeMap;
+    let Some(gpu) = gpu() else { return };
+    let n = 16u32;
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; n as usize * 4])].into_iter().collect();
+    let src = format!("{}{ARRAY_ARGUMENTS}", common::source::PRELUDE);
+    let out = run_kernel(
+        gpu,
+        "t.metal",
+        &src,
+        &msl2wgsl::Options::default(),
+        "k",
+        &Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: [8, 1, 1],
+        },
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // scratch[l] = l + 1 in both calls; lane l < n/2 adds scratch[l + n/2].
+    let pairs = |l: u32, n: u32| {
+        if l < n / 2 {
+            ((l + 1) + (l + n / 2 + 1)) as f32
+        } else {
+            0.0
+        }
+    };
+    let want: Vec<f32> = (0..n).map(|i| pairs(i % 8, 8) + pairs(i % 8, 4)).collect();
+    assert_eq!(f32s(&out[&0]), want);
+}

@@ -62,6 +62,15 @@ impl Lowerer<'_, '_> {
     /// stays the place's.
     pub(in crate::lower) fn settle(&mut self, fx: &mut FnCtx, arg: Arg) -> Result<Arg> {
         let loadable = match &arg.value {
+            // A threadgroup array is never copied: for a pointer parameter
+            // it decays to a pointer to its first element
+            // (`pointer_members.rs`).
+            Value::Place(p)
+                if matches!(p.ty, Type::Array(..))
+                    && self.place_space(fx, p.ptr) == crate::types::AddressSpace::Threadgroup =>
+            {
+                false
+            }
             Value::Place(p) => !contains_atomic(&p.ty) && !matches!(p.ty, Type::Atomic(_)),
             Value::Bytes(b) => !contains_atomic(&b.ty) && !matches!(b.ty, Type::Atomic(_)),
             Value::Swizzle(..) | Value::BytesSwizzle(..) => true,

@@ -509,6 +509,36 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// A `threadgroup` array passed for a `threadgroup T*` parameter
+    /// decays to a pointer to its first element (C++ [conv.array]), as
+    /// MLX's kernels pass their threadgroup scratch (`run(.., tgp_memory)`);
+    /// anything else is returned as it is.
+    fn decayed_threadgroup_array(&mut self, fx: &mut FnCtx, pty: &Type, a: Arg) -> Arg {
+        let (Type::Pointer(pp), Value::Place(p)) = (pty, &a.value) else {
+            return a;
+        };
+        let decays = !pp.is_reference
+            && pp.space == AddressSpace::Threadgroup
+            && matches!(&p.ty, Type::Array(e, _) if e.unpacked() == pp.pointee.unpacked())
+            && self.place_space(fx, p.ptr) == AddressSpace::Threadgroup;
+        if !decays {
+            return a;
+        }
+        let index = self.u32_lit(fx, 0, a.span);
+        let value = Value::Ptr(PtrValue {
+            root: PtrRoot::Place(p.ptr, true),
+            index,
+            pointee: pp.pointee.clone(),
+            space: pp.space,
+            is_const: pp.is_const || !p.writable,
+        });
+        Arg {
+            ty: arg_type(&value),
+            value,
+            span: a.span,
+        }
+    }
+
     /// How argument `a` is passed to a parameter of type `pty`: a struct of
     /// places member by member, a pointer into a non-buffer global as its
     /// path, anything else as [`Self::argument`] passes it.
@@ -519,6 +549,7 @@ impl Lowerer<'_, '_> {
         a: Arg,
     ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
         let a = self.base_argument(fx, pty, a)?;
+        let a = self.decayed_threadgroup_array(fx, pty, a);
         if let Some(array) = self.resource_array_target(pty) {
             return self.pass_resource_array(fx, &array, a);
         }
