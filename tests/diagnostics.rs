@@ -184,6 +184,31 @@ fn missing_buffer_index_is_a_located_warning() {
     assert_eq!((a.name.as_str(), a.index), ("a", 1));
 }
 
+/// Layered and multi-viewport rendering have no WebGPU equivalent: the
+/// vertex outputs that choose a layer or a viewport are dropped with a
+/// located warning saying so and what a port does instead.
+#[test]
+fn layer_and_viewport_outputs_are_dropped_with_a_warning() {
+    for (attr, col, note) in [
+        (
+            "render_target_array_index",
+            44,
+            "render each layer in a pass of its own",
+        ),
+        ("viewport_array_index", 44, "draw once per viewport"),
+    ] {
+        let src = format!(
+            "{PRELUDE}struct O {{ float4 p [[position]]; uint l [[{attr}]]; }};\nvertex O v(uint i [[vertex_id]]) {{ O o; o.p = float4(0.0f); o.l = i; return o; }}\n"
+        );
+        let lib = Library::from_source("t.metal", &src, &Options::default()).unwrap();
+        let w = lib.warnings();
+        let want =
+            format!("t.metal:3:{col}: warning: `[[{attr}]]` was dropped: WebGPU has no equivalent");
+        assert!(w.starts_with(&want), "want `{want}`\n got {w}");
+        assert!(w.contains(note), "{w}");
+    }
+}
+
 /// Textures and samplers without an index get the first free one of their
 /// kind, as buffers do: Apple's samples write `texture2d<half> t` alone.
 #[test]

@@ -212,6 +212,32 @@ impl Lowerer<'_, '_> {
             }
             return Ok(Vec::new());
         }
+        // Layered and multi-viewport rendering: a WebGPU render pass has
+        // one layer of each attachment and one viewport, and no vertex
+        // output chooses another. Dropped with a warning (as SPIR-V Cross's
+        // layer and viewport-index shaders translated before, silently).
+        for (name, instead) in [
+            (
+                "render_target_array_index",
+                "render each layer in a pass of its own, with that layer's view as the attachment",
+            ),
+            (
+                "viewport_array_index",
+                "draw once per viewport, setting it with `setViewport` between the draws",
+            ),
+        ] {
+            if let Some(a) = attr(name) {
+                self.global.warnings.push(
+                    Error::coded(
+                        Code::AttributeDropped,
+                        a.span,
+                        format!("`[[{name}]]` was dropped: WebGPU has no equivalent (a render pass draws into one layer through one viewport), so every primitive goes to the first"),
+                    )
+                    .note(instead),
+                );
+                return Ok(Vec::new());
+            }
+        }
         if vertex {
             let key = crate::lower::entry::stages::link_key(m);
             let mut out = Vec::new();
