@@ -408,6 +408,7 @@ kernel void k(device float* out [[buffer(0)]],
 }
 ";
 
+#[cfg(feature = "runner")]
 #[test]
 fn threadgroup_arrays_decay_to_pointer_arguments() {
     use common::{f32s, gpu};
