@@ -56,6 +56,20 @@ kernel void k(dptr<const half4> h [[buffer(0)]], dptr<const short4> s [[buffer(1
 }
 "#;
 
+/// Runs kernel `k` of `body` over one thread per element of `xs`
+/// (threadgroups of 16) with `xs` in buffer 0 and as many floats in buffer
+/// 1; buffer 1 afterwards, `None` without a GPU.
+#[cfg(feature = "runner")]
+fn run_floats(body: &str, xs: &[f32]) -> Option<Vec<f32>> {
+    let out = common::source::run_body(
+        body,
+        "k",
+        (xs.len() as u32, 16),
+        vec![(0, common::f32_bytes(xs)), (1, vec![0; 4 * xs.len()])],
+    )?;
+    Some(common::f32s(&out[&1]))
+}
+
 #[test]
 fn alias_templates_stand_for_their_types() {
     let wgsl = translate_body(ALIASES).wgsl().to_string();
@@ -292,15 +306,9 @@ fn member_templates_with_explicit_arguments_run() {
     let xs: Vec<f32> = (0..4 * N)
         .map(|i| ((i * 37) % 23) as f32 * 0.5 - 3.0)
         .collect();
-    let Some(out) = common::source::run_body(
-        MEMBER_TEMPLATES,
-        "k",
-        (N as u32, 16),
-        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
-    ) else {
+    let Some(got) = run_floats(MEMBER_TEMPLATES, &xs) else {
         return;
     };
-    let got = common::f32s(&out[&1]);
     for i in 0..N {
         let v = &xs[4 * i..4 * i + 4];
         // The first three only (`N_READS` = 3), then `K` = 3 and the default 2.
@@ -420,15 +428,9 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 fn default_arguments_of_function_templates_run() {
     const N: usize = 32;
     let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 6.0).collect();
-    let Some(out) = common::source::run_body(
-        TEMPLATE_DEFAULTS,
-        "k",
-        (N as u32, 16),
-        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
-    ) else {
+    let Some(got) = run_floats(TEMPLATE_DEFAULTS, &xs) else {
         return;
     };
-    let got = common::f32s(&out[&1]);
     for i in 0..N {
         let x = xs[i];
         let want = (x * 3.0 + 2.0) + (x * 0.5 + 4.0) + (x + 10.0) + (x + 1.0);
@@ -562,15 +564,9 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 fn operators_of_several_namespaces_run() {
     const N: usize = 32;
     let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 3.0).collect();
-    let Some(out) = common::source::run_body(
-        NAMESPACE_OPERATORS,
-        "k",
-        (N as u32, 16),
-        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
-    ) else {
+    let Some(got) = run_floats(NAMESPACE_OPERATORS, &xs) else {
         return;
     };
-    let got = common::f32s(&out[&1]);
     for i in 0..N {
         let x = xs[i];
         assert_eq!(got[i], (x + x) + (x * x) + (x - 1.0), "[{i}]");
@@ -606,15 +602,9 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 fn decltype_members_run() {
     const N: usize = 32;
     let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.25 - 2.0).collect();
-    let Some(out) = common::source::run_body(
-        DECLTYPE_MEMBERS,
-        "k",
-        (N as u32, 16),
-        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
-    ) else {
+    let Some(got) = run_floats(DECLTYPE_MEMBERS, &xs) else {
         return;
     };
-    let got = common::f32s(&out[&1]);
     for i in 0..N {
         // Six elements: x * (0 + 1 + ... + 5), summed in order.
         let want = (0..6).fold(0.0f32, |s, k| s + xs[i] * k as f32);
@@ -648,15 +638,9 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 fn conditional_template_arguments_run() {
     const N: usize = 32;
     let xs: Vec<f32> = (0..N).map(|i| i as f32 - 8.0).collect();
-    let Some(out) = common::source::run_body(
-        CONDITIONAL_ARGUMENTS,
-        "k",
-        (N as u32, 16),
-        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
-    ) else {
+    let Some(got) = run_floats(CONDITIONAL_ARGUMENTS, &xs) else {
         return;
     };
-    let got = common::f32s(&out[&1]);
     for i in 0..N {
         // Three elements, then five (exact: small integers).
         assert_eq!(got[i], 3.0 * xs[i] + 10.0 * 5.0 * xs[i], "[{i}]");
@@ -687,15 +671,9 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 fn braced_default_arguments_run() {
     const N: usize = 32;
     let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 7.0).collect();
-    let Some(out) = common::source::run_body(
-        BRACED_DEFAULTS,
-        "k",
-        (N as u32, 16),
-        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * N])],
-    ) else {
+    let Some(got) = run_floats(BRACED_DEFAULTS, &xs) else {
         return;
     };
-    let got = common::f32s(&out[&1]);
     for i in 0..N {
         let x = xs[i];
         assert_eq!(got[i], (x * 2.0 + 0.0 + 2.0) + (x + 5.0 + 2.0), "[{i}]");
