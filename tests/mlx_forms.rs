@@ -371,27 +371,15 @@ template [[host_name("pick2")]] kernel void pick<2>(device const float*, device 
 #[cfg(feature = "runner")]
 #[test]
 fn constant_conditions_choose_over_nullptr() {
-    use msl2wgsl::runner::{run_kernel, Dispatch};
-    let Some(gpu) = common::gpu() else {
+    let a: Vec<f32> = (0..8).map(|v| v as f32 * 0.25 + 1.0).collect();
+    let Some(out) = common::source::run_body(
+        NULL_OPERANDS,
+        "pick2",
+        (8, 8),
+        vec![(0, common::f32_bytes(&a)), (1, vec![0u8; 32])],
+    ) else {
         return;
     };
-    let src = format!("{PRELUDE}{NULL_OPERANDS}");
-    let a: Vec<f32> = (0..8).map(|v| v as f32 * 0.25 + 1.0).collect();
-    let out = run_kernel(
-        gpu,
-        "t.metal",
-        &src,
-        &msl2wgsl::Options::default(),
-        "pick2",
-        &Dispatch::Threads {
-            grid: [8, 1, 1],
-            threadgroup: [8, 1, 1],
-        },
-        &[(0, bytemuck::cast_slice(&a).to_vec()), (1, vec![0u8; 32])]
-            .into_iter()
-            .collect(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
     let got = common::f32s(&out[&1]);
     for (i, g) in got.iter().enumerate() {
         // last<2>(a + 1) is (a + 1)[1].

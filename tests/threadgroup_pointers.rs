@@ -181,26 +181,16 @@ fn a_given_length_still_allows_indexing() {
 #[cfg(feature = "runner")]
 #[test]
 fn a_single_object_pointer_runs() {
-    use common::{gpu, u32s};
-    use msl2wgsl::runner::{run_kernel, Dispatch};
-    use std::collections::BTreeMap;
-    let Some(gpu) = gpu() else { return };
+    use common::u32s;
     let n = 8u32;
-    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; n as usize * 4])].into_iter().collect();
-    let src = format!("{}{SINGLE_OBJECT}", common::source::PRELUDE);
-    let out = run_kernel(
-        gpu,
-        "t.metal",
-        &src,
-        &msl2wgsl::Options::default(),
+    let Some(out) = common::source::run_body(
+        SINGLE_OBJECT,
         "k",
-        &Dispatch::Threads {
-            grid: [n, 1, 1],
-            threadgroup: [4, 1, 1],
-        },
-        &buffers,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+        (n, 4),
+        vec![(0, vec![0u8; n as usize * 4])],
+    ) else {
+        return;
+    };
     let c = [100u32, 200, 300];
     let want: Vec<u32> = (0..n)
         .map(|i| 5 + 70 + c[(i % 3) as usize] + i * 1000)
@@ -411,26 +401,16 @@ kernel void k(device float* out [[buffer(0)]],
 #[cfg(feature = "runner")]
 #[test]
 fn threadgroup_arrays_decay_to_pointer_arguments() {
-    use common::{f32s, gpu};
-    use msl2wgsl::runner::{run_kernel, Dispatch};
-    use std::collections::BTreeMap;
-    let Some(gpu) = gpu() else { return };
+    use common::f32s;
     let n = 16u32;
-    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; n as usize * 4])].into_iter().collect();
-    let src = format!("{}{ARRAY_ARGUMENTS}", common::source::PRELUDE);
-    let out = run_kernel(
-        gpu,
-        "t.metal",
-        &src,
-        &msl2wgsl::Options::default(),
+    let Some(out) = common::source::run_body(
+        ARRAY_ARGUMENTS,
         "k",
-        &Dispatch::Threads {
-            grid: [n, 1, 1],
-            threadgroup: [8, 1, 1],
-        },
-        &buffers,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+        (n, 8),
+        vec![(0, vec![0u8; n as usize * 4])],
+    ) else {
+        return;
+    };
     // scratch[l] = l + 1 in both calls; lane l < n/2 adds scratch[l + n/2].
     let pairs = |l: u32, n: u32| {
         if l < n / 2 {
