@@ -375,6 +375,27 @@ pub fn any_expr(body: &Block, pred: &dyn Fn(&Expr) -> bool) -> bool {
     found
 }
 
+/// Whether `s` holds a range-based `for`, whose expressions
+/// [`visit_block`] does not visit: a caller that must see every use of a
+/// name gives up there.
+pub(crate) fn has_range_for(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::RangeFor { .. } => true,
+        StmtKind::Block(b) => b.stmts.iter().any(has_range_for),
+        StmtKind::If {
+            then, otherwise, ..
+        } => has_range_for(then) || otherwise.as_deref().is_some_and(has_range_for),
+        StmtKind::For { init, body, .. } => {
+            init.as_deref().is_some_and(has_range_for) || has_range_for(body)
+        }
+        StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } => has_range_for(body),
+        StmtKind::Switch { items, .. } => items
+            .iter()
+            .any(|i| matches!(i, SwitchItem::Stmt(s) if has_range_for(s))),
+        _ => false,
+    }
+}
+
 pub(crate) fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
     for s in &b.stmts {
         visit_stmt(s, f);

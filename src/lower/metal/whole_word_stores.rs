@@ -36,7 +36,9 @@ pub(in crate::lower) fn only_whole_word_stores(
     element: &Type,
     structs: &Structs,
 ) -> bool {
-    if !stored_as_whole_words(element, structs) || has_unvisited_code(&body.stmts) {
+    if !stored_as_whole_words(element, structs)
+        || body.stmts.iter().any(crate::sema::callgraph::has_range_for)
+    {
         return false;
     }
     let mut names = 0usize;
@@ -186,32 +188,4 @@ fn for_each_decl_in<'a>(s: &'a ast::Stmt, f: &mut dyn FnMut(&'a ast::VarDecl)) {
         }
         _ => {}
     }
-}
-
-/// Whether `stmts` hold code whose expressions `visit_block` skips.
-fn has_unvisited_code(stmts: &[ast::Stmt]) -> bool {
-    stmts.iter().any(|s| match &s.kind {
-        StmtKind::RangeFor { .. } => true,
-        StmtKind::Block(b) => has_unvisited_code(&b.stmts),
-        StmtKind::If {
-            then, otherwise, ..
-        } => {
-            has_unvisited_code(std::slice::from_ref(then))
-                || otherwise
-                    .as_deref()
-                    .is_some_and(|o| has_unvisited_code(std::slice::from_ref(o)))
-        }
-        StmtKind::For { init, body, .. } => {
-            init.as_deref()
-                .is_some_and(|i| has_unvisited_code(std::slice::from_ref(i)))
-                || has_unvisited_code(std::slice::from_ref(body))
-        }
-        StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } => {
-            has_unvisited_code(std::slice::from_ref(body))
-        }
-        StmtKind::Switch { items, .. } => items.iter().any(
-            |i| matches!(i, ast::SwitchItem::Stmt(s) if has_unvisited_code(std::slice::from_ref(s))),
-        ),
-        _ => false,
-    })
 }

@@ -279,7 +279,7 @@ fn builtin_step(b: Builtin, member: Option<&str>) -> Option<i64> {
 /// How many times `body` names `name`; `usize::MAX` when the body has a
 /// range-based `for`, whose expressions `visit_block` does not visit.
 fn names_in(body: &ast::Block, name: &str) -> usize {
-    if body.stmts.iter().any(has_range_for) {
+    if body.stmts.iter().any(crate::sema::callgraph::has_range_for) {
         return usize::MAX;
     }
     let mut n = 0;
@@ -287,24 +287,6 @@ fn names_in(body: &ast::Block, name: &str) -> usize {
         n += usize::from(name_of(e) == Some(name));
     });
     n
-}
-
-fn has_range_for(s: &ast::Stmt) -> bool {
-    match &s.kind {
-        StmtKind::RangeFor { .. } => true,
-        StmtKind::Block(b) => b.stmts.iter().any(has_range_for),
-        StmtKind::If {
-            then, otherwise, ..
-        } => has_range_for(then) || otherwise.as_deref().is_some_and(has_range_for),
-        StmtKind::For { init, body, .. } => {
-            init.as_deref().is_some_and(has_range_for) || has_range_for(body)
-        }
-        StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } => has_range_for(body),
-        StmtKind::Switch { items, .. } => items
-            .iter()
-            .any(|i| matches!(i, ast::SwitchItem::Stmt(s) if has_range_for(s))),
-        _ => false,
-    }
 }
 
 /// Whether `e` assigns, increments or decrements anything.
