@@ -212,7 +212,17 @@ impl Lowerer<'_, '_> {
             fx.add(Expression::Load { pointer: p }, span)
         };
         let grid = field(fx, 0);
-        let offset = self.group_offset(fx, &field, v3, span);
+        // The first threadgroup of this part of the dispatch, or zero where
+        // the host promises dispatches of one part
+        // (`Options::one_part_dispatch`), so that no load is made: an H100
+        // ran a tiled matmul 1 % faster without it (BENCHMARKS.md). A
+        // translation option, not a WGSL `override`: any override makes
+        // wgpu run naga's override processing, which rejects some valid
+        // modules (Tint's `dynamic_index/write` tests).
+        let offset = match self.settings.one_part_dispatch {
+            true => fx.add(Expression::ZeroValue(v3), span),
+            false => field(fx, 1),
+        };
         let groups = field(fx, 2);
         let lits: Vec<_> = wg
             .iter()
@@ -327,40 +337,28 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        let whole = self.bool_override(crate::reflect::WHOLE_GRID_OVERRIDE, false, span)?;
+        let whole = self.named_override(
+            crate::reflect::WHOLE_GRID_OVERRIDE,
+            &Type::BOOL,
+            naga::Literal::Bool(false),
+            span,
+        )?;
         let whole = fx.add(Expression::Override(whole), span);
         let active = bin_op(fx, Bo::LogicalOr, whole, all, span);
         self.set_private(fx, invocation::ACTIVE, &Type::BOOL, active, span);
         Ok(())
     }
 
-    /// The first threadgroup of this part of the dispatch: the uniform's
-    /// `group_offset` (`field` 1), or zero where the host promises
-    /// dispatches of one part ([`crate::Options::one_part_dispatch`]), so
-    /// that no load is made: an H100 ran a tiled matmul 1 % faster without
-    /// it (BENCHMARKS.md). It is a translation option, not a WGSL
-    /// `override`: any override makes wgpu run naga's override processing,
-    /// which rejects some valid modules (Tint's `dynamic_index/write` tests).
-    fn group_offset(
-        &mut self,
-        fx: &mut FnCtx,
-        field: &dyn Fn(&mut FnCtx, u32) -> Handle<Expression>,
-        v3: Handle<naga::Type>,
-        span: Span,
-    ) -> Handle<Expression> {
-        match self.settings.one_part_dispatch {
-            true => fx.add(Expression::ZeroValue(v3), span),
-            false => field(fx, 1),
-        }
-    }
-
-    /// The module's `bool` override `name` with default `default`, created
-    /// on first use. It has no `@id`, so it can never take a function
-    /// constant's (`@id(n)` for `[[function_constant(n)]]`).
-    fn bool_override(
+    /// The module's override `name` of type `ty`, whose default is
+    /// `default`, created on first use (the whole-grid promise here, the
+    /// sample count in `sample_positions.rs`). It has no `@id`, so it can
+    /// never take a function constant's (`@id(n)` for
+    /// `[[function_constant(n)]]`).
+    pub(in crate::lower) fn named_override(
         &mut self,
         name: &str,
-        default: bool,
+        ty: &Type,
+        default: naga::Literal,
         span: Span,
     ) -> Result<Handle<naga::Override>> {
         let module = &mut self.global.module;
@@ -371,12 +369,11 @@ impl Lowerer<'_, '_> {
         {
             return Ok(h);
         }
-        let ty = self.naga_type(&Type::BOOL, span)?;
+        let ty = self.naga_type(ty, span)?;
         let module = &mut self.global.module;
-        let init = module.global_expressions.append(
-            Expression::Literal(naga::Literal::Bool(default)),
-            Self::span(span),
-        );
+        let init = module
+            .global_expressions
+            .append(Expression::Literal(default), Self::span(span));
         Ok(module.overrides.append(
             naga::Override {
                 name: Some(name.to_string()),
@@ -387,6 +384,7 @@ impl Lowerer<'_, '_> {
             Self::span(span),
         ))
     }
+
     /// `if (any(gid >= grid)) { return; }`: threads WGSL launches beyond a
     /// dispatchThreads grid do not exist in Metal.
     pub(in crate::lower) fn grid_guard(&mut self, fx: &mut FnCtx, g: &Geometry, span: Span) {

@@ -19,6 +19,7 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::stdlib::simd::bin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::Expr;
@@ -86,7 +87,7 @@ impl Lowerer<'_, '_> {
         let index = self.convert(fx, index, &ty, &Type::UINT, false, arg.span)?;
         // The pattern of a count past 8 is the 8-sample one.
         let count = self.sample_count(fx, span)?;
-        let eight = u32_literal(fx, 8, span);
+        let eight = self.u32_lit(fx, 8, span);
         let count = fx.add(
             Expression::Math {
                 fun: naga::MathFunction::Min,
@@ -97,7 +98,7 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        let one = u32_literal(fx, 1, span);
+        let one = self.u32_lit(fx, 1, span);
         let first = bin(fx, Bo::Subtract, count, one, span);
         let within = bin(fx, Bo::And, index, first, span);
         let slot = bin(fx, Bo::Add, first, within, span);
@@ -151,50 +152,15 @@ impl Lowerer<'_, '_> {
         Ok(pointer)
     }
 
-    /// The value of the module's sample-count override, created on first
-    /// use (no `@id`: it never takes a function constant's).
+    /// The value of the module's sample-count override (1 unless the host
+    /// sets it).
     fn sample_count(&mut self, fx: &mut FnCtx, span: Span) -> Result<Handle<Expression>> {
-        let name = crate::reflect::SAMPLE_COUNT_OVERRIDE;
-        let existing = self
-            .global
-            .module
-            .overrides
-            .iter()
-            .find(|(_, o)| o.name.as_deref() == Some(name))
-            .map(|(h, _)| h);
-        let h = match existing {
-            Some(h) => h,
-            None => {
-                let ty = self.naga_type(&Type::UINT, span)?;
-                let module = &mut self.global.module;
-                let init = module
-                    .global_expressions
-                    .append(Expression::Literal(Literal::U32(1)), Self::span(span));
-                module.overrides.append(
-                    naga::Override {
-                        name: Some(name.to_string()),
-                        id: None,
-                        ty,
-                        init: Some(init),
-                    },
-                    Self::span(span),
-                )
-            }
-        };
+        let h = self.named_override(
+            crate::reflect::SAMPLE_COUNT_OVERRIDE,
+            &Type::UINT,
+            Literal::U32(1),
+            span,
+        )?;
         Ok(fx.add(Expression::Override(h), span))
     }
-}
-
-fn u32_literal(fx: &mut FnCtx, v: u32, span: Span) -> Handle<Expression> {
-    fx.add(Expression::Literal(Literal::U32(v)), span)
-}
-
-fn bin(
-    fx: &mut FnCtx,
-    op: Bo,
-    left: Handle<Expression>,
-    right: Handle<Expression>,
-    span: Span,
-) -> Handle<Expression> {
-    fx.add(Expression::Binary { op, left, right }, span)
 }
