@@ -403,6 +403,12 @@ impl<'a> Program<'a> {
         Ok(None)
     }
 
+    /// The truth of condition `cond` when it is a constant expression
+    /// (`if constexpr`, and `?:` over operands that have no value).
+    pub fn constant_truth(&self, cond: &ast::Expr) -> Option<bool> {
+        Some(consteval::eval(self, cond).ok()?.as_f64()? != 0.0)
+    }
+
     /// The branch of `if constexpr (cond) then else otherwise` that is
     /// instantiated, the other being discarded ([stmt.if]/2): `Some(None)`
     /// when nothing is. `None` when `cond` is no constant at program scope
@@ -415,8 +421,7 @@ impl<'a> Program<'a> {
         then: &'s ast::Stmt,
         otherwise: &'s Option<Box<ast::Stmt>>,
     ) -> Option<Option<&'s ast::Stmt>> {
-        let taken = consteval::eval(self, cond).ok()?.as_f64()? != 0.0;
-        Some(match taken {
+        Some(match self.constant_truth(cond)? {
             true => Some(then),
             false => otherwise.as_deref(),
         })

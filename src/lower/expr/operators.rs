@@ -512,7 +512,7 @@ impl Lowerer<'_, '_> {
         // evaluated, so only it is lowered, pointer and all.
         let null = crate::lower::metal::buffer_pointers::is_null;
         if null(a) || null(b) {
-            if let Some(taken) = self.constant_condition(c) {
+            if let Some(taken) = self.program.constant_truth(c) {
                 return self.expr(fx, if taken { a } else { b });
             }
         }
@@ -581,12 +581,6 @@ impl Lowerer<'_, '_> {
 
     /// `c ? a : b` with side effects: only the chosen operand may run, so each
     /// is evaluated in its own branch and stored.
-    /// The value of condition `c` when it is a constant expression.
-    fn constant_condition(&self, c: &Expr) -> Option<bool> {
-        let value = crate::sema::consteval::eval(self.program, c).ok()?;
-        Some(value.as_f64()? != 0.0)
-    }
-
     pub(in crate::lower) fn ternary_branching(
         &mut self,
         fx: &mut FnCtx,
