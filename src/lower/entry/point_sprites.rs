@@ -21,6 +21,7 @@ use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Local;
 use crate::lower::entry::compute::KernelParam;
 use crate::lower::entry::stages::Interp;
+use crate::lower::stdlib::simd::bin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{FunctionReflection, PointSprite, Varying, WgslBinding, POINT_COORD_VARYING};
 use crate::source_map::Span;
@@ -242,13 +243,13 @@ impl Lowerer<'_, '_> {
         });
         let vertex = fx.add(Expression::FunctionArgument(i), span);
         let six = fx.add(Expression::Literal(Literal::U32(VERTICES_PER_POINT)), span);
-        let point = binary(fx, Bo::Divide, vertex, six, span);
-        let corner_index = binary(fx, Bo::Modulo, vertex, six, span);
+        let point = bin(fx, Bo::Divide, vertex, six, span);
+        let corner_index = bin(fx, Bo::Modulo, vertex, six, span);
         let bit = |fx: &mut FnCtx, mask: u32| {
             let mask = fx.add(Expression::Literal(Literal::U32(mask)), span);
             let one = fx.add(Expression::Literal(Literal::U32(1)), span);
-            let shifted = binary(fx, Bo::ShiftRight, mask, corner_index, span);
-            let b = binary(fx, Bo::And, shifted, one, span);
+            let shifted = bin(fx, Bo::ShiftRight, mask, corner_index, span);
+            let b = bin(fx, Bo::And, shifted, one, span);
             fx.add(
                 Expression::As {
                     expr: b,
@@ -262,8 +263,8 @@ impl Lowerer<'_, '_> {
         let f32_lit = |fx: &mut FnCtx, v: f32| fx.add(Expression::Literal(Literal::F32(v)), span);
         let (one, two) = (f32_lit(fx, 1.0), f32_lit(fx, 2.0));
         let signed = |fx: &mut FnCtx, v| {
-            let doubled = binary(fx, Bo::Multiply, v, two, span);
-            binary(fx, Bo::Subtract, doubled, one, span)
+            let doubled = bin(fx, Bo::Multiply, v, two, span);
+            bin(fx, Bo::Subtract, doubled, one, span)
         };
         let (cx, cy) = (signed(fx, x), signed(fx, y));
         let vec2 = self.naga_type(&Type::Vector(Scalar::Float, 2), span)?;
@@ -275,7 +276,7 @@ impl Lowerer<'_, '_> {
             span,
         );
         // Point coordinates grow downwards: the top corner (y = 1) is 0.
-        let down = binary(fx, Bo::Subtract, one, y, span);
+        let down = bin(fx, Bo::Subtract, one, y, span);
         let coord = fx.add(
             Expression::Compose {
                 ty: vec2,
@@ -371,9 +372,9 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        let scaled = binary(fx, Bo::Multiply, corner, size, span);
-        let per_pixel = binary(fx, Bo::Divide, scaled, viewport, span);
-        let offset = binary(fx, Bo::Multiply, per_pixel, w, span);
+        let scaled = bin(fx, Bo::Multiply, corner, size, span);
+        let per_pixel = bin(fx, Bo::Divide, scaled, viewport, span);
+        let offset = bin(fx, Bo::Multiply, per_pixel, w, span);
         let xy = fx.add(
             Expression::Swizzle {
                 size: naga::VectorSize::Bi,
@@ -387,7 +388,7 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        let moved = binary(fx, Bo::Add, xy, offset, span);
+        let moved = bin(fx, Bo::Add, xy, offset, span);
         let z = fx.add(
             Expression::AccessIndex {
                 base: position,
@@ -546,16 +547,6 @@ pub(in crate::lower) fn move_sprites_last(
         .partition(is_sprite);
     module.entry_points = others;
     module.entry_points.extend(sprites);
-}
-
-fn binary(
-    fx: &mut FnCtx,
-    op: Bo,
-    left: Handle<Expression>,
-    right: Handle<Expression>,
-    span: Span,
-) -> Handle<Expression> {
-    fx.add(Expression::Binary { op, left, right }, span)
 }
 
 fn internal(span: Span) -> Error {

@@ -26,6 +26,8 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Value};
+use crate::lower::metal::texture_sampling::math1;
+use crate::lower::stdlib::simd::bin;
 use crate::lower::stdlib::Builtin;
 use crate::lower::texture_types::{
     default_format, format_index, format_kind, sampled_kind, FORMATS,
@@ -253,7 +255,7 @@ impl Lowerer<'_, '_> {
                 let words = fx.add(Expression::ArrayLength(buffer), span);
                 let (_, per) = texel_format(&t);
                 let per = self.u32_lit(fx, per, span);
-                let width = binary(fx, naga::BinaryOperator::Divide, words, per, span);
+                let width = bin(fx, naga::BinaryOperator::Divide, words, per, span);
                 Ok(Value::Rv(width, Type::UINT))
             }
             // Same-thread ordering of reads and writes holds in WGSL already.
@@ -288,9 +290,9 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Handle<Expression> {
         let per = self.u32_lit(fx, per, span);
-        let first = binary(fx, naga::BinaryOperator::Multiply, coord, per, span);
+        let first = bin(fx, naga::BinaryOperator::Multiply, coord, per, span);
         let k = self.u32_lit(fx, k, span);
-        let index = binary(fx, naga::BinaryOperator::Add, first, k, span);
+        let index = bin(fx, naga::BinaryOperator::Add, first, k, span);
         fx.add(
             Expression::Access {
                 base: buffer,
@@ -449,34 +451,6 @@ fn literal(fx: &mut FnCtx, kind: naga::ScalarKind, v: u8, span: Span) -> Handle<
         _ => naga::Literal::U32(u32::from(v)),
     };
     fx.add(Expression::Literal(lit), span)
-}
-
-fn binary(
-    fx: &mut FnCtx,
-    op: naga::BinaryOperator,
-    left: Handle<Expression>,
-    right: Handle<Expression>,
-    span: Span,
-) -> Handle<Expression> {
-    fx.add(Expression::Binary { op, left, right }, span)
-}
-
-fn math1(
-    fx: &mut FnCtx,
-    fun: MathFunction,
-    arg: Handle<Expression>,
-    span: Span,
-) -> Handle<Expression> {
-    fx.add(
-        Expression::Math {
-            fun,
-            arg,
-            arg1: None,
-            arg2: None,
-            arg3: None,
-        },
-        span,
-    )
 }
 
 fn swizzle(

@@ -37,6 +37,7 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
+use crate::lower::stdlib::simd::bin;
 use crate::lower::texture_types::dimension;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
@@ -86,7 +87,7 @@ impl Lowerer<'_, '_> {
                 let dx = self.coordinate_derivative(fx, coordinate, naga::DerivativeAxis::X, span);
                 let dy = self.coordinate_derivative(fx, coordinate, naga::DerivativeAxis::Y, span);
                 let lod = self.lod_of_gradients(fx, image, t, dx, dy, span)?;
-                binary(fx, naga::BinaryOperator::Add, lod, b, span)
+                bin(fx, naga::BinaryOperator::Add, lod, b, span)
             }
             SampleLevel::Gradient { x, y } => self.lod_of_gradients(fx, image, t, x, y, span)?,
         };
@@ -195,14 +196,8 @@ impl Lowerer<'_, '_> {
         }
         let texels = self.convert(fx, h, &ty, &Type::vector(Scalar::Float, n), true, span)?;
         let size = self.level0_size(fx, image, t, span)?;
-        let step = binary(fx, naga::BinaryOperator::Divide, texels, size, span);
-        Ok(binary(
-            fx,
-            naga::BinaryOperator::Add,
-            coordinate,
-            step,
-            span,
-        ))
+        let step = bin(fx, naga::BinaryOperator::Divide, texels, size, span);
+        Ok(bin(fx, naga::BinaryOperator::Add, coordinate, step, span))
     }
 }
 
@@ -223,7 +218,7 @@ fn texel_length(
     lanes: u8,
     span: Span,
 ) -> Handle<Expression> {
-    let texels = binary(fx, naga::BinaryOperator::Multiply, d, size, span);
+    let texels = bin(fx, naga::BinaryOperator::Multiply, d, size, span);
     let fun = if lanes == 1 {
         MathFunction::Abs
     } else {
@@ -232,17 +227,8 @@ fn texel_length(
     math1(fx, fun, texels, span)
 }
 
-fn binary(
-    fx: &mut FnCtx,
-    op: naga::BinaryOperator,
-    left: Handle<Expression>,
-    right: Handle<Expression>,
-    span: Span,
-) -> Handle<Expression> {
-    fx.add(Expression::Binary { op, left, right }, span)
-}
-
-fn math1(
+/// `fun(arg)`, a one-argument math function.
+pub(in crate::lower) fn math1(
     fx: &mut FnCtx,
     fun: MathFunction,
     arg: Handle<Expression>,
