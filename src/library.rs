@@ -591,6 +591,7 @@ mod emit {
             m
         });
         let module = declared.as_ref().unwrap_or(module);
+        crate::lower::passes::stage_operations::check(module)?;
         let caps = capabilities(target);
         // `--uniform-layout standard`: naga knows no
         // `uniform_buffer_standard_layout`, so such uniforms are validated

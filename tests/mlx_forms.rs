@@ -386,3 +386,60 @@ fn constant_conditions_choose_over_nullptr() {
         assert_eq!(*g, a[i] + a[2], "[{i}]");
     }
 }
+
+/// Struct-scope names as MLX's steel kernels use them: static constants in
+/// a member alias's template arguments (a lone name too), in a member
+/// array's size and in a static member function's body; `S::A::N`,
+/// `S::A::f(..)` and `typename A::type` through member alias `A`; a
+/// vector type named through an alias in a default member initializer.
+const STRUCT_SCOPE: &str = r#"
+#define STEEL_CONST static constant constexpr const
+template <typename T, int R, int C>
+struct Frag {
+  STEEL_CONST int kElems = 2;
+  typedef vec<T, kElems> frag_type;
+  static short2 coord(ushort lane) { return short2(lane % C, lane / C); }
+};
+template <typename T, short BM, short BK>
+struct Loader { STEEL_CONST short n = BM * BK; };
+template <typename T, short BM, short BK, bool transpose, class F_ = Frag<T, 4, 8>>
+struct Kernel {
+  STEEL_CONST short pad = 16 / sizeof(T);
+  STEEL_CONST short rows = BM + 1;
+  using loader_t = Loader<T, transpose ? BK : BM, transpose ? BM + pad : BK + pad>;
+  using small_t = Loader<T, 1, rows>;
+  using F_t = F_;
+  typedef typename F_t::frag_type frag_type;
+  frag_type acc[rows] = {frag_type(0)};
+  T weights[pad];
+  static T total() { return T(loader_t::n + small_t::n + rows * 100); }
+};
+kernel void scope(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  using K = Kernel<float, 3, 5, false>;
+  K k;
+  k.acc[i % 4] = float2(float(i), 2.0f);
+  short2 c = K::F_t::coord(ushort(i));
+  out[i] = K::total() + float(K::loader_t::n) * 1000.0f + k.acc[i % 4].x + k.acc[(i + 1) % 4].y
+         + float(c.x * 10 + c.y) * 0.5f + float(sizeof(K));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn struct_scope_names_match_cpu_reference() {
+    let Some(out) =
+        common::source::run_body(STRUCT_SCOPE, "scope", (8, 8), vec![(0, vec![0u8; 32])])
+    else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    // pad = 16 / 4 = 4, rows = 4; loader_t = Loader<float, 3, 9> (n = 27);
+    // small_t = Loader<float, 1, 4> (n = 4); total = 27 + 4 + 400;
+    // acc[(i + 1) % 4] is zero (the default), so its .y is 0;
+    // coord = (i % 8, i / 8); sizeof(K) = 4 float2 + 4 floats = 48.
+    for (i, g) in got.iter().enumerate() {
+        let coord = (i % 8) as f32 * 10.0 + (i / 8) as f32;
+        let want = 431.0 + 27.0 * 1000.0 + i as f32 + coord * 0.5 + 48.0;
+        assert_eq!(*g, want, "[{i}]");
+    }
+}

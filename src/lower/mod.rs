@@ -227,7 +227,17 @@ pub fn lower<'a>(
         let stage = match f.stage {
             Some((stage, _)) => Some(stage),
             None if entry::stitchable::is_stitchable(f) => None,
-            None => continue,
+            None => {
+                // `[[mesh]]`, `[[object]]`, `[[intersection(..)]]`: stages
+                // WebGPU lacks, refused rather than kept as helpers.
+                if let Some(e) = crate::sema::unported_features::stage_refusal(f) {
+                    found.push(f.name.name.clone());
+                    if options.entries.is_empty() || options.entries.contains(&f.name.name) {
+                        errors.push(e);
+                    }
+                }
+                continue;
+            }
         };
         if found.contains(&f.name.name) {
             errors.push(stage_function_redefinition(f));

@@ -563,6 +563,7 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             let symbol = match program.symbols.get(&joined) {
                 _ if member.is_some() => member,
                 Some(s) if path.len() > 1 => Some(s),
+                None if path.len() > 1 => program.qualified_symbol(path),
                 _ => program.symbols.get(name),
             };
             match symbol {
@@ -799,7 +800,11 @@ fn construct(program: &Program, callee: &ast::Expr, args: &[ast::Expr]) -> Optio
     let ExprKind::Name(path) = &callee.kind else {
         return None;
     };
-    let ty = types::builtin_type(&path.join("::"))?;
+    // `float2(0)`, or through an alias (`typedef vec<T, 2> frag_type;`).
+    let ty = types::builtin_type(&path.join("::")).or_else(|| {
+        callee_type(program, callee)
+            .filter(|t| matches!(t, Type::Scalar(_) | Type::Vector(..) | Type::Matrix { .. }))
+    })?;
     construct_builtin(program, ty, args)
 }
 

@@ -15,6 +15,7 @@ pub mod inheritance;
 mod numeric_limits;
 pub mod pointer_references;
 mod raytracing;
+pub mod unported_features;
 pub mod redefinition;
 pub mod sizeof;
 pub mod static_assert;
@@ -422,6 +423,34 @@ impl<'a> Program<'a> {
         }
     }
 
+    /// The symbol a qualified name `path` (`S::N`, `S::A::N`) declares:
+    /// by its full name, or else through [`Program::canonical_path`].
+    pub fn qualified_symbol(&self, path: &[String]) -> Option<&Symbol> {
+        self.symbols.get(&path.join("::")).or_else(|| {
+            let canonical = self.canonical_path(path)?;
+            self.symbols.get(&canonical.join("::"))
+        })
+    }
+
+    /// `path` with its longest prefix that names a struct through an alias
+    /// (`S::A` with `using A = Loader<T, 4>;`, also a program-scope `A`)
+    /// replaced by the struct's own name: `Loader<float,4>::N`, as members
+    /// are declared. `None` where no proper prefix is such an alias.
+    pub fn canonical_path(&self, path: &[String]) -> Option<Vec<String>> {
+        (1..path.len()).rev().find_map(|k| {
+            let prefix = path[..k].join("::");
+            let Some(Symbol::Type(Type::Struct(id))) = self.symbols.get(&prefix) else {
+                return None;
+            };
+            let owner = &self.structs.get(*id).name;
+            (*owner != prefix).then(|| {
+                std::iter::once(owner.clone())
+                    .chain(path[k..].iter().cloned())
+                    .collect()
+            })
+        })
+    }
+
     fn define(&mut self, name: &ast::Ident, symbol: Symbol) -> Result<()> {
         // A derived struct's own member hides the base's it inherited.
         if self.inherited.remove(&name.name) {
@@ -793,7 +822,13 @@ impl<'a> Program<'a> {
             "patch_control_point" => return Err(tessellation::patch_control_point(ts)),
             _ => {}
         }
-        match self.symbols.get(name) {
+        // `S::A::type` through member alias `S::A` of another struct.
+        let symbol = self.symbols.get(name).or_else(|| {
+            (ts.path.len() > 1 && ts.args.is_empty())
+                .then(|| self.qualified_symbol(&ts.path))
+                .flatten()
+        });
+        match symbol {
             Some(Symbol::Type(ty)) => Ok(ty.clone()),
             // The class a function of its name hides: found where a type
             // is expected (as `struct S`/`union S` finds it in C++).
@@ -817,6 +852,9 @@ impl<'a> Program<'a> {
             }
             None if raytracing::refusal(name, ts).is_some() => {
                 Err(raytracing::refusal(name, ts).expect("just found"))
+            }
+            None if unported_features::refusal(name, ts).is_some() => {
+                Err(unported_features::refusal(name, ts).expect("just found"))
             }
             None => Err(Error::coded(
                 Code::UnknownType,

@@ -417,9 +417,14 @@ impl<'a> Program<'a> {
             }
             // `using type = integral_constant;` names the instance itself
             // (the injected class name): it follows the struct.
-            let names_instance =
-                matches!(&item, Item::Alias(a) if a.ty.path.first().is_some_and(|p| p == instance));
-            if matches!(item, Item::Struct(_) | Item::Alias(_)) && !names_instance {
+            // (Not `typename S::A::type`, a member of another struct.)
+            let names_instance = match &item {
+                Item::Alias(a) => a.ty.path == [instance],
+                Item::Global(g) => g.ty.path == [instance],
+                _ => false,
+            };
+            if matches!(item, Item::Struct(_) | Item::Alias(_) | Item::Global(_)) && !names_instance
+            {
                 items.insert(ahead, item);
                 ahead += 1;
             } else {

@@ -540,6 +540,7 @@ impl Lowerer<'_, '_> {
             return Err(self.atomic_copy("the result", &ret, f.ret.span));
         }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
+        fx.owner = self.owner_struct(&f.name.name);
         // A helper of a fragment function samples with implicit derivatives
         // and may discard, as the function itself does (MSL §6.12, §6.11).
         fx.fragment = self.entry.fragment_rules();
@@ -559,12 +560,23 @@ impl Lowerer<'_, '_> {
         Ok(fx.finish())
     }
 
+    /// The struct that declares member function `name` (`S::f`), if any.
+    fn owner_struct(&self, name: &str) -> Option<String> {
+        let (owner, _) = name.rsplit_once("::")?;
+        matches!(
+            self.program.symbols.get(owner),
+            Some(crate::sema::Symbol::Type(Type::Struct(_)))
+        )
+        .then(|| owner.to_string())
+    }
+
     /// A function whose return type is `auto`: deduced from the first
     /// `return` (`void` without one), remembered for its calls.
     fn build_auto_function(&mut self, index: usize, keys: &[ArgKey]) -> Result<naga::Function> {
         let f = self.decl(index);
         let f: &FunctionDecl = &f;
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), Type::Void);
+        fx.owner = self.owner_struct(&f.name.name);
         fx.deduce_return = true;
         fx.fragment = self.entry.fragment_rules();
         for (p, key) in f.params.iter().zip(keys) {

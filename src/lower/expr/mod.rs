@@ -422,10 +422,17 @@ impl Lowerer<'_, '_> {
             if let Some(e) = self.implicit_member(fx, name, span) {
                 return self.expr(fx, &e);
             }
+            // A static constant of the struct of a static member function.
+            if let Some(owner) = &fx.owner {
+                let qualified = [owner.clone(), name.to_string()];
+                if let Some(Symbol::Constant(_)) = self.program.qualified_symbol(&qualified) {
+                    return self.name(fx, &qualified, span);
+                }
+            }
         }
         // `S::N`: a static member constant.
         if path.len() > 1 {
-            if let Some(Symbol::Constant(i)) = self.program.symbols.get(&path.join("::")) {
+            if let Some(Symbol::Constant(i)) = self.program.qualified_symbol(path) {
                 let i = *i;
                 if !const_is_finite(&self.program.constants[i].value) {
                     let v = self.program.constants[i].value.clone();

@@ -199,14 +199,16 @@ impl Expander<'_> {
 }
 
 impl Expander<'_> {
-    /// `A::m` where `A` is a plain alias of a template instance: the
-    /// instance's path and arguments with `m` after them.
+    /// `A::m` where `A` is a plain alias of a template instance (also a
+    /// member alias, `S::A::m`): the instance's path and arguments with `m`
+    /// after them.
     fn instance_member(&self, path: &[String]) -> Option<TypeSpec> {
-        let (first, rest) = path.split_first()?;
-        let target = self.instances.get(first).filter(|_| !rest.is_empty())?;
-        let mut t = target.clone();
-        t.path.extend(rest.iter().cloned());
-        Some(t)
+        (1..path.len()).rev().find_map(|k| {
+            let target = self.instances.get(&path[..k].join("::"))?;
+            let mut t = target.clone();
+            t.path.extend(path[k..].iter().cloned());
+            Some(t)
+        })
     }
 }
 

@@ -118,12 +118,17 @@ fn static_assert_decl(pair: Pair<Rule>) -> Result<StaticAssert> {
 fn unsupported(pair: &Pair<Rule>) -> Error {
     let message = match pair.as_rule() {
         Rule::fn_pointer_decl => "function pointers are not supported in Metal".to_string(),
+        Rule::label_stmt => format!(
+            "labels (`{}`) are not supported in Metal: they are the targets of `goto`, which Metal does not have",
+            pair.as_str().trim()
+        ),
         _ => {
             let word = pair.as_str().split_whitespace().next().unwrap_or("");
             match word {
                 "new" | "delete" => {
                     format!("`{word}` is not supported in Metal (no dynamic memory allocation)")
                 }
+                "goto" => "`goto` is not supported in Metal: write the jump as a loop with `break`/`continue`, or a flag".to_string(),
                 _ => format!("exceptions (`{word}`) are not supported in Metal"),
             }
         }
@@ -189,11 +194,11 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
                         ),
                     ));
                 }
-                // Its nested structs and member aliases first: its members
-                // may name them.
+                // Its nested structs, member aliases and static constants
+                // first: its members may name them.
                 let (nested, members): (Vec<Item>, Vec<Item>) = members
                     .into_iter()
-                    .partition(|i| matches!(i, Item::Struct(_) | Item::Alias(_)));
+                    .partition(|i| struct_scope::declared_ahead(i, &decl.name.name));
                 items.extend(nested);
                 items.push(Item::Struct(decl));
                 items.extend(members);
