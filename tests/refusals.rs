@@ -87,7 +87,10 @@ fn simd_functions_stay_accepted_in_kernels_and_fragment_functions() {
         "fragment float4 f(float4 p [[position]]) {\n  return float4(simd_sum(p.x));\n}\nkernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  o[i] = simd_sum(o[i]);\n}\n",
         &Options::default(),
     );
-    assert!(wgsl.contains("@fragment") && wgsl.contains("@compute"), "{wgsl}");
+    assert!(
+        wgsl.contains("@fragment") && wgsl.contains("@compute"),
+        "{wgsl}"
+    );
 }
 
 #[test]

@@ -15,7 +15,6 @@ pub mod inheritance;
 mod numeric_limits;
 pub mod pointer_references;
 mod raytracing;
-pub mod unported_features;
 pub mod redefinition;
 pub mod sizeof;
 pub mod static_assert;
@@ -27,6 +26,7 @@ mod tessellation;
 mod texture_types;
 pub mod type_traits;
 mod unions;
+pub mod unported_features;
 pub mod variable_templates;
 
 use crate::diagnostics::Code;

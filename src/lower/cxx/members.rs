@@ -10,6 +10,7 @@ use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Value};
 use crate::lower::cxx::args::Arg;
+use crate::lower::metal::buffer_pointers::is_null;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::Symbol;
 use crate::source_map::Span;
@@ -653,11 +654,6 @@ fn ident(name: &str, span: Span) -> Ident {
         name: name.to_string(),
         span,
     }
-}
-
-/// `nullptr` (as the built-in comparisons with it recognise it).
-fn is_null(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == "nullptr")
 }
 
 /// A pointer variable or parameter, which the built-in assignments handle.

@@ -415,6 +415,9 @@ impl Lowerer<'_, '_> {
 
     fn name(&mut self, fx: &mut FnCtx, path: &[String], span: Span) -> Result<Value> {
         let name = path.last().map(String::as_str).unwrap_or_default();
+        if path == ["nullptr"] {
+            return Err(null_pointer(span));
+        }
         if path.len() == 1 {
             if let Some(local) = fx.lookup(name).cloned() {
                 return Ok(self.local_value(fx, local, span));
@@ -858,4 +861,16 @@ pub(in crate::lower) fn literal(v: &ConstValue) -> (Literal, Scalar) {
         ConstValue::Float(f, _) => (Literal::F32(f as f32), Scalar::Float),
         ConstValue::Composite(..) => unreachable!("composites are not literals"),
     }
+}
+
+/// `nullptr` where the translation has no pointer it could stand for: the
+/// comparisons with it, and `c ? p : nullptr` with a constant `c`, are
+/// handled where they are written.
+fn null_pointer(span: Span) -> Error {
+    Error::coded(
+        Code::Unsupported,
+        span,
+        "a null pointer is not supported here: a WGSL pointer always points to a variable",
+    )
+    .note("keep the pointer and a `bool` saying whether it is set, or an index with a value meaning none")
 }

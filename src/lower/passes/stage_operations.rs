@@ -89,9 +89,8 @@ impl Walk<'_> {
                 let f = &self.module.functions[*function];
                 // A helper's statement is located inside the helper; the
                 // call is where the entry point reaches it.
-                self.function(f).map(|(what, inner)| {
-                    (what, if inner.is_defined() { inner } else { span })
-                })
+                self.function(f)
+                    .map(|(what, inner)| (what, if inner.is_defined() { inner } else { span }))
             }
             _ => None,
         }
