@@ -396,6 +396,9 @@ fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
         (Type::Vector(p, n), Type::Vector(a, m)) if n == m => {
             scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
         }
+        // MSL converts a scalar to a vector implicitly (a splat),
+        // a conversion as clang ranks it.
+        (Type::Vector(p, _), Type::Scalar(a)) => scalar_rank(*p, *a).map(|r| r.max(CONVERSION)),
         _ => None,
     }
 }
