@@ -624,3 +624,40 @@ fn spaces_around_scope_operators() {
         assert!((g - w).abs() < 1e-6, "{got:?}, want {want:?}");
     }
 }
+
+/// `float3(color)` of a `float4` (Apple's samples write it): the leading
+/// components, converted as any vector constructor converts.
+const TRUNCATING_CONSTRUCTORS: &str = r#"
+kernel void trunc(device float4* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float4 c = o[i];
+  float3 a = float3(c) * 2.0f;
+  int2 b = int2(c);
+  half2 h = half2(float3(c));
+  o[i] = float4(a.xy + float2(h), a.z, float(b.x + b.y));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn vector_constructors_of_longer_vectors_take_the_leading_components() {
+    let input: Vec<f32> = (0..64).map(|v| v as f32 * 0.75 - 20.0).collect();
+    let Some(out) = run(
+        TRUNCATING_CONSTRUCTORS,
+        "trunc",
+        16,
+        vec![(0, common::f32_bytes(&input))],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, c) in input.chunks(4).enumerate() {
+        // Every input is a multiple of 0.25, exact in half; int() truncates.
+        let want = [
+            c[0] * 2.0 + c[0],
+            c[1] * 2.0 + c[1],
+            c[2] * 2.0,
+            (c[0] as i32 + c[1] as i32) as f32,
+        ];
+        assert_eq!(&got[i * 4..i * 4 + 4], &want, "[{i}]");
+    }
+}
