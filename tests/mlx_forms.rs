@@ -443,3 +443,95 @@ fn struct_scope_names_match_cpu_reference() {
         assert_eq!(*g, want, "[{i}]");
     }
 }
+
+/// Operator functions called by name (`return operator>(b, a);`, as MLX's
+/// complex.h writes `operator<`), templates and plain ones.
+const OPERATORS_BY_NAME: &str = r#"
+template <typename T> struct C { T re; T im; };
+template <typename T> bool operator>(C<T> a, C<T> b) { return a.re > b.re || (a.re == b.re && a.im > b.im); }
+template <typename T> bool operator<(C<T> a, C<T> b) { return operator>(b, a); }
+struct V { float x; };
+bool operator==(V a, V b) { return a.x == b.x; }
+kernel void ops(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  C<float> a = {o[i], 1.0f}, b = {2.0f, 0.0f};
+  V v = {o[i]}, w = {2.0f};
+  o[i] = float(a < b) + 2.0f * float(operator==(v, w)) + 4.0f * float(operator>(a, b));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn operators_called_by_name_match_cpu_reference() {
+    let x: Vec<f32> = (0..8).map(|v| v as f32 * 0.5).collect();
+    let Some(out) = common::source::run_body(
+        OPERATORS_BY_NAME,
+        "ops",
+        (8, 8),
+        vec![(0, common::f32_bytes(&x))],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, (g, x)) in got.iter().zip(&x).enumerate() {
+        let (a, b) = ((*x, 1.0f32), (2.0f32, 0.0f32));
+        let greater = |p: (f32, f32), q: (f32, f32)| p.0 > q.0 || (p.0 == q.0 && p.1 > q.1);
+        let want = f32::from(u8::from(greater(b, a)))
+            + 2.0 * f32::from(u8::from(*x == 2.0))
+            + 4.0 * f32::from(u8::from(greater(a, b)));
+        assert_eq!(*g, want, "[{i}]");
+    }
+}
+
+/// Array parameters of helpers in `constant`/`device` memory are pointers,
+/// as C++ adjusts them (MLX's `elem_to_loc_2<IdxT>(uint2, constant const
+/// int64_t strides[2])`, called with a kernel's pointer argument).
+const ARRAY_PARAMETERS_OF_HELPERS: &str = r#"
+template <typename IdxT = int64_t>
+IdxT loc2(uint2 elem, constant const int64_t strides[2]) {
+  return elem.x * IdxT(strides[1]) + elem.y * IdxT(strides[0]);
+}
+float total(device const float values[4], int n) {
+  float t = 0;
+  for (int k = 0; k < n; k++) t += values[k];
+  return t;
+}
+kernel void strided(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                    constant const int64_t* strides [[buffer(2)]],
+                    uint2 index [[thread_position_in_grid]], uint2 dim [[threads_per_grid]]) {
+  uint at = loc2<uint>(index, strides);
+  out[index.y * dim.x + index.x] = a[at] + total(a + at, 2);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn array_parameters_of_helpers_are_pointers() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else { return };
+    let a: Vec<f32> = (0..40).map(|v| v as f32).collect();
+    let strides: Vec<u8> = [8i64, 1].iter().flat_map(|s| s.to_le_bytes()).collect();
+    let buffers = [
+        (0, common::f32_bytes(&a)),
+        (1, vec![0u8; 4 * 8 * 4]),
+        (2, strides),
+    ]
+    .into_iter()
+    .collect();
+    let src = format!("{PRELUDE}{ARRAY_PARAMETERS_OF_HELPERS}");
+    let dispatch = Dispatch::Threads {
+        grid: [4, 4, 1],
+        threadgroup: [4, 4, 1],
+    };
+    let options = msl2wgsl::Options::default();
+    let out = run_kernel(
+        gpu, "t.metal", &src, &options, "strided", &dispatch, &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out[&1]);
+    for y in 0..4usize {
+        for x in 0..4usize {
+            let at = x + y * 8;
+            assert_eq!(got[y * 4 + x], a[at] + a[at] + a[at + 1], "({x}, {y})");
+        }
+    }
+}

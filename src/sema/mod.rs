@@ -1093,6 +1093,31 @@ impl<'a> Program<'a> {
         Ok(Type::Array(Box::new(elem), n))
     }
 
+    /// The type of function parameter `p`. An array parameter in `device`,
+    /// `constant` or `threadgroup` memory (`constant const int64_t
+    /// strides[3]`) is a pointer to its element type, as C++ adjusts array
+    /// parameters ([dcl.fct]/5); other arrays keep their array type (a
+    /// `thread` array is passed by value here, which reads the same).
+    pub fn param_type(&self, p: &ast::Param) -> Result<Type> {
+        let ty = self.resolve_type(&p.ty)?;
+        let space = match p.ty.space {
+            Some((ast::AddressSpace::Device, _)) => types::AddressSpace::Device,
+            Some((ast::AddressSpace::Constant, _)) => types::AddressSpace::Constant,
+            Some((ast::AddressSpace::Threadgroup, _)) => types::AddressSpace::Threadgroup,
+            _ => return self.apply_array(ty, &p.array),
+        };
+        if !p.ty.ptr_ops.is_empty() || p.array.is_empty() {
+            return self.apply_array(ty, &p.array);
+        }
+        let pointee = self.apply_array(ty, &p.array[1..])?;
+        Ok(Type::Pointer(Box::new(types::Pointer {
+            space,
+            pointee,
+            is_const: p.ty.is_const || space == types::AddressSpace::Constant,
+            is_reference: false,
+        })))
+    }
+
     pub fn apply_array(&self, mut ty: Type, dims: &[Option<ast::Expr>]) -> Result<Type> {
         for dim in dims.iter().rev() {
             let Some(e) = dim else {

@@ -701,8 +701,7 @@ impl<'a> Program<'a> {
         };
         let f = self.instantiate(t, &values, ident)?;
         for (p, (want, span)) in f.params.iter().zip(&args) {
-            let ty = self.resolve_type(&p.ty)?;
-            let ty = self.apply_array(ty, &p.array)?;
+            let ty = self.param_type(p)?;
             if ty != *want {
                 return Err(Error::coded(
                     Code::Template,
@@ -734,10 +733,7 @@ impl<'a> Program<'a> {
     fn declared_params(&self, f: &ast::FunctionDecl) -> Result<Vec<(Type, Span)>> {
         f.params
             .iter()
-            .map(|p| {
-                let ty = self.resolve_type(&p.ty)?;
-                Ok((self.apply_array(ty, &p.array)?, p.span))
-            })
+            .map(|p| Ok((self.param_type(p)?, p.span)))
             .collect()
     }
 }

@@ -196,8 +196,7 @@ impl Lowerer<'_, '_> {
         let mut copied_back = Vec::new();
         let mut given = args.into_iter();
         for p in &f.params {
-            let pty = self.program.resolve_type(&p.ty)?;
-            let pty = self.program.apply_array(pty, &p.array)?;
+            let pty = self.program.param_type(p)?;
             let arg = match (given.next(), &p.default) {
                 (Some(a), _) => a,
                 // `LoopAlignment<..> l = {}`: copy-initialized from the list.
@@ -549,8 +548,7 @@ impl Lowerer<'_, '_> {
             fx.function.result = Some(naga::FunctionResult { ty, binding: None });
         }
         for (p, key) in f.params.iter().zip(keys) {
-            let pty = self.program.resolve_type(&p.ty)?;
-            let pty = self.program.apply_array(pty, &p.array)?;
+            let pty = self.program.param_type(p)?;
             self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
         }
         let body = f.body.as_ref().expect("definitions have bodies");
@@ -580,8 +578,7 @@ impl Lowerer<'_, '_> {
         fx.deduce_return = true;
         fx.fragment = self.entry.fragment_rules();
         for (p, key) in f.params.iter().zip(keys) {
-            let pty = self.program.resolve_type(&p.ty)?;
-            let pty = self.program.apply_array(pty, &p.array)?;
+            let pty = self.program.param_type(p)?;
             self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
         }
         let body = f.body.as_ref().expect("definitions have bodies");

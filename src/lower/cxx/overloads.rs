@@ -284,8 +284,7 @@ impl Lowerer<'_, '_> {
     fn ranks(&self, f: &FunctionDecl, args: &[ArgView]) -> Result<Option<Vec<Rank>>> {
         let mut ranks = Vec::new();
         for (p, arg) in f.params.iter().zip(args) {
-            let ty = self.program.resolve_type(&p.ty)?;
-            let ty = self.program.apply_array(ty, &p.array)?;
+            let ty = self.program.param_type(p)?;
             match self.rank(&ty, arg) {
                 Some(r) => ranks.push(r),
                 None => return Ok(None),
@@ -315,11 +314,7 @@ impl Lowerer<'_, '_> {
     fn signature(&self, f: &FunctionDecl) -> Result<String> {
         let mut params = Vec::new();
         for p in &f.params {
-            let ty = self.program.resolve_type(&p.ty)?;
-            params.push(
-                self.program
-                    .display(&self.program.apply_array(ty, &p.array)?),
-            );
+            params.push(self.program.display(&self.program.param_type(p)?));
         }
         // An `auto` return type is known once the body is lowered.
         let ret = match super::functions::is_auto(&f.ret) {

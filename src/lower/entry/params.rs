@@ -50,7 +50,7 @@ impl Lowerer<'_, '_> {
         out: &[KernelParam<'f>],
         buffers: &mut BufferIndices,
     ) -> Result<KernelParam<'f>> {
-        let ty = self.entry_param_type(p)?;
+        let ty = self.program.param_type(p)?;
         let name = p.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_");
         // `function_constant(b)` beside the argument's attribute makes it
         // conditional (`lower::metal::function_constants`), not another kind.
@@ -479,25 +479,6 @@ impl Lowerer<'_, '_> {
     /// `device` or `constant` address space (`constant int64_t strides[3]`,
     /// as MLX writes them) is adjusted to a pointer to its element, as C++
     /// adjusts every array parameter ([dcl.fct]/5): the host binds a buffer.
-    fn entry_param_type(&self, p: &ast::Param) -> Result<Type> {
-        let ty = self.program.resolve_type(&p.ty)?;
-        let space = match p.ty.space {
-            Some((ast::AddressSpace::Device, _)) => AddressSpace::Device,
-            Some((ast::AddressSpace::Constant, _)) => AddressSpace::Constant,
-            _ => return self.program.apply_array(ty, &p.array),
-        };
-        if !p.ty.ptr_ops.is_empty() || p.array.is_empty() {
-            return self.program.apply_array(ty, &p.array);
-        }
-        let pointee = self.program.apply_array(ty, &p.array[1..])?;
-        Ok(Type::Pointer(Box::new(crate::types::Pointer {
-            space,
-            pointee,
-            is_const: p.ty.is_const || space == AddressSpace::Constant,
-            is_reference: false,
-        })))
-    }
-
     /// The function that declares parameter `p`.
     pub(super) fn function_of(&self, p: &ast::Param) -> Option<&ast::FunctionDecl> {
         self.program

@@ -259,6 +259,10 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
             })
         }
         Rule::name => ExprKind::Name(path(pair.into_inner().next().unwrap())),
+        Rule::operator_call_name => {
+            let name: String = pair.as_str().split_whitespace().collect();
+            ExprKind::Name(vec![name])
+        }
         // `operator float()` in a member function: the member, on `this`.
         Rule::conversion_id => ExprKind::Name(vec![member_name(pair).name]),
         // `unsigned(x)` calls the type's name, as `uint(x)` does; the words
