@@ -535,3 +535,60 @@ fn array_parameters_of_helpers_are_pointers() {
         }
     }
 }
+
+/// Implicit conversions through converting constructors ([class.conv.ctor],
+/// MLX's `complex_t(T real)`): in `return`, initialisation, arguments and
+/// assignment, and `static_cast`; an `explicit` constructor converts
+/// nothing implicitly, only in a cast.
+const CONVERTING_CONSTRUCTORS: &str = r#"
+template <typename T> struct complex_t {
+  T real; T imag;
+  constexpr complex_t(T r, T i) : real(r), imag(i) {}
+  constexpr complex_t(T r) : real(r), imag(T(1)) {}
+};
+complex_t<float> half_of(float x) { return x * 0.5f; }
+complex_t<float> add(complex_t<float> a, complex_t<float> b) {
+  return complex_t<float>(a.real + b.real, a.imag + b.imag);
+}
+kernel void conv(device float2* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  complex_t<float> c = half_of(float(i));
+  complex_t<float> d = add(c, 3.0f);
+  complex_t<float> e = 2.0f;
+  e = e.real + d.real;
+  complex_t<float> s = static_cast<complex_t<float>>(4.0f);
+  o[i] = float2(e.real + s.real - 4.0f, c.imag + d.imag + e.imag + s.imag - 1.0f);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn converting_constructors_match_cpu_reference() {
+    let Some(out) = common::source::run_body(
+        CONVERTING_CONSTRUCTORS,
+        "conv",
+        (8, 8),
+        vec![(0, vec![0u8; 64])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for i in 0..8 {
+        // c = (i/2, 1); d = c + (3, 1) = (i/2 + 3, 2); e = (2 + i/2 + 3, 1).
+        let c = i as f32 * 0.5;
+        assert_eq!(got[2 * i], 2.0 + c + 3.0, "real[{i}]");
+        assert_eq!(got[2 * i + 1], 1.0 + 2.0 + 1.0, "imag[{i}]");
+    }
+}
+
+#[test]
+fn explicit_constructors_do_not_convert_implicitly() {
+    assert_error(
+        "struct Meters { float v; explicit Meters(float x) : v(x) {} };\nkernel void k(device float* o [[buffer(0)]]) {\n  Meters m = 2.0f;\n  o[0] = m.v;\n}\n",
+        "2.0f",
+        0,
+        "cannot convert `float` to `Meters`",
+    );
+    translate_body(
+        "struct Meters { float v; explicit Meters(float x) : v(x) {} };\nkernel void k(device float* o [[buffer(0)]]) {\n  Meters m = static_cast<Meters>(2.0f);\n  o[0] = m.v;\n}\n",
+    );
+}

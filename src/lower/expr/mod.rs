@@ -606,6 +606,11 @@ impl Lowerer<'_, '_> {
                 return Ok(self.load(fx, v, span)?.0);
             }
         }
+        if matches!(to, Type::Struct(_)) {
+            if let Some(v) = self.converting_construction(fx, (h, from), to, explicit, span)? {
+                return Ok(self.load(fx, v, span)?.0);
+            }
+        }
         self.check_conversion(from, to, explicit, span)?;
         if let (Type::Scalar(_), Type::Vector(s, n)) = (from, to) {
             let lane = self.convert(fx, h, from, &Type::Scalar(*s), explicit, span)?;
