@@ -592,3 +592,42 @@ fn explicit_constructors_do_not_convert_implicitly() {
         "struct Meters { float v; explicit Meters(float x) : v(x) {} };\nkernel void k(device float* o [[buffer(0)]]) {\n  Meters m = static_cast<Meters>(2.0f);\n  o[0] = m.v;\n}\n",
     );
 }
+
+/// A braced list passed where one overload of a function template takes a
+/// template parameter and another a fixed type (MLX's `elem_to_loc(IdxT,
+/// ..)` and `elem_to_loc(uint3, ..)`): a list deduces nothing, so the fixed
+/// `uint3` overload is called.
+const LIST_FOR_TEMPLATE_OVERLOADS: &str = r#"
+template <typename IdxT = int64_t>
+IdxT loc(IdxT elem, constant const int* strides) { return elem * IdxT(strides[0]) + IdxT(1000); }
+template <typename IdxT = int64_t>
+IdxT loc(uint3 elem, constant const int* strides) {
+  return IdxT(elem.x) * IdxT(strides[0]) + IdxT(elem.y) * IdxT(strides[1]) + IdxT(elem.z);
+}
+kernel void lists(device int* out [[buffer(0)]], constant const int* strides [[buffer(1)]],
+                  uint i [[thread_position_in_grid]]) {
+  out[i] = loc<int>({2 * i, i, 7u}, strides) + loc<int>(int(i), strides);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn braced_lists_choose_the_overload_with_a_fixed_type() {
+    let strides: Vec<u8> = [10i32, 100].iter().flat_map(|s| s.to_le_bytes()).collect();
+    let Some(out) = common::source::run_body(
+        LIST_FOR_TEMPLATE_OVERLOADS,
+        "lists",
+        (8, 8),
+        vec![(0, vec![0u8; 32]), (1, strides)],
+    ) else {
+        return;
+    };
+    let got: Vec<i32> = out[&0]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for (i, g) in got.iter().enumerate() {
+        let i = i as i32;
+        assert_eq!(*g, (2 * i * 10 + i * 100 + 7) + (i * 10 + 1000), "[{i}]");
+    }
+}
