@@ -61,6 +61,8 @@ pub struct Options {
     pub uniform_layout: crate::layout::uniform::UniformLayout,
     /// How SIMD-group functions are lowered.
     pub simd: metal::simd_groups::SimdGroups,
+    /// The adapter's subgroup width where the host knows it.
+    pub subgroup_width: Option<u32>,
     /// How 8/16-bit elements that neighbouring threads store are written.
     pub byte_stores: ByteStores,
     /// Every dispatch is one WebGPU dispatch: no `group_offset`.
@@ -135,6 +137,8 @@ struct Settings {
     simd: metal::simd_groups::SimdGroups,
     /// `Auto`: a kernel the emulation cannot take falls back to `Native`.
     simd_fallback: bool,
+    /// SIMD-group matrices are per-lane fragments (`Lowerer::matrix_fragments`).
+    matrix_fragments: bool,
     /// How 8/16-bit element stores are written (never `Auto`).
     byte_stores: ByteStores,
     /// Kernels read no `group_offset` (`Options::one_part_dispatch`).
@@ -356,6 +360,10 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 uniform_layout: options.uniform_layout,
                 simd: options.simd.resolved(),
                 simd_fallback: options.simd == metal::simd_groups::SimdGroups::Auto,
+                matrix_fragments: metal::simdgroup_matrix::fragments_for(
+                    options.simd.resolved(),
+                    options.subgroup_width,
+                ),
                 byte_stores: options.byte_stores.resolved(options.simd),
                 one_part_dispatch: options.one_part_dispatch,
             },
