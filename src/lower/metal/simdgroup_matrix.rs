@@ -108,6 +108,16 @@ impl Lowerer<'_, '_> {
         self.settings.matrix_fragments
     }
 
+    /// True if `b` exchanges values between lanes: a product of per-lane
+    /// fragments.
+    pub(in crate::lower) fn matrix_exchange(&self, b: Builtin) -> bool {
+        self.matrix_fragments()
+            && matches!(
+                b,
+                Builtin::SimdgroupMultiply | Builtin::SimdgroupMultiplyAccumulate
+            )
+    }
+
     /// A call of the SIMD-group matrix function `b` (`Family::SimdMatrix`).
     pub(in crate::lower) fn simdgroup_matrix_call(
         &mut self,
