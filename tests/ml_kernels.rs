@@ -369,7 +369,6 @@ fn gemm_32x32_tiles_match_in_half_and_bfloat() {
 }
 
 #[test]
-#[ignore = "reason: lavapipe's LLVM takes 20–35 s of CPU to compile each 64×64-tile instance (4 min wall for both on the loaded 2-core machine) (16 accumulators per SIMD group, every thread holding whole 8×8 matrices); the float instance runs by default"]
 fn gemm_64x64_tiles_match_in_half_and_bfloat() {
     for elem in [Elem::F16, Elem::Bf16] {
         check_gemm(elem, "", 64, (60, 100, 40));
