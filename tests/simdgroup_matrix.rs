@@ -143,9 +143,10 @@ fn an_8x8_tile_is_a_times_b_plus_c() {
 
 #[test]
 fn matrices_need_no_subgroups_without_thread_elements() {
-    // Every thread holds the whole matrix: native subgroups of any width
-    // (lavapipe's 8) give Metal's result, and the WGSL uses no subgroup
-    // operation at all.
+    // Native subgroups of a width other than 32 (the runner passes
+    // lavapipe's 8 as `Options::subgroup_width`): every thread holds the
+    // whole matrix, which gives Metal's result at any width, and the WGSL
+    // uses no subgroup operation at all.
     let options = Options {
         simd: SimdGroups::Native,
         ..Options::default()
@@ -784,4 +785,21 @@ fn native_subgroups_hold_fragments_only_where_32_wide() {
     let emulated = wgsl(SimdGroups::Emulated32, Some(8));
     assert!(emulated.contains("metal_simd_exchange"), "{emulated}");
     assert!(!emulated.contains(whole), "{emulated}");
+}
+
+#[test]
+fn matrices_in_vertex_and_fragment_functions_are_refused() {
+    // A lane's share needs the lane, which only kernels' translations know.
+    common::source::assert_error(
+        "fragment float4 f(device const float* a [[buffer(0)]]) {\n    simdgroup_float8x8 m;\n    simdgroup_load(m, a);\n    return float4(m.thread_elements()[0]);\n}\n",
+        "simdgroup_load",
+        0,
+        "SIMD-group matrices are translated in kernels only, not in a fragment function",
+    );
+    common::source::assert_error(
+        "vertex float4 v(device const float* a [[buffer(0)]]) {\n    simdgroup_float8x8 m = simdgroup_float8x8(2.0f);\n    return float4(m.thread_elements()[0]);\n}\n",
+        "simdgroup_float8x8(2",
+        0,
+        "SIMD-group matrices are translated in kernels only, not in a vertex function",
+    );
 }

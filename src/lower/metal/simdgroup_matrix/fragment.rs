@@ -14,10 +14,12 @@
 //! order, as the whole-matrix product's.
 
 use super::N;
+use crate::diagnostics::Code;
+use crate::lower::ctx::entry::EntryStage;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::stdlib::simd::{bin, select};
-use crate::lower::{Lowerer, Result};
+use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::types::{Scalar, Type};
 use naga::{BinaryOperator as Bo, Expression, GatherMode, Handle, Statement};
@@ -40,6 +42,30 @@ fn column_owner_bits(k: u32) -> u32 {
 }
 
 impl Lowerer<'_, '_> {
+    /// This thread's lane, which decides its share of every matrix: known
+    /// in kernels (and the helpers they call), where the SIMD groups are
+    /// emulated or native; vertex and fragment functions are refused.
+    pub(super) fn fragment_lane(
+        &mut self,
+        fx: &mut FnCtx,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        if let EntryStage::Vertex | EntryStage::Fragment = self.entry.stage {
+            let stage = match self.entry.stage {
+                EntryStage::Vertex => "vertex",
+                _ => "fragment",
+            };
+            return Err(Error::coded(
+                Code::Unsupported,
+                span,
+                format!("SIMD-group matrices are translated in kernels only, not in a {stage} function"),
+            )
+            .note("each thread holds its lane's two elements of a matrix, and the translation of vertex and fragment functions has no SIMD-group lane to hold them by")
+            .note("compute the matrix product in a kernel, or with scalar arithmetic here"));
+        }
+        Ok(self.simd_lane(fx, span))
+    }
+
     /// The row of `lane`'s two elements: `((lane >> 2) & 4) | ((lane >> 1) & 3)`.
     pub(super) fn fragment_row(
         &mut self,
@@ -97,7 +123,7 @@ impl Lowerer<'_, '_> {
         let components = if diagonal {
             let zero = self.naga_type(&Type::Scalar(s), span)?;
             let zero = fx.add(Expression::ZeroValue(zero), span);
-            let lane = self.simd_lane(fx, span);
+            let lane = self.fragment_lane(fx, span)?;
             let row = self.fragment_row(fx, lane, span);
             let col = self.fragment_column(fx, lane, span);
             let one = self.u32_lit(fx, 1, span);
@@ -134,14 +160,17 @@ impl Lowerer<'_, '_> {
         let pair = self.naga_type(&pair_ty, span)?;
         let result = fx.local("metal_simdgroup_product", pair, span);
         let result = fx.add(Expression::LocalVariable(result), span);
-        let lane = self.simd_lane(fx, span);
+        let lane = self.fragment_lane(fx, span)?;
         let row_bits = self.u32_lit(fx, ROW_BITS, span);
         let row_bits = bin(fx, Bo::And, lane, row_bits, span);
         let column_bits = self.u32_lit(fx, COLUMN_BITS, span);
         let column_bits = bin(fx, Bo::And, lane, column_bits, span);
-        let owner = |l: &mut Self, fx: &mut FnCtx, bits, other| {
-            let other = l.u32_lit(fx, other, span);
-            bin(fx, Bo::InclusiveOr, bits, other, span)
+        let owner = |l: &mut Self, fx: &mut FnCtx, bits, other| match other {
+            0 => bits,
+            _ => {
+                let other = l.u32_lit(fx, other, span);
+                bin(fx, Bo::InclusiveOr, bits, other, span)
+            }
         };
         let row_owners: Vec<_> = (0..N / 2)
             .map(|q| owner(self, fx, row_bits, row_owner_bits(q)))
@@ -162,8 +191,10 @@ impl Lowerer<'_, '_> {
                 span,
             );
             let (array, base) = self.publish(fx, both, &quad_ty, span)?;
+            // Every lane of a full SIMD group is read (Metal leaves matrices
+            // in partial SIMD groups undefined; WGSL keeps any index inside
+            // the exchange array).
             let read = |l: &mut Self, fx: &mut FnCtx, owner, high: bool| {
-                let owner = l.clamp_to_threadgroup(fx, base, owner, span);
                 let theirs = l.read_slot(fx, array, base, owner, span);
                 let (x, y) = match high {
                     false => (naga::SwizzleComponent::X, naga::SwizzleComponent::Y),

@@ -315,7 +315,7 @@ impl Lowerer<'_, '_> {
     /// This lane's two elements between memory and its fragment: row
     /// [`Lowerer::fragment_row`], columns [`Lowerer::fragment_column`] and the one after.
     fn fragment_transfer(&mut self, fx: &mut FnCtx, t: &Transfer, span: Span) -> Result<()> {
-        let lane = self.simd_lane(fx, span);
+        let lane = self.fragment_lane(fx, span)?;
         let row = self.fragment_row(fx, lane, span);
         let col = self.fragment_column(fx, lane, span);
         let scalar = Type::Scalar(t.s);
