@@ -803,3 +803,69 @@ fn matrices_in_vertex_and_fragment_functions_are_refused() {
         "SIMD-group matrices are translated in kernels only, not in a vertex function",
     );
 }
+
+/// A product in a loop whose trip count depends on the thread (1 for
+/// every thread here, but the translation cannot tell): the 32-lane
+/// emulation cannot take it, so under `SimdGroups::Auto` the kernel falls
+/// back to the adapter's subgroups (W0410).
+const FALLBACK: &str = r#"
+kernel void fallback(device const float* a [[buffer(0)]],
+                     device const float* b [[buffer(1)]],
+                     device float* d [[buffer(2)]],
+                     uint lid [[thread_index_in_threadgroup]]) {
+    simdgroup_float8x8 ma, mb;
+    simdgroup_load(ma, a);
+    simdgroup_load(mb, b);
+    simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(1.0f);
+    for (uint i = 0; i < (lid >= 1000u ? 2u : 1u); i++) {
+        simdgroup_multiply_accumulate(acc, ma, mb, acc);
+    }
+    simdgroup_store(acc, d);
+}
+"#;
+
+#[test]
+fn a_kernel_falling_back_to_narrow_subgroups_holds_whole_matrices() {
+    // Per-lane fragments would need 32-lane subgroups there; where their
+    // width is not known to be 32 (lavapipe's are 8), the module is
+    // lowered again with whole matrices, right at any width.
+    let (a, b) = (integers(64, 17, -3, 3), integers(64, 18, -3, 3));
+    let Some(out) = run(
+        FALLBACK,
+        "fallback",
+        &Options::default(),
+        one_simd_group(),
+        &[(0, f32_bytes(&a)), (1, f32_bytes(&b)), (2, vec![0; 64 * 4])],
+    ) else {
+        return;
+    };
+    assert_eq!(f32s(&out[&2]), product(&a, &b, Some(&[1.0; 64])));
+    let wgsl = |subgroup_width| {
+        let options = Options {
+            subgroup_width,
+            target: msl2wgsl::Target::Wgpu,
+            ..Options::default()
+        };
+        let library =
+            msl2wgsl::Library::from_source("m.metal", &format!("{PRELUDE}{FALLBACK}"), &options)
+                .unwrap_or_else(|f| panic!("{}", f.render()));
+        (library.wgsl().to_string(), library.warnings())
+    };
+    let whole = "array<vec2<f32>, 32>";
+    for width in [None, Some(8)] {
+        // Whole matrices need no subgroups: no fallback, no warning.
+        let (wgsl, warnings) = wgsl(width);
+        assert!(wgsl.contains(whole), "{width:?}: {wgsl}");
+        assert!(!wgsl.contains("subgroup"), "{width:?}: {wgsl}");
+        assert!(warnings.is_empty(), "{width:?}: {warnings}");
+    }
+    // Known 32-lane subgroups keep the per-lane fragments, shuffled
+    // natively in the kernel that falls back.
+    let (native32, warnings) = wgsl(Some(32));
+    assert!(!native32.contains(whole), "{native32}");
+    assert!(native32.contains("subgroupShuffle"), "{native32}");
+    assert!(
+        warnings.contains("uses the adapter's subgroups"),
+        "{warnings}"
+    );
+}

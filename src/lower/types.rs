@@ -102,6 +102,7 @@ impl Lowerer<'_, '_> {
                     *s,
                     self.matrix_fragments(),
                 );
+                self.global.simdgroup_matrices = true;
                 let h = self.naga_type(&storage, span)?;
                 self.global.types.handles.insert(ty.clone(), h);
                 return Ok(h);
