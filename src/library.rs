@@ -70,7 +70,8 @@ pub struct Options {
     /// [`SimdGroups::Native`] and 32, SIMD-group matrices are held as
     /// Apple's per-lane fragments, exchanged by subgroup shuffles; with any
     /// other width, or none given, every thread holds whole matrices, which
-    /// is right at any width (`metal/simdgroup_matrix.rs`).
+    /// is right at any width, also where a kernel falls back from the
+    /// 32-lane emulation to native subgroups (`metal/simdgroup_matrix.rs`).
     pub subgroup_width: Option<u32>,
     /// How 8- and 16-bit elements that neighbouring threads store are
     /// written (`--byte-stores`): atomic clear-and-set pairs, or whole words

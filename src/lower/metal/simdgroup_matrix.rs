@@ -28,7 +28,9 @@
 //!
 //! Mapping, whole matrices (`--simd native` without a known 32-lane
 //! width, where a SIMD group may be narrower than Apple's and cannot hold
-//! 64 elements two per lane): every thread holds the whole matrix, as an
+//! 64 elements two per lane; also a module one of whose kernels falls back
+//! from the emulation to such subgroups, W0410, which is lowered again
+//! this way, `lower::lower`): every thread holds the whole matrix, as an
 //! `array<vec2<T>, 32>` whose slot `L` is lane `L`'s `thread_elements()`.
 //! Since Metal's operations are uniform across the SIMD group, each thread
 //! computing all 64 elements itself (loads of all 64 elements, the
