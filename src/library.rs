@@ -65,6 +65,14 @@ pub struct Options {
     /// emulated in threadgroup memory, or the adapter's native subgroups;
     /// `Auto` is the emulation here and the adapter's choice in the runner.
     pub simd: SimdGroups,
+    /// The adapter's subgroup width, where the host knows it is fixed (the
+    /// runner sets it from an adapter whose subgroups are one width). With
+    /// [`SimdGroups::Native`] and 32, SIMD-group matrices are held as
+    /// Apple's per-lane fragments, exchanged by subgroup shuffles; with any
+    /// other width, or none given, every thread holds whole matrices, which
+    /// is right at any width, also where a kernel falls back from the
+    /// 32-lane emulation to native subgroups (`metal/simdgroup_matrix.rs`).
+    pub subgroup_width: Option<u32>,
     /// How 8- and 16-bit elements that neighbouring threads store are
     /// written (`--byte-stores`): atomic clear-and-set pairs, or whole words
     /// combined through quad operations where a kernel's store allows it
@@ -437,6 +445,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         half: options.half,
         uniform_layout: options.uniform_layout,
         simd: options.simd,
+        subgroup_width: options.subgroup_width,
         byte_stores: options.byte_stores,
         one_part_dispatch: options.one_part_dispatch,
     };

@@ -113,6 +113,12 @@ struct CompileArgs {
     /// adapter's subgroups: Apple's results where they are 32 lanes wide).
     #[arg(long, value_enum, default_value_t = SimdArg::Auto)]
     simd: SimdArg,
+    /// The target adapter's subgroup width, where it is one fixed width:
+    /// with `--simd native` and 32, SIMD-group matrices are held per lane
+    /// (two elements a thread, exchanged by subgroup shuffles) instead of
+    /// whole by every thread (`run` takes it from the adapter).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
+    subgroup_width: Option<u32>,
     /// How 8/16-bit buffer elements that neighbouring threads store are
     /// written: atomic (an atomic clear-and-set pair each), subgroups
     /// (whole words combined through quad operations where the store is one
@@ -138,6 +144,7 @@ impl CompileArgs {
         options.half = self.half.into();
         options.uniform_layout = self.uniform_layout.into();
         options.simd = self.simd.into();
+        options.subgroup_width = self.subgroup_width;
         options.byte_stores = self.byte_stores.into();
         options.preprocess.platform = self.platform.into();
         options.error_limit = self.report.error_limit();

@@ -61,6 +61,8 @@ pub struct Options {
     pub uniform_layout: crate::layout::uniform::UniformLayout,
     /// How SIMD-group functions are lowered.
     pub simd: metal::simd_groups::SimdGroups,
+    /// The adapter's subgroup width where the host knows it.
+    pub subgroup_width: Option<u32>,
     /// How 8/16-bit elements that neighbouring threads store are written.
     pub byte_stores: ByteStores,
     /// Every dispatch is one WebGPU dispatch: no `group_offset`.
@@ -135,6 +137,8 @@ struct Settings {
     simd: metal::simd_groups::SimdGroups,
     /// `Auto`: a kernel the emulation cannot take falls back to `Native`.
     simd_fallback: bool,
+    /// SIMD-group matrices are per-lane fragments (`Lowerer::matrix_fragments`).
+    matrix_fragments: bool,
     /// How 8/16-bit element stores are written (never `Auto`).
     byte_stores: ByteStores,
     /// Kernels read no `group_offset` (`Options::one_part_dispatch`).
@@ -207,6 +211,10 @@ struct ModuleCtx {
     /// Some code calls `thread_elements()` on a SIMD-group matrix, so
     /// threads' copies of a matrix may differ (`metal/simdgroup_matrix.rs`).
     simdgroup_copies_differ: std::cell::OnceCell<bool>,
+    /// A kernel's SIMD-group functions fell back to native subgroups.
+    simd_fell_back: bool,
+    /// Some code holds a SIMD-group matrix (its type was lowered).
+    simdgroup_matrices: bool,
 }
 
 /// Lowers every selected entry point of `tu`.
@@ -215,7 +223,28 @@ pub fn lower<'a>(
     program: &Program<'a>,
     options: &Options,
 ) -> std::result::Result<Lowered, Vec<Error>> {
+    let (lowered, whole_matrices) = lower_module(tu, program, options, true);
+    match whole_matrices {
+        // A kernel fell back to native subgroups of unknown width, where
+        // per-lane SIMD-group matrices would assume 32 lanes: every thread
+        // holds whole matrices instead, right at any width.
+        true => lower_module(tu, program, options, false).0,
+        false => lowered,
+    }
+}
+
+/// Lowers every selected entry point of `tu`, with per-lane SIMD-group
+/// matrix fragments where `fragments` and the options allow them; also
+/// says whether whole matrices are needed instead: a kernel fell back to
+/// native subgroups of unknown width while matrices were per-lane.
+fn lower_module<'a>(
+    tu: &'a ast::TranslationUnit,
+    program: &Program<'a>,
+    options: &Options,
+    fragments: bool,
+) -> (std::result::Result<Lowered, Vec<Error>>, bool) {
     let mut l = Lowerer::new(tu, program, options);
+    l.settings.matrix_fragments &= fragments;
     let mut errors = Vec::new();
     let mut functions = Vec::new();
     let mut found = Vec::new();
@@ -272,7 +301,11 @@ pub fn lower<'a>(
     if errors.is_empty() && l.settings.half_mode == HalfMode::F32 {
         errors.extend(l.demote_half());
     }
-    if errors.is_empty() {
+    let whole_matrices = l.settings.matrix_fragments
+        && l.global.simd_fell_back
+        && l.global.simdgroup_matrices
+        && options.subgroup_width != Some(metal::simd_groups::WIDTH);
+    let lowered = if errors.is_empty() {
         l.size_simd_scratch();
         l.add_function_constants(&mut functions);
         entry::point_sprites::move_sprites_last(&mut l.global.module, &functions);
@@ -283,7 +316,8 @@ pub fn lower<'a>(
         })
     } else {
         Err(errors)
-    }
+    };
+    (lowered, whole_matrices)
 }
 
 /// The function an item declares: a function, or an explicitly instantiated
@@ -366,6 +400,10 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 uniform_layout: options.uniform_layout,
                 simd: options.simd.resolved(),
                 simd_fallback: options.simd == metal::simd_groups::SimdGroups::Auto,
+                matrix_fragments: metal::simdgroup_matrix::fragments_for(
+                    options.simd.resolved(),
+                    options.subgroup_width,
+                ),
                 byte_stores: options.byte_stores.resolved(options.simd),
                 one_part_dispatch: options.one_part_dispatch,
             },
@@ -407,6 +445,7 @@ impl Lowerer<'_, '_> {
                         // they are, on the adapter's subgroups.
                         self.global.warnings.truncate(warnings);
                         self.global.warnings.push(native_simd_fallback(f, e));
+                        self.global.simd_fell_back = true;
                         self.with_entry(f, EntryStage::Kernel, |l| {
                             l.entry.native_simd = true;
                             l.kernel(f, threadgroup_size)
