@@ -20,8 +20,15 @@ pub fn pipeline_constants(
     function: &FunctionReflection,
     values: &BTreeMap<u32, f64>,
 ) -> Result<Vec<(String, f64)>, RunError> {
+    if function.awaits_function_constants() {
+        return Err(needs_specialization(function));
+    }
     let mut out = Vec::new();
     for c in &function.function_constants {
+        // Fixed in the WGSL at translation: no override to set.
+        if c.specialized {
+            continue;
+        }
         // A vector constant's components are separate overrides, the
         // first at `index`.
         let ids = match c.component_ids.as_slice() {
@@ -60,6 +67,95 @@ pub fn pipeline_constants(
         }
     }
     Ok(out)
+}
+
+/// The error for running `function`, which waits for function constant
+/// values at translation (W0415), from WGSL that lacks it.
+fn needs_specialization(function: &FunctionReflection) -> RunError {
+    RunError::NeedsSpecialization {
+        function: function.name.clone(),
+        constants: function
+            .function_constants
+            .iter()
+            .filter(|c| c.needed_at_translation)
+            .map(|c| c.name.clone())
+            .collect(),
+    }
+}
+
+/// `options` with values for the function constants that `function` (a
+/// function waiting for them, W0415) needs at translation, taken from
+/// `values` (by Metal index, as the runner takes them: a vector's
+/// components at its `componentIds`): an optional constant without a value
+/// is given as undefined, as Metal leaves it. `None` when every constant
+/// it waits for already has a value in `options` (the translation did not
+/// progress), an error when a required one has none in `values`.
+pub(crate) fn with_needed_values(
+    function: &FunctionReflection,
+    options: &crate::Options,
+    values: &BTreeMap<u32, f64>,
+) -> Result<Option<crate::Options>, RunError> {
+    use crate::{ConstantKey, ConstantValue};
+    let mut options = options.clone();
+    let mut progress = false;
+    for c in function
+        .function_constants
+        .iter()
+        .filter(|c| c.needed_at_translation)
+    {
+        if options.function_constants.get(&c.name, c.index).is_some() {
+            continue;
+        }
+        let ids = match c.component_ids.as_slice() {
+            [] => vec![c.index],
+            ids => ids.to_vec(),
+        };
+        let given: Option<Vec<f64>> = ids
+            .iter()
+            .map(|id| values.get(&u32::from(*id)).copied())
+            .collect();
+        let value = match given {
+            Some(v) if v.len() == 1 => ConstantValue::Number(v[0]),
+            Some(v) => ConstantValue::Text(
+                v.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
+            ),
+            None if !c.required => ConstantValue::Undefined,
+            None => {
+                return Err(RunError::MissingFunctionConstant {
+                    function: function.name.clone(),
+                    name: c.name.clone(),
+                    index: u32::from(c.index),
+                })
+            }
+        };
+        options
+            .function_constants
+            .set(ConstantKey::Index(c.index), value);
+        progress = true;
+    }
+    Ok(progress.then_some(options))
+}
+
+/// Translates with `translate` until the function no longer waits for
+/// function constant values (W0415), giving it those it needs from
+/// `values` ([`with_needed_values`]) each time.
+pub(crate) fn specialize<T: std::ops::Deref<Target = super::Translation>>(
+    options: &crate::Options,
+    values: &BTreeMap<u32, f64>,
+    mut translate: impl FnMut(&crate::Options) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    let mut options = options.clone();
+    loop {
+        let translation = translate(&options)?;
+        if !translation.function.awaits_function_constants() {
+            return Ok(translation);
+        }
+        match with_needed_values(&translation.function, &options, values)? {
+            Some(more) => options = more,
+            // Nothing more to give: say what it waits for.
+            None => return Err(needs_specialization(&translation.function)),
+        }
+    }
 }
 
 /// A 64-bit constant's value `v` as its overrides' `u32` words: the low

@@ -155,7 +155,7 @@ fn wrap(v: i64, s: Scalar) -> i64 {
 }
 
 /// Converts a constant to a scalar type (C++ conversion rules).
-fn convert_scalar(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
+pub(super) fn convert_scalar(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
     Some(match (v, to) {
         (ConstValue::Int(i, _), s) if s.is_integer() => ConstValue::Int(wrap(*i, s), s),
         (ConstValue::Float(f, _), s) if s.is_integer() => {
@@ -568,13 +568,10 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             };
             match symbol {
                 Some(Symbol::Constant(i)) => Ok(program.constants[*i].value.clone()),
-                Some(Symbol::FunctionConstant(_) | Symbol::SpecConstant(_)) => Err(Error::coded(
-                    Code::NotConstant,
-                    e.span,
-                    format!("`{name}` is set when the pipeline is created (a function constant), so it is not a compile-time constant here"),
-                )
-                .note("array sizes, `case` labels and attribute arguments need values known at translation; naga's WGSL writer cannot print override-sized arrays")
-                .note("size the array for the largest value the host sets (and test the constant at run time), or make the value a macro and translate once per value (`-D N=4`)")),
+                // Specialised at translation where given a value
+                // (`function_constant_values`).
+                Some(Symbol::FunctionConstant(i)) => program.function_constant_value(*i, e.span),
+                Some(Symbol::SpecConstant(j)) => program.spec_constant_value(*j, name, e.span),
                 // `M_PI_F`, `HALF_MAX`: the standard library's constants.
                 None => crate::lower::stdlib_constant(&joined).ok_or_else(not_const),
                 _ => Err(not_const()),
@@ -642,6 +639,11 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             };
             let ty = callee_type(program, callee).ok_or_else(not_const)?;
             aggregate(program, items, &ty, e.span).ok_or_else(not_const)?
+        }
+        ExprKind::Call(callee, args)
+            if matches!(&callee.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == super::function_constants::IS_DEFINED) =>
+        {
+            program.is_defined_value(args, e.span)
         }
         ExprKind::Call(callee, args) => match super::constexpr_fn::call(program, callee, args) {
             Some(result) => result,
