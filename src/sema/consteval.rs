@@ -541,6 +541,9 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         }
         ExprKind::Member(base, member, false) => {
             let base = eval(program, base)?;
+            if let ConstValue::Composite(Type::Vector(s, _), items) = &base {
+                return swizzle(items, *s, &member.name).ok_or_else(not_const);
+            }
             let index = super::constexpr_body::member_index(program, &base.ty(), &member.name);
             match (base, index) {
                 (ConstValue::Composite(_, items), Some(i)) => {
@@ -666,6 +669,26 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             }
         }
         _ => Err(not_const()),
+    }
+}
+
+/// The components `name` selects of a constant vector of `items` (of
+/// scalar type `s`): `v.x`, `v.yx`, `v.rgb`.
+fn swizzle(items: &[ConstValue], s: Scalar, name: &str) -> Option<ConstValue> {
+    let picked: Option<Vec<ConstValue>> = name
+        .chars()
+        .map(|c| {
+            let i = "xyzw".find(c).or_else(|| "rgba".find(c))?;
+            items.get(i).cloned()
+        })
+        .collect();
+    match picked? {
+        one if one.len() == 1 => one.into_iter().next(),
+        many if (2..=4).contains(&many.len()) => Some(ConstValue::Composite(
+            Type::Vector(s, many.len() as u8),
+            many,
+        )),
+        _ => None,
     }
 }
 
