@@ -480,6 +480,13 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         return Err(fail(recovered.with(Vec::new(), warnings), map));
     }
     let deferred = leave_out_kernels_translated_at_dispatch(&mut lowered);
+    // A function waiting for function constant values (W0415) stopped
+    // part-way: what it had declared (its bindings, the dispatch uniform
+    // before its members were known) is dropped with everything else no
+    // entry point uses.
+    if deferred.iter().any(|(_, f)| f.awaits_function_constants()) {
+        naga::compact::compact(&mut lowered.module, naga::compact::KeepUnused::No);
+    }
     warnings.extend(
         lowered
             .warnings

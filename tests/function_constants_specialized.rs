@@ -560,7 +560,6 @@ fn msl2wgsl(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_msl2wgsl"))
         .args(args)
         .current_dir(dir)
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
         .output()
         .unwrap()
 }
@@ -613,4 +612,66 @@ fn command_line_specialises_and_runs() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let got = common::f32s(&std::fs::read(dir.path().join("out.bin")).unwrap());
     assert_eq!(got, tile_sums(&input, tile));
+}
+
+/// A fragment function whose local array a constant sizes, drawn through
+/// `render_library` with two values.
+const TAPS: &str = "
+struct VOut { float4 pos [[position]]; };
+vertex VOut cover(uint vid [[vertex_id]]) {
+    float2 p = float2((vid << 1) & 2, vid & 2);
+    VOut o;
+    o.pos = float4(p * 2.0 - 1.0, 0.0, 1.0);
+    return o;
+}
+constant int taps [[function_constant(5)]];
+fragment float4 summed(VOut in [[stage_in]], constant float* w [[buffer(0)]]) {
+    float acc[taps];
+    for (int k = 0; k < taps; ++k) {
+        acc[k] = w[k];
+    }
+    float s = 0.0f;
+    for (int k = 0; k < taps; ++k) {
+        s += acc[k];
+    }
+    return float4(s, float(taps) / 8.0f, 0.0f, 1.0f);
+}
+";
+
+#[test]
+#[cfg(feature = "runner")]
+fn fragment_function_with_a_constant_sized_array_draws_with_two_values() {
+    use msl2wgsl::runner::{render_library, RenderResources};
+    let Some(gpu) = common::gpu() else { return };
+    let options = Options {
+        target: msl2wgsl::Target::Wgpu,
+        ..Options::default()
+    };
+    let lib = library(TAPS, &options);
+    assert!(lib.function("summed").unwrap().awaits_function_constants());
+    let weights = [0.1f32, 0.2, 0.15, 0.05];
+    for taps in [2usize, 4] {
+        let mut r = RenderResources::new(4, 4, 3);
+        r.fragment_buffers.insert(0, common::f32_bytes(&weights));
+        r.constants.insert(5, taps as f64);
+        let img = &render_library(gpu, &lib, "cover", "summed", &r)
+            .unwrap_or_else(|e| panic!("{e}"))[0];
+        let sum: f32 = weights[..taps].iter().sum();
+        let want = [
+            (sum * 255.0).round() as u8,
+            (taps as f32 / 8.0 * 255.0).round() as u8,
+            0,
+            255,
+        ];
+        for px in img.data.chunks(4) {
+            for c in 0..4 {
+                assert!(
+                    px[c].abs_diff(want[c]) <= 1,
+                    "taps={taps}: component {c} is {}, want {}",
+                    px[c],
+                    want[c]
+                );
+            }
+        }
+    }
 }

@@ -158,6 +158,39 @@ pub(crate) fn specialize<T: std::ops::Deref<Target = super::Translation>>(
     }
 }
 
+/// `text` (named `name`) translated with `options` and the function
+/// constant values of `values` that its `functions` need at translation
+/// (W0415), for the render APIs, which translate libraries whole.
+pub(crate) fn specialized_library(
+    name: &str,
+    text: &str,
+    options: &crate::Options,
+    functions: &[&str],
+    values: &BTreeMap<u32, f64>,
+) -> Result<crate::Library, RunError> {
+    let mut options = options.clone();
+    loop {
+        let library = crate::Library::from_source(name, text, &options)?;
+        let mut progress = false;
+        let waiting = functions
+            .iter()
+            .filter_map(|f| library.function(f))
+            .filter(|f| f.awaits_function_constants());
+        for f in waiting {
+            match with_needed_values(f, &options, values)? {
+                Some(more) => {
+                    options = more;
+                    progress = true;
+                }
+                None => return Err(needs_specialization(f)),
+            }
+        }
+        if !progress {
+            return Ok(library);
+        }
+    }
+}
+
 /// A 64-bit constant's value `v` as its overrides' `u32` words: the low
 /// word, and the high one where the WGSL has it (`highId`); `None` for
 /// other constants. Values come as `f64`, exact up to 2^53 in magnitude;
