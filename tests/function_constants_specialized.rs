@@ -675,3 +675,63 @@ fn fragment_function_with_a_constant_sized_array_draws_with_two_values() {
         }
     }
 }
+
+/// A conditional argument whose constant is given at translation exists
+/// or not as the value says, as in a Metal function made with it: absent,
+/// it is inactive and needs no buffer.
+const OPTIONAL_BIAS: &str = "
+constant bool has_bias [[function_constant(0)]];
+constant bool no_bias = !has_bias;
+
+kernel void biased(device const float* in [[buffer(0)]],
+                   device float* out [[buffer(1)]],
+                   constant float& bias [[buffer(2), function_constant(has_bias)]],
+                   device const float* fallback [[buffer(3), function_constant(no_bias)]],
+                   uint id [[thread_position_in_grid]]) {
+    float v = in[id];
+    if (has_bias) {
+        v += bias;
+    } else {
+        v -= fallback[0];
+    }
+    out[id] = v;
+}
+";
+
+#[test]
+#[cfg(feature = "runner")]
+fn conditional_arguments_of_a_constant_given_at_translation() {
+    let Some(gpu) = common::gpu() else { return };
+    let n = 8u32;
+    let input: Vec<f32> = (0..n).map(|i| i as f32 * 1.5).collect();
+    for has_bias in [false, true] {
+        let lib = library(OPTIONAL_BIAS, &given(&[("has_bias", &has_bias.to_string())]));
+        let f = lib.function("biased").unwrap();
+        let active = |name: &str| f.arguments.iter().find(|a| a.name == name).unwrap().active;
+        assert_eq!((active("bias"), active("fallback")), (has_bias, !has_bias));
+        assert!(f.function_constants.is_empty(), "{:?}", f.function_constants);
+        let mut buffers = BTreeMap::from([
+            (0, common::f32_bytes(&input)),
+            (1, vec![0; 4 * n as usize]),
+        ]);
+        match has_bias {
+            true => buffers.insert(2, common::f32_bytes(&[0.25])),
+            false => buffers.insert(3, common::f32_bytes(&[2.0])),
+        };
+        let resources = Resources {
+            buffers,
+            ..Default::default()
+        };
+        let dispatch = Dispatch::Threads {
+            grid: [n, 1, 1],
+            threadgroup: f.workgroup_size.unwrap(),
+        };
+        let out = run_compute_resources(gpu, lib.wgsl(), f, &dispatch, &resources)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let want: Vec<f32> = input
+            .iter()
+            .map(|x| if has_bias { x + 0.25 } else { x - 2.0 })
+            .collect();
+        assert_eq!(common::f32s(&out.buffers[&1]), want, "has_bias={has_bias}");
+    }
+}

@@ -575,12 +575,6 @@ pub struct FunctionConstantReflection {
     /// is false (the runner binds a placeholder).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<ConditionalArgument>,
-    /// The constant was given a value at translation
-    /// (`Options::function_constants`, `--function-constant`): the value is
-    /// fixed in the WGSL, which has no `override` for it (a host sets
-    /// nothing; another value needs another translation).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub specialized: bool,
     /// The function needs the constant's value when it is translated (an
     /// array size, a `case` label, a template argument...) and none was
     /// given: the function is not in the WGSL (warning W0415) until it is

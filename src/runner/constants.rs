@@ -25,10 +25,6 @@ pub fn pipeline_constants(
     }
     let mut out = Vec::new();
     for c in &function.function_constants {
-        // Fixed in the WGSL at translation: no override to set.
-        if c.specialized {
-            continue;
-        }
         // A vector constant's components are separate overrides, the
         // first at `index`.
         let ids = match c.component_ids.as_slice() {

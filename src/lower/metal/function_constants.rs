@@ -337,14 +337,21 @@ pub(in crate::lower) fn reflect(
         let (Ok(condition), Some(name)) = (program.argument_condition(p, a), &p.name) else {
             continue;
         };
-        let Some(arg) = function.arguments.iter().find(|g| g.name == name.name) else {
+        let Some(arg) = function.arguments.iter_mut().find(|g| g.name == name.name) else {
             continue;
         };
         let fc = &program.function_constants[condition.constant];
-        // A constant specialised at translation has no override to find
-        // it by; the argument's condition is still reported.
-        if !constants.iter().any(|c| c.index == fc.index) {
-            constants.push(constant_reflection(program, module, fc));
+        // Specialised at translation: whether the argument exists is
+        // known, as in a Metal function made with the value, whose
+        // reflection reports a missing argument inactive.
+        let known = match &fc.given {
+            Given::Value(v) => Some(v.as_f64().is_some_and(|x| x != 0.0)),
+            Given::Undefined => Some(false),
+            Given::No => None,
+        };
+        if let Some(value) = known {
+            arg.active &= value != condition.negated;
+            continue;
         }
         if let Some(c) = constants.iter_mut().find(|c| c.index == fc.index) {
             c.arguments.push(ConditionalArgument {
@@ -410,7 +417,6 @@ pub(in crate::lower) fn constant_reflection(
         component_ids: c.component_ids.clone(),
         high_id: c.high_id.filter(declared),
         arguments: Vec::new(),
-        specialized: matches!(c.given, Given::Value(_)),
         needed_at_translation: false,
     }
 }
