@@ -735,3 +735,35 @@ fn conditional_arguments_of_a_constant_given_at_translation() {
         assert_eq!(common::f32s(&out.buffers[&1]), want, "has_bias={has_bias}");
     }
 }
+
+/// `msl2wgsl render --constant` translates a fragment function that needs
+/// the value with it.
+#[test]
+#[cfg(feature = "runner")]
+fn command_line_renders_with_a_constant_sized_array() {
+    use msl2wgsl::runner::TextureData;
+    if !common::has_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("taps.metal"), format!("{PRELUDE}{TAPS}")).unwrap();
+    let weights = [0.1f32, 0.2, 0.15, 0.05];
+    std::fs::write(dir.path().join("w.bin"), common::f32_bytes(&weights)).unwrap();
+    let out = msl2wgsl(
+        dir.path(),
+        &[
+            "render", "taps.metal", "--vertex", "cover", "--fragment", "summed", "--size", "4x4",
+            "--vertex-count", "3", "--fragment-buffer", "0=w.bin", "--constant", "5=3", "-o",
+            "out.png",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let img = TextureData::from_png(dir.path().join("out.png")).unwrap();
+    let sum: f32 = weights[..3].iter().sum();
+    let want = [(sum * 255.0).round() as u8, (3.0f32 / 8.0 * 255.0).round() as u8, 0, 255];
+    for px in img.data.chunks(4) {
+        for c in 0..4 {
+            assert!(px[c].abs_diff(want[c]) <= 1, "component {c} is {}, want {}", px[c], want[c]);
+        }
+    }
+}

@@ -155,9 +155,11 @@ pub(crate) fn specialize<T: std::ops::Deref<Target = super::Translation>>(
 }
 
 /// `text` (named `name`) translated with `options` and the function
-/// constant values of `values` that its `functions` need at translation
-/// (W0415), for the render APIs, which translate libraries whole.
-pub(crate) fn specialized_library(
+/// constant values of `values` (by Metal index, as the runner takes them)
+/// that its `functions` need at translation (W0415), as Metal specialises
+/// functions when the host makes them; the render APIs translate libraries
+/// whole so.
+pub fn specialized_library(
     name: &str,
     text: &str,
     options: &crate::Options,

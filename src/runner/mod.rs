@@ -50,7 +50,7 @@ pub use compute::{
     run_compute, run_compute_resources, run_compute_with_max_groups, run_kernel,
     run_kernel_resources, translate_kernel, translate_kernel_specialized, Dispatch,
 };
-pub use constants::{is_whole_grid, pipeline_constants};
+pub use constants::{is_whole_grid, pipeline_constants, specialized_library};
 pub use device::{Gpu, Translation};
 pub use effect::{
     effect_argument_position, effect_resources, render_effect, render_effect_library,
