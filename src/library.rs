@@ -462,11 +462,12 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         &mut tu,
         &options.function_constants,
         |tu, program, errors| {
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        lower::lower(tu, program, &lower_options)
-    });
+            if !errors.is_empty() {
+                return Err(errors);
+            }
+            lower::lower(tu, program, &lower_options)
+        },
+    );
     let mut lowered = match lowered {
         Ok(l) => l,
         Err(errors) => {

@@ -151,7 +151,11 @@ fn a_given_constant_is_folded_and_has_no_override() {
     assert!(wgsl.contains("array<f32, 16>"), "{wgsl}");
     let f = lib.function("reduce_tiles").unwrap();
     assert!(!f.awaits_function_constants());
-    assert!(f.function_constants.is_empty(), "{:?}", f.function_constants);
+    assert!(
+        f.function_constants.is_empty(),
+        "{:?}",
+        f.function_constants
+    );
     // By index, as `MTLFunctionConstantValues` takes it too.
     let mut options = Options::default();
     options
@@ -173,7 +177,8 @@ fn case_labels_from_constants_are_folded() {
 /// W0415 at the use, and reflection says which constant it needs.
 #[test]
 fn a_function_needing_an_ungiven_constant_waits_for_it() {
-    let both = format!("{TILES}\nkernel void plain(device float* o [[buffer(0)]]) {{ o[0] = 1.0f; }}\n");
+    let both =
+        format!("{TILES}\nkernel void plain(device float* o [[buffer(0)]]) {{ o[0] = 1.0f; }}\n");
     let lib = library(&both, &Options::default());
     assert_eq!(lib.function_names(), ["reduce_tiles", "plain"]);
     let f = lib.function("reduce_tiles").unwrap();
@@ -195,7 +200,8 @@ fn a_function_needing_an_ungiven_constant_waits_for_it() {
     );
     assert_eq!(lib.warning_diagnostics().0[0].code.as_str(), "W0415");
     assert!(
-        warnings.contains("`--function-constant NAME=VALUE`") && warnings.contains("`Options::function_constants`"),
+        warnings.contains("`--function-constant NAME=VALUE`")
+            && warnings.contains("`Options::function_constants`"),
         "{warnings}"
     );
 }
@@ -325,8 +331,14 @@ fn an_initializer_on_a_function_constant_is_refused_as_metal_refuses_it() {
         text.starts_with("t.metal:3:43: error: function constant `v` cannot have an initializer"),
         "{text}"
     );
-    assert!(text.contains("Metal does not initialize function constants in the source (MSL §5.8.1)"), "{text}");
-    assert!(text.contains("is_function_constant_defined(v) ? v : DEFAULT"), "{text}");
+    assert!(
+        text.contains("Metal does not initialize function constants in the source (MSL §5.8.1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("is_function_constant_defined(v) ? v : DEFAULT"),
+        "{text}"
+    );
 }
 
 // ---- on the GPU ----------------------------------------------------------------
@@ -341,7 +353,10 @@ fn threadgroup_array_sized_by_a_constant_runs_with_two_values() {
     use wgpu::util::DeviceExt;
     let Some(gpu) = common::gpu() else { return };
     let lib = library(TILES, &Options::default());
-    assert!(lib.function("reduce_tiles").unwrap().awaits_function_constants());
+    assert!(lib
+        .function("reduce_tiles")
+        .unwrap()
+        .awaits_function_constants());
     let groups = 5u32;
     for tile in [16u32, 24] {
         let input: Vec<f32> = (0..groups * tile).map(|i| (i % 7) as f32 - 2.5).collect();
@@ -571,12 +586,26 @@ fn msl2wgsl(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
 fn command_line_specialises_and_runs() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("tiles.metal"), format!("{PRELUDE}{TILES}")).unwrap();
-    let out = msl2wgsl(dir.path(), &["tiles.metal", "--function-constant", "tile_size=12"]);
+    let out = msl2wgsl(
+        dir.path(),
+        &["tiles.metal", "--function-constant", "tile_size=12"],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("array<f32, 12>") && stdout.contains("fn reduce_tiles"), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("array<f32, 12>") && stdout.contains("fn reduce_tiles"),
+        "{stdout}"
+    );
     // By index, and a bad value: a located error.
-    let out = msl2wgsl(dir.path(), &["tiles.metal", "--function-constant", "0=twelve"]);
+    let out = msl2wgsl(
+        dir.path(),
+        &["tiles.metal", "--function-constant", "0=twelve"],
+    );
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("tiles.metal:4:14: error: the value given for function constant `tile_size` (`0=twelve`) is not an integer"), "{stderr}");
@@ -587,7 +616,10 @@ fn command_line_specialises_and_runs() {
     let out = msl2wgsl(dir.path(), &["tiles.metal"]);
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("warning: `reduce_tiles` is left out of the WGSL"), "{stderr}");
+    assert!(
+        stderr.contains("warning: `reduce_tiles` is left out of the WGSL"),
+        "{stderr}"
+    );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("reduce_tiles"));
     let out = msl2wgsl(dir.path(), &["reflect", "tiles.metal"]);
     assert!(
@@ -604,12 +636,30 @@ fn command_line_specialises_and_runs() {
     let out = msl2wgsl(
         dir.path(),
         &[
-            "run", "tiles.metal", "--entry", "reduce_tiles", "--threadgroups", "3",
-            "--threadgroup", "4", "--buffer", "0=in.bin", "--buffer", "1=zeros:12",
-            "--constant", "0=12", "--read", "1=out.bin",
+            "run",
+            "tiles.metal",
+            "--entry",
+            "reduce_tiles",
+            "--threadgroups",
+            "3",
+            "--threadgroup",
+            "4",
+            "--buffer",
+            "0=in.bin",
+            "--buffer",
+            "1=zeros:12",
+            "--constant",
+            "0=12",
+            "--read",
+            "1=out.bin",
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got = common::f32s(&std::fs::read(dir.path().join("out.bin")).unwrap());
     assert_eq!(got, tile_sums(&input, tile));
 }
@@ -654,8 +704,8 @@ fn fragment_function_with_a_constant_sized_array_draws_with_two_values() {
         let mut r = RenderResources::new(4, 4, 3);
         r.fragment_buffers.insert(0, common::f32_bytes(&weights));
         r.constants.insert(5, taps as f64);
-        let img = &render_library(gpu, &lib, "cover", "summed", &r)
-            .unwrap_or_else(|e| panic!("{e}"))[0];
+        let img =
+            &render_library(gpu, &lib, "cover", "summed", &r).unwrap_or_else(|e| panic!("{e}"))[0];
         let sum: f32 = weights[..taps].iter().sum();
         let want = [
             (sum * 255.0).round() as u8,
@@ -705,15 +755,20 @@ fn conditional_arguments_of_a_constant_given_at_translation() {
     let n = 8u32;
     let input: Vec<f32> = (0..n).map(|i| i as f32 * 1.5).collect();
     for has_bias in [false, true] {
-        let lib = library(OPTIONAL_BIAS, &given(&[("has_bias", &has_bias.to_string())]));
+        let lib = library(
+            OPTIONAL_BIAS,
+            &given(&[("has_bias", &has_bias.to_string())]),
+        );
         let f = lib.function("biased").unwrap();
         let active = |name: &str| f.arguments.iter().find(|a| a.name == name).unwrap().active;
         assert_eq!((active("bias"), active("fallback")), (has_bias, !has_bias));
-        assert!(f.function_constants.is_empty(), "{:?}", f.function_constants);
-        let mut buffers = BTreeMap::from([
-            (0, common::f32_bytes(&input)),
-            (1, vec![0; 4 * n as usize]),
-        ]);
+        assert!(
+            f.function_constants.is_empty(),
+            "{:?}",
+            f.function_constants
+        );
+        let mut buffers =
+            BTreeMap::from([(0, common::f32_bytes(&input)), (1, vec![0; 4 * n as usize])]);
         match has_bias {
             true => buffers.insert(2, common::f32_bytes(&[0.25])),
             false => buffers.insert(3, common::f32_bytes(&[2.0])),
@@ -752,18 +807,46 @@ fn command_line_renders_with_a_constant_sized_array() {
     let out = msl2wgsl(
         dir.path(),
         &[
-            "render", "taps.metal", "--vertex", "cover", "--fragment", "summed", "--size", "4x4",
-            "--vertex-count", "3", "--fragment-buffer", "0=w.bin", "--constant", "5=3", "-o",
+            "render",
+            "taps.metal",
+            "--vertex",
+            "cover",
+            "--fragment",
+            "summed",
+            "--size",
+            "4x4",
+            "--vertex-count",
+            "3",
+            "--fragment-buffer",
+            "0=w.bin",
+            "--constant",
+            "5=3",
+            "-o",
             "out.png",
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let img = TextureData::from_png(dir.path().join("out.png")).unwrap();
     let sum: f32 = weights[..3].iter().sum();
-    let want = [(sum * 255.0).round() as u8, (3.0f32 / 8.0 * 255.0).round() as u8, 0, 255];
+    let want = [
+        (sum * 255.0).round() as u8,
+        (3.0f32 / 8.0 * 255.0).round() as u8,
+        0,
+        255,
+    ];
     for px in img.data.chunks(4) {
         for c in 0..4 {
-            assert!(px[c].abs_diff(want[c]) <= 1, "component {c} is {}, want {}", px[c], want[c]);
+            assert!(
+                px[c].abs_diff(want[c]) <= 1,
+                "component {c} is {}, want {}",
+                px[c],
+                want[c]
+            );
         }
     }
 }

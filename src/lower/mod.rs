@@ -262,8 +262,7 @@ pub fn lower<'a>(
         match (lowered, stage) {
             (Ok(refl), _) => functions.push(refl),
             (Err(e), Some(stage))
-                if e.code == Code::FunctionConstantWithoutValue
-                    && !needed.is_empty() =>
+                if e.code == Code::FunctionConstantWithoutValue && !needed.is_empty() =>
             {
                 functions.push(metal::function_constants::awaiting_reflection(
                     program,

@@ -112,9 +112,9 @@ pub(crate) fn with_needed_values(
             .collect();
         let value = match given {
             Some(v) if v.len() == 1 => ConstantValue::Number(v[0]),
-            Some(v) => ConstantValue::Text(
-                v.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
-            ),
+            Some(v) => {
+                ConstantValue::Text(v.iter().map(f64::to_string).collect::<Vec<_>>().join(","))
+            }
             None if !c.required => ConstantValue::Undefined,
             None => {
                 return Err(RunError::MissingFunctionConstant {

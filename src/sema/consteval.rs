@@ -643,9 +643,7 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             let ty = callee_type(program, callee).ok_or_else(not_const)?;
             aggregate(program, items, &ty, e.span).ok_or_else(not_const)?
         }
-        ExprKind::Call(callee, args)
-            if matches!(&callee.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == super::function_constants::IS_DEFINED) =>
-        {
+        ExprKind::Call(callee, args) if matches!(&callee.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == super::function_constants::IS_DEFINED) => {
             program.is_defined_value(args, e.span)
         }
         ExprKind::Call(callee, args) => match super::constexpr_fn::call(program, callee, args) {

@@ -141,11 +141,9 @@ impl Program<'_> {
             ConstantValue::Number(v) if components == 1 => {
                 vec![number(*v, ty).map_err(bad)?]
             }
-            ConstantValue::Number(_) => {
-                return Err(bad(format!(
-                    "is one number, but `{name}` has {components} components: give them as text, `x,y`"
-                )))
-            }
+            ConstantValue::Number(_) => return Err(bad(format!(
+                "is one number, but `{name}` has {components} components: give them as text, `x,y`"
+            ))),
             ConstantValue::Text(text) => {
                 let items: Vec<&str> = text.split(',').map(str::trim).collect();
                 if items.len() != usize::from(components) {
@@ -195,7 +193,12 @@ impl Program<'_> {
 
     /// The value of `name`, a constant computed from function constants
     /// (spec constant `j`), read at `span` where the translation needs it.
-    pub(super) fn spec_constant_value(&self, j: usize, name: &str, span: Span) -> Result<ConstValue> {
+    pub(super) fn spec_constant_value(
+        &self,
+        j: usize,
+        name: &str,
+        span: Span,
+    ) -> Result<ConstValue> {
         let c = &self.spec_constants[j];
         let value = super::consteval::eval(self, c.init).map_err(|e| match e.code {
             Code::FunctionConstantWithoutValue => Error::coded(
@@ -208,7 +211,11 @@ impl Program<'_> {
         })?;
         match &c.ty {
             Type::Scalar(s) => super::consteval::convert_scalar(&value, *s).ok_or_else(|| {
-                Error::coded(Code::NotConstant, span, format!("`{name}` cannot be computed here"))
+                Error::coded(
+                    Code::NotConstant,
+                    span,
+                    format!("`{name}` cannot be computed here"),
+                )
             }),
             _ => Ok(value),
         }
@@ -228,7 +235,10 @@ impl Program<'_> {
                     return Err(Error::coded(
                         Code::InvalidBuiltinArgument,
                         args[0].span,
-                        format!("`{}` is not a function constant (`[[function_constant(n)]]`)", path[0]),
+                        format!(
+                            "`{}` is not a function constant (`[[function_constant(n)]]`)",
+                            path[0]
+                        ),
                     ))
                 }
             },
@@ -236,7 +246,10 @@ impl Program<'_> {
                 return Err(Error::coded(
                     Code::InvalidBuiltinArgument,
                     span,
-                    format!("`{}` takes the name of a function constant", super::function_constants::IS_DEFINED),
+                    format!(
+                        "`{}` takes the name of a function constant",
+                        super::function_constants::IS_DEFINED
+                    ),
                 ))
             }
         };
@@ -271,8 +284,11 @@ fn shown(value: &ConstantValue) -> String {
 fn number(v: f64, ty: Scalar) -> std::result::Result<ConstValue, String> {
     match ty {
         Scalar::Bool => Ok(ConstValue::Bool(v != 0.0)),
-        s if s.is_float() => Ok(super::consteval::convert_scalar(&ConstValue::Float(v, Scalar::Float), s)
-            .expect("floats convert")),
+        s if s.is_float() => Ok(super::consteval::convert_scalar(
+            &ConstValue::Float(v, Scalar::Float),
+            s,
+        )
+        .expect("floats convert")),
         s => {
             if v.fract() != 0.0 || !v.is_finite() {
                 return Err(format!("is not an integer, as `{}` needs", scalar_name(s)));
@@ -313,7 +329,10 @@ fn parse(t: &str, ty: Scalar) -> std::result::Result<ConstValue, String> {
                 Some(rest) => (true, rest),
                 None => (false, t),
             };
-            let magnitude = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+            let magnitude = match digits
+                .strip_prefix("0x")
+                .or_else(|| digits.strip_prefix("0X"))
+            {
                 Some(hex) => i128::from_str_radix(hex, 16),
                 None => digits.parse::<i128>(),
             }
