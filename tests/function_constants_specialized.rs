@@ -850,3 +850,37 @@ fn command_line_renders_with_a_constant_sized_array() {
         }
     }
 }
+
+/// A given constant is a constant everywhere C++ wants one: a template
+/// argument, `if constexpr`, a `static_assert`, and an attribute argument
+/// (MSL §5.8.1.4: a binding index).
+#[test]
+fn a_given_constant_is_a_template_argument_and_decides_if_constexpr() {
+    let body = "
+constant int lanes [[function_constant(0)]];
+constant bool fast [[function_constant(1)]];
+constant int slot [[function_constant(2)]];
+template <int N> struct Acc { float v[N]; };
+static_assert(lanes > 1, \"two lanes at least\");
+kernel void k(device float* o [[buffer(slot)]], uint i [[thread_position_in_grid]]) {
+    Acc<lanes> a;
+    for (int k = 0; k < lanes; ++k) { a.v[k] = float(k); }
+    if constexpr (fast) {
+        o[i] = a.v[lanes - 1];
+    } else {
+        o[i] = a.v[0] * 2.0f;
+    }
+}
+";
+    let lib = library(body, &given(&[("lanes", "3"), ("fast", "true"), ("slot", "4")]));
+    let wgsl = lib.wgsl();
+    assert!(wgsl.contains("array<f32, 3>"), "{wgsl}");
+    assert!(!wgsl.contains("override"), "{wgsl}");
+    let f = lib.function("k").unwrap();
+    assert_eq!(f.arguments[0].index, 4);
+    // `static_assert` sees the value too.
+    let text = translate(body, &given(&[("lanes", "1"), ("fast", "false"), ("slot", "0")]))
+        .unwrap_err()
+        .render();
+    assert!(text.contains("two lanes at least"), "{text}");
+}
