@@ -328,7 +328,10 @@ fn representative_diagnostics_have_their_codes() {
         &options,
     )
     .unwrap_err();
-    assert_eq!(failure.diagnostics.0[0].code(), Code::InvalidFunctionConstantValue);
+    assert_eq!(
+        failure.diagnostics.0[0].code(),
+        Code::InvalidFunctionConstantValue
+    );
 }
 
 #[test]

@@ -872,15 +872,21 @@ kernel void k(device float* o [[buffer(slot)]], uint i [[thread_position_in_grid
     }
 }
 ";
-    let lib = library(body, &given(&[("lanes", "3"), ("fast", "true"), ("slot", "4")]));
+    let lib = library(
+        body,
+        &given(&[("lanes", "3"), ("fast", "true"), ("slot", "4")]),
+    );
     let wgsl = lib.wgsl();
     assert!(wgsl.contains("array<f32, 3>"), "{wgsl}");
     assert!(!wgsl.contains("override"), "{wgsl}");
     let f = lib.function("k").unwrap();
     assert_eq!(f.arguments[0].index, 4);
     // `static_assert` sees the value too.
-    let text = translate(body, &given(&[("lanes", "1"), ("fast", "false"), ("slot", "0")]))
-        .unwrap_err()
-        .render();
+    let text = translate(
+        body,
+        &given(&[("lanes", "1"), ("fast", "false"), ("slot", "0")]),
+    )
+    .unwrap_err()
+    .render();
     assert!(text.contains("two lanes at least"), "{text}");
 }

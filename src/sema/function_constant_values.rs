@@ -141,9 +141,11 @@ impl Program<'_> {
             ConstantValue::Number(v) if components == 1 => {
                 vec![number(*v, ty).map_err(bad)?]
             }
-            ConstantValue::Number(_) => return Err(bad(format!(
+            ConstantValue::Number(_) => {
+                return Err(bad(format!(
                 "is one number, but `{name}` has {components} components: give them as text, `x,y`"
-            ))),
+            )))
+            }
             ConstantValue::Text(text) => {
                 let items: Vec<&str> = text.split(',').map(str::trim).collect();
                 if items.len() != usize::from(components) {
