@@ -15,6 +15,7 @@ use msl2wgsl::runner::{
     run_compute_resources, run_kernel_resources, ComputePipeline, Dispatch, Resources, RunError,
 };
 use msl2wgsl::{ConstantKey, ConstantValue, FunctionConstantValues, Library, Options};
+#[cfg(feature = "runner")]
 use std::collections::BTreeMap;
 
 const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
