@@ -31,9 +31,12 @@
 //!
 //! Program-scope constants whose initializer uses function constants
 //! (`constant bool has_x = is_function_constant_defined(x);`,
-//! `constant int n = has_x ? x : 4;`) are not evaluated at translation: they
-//! are [`SpecConstant`]s, whose initializer lowering inlines at each use (it
-//! has no side effects, so this is exact).
+//! `constant int n = has_x ? x : 4;`) are [`SpecConstant`]s, whose
+//! initializer lowering inlines at each use (it has no side effects, so
+//! this is exact); where a value is needed at translation (an array size,
+//! a `case` label) it is evaluated with the values given at translation
+//! (`function_constant_values`, which also describes what happens without
+//! them).
 
 use super::{callgraph, Error, Program, Result, Symbol};
 use crate::diagnostics::Code;
