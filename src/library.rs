@@ -20,6 +20,9 @@ pub use crate::lower::ByteStores;
 pub use crate::lower::HalfMode;
 pub use crate::lower::SimdGroups;
 pub use crate::lower::WideIntegers;
+pub use crate::sema::function_constant_values::{
+    ConstantKey, ConstantValue, FunctionConstantValues,
+};
 pub use reporting::ErrorLimit;
 use reporting::{add_macro_notes, limit_errors, Recovered};
 
@@ -88,6 +91,14 @@ pub struct Options {
     /// How many errors are reported before the translation stops
     /// (`--error-limit`, clang's `-ferror-limit`).
     pub error_limit: ErrorLimit,
+    /// Function constant values given at translation (`--function-constant`),
+    /// by index or name as Metal's `MTLFunctionConstantValues` takes them:
+    /// each is folded as a constant (array sizes, `case` labels, template
+    /// arguments work), and its `override` is not emitted. Constants given
+    /// none are `override`s the pipeline sets; a function that needs one's
+    /// value at translation is left out of the WGSL until it is given
+    /// (W0415), as the runner does for its pipelines.
+    pub function_constants: FunctionConstantValues,
 }
 
 /// A translation that failed: the diagnostics and the files they point into.
@@ -229,7 +240,7 @@ impl Library {
         let index = self
             .functions
             .iter()
-            .filter(|f| !translated_at_dispatch(f))
+            .filter(|f| !translated_at_dispatch(f) && !f.awaits_function_constants())
             .position(|f| f.name == name)?;
         let mut module = self.module.clone();
         let entry = module.entry_points.swap_remove(index);
@@ -382,6 +393,12 @@ fn leave_out_kernels_translated_at_dispatch(
         .into_iter()
         .enumerate()
     {
+        // A function waiting for function constant values (W0415) has
+        // no entry point at all.
+        if f.awaits_function_constants() {
+            left_out.push((at, f));
+            continue;
+        }
         let entry = entry_points.next();
         match translated_at_dispatch(&f) {
             true => left_out.push((at, f)),
@@ -450,12 +467,16 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         one_part_dispatch: options.one_part_dispatch,
     };
     // Struct template instances are added to `tu` as analysis finds them used.
-    let lowered = sema::struct_templates::analyze_until_complete(&mut tu, |tu, program, errors| {
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        lower::lower(tu, program, &lower_options)
-    });
+    let lowered = sema::struct_templates::analyze_until_complete(
+        &mut tu,
+        &options.function_constants,
+        |tu, program, errors| {
+            if !errors.is_empty() {
+                return Err(errors);
+            }
+            lower::lower(tu, program, &lower_options)
+        },
+    );
     let mut lowered = match lowered {
         Ok(l) => l,
         Err(errors) => {
@@ -469,6 +490,13 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         return Err(fail(recovered.with(Vec::new(), warnings), map));
     }
     let deferred = leave_out_kernels_translated_at_dispatch(&mut lowered);
+    // A function waiting for function constant values (W0415) stopped
+    // part-way: what it had declared (its bindings, the dispatch uniform
+    // before its members were known) is dropped with everything else no
+    // entry point uses.
+    if deferred.iter().any(|(_, f)| f.awaits_function_constants()) {
+        naga::compact::compact(&mut lowered.module, naga::compact::KeepUnused::No);
+    }
     warnings.extend(
         lowered
             .warnings

@@ -86,6 +86,13 @@ struct CompileArgs {
     /// Texel format of the storage texture [[texture(N)]] (wgpu's name: rgba8unorm, r32float, ...).
     #[arg(long, value_name = "N=FORMAT", value_parser = parse_texture_format)]
     texture_format: Vec<(u32, String)>,
+    /// Specialise the function constant NAME (or [[function_constant(INDEX)]])
+    /// at translation: its value is fixed in the WGSL (VALUE read as its
+    /// declared type: `true`, `-3`, `0x10`, `2.5`, `4,3` for a vector), so
+    /// it may size arrays and label `case`s; `undefined` leaves it unset
+    /// (`is_function_constant_defined` is false).
+    #[arg(long, value_name = "NAME=VALUE|INDEX=VALUE", value_parser = parse_function_constant)]
+    function_constant: Vec<(msl2wgsl::ConstantKey, msl2wgsl::ConstantValue)>,
     /// Bindings to use instead of the default scheme (JSON; see docs/REFLECTION.md).
     #[arg(long, value_name = "MAP.json", value_parser = parse_binding_map)]
     binding_map: Option<BindingMap>,
@@ -140,6 +147,8 @@ impl CompileArgs {
         options.target = self.target.into();
         options.threadgroup_memory = self.threadgroup_memory.clone();
         options.texture_formats = self.texture_format.clone();
+        options.function_constants =
+            msl2wgsl::FunctionConstantValues(self.function_constant.clone());
         options.binding_map = self.binding_map.clone().unwrap_or_default();
         options.half = self.half.into();
         options.uniform_layout = self.uniform_layout.into();
@@ -414,6 +423,33 @@ fn parse_constant(s: &str) -> Result<(u32, f64), String> {
             .map_err(|_| format!("expected N=VALUE (a number, `true` or `false`), found `{s}`"))?,
     };
     Ok((index, value))
+}
+
+/// `NAME=VALUE` or `INDEX=VALUE`; the value is read as the constant's
+/// declared type when the source is translated (bad values are located
+/// errors there, E0337).
+fn parse_function_constant(
+    s: &str,
+) -> Result<(msl2wgsl::ConstantKey, msl2wgsl::ConstantValue), String> {
+    use msl2wgsl::{ConstantKey, ConstantValue};
+    let (key, value) = s
+        .split_once('=')
+        .ok_or("expected NAME=VALUE or INDEX=VALUE")?;
+    let key = match key.parse::<u16>() {
+        Ok(n) => ConstantKey::Index(n),
+        Err(_) if parse_define(key).is_ok() => ConstantKey::Name(key.to_string()),
+        Err(_) => {
+            return Err(format!(
+                "`{key}` is neither a function constant's name nor an index from 0 to 65535"
+            ))
+        }
+    };
+    let value = match value.trim() {
+        "" => return Err(format!("expected a value after `{key}=`")),
+        "undefined" => ConstantValue::Undefined,
+        v => ConstantValue::Text(v.to_string()),
+    };
+    Ok((key, value))
 }
 
 fn parse_read(s: &str) -> Result<(u32, PathBuf), String> {

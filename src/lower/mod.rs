@@ -279,13 +279,31 @@ fn lower_module<'a>(
         if f.body.is_none() {
             continue;
         }
+        program.needed_constants.take();
         let lowered = match stage {
             Some(stage) => l.entry_point(f, stage, options.threadgroup_size),
             None => l.stitchable_entry(f),
         };
-        match lowered {
-            Ok(refl) => functions.push(refl),
-            Err(e) => errors.push(e.or_at(f.name.span)),
+        // A function constant's value needed at translation and not
+        // given: the function waits for it (W0415), as Metal specialises
+        // when the host makes the function.
+        let needed = program.needed_constants.take();
+        match (lowered, stage) {
+            (Ok(refl), _) => functions.push(refl),
+            (Err(e), Some(stage))
+                if e.code == Code::FunctionConstantWithoutValue && !needed.is_empty() =>
+            {
+                functions.push(metal::function_constants::awaiting_reflection(
+                    program,
+                    &l.global.module,
+                    f,
+                    stage,
+                    &needed,
+                ));
+                let w = metal::function_constants::left_for_constants(&f.name.name, e);
+                l.global.warnings.push(w);
+            }
+            (Err(e), _) => errors.push(e.or_at(f.name.span)),
         }
     }
     errors.extend(unknown_entry_points(&options.entries, &found));
@@ -293,8 +311,12 @@ fn lower_module<'a>(
     // them are reported; their IR is kept (harmless, and WGSL users may call it).
     if errors.is_empty() {
         for index in 0..program.functions.len() {
-            if let Err(e) = l.check_unreached_helper(index) {
-                errors.push(e.or_at(program.functions[index].name.span));
+            match l.check_unreached_helper(index) {
+                // A helper of a function that waits for function constant
+                // values (W0415) is translated with it.
+                Err(e) if e.code == Code::FunctionConstantWithoutValue => {}
+                Err(e) => errors.push(e.or_at(program.functions[index].name.span)),
+                Ok(()) => {}
             }
         }
     }

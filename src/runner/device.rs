@@ -352,6 +352,25 @@ impl Gpu {
         Ok(translation)
     }
 
+    /// [`Gpu::translate`] with the function constant values `values` (by
+    /// Metal index) that `entry` needs at translation (W0415), as Metal
+    /// specialises a function when the host makes it: translated again with
+    /// them until it no longer waits for any (each translation cached by
+    /// its values).
+    pub fn translate_specialized(
+        &self,
+        source_name: &str,
+        source: &str,
+        options: &crate::Options,
+        entry: &str,
+        size: Option<[u32; 3]>,
+        values: &std::collections::BTreeMap<u32, f64>,
+    ) -> Result<Arc<Translation>, RunError> {
+        super::constants::specialize(options, values, |options| {
+            self.translate(source_name, source, options, entry, size)
+        })
+    }
+
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<CacheKey, Arc<Translation>>> {
         // A panic elsewhere while holding the lock leaves the map intact.
         self.cache

@@ -155,7 +155,7 @@ fn wrap(v: i64, s: Scalar) -> i64 {
 }
 
 /// Converts a constant to a scalar type (C++ conversion rules).
-fn convert_scalar(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
+pub(super) fn convert_scalar(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
     Some(match (v, to) {
         (ConstValue::Int(i, _), s) if s.is_integer() => ConstValue::Int(wrap(*i, s), s),
         (ConstValue::Float(f, _), s) if s.is_integer() => {
@@ -541,6 +541,9 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         }
         ExprKind::Member(base, member, false) => {
             let base = eval(program, base)?;
+            if let ConstValue::Composite(Type::Vector(s, _), items) = &base {
+                return swizzle(items, *s, &member.name).ok_or_else(not_const);
+            }
             let index = super::constexpr_body::member_index(program, &base.ty(), &member.name);
             match (base, index) {
                 (ConstValue::Composite(_, items), Some(i)) => {
@@ -568,13 +571,10 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             };
             match symbol {
                 Some(Symbol::Constant(i)) => Ok(program.constants[*i].value.clone()),
-                Some(Symbol::FunctionConstant(_) | Symbol::SpecConstant(_)) => Err(Error::coded(
-                    Code::NotConstant,
-                    e.span,
-                    format!("`{name}` is set when the pipeline is created (a function constant), so it is not a compile-time constant here"),
-                )
-                .note("array sizes, `case` labels and attribute arguments need values known at translation; naga's WGSL writer cannot print override-sized arrays")
-                .note("size the array for the largest value the host sets (and test the constant at run time), or make the value a macro and translate once per value (`-D N=4`)")),
+                // Specialised at translation where given a value
+                // (`function_constant_values`).
+                Some(Symbol::FunctionConstant(i)) => program.function_constant_value(*i, e.span),
+                Some(Symbol::SpecConstant(j)) => program.spec_constant_value(*j, name, e.span),
                 // `M_PI_F`, `HALF_MAX`: the standard library's constants.
                 None => crate::lower::stdlib_constant(&joined).ok_or_else(not_const),
                 _ => Err(not_const()),
@@ -643,6 +643,9 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             let ty = callee_type(program, callee).ok_or_else(not_const)?;
             aggregate(program, items, &ty, e.span).ok_or_else(not_const)?
         }
+        ExprKind::Call(callee, args) if matches!(&callee.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == super::function_constants::IS_DEFINED) => {
+            program.is_defined_value(args, e.span)
+        }
         ExprKind::Call(callee, args) => match super::constexpr_fn::call(program, callee, args) {
             Some(result) => result,
             None => match construct(program, callee, args) {
@@ -664,6 +667,26 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             }
         }
         _ => Err(not_const()),
+    }
+}
+
+/// The components `name` selects of a constant vector of `items` (of
+/// scalar type `s`): `v.x`, `v.yx`, `v.rgb`.
+fn swizzle(items: &[ConstValue], s: Scalar, name: &str) -> Option<ConstValue> {
+    let picked: Option<Vec<ConstValue>> = name
+        .chars()
+        .map(|c| {
+            let i = "xyzw".find(c).or_else(|| "rgba".find(c))?;
+            items.get(i).cloned()
+        })
+        .collect();
+    match picked? {
+        one if one.len() == 1 => one.into_iter().next(),
+        many if (2..=4).contains(&many.len()) => Some(ConstValue::Composite(
+            Type::Vector(s, many.len() as u8),
+            many,
+        )),
+        _ => None,
     }
 }
 

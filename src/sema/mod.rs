@@ -9,6 +9,7 @@ pub mod consteval;
 pub mod constexpr_body;
 pub mod constexpr_fn;
 pub mod conversions;
+pub mod function_constant_values;
 pub mod function_constants;
 pub mod gnu_layout;
 pub mod inheritance;
@@ -166,6 +167,14 @@ pub struct Program<'a> {
     pub function_constants: Vec<function_constants::FunctionConstant>,
     /// Program-scope constants computed from function constants.
     pub spec_constants: Vec<function_constants::SpecConstant<'a>>,
+    /// Function constant values given at translation
+    /// (`Options::function_constants`).
+    pub given_constants: function_constant_values::FunctionConstantValues,
+    /// The function constants (indices into
+    /// [`Program::function_constants`]) whose values a translation-time
+    /// evaluation needed and did not have, since lowering last took them:
+    /// what a function left out of the WGSL waits for (W0415).
+    pub needed_constants: std::cell::RefCell<std::collections::BTreeSet<usize>>,
     /// Names.
     pub symbols: HashMap<String, Symbol>,
     /// Function templates with a body, in source order.
@@ -270,7 +279,19 @@ impl Drop for MemberScope<'_, '_> {
 
 /// Builds the program-scope table, reporting every error found.
 pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
-    let mut program = Program::default();
+    analyze_with(tu, &Default::default())
+}
+
+/// [`analyze`] with function constant values given at translation
+/// (`function_constant_values`).
+pub fn analyze_with<'a>(
+    tu: &'a ast::TranslationUnit,
+    given: &function_constant_values::FunctionConstantValues,
+) -> (Program<'a>, Vec<Error>) {
+    let mut program = Program {
+        given_constants: given.clone(),
+        ..Program::default()
+    };
     program.os_log = Some(program.structs.push(StructDef {
         // `::` keeps it apart from every struct the source declares.
         name: "metal::os_log".into(),

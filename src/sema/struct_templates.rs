@@ -111,6 +111,7 @@ fn remove_later_copy(tu: &mut ast::TranslationUnit, p: &PendingInstance, at: usi
 /// `run` found missing, until none is; then `run`'s result is final.
 pub fn analyze_until_complete<T>(
     tu: &mut ast::TranslationUnit,
+    given: &super::function_constant_values::FunctionConstantValues,
     mut run: impl FnMut(
         &ast::TranslationUnit,
         &Program<'_>,
@@ -118,7 +119,7 @@ pub fn analyze_until_complete<T>(
     ) -> std::result::Result<T, Vec<Error>>,
 ) -> std::result::Result<T, Vec<Error>> {
     for round in 0.. {
-        let (program, errors) = super::analyze(tu);
+        let (program, errors) = super::analyze_with(tu, given);
         let mut pending = program.pending.take();
         // Lowering a program with missing instances only finds more errors.
         let result = pending.is_empty().then(|| run(tu, &program, errors));
