@@ -80,6 +80,13 @@ pub struct Options {
     /// How many errors are reported before the translation stops
     /// (`--error-limit`, clang's `-ferror-limit`).
     pub error_limit: ErrorLimit,
+    /// Where kernels read their `[[stage_in]]` attributes (`--stage-in`;
+    /// Metal's `MTLComputePipelineDescriptor.stageInputDescriptor`), which
+    /// WGSL fixes when it is written. `None`: each kernel's attributes
+    /// tightly packed in one buffer, the first index its `[[buffer(n)]]`
+    /// arguments leave free, one element per thread in x
+    /// ([`crate::stage_in::StageInputDescriptor::packed`]).
+    pub stage_in: Option<crate::stage_in::StageInputDescriptor>,
 }
 
 /// A translation that failed: the diagnostics and the files they point into.
@@ -439,6 +446,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         simd: options.simd,
         byte_stores: options.byte_stores,
         one_part_dispatch: options.one_part_dispatch,
+        stage_in: options.stage_in.clone(),
     };
     // Struct template instances are added to `tu` as analysis finds them used.
     let lowered = sema::struct_templates::analyze_until_complete(&mut tu, |tu, program, errors| {
