@@ -350,7 +350,10 @@ impl StageInputDescriptor {
     /// after attribute, describes it (and what `VertexDescriptor::packed`
     /// does for vertex functions). `attributes` are the
     /// `(attribute index, format)` of the `[[stage_in]]`'s members.
-    pub fn packed(attributes: &[(u32, AttributeFormat)], buffer_index: u32) -> StageInputDescriptor {
+    pub fn packed(
+        attributes: &[(u32, AttributeFormat)],
+        buffer_index: u32,
+    ) -> StageInputDescriptor {
         let mut sorted = attributes.to_vec();
         sorted.sort_by_key(|(n, _)| *n);
         let mut descriptor = StageInputDescriptor::default();
@@ -498,7 +501,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(d.attributes[&0].format.name(), "uchar4Normalized");
-        assert_eq!(d.layouts[&2].step_function, StepFunction::ThreadPositionInGridY);
+        assert_eq!(
+            d.layouts[&2].step_function,
+            StepFunction::ThreadPositionInGridY
+        );
         assert_eq!(d.layouts[&2].step_rate, 1);
     }
 }

@@ -149,12 +149,13 @@ impl Lowerer<'_, '_> {
                 group: 0,
                 binding: crate::stage_in::STAGE_IN_REGION_BINDING,
             });
-            let reflection = stage_input.get_or_insert_with(|| crate::stage_in::StageInputReflection {
-                attributes: Vec::new(),
-                layouts: Vec::new(),
-                index_buffer_index: None,
-                region_binding: None,
-            });
+            let reflection =
+                stage_input.get_or_insert_with(|| crate::stage_in::StageInputReflection {
+                    attributes: Vec::new(),
+                    layouts: Vec::new(),
+                    index_buffer_index: None,
+                    region_binding: None,
+                });
             reflection.region_binding = region;
         }
         self.rebind_reassigned_pointers(&mut fx, body)?;

@@ -17,9 +17,7 @@ use crate::lower::entry::compute::{Geometry, KernelParam};
 use crate::lower::metal::attribute_formats::{own_format, ElementStart};
 use crate::lower::stdlib::simd::bin;
 use crate::lower::{Error, Lowerer, Result};
-use crate::reflect::{
-    Access, Argument, ArgumentKind, BufferBindingType, BufferInfo, WgslBinding,
-};
+use crate::reflect::{Access, Argument, ArgumentKind, BufferBindingType, BufferInfo, WgslBinding};
 use crate::source_map::Span;
 use crate::stage_in::{
     AttributeDescriptor, FormatValue, IndexType, StageInputAttribute, StageInputDescriptor,
@@ -105,7 +103,13 @@ impl Lowerer<'_, '_> {
             let layout = &layouts[&m.at.buffer_index];
             let span = m.decl.ty.span;
             let words_per_element = self.u32_lit(fx, layout.stride / 4, span);
-            let first = bin(fx, Bo::Multiply, elements[&m.at.buffer_index], words_per_element, span);
+            let first = bin(
+                fx,
+                Bo::Multiply,
+                elements[&m.at.buffer_index],
+                words_per_element,
+                span,
+            );
             let offset_words = self.u32_lit(fx, m.at.offset / 4, span);
             let word = bin(fx, Bo::Add, first, offset_words, span);
             let start = ElementStart {
@@ -128,7 +132,13 @@ impl Lowerer<'_, '_> {
             },
             param.span,
         );
-        self.local_copy(fx, param.name.as_ref(), &Type::Struct(id), value, param.span)?;
+        self.local_copy(
+            fx,
+            param.name.as_ref(),
+            &Type::Struct(id),
+            value,
+            param.span,
+        )?;
         Ok(StageInputReflection {
             attributes: members
                 .iter()
@@ -267,7 +277,8 @@ impl Lowerer<'_, '_> {
         let mut layouts = BTreeMap::new();
         for m in members {
             let b = m.at.buffer_index;
-            let option_error = |msg: String| Err(Error::coded(Code::InvalidOption, m.decl.name.span, msg));
+            let option_error =
+                |msg: String| Err(Error::coded(Code::InvalidOption, m.decl.name.span, msg));
             if b > MAX_BUFFER_INDEX {
                 return option_error(format!(
                     "attribute {} is read from buffer {b}, beyond Metal's buffer indices (0 to {MAX_BUFFER_INDEX})",
@@ -431,7 +442,9 @@ impl Lowerer<'_, '_> {
             element = bin(fx, Bo::Divide, element, rate, span);
         }
         match (layout.step_function.is_indexed(), index_buffer) {
-            (true, Some(indices)) => self.stage_in_index(fx, indices, descriptor.index_type, element, span),
+            (true, Some(indices)) => {
+                self.stage_in_index(fx, indices, descriptor.index_type, element, span)
+            }
             _ => element,
         }
     }
