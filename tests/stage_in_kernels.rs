@@ -792,3 +792,63 @@ kernel void k(In a [[stage_in]], In b [[stage_in]], device float4* out [[buffer(
         "a function can have only one `[[stage_in]]` argument [E0320]",
     );
 }
+
+/// The Metal-style pipeline API: the stage-input buffers set with
+/// `set_buffer` at their indices, the region with `set_stage_in_region`
+/// (`setStageInRegion:`), as a Metal host encodes them.
+#[cfg(feature = "runner")]
+#[test]
+fn a_compute_command_takes_the_stage_in_buffers_and_region() {
+    use msl2wgsl::runner::ComputePipeline;
+    use wgpu::util::DeviceExt;
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let mut d = StageInputDescriptor::default();
+    d.attributes.insert(0, attribute("uint", 4, 0));
+    d.attributes.insert(1, attribute("ushort", 5, 2));
+    d.layouts
+        .insert(4, layout(4, StepFunction::ThreadPositionInGridY, 1));
+    d.layouts
+        .insert(5, layout(4, StepFunction::ThreadPositionInGridX, 1));
+    let lib = Library::from_source("t.metal", &format!("{PRELUDE}{REGION}"), &options(Some(d)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let pipeline = ComputePipeline::new(gpu, &lib, "region").unwrap_or_else(|e| panic!("{e}"));
+    let storage = |bytes: &[u8]| {
+        gpu.device()
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            })
+    };
+    let rows: Vec<u8> = (0..8u32).flat_map(|r| (r * 1000).to_le_bytes()).collect();
+    let cols: Vec<u8> = (0..12u32)
+        .flat_map(|c| ((c + 7) << 16).to_le_bytes())
+        .collect();
+    let (out, rows, cols) = (
+        storage(&[0u8; 4 * 6 * 4 * 6]),
+        storage(&rows),
+        storage(&cols),
+    );
+    let region = StageInRegion {
+        origin: [1, 3, 0],
+        size: [4, 4, 1],
+    };
+    let mut command = pipeline.encoder();
+    command.set_buffer(0, &out, 0).unwrap();
+    command.set_buffer(4, &rows, 0).unwrap();
+    command.set_buffer(5, &cols, 0).unwrap();
+    command.set_stage_in_region(region);
+    command
+        .dispatch_threads(gpu, [4, 4, 1], [4, 2, 1])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::u32s(&gpu.read_buffer(&out).unwrap());
+    for y in 0..4u32 {
+        for x in 0..4u32 {
+            let at = ((y * 4 + x) * 6) as usize;
+            let want = [x + 1 + 7, (y + 3) * 1000, 1, 3, 4, 1];
+            assert_eq!(&got[at..at + 6], &want, "thread ({x}, {y})");
+        }
+    }
+}
