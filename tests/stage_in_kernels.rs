@@ -580,6 +580,92 @@ kernel void k(In in [[stage_in]], uint gid [[thread_position_in_grid]], device f
     assert_eq!(common::f32s(&out[&0]), want);
 }
 
+/// The signed packed format, signed bytes, 16-bit normalized components,
+/// and a normalized byte into a `half` member (rounded to half).
+const NORMALIZED: &str = r#"
+struct In {
+    float4 s10 [[attribute(0)]];
+    float2 c2 [[attribute(1)]];
+    float4 us4 [[attribute(2)]];
+    half u1 [[attribute(3)]];
+};
+kernel void normalized(In in [[stage_in]], uint gid [[thread_position_in_grid]],
+                       device float* out [[buffer(0)]]) {
+    device float* o = out + gid * 11;
+    for (int k = 0; k < 4; k++) { o[k] = in.s10[k]; o[6 + k] = in.us4[k]; }
+    o[4] = in.c2.x; o[5] = in.c2.y;
+    o[10] = float(in.u1);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn signed_and_sixteen_bit_normalized_formats_convert() {
+    let mut d = StageInputDescriptor::default();
+    d.attributes
+        .insert(0, attribute("int1010102Normalized", 2, 0));
+    d.attributes.insert(1, attribute("char2Normalized", 2, 4));
+    d.attributes.insert(2, attribute("ushort4Normalized", 2, 6));
+    d.attributes.insert(3, attribute("ucharNormalized", 2, 14));
+    d.layouts
+        .insert(2, layout(16, StepFunction::ThreadPositionInGridX, 1));
+    let n = 20usize;
+    let mut bytes = vec![0u8; n * 16];
+    let mut want = vec![0f32; n * 11];
+    let snorm = |c: i32, bits: u32| (c as f32 / ((1 << (bits - 1)) - 1) as f32).max(-1.0);
+    for t in 0..n {
+        let r = &mut bytes[t * 16..t * 16 + 16];
+        let w = &mut want[t * 11..t * 11 + 11];
+        let fields = [
+            -512 + t as i32 * 37,
+            511 - t as i32,
+            -(t as i32),
+            t as i32 % 4 - 2,
+        ];
+        let word = (fields[0] as u32 & 1023)
+            | (fields[1] as u32 & 1023) << 10
+            | (fields[2] as u32 & 1023) << 20
+            | (fields[3] as u32 & 3) << 30;
+        r[0..4].copy_from_slice(&word.to_le_bytes());
+        for k in 0..3 {
+            w[k] = snorm(fields[k], 10);
+        }
+        w[3] = snorm(fields[3], 2);
+        let chars = [-128i8, (t as i8) * 6 - 60];
+        for k in 0..2 {
+            r[4 + k] = chars[k] as u8;
+            w[4 + k] = snorm(i32::from(chars[k]), 8);
+        }
+        for k in 0..4 {
+            let c = (t * 3251 + k * 16411) as u16;
+            r[6 + 2 * k..8 + 2 * k].copy_from_slice(&c.to_le_bytes());
+            w[6 + k] = f32::from(c) / 65535.0;
+        }
+        r[14] = (t * 13) as u8;
+        w[10] = half::f16::from_f32(f32::from(r[14]) / 255.0).to_f32();
+    }
+    let Some(out) = run(
+        NORMALIZED,
+        "normalized",
+        Some(d),
+        ([n as u32, 1, 1], [8, 1, 1]),
+        vec![(0, vec![0u8; n * 44]), (2, bytes)],
+        None,
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        // Within WGSL's 2.5 ULP of the division (WGSL §15.5.1); the half
+        // member is that value rounded to half, so one half ULP.
+        let ok = match i % 11 {
+            10 => (g - w).abs() <= w.abs().max(f32::MIN_POSITIVE) * 2f32.powi(-10),
+            _ => ulps(g, w) <= 3,
+        };
+        assert!(ok, "thread {} value {}: got {g}, want {w}", i / 11, i % 11);
+    }
+}
+
 // ---- reflection and diagnostics ------------------------------------------------
 
 #[test]

@@ -20,8 +20,9 @@ use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{Access, Argument, ArgumentKind, BufferBindingType, BufferInfo, WgslBinding};
 use crate::source_map::Span;
 use crate::stage_in::{
-    AttributeDescriptor, FormatValue, IndexType, StageInputAttribute, StageInputDescriptor,
-    StageInputLayout, StageInputReflection, StepFunction, STAGE_IN_REGION_BINDING,
+    AttributeDescriptor, BufferLayoutDescriptor, FormatValue, IndexType, StageInputAttribute,
+    StageInputDescriptor, StageInputLayout, StageInputReflection, StepFunction,
+    STAGE_IN_REGION_BINDING,
 };
 use crate::syntax::ast;
 use crate::types::{Scalar, StructId, Type};
@@ -32,11 +33,22 @@ use std::collections::BTreeMap;
 const MAX_BUFFER_INDEX: u32 = 30;
 
 /// One `[[attribute(n)]]` member, with where the descriptor reads it.
-struct Member<'a> {
-    decl: &'a ast::Member,
+struct Member {
+    name: String,
+    /// Where diagnostics about it point: its name and its type.
+    name_span: Span,
+    ty_span: Span,
     ty: Type,
     index: u32,
     at: AttributeDescriptor,
+}
+
+/// How a `[[stage_in]]` is read: its members in order, the layouts of the
+/// buffers they are read from, and the descriptor.
+struct Plan {
+    members: Vec<Member>,
+    layouts: BTreeMap<u32, BufferLayoutDescriptor>,
+    descriptor: StageInputDescriptor,
 }
 
 impl Lowerer<'_, '_> {
@@ -52,74 +64,27 @@ impl Lowerer<'_, '_> {
         geo: &Geometry,
         arguments: &mut Vec<Argument>,
     ) -> Result<StageInputReflection> {
-        let def = self.program.structs.get(id).clone();
-        let decl = self.struct_decl(&def.name).cloned().ok_or_else(|| {
-            Error::coded(
-                Code::Unsupported,
-                param.span,
-                "the `[[stage_in]]` struct must be declared in this file",
-            )
-        })?;
         let taken = buffer_indices(params);
-        let mut typed = Vec::new();
-        for (m, md) in decl.members.iter().zip(&def.members) {
-            typed.push((m, md.ty.clone(), self.stage_in_member_index(m, &md.ty)?));
-        }
-        let descriptor = match &self.settings.stage_in {
-            Some(d) => d.clone(),
-            None => {
-                self.check_own_formats(&typed)?;
-                default_descriptor(&typed, &taken)
-            }
-        };
-        let mut members = Vec::new();
-        for (m, ty, index) in typed {
-            let at = self.described_attribute(&descriptor, m, &ty, index)?;
-            members.push(Member {
-                decl: m,
-                ty,
-                index,
-                at,
-            });
-        }
-        let layouts = self.used_layouts(&descriptor, &members, &taken)?;
-        let indexed = layouts.values().any(|l| l.step_function.is_indexed());
+        let plan = self.plan_stage_in(param, id, &taken)?;
+        let indexed = plan.layouts.values().any(|l| l.step_function.is_indexed());
         let mut buffers = BTreeMap::new();
-        for &b in layouts.keys() {
+        for &b in plan.layouts.keys() {
             buffers.insert(b, self.stage_in_buffer(b, param.span, arguments)?);
         }
         let index_buffer = match indexed {
-            true => Some(self.stage_in_index_buffer(&descriptor, &taken, param, arguments)?),
+            true => Some(self.stage_in_index_buffer(&plan.descriptor, &taken, param, arguments)?),
             false => None,
         };
         // One element index per buffer, computed once.
-        let mut elements = BTreeMap::new();
-        for (&b, layout) in &layouts {
-            let e = self.stage_in_element(fx, layout, &descriptor, index_buffer, geo, param.span);
-            elements.insert(b, e);
+        let mut starts = BTreeMap::new();
+        for (&b, layout) in &plan.layouts {
+            let e =
+                self.stage_in_element(fx, layout, &plan.descriptor, index_buffer, geo, param.span);
+            starts.insert(b, (buffers[&b], e, layout.stride));
         }
         let mut values = Vec::new();
-        for m in &members {
-            let layout = &layouts[&m.at.buffer_index];
-            let span = m.decl.ty.span;
-            let words_per_element = self.u32_lit(fx, layout.stride / 4, span);
-            let first = bin(
-                fx,
-                Bo::Multiply,
-                elements[&m.at.buffer_index],
-                words_per_element,
-                span,
-            );
-            let offset_words = self.u32_lit(fx, m.at.offset / 4, span);
-            let word = bin(fx, Bo::Add, first, offset_words, span);
-            let start = ElementStart {
-                global: buffers[&m.at.buffer_index],
-                word,
-                byte: m.at.offset % 4,
-            };
-            let components = self.decode_attribute(fx, &start, m.at.format, span);
-            let value = m.at.format.kind.value();
-            values.push(self.attribute_value(fx, &components, value, &m.ty, span)?);
+        for m in &plan.members {
+            values.push(self.stage_in_member(fx, m, starts[&m.at.buffer_index])?);
         }
         let values = self.with_padding(id, values, param.span, |_, pad| {
             fx.add(Expression::ZeroValue(pad), param.span)
@@ -139,11 +104,96 @@ impl Lowerer<'_, '_> {
             value,
             param.span,
         )?;
-        Ok(StageInputReflection {
-            attributes: members
-                .iter()
+        Ok(self.stage_in_reflection(&plan))
+    }
+
+    /// Where each member of the `[[stage_in]]` struct `id` is read: the
+    /// descriptor's entries (or the default layout), checked against the
+    /// members and the kernel's buffer arguments `taken`.
+    fn plan_stage_in(
+        &self,
+        param: &ast::Param,
+        id: StructId,
+        taken: &[(u32, String)],
+    ) -> Result<Plan> {
+        let def = self.program.structs.get(id);
+        let decl = self.struct_decl(&def.name).ok_or_else(|| {
+            Error::coded(
+                Code::Unsupported,
+                param.span,
+                "the `[[stage_in]]` struct must be declared in this file",
+            )
+        })?;
+        let mut typed = Vec::new();
+        for (m, md) in decl.members.iter().zip(&def.members) {
+            typed.push((m, md.ty.clone(), self.stage_in_member_index(m, &md.ty)?));
+        }
+        let descriptor = match &self.settings.stage_in {
+            Some(d) => d.clone(),
+            None => {
+                self.check_own_formats(&typed)?;
+                default_descriptor(&typed, taken)
+            }
+        };
+        let mut members = Vec::new();
+        for (m, ty, index) in typed {
+            let at = self.described_attribute(&descriptor, m, &ty, index)?;
+            members.push(Member {
+                name: m.name.name.clone(),
+                name_span: m.name.span,
+                ty_span: m.ty.span,
+                ty,
+                index,
+                at,
+            });
+        }
+        let layouts = self.used_layouts(&descriptor, &members, taken)?;
+        Ok(Plan {
+            members,
+            layouts,
+            descriptor,
+        })
+    }
+
+    /// Member `m`'s value, read from `(buffer, element, stride)`.
+    fn stage_in_member(
+        &mut self,
+        fx: &mut FnCtx,
+        m: &Member,
+        (global, element, stride): (Handle<naga::GlobalVariable>, Handle<Expression>, u32),
+    ) -> Result<Handle<Expression>> {
+        let span = m.ty_span;
+        let first = match stride / 4 {
+            1 => element,
+            words => {
+                let words = self.u32_lit(fx, words, span);
+                bin(fx, Bo::Multiply, element, words, span)
+            }
+        };
+        let word = match m.at.offset / 4 {
+            0 => first,
+            words => {
+                let words = self.u32_lit(fx, words, span);
+                bin(fx, Bo::Add, first, words, span)
+            }
+        };
+        let start = ElementStart {
+            global,
+            word,
+            byte: m.at.offset % 4,
+        };
+        let components = self.decode_attribute(fx, &start, m.at.format, span);
+        let value = m.at.format.kind.value();
+        self.attribute_value(fx, &components, value, &m.ty, span)
+    }
+
+    /// The reflection of a planned `[[stage_in]]`.
+    fn stage_in_reflection(&self, plan: &Plan) -> StageInputReflection {
+        let layouts = &plan.layouts;
+        StageInputReflection {
+            attributes: (plan.members.iter())
                 .map(|m| StageInputAttribute {
-                    name: m.decl.name.name.clone(),
+                    name: m.name.clone(),
                     attribute_index: m.index,
                     attribute_type: self.program.display(&m.ty),
                     format: m.at.format.name(),
@@ -151,8 +201,7 @@ impl Lowerer<'_, '_> {
                     offset: m.at.offset,
                 })
                 .collect(),
-            layouts: layouts
-                .iter()
+            layouts: (layouts.iter())
                 .map(|(&b, l)| StageInputLayout {
                     buffer_index: b,
                     stride: l.stride,
@@ -160,17 +209,17 @@ impl Lowerer<'_, '_> {
                     step_rate: l.step_rate,
                 })
                 .collect(),
-            index_buffer_index: indexed.then_some(descriptor.index_buffer_index),
+            index_buffer_index: (layouts.values().any(|l| l.step_function.is_indexed()))
+                .then_some(plan.descriptor.index_buffer_index),
             // Read where a step function adds the origin (and by
             // `[[grid_origin]]`/`[[grid_size]]`, which `kernel` adds).
-            region_binding: layouts
-                .values()
-                .any(|l| l.step_function.axis().is_some())
-                .then_some(WgslBinding {
+            region_binding: (layouts.values().any(|l| l.step_function.axis().is_some())).then_some(
+                WgslBinding {
                     group: 0,
                     binding: STAGE_IN_REGION_BINDING,
-                }),
-        })
+                },
+            ),
+        }
     }
 
     /// `n` of member `m`'s `[[attribute(n)]]`; the member must be a scalar
@@ -273,12 +322,12 @@ impl Lowerer<'_, '_> {
         descriptor: &StageInputDescriptor,
         members: &[Member],
         taken: &[(u32, String)],
-    ) -> Result<BTreeMap<u32, crate::stage_in::BufferLayoutDescriptor>> {
+    ) -> Result<BTreeMap<u32, BufferLayoutDescriptor>> {
         let mut layouts = BTreeMap::new();
         for m in members {
             let b = m.at.buffer_index;
             let option_error =
-                |msg: String| Err(Error::coded(Code::InvalidOption, m.decl.name.span, msg));
+                |msg: String| Err(Error::coded(Code::InvalidOption, m.name_span, msg));
             if b > MAX_BUFFER_INDEX {
                 return option_error(format!(
                     "attribute {} is read from buffer {b}, beyond Metal's buffer indices (0 to {MAX_BUFFER_INDEX})",
@@ -419,7 +468,7 @@ impl Lowerer<'_, '_> {
     fn stage_in_element(
         &mut self,
         fx: &mut FnCtx,
-        layout: &crate::stage_in::BufferLayoutDescriptor,
+        layout: &BufferLayoutDescriptor,
         descriptor: &StageInputDescriptor,
         index_buffer: Option<Handle<naga::GlobalVariable>>,
         geo: &Geometry,

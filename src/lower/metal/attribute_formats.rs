@@ -87,25 +87,38 @@ impl Lowerer<'_, '_> {
                 let rgba = [bytes[2], bytes[1], bytes[0], bytes[3]];
                 unpacked(fx, rgba.to_vec(), Mf::Unpack4x8unorm, span)
             }
-            K::UInt1010102Normalized => [(0, 10), (10, 10), (20, 10), (30, 2)]
-                .into_iter()
-                .map(|(at, bits)| {
-                    let c = self.attribute_bits(fx, start, at, bits, false, span);
-                    normalized(fx, c, bits, false, span)
-                })
-                .collect(),
-            K::Int1010102Normalized => [(0, 10), (10, 10), (20, 10), (30, 2)]
-                .into_iter()
-                .map(|(at, bits)| {
-                    let c = self.attribute_bits(fx, start, at, bits, true, span);
-                    normalized(fx, c, bits, true, span)
-                })
-                .collect(),
             K::Half
             | K::UCharNormalized
             | K::CharNormalized
             | K::UShortNormalized
             | K::ShortNormalized => unreachable!("unpacked above"),
+            K::UInt1010102Normalized
+            | K::Int1010102Normalized
+            | K::FloatRG11B10
+            | K::FloatRGB9E5 => self.decode_packed(fx, start, format.kind, span),
+        }
+    }
+
+    /// The formats of several fields packed in one word.
+    fn decode_packed(
+        &mut self,
+        fx: &mut FnCtx,
+        start: &ElementStart,
+        kind: FormatKind,
+        span: Span,
+    ) -> Vec<Handle<Expression>> {
+        use FormatKind as K;
+        match kind {
+            K::UInt1010102Normalized | K::Int1010102Normalized => {
+                let signed = kind == K::Int1010102Normalized;
+                [(0, 10), (10, 10), (20, 10), (30, 2)]
+                    .into_iter()
+                    .map(|(at, bits)| {
+                        let c = self.attribute_bits(fx, start, at, bits, signed, span);
+                        normalized(fx, c, bits, signed, span)
+                    })
+                    .collect()
+            }
             K::FloatRG11B10 => [(0, 11), (11, 11), (22, 10)]
                 .into_iter()
                 .map(|(at, bits)| {
@@ -117,10 +130,10 @@ impl Lowerer<'_, '_> {
                     unpacked(fx, vec![half], Mf::Unpack2x16float, span)[0]
                 })
                 .collect(),
-            K::FloatRGB9E5 => {
+            _ => {
+                // floatRGB9E5: mantissa × 2^(exponent − 15 − 9).
                 let e = self.attribute_bits(fx, start, 27, 5, false, span);
                 let e = convert(fx, e, naga::ScalarKind::Sint, span);
-                // value = mantissa × 2^(exponent − 15 − 9)
                 let bias = fx.add(Expression::Literal(naga::Literal::I32(24)), span);
                 let e = bin(fx, Bo::Subtract, e, bias, span);
                 [0, 9, 18]
