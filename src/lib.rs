@@ -18,6 +18,7 @@ pub mod reflect;
 pub mod runner;
 pub mod sema;
 pub mod source_map;
+pub mod stage_in;
 pub mod syntax;
 pub mod types;
 

@@ -99,6 +99,13 @@ pub struct Options {
     /// value at translation is left out of the WGSL until it is given
     /// (W0415), as the runner does for its pipelines.
     pub function_constants: FunctionConstantValues,
+    /// Where kernels read their `[[stage_in]]` attributes (`--stage-in`;
+    /// Metal's `MTLComputePipelineDescriptor.stageInputDescriptor`), which
+    /// WGSL fixes when it is written. `None`: each kernel's attributes
+    /// tightly packed in one buffer, the first index its `[[buffer(n)]]`
+    /// arguments leave free, one element per thread in x
+    /// ([`crate::stage_in::StageInputDescriptor::packed`]).
+    pub stage_in: Option<crate::stage_in::StageInputDescriptor>,
 }
 
 /// A translation that failed: the diagnostics and the files they point into.
@@ -465,6 +472,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         subgroup_width: options.subgroup_width,
         byte_stores: options.byte_stores,
         one_part_dispatch: options.one_part_dispatch,
+        stage_in: options.stage_in.clone(),
     };
     // Struct template instances are added to `tu` as analysis finds them used.
     let lowered = sema::struct_templates::analyze_until_complete(

@@ -1356,4 +1356,71 @@ fn subgroup_width_32_gives_native_matrices_per_lane_fragments() {
     }
     let out = msl2wgsl(&[&file, "--subgroup-width", "0"]);
     assert_exit(&out, 2);
+/// `run --stage-in DESC.json --stage-in-region ORIGIN:SIZE`: a kernel's
+/// `[[stage_in]]` read as the descriptor says (a `uchar4Normalized` in
+/// buffer 1, per thread in x, from the region's origin on), and
+/// `reflect --stage-in` reporting it.
+#[test]
+#[cfg(feature = "runner")]
+fn run_takes_a_stage_input_descriptor_and_region() {
+    if !common::has_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "k.metal",
+        "#include <metal_stdlib>\nusing namespace metal;\n\
+         struct In { float4 c [[attribute(0)]]; };\n\
+         kernel void k(In in [[stage_in]], uint i [[thread_position_in_grid]],\n\
+                       uint origin [[grid_origin]], device float* out [[buffer(0)]]) {\n\
+             out[i] = in.c.y + float(origin);\n\
+         }\n",
+    );
+    write(
+        dir.path(),
+        "desc.json",
+        r#"{"attributes": {"0": {"format": "uchar4Normalized", "offset": 0, "bufferIndex": 1}},
+            "layouts": {"1": {"stride": 4, "stepFunction": "threadPositionInGridX"}}}"#,
+    );
+    let texels: Vec<u8> = (0..6u8).flat_map(|i| [0, i * 51, 0, 0]).collect();
+    std::fs::write(dir.path().join("in.bin"), texels).unwrap();
+    let out = in_dir(
+        dir.path(),
+        &[
+            "run",
+            &file,
+            "--entry",
+            "k",
+            "--grid",
+            "4",
+            "--stage-in",
+            "desc.json",
+            "--stage-in-region",
+            "2:4",
+            "--buffer",
+            "0=zeros:16",
+            "--buffer",
+            "1=in.bin",
+            "--read",
+            "0=out.bin",
+        ],
+    );
+    assert_exit(&out, 0);
+    let got = common::f32s(&std::fs::read(dir.path().join("out.bin")).unwrap());
+    let want: Vec<f32> = (0..4)
+        .map(|i| ((i + 2) * 51) as f32 / 255.0 + 2.0)
+        .collect();
+    // The normalized byte is within WGSL's 2.5 ULP of the division.
+    assert_eq!(got.len(), 4);
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-6, "{got:?} vs {want:?}");
+    }
+    let out = in_dir(dir.path(), &["reflect", &file, "--stage-in", "desc.json"]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).contains("\"format\": \"uchar4Normalized\""),
+        "{}",
+        stdout(&out)
+    );
 }

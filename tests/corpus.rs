@@ -358,6 +358,14 @@ fn options_for(args: &[String]) -> Result<Options, String> {
                 }
             }
             "--entry" => options.entries.push(value("--entry")?),
+            "--threadgroup-memory" => {
+                let v = value("--threadgroup-memory")?;
+                let parsed = v
+                    .split_once('=')
+                    .and_then(|(n, b)| Some((n.parse().ok()?, b.parse().ok()?)));
+                let pair = parsed.ok_or_else(|| format!("`--threadgroup-memory {v}`"))?;
+                options.threadgroup_memory.push(pair);
+            }
             other => {
                 return Err(format!(
                     "option `{other}` is not mapped to library::Options by tests/corpus.rs"

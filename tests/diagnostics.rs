@@ -347,13 +347,15 @@ fn wrong_argument_count() {
     assert_error("float f(float x) { return x; }\nkernel void k(device float* a [[buffer(0)]]) {\n  a[0] = f(1.0f, 2.0f);\n}\n", 5, 10, "no matching function for call to `f`");
 }
 
+/// A kernel's `[[stage_in]]` member that no attribute format reads as it
+/// is needs a stage-input descriptor (tests/stage_in_kernels.rs has the rest).
 #[test]
-fn unsupported_attribute_argument() {
+fn kernel_stage_in_member_without_a_format() {
     assert_error(
-        "struct V { float4 p [[attribute(0)]]; };\nkernel void k(V v [[stage_in]]) {}\n",
-        4,
-        21,
-        "`[[stage_in]]` arguments are not supported yet",
+        "struct V { bool p [[attribute(0)]]; };\nkernel void k(V v [[stage_in]]) {}\n",
+        3,
+        12,
+        "no attribute format reads `bool` as it is, so `[[stage_in]]` member `p` needs a stage-input descriptor",
     );
 }
 

@@ -277,6 +277,7 @@ fn references_to_textures_pass_the_texture() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let dispatch = Dispatch::Threads {
         grid: [16, 1, 1],

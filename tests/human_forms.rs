@@ -210,6 +210,7 @@ fn is_null_texture_of_a_bound_texture_is_false() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let src = format!("{PRELUDE}{NULL_TEXTURE}");
     let out = run_kernel_resources(
@@ -547,6 +548,7 @@ fn default_constructed_sampler() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let src = format!("{PRELUDE}{DEFAULT_SAMPLER}");
     let out = run_kernel_resources(
@@ -603,6 +605,7 @@ fn spaces_around_scope_operators() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let src = format!("{PRELUDE}{SPACED_SCOPES}");
     let out = run_kernel_resources(

@@ -37,6 +37,7 @@ fn function(name: &str, stage: Stage, arguments: Vec<Argument>) -> FunctionRefle
         function_constants: Vec::new(),
         stitchable: None,
         point_sprite: None,
+        stage_input: None,
     }
 }
 

@@ -118,6 +118,7 @@ fn kernel(
         function_constants: Vec::new(),
         stitchable: None,
         point_sprite: None,
+        stage_input: None,
     }
 }
 

@@ -117,6 +117,7 @@ fn kernel(size: [u32; 3], arguments: Vec<Argument>) -> FunctionReflection {
         function_constants: Vec::new(),
         stitchable: None,
         point_sprite: None,
+        stage_input: None,
     }
 }
 

@@ -83,6 +83,7 @@ fn grayscale_kernel_with_half_textures() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     // A grid larger than the image: the kernel's own bounds check must hold.
     let Some(out) = run(
@@ -135,6 +136,7 @@ fn sobel_filter() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let Some(out) = run(
         "sobel.metal",
@@ -263,6 +265,7 @@ fn sampling_in_every_address_mode() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let Some(out) = run(
         "sampling.metal",
@@ -313,6 +316,7 @@ fn sampling_with_clamp_to_zero() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let Some(out) = run(
         "sampling.metal",
@@ -394,6 +398,7 @@ fn constexpr_sampler_shared_by_two_functions() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let Some(out) = run(
         "sampling.metal",
@@ -449,6 +454,7 @@ fn read_with_mip_level_and_array_slice() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let Some(out) = run(
         "reads.metal",
@@ -488,6 +494,7 @@ fn gather_red_components() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let Some(out) = run(
         "reads.metal",
@@ -538,6 +545,7 @@ fn sample_compare_on_a_depth_texture() {
         samplers: [(0, sampler)].into_iter().collect(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let Some(out) = run(
         "reads.metal",
@@ -579,6 +587,7 @@ fn writes_to_r32float_and_rgba16float() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let Some(out) = run(
         "reads.metal",
@@ -636,6 +645,7 @@ fn storage_textures_accept_an_explicit_level_zero() {
         samplers: Default::default(),
         constants: Default::default(),
         argument_buffers: Default::default(),
+        stage_in_region: None,
     };
     let Some(out) = run(
         "reads.metal",

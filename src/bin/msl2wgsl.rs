@@ -13,6 +13,7 @@ use choices::{
 use clap::{ArgGroup, Args, Parser};
 use msl2wgsl::diagnostics::Code;
 use msl2wgsl::reflect::{BindingMap, ReflectionDocument, SCHEMA_VERSION};
+use msl2wgsl::stage_in::{StageInRegion, StageInputDescriptor};
 use msl2wgsl::{Library, Options};
 use std::ffi::OsString;
 use std::io::{Read as _, Write as _};
@@ -96,6 +97,12 @@ struct CompileArgs {
     /// Bindings to use instead of the default scheme (JSON; see docs/REFLECTION.md).
     #[arg(long, value_name = "MAP.json", value_parser = parse_binding_map)]
     binding_map: Option<BindingMap>,
+    /// Where kernels' [[stage_in]] attributes are read: a stage-input
+    /// descriptor (JSON with Metal's names; see docs/CLI.md). Default: each
+    /// kernel's attributes tightly packed in the first buffer its
+    /// [[buffer(n)]] arguments leave free, one element per thread in x.
+    #[arg(long, value_name = "DESC.json", value_parser = parse_stage_in)]
+    stage_in: Option<StageInputDescriptor>,
     /// The platform predefined macros announce (`__METAL_MACOS__` or `__METAL_IOS__`).
     #[arg(long, value_enum, default_value_t = PlatformArg::Macos)]
     platform: PlatformArg,
@@ -150,6 +157,7 @@ impl CompileArgs {
         options.function_constants =
             msl2wgsl::FunctionConstantValues(self.function_constant.clone());
         options.binding_map = self.binding_map.clone().unwrap_or_default();
+        options.stage_in = self.stage_in.clone();
         options.half = self.half.into();
         options.uniform_layout = self.uniform_layout.into();
         options.simd = self.simd.into();
@@ -204,6 +212,11 @@ struct RunArgs {
     /// Bytes of [[threadgroup(N)]] memory (Metal's setThreadgroupMemoryLength).
     #[arg(long, value_name = "N=BYTES", value_parser = parse_threadgroup_memory)]
     threadgroup_memory: Vec<(u32, u32)>,
+    /// The stage-in region (Metal's setStageInRegion): [[grid_origin]] and
+    /// [[grid_size]], and the origin added to each thread's position before
+    /// its [[stage_in]] is fetched (default: origin 0, the grid as size).
+    #[arg(long, value_name = "X[,Y[,Z]]:W[,H[,D]]", value_parser = parse_stage_in_region)]
+    stage_in_region: Option<StageInRegion>,
     /// After the run, write [[buffer(N)]]'s bytes to PATH.
     #[arg(long, value_name = "N=PATH", value_parser = parse_read)]
     read: Vec<(u32, PathBuf)>,
@@ -222,6 +235,12 @@ struct RunArgs {
     /// Bindings to use instead of the default scheme (JSON; see docs/REFLECTION.md).
     #[arg(long, value_name = "MAP.json", value_parser = parse_binding_map)]
     binding_map: Option<BindingMap>,
+    /// Where kernels' [[stage_in]] attributes are read: a stage-input
+    /// descriptor (JSON with Metal's names; see docs/CLI.md). Default: each
+    /// kernel's attributes tightly packed in the first buffer its
+    /// [[buffer(n)]] arguments leave free, one element per thread in x.
+    #[arg(long, value_name = "DESC.json", value_parser = parse_stage_in)]
+    stage_in: Option<StageInputDescriptor>,
     /// WGSL dialect (the kernel runs on wgpu, so its extensions are the default).
     #[arg(long, value_enum, default_value_t = TargetArg::Wgpu)]
     target: TargetArg,
@@ -397,6 +416,28 @@ fn check_format_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Reads and parses a `--stage-in` file.
+fn parse_stage_in(path: &str) -> Result<StageInputDescriptor, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+    StageInputDescriptor::from_json(&text)
+        .map_err(|e| format!("'{path}' is not a stage-input descriptor: {e}"))
+}
+
+/// `--stage-in-region X,Y,Z:W,H,D`: the origin, then the size.
+fn parse_stage_in_region(s: &str) -> Result<StageInRegion, String> {
+    let (origin, size) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected ORIGIN:SIZE (`0,0:64,4`), found `{s}`"))?;
+    let size = parse_dims(size)?;
+    let mut origin = parse_dims(origin)?;
+    // A missing origin dimension is 0, not parse_dims' 1.
+    let given = s.split_once(':').map_or(0, |(o, _)| o.split(',').count());
+    for d in origin.iter_mut().skip(given) {
+        *d = 0;
+    }
+    Ok(StageInRegion { origin, size })
 }
 
 /// Reads and parses a `--binding-map` file.

@@ -67,6 +67,9 @@ pub struct Options {
     pub byte_stores: ByteStores,
     /// Every dispatch is one WebGPU dispatch: no `group_offset`.
     pub one_part_dispatch: bool,
+    /// Where kernels' `[[stage_in]]` attributes are read (`None`: the
+    /// packed default, `StageInputDescriptor::packed`).
+    pub stage_in: Option<crate::stage_in::StageInputDescriptor>,
 }
 
 /// The lowered module and what reflection needs.
@@ -143,6 +146,8 @@ struct Settings {
     byte_stores: ByteStores,
     /// Kernels read no `group_offset` (`Options::one_part_dispatch`).
     one_part_dispatch: bool,
+    /// Where kernels' `[[stage_in]]` attributes are read.
+    stage_in: Option<crate::stage_in::StageInputDescriptor>,
 }
 
 /// What a helper function is specialised for: (function, argument kinds,
@@ -182,6 +187,8 @@ struct ModuleCtx {
         HashMap<(u32, u32, naga::Handle<naga::Type>, bool), naga::Handle<naga::GlobalVariable>>,
     /// The dispatch uniform (grid and threadgroup sizes).
     dispatch: Option<naga::Handle<naga::GlobalVariable>>,
+    /// The stage-in region uniform of kernels (`[[grid_origin]]`, `[[grid_size]]`).
+    stage_in_region: Option<naga::Handle<naga::GlobalVariable>>,
     /// The viewport-size uniform of point-sprite entry points.
     point_sprite_viewport: Option<naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
@@ -428,6 +435,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 ),
                 byte_stores: options.byte_stores.resolved(options.simd),
                 one_part_dispatch: options.one_part_dispatch,
+                stage_in: options.stage_in.clone(),
             },
             global: ModuleCtx::default(),
             entry: EntryCtx::default(),

@@ -385,6 +385,10 @@ pub struct FunctionReflection {
     /// draws each point as Metal does, a `point_size`-pixel square.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub point_sprite: Option<PointSprite>,
+    /// Kernels with a `[[stage_in]]`: its attributes, where they are read
+    /// from, and where the kernel reads the stage-in region.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage_input: Option<crate::stage_in::StageInputReflection>,
 }
 
 /// The varying name (`Varying::name`) of `[[point_coord]]`: not an

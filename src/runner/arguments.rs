@@ -15,6 +15,8 @@ pub struct ArgumentTable<'r> {
     buffers: BTreeMap<u32, (&'r wgpu::Buffer, u64)>,
     textures: BTreeMap<u32, &'r wgpu::Texture>,
     samplers: BTreeMap<u32, &'r wgpu::Sampler>,
+    /// The stage-in region (`setStageInRegion`) of a kernel that reads it.
+    stage_in_region: Option<crate::stage_in::StageInRegion>,
 }
 
 impl<'r> ArgumentTable<'r> {
@@ -65,6 +67,17 @@ impl<'r> ArgumentTable<'r> {
         self.samplers.insert(index, sampler);
     }
 
+    /// `setStageInRegion:`: a kernel's `[[grid_origin]]`/`[[grid_size]]`,
+    /// and the origin its `[[stage_in]]` elements start at.
+    pub fn set_stage_in_region(&mut self, region: crate::stage_in::StageInRegion) {
+        self.stage_in_region = Some(region);
+    }
+
+    /// The stage-in region set, if any.
+    pub(crate) fn stage_in_region(&self) -> Option<crate::stage_in::StageInRegion> {
+        self.stage_in_region
+    }
+
     /// The object of every binding `interface` uses, checked; the dispatch
     /// uniform is left for the caller ([`Resolved::Dispatch`]). `constants`
     /// (the pipeline's function constant values) decide which conditional
@@ -98,6 +111,20 @@ impl<'r> ArgumentTable<'r> {
             || at(function.point_sprite.as_ref().map(|s| s.viewport_binding))
         {
             return Ok(Resolved::Dispatch);
+        }
+        if at(function.stage_input.as_ref().and_then(|s| s.region_binding)) {
+            let region = self.stage_in_region.ok_or_else(|| {
+                RunError::InvalidDispatch(format!(
+                    "`{}` reads the stage-in region, which was not set (`set_stage_in_region`)",
+                    function.name
+                ))
+            })?;
+            let bytes = region.to_bytes();
+            return Ok(Resolved::OwnedBuffer(super::resources::uniform(
+                gpu,
+                "stage-in region",
+                &bytes,
+            )));
         }
         if let Some(arg) = function.arguments.iter().find(|a| at(a.binding)) {
             if placeholders::switched_off(function, arg, constants) {

@@ -27,6 +27,8 @@ pub(crate) struct Inputs<'a> {
     pub argument_buffers: &'a BTreeMap<u32, ArgumentBuffer>,
     /// The viewport's size in pixels, for a point-sprite entry point.
     pub viewport: Option<[u32; 2]>,
+    /// The stage-in region of a kernel (`setStageInRegion`).
+    pub stage_in_region: Option<crate::stage_in::StageInRegion>,
 }
 
 /// Where a resource the caller gives is found: a Metal index of the
@@ -76,6 +78,8 @@ pub(crate) struct Bound<'a> {
     pub dispatch: Option<UsedBinding>,
     /// A point-sprite entry point's viewport uniform and the size it holds.
     pub viewport: Option<(UsedBinding, [u32; 2])>,
+    /// A kernel's stage-in region uniform and the region it holds.
+    pub stage_in_region: Option<(UsedBinding, crate::stage_in::StageInRegion)>,
     /// Conditional arguments the constants switch off that the WGSL still
     /// binds: each gets a placeholder (`super::placeholders`).
     pub placeholders: Vec<(&'a Argument, UsedBinding)>,
@@ -110,6 +114,7 @@ pub(crate) fn bind_all<'a>(
         samplers: Vec::new(),
         dispatch: find_used(interface, function.dispatch_binding),
         viewport: None,
+        stage_in_region: None,
         placeholders: Vec::new(),
     };
     if let Some(used) = super::points::viewport_used(function, interface) {
@@ -120,6 +125,16 @@ pub(crate) fn bind_all<'a>(
             ))
         })?;
         bound.viewport = Some((used, size));
+    }
+    let region_binding = (function.stage_input.as_ref()).and_then(|s| s.region_binding);
+    if let Some(used) = find_used(interface, region_binding) {
+        let region = inputs.stage_in_region.ok_or_else(|| {
+            RunError::InvalidDispatch(format!(
+                "`{}` reads the stage-in region, which was not given",
+                function.name
+            ))
+        })?;
+        bound.stage_in_region = Some((used, region));
     }
     for arg in &function.arguments {
         bind_argument(gpu, function, arg, interface, inputs, None, &mut bound)?;
@@ -418,7 +433,8 @@ fn check_all_claimed(interface: &Interface, bound: &Bound<'_>) -> Result<(), Run
             || bound.samplers.iter().any(|s| is(&Some(s.used)))
             || bound.placeholders.iter().any(|(_, p)| is(&Some(*p)))
             || is(&bound.dispatch)
-            || is(&bound.viewport.map(|(u, _)| u));
+            || is(&bound.viewport.map(|(u, _)| u))
+            || is(&bound.stage_in_region.map(|(u, _)| u));
         if !known {
             return Err(RunError::Shader(format!(
                 "the WGSL uses @group({}) @binding({}), which is neither an argument given \
@@ -524,6 +540,14 @@ impl Bound<'_> {
                 used,
                 ty: buffer_type(&used),
                 slot: Slot::Buffer(super::points::viewport_buffer(gpu, size)),
+            });
+        }
+        if let Some((used, region)) = self.stage_in_region {
+            let buffer = resources::uniform(gpu, "stage-in region", &region.to_bytes());
+            out.bindings.push(Binding {
+                used,
+                ty: buffer_type(&used),
+                slot: Slot::Buffer(buffer),
             });
         }
         if let Some(used) = self.dispatch {

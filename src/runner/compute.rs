@@ -12,6 +12,7 @@ use super::interface::Interface;
 use super::resources::{self, Readback};
 use super::{Gpu, Outputs, Resources, RunError, TextureData, Translation};
 use crate::reflect::{DispatchParams, FunctionReflection, SamplerDescriptor, Stage};
+use crate::stage_in::StageInRegion;
 use std::collections::BTreeMap;
 
 /// A dispatch, with the meaning Metal gives it.
@@ -258,6 +259,7 @@ pub fn run_compute_resources(
         constants: &resources.constants,
         argument_buffers: &resources.argument_buffers,
         viewport: None,
+        stage_in_region: resources.stage_in_region,
     };
     let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
     let constants = super::pipeline_constants(function, &resources.constants)?;
@@ -289,6 +291,7 @@ pub fn run_compute_with_max_groups(
         constants: &NO_CONSTANTS,
         argument_buffers: &NO_ARGUMENT_BUFFERS,
         viewport: None,
+        stage_in_region: None,
     };
     let constants = super::pipeline_constants(function, &BTreeMap::new())?;
     run(
@@ -320,6 +323,14 @@ fn run(
         )));
     }
     let plan = Plan::new(dispatch, max_groups)?;
+    // Without `setStageInRegion`, the region is the whole grid.
+    let inputs = Inputs {
+        stage_in_region: inputs.stage_in_region.or(Some(StageInRegion {
+            origin: [0; 3],
+            size: plan.grid,
+        })),
+        ..inputs
+    };
     if plan.parts.len() > 1 && !uses_dispatch_uniform(function, &interface) {
         return Err(RunError::Shader(format!(
             "the dispatch needs {} parts (over {max_groups} threadgroups in a dimension), \

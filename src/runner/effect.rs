@@ -345,6 +345,7 @@ fn effect_vertex() -> FunctionReflection {
         function_constants: Vec::new(),
         stitchable: None,
         point_sprite: None,
+        stage_input: None,
     }
 }
 

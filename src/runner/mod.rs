@@ -87,6 +87,12 @@ pub struct Resources {
     /// (its plain data, in Metal's layout of the whole struct, is
     /// `buffers[n]`).
     pub argument_buffers: BTreeMap<u32, ArgumentBuffer>,
+    /// The stage-in region (`setStageInRegion`) of a kernel with a
+    /// `[[stage_in]]`, `[[grid_origin]]` or `[[grid_size]]`. `None`: origin 0
+    /// and the dispatch's grid in threads as the size. The `[[stage_in]]`'s
+    /// buffers are `buffers[n]` at the descriptor's buffer indices, as
+    /// Metal binds them.
+    pub stage_in_region: Option<crate::stage_in::StageInRegion>,
 }
 
 /// What an argument buffer (MSL §2.13) refers to, by each member's

@@ -222,6 +222,16 @@ impl<'r> ComputeCommand<'_, 'r> {
         self
     }
 
+    /// `setStageInRegion:`: the region a kernel's `[[grid_origin]]` and
+    /// `[[grid_size]]` give, whose origin is added to each thread's
+    /// position before its `[[stage_in]]` is fetched. Unset: origin 0 and
+    /// the dispatch's grid. The `[[stage_in]]`'s buffers are set with
+    /// [`ComputeCommand::set_buffer`] at the descriptor's buffer indices.
+    pub fn set_stage_in_region(&mut self, region: crate::stage_in::StageInRegion) -> &mut Self {
+        self.arguments.set_stage_in_region(region);
+        self
+    }
+
     /// `setThreadgroupMemoryLength:atIndex:`: the bytes of the
     /// `[[threadgroup(index)]]` argument. Metal requires a multiple of 16.
     pub fn set_threadgroup_memory_length(
@@ -282,7 +292,14 @@ impl<'r> ComputeCommand<'_, 'r> {
                 plan.groups.iter().max().copied().unwrap_or(0)
             )));
         }
-        let resolved = self.arguments.resolve(
+        let mut arguments = self.arguments.clone();
+        if arguments.stage_in_region().is_none() {
+            arguments.set_stage_in_region(crate::stage_in::StageInRegion {
+                origin: [0; 3],
+                size: plan.grid,
+            });
+        }
+        let resolved = arguments.resolve(
             gpu,
             &variant.function,
             &variant.interface,

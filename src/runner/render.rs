@@ -255,6 +255,7 @@ pub fn render(
         constants: &resources.constants,
         argument_buffers,
         viewport: None,
+        stage_in_region: None,
     };
     let vertex_inputs = Inputs {
         viewport: Some([resources.width, resources.height]),

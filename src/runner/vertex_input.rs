@@ -461,6 +461,7 @@ mod tests {
             function_constants: Vec::new(),
             stitchable: None,
             point_sprite: None,
+            stage_input: None,
         }
     }
 

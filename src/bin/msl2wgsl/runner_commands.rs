@@ -71,6 +71,7 @@ fn translate_for_run(
     options.target = args.target.into();
     options.threadgroup_memory = args.threadgroup_memory.clone();
     options.binding_map = args.binding_map.clone().unwrap_or_default();
+    options.stage_in = args.stage_in.clone();
     options.half = half;
     options.texture_formats = texture_formats;
     // `--constant` values the kernel needs at translation specialise it.
@@ -126,6 +127,7 @@ fn load_resources(args: &RunArgs) -> Result<Resources, u8> {
         constants: load_constants(&args.constant)?,
         // The command line has no way yet to give argument buffers' members.
         argument_buffers: BTreeMap::new(),
+        stage_in_region: args.stage_in_region,
     })
 }
 

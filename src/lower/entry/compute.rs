@@ -76,7 +76,8 @@ pub(in crate::lower) enum KernelParam<'a> {
         param: &'a ast::Param,
         index: u32,
     },
-    /// A vertex or fragment `[[stage_in]]` struct.
+    /// A `[[stage_in]]` struct (vertex, fragment, or a kernel's per-thread
+    /// attributes).
     StageIn {
         param: &'a ast::Param,
         id: crate::types::StructId,
@@ -128,8 +129,34 @@ impl Lowerer<'_, '_> {
         fx.kernel = true;
         let geometry = self.prologue(&mut fx, wg, subgroups, f.span)?;
         let mut arguments = Vec::new();
+        let mut stage_input = None;
         for p in &params {
+            if let KernelParam::StageIn { param, id } = p {
+                stage_input = Some(self.bind_kernel_stage_in(
+                    &mut fx,
+                    param,
+                    *id,
+                    &params,
+                    &geometry,
+                    &mut arguments,
+                )?);
+                continue;
+            }
             self.bind_param(&mut fx, p, Some(&geometry), body, &mut arguments)?;
+        }
+        if reads_stage_in_region(&params) {
+            let region = Some(WgslBinding {
+                group: 0,
+                binding: crate::stage_in::STAGE_IN_REGION_BINDING,
+            });
+            let reflection =
+                stage_input.get_or_insert_with(|| crate::stage_in::StageInputReflection {
+                    attributes: Vec::new(),
+                    layouts: Vec::new(),
+                    index_buffer_index: None,
+                    region_binding: None,
+                });
+            reflection.region_binding = region;
         }
         self.rebind_reassigned_pointers(&mut fx, body)?;
         fx.open();
@@ -161,6 +188,7 @@ impl Lowerer<'_, '_> {
             group: 0,
             binding: DISPATCH_BINDING,
         });
+        extra.extend(stage_input.as_ref().and_then(|s| s.region_binding));
         self.check_binding_collisions(f, &arguments, &extra)?;
         self.global.module.entry_points.push(naga::EntryPoint {
             name: f.name.name.clone(),
@@ -206,6 +234,7 @@ impl Lowerer<'_, '_> {
             function_constants: Vec::new(),
             stitchable: None,
             point_sprite: None,
+            stage_input,
         })
     }
 
@@ -588,6 +617,19 @@ fn position_dimensions(params: &[KernelParam]) -> u8 {
         })
         .max()
         .unwrap_or(1)
+}
+
+/// Whether the kernel has a `[[grid_origin]]` or `[[grid_size]]` argument.
+fn reads_stage_in_region(params: &[KernelParam]) -> bool {
+    params.iter().any(|p| {
+        matches!(
+            p,
+            KernelParam::Builtin {
+                builtin: Builtin::GridOrigin | Builtin::GridSize,
+                ..
+            }
+        )
+    })
 }
 
 /// Functions called anywhere in `block`.

@@ -4,6 +4,7 @@
 //! `compute` (kernels and their attributes), `params` (parameters
 //! classified by attribute, indices checked), `stages` (vertex and fragment:
 //! `[[stage_in]]`, built-ins, varyings linked by name or `[[user]]`),
+//! `kernel_stage_in` (a kernel's `[[stage_in]]`, fetched from buffers),
 //! `outputs` (what vertex and fragment functions return), `bindings`
 //! (buffers, textures, samplers, threadgroup memory and their `@group`/
 //! `@binding` numbers), `argument_buffers` (structs of resources passed
@@ -16,6 +17,7 @@ pub(in crate::lower) mod argument_buffers;
 pub(in crate::lower) mod bindings;
 pub(in crate::lower) mod compute;
 pub(in crate::lower) mod constant_pointer;
+pub(in crate::lower) mod kernel_stage_in;
 pub(in crate::lower) mod outputs;
 pub(in crate::lower) mod params;
 pub(in crate::lower) mod point_sprites;

@@ -111,10 +111,21 @@ impl Lowerer<'_, '_> {
                 param: p,
                 index: u32::MAX,
             }),
-            (Some(a @ "stage_in"), _) => Err(Error::coded(
-                Code::Unsupported,
-                attr.unwrap().span,
-                format!("`[[{a}]]` arguments are not supported yet"),
+            // Per-thread inputs fetched from buffers (`kernel_stage_in.rs`).
+            (Some("stage_in"), Type::Struct(id)) => {
+                if out.iter().any(|p| matches!(p, KernelParam::StageIn { .. })) {
+                    return Err(Error::coded(
+                        Code::EntryPointSignature,
+                        attr.unwrap().span,
+                        "a function can have only one `[[stage_in]]` argument",
+                    ));
+                }
+                Ok(KernelParam::StageIn { param: p, id: *id })
+            }
+            (Some("stage_in"), _) => Err(Error::coded(
+                Code::EntryPointSignature,
+                p.ty.span,
+                format!("a kernel's `[[stage_in]]` argument `{name}` must be a struct of `[[attribute(n)]]` members"),
             )),
             (Some(other), _) => Err(Error::coded(
                 Code::InvalidAttribute,

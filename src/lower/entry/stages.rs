@@ -156,7 +156,7 @@ fn member_builtin(m: &ast::Member) -> Option<&str> {
 
 impl Lowerer<'_, '_> {
     /// The struct declaration named `name`.
-    fn struct_decl(&self, name: &str) -> Option<&ast::StructDecl> {
+    pub(super) fn struct_decl(&self, name: &str) -> Option<&ast::StructDecl> {
         self.tu.items.iter().find_map(|i| match i {
             Item::Struct(s) if s.name.name == name => Some(s),
             _ => None,
@@ -474,6 +474,7 @@ impl Lowerer<'_, '_> {
             function_constants: Vec::new(),
             stitchable: None,
             point_sprite: None,
+            stage_input: None,
         })
     }
 
@@ -513,7 +514,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// Stores `value` in a fresh local named after the parameter.
-    fn local_copy(
+    pub(super) fn local_copy(
         &mut self,
         fx: &mut FnCtx,
         name: Option<&ast::Ident>,
@@ -728,7 +729,7 @@ impl Lowerer<'_, '_> {
         self.convert(fx, arg, io_ty, ty, true, m.ty.span)
     }
 
-    fn attribute_index(&self, m: &ast::Member) -> Result<u32> {
+    pub(super) fn attribute_index(&self, m: &ast::Member) -> Result<u32> {
         let a = m
             .attributes
             .iter()

@@ -34,6 +34,10 @@ pub(in crate::lower) enum Builtin {
     ThreadIndexInQuadgroup,
     QuadgroupIndexInThreadgroup,
     QuadgroupsPerThreadgroup,
+    /// `[[grid_origin]]`: the stage-in region's origin.
+    GridOrigin,
+    /// `[[grid_size]]`: the stage-in region's size.
+    GridSize,
 }
 
 impl Builtin {
@@ -83,6 +87,8 @@ pub(in crate::lower) fn builtin(name: &str) -> Option<Builtin> {
         "quadgroups_per_threadgroup" | "dispatch_quadgroups_per_threadgroup" => {
             Builtin::QuadgroupsPerThreadgroup
         }
+        "grid_origin" => Builtin::GridOrigin,
+        "grid_size" => Builtin::GridSize,
         _ => return None,
     })
 }
@@ -463,6 +469,9 @@ impl Lowerer<'_, '_> {
                 return bin(fx, Bo::Divide, geo.index, four);
             }
             Builtin::QuadgroupsPerThreadgroup => return lit(fx, total.div_ceil(4)),
+            // The region the host sets (`kernel_stage_in.rs`).
+            Builtin::GridOrigin => self.stage_in_region_field(fx, 0, span),
+            Builtin::GridSize => self.stage_in_region_field(fx, 1, span),
         };
         match ty.vector_size() {
             Some(1) => fx.add(

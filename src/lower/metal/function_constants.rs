@@ -490,6 +490,7 @@ pub(in crate::lower) fn awaiting_reflection(
         function_constants,
         stitchable: None,
         point_sprite: None,
+        stage_input: None,
     }
 }
 

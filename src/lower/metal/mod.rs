@@ -1,6 +1,8 @@
 //! One file per place where Metal's rules and WGSL's differ; each file opens
 //! with Metal's rule, WGSL's rule and the mapping chosen.
 //!
+//! - `attribute_formats`: kernels' `[[stage_in]]` attribute formats
+//!   decoded from buffer words, with Metal's conversions;
 //! - `dispatch_grid`: Metal's grid attributes (non-uniform grids, positions
 //!   in grid/threadgroup) from WGSL built-ins and the dispatch uniform;
 //! - `invocation`: per-invocation state (inside the grid or not, SIMD lane and
@@ -46,6 +48,7 @@
 //! - `wide_integers`: 64-bit integers (`long`, `size_t`) in their low 32
 //!   bits on WebGPU, with Metal's 8 bytes in buffers.
 
+pub(in crate::lower) mod attribute_formats;
 pub(in crate::lower) mod bfloat;
 pub(in crate::lower) mod bit_fields;
 pub(in crate::lower) mod buffer_pointers;

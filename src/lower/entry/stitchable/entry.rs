@@ -260,6 +260,7 @@ impl Lowerer<'_, '_> {
             function_constants: Vec::new(),
             stitchable: Some(stitchable),
             point_sprite: None,
+            stage_input: None,
         }
     }
 
