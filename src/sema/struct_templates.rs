@@ -314,7 +314,7 @@ impl<'a> Program<'a> {
         args: &[TemplateArg],
         span: Span,
     ) -> Result<Vec<TemplateValue>> {
-        if args.len() > t.params.len() {
+        if args.len() > t.params.len() && !t.params.iter().any(|p| p.pack) {
             return Err(Error::coded(
                 Code::Template,
                 span,
@@ -326,13 +326,11 @@ impl<'a> Program<'a> {
                 ),
             ));
         }
-        let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
-        for (i, a) in args.iter().enumerate() {
-            let p = self.param_in_context(t, &bound[..i], i)?;
-            bound[i] = Some(self.explicit_value(&p, a)?);
-        }
-        for i in args.len()..t.params.len() {
-            bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
+        let mut bound = self.bind_explicit(t, args)?;
+        for i in 0..t.params.len() {
+            if bound[i].is_none() {
+                bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
+            }
         }
         Ok(bound.into_iter().map(Option::unwrap).collect())
     }
@@ -366,13 +364,21 @@ impl<'a> Program<'a> {
         let mut items = Vec::new();
         let mut decl = st.decl.clone();
         decl.name.name = instance.to_string();
-        let written = values
-            .iter()
-            .map(|v| match self.replacement(v, span)? {
-                Replacement::Type(ts) => Ok(TemplateArg::Type(ts)),
-                Replacement::Value(e) => Ok(TemplateArg::Expr(e)),
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut written = Vec::new();
+        for v in values {
+            let r = self.replacement(v, span)?;
+            let flat = match r {
+                Replacement::Pack(elements) => elements,
+                r => vec![r],
+            };
+            for r in flat {
+                written.push(match r {
+                    Replacement::Type(ts) => TemplateArg::Type(ts),
+                    Replacement::Value(e) => TemplateArg::Expr(e),
+                    Replacement::Pack(_) => unreachable!("packs do not nest"),
+                });
+            }
+        }
         decl.instance_of = Some((name.to_string(), written));
         substitute_members(&subst, &mut decl);
         items.push(Item::Struct(decl));
@@ -509,6 +515,8 @@ impl<'a> Program<'a> {
             template: t,
             fixed: 0,
             bound: vec![None; t.params.len()],
+            slot: None,
+            elements: vec![Vec::new(); t.params.len()],
         };
         for (p, v) in pattern.iter().zip(values) {
             let ok = match (p, v) {
@@ -608,12 +616,21 @@ fn show_value(program: &Program, v: &TemplateValue) -> String {
         TemplateValue::Type(ty) => program.display(ty),
         TemplateValue::Value(n, crate::types::Scalar::Bool) => (*n != 0).to_string(),
         TemplateValue::Value(n, _) => n.to_string(),
+        TemplateValue::Pack(values) => {
+            let shown: Vec<String> = values.iter().map(|v| show_value(program, v)).collect();
+            shown.join(",")
+        }
     }
 }
 
-/// `Vec<float, 4>`: how an instance is named and shown.
+/// `Vec<float, 4>`: how an instance is named and shown; a pack's elements
+/// are arguments like the others (`Tuple<float,int>`).
 fn instance_name(program: &Program, template: &str, values: &[TemplateValue]) -> String {
-    let args: Vec<String> = values.iter().map(|v| show_value(program, v)).collect();
+    let args: Vec<String> = values
+        .iter()
+        .filter(|v| !matches!(v, TemplateValue::Pack(p) if p.is_empty()))
+        .map(|v| show_value(program, v))
+        .collect();
     format!("{template}<{}>", args.join(","))
 }
 

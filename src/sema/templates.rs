@@ -24,6 +24,8 @@ pub enum TemplateValue {
     Type(Type),
     /// A non-type argument: its value, of the parameter's type.
     Value(i64, Scalar),
+    /// The arguments of a template parameter pack, one per element.
+    Pack(Vec<TemplateValue>),
 }
 
 /// The function a function template declares.
@@ -114,7 +116,8 @@ impl<'a> Program<'a> {
         span: Span,
     ) -> Result<Vec<TemplateValue>> {
         let f = template_function(t);
-        if explicit.len() > t.params.len() {
+        let variadic = t.params.iter().any(|p| p.pack);
+        if !variadic && explicit.len() > t.params.len() {
             return Err(Error::coded(
                 Code::Template,
                 explicit_span(&explicit[t.params.len()]),
@@ -126,27 +129,73 @@ impl<'a> Program<'a> {
                 ),
             ));
         }
-        let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
-        for (i, a) in explicit.iter().enumerate() {
-            let p = self.param_in_context(t, &bound[..i], i)?;
-            bound[i] = Some(self.explicit_value(&p, a)?);
-        }
+        let bound = self.bind_explicit(t, explicit)?;
+        let fixed = explicit.len().min(t.params.len());
         let mut d = Deduce {
             program: self,
             template: t,
-            fixed: explicit.len(),
+            fixed,
             bound,
+            slot: None,
+            elements: vec![Vec::new(); t.params.len()],
         };
-        for (p, (ty, arg_span)) in f.params.iter().zip(args) {
-            d.param(&p.ty, ty, *arg_span)?;
+        let trailing = f.params.iter().rposition(|p| p.pack).map(|j| f.params.len() - j - 1);
+        for (j, p) in f.params.iter().enumerate() {
+            if !p.pack {
+                // A parameter after the pack takes one of the last arguments.
+                let k = match trailing {
+                    Some(after) if j > f.params.len() - after - 1 => {
+                        (args.len() + j + 1).checked_sub(f.params.len())
+                    }
+                    _ => Some(j),
+                };
+                if let Some((ty, arg_span)) = k.and_then(|k| args.get(k)) {
+                    d.param(&p.ty, ty, *arg_span)?;
+                }
+                continue;
+            }
+            // `Ts... xs` takes the arguments between the parameters before
+            // and after it, each deducing one element of the packs it names.
+            let after = trailing.unwrap_or(0);
+            let end = args.len().saturating_sub(after).max(j);
+            for (k, (ty, arg_span)) in args.iter().enumerate().take(end).skip(j) {
+                d.slot = Some(k - j);
+                d.param(&p.ty, ty, *arg_span)?;
+            }
+            d.slot = None;
         }
-        let mut bound = d.bound;
+        let mut bound = d.packs(span)?;
         for i in 0..t.params.len() {
             if bound[i].is_none() {
                 bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
             }
         }
         Ok(bound.into_iter().map(Option::unwrap).collect())
+    }
+
+    /// The explicit template arguments `explicit` bound to the parameters of
+    /// `t`, in order; a parameter pack takes all that remain.
+    pub(super) fn bind_explicit(
+        &self,
+        t: &ast::TemplateDecl,
+        explicit: &[TemplateArg],
+    ) -> Result<Vec<Option<TemplateValue>>> {
+        let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
+        let mut given = explicit.iter();
+        for i in 0..t.params.len() {
+            let p = self.param_in_context(t, &bound[..i], i)?;
+            if p.pack {
+                let rest: Vec<&TemplateArg> = given.by_ref().collect();
+                if !rest.is_empty() {
+                    let values = rest.iter().map(|a| self.explicit_value(&p, a));
+                    bound[i] = Some(TemplateValue::Pack(values.collect::<Result<_>>()?));
+                }
+                continue;
+            }
+            let Some(a) = given.next() else { break };
+            bound[i] = Some(self.explicit_value(&p, a)?);
+        }
+        Ok(bound)
     }
 
     /// Parameter `i` of `t` with the earlier parameters' arguments put into
@@ -252,6 +301,10 @@ impl<'a> Program<'a> {
         span: Span,
     ) -> Result<TemplateValue> {
         let p = &t.params[i];
+        // A pack given and deduced nothing is empty ([temp.arg.explicit]/4).
+        if p.pack {
+            return Ok(TemplateValue::Pack(Vec::new()));
+        }
         let mut map = HashMap::new();
         for (q, v) in t.params.iter().zip(earlier) {
             let v = v.as_ref().expect("earlier parameters are bound");
@@ -304,6 +357,12 @@ impl<'a> Program<'a> {
         Ok(match v {
             TemplateValue::Type(ty) => Replacement::Type(self.type_spec_of(ty, span)?),
             TemplateValue::Value(v, s) => Replacement::Value(value_expr(*v, *s, span)),
+            TemplateValue::Pack(values) => Replacement::Pack(
+                values
+                    .iter()
+                    .map(|v| self.replacement(v, span))
+                    .collect::<Result<_>>()?,
+            ),
         })
     }
 
@@ -427,20 +486,44 @@ impl<'a> Program<'a> {
         })
     }
 
+    /// `_float`, `_4`, `_m1`, a pack's elements each so (`_P_float_int`).
+    fn push_value_name(&self, name: &mut String, v: &TemplateValue) {
+        name.push('_');
+        match v {
+            TemplateValue::Type(ty) => name.push_str(&self.display(ty)),
+            TemplateValue::Value(v, _) if *v < 0 => name.push_str(&format!("m{}", -v)),
+            TemplateValue::Value(v, _) => name.push_str(&v.to_string()),
+            TemplateValue::Pack(values) => {
+                name.push_str(&format!("P{}", values.len()));
+                values.iter().for_each(|v| self.push_value_name(name, v));
+            }
+        }
+    }
+
     /// `square<float>` as an identifier-friendly name (`square_float`).
     pub fn instance_name(&self, t: &ast::TemplateDecl, values: &[TemplateValue]) -> String {
         let mut name = template_function(t).name.name.clone();
         for v in values {
-            name.push('_');
-            match v {
-                TemplateValue::Type(ty) => name.push_str(&self.display(ty)),
-                TemplateValue::Value(v, _) if *v < 0 => name.push_str(&format!("m{}", -v)),
-                TemplateValue::Value(v, _) => name.push_str(&v.to_string()),
-            }
+            self.push_value_name(&mut name, v);
         }
         name.chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect()
+    }
+}
+
+impl Program<'_> {
+    /// A template argument as written in a message: `float`, `4`,
+    /// `<float, int>` for a pack.
+    pub fn show_value(&self, v: &TemplateValue) -> String {
+        match v {
+            TemplateValue::Type(t) => self.display(t),
+            TemplateValue::Value(v, _) => v.to_string(),
+            TemplateValue::Pack(values) => {
+                let shown: Vec<String> = values.iter().map(|v| self.show_value(v)).collect();
+                format!("<{}>", shown.join(", "))
+            }
+        }
     }
 }
 
@@ -506,6 +589,11 @@ pub(super) struct Deduce<'p, 'a, 't> {
     /// Parameters below this index were given explicitly: not deduced.
     pub(super) fixed: usize,
     pub(super) bound: Vec<Option<TemplateValue>>,
+    /// Deducing from the argument for element `k` of a function parameter
+    /// pack (`Ts... xs`): packs bind their element `k`.
+    pub(super) slot: Option<usize>,
+    /// Per template parameter pack: the elements deduced so far.
+    pub(super) elements: Vec<Vec<Option<TemplateValue>>>,
 }
 
 impl Deduce<'_, '_, '_> {
@@ -593,8 +681,39 @@ impl Deduce<'_, '_, '_> {
         self.bind(i, TemplateValue::Value(n, s), span)
     }
 
+    /// The bindings with each deduced pack made whole.
+    pub(super) fn packs(mut self, span: Span) -> Result<Vec<Option<TemplateValue>>> {
+        for (i, elements) in std::mem::take(&mut self.elements).into_iter().enumerate() {
+            if elements.is_empty() || self.bound[i].is_some() {
+                continue;
+            }
+            let Some(values) = elements.into_iter().collect::<Option<Vec<_>>>() else {
+                let p = &self.template.params[i].name.name;
+                return Err(Error::coded(
+                    Code::Template,
+                    span,
+                    format!("could not deduce every element of template parameter pack `{p}`"),
+                ));
+            };
+            self.bound[i] = Some(TemplateValue::Pack(values));
+        }
+        Ok(self.bound)
+    }
+
     fn bind(&mut self, i: usize, v: TemplateValue, span: Span) -> Result<()> {
         if i < self.fixed {
+            return Ok(());
+        }
+        if self.template.params[i].pack {
+            // Explicitly given (`f<float, int>(..)`) or outside `Ts... xs`.
+            let Some(k) = self.slot.filter(|_| self.bound[i].is_none()) else {
+                return Ok(());
+            };
+            let elements = &mut self.elements[i];
+            if elements.len() <= k {
+                elements.resize(k + 1, None);
+            }
+            elements[k] = Some(v);
             return Ok(());
         }
         match &self.bound[i] {
@@ -604,10 +723,7 @@ impl Deduce<'_, '_, '_> {
             }
             Some(old) if *old == v => Ok(()),
             Some(old) => {
-                let show = |v: &TemplateValue| match v {
-                    TemplateValue::Type(t) => self.program.display(t),
-                    TemplateValue::Value(v, _) => v.to_string(),
-                };
+                let show = |v: &TemplateValue| self.program.show_value(v);
                 let p = &self.template.params[i].name.name;
                 Err(Error::coded(
                     Code::Template,

@@ -91,6 +91,9 @@ struct Candidate {
     specificity: Vec<u32>,
     /// How it is shown in an ambiguity note.
     shown: String,
+    /// A template with a function parameter pack, which loses a tie to
+    /// one without ([temp.deduct.partial]/11: `f(T)` over `f(T, Us...)`).
+    variadic: bool,
 }
 
 enum CandidateKind {
@@ -218,6 +221,7 @@ impl Lowerer<'_, '_> {
             specificity: Vec::new(),
             ranks,
             shown,
+            variadic: false,
         }))
     }
 
@@ -249,12 +253,7 @@ impl Lowerer<'_, '_> {
             .iter()
             .zip(&values)
             .filter(|(p, _)| !p.name.name.starts_with('<'))
-            .map(|(p, v)| match v {
-                TemplateValue::Type(ty) => {
-                    format!("{} = {}", p.name.name, self.program.display(ty))
-                }
-                TemplateValue::Value(n, _) => format!("{} = {n}", p.name.name),
-            })
+            .map(|(p, v)| format!("{} = {}", p.name.name, self.program.show_value(v)))
             .collect();
         let params: Vec<&str> = template
             .params
@@ -268,6 +267,7 @@ impl Lowerer<'_, '_> {
             .map(|p| pattern_specificity(&p.ty, &params))
             .collect();
         Ok(Some(Candidate {
+            variadic: f.params.iter().any(|p| p.pack),
             kind: CandidateKind::Template(t, values),
             ranks,
             specificity,
@@ -474,7 +474,7 @@ fn better(a: &Candidate, b: &Candidate) -> bool {
                 .zip(&b.specificity)
                 .all(|(x, y)| x >= y);
             let gt = a.specificity.iter().zip(&b.specificity).any(|(x, y)| x > y);
-            ge && gt
+            ge && (gt || (!a.variadic && b.variadic))
         }
         _ => false,
     }

@@ -664,6 +664,7 @@ fn with_this(mut f: FunctionDecl, ty: TypeSpec) -> FunctionDecl {
             array: Vec::new(),
             attributes: Vec::new(),
             default: None,
+            pack: false,
             span,
         },
     );
