@@ -4,7 +4,7 @@
 
 use crate::source_map::Span;
 use crate::syntax::ast::{
-    BinaryOp, Block, Expr, ExprKind, FunctionDecl, Ident, Init, Param, Stmt, StmtKind, SwitchItem,
+    BinaryOp, Block, Expr, ExprKind, FunctionDecl, Ident, Init, Param, PtrOp, Stmt, StmtKind, SwitchItem,
     TemplateArg, TypeSpec, VarDecl,
 };
 use crate::syntax::from_pest::paths::{PathUse, Visit};
@@ -365,10 +365,22 @@ impl<'m> Subst<'m> {
             return;
         };
         let mut new = r.clone();
-        new.is_const |= ts.is_const;
         new.is_constexpr |= ts.is_constexpr;
-        if ts.space.is_some() {
-            new.space = ts.space;
+        // `const thread T&` with `T` a pointer (`device S*`): the `const`
+        // and the space are the pointer object's (`device S* const thread&`).
+        match new.ptr_ops.last_mut() {
+            Some(PtrOp::Pointer { is_const, space }) => {
+                *is_const |= ts.is_const;
+                if let Some((s, _)) = ts.space {
+                    *space = Some(s);
+                }
+            }
+            _ => {
+                new.is_const |= ts.is_const;
+                if ts.space.is_some() {
+                    new.space = ts.space;
+                }
+            }
         }
         new.ptr_ops.extend(ts.ptr_ops.iter().copied());
         new.name_span = ts.name_span;

@@ -397,15 +397,49 @@ impl<'a> Program<'a> {
                     TemplateArg::Expr(value_expr(*n as i64, Scalar::Int, span)),
                 ];
             }
+            Type::Atomic(s) => ts.path = vec![format!("atomic_{}", s.name())],
+            Type::Sampler { .. } => ts.path = vec!["sampler".into()],
+            Type::Texture(t) => {
+                let word = |w: &str| ast::TypeSpec {
+                    path: w.split("::").map(str::to_string).collect(),
+                    name_span: span,
+                    span,
+                    ..Default::default()
+                };
+                ts.path = vec![t.shape.name().to_string()];
+                ts.args = vec![TemplateArg::Type(word(t.scalar.name()))];
+                let access = match t.access {
+                    crate::types::TextureAccess::Sample => None,
+                    crate::types::TextureAccess::Read => Some("access::read"),
+                    crate::types::TextureAccess::Write => Some("access::write"),
+                    crate::types::TextureAccess::ReadWrite => Some("access::read_write"),
+                };
+                ts.args.extend(access.map(|a| TemplateArg::Type(word(a))));
+            }
+            // `device S*`: the pointee's spelling with the address space
+            // and declarator (a pointer to a pointer has none).
+            Type::Pointer(p) if !matches!(p.pointee, Type::Pointer(_)) => {
+                ts = self.type_spec_of(&p.pointee, span)?;
+                ts.space = Some((ast_space(p.space), span));
+                ts.is_const = p.is_const;
+                ts.ptr_ops = vec![match p.is_reference {
+                    true => ast::PtrOp::Reference,
+                    false => ast::PtrOp::Pointer {
+                        is_const: false,
+                        space: None,
+                    },
+                }];
+            }
             other => {
                 return Err(Error::coded(
                     Code::Unsupported,
                     span,
                     format!(
-                        "`{}` as a template argument is not supported yet",
+                        "`{}` as a template argument is not supported",
                         self.display(other)
                     ),
-                ))
+                )
+                .note("WGSL has no pointers to pointers"))
             }
         }
         Ok(ts)
@@ -527,6 +561,27 @@ impl Program<'_> {
     }
 }
 
+/// `ty` as a type written in the source has it: a storage texture's
+/// format is chosen where it is bound, and an instance's parameter
+/// `Tex t` takes the texture as a helper's `texture2d<..> t` does.
+fn written_type(ty: &Type) -> Type {
+    match ty {
+        Type::Texture(t) => Type::Texture(crate::types::Texture { format: None, ..*t }),
+        other => other.clone(),
+    }
+}
+
+/// The written address space of `s`.
+fn ast_space(s: crate::types::AddressSpace) -> ast::AddressSpace {
+    use crate::types::AddressSpace as A;
+    match s {
+        A::Device => ast::AddressSpace::Device,
+        A::Constant => ast::AddressSpace::Constant,
+        A::Thread => ast::AddressSpace::Thread,
+        A::Threadgroup => ast::AddressSpace::Threadgroup,
+    }
+}
+
 /// `static_cast<S>(v)`: a constant of exactly the parameter's type.
 pub(crate) fn value_expr(v: i64, s: Scalar, span: Span) -> ast::Expr {
     let mk = |kind| ast::Expr { kind, span };
@@ -621,7 +676,7 @@ impl Deduce<'_, '_, '_> {
         if pattern.args.is_empty() {
             if let Some(i) = self.index(name) {
                 if matches!(self.template.params[i].kind, TemplateParamKind::Type(_)) {
-                    self.bind(i, TemplateValue::Type(arg.clone()), span)?;
+                    self.bind(i, TemplateValue::Type(written_type(arg)), span)?;
                 }
             }
             return Ok(());

@@ -392,6 +392,12 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
 fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
     match (param, arg) {
         _ if param == arg => Some(EXACT),
+        // A storage texture's format is chosen where it is bound; the
+        // parameter's type names none.
+        (Type::Texture(p), Type::Texture(a)) => {
+            let same = p.shape == a.shape && p.scalar == a.scalar && p.access == a.access;
+            same.then_some(EXACT)
+        }
         (Type::Scalar(p), Type::Scalar(a)) => scalar_rank(*p, *a),
         (Type::Vector(p, n), Type::Vector(a, m)) if n == m => {
             scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
