@@ -507,6 +507,16 @@ impl<'a> Program<'a> {
         values: &[TemplateValue],
         span: Span,
     ) -> Result<Option<Vec<TemplateValue>>> {
+        // A pack's elements are arguments like the others (`Widest<T>`
+        // matches `Widest<int>`, bound as `T = int, Ts = <>`).
+        let flat: Vec<TemplateValue> = values
+            .iter()
+            .flat_map(|v| match v {
+                TemplateValue::Pack(elements) => elements.clone(),
+                v => vec![v.clone()],
+            })
+            .collect();
+        let values = flat.as_slice();
         if pattern.len() != values.len() {
             return Ok(None);
         }

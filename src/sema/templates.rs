@@ -463,6 +463,8 @@ impl<'a> Program<'a> {
         }
         let mut f = template_function(t).clone();
         Subst::new(&map).function(&mut f);
+        // `const thread P& p` with `P` a pointer: passed as the pointer.
+        super::pointer_references::function(&mut f);
         f.name = name;
         Ok(f)
     }
@@ -663,8 +665,10 @@ impl Deduce<'_, '_, '_> {
     /// pointers deduce from what they refer to; by-value parameters take the
     /// argument's type without references and cv (our value types have none).
     fn param(&mut self, pattern: &ast::TypeSpec, arg: &Type, span: Span) -> Result<()> {
-        let arg = match (pattern.ptr_ops.is_empty(), arg) {
-            (false, Type::Pointer(p)) => &p.pointee,
+        let arg = match (pattern.ptr_ops.as_slice(), arg) {
+            // `const thread P& p` bound to a pointer: `P` is the pointer.
+            ([ast::PtrOp::Reference], Type::Pointer(p)) if !p.is_reference => arg,
+            ([_, ..], Type::Pointer(p)) => &p.pointee,
             _ => arg,
         };
         self.base(pattern, arg, span)

@@ -1,0 +1,381 @@
+//! Variadic templates (C++11 [temp.variadic]) and the template arguments
+//! real MSL passes that are not plain values: template and function
+//! parameter packs, their expansion in calls, braced lists and template
+//! argument lists, `sizeof...`, recursion over a pack ended by an
+//! overload, fold expressions (C++17, which clang accepts in Metal),
+//! variadic struct templates and member function templates; atomics,
+//! pointers and textures as template arguments. GPU tests run kernels that
+//! use them and compare with a CPU reference computed here.
+
+// Without the runner the GPU tests are compiled out, and the sources and
+// helpers only they use are unused.
+#![cfg_attr(not(feature = "runner"), allow(dead_code, unused_imports))]
+
+mod common;
+
+use common::source::{assert_error, first_code, translate_body};
+use msl2wgsl::diagnostics::Code;
+
+/// Function templates over packs: recursion with a base-case overload,
+/// `sizeof...` of both kinds of pack, a non-type pack in a braced list,
+/// expansion of a call pattern (`sq(xs)...`), left, right and binary folds.
+const FUNCTIONS: &str = r#"
+template <typename T>
+T total(T a) { return a; }
+template <typename T, typename... Rest>
+T total(T a, Rest... rest) { return a + T(total(rest...)); }
+
+template <typename... Ts>
+uint count_of(Ts... xs) { return sizeof...(Ts) * 10 + sizeof...(xs); }
+
+template <int... Ns>
+int sum_ns() {
+  int v[] = {Ns...};
+  int s = 0;
+  for (uint i = 0; i < sizeof...(Ns); i++) s += v[i] * int(i + 1);
+  return s;
+}
+
+template <typename... Ts> float fold_sum(Ts... xs) { return (0.0f + ... + float(xs)); }
+template <typename... Ts> bool all_positive(Ts... xs) { return (... && (xs > 0)); }
+template <typename... Ts> bool any_negative(Ts... xs) { return ((xs < 0) || ...); }
+template <typename... Ts> float right_sub(Ts... xs) { return (xs - ...); }
+template <typename... Ts> float left_sub(Ts... xs) { return (... - xs); }
+template <typename... Ts> float right_sub_init(Ts... xs) { return (xs - ... - 100.0f); }
+
+inline float sq(float x) { return x * x; }
+template <typename... Ts>
+float sum_sq(Ts... xs) { return total(sq(xs)...); }
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  float x = in[gid];
+  device float* o = out + gid * 8;
+  o[0] = total(x, 1.0f, 2);
+  o[1] = float(count_of(1, x, 2u, short(4)));
+  o[2] = float(sum_ns<5, -2, 3>());
+  o[3] = fold_sum(x, 2, 3u) + (all_positive(x, 1) ? 100.0f : 0.0f)
+       + (any_negative(1, x) ? 1000.0f : 0.0f) + (all_positive() ? 7.0f : 0.0f);
+  o[4] = right_sub(x, 4.0f, 1.0f);
+  o[5] = left_sub(x, 4.0f, 1.0f);
+  o[6] = right_sub_init(x, 4.0f, 1.0f);
+  o[7] = sum_sq(x, 2.0f, -3.0f);
+}
+"#;
+
+fn functions_reference(x: f32) -> [f32; 8] {
+    let flag = |c: bool, v: f32| if c { v } else { 0.0 };
+    [
+        x + (1.0 + 2.0),
+        (4 * 10 + 4) as f32,
+        (5 - 2 * 2 + 3 * 3) as f32,
+        (0.0 + x + 2.0 + 3.0) + flag(x > 0.0, 100.0) + flag(x < 0.0, 1000.0) + 7.0,
+        x - (4.0 - 1.0),
+        (x - 4.0) - 1.0,
+        x - (4.0 - (1.0 - 100.0)),
+        x * x + (4.0 + 9.0),
+    ]
+}
+
+/// Variadic struct templates (a recursive one ended by a partial
+/// specialisation), `S<Ts...>` in a template argument list, a member
+/// function template with a pack, and a pack expanded in a braced list.
+const STRUCTS: &str = r#"
+template <typename... Ts>
+struct Count { static constant constexpr uint value = sizeof...(Ts); };
+template <typename T, typename... Ts>
+struct Widest {
+  static constant constexpr uint value =
+      sizeof(T) > Widest<Ts...>::value ? sizeof(T) : Widest<Ts...>::value;
+};
+template <typename T>
+struct Widest<T> { static constant constexpr uint value = sizeof(T); };
+
+struct Acc {
+  float bias;
+  template <typename... Args>
+  float sum(Args... a) const { return (bias + ... + float(a)); }
+};
+
+template <typename... Ts>
+uint describe(Ts... xs) { return Count<Ts...>::value * 100 + Widest<Ts...>::value; }
+template <typename... Ts>
+float4 make4(Ts... xs) { return float4{float(xs)...}; }
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  float x = in[gid];
+  Acc a{0.5f};
+  float4 v = make4(x, 1, 2u, half(3));
+  device float* o = out + gid * 4;
+  o[0] = float(describe(x, short(1), 2));
+  o[1] = float(describe(char(1), short(2)));
+  o[2] = a.sum(x, 2, 3u);
+  o[3] = v.x + v.y * 10.0f + v.z * 100.0f + v.w * 1000.0f;
+}
+"#;
+
+fn structs_reference(x: f32) -> [f32; 4] {
+    [
+        304.0,
+        202.0,
+        0.5 + x + 2.0 + 3.0,
+        x + 10.0 + 200.0 + 3000.0,
+    ]
+}
+
+/// Inputs with both signs and fractions that every operation keeps exact.
+fn inputs() -> Vec<f32> {
+    (0..32).map(|i| (i as f32 - 13.0) * 0.25).collect()
+}
+
+/// Runs kernel `k` of `body` over one thread per input, `per` outputs each.
+#[cfg(feature = "runner")]
+fn run_floats(body: &str, xs: &[f32], per: usize) -> Option<Vec<f32>> {
+    let out = common::source::run_body(
+        body,
+        "k",
+        (xs.len() as u32, 16),
+        vec![(0, common::f32_bytes(xs)), (1, vec![0; 4 * per * xs.len()])],
+    )?;
+    Some(common::f32s(&out[&1]))
+}
+
+#[test]
+fn each_pack_instantiation_is_one_helper() {
+    let wgsl = translate_body(FUNCTIONS).wgsl().to_string();
+    // The recursion ends in the non-variadic overload, not an empty pack.
+    assert!(wgsl.contains("fn total_float_P1_int("), "{wgsl}");
+    assert!(wgsl.contains("fn total_int("), "{wgsl}");
+    assert!(!wgsl.contains("fn total_int_P0"), "{wgsl}");
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn variadic_function_templates_match_cpu() {
+    let xs = inputs();
+    let Some(got) = run_floats(FUNCTIONS, &xs, 8) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(&got[i * 8..i * 8 + 8], &functions_reference(x), "x = {x}");
+    }
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn variadic_struct_and_member_templates_match_cpu() {
+    let xs = inputs();
+    let Some(got) = run_floats(STRUCTS, &xs, 4) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(&got[i * 4..i * 4 + 4], &structs_reference(x), "x = {x}");
+    }
+}
+
+/// SPIRV-Cross's and Tint's array wrapper shape over atomics: an array
+/// struct template with `operator[]` per address space (the `constant`
+/// one is never used, so never instantiated), in `threadgroup` and
+/// `device` memory, and a helper template deducing an atomic pointee.
+const ATOMICS: &str = r#"
+template <typename T, size_t N>
+struct Bins {
+  const constant T& operator[](size_t i) const constant { return slots[i]; }
+  device T& operator[](size_t i) device { return slots[i]; }
+  const thread T& operator[](size_t i) const thread { return slots[i]; }
+  threadgroup T& operator[](size_t i) threadgroup { return slots[i]; }
+  T slots[N];
+};
+struct Totals { uint seen; Bins<atomic_uint, 4> bins; };
+
+template <typename A, typename V>
+void bump(device A* a, V v) { atomic_fetch_add_explicit(a, v, memory_order_relaxed); }
+
+kernel void hist(device const uint* in [[buffer(0)]], device Totals* totals [[buffer(1)]],
+                 uint gid [[thread_position_in_grid]],
+                 uint lid [[thread_position_in_threadgroup]]) {
+  threadgroup Bins<atomic_uint, 4> local;
+  if (lid < 4) atomic_store_explicit(&local[lid], 0u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  atomic_fetch_add_explicit(&local[in[gid] % 4], 1u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lid < 4) bump(&totals->bins[lid], atomic_load_explicit(&local[lid], memory_order_relaxed));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn atomics_as_template_arguments_count_on_the_gpu() {
+    let input: Vec<u32> = (0..64u32).map(|i| (i * 7 + i / 5) % 11).collect();
+    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let Some(out) = common::source::run_body(
+        ATOMICS,
+        "hist",
+        (64, 16),
+        vec![(0, bytes), (1, vec![0; 4 * 5])],
+    ) else {
+        return;
+    };
+    let got = common::u32s(&out[&1]);
+    let mut want = [0u32; 5];
+    for v in &input {
+        want[1 + (*v % 4) as usize] += 1;
+    }
+    assert_eq!(got, want);
+}
+
+/// Pointers to `device`, `constant` and `threadgroup` memory as deduced
+/// and explicit template arguments, also behind `const thread P&`.
+const POINTERS: &str = r#"
+template <typename P>
+float at(P p, uint i) { return p[i]; }
+template <typename P>
+float first(const thread P& p) { return p[0]; }
+template <typename P, typename T>
+void put(P p, uint i, T v) { p[i] = v; }
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              constant float* scale [[buffer(2)]],
+              uint gid [[thread_position_in_grid]],
+              uint lid [[thread_position_in_threadgroup]]) {
+  threadgroup float tg[16];
+  tg[lid] = in[gid] + 1.0f;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  float v = at(in, gid) * at<constant float*>(scale, gid % 2) + at(tg, 15 - lid) + first(in);
+  put(out, gid, v);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn pointers_as_template_arguments_match_cpu() {
+    let xs = inputs();
+    let scale = [2.0f32, -3.0];
+    let Some(out) = common::source::run_body(
+        POINTERS,
+        "k",
+        (xs.len() as u32, 16),
+        vec![
+            (0, common::f32_bytes(&xs)),
+            (1, vec![0; 4 * xs.len()]),
+            (2, common::f32_bytes(&scale)),
+        ],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for (i, &x) in xs.iter().enumerate() {
+        let group = i / 16 * 16;
+        let mirror = xs[group + 15 - i % 16] + 1.0;
+        assert_eq!(got[i], x * scale[i % 2] + mirror + xs[0], "i = {i}");
+    }
+}
+
+/// Helper templates over textures, one of them variadic: each instance is
+/// specialised per texture like a helper taking a texture parameter.
+#[cfg(feature = "runner")]
+const TEXTURES: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename Tex>
+float4 fetch_scaled(Tex t, uint2 p, float s) { return t.read(p) * s; }
+template <typename Tex, typename... Parts>
+void store_sum(Tex t, uint2 p, Parts... parts) { t.write((parts + ...), p); }
+kernel void k(texture2d<float, access::read> src [[texture(0)]],
+              texture2d<float, access::write> dst [[texture(1)]],
+              uint2 gid [[thread_position_in_grid]]) {
+  store_sum(dst, gid, fetch_scaled(src, gid, 2.0f), float4(1.0f),
+            float4(float(gid.x), float(gid.y), 0.0f, 0.0f));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn textures_as_template_arguments_match_cpu() {
+    use msl2wgsl::runner::{run_kernel_resources, Dispatch, Resources, TextureData};
+    use wgpu::TextureFormat as F;
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let (w, h) = (4u32, 4u32);
+    let texels: Vec<f32> = (0..w * h * 4).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let resources = Resources {
+        textures: [
+            (0, TextureData::new_2d(F::Rgba32Float, w, h, common::f32_bytes(&texels))),
+            (1, TextureData::new_2d(F::Rgba32Float, w, h, vec![0; (w * h * 16) as usize])),
+        ]
+        .into_iter()
+        .collect(),
+        ..Default::default()
+    };
+    let options = msl2wgsl::Options {
+        texture_formats: [(1, "rgba32float".to_string())].into_iter().collect(),
+        ..Default::default()
+    };
+    let dispatch = Dispatch::Threads {
+        grid: [w, h, 1],
+        threadgroup: [w, h, 1],
+    };
+    let out = run_kernel_resources(gpu, "t.metal", TEXTURES, &options, "k", &dispatch, &resources)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out.textures[&1].data);
+    for y in 0..h {
+        for x in 0..w {
+            let i = ((y * w + x) * 4) as usize;
+            let extra = [x as f32, y as f32, 0.0, 0.0];
+            let want: Vec<f32> = (0..4).map(|c| texels[i + c] * 2.0 + 1.0 + extra[c]).collect();
+            assert_eq!(&got[i..i + 4], &want[..], "texel ({x}, {y})");
+        }
+    }
+}
+
+#[test]
+fn sizeof_pack_of_a_name_that_is_no_pack_is_refused() {
+    let body = "template <typename T> uint n(T x) { return sizeof...(T); }\n\
+                kernel void k(device uint* o [[buffer(0)]]) { o[0] = n(1.0f); }\n";
+    assert_error(body, "sizeof...(T)", 0, "`T` is not a parameter pack");
+    assert_eq!(first_code(body), Code::Template);
+}
+
+#[test]
+fn pack_expansion_outside_a_variadic_template_is_refused() {
+    let body = "float f(float a) { return a; }\n\
+                kernel void k(device float* o [[buffer(0)]]) { float x = 1.0f; o[0] = f(x...); }\n";
+    assert_error(body, "x...", 0, "this pack expansion (`...`) names no parameter pack");
+    let fold = "kernel void k(device float* o [[buffer(0)]]) { float x = 1.0f; o[0] = (x + ...); }\n";
+    assert_error(fold, "(x + ...)", 0, "this fold expression names no parameter pack");
+}
+
+#[test]
+fn a_binary_fold_with_two_operators_is_refused() {
+    let body = "template <typename... Ts> float f(Ts... xs) { return (0.0f + ... - xs); }\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = f(1.0f); }\n";
+    assert_error(
+        body,
+        "- xs",
+        0,
+        "the operators of a binary fold expression must be the same",
+    );
+}
+
+#[test]
+fn sizeof_pack_needs_sizeof() {
+    let body = "template <typename... Ts> uint f(Ts... xs) { return alignof...(Ts); }\n\
+                kernel void k(device uint* o [[buffer(0)]]) { o[0] = f(1.0f); }\n";
+    assert_error(body, "alignof", 0, "expected `sizeof` before `...`, found `alignof`");
+}
+
+#[test]
+fn a_pack_expanded_into_nested_braced_lists_is_refused() {
+    let body = "struct P { float a; };\n\
+                template <typename... Ts> float f(Ts... xs) { P ps[] = { {float(xs)}... }; return ps[0].a; }\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = f(1.0f); }\n";
+    assert_error(
+        body,
+        "...",
+        2,
+        "expanding a pack into nested braced lists is not supported yet",
+    );
+    assert_eq!(first_code(body), Code::Unsupported);
+}
