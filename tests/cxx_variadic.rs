@@ -174,6 +174,73 @@ fn variadic_struct_and_member_templates_match_cpu() {
     }
 }
 
+/// Template template parameters (`template <typename> class Op`): given
+/// explicitly, by default, deduced from an `Op<T>` or `V<T, 3>` argument,
+/// of a struct template; and alias templates with parameter packs.
+const TEMPLATE_TEMPLATES: &str = r#"
+template <typename T> struct Twice { static T apply(T x) { return x * T(2); } };
+template <typename T> struct Negate { static T apply(T x) { return -x; } };
+template <typename T, int N> struct Small {
+  vec<T, N> v;
+  T sum() const { T s = 0; for (int i = 0; i < N; i++) s += v[i]; return s; }
+};
+template <typename T> struct Box { T value; };
+
+template <template <typename> class Op, typename T>
+T apply(T x) { return Op<T>::apply(x); }
+template <template <typename> class Op, template <typename> class Then = Twice, typename T>
+T apply_both(T x) { return Then<T>::apply(Op<T>::apply(x)); }
+template <typename T, template <typename, int> class V>
+T total(V<T, 3> s) { return s.sum() + T(100); }
+template <template <typename> class B, typename T>
+T unbox(B<T> b) { return b.value; }
+template <template <typename> class Op>
+struct Pipeline { static float run(float x) { return Op<float>::apply(x) + 1.0f; } };
+
+template <typename... Ts> struct make_void { typedef void type; };
+template <typename... Ts> using void_t = typename make_void<Ts...>::type;
+template <typename... Ts> using vec_of = vec<float, sizeof...(Ts)>;
+template <typename... Ts> void_t<Ts...> ignore(Ts... xs) {}
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  float x = in[gid];
+  Small<float, 3> s{float3(x, 1.0f, 2.0f)};
+  Box<int> b{int(gid)};
+  vec_of<int, short> two = vec_of<int, short>(x, 1.0f);
+  ignore(x, b);
+  out[gid] = apply<Twice>(x) + apply<Negate>(x) * 10.0f + apply_both<Negate>(x) + total(s)
+           + float(unbox(b)) + Pipeline<Negate>::run(x) + two.y * 1000.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn template_template_parameters_match_cpu() {
+    let xs = inputs();
+    let Some(got) = run_floats(TEMPLATE_TEMPLATES, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        let want = 2.0 * x - 10.0 * x - 2.0 * x + (x + 103.0) + i as f32 + (1.0 - x) + 1000.0;
+        assert_eq!(got[i], want, "x = {x}");
+    }
+}
+
+#[test]
+fn a_template_template_argument_must_be_a_struct_template() {
+    let body = "template <typename T> struct Twice { static T apply(T x) { return x * T(2); } };\n\
+                template <template <typename> class Op, typename T> T apply(T x) { return Op<T>::apply(x); }\n\
+                kernel void k(device float* o [[buffer(0)]]) { o[0] = apply<float>(1.0f); }\n";
+    assert_error(
+        body,
+        "float>(1.0f)",
+        0,
+        "template template parameter `Op` needs the name of a struct template",
+    );
+    assert_eq!(first_code(body), Code::Template);
+}
+
 /// SPIRV-Cross's and Tint's array wrapper shape over atomics: an array
 /// struct template with `operator[]` per address space (the `constant`
 /// one is never used, so never instantiated), in `threadgroup` and

@@ -375,6 +375,12 @@ impl<'a> Program<'a> {
                 written.push(match r {
                     Replacement::Type(ts) => TemplateArg::Type(ts),
                     Replacement::Value(e) => TemplateArg::Expr(e),
+                    Replacement::Template(path) => TemplateArg::Type(ast::TypeSpec {
+                        path,
+                        name_span: span,
+                        span,
+                        ..Default::default()
+                    }),
                     Replacement::Pack(_) => unreachable!("packs do not nest"),
                 });
             }
@@ -630,6 +636,7 @@ fn show_value(program: &Program, v: &TemplateValue) -> String {
             let shown: Vec<String> = values.iter().map(|v| show_value(program, v)).collect();
             shown.join(",")
         }
+        TemplateValue::Template(t) => t.clone(),
     }
 }
 

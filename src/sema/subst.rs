@@ -21,6 +21,8 @@ pub enum Replacement {
     /// element the name of one of its parameters): one replacement per
     /// element, used where a pattern naming it is expanded (`xs...`).
     Pack(Vec<Replacement>),
+    /// A template template parameter: the struct template's path.
+    Template(Vec<String>),
 }
 
 /// Substitutes template parameters by name.
@@ -67,6 +69,10 @@ impl<'m> Subst<'m> {
     /// `T::value_type` → `Small<float,3>::value_type` for a type parameter
     /// `T` bound to a named type.
     fn rescope(&self, path: &mut Vec<String>) {
+        if let Some(Replacement::Template(t)) = path.first().and_then(|p| self.map.get(p)) {
+            path.splice(0..1, t.iter().cloned());
+            return;
+        }
         if path.len() < 2 {
             return;
         }
@@ -86,6 +92,11 @@ impl<'m> Subst<'m> {
     /// `V<float>` where `V` itself stands for another plain name (a
     /// template hidden by a redefinition, `sema::redefinition`).
     fn rename_template(&self, path: &mut Vec<String>) {
+        // `Op<T>` with `Op` a template template parameter.
+        if let Some(Replacement::Template(t)) = self.lookup(path) {
+            *path = t.clone();
+            return;
+        }
         if !self.templates {
             return;
         }
@@ -392,7 +403,9 @@ impl<'m> Subst<'m> {
         match a {
             // A bare name in a template argument list parses as a type.
             TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => {
-                if let Some(Replacement::Value(v)) = self.lookup(&ts.path) {
+                if let Some(Replacement::Template(t)) = self.lookup(&ts.path) {
+                    ts.path = t.clone();
+                } else if let Some(Replacement::Value(v)) = self.lookup(&ts.path) {
                     let mut v = v.clone();
                     v.span = ts.span;
                     *a = TemplateArg::Expr(v);

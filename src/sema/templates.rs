@@ -26,6 +26,8 @@ pub enum TemplateValue {
     Value(i64, Scalar),
     /// The arguments of a template parameter pack, one per element.
     Pack(Vec<TemplateValue>),
+    /// A template template argument: the struct template's name.
+    Template(String),
 }
 
 /// The function a function template declares.
@@ -236,6 +238,7 @@ impl<'a> Program<'a> {
                 e.span,
                 format!("template parameter `{}` needs a type", p.name.name),
             )),
+            (TemplateParamKind::Template(_), a) => self.template_template_value(p, a),
             (TemplateParamKind::Value(ty, _), a) => {
                 let e = match a {
                     TemplateArg::Expr(e) => e.clone(),
@@ -252,6 +255,34 @@ impl<'a> Program<'a> {
                 self.constant_argument(p, ty, &e)
             }
         }
+    }
+
+    /// The struct template a template template parameter `p` is given.
+    fn template_template_value(
+        &self,
+        p: &ast::TemplateParam,
+        a: &TemplateArg,
+    ) -> Result<TemplateValue> {
+        let (name, span) = match a {
+            TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => {
+                (ts.name(), ts.span)
+            }
+            TemplateArg::Type(ts) => (String::new(), ts.span),
+            TemplateArg::Expr(e) => (String::new(), e.span),
+        };
+        let name = name.strip_prefix("metal::").unwrap_or(&name);
+        if self.struct_templates.contains_key(name) {
+            return Ok(TemplateValue::Template(name.to_string()));
+        }
+        Err(Error::coded(
+            Code::Template,
+            span,
+            format!(
+                "template template parameter `{}` needs the name of a struct template",
+                p.name.name
+            ),
+        )
+        .note("alias templates and function templates cannot be template template arguments here; wrap the function in a struct template with a static member function"))
     }
 
     fn constant_argument(
@@ -325,6 +356,15 @@ impl<'a> Program<'a> {
                 subst.expr(&mut e);
                 self.constant_argument(p, &ty, &e)
             }
+            TemplateParamKind::Template(Some(path)) => {
+                let ts = ast::TypeSpec {
+                    path: path.clone(),
+                    name_span: p.span,
+                    span: p.span,
+                    ..Default::default()
+                };
+                self.template_template_value(p, &TemplateArg::Type(ts))
+            }
             _ if !matches!(t.item, Templated::Function(_)) => Err(Error::coded(
                 Code::Template,
                 span,
@@ -363,6 +403,9 @@ impl<'a> Program<'a> {
                     .map(|v| self.replacement(v, span))
                     .collect::<Result<_>>()?,
             ),
+            TemplateValue::Template(name) => {
+                Replacement::Template(name.split("::").map(str::to_string).collect())
+            }
         })
     }
 
@@ -533,6 +576,7 @@ impl<'a> Program<'a> {
                 name.push_str(&format!("P{}", values.len()));
                 values.iter().for_each(|v| self.push_value_name(name, v));
             }
+            TemplateValue::Template(t) => name.push_str(t),
         }
     }
 
@@ -559,6 +603,7 @@ impl Program<'_> {
                 let shown: Vec<String> = values.iter().map(|v| self.show_value(v)).collect();
                 format!("<{}>", shown.join(", "))
             }
+            TemplateValue::Template(t) => t.clone(),
         }
     }
 }
@@ -688,7 +733,15 @@ impl Deduce<'_, '_, '_> {
         // `P<T, N>` against an instance of struct template `P`: each argument.
         if let Type::Struct(id) = arg {
             if let Some((template, written)) = self.program.instance_origins.get(id) {
-                if template == name && written.len() == pattern.args.len() {
+                // `Op<T>` with `Op` a template template parameter: `Op` is
+                // the instance's template.
+                let param = self.index(name).filter(|&i| {
+                    matches!(self.template.params[i].kind, TemplateParamKind::Template(_))
+                });
+                if let Some(i) = param {
+                    self.bind(i, TemplateValue::Template(template.clone()), span)?;
+                }
+                if (param.is_some() || template == name) && written.len() == pattern.args.len() {
                     for (p, w) in pattern.args.iter().zip(written) {
                         match w {
                             TemplateArg::Type(ts) => {

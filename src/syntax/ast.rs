@@ -59,6 +59,9 @@ pub enum TemplateParamKind {
     Type(Option<TypeSpec>),
     /// `int N [= 4]`: a constant of this type.
     Value(TypeSpec, Option<Expr>),
+    /// `template <typename> class Op [= Default]`: a struct template
+    /// (C++ [temp.arg.template]), with the path of the default's.
+    Template(Option<Vec<String>>),
 }
 
 /// One template parameter.

@@ -218,7 +218,7 @@ fn arguments(
     at: &TypeSpec,
 ) -> Result<HashMap<String, Replacement>> {
     let name = &a.alias.name.name;
-    if args.len() > a.params.len() {
+    if args.len() > a.params.len() && !a.params.iter().any(|p| p.pack) {
         return Err(Error::coded(
             Code::Template,
             template_arg_span(&args[a.params.len()]),
@@ -230,7 +230,20 @@ fn arguments(
     }
     let mut map = HashMap::new();
     for (i, p) in a.params.iter().enumerate() {
+        if p.pack {
+            let rest = args.get(i..).unwrap_or_default();
+            map.insert(p.name.name.clone(), pack_argument(rest));
+            break;
+        }
         let replacement = match (&p.kind, args.get(i)) {
+            (TemplateParamKind::Template(_), Some(TemplateArg::Type(ts)))
+                if ts.args.is_empty() && ts.ptr_ops.is_empty() =>
+            {
+                Replacement::Template(ts.path.clone())
+            }
+            (TemplateParamKind::Template(Some(default)), None) => {
+                Replacement::Template(default.clone())
+            }
             (TemplateParamKind::Type(_), Some(TemplateArg::Type(ts))) => {
                 Replacement::Type(ts.clone())
             }
@@ -262,6 +275,7 @@ fn arguments(
                 let expected = match p.kind {
                     TemplateParamKind::Type(_) => "a type",
                     TemplateParamKind::Value(..) => "a constant",
+                    TemplateParamKind::Template(_) => "a struct template",
                 };
                 return Err(Error::coded(
                     Code::Template,
@@ -287,4 +301,26 @@ fn arguments(
         map.insert(p.name.name.clone(), replacement);
     }
     Ok(map)
+}
+
+/// What an alias template's parameter pack stands for: its arguments; or,
+/// given exactly another template's unexpanded pack (`A<Ts...>` inside a
+/// variadic template), that pack's name, so that the alias's own
+/// expansions (`Tp...`) become expansions of it (`Ts...`).
+fn pack_argument(rest: &[TemplateArg]) -> Replacement {
+    if let [TemplateArg::Expr(e)] = rest {
+        match &e.kind {
+            ExprKind::TypePackExpansion(ts) => return Replacement::Type((**ts).clone()),
+            ExprKind::PackExpansion(e) => return Replacement::Value((**e).clone()),
+            _ => {}
+        }
+    }
+    Replacement::Pack(
+        rest.iter()
+            .map(|a| match a {
+                TemplateArg::Type(ts) => Replacement::Type(ts.clone()),
+                TemplateArg::Expr(e) => Replacement::Value(e.clone()),
+            })
+            .collect(),
+    )
 }

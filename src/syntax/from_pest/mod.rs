@@ -650,6 +650,9 @@ fn variable_template(pair: Pair<Rule>) -> Result<VariableTemplate> {
 pub(super) fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
     let span = span_of(&pair);
     let p = pair.into_inner().next().unwrap();
+    if p.as_rule() == Rule::template_template_param {
+        return template_template_param(p, span);
+    }
     let is_type = p.as_rule() == Rule::type_param;
     let mut inner = p.into_inner().peekable();
     let mut pack = false;
@@ -692,6 +695,29 @@ pub(super) fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
     Ok(TemplateParam {
         name,
         kind: TemplateParamKind::Value(ty, default),
+        pack,
+        span,
+    })
+}
+
+/// `template <typename, int> class V [= Vec]`: its own parameters only
+/// say what arguments `V` takes, which its uses check.
+fn template_template_param(pair: Pair<Rule>, span: Span) -> Result<TemplateParam> {
+    let (mut name, mut default, mut pack) = (None, None, false);
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::ident => name = Some(ident(p)),
+            Rule::path => default = Some(path(p)),
+            Rule::pack_ellipsis => pack = true,
+            _ => {}
+        }
+    }
+    Ok(TemplateParam {
+        name: name.unwrap_or_else(|| Ident {
+            name: format!("<unnamed {}>", span.start),
+            span,
+        }),
+        kind: TemplateParamKind::Template(default),
         pack,
         span,
     })

@@ -59,6 +59,9 @@ pub(super) fn item(i: &mut Item, f: &mut Visit) {
             for p in &mut t.params {
                 match &mut p.kind {
                     TemplateParamKind::Type(d) => d.iter_mut().for_each(|t| ty(t, f)),
+                    TemplateParamKind::Template(d) => {
+                        d.iter_mut().for_each(|d| f.path(d, p.span, PathUse::Type))
+                    }
                     TemplateParamKind::Value(t, d) => {
                         ty(t, f);
                         d.iter_mut().for_each(|e| expr(e, f));
