@@ -43,7 +43,15 @@ fn path(pair: Pair<Rule>) -> Vec<String> {
     let parts = text
         .trim_start_matches("::")
         .split("::")
-        .map(|s| s.trim().to_string())
+        .map(|s| {
+            let s = s.trim();
+            // `S::template rebind`: the keyword only says `<` follows.
+            s.strip_prefix("template")
+                .filter(|rest| rest.starts_with(char::is_whitespace))
+                .unwrap_or(s)
+                .trim()
+                .to_string()
+        })
         .collect();
     namespaces::resolve(parts, text.starts_with("::"), span_of(&pair))
 }

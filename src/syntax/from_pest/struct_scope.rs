@@ -27,6 +27,10 @@ pub(super) fn qualify(decl: &mut StructDecl, items: &mut [Item]) {
         let declared = match item {
             Item::Alias(a) => &a.name.name,
             Item::Struct(s) => &s.name.name,
+            Item::Template(TemplateDecl {
+                item: Templated::Alias(a),
+                ..
+            }) => &a.name.name,
             _ => continue,
         };
         let Some(short) = declared.strip_prefix(&prefix).filter(|s| !s.contains("::")) else {
