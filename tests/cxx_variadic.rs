@@ -241,6 +241,50 @@ fn a_template_template_argument_must_be_a_struct_template() {
     assert_eq!(first_code(body), Code::Template);
 }
 
+/// Member alias templates: of a plain struct (`Traits::pair<float>`,
+/// `typename Traits::template rebind<int>`), used unqualified inside a
+/// struct template (naming its parameter `T` too), and of a struct
+/// template's instance inside another template (`typename S::template
+/// rebind<float>`).
+const MEMBER_ALIASES: &str = r#"
+template <typename T> struct Box { T value; };
+struct Traits {
+  template <typename U> using rebind = Box<U>;
+  template <typename U> using pair = vec<U, 2>;
+};
+template <typename T> struct Cell {
+  T value;
+  template <typename U> using rebind = Cell<U>;
+  template <typename U> using with = vec<T, sizeof(U)>;
+  rebind<float> widen() const { return rebind<float>{float(value) * 0.5f}; }
+  with<short> twice() const { return with<short>(value, value * 2); }
+};
+template <typename S>
+float widened(S s) { typename S::template rebind<float> c = s.widen(); return c.value; }
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  typename Traits::template rebind<int> b{int(gid)};
+  Traits::pair<float> p = Traits::pair<float>(in[gid], 2.0f);
+  Cell<int> c{int(gid) * 3};
+  out[gid] = float(b.value) + p.x * p.y + widened(c) + float(c.twice().y);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn member_alias_templates_match_cpu() {
+    let xs = inputs();
+    let Some(got) = run_floats(MEMBER_ALIASES, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        let g = i as f32;
+        let want = g + x * 2.0 + (3.0 * g) * 0.5 + 6.0 * g;
+        assert_eq!(got[i], want, "x = {x}");
+    }
+}
+
 /// SPIRV-Cross's and Tint's array wrapper shape over atomics: an array
 /// struct template with `operator[]` per address space (the `constant`
 /// one is never used, so never instantiated), in `threadgroup` and

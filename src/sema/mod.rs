@@ -725,6 +725,9 @@ impl<'a> Program<'a> {
         let name = ts.name();
         let name = name.strip_prefix("metal::").unwrap_or(&name);
         if !ts.args.is_empty() {
+            if let Some(ty) = self.instance_member_alias(ts)? {
+                return Ok(ty);
+            }
             if let Some(ty) = self.trait_type(name, &ts.args)? {
                 return Ok(ty);
             }

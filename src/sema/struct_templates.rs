@@ -717,3 +717,58 @@ fn substitute_members(subst: &Subst, decl: &mut ast::StructDecl) {
         substitute_members(subst, a);
     }
 }
+
+impl<'a> Program<'a> {
+    /// `typename S::template rebind<U>` with `S` an instance of a struct
+    /// template that declares member alias template `rebind`: the aliased
+    /// type with the instance's arguments and `U` put in. (Uses inside the
+    /// struct and of plain structs are expanded by the parser.)
+    pub(super) fn instance_member_alias(&self, ts: &ast::TypeSpec) -> Result<Option<Type>> {
+        let Some((member, owner)) = ts.path.split_last() else {
+            return Ok(None);
+        };
+        let Some(Symbol::Type(Type::Struct(id))) = self.symbols.get(&owner.join("::")) else {
+            return Ok(None);
+        };
+        let Some((template, written)) = self.instance_origins.get(id) else {
+            return Ok(None);
+        };
+        let Some(templates) = self.struct_templates.get(template) else {
+            return Ok(None);
+        };
+        let Some(primary) = templates.iter().find(|t| struct_of(t).specialization.is_none()) else {
+            return Ok(None);
+        };
+        let values = self.class_template_arguments(primary, written, ts.span)?;
+        let (t, bound) = self.choose_specialization(template, templates, &values, ts.span)?;
+        let full = crate::syntax::from_pest::members::member_name(template, member);
+        let alias = struct_of(t).members.iter().find_map(|item| match item {
+            Item::Template(at) => match &at.item {
+                Templated::Alias(a) if a.name.name == full => Some((at, a)),
+                _ => None,
+            },
+            _ => None,
+        });
+        let Some((at, alias)) = alias else {
+            return Ok(None);
+        };
+        let mut map = HashMap::new();
+        for (p, v) in t.params.iter().zip(&bound) {
+            map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
+        }
+        let own = self.class_template_arguments(at, &ts.args, ts.span)?;
+        for (p, v) in at.params.iter().zip(&own) {
+            map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
+        }
+        let mut ty = alias.ty.clone();
+        Subst::new(&map).ty(&mut ty);
+        if !ty.ptr_ops.is_empty() || ty.space.is_some() {
+            return Err(Error::coded(
+                Code::Unsupported,
+                ts.span,
+                format!("`{full}` stands for a pointer or reference type; member alias templates of such types are not supported yet"),
+            ));
+        }
+        self.resolve_value_type(&ty).map(Some)
+    }
+}

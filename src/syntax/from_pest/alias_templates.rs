@@ -337,11 +337,15 @@ fn take_alias_templates(items: &mut Vec<Item>, aliases: &mut HashMap<String, Ali
             );
             false
         }
+        // A struct template's stay its members too, for uses of an
+        // instance's (`typename S::template rebind<U>` in a template,
+        // `sema::struct_templates`).
         Item::Template(TemplateDecl {
             item: Templated::Struct(st),
             ..
         }) => {
-            take_alias_templates(&mut st.members, aliases);
+            let mut members = st.members.clone();
+            take_alias_templates(&mut members, aliases);
             true
         }
         _ => true,
