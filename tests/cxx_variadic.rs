@@ -383,6 +383,38 @@ fn pointers_as_template_arguments_match_cpu() {
     }
 }
 
+/// `packed_float3` as a deduced and an explicit template argument, and as
+/// a struct template's.
+const PACKED: &str = r#"
+template <typename T> struct Holder { T v; };
+template <typename T> float3 widen(T x) { return float3(x); }
+kernel void k(device const packed_float3* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  Holder<packed_float3> h{in[gid]};
+  out[gid] = widen(h.v).y + widen<packed_float3>(in[gid]).z * 10.0f + float(sizeof(h));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn packed_vectors_as_template_arguments_match_cpu() {
+    // Three floats per thread.
+    let xs: Vec<f32> = (0..96).map(|i| (i as f32 - 40.0) * 0.25).collect();
+    let Some(out) = common::source::run_body(
+        PACKED,
+        "k",
+        (32, 16),
+        vec![(0, common::f32_bytes(&xs)), (1, vec![0; 4 * 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for (i, g) in got.iter().enumerate() {
+        let want = xs[3 * i + 1] + xs[3 * i + 2] * 10.0 + 12.0;
+        assert_eq!(*g, want, "element {i}");
+    }
+}
+
 /// Helper templates over textures, one of them variadic: each instance is
 /// specialised per texture like a helper taking a texture parameter.
 #[cfg(feature = "runner")]

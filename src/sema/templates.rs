@@ -441,6 +441,7 @@ impl<'a> Program<'a> {
                 ];
             }
             Type::Atomic(s) => ts.path = vec![format!("atomic_{}", s.name())],
+            Type::Packed(s, n) => ts.path = vec![format!("packed_{}{n}", s.name())],
             Type::Sampler { .. } => ts.path = vec!["sampler".into()],
             Type::Texture(t) => {
                 let word = |w: &str| ast::TypeSpec {
@@ -478,11 +479,10 @@ impl<'a> Program<'a> {
                     Code::Unsupported,
                     span,
                     format!(
-                        "`{}` as a template argument is not supported",
+                        "`{}` as a template argument is not supported yet",
                         self.display(other)
                     ),
-                )
-                .note("WGSL has no pointers to pointers"))
+                ))
             }
         }
         Ok(ts)

@@ -402,6 +402,14 @@ fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
         (Type::Vector(p, n), Type::Vector(a, m)) if n == m => {
             scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
         }
+        // A packed vector and its aligned vector convert to each other
+        // (MSL §2.2.3).
+        (Type::Packed(p, n), Type::Vector(a, m) | Type::Packed(a, m))
+        | (Type::Vector(p, n), Type::Packed(a, m))
+            if n == m =>
+        {
+            scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
+        }
         _ => None,
     }
 }
