@@ -124,6 +124,35 @@ fn structs_reference(x: f32) -> [f32; 4] {
     ]
 }
 
+/// `constexpr` variadic function templates and folds where a constant is
+/// needed: a program-scope constant, a local `constexpr`, a vector size,
+/// `static_assert`, a static member.
+const CONSTANTS: &str = r#"
+template <typename T> constexpr T sum(T x) { return x; }
+template <typename T, typename... Us> constexpr auto sum(T x, Us... us) { return x + sum(us...); }
+template <int... Ns> struct Seq { static constant constexpr int total = (Ns + ... + 0); };
+constant constexpr int kTotal = sum(1, 2, 3);
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  constexpr int local = sum(4, 5);
+  vec<float, sum(1, 2)> v(1.0f, 2.0f, in[gid]);
+  static_assert(Seq<1, 2, 3>::total == 6, "a fold over a non-type pack");
+  out[gid] = float(kTotal + local) * 10.0f + v.z + float(Seq<4, 5>::total) * 100.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn constexpr_variadic_templates_are_constants() {
+    let xs = inputs();
+    let Some(got) = run_floats(CONSTANTS, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(got[i], 150.0 + x + 900.0, "x = {x}");
+    }
+}
+
 /// Inputs with both signs and fractions that every operation keeps exact.
 fn inputs() -> Vec<f32> {
     (0..32).map(|i| (i as f32 - 13.0) * 0.25).collect()
