@@ -116,12 +116,7 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 "#;
 
 fn structs_reference(x: f32) -> [f32; 4] {
-    [
-        304.0,
-        202.0,
-        0.5 + x + 2.0 + 3.0,
-        x + 10.0 + 200.0 + 3000.0,
-    ]
+    [304.0, 202.0, 0.5 + x + 2.0 + 3.0, x + 10.0 + 200.0 + 3000.0]
 }
 
 /// `constexpr` variadic function templates and folds where a constant is
@@ -474,8 +469,14 @@ fn textures_as_template_arguments_match_cpu() {
     let texels: Vec<f32> = (0..w * h * 4).map(|i| i as f32 * 0.5 - 3.0).collect();
     let resources = Resources {
         textures: [
-            (0, TextureData::new_2d(F::Rgba32Float, w, h, common::f32_bytes(&texels))),
-            (1, TextureData::new_2d(F::Rgba32Float, w, h, vec![0; (w * h * 16) as usize])),
+            (
+                0,
+                TextureData::new_2d(F::Rgba32Float, w, h, common::f32_bytes(&texels)),
+            ),
+            (
+                1,
+                TextureData::new_2d(F::Rgba32Float, w, h, vec![0; (w * h * 16) as usize]),
+            ),
         ]
         .into_iter()
         .collect(),
@@ -489,14 +490,18 @@ fn textures_as_template_arguments_match_cpu() {
         grid: [w, h, 1],
         threadgroup: [w, h, 1],
     };
-    let out = run_kernel_resources(gpu, "t.metal", TEXTURES, &options, "k", &dispatch, &resources)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = run_kernel_resources(
+        gpu, "t.metal", TEXTURES, &options, "k", &dispatch, &resources,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let got = common::f32s(&out.textures[&1].data);
     for y in 0..h {
         for x in 0..w {
             let i = ((y * w + x) * 4) as usize;
             let extra = [x as f32, y as f32, 0.0, 0.0];
-            let want: Vec<f32> = (0..4).map(|c| texels[i + c] * 2.0 + 1.0 + extra[c]).collect();
+            let want: Vec<f32> = (0..4)
+                .map(|c| texels[i + c] * 2.0 + 1.0 + extra[c])
+                .collect();
             assert_eq!(&got[i..i + 4], &want[..], "texel ({x}, {y})");
         }
     }
@@ -514,9 +519,20 @@ fn sizeof_pack_of_a_name_that_is_no_pack_is_refused() {
 fn pack_expansion_outside_a_variadic_template_is_refused() {
     let body = "float f(float a) { return a; }\n\
                 kernel void k(device float* o [[buffer(0)]]) { float x = 1.0f; o[0] = f(x...); }\n";
-    assert_error(body, "x...", 0, "this pack expansion (`...`) names no parameter pack");
-    let fold = "kernel void k(device float* o [[buffer(0)]]) { float x = 1.0f; o[0] = (x + ...); }\n";
-    assert_error(fold, "(x + ...)", 0, "this fold expression names no parameter pack");
+    assert_error(
+        body,
+        "x...",
+        0,
+        "this pack expansion (`...`) names no parameter pack",
+    );
+    let fold =
+        "kernel void k(device float* o [[buffer(0)]]) { float x = 1.0f; o[0] = (x + ...); }\n";
+    assert_error(
+        fold,
+        "(x + ...)",
+        0,
+        "this fold expression names no parameter pack",
+    );
 }
 
 #[test]
@@ -535,7 +551,12 @@ fn a_binary_fold_with_two_operators_is_refused() {
 fn sizeof_pack_needs_sizeof() {
     let body = "template <typename... Ts> uint f(Ts... xs) { return alignof...(Ts); }\n\
                 kernel void k(device uint* o [[buffer(0)]]) { o[0] = f(1.0f); }\n";
-    assert_error(body, "alignof", 0, "expected `sizeof` before `...`, found `alignof`");
+    assert_error(
+        body,
+        "alignof",
+        0,
+        "expected `sizeof` before `...`, found `alignof`",
+    );
 }
 
 #[test]

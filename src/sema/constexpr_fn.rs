@@ -87,7 +87,12 @@ fn template_call(
 }
 
 /// The value of `f(args)`, `f` a `constexpr` function.
-fn call_function(program: &Program, f: &FunctionDecl, span: Span, args: &[Expr]) -> Result<ConstValue> {
+fn call_function(
+    program: &Program,
+    f: &FunctionDecl,
+    span: Span,
+    args: &[Expr],
+) -> Result<ConstValue> {
     let values = args
         .iter()
         .map(|a| consteval::eval(program, a))
@@ -107,7 +112,11 @@ fn is_single_return(f: &FunctionDecl) -> bool {
 
 fn accepts(f: &FunctionDecl, n: usize) -> bool {
     if f.params.iter().any(|p| p.pack) {
-        return n >= f.params.iter().filter(|p| !p.pack && p.default.is_none()).count();
+        return n
+            >= f.params
+                .iter()
+                .filter(|p| !p.pack && p.default.is_none())
+                .count();
     }
     n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
 }

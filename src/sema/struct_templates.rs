@@ -736,7 +736,10 @@ impl<'a> Program<'a> {
         let Some(templates) = self.struct_templates.get(template) else {
             return Ok(None);
         };
-        let Some(primary) = templates.iter().find(|t| struct_of(t).specialization.is_none()) else {
+        let Some(primary) = templates
+            .iter()
+            .find(|t| struct_of(t).specialization.is_none())
+        else {
             return Ok(None);
         };
         let values = self.class_template_arguments(primary, written, ts.span)?;

@@ -4,8 +4,8 @@
 
 use crate::source_map::Span;
 use crate::syntax::ast::{
-    BinaryOp, Block, Expr, ExprKind, FunctionDecl, Ident, Init, Param, PtrOp, Stmt, StmtKind, SwitchItem,
-    TemplateArg, TypeSpec, VarDecl,
+    BinaryOp, Block, Expr, ExprKind, FunctionDecl, Ident, Init, Param, PtrOp, Stmt, StmtKind,
+    SwitchItem, TemplateArg, TypeSpec, VarDecl,
 };
 use crate::syntax::from_pest::paths::{PathUse, Visit};
 use std::collections::HashMap;
@@ -148,7 +148,8 @@ impl<'m> Subst<'m> {
             return None;
         }
         let mut ty = p.ty.clone();
-        let elements = self.element_maps(&mut |v| crate::syntax::from_pest::paths::ty(&mut ty, v))?;
+        let elements =
+            self.element_maps(&mut |v| crate::syntax::from_pest::paths::ty(&mut ty, v))?;
         Some(
             elements
                 .iter()
@@ -201,7 +202,8 @@ impl<'m> Subst<'m> {
     /// packs it names; `None` when it names none of this substitution's.
     fn expand(&self, pattern: &Expr) -> Option<Vec<Expr>> {
         let mut probe = pattern.clone();
-        let maps = self.element_maps(&mut |v| crate::syntax::from_pest::paths::expr(&mut probe, v))?;
+        let maps =
+            self.element_maps(&mut |v| crate::syntax::from_pest::paths::expr(&mut probe, v))?;
         Some(
             maps.iter()
                 .map(|map| {
@@ -260,9 +262,8 @@ impl<'m> Subst<'m> {
                     ..
                 }) => {
                     let mut probe = (**ts).clone();
-                    let maps = self.element_maps(&mut |v| {
-                        crate::syntax::from_pest::paths::ty(&mut probe, v)
-                    });
+                    let maps = self
+                        .element_maps(&mut |v| crate::syntax::from_pest::paths::ty(&mut probe, v));
                     if let Some(maps) = maps {
                         for map in &maps {
                             let mut e = TemplateArg::Type((**ts).clone());
@@ -327,7 +328,10 @@ impl<'m> Subst<'m> {
             Some(BinaryOp::LogicalAnd) => Some(ExprKind::Bool(true)),
             Some(BinaryOp::LogicalOr) => Some(ExprKind::Bool(false)),
             // `void()`: a comma fold over nothing.
-            None => Some(ExprKind::Call(Box::new(name_expr("void", span)), Vec::new())),
+            None => Some(ExprKind::Call(
+                Box::new(name_expr("void", span)),
+                Vec::new(),
+            )),
             _ => None,
         };
         Some(match left {
@@ -336,7 +340,7 @@ impl<'m> Subst<'m> {
                 let Some(first) = it.next() else {
                     return empty.map(|kind| Expr { kind, span });
                 };
-                it.fold(first, |acc, e| combine(acc, e))
+                it.fold(first, &combine)
             }
             false => {
                 let mut it = elements.into_iter().rev();

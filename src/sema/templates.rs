@@ -141,7 +141,11 @@ impl<'a> Program<'a> {
             slot: None,
             elements: vec![Vec::new(); t.params.len()],
         };
-        let trailing = f.params.iter().rposition(|p| p.pack).map(|j| f.params.len() - j - 1);
+        let trailing = f
+            .params
+            .iter()
+            .rposition(|p| p.pack)
+            .map(|j| f.params.len() - j - 1);
         for (j, p) in f.params.iter().enumerate() {
             if !p.pack {
                 // A parameter after the pack takes one of the last arguments.
