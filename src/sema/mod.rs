@@ -21,6 +21,7 @@ pub mod static_assert;
 pub mod struct_templates;
 pub mod subst;
 mod suggestions;
+mod template_deduction;
 pub mod templates;
 mod tessellation;
 mod texture_types;
