@@ -533,6 +533,8 @@ fn pack_expansion_outside_a_variadic_template_is_refused() {
         0,
         "this fold expression names no parameter pack",
     );
+    assert_eq!(first_code(body), Code::Template);
+    assert_eq!(first_code(fold), Code::Template);
 }
 
 #[test]
@@ -545,6 +547,7 @@ fn a_binary_fold_with_two_operators_is_refused() {
         0,
         "the operators of a binary fold expression must be the same",
     );
+    assert_eq!(first_code(body), Code::Syntax);
 }
 
 #[test]
@@ -557,6 +560,7 @@ fn sizeof_pack_needs_sizeof() {
         0,
         "expected `sizeof` before `...`, found `alignof`",
     );
+    assert_eq!(first_code(body), Code::Syntax);
 }
 
 #[test]
