@@ -575,6 +575,12 @@ impl Lowerer<'_, '_> {
         if f.stage.is_some() || self.global.functions.keys().any(|k| k.0 == index) {
             return Ok(());
         }
+        // A member function of a class template's instance is instantiated
+        // only where it is used ([temp.inst]/11): `const constant T&
+        // operator[]` of `Array<atomic_uint, 4>` is never checked.
+        if self.member_of_template_instance(&f.name.name) {
+            return Ok(());
+        }
         let mut keys = Vec::new();
         for p in &f.params {
             match self.program.resolve_type(&p.ty)? {
@@ -595,6 +601,20 @@ impl Lowerer<'_, '_> {
             }
         }
         self.function(index, keys, f.name.span).map(|_| ())
+    }
+
+    /// Whether `name` (`Array<float,4>::get`) is a member function of a
+    /// struct template's instance.
+    fn member_of_template_instance(&self, name: &str) -> bool {
+        let Some((owner, _)) = name.rsplit_once("::") else {
+            return false;
+        };
+        match self.program.symbols.get(owner) {
+            Some(crate::sema::Symbol::Type(Type::Struct(id))) => {
+                self.program.instance_origins.contains_key(id)
+            }
+            _ => false,
+        }
     }
 
     fn span(s: Span) -> naga::Span {

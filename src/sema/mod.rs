@@ -22,6 +22,7 @@ pub mod static_assert;
 pub mod struct_templates;
 pub mod subst;
 mod suggestions;
+mod template_deduction;
 pub mod templates;
 mod tessellation;
 mod texture_types;
@@ -775,6 +776,9 @@ impl<'a> Program<'a> {
         let name = ts.name();
         let name = name.strip_prefix("metal::").unwrap_or(&name);
         if !ts.args.is_empty() {
+            if let Some(ty) = self.instance_member_alias(ts)? {
+                return Ok(ty);
+            }
             if let Some(ty) = self.trait_type(name, &ts.args)? {
                 return Ok(ty);
             }

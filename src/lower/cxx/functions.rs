@@ -877,6 +877,11 @@ pub(in crate::lower) fn is_auto(ts: &crate::syntax::ast::TypeSpec) -> bool {
 }
 
 pub(in crate::lower) fn accepts(f: &FunctionDecl, n: usize) -> bool {
+    // `Ts... xs` takes any number of arguments.
+    if f.params.iter().any(|p| p.pack) {
+        let needed = f.params.iter().filter(|p| !p.pack && p.default.is_none());
+        return n >= needed.count();
+    }
     n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
 }
 

@@ -91,6 +91,9 @@ struct Candidate {
     specificity: Vec<u32>,
     /// How it is shown in an ambiguity note.
     shown: String,
+    /// A template with a function parameter pack, which loses a tie to
+    /// one without ([temp.deduct.partial]/11: `f(T)` over `f(T, Us...)`).
+    variadic: bool,
 }
 
 enum CandidateKind {
@@ -218,6 +221,7 @@ impl Lowerer<'_, '_> {
             specificity: Vec::new(),
             ranks,
             shown,
+            variadic: false,
         }))
     }
 
@@ -249,12 +253,7 @@ impl Lowerer<'_, '_> {
             .iter()
             .zip(&values)
             .filter(|(p, _)| !p.name.name.starts_with('<'))
-            .map(|(p, v)| match v {
-                TemplateValue::Type(ty) => {
-                    format!("{} = {}", p.name.name, self.program.display(ty))
-                }
-                TemplateValue::Value(n, _) => format!("{} = {n}", p.name.name),
-            })
+            .map(|(p, v)| format!("{} = {}", p.name.name, self.program.show_value(v)))
             .collect();
         let params: Vec<&str> = template
             .params
@@ -268,6 +267,7 @@ impl Lowerer<'_, '_> {
             .map(|p| pattern_specificity(&p.ty, &params))
             .collect();
         Ok(Some(Candidate {
+            variadic: f.params.iter().any(|p| p.pack),
             kind: CandidateKind::Template(t, values),
             ranks,
             specificity,
@@ -387,6 +387,12 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
 fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
     match (param, arg) {
         _ if param == arg => Some(EXACT),
+        // A storage texture's format is chosen where it is bound; the
+        // parameter's type names none.
+        (Type::Texture(p), Type::Texture(a)) => {
+            let same = p.shape == a.shape && p.scalar == a.scalar && p.access == a.access;
+            same.then_some(EXACT)
+        }
         (Type::Scalar(p), Type::Scalar(a)) => scalar_rank(*p, *a),
         (Type::Vector(p, n), Type::Vector(a, m)) if n == m => {
             scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
@@ -394,6 +400,14 @@ fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
         // MSL converts a scalar to a vector implicitly (a splat),
         // a conversion as clang ranks it.
         (Type::Vector(p, _), Type::Scalar(a)) => scalar_rank(*p, *a).map(|r| r.max(CONVERSION)),
+        // A packed vector and its aligned vector convert to each other
+        // (MSL §2.2.3).
+        (Type::Packed(p, n), Type::Vector(a, m) | Type::Packed(a, m))
+        | (Type::Vector(p, n), Type::Packed(a, m))
+            if n == m =>
+        {
+            scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
+        }
         _ => None,
     }
 }
@@ -472,7 +486,7 @@ fn better(a: &Candidate, b: &Candidate) -> bool {
                 .zip(&b.specificity)
                 .all(|(x, y)| x >= y);
             let gt = a.specificity.iter().zip(&b.specificity).any(|(x, y)| x > y);
-            ge && gt
+            ge && (gt || (!a.variadic && b.variadic))
         }
         _ => false,
     }

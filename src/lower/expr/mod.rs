@@ -26,6 +26,10 @@ impl Lowerer<'_, '_> {
         }
         match &e.kind {
             ExprKind::SizeOf { query, operand } => self.size_of(fx, *query, operand, e.span),
+            ExprKind::PackExpansion(_)
+            | ExprKind::TypePackExpansion(_)
+            | ExprKind::SizeofPack(_)
+            | ExprKind::Fold { .. } => Err(outside_pack(e)),
             ExprKind::Int { .. } => self.int_literal(fx, e),
             ExprKind::Float { value, suffix } => self.float_literal(fx, *value, *suffix, e.span),
             ExprKind::Bool(b) => Ok(Value::Rv(
@@ -878,4 +882,16 @@ fn null_pointer(span: Span) -> Error {
         "a null pointer is not supported here: a WGSL pointer always points to a variable",
     )
     .note("keep the pointer and a `bool` saying whether it is set, or an index with a value meaning none")
+}
+
+/// A pack expansion, `sizeof...` or fold expression that instantiation did
+/// not expand: it names no parameter pack of the template it is in.
+fn outside_pack(e: &Expr) -> Error {
+    let what = match &e.kind {
+        ExprKind::SizeofPack(n) => format!("`{}` is not a parameter pack (in `sizeof...`)", n.name),
+        ExprKind::Fold { .. } => "this fold expression names no parameter pack".to_string(),
+        _ => "this pack expansion (`...`) names no parameter pack".to_string(),
+    };
+    Error::coded(Code::Template, e.span, what)
+        .note("`...` expands a template parameter pack (`typename... Ts`) or a function parameter pack (`Ts... xs`) of the enclosing template")
 }

@@ -235,6 +235,19 @@ fn member_template(s: &Ident, pair: Pair<Rule>) -> Result<Vec<Item>> {
         match p.as_rule() {
             Rule::template_kw => {}
             Rule::template_param => params.push(super::template_param(p)?),
+            // `template <typename U> using rebind = S<U>;`: the alias
+            // template `S::rebind` (`alias_templates`).
+            Rule::using_alias => {
+                let Item::Alias(alias) = member_alias(s, p)? else {
+                    unreachable!("a member alias")
+                };
+                return Ok(vec![Item::Template(TemplateDecl {
+                    params,
+                    item: Templated::Alias(alias),
+                    specialization: None,
+                    span,
+                })]);
+            }
             _ => items = member_functions(s, p)?,
         }
     }
@@ -680,6 +693,7 @@ fn with_this(mut f: FunctionDecl, ty: TypeSpec) -> FunctionDecl {
             array: Vec::new(),
             attributes: Vec::new(),
             default: None,
+            pack: false,
             span,
         },
     );

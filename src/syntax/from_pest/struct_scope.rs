@@ -34,6 +34,10 @@ pub(super) fn qualify(decl: &mut StructDecl, items: &mut [Item]) {
         let (declared, table) = match item {
             Item::Alias(a) => (&a.name.name, &mut types),
             Item::Struct(s) => (&s.name.name, &mut types),
+            Item::Template(TemplateDecl {
+                item: Templated::Alias(a),
+                ..
+            }) => (&a.name.name, &mut types),
             Item::Global(g) if g.declarators.len() == 1 => {
                 (&g.declarators[0].name.name, &mut values)
             }
