@@ -631,3 +631,35 @@ fn braced_lists_choose_the_overload_with_a_fixed_type() {
         assert_eq!(*g, (2 * i * 10 + i * 100 + 7) + (i * 10 + 1000), "[{i}]");
     }
 }
+
+/// `static constexpr constant U init = static_cast<U>(0);` for a struct
+/// `U` (MLX's scans over `complex64_t`): the cast calls the constructor in
+/// the constant evaluator.
+const CONSTANT_STRUCT_CASTS: &str = r#"
+template <typename T> struct cx {
+  T re; T im;
+  constexpr cx(T r) : re(r), im(T(0)) {}
+  constexpr cx(T r, T i) : re(r), im(i) {}
+};
+template <typename U> struct CumSum { static constexpr constant U init = static_cast<U>(2); };
+kernel void casts(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  o[i] = CumSum<cx<float>>::init.re + CumSum<cx<float>>::init.im * 10.0f + float(CumSum<int>::init) * float(i);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn static_casts_to_structs_in_constants_match_cpu_reference() {
+    let Some(out) = common::source::run_body(
+        CONSTANT_STRUCT_CASTS,
+        "casts",
+        (8, 8),
+        vec![(0, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 2.0 + 2.0 * i as f32, "[{i}]");
+    }
+}

@@ -618,6 +618,11 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         }
         ExprKind::Cast(_, ts, inner) => {
             let ty = program.resolve_type(ts)?;
+            // `static_cast<complex_t<float>>(0)`: the struct's constructor.
+            if matches!(ty, Type::Struct(_)) {
+                return construct_values(program, &ty, std::slice::from_ref(inner), e.span)
+                    .unwrap_or_else(|| Err(not_const()));
+            }
             let v = eval(program, inner)?;
             match ty {
                 Type::Scalar(s) => convert_scalar(&v, s).ok_or_else(not_const),
