@@ -1356,6 +1356,8 @@ fn subgroup_width_32_gives_native_matrices_per_lane_fragments() {
     }
     let out = msl2wgsl(&[&file, "--subgroup-width", "0"]);
     assert_exit(&out, 2);
+}
+
 /// `run --stage-in DESC.json --stage-in-region ORIGIN:SIZE`: a kernel's
 /// `[[stage_in]]` read as the descriptor says (a `uchar4Normalized` in
 /// buffer 1, per thread in x, from the region's origin on), and
