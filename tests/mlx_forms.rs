@@ -663,3 +663,35 @@ fn static_casts_to_structs_in_constants_match_cpu_reference() {
         assert_eq!(*g, 2.0 + 2.0 * i as f32, "[{i}]");
     }
 }
+
+/// A member function template calling another member function template of
+/// its struct unqualified (MLX's `simd_exclusive_scan` calling
+/// `simd_scan` inside `CumSum<U>`).
+const SIBLING_MEMBER_TEMPLATES: &str = r#"
+template <typename U> struct Sum {
+  static constexpr constant U init = static_cast<U>(1);
+  template <typename T> T twice(T v) thread { return v + v; }
+  template <typename T> T four(T v) thread { return twice(twice(v)) + T(init); }
+};
+kernel void members(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  Sum<int> s;
+  o[i] = s.four(float(i) * 0.5f);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn member_templates_call_sibling_member_templates() {
+    let Some(out) = common::source::run_body(
+        SIBLING_MEMBER_TEMPLATES,
+        "members",
+        (8, 8),
+        vec![(0, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 4.0 * (i as f32 * 0.5) + 1.0, "[{i}]");
+    }
+}

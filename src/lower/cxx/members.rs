@@ -535,7 +535,10 @@ impl Lowerer<'_, '_> {
             return Ok(None);
         };
         let key = member_name(self.program.struct_name(id), name);
-        if !self.program.symbols.contains_key(&key) {
+        // A member function, or a member function template.
+        if !self.program.symbols.contains_key(&key)
+            && self.program.function_templates(&key).is_empty()
+        {
             return Ok(None);
         }
         // A static member function takes no object.
