@@ -695,3 +695,31 @@ fn member_templates_call_sibling_member_templates() {
         assert_eq!(*g, 4.0 * (i as f32 * 0.5) + 1.0, "[{i}]");
     }
 }
+
+/// A static data member named through an object (`op.init`, as MLX's
+/// reductions read their operator's identity).
+const STATIC_MEMBERS_THROUGH_OBJECTS: &str = r#"
+template <typename U> struct And { static constexpr constant bool init = true; static constexpr constant int k = 7; };
+struct Mx { static constexpr constant float init = -1.5f; };
+kernel void statics(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  And<bool> op; Mx m;
+  o[i] = (op.init ? float(op.k) : 0.0f) + m.init * float(i);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn static_members_named_through_objects_match_cpu_reference() {
+    let Some(out) = common::source::run_body(
+        STATIC_MEMBERS_THROUGH_OBJECTS,
+        "statics",
+        (8, 8),
+        vec![(0, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 7.0 - 1.5 * i as f32, "[{i}]");
+    }
+}
