@@ -723,3 +723,37 @@ fn static_members_named_through_objects_match_cpu_reference() {
         assert_eq!(*g, 7.0 - 1.5 * i as f32, "[{i}]");
     }
 }
+
+/// `constexpr` function templates called with explicit template arguments
+/// where a constant is needed (MLX's `get_pack_factor<bits, 8>()` in a
+/// struct's static constant and an array size).
+const CONSTEXPR_TEMPLATE_CALLS: &str = r#"
+template <int bits, int wsize = 8>
+inline constexpr short get_pack_factor() { return (bits == 3 || bits == 5) ? 8 : (bits == 6 ? 4 : wsize / bits); }
+template <int bits> struct L { static constant constexpr const short pf = get_pack_factor<bits, 8>(); float v[pf]; };
+kernel void packs(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  constexpr short a = get_pack_factor<4>();
+  float scratch[get_pack_factor<3>()];
+  L<2> l;
+  scratch[i % 8] = float(i);
+  o[i] = float(a) * 100.0f + float(L<6>::pf) * 10.0f + float(sizeof(l)) + scratch[i % 8];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn constexpr_templates_with_explicit_arguments_are_constants() {
+    let Some(out) = common::source::run_body(
+        CONSTEXPR_TEMPLATE_CALLS,
+        "packs",
+        (8, 8),
+        vec![(0, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    // get_pack_factor<4>() = 2, <6> = 4, L<2>::pf = 4 floats = 16 bytes.
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 200.0 + 40.0 + 16.0 + i as f32, "[{i}]");
+    }
+}

@@ -25,11 +25,15 @@ thread_local! {
 /// The value of `callee(args)` when `callee` names a `constexpr` function;
 /// `None` when it does not (a constructor, or not constant at all).
 pub fn call(program: &Program, callee: &Expr, args: &[Expr]) -> Option<Result<ConstValue>> {
+    // `get_pack_factor<bits, 8>()`: a template with explicit arguments.
+    if let ExprKind::Templated(path, explicit) = &callee.kind {
+        return template_call(program, &path.join("::"), explicit, callee.span, args);
+    }
     let ExprKind::Name(path) = &callee.kind else {
         return None;
     };
     let Some(Symbol::Functions(list)) = program.symbols.get(path.last()?) else {
-        return template_call(program, path.last()?, callee.span, args);
+        return template_call(program, path.last()?, &[], callee.span, args);
     };
     let f = list
         .iter()
@@ -39,11 +43,12 @@ pub fn call(program: &Program, callee: &Expr, args: &[Expr]) -> Option<Result<Co
 }
 
 /// `sum(1, 2, 3)` of a `constexpr` function template: its arguments
-/// deduced from the values' types, a template without a function
+/// given (`explicit`) or deduced from the values' types, a template without a function
 /// parameter pack preferred to one with ([temp.deduct.partial]/11).
 fn template_call(
     program: &Program,
     name: &str,
+    explicit: &[crate::syntax::ast::TemplateArg],
     span: Span,
     args: &[Expr],
 ) -> Option<Result<ConstValue>> {
@@ -73,7 +78,7 @@ fn template_call(
         f.params.iter().any(|p| p.pack)
     });
     for t in candidates {
-        let Ok(bound) = program.template_arguments(t, &[], &types, span) else {
+        let Ok(bound) = program.template_arguments(t, explicit, &types, span) else {
             continue;
         };
         let ident = super::templates::template_function(t).name.clone();
