@@ -336,6 +336,7 @@ fn lower_module<'a>(
         && options.subgroup_width != Some(metal::simd_groups::WIDTH);
     let lowered = if errors.is_empty() {
         l.size_simd_scratch();
+        l.set_fragment_simd_privates();
         l.add_function_constants(&mut functions);
         entry::point_sprites::move_sprites_last(&mut l.global.module, &functions);
         Ok(Lowered {

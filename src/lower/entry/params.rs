@@ -65,7 +65,10 @@ impl Lowerer<'_, '_> {
                 Err(Error::coded(Code::EntryPointSignature, p.ty.span, format!("`[[buffer(n)]]` argument `{name}` must be a pointer or reference in the `device` or `constant` address space")))
             }
             (Some(attr_name), _)
-                if !kernel && attr_name != "threadgroup" && builtin(attr_name).is_some() =>
+                if !kernel
+                    && attr_name != "threadgroup"
+                    && builtin(attr_name).is_some()
+                    && !fragment_simd_builtin(f, attr_name) =>
             {
                 Err(Error::coded(
                     Code::InvalidAttribute,
@@ -612,4 +615,12 @@ fn resource_index(program: &crate::sema::Program, a: &ast::Attribute) -> Result<
                 format!("{} index must be a non-negative integer constant", a.name),
             )
         })
+}
+
+/// `[[thread_index_in_simdgroup]]` and `[[threads_per_simdgroup]]` of a
+/// fragment function: the adapter's subgroup lane and width
+/// (`stages::stage_param`).
+fn fragment_simd_builtin(f: &ast::FunctionDecl, attr: &str) -> bool {
+    matches!(f.stage, Some((ast::Stage::Fragment, _)))
+        && matches!(attr, "thread_index_in_simdgroup" | "threads_per_simdgroup")
 }
