@@ -30,6 +30,6 @@ pub use naga;
 pub use wgpu;
 
 pub use library::{
-    decode_source, ByteStores, ErrorLimit, Failure, Library, Options, SimdGroups, Target,
-    UniformLayout,
+    decode_source, ByteStores, ConstantKey, ConstantValue, ErrorLimit, Failure,
+    FunctionConstantValues, Library, Options, SimdGroups, Target, UniformLayout,
 };

@@ -20,6 +20,9 @@ pub use crate::lower::ByteStores;
 pub use crate::lower::HalfMode;
 pub use crate::lower::SimdGroups;
 pub use crate::lower::WideIntegers;
+pub use crate::sema::function_constant_values::{
+    ConstantKey, ConstantValue, FunctionConstantValues,
+};
 pub use reporting::ErrorLimit;
 use reporting::{add_macro_notes, limit_errors, Recovered};
 
@@ -65,6 +68,14 @@ pub struct Options {
     /// emulated in threadgroup memory, or the adapter's native subgroups;
     /// `Auto` is the emulation here and the adapter's choice in the runner.
     pub simd: SimdGroups,
+    /// The adapter's subgroup width, where the host knows it is fixed (the
+    /// runner sets it from an adapter whose subgroups are one width). With
+    /// [`SimdGroups::Native`] and 32, SIMD-group matrices are held as
+    /// Apple's per-lane fragments, exchanged by subgroup shuffles; with any
+    /// other width, or none given, every thread holds whole matrices, which
+    /// is right at any width, also where a kernel falls back from the
+    /// 32-lane emulation to native subgroups (`metal/simdgroup_matrix.rs`).
+    pub subgroup_width: Option<u32>,
     /// How 8- and 16-bit elements that neighbouring threads store are
     /// written (`--byte-stores`): atomic clear-and-set pairs, or whole words
     /// combined through quad operations where a kernel's store allows it
@@ -80,6 +91,14 @@ pub struct Options {
     /// How many errors are reported before the translation stops
     /// (`--error-limit`, clang's `-ferror-limit`).
     pub error_limit: ErrorLimit,
+    /// Function constant values given at translation (`--function-constant`),
+    /// by index or name as Metal's `MTLFunctionConstantValues` takes them:
+    /// each is folded as a constant (array sizes, `case` labels, template
+    /// arguments work), and its `override` is not emitted. Constants given
+    /// none are `override`s the pipeline sets; a function that needs one's
+    /// value at translation is left out of the WGSL until it is given
+    /// (W0415), as the runner does for its pipelines.
+    pub function_constants: FunctionConstantValues,
     /// Where kernels read their `[[stage_in]]` attributes (`--stage-in`;
     /// Metal's `MTLComputePipelineDescriptor.stageInputDescriptor`), which
     /// WGSL fixes when it is written. `None`: each kernel's attributes
@@ -228,7 +247,7 @@ impl Library {
         let index = self
             .functions
             .iter()
-            .filter(|f| !translated_at_dispatch(f))
+            .filter(|f| !translated_at_dispatch(f) && !f.awaits_function_constants())
             .position(|f| f.name == name)?;
         let mut module = self.module.clone();
         let entry = module.entry_points.swap_remove(index);
@@ -381,6 +400,12 @@ fn leave_out_kernels_translated_at_dispatch(
         .into_iter()
         .enumerate()
     {
+        // A function waiting for function constant values (W0415) has
+        // no entry point at all.
+        if f.awaits_function_constants() {
+            left_out.push((at, f));
+            continue;
+        }
         let entry = entry_points.next();
         match translated_at_dispatch(&f) {
             true => left_out.push((at, f)),
@@ -444,17 +469,22 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         half: options.half,
         uniform_layout: options.uniform_layout,
         simd: options.simd,
+        subgroup_width: options.subgroup_width,
         byte_stores: options.byte_stores,
         one_part_dispatch: options.one_part_dispatch,
         stage_in: options.stage_in.clone(),
     };
     // Struct template instances are added to `tu` as analysis finds them used.
-    let lowered = sema::struct_templates::analyze_until_complete(&mut tu, |tu, program, errors| {
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        lower::lower(tu, program, &lower_options)
-    });
+    let lowered = sema::struct_templates::analyze_until_complete(
+        &mut tu,
+        &options.function_constants,
+        |tu, program, errors| {
+            if !errors.is_empty() {
+                return Err(errors);
+            }
+            lower::lower(tu, program, &lower_options)
+        },
+    );
     let mut lowered = match lowered {
         Ok(l) => l,
         Err(errors) => {
@@ -468,6 +498,13 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         return Err(fail(recovered.with(Vec::new(), warnings), map));
     }
     let deferred = leave_out_kernels_translated_at_dispatch(&mut lowered);
+    // A function waiting for function constant values (W0415) stopped
+    // part-way: what it had declared (its bindings, the dispatch uniform
+    // before its members were known) is dropped with everything else no
+    // entry point uses.
+    if deferred.iter().any(|(_, f)| f.awaits_function_constants()) {
+        naga::compact::compact(&mut lowered.module, naga::compact::KeepUnused::No);
+    }
     warnings.extend(
         lowered
             .warnings
@@ -599,6 +636,7 @@ mod emit {
             m
         });
         let module = declared.as_ref().unwrap_or(module);
+        crate::lower::passes::stage_operations::check(module)?;
         let caps = capabilities(target);
         // `--uniform-layout standard`: naga knows no
         // `uniform_buffer_standard_layout`, so such uniforms are validated

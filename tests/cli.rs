@@ -1329,6 +1329,35 @@ fn translation_run_and_render_need_no_buffer_for_inactive_arguments() {
     );
 }
 
+#[test]
+fn subgroup_width_32_gives_native_matrices_per_lane_fragments() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "m.metal",
+        "#include <metal_simdgroup_matrix>\nusing namespace metal;\n\
+         kernel void mm(device const float* a [[buffer(0)]], device float* d [[buffer(1)]]) {\n\
+         simdgroup_float8x8 m;\n simdgroup_load(m, a);\n simdgroup_multiply(m, m, m);\n simdgroup_store(m, d);\n}\n",
+    );
+    let wgsl = |extra: &[&str]| {
+        let mut args = vec![file.as_str(), "--simd", "native", "--target", "wgpu"];
+        args.extend_from_slice(extra);
+        let out = msl2wgsl(&args);
+        assert_exit(&out, 0);
+        stdout(&out)
+    };
+    let whole = "array<vec2<f32>, 32>";
+    let per_lane = wgsl(&["--subgroup-width", "32"]);
+    assert!(per_lane.contains("subgroupShuffle"), "{per_lane}");
+    assert!(!per_lane.contains(whole), "{per_lane}");
+    for extra in [&[][..], &["--subgroup-width", "8"][..]] {
+        let whole_matrices = wgsl(extra);
+        assert!(whole_matrices.contains(whole), "{whole_matrices}");
+    }
+    let out = msl2wgsl(&[&file, "--subgroup-width", "0"]);
+    assert_exit(&out, 2);
+}
+
 /// `run --stage-in DESC.json --stage-in-region ORIGIN:SIZE`: a kernel's
 /// `[[stage_in]]` read as the descriptor says (a `uchar4Normalized` in
 /// buffer 1, per thread in x, from the region's origin on), and

@@ -949,3 +949,13 @@ fn bit_fields_this_translator_does_not_lay_out_are_refused() {
         "initializing `B`, a struct with bit-fields, from a braced list is not supported",
     );
 }
+
+#[test]
+fn null_pointers_outside_comparisons_are_located() {
+    assert_error(
+        "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  device float* p = nullptr;\n  if (i > 2) p = o;\n}\n",
+        4,
+        21,
+        "a null pointer is not supported here: a WGSL pointer always points to a variable",
+    );
+}

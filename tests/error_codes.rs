@@ -233,6 +233,7 @@ fn representative_diagnostics_have_their_codes() {
         ("_Pragma(x)\n", Code::MalformedDirective),
         ("namespace a { int f() { return 1; } }\nnamespace b { int f() { return 2; } }\nusing namespace a;\nusing namespace b;\nkernel void k(device int* o [[buffer(0)]]) { o[0] = f(); }\n", Code::AmbiguousName),
         ("kernel void k(device float* o [[buffer(0)]]) { int n = 2; float a[n]; o[0] = a[0]; }\n", Code::NotConstant),
+        ("constant int n [[function_constant(0)]];\nstruct S { float a[n]; };\nkernel void k(device S* s [[buffer(0)]]) { s->a[0] = 1; }\n", Code::FunctionConstantWithoutValue),
         ("kernel void k(device int* o [[buffer(0)]]) { float x = 1; o[0] = reinterpret_cast<int>(x); }\n", Code::InvalidConversion),
         ("kernel void k(device int* o [[buffer(0)]]) { const int c; o[0] = c; }\n", Code::InvalidInitializer),
         ("kernel void k(float id [[thread_position_in_grid]]) {}\n", Code::EntryPointSignature),
@@ -300,6 +301,37 @@ fn representative_diagnostics_have_their_codes() {
         .map(|d| d.code())
         .collect();
     assert_eq!(codes, [Code::ThreadgroupLengthAtDispatch]);
+    // A function constant's value needed at translation and not given:
+    // the kernel waits for it.
+    let lib = Library::from_source(
+        "t.metal",
+        &format!("{PRELUDE}constant int n [[function_constant(0)]];\nkernel void k(device float* o [[buffer(0)]]) {{ float a[n]; a[0] = 1; o[0] = a[0]; }}\n"),
+        &Options::default(),
+    )
+    .unwrap();
+    let codes: Vec<Code> = lib
+        .warning_diagnostics()
+        .0
+        .iter()
+        .map(|d| d.code())
+        .collect();
+    assert_eq!(codes, [Code::FunctionLeftForConstants]);
+    // A value that does not fit the constant's type.
+    let mut options = Options::default();
+    options.function_constants.set(
+        msl2wgsl::ConstantKey::Name("n".into()),
+        msl2wgsl::ConstantValue::Text("x".into()),
+    );
+    let failure = Library::from_source(
+        "t.metal",
+        &format!("{PRELUDE}constant int n [[function_constant(0)]];\nkernel void k(device int* o [[buffer(0)]]) {{ o[0] = n; }}\n"),
+        &options,
+    )
+    .unwrap_err();
+    assert_eq!(
+        failure.diagnostics.0[0].code(),
+        Code::InvalidFunctionConstantValue
+    );
 }
 
 #[test]

@@ -627,3 +627,91 @@ fn spaces_around_scope_operators() {
         assert!((g - w).abs() < 1e-6, "{got:?}, want {want:?}");
     }
 }
+
+/// `float3(color)` of a `float4` (Apple's samples write it): the leading
+/// components, converted as any vector constructor converts.
+const TRUNCATING_CONSTRUCTORS: &str = r#"
+kernel void trunc(device float4* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float4 c = o[i];
+  float3 a = float3(c) * 2.0f;
+  int2 b = int2(c);
+  half2 h = half2(float3(c));
+  o[i] = float4(a.xy + float2(h), a.z, float(b.x + b.y));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn vector_constructors_of_longer_vectors_take_the_leading_components() {
+    let input: Vec<f32> = (0..64).map(|v| v as f32 * 0.75 - 20.0).collect();
+    let Some(out) = run(
+        TRUNCATING_CONSTRUCTORS,
+        "trunc",
+        16,
+        vec![(0, common::f32_bytes(&input))],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, c) in input.chunks(4).enumerate() {
+        // Every input is a multiple of 0.25, exact in half; int() truncates.
+        let want = [
+            c[0] * 2.0 + c[0],
+            c[1] * 2.0 + c[1],
+            c[2] * 2.0,
+            (c[0] as i32 + c[1] as i32) as f32,
+        ];
+        assert_eq!(&got[i * 4..i * 4 + 4], &want, "[{i}]");
+    }
+}
+
+/// References that are no WGSL pointer: `constant G& g = table[j]` of a
+/// program-scope `constant` array (a WGSL `const`, read through a copy),
+/// and `device H& h = buf[i]` of a buffer of `half` data (a word view,
+/// written through the reference).
+const REFERENCE_FORMS: &str = r#"
+struct G { float w; float o; };
+constant G taps[3] = { {0.25f, -1.0f}, {0.5f, 0.0f}, {0.25f, 1.0f} };
+constant uint kTaps = 3;
+struct H { half2 edge; half inside; half pad; };
+kernel void refs(device float* o [[buffer(0)]], device H* h [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+  float t = 0;
+  for (uint j = 0; j < ::kTaps; ++j) {
+    constant G& g = ::taps[j];
+    t += g.w * (g.o + float(i));
+  }
+  o[i] = t;
+  device H& e = h[i];
+  e.edge = half2(float(i), 0.5f);
+  e.inside = e.edge.x + 1.0h;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn references_to_constant_tables_and_half_buffers_match_cpu_reference() {
+    let Some(out) = run(
+        REFERENCE_FORMS,
+        "refs",
+        16,
+        vec![(0, vec![0u8; 64]), (1, vec![0xFFu8; 16 * 8])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got.iter().enumerate() {
+        let x = i as f32;
+        let want = 0.25 * (x - 1.0) + 0.5 * x + 0.25 * (x + 1.0);
+        assert_eq!(*g, want, "o[{i}]");
+    }
+    let half = |bits: u16| half::f16::from_bits(bits).to_f32();
+    for (i, e) in out[&1].chunks(8).enumerate() {
+        let word = |k: usize| u16::from_le_bytes([e[k], e[k + 1]]);
+        assert_eq!(half(word(0)), i as f32, "edge.x[{i}]");
+        assert_eq!(half(word(2)), 0.5, "edge.y[{i}]");
+        assert_eq!(half(word(4)), i as f32 + 1.0, "inside[{i}]");
+        // The padding keeps its bytes: only the members are written.
+        assert_eq!(word(6), 0xFFFF, "pad[{i}]");
+    }
+}

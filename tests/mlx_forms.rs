@@ -386,3 +386,374 @@ fn constant_conditions_choose_over_nullptr() {
         assert_eq!(*g, a[i] + a[2], "[{i}]");
     }
 }
+
+/// Struct-scope names as MLX's steel kernels use them: static constants in
+/// a member alias's template arguments (a lone name too), in a member
+/// array's size and in a static member function's body; `S::A::N`,
+/// `S::A::f(..)` and `typename A::type` through member alias `A`; a
+/// vector type named through an alias in a default member initializer.
+const STRUCT_SCOPE: &str = r#"
+#define STEEL_CONST static constant constexpr const
+template <typename T, int R, int C>
+struct Frag {
+  STEEL_CONST int kElems = 2;
+  typedef vec<T, kElems> frag_type;
+  static short2 coord(ushort lane) { return short2(lane % C, lane / C); }
+};
+template <typename T, short BM, short BK>
+struct Loader { STEEL_CONST short n = BM * BK; };
+template <typename T, short BM, short BK, bool transpose, class F_ = Frag<T, 4, 8>>
+struct Kernel {
+  STEEL_CONST short pad = 16 / sizeof(T);
+  STEEL_CONST short rows = BM + 1;
+  using loader_t = Loader<T, transpose ? BK : BM, transpose ? BM + pad : BK + pad>;
+  using small_t = Loader<T, 1, rows>;
+  using F_t = F_;
+  typedef typename F_t::frag_type frag_type;
+  frag_type acc[rows] = {frag_type(0)};
+  T weights[pad];
+  static T total() { return T(loader_t::n + small_t::n + rows * 100); }
+};
+kernel void scope(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  using K = Kernel<float, 3, 5, false>;
+  K k;
+  k.acc[i % 4] = float2(float(i), 2.0f);
+  short2 c = K::F_t::coord(ushort(i));
+  out[i] = K::total() + float(K::loader_t::n) * 1000.0f + k.acc[i % 4].x + k.acc[(i + 1) % 4].y
+         + float(c.x * 10 + c.y) * 0.5f + float(sizeof(K));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn struct_scope_names_match_cpu_reference() {
+    let Some(out) =
+        common::source::run_body(STRUCT_SCOPE, "scope", (8, 8), vec![(0, vec![0u8; 32])])
+    else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    // pad = 16 / 4 = 4, rows = 4; loader_t = Loader<float, 3, 9> (n = 27);
+    // small_t = Loader<float, 1, 4> (n = 4); total = 27 + 4 + 400;
+    // acc[(i + 1) % 4] is zero (the default), so its .y is 0;
+    // coord = (i % 8, i / 8); sizeof(K) = 4 float2 + 4 floats = 48.
+    for (i, g) in got.iter().enumerate() {
+        let coord = (i % 8) as f32 * 10.0 + (i / 8) as f32;
+        let want = 431.0 + 27.0 * 1000.0 + i as f32 + coord * 0.5 + 48.0;
+        assert_eq!(*g, want, "[{i}]");
+    }
+}
+
+/// Operator functions called by name (`return operator>(b, a);`, as MLX's
+/// complex.h writes `operator<`), templates and plain ones.
+const OPERATORS_BY_NAME: &str = r#"
+template <typename T> struct C { T re; T im; };
+template <typename T> bool operator>(C<T> a, C<T> b) { return a.re > b.re || (a.re == b.re && a.im > b.im); }
+template <typename T> bool operator<(C<T> a, C<T> b) { return operator>(b, a); }
+struct V { float x; };
+bool operator==(V a, V b) { return a.x == b.x; }
+kernel void ops(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  C<float> a = {o[i], 1.0f}, b = {2.0f, 0.0f};
+  V v = {o[i]}, w = {2.0f};
+  o[i] = float(a < b) + 2.0f * float(operator==(v, w)) + 4.0f * float(operator>(a, b));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn operators_called_by_name_match_cpu_reference() {
+    let x: Vec<f32> = (0..8).map(|v| v as f32 * 0.5).collect();
+    let Some(out) = common::source::run_body(
+        OPERATORS_BY_NAME,
+        "ops",
+        (8, 8),
+        vec![(0, common::f32_bytes(&x))],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, (g, x)) in got.iter().zip(&x).enumerate() {
+        let (a, b) = ((*x, 1.0f32), (2.0f32, 0.0f32));
+        let greater = |p: (f32, f32), q: (f32, f32)| p.0 > q.0 || (p.0 == q.0 && p.1 > q.1);
+        let want = f32::from(u8::from(greater(b, a)))
+            + 2.0 * f32::from(u8::from(*x == 2.0))
+            + 4.0 * f32::from(u8::from(greater(a, b)));
+        assert_eq!(*g, want, "[{i}]");
+    }
+}
+
+/// Array parameters of helpers in `constant`/`device` memory are pointers,
+/// as C++ adjusts them (MLX's `elem_to_loc_2<IdxT>(uint2, constant const
+/// int64_t strides[2])`, called with a kernel's pointer argument).
+const ARRAY_PARAMETERS_OF_HELPERS: &str = r#"
+template <typename IdxT = int64_t>
+IdxT loc2(uint2 elem, constant const int64_t strides[2]) {
+  return elem.x * IdxT(strides[1]) + elem.y * IdxT(strides[0]);
+}
+float total(device const float values[4], int n) {
+  float t = 0;
+  for (int k = 0; k < n; k++) t += values[k];
+  return t;
+}
+kernel void strided(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                    constant const int64_t* strides [[buffer(2)]],
+                    uint2 index [[thread_position_in_grid]], uint2 dim [[threads_per_grid]]) {
+  uint at = loc2<uint>(index, strides);
+  out[index.y * dim.x + index.x] = a[at] + total(a + at, 2);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn array_parameters_of_helpers_are_pointers() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else { return };
+    let a: Vec<f32> = (0..40).map(|v| v as f32).collect();
+    let strides: Vec<u8> = [8i64, 1].iter().flat_map(|s| s.to_le_bytes()).collect();
+    let buffers = [
+        (0, common::f32_bytes(&a)),
+        (1, vec![0u8; 4 * 8 * 4]),
+        (2, strides),
+    ]
+    .into_iter()
+    .collect();
+    let src = format!("{PRELUDE}{ARRAY_PARAMETERS_OF_HELPERS}");
+    let dispatch = Dispatch::Threads {
+        grid: [4, 4, 1],
+        threadgroup: [4, 4, 1],
+    };
+    let options = msl2wgsl::Options::default();
+    let out = run_kernel(
+        gpu, "t.metal", &src, &options, "strided", &dispatch, &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out[&1]);
+    for y in 0..4usize {
+        for x in 0..4usize {
+            let at = x + y * 8;
+            assert_eq!(got[y * 4 + x], a[at] + a[at] + a[at + 1], "({x}, {y})");
+        }
+    }
+}
+
+/// Implicit conversions through converting constructors ([class.conv.ctor],
+/// MLX's `complex_t(T real)`): in `return`, initialisation, arguments and
+/// assignment, and `static_cast`; an `explicit` constructor converts
+/// nothing implicitly, only in a cast.
+const CONVERTING_CONSTRUCTORS: &str = r#"
+template <typename T> struct complex_t {
+  T real; T imag;
+  constexpr complex_t(T r, T i) : real(r), imag(i) {}
+  constexpr complex_t(T r) : real(r), imag(T(1)) {}
+};
+complex_t<float> half_of(float x) { return x * 0.5f; }
+complex_t<float> add(complex_t<float> a, complex_t<float> b) {
+  return complex_t<float>(a.real + b.real, a.imag + b.imag);
+}
+kernel void conv(device float2* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  complex_t<float> c = half_of(float(i));
+  complex_t<float> d = add(c, 3.0f);
+  complex_t<float> e = 2.0f;
+  e = e.real + d.real;
+  complex_t<float> s = static_cast<complex_t<float>>(4.0f);
+  o[i] = float2(e.real + s.real - 4.0f, c.imag + d.imag + e.imag + s.imag - 1.0f);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn converting_constructors_match_cpu_reference() {
+    let Some(out) = common::source::run_body(
+        CONVERTING_CONSTRUCTORS,
+        "conv",
+        (8, 8),
+        vec![(0, vec![0u8; 64])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for i in 0..8 {
+        // c = (i/2, 1); d = c + (3, 1) = (i/2 + 3, 2); e = (2 + i/2 + 3, 1).
+        let c = i as f32 * 0.5;
+        assert_eq!(got[2 * i], 2.0 + c + 3.0, "real[{i}]");
+        assert_eq!(got[2 * i + 1], 1.0 + 2.0 + 1.0, "imag[{i}]");
+    }
+}
+
+#[test]
+fn explicit_constructors_do_not_convert_implicitly() {
+    assert_error(
+        "struct Meters { float v; explicit Meters(float x) : v(x) {} };\nkernel void k(device float* o [[buffer(0)]]) {\n  Meters m = 2.0f;\n  o[0] = m.v;\n}\n",
+        "2.0f",
+        0,
+        "cannot convert `float` to `Meters`",
+    );
+    translate_body(
+        "struct Meters { float v; explicit Meters(float x) : v(x) {} };\nkernel void k(device float* o [[buffer(0)]]) {\n  Meters m = static_cast<Meters>(2.0f);\n  o[0] = m.v;\n}\n",
+    );
+}
+
+/// A braced list passed where one overload of a function template takes a
+/// template parameter and another a fixed type (MLX's `elem_to_loc(IdxT,
+/// ..)` and `elem_to_loc(uint3, ..)`): a list deduces nothing, so the fixed
+/// `uint3` overload is called.
+const LIST_FOR_TEMPLATE_OVERLOADS: &str = r#"
+template <typename IdxT = int64_t>
+IdxT loc(IdxT elem, constant const int* strides) { return elem * IdxT(strides[0]) + IdxT(1000); }
+template <typename IdxT = int64_t>
+IdxT loc(uint3 elem, constant const int* strides) {
+  return IdxT(elem.x) * IdxT(strides[0]) + IdxT(elem.y) * IdxT(strides[1]) + IdxT(elem.z);
+}
+kernel void lists(device int* out [[buffer(0)]], constant const int* strides [[buffer(1)]],
+                  uint i [[thread_position_in_grid]]) {
+  out[i] = loc<int>({2 * i, i, 7u}, strides) + loc<int>(int(i), strides);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn braced_lists_choose_the_overload_with_a_fixed_type() {
+    let strides: Vec<u8> = [10i32, 100].iter().flat_map(|s| s.to_le_bytes()).collect();
+    let Some(out) = common::source::run_body(
+        LIST_FOR_TEMPLATE_OVERLOADS,
+        "lists",
+        (8, 8),
+        vec![(0, vec![0u8; 32]), (1, strides)],
+    ) else {
+        return;
+    };
+    let got: Vec<i32> = out[&0]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for (i, g) in got.iter().enumerate() {
+        let i = i as i32;
+        assert_eq!(*g, (2 * i * 10 + i * 100 + 7) + (i * 10 + 1000), "[{i}]");
+    }
+}
+
+/// `static constexpr constant U init = static_cast<U>(0);` for a struct
+/// `U` (MLX's scans over `complex64_t`): the cast calls the constructor in
+/// the constant evaluator.
+const CONSTANT_STRUCT_CASTS: &str = r#"
+template <typename T> struct cx {
+  T re; T im;
+  constexpr cx(T r) : re(r), im(T(0)) {}
+  constexpr cx(T r, T i) : re(r), im(i) {}
+};
+template <typename U> struct CumSum { static constexpr constant U init = static_cast<U>(2); };
+kernel void casts(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  o[i] = CumSum<cx<float>>::init.re + CumSum<cx<float>>::init.im * 10.0f + float(CumSum<int>::init) * float(i);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn static_casts_to_structs_in_constants_match_cpu_reference() {
+    let Some(out) = common::source::run_body(
+        CONSTANT_STRUCT_CASTS,
+        "casts",
+        (8, 8),
+        vec![(0, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 2.0 + 2.0 * i as f32, "[{i}]");
+    }
+}
+
+/// A member function template calling another member function template of
+/// its struct unqualified (MLX's `simd_exclusive_scan` calling
+/// `simd_scan` inside `CumSum<U>`).
+const SIBLING_MEMBER_TEMPLATES: &str = r#"
+template <typename U> struct Sum {
+  static constexpr constant U init = static_cast<U>(1);
+  template <typename T> T twice(T v) thread { return v + v; }
+  template <typename T> T four(T v) thread { return twice(twice(v)) + T(init); }
+};
+kernel void members(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  Sum<int> s;
+  o[i] = s.four(float(i) * 0.5f);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn member_templates_call_sibling_member_templates() {
+    let Some(out) = common::source::run_body(
+        SIBLING_MEMBER_TEMPLATES,
+        "members",
+        (8, 8),
+        vec![(0, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 4.0 * (i as f32 * 0.5) + 1.0, "[{i}]");
+    }
+}
+
+/// A static data member named through an object (`op.init`, as MLX's
+/// reductions read their operator's identity).
+const STATIC_MEMBERS_THROUGH_OBJECTS: &str = r#"
+template <typename U> struct And { static constexpr constant bool init = true; static constexpr constant int k = 7; };
+struct Mx { static constexpr constant float init = -1.5f; };
+kernel void statics(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  And<bool> op; Mx m;
+  o[i] = (op.init ? float(op.k) : 0.0f) + m.init * float(i);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn static_members_named_through_objects_match_cpu_reference() {
+    let Some(out) = common::source::run_body(
+        STATIC_MEMBERS_THROUGH_OBJECTS,
+        "statics",
+        (8, 8),
+        vec![(0, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 7.0 - 1.5 * i as f32, "[{i}]");
+    }
+}
+
+/// `constexpr` function templates called with explicit template arguments
+/// where a constant is needed (MLX's `get_pack_factor<bits, 8>()` in a
+/// struct's static constant and an array size).
+const CONSTEXPR_TEMPLATE_CALLS: &str = r#"
+template <int bits, int wsize = 8>
+inline constexpr short get_pack_factor() { return (bits == 3 || bits == 5) ? 8 : (bits == 6 ? 4 : wsize / bits); }
+template <int bits> struct L { static constant constexpr const short pf = get_pack_factor<bits, 8>(); float v[pf]; };
+kernel void packs(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  constexpr short a = get_pack_factor<4>();
+  float scratch[get_pack_factor<3>()];
+  L<2> l;
+  scratch[i % 8] = float(i);
+  o[i] = float(a) * 100.0f + float(L<6>::pf) * 10.0f + float(sizeof(l)) + scratch[i % 8];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn constexpr_templates_with_explicit_arguments_are_constants() {
+    let Some(out) = common::source::run_body(
+        CONSTEXPR_TEMPLATE_CALLS,
+        "packs",
+        (8, 8),
+        vec![(0, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    // get_pack_factor<4>() = 2, <6> = 4, L<2>::pf = 4 floats = 16 bytes.
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 200.0 + 40.0 + 16.0 + i as f32, "[{i}]");
+    }
+}

@@ -21,6 +21,10 @@ template <typename T> int tmpl(T x) { return 9; }
 template <typename T> int tmpl(thread T* x) { return 10; }
 int promo(int x) { return 11; }
 int promo(float x) { return 12; }
+int splat(thread float2& uv, float2 d) { return 100 + int(uv.x + d.x + d.y); }
+int splat(thread float3& uv, float3 d) { return 200; }
+int exact(float x) { return 13; }
+int exact(float2 x) { return 14; }
 kernel void k(device S& s [[buffer(1)]], device int* o [[buffer(0)]]) {
   threadgroup float tg;
   int v = 0;
@@ -39,6 +43,9 @@ kernel void k(device S& s [[buffer(1)]], device int* o [[buffer(0)]]) {
   o[9] = tmpl(&f);
   o[10] = promo(short(1));
   o[11] = promo(1.0f);
+  float2 uv = float2(1.0f, 0.0f);
+  o[12] = splat(uv, 2.0f);
+  o[13] = exact(1.0f);
 }
 ";
 
@@ -54,7 +61,7 @@ fn each_call_picks_the_overload_clang_picks() {
     use msl2wgsl::runner::{run_kernel, Dispatch};
     use std::collections::BTreeMap;
     let Some(gpu) = gpu() else { return };
-    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 12 * 4]), (1, vec![0u8; 4])]
+    let buffers: BTreeMap<u32, Vec<u8>> = [(0, vec![0u8; 14 * 4]), (1, vec![0u8; 4])]
         .into_iter()
         .collect();
     let src = format!("{}{PICKS}", common::source::PRELUDE);
@@ -71,7 +78,20 @@ fn each_call_picks_the_overload_clang_picks() {
         &buffers,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(u32s(&out[&0]), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    // A scalar converts to a vector (a splat) as any conversion ranks.
+    assert_eq!(
+        u32s(&out[&0]),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 105, 13]
+    );
+}
+
+#[test]
+fn a_scalar_for_vectors_of_two_sizes_stays_ambiguous() {
+    let body = "int f(float2 x) { return 1; }
+int f(float3 x) { return 2; }
+kernel void k(device int* o [[buffer(0)]]) { o[0] = f(1.0f); }
+";
+    assert_error(body, "f(1.0f)", 0, "call to `f` is ambiguous");
 }
 
 #[test]

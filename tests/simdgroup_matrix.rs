@@ -143,9 +143,10 @@ fn an_8x8_tile_is_a_times_b_plus_c() {
 
 #[test]
 fn matrices_need_no_subgroups_without_thread_elements() {
-    // Every thread holds the whole matrix: native subgroups of any width
-    // (lavapipe's 8) give Metal's result, and the WGSL uses no subgroup
-    // operation at all.
+    // Native subgroups of a width other than 32 (the runner passes
+    // lavapipe's 8 as `Options::subgroup_width`): every thread holds the
+    // whole matrix, which gives Metal's result at any width, and the WGSL
+    // uses no subgroup operation at all.
     let options = Options {
         simd: SimdGroups::Native,
         ..Options::default()
@@ -553,5 +554,318 @@ fn fragments_written_per_lane_multiply_as_one_matrix() {
         &f32s(&out[&2]),
         &matmul_reference(&a, &b, None, 8, 8, 8),
         "fragments",
+    );
+}
+
+/// Small integers in `lo..=hi`, deterministic: every product and sum of
+/// the tests below is exact in `f32`, whatever the order or fusing.
+fn integers(n: usize, seed: u32, lo: i32, hi: i32) -> Vec<f32> {
+    values(n, seed)
+        .iter()
+        .map(|v| (lo + ((v + 1.0) * 1000.0) as i32 % (hi - lo + 1)) as f32)
+        .collect()
+}
+
+/// `a (8×8) * b (8×8) + c`, row-major, exactly (integer inputs).
+fn product(a: &[f32], b: &[f32], c: Option<&[f32]>) -> Vec<f32> {
+    (0..64)
+        .map(|i| {
+            let (r, col) = (i / 8, i % 8);
+            let init = c.map_or(0.0, |c| c[i]);
+            (0..8).fold(init, |s, k| s + a[r * 8 + k] * b[k * 8 + col])
+        })
+        .collect()
+}
+
+fn transposed(m: &[f32]) -> Vec<f32> {
+    (0..64).map(|i| m[(i % 8) * 8 + i / 8]).collect()
+}
+
+const CHAIN: &str = r#"
+kernel void chain(device const float* a [[buffer(0)]],
+                  device const float* b [[buffer(1)]],
+                  device const float* c [[buffer(2)]],
+                  device float* out [[buffer(3)]],
+                  threadgroup float* scratch [[threadgroup(0)]],
+                  uint lane [[thread_index_in_simdgroup]]) {
+    simdgroup_float8x8 ma, mb, mc;
+    // Columns 8 to 15 of the 8×16 `a`; `b` read transposed.
+    simdgroup_load(ma, a, 16, ulong2(8, 0));
+    simdgroup_load(mb, b, 8, ulong2(0, 0), true);
+    simdgroup_load(mc, c);
+    // Results that are also operands, one after another.
+    simdgroup_multiply_accumulate(mc, ma, mb, mc);
+    simdgroup_multiply(mc, mc, ma);
+    simdgroup_multiply_accumulate(mc, ma, mc, mc);
+    simdgroup_store(mc, out);
+    // Stored transposed at an origin in threadgroup memory, read back
+    // transposed from there: the matrix again.
+    simdgroup_store(mc, scratch, 16, ulong2(1, 8), true);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    simdgroup_float8x8 back;
+    simdgroup_load(back, scratch, 16, ulong2(1, 8), true);
+    simdgroup_store(back, out + 64);
+    for (uint i = lane; i < 256; i += 32) {
+        out[128 + i] = scratch[i];
+    }
+}
+"#;
+
+#[test]
+fn chained_products_whose_results_are_operands() {
+    // Non-symmetric integer matrices: a lane that took another lane's
+    // share, or a row for a column, changes the result.
+    let a = integers(128, 11, -3, 3);
+    let (b, c) = (integers(64, 12, -3, 3), integers(64, 13, -3, 3));
+    let options = Options {
+        threadgroup_memory: [(0, 256 * 4)].into_iter().collect(),
+        ..Options::default()
+    };
+    let Some(out) = run(
+        CHAIN,
+        "chain",
+        &options,
+        one_simd_group(),
+        &[
+            (0, f32_bytes(&a)),
+            (1, f32_bytes(&b)),
+            (2, f32_bytes(&c)),
+            (3, vec![0; 384 * 4]),
+        ],
+    ) else {
+        return;
+    };
+    let ma: Vec<f32> = (0..64).map(|i| a[(i / 8) * 16 + 8 + i % 8]).collect();
+    let mb = transposed(&b);
+    let step1 = product(&ma, &mb, Some(&c));
+    let step2 = product(&step1, &ma, None);
+    let step3 = product(&ma, &step2, Some(&step2));
+    assert_ne!(step3, transposed(&step3), "a symmetric result shows less");
+    let got = f32s(&out[&3]);
+    assert_eq!(&got[..64], &step3[..], "the chain");
+    assert_eq!(&got[64..128], &step3[..], "stored and loaded transposed");
+    // Element (r, c) stored transposed at origin (x 1, y 8), 16 per row:
+    // scratch[(1 + c) * 16 + 8 + r].
+    for (i, v) in step3.iter().enumerate() {
+        let (r, col) = (i / 8, i % 8);
+        assert_eq!(
+            got[128 + (1 + col) * 16 + 8 + r],
+            *v,
+            "element ({r}, {col})"
+        );
+    }
+}
+
+const LANE_WRITTEN: &str = r#"
+kernel void lane_written(device const float* a [[buffer(0)]],
+                         device float* out [[buffer(1)]],
+                         uint lane [[thread_index_in_simdgroup]]) {
+    simdgroup_float8x8 x, y, r;
+    simdgroup_load(y, a);
+    // Each lane writes its own share of `x` before any product.
+    x.thread_elements()[0] = float(int(lane) - 7);
+    x.thread_elements()[1] = float(int(lane * 3 % 11) - 5);
+    simdgroup_multiply(r, x, y);
+    simdgroup_store(r, out);
+    simdgroup_multiply_accumulate(r, y, x, simdgroup_float8x8(3.0f));
+    simdgroup_store(r, out + 64);
+    simdgroup_multiply(r, simdgroup_float8x8(2.0f), y);
+    simdgroup_store(r, out + 128);
+}
+"#;
+
+#[test]
+fn matrices_written_through_thread_elements_multiply_on_either_side() {
+    let y = integers(64, 14, -4, 4);
+    let Some(out) = run(
+        LANE_WRITTEN,
+        "lane_written",
+        &Options::default(),
+        one_simd_group(),
+        &[(0, f32_bytes(&y)), (1, vec![0; 192 * 4])],
+    ) else {
+        return;
+    };
+    let mut x = vec![0f32; 64];
+    for lane in 0..32 {
+        let (row, col) = documented_layout(lane);
+        x[row * 8 + col] = lane as f32 - 7.0;
+        x[row * 8 + col + 1] = (lane * 3 % 11) as f32 - 5.0;
+    }
+    let mut diagonal3 = vec![0f32; 64];
+    for i in 0..8 {
+        diagonal3[i * 9] = 3.0;
+    }
+    let got = f32s(&out[&1]);
+    assert_eq!(&got[..64], &product(&x, &y, None)[..], "x * y");
+    assert_eq!(
+        &got[64..128],
+        &product(&y, &x, Some(&diagonal3))[..],
+        "y * x + 3I"
+    );
+    let twice: Vec<f32> = y.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(&got[128..], &twice[..], "2I * y");
+}
+
+/// Two SIMD groups; only the second multiplies, inside an `if` on the
+/// SIMD-group index, as kernels that give SIMD groups different roles do.
+const BRANCH: &str = r#"
+kernel void branch(device const float* a [[buffer(0)]],
+                   device const float* b [[buffer(1)]],
+                   device float* out [[buffer(2)]],
+                   uint sg [[simdgroup_index_in_threadgroup]]) {
+    simdgroup_float8x8 ma, mb;
+    simdgroup_load(ma, a + sg * 64);
+    simdgroup_load(mb, b);
+    simdgroup_float8x8 md = make_filled_simdgroup_matrix<float, 8, 8>(1.0f);
+    if (sg == 1) {
+        simdgroup_multiply_accumulate(md, ma, mb, md);
+    }
+    simdgroup_store(md, out + sg * 64);
+}
+"#;
+
+#[test]
+fn a_product_in_one_simd_groups_branch() {
+    let (a, b) = (integers(128, 15, -3, 3), integers(64, 16, -3, 3));
+    let options = Options {
+        simd: SimdGroups::Emulated32,
+        ..Options::default()
+    };
+    let Some(out) = run(
+        BRANCH,
+        "branch",
+        &options,
+        Dispatch::Threadgroups {
+            groups: [1, 1, 1],
+            threadgroup: [64, 1, 1],
+        },
+        &[
+            (0, f32_bytes(&a)),
+            (1, f32_bytes(&b)),
+            (2, vec![0; 128 * 4]),
+        ],
+    ) else {
+        return;
+    };
+    let got = f32s(&out[&2]);
+    assert_eq!(&got[..64], &[1.0; 64][..], "the first SIMD group's ones");
+    let ones = vec![1f32; 64];
+    assert_eq!(&got[64..], &product(&a[64..], &b, Some(&ones))[..]);
+}
+
+#[test]
+fn native_subgroups_hold_fragments_only_where_32_wide() {
+    // The translation cannot see the adapter: with `--simd native`, a lane
+    // holds its two elements only where the host says the subgroups are 32
+    // wide; otherwise each thread holds whole matrices, right at any width
+    // (`matrices_need_no_subgroups_without_thread_elements` runs that on
+    // lavapipe's 8 lanes).
+    let wgsl = |simd, subgroup_width| {
+        let options = Options {
+            simd,
+            subgroup_width,
+            target: msl2wgsl::Target::Wgpu,
+            ..Options::default()
+        };
+        msl2wgsl::Library::from_source("m.metal", &format!("{PRELUDE}{GEMM8}"), &options)
+            .unwrap_or_else(|f| panic!("{}", f.render()))
+            .wgsl()
+            .to_string()
+    };
+    let whole = "array<vec2<f32>, 32>";
+    let native32 = wgsl(SimdGroups::Native, Some(32));
+    assert!(native32.contains("subgroupShuffle"), "{native32}");
+    assert!(!native32.contains(whole), "{native32}");
+    for width in [None, Some(8), Some(64)] {
+        let native = wgsl(SimdGroups::Native, width);
+        assert!(native.contains(whole), "{width:?}: {native}");
+        assert!(!native.contains("subgroup"), "{width:?}: {native}");
+    }
+    let emulated = wgsl(SimdGroups::Emulated32, Some(8));
+    assert!(emulated.contains("metal_simd_exchange"), "{emulated}");
+    assert!(!emulated.contains(whole), "{emulated}");
+}
+
+#[test]
+fn matrices_in_vertex_and_fragment_functions_are_refused() {
+    // A lane's share needs the lane, which only kernels' translations know.
+    common::source::assert_error(
+        "fragment float4 f(device const float* a [[buffer(0)]]) {\n    simdgroup_float8x8 m;\n    simdgroup_load(m, a);\n    return float4(m.thread_elements()[0]);\n}\n",
+        "simdgroup_load",
+        0,
+        "SIMD-group matrices are translated in kernels only, not in a fragment function",
+    );
+    common::source::assert_error(
+        "vertex float4 v(device const float* a [[buffer(0)]]) {\n    simdgroup_float8x8 m = simdgroup_float8x8(2.0f);\n    return float4(m.thread_elements()[0]);\n}\n",
+        "simdgroup_float8x8(2",
+        0,
+        "SIMD-group matrices are translated in kernels only, not in a vertex function",
+    );
+}
+
+/// A product in a loop whose trip count depends on the thread (1 for
+/// every thread here, but the translation cannot tell): the 32-lane
+/// emulation cannot take it, so under `SimdGroups::Auto` the kernel falls
+/// back to the adapter's subgroups (W0410).
+const FALLBACK: &str = r#"
+kernel void fallback(device const float* a [[buffer(0)]],
+                     device const float* b [[buffer(1)]],
+                     device float* d [[buffer(2)]],
+                     uint lid [[thread_index_in_threadgroup]]) {
+    simdgroup_float8x8 ma, mb;
+    simdgroup_load(ma, a);
+    simdgroup_load(mb, b);
+    simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(1.0f);
+    for (uint i = 0; i < (lid >= 1000u ? 2u : 1u); i++) {
+        simdgroup_multiply_accumulate(acc, ma, mb, acc);
+    }
+    simdgroup_store(acc, d);
+}
+"#;
+
+#[test]
+fn a_kernel_falling_back_to_narrow_subgroups_holds_whole_matrices() {
+    // Per-lane fragments would need 32-lane subgroups there; where their
+    // width is not known to be 32 (lavapipe's are 8), the module is
+    // lowered again with whole matrices, right at any width.
+    let (a, b) = (integers(64, 17, -3, 3), integers(64, 18, -3, 3));
+    let Some(out) = run(
+        FALLBACK,
+        "fallback",
+        &Options::default(),
+        one_simd_group(),
+        &[(0, f32_bytes(&a)), (1, f32_bytes(&b)), (2, vec![0; 64 * 4])],
+    ) else {
+        return;
+    };
+    assert_eq!(f32s(&out[&2]), product(&a, &b, Some(&[1.0; 64])));
+    let wgsl = |subgroup_width| {
+        let options = Options {
+            subgroup_width,
+            target: msl2wgsl::Target::Wgpu,
+            ..Options::default()
+        };
+        let library =
+            msl2wgsl::Library::from_source("m.metal", &format!("{PRELUDE}{FALLBACK}"), &options)
+                .unwrap_or_else(|f| panic!("{}", f.render()));
+        (library.wgsl().to_string(), library.warnings())
+    };
+    let whole = "array<vec2<f32>, 32>";
+    for width in [None, Some(8)] {
+        // Whole matrices need no subgroups: no fallback, no warning.
+        let (wgsl, warnings) = wgsl(width);
+        assert!(wgsl.contains(whole), "{width:?}: {wgsl}");
+        assert!(!wgsl.contains("subgroup"), "{width:?}: {wgsl}");
+        assert!(warnings.is_empty(), "{width:?}: {warnings}");
+    }
+    // Known 32-lane subgroups keep the per-lane fragments, shuffled
+    // natively in the kernel that falls back.
+    let (native32, warnings) = wgsl(Some(32));
+    assert!(!native32.contains(whole), "{native32}");
+    assert!(native32.contains("subgroupShuffle"), "{native32}");
+    assert!(
+        warnings.contains("uses the adapter's subgroups"),
+        "{warnings}"
     );
 }

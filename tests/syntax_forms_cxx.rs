@@ -224,12 +224,14 @@ fn function_types_are_refused_where_declared() {
     assert_eq!(first_code(body), Code::NoWebGpuEquivalent);
 }
 
-/// A variadic template nobody uses is skipped; a use is refused there.
+/// A variadic template of a form not read yet (a pack expansion in a base
+/// clause) is skipped when nobody uses it; a use is refused there.
 const VARIADIC: &str = r#"
 template <typename... Ts>
 struct make_void { typedef void type; };
-template <typename T, typename... Rest>
-inline T first(T x, Rest... rest) { return x; }
+template <typename... Bases>
+struct Mixed : Bases... { };
+struct A { float a; };
 kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     o[i] = float(i);
 }
@@ -243,8 +245,13 @@ fn unused_variadic_templates_are_skipped() {
 
 #[test]
 fn a_used_variadic_template_is_refused_at_the_use() {
-    let body = VARIADIC.replace("o[i] = float(i);", "o[i] = first(float(i), 1, 2);");
-    assert_error(&body, "first(float", 0, "`first` is a variadic template");
+    let body = VARIADIC.replace("o[i] = float(i);", "Mixed<A> m; o[i] = float(i);");
+    assert_error(
+        &body,
+        "Mixed<A>",
+        0,
+        "`Mixed` is a variadic template whose declaration uses a form not supported yet",
+    );
     assert_eq!(first_code(&body), Code::Unsupported);
 }
 

@@ -422,3 +422,41 @@ fn threadgroup_arrays_decay_to_pointer_arguments() {
     let want: Vec<f32> = (0..n).map(|i| pairs(i % 8, 8) + pairs(i % 8, 4)).collect();
     assert_eq!(f32s(&out[&0]), want);
 }
+
+/// `tile + offset` of a `threadgroup` array: the array decays to a pointer
+/// to its first element (C++ [conv.array]), as MLX's scan writes
+/// `read_buffer + read_offset_y * BN_pad + read_offset_x`.
+#[cfg(feature = "runner")]
+#[test]
+fn threadgroup_array_plus_offset_is_a_pointer() {
+    let body = r#"
+kernel void shift(device int* out [[buffer(0)]], uint lid [[thread_position_in_threadgroup]]) {
+  threadgroup int tile[2 * 16 + 4];
+  threadgroup int* mine = tile + 2 * lid + 4;
+  mine[0] = int(lid) * 3;
+  mine[1] = int(lid) + 100;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  threadgroup int* base = tile + 4;
+  out[lid] = base[(2 * lid + 3) % 32] + *(tile + 4 + 2 * lid);
+}
+"#;
+    let Some(out) = common::source::run_body(body, "shift", (16, 16), vec![(0, vec![0u8; 64])])
+    else {
+        return;
+    };
+    let got: Vec<i32> = out[&0]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    // tile[4 + 2l] = 3l, tile[4 + 2l + 1] = l + 100.
+    let slot = |k: usize| {
+        if k % 2 == 0 {
+            3 * (k / 2) as i32
+        } else {
+            (k / 2) as i32 + 100
+        }
+    };
+    for (l, g) in got.iter().enumerate() {
+        assert_eq!(*g, slot((2 * l + 3) % 32) + 3 * l as i32, "[{l}]");
+    }
+}

@@ -87,6 +87,13 @@ struct CompileArgs {
     /// Texel format of the storage texture [[texture(N)]] (wgpu's name: rgba8unorm, r32float, ...).
     #[arg(long, value_name = "N=FORMAT", value_parser = parse_texture_format)]
     texture_format: Vec<(u32, String)>,
+    /// Specialise the function constant NAME (or [[function_constant(INDEX)]])
+    /// at translation: its value is fixed in the WGSL (VALUE read as its
+    /// declared type: `true`, `-3`, `0x10`, `2.5`, `4,3` for a vector), so
+    /// it may size arrays and label `case`s; `undefined` leaves it unset
+    /// (`is_function_constant_defined` is false).
+    #[arg(long, value_name = "NAME=VALUE|INDEX=VALUE", value_parser = parse_function_constant)]
+    function_constant: Vec<(msl2wgsl::ConstantKey, msl2wgsl::ConstantValue)>,
     /// Bindings to use instead of the default scheme (JSON; see docs/REFLECTION.md).
     #[arg(long, value_name = "MAP.json", value_parser = parse_binding_map)]
     binding_map: Option<BindingMap>,
@@ -120,6 +127,12 @@ struct CompileArgs {
     /// adapter's subgroups: Apple's results where they are 32 lanes wide).
     #[arg(long, value_enum, default_value_t = SimdArg::Auto)]
     simd: SimdArg,
+    /// The target adapter's subgroup width, where it is one fixed width:
+    /// with `--simd native` and 32, SIMD-group matrices are held per lane
+    /// (two elements a thread, exchanged by subgroup shuffles) instead of
+    /// whole by every thread (`run` takes it from the adapter).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
+    subgroup_width: Option<u32>,
     /// How 8/16-bit buffer elements that neighbouring threads store are
     /// written: atomic (an atomic clear-and-set pair each), subgroups
     /// (whole words combined through quad operations where the store is one
@@ -141,11 +154,14 @@ impl CompileArgs {
         options.target = self.target.into();
         options.threadgroup_memory = self.threadgroup_memory.clone();
         options.texture_formats = self.texture_format.clone();
+        options.function_constants =
+            msl2wgsl::FunctionConstantValues(self.function_constant.clone());
         options.binding_map = self.binding_map.clone().unwrap_or_default();
         options.stage_in = self.stage_in.clone();
         options.half = self.half.into();
         options.uniform_layout = self.uniform_layout.into();
         options.simd = self.simd.into();
+        options.subgroup_width = self.subgroup_width;
         options.byte_stores = self.byte_stores.into();
         options.preprocess.platform = self.platform.into();
         options.error_limit = self.report.error_limit();
@@ -448,6 +464,33 @@ fn parse_constant(s: &str) -> Result<(u32, f64), String> {
             .map_err(|_| format!("expected N=VALUE (a number, `true` or `false`), found `{s}`"))?,
     };
     Ok((index, value))
+}
+
+/// `NAME=VALUE` or `INDEX=VALUE`; the value is read as the constant's
+/// declared type when the source is translated (bad values are located
+/// errors there, E0337).
+fn parse_function_constant(
+    s: &str,
+) -> Result<(msl2wgsl::ConstantKey, msl2wgsl::ConstantValue), String> {
+    use msl2wgsl::{ConstantKey, ConstantValue};
+    let (key, value) = s
+        .split_once('=')
+        .ok_or("expected NAME=VALUE or INDEX=VALUE")?;
+    let key = match key.parse::<u16>() {
+        Ok(n) => ConstantKey::Index(n),
+        Err(_) if parse_define(key).is_ok() => ConstantKey::Name(key.to_string()),
+        Err(_) => {
+            return Err(format!(
+                "`{key}` is neither a function constant's name nor an index from 0 to 65535"
+            ))
+        }
+    };
+    let value = match value.trim() {
+        "" => return Err(format!("expected a value after `{key}=`")),
+        "undefined" => ConstantValue::Undefined,
+        v => ConstantValue::Text(v.to_string()),
+    };
+    Ok((key, value))
 }
 
 fn parse_read(s: &str) -> Result<(u32, PathBuf), String> {

@@ -170,6 +170,12 @@ codes! {
     /// A function that is declared but defined in no file of the translation
     /// (Metal links a library's files; WGSL has no linker).
     FunctionNotDefined = "E0333",
+    /// A function constant's value needed at translation (an array size,
+    /// a `case` label, ...) where none was given (`--function-constant`).
+    FunctionConstantWithoutValue = "E0336",
+    /// A value given for a function constant at translation that does not
+    /// fit its declared type.
+    InvalidFunctionConstantValue = "E0337",
     /// Formerly a lowering error with no specific code; no longer used.
     Lowering = "E0400",
     /// Valid MSL this translator does not handle.
@@ -247,6 +253,10 @@ codes! {
     /// bits on WebGPU (`src/lower/metal/wide_integers.rs`); one per
     /// translation unit.
     WideIntegerNarrowed = "W0411",
+    /// A function that needs a function constant's value at translation
+    /// (an array size, a `case` label, ...) none was given for: left out
+    /// of the WGSL until one is (`sema::function_constant_values`).
+    FunctionLeftForConstants = "W0415",
 }
 
 impl Code {

@@ -61,6 +61,8 @@ pub struct Options {
     pub uniform_layout: crate::layout::uniform::UniformLayout,
     /// How SIMD-group functions are lowered.
     pub simd: metal::simd_groups::SimdGroups,
+    /// The adapter's subgroup width where the host knows it.
+    pub subgroup_width: Option<u32>,
     /// How 8/16-bit elements that neighbouring threads store are written.
     pub byte_stores: ByteStores,
     /// Every dispatch is one WebGPU dispatch: no `group_offset`.
@@ -138,6 +140,8 @@ struct Settings {
     simd: metal::simd_groups::SimdGroups,
     /// `Auto`: a kernel the emulation cannot take falls back to `Native`.
     simd_fallback: bool,
+    /// SIMD-group matrices are per-lane fragments (`Lowerer::matrix_fragments`).
+    matrix_fragments: bool,
     /// How 8/16-bit element stores are written (never `Auto`).
     byte_stores: ByteStores,
     /// Kernels read no `group_offset` (`Options::one_part_dispatch`).
@@ -214,6 +218,10 @@ struct ModuleCtx {
     /// Some code calls `thread_elements()` on a SIMD-group matrix, so
     /// threads' copies of a matrix may differ (`metal/simdgroup_matrix.rs`).
     simdgroup_copies_differ: std::cell::OnceCell<bool>,
+    /// A kernel's SIMD-group functions fell back to native subgroups.
+    simd_fell_back: bool,
+    /// Some code holds a SIMD-group matrix (its type was lowered).
+    simdgroup_matrices: bool,
 }
 
 /// Lowers every selected entry point of `tu`.
@@ -222,7 +230,28 @@ pub fn lower<'a>(
     program: &Program<'a>,
     options: &Options,
 ) -> std::result::Result<Lowered, Vec<Error>> {
+    let (lowered, whole_matrices) = lower_module(tu, program, options, true);
+    match whole_matrices {
+        // A kernel fell back to native subgroups of unknown width, where
+        // per-lane SIMD-group matrices would assume 32 lanes: every thread
+        // holds whole matrices instead, right at any width.
+        true => lower_module(tu, program, options, false).0,
+        false => lowered,
+    }
+}
+
+/// Lowers every selected entry point of `tu`, with per-lane SIMD-group
+/// matrix fragments where `fragments` and the options allow them; also
+/// says whether whole matrices are needed instead: a kernel fell back to
+/// native subgroups of unknown width while matrices were per-lane.
+fn lower_module<'a>(
+    tu: &'a ast::TranslationUnit,
+    program: &Program<'a>,
+    options: &Options,
+    fragments: bool,
+) -> (std::result::Result<Lowered, Vec<Error>>, bool) {
     let mut l = Lowerer::new(tu, program, options);
+    l.settings.matrix_fragments &= fragments;
     let mut errors = Vec::new();
     let mut functions = Vec::new();
     let mut found = Vec::new();
@@ -234,7 +263,17 @@ pub fn lower<'a>(
         let stage = match f.stage {
             Some((stage, _)) => Some(stage),
             None if entry::stitchable::is_stitchable(f) => None,
-            None => continue,
+            None => {
+                // `[[mesh]]`, `[[object]]`, `[[intersection(..)]]`: stages
+                // WebGPU lacks, refused rather than kept as helpers.
+                if let Some(e) = crate::sema::unported_features::stage_refusal(f) {
+                    found.push(f.name.name.clone());
+                    if options.entries.is_empty() || options.entries.contains(&f.name.name) {
+                        errors.push(e);
+                    }
+                }
+                continue;
+            }
         };
         if found.contains(&f.name.name) {
             errors.push(stage_function_redefinition(f));
@@ -247,13 +286,31 @@ pub fn lower<'a>(
         if f.body.is_none() {
             continue;
         }
+        program.needed_constants.take();
         let lowered = match stage {
             Some(stage) => l.entry_point(f, stage, options.threadgroup_size),
             None => l.stitchable_entry(f),
         };
-        match lowered {
-            Ok(refl) => functions.push(refl),
-            Err(e) => errors.push(e.or_at(f.name.span)),
+        // A function constant's value needed at translation and not
+        // given: the function waits for it (W0415), as Metal specialises
+        // when the host makes the function.
+        let needed = program.needed_constants.take();
+        match (lowered, stage) {
+            (Ok(refl), _) => functions.push(refl),
+            (Err(e), Some(stage))
+                if e.code == Code::FunctionConstantWithoutValue && !needed.is_empty() =>
+            {
+                functions.push(metal::function_constants::awaiting_reflection(
+                    program,
+                    &l.global.module,
+                    f,
+                    stage,
+                    &needed,
+                ));
+                let w = metal::function_constants::left_for_constants(&f.name.name, e);
+                l.global.warnings.push(w);
+            }
+            (Err(e), _) => errors.push(e.or_at(f.name.span)),
         }
     }
     errors.extend(unknown_entry_points(&options.entries, &found));
@@ -261,16 +318,25 @@ pub fn lower<'a>(
     // them are reported; their IR is kept (harmless, and WGSL users may call it).
     if errors.is_empty() {
         for index in 0..program.functions.len() {
-            if let Err(e) = l.check_unreached_helper(index) {
-                errors.push(e.or_at(program.functions[index].name.span));
+            match l.check_unreached_helper(index) {
+                // A helper of a function that waits for function constant
+                // values (W0415) is translated with it.
+                Err(e) if e.code == Code::FunctionConstantWithoutValue => {}
+                Err(e) => errors.push(e.or_at(program.functions[index].name.span)),
+                Ok(()) => {}
             }
         }
     }
     if errors.is_empty() && l.settings.half_mode == HalfMode::F32 {
         errors.extend(l.demote_half());
     }
-    if errors.is_empty() {
+    let whole_matrices = l.settings.matrix_fragments
+        && l.global.simd_fell_back
+        && l.global.simdgroup_matrices
+        && options.subgroup_width != Some(metal::simd_groups::WIDTH);
+    let lowered = if errors.is_empty() {
         l.size_simd_scratch();
+        l.set_fragment_simd_privates();
         l.add_function_constants(&mut functions);
         entry::point_sprites::move_sprites_last(&mut l.global.module, &functions);
         Ok(Lowered {
@@ -280,7 +346,8 @@ pub fn lower<'a>(
         })
     } else {
         Err(errors)
-    }
+    };
+    (lowered, whole_matrices)
 }
 
 /// The function an item declares: a function, or an explicitly instantiated
@@ -363,6 +430,10 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 uniform_layout: options.uniform_layout,
                 simd: options.simd.resolved(),
                 simd_fallback: options.simd == metal::simd_groups::SimdGroups::Auto,
+                matrix_fragments: metal::simdgroup_matrix::fragments_for(
+                    options.simd.resolved(),
+                    options.subgroup_width,
+                ),
                 byte_stores: options.byte_stores.resolved(options.simd),
                 one_part_dispatch: options.one_part_dispatch,
                 stage_in: options.stage_in.clone(),
@@ -405,6 +476,7 @@ impl Lowerer<'_, '_> {
                         // they are, on the adapter's subgroups.
                         self.global.warnings.truncate(warnings);
                         self.global.warnings.push(native_simd_fallback(f, e));
+                        self.global.simd_fell_back = true;
                         self.with_entry(f, EntryStage::Kernel, |l| {
                             l.entry.native_simd = true;
                             l.kernel(f, threadgroup_size)
@@ -504,6 +576,12 @@ impl Lowerer<'_, '_> {
         if f.stage.is_some() || self.global.functions.keys().any(|k| k.0 == index) {
             return Ok(());
         }
+        // A member function of a class template's instance is instantiated
+        // only where it is used ([temp.inst]/11): `const constant T&
+        // operator[]` of `Array<atomic_uint, 4>` is never checked.
+        if self.member_of_template_instance(&f.name.name) {
+            return Ok(());
+        }
         let mut keys = Vec::new();
         for p in &f.params {
             match self.program.resolve_type(&p.ty)? {
@@ -524,6 +602,20 @@ impl Lowerer<'_, '_> {
             }
         }
         self.function(index, keys, f.name.span).map(|_| ())
+    }
+
+    /// Whether `name` (`Array<float,4>::get`) is a member function of a
+    /// struct template's instance.
+    fn member_of_template_instance(&self, name: &str) -> bool {
+        let Some((owner, _)) = name.rsplit_once("::") else {
+            return false;
+        };
+        match self.program.symbols.get(owner) {
+            Some(crate::sema::Symbol::Type(Type::Struct(id))) => {
+                self.program.instance_origins.contains_key(id)
+            }
+            _ => false,
+        }
     }
 
     fn span(s: Span) -> naga::Span {

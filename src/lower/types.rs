@@ -95,9 +95,14 @@ impl Lowerer<'_, '_> {
                 }
             }
             Type::Struct(id) => self.struct_inner(*id, span)?,
-            // Every thread holds the whole matrix (`metal/simdgroup_matrix.rs`).
+            // A lane's two elements, or the whole matrix
+            // (`metal/simdgroup_matrix.rs`).
             Type::SimdgroupMatrix(s) => {
-                let storage = crate::lower::metal::simdgroup_matrix::storage_type(*s);
+                let storage = crate::lower::metal::simdgroup_matrix::storage_type(
+                    *s,
+                    self.matrix_fragments(),
+                );
+                self.global.simdgroup_matrices = true;
                 let h = self.naga_type(&storage, span)?;
                 self.global.types.handles.insert(ty.clone(), h);
                 return Ok(h);

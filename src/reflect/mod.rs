@@ -579,6 +579,12 @@ pub struct FunctionConstantReflection {
     /// is false (the runner binds a placeholder).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<ConditionalArgument>,
+    /// The function needs the constant's value when it is translated (an
+    /// array size, a `case` label, a template argument...) and none was
+    /// given: the function is not in the WGSL (warning W0415) until it is
+    /// translated with one ([`FunctionReflection::awaits_function_constants`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub needed_at_translation: bool,
 }
 
 /// A conditional argument: one a function constant switches on.
@@ -600,6 +606,16 @@ pub struct ConditionalArgument {
 }
 
 impl FunctionReflection {
+    /// True for a function left out of the WGSL until it is translated
+    /// with values for the function constants it needs at translation
+    /// (those [`FunctionConstantReflection::needed_at_translation`]; W0415).
+    /// Its reflection has only its name, stage and those constants.
+    pub fn awaits_function_constants(&self) -> bool {
+        self.function_constants
+            .iter()
+            .any(|c| c.needed_at_translation)
+    }
+
     /// The function constant that switches `argument` on (or off, for a
     /// [`ConditionalArgument::when_false`] one), if it is a conditional
     /// argument (`[[buffer(n), function_constant(b)]]`).

@@ -103,6 +103,22 @@ pub fn translate_kernel(
     })
 }
 
+/// [`translate_kernel`] specialised with the function constant values
+/// `values` (by Metal index) that the kernel needs at translation (W0415),
+/// as Metal specialises a function when the host makes it.
+pub fn translate_kernel_specialized(
+    source_name: &str,
+    source: &str,
+    options: &crate::Options,
+    entry: &str,
+    values: &BTreeMap<u32, f64>,
+) -> Result<Translation, RunError> {
+    let boxed = super::constants::specialize(options, values, |options| {
+        translate_kernel(source_name, source, options, entry).map(Box::new)
+    })?;
+    Ok(*boxed)
+}
+
 /// What to set before dispatching a kernel that indexes threadgroup
 /// memory of a length not given (its WGSL waits for it: W0406).
 fn missing_threadgroup_length(function: &FunctionReflection) -> Option<String> {
@@ -174,12 +190,15 @@ pub fn run_kernel_resources(
     dispatch: &Dispatch,
     resources: &Resources,
 ) -> Result<Outputs, RunError> {
-    let translation = gpu.translate(
+    // Specialised with the constant values a function needs at
+    // translation (array sizes, `case` labels, ...).
+    let translation = gpu.translate_specialized(
         source_name,
         source,
         &one_part_options(gpu, options, dispatch),
         entry,
         Some(dispatch.threadgroup()),
+        &resources.constants,
     )?;
     run_compute_resources(
         gpu,

@@ -20,6 +20,9 @@ pub fn pipeline_constants(
     function: &FunctionReflection,
     values: &BTreeMap<u32, f64>,
 ) -> Result<Vec<(String, f64)>, RunError> {
+    if function.awaits_function_constants() {
+        return Err(needs_specialization(function));
+    }
     let mut out = Vec::new();
     for c in &function.function_constants {
         // A vector constant's components are separate overrides, the
@@ -60,6 +63,130 @@ pub fn pipeline_constants(
         }
     }
     Ok(out)
+}
+
+/// The error for running `function`, which waits for function constant
+/// values at translation (W0415), from WGSL that lacks it.
+fn needs_specialization(function: &FunctionReflection) -> RunError {
+    RunError::NeedsSpecialization {
+        function: function.name.clone(),
+        constants: function
+            .function_constants
+            .iter()
+            .filter(|c| c.needed_at_translation)
+            .map(|c| c.name.clone())
+            .collect(),
+    }
+}
+
+/// `options` with values for the function constants that `function` (a
+/// function waiting for them, W0415) needs at translation, taken from
+/// `values` (by Metal index, as the runner takes them: a vector's
+/// components at its `componentIds`): an optional constant without a value
+/// is given as undefined, as Metal leaves it. `None` when every constant
+/// it waits for already has a value in `options` (the translation did not
+/// progress), an error when a required one has none in `values`.
+pub(crate) fn with_needed_values(
+    function: &FunctionReflection,
+    options: &crate::Options,
+    values: &BTreeMap<u32, f64>,
+) -> Result<Option<crate::Options>, RunError> {
+    use crate::{ConstantKey, ConstantValue};
+    let mut options = options.clone();
+    let mut progress = false;
+    for c in function
+        .function_constants
+        .iter()
+        .filter(|c| c.needed_at_translation)
+    {
+        if options.function_constants.get(&c.name, c.index).is_some() {
+            continue;
+        }
+        let ids = match c.component_ids.as_slice() {
+            [] => vec![c.index],
+            ids => ids.to_vec(),
+        };
+        let given: Option<Vec<f64>> = ids
+            .iter()
+            .map(|id| values.get(&u32::from(*id)).copied())
+            .collect();
+        let value = match given {
+            Some(v) if v.len() == 1 => ConstantValue::Number(v[0]),
+            Some(v) => {
+                ConstantValue::Text(v.iter().map(f64::to_string).collect::<Vec<_>>().join(","))
+            }
+            None if !c.required => ConstantValue::Undefined,
+            None => {
+                return Err(RunError::MissingFunctionConstant {
+                    function: function.name.clone(),
+                    name: c.name.clone(),
+                    index: u32::from(c.index),
+                })
+            }
+        };
+        options
+            .function_constants
+            .set(ConstantKey::Index(c.index), value);
+        progress = true;
+    }
+    Ok(progress.then_some(options))
+}
+
+/// Translates with `translate` until the function no longer waits for
+/// function constant values (W0415), giving it those it needs from
+/// `values` ([`with_needed_values`]) each time.
+pub(crate) fn specialize<T: std::ops::Deref<Target = super::Translation>>(
+    options: &crate::Options,
+    values: &BTreeMap<u32, f64>,
+    mut translate: impl FnMut(&crate::Options) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    let mut options = options.clone();
+    loop {
+        let translation = translate(&options)?;
+        if !translation.function.awaits_function_constants() {
+            return Ok(translation);
+        }
+        match with_needed_values(&translation.function, &options, values)? {
+            Some(more) => options = more,
+            // Nothing more to give: say what it waits for.
+            None => return Err(needs_specialization(&translation.function)),
+        }
+    }
+}
+
+/// `text` (named `name`) translated with `options` and the function
+/// constant values of `values` (by Metal index, as the runner takes them)
+/// that its `functions` need at translation (W0415), as Metal specialises
+/// functions when the host makes them; the render APIs translate libraries
+/// whole so.
+pub fn specialized_library(
+    name: &str,
+    text: &str,
+    options: &crate::Options,
+    functions: &[&str],
+    values: &BTreeMap<u32, f64>,
+) -> Result<crate::Library, RunError> {
+    let mut options = options.clone();
+    loop {
+        let library = crate::Library::from_source(name, text, &options)?;
+        let mut progress = false;
+        let waiting = functions
+            .iter()
+            .filter_map(|f| library.function(f))
+            .filter(|f| f.awaits_function_constants());
+        for f in waiting {
+            match with_needed_values(f, &options, values)? {
+                Some(more) => {
+                    options = more;
+                    progress = true;
+                }
+                None => return Err(needs_specialization(f)),
+            }
+        }
+        if !progress {
+            return Ok(library);
+        }
+    }
 }
 
 /// A 64-bit constant's value `v` as its overrides' `u32` words: the low

@@ -270,6 +270,14 @@ impl Gpu {
         }
     }
 
+    /// The width of this device's subgroups where it is fixed (its least and
+    /// greatest widths agree), for [`crate::Options::subgroup_width`].
+    pub fn subgroup_width(&self) -> Option<u32> {
+        (self.features().contains(wgpu::Features::SUBGROUP)
+            && self.info.subgroup_min_size == self.info.subgroup_max_size)
+            .then_some(self.info.subgroup_max_size)
+    }
+
     /// How this device writes 8/16-bit elements: `wanted`, or for `Auto`
     /// whole words combined through quad operations where it has subgroups
     /// of at least 4 lanes (a quad), the atomic pairs elsewhere.
@@ -322,6 +330,7 @@ impl Gpu {
         options.wide_integers = self.wide_integers(options.wide_integers);
         options.byte_stores = self.byte_stores(options.byte_stores);
         options.simd = self.simd_groups(options.simd);
+        options.subgroup_width = self.subgroup_width();
         let key = (
             source_name.to_string(),
             source.to_string(),
@@ -341,6 +350,25 @@ impl Gpu {
         )?);
         self.lock_cache().insert(key, translation.clone());
         Ok(translation)
+    }
+
+    /// [`Gpu::translate`] with the function constant values `values` (by
+    /// Metal index) that `entry` needs at translation (W0415), as Metal
+    /// specialises a function when the host makes it: translated again with
+    /// them until it no longer waits for any (each translation cached by
+    /// its values).
+    pub fn translate_specialized(
+        &self,
+        source_name: &str,
+        source: &str,
+        options: &crate::Options,
+        entry: &str,
+        size: Option<[u32; 3]>,
+        values: &std::collections::BTreeMap<u32, f64>,
+    ) -> Result<Arc<Translation>, RunError> {
+        super::constants::specialize(options, values, |options| {
+            self.translate(source_name, source, options, entry, size)
+        })
     }
 
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<CacheKey, Arc<Translation>>> {

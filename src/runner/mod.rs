@@ -48,9 +48,9 @@ mod vertex_input;
 pub use arguments::ArgumentTable;
 pub use compute::{
     run_compute, run_compute_resources, run_compute_with_max_groups, run_kernel,
-    run_kernel_resources, translate_kernel, Dispatch,
+    run_kernel_resources, translate_kernel, translate_kernel_specialized, Dispatch,
 };
-pub use constants::{is_whole_grid, pipeline_constants};
+pub use constants::{is_whole_grid, pipeline_constants, specialized_library};
 pub use device::{Gpu, Translation};
 pub use effect::{
     effect_argument_position, effect_resources, render_effect, render_effect_library,
@@ -283,6 +283,16 @@ pub enum RunError {
         /// `n` of `[[function_constant(n)]]`.
         index: u32,
     },
+    /// The function needs function constant values at translation (W0415)
+    /// and was given WGSL without it: run it through an API that
+    /// translates it with the values ([`run_kernel_resources`],
+    /// [`ComputePipeline`], [`render_library`]).
+    NeedsSpecialization {
+        /// The function.
+        function: String,
+        /// The constants it needs values of.
+        constants: Vec<String>,
+    },
 }
 
 /// Which argument table a render stage's argument is in (`the vertex
@@ -380,6 +390,16 @@ impl fmt::Display for RunError {
             } => write!(
                 f,
                 "`{function}` needs a value for function constant `{name}` [[function_constant({index})]]"
+            ),
+            RunError::NeedsSpecialization {
+                function,
+                constants,
+            } => write!(
+                f,
+                "`{function}` needs the values of function constants `{}` when it is translated: \
+                 translate it with them (`Options::function_constants`), or run it through \
+                 `run_kernel_resources`, a `ComputePipeline` or `render_library`, which do",
+                constants.join("`, `")
             ),
         }
     }

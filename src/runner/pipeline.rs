@@ -69,9 +69,24 @@ impl ComputePipeline {
         name: &str,
         constants: &BTreeMap<u32, f64>,
     ) -> Result<ComputePipeline, RunError> {
-        let function = library
+        let mut function = library
             .function(name)
             .ok_or_else(|| RunError::UnknownEntry(name.to_string()))?;
+        // A kernel waiting for function constant values at translation
+        // (W0415): its reflection comes from a translation with them.
+        let specialized;
+        if function.awaits_function_constants() {
+            let origin = library.origin();
+            specialized = gpu.translate_specialized(
+                &origin.name,
+                &origin.text,
+                &origin.options,
+                name,
+                None,
+                constants,
+            )?;
+            function = &specialized.function;
+        }
         if function.stage != Stage::Kernel {
             return Err(RunError::NotAKernel(name.to_string()));
         }
@@ -127,12 +142,13 @@ impl ComputePipeline {
         let mut memory: BTreeMap<u32, u32> = options.threadgroup_memory.iter().copied().collect();
         memory.extend(key.1.iter().copied());
         options.threadgroup_memory = memory.into_iter().collect();
-        let translation = gpu.translate(
+        let translation = gpu.translate_specialized(
             &self.library.name,
             &self.library.text,
             &options,
             &self.function.name,
             Some(key.0),
+            &self.constants,
         )?;
         let function = translation.function.clone();
         let interface = Interface::of(&translation.wgsl, &function.wgsl_entry_point)?;

@@ -15,13 +15,15 @@ use std::collections::BTreeMap;
 
 /// True if `argument` of `function` is a conditional argument that
 /// `constants` switch off, so it gets a placeholder, not the caller's
-/// resource.
+/// resource; also one that a function constant given at translation
+/// switched off (reflected inactive, though the WGSL may still bind it
+/// under a condition that is false).
 pub(crate) fn switched_off(
     function: &FunctionReflection,
     argument: &Argument,
     constants: &BTreeMap<u32, f64>,
 ) -> bool {
-    !function.argument_exists(argument, constants)
+    !function.argument_exists(argument, constants) || !argument.active
 }
 
 /// A zero-filled buffer for a binding: `min_size` bytes (at least 16),

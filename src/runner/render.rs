@@ -164,10 +164,23 @@ pub fn render_library(
     // What the device lacks (`shader-f16`, `shader-int64`) is emulated: translate again.
     let origin = library.origin();
     let emulated;
-    let library = match gpu.fitted_options(&origin.options) {
-        None => library,
-        Some(options) => {
-            emulated = crate::Library::from_source(&origin.name, &origin.text, &options)?;
+    let awaits = [vertex, fragment]
+        .iter()
+        .filter_map(|f| library.function(f))
+        .any(|f| f.awaits_function_constants());
+    let library = match (gpu.fitted_options(&origin.options), awaits) {
+        (None, false) => library,
+        (fitted, _) => {
+            // Specialised with the constant values the functions need at
+            // translation (W0415), where they need some.
+            let options = fitted.unwrap_or_else(|| origin.options.clone());
+            emulated = super::constants::specialized_library(
+                &origin.name,
+                &origin.text,
+                &options,
+                &[vertex, fragment],
+                &resources.constants,
+            )?;
             &emulated
         }
     };

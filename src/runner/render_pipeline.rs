@@ -96,7 +96,15 @@ impl RenderPipeline {
         options.target = crate::Target::Wgpu;
         options.half = gpu.half_mode(options.half);
         options.wide_integers = gpu.wide_integers(options.wide_integers);
-        let library = Library::from_source(&origin.name, &origin.text, &options)?;
+        // Specialised with the constant values the functions need at
+        // translation (W0415), where they need some.
+        let library = super::constants::specialized_library(
+            &origin.name,
+            &origin.text,
+            &options,
+            &[vertex, fragment],
+            constants,
+        )?;
         let v = stage_function(&library, vertex, Stage::Vertex)?;
         let f = stage_function(&library, fragment, Stage::Fragment)?;
         gpu.check_features(&v.required_features)?;

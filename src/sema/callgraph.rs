@@ -247,7 +247,10 @@ impl Walk<'_, '_, '_> {
                 return self.follow_templates(templates);
             }
         }
-        self.members_named(name)
+        // A library function or type with explicit template arguments
+        // (`make_filled_simdgroup_matrix<float, 8, 8>(..)`).
+        let library = path.len() == 1 || is_library_namespace(&path[..path.len() - 1]);
+        self.members_named(name) || (library && (self.wanted)(name))
     }
 
     /// What the program-scope name `name` may run: the functions of that

@@ -155,7 +155,7 @@ fn wrap(v: i64, s: Scalar) -> i64 {
 }
 
 /// Converts a constant to a scalar type (C++ conversion rules).
-fn convert_scalar(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
+pub(super) fn convert_scalar(v: &ConstValue, to: Scalar) -> Option<ConstValue> {
     Some(match (v, to) {
         (ConstValue::Int(i, _), s) if s.is_integer() => ConstValue::Int(wrap(*i, s), s),
         (ConstValue::Float(f, _), s) if s.is_integer() => {
@@ -541,6 +541,9 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         }
         ExprKind::Member(base, member, false) => {
             let base = eval(program, base)?;
+            if let ConstValue::Composite(Type::Vector(s, _), items) = &base {
+                return swizzle(items, *s, &member.name).ok_or_else(not_const);
+            }
             let index = super::constexpr_body::member_index(program, &base.ty(), &member.name);
             match (base, index) {
                 (ConstValue::Composite(_, items), Some(i)) => {
@@ -563,17 +566,15 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             let symbol = match program.symbols.get(&joined) {
                 _ if member.is_some() => member,
                 Some(s) if path.len() > 1 => Some(s),
+                None if path.len() > 1 => program.qualified_symbol(path),
                 _ => program.symbols.get(name),
             };
             match symbol {
                 Some(Symbol::Constant(i)) => Ok(program.constants[*i].value.clone()),
-                Some(Symbol::FunctionConstant(_) | Symbol::SpecConstant(_)) => Err(Error::coded(
-                    Code::NotConstant,
-                    e.span,
-                    format!("`{name}` is set when the pipeline is created (a function constant), so it is not a compile-time constant here"),
-                )
-                .note("array sizes, `case` labels and attribute arguments need values known at translation; naga's WGSL writer cannot print override-sized arrays")
-                .note("size the array for the largest value the host sets (and test the constant at run time), or make the value a macro and translate once per value (`-D N=4`)")),
+                // Specialised at translation where given a value
+                // (`function_constant_values`).
+                Some(Symbol::FunctionConstant(i)) => program.function_constant_value(*i, e.span),
+                Some(Symbol::SpecConstant(j)) => program.spec_constant_value(*j, name, e.span),
                 // `M_PI_F`, `HALF_MAX`: the standard library's constants.
                 None => crate::lower::stdlib_constant(&joined).ok_or_else(not_const),
                 _ => Err(not_const()),
@@ -617,6 +618,11 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         }
         ExprKind::Cast(_, ts, inner) => {
             let ty = program.resolve_type(ts)?;
+            // `static_cast<complex_t<float>>(0)`: the struct's constructor.
+            if matches!(ty, Type::Struct(_)) {
+                return construct_values(program, &ty, std::slice::from_ref(inner), e.span)
+                    .unwrap_or_else(|| Err(not_const()));
+            }
             let v = eval(program, inner)?;
             match ty {
                 Type::Scalar(s) => convert_scalar(&v, s).ok_or_else(not_const),
@@ -642,6 +648,9 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             let ty = callee_type(program, callee).ok_or_else(not_const)?;
             aggregate(program, items, &ty, e.span).ok_or_else(not_const)?
         }
+        ExprKind::Call(callee, args) if matches!(&callee.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == super::function_constants::IS_DEFINED) => {
+            program.is_defined_value(args, e.span)
+        }
         ExprKind::Call(callee, args) => match super::constexpr_fn::call(program, callee, args) {
             Some(result) => result,
             None => match construct(program, callee, args) {
@@ -663,6 +672,26 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
             }
         }
         _ => Err(not_const()),
+    }
+}
+
+/// The components `name` selects of a constant vector of `items` (of
+/// scalar type `s`): `v.x`, `v.yx`, `v.rgb`.
+fn swizzle(items: &[ConstValue], s: Scalar, name: &str) -> Option<ConstValue> {
+    let picked: Option<Vec<ConstValue>> = name
+        .chars()
+        .map(|c| {
+            let i = "xyzw".find(c).or_else(|| "rgba".find(c))?;
+            items.get(i).cloned()
+        })
+        .collect();
+    match picked? {
+        one if one.len() == 1 => one.into_iter().next(),
+        many if (2..=4).contains(&many.len()) => Some(ConstValue::Composite(
+            Type::Vector(s, many.len() as u8),
+            many,
+        )),
+        _ => None,
     }
 }
 
@@ -799,7 +828,11 @@ fn construct(program: &Program, callee: &ast::Expr, args: &[ast::Expr]) -> Optio
     let ExprKind::Name(path) = &callee.kind else {
         return None;
     };
-    let ty = types::builtin_type(&path.join("::"))?;
+    // `float2(0)`, or through an alias (`typedef vec<T, 2> frag_type;`).
+    let ty = types::builtin_type(&path.join("::")).or_else(|| {
+        callee_type(program, callee)
+            .filter(|t| matches!(t, Type::Scalar(_) | Type::Vector(..) | Type::Matrix { .. }))
+    })?;
     construct_builtin(program, ty, args)
 }
 

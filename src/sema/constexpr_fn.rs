@@ -25,16 +25,37 @@ thread_local! {
 /// The value of `callee(args)` when `callee` names a `constexpr` function;
 /// `None` when it does not (a constructor, or not constant at all).
 pub fn call(program: &Program, callee: &Expr, args: &[Expr]) -> Option<Result<ConstValue>> {
+    // `get_pack_factor<bits, 8>()`: a template with explicit arguments.
+    if let ExprKind::Templated(path, explicit) = &callee.kind {
+        return template_call(program, &path.join("::"), explicit, callee.span, args);
+    }
     let ExprKind::Name(path) = &callee.kind else {
         return None;
     };
     let Some(Symbol::Functions(list)) = program.symbols.get(path.last()?) else {
-        return None;
+        return template_call(program, path.last()?, &[], callee.span, args);
     };
     let f = list
         .iter()
         .map(|&i| program.functions[i])
         .find(|f| f.ret.is_constexpr && accepts(f, args.len()))?;
+    Some(call_function(program, f, callee.span, args))
+}
+
+/// `sum(1, 2, 3)` of a `constexpr` function template: its arguments
+/// given (`explicit`) or deduced from the values' types, a template without a function
+/// parameter pack preferred to one with ([temp.deduct.partial]/11).
+fn template_call(
+    program: &Program,
+    name: &str,
+    explicit: &[crate::syntax::ast::TemplateArg],
+    span: Span,
+    args: &[Expr],
+) -> Option<Result<ConstValue>> {
+    let templates = program.function_templates(name);
+    if templates.is_empty() {
+        return None;
+    }
     let values = match args
         .iter()
         .map(|a| consteval::eval(program, a))
@@ -43,12 +64,50 @@ pub fn call(program: &Program, callee: &Expr, args: &[Expr]) -> Option<Result<Co
         Ok(v) => v,
         Err(e) => return Some(Err(e)),
     };
+    let types: Vec<_> = values.iter().map(|v| (v.ty(), span)).collect();
+    let mut candidates: Vec<_> = templates
+        .iter()
+        .map(|&t| program.templates[t])
+        .filter(|t| {
+            let f = super::templates::template_function(t);
+            f.ret.is_constexpr && accepts(f, args.len())
+        })
+        .collect();
+    candidates.sort_by_key(|t| {
+        let f = super::templates::template_function(t);
+        f.params.iter().any(|p| p.pack)
+    });
+    for t in candidates {
+        let Ok(bound) = program.template_arguments(t, explicit, &types, span) else {
+            continue;
+        };
+        let ident = super::templates::template_function(t).name.clone();
+        return Some(
+            program
+                .instantiate(t, &bound, ident)
+                .and_then(|f| call_function(program, &f, span, args)),
+        );
+    }
+    None
+}
+
+/// The value of `f(args)`, `f` a `constexpr` function.
+fn call_function(
+    program: &Program,
+    f: &FunctionDecl,
+    span: Span,
+    args: &[Expr],
+) -> Result<ConstValue> {
+    let values = args
+        .iter()
+        .map(|a| consteval::eval(program, a))
+        .collect::<Result<Vec<_>>>()?;
     let scalar = |v: &ConstValue| !matches!(v, ConstValue::Composite(..));
     if is_single_return(f) && values.iter().all(scalar) {
-        return Some(evaluate(program, f, args, callee.span));
+        return evaluate(program, f, args, span);
     }
     // Statement bodies (C++14) and struct arguments: run by the interpreter.
-    Some(super::constexpr_body::call(program, f, values, callee.span))
+    super::constexpr_body::call(program, f, values, span)
 }
 
 fn is_single_return(f: &FunctionDecl) -> bool {
@@ -57,6 +116,13 @@ fn is_single_return(f: &FunctionDecl) -> bool {
 }
 
 fn accepts(f: &FunctionDecl, n: usize) -> bool {
+    if f.params.iter().any(|p| p.pack) {
+        return n
+            >= f.params
+                .iter()
+                .filter(|p| !p.pack && p.default.is_none())
+                .count();
+    }
     n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
 }
 

@@ -31,9 +31,12 @@
 //!
 //! Program-scope constants whose initializer uses function constants
 //! (`constant bool has_x = is_function_constant_defined(x);`,
-//! `constant int n = has_x ? x : 4;`) are not evaluated at translation: they
-//! are [`SpecConstant`]s, whose initializer lowering inlines at each use (it
-//! has no side effects, so this is exact).
+//! `constant int n = has_x ? x : 4;`) are [`SpecConstant`]s, whose
+//! initializer lowering inlines at each use (it has no side effects, so
+//! this is exact); where a value is needed at translation (an array size,
+//! a `case` label) it is evaluated with the values given at translation
+//! (`function_constant_values`, which also describes what happens without
+//! them).
 
 use super::{callgraph, Error, Program, Result, Symbol};
 use crate::diagnostics::Code;
@@ -71,6 +74,10 @@ pub struct FunctionConstant {
     /// holding its upper 32 bits (WGSL overrides cannot be 64-bit); the
     /// lower 32 are at `index`. Taken as companion ids are.
     pub high_id: Option<u16>,
+    /// Its value given at translation, if any
+    /// (`function_constant_values`): a given value is folded where the
+    /// constant is read, and no `override` is emitted for it.
+    pub given: super::function_constant_values::Given,
 }
 
 impl FunctionConstant {
@@ -159,13 +166,17 @@ impl<'a> Program<'a> {
             ));
         }
         if let Some(init) = &d.init {
+            // MSL §5.8.1: "You don't initialize function constants in the
+            // Metal function source. Instead, you specify their values when
+            // creating a specialized function".
             let span = init.span();
             return Err(Error::coded(
                 Code::InvalidInitializer,
                 span,
                 format!("function constant `{}` cannot have an initializer: the host sets its value", d.name.name),
             )
-            .note(format!("for a default, declare `constant T y = is_function_constant_defined({0}) ? {0} : DEFAULT;`", d.name.name)));
+            .note("Metal does not initialize function constants in the source (MSL §5.8.1): their values come from `MTLFunctionConstantValues` when the function is made")
+            .note(format!("for a default, declare `constant T y = is_function_constant_defined({0}) ? {0} : DEFAULT;` and read `y`", d.name.name)));
         }
         if !d.array.is_empty() {
             return Err(Error::coded(
@@ -198,6 +209,7 @@ impl<'a> Program<'a> {
                 .note("declare one scalar function constant per component"))
             }
         };
+        let given = self.given_function_constant(&d.name.name, index, ty, components, d.span)?;
         self.function_constants.push(FunctionConstant {
             name: d.name.name.clone(),
             ty,
@@ -207,6 +219,7 @@ impl<'a> Program<'a> {
             span: d.span,
             defined_id: None,
             high_id: None,
+            given,
         });
         self.define(
             &d.name,

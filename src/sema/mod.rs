@@ -9,6 +9,7 @@ pub mod consteval;
 pub mod constexpr_body;
 pub mod constexpr_fn;
 pub mod conversions;
+pub mod function_constant_values;
 pub mod function_constants;
 pub mod gnu_layout;
 pub mod inheritance;
@@ -21,11 +22,13 @@ pub mod static_assert;
 pub mod struct_templates;
 pub mod subst;
 mod suggestions;
+mod template_deduction;
 pub mod templates;
 mod tessellation;
 mod texture_types;
 pub mod type_traits;
 mod unions;
+pub mod unported_features;
 pub mod variable_templates;
 
 use crate::diagnostics::Code;
@@ -165,6 +168,14 @@ pub struct Program<'a> {
     pub function_constants: Vec<function_constants::FunctionConstant>,
     /// Program-scope constants computed from function constants.
     pub spec_constants: Vec<function_constants::SpecConstant<'a>>,
+    /// Function constant values given at translation
+    /// (`Options::function_constants`).
+    pub given_constants: function_constant_values::FunctionConstantValues,
+    /// The function constants (indices into
+    /// [`Program::function_constants`]) whose values a translation-time
+    /// evaluation needed and did not have, since lowering last took them:
+    /// what a function left out of the WGSL waits for (W0415).
+    pub needed_constants: std::cell::RefCell<std::collections::BTreeSet<usize>>,
     /// Names.
     pub symbols: HashMap<String, Symbol>,
     /// Function templates with a body, in source order.
@@ -269,7 +280,19 @@ impl Drop for MemberScope<'_, '_> {
 
 /// Builds the program-scope table, reporting every error found.
 pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
-    let mut program = Program::default();
+    analyze_with(tu, &Default::default())
+}
+
+/// [`analyze`] with function constant values given at translation
+/// (`function_constant_values`).
+pub fn analyze_with<'a>(
+    tu: &'a ast::TranslationUnit,
+    given: &function_constant_values::FunctionConstantValues,
+) -> (Program<'a>, Vec<Error>) {
+    let mut program = Program {
+        given_constants: given.clone(),
+        ..Program::default()
+    };
     program.os_log = Some(program.structs.push(StructDef {
         // `::` keeps it apart from every struct the source declares.
         name: "metal::os_log".into(),
@@ -420,6 +443,34 @@ impl<'a> Program<'a> {
             self.symbols.remove(name);
             self.hidden_classes.insert(name.to_string(), id);
         }
+    }
+
+    /// The symbol a qualified name `path` (`S::N`, `S::A::N`) declares:
+    /// by its full name, or else through [`Program::canonical_path`].
+    pub fn qualified_symbol(&self, path: &[String]) -> Option<&Symbol> {
+        self.symbols.get(&path.join("::")).or_else(|| {
+            let canonical = self.canonical_path(path)?;
+            self.symbols.get(&canonical.join("::"))
+        })
+    }
+
+    /// `path` with its longest prefix that names a struct through an alias
+    /// (`S::A` with `using A = Loader<T, 4>;`, also a program-scope `A`)
+    /// replaced by the struct's own name: `Loader<float,4>::N`, as members
+    /// are declared. `None` where no proper prefix is such an alias.
+    pub fn canonical_path(&self, path: &[String]) -> Option<Vec<String>> {
+        (1..path.len()).rev().find_map(|k| {
+            let prefix = path[..k].join("::");
+            let Some(Symbol::Type(Type::Struct(id))) = self.symbols.get(&prefix) else {
+                return None;
+            };
+            let owner = &self.structs.get(*id).name;
+            (*owner != prefix).then(|| {
+                std::iter::once(owner.clone())
+                    .chain(path[k..].iter().cloned())
+                    .collect()
+            })
+        })
     }
 
     fn define(&mut self, name: &ast::Ident, symbol: Symbol) -> Result<()> {
@@ -725,6 +776,9 @@ impl<'a> Program<'a> {
         let name = ts.name();
         let name = name.strip_prefix("metal::").unwrap_or(&name);
         if !ts.args.is_empty() {
+            if let Some(ty) = self.instance_member_alias(ts)? {
+                return Ok(ty);
+            }
             if let Some(ty) = self.trait_type(name, &ts.args)? {
                 return Ok(ty);
             }
@@ -793,7 +847,13 @@ impl<'a> Program<'a> {
             "patch_control_point" => return Err(tessellation::patch_control_point(ts)),
             _ => {}
         }
-        match self.symbols.get(name) {
+        // `S::A::type` through member alias `S::A` of another struct.
+        let symbol = self.symbols.get(name).or_else(|| {
+            (ts.path.len() > 1 && ts.args.is_empty())
+                .then(|| self.qualified_symbol(&ts.path))
+                .flatten()
+        });
+        match symbol {
             Some(Symbol::Type(ty)) => Ok(ty.clone()),
             // The class a function of its name hides: found where a type
             // is expected (as `struct S`/`union S` finds it in C++).
@@ -817,6 +877,9 @@ impl<'a> Program<'a> {
             }
             None if raytracing::refusal(name, ts).is_some() => {
                 Err(raytracing::refusal(name, ts).expect("just found"))
+            }
+            None if unported_features::refusal(name, ts).is_some() => {
+                Err(unported_features::refusal(name, ts).expect("just found"))
             }
             None => Err(Error::coded(
                 Code::UnknownType,
@@ -1053,6 +1116,31 @@ impl<'a> Program<'a> {
             )
         })?;
         Ok(Type::Array(Box::new(elem), n))
+    }
+
+    /// The type of function parameter `p`. An array parameter in `device`,
+    /// `constant` or `threadgroup` memory (`constant const int64_t
+    /// strides[3]`) is a pointer to its element type, as C++ adjusts array
+    /// parameters ([dcl.fct]/5); other arrays keep their array type (a
+    /// `thread` array is passed by value here, which reads the same).
+    pub fn param_type(&self, p: &ast::Param) -> Result<Type> {
+        let ty = self.resolve_type(&p.ty)?;
+        let space = match p.ty.space {
+            Some((ast::AddressSpace::Device, _)) => types::AddressSpace::Device,
+            Some((ast::AddressSpace::Constant, _)) => types::AddressSpace::Constant,
+            Some((ast::AddressSpace::Threadgroup, _)) => types::AddressSpace::Threadgroup,
+            _ => return self.apply_array(ty, &p.array),
+        };
+        if !p.ty.ptr_ops.is_empty() || p.array.is_empty() {
+            return self.apply_array(ty, &p.array);
+        }
+        let pointee = self.apply_array(ty, &p.array[1..])?;
+        Ok(Type::Pointer(Box::new(types::Pointer {
+            space,
+            pointee,
+            is_const: p.ty.is_const || space == types::AddressSpace::Constant,
+            is_reference: false,
+        })))
     }
 
     pub fn apply_array(&self, mut ty: Type, dims: &[Option<ast::Expr>]) -> Result<Type> {

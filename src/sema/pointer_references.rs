@@ -34,7 +34,7 @@ fn item(item: &mut Item) {
     }
 }
 
-fn function(f: &mut FunctionDecl) {
+pub(super) fn function(f: &mut FunctionDecl) {
     let Some(body) = &f.body else {
         return;
     };

@@ -111,6 +111,7 @@ fn remove_later_copy(tu: &mut ast::TranslationUnit, p: &PendingInstance, at: usi
 /// `run` found missing, until none is; then `run`'s result is final.
 pub fn analyze_until_complete<T>(
     tu: &mut ast::TranslationUnit,
+    given: &super::function_constant_values::FunctionConstantValues,
     mut run: impl FnMut(
         &ast::TranslationUnit,
         &Program<'_>,
@@ -118,7 +119,7 @@ pub fn analyze_until_complete<T>(
     ) -> std::result::Result<T, Vec<Error>>,
 ) -> std::result::Result<T, Vec<Error>> {
     for round in 0.. {
-        let (program, errors) = super::analyze(tu);
+        let (program, errors) = super::analyze_with(tu, given);
         let mut pending = program.pending.take();
         // Lowering a program with missing instances only finds more errors.
         let result = pending.is_empty().then(|| run(tu, &program, errors));
@@ -314,7 +315,7 @@ impl<'a> Program<'a> {
         args: &[TemplateArg],
         span: Span,
     ) -> Result<Vec<TemplateValue>> {
-        if args.len() > t.params.len() {
+        if args.len() > t.params.len() && !t.params.iter().any(|p| p.pack) {
             return Err(Error::coded(
                 Code::Template,
                 span,
@@ -326,13 +327,11 @@ impl<'a> Program<'a> {
                 ),
             ));
         }
-        let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
-        for (i, a) in args.iter().enumerate() {
-            let p = self.param_in_context(t, &bound[..i], i)?;
-            bound[i] = Some(self.explicit_value(&p, a)?);
-        }
-        for i in args.len()..t.params.len() {
-            bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
+        let mut bound = self.bind_explicit(t, args)?;
+        for i in 0..t.params.len() {
+            if bound[i].is_none() {
+                bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
+            }
         }
         Ok(bound.into_iter().map(Option::unwrap).collect())
     }
@@ -366,13 +365,27 @@ impl<'a> Program<'a> {
         let mut items = Vec::new();
         let mut decl = st.decl.clone();
         decl.name.name = instance.to_string();
-        let written = values
-            .iter()
-            .map(|v| match self.replacement(v, span)? {
-                Replacement::Type(ts) => Ok(TemplateArg::Type(ts)),
-                Replacement::Value(e) => Ok(TemplateArg::Expr(e)),
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut written = Vec::new();
+        for v in values {
+            let r = self.replacement(v, span)?;
+            let flat = match r {
+                Replacement::Pack(elements) => elements,
+                r => vec![r],
+            };
+            for r in flat {
+                written.push(match r {
+                    Replacement::Type(ts) => TemplateArg::Type(ts),
+                    Replacement::Value(e) => TemplateArg::Expr(e),
+                    Replacement::Template(path) => TemplateArg::Type(ast::TypeSpec {
+                        path,
+                        name_span: span,
+                        span,
+                        ..Default::default()
+                    }),
+                    Replacement::Pack(_) => unreachable!("packs do not nest"),
+                });
+            }
+        }
         decl.instance_of = Some((name.to_string(), written));
         substitute_members(&subst, &mut decl);
         items.push(Item::Struct(decl));
@@ -417,9 +430,14 @@ impl<'a> Program<'a> {
             }
             // `using type = integral_constant;` names the instance itself
             // (the injected class name): it follows the struct.
-            let names_instance =
-                matches!(&item, Item::Alias(a) if a.ty.path.first().is_some_and(|p| p == instance));
-            if matches!(item, Item::Struct(_) | Item::Alias(_)) && !names_instance {
+            // (Not `typename S::A::type`, a member of another struct.)
+            let names_instance = match &item {
+                Item::Alias(a) => a.ty.path == [instance],
+                Item::Global(g) => g.ty.path == [instance],
+                _ => false,
+            };
+            if matches!(item, Item::Struct(_) | Item::Alias(_) | Item::Global(_)) && !names_instance
+            {
                 items.insert(ahead, item);
                 ahead += 1;
             } else {
@@ -501,6 +519,16 @@ impl<'a> Program<'a> {
         values: &[TemplateValue],
         span: Span,
     ) -> Result<Option<Vec<TemplateValue>>> {
+        // A pack's elements are arguments like the others (`Widest<T>`
+        // matches `Widest<int>`, bound as `T = int, Ts = <>`).
+        let flat: Vec<TemplateValue> = values
+            .iter()
+            .flat_map(|v| match v {
+                TemplateValue::Pack(elements) => elements.clone(),
+                v => vec![v.clone()],
+            })
+            .collect();
+        let values = flat.as_slice();
         if pattern.len() != values.len() {
             return Ok(None);
         }
@@ -509,6 +537,8 @@ impl<'a> Program<'a> {
             template: t,
             fixed: 0,
             bound: vec![None; t.params.len()],
+            slot: None,
+            elements: vec![Vec::new(); t.params.len()],
         };
         for (p, v) in pattern.iter().zip(values) {
             let ok = match (p, v) {
@@ -608,12 +638,22 @@ fn show_value(program: &Program, v: &TemplateValue) -> String {
         TemplateValue::Type(ty) => program.display(ty),
         TemplateValue::Value(n, crate::types::Scalar::Bool) => (*n != 0).to_string(),
         TemplateValue::Value(n, _) => n.to_string(),
+        TemplateValue::Pack(values) => {
+            let shown: Vec<String> = values.iter().map(|v| show_value(program, v)).collect();
+            shown.join(",")
+        }
+        TemplateValue::Template(t) => t.clone(),
     }
 }
 
-/// `Vec<float, 4>`: how an instance is named and shown.
+/// `Vec<float, 4>`: how an instance is named and shown; a pack's elements
+/// are arguments like the others (`Tuple<float,int>`).
 fn instance_name(program: &Program, template: &str, values: &[TemplateValue]) -> String {
-    let args: Vec<String> = values.iter().map(|v| show_value(program, v)).collect();
+    let args: Vec<String> = values
+        .iter()
+        .filter(|v| !matches!(v, TemplateValue::Pack(p) if p.is_empty()))
+        .map(|v| show_value(program, v))
+        .collect();
     format!("{template}<{}>", args.join(","))
 }
 
@@ -681,5 +721,63 @@ fn substitute_members(subst: &Subst, decl: &mut ast::StructDecl) {
     }
     for a in &mut decl.anonymous {
         substitute_members(subst, a);
+    }
+}
+
+impl<'a> Program<'a> {
+    /// `typename S::template rebind<U>` with `S` an instance of a struct
+    /// template that declares member alias template `rebind`: the aliased
+    /// type with the instance's arguments and `U` put in. (Uses inside the
+    /// struct and of plain structs are expanded by the parser.)
+    pub(super) fn instance_member_alias(&self, ts: &ast::TypeSpec) -> Result<Option<Type>> {
+        let Some((member, owner)) = ts.path.split_last() else {
+            return Ok(None);
+        };
+        let Some(Symbol::Type(Type::Struct(id))) = self.symbols.get(&owner.join("::")) else {
+            return Ok(None);
+        };
+        let Some((template, written)) = self.instance_origins.get(id) else {
+            return Ok(None);
+        };
+        let Some(templates) = self.struct_templates.get(template) else {
+            return Ok(None);
+        };
+        let Some(primary) = templates
+            .iter()
+            .find(|t| struct_of(t).specialization.is_none())
+        else {
+            return Ok(None);
+        };
+        let values = self.class_template_arguments(primary, written, ts.span)?;
+        let (t, bound) = self.choose_specialization(template, templates, &values, ts.span)?;
+        let full = crate::syntax::from_pest::members::member_name(template, member);
+        let alias = struct_of(t).members.iter().find_map(|item| match item {
+            Item::Template(at) => match &at.item {
+                Templated::Alias(a) if a.name.name == full => Some((at, a)),
+                _ => None,
+            },
+            _ => None,
+        });
+        let Some((at, alias)) = alias else {
+            return Ok(None);
+        };
+        let mut map = HashMap::new();
+        for (p, v) in t.params.iter().zip(&bound) {
+            map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
+        }
+        let own = self.class_template_arguments(at, &ts.args, ts.span)?;
+        for (p, v) in at.params.iter().zip(&own) {
+            map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
+        }
+        let mut ty = alias.ty.clone();
+        Subst::new(&map).ty(&mut ty);
+        if !ty.ptr_ops.is_empty() || ty.space.is_some() {
+            return Err(Error::coded(
+                Code::Unsupported,
+                ts.span,
+                format!("`{full}` stands for a pointer or reference type; member alias templates of such types are not supported yet"),
+            ));
+        }
+        self.resolve_value_type(&ty).map(Some)
     }
 }

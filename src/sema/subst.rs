@@ -2,10 +2,12 @@
 //! copy of a declaration's AST by the arguments' spellings, so that an
 //! instantiation is an ordinary function for everything after it.
 
+use crate::source_map::Span;
 use crate::syntax::ast::{
-    Block, Expr, ExprKind, FunctionDecl, Init, Stmt, StmtKind, SwitchItem, TemplateArg, TypeSpec,
-    VarDecl,
+    BinaryOp, Block, Expr, ExprKind, FunctionDecl, Ident, Init, Param, PtrOp, Stmt, StmtKind,
+    SwitchItem, TemplateArg, TypeSpec, VarDecl,
 };
+use crate::syntax::from_pest::paths::{PathUse, Visit};
 use std::collections::HashMap;
 
 /// What a template parameter's name stands for in an instantiation.
@@ -15,6 +17,12 @@ pub enum Replacement {
     Type(TypeSpec),
     /// A non-type parameter: a constant expression of the parameter's type.
     Value(Expr),
+    /// A template parameter pack, or a function parameter pack (each
+    /// element the name of one of its parameters): one replacement per
+    /// element, used where a pattern naming it is expanded (`xs...`).
+    Pack(Vec<Replacement>),
+    /// A template template parameter: the struct template's path.
+    Template(Vec<String>),
 }
 
 /// Substitutes template parameters by name.
@@ -61,6 +69,10 @@ impl<'m> Subst<'m> {
     /// `T::value_type` → `Small<float,3>::value_type` for a type parameter
     /// `T` bound to a named type.
     fn rescope(&self, path: &mut Vec<String>) {
+        if let Some(Replacement::Template(t)) = path.first().and_then(|p| self.map.get(p)) {
+            path.splice(0..1, t.iter().cloned());
+            return;
+        }
         if path.len() < 2 {
             return;
         }
@@ -80,6 +92,11 @@ impl<'m> Subst<'m> {
     /// `V<float>` where `V` itself stands for another plain name (a
     /// template hidden by a redefinition, `sema::redefinition`).
     fn rename_template(&self, path: &mut Vec<String>) {
+        // `Op<T>` with `Op` a template template parameter.
+        if let Some(Replacement::Template(t)) = self.lookup(path) {
+            *path = t.clone();
+            return;
+        }
         if !self.templates {
             return;
         }
@@ -97,6 +114,246 @@ impl<'m> Subst<'m> {
         for a in &mut f.attributes {
             a.args.iter_mut().for_each(|e| self.expr(e));
         }
+        let mut params = Vec::with_capacity(f.params.len());
+        let mut function_packs = HashMap::new();
+        for p in std::mem::take(&mut f.params) {
+            match self.expand_param(&p) {
+                Some(expanded) => {
+                    if let Some(name) = &p.name {
+                        let names = expanded.iter().filter_map(|q| q.name.as_ref());
+                        let elements = names
+                            .map(|n| Replacement::Value(name_expr(&n.name, n.span)))
+                            .collect();
+                        function_packs.insert(name.name.clone(), Replacement::Pack(elements));
+                    }
+                    params.extend(expanded);
+                }
+                None => params.push(p),
+            }
+        }
+        f.params = params;
+        if !function_packs.is_empty() {
+            let mut map = self.map.clone();
+            map.extend(function_packs);
+            let inner = Subst { map: &map, ..*self };
+            return inner.function_rest(f);
+        }
+        self.function_rest(f);
+    }
+
+    /// `Ts... xs` (or `const thread Ts&... xs`), when `Ts` is a pack of this
+    /// substitution: one parameter per element, `xs__0`, `xs__1`, ...
+    fn expand_param(&self, p: &Param) -> Option<Vec<Param>> {
+        if !p.pack {
+            return None;
+        }
+        let mut ty = p.ty.clone();
+        let elements =
+            self.element_maps(&mut |v| crate::syntax::from_pest::paths::ty(&mut ty, v))?;
+        Some(
+            elements
+                .iter()
+                .enumerate()
+                .map(|(k, map)| {
+                    let mut q = p.clone();
+                    q.pack = false;
+                    q.name = p.name.as_ref().map(|n| Ident {
+                        name: format!("{}__{k}", n.name),
+                        span: n.span,
+                    });
+                    Subst { map, ..*self }.ty(&mut q.ty);
+                    q
+                })
+                .collect(),
+        )
+    }
+
+    /// For a pattern whose paths `walk` visits: one map per element of the
+    /// packs it names (this substitution's map with each pack's name bound
+    /// to that element), or `None` when it names none.
+    fn element_maps(
+        &self,
+        walk: &mut dyn FnMut(&mut Visit),
+    ) -> Option<Vec<HashMap<String, Replacement>>> {
+        let mut packs: Vec<(String, Vec<Replacement>)> = Vec::new();
+        let mut visit = |path: &mut Vec<String>, _: Span, _: PathUse| {
+            if let Some(Replacement::Pack(elements)) = self.lookup(path) {
+                if !packs.iter().any(|(n, _)| *n == path[0]) {
+                    packs.push((path[0].clone(), elements.clone()));
+                }
+            }
+        };
+        walk(&mut visit);
+        let n = packs.iter().map(|(_, e)| e.len()).min()?;
+        Some(
+            (0..n)
+                .map(|k| {
+                    let mut map = self.map.clone();
+                    for (name, elements) in &packs {
+                        map.insert(name.clone(), elements[k].clone());
+                    }
+                    map
+                })
+                .collect(),
+        )
+    }
+
+    /// `pattern...`: a substituted copy of `pattern` per element of the
+    /// packs it names; `None` when it names none of this substitution's.
+    fn expand(&self, pattern: &Expr) -> Option<Vec<Expr>> {
+        let mut probe = pattern.clone();
+        let maps =
+            self.element_maps(&mut |v| crate::syntax::from_pest::paths::expr(&mut probe, v))?;
+        Some(
+            maps.iter()
+                .map(|map| {
+                    let mut e = pattern.clone();
+                    Subst { map, ..*self }.expr(&mut e);
+                    e
+                })
+                .collect(),
+        )
+    }
+
+    /// A list of expressions (a call's arguments), each `pattern...`
+    /// expanded in place.
+    fn exprs(&self, list: &mut Vec<Expr>) {
+        let mut out = Vec::with_capacity(list.len());
+        for mut e in std::mem::take(list) {
+            if let ExprKind::PackExpansion(pattern) = &e.kind {
+                if let Some(elements) = self.expand(pattern) {
+                    out.extend(elements);
+                    continue;
+                }
+            }
+            self.expr(&mut e);
+            out.push(e);
+        }
+        *list = out;
+    }
+
+    /// A braced list's items, each `pattern...` expanded in place.
+    fn inits(&self, list: &mut Vec<Init>) {
+        let mut out = Vec::with_capacity(list.len());
+        for mut i in std::mem::take(list) {
+            if let Init::Expr(Expr {
+                kind: ExprKind::PackExpansion(pattern),
+                ..
+            }) = &i
+            {
+                if let Some(elements) = self.expand(pattern) {
+                    out.extend(elements.into_iter().map(Init::Expr));
+                    continue;
+                }
+            }
+            self.init(&mut i);
+            out.push(i);
+        }
+        *list = out;
+    }
+
+    /// A template argument list, `Ts...` and `Ns...` expanded in place.
+    fn template_args(&self, list: &mut Vec<TemplateArg>) {
+        let mut out = Vec::with_capacity(list.len());
+        for mut a in std::mem::take(list) {
+            match &a {
+                TemplateArg::Expr(Expr {
+                    kind: ExprKind::TypePackExpansion(ts),
+                    ..
+                }) => {
+                    let mut probe = (**ts).clone();
+                    let maps = self
+                        .element_maps(&mut |v| crate::syntax::from_pest::paths::ty(&mut probe, v));
+                    if let Some(maps) = maps {
+                        for map in &maps {
+                            let mut e = TemplateArg::Type((**ts).clone());
+                            Subst { map, ..*self }.template_arg(&mut e);
+                            out.push(e);
+                        }
+                        continue;
+                    }
+                }
+                TemplateArg::Expr(Expr {
+                    kind: ExprKind::PackExpansion(pattern),
+                    ..
+                }) => {
+                    if let Some(elements) = self.expand(pattern) {
+                        out.extend(elements.into_iter().map(TemplateArg::Expr));
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            self.template_arg(&mut a);
+            out.push(a);
+        }
+        *list = out;
+    }
+
+    /// A fold expression over a pack of this substitution: the operator
+    /// applied across the elements ([temp.variadic]/10); `None` when the
+    /// pattern names none of its packs.
+    fn fold(
+        &self,
+        op: Option<BinaryOp>,
+        pattern: &Expr,
+        init: Option<&Expr>,
+        left: bool,
+        span: Span,
+    ) -> Option<Expr> {
+        let (mut pattern, mut init, mut left) = (pattern, init, left);
+        if self.expand(pattern).is_none() {
+            // `(init op ... op xs)`: the pack is the second operand.
+            let other = init?;
+            self.expand(other)?;
+            (pattern, init, left) = (other, Some(pattern), true);
+        }
+        let mut elements = self.expand(pattern)?;
+        if let Some(i) = init {
+            let mut i = i.clone();
+            self.expr(&mut i);
+            match left {
+                true => elements.insert(0, i),
+                false => elements.push(i),
+            }
+        }
+        let combine = |a: Expr, b: Expr| {
+            let kind = match op {
+                Some(op) => ExprKind::Binary(op, Box::new(a), Box::new(b)),
+                None => ExprKind::Comma(vec![a, b]),
+            };
+            Expr { kind, span }
+        };
+        let empty = match op {
+            Some(BinaryOp::LogicalAnd) => Some(ExprKind::Bool(true)),
+            Some(BinaryOp::LogicalOr) => Some(ExprKind::Bool(false)),
+            // `void()`: a comma fold over nothing.
+            None => Some(ExprKind::Call(
+                Box::new(name_expr("void", span)),
+                Vec::new(),
+            )),
+            _ => None,
+        };
+        Some(match left {
+            true => {
+                let mut it = elements.into_iter();
+                let Some(first) = it.next() else {
+                    return empty.map(|kind| Expr { kind, span });
+                };
+                it.fold(first, &combine)
+            }
+            false => {
+                let mut it = elements.into_iter().rev();
+                let Some(last) = it.next() else {
+                    return empty.map(|kind| Expr { kind, span });
+                };
+                it.fold(last, |acc, e| combine(e, acc))
+            }
+        })
+    }
+
+    /// The rest of a function after its parameters' types and packs.
+    fn function_rest(&self, f: &mut FunctionDecl) {
         for p in &mut f.params {
             self.ty(&mut p.ty);
             p.array.iter_mut().flatten().for_each(|e| self.expr(e));
@@ -113,7 +370,7 @@ impl<'m> Subst<'m> {
 
     /// A written type; `const T*` keeps its own qualifiers and declarators.
     pub fn ty(&self, ts: &mut TypeSpec) {
-        ts.args.iter_mut().for_each(|a| self.template_arg(a));
+        self.template_args(&mut ts.args);
         self.rescope(&mut ts.path);
         if !ts.args.is_empty() {
             self.rename_template(&mut ts.path);
@@ -123,10 +380,22 @@ impl<'m> Subst<'m> {
             return;
         };
         let mut new = r.clone();
-        new.is_const |= ts.is_const;
         new.is_constexpr |= ts.is_constexpr;
-        if ts.space.is_some() {
-            new.space = ts.space;
+        // `const thread T&` with `T` a pointer (`device S*`): the `const`
+        // and the space are the pointer object's (`device S* const thread&`).
+        match new.ptr_ops.last_mut() {
+            Some(PtrOp::Pointer { is_const, space }) => {
+                *is_const |= ts.is_const;
+                if let Some((s, _)) = ts.space {
+                    *space = Some(s);
+                }
+            }
+            _ => {
+                new.is_const |= ts.is_const;
+                if ts.space.is_some() {
+                    new.space = ts.space;
+                }
+            }
         }
         new.ptr_ops.extend(ts.ptr_ops.iter().copied());
         new.name_span = ts.name_span;
@@ -138,7 +407,9 @@ impl<'m> Subst<'m> {
         match a {
             // A bare name in a template argument list parses as a type.
             TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => {
-                if let Some(Replacement::Value(v)) = self.lookup(&ts.path) {
+                if let Some(Replacement::Template(t)) = self.lookup(&ts.path) {
+                    ts.path = t.clone();
+                } else if let Some(Replacement::Value(v)) = self.lookup(&ts.path) {
                     let mut v = v.clone();
                     v.span = ts.span;
                     *a = TemplateArg::Expr(v);
@@ -236,8 +507,8 @@ impl<'m> Subst<'m> {
     pub fn init(&self, i: &mut Init) {
         match i {
             Init::Expr(e) => self.expr(e),
-            Init::List(items, _) => items.iter_mut().for_each(|i| self.init(i)),
-            Init::Paren(args, _) => args.iter_mut().for_each(|e| self.expr(e)),
+            Init::List(items, _) => self.inits(items),
+            Init::Paren(args, _) => self.exprs(args),
             Init::Designated(_, value, _) => self.init(value),
         }
     }
@@ -270,7 +541,7 @@ impl<'m> Subst<'m> {
                     self.rescope(path);
                 }
                 self.rename_template(path);
-                args.iter_mut().for_each(|a| self.template_arg(a))
+                self.template_args(args)
             }
             ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
                 self.expr(a);
@@ -281,7 +552,7 @@ impl<'m> Subst<'m> {
             }
             ExprKind::MemberTemplate(m, args) => {
                 self.expr(m);
-                args.iter_mut().for_each(|a| self.template_arg(a));
+                self.template_args(args);
             }
             ExprKind::Ternary(a, b, c) => {
                 self.expr(a);
@@ -290,30 +561,63 @@ impl<'m> Subst<'m> {
             }
             ExprKind::Call(callee, args) => {
                 self.expr(callee);
-                args.iter_mut().for_each(|a| self.expr(a));
+                self.exprs(args);
             }
             ExprKind::Cast(_, ts, a) => {
                 self.ty(ts);
                 self.expr(a);
             }
-            ExprKind::InitList(items) => items.iter_mut().for_each(|i| self.init(i)),
+            ExprKind::InitList(items) => self.inits(items),
             ExprKind::BraceConstruct(path, items) => {
                 if let Some(Replacement::Type(r)) = self.lookup(path) {
                     if r.args.is_empty() && r.ptr_ops.is_empty() {
                         *path = r.path.clone();
                     }
                 }
-                items.iter_mut().for_each(|i| self.init(i));
+                self.inits(items);
             }
             ExprKind::Comma(items) => items.iter_mut().for_each(|x| self.expr(x)),
             ExprKind::SizeOf { operand, .. } => match operand {
                 crate::syntax::ast::SizeOperand::Type(ts) => self.ty(ts),
                 crate::syntax::ast::SizeOperand::Expr(a) => self.expr(a),
             },
+            ExprKind::SizeofPack(name) => {
+                if let Some(Replacement::Pack(elements)) = self.map.get(&name.name) {
+                    e.kind = ExprKind::Int {
+                        value: elements.len() as u64,
+                        suffix: crate::syntax::ast::LiteralSuffix::Unsigned,
+                        non_decimal: false,
+                    };
+                }
+            }
+            ExprKind::Fold {
+                op,
+                pattern,
+                init,
+                left,
+            } => {
+                if let Some(folded) = self.fold(*op, pattern, init.as_deref(), *left, e.span) {
+                    *e = folded;
+                    return;
+                }
+                self.expr(pattern);
+                init.iter_mut().for_each(|i| self.expr(i));
+            }
+            // Not expanded here: a pattern naming another template's pack.
+            ExprKind::PackExpansion(a) => self.expr(a),
+            ExprKind::TypePackExpansion(ts) => self.ty(ts),
             ExprKind::Int { .. }
             | ExprKind::Float { .. }
             | ExprKind::Bool(_)
             | ExprKind::Str(_) => {}
         }
+    }
+}
+
+/// The expression naming `name`.
+fn name_expr(name: &str, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Name(vec![name.to_string()]),
+        span,
     }
 }

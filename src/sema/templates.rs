@@ -13,6 +13,8 @@ use crate::syntax::ast::{self, TemplateArg, TemplateParamKind, Templated};
 use crate::types::{Scalar, Type};
 use std::collections::HashMap;
 
+pub(super) use super::template_deduction::Deduce;
+
 /// Deepest nesting of instantiations (a template whose instantiation needs
 /// another instantiation of itself, e.g. `f<N>` calling `f<N - 1>`).
 pub const MAX_INSTANTIATION_DEPTH: usize = 64;
@@ -24,6 +26,10 @@ pub enum TemplateValue {
     Type(Type),
     /// A non-type argument: its value, of the parameter's type.
     Value(i64, Scalar),
+    /// The arguments of a template parameter pack, one per element.
+    Pack(Vec<TemplateValue>),
+    /// A template template argument: the struct template's name.
+    Template(String),
 }
 
 /// The function a function template declares.
@@ -114,7 +120,8 @@ impl<'a> Program<'a> {
         span: Span,
     ) -> Result<Vec<TemplateValue>> {
         let f = template_function(t);
-        if explicit.len() > t.params.len() {
+        let variadic = t.params.iter().any(|p| p.pack);
+        if !variadic && explicit.len() > t.params.len() {
             return Err(Error::coded(
                 Code::Template,
                 explicit_span(&explicit[t.params.len()]),
@@ -126,27 +133,77 @@ impl<'a> Program<'a> {
                 ),
             ));
         }
-        let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
-        for (i, a) in explicit.iter().enumerate() {
-            let p = self.param_in_context(t, &bound[..i], i)?;
-            bound[i] = Some(self.explicit_value(&p, a)?);
-        }
+        let bound = self.bind_explicit(t, explicit)?;
+        let fixed = explicit.len().min(t.params.len());
         let mut d = Deduce {
             program: self,
             template: t,
-            fixed: explicit.len(),
+            fixed,
             bound,
+            slot: None,
+            elements: vec![Vec::new(); t.params.len()],
         };
-        for (p, (ty, arg_span)) in f.params.iter().zip(args) {
-            d.param(&p.ty, ty, *arg_span)?;
+        let trailing = f
+            .params
+            .iter()
+            .rposition(|p| p.pack)
+            .map(|j| f.params.len() - j - 1);
+        for (j, p) in f.params.iter().enumerate() {
+            if !p.pack {
+                // A parameter after the pack takes one of the last arguments.
+                let k = match trailing {
+                    Some(after) if j > f.params.len() - after - 1 => {
+                        (args.len() + j + 1).checked_sub(f.params.len())
+                    }
+                    _ => Some(j),
+                };
+                if let Some((ty, arg_span)) = k.and_then(|k| args.get(k)) {
+                    d.param(&p.ty, ty, *arg_span)?;
+                }
+                continue;
+            }
+            // `Ts... xs` takes the arguments between the parameters before
+            // and after it, each deducing one element of the packs it names.
+            let after = trailing.unwrap_or(0);
+            let end = args.len().saturating_sub(after).max(j);
+            for (k, (ty, arg_span)) in args.iter().enumerate().take(end).skip(j) {
+                d.slot = Some(k - j);
+                d.param(&p.ty, ty, *arg_span)?;
+            }
+            d.slot = None;
         }
-        let mut bound = d.bound;
+        let mut bound = d.packs(span)?;
         for i in 0..t.params.len() {
             if bound[i].is_none() {
                 bound[i] = Some(self.default_value(t, &bound[..i], i, span)?);
             }
         }
         Ok(bound.into_iter().map(Option::unwrap).collect())
+    }
+
+    /// The explicit template arguments `explicit` bound to the parameters of
+    /// `t`, in order; a parameter pack takes all that remain.
+    pub(super) fn bind_explicit(
+        &self,
+        t: &ast::TemplateDecl,
+        explicit: &[TemplateArg],
+    ) -> Result<Vec<Option<TemplateValue>>> {
+        let mut bound: Vec<Option<TemplateValue>> = vec![None; t.params.len()];
+        let mut given = explicit.iter();
+        for i in 0..t.params.len() {
+            let p = self.param_in_context(t, &bound[..i], i)?;
+            if p.pack {
+                let rest: Vec<&TemplateArg> = given.by_ref().collect();
+                if !rest.is_empty() {
+                    let values = rest.iter().map(|a| self.explicit_value(&p, a));
+                    bound[i] = Some(TemplateValue::Pack(values.collect::<Result<_>>()?));
+                }
+                continue;
+            }
+            let Some(a) = given.next() else { break };
+            bound[i] = Some(self.explicit_value(&p, a)?);
+        }
+        Ok(bound)
     }
 
     /// Parameter `i` of `t` with the earlier parameters' arguments put into
@@ -187,6 +244,7 @@ impl<'a> Program<'a> {
                 e.span,
                 format!("template parameter `{}` needs a type", p.name.name),
             )),
+            (TemplateParamKind::Template(_), a) => self.template_template_value(p, a),
             (TemplateParamKind::Value(ty, _), a) => {
                 let e = match a {
                     TemplateArg::Expr(e) => e.clone(),
@@ -203,6 +261,34 @@ impl<'a> Program<'a> {
                 self.constant_argument(p, ty, &e)
             }
         }
+    }
+
+    /// The struct template a template template parameter `p` is given.
+    fn template_template_value(
+        &self,
+        p: &ast::TemplateParam,
+        a: &TemplateArg,
+    ) -> Result<TemplateValue> {
+        let (name, span) = match a {
+            TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => {
+                (ts.name(), ts.span)
+            }
+            TemplateArg::Type(ts) => (String::new(), ts.span),
+            TemplateArg::Expr(e) => (String::new(), e.span),
+        };
+        let name = name.strip_prefix("metal::").unwrap_or(&name);
+        if self.struct_templates.contains_key(name) {
+            return Ok(TemplateValue::Template(name.to_string()));
+        }
+        Err(Error::coded(
+            Code::Template,
+            span,
+            format!(
+                "template template parameter `{}` needs the name of a struct template",
+                p.name.name
+            ),
+        )
+        .note("alias templates and function templates cannot be template template arguments here; wrap the function in a struct template with a static member function"))
     }
 
     fn constant_argument(
@@ -229,7 +315,7 @@ impl<'a> Program<'a> {
     }
 
     /// The type of a non-type template parameter: an integer or `bool`.
-    fn value_param_scalar(&self, ty: &ast::TypeSpec) -> Result<Scalar> {
+    pub(super) fn value_param_scalar(&self, ty: &ast::TypeSpec) -> Result<Scalar> {
         match self.resolve_type(ty)? {
             Type::Scalar(s) if s != Scalar::Half && s != Scalar::Float => Ok(s),
             other => Err(Error::coded(
@@ -252,6 +338,10 @@ impl<'a> Program<'a> {
         span: Span,
     ) -> Result<TemplateValue> {
         let p = &t.params[i];
+        // A pack given and deduced nothing is empty ([temp.arg.explicit]/4).
+        if p.pack {
+            return Ok(TemplateValue::Pack(Vec::new()));
+        }
         let mut map = HashMap::new();
         for (q, v) in t.params.iter().zip(earlier) {
             let v = v.as_ref().expect("earlier parameters are bound");
@@ -271,6 +361,15 @@ impl<'a> Program<'a> {
                 subst.ty(&mut ty);
                 subst.expr(&mut e);
                 self.constant_argument(p, &ty, &e)
+            }
+            TemplateParamKind::Template(Some(path)) => {
+                let ts = ast::TypeSpec {
+                    path: path.clone(),
+                    name_span: p.span,
+                    span: p.span,
+                    ..Default::default()
+                };
+                self.template_template_value(p, &TemplateArg::Type(ts))
             }
             _ if !matches!(t.item, Templated::Function(_)) => Err(Error::coded(
                 Code::Template,
@@ -304,6 +403,15 @@ impl<'a> Program<'a> {
         Ok(match v {
             TemplateValue::Type(ty) => Replacement::Type(self.type_spec_of(ty, span)?),
             TemplateValue::Value(v, s) => Replacement::Value(value_expr(*v, *s, span)),
+            TemplateValue::Pack(values) => Replacement::Pack(
+                values
+                    .iter()
+                    .map(|v| self.replacement(v, span))
+                    .collect::<Result<_>>()?,
+            ),
+            TemplateValue::Template(name) => {
+                Replacement::Template(name.split("::").map(str::to_string).collect())
+            }
         })
     }
 
@@ -338,6 +446,40 @@ impl<'a> Program<'a> {
                     TemplateArg::Expr(value_expr(*n as i64, Scalar::Int, span)),
                 ];
             }
+            Type::Atomic(s) => ts.path = vec![format!("atomic_{}", s.name())],
+            Type::Packed(s, n) => ts.path = vec![format!("packed_{}{n}", s.name())],
+            Type::Sampler { .. } => ts.path = vec!["sampler".into()],
+            Type::Texture(t) => {
+                let word = |w: &str| ast::TypeSpec {
+                    path: w.split("::").map(str::to_string).collect(),
+                    name_span: span,
+                    span,
+                    ..Default::default()
+                };
+                ts.path = vec![t.shape.name().to_string()];
+                ts.args = vec![TemplateArg::Type(word(t.scalar.name()))];
+                let access = match t.access {
+                    crate::types::TextureAccess::Sample => None,
+                    crate::types::TextureAccess::Read => Some("access::read"),
+                    crate::types::TextureAccess::Write => Some("access::write"),
+                    crate::types::TextureAccess::ReadWrite => Some("access::read_write"),
+                };
+                ts.args.extend(access.map(|a| TemplateArg::Type(word(a))));
+            }
+            // `device S*`: the pointee's spelling with the address space
+            // and declarator (a pointer to a pointer has none).
+            Type::Pointer(p) if !matches!(p.pointee, Type::Pointer(_)) => {
+                ts = self.type_spec_of(&p.pointee, span)?;
+                ts.space = Some((ast_space(p.space), span));
+                ts.is_const = p.is_const;
+                ts.ptr_ops = vec![match p.is_reference {
+                    true => ast::PtrOp::Reference,
+                    false => ast::PtrOp::Pointer {
+                        is_const: false,
+                        space: None,
+                    },
+                }];
+            }
             other => {
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -370,6 +512,8 @@ impl<'a> Program<'a> {
         }
         let mut f = template_function(t).clone();
         Subst::new(&map).function(&mut f);
+        // `const thread P& p` with `P` a pointer: passed as the pointer.
+        super::pointer_references::function(&mut f);
         f.name = name;
         Ok(f)
     }
@@ -427,20 +571,57 @@ impl<'a> Program<'a> {
         })
     }
 
+    /// `_float`, `_4`, `_m1`, a pack's elements each so (`_P_float_int`).
+    fn push_value_name(&self, name: &mut String, v: &TemplateValue) {
+        name.push('_');
+        match v {
+            TemplateValue::Type(ty) => name.push_str(&self.display(ty)),
+            TemplateValue::Value(v, _) if *v < 0 => name.push_str(&format!("m{}", -v)),
+            TemplateValue::Value(v, _) => name.push_str(&v.to_string()),
+            TemplateValue::Pack(values) => {
+                name.push_str(&format!("P{}", values.len()));
+                values.iter().for_each(|v| self.push_value_name(name, v));
+            }
+            TemplateValue::Template(t) => name.push_str(t),
+        }
+    }
+
     /// `square<float>` as an identifier-friendly name (`square_float`).
     pub fn instance_name(&self, t: &ast::TemplateDecl, values: &[TemplateValue]) -> String {
         let mut name = template_function(t).name.name.clone();
         for v in values {
-            name.push('_');
-            match v {
-                TemplateValue::Type(ty) => name.push_str(&self.display(ty)),
-                TemplateValue::Value(v, _) if *v < 0 => name.push_str(&format!("m{}", -v)),
-                TemplateValue::Value(v, _) => name.push_str(&v.to_string()),
-            }
+            self.push_value_name(&mut name, v);
         }
         name.chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect()
+    }
+}
+
+impl Program<'_> {
+    /// A template argument as written in a message: `float`, `4`,
+    /// `<float, int>` for a pack.
+    pub fn show_value(&self, v: &TemplateValue) -> String {
+        match v {
+            TemplateValue::Type(t) => self.display(t),
+            TemplateValue::Value(v, _) => v.to_string(),
+            TemplateValue::Pack(values) => {
+                let shown: Vec<String> = values.iter().map(|v| self.show_value(v)).collect();
+                format!("<{}>", shown.join(", "))
+            }
+            TemplateValue::Template(t) => t.clone(),
+        }
+    }
+}
+
+/// The written address space of `s`.
+fn ast_space(s: crate::types::AddressSpace) -> ast::AddressSpace {
+    use crate::types::AddressSpace as A;
+    match s {
+        A::Device => ast::AddressSpace::Device,
+        A::Constant => ast::AddressSpace::Constant,
+        A::Thread => ast::AddressSpace::Thread,
+        A::Threadgroup => ast::AddressSpace::Threadgroup,
     }
 }
 
@@ -495,135 +676,6 @@ pub(crate) fn type_arg_as_expr(ts: &ast::TypeSpec) -> ast::Expr {
     ast::Expr {
         kind,
         span: ts.span,
-    }
-}
-
-/// Deduction of one call's template arguments (also the matching of a
-/// partial specialisation's arguments, see `struct_templates`).
-pub(super) struct Deduce<'p, 'a, 't> {
-    pub(super) program: &'p Program<'a>,
-    pub(super) template: &'t ast::TemplateDecl,
-    /// Parameters below this index were given explicitly: not deduced.
-    pub(super) fixed: usize,
-    pub(super) bound: Vec<Option<TemplateValue>>,
-}
-
-impl Deduce<'_, '_, '_> {
-    fn index(&self, name: &str) -> Option<usize> {
-        self.template
-            .params
-            .iter()
-            .position(|p| p.name.name == name)
-    }
-
-    /// Parameter type `pattern` against argument type `arg`. References and
-    /// pointers deduce from what they refer to; by-value parameters take the
-    /// argument's type without references and cv (our value types have none).
-    fn param(&mut self, pattern: &ast::TypeSpec, arg: &Type, span: Span) -> Result<()> {
-        let arg = match (pattern.ptr_ops.is_empty(), arg) {
-            (false, Type::Pointer(p)) => &p.pointee,
-            _ => arg,
-        };
-        self.base(pattern, arg, span)
-    }
-
-    pub(super) fn base(&mut self, pattern: &ast::TypeSpec, arg: &Type, span: Span) -> Result<()> {
-        let name = pattern.name();
-        let name = name.strip_prefix("metal::").unwrap_or(&name);
-        if pattern.args.is_empty() {
-            if let Some(i) = self.index(name) {
-                if matches!(self.template.params[i].kind, TemplateParamKind::Type(_)) {
-                    self.bind(i, TemplateValue::Type(arg.clone()), span)?;
-                }
-            }
-            return Ok(());
-        }
-        // `P<T, N>` against an instance of struct template `P`: each argument.
-        if let Type::Struct(id) = arg {
-            if let Some((template, written)) = self.program.instance_origins.get(id) {
-                if template == name && written.len() == pattern.args.len() {
-                    for (p, w) in pattern.args.iter().zip(written) {
-                        match w {
-                            TemplateArg::Type(ts) => {
-                                let ty = self.program.resolve_type(ts)?;
-                                if let TemplateArg::Type(pts) = p {
-                                    self.base(pts, &ty, span)?;
-                                }
-                            }
-                            TemplateArg::Expr(e) => {
-                                if let Some(n) = consteval::eval(self.program, e)?.as_int() {
-                                    self.count(p, n, span)?;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            return Ok(());
-        }
-        // `vec<T, N>` and `array<T, N>` deduce both; other forms deduce nothing.
-        let (elem, n) = match (name, arg) {
-            ("vec", Type::Vector(s, n)) => (Type::Scalar(*s), *n as i64),
-            ("array", Type::Array(e, n)) => ((**e).clone(), *n as i64),
-            _ => return Ok(()),
-        };
-        if let [TemplateArg::Type(e), count] = pattern.args.as_slice() {
-            self.base(e, &elem, span)?;
-            self.count(count, n, span)?;
-        }
-        Ok(())
-    }
-
-    pub(super) fn count(&mut self, arg: &TemplateArg, n: i64, span: Span) -> Result<()> {
-        let name = match arg {
-            TemplateArg::Type(ts) if ts.args.is_empty() && ts.ptr_ops.is_empty() => ts.name(),
-            TemplateArg::Expr(ast::Expr {
-                kind: ast::ExprKind::Name(p),
-                ..
-            }) => p.join("::"),
-            _ => return Ok(()),
-        };
-        let Some(i) = self.index(&name) else {
-            return Ok(());
-        };
-        let TemplateParamKind::Value(ty, _) = &self.template.params[i].kind else {
-            return Ok(());
-        };
-        let s = self.program.value_param_scalar(ty)?;
-        self.bind(i, TemplateValue::Value(n, s), span)
-    }
-
-    fn bind(&mut self, i: usize, v: TemplateValue, span: Span) -> Result<()> {
-        if i < self.fixed {
-            return Ok(());
-        }
-        match &self.bound[i] {
-            None => {
-                self.bound[i] = Some(v);
-                Ok(())
-            }
-            Some(old) if *old == v => Ok(()),
-            Some(old) => {
-                let show = |v: &TemplateValue| match v {
-                    TemplateValue::Type(t) => self.program.display(t),
-                    TemplateValue::Value(v, _) => v.to_string(),
-                };
-                let p = &self.template.params[i].name.name;
-                Err(Error::coded(
-                    Code::Template,
-                    span,
-                    format!(
-                        "conflicting deductions for template parameter `{p}`: deduced as both `{}` and `{}`",
-                        show(old),
-                        show(&v)
-                    ),
-                )
-                .note(format!(
-                    "candidate template `{}` ignored; name `{p}` explicitly or convert the argument",
-                    template_name(self.template)
-                )))
-            }
-        }
     }
 }
 
@@ -701,8 +753,7 @@ impl<'a> Program<'a> {
         };
         let f = self.instantiate(t, &values, ident)?;
         for (p, (want, span)) in f.params.iter().zip(&args) {
-            let ty = self.resolve_type(&p.ty)?;
-            let ty = self.apply_array(ty, &p.array)?;
+            let ty = self.param_type(p)?;
             if ty != *want {
                 return Err(Error::coded(
                     Code::Template,
@@ -734,10 +785,7 @@ impl<'a> Program<'a> {
     fn declared_params(&self, f: &ast::FunctionDecl) -> Result<Vec<(Type, Span)>> {
         f.params
             .iter()
-            .map(|p| {
-                let ty = self.resolve_type(&p.ty)?;
-                Ok((self.apply_array(ty, &p.array)?, p.span))
-            })
+            .map(|p| Ok((self.param_type(p)?, p.span)))
             .collect()
     }
 }

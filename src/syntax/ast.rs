@@ -59,6 +59,9 @@ pub enum TemplateParamKind {
     Type(Option<TypeSpec>),
     /// `int N [= 4]`: a constant of this type.
     Value(TypeSpec, Option<Expr>),
+    /// `template <typename> class Op [= Default]`: a struct template
+    /// (C++ [temp.arg.template]), with the path of the default's.
+    Template(Option<Vec<String>>),
 }
 
 /// One template parameter.
@@ -68,6 +71,9 @@ pub struct TemplateParam {
     pub name: Ident,
     /// Type or value, with the default argument.
     pub kind: TemplateParamKind,
+    /// `typename... Ts`, `int... Ns`: a template parameter pack (C++11
+    /// [temp.variadic]), bound to a list of arguments.
+    pub pack: bool,
     /// Whole parameter.
     pub span: Span,
 }
@@ -408,6 +414,10 @@ pub struct Param {
     pub attributes: Vec<Attribute>,
     /// The default argument (`float k = 2.0f`).
     pub default: Option<Expr>,
+    /// `Ts... xs`: a function parameter pack, one parameter per element of
+    /// the template parameter packs its type names (expanded when the
+    /// template is instantiated, `sema::subst`).
+    pub pack: bool,
     /// Whole parameter.
     pub span: Span,
 }
@@ -760,6 +770,29 @@ pub enum ExprKind {
         query: TypeQuery,
         /// The operand; a plain name parses as a type and may be a variable.
         operand: SizeOperand,
+    },
+    /// `pattern...` in a call's arguments, a braced list or a template
+    /// argument list: one copy of the pattern per element of the packs it
+    /// names. Only a template's declaration holds one; instantiation
+    /// expands it (`sema::subst`).
+    PackExpansion(Box<Expr>),
+    /// `Ts...` (a type pattern) in a template argument list, as
+    /// [`ExprKind::PackExpansion`] for types.
+    TypePackExpansion(Box<TypeSpec>),
+    /// `sizeof...(Ts)`: the number of elements of a pack.
+    SizeofPack(Ident),
+    /// A fold expression (C++17 [expr.prim.fold], which clang accepts in
+    /// Metal): `(xs + ...)` (right), `(... + xs)` (left), each with an
+    /// optional initial operand (`(0 + ... + xs)`).
+    Fold {
+        /// The operator; `None` is the comma operator (`(f(xs), ...)`).
+        op: Option<BinaryOp>,
+        /// The pattern, naming a pack.
+        pattern: Box<Expr>,
+        /// The initial operand of a binary fold.
+        init: Option<Box<Expr>>,
+        /// `(... op pattern)` or `(init op ... op pattern)`.
+        left: bool,
     },
 }
 

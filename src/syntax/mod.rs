@@ -2,7 +2,7 @@
 
 pub mod ast;
 mod depth;
-mod from_pest;
+pub(crate) mod from_pest;
 mod recovery;
 mod semicolon;
 mod tokens;

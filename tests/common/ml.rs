@@ -184,9 +184,9 @@ pub fn run_on(
 }
 
 /// The test GPU with a longer wait for results: lavapipe compiles a
-/// kernel's pipeline on its first dispatch, and the GEMM's (every thread
-/// of the translation holds whole 8 × 8 matrices) takes LLVM tens of
-/// seconds of CPU, more on a loaded machine than `Gpu`'s default 120 s.
+/// kernel's pipeline on its first dispatch, and a large kernel's can take
+/// LLVM tens of seconds of CPU on a loaded machine (the GEMM's did while
+/// every thread held whole 8 × 8 matrices), against `Gpu`'s default 120 s.
 pub fn patient_gpu() -> Option<&'static Gpu> {
     static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
     super::gpu()?;

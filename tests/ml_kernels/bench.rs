@@ -37,7 +37,7 @@ use super::common::ml::{
 use harness::{grid, translate_options, Bench, Kernel};
 use msl2wgsl::runner::Gpu;
 use msl2wgsl::wgpu;
-use msl2wgsl::SimdGroups;
+use msl2wgsl::{Options, SimdGroups};
 use std::cell::OnceCell;
 use std::path::PathBuf;
 
@@ -173,6 +173,10 @@ struct Adapter {
     subgroups: Option<u32>,
     /// Whether its subgroups are exactly 32 wide (as the runner decides).
     native_32: bool,
+    /// The subgroup width where it is fixed, which the runner passes to the
+    /// translation (`Options::subgroup_width`: per-lane SIMD-group matrix
+    /// fragments on native 32-lane subgroups).
+    fixed_width: Option<u32>,
 }
 
 /// Times every run of `case` (native, emulated, twin), checking each
@@ -232,8 +236,11 @@ fn time(bench: &Bench, adapter: &Adapter, case: &Case) -> anyhow::Result<()> {
     }
     let mut rows = Vec::new();
     for (simd, width, what) in modes {
-        let translated =
-            translate_options(&name, &text, &case.entry, case.threadgroup, options(simd))?;
+        let options = Options {
+            subgroup_width: adapter.fixed_width,
+            ..options(simd)
+        };
+        let translated = translate_options(&name, &text, &case.entry, case.threadgroup, options)?;
         bench.gpu.check_features(&translated.required_features)?;
         let size = case.threadgroup;
         let groups = (case.groups)(width);
@@ -699,6 +706,7 @@ fn gpu_times() {
             .contains(wgpu::Features::SUBGROUP)
             .then_some(info.subgroup_max_size),
         native_32: gpu.simd_groups(SimdGroups::Auto) == SimdGroups::Native,
+        fixed_width: gpu.subgroup_width(),
     };
     let sizes = Sizes::from_env();
     let iterations = env_size("ITERATIONS", 20);

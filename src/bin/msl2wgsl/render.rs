@@ -260,6 +260,25 @@ mod with_runner {
                 Err(code) => return code,
             };
         }
+        // Functions that need `--constant` values at translation (W0415)
+        // are translated with them.
+        let names: Vec<&str> = [&args.vertex, &args.fragment]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        let waiting = names
+            .iter()
+            .filter_map(|f| library.function(f))
+            .any(|f| f.awaits_function_constants());
+        if waiting {
+            let options = options(&args, &resources, half);
+            let values = &resources.constants;
+            library = match runner::specialized_library(&name, &source, &options, &names, values) {
+                Ok(library) => library,
+                Err(e) => return run_error(e),
+            };
+        }
         let (vertex, fragment) = match functions(&library, &args) {
             Ok(pair) => pair,
             Err(e) => return run_error(e),

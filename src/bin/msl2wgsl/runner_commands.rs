@@ -74,11 +74,16 @@ fn translate_for_run(
     options.stage_in = args.stage_in.clone();
     options.half = half;
     options.texture_formats = texture_formats;
-    let default = runner::translate_kernel(name, source, &options, &args.entry)?;
+    // `--constant` values the kernel needs at translation specialise it.
+    let values = load_constants(&args.constant).unwrap_or_default();
+    let translate = |options: &Options| {
+        runner::translate_kernel_specialized(name, source, options, &args.entry, &values)
+    };
+    let default = translate(&options)?;
     match args.threadgroup {
         Some(size) if Some(size) != default.function.workgroup_size => {
             options.threadgroup_size = Some(size);
-            runner::translate_kernel(name, source, &options, &args.entry)
+            translate(&options)
         }
         _ => Ok(default),
     }

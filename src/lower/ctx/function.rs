@@ -41,6 +41,10 @@ pub(in crate::lower) struct FnCtx {
     /// The expression of the expression statement being lowered: its value
     /// is discarded (calls whose WGSL form returns nothing are allowed).
     pub(in crate::lower) discarded: Option<Span>,
+    /// The struct whose member this function is (`S` of `S::f`), also for
+    /// a static member function, which has no `this` to find it through:
+    /// its body names the struct's static constants unqualified.
+    pub(in crate::lower) owner: Option<String>,
 }
 
 /// Deepest operator nesting left inline in the WGSL. naga's writer prints
@@ -102,6 +106,7 @@ impl FnCtx {
             lowered: Vec::new(),
             constants: crate::sema::constexpr_body::LocalConstants::open(),
             discarded: None,
+            owner: None,
         }
     }
 

@@ -134,6 +134,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Vec<&FunctionDecl>> {
         let mut out = Vec::new();
+        let mut dependent = false;
         for &t in self.program.function_templates(name) {
             let t = self.program.templates[t];
             let f = crate::sema::templates::template_function(t);
@@ -141,19 +142,28 @@ impl Lowerer<'_, '_> {
                 continue;
             }
             let params: Vec<&str> = t.params.iter().map(|p| p.name.name.as_str()).collect();
-            let dependent = args
+            // A list deduces nothing ([temp.deduct.call]/1). Beside an
+            // overload whose parameter there is a fixed type (MLX's
+            // `elem_to_loc(IdxT elem, ..)` and `elem_to_loc(uint3 elem, ..)`
+            // for `{x, y, z}`), the dependent one is left out; only
+            // dependent candidates are refused below.
+            if args
                 .iter()
                 .zip(&f.params)
-                .any(|(a, p)| matches!(a.kind, ExprKind::InitList(_)) && names_any(&p.ty, &params));
-            if dependent {
-                return Err(Error::coded(
-                    Code::Unsupported,
-                    span,
-                    format!("a braced list as an argument of function template `{name}`, whose parameter there depends on the template's parameters, is not supported"),
-                )
-                .note("write the parameter's type before the list: `T{a, b}`"));
+                .any(|(a, p)| matches!(a.kind, ExprKind::InitList(_)) && names_any(&p.ty, &params))
+            {
+                dependent = true;
+                continue;
             }
             out.push(f);
+        }
+        if out.is_empty() && dependent {
+            return Err(Error::coded(
+                Code::Unsupported,
+                span,
+                format!("a braced list as an argument of function template `{name}`, whose parameter there depends on the template's parameters, is not supported"),
+            )
+            .note("write the parameter's type before the list: `T{a, b}`"));
         }
         Ok(out)
     }

@@ -36,6 +36,13 @@ impl Lowerer<'_, '_> {
             ExprKind::Templated(path, targs) => {
                 return self.call_templated(fx, callee, path, targs, args, span)
             }
+            // `S::A::f(x)` through member alias `A`: the struct's `f`.
+            ExprKind::Name(path) if !self.program.symbols.contains_key(&path.join("::")) => {
+                match self.program.canonical_path(path) {
+                    Some(c) => &c.clone(),
+                    None => path,
+                }
+            }
             ExprKind::Name(path) => path,
             // `Op()(a, b)`, `Op{}(a, b)`, `ops[k](x)`: a function object
             // that an expression gives, its `operator()` called.

@@ -116,6 +116,29 @@ impl Lowerer<'_, '_> {
             if matches!(t, Type::Scalar(_)) || t.vector_size() == Some(n) {
                 return Ok(Value::Rv(self.convert(fx, *h, t, &ty, true, span)?, ty));
             }
+            // `float3(float4)`: Metal's compiler takes the leading
+            // components (Apple's samples write `float3(color)`).
+            if let Type::Vector(from, m) = *t {
+                if m > n {
+                    let pattern = [
+                        naga::SwizzleComponent::X,
+                        naga::SwizzleComponent::Y,
+                        naga::SwizzleComponent::Z,
+                        naga::SwizzleComponent::W,
+                    ];
+                    let size = crate::lower::types::vector_size(n);
+                    let h = fx.add(
+                        Expression::Swizzle {
+                            size,
+                            vector: *h,
+                            pattern,
+                        },
+                        span,
+                    );
+                    let lead = Type::Vector(from, n);
+                    return Ok(Value::Rv(self.convert(fx, h, &lead, &ty, true, span)?, ty));
+                }
+            }
         }
         let mut components = Vec::new();
         let mut count = 0;

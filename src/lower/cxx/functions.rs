@@ -196,8 +196,7 @@ impl Lowerer<'_, '_> {
         let mut copied_back = Vec::new();
         let mut given = args.into_iter();
         for p in &f.params {
-            let pty = self.program.resolve_type(&p.ty)?;
-            let pty = self.program.apply_array(pty, &p.array)?;
+            let pty = self.program.param_type(p)?;
             let arg = match (given.next(), &p.default) {
                 (Some(a), _) => a,
                 // `LoopAlignment<..> l = {}`: copy-initialized from the list.
@@ -540,6 +539,7 @@ impl Lowerer<'_, '_> {
             return Err(self.atomic_copy("the result", &ret, f.ret.span));
         }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
+        fx.owner = self.owner_struct(&f.name.name);
         // A helper of a fragment function samples with implicit derivatives
         // and may discard, as the function itself does (MSL §6.12, §6.11).
         fx.fragment = self.entry.fragment_rules();
@@ -548,8 +548,7 @@ impl Lowerer<'_, '_> {
             fx.function.result = Some(naga::FunctionResult { ty, binding: None });
         }
         for (p, key) in f.params.iter().zip(keys) {
-            let pty = self.program.resolve_type(&p.ty)?;
-            let pty = self.program.apply_array(pty, &p.array)?;
+            let pty = self.program.param_type(p)?;
             self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
         }
         let body = f.body.as_ref().expect("definitions have bodies");
@@ -559,17 +558,27 @@ impl Lowerer<'_, '_> {
         Ok(fx.finish())
     }
 
+    /// The struct that declares member function `name` (`S::f`), if any.
+    fn owner_struct(&self, name: &str) -> Option<String> {
+        let (owner, _) = name.rsplit_once("::")?;
+        matches!(
+            self.program.symbols.get(owner),
+            Some(crate::sema::Symbol::Type(Type::Struct(_)))
+        )
+        .then(|| owner.to_string())
+    }
+
     /// A function whose return type is `auto`: deduced from the first
     /// `return` (`void` without one), remembered for its calls.
     fn build_auto_function(&mut self, index: usize, keys: &[ArgKey]) -> Result<naga::Function> {
         let f = self.decl(index);
         let f: &FunctionDecl = &f;
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), Type::Void);
+        fx.owner = self.owner_struct(&f.name.name);
         fx.deduce_return = true;
         fx.fragment = self.entry.fragment_rules();
         for (p, key) in f.params.iter().zip(keys) {
-            let pty = self.program.resolve_type(&p.ty)?;
-            let pty = self.program.apply_array(pty, &p.array)?;
+            let pty = self.program.param_type(p)?;
             self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
         }
         let body = f.body.as_ref().expect("definitions have bodies");
@@ -868,6 +877,11 @@ pub(in crate::lower) fn is_auto(ts: &crate::syntax::ast::TypeSpec) -> bool {
 }
 
 pub(in crate::lower) fn accepts(f: &FunctionDecl, n: usize) -> bool {
+    // `Ts... xs` takes any number of arguments.
+    if f.params.iter().any(|p| p.pack) {
+        let needed = f.params.iter().filter(|p| !p.pack && p.default.is_none());
+        return n >= needed.count();
+    }
     n <= f.params.len() && f.params[n..].iter().all(|p| p.default.is_some())
 }
 

@@ -10,11 +10,12 @@ use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Value};
 use crate::lower::cxx::args::Arg;
+use crate::lower::metal::buffer_pointers::is_null;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::Symbol;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, Expr, ExprKind, Ident, Init, PtrOp};
-use crate::syntax::members::{member_name, DEVICE_TWIN};
+use crate::syntax::members::{member_name, DEVICE_TWIN, EXPLICIT_CONSTRUCTOR};
 use crate::types::{AddressSpace, StructId, Type};
 use naga::Expression;
 
@@ -534,7 +535,10 @@ impl Lowerer<'_, '_> {
             return Ok(None);
         };
         let key = member_name(self.program.struct_name(id), name);
-        if !self.program.symbols.contains_key(&key) {
+        // A member function, or a member function template.
+        if !self.program.symbols.contains_key(&key)
+            && self.program.function_templates(&key).is_empty()
+        {
             return Ok(None);
         }
         // A static member function takes no object.
@@ -588,6 +592,55 @@ impl Lowerer<'_, '_> {
         }
         self.call_user(fx, &sname, &list, Vec::new(), args, span, span)
             .map(Some)
+    }
+
+    /// The value `h` of type `from` converted to struct type `to` by one of
+    /// its converting constructors ([class.conv.ctor]: not `explicit`,
+    /// callable with one argument), as an implicit conversion does it
+    /// (`return 1.0f;` in a function returning `complex_t<float>`, with
+    /// `complex_t(T re)`), or, `explicit`, as a cast does (`static_cast<S>(x)`
+    /// also calls `explicit` constructors); `None` when `to` has no such
+    /// constructor.
+    pub(in crate::lower) fn converting_construction(
+        &mut self,
+        fx: &mut FnCtx,
+        (h, from): (naga::Handle<naga::Expression>, &Type),
+        to: &Type,
+        explicit: bool,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let Type::Struct(id) = to else {
+            return Ok(None);
+        };
+        let sname = self.program.struct_name(*id).to_string();
+        let key = member_name(&sname, &sname);
+        let one_argument = |f: &ast::FunctionDecl| {
+            !f.params.is_empty()
+                && f.params[1..].iter().all(|p| p.default.is_some())
+                && f.params[0].default.is_none()
+        };
+        let list: Vec<usize> = self
+            .user_functions(&key)
+            .into_iter()
+            .filter(|&i| {
+                let f = self.program.functions[i];
+                one_argument(f)
+                    && (explicit || !f.attributes.iter().any(|a| a.name == EXPLICIT_CONSTRUCTOR))
+            })
+            .collect();
+        if list.is_empty() {
+            return Ok(None);
+        }
+        // The value stands for an argument expression already lowered.
+        let args = [Expr {
+            kind: ExprKind::Name(vec![String::new()]),
+            span,
+        }];
+        fx.keep_lowered(&args[0], Value::Rv(h, from.clone()));
+        let v = self.call_user(fx, &sname, &list, Vec::new(), &args, span, span);
+        // Not left for an expression that may later have its address.
+        let _ = fx.take_lowered(&args[0]);
+        v.map(Some)
     }
 
     /// `S s;` when `S` declares a constructor without parameters: a call
@@ -653,11 +706,6 @@ fn ident(name: &str, span: Span) -> Ident {
         name: name.to_string(),
         span,
     }
-}
-
-/// `nullptr` (as the built-in comparisons with it recognise it).
-fn is_null(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == "nullptr")
 }
 
 /// A pointer variable or parameter, which the built-in assignments handle.

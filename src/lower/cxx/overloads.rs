@@ -91,6 +91,9 @@ struct Candidate {
     specificity: Vec<u32>,
     /// How it is shown in an ambiguity note.
     shown: String,
+    /// A template with a function parameter pack, which loses a tie to
+    /// one without ([temp.deduct.partial]/11: `f(T)` over `f(T, Us...)`).
+    variadic: bool,
 }
 
 enum CandidateKind {
@@ -218,6 +221,7 @@ impl Lowerer<'_, '_> {
             specificity: Vec::new(),
             ranks,
             shown,
+            variadic: false,
         }))
     }
 
@@ -249,12 +253,7 @@ impl Lowerer<'_, '_> {
             .iter()
             .zip(&values)
             .filter(|(p, _)| !p.name.name.starts_with('<'))
-            .map(|(p, v)| match v {
-                TemplateValue::Type(ty) => {
-                    format!("{} = {}", p.name.name, self.program.display(ty))
-                }
-                TemplateValue::Value(n, _) => format!("{} = {n}", p.name.name),
-            })
+            .map(|(p, v)| format!("{} = {}", p.name.name, self.program.show_value(v)))
             .collect();
         let params: Vec<&str> = template
             .params
@@ -268,6 +267,7 @@ impl Lowerer<'_, '_> {
             .map(|p| pattern_specificity(&p.ty, &params))
             .collect();
         Ok(Some(Candidate {
+            variadic: f.params.iter().any(|p| p.pack),
             kind: CandidateKind::Template(t, values),
             ranks,
             specificity,
@@ -284,8 +284,7 @@ impl Lowerer<'_, '_> {
     fn ranks(&self, f: &FunctionDecl, args: &[ArgView]) -> Result<Option<Vec<Rank>>> {
         let mut ranks = Vec::new();
         for (p, arg) in f.params.iter().zip(args) {
-            let ty = self.program.resolve_type(&p.ty)?;
-            let ty = self.program.apply_array(ty, &p.array)?;
+            let ty = self.program.param_type(p)?;
             match self.rank(&ty, arg) {
                 Some(r) => ranks.push(r),
                 None => return Ok(None),
@@ -315,11 +314,7 @@ impl Lowerer<'_, '_> {
     fn signature(&self, f: &FunctionDecl) -> Result<String> {
         let mut params = Vec::new();
         for p in &f.params {
-            let ty = self.program.resolve_type(&p.ty)?;
-            params.push(
-                self.program
-                    .display(&self.program.apply_array(ty, &p.array)?),
-            );
+            params.push(self.program.display(&self.program.param_type(p)?));
         }
         // An `auto` return type is known once the body is lowered.
         let ret = match super::functions::is_auto(&f.ret) {
@@ -392,8 +387,25 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
 fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
     match (param, arg) {
         _ if param == arg => Some(EXACT),
+        // A storage texture's format is chosen where it is bound; the
+        // parameter's type names none.
+        (Type::Texture(p), Type::Texture(a)) => {
+            let same = p.shape == a.shape && p.scalar == a.scalar && p.access == a.access;
+            same.then_some(EXACT)
+        }
         (Type::Scalar(p), Type::Scalar(a)) => scalar_rank(*p, *a),
         (Type::Vector(p, n), Type::Vector(a, m)) if n == m => {
+            scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
+        }
+        // MSL converts a scalar to a vector implicitly (a splat),
+        // a conversion as clang ranks it.
+        (Type::Vector(p, _), Type::Scalar(a)) => scalar_rank(*p, *a).map(|r| r.max(CONVERSION)),
+        // A packed vector and its aligned vector convert to each other
+        // (MSL §2.2.3).
+        (Type::Packed(p, n), Type::Vector(a, m) | Type::Packed(a, m))
+        | (Type::Vector(p, n), Type::Packed(a, m))
+            if n == m =>
+        {
             scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
         }
         _ => None,
@@ -474,7 +486,7 @@ fn better(a: &Candidate, b: &Candidate) -> bool {
                 .zip(&b.specificity)
                 .all(|(x, y)| x >= y);
             let gt = a.specificity.iter().zip(&b.specificity).any(|(x, y)| x > y);
-            ge && gt
+            ge && (gt || (!a.variadic && b.variadic))
         }
         _ => false,
     }

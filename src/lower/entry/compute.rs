@@ -244,10 +244,12 @@ impl Lowerer<'_, '_> {
         callgraph::reaches(self.program, body, &|n| {
             stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::needs_subgroups)
                 || stdlib::SIMD_STATE_INTRINSICS.contains(&n)
-                // Matrices made whole again from each lane's `thread_elements()`.
-                || (self.simdgroup_copies_may_differ()
-                    && stdlib::Builtin::function(n)
-                        .is_some_and(|b| b.family() == stdlib::Family::SimdMatrix))
+                // Per-lane fragments (which lane holds what), or matrices
+                // made whole again from each lane's `thread_elements()`.
+                || ((self.matrix_fragments() || self.simdgroup_copies_may_differ())
+                    && (stdlib::Builtin::function(n)
+                        .is_some_and(|b| b.family() == stdlib::Family::SimdMatrix)
+                        || crate::lower::metal::simdgroup_matrix::is_matrix_type_name(n)))
         }) || params
             .iter()
             .any(|p| matches!(p, KernelParam::Builtin { builtin, .. } if builtin.is_simd()))

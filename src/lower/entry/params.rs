@@ -50,7 +50,7 @@ impl Lowerer<'_, '_> {
         out: &[KernelParam<'f>],
         buffers: &mut BufferIndices,
     ) -> Result<KernelParam<'f>> {
-        let ty = self.entry_param_type(p)?;
+        let ty = self.program.param_type(p)?;
         let name = p.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_");
         // `function_constant(b)` beside the argument's attribute makes it
         // conditional (`lower::metal::function_constants`), not another kind.
@@ -65,7 +65,10 @@ impl Lowerer<'_, '_> {
                 Err(Error::coded(Code::EntryPointSignature, p.ty.span, format!("`[[buffer(n)]]` argument `{name}` must be a pointer or reference in the `device` or `constant` address space")))
             }
             (Some(attr_name), _)
-                if !kernel && attr_name != "threadgroup" && builtin(attr_name).is_some() =>
+                if !kernel
+                    && attr_name != "threadgroup"
+                    && builtin(attr_name).is_some()
+                    && !fragment_simd_builtin(f, attr_name) =>
             {
                 Err(Error::coded(
                     Code::InvalidAttribute,
@@ -490,25 +493,6 @@ impl Lowerer<'_, '_> {
     /// `device` or `constant` address space (`constant int64_t strides[3]`,
     /// as MLX writes them) is adjusted to a pointer to its element, as C++
     /// adjusts every array parameter ([dcl.fct]/5): the host binds a buffer.
-    fn entry_param_type(&self, p: &ast::Param) -> Result<Type> {
-        let ty = self.program.resolve_type(&p.ty)?;
-        let space = match p.ty.space {
-            Some((ast::AddressSpace::Device, _)) => AddressSpace::Device,
-            Some((ast::AddressSpace::Constant, _)) => AddressSpace::Constant,
-            _ => return self.program.apply_array(ty, &p.array),
-        };
-        if !p.ty.ptr_ops.is_empty() || p.array.is_empty() {
-            return self.program.apply_array(ty, &p.array);
-        }
-        let pointee = self.program.apply_array(ty, &p.array[1..])?;
-        Ok(Type::Pointer(Box::new(crate::types::Pointer {
-            space,
-            pointee,
-            is_const: p.ty.is_const || space == AddressSpace::Constant,
-            is_reference: false,
-        })))
-    }
-
     /// The function that declares parameter `p`.
     pub(super) fn function_of(&self, p: &ast::Param) -> Option<&ast::FunctionDecl> {
         self.program
@@ -631,4 +615,12 @@ fn resource_index(program: &crate::sema::Program, a: &ast::Attribute) -> Result<
                 format!("{} index must be a non-negative integer constant", a.name),
             )
         })
+}
+
+/// `[[thread_index_in_simdgroup]]` and `[[threads_per_simdgroup]]` of a
+/// fragment function: the adapter's subgroup lane and width
+/// (`stages::stage_param`).
+fn fragment_simd_builtin(f: &ast::FunctionDecl, attr: &str) -> bool {
+    matches!(f.stage, Some((ast::Stage::Fragment, _)))
+        && matches!(attr, "thread_index_in_simdgroup" | "threads_per_simdgroup")
 }

@@ -351,6 +351,24 @@ impl Lowerer<'_, '_> {
                 builtin(BuiltIn::PrimitiveIndex, &[Type::UINT], "primitive_id")
             }
             ("point_coord", false) => point_coord_param(p, ty),
+            // A fragment function's SIMD group is the adapter's subgroup
+            // (vertex and fragment functions never emulate Apple's width).
+            ("thread_index_in_simdgroup", false) => {
+                self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+                builtin(
+                    BuiltIn::SubgroupInvocationId,
+                    &[Type::UINT, Type::Scalar(Scalar::UShort)],
+                    "thread_index_in_simdgroup",
+                )
+            }
+            ("threads_per_simdgroup", false) => {
+                self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+                builtin(
+                    BuiltIn::SubgroupSize,
+                    &[Type::UINT, Type::Scalar(Scalar::UShort)],
+                    "threads_per_simdgroup",
+                )
+            }
             ("color", false) => Err(Error::coded(
                 Code::NoWebGpuEquivalent,
                 attr.span,

@@ -367,6 +367,14 @@ impl Lowerer<'_, '_> {
                 }
                 return self.struct_member(fx, object, owner, name, span);
             }
+            // `op.init`: a static data member named through an object
+            // ([class.static]/1); the object is not needed for its value.
+            let qualified = [def.name.clone(), name.to_string()];
+            if let Some(crate::sema::Symbol::Constant(_)) =
+                self.program.qualified_symbol(&qualified)
+            {
+                return self.static_member_value(fx, &qualified, span);
+            }
             return Err(Error::coded(
                 Code::UnknownMember,
                 span,

@@ -26,6 +26,10 @@ impl Lowerer<'_, '_> {
         }
         match &e.kind {
             ExprKind::SizeOf { query, operand } => self.size_of(fx, *query, operand, e.span),
+            ExprKind::PackExpansion(_)
+            | ExprKind::TypePackExpansion(_)
+            | ExprKind::SizeofPack(_)
+            | ExprKind::Fold { .. } => Err(outside_pack(e)),
             ExprKind::Int { .. } => self.int_literal(fx, e),
             ExprKind::Float { value, suffix } => self.float_literal(fx, *value, *suffix, e.span),
             ExprKind::Bool(b) => Ok(Value::Rv(
@@ -413,8 +417,21 @@ impl Lowerer<'_, '_> {
         Ok(out)
     }
 
+    /// The value of static data member `path` (`S::init`).
+    pub(in crate::lower) fn static_member_value(
+        &mut self,
+        fx: &mut FnCtx,
+        path: &[String],
+        span: Span,
+    ) -> Result<Value> {
+        self.name(fx, path, span)
+    }
+
     fn name(&mut self, fx: &mut FnCtx, path: &[String], span: Span) -> Result<Value> {
         let name = path.last().map(String::as_str).unwrap_or_default();
+        if path == ["nullptr"] {
+            return Err(null_pointer(span));
+        }
         if path.len() == 1 {
             if let Some(local) = fx.lookup(name).cloned() {
                 return Ok(self.local_value(fx, local, span));
@@ -422,10 +439,17 @@ impl Lowerer<'_, '_> {
             if let Some(e) = self.implicit_member(fx, name, span) {
                 return self.expr(fx, &e);
             }
+            // A static constant of the struct of a static member function.
+            if let Some(owner) = &fx.owner {
+                let qualified = [owner.clone(), name.to_string()];
+                if let Some(Symbol::Constant(_)) = self.program.qualified_symbol(&qualified) {
+                    return self.name(fx, &qualified, span);
+                }
+            }
         }
         // `S::N`: a static member constant.
         if path.len() > 1 {
-            if let Some(Symbol::Constant(i)) = self.program.symbols.get(&path.join("::")) {
+            if let Some(Symbol::Constant(i)) = self.program.qualified_symbol(path) {
                 let i = *i;
                 if !const_is_finite(&self.program.constants[i].value) {
                     let v = self.program.constants[i].value.clone();
@@ -593,6 +617,11 @@ impl Lowerer<'_, '_> {
         if let (Type::Struct(d), Type::Struct(b)) = (from, to) {
             if self.proper_base(from, *b).is_some() {
                 let v = self.base_subobject(fx, Value::Rv(h, from.clone()), *d, *b, span)?;
+                return Ok(self.load(fx, v, span)?.0);
+            }
+        }
+        if matches!(to, Type::Struct(_)) {
+            if let Some(v) = self.converting_construction(fx, (h, from), to, explicit, span)? {
                 return Ok(self.load(fx, v, span)?.0);
             }
         }
@@ -851,4 +880,28 @@ pub(in crate::lower) fn literal(v: &ConstValue) -> (Literal, Scalar) {
         ConstValue::Float(f, _) => (Literal::F32(f as f32), Scalar::Float),
         ConstValue::Composite(..) => unreachable!("composites are not literals"),
     }
+}
+
+/// `nullptr` where the translation has no pointer it could stand for: the
+/// comparisons with it, and `c ? p : nullptr` with a constant `c`, are
+/// handled where they are written.
+fn null_pointer(span: Span) -> Error {
+    Error::coded(
+        Code::Unsupported,
+        span,
+        "a null pointer is not supported here: a WGSL pointer always points to a variable",
+    )
+    .note("keep the pointer and a `bool` saying whether it is set, or an index with a value meaning none")
+}
+
+/// A pack expansion, `sizeof...` or fold expression that instantiation did
+/// not expand: it names no parameter pack of the template it is in.
+fn outside_pack(e: &Expr) -> Error {
+    let what = match &e.kind {
+        ExprKind::SizeofPack(n) => format!("`{}` is not a parameter pack (in `sizeof...`)", n.name),
+        ExprKind::Fold { .. } => "this fold expression names no parameter pack".to_string(),
+        _ => "this pack expansion (`...`) names no parameter pack".to_string(),
+    };
+    Error::coded(Code::Template, e.span, what)
+        .note("`...` expands a template parameter pack (`typename... Ts`) or a function parameter pack (`Ts... xs`) of the enclosing template")
 }

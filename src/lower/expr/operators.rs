@@ -31,6 +31,17 @@ impl Lowerer<'_, '_> {
             return Ok(v);
         }
         let va = self.expr(fx, a)?;
+        // `tile + offset` of a `threadgroup` array: the array decays to a
+        // pointer to its first element, as in C++.
+        let va = match (op, va) {
+            (BinaryOp::Add | BinaryOp::Sub, Value::Place(p)) => {
+                match self.decayed_threadgroup_place(fx, &p, a.span) {
+                    Some(ptr) => Value::Ptr(ptr),
+                    None => Value::Place(p),
+                }
+            }
+            (_, v) => v,
+        };
         if let Value::Ptr(p) = va {
             return self.pointer_arithmetic(fx, op, p, b, span);
         }

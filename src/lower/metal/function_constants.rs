@@ -14,6 +14,8 @@ use crate::lower::ctx::value::Value;
 use crate::lower::entry::compute::KernelParam;
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{ConditionalArgument, FunctionConstantReflection, FunctionReflection};
+use crate::sema::consteval::ConstValue;
+use crate::sema::function_constant_values::Given;
 use crate::sema::function_constants::{FunctionConstant, IS_DEFINED};
 use crate::sema::{callgraph, Symbol};
 use crate::source_map::Span;
@@ -32,6 +34,10 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let c = self.program.function_constants[i].clone();
+        // Given a value at translation: a constant, no override.
+        if let Given::Value(v) = &c.given {
+            return Ok(self.const_value(fx, v, span));
+        }
         if c.is_wide() {
             return self.wide_function_constant(fx, &c, span);
         }
@@ -228,6 +234,12 @@ impl Lowerer<'_, '_> {
             ));
         };
         let c = self.program.function_constants[*i].clone();
+        // Known at translation when a value (or `undefined`) was given.
+        match c.given {
+            Given::Value(_) => return Ok(self.const_value(fx, &ConstValue::Bool(true), span)),
+            Given::Undefined => return Ok(self.const_value(fx, &ConstValue::Bool(false), span)),
+            Given::No => {}
+        }
         let id = c.defined_id.expect("sema marks every queried constant");
         let init = self.global.module.global_expressions.append(
             Expression::Literal(naga::Literal::Bool(false)),
@@ -325,11 +337,23 @@ pub(in crate::lower) fn reflect(
         let (Ok(condition), Some(name)) = (program.argument_condition(p, a), &p.name) else {
             continue;
         };
-        let Some(arg) = function.arguments.iter().find(|g| g.name == name.name) else {
+        let Some(arg) = function.arguments.iter_mut().find(|g| g.name == name.name) else {
             continue;
         };
-        let index = program.function_constants[condition.constant].index;
-        if let Some(c) = constants.iter_mut().find(|c| c.index == index) {
+        let fc = &program.function_constants[condition.constant];
+        // Specialised at translation: whether the argument exists is
+        // known, as in a Metal function made with the value, whose
+        // reflection reports a missing argument inactive.
+        let known = match &fc.given {
+            Given::Value(v) => Some(v.as_f64().is_some_and(|x| x != 0.0)),
+            Given::Undefined => Some(false),
+            Given::No => None,
+        };
+        if let Some(value) = known {
+            arg.active &= value != condition.negated;
+            continue;
+        }
+        if let Some(c) = constants.iter_mut().find(|c| c.index == fc.index) {
             c.arguments.push(ConditionalArgument {
                 name: arg.name.clone(),
                 kind: arg.kind,
@@ -367,23 +391,34 @@ fn reached(
         .function_constants
         .iter()
         .filter(|c| ids.contains(&c.index) || c.defined_id.is_some_and(|d| ids.contains(&d)))
-        .map(|c| FunctionConstantReflection {
-            name: c.name.clone(),
-            index: c.index,
-            data_type: program.display(&match c.components {
-                1 => Type::Scalar(c.ty),
-                n => Type::Vector(c.ty, n),
-            }),
-            required: c.defined_id.is_none(),
-            defined_id: c.defined_id,
-            component_ids: c.component_ids.clone(),
-            // Only where the WGSL has it (not when `long` is 32 bits).
-            high_id: c
-                .high_id
-                .filter(|h| module.overrides.iter().any(|(_, o)| o.id == Some(*h))),
-            arguments: Vec::new(),
-        })
+        .map(|c| constant_reflection(program, module, c))
         .collect()
+}
+
+/// The reflection of function constant `c` in a translation whose module
+/// is `module`.
+pub(in crate::lower) fn constant_reflection(
+    program: &crate::sema::Program,
+    module: &naga::Module,
+    c: &FunctionConstant,
+) -> FunctionConstantReflection {
+    // Ids only where the WGSL has their overrides (not a high word when
+    // `long` is 32 bits, nor a flag or value known at translation).
+    let declared = |id: &u16| module.overrides.iter().any(|(_, o)| o.id == Some(*id));
+    FunctionConstantReflection {
+        name: c.name.clone(),
+        index: c.index,
+        data_type: program.display(&match c.components {
+            1 => Type::Scalar(c.ty),
+            n => Type::Vector(c.ty, n),
+        }),
+        required: c.defined_id.is_none(),
+        defined_id: c.defined_id.filter(declared),
+        component_ids: c.component_ids.clone(),
+        high_id: c.high_id.filter(declared),
+        arguments: Vec::new(),
+        needed_at_translation: false,
+    }
 }
 
 /// Every function a block calls, nested blocks included.
@@ -410,4 +445,65 @@ fn calls(block: &naga::Block) -> Vec<Handle<naga::Function>> {
         }
     }
     out
+}
+
+/// The reflection of entry point `f` (of `stage`), left out of the WGSL
+/// because it needs the values of the function constants `needed` at
+/// translation (W0415): its name, stage and those constants, each
+/// [`FunctionConstantReflection::needed_at_translation`].
+pub(in crate::lower) fn awaiting_reflection(
+    program: &crate::sema::Program,
+    module: &naga::Module,
+    f: &crate::syntax::ast::FunctionDecl,
+    stage: crate::syntax::ast::Stage,
+    needed: &BTreeSet<usize>,
+) -> FunctionReflection {
+    use crate::reflect::Stage;
+    let function_constants = needed
+        .iter()
+        .map(|&i| FunctionConstantReflection {
+            needed_at_translation: true,
+            ..constant_reflection(program, module, &program.function_constants[i])
+        })
+        .collect();
+    FunctionReflection {
+        name: f.name.name.clone(),
+        wgsl_entry_point: String::new(),
+        stage: match stage {
+            crate::syntax::ast::Stage::Kernel => Stage::Kernel,
+            crate::syntax::ast::Stage::Vertex => Stage::Vertex,
+            crate::syntax::ast::Stage::Fragment => Stage::Fragment,
+        },
+        workgroup_size: None,
+        arguments: Vec::new(),
+        builtins: Vec::new(),
+        dispatch_binding: None,
+        uses_barriers: false,
+        required_features: Vec::new(),
+        required_limits: Default::default(),
+        simd_groups: None,
+        constexpr_samplers: Vec::new(),
+        vertex_attributes: Vec::new(),
+        vertex_stride: 0,
+        varyings: Vec::new(),
+        color_outputs: Vec::new(),
+        function_constants,
+        stitchable: None,
+        point_sprite: None,
+        stage_input: None,
+    }
+}
+
+/// The warning for entry point `name`, left out of the WGSL because
+/// lowering it needed a function constant's value (`e`, E0336).
+pub(in crate::lower) fn left_for_constants(name: &str, e: Error) -> Error {
+    let mut w = Error::coded(
+        Code::FunctionLeftForConstants,
+        e.span,
+        format!("`{name}` is left out of the WGSL: {}", e.message),
+    );
+    for note in e.notes {
+        w = w.note(note);
+    }
+    w.note("reflection lists the constants it waits for (`neededAtTranslation`)")
 }

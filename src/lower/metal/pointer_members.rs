@@ -519,24 +519,46 @@ impl Lowerer<'_, '_> {
         };
         let decays = !pp.is_reference
             && pp.space == AddressSpace::Threadgroup
-            && matches!(&p.ty, Type::Array(e, _) if e.unpacked() == pp.pointee.unpacked())
-            && self.place_space(fx, p.ptr) == AddressSpace::Threadgroup;
-        if !decays {
+            && matches!(&p.ty, Type::Array(e, _) if e.unpacked() == pp.pointee.unpacked());
+        let Some(ptr) = decays
+            .then(|| self.decayed_threadgroup_place(fx, p, a.span))
+            .flatten()
+        else {
             return a;
-        }
-        let index = self.u32_lit(fx, 0, a.span);
+        };
         let value = Value::Ptr(PtrValue {
-            root: PtrRoot::Place(p.ptr, true),
-            index,
-            pointee: pp.pointee.clone(),
-            space: pp.space,
-            is_const: pp.is_const || !p.writable,
+            is_const: pp.is_const || ptr.is_const,
+            ..ptr
         });
         Arg {
             ty: arg_type(&value),
             value,
             span: a.span,
         }
+    }
+
+    /// A `threadgroup` array place as the pointer to its first element it
+    /// decays to (C++ [conv.array]); `None` for any other place.
+    pub(in crate::lower) fn decayed_threadgroup_place(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &Place,
+        span: Span,
+    ) -> Option<PtrValue> {
+        let Type::Array(elem, _) = &p.ty else {
+            return None;
+        };
+        if self.place_space(fx, p.ptr) != AddressSpace::Threadgroup {
+            return None;
+        }
+        let index = self.u32_lit(fx, 0, span);
+        Some(PtrValue {
+            root: PtrRoot::Place(p.ptr, true),
+            index,
+            pointee: (**elem).clone(),
+            space: AddressSpace::Threadgroup,
+            is_const: !p.writable,
+        })
     }
 
     /// How argument `a` is passed to a parameter of type `pty`: a struct of

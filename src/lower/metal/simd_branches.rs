@@ -84,7 +84,7 @@ impl Lowerer<'_, '_> {
         };
         callgraph::reaches(self.program, &block, &|n| {
             crate::lower::stdlib::Builtin::function(n)
-                .is_some_and(crate::lower::stdlib::Builtin::needs_subgroups)
+                .is_some_and(|b| b.needs_subgroups() || self.matrix_exchange(b))
         })
     }
 

@@ -18,22 +18,36 @@
 //! WGSL: no cooperative matrix type (subgroup matrices are a Chromium
 //! experiment only).
 //!
-//! Mapping: every thread holds the whole matrix, as an
+//! Mapping, per-lane fragments (where Metal's 32-lane SIMD groups are
+//! there: emulated in threadgroup memory, or native subgroups known to be
+//! 32 wide, `Options::subgroup_width`): each thread holds its lane's two
+//! elements as a `vec2<T>`, as an Apple GPU's lane does. Loads and stores
+//! move only those two, `thread_elements()` is the fragment itself, and a
+//! product reads the rows and columns it needs from the other lanes
+//! (`fragment.rs`).
+//!
+//! Mapping, whole matrices (`--simd native` without a known 32-lane
+//! width, where a SIMD group may be narrower than Apple's and cannot hold
+//! 64 elements two per lane; also a module one of whose kernels falls back
+//! from the emulation to such subgroups, W0410, which is lowered again
+//! this way, `lower::lower`): every thread holds the whole matrix, as an
 //! `array<vec2<T>, 32>` whose slot `L` is lane `L`'s `thread_elements()`.
 //! Since Metal's operations are uniform across the SIMD group, each thread
 //! computing all 64 elements itself (loads of all 64 elements, the
 //! 8×8×8 product in a helper function, stores of all 64: the SIMD group's
 //! threads write equal values) gives Metal's result on any subgroup width,
-//! with no subgroup operation at all. `thread_elements()` is the place of
-//! the thread's own slot, so writes through it change only that thread's
-//! copy; where some code of the program calls it, each operand of a
-//! product or store is first made whole again: slot `L` of every copy
-//! becomes lane `L`'s (a SIMD-group shuffle per slot, emulated or native;
-//! Apple's 32-lane layout needs 32-lane SIMD groups there).
+//! with no subgroup operation at all, at 32 times a lane's arithmetic.
+//! `thread_elements()` is the place of the thread's own slot, so writes
+//! through it change only that thread's copy; where some code of the
+//! program calls it, each operand of a product or store is first made
+//! whole again: slot `L` of every copy becomes lane `L`'s (a SIMD-group
+//! shuffle per slot; Apple's 32-lane layout needs 32-lane SIMD groups
+//! there).
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Place, Value};
+use crate::lower::metal::simd_groups::SimdGroups;
 use crate::lower::stdlib::simd::bin;
 use crate::lower::stdlib::Builtin;
 use crate::lower::{Error, Lowerer, Result};
@@ -43,6 +57,7 @@ use crate::syntax::ast::{self, Expr, ExprKind, TemplateArg};
 use crate::types::{Scalar, Type};
 use naga::{BinaryOperator as Bo, Expression, GatherMode, Handle, Statement};
 
+mod fragment;
 mod transfer;
 
 /// The member function that exposes a thread's two elements.
@@ -53,9 +68,34 @@ const N: u32 = 8;
 /// Slots of the per-thread copy: one per lane of Apple's SIMD group.
 const SLOTS: u32 = 32;
 
-/// What a matrix of `s` is held in: lane `L`'s two elements in slot `L`.
-pub(in crate::lower) fn storage_type(s: Scalar) -> Type {
-    Type::Array(Box::new(Type::Vector(s, 2)), SLOTS)
+/// What a matrix of `s` is held in: this lane's two elements (`fragments`),
+/// or the whole matrix, lane `L`'s two elements in slot `L`.
+pub(in crate::lower) fn storage_type(s: Scalar, fragments: bool) -> Type {
+    match fragments {
+        true => Type::Vector(s, 2),
+        false => Type::Array(Box::new(Type::Vector(s, 2)), SLOTS),
+    }
+}
+
+/// True if a call of `name` may construct a SIMD-group matrix (the
+/// diagonal constructor, whose fragments depend on the lane).
+pub(in crate::lower) fn is_matrix_type_name(name: &str) -> bool {
+    name == "simdgroup_matrix"
+        || matches!(
+            crate::types::builtin_type(name),
+            Some(Type::SimdgroupMatrix(_))
+        )
+}
+
+/// Whether matrices are per-lane fragments under the SIMD-group mode
+/// `simd` (never `Auto`) with the adapter's subgroup `width`, if known:
+/// where every SIMD group has Apple's 32 lanes.
+pub(in crate::lower) fn fragments_for(simd: SimdGroups, width: Option<u32>) -> bool {
+    match simd {
+        SimdGroups::Emulated32 => true,
+        SimdGroups::Native => width == Some(super::simd_groups::WIDTH),
+        SimdGroups::Auto => unreachable!("resolved before lowering"),
+    }
 }
 
 /// The slot (owning lane) and component of element (`row`, `col`).
@@ -65,6 +105,21 @@ fn slot_of(row: u32, col: u32) -> (u32, u32) {
 }
 
 impl Lowerer<'_, '_> {
+    /// Whether matrices are held as per-lane fragments ([`fragments_for`]).
+    pub(in crate::lower) fn matrix_fragments(&self) -> bool {
+        self.settings.matrix_fragments
+    }
+
+    /// True if `b` exchanges values between lanes: a product of per-lane
+    /// fragments.
+    pub(in crate::lower) fn matrix_exchange(&self, b: Builtin) -> bool {
+        self.matrix_fragments()
+            && matches!(
+                b,
+                Builtin::SimdgroupMultiply | Builtin::SimdgroupMultiplyAccumulate
+            )
+    }
+
     /// A call of the SIMD-group matrix function `b` (`Family::SimdMatrix`).
     pub(in crate::lower) fn simdgroup_matrix_call(
         &mut self,
@@ -201,6 +256,12 @@ impl Lowerer<'_, '_> {
             ));
         }
         let place = self.matrix_place_of(fx, object.clone(), span)?;
+        if self.matrix_fragments() {
+            return Ok(Some(Value::Place(Place {
+                ty: Type::Vector(s, 2),
+                ..place
+            })));
+        }
         let lane = self.simd_lane(fx, span);
         let ptr = fx.add(
             Expression::Access {
@@ -255,6 +316,9 @@ impl Lowerer<'_, '_> {
         diagonal: bool,
         span: Span,
     ) -> Result<Value> {
+        if self.matrix_fragments() {
+            return self.filled_fragment(fx, s, v, diagonal, span);
+        }
         let ty = Type::SimdgroupMatrix(s);
         let pair = self.naga_type(&Type::Vector(s, 2), span)?;
         let zero = self.naga_type(&Type::Scalar(s), span)?;
@@ -353,8 +417,9 @@ impl Lowerer<'_, '_> {
         Ok((v, s))
     }
 
-    /// The whole value of a matrix operand: with `thread_elements()` in the
-    /// program, slot `L` of this thread's copy is replaced by lane `L`'s.
+    /// The value of a matrix operand: this lane's fragment, or the whole
+    /// matrix; with `thread_elements()` in the program, slot `L` of this
+    /// thread's whole copy is replaced by lane `L`'s.
     fn matrix_operand(
         &mut self,
         fx: &mut FnCtx,
@@ -362,7 +427,7 @@ impl Lowerer<'_, '_> {
         s: Scalar,
         span: Span,
     ) -> Result<Handle<Expression>> {
-        if !self.simdgroup_copies_may_differ() {
+        if self.matrix_fragments() || !self.simdgroup_copies_may_differ() {
             return Ok(self.load(fx, v, span)?.0);
         }
         let (h, ty) = self.load(fx, v, span)?;
@@ -486,6 +551,11 @@ impl Lowerer<'_, '_> {
                 ));
             }
             operands.push(self.matrix_operand(fx, v, s, arg.span)?);
+        }
+        if self.matrix_fragments() {
+            let result = self.fragment_product(fx, s, &operands, span)?;
+            self.store(fx, &d, result, &Type::SimdgroupMatrix(s), span)?;
+            return Ok(Value::Void);
         }
         let function = self.matrix_product_function(s, accumulate, span)?;
         let result = fx.add_result(Expression::CallResult(function), span);

@@ -15,3 +15,4 @@ pub(crate) mod browser_dialect;
 pub(crate) mod half_demotion;
 mod rebuild;
 pub(crate) mod simd_uniformity;
+pub(crate) mod stage_operations;

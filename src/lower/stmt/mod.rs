@@ -700,6 +700,17 @@ impl Lowerer<'_, '_> {
         };
         let v = self.expr(fx, e)?;
         if p.is_reference {
+            let v = match v {
+                Value::Bytes(b) => return self.bytes_reference(p, b, ty, e.span),
+                // A read-only reference to a value that is no WGSL place
+                // (an element of a program-scope `constant` array, which
+                // WGSL holds as a `const`): nothing can change what it
+                // refers to, so a copy reads the same.
+                Value::Rv(h, t) if p.is_const || p.space == AddressSpace::Constant => {
+                    return self.constant_reference_copy(fx, decl, p, (h, t), e.span)
+                }
+                v => v,
+            };
             let Value::Place(place) = v else {
                 return Err(Error::coded(
                     Code::NotAssignable,
@@ -772,6 +783,57 @@ impl Lowerer<'_, '_> {
                 is_const: p.is_const,
                 ..q
             },
+        })
+    }
+
+    /// `device T& r = buf[i];` where `buf` is a word view: the reference is
+    /// the element's bytes.
+    fn bytes_reference(
+        &self,
+        p: &crate::types::Pointer,
+        b: crate::lower::ctx::value::BytePlace,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Local> {
+        if b.ty != p.pointee {
+            return Err(Error::coded(
+                Code::TypeMismatch,
+                span,
+                format!(
+                    "cannot bind `{}` to a value of type `{}`",
+                    self.program.display(ty),
+                    self.program.display(&b.ty)
+                ),
+            ));
+        }
+        if !b.writable && !p.is_const {
+            return Err(Error::coded(
+                Code::NotAssignable,
+                span,
+                "binding a non-const reference to read-only memory",
+            ));
+        }
+        Ok(Local::Bytes(b))
+    }
+
+    /// `constant G& g = table[j];`: a read-only local holding the value.
+    fn constant_reference_copy(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &ast::Declarator,
+        p: &crate::types::Pointer,
+        (h, t): (naga::Handle<Expression>, Type),
+        span: Span,
+    ) -> Result<Local> {
+        let h = self.convert(fx, h, &t, &p.pointee, false, span)?;
+        let ty_h = self.naga_type(&p.pointee, decl.name.span)?;
+        let var = fx.local(&decl.name.name, ty_h, decl.name.span);
+        let pointer = fx.add(Expression::LocalVariable(var), decl.span);
+        fx.push(Statement::Store { pointer, value: h }, decl.span);
+        Ok(Local::Var {
+            var,
+            ty: p.pointee.clone(),
+            is_const: true,
         })
     }
 

@@ -41,23 +41,7 @@ pub(super) fn expand(items: &mut Vec<Item>) -> Result<()> {
             }
         }
     }
-    items.retain(|i| match i {
-        Item::Template(TemplateDecl {
-            params,
-            item: Templated::Alias(alias),
-            ..
-        }) => {
-            aliases.insert(
-                alias.name.name.clone(),
-                AliasTemplate {
-                    params: params.clone(),
-                    alias: alias.clone(),
-                },
-            );
-            false
-        }
-        _ => true,
-    });
+    take_alias_templates(items, &mut aliases);
     if aliases.is_empty() && instances.is_empty() {
         return Ok(());
     }
@@ -84,9 +68,10 @@ impl Visitor for Expander<'_> {
     fn path(&mut self, path: &mut Vec<String>, at: Span, how: PathUse) {
         // A use without arguments (`elem_t x;`, `elem_t(x)`): C++ needs
         // them, even where every parameter has a default (`elem_t<>`).
-        let Some(name) = path.first().filter(|n| self.aliases.contains_key(*n)) else {
+        let Some((a, _)) = self.alias_of(path) else {
             return;
         };
+        let name = &a.alias.name.name;
         if how == PathUse::Type && self.error.is_none() {
             self.error = Some(Error::coded(
                 Code::Template,
@@ -151,6 +136,15 @@ impl Visitor for Expander<'_> {
 }
 
 impl Expander<'_> {
+    /// The alias template `path` names, and how many of its parts name it:
+    /// `elem_t` (1) or a member alias template `S::rebind` (2), with
+    /// members of the aliased type after them.
+    fn alias_of(&self, path: &[String]) -> Option<(&AliasTemplate, usize)> {
+        (1..=path.len())
+            .rev()
+            .find_map(|n| Some((self.aliases.get(&path[..n].join("::"))?, n)))
+    }
+
     /// Replaces `t` by what the alias template it names stands for;
     /// whether it named one.
     fn expand_type(&self, t: &mut TypeSpec) -> Result<bool> {
@@ -161,7 +155,7 @@ impl Expander<'_> {
                 return Ok(true);
             }
         }
-        let Some(a) = t.path.first().and_then(|n| self.aliases.get(n)) else {
+        let Some((a, used)) = self.alias_of(&t.path) else {
             return Ok(false);
         };
         if t.args.is_empty() {
@@ -172,18 +166,18 @@ impl Expander<'_> {
         let mut new = a.alias.ty.clone();
         Subst::new(&map).ty(&mut new);
         // `elem_t<T>::value_type`: a member of the aliased type.
-        if t.path.len() > 1 {
+        if t.path.len() > used {
             if !new.ptr_ops.is_empty() {
                 return Err(Error::coded(
                     Code::Template,
                     t.name_span,
                     format!(
                         "`{}<..>` is a pointer or reference type, which has no members",
-                        t.path[0]
+                        t.path[..used].join("::")
                     ),
                 ));
             }
-            new.path.extend(t.path[1..].iter().cloned());
+            new.path.extend(t.path[used..].iter().cloned());
         }
         new.is_const |= t.is_const;
         new.is_constexpr |= t.is_constexpr;
@@ -199,14 +193,16 @@ impl Expander<'_> {
 }
 
 impl Expander<'_> {
-    /// `A::m` where `A` is a plain alias of a template instance: the
-    /// instance's path and arguments with `m` after them.
+    /// `A::m` where `A` is a plain alias of a template instance (also a
+    /// member alias, `S::A::m`): the instance's path and arguments with `m`
+    /// after them.
     fn instance_member(&self, path: &[String]) -> Option<TypeSpec> {
-        let (first, rest) = path.split_first()?;
-        let target = self.instances.get(first).filter(|_| !rest.is_empty())?;
-        let mut t = target.clone();
-        t.path.extend(rest.iter().cloned());
-        Some(t)
+        (1..path.len()).rev().find_map(|k| {
+            let target = self.instances.get(&path[..k].join("::"))?;
+            let mut t = target.clone();
+            t.path.extend(path[k..].iter().cloned());
+            Some(t)
+        })
     }
 }
 
@@ -218,7 +214,7 @@ fn arguments(
     at: &TypeSpec,
 ) -> Result<HashMap<String, Replacement>> {
     let name = &a.alias.name.name;
-    if args.len() > a.params.len() {
+    if args.len() > a.params.len() && !a.params.iter().any(|p| p.pack) {
         return Err(Error::coded(
             Code::Template,
             template_arg_span(&args[a.params.len()]),
@@ -230,7 +226,20 @@ fn arguments(
     }
     let mut map = HashMap::new();
     for (i, p) in a.params.iter().enumerate() {
+        if p.pack {
+            let rest = args.get(i..).unwrap_or_default();
+            map.insert(p.name.name.clone(), pack_argument(rest));
+            break;
+        }
         let replacement = match (&p.kind, args.get(i)) {
+            (TemplateParamKind::Template(_), Some(TemplateArg::Type(ts)))
+                if ts.args.is_empty() && ts.ptr_ops.is_empty() =>
+            {
+                Replacement::Template(ts.path.clone())
+            }
+            (TemplateParamKind::Template(Some(default)), None) => {
+                Replacement::Template(default.clone())
+            }
             (TemplateParamKind::Type(_), Some(TemplateArg::Type(ts))) => {
                 Replacement::Type(ts.clone())
             }
@@ -262,6 +271,7 @@ fn arguments(
                 let expected = match p.kind {
                     TemplateParamKind::Type(_) => "a type",
                     TemplateParamKind::Value(..) => "a constant",
+                    TemplateParamKind::Template(_) => "a struct template",
                 };
                 return Err(Error::coded(
                     Code::Template,
@@ -287,4 +297,59 @@ fn arguments(
         map.insert(p.name.name.clone(), replacement);
     }
     Ok(map)
+}
+
+/// What an alias template's parameter pack stands for: its arguments; or,
+/// given exactly another template's unexpanded pack (`A<Ts...>` inside a
+/// variadic template), that pack's name, so that the alias's own
+/// expansions (`Tp...`) become expansions of it (`Ts...`).
+fn pack_argument(rest: &[TemplateArg]) -> Replacement {
+    if let [TemplateArg::Expr(e)] = rest {
+        match &e.kind {
+            ExprKind::TypePackExpansion(ts) => return Replacement::Type((**ts).clone()),
+            ExprKind::PackExpansion(e) => return Replacement::Value((**e).clone()),
+            _ => {}
+        }
+    }
+    Replacement::Pack(
+        rest.iter()
+            .map(|a| match a {
+                TemplateArg::Type(ts) => Replacement::Type(ts.clone()),
+                TemplateArg::Expr(e) => Replacement::Value(e.clone()),
+            })
+            .collect(),
+    )
+}
+
+/// Removes the alias templates from `items` (and the member alias
+/// templates from struct templates' members) into `aliases`, by name.
+fn take_alias_templates(items: &mut Vec<Item>, aliases: &mut HashMap<String, AliasTemplate>) {
+    items.retain_mut(|i| match i {
+        Item::Template(TemplateDecl {
+            params,
+            item: Templated::Alias(alias),
+            ..
+        }) => {
+            aliases.insert(
+                alias.name.name.clone(),
+                AliasTemplate {
+                    params: params.clone(),
+                    alias: alias.clone(),
+                },
+            );
+            false
+        }
+        // A struct template's stay its members too, for uses of an
+        // instance's (`typename S::template rebind<U>` in a template,
+        // `sema::struct_templates`).
+        Item::Template(TemplateDecl {
+            item: Templated::Struct(st),
+            ..
+        }) => {
+            let mut members = st.members.clone();
+            take_alias_templates(&mut members, aliases);
+            true
+        }
+        _ => true,
+    });
 }

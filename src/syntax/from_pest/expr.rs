@@ -185,7 +185,9 @@ pub(super) fn postfix(pair: Pair<Rule>) -> Result<Expr> {
         let kind = match op.as_rule() {
             Rule::call_args => ExprKind::Call(
                 Box::new(e),
-                op.into_inner().map(expr).collect::<Result<_>>()?,
+                super::with_expansions(op.into_inner(), expr, |e, dots| {
+                    Ok(super::pack_expansion(e, dots))
+                })?,
             ),
             Rule::index => ExprKind::Index(
                 Box::new(e),
@@ -238,6 +240,19 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
                 .collect(),
         ),
         Rule::unsupported_expr => return Err(unsupported(&pair)),
+        Rule::sizeof_pack => {
+            let mut inner = pair.into_inner();
+            let kw = inner.next().unwrap();
+            if kw.as_str() != "sizeof" {
+                return Err(Error::coded(
+                    Code::Syntax,
+                    span_of(&kw),
+                    format!("expected `sizeof` before `...`, found `{}`", kw.as_str()),
+                ));
+            }
+            ExprKind::SizeofPack(ident(inner.nth(1).unwrap()))
+        }
+        Rule::fold_expr => fold(pair)?,
         Rule::sizeof_expr => {
             let mut inner = pair.into_inner();
             let query = match inner.next().unwrap().as_str() {
@@ -259,6 +274,10 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
             })
         }
         Rule::name => ExprKind::Name(path(pair.into_inner().next().unwrap())),
+        Rule::operator_call_name => {
+            let name: String = pair.as_str().split_whitespace().collect();
+            ExprKind::Name(vec![name])
+        }
         // `operator float()` in a member function: the member, on `this`.
         Rule::conversion_id => ExprKind::Name(vec![member_name(pair).name]),
         // `unsigned(x)` calls the type's name, as `uint(x)` does; the words
@@ -416,4 +435,49 @@ pub(super) fn float_literal(text: &str, span: Span) -> Result<ExprKind> {
         ));
     }
     Ok(ExprKind::Float { value, suffix })
+}
+
+/// `(xs op ...)`, `(... op xs)`, `(a op ... op b)`. Of the binary form the
+/// parser cannot tell which operand is the pack: it is kept as a right
+/// fold over `a` and instantiation swaps it where `b` is the pack
+/// (`sema::subst`).
+fn fold(pair: Pair<Rule>) -> Result<ExprKind> {
+    let parts: Vec<Pair<Rule>> = pair.into_inner().collect();
+    let op_of = |p: &Pair<Rule>| -> Option<BinaryOp> {
+        let op = p.clone().into_inner().next().unwrap();
+        match op.as_rule() {
+            Rule::fold_comma => None,
+            _ => Some(binary_op(op.as_rule())),
+        }
+    };
+    Ok(match parts.as_slice() {
+        [dots, op, e] if dots.as_rule() == Rule::pack_ellipsis => ExprKind::Fold {
+            op: op_of(op),
+            pattern: Box::new(expr(e.clone())?),
+            init: None,
+            left: true,
+        },
+        [e, op, _dots] => ExprKind::Fold {
+            op: op_of(op),
+            pattern: Box::new(expr(e.clone())?),
+            init: None,
+            left: false,
+        },
+        [e, op, _dots, op2, init] => {
+            if op_of(op) != op_of(op2) {
+                return Err(Error::coded(
+                    Code::Syntax,
+                    span_of(op2),
+                    "the operators of a binary fold expression must be the same",
+                ));
+            }
+            ExprKind::Fold {
+                op: op_of(op),
+                pattern: Box::new(expr(e.clone())?),
+                init: Some(Box::new(expr(init.clone())?)),
+                left: false,
+            }
+        }
+        _ => unreachable!("fold expression shape"),
+    })
 }

@@ -32,6 +32,10 @@ pub const DEVICE_TWIN: &str = "@device";
 /// return type is the referenced type); no user can write it.
 pub const RETURNS_REFERENCE: &str = "@reference";
 
+/// The attribute marking an `explicit` constructor, which implicit
+/// conversions do not call ([class.conv.ctor]); no user can write it.
+pub const EXPLICIT_CONSTRUCTOR: &str = "@explicit";
+
 /// The name under which member `member` of struct `s` is declared.
 pub fn member_name(s: &str, member: &str) -> String {
     format!("{s}::{member}")
@@ -231,6 +235,19 @@ fn member_template(s: &Ident, pair: Pair<Rule>) -> Result<Vec<Item>> {
         match p.as_rule() {
             Rule::template_kw => {}
             Rule::template_param => params.push(super::template_param(p)?),
+            // `template <typename U> using rebind = S<U>;`: the alias
+            // template `S::rebind` (`alias_templates`).
+            Rule::using_alias => {
+                let Item::Alias(alias) = member_alias(s, p)? else {
+                    unreachable!("a member alias")
+                };
+                return Ok(vec![Item::Template(TemplateDecl {
+                    params,
+                    item: Templated::Alias(alias),
+                    specialization: None,
+                    span,
+                })]);
+            }
             _ => items = member_functions(s, p)?,
         }
     }
@@ -483,6 +500,10 @@ pub(super) fn fn_name(p: Pair<Rule>) -> Ident {
 /// `S(params) : a(x), b{y} { body }` → `S S::S(params)`.
 pub(super) fn constructor(s: &Ident, pair: Pair<Rule>) -> Result<FunctionDecl> {
     let span = span_of(&pair);
+    let explicit = pair
+        .clone()
+        .into_inner()
+        .any(|p| p.as_rule() == Rule::ctor_specifier && p.as_str() == "explicit");
     // `METAL_FUNC S(..)`: `inline __attribute__((always_inline))` first.
     let mut inner = pair
         .into_inner()
@@ -550,9 +571,17 @@ pub(super) fn constructor(s: &Ident, pair: Pair<Rule>) -> Result<FunctionDecl> {
         kind: StmtKind::Return(Some(this())),
         span: body.span,
     });
+    let attributes = match explicit {
+        true => vec![Attribute {
+            name: EXPLICIT_CONSTRUCTOR.to_string(),
+            args: Vec::new(),
+            span: name.span,
+        }],
+        false => Vec::new(),
+    };
     Ok(FunctionDecl {
         stage: None,
-        attributes: Vec::new(),
+        attributes,
         ret: this_type(s, None),
         name: Ident {
             name: member_name(&s.name, &s.name),
@@ -664,6 +693,7 @@ fn with_this(mut f: FunctionDecl, ty: TypeSpec) -> FunctionDecl {
             array: Vec::new(),
             attributes: Vec::new(),
             default: None,
+            pack: false,
             span,
         },
     );

@@ -16,7 +16,7 @@ mod gnu;
 pub mod members;
 mod namespaces;
 mod out_of_line;
-mod paths;
+pub(crate) mod paths;
 mod stmt;
 mod struct_scope;
 mod variadic;
@@ -43,7 +43,15 @@ fn path(pair: Pair<Rule>) -> Vec<String> {
     let parts = text
         .trim_start_matches("::")
         .split("::")
-        .map(|s| s.trim().to_string())
+        .map(|s| {
+            let s = s.trim();
+            // `S::template rebind`: the keyword only says `<` follows.
+            s.strip_prefix("template")
+                .filter(|rest| rest.starts_with(char::is_whitespace))
+                .unwrap_or(s)
+                .trim()
+                .to_string()
+        })
         .collect();
     namespaces::resolve(parts, text.starts_with("::"), span_of(&pair))
 }
@@ -118,12 +126,17 @@ fn static_assert_decl(pair: Pair<Rule>) -> Result<StaticAssert> {
 fn unsupported(pair: &Pair<Rule>) -> Error {
     let message = match pair.as_rule() {
         Rule::fn_pointer_decl => "function pointers are not supported in Metal".to_string(),
+        Rule::label_stmt => format!(
+            "labels (`{}`) are not supported in Metal: they are the targets of `goto`, which Metal does not have",
+            pair.as_str().trim()
+        ),
         _ => {
             let word = pair.as_str().split_whitespace().next().unwrap_or("");
             match word {
                 "new" | "delete" => {
                     format!("`{word}` is not supported in Metal (no dynamic memory allocation)")
                 }
+                "goto" => "`goto` is not supported in Metal: write the jump as a loop with `break`/`continue`, or a flag".to_string(),
                 _ => format!("exceptions (`{word}`) are not supported in Metal"),
             }
         }
@@ -189,11 +202,11 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
                         ),
                     ));
                 }
-                // Its nested structs and member aliases first: its members
-                // may name them.
+                // Its nested structs, member aliases and static constants
+                // first: its members may name them.
                 let (nested, members): (Vec<Item>, Vec<Item>) = members
                     .into_iter()
-                    .partition(|i| matches!(i, Item::Struct(_) | Item::Alias(_)));
+                    .partition(|i| struct_scope::declared_ahead(i, &decl.name.name));
                 items.extend(nested);
                 items.push(Item::Struct(decl));
                 items.extend(members);
@@ -650,11 +663,21 @@ fn variable_template(pair: Pair<Rule>) -> Result<VariableTemplate> {
 pub(super) fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
     let span = span_of(&pair);
     let p = pair.into_inner().next().unwrap();
+    if p.as_rule() == Rule::template_template_param {
+        return template_template_param(p, span);
+    }
     let is_type = p.as_rule() == Rule::type_param;
-    let mut inner = p.into_inner();
+    let mut inner = p.into_inner().peekable();
+    let mut pack = false;
+    let mut skip_pack = |inner: &mut std::iter::Peekable<Pairs<Rule>>| {
+        if inner.peek().map(|p| p.as_rule()) == Some(Rule::pack_ellipsis) {
+            inner.next();
+            pack = true;
+        }
+    };
     if is_type {
         inner.next(); // `typename` or `class`
-        let mut inner = inner.peekable();
+        skip_pack(&mut inner);
         // `typename = enable_if_t<..>`: an unnamed parameter gets a name no
         // source can spell.
         let name = match inner.peek().map(|p| p.as_rule()) {
@@ -668,11 +691,12 @@ pub(super) fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
         return Ok(TemplateParam {
             name,
             kind: TemplateParamKind::Type(default),
+            pack,
             span,
         });
     }
     let ty = type_spec(inner.next().unwrap())?;
-    let mut inner = inner.peekable();
+    skip_pack(&mut inner);
     let name = match inner.peek().map(|p| p.as_rule()) {
         Some(Rule::ident) => ident(inner.next().unwrap()),
         _ => Ident {
@@ -684,6 +708,30 @@ pub(super) fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
     Ok(TemplateParam {
         name,
         kind: TemplateParamKind::Value(ty, default),
+        pack,
+        span,
+    })
+}
+
+/// `template <typename, int> class V [= Vec]`: its own parameters only
+/// say what arguments `V` takes, which its uses check.
+fn template_template_param(pair: Pair<Rule>, span: Span) -> Result<TemplateParam> {
+    let (mut name, mut default, mut pack) = (None, None, false);
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::ident => name = Some(ident(p)),
+            Rule::path => default = Some(path(p)),
+            Rule::pack_ellipsis => pack = true,
+            _ => {}
+        }
+    }
+    Ok(TemplateParam {
+        name: name.unwrap_or_else(|| Ident {
+            name: format!("<unnamed {}>", span.start),
+            span,
+        }),
+        kind: TemplateParamKind::Template(default),
+        pack,
         span,
     })
 }
@@ -777,9 +825,10 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
     let mut inner = pair.into_inner();
     let ty = type_spec(inner.next().unwrap())?;
     let (mut name, mut array, mut attributes) = (None, Vec::new(), Vec::new());
-    let (mut default, mut array_ref) = (None, false);
+    let (mut default, mut array_ref, mut pack) = (None, false, false);
     for p in inner {
         match p.as_rule() {
+            Rule::pack_ellipsis => pack = true,
             Rule::ident => name = Some(ident(p)),
             Rule::array_ref_name => {
                 name = Some(ident(p.into_inner().next().unwrap()));
@@ -807,6 +856,7 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
         array,
         attributes,
         default,
+        pack,
         span,
     })
 }
@@ -939,13 +989,52 @@ pub(super) fn template_arg_span(a: &TemplateArg) -> Span {
 fn template_args(pair: Pair<Rule>) -> Result<Vec<TemplateArg>> {
     pair.into_inner()
         .map(|arg| {
-            let inner = arg.into_inner().next().unwrap();
-            Ok(match inner.as_rule() {
-                Rule::type_spec => TemplateArg::Type(type_spec(inner)?),
-                _ => TemplateArg::Expr(expr(inner)?),
+            let mut inner = arg.into_inner();
+            let first = inner.next().unwrap();
+            let expanded = inner.next().is_some();
+            Ok(match first.as_rule() {
+                // `Ts...`: a type pattern expanded per element.
+                Rule::type_spec if expanded => {
+                    let ts = type_spec(first)?;
+                    let span = ts.span;
+                    TemplateArg::Expr(Expr {
+                        kind: ExprKind::TypePackExpansion(Box::new(ts)),
+                        span,
+                    })
+                }
+                Rule::type_spec => TemplateArg::Type(type_spec(first)?),
+                _ => TemplateArg::Expr(expr(first)?),
             })
         })
         .collect()
+}
+
+/// The elements of a call's argument list or a braced list: `pattern...`
+/// (a `pack_ellipsis` after an element) wraps the element before it.
+pub(super) fn with_expansions<T>(
+    pairs: Pairs<Rule>,
+    mut element: impl FnMut(Pair<Rule>) -> Result<T>,
+    expansion: impl Fn(T, Span) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for p in pairs {
+        if p.as_rule() == Rule::pack_ellipsis {
+            let last = out.pop().expect("`...` follows an element");
+            out.push(expansion(last, span_of(&p))?);
+        } else {
+            out.push(element(p)?);
+        }
+    }
+    Ok(out)
+}
+
+/// `e...`
+pub(super) fn pack_expansion(e: Expr, dots: Span) -> Expr {
+    let span = e.span.join(dots);
+    Expr {
+        kind: ExprKind::PackExpansion(Box::new(e)),
+        span,
+    }
 }
 
 fn var_decl(pair: Pair<Rule>) -> Result<VarDecl> {
@@ -996,14 +1085,22 @@ fn declarator(pair: Pair<Rule>) -> Result<Declarator> {
 
 fn init_list(pair: Pair<Rule>) -> Result<Init> {
     let span = span_of(&pair);
-    let items = pair
-        .into_inner()
-        .map(|p| match p.as_rule() {
+    let items = with_expansions(
+        pair.into_inner(),
+        |p| match p.as_rule() {
             Rule::init_list => init_list(p),
             Rule::designated_init => designated_init(p),
             _ => Ok(Init::Expr(expr(p)?)),
-        })
-        .collect::<Result<_>>()?;
+        },
+        |i, dots| match i {
+            Init::Expr(e) => Ok(Init::Expr(pack_expansion(e, dots))),
+            _ => Err(Error::coded(
+                Code::Unsupported,
+                dots,
+                "expanding a pack into nested braced lists is not supported yet",
+            )),
+        },
+    )?;
     Ok(Init::List(items, span))
 }
 

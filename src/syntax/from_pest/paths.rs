@@ -8,7 +8,7 @@ use super::*;
 
 /// What a visited path names where it is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PathUse {
+pub(crate) enum PathUse {
     /// A type: a declaration's, a cast's, a template argument's.
     Type,
     /// An expression's name: a variable, a function, a functional cast
@@ -18,7 +18,7 @@ pub(super) enum PathUse {
 
 /// What a walk does at each path; a closure `|path, at, how| ..` is one
 /// that sees the paths only.
-pub(super) trait Visitor {
+pub(crate) trait Visitor {
     /// Each path, where it is, and how it is used.
     fn path(&mut self, path: &mut Vec<String>, at: Span, how: PathUse);
     /// A written type, before its path and template arguments are visited
@@ -38,7 +38,7 @@ impl<F: FnMut(&mut Vec<String>, Span, PathUse)> Visitor for F {
 }
 
 /// The visitor of a walk.
-pub(super) type Visit<'f> = dyn Visitor + 'f;
+pub(crate) type Visit<'f> = dyn Visitor + 'f;
 
 /// The paths of an item.
 pub(super) fn item(i: &mut Item, f: &mut Visit) {
@@ -59,6 +59,9 @@ pub(super) fn item(i: &mut Item, f: &mut Visit) {
             for p in &mut t.params {
                 match &mut p.kind {
                     TemplateParamKind::Type(d) => d.iter_mut().for_each(|t| ty(t, f)),
+                    TemplateParamKind::Template(d) => {
+                        d.iter_mut().for_each(|d| f.path(d, p.span, PathUse::Type))
+                    }
                     TemplateParamKind::Value(t, d) => {
                         ty(t, f);
                         d.iter_mut().for_each(|e| expr(e, f));
@@ -131,7 +134,7 @@ fn function(g: &mut FunctionDecl, f: &mut Visit) {
 }
 
 /// A written type and its template arguments.
-pub(super) fn ty(t: &mut TypeSpec, f: &mut Visit) {
+pub(crate) fn ty(t: &mut TypeSpec, f: &mut Visit) {
     f.ty(t);
     f.path(&mut t.path, t.name_span, PathUse::Type);
     t.args.iter_mut().for_each(|a| template_arg(a, f));
@@ -220,7 +223,8 @@ fn init(i: &mut Init, f: &mut Visit) {
     }
 }
 
-fn expr(e: &mut Expr, f: &mut Visit) {
+/// The paths of an expression.
+pub(crate) fn expr(e: &mut Expr, f: &mut Visit) {
     f.expr(e);
     let span = e.span;
     match &mut e.kind {
@@ -262,6 +266,14 @@ fn expr(e: &mut Expr, f: &mut Visit) {
             SizeOperand::Type(t) => ty(t, f),
             SizeOperand::Expr(a) => expr(a, f),
         },
+        ExprKind::PackExpansion(a) => expr(a, f),
+        ExprKind::TypePackExpansion(t) => ty(t, f),
+        ExprKind::Fold { pattern, init, .. } => {
+            expr(pattern, f);
+            init.iter_mut().for_each(|i| expr(i, f));
+        }
+        // A template parameter's name, never a namespace member.
+        ExprKind::SizeofPack(_) => {}
         ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Str(_) => {}
     }
 }

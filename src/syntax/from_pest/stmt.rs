@@ -20,7 +20,9 @@ pub(super) fn statement(pair: Pair<Rule>) -> Result<Stmt> {
         Rule::block => StmtKind::Block(block(pair)?),
         Rule::empty_stmt => StmtKind::Empty,
         Rule::static_assert_decl => StmtKind::StaticAssert(static_assert_decl(pair)?),
-        Rule::unsupported_decl | Rule::fn_pointer_decl => return Err(unsupported(&pair)),
+        Rule::unsupported_decl | Rule::fn_pointer_decl | Rule::label_stmt => {
+            return Err(unsupported(&pair))
+        }
         Rule::expr_stmt => StmtKind::Expr(expr(inner.next().unwrap())?),
         Rule::decl_stmt => StmtKind::Decl(var_decl(pair)?),
         Rule::range_for => {

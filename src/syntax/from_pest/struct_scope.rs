@@ -18,15 +18,29 @@ use crate::diagnostics::Code;
 use std::collections::HashMap;
 
 /// Qualifies, in `decl` and the declarations its members became, the
-/// unqualified names of its nested structs and member aliases.
+/// unqualified names of its nested structs and member aliases, and, outside
+/// function bodies, of its static constants.
+///
+/// A static constant is found unqualified in the struct's own scope too
+/// (`static constant constexpr short pad = 4; using L = Loader<T, BK + pad>;`,
+/// `const device T* src[n_rows];`). Function bodies are left alone: their
+/// locals may shadow a member, and the lowering looks members up there.
 pub(super) fn qualify(decl: &mut StructDecl, items: &mut [Item]) {
     let prefix = format!("{}::", decl.name.name);
     let outer: Vec<String> = decl.name.name.split("::").map(str::to_string).collect();
-    let mut names: HashMap<String, Vec<String>> = HashMap::new();
+    let mut types: HashMap<String, Vec<String>> = HashMap::new();
+    let mut values: HashMap<String, Vec<String>> = HashMap::new();
     for item in items.iter() {
-        let declared = match item {
-            Item::Alias(a) => &a.name.name,
-            Item::Struct(s) => &s.name.name,
+        let (declared, table) = match item {
+            Item::Alias(a) => (&a.name.name, &mut types),
+            Item::Struct(s) => (&s.name.name, &mut types),
+            Item::Template(TemplateDecl {
+                item: Templated::Alias(a),
+                ..
+            }) => (&a.name.name, &mut types),
+            Item::Global(g) if g.declarators.len() == 1 => {
+                (&g.declarators[0].name.name, &mut values)
+            }
             _ => continue,
         };
         let Some(short) = declared.strip_prefix(&prefix).filter(|s| !s.contains("::")) else {
@@ -34,21 +48,55 @@ pub(super) fn qualify(decl: &mut StructDecl, items: &mut [Item]) {
         };
         let mut full = outer.clone();
         full.push(short.to_string());
-        names.insert(short.to_string(), full);
+        table.insert(short.to_string(), full);
     }
-    if names.is_empty() {
+    if types.is_empty() && values.is_empty() {
         return;
     }
+    // `A` and `A::m` (no value can be qualified with `::`).
+    let mut visit = |path: &mut Vec<String>, _: Span, _: PathUse| {
+        if let Some(full) = path.first().and_then(|first| types.get(first)) {
+            path.splice(0..1, full.iter().cloned());
+        }
+    };
+    paths::struct_decl(decl, &mut visit);
+    for item in items.iter_mut() {
+        paths::item(item, &mut visit);
+    }
+    if values.is_empty() {
+        return;
+    }
+    // A lone name as a template argument (`Loader<T, tgp_size>`) is parsed
+    // as a type; a member type and a static constant cannot share a name.
     let mut visit = |path: &mut Vec<String>, _: Span, _: PathUse| {
         if let [one] = path.as_slice() {
-            if let Some(full) = names.get(one) {
+            if let Some(full) = values.get(one) {
                 *path = full.clone();
             }
         }
     };
     paths::struct_decl(decl, &mut visit);
-    for item in items {
-        paths::item(item, &mut visit);
+    for item in items.iter_mut() {
+        match item {
+            Item::Alias(_) | Item::Struct(_) | Item::Global(_) => paths::item(item, &mut visit),
+            _ => {}
+        }
+    }
+}
+
+/// Whether member declaration `item` of struct `name` is declared before
+/// the struct itself: nested structs, member aliases and static constants,
+/// which data members may name (`float src[n_rows];`, `loader_t loader;`).
+/// A static constant of the struct's own type needs the struct, so it
+/// follows it.
+pub fn declared_ahead(item: &Item, name: &str) -> bool {
+    match item {
+        Item::Struct(_) | Item::Alias(_) => true,
+        Item::Global(g) => {
+            let own = name.rsplit("::").next().unwrap_or(name);
+            g.ty.path.last().is_none_or(|p| p != own)
+        }
+        _ => false,
     }
 }
 

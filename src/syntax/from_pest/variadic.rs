@@ -1,10 +1,12 @@
 //! Variadic templates (`template <typename T, typename... Ts>`, C++11
-//! [temp.variadic]) are not supported yet. Headers often declare some that
-//! a shader never uses (`template <typename... Ts> struct make_void`), so a
-//! declaration is skipped (the grammar's `variadic_template` reads it to
-//! its end without building it) and only a use of its name is refused,
-//! where it is written ([`check`]), unless another declaration that is not
-//! variadic has that name.
+//! [temp.variadic]) are read by `template_decl` and expanded where they are
+//! instantiated (`sema::subst`). One whose declaration uses a form that
+//! rule does not read (a pack expansion in a base clause, `struct S :
+//! Ts...`) may still be one a shader never uses, so such a declaration is
+//! skipped (the grammar's `variadic_template` reads it to its end without
+//! building it) and only a use of its name is refused, where it is written
+//! ([`check`]), unless another declaration that is not variadic has that
+//! name.
 
 use super::paths::{self, PathUse};
 use super::*;
@@ -88,7 +90,7 @@ pub(super) fn check(items: &mut [Item]) -> Result<()> {
                 Code::Unsupported,
                 at,
                 format!(
-                    "`{name}` is a variadic template (a parameter pack, `typename...`); variadic templates are not supported yet"
+                    "`{name}` is a variadic template whose declaration uses a form not supported yet (such as a pack expansion in a base clause, `struct S : Ts...`)"
                 ),
             ));
         }

@@ -1,5 +1,6 @@
-//! `simdgroup_load` and `simdgroup_store`: the 64 elements between memory
-//! and a thread's copy of the matrix (see the parent module).
+//! `simdgroup_load` and `simdgroup_store`: a lane's two elements (per-lane
+//! fragments), or all 64 of a thread's copy of the matrix, between memory
+//! and the matrix (see the parent module).
 
 use super::N;
 use crate::diagnostics::Code;
@@ -89,7 +90,10 @@ impl Lowerer<'_, '_> {
             source,
             target,
         };
-        self.transfer_loop(fx, &geometry, span)?;
+        match self.matrix_fragments() {
+            true => self.fragment_transfer(fx, &geometry, span)?,
+            false => self.transfer_loop(fx, &geometry, span)?,
+        }
         Ok(Value::Void)
     }
 
@@ -300,13 +304,77 @@ struct Transfer {
     origin: Vec<Handle<Expression>>,
     /// `transpose_matrix`, if given.
     transpose: Option<Handle<Expression>>,
-    /// For a store, the (whole) matrix value.
+    /// For a store, the matrix value (this lane's fragment, or the whole
+    /// matrix).
     source: Option<Handle<Expression>>,
     /// For a load, the matrix written.
     target: Option<Place>,
 }
 
 impl Lowerer<'_, '_> {
+    /// This lane's two elements between memory and its fragment: row
+    /// [`Lowerer::fragment_row`], columns [`Lowerer::fragment_column`] and the one after.
+    fn fragment_transfer(&mut self, fx: &mut FnCtx, t: &Transfer, span: Span) -> Result<()> {
+        let lane = self.fragment_lane(fx, span)?;
+        let row = self.fragment_row(fx, lane, span);
+        let col = self.fragment_column(fx, lane, span);
+        let scalar = Type::Scalar(t.s);
+        let mut loaded = Vec::new();
+        for j in 0..2 {
+            let col = match j {
+                0 => col,
+                _ => {
+                    let one = self.u32_lit(fx, 1, span);
+                    bin(fx, Bo::Add, col, one, span)
+                }
+            };
+            let offset = self.element_offset(fx, t, row, col, span);
+            let index = self.ptr_advance(fx, &t.p, offset, false, span);
+            let element = self.element_value(
+                fx,
+                &PtrValue {
+                    index,
+                    ..t.p.clone()
+                },
+                span,
+            );
+            match t.source {
+                Some(fragment) => {
+                    let v = fx.add(
+                        Expression::AccessIndex {
+                            base: fragment,
+                            index: j,
+                        },
+                        span,
+                    );
+                    self.store(fx, &element, v, &scalar, span)?;
+                }
+                None => {
+                    let (v, ty) = self.load(fx, element, span)?;
+                    loaded.push(self.convert(fx, v, &ty, &scalar, false, span)?);
+                }
+            }
+        }
+        if let Some(target) = &t.target {
+            let pair = self.naga_type(&Type::Vector(t.s, 2), span)?;
+            let value = fx.add(
+                Expression::Compose {
+                    ty: pair,
+                    components: loaded,
+                },
+                span,
+            );
+            fx.push(
+                Statement::Store {
+                    pointer: target.ptr,
+                    value,
+                },
+                span,
+            );
+        }
+        Ok(())
+    }
+
     /// A loop over the 64 elements moving each between memory and the
     /// matrix.
     fn transfer_loop(&mut self, fx: &mut FnCtx, t: &Transfer, span: Span) -> Result<()> {

@@ -1,0 +1,74 @@
+//! Metal features outside ray tracing that WebGPU has no equivalent of, by
+//! the types that name them: mesh shading (`mesh<..>`, `mesh_grid_properties`,
+//! `object_data`; MSL §5.2.3), imageblocks and tile memory (`imageblock<..>`,
+//! MSL §5.6) and rasterization rate maps (`rasterization_rate_map_data`,
+//! MSL §6.15). A type of these is refused where it is written (E0402), with
+//! what a port does instead, rather than reported as an unknown type.
+
+use super::Error;
+use crate::diagnostics::Code;
+use crate::syntax::ast;
+
+/// Each type, why WebGPU cannot express it, and what a port does instead.
+const TYPES: &[(&str, &str, &str)] = &[
+    ("mesh", MESH, MESH_PORT),
+    ("mesh_grid_properties", MESH, MESH_PORT),
+    ("object_data", MESH, MESH_PORT),
+    ("imageblock", IMAGEBLOCK, IMAGEBLOCK_PORT),
+    ("rasterization_rate_map_data", RATE_MAP, RATE_MAP_PORT),
+    ("rasterization_rate_map_decoder", RATE_MAP, RATE_MAP_PORT),
+];
+
+const MESH: &str = "WebGPU has no mesh shading";
+const MESH_PORT: &str =
+    "write the vertices and indices from a kernel into buffers, then draw them with a vertex function";
+const IMAGEBLOCK: &str = "WebGPU exposes no tile memory (imageblocks)";
+const IMAGEBLOCK_PORT: &str =
+    "keep the per-pixel data in render targets, or in `threadgroup` memory of a kernel";
+const RATE_MAP: &str = "WebGPU has no variable rasterization rates";
+const RATE_MAP_PORT: &str = "render at one rate (or into smaller targets that are upscaled)";
+
+/// The refusal of `ts` when it names one of these types and the program
+/// does not declare it itself (the caller looks its own names up first).
+pub(super) fn refusal(name: &str, ts: &ast::TypeSpec) -> Option<Error> {
+    let short = name.strip_prefix("metal::").unwrap_or(name);
+    let (_, feature, port) = TYPES.iter().find(|(t, _, _)| *t == short)?;
+    Some(
+        Error::coded(
+            Code::NoWebGpuEquivalent,
+            ts.name_span,
+            format!("`{short}` has no WebGPU equivalent: {feature}"),
+        )
+        .note(format!("a port does this instead: {port}")),
+    )
+}
+
+/// The function attributes that make a function a stage WebGPU lacks.
+const STAGES: &[(&str, &str, &str)] = &[
+    ("mesh", MESH, MESH_PORT),
+    ("object", MESH, MESH_PORT),
+    (
+        "intersection",
+        "WebGPU has no ray tracing",
+        "trace rays in a kernel of your own (for example over a bounding-volume hierarchy in buffers)",
+    ),
+];
+
+/// The refusal of function `f` when an attribute makes it a mesh, object
+/// or intersection function; `None` otherwise.
+pub fn stage_refusal(f: &ast::FunctionDecl) -> Option<Error> {
+    f.attributes.iter().find_map(|a| {
+        let (stage, feature, port) = STAGES.iter().find(|(s, _, _)| *s == a.name)?;
+        Some(
+            Error::coded(
+                Code::NoWebGpuEquivalent,
+                a.span,
+                format!(
+                    "`{}` is a `[[{stage}]]` function, which has no WebGPU equivalent: {feature}",
+                    f.name.name
+                ),
+            )
+            .note(format!("a port does this instead: {port}")),
+        )
+    })
+}

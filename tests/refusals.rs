@@ -1,0 +1,172 @@
+//! What WebGPU cannot express is refused where the MSL asks for it, with
+//! what a port does instead (README, "Refused" column): operations a shader
+//! stage forbids, stages and types of features WebGPU lacks, and `goto`.
+
+use msl2wgsl::{Library, Options};
+
+const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+
+/// The rendered diagnostics of `body` (after the two-line prelude, so
+/// line numbers start at 3), which must fail to translate, and the code of
+/// the first error.
+fn fails_with(body: &str, options: &Options) -> (String, &'static str) {
+    let src = format!("{PRELUDE}{body}");
+    match Library::from_source("t.metal", &src, options) {
+        Ok(lib) => panic!("expected an error, got WGSL:\n{}", lib.wgsl()),
+        Err(f) => {
+            let code = f.diagnostics.errors().next().expect("an error").code;
+            (f.render(), code.as_str())
+        }
+    }
+}
+
+/// Asserts the first error is `t.metal:LINE:COL: error: MESSAGE...` with
+/// code `code`, and that a note says what a port does.
+fn assert_refused(body: &str, (line, col): (usize, usize), message: &str, code: &str) {
+    let (text, got) = fails_with(body, &Options::default());
+    let first = text
+        .lines()
+        .find(|l| l.contains(": error: "))
+        .unwrap_or_default();
+    let want = format!("t.metal:{line}:{col}: error: {message}");
+    assert!(first.starts_with(&want), "want `{want}`\n got:\n{text}");
+    assert_eq!(got, code, "{text}");
+    assert!(
+        text.contains("note: ") || first.contains(": write ") || first.contains("targets of"),
+        "nothing says what to do:\n{text}"
+    );
+}
+
+fn translates(body: &str, options: &Options) -> String {
+    let src = format!("{PRELUDE}{body}");
+    match Library::from_source("t.metal", &src, options) {
+        Ok(lib) => lib.wgsl().to_string(),
+        Err(f) => panic!("{}", f.render()),
+    }
+}
+
+#[test]
+fn simd_functions_in_vertex_functions_are_refused_at_the_call() {
+    assert_refused(
+        "vertex float4 v(uint vid [[vertex_id]]) {\n  float s = simd_sum(float(vid));\n  return float4(s);\n}\n",
+        (4, 13),
+        "SIMD-group functions have no WebGPU equivalent in a vertex function",
+        "E0402",
+    );
+}
+
+#[test]
+fn simd_functions_in_helpers_of_vertex_functions_are_refused_in_the_helper() {
+    assert_refused(
+        "float spread(float x) {\n  return simd_broadcast_first(x);\n}\nvertex float4 v(uint vid [[vertex_id]]) {\n  return float4(spread(float(vid)));\n}\n",
+        (4, 10),
+        "SIMD-group functions have no WebGPU equivalent in a vertex function",
+        "E0402",
+    );
+}
+
+#[test]
+fn barriers_in_fragment_and_vertex_functions_are_refused() {
+    assert_refused(
+        "fragment float4 f(float4 p [[position]]) {\n  simdgroup_barrier(mem_flags::mem_none);\n  return p;\n}\n",
+        (4, 3),
+        "barriers and memory fences have no WebGPU equivalent in a fragment function",
+        "E0402",
+    );
+    assert_refused(
+        "vertex float4 v(uint vid [[vertex_id]], device atomic_uint* c [[buffer(0)]]) {\n  atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst);\n  return float4(0);\n}\n",
+        (4, 3),
+        "barriers and memory fences have no WebGPU equivalent in a vertex function",
+        "E0402",
+    );
+}
+
+#[test]
+fn simd_functions_stay_accepted_in_kernels_and_fragment_functions() {
+    let wgsl = translates(
+        "fragment float4 f(float4 p [[position]]) {\n  return float4(simd_sum(p.x));\n}\nkernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  o[i] = simd_sum(o[i]);\n}\n",
+        &Options::default(),
+    );
+    assert!(
+        wgsl.contains("@fragment") && wgsl.contains("@compute"),
+        "{wgsl}"
+    );
+}
+
+#[test]
+fn mesh_object_and_intersection_functions_are_refused() {
+    let mesh = "struct V { float4 p [[position]]; };\n[[mesh]] void m(uint t [[thread_index_in_threadgroup]]) { }\n";
+    assert_refused(
+        mesh,
+        (4, 3),
+        "`m` is a `[[mesh]]` function, which has no WebGPU equivalent: WebGPU has no mesh shading",
+        "E0402",
+    );
+    assert_refused(
+        "[[object]] void o(uint t [[thread_index_in_threadgroup]]) { }\n",
+        (3, 3),
+        "`o` is a `[[object]]` function",
+        "E0402",
+    );
+    assert_refused(
+        "[[intersection(bounding_box)]] bool hit(uint p [[primitive_id]]) { return true; }\n",
+        (3, 3),
+        "`hit` is a `[[intersection]]` function, which has no WebGPU equivalent: WebGPU has no ray tracing",
+        "E0402",
+    );
+    // The other entry points of the file still translate on their own.
+    let options = Options {
+        entries: vec!["k".into()],
+        ..Options::default()
+    };
+    let wgsl = translates(
+        &format!("{mesh}kernel void k(device float* o [[buffer(0)]]) {{ o[0] = 1.0f; }}\n"),
+        &options,
+    );
+    assert!(wgsl.contains("@compute"), "{wgsl}");
+}
+
+#[test]
+fn mesh_imageblock_and_rate_map_types_are_refused_where_written() {
+    assert_refused(
+        "struct V { float4 p [[position]]; };\nusing M = metal::mesh<V, void, 3, 1, topology::triangle>;\n",
+        (4, 11),
+        "`mesh` has no WebGPU equivalent: WebGPU has no mesh shading",
+        "E0402",
+    );
+    assert_refused(
+        "struct P { half4 c [[color(0)]]; };\nkernel void k(imageblock<P> b, uint2 i [[thread_position_in_threadgroup]]) { }\n",
+        (4, 15),
+        "`imageblock` has no WebGPU equivalent: WebGPU exposes no tile memory",
+        "E0402",
+    );
+    assert_refused(
+        "vertex float4 v(constant rasterization_rate_map_data& m [[buffer(0)]]) { return float4(0); }\n",
+        (3, 26),
+        "`rasterization_rate_map_data` has no WebGPU equivalent: WebGPU has no variable rasterization rates",
+        "E0402",
+    );
+}
+
+#[test]
+fn goto_and_its_labels_are_refused_as_not_metal() {
+    assert_refused(
+        "kernel void k(device int* o [[buffer(0)]]) {\n  int i = 0;\n  if (o[0] > 0) goto done;\n  i = 1;\n  o[1] = i;\n}\n",
+        (5, 17),
+        "`goto` is not supported in Metal",
+        "E0203",
+    );
+    let (text, _) = fails_with(
+        "kernel void k(device int* o [[buffer(0)]]) {\n  int i = 0;\nagain:\n  i++;\n  o[0] = i;\n}\n",
+        &Options::default(),
+    );
+    assert!(
+        text.starts_with("t.metal:5:1: error: labels (`again:`) are not supported in Metal"),
+        "{text}"
+    );
+    // `?:` and `case` labels are not labels.
+    translates(
+        "kernel void k(device int* o [[buffer(0)]]) {\n  switch (o[0]) { case 1: o[1] = o[2] > 0 ? 1 : 2; break; default: break; }\n}\n",
+        &Options::default(),
+    );
+}
