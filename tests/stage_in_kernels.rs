@@ -798,6 +798,17 @@ fn a_stride_metal_refuses_is_located() {
 }
 
 #[test]
+fn an_attribute_past_the_stride_is_located() {
+    assert_option_error(
+        TWO,
+        Some(two("int2", 20)),
+        "n [[",
+        0,
+        "attribute 1 (`int2` at offset 16) ends at byte 24, past the stride 20 of buffer 1 [E0406]",
+    );
+}
+
+#[test]
 fn a_buffer_the_kernel_binds_is_located() {
     let mut d = two("int", 20);
     for a in d.attributes.values_mut() {

@@ -358,6 +358,16 @@ impl Lowerer<'_, '_> {
                     "buffer {b} of the stage-input descriptor has step rate 0; a step function other than `constant` needs at least 1"
                 ));
             }
+            let end = m.at.offset + m.at.format.size();
+            if stepping && end > layout.stride {
+                return option_error(format!(
+                    "attribute {} (`{}` at offset {}) ends at byte {end}, past the stride {} of buffer {b}",
+                    m.index,
+                    m.at.format.name(),
+                    m.at.offset,
+                    layout.stride
+                ));
+            }
             layouts.insert(b, layout);
         }
         Ok(layouts)
