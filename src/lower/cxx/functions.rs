@@ -859,16 +859,16 @@ fn wgsl_name(name: &str) -> String {
     out
 }
 
-/// Whether `f` can be called with `n` arguments: the parameters past the
-/// `n`th all have default arguments (`float f(float x, float k = 2.0f)`).
 /// Whether a written return type is `auto` (also `const auto`), deduced
 /// from the body.
 pub(in crate::lower) fn is_auto(ts: &crate::syntax::ast::TypeSpec) -> bool {
     ts.path.len() == 1 && ts.path[0] == "auto" && ts.args.is_empty() && ts.ptr_ops.is_empty()
 }
 
+/// Whether `f` can be called with `n` arguments: the parameters past the
+/// `n`th all have default arguments (`float f(float x, float k = 2.0f)`);
+/// a function parameter pack takes any number.
 pub(in crate::lower) fn accepts(f: &FunctionDecl, n: usize) -> bool {
-    // `Ts... xs` takes any number of arguments.
     if f.params.iter().any(|p| p.pack) {
         let needed = f.params.iter().filter(|p| !p.pack && p.default.is_none());
         return n >= needed.count();
