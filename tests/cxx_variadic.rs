@@ -119,6 +119,42 @@ fn structs_reference(x: f32) -> [f32; 4] {
     [304.0, 202.0, 0.5 + x + 2.0 + 3.0, x + 10.0 + 200.0 + 3000.0]
 }
 
+/// A variadic struct template whose member function takes the pack
+/// (`float dot(Ts... xs) const`) and sizes its array member with
+/// `sizeof...`; a pack after a first parameter.
+const PACK_MEMBERS: &str = r#"
+template <typename... Ts>
+struct Weights {
+  float w[sizeof...(Ts)];
+  float dot(Ts... xs) const {
+    float v[] = {float(xs)...};
+    float s = 0;
+    for (uint i = 0; i < sizeof...(Ts); i++) s += w[i] * v[i];
+    return s;
+  }
+};
+template <typename T, typename... Rest>
+struct Head { using type = T; static constant constexpr uint rest = sizeof...(Rest); };
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  Weights<float, int, half> w{{1.0f, 2.0f, 3.0f}};
+  typename Head<int, float, float>::type h = 5;
+  out[gid] = w.dot(in[gid], 2, half(0.5h)) + float(h) + float(Head<int, float>::rest) * 100.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn variadic_struct_members_take_the_pack() {
+    let xs = inputs();
+    let Some(got) = run_floats(PACK_MEMBERS, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(got[i], x + 4.0 + 1.5 + 5.0 + 100.0, "x = {x}");
+    }
+}
+
 /// `constexpr` variadic function templates and folds where a constant is
 /// needed: a program-scope constant, a local `constexpr`, a vector size,
 /// `static_assert`, a static member.
