@@ -155,6 +155,35 @@ fn variadic_struct_members_take_the_pack() {
     }
 }
 
+/// Packs deduced from struct template arguments: `Tuple<Ts...>`,
+/// `Tuple<T, Ts...>` and a non-type pack `Dims<Ns...>`.
+const PACK_DEDUCTION: &str = r#"
+template <typename... Ts> struct Tuple { float v[sizeof...(Ts)]; };
+template <int... Ns> struct Dims { static constant constexpr int count = sizeof...(Ns); };
+template <typename... Ts>
+float total(Tuple<Ts...> t) { float s = 0; for (uint i = 0; i < sizeof...(Ts); i++) s += t.v[i]; return s; }
+template <typename T, typename... Ts> uint rest_of(Tuple<T, Ts...> t) { return sizeof...(Ts); }
+template <int... Ns> int volume(Dims<Ns...> d) { return (Ns * ...); }
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  Tuple<float, int, half> t{{in[gid], 2.0f, 3.0f}};
+  Dims<2, 3, 4> d;
+  out[gid] = total(t) + float(rest_of(t)) * 10.0f + float(volume(d)) * 100.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn packs_deduced_from_struct_template_arguments() {
+    let xs = inputs();
+    let Some(got) = run_floats(PACK_DEDUCTION, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(got[i], x + 5.0 + 20.0 + 2400.0, "x = {x}");
+    }
+}
+
 /// `constexpr` variadic function templates and folds where a constant is
 /// needed: a program-scope constant, a local `constexpr`, a vector size,
 /// `static_assert`, a static member.

@@ -68,22 +68,8 @@ impl Deduce<'_, '_, '_> {
                 if let Some(i) = param {
                     self.bind(i, TemplateValue::Template(template.clone()), span)?;
                 }
-                if (param.is_some() || template == name) && written.len() == pattern.args.len() {
-                    for (p, w) in pattern.args.iter().zip(written) {
-                        match w {
-                            TemplateArg::Type(ts) => {
-                                let ty = self.program.resolve_type(ts)?;
-                                if let TemplateArg::Type(pts) = p {
-                                    self.base(pts, &ty, span)?;
-                                }
-                            }
-                            TemplateArg::Expr(e) => {
-                                if let Some(n) = consteval::eval(self.program, e)?.as_int() {
-                                    self.count(p, n, span)?;
-                                }
-                            }
-                        }
-                    }
+                if param.is_some() || template == name {
+                    self.instance_args(&pattern.args, written, span)?;
                 }
             }
             return Ok(());
@@ -97,6 +83,64 @@ impl Deduce<'_, '_, '_> {
         if let [TemplateArg::Type(e), count] = pattern.args.as_slice() {
             self.base(e, &elem, span)?;
             self.count(count, n, span)?;
+        }
+        Ok(())
+    }
+
+    /// A struct template pattern's arguments against an instance's written
+    /// ones: pairwise, a trailing `Ts...` (or `Ns...`) taking the rest, one
+    /// element each (`Tuple<T, Ts...>` against `Tuple<float, int, half>`).
+    fn instance_args(
+        &mut self,
+        pattern: &[TemplateArg],
+        written: &[TemplateArg],
+        span: Span,
+    ) -> Result<()> {
+        let (fixed, expansion) = match pattern.split_last() {
+            Some((
+                TemplateArg::Expr(ast::Expr {
+                    kind: ast::ExprKind::TypePackExpansion(ts),
+                    ..
+                }),
+                rest,
+            )) => (rest, Some(TemplateArg::Type((**ts).clone()))),
+            _ => (pattern, None),
+        };
+        let fits = match expansion {
+            Some(_) => written.len() >= fixed.len(),
+            None => written.len() == fixed.len(),
+        };
+        if !fits {
+            return Ok(());
+        }
+        for (p, w) in fixed.iter().zip(written) {
+            self.written_arg(p, w, span)?;
+        }
+        if let Some(p) = expansion {
+            let outer = self.slot;
+            for (k, w) in written[fixed.len()..].iter().enumerate() {
+                self.slot = Some(k);
+                self.written_arg(&p, w, span)?;
+            }
+            self.slot = outer;
+        }
+        Ok(())
+    }
+
+    /// Pattern argument `p` against an instance's written argument `w`.
+    fn written_arg(&mut self, p: &TemplateArg, w: &TemplateArg, span: Span) -> Result<()> {
+        match w {
+            TemplateArg::Type(ts) => {
+                let ty = self.program.resolve_type(ts)?;
+                if let TemplateArg::Type(pts) = p {
+                    self.base(pts, &ty, span)?;
+                }
+            }
+            TemplateArg::Expr(e) => {
+                if let Some(n) = consteval::eval(self.program, e)?.as_int() {
+                    self.count(p, n, span)?;
+                }
+            }
         }
         Ok(())
     }
