@@ -164,11 +164,15 @@ template <typename... Ts>
 float total(Tuple<Ts...> t) { float s = 0; for (uint i = 0; i < sizeof...(Ts); i++) s += t.v[i]; return s; }
 template <typename T, typename... Ts> uint rest_of(Tuple<T, Ts...> t) { return sizeof...(Ts); }
 template <int... Ns> int volume(Dims<Ns...> d) { return (Ns * ...); }
+template <int... Ns, int... Ms>
+int zip_mul(Dims<Ns...> a, Dims<Ms...> b) { return (0 + ... + (Ns * Ms)); }
 kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
               uint gid [[thread_position_in_grid]]) {
   Tuple<float, int, half> t{{in[gid], 2.0f, 3.0f}};
   Dims<2, 3, 4> d;
-  out[gid] = total(t) + float(rest_of(t)) * 10.0f + float(volume(d)) * 100.0f;
+  Dims<5, 6, 7> e;
+  out[gid] = total(t) + float(rest_of(t)) * 10.0f + float(volume(d)) * 100.0f
+           + float(zip_mul(d, e)) * 1000.0f;
 }
 "#;
 
@@ -180,7 +184,8 @@ fn packs_deduced_from_struct_template_arguments() {
         return;
     };
     for (i, &x) in xs.iter().enumerate() {
-        assert_eq!(got[i], x + 5.0 + 20.0 + 2400.0, "x = {x}");
+        let zip = (2 * 5 + 3 * 6 + 4 * 7) as f32;
+        assert_eq!(got[i], x + 5.0 + 20.0 + 2400.0 + zip * 1000.0, "x = {x}");
     }
 }
 
@@ -613,6 +618,20 @@ fn a_binary_fold_with_two_operators_is_refused() {
         "the operators of a binary fold expression must be the same",
     );
     assert_eq!(first_code(body), Code::Syntax);
+}
+
+#[test]
+fn packs_of_different_lengths_expanded_together_are_refused() {
+    let body = "template <int... Ns> struct I { static constant constexpr int n = 0; };\n\
+                template <int... Ns, int... Ms> int zip_mul(I<Ns...> a, I<Ms...> b) { return (0 + ... + (Ns * Ms)); }\n\
+                kernel void k(device int* o [[buffer(0)]]) { I<1, 2> a; I<3, 4, 5> b; o[0] = zip_mul(a, b); }\n";
+    assert_error(
+        body,
+        "(0 + ...",
+        0,
+        "packs expanded together have different lengths: `Ns` has 2 element(s), `Ms` has 3",
+    );
+    assert_eq!(first_code(body), Code::Template);
 }
 
 #[test]

@@ -13,6 +13,7 @@ pub mod function_constants;
 pub mod gnu_layout;
 pub mod inheritance;
 mod numeric_limits;
+mod pack_lengths;
 pub mod pointer_references;
 mod raytracing;
 pub mod redefinition;

@@ -511,6 +511,7 @@ impl<'a> Program<'a> {
             map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
         }
         let mut f = template_function(t).clone();
+        super::pack_lengths::check(&f, &map)?;
         Subst::new(&map).function(&mut f);
         // `const thread P& p` with `P` a pointer: passed as the pointer.
         super::pointer_references::function(&mut f);
