@@ -664,3 +664,28 @@ fn a_pack_expanded_into_nested_braced_lists_is_refused() {
     );
     assert_eq!(first_code(body), Code::Unsupported);
 }
+
+/// A helper template instantiated to return a texture (SPIRV-Cross's
+/// `spvTextureCast` shape): located, not a crash.
+#[test]
+fn a_function_returning_a_texture_is_refused() {
+    let body = "template <typename T, typename U> T cast_to(U img) { return reinterpret_cast<thread const T&>(img); }\n\
+                kernel void k(texture2d<uint, access::read_write> t [[texture(0)]], uint2 gid [[thread_position_in_grid]]) {\n\
+                  cast_to<texture2d<int, access::read_write>>(t).write(int4(1), gid);\n\
+                }\n";
+    assert_error(
+        body,
+        "T cast_to",
+        0,
+        "functions returning `texture2d<int, access::read_write>` are not supported yet",
+    );
+    assert_eq!(first_code(body), Code::Unsupported);
+    let plain = "texture2d<float> same(texture2d<float> t) { return t; }\n\
+                 kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) { o[0] = same(t).read(uint2(0)); }\n";
+    assert_error(
+        plain,
+        "texture2d<float> same",
+        0,
+        "functions returning `texture2d<float>` are not supported yet",
+    );
+}

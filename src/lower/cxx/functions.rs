@@ -539,6 +539,9 @@ impl Lowerer<'_, '_> {
         if self.holds_atomic(&ret) {
             return Err(self.atomic_copy("the result", &ret, f.ret.span));
         }
+        if self.holds_handle(&ret) {
+            return Err(self.handle_result(&ret, f.ret.span));
+        }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
         // A helper of a fragment function samples with implicit derivatives
         // and may discard, as the function itself does (MSL §6.12, §6.11).
@@ -582,6 +585,22 @@ impl Lowerer<'_, '_> {
         Ok(fx.finish())
     }
 
+    /// The error for a function returning `ty`, a texture or sampler (or a
+    /// struct holding one): WGSL functions cannot return handles (a helper
+    /// returning one of its texture parameters could be inlined; that is
+    /// not done yet).
+    fn handle_result(&self, ty: &Type, span: Span) -> Error {
+        Error::coded(
+            Code::Unsupported,
+            span,
+            format!(
+                "functions returning `{}` are not supported yet: WGSL functions cannot return textures or samplers",
+                self.program.display(ty)
+            ),
+        )
+        .note("pass the texture or sampler itself to the code that uses it (a reinterpreting cast between texture types, such as SPIRV-Cross's `spvTextureCast`, has no WGSL equivalent)")
+    }
+
     /// Deduces the return type of the `auto` function `fx` builds from
     /// the type `ty` of its first returned value.
     pub(in crate::lower) fn deduce_return(
@@ -599,6 +618,9 @@ impl Lowerer<'_, '_> {
         }
         if self.holds_atomic(ty) {
             return Err(self.atomic_copy("the result", ty, span));
+        }
+        if self.holds_handle(ty) {
+            return Err(self.handle_result(ty, span));
         }
         let h = self.naga_type(ty, span)?;
         fx.function.result = Some(naga::FunctionResult {
