@@ -513,6 +513,49 @@ fn packed_vectors_as_template_arguments_match_cpu() {
     }
 }
 
+/// `matrix<T, C, R>` as a type, and its element type and sizes deduced
+/// from matrix arguments (SPIRV-Cross's `spvFMulMatrixMatrix` shape).
+const MATRICES: &str = r#"
+template <typename T, int C, int R, int K>
+matrix<T, K, R> mat_mul(matrix<T, C, R> l, matrix<T, K, C> r) {
+  matrix<T, K, R> res;
+  for (int i = 0; i < K; i++) {
+    vec<T, R> acc(0);
+    for (int j = 0; j < C; j++) acc += l[j] * r[i][j];
+    res[i] = acc;
+  }
+  return res;
+}
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  float x = in[gid];
+  float2x3 a = float2x3(float3(1.0f, 2.0f, x), float3(4.0f, 5.0f, 6.0f));
+  float3x2 b = float3x2(float2(1.0f, x), float2(0.0f, 1.0f), float2(2.0f, 3.0f));
+  float3x3 m = mat_mul(a, b);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) out[gid * 9 + i * 3 + j] = m[i][j];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn matrix_template_arguments_are_deduced() {
+    let xs = inputs();
+    let Some(got) = run_floats(MATRICES, &xs, 9) else {
+        return;
+    };
+    for (t, &x) in xs.iter().enumerate() {
+        let a = [[1.0, 2.0, x], [4.0, 5.0, 6.0]];
+        let b = [[1.0, x], [0.0, 1.0], [2.0, 3.0]];
+        for i in 0..3 {
+            for r in 0..3 {
+                let want: f32 = (0..2).map(|j| a[j][r] * b[i][j]).sum();
+                assert_eq!(got[t * 9 + i * 3 + r], want, "x = {x}, m[{i}][{r}]");
+            }
+        }
+    }
+}
+
 /// Helper templates over textures, one of them variadic: each instance is
 /// specialised per texture like a helper taking a texture parameter.
 #[cfg(feature = "runner")]

@@ -74,6 +74,24 @@ impl Deduce<'_, '_, '_> {
             }
             return Ok(());
         }
+        // `matrix<T, C, R>` deduces all three (SPIRV-Cross's
+        // `spvFMulMatrixMatrix`).
+        if let (
+            "matrix",
+            Type::Matrix {
+                scalar,
+                columns,
+                rows,
+            },
+        ) = (name, arg)
+        {
+            if let [TemplateArg::Type(e), c, r] = pattern.args.as_slice() {
+                self.base(e, &Type::Scalar(*scalar), span)?;
+                self.count(c, i64::from(*columns), span)?;
+                self.count(r, i64::from(*rows), span)?;
+            }
+            return Ok(());
+        }
         // `vec<T, N>` and `array<T, N>` deduce both; other forms deduce nothing.
         let (elem, n) = match (name, arg) {
             ("vec", Type::Vector(s, n)) => (Type::Scalar(*s), *n as i64),
