@@ -732,3 +732,84 @@ fn a_function_returning_a_texture_is_refused() {
         "functions returning `texture2d<float>` are not supported yet",
     );
 }
+
+/// Explicit instantiations of overloaded kernel templates (MLX's
+/// `instantiate_kernel` of its two `block_masked_gemm`s): each names the
+/// overload whose template parameters take its arguments; a
+/// `static_assert` in the body holds for each instance's arguments.
+const OVERLOADED_KERNELS: &str = r#"
+template <typename T, typename M, int N>
+[[kernel]] void scale(device T* out [[buffer(0)]], const device M* mask [[buffer(1)]],
+                      uint gid [[thread_position_in_grid]]) {
+  static_assert(N % 2 == 0, "N must be even");
+  out[gid] = mask[gid] ? out[gid] * T(N) : T(0);
+}
+template <typename T, int N, bool unused = false>
+[[kernel]] void scale(device T* out [[buffer(0)]], const device bool* mask [[buffer(1)]],
+                      uint gid [[thread_position_in_grid]]) {
+  static_assert(N > 0, "N must be positive");
+  out[gid] = out[gid] + T(N);
+}
+template [[host_name("scale_masked")]] [[kernel]] decltype(scale<float, bool, 4>) scale<float, bool, 4>;
+template [[host_name("scale_plain")]] [[kernel]] decltype(scale<float, 3>) scale<float, 3>;
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn explicit_instantiations_pick_their_overload() {
+    let xs = inputs();
+    let mask: Vec<u8> = (0..xs.len()).map(|i| u8::from(i % 3 != 0)).collect();
+    let run = |entry: &str| {
+        common::source::run_body(
+            OVERLOADED_KERNELS,
+            entry,
+            (xs.len() as u32, 16),
+            vec![(0, common::f32_bytes(&xs)), (1, mask.clone())],
+        )
+        .map(|out| common::f32s(&out[&0]))
+    };
+    let (Some(masked), Some(plain)) = (run("scale_masked"), run("scale_plain")) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(
+            masked[i],
+            if mask[i] != 0 { x * 4.0 } else { 0.0 },
+            "i = {i}"
+        );
+        assert_eq!(plain[i], x + 3.0, "i = {i}");
+    }
+}
+
+#[test]
+fn a_static_assert_in_a_template_holds_per_instance() {
+    let body = OVERLOADED_KERNELS.replace("scale<float, bool, 4>", "scale<float, bool, 3>");
+    assert_error(
+        &body,
+        "static_assert(N % 2",
+        0,
+        "static assertion failed: N must be even",
+    );
+    let none = OVERLOADED_KERNELS.replace("scale<float, 3>", "scale<float, float, float>");
+    assert_error(
+        &none,
+        "scale<float, float, float>;",
+        0,
+        "no overload of function template `scale` takes these template arguments",
+    );
+    assert_eq!(first_code(&none), Code::Template);
+}
+
+#[test]
+fn an_explicit_instantiation_matching_several_overloads_is_refused() {
+    let body = "template <typename T> [[kernel]] void f(device T* o [[buffer(0)]]) { o[0] = T(1); }\n\
+                template <typename T> [[kernel]] void f(device T* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = T(2); }\n\
+                template [[host_name(\"f1\")]] [[kernel]] decltype(f<float>) f<float>;\n";
+    assert_error(
+        body,
+        "f<float>;",
+        0,
+        "explicit instantiation of `f` matches several of its overloads",
+    );
+    assert_eq!(first_code(body), Code::Unsupported);
+}

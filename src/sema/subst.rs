@@ -494,11 +494,10 @@ impl<'m> Subst<'m> {
                 }
             }
             StmtKind::Return(Some(e)) => self.expr(e),
-            StmtKind::Return(None)
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Empty
-            | StmtKind::StaticAssert(_) => {}
+            // `static_assert(BM == BN, ..)` in a template's body holds for
+            // each instance's arguments.
+            StmtKind::StaticAssert(a) => self.expr(&mut a.cond),
+            StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
             StmtKind::Alias(a) => self.ty(&mut a.ty),
         }
     }
