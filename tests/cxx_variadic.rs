@@ -77,6 +77,29 @@ fn functions_reference(x: f32) -> [f32; 8] {
     ]
 }
 
+/// A pack's explicit elements come first and deduction adds the rest
+/// (`sum_all<int>(x, 2.5f)`: `Ts` is `int, float`, and `x` converts).
+const EXPLICIT_PACKS: &str = r#"
+template <typename... Ts> float sum_all(Ts... xs) { return (0.0f + ... + float(xs)); }
+template <typename... Ts> uint count(Ts... xs) { return sizeof...(Ts); }
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  out[gid] = sum_all<int>(in[gid], 2.5f) + float(count<int, int>(1, 2, 3.0f)) * 10.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn explicit_pack_elements_are_extended_by_deduction() {
+    let xs = inputs();
+    let Some(got) = run_floats(EXPLICIT_PACKS, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(got[i], (x as i32) as f32 + 2.5 + 30.0, "x = {x}");
+    }
+}
+
 /// Variadic struct templates (a recursive one ended by a partial
 /// specialisation), `S<Ts...>` in a template argument list, a member
 /// function template with a pack, and a pack expanded in a braced list.

@@ -202,11 +202,12 @@ impl Deduce<'_, '_, '_> {
     }
 
     fn bind(&mut self, i: usize, v: TemplateValue, span: Span) -> Result<()> {
-        if i < self.fixed {
+        let pack = self.template.params[i].pack;
+        if i < self.fixed && !pack {
             return Ok(());
         }
-        if self.template.params[i].pack {
-            // Explicitly given (`f<float, int>(..)`) or outside `Ts... xs`.
+        if pack {
+            // Outside `Ts... xs` nothing is deduced for a pack.
             let Some(k) = self.slot.filter(|_| self.bound[i].is_none()) else {
                 return Ok(());
             };
@@ -214,7 +215,11 @@ impl Deduce<'_, '_, '_> {
             if elements.len() <= k {
                 elements.resize(k + 1, None);
             }
-            elements[k] = Some(v);
+            // An element given explicitly is not deduced: the argument
+            // converts to it.
+            if elements[k].is_none() {
+                elements[k] = Some(v);
+            }
             return Ok(());
         }
         match &self.bound[i] {

@@ -133,15 +133,25 @@ impl<'a> Program<'a> {
                 ),
             ));
         }
-        let bound = self.bind_explicit(t, explicit)?;
+        let mut bound = self.bind_explicit(t, explicit)?;
         let fixed = explicit.len().min(t.params.len());
+        // A pack's explicit elements come first; deduction may add more
+        // (`f<int>(1, 2.0f)` for `f(Ts... xs)`: `Ts` is `int, float`,
+        // [temp.arg.explicit]/9).
+        let mut elements = vec![Vec::new(); t.params.len()];
+        for (i, p) in t.params.iter().enumerate() {
+            if let (true, Some(TemplateValue::Pack(given))) = (p.pack, &bound[i]) {
+                elements[i] = given.iter().cloned().map(Some).collect();
+                bound[i] = None;
+            }
+        }
         let mut d = Deduce {
             program: self,
             template: t,
             fixed,
             bound,
             slot: None,
-            elements: vec![Vec::new(); t.params.len()],
+            elements,
         };
         let trailing = f
             .params
