@@ -212,6 +212,35 @@ fn packs_deduced_from_struct_template_arguments() {
     }
 }
 
+/// An expansion nested in another's pattern expands its own pack:
+/// `sum_all(dot_with(float(Ns), Ms...)...)` is a sum over `Ns` of sums
+/// over `Ms`, whose lengths may differ.
+const NESTED: &str = r#"
+template <int... Ns> struct I { static constant constexpr int n = sizeof...(Ns); };
+template <typename... Ts> float sum_all(Ts... xs) { return (0.0f + ... + float(xs)); }
+template <typename... Ys> float dot_with(float x, Ys... ys) { return (0.0f + ... + (x * float(ys))); }
+template <int... Ns, int... Ms>
+float nested(I<Ns...> a, I<Ms...> b) { return sum_all(dot_with(float(Ns), Ms...)...); }
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  I<1, 2> a;
+  I<3, 4, 5> b;
+  out[gid] = nested(a, b) + in[gid];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn nested_expansions_expand_their_own_packs() {
+    let xs = inputs();
+    let Some(got) = run_floats(NESTED, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(got[i], (1.0 + 2.0) * (3.0 + 4.0 + 5.0) + x, "x = {x}");
+    }
+}
+
 /// `constexpr` variadic function templates and folds where a constant is
 /// needed: a program-scope constant, a local `constexpr`, a vector size,
 /// `static_assert`, a static member.

@@ -47,7 +47,7 @@ fn named_packs(
     walk: impl FnOnce(&mut paths::Visit),
 ) -> Vec<(String, usize)> {
     let mut named: Vec<(String, usize)> = Vec::new();
-    let mut visit = |path: &mut Vec<String>, _: Span, _: PathUse| {
+    let visit = |path: &mut Vec<String>, _: Span, _: PathUse| {
         if let [one] = path.as_slice() {
             if let Some(&n) = lengths.get(one) {
                 if !named.iter().any(|(m, _)| m == one) {
@@ -56,7 +56,7 @@ fn named_packs(
             }
         }
     };
-    walk(&mut visit);
+    walk(&mut super::subst::OwnPacks(visit));
     named
 }
 
