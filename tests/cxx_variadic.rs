@@ -77,6 +77,29 @@ fn functions_reference(x: f32) -> [f32; 8] {
     ]
 }
 
+/// A pack's explicit elements come first and deduction adds the rest
+/// (`sum_all<int>(x, 2.5f)`: `Ts` is `int, float`, and `x` converts).
+const EXPLICIT_PACKS: &str = r#"
+template <typename... Ts> float sum_all(Ts... xs) { return (0.0f + ... + float(xs)); }
+template <typename... Ts> uint count(Ts... xs) { return sizeof...(Ts); }
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  out[gid] = sum_all<int>(in[gid], 2.5f) + float(count<int, int>(1, 2, 3.0f)) * 10.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn explicit_pack_elements_are_extended_by_deduction() {
+    let xs = inputs();
+    let Some(got) = run_floats(EXPLICIT_PACKS, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(got[i], (x as i32) as f32 + 2.5 + 30.0, "x = {x}");
+    }
+}
+
 /// Variadic struct templates (a recursive one ended by a partial
 /// specialisation), `S<Ts...>` in a template argument list, a member
 /// function template with a pack, and a pack expanded in a braced list.
@@ -117,6 +140,105 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 
 fn structs_reference(x: f32) -> [f32; 4] {
     [304.0, 202.0, 0.5 + x + 2.0 + 3.0, x + 10.0 + 200.0 + 3000.0]
+}
+
+/// A variadic struct template whose member function takes the pack
+/// (`float dot(Ts... xs) const`) and sizes its array member with
+/// `sizeof...`; a pack after a first parameter.
+const PACK_MEMBERS: &str = r#"
+template <typename... Ts>
+struct Weights {
+  float w[sizeof...(Ts)];
+  float dot(Ts... xs) const {
+    float v[] = {float(xs)...};
+    float s = 0;
+    for (uint i = 0; i < sizeof...(Ts); i++) s += w[i] * v[i];
+    return s;
+  }
+};
+template <typename T, typename... Rest>
+struct Head { using type = T; static constant constexpr uint rest = sizeof...(Rest); };
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  Weights<float, int, half> w{{1.0f, 2.0f, 3.0f}};
+  typename Head<int, float, float>::type h = 5;
+  out[gid] = w.dot(in[gid], 2, half(0.5h)) + float(h) + float(Head<int, float>::rest) * 100.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn variadic_struct_members_take_the_pack() {
+    let xs = inputs();
+    let Some(got) = run_floats(PACK_MEMBERS, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(got[i], x + 4.0 + 1.5 + 5.0 + 100.0, "x = {x}");
+    }
+}
+
+/// Packs deduced from struct template arguments: `Tuple<Ts...>`,
+/// `Tuple<T, Ts...>` and a non-type pack `Dims<Ns...>`.
+const PACK_DEDUCTION: &str = r#"
+template <typename... Ts> struct Tuple { float v[sizeof...(Ts)]; };
+template <int... Ns> struct Dims { static constant constexpr int count = sizeof...(Ns); };
+template <typename... Ts>
+float total(Tuple<Ts...> t) { float s = 0; for (uint i = 0; i < sizeof...(Ts); i++) s += t.v[i]; return s; }
+template <typename T, typename... Ts> uint rest_of(Tuple<T, Ts...> t) { return sizeof...(Ts); }
+template <int... Ns> int volume(Dims<Ns...> d) { return (Ns * ...); }
+template <int... Ns, int... Ms>
+int zip_mul(Dims<Ns...> a, Dims<Ms...> b) { return (0 + ... + (Ns * Ms)); }
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  Tuple<float, int, half> t{{in[gid], 2.0f, 3.0f}};
+  Dims<2, 3, 4> d;
+  Dims<5, 6, 7> e;
+  out[gid] = total(t) + float(rest_of(t)) * 10.0f + float(volume(d)) * 100.0f
+           + float(zip_mul(d, e)) * 1000.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn packs_deduced_from_struct_template_arguments() {
+    let xs = inputs();
+    let Some(got) = run_floats(PACK_DEDUCTION, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        let zip = (2 * 5 + 3 * 6 + 4 * 7) as f32;
+        assert_eq!(got[i], x + 5.0 + 20.0 + 2400.0 + zip * 1000.0, "x = {x}");
+    }
+}
+
+/// An expansion nested in another's pattern expands its own pack:
+/// `sum_all(dot_with(float(Ns), Ms...)...)` is a sum over `Ns` of sums
+/// over `Ms`, whose lengths may differ.
+const NESTED: &str = r#"
+template <int... Ns> struct I { static constant constexpr int n = sizeof...(Ns); };
+template <typename... Ts> float sum_all(Ts... xs) { return (0.0f + ... + float(xs)); }
+template <typename... Ys> float dot_with(float x, Ys... ys) { return (0.0f + ... + (x * float(ys))); }
+template <int... Ns, int... Ms>
+float nested(I<Ns...> a, I<Ms...> b) { return sum_all(dot_with(float(Ns), Ms...)...); }
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  I<1, 2> a;
+  I<3, 4, 5> b;
+  out[gid] = nested(a, b) + in[gid];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn nested_expansions_expand_their_own_packs() {
+    let xs = inputs();
+    let Some(got) = run_floats(NESTED, &xs, 1) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(got[i], (1.0 + 2.0) * (3.0 + 4.0 + 5.0) + x, "x = {x}");
+    }
 }
 
 /// `constexpr` variadic function templates and folds where a constant is
@@ -361,10 +483,14 @@ fn atomics_as_template_arguments_count_on_the_gpu() {
 }
 
 /// Pointers to `device`, `constant` and `threadgroup` memory as deduced
-/// and explicit template arguments, also behind `const thread P&`.
+/// and explicit template arguments, also behind `const thread P&`, and
+/// matched by partial specialisations (`Elem<device T*>`).
 const POINTERS: &str = r#"
+template <typename P> struct Elem;
+template <typename T> struct Elem<device T*> { using type = T; static constant constexpr int scale = 1; };
+template <typename T> struct Elem<constant T*> { using type = T; static constant constexpr int scale = 2; };
 template <typename P>
-float at(P p, uint i) { return p[i]; }
+typename Elem<P>::type at(P p, uint i) { return p[i] * typename Elem<P>::type(Elem<P>::scale); }
 template <typename P>
 float first(const thread P& p) { return p[0]; }
 template <typename P, typename T>
@@ -377,7 +503,7 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
   threadgroup float tg[16];
   tg[lid] = in[gid] + 1.0f;
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  float v = at(in, gid) * at<constant float*>(scale, gid % 2) + at(tg, 15 - lid) + first(in);
+  float v = at(in, gid) * at<constant float*>(scale, gid % 2) + tg[15 - lid] + first(in);
   put(out, gid, v);
 }
 "#;
@@ -403,7 +529,7 @@ fn pointers_as_template_arguments_match_cpu() {
     for (i, &x) in xs.iter().enumerate() {
         let group = i / 16 * 16;
         let mirror = xs[group + 15 - i % 16] + 1.0;
-        assert_eq!(got[i], x * scale[i % 2] + mirror + xs[0], "i = {i}");
+        assert_eq!(got[i], x * 2.0 * scale[i % 2] + mirror + xs[0], "i = {i}");
     }
 }
 
@@ -436,6 +562,49 @@ fn packed_vectors_as_template_arguments_match_cpu() {
     for (i, g) in got.iter().enumerate() {
         let want = xs[3 * i + 1] + xs[3 * i + 2] * 10.0 + 12.0;
         assert_eq!(*g, want, "element {i}");
+    }
+}
+
+/// `matrix<T, C, R>` as a type, and its element type and sizes deduced
+/// from matrix arguments (SPIRV-Cross's `spvFMulMatrixMatrix` shape).
+const MATRICES: &str = r#"
+template <typename T, int C, int R, int K>
+matrix<T, K, R> mat_mul(matrix<T, C, R> l, matrix<T, K, C> r) {
+  matrix<T, K, R> res;
+  for (int i = 0; i < K; i++) {
+    vec<T, R> acc(0);
+    for (int j = 0; j < C; j++) acc += l[j] * r[i][j];
+    res[i] = acc;
+  }
+  return res;
+}
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  float x = in[gid];
+  float2x3 a = float2x3(float3(1.0f, 2.0f, x), float3(4.0f, 5.0f, 6.0f));
+  float3x2 b = float3x2(float2(1.0f, x), float2(0.0f, 1.0f), float2(2.0f, 3.0f));
+  float3x3 m = mat_mul(a, b);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) out[gid * 9 + i * 3 + j] = m[i][j];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn matrix_template_arguments_are_deduced() {
+    let xs = inputs();
+    let Some(got) = run_floats(MATRICES, &xs, 9) else {
+        return;
+    };
+    for (t, &x) in xs.iter().enumerate() {
+        let a = [[1.0, 2.0, x], [4.0, 5.0, 6.0]];
+        let b = [[1.0, x], [0.0, 1.0], [2.0, 3.0]];
+        for i in 0..3 {
+            for r in 0..3 {
+                let want: f32 = (0..2).map(|j| a[j][r] * b[i][j]).sum();
+                assert_eq!(got[t * 9 + i * 3 + r], want, "x = {x}, m[{i}][{r}]");
+            }
+        }
     }
 }
 
@@ -551,6 +720,20 @@ fn a_binary_fold_with_two_operators_is_refused() {
 }
 
 #[test]
+fn packs_of_different_lengths_expanded_together_are_refused() {
+    let body = "template <int... Ns> struct I { static constant constexpr int n = 0; };\n\
+                template <int... Ns, int... Ms> int zip_mul(I<Ns...> a, I<Ms...> b) { return (0 + ... + (Ns * Ms)); }\n\
+                kernel void k(device int* o [[buffer(0)]]) { I<1, 2> a; I<3, 4, 5> b; o[0] = zip_mul(a, b); }\n";
+    assert_error(
+        body,
+        "(0 + ...",
+        0,
+        "packs expanded together have different lengths: `Ns` has 2 element(s), `Ms` has 3",
+    );
+    assert_eq!(first_code(body), Code::Template);
+}
+
+#[test]
 fn sizeof_pack_needs_sizeof() {
     let body = "template <typename... Ts> uint f(Ts... xs) { return alignof...(Ts); }\n\
                 kernel void k(device uint* o [[buffer(0)]]) { o[0] = f(1.0f); }\n";
@@ -573,6 +756,112 @@ fn a_pack_expanded_into_nested_braced_lists_is_refused() {
         "...",
         2,
         "expanding a pack into nested braced lists is not supported yet",
+    );
+    assert_eq!(first_code(body), Code::Unsupported);
+}
+
+/// A helper template instantiated to return a texture (SPIRV-Cross's
+/// `spvTextureCast` shape): located, not a crash.
+#[test]
+fn a_function_returning_a_texture_is_refused() {
+    let body = "template <typename T, typename U> T cast_to(U img) { return reinterpret_cast<thread const T&>(img); }\n\
+                kernel void k(texture2d<uint, access::read_write> t [[texture(0)]], uint2 gid [[thread_position_in_grid]]) {\n\
+                  cast_to<texture2d<int, access::read_write>>(t).write(int4(1), gid);\n\
+                }\n";
+    assert_error(
+        body,
+        "T cast_to",
+        0,
+        "functions returning `texture2d<int, access::read_write>` are not supported yet",
+    );
+    assert_eq!(first_code(body), Code::Unsupported);
+    let plain = "texture2d<float> same(texture2d<float> t) { return t; }\n\
+                 kernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) { o[0] = same(t).read(uint2(0)); }\n";
+    assert_error(
+        plain,
+        "texture2d<float> same",
+        0,
+        "functions returning `texture2d<float>` are not supported yet",
+    );
+}
+
+/// Explicit instantiations of overloaded kernel templates (MLX's
+/// `instantiate_kernel` of its two `block_masked_gemm`s): each names the
+/// overload whose template parameters take its arguments; a
+/// `static_assert` in the body holds for each instance's arguments.
+const OVERLOADED_KERNELS: &str = r#"
+template <typename T, typename M, int N>
+[[kernel]] void scale(device T* out [[buffer(0)]], const device M* mask [[buffer(1)]],
+                      uint gid [[thread_position_in_grid]]) {
+  static_assert(N % 2 == 0, "N must be even");
+  out[gid] = mask[gid] ? out[gid] * T(N) : T(0);
+}
+template <typename T, int N, bool unused = false>
+[[kernel]] void scale(device T* out [[buffer(0)]], const device bool* mask [[buffer(1)]],
+                      uint gid [[thread_position_in_grid]]) {
+  static_assert(N > 0, "N must be positive");
+  out[gid] = out[gid] + T(N);
+}
+template [[host_name("scale_masked")]] [[kernel]] decltype(scale<float, bool, 4>) scale<float, bool, 4>;
+template [[host_name("scale_plain")]] [[kernel]] decltype(scale<float, 3>) scale<float, 3>;
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn explicit_instantiations_pick_their_overload() {
+    let xs = inputs();
+    let mask: Vec<u8> = (0..xs.len()).map(|i| u8::from(i % 3 != 0)).collect();
+    let run = |entry: &str| {
+        common::source::run_body(
+            OVERLOADED_KERNELS,
+            entry,
+            (xs.len() as u32, 16),
+            vec![(0, common::f32_bytes(&xs)), (1, mask.clone())],
+        )
+        .map(|out| common::f32s(&out[&0]))
+    };
+    let (Some(masked), Some(plain)) = (run("scale_masked"), run("scale_plain")) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(
+            masked[i],
+            if mask[i] != 0 { x * 4.0 } else { 0.0 },
+            "i = {i}"
+        );
+        assert_eq!(plain[i], x + 3.0, "i = {i}");
+    }
+}
+
+#[test]
+fn a_static_assert_in_a_template_holds_per_instance() {
+    let body = OVERLOADED_KERNELS.replace("scale<float, bool, 4>", "scale<float, bool, 3>");
+    assert_error(
+        &body,
+        "static_assert(N % 2",
+        0,
+        "static assertion failed: N must be even",
+    );
+    let none = OVERLOADED_KERNELS.replace("scale<float, 3>", "scale<float, float, float>");
+    assert_error(
+        &none,
+        "scale<float, float, float>;",
+        0,
+        "no overload of function template `scale` takes these template arguments",
+    );
+    assert_eq!(first_code(&none), Code::Template);
+}
+
+#[test]
+fn an_explicit_instantiation_matching_several_overloads_is_refused() {
+    let body = "template <typename T> [[kernel]] void f(device T* o [[buffer(0)]]) { o[0] = T(1); }\n\
+                template <typename T> [[kernel]] void f(device T* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = T(2); }\n\
+                template [[host_name(\"f1\")]] [[kernel]] decltype(f<float>) f<float>;\n";
+    assert_error(
+        body,
+        "f<float>;",
+        0,
+        "explicit instantiation of `f` matches several of its overloads",
     );
     assert_eq!(first_code(body), Code::Unsupported);
 }

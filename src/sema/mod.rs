@@ -14,6 +14,7 @@ pub mod function_constants;
 pub mod gnu_layout;
 pub mod inheritance;
 mod numeric_limits;
+mod pack_lengths;
 pub mod pointer_references;
 mod raytracing;
 pub mod redefinition;
@@ -816,6 +817,7 @@ impl<'a> Program<'a> {
                 ))
             }
             "vec" => return self.template_vec(ts),
+            "matrix" => return self.template_matrix(ts),
             "simdgroup_matrix" => return self.template_simdgroup_matrix(ts),
             "atomic" => {
                 let [TemplateArg::Type(elem)] = ts.args.as_slice() else {
@@ -906,6 +908,37 @@ impl<'a> Program<'a> {
                 Code::InvalidType,
                 ts.span,
                 "`vec<T, N>` needs a scalar T and N between 2 and 4",
+            )),
+        }
+    }
+
+    /// `matrix<T, C, R>` (MSL §2.3): `C` columns of `R` rows of `half` or
+    /// `float`, as `floatCxR`.
+    fn template_matrix(&self, ts: &ast::TypeSpec) -> Result<Type> {
+        let [TemplateArg::Type(elem), columns, rows] = ts.args.as_slice() else {
+            return Err(Error::coded(
+                Code::InvalidType,
+                ts.span,
+                "`matrix` needs an element type and two sizes: `matrix<T, C, R>`",
+            ));
+        };
+        let elem = self.resolve_value_type(elem)?;
+        let columns = self.template_count(columns, ts.span)?;
+        let rows = self.template_count(rows, ts.span)?;
+        match elem {
+            Type::Scalar(scalar @ (types::Scalar::Float | types::Scalar::Half))
+                if (2..=4).contains(&columns) && (2..=4).contains(&rows) =>
+            {
+                Ok(Type::Matrix {
+                    scalar,
+                    columns: columns as u8,
+                    rows: rows as u8,
+                })
+            }
+            _ => Err(Error::coded(
+                Code::InvalidType,
+                ts.span,
+                "`matrix<T, C, R>` needs `half` or `float` and sizes between 2 and 4",
             )),
         }
     }

@@ -542,7 +542,7 @@ impl<'a> Program<'a> {
         };
         for (p, v) in pattern.iter().zip(values) {
             let ok = match (p, v) {
-                (TemplateArg::Type(ts), TemplateValue::Type(ty)) => d.base(ts, ty, span).is_ok(),
+                (TemplateArg::Type(ts), TemplateValue::Type(ty)) => d.param(ts, ty, span).is_ok(),
                 (_, TemplateValue::Value(n, _)) => d.count(p, *n, span).is_ok(),
                 _ => false,
             };
@@ -565,7 +565,16 @@ impl<'a> Program<'a> {
             let same = match (&mut p, v) {
                 (TemplateArg::Type(ts), TemplateValue::Type(ty)) => {
                     subst.ty(ts);
-                    self.resolve_type(ts).ok().as_ref() == Some(ty)
+                    match (self.resolve_type(ts).ok(), ty) {
+                        // `S<device T*>` matches `device const float*` with
+                        // `T` a `const float`, which the pointer's `const`
+                        // stands for (value types carry none).
+                        (Some(Type::Pointer(mut p)), Type::Pointer(a)) => {
+                            p.is_const |= a.is_const;
+                            *p == **a
+                        }
+                        (resolved, _) => resolved.as_ref() == Some(ty),
+                    }
                 }
                 (TemplateArg::Type(ts), TemplateValue::Value(n, _)) if ts.ptr_ops.is_empty() => {
                     let mut e = super::templates::type_arg_as_expr(ts);

@@ -176,14 +176,14 @@ impl<'m> Subst<'m> {
         walk: &mut dyn FnMut(&mut Visit),
     ) -> Option<Vec<HashMap<String, Replacement>>> {
         let mut packs: Vec<(String, Vec<Replacement>)> = Vec::new();
-        let mut visit = |path: &mut Vec<String>, _: Span, _: PathUse| {
+        let visit = |path: &mut Vec<String>, _: Span, _: PathUse| {
             if let Some(Replacement::Pack(elements)) = self.lookup(path) {
                 if !packs.iter().any(|(n, _)| *n == path[0]) {
                     packs.push((path[0].clone(), elements.clone()));
                 }
             }
         };
-        walk(&mut visit);
+        walk(&mut OwnPacks(visit));
         let n = packs.iter().map(|(_, e)| e.len()).min()?;
         Some(
             (0..n)
@@ -494,11 +494,10 @@ impl<'m> Subst<'m> {
                 }
             }
             StmtKind::Return(Some(e)) => self.expr(e),
-            StmtKind::Return(None)
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Empty
-            | StmtKind::StaticAssert(_) => {}
+            // `static_assert(BM == BN, ..)` in a template's body holds for
+            // each instance's arguments.
+            StmtKind::StaticAssert(a) => self.expr(&mut a.cond),
+            StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
             StmtKind::Alias(a) => self.ty(&mut a.ty),
         }
     }
@@ -619,5 +618,28 @@ fn name_expr(name: &str, span: Span) -> Expr {
     Expr {
         kind: ExprKind::Name(vec![name.to_string()]),
         span,
+    }
+}
+
+/// A walk of a pattern's paths that leaves out the patterns of expansions
+/// nested in it: in `f(g(xs, ys...)...)` the outer expansion is of `xs`
+/// only, the inner one of `ys` ([temp.variadic]/5). Its probe copy of the
+/// pattern has each nested expansion replaced by a literal.
+pub(crate) struct OwnPacks<F>(pub F);
+
+impl<F: FnMut(&mut Vec<String>, Span, PathUse)> crate::syntax::from_pest::paths::Visitor
+    for OwnPacks<F>
+{
+    fn path(&mut self, path: &mut Vec<String>, at: Span, how: PathUse) {
+        (self.0)(path, at, how)
+    }
+
+    fn expr(&mut self, e: &mut Expr) {
+        if matches!(
+            e.kind,
+            ExprKind::PackExpansion(_) | ExprKind::TypePackExpansion(_) | ExprKind::Fold { .. }
+        ) {
+            e.kind = ExprKind::Bool(false);
+        }
     }
 }

@@ -68,23 +68,27 @@ impl Deduce<'_, '_, '_> {
                 if let Some(i) = param {
                     self.bind(i, TemplateValue::Template(template.clone()), span)?;
                 }
-                if (param.is_some() || template == name) && written.len() == pattern.args.len() {
-                    for (p, w) in pattern.args.iter().zip(written) {
-                        match w {
-                            TemplateArg::Type(ts) => {
-                                let ty = self.program.resolve_type(ts)?;
-                                if let TemplateArg::Type(pts) = p {
-                                    self.base(pts, &ty, span)?;
-                                }
-                            }
-                            TemplateArg::Expr(e) => {
-                                if let Some(n) = consteval::eval(self.program, e)?.as_int() {
-                                    self.count(p, n, span)?;
-                                }
-                            }
-                        }
-                    }
+                if param.is_some() || template == name {
+                    self.instance_args(&pattern.args, written, span)?;
                 }
+            }
+            return Ok(());
+        }
+        // `matrix<T, C, R>` deduces all three (SPIRV-Cross's
+        // `spvFMulMatrixMatrix`).
+        if let (
+            "matrix",
+            Type::Matrix {
+                scalar,
+                columns,
+                rows,
+            },
+        ) = (name, arg)
+        {
+            if let [TemplateArg::Type(e), c, r] = pattern.args.as_slice() {
+                self.base(e, &Type::Scalar(*scalar), span)?;
+                self.count(c, i64::from(*columns), span)?;
+                self.count(r, i64::from(*rows), span)?;
             }
             return Ok(());
         }
@@ -97,6 +101,64 @@ impl Deduce<'_, '_, '_> {
         if let [TemplateArg::Type(e), count] = pattern.args.as_slice() {
             self.base(e, &elem, span)?;
             self.count(count, n, span)?;
+        }
+        Ok(())
+    }
+
+    /// A struct template pattern's arguments against an instance's written
+    /// ones: pairwise, a trailing `Ts...` (or `Ns...`) taking the rest, one
+    /// element each (`Tuple<T, Ts...>` against `Tuple<float, int, half>`).
+    fn instance_args(
+        &mut self,
+        pattern: &[TemplateArg],
+        written: &[TemplateArg],
+        span: Span,
+    ) -> Result<()> {
+        let (fixed, expansion) = match pattern.split_last() {
+            Some((
+                TemplateArg::Expr(ast::Expr {
+                    kind: ast::ExprKind::TypePackExpansion(ts),
+                    ..
+                }),
+                rest,
+            )) => (rest, Some(TemplateArg::Type((**ts).clone()))),
+            _ => (pattern, None),
+        };
+        let fits = match expansion {
+            Some(_) => written.len() >= fixed.len(),
+            None => written.len() == fixed.len(),
+        };
+        if !fits {
+            return Ok(());
+        }
+        for (p, w) in fixed.iter().zip(written) {
+            self.written_arg(p, w, span)?;
+        }
+        if let Some(p) = expansion {
+            let outer = self.slot;
+            for (k, w) in written[fixed.len()..].iter().enumerate() {
+                self.slot = Some(k);
+                self.written_arg(&p, w, span)?;
+            }
+            self.slot = outer;
+        }
+        Ok(())
+    }
+
+    /// Pattern argument `p` against an instance's written argument `w`.
+    fn written_arg(&mut self, p: &TemplateArg, w: &TemplateArg, span: Span) -> Result<()> {
+        match w {
+            TemplateArg::Type(ts) => {
+                let ty = self.program.resolve_type(ts)?;
+                if let TemplateArg::Type(pts) = p {
+                    self.base(pts, &ty, span)?;
+                }
+            }
+            TemplateArg::Expr(e) => {
+                if let Some(n) = consteval::eval(self.program, e)?.as_int() {
+                    self.count(p, n, span)?;
+                }
+            }
         }
         Ok(())
     }
@@ -140,11 +202,12 @@ impl Deduce<'_, '_, '_> {
     }
 
     fn bind(&mut self, i: usize, v: TemplateValue, span: Span) -> Result<()> {
-        if i < self.fixed {
+        let pack = self.template.params[i].pack;
+        if i < self.fixed && !pack {
             return Ok(());
         }
-        if self.template.params[i].pack {
-            // Explicitly given (`f<float, int>(..)`) or outside `Ts... xs`.
+        if pack {
+            // Outside `Ts... xs` nothing is deduced for a pack.
             let Some(k) = self.slot.filter(|_| self.bound[i].is_none()) else {
                 return Ok(());
             };
@@ -152,7 +215,11 @@ impl Deduce<'_, '_, '_> {
             if elements.len() <= k {
                 elements.resize(k + 1, None);
             }
-            elements[k] = Some(v);
+            // An element given explicitly is not deduced: the argument
+            // converts to it.
+            if elements[k].is_none() {
+                elements[k] = Some(v);
+            }
             return Ok(());
         }
         match &self.bound[i] {

@@ -133,15 +133,25 @@ impl<'a> Program<'a> {
                 ),
             ));
         }
-        let bound = self.bind_explicit(t, explicit)?;
+        let mut bound = self.bind_explicit(t, explicit)?;
         let fixed = explicit.len().min(t.params.len());
+        // A pack's explicit elements come first; deduction may add more
+        // (`f<int>(1, 2.0f)` for `f(Ts... xs)`: `Ts` is `int, float`,
+        // [temp.arg.explicit]/9).
+        let mut elements = vec![Vec::new(); t.params.len()];
+        for (i, p) in t.params.iter().enumerate() {
+            if let (true, Some(TemplateValue::Pack(given))) = (p.pack, &bound[i]) {
+                elements[i] = given.iter().cloned().map(Some).collect();
+                bound[i] = None;
+            }
+        }
         let mut d = Deduce {
             program: self,
             template: t,
             fixed,
             bound,
             slot: None,
-            elements: vec![Vec::new(); t.params.len()],
+            elements,
         };
         let trailing = f
             .params
@@ -511,6 +521,7 @@ impl<'a> Program<'a> {
             map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
         }
         let mut f = template_function(t).clone();
+        super::pack_lengths::check(&f, &map)?;
         Subst::new(&map).function(&mut f);
         // `const thread P& p` with `P` a pointer: passed as the pointer.
         super::pointer_references::function(&mut f);
@@ -686,22 +697,17 @@ impl<'a> Program<'a> {
     /// instantiated where they are called).
     pub(super) fn declare_instantiation(&mut self, inst: &'a ast::Instantiation) -> Result<()> {
         let name = &inst.function.name;
-        let t =
-            match self.function_templates(&name.name) {
-                [] => {
-                    return Err(Error::coded(
-                        Code::Template,
-                        name.span,
-                        format!("`{}` is not a function template", name.name),
-                    ))
-                }
-                [one] => self.templates[*one],
-                _ => return Err(Error::coded(
-                    Code::Unsupported,
+        let t = match self.function_templates(&name.name) {
+            [] => {
+                return Err(Error::coded(
+                    Code::Template,
                     name.span,
-                    "explicit instantiation of overloaded function templates is not supported yet",
-                )),
-            };
+                    format!("`{}` is not a function template", name.name),
+                ))
+            }
+            [one] => self.templates[*one],
+            several => self.instantiated_overload(inst, several)?,
+        };
         let tf = template_function(t);
         match inst.function.stage {
             None => return Ok(()),
@@ -780,6 +786,52 @@ impl<'a> Program<'a> {
         }
         self.instantiations.push((inst.span, f));
         Ok(())
+    }
+
+    /// Of overloaded function templates `candidates`, the one explicit
+    /// instantiation `inst` names: the only one whose template parameters
+    /// take its template arguments (MLX's two `block_masked_gemm` kernels,
+    /// one with mask type parameters and one without, [temp.explicit]/6).
+    fn instantiated_overload(
+        &self,
+        inst: &ast::Instantiation,
+        candidates: &[usize],
+    ) -> Result<&'a ast::TemplateDecl> {
+        let args = match inst.of_template {
+            true => Vec::new(),
+            false => self.declared_params(&inst.function)?,
+        };
+        let name = &inst.function.name;
+        let fits: Vec<&'a ast::TemplateDecl> = candidates
+            .iter()
+            .map(|&i| self.templates[i])
+            .filter(|t| {
+                let tf = template_function(t);
+                (inst.of_template || tf.params.len() == inst.function.params.len())
+                    && self
+                        .template_arguments(t, &inst.args, &args, name.span)
+                        .is_ok()
+            })
+            .collect();
+        match fits.as_slice() {
+            [one] => Ok(one),
+            [] => Err(Error::coded(
+                Code::Template,
+                name.span,
+                format!(
+                    "no overload of function template `{}` takes these template arguments",
+                    name.name
+                ),
+            )),
+            _ => Err(Error::coded(
+                Code::Unsupported,
+                name.span,
+                format!(
+                    "explicit instantiation of `{}` matches several of its overloads; telling them apart by partial ordering is not supported yet",
+                    name.name
+                ),
+            )),
+        }
     }
 
     fn declared_params(&self, f: &ast::FunctionDecl) -> Result<Vec<(Type, Span)>> {

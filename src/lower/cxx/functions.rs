@@ -538,6 +538,9 @@ impl Lowerer<'_, '_> {
         if self.holds_atomic(&ret) {
             return Err(self.atomic_copy("the result", &ret, f.ret.span));
         }
+        if self.holds_handle(&ret) {
+            return Err(self.handle_result(&ret, f.ret.span));
+        }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
         fx.owner = self.owner_struct(&f.name.name);
         // A helper of a fragment function samples with implicit derivatives
@@ -591,6 +594,22 @@ impl Lowerer<'_, '_> {
         Ok(fx.finish())
     }
 
+    /// The error for a function returning `ty`, a texture or sampler (or a
+    /// struct holding one): WGSL functions cannot return handles (a helper
+    /// returning one of its texture parameters could be inlined; that is
+    /// not done yet).
+    fn handle_result(&self, ty: &Type, span: Span) -> Error {
+        Error::coded(
+            Code::Unsupported,
+            span,
+            format!(
+                "functions returning `{}` are not supported yet: WGSL functions cannot return textures or samplers",
+                self.program.display(ty)
+            ),
+        )
+        .note("pass the texture or sampler itself to the code that uses it (a reinterpreting cast between texture types, such as SPIRV-Cross's `spvTextureCast`, has no WGSL equivalent)")
+    }
+
     /// Deduces the return type of the `auto` function `fx` builds from
     /// the type `ty` of its first returned value.
     pub(in crate::lower) fn deduce_return(
@@ -608,6 +627,9 @@ impl Lowerer<'_, '_> {
         }
         if self.holds_atomic(ty) {
             return Err(self.atomic_copy("the result", ty, span));
+        }
+        if self.holds_handle(ty) {
+            return Err(self.handle_result(ty, span));
         }
         let h = self.naga_type(ty, span)?;
         fx.function.result = Some(naga::FunctionResult {
@@ -868,16 +890,16 @@ fn wgsl_name(name: &str) -> String {
     out
 }
 
-/// Whether `f` can be called with `n` arguments: the parameters past the
-/// `n`th all have default arguments (`float f(float x, float k = 2.0f)`).
 /// Whether a written return type is `auto` (also `const auto`), deduced
 /// from the body.
 pub(in crate::lower) fn is_auto(ts: &crate::syntax::ast::TypeSpec) -> bool {
     ts.path.len() == 1 && ts.path[0] == "auto" && ts.args.is_empty() && ts.ptr_ops.is_empty()
 }
 
+/// Whether `f` can be called with `n` arguments: the parameters past the
+/// `n`th all have default arguments (`float f(float x, float k = 2.0f)`);
+/// a function parameter pack takes any number.
 pub(in crate::lower) fn accepts(f: &FunctionDecl, n: usize) -> bool {
-    // `Ts... xs` takes any number of arguments.
     if f.params.iter().any(|p| p.pack) {
         let needed = f.params.iter().filter(|p| !p.pack && p.default.is_none());
         return n >= needed.count();

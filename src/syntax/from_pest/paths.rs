@@ -121,7 +121,8 @@ pub(super) fn struct_decl(s: &mut StructDecl, f: &mut Visit) {
     s.anonymous.iter_mut().for_each(|a| struct_decl(a, f));
 }
 
-fn function(g: &mut FunctionDecl, f: &mut Visit) {
+/// The paths of a function: return type, parameters, body.
+pub(crate) fn function(g: &mut FunctionDecl, f: &mut Visit) {
     ty(&mut g.ret, f);
     for p in &mut g.params {
         ty(&mut p.ty, f);
