@@ -450,7 +450,7 @@ kernel void shift(device int* out [[buffer(0)]], uint lid [[thread_position_in_t
         .collect();
     // tile[4 + 2l] = 3l, tile[4 + 2l + 1] = l + 100.
     let slot = |k: usize| {
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             3 * (k / 2) as i32
         } else {
             (k / 2) as i32 + 100
