@@ -869,3 +869,34 @@ fn a_kernel_falling_back_to_narrow_subgroups_holds_whole_matrices() {
         "{warnings}"
     );
 }
+
+/// A filled matrix stored from a kernel that also has a barrier (so the
+/// module declares an `override`) into a buffer indexed by a uniform:
+/// naga 30's override processing folded `vec2(v, v).x` itself and left its
+/// SPIR-V writer without the index expression, a panic in pipeline creation
+/// on adapters with bounds-checked buffers (lavapipe). The translation
+/// folds the access first; this pipeline is made and run.
+#[test]
+fn filled_matrices_store_from_kernels_with_barriers() {
+    let body =
+        "kernel void filled(device float* o [[buffer(0)]], constant uint& stride [[buffer(1)]],
+                   uint lid [[thread_index_in_threadgroup]]) {
+  threadgroup float t[32];
+  t[lid] = float(lid);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  simdgroup_store(make_filled_simdgroup_matrix<float, 8, 8>(1.5f), o, ulong(stride));
+  if (lid == 0) { o[64] = t[31]; }
+}
+";
+    let Some(out) = common::source::run_body(
+        body,
+        "filled",
+        (32, 32),
+        vec![(0, vec![0u8; 65 * 4]), (1, 8u32.to_le_bytes().to_vec())],
+    ) else {
+        return;
+    };
+    let got = f32s(&out[&0]);
+    assert!(got[..64].iter().all(|v| *v == 1.5), "{got:?}");
+    assert_eq!(got[64], 31.0);
+}

@@ -112,6 +112,9 @@ impl FnCtx {
 
     /// Appends an expression, covering it with an `Emit` when naga needs one.
     pub fn add(&mut self, expr: Expression, span: Span) -> Handle<Expression> {
+        if let Some(part) = self.constant_part(&expr) {
+            return part;
+        }
         let span = naga::Span::new(span.start, span.end);
         if expr.needs_pre_emit() {
             self.flush();
@@ -134,6 +137,30 @@ impl FnCtx {
             self.depth.insert(h, depth);
         }
         h
+    }
+
+    /// `splat(v)[i]` is `v`, and element `i` of a composite of literals
+    /// (`vec2(1f, 1f).x`) is that literal. Folded here because naga 30's
+    /// override processing (wgpu runs it on every module that declares an
+    /// `override`, as kernels with barriers do) folds such an access
+    /// itself and can then leave the SPIR-V writer without an expression it
+    /// needs ("Expression [n] is not cached", a panic in pipeline creation
+    /// where buffer accesses are bounds-checked).
+    fn constant_part(&self, expr: &Expression) -> Option<Handle<Expression>> {
+        let Expression::AccessIndex { base, index } = *expr else {
+            return None;
+        };
+        match self.function.expressions[base] {
+            Expression::Splat { value, .. } => Some(value),
+            Expression::Compose { ref components, .. } => {
+                let part = *components.get(index as usize)?;
+                components
+                    .iter()
+                    .all(|c| matches!(self.function.expressions[*c], Expression::Literal(_)))
+                    .then_some(part)
+            }
+            _ => None,
+        }
     }
 
     /// Appends an expression that a statement defines (`CallResult`), which
