@@ -959,3 +959,13 @@ fn null_pointers_outside_comparisons_are_located() {
         "a null pointer is not supported here: a WGSL pointer always points to a variable",
     );
 }
+
+#[test]
+fn a_pointer_read_before_its_first_assignment_is_located() {
+    assert_error(
+        "kernel void k(device float* o [[buffer(0)]]) {\n  device float* p;\n  o[0] = p[0];\n  p = o;\n}\n",
+        5,
+        10,
+        "pointer `p` is read before anything is assigned to it",
+    );
+}

@@ -757,3 +757,39 @@ fn constexpr_templates_with_explicit_arguments_are_constants() {
         assert_eq!(*g, 200.0 + 40.0 + 16.0 + i as f32, "[{i}]");
     }
 }
+
+/// A pointer declared without an initializer and assigned in a loop (MLX's
+/// row reductions: `const device T* row; ... row = in + loop.location();`):
+/// the first assignment fixes the buffer it points into.
+const POINTERS_ASSIGNED_LATER: &str = r#"
+float total(const device float* p, int n) { float t = 0; for (int k = 0; k < n; k++) t += p[k]; return t; }
+kernel void rows(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+  const device float* row;
+  float acc = 0;
+  for (uint r = 0; r < 3; r++) {
+    row = in + i * 3 + r;
+    acc += total(row, 2);
+  }
+  out[i] = acc + row[0] * 100.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn pointers_assigned_after_their_declaration_match_cpu_reference() {
+    let x: Vec<f32> = (0..32).map(|v| v as f32 * 0.5).collect();
+    let Some(out) = common::source::run_body(
+        POINTERS_ASSIGNED_LATER,
+        "rows",
+        (8, 8),
+        vec![(0, common::f32_bytes(&x)), (1, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for (i, g) in got.iter().enumerate() {
+        let acc: f32 = (0..3).map(|r| x[i * 3 + r] + x[i * 3 + r + 1]).sum();
+        assert_eq!(*g, acc + x[i * 3 + 2] * 100.0, "[{i}]");
+    }
+}

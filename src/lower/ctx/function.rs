@@ -239,6 +239,13 @@ impl FnCtx {
         }
     }
 
+    /// Replaces what `name` stands for in the innermost scope declaring it.
+    pub fn rebind(&mut self, name: &str, local: Local) {
+        if let Some(slot) = self.scopes.iter_mut().rev().find_map(|s| s.get_mut(name)) {
+            *slot = local;
+        }
+    }
+
     /// The names in scope, innermost scope first and sorted within one
     /// (for "did you mean" hints, which must not depend on hash order).
     pub fn names_in_scope(&self) -> Vec<&str> {

@@ -138,6 +138,15 @@ pub(in crate::lower) enum Local {
         /// Template for root, pointee, space (its `index` is ignored).
         ptr: PtrValue,
     },
+    /// A pointer variable declared without an initializer
+    /// (`const device T* row;`): its first assignment fixes the root and
+    /// makes it a [`Local::PtrVar`] of the same index variable.
+    PendingPtr {
+        /// The index variable.
+        var: Handle<naga::LocalVariable>,
+        /// The declared pointer type.
+        ty: crate::types::Pointer,
+    },
 }
 
 /// A place in a word-view buffer.

@@ -3,10 +3,12 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::PtrValue;
 use crate::lower::ctx::value::{BytePlace, Local, Place, Value};
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind};
+use crate::types::AddressSpace;
 use crate::types::{Scalar, Type};
 use naga::{Expression, Handle, Statement};
 
@@ -305,6 +307,10 @@ impl Lowerer<'_, '_> {
         let ExprKind::Name(path) = &lhs.kind else {
             return None;
         };
+        if let (None, Some(Local::PendingPtr { var, ty })) = (op, fx.lookup(path.last()?).cloned())
+        {
+            return Some(self.first_pointer_assignment(fx, path.last()?, var, &ty, rhs, span));
+        }
         let Some(Local::PtrVar { var, ptr }) = fx.lookup(path.last()?).cloned() else {
             if let Some(Local::Ptr(_)) = fx.lookup(path.last()?) {
                 return Some(Err(Error::coded(
@@ -375,6 +381,56 @@ impl Lowerer<'_, '_> {
             );
             Ok(Value::Ptr(q))
         })())
+    }
+
+    /// `row = in + k;` for a pointer declared without an initializer: the
+    /// pointer's root is now `in`'s, and the name a pointer variable.
+    fn first_pointer_assignment(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        var: naga::Handle<naga::LocalVariable>,
+        ty: &crate::types::Pointer,
+        rhs: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let Value::Ptr(q) = self.expr(fx, rhs)? else {
+            return Err(Error::coded(
+                Code::TypeMismatch,
+                rhs.span,
+                "assigning a non-pointer to a pointer",
+            ));
+        };
+        let buffers = |s: AddressSpace| matches!(s, AddressSpace::Device | AddressSpace::Constant);
+        let space_ok = q.space == ty.space || (buffers(q.space) && buffers(ty.space));
+        if q.pointee.unpacked() != ty.pointee.unpacked()
+            || !space_ok
+            || (q.is_const && !ty.is_const)
+        {
+            return Err(Error::coded(
+                Code::TypeMismatch,
+                rhs.span,
+                format!(
+                    "cannot assign a pointer to `{}` to `{name}`, a pointer to `{}`",
+                    self.program.display(&q.pointee),
+                    self.program.display(&ty.pointee)
+                ),
+            ));
+        }
+        let p = fx.add(Expression::LocalVariable(var), span);
+        fx.push(
+            Statement::Store {
+                pointer: p,
+                value: q.index,
+            },
+            span,
+        );
+        let ptr = PtrValue {
+            is_const: ty.is_const || q.is_const,
+            ..q.clone()
+        };
+        fx.rebind(name, Local::PtrVar { var, ptr });
+        Ok(Value::Ptr(q))
     }
 
     /// `++x`, `x++`, `--x`, `x--` (also on pointer variables).

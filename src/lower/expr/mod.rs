@@ -433,6 +433,14 @@ impl Lowerer<'_, '_> {
             return Err(null_pointer(span));
         }
         if path.len() == 1 {
+            if let Some(Local::PendingPtr { .. }) = fx.lookup(name) {
+                return Err(Error::coded(
+                    Code::InvalidInitializer,
+                    span,
+                    format!("pointer `{name}` is read before anything is assigned to it"),
+                )
+                .note("a pointer is translated as the buffer or variable it points into, fixed by its first assignment, plus an index"));
+            }
             if let Some(local) = fx.lookup(name).cloned() {
                 return Ok(self.local_value(fx, local, span));
             }
@@ -571,6 +579,8 @@ impl Lowerer<'_, '_> {
                 ptr.index = fx.add(Expression::Load { pointer: v }, span);
                 Value::Ptr(ptr)
             }
+            // Refused by `name` before it gets here: nothing to read yet.
+            Local::PendingPtr { .. } => Value::Void,
         }
     }
 

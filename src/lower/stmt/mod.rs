@@ -685,11 +685,20 @@ impl Lowerer<'_, '_> {
         ty: &Type,
     ) -> Result<Local> {
         let Some(init) = &decl.init else {
-            return Err(Error::coded(
-                Code::InvalidInitializer,
-                decl.name.span,
-                format!("`{}` must be initialized", self.program.display(ty)),
-            ));
+            if p.is_reference {
+                return Err(Error::coded(
+                    Code::InvalidInitializer,
+                    decl.name.span,
+                    format!("`{}` must be initialized", self.program.display(ty)),
+                ));
+            }
+            // `const device T* row;`, assigned later (MLX's row reductions).
+            let u32_h = self.naga_type(&Type::UINT, decl.name.span)?;
+            let var = fx.local(&format!("{}_index", decl.name.name), u32_h, decl.name.span);
+            return Ok(Local::PendingPtr {
+                var,
+                ty: (*p).clone(),
+            });
         };
         let Init::Expr(e) = init else {
             return Err(Error::coded(
