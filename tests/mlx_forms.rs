@@ -793,3 +793,37 @@ fn pointers_assigned_after_their_declaration_match_cpu_reference() {
         assert_eq!(*g, acc + x[i * 3 + 2] * 100.0, "[{i}]");
     }
 }
+
+/// `And<>`: a struct template with every argument defaulted (MLX's
+/// reduction operators); a bare `And` still needs its arguments.
+const EMPTY_TEMPLATE_ARGUMENTS: &str = r#"
+template <typename U = float, int N = 3> struct Acc { static constexpr constant int n = N; U v[N]; };
+kernel void defaults(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  Acc<> a;
+  a.v[2] = float(i);
+  o[i] = float(Acc<>::n) * 10.0f + float(sizeof(a)) + a.v[2];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn empty_template_argument_lists_take_the_defaults() {
+    let Some(out) = common::source::run_body(
+        EMPTY_TEMPLATE_ARGUMENTS,
+        "defaults",
+        (8, 8),
+        vec![(0, vec![0u8; 32])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 30.0 + 12.0 + i as f32, "[{i}]");
+    }
+    assert_error(
+        "template <typename U = float> struct Acc { U v; };\nkernel void k(device float* o [[buffer(0)]]) { Acc a; o[0] = a.v; }\n",
+        "Acc a",
+        0,
+        "use of struct template `Acc` requires template arguments",
+    );
+}

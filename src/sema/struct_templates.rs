@@ -203,7 +203,11 @@ impl<'a> Program<'a> {
         let Some((name, k)) = self.struct_template_prefix(&ts.path) else {
             return Ok(None);
         };
-        if ts.args.is_empty() {
+        // `And<>` (every argument defaulted) is written with a list the
+        // type's span covers; a bare `And` names no instance.
+        let empty_list =
+            ts.path.len() == 1 && ts.ptr_ops.is_empty() && ts.span.end > ts.name_span.end;
+        if ts.args.is_empty() && !empty_list {
             return Err(Error::coded(
                 Code::Template,
                 ts.name_span,

@@ -965,7 +965,16 @@ fn base_type_part(ts: &mut TypeSpec, b: Pair<Rule>) -> Result<()> {
             ts.path = vec!["decltype".into()];
             ts.args = vec![TemplateArg::Expr(expr(b.into_inner().nth(1).unwrap())?)];
         }
-        Rule::template_args => ts.args = template_args(b)?,
+        Rule::template_args => {
+            ts.args = template_args(b.clone())?;
+            // `And<>`: every argument defaulted. The name's span stops
+            // before the empty list, which tells it from a bare `And`
+            // (`sema::struct_templates`).
+            if ts.args.is_empty() {
+                let start = ts.name_span.start;
+                ts.name_span = Span::new(start as usize, span_of(&b).start.max(start) as usize);
+            }
+        }
         // `struct S` is the type `S`: struct, enum and typedef names share
         // one scope here, as C++ lets them (`typedef struct S S;`).
         Rule::elaborated_kw => {}
