@@ -827,3 +827,33 @@ fn empty_template_argument_lists_take_the_defaults() {
         "use of struct template `Acc` requires template arguments",
     );
 }
+
+/// `uniform<T>` and `make_uniform(x)` (a value every thread shares, a hint
+/// to Metal's compiler), as MLX's GEMV loops write their bounds.
+const UNIFORM_VALUES: &str = r#"
+kernel void bounds(device float* o [[buffer(0)]], constant int& n [[buffer(1)]],
+                   uint i [[thread_position_in_grid]]) {
+  constexpr const uniform<int> stride = make_uniform(4);
+  const uniform<int> size = make_uniform(n);
+  const uniform<int> iters = size / stride;
+  const uniform<int> rest = size - iters * stride;
+  o[i] = float(iters) * 10.0f + float(rest) + float(i);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn uniform_values_are_their_types() {
+    let Some(out) = common::source::run_body(
+        UNIFORM_VALUES,
+        "bounds",
+        (8, 8),
+        vec![(0, vec![0u8; 32]), (1, 11i32.to_le_bytes().to_vec())],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 20.0 + 3.0 + i as f32, "[{i}]");
+    }
+}

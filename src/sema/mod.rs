@@ -880,6 +880,16 @@ impl<'a> Program<'a> {
             None if raytracing::refusal(name, ts).is_some() => {
                 Err(raytracing::refusal(name, ts).expect("just found"))
             }
+            // `uniform<T>` (Metal 2.4): a `T` the programmer promises is the
+            // same in every thread, a hint for Metal's compiler only.
+            None if name == "uniform" && ts.args.len() == 1 => match &ts.args[0] {
+                TemplateArg::Type(t) => self.resolve_value_type(t),
+                TemplateArg::Expr(e) => Err(Error::coded(
+                    Code::Template,
+                    e.span,
+                    "`uniform<T>` takes a type",
+                )),
+            },
             None if unported_features::refusal(name, ts).is_some() => {
                 Err(unported_features::refusal(name, ts).expect("just found"))
             }

@@ -410,6 +410,11 @@ impl Lowerer<'_, '_> {
             if name == crate::sema::function_constants::IS_DEFINED {
                 return self.function_constant_defined(fx, args, span).map(Some);
             }
+            // `make_uniform(x)`: `x` as a `uniform<T>`, which is its `T`.
+            if let ("make_uniform" | "metal::make_uniform", [x]) = (name.as_str(), args) {
+                let (h, ty) = self.rvalue(fx, x)?;
+                return Ok(Some(Value::Rv(h, ty)));
+            }
         }
         if let Some(lib_name) = library_name(path) {
             if let Some(v) = self.library_call(fx, lib_name, args, span)? {
