@@ -857,3 +857,39 @@ fn uniform_values_are_their_types() {
         assert_eq!(*g, 20.0 + 3.0 + i as f32, "[{i}]");
     }
 }
+
+/// Member function templates called unqualified with explicit template
+/// arguments from inside their struct, from static (MLX's GEMV:
+/// `load_unsafe<AccT>(in_vec, v_coeff, bn);`) and non-static members.
+const UNQUALIFIED_MEMBER_TEMPLATES: &str = r#"
+template <typename T> struct K {
+  T scale;
+  template <typename U> static void load(device T* p, U v) { p[1] = T(v) * T(2); }
+  template <int N> T times(T x) const { return x * T(N) + scale; }
+  static void run(device T* p) { load<int>(p, 3); }
+  T twice(T x) const { return times<2>(x); }
+};
+kernel void members(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  if (i == 0) { K<float>::run(o); }
+  K<float> k = {0.5f};
+  o[2 + i] = k.twice(float(i));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn member_templates_called_unqualified_with_explicit_arguments() {
+    let Some(out) = common::source::run_body(
+        UNQUALIFIED_MEMBER_TEMPLATES,
+        "members",
+        (8, 8),
+        vec![(0, vec![0u8; 40])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    assert_eq!(got[1], 6.0);
+    for i in 0..8 {
+        assert_eq!(got[2 + i], i as f32 * 2.0 + 0.5, "[{i}]");
+    }
+}

@@ -172,6 +172,14 @@ impl Lowerer<'_, '_> {
             let targs = self.written_template_args(fx, targs)?;
             return self.call_template(fx, &path[0], &targs, args, callee.span, span);
         }
+        // `load<T>(..)` inside a struct: one of its member templates.
+        if let [name] = path {
+            if let Some(v) =
+                self.implicit_member_template_call(fx, name, targs, args, callee.span, span)?
+            {
+                return Ok(v);
+            }
+        }
         // `a < b > (c)` with variables parses like a template call;
         // when `a` is a variable it is the comparison `(a < b) > (c)`.
         if path.len() == 1 && targs.len() == 1 && args.len() == 1 && fx.lookup(&path[0]).is_some() {
@@ -184,6 +192,49 @@ impl Lowerer<'_, '_> {
         let ts = written_type(path, targs.to_vec(), callee.span);
         let ty = self.program.resolve_type(&ts)?;
         self.construct(fx, &ty, args, span)
+    }
+
+    /// `f<T>(args)` written unqualified inside a member function of a
+    /// struct that declares member template `f`: called on `this`, or, from
+    /// a static member function, as the static member `S::f<T>`. `None`
+    /// where the enclosing struct has no such template.
+    fn implicit_member_template_call(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        targs: &[TemplateArg],
+        args: &[Expr],
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let this = self.this_struct(fx);
+        let owner = match this {
+            Some(id) => self.program.struct_name(id).to_string(),
+            None => match &fx.owner {
+                Some(o) => o.clone(),
+                None => return Ok(None),
+            },
+        };
+        let key = crate::syntax::members::member_name(&owner, name);
+        if self.program.function_templates(&key).is_empty() {
+            return Ok(None);
+        }
+        if this.is_some() {
+            let object = Expr {
+                kind: ExprKind::Name(vec!["this".into()]),
+                span: callee_span,
+            };
+            let method = Ident {
+                name: name.to_string(),
+                span: callee_span,
+            };
+            return self
+                .call_method(fx, &object, &method, false, targs, args, span)
+                .map(Some);
+        }
+        let targs = self.written_template_args(fx, targs)?;
+        self.call_template(fx, &key, &targs, args, callee_span, span)
+            .map(Some)
     }
 
     /// `name(args)` where `name` is declared in the program: a callable
