@@ -893,3 +893,43 @@ fn member_templates_called_unqualified_with_explicit_arguments() {
         assert_eq!(got[2 + i], i as f32 * 2.0 + 0.5, "[{i}]");
     }
 }
+
+/// A `thread` array parameter is the caller's array (C++ adjusts it to a
+/// pointer): a helper's writes reach the caller (MLX's `load_unsafe(src,
+/// thread U dst[TN], ..)`); before, the array was copied in and the writes
+/// were lost.
+const ARRAY_PARAMETERS_WRITTEN: &str = r#"
+void fill(thread float dst[4], float v) { for (int k = 0; k < 4; k++) dst[k] = v + float(k); }
+template <typename U, int TN>
+void load(const device float* src, thread U dst[TN], const int offset = 0) {
+  for (int t = 0; t < TN; t++) dst[t] = static_cast<U>(src[offset + t]);
+}
+float sum4(const thread float v[4]) { return v[0] + v[1] + v[2] + v[3]; }
+kernel void arrays(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float a[4] = {0, 0, 0, 0};
+  fill(a, float(i));
+  float b[4];
+  load<float, 4>(o, b, 8);
+  o[i] = a[0] + a[3] * 10.0f + sum4(b) * 100.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn thread_array_parameters_write_the_callers_array() {
+    let mut x = vec![0.0f32; 12];
+    x[8..12].copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
+    let Some(out) = common::source::run_body(
+        ARRAY_PARAMETERS_WRITTEN,
+        "arrays",
+        (8, 8),
+        vec![(0, common::f32_bytes(&x))],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (i, g) in got[..8].iter().enumerate() {
+        let v = i as f32;
+        assert_eq!(*g, v + (v + 3.0) * 10.0 + 10.0 * 100.0, "[{i}]");
+    }
+}

@@ -1172,6 +1172,17 @@ impl<'a> Program<'a> {
             Some((ast::AddressSpace::Device, _)) => types::AddressSpace::Device,
             Some((ast::AddressSpace::Constant, _)) => types::AddressSpace::Constant,
             Some((ast::AddressSpace::Threadgroup, _)) => types::AddressSpace::Threadgroup,
+            // A writable `thread` array parameter (`thread U dst[TN]`) is
+            // the caller's array, which the function may write: a
+            // reference to it here (a `const` one reads the same by value).
+            _ if !p.array.is_empty() && p.ty.ptr_ops.is_empty() && !p.ty.is_const => {
+                return Ok(Type::Pointer(Box::new(types::Pointer {
+                    space: types::AddressSpace::Thread,
+                    pointee: self.apply_array(ty, &p.array)?,
+                    is_const: false,
+                    is_reference: true,
+                })))
+            }
             _ => return self.apply_array(ty, &p.array),
         };
         if !p.ty.ptr_ops.is_empty() || p.array.is_empty() {

@@ -98,6 +98,15 @@ impl Lowerer<'_, '_> {
         if !p.ty.ptr_ops.is_empty() {
             return !p.ty.ptr_ops.contains(&PtrOp::Reference);
         }
+        // A writable `thread` array parameter refers to the caller's array
+        // (`sema::Program::param_type`).
+        let thread = matches!(
+            p.ty.space,
+            None | Some((crate::syntax::ast::AddressSpace::Thread, _))
+        );
+        if !p.array.is_empty() && thread && !p.ty.is_const {
+            return false;
+        }
         // `typedef thread float& ref;`
         !matches!(
             self.program.symbols.get(&p.ty.name()),
