@@ -910,7 +910,9 @@ kernel void arrays(device float* o [[buffer(0)]], uint i [[thread_position_in_gr
   fill(a, float(i));
   float b[4];
   load<float, 4>(o, b, 8);
-  o[i] = a[0] + a[3] * 10.0f + sum4(b) * 100.0f;
+  half c[4];
+  load(o, c, 8);
+  o[i] = a[0] + a[3] * 10.0f + sum4(b) * 100.0f + float(c[3]) * 1000.0f;
 }
 "#;
 
@@ -930,6 +932,7 @@ fn thread_array_parameters_write_the_callers_array() {
     let got = common::f32s(&out[&0]);
     for (i, g) in got[..8].iter().enumerate() {
         let v = i as f32;
-        assert_eq!(*g, v + (v + 3.0) * 10.0 + 10.0 * 100.0, "[{i}]");
+        // `load(o, c, 8)` deduces `U = half` and `TN = 4` from `c`.
+        assert_eq!(*g, v + (v + 3.0) * 10.0 + 10.0 * 100.0 + 4000.0, "[{i}]");
     }
 }

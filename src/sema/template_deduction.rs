@@ -46,6 +46,27 @@ impl Deduce<'_, '_, '_> {
         self.base(pattern, arg, span)
     }
 
+    /// Parameter `p` (its type and array declarators, `thread U dst[TN]`)
+    /// against argument type `arg`: each array dimension takes one level of
+    /// an array argument (its length deduces a value parameter named there),
+    /// or the first one a pointer's pointee, as C++ adjusts the parameter.
+    pub(super) fn declared_param(&mut self, p: &ast::Param, arg: &Type, span: Span) -> Result<()> {
+        let mut arg = arg;
+        for (k, dim) in p.array.iter().enumerate() {
+            arg = match arg {
+                Type::Array(e, n) => {
+                    if let Some(d) = dim {
+                        self.count(&TemplateArg::Expr(d.clone()), *n as i64, span)?;
+                    }
+                    e
+                }
+                Type::Pointer(q) if k == 0 && !q.is_reference => &q.pointee,
+                _ => return Ok(()),
+            };
+        }
+        self.param(&p.ty, arg, span)
+    }
+
     pub(super) fn base(&mut self, pattern: &ast::TypeSpec, arg: &Type, span: Span) -> Result<()> {
         let name = pattern.name();
         let name = name.strip_prefix("metal::").unwrap_or(&name);

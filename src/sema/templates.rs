@@ -168,7 +168,7 @@ impl<'a> Program<'a> {
                     _ => Some(j),
                 };
                 if let Some((ty, arg_span)) = k.and_then(|k| args.get(k)) {
-                    d.param(&p.ty, ty, *arg_span)?;
+                    d.declared_param(p, ty, *arg_span)?;
                 }
                 continue;
             }
