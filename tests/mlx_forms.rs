@@ -936,3 +936,45 @@ fn thread_array_parameters_write_the_callers_array() {
         assert_eq!(*g, v + (v + 3.0) * 10.0 + 10.0 * 100.0 + 4000.0, "[{i}]");
     }
 }
+
+/// `threadgroup float sums[32] = {0};` (MLX's layer norm): an all-zero
+/// initializer is what WebGPU's workgroup memory starts with, so it is
+/// accepted; any other initializer stays refused.
+const ZEROED_THREADGROUP_MEMORY: &str = r#"
+kernel void zeroed(device float* o [[buffer(0)]], uint lid [[thread_position_in_threadgroup]]) {
+  threadgroup float sums[32] = {0};
+  threadgroup int n = 0;
+  if (lid < 16) sums[lid] = float(lid) + 1.0f;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  o[lid] = sums[31 - lid] + float(n);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn zero_initialised_threadgroup_memory_is_accepted() {
+    let Some(out) = common::source::run_body(
+        ZEROED_THREADGROUP_MEMORY,
+        "zeroed",
+        (32, 32),
+        vec![(0, vec![0xFFu8; 128])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (lid, g) in got.iter().enumerate() {
+        // Slots 16..31 are never written: they hold the zeros.
+        let want = if lid < 16 {
+            0.0
+        } else {
+            (31 - lid) as f32 + 1.0
+        };
+        assert_eq!(*g, want, "[{lid}]");
+    }
+    assert_error(
+        "kernel void k(device float* o [[buffer(0)]]) { threadgroup float s[4] = {1}; o[0] = s[0]; }\n",
+        "{1}",
+        0,
+        "`threadgroup` variables cannot have an initializer",
+    );
+}

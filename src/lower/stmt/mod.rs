@@ -862,15 +862,22 @@ impl Lowerer<'_, '_> {
         }
         let base = self.program.resolve_type(&d.ty)?;
         for decl in &d.declarators {
-            if let Some(init) = &decl.init {
+            let ty = self.program.declarator_type(base.clone(), decl)?;
+            // `threadgroup float sums[32] = {0};`: WebGPU zero-initialises
+            // workgroup memory when each workgroup starts, so an all-zero
+            // initializer is what the variable already holds.
+            let zero = decl.init.as_ref().is_some_and(|init| {
+                consteval::eval_init(self.program, init, &ty)
+                    .is_ok_and(|v| v == consteval::ConstValue::zero(&ty, self.program))
+            });
+            if let Some(init) = decl.init.as_ref().filter(|_| !zero) {
                 return Err(Error::coded(
                     Code::InvalidInitializer,
                     init.span(),
                     "`threadgroup` variables cannot have an initializer",
                 )
-                .note("WGSL's `var<workgroup>` takes no initializer; initialise the variable in code (one thread stores, then `threadgroup_barrier(mem_flags::mem_threadgroup)`)"));
+                .note("WGSL's `var<workgroup>` takes no initializer (only all zeros, which it starts with, are accepted here); initialise the variable in code (one thread stores, then `threadgroup_barrier(mem_flags::mem_threadgroup)`)"));
             }
-            let ty = self.program.declarator_type(base.clone(), decl)?;
             // Memory the kernel views as another type (`metal/pointer_views.rs`).
             let memory =
                 crate::lower::metal::pointer_views::Memory::threadgroup_variable(decl.name.span);
