@@ -460,3 +460,33 @@ kernel void shift(device int* out [[buffer(0)]], uint lid [[thread_position_in_t
         assert_eq!(*g, slot((2 * l + 3) % 32) + 3 * l as i32, "[{l}]");
     }
 }
+
+/// A `threadgroup` array passed to a function template taking
+/// `threadgroup T*`: array-to-pointer is an exact match in overload
+/// ranking ([conv.array]), as MLX's layer norm calls
+/// `initialize_buffer(local_buffer, ..)`.
+#[cfg(feature = "runner")]
+#[test]
+fn threadgroup_arrays_decay_for_template_pointer_parameters() {
+    let body = r#"
+template <int N = 1>
+void clear(threadgroup float* xs, uint lane) { for (int i = 0; i < N; i++) xs[N * lane + i] = float(lane); }
+template <typename T>
+T first(threadgroup T* xs) { return xs[0] + xs[1]; }
+kernel void decay(device float* out [[buffer(0)]], uint lid [[thread_position_in_threadgroup]]) {
+  threadgroup float tile[32];
+  clear<2>(tile, lid % 16);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[lid] = first(tile) + tile[lid];
+}
+"#;
+    let Some(out) = common::source::run_body(body, "decay", (32, 32), vec![(0, vec![0u8; 128])])
+    else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for (lid, g) in got.iter().enumerate() {
+        // tile[2l] = tile[2l + 1] = l for l < 16.
+        assert_eq!(*g, (lid / 2) as f32, "[{lid}]");
+    }
+}

@@ -41,6 +41,8 @@ impl Deduce<'_, '_, '_> {
             // `const thread P& p` bound to a pointer: `P` is the pointer.
             ([ast::PtrOp::Reference], Type::Pointer(p)) if !p.is_reference => arg,
             ([_, ..], Type::Pointer(p)) => &p.pointee,
+            // An array for a `T*` parameter decays first ([temp.deduct.call]/2).
+            ([ast::PtrOp::Pointer { .. }], Type::Array(e, _)) => e,
             _ => arg,
         };
         self.base(pattern, arg, span)

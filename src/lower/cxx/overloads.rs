@@ -333,6 +333,20 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
             pointer_rank(p, a)
         }
         (Type::Pointer(p), _) if p.is_reference => reference_rank(p, arg),
+        // An array lvalue for a pointer to its elements ([conv.array], an
+        // exact match): a `threadgroup` array passed as `threadgroup T*`.
+        (Type::Pointer(p), Type::Array(e, _))
+            if e.unpacked() == p.pointee.unpacked()
+                && arg.lvalue.is_some_and(|(space, writable)| {
+                    space == p.space && (writable || p.is_const)
+                }) =>
+        {
+            Some(Rank {
+                category: EXACT,
+                kind: Passing::Pointer,
+                adjusted: p.is_const,
+            })
+        }
         (Type::Pointer(_), _) | (_, Type::Pointer(_)) => None,
         (_, ty) => value_rank(param, ty).map(Rank::value),
     }
