@@ -36,18 +36,16 @@ impl Lowerer<'_, '_> {
             ExprKind::Templated(path, targs) => {
                 return self.call_templated(fx, callee, path, targs, args, span)
             }
-            // `S::A::f(x)` through member alias `A`: the struct's `f`.
-            ExprKind::Name(path) if !self.program.symbols.contains_key(&path.join("::")) => {
-                match self.program.canonical_path(path) {
-                    Some(c) => &c.clone(),
-                    None => path,
-                }
-            }
             ExprKind::Name(path) => path,
             // `Op()(a, b)`, `Op{}(a, b)`, `ops[k](x)`: a function object
             // that an expression gives, its `operator()` called.
             _ => return self.call_object(fx, callee, None, args, span),
         };
+        // `S::A::f(x)` through member alias `A`: the struct's `f`.
+        let canonical = (!self.program.symbols.contains_key(&path.join("::")))
+            .then(|| self.program.canonical_path(path))
+            .flatten();
+        let path = canonical.as_deref().unwrap_or(path);
         if let Some(v) = self.call_declared(fx, callee, path, args, span)? {
             return Ok(v);
         }

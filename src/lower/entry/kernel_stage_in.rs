@@ -565,38 +565,10 @@ impl Lowerer<'_, '_> {
         if let Some(g) = self.global.stage_in_region {
             return g;
         }
-        let v3 = self
-            .naga_type(&Type::Vector(Scalar::UInt, 3), Span::default())
-            .expect("uint3");
-        let member = |name: &str, offset| naga::StructMember {
-            name: Some(name.into()),
-            ty: v3,
-            binding: None,
-            offset,
-        };
-        let ty = self.global.module.types.insert(
-            naga::Type {
-                name: Some("MetalStageInRegion".into()),
-                inner: naga::TypeInner::Struct {
-                    members: vec![member("origin", 0), member("size", 16)],
-                    span: 32,
-                },
-            },
-            naga::Span::UNDEFINED,
-        );
-        let g = self.global.module.global_variables.append(
-            naga::GlobalVariable {
-                name: Some("metal_stage_in_region".into()),
-                space: naga::AddressSpace::Uniform,
-                binding: Some(naga::ResourceBinding {
-                    group: 0,
-                    binding: STAGE_IN_REGION_BINDING,
-                }),
-                ty,
-                init: None,
-                memory_decorations: Default::default(),
-            },
-            naga::Span::UNDEFINED,
+        let g = self.uint3_uniform(
+            ("MetalStageInRegion", "metal_stage_in_region"),
+            &["origin", "size"],
+            STAGE_IN_REGION_BINDING,
         );
         self.global.stage_in_region = Some(g);
         g

@@ -373,7 +373,7 @@ impl Lowerer<'_, '_> {
             if let Some(crate::sema::Symbol::Constant(_)) =
                 self.program.qualified_symbol(&qualified)
             {
-                return self.static_member_value(fx, &qualified, span);
+                return self.name(fx, &qualified, span);
             }
             return Err(Error::coded(
                 Code::UnknownMember,

@@ -417,16 +417,6 @@ impl Lowerer<'_, '_> {
         Ok(out)
     }
 
-    /// The value of static data member `path` (`S::init`).
-    pub(in crate::lower) fn static_member_value(
-        &mut self,
-        fx: &mut FnCtx,
-        path: &[String],
-        span: Span,
-    ) -> Result<Value> {
-        self.name(fx, path, span)
-    }
-
     fn name(&mut self, fx: &mut FnCtx, path: &[String], span: Span) -> Result<Value> {
         let name = path.last().map(String::as_str).unwrap_or_default();
         if path == ["nullptr"] {

@@ -146,46 +146,57 @@ impl Lowerer<'_, '_> {
         if let Some(g) = self.global.dispatch {
             return g;
         }
+        let g = self.uint3_uniform(
+            ("MetalDispatch", "metal_dispatch"),
+            &["grid_size", "group_offset", "threadgroups"],
+            DISPATCH_BINDING,
+        );
+        self.global.dispatch = Some(g);
+        g
+    }
+
+    /// A `var<uniform>` at `@group(0) @binding(binding)` named `names.1`, of
+    /// the struct `names.0` whose `members` are `vec3<u32>`s 16 bytes apart
+    /// (the dispatch uniform, the stage-in region).
+    pub(in crate::lower) fn uint3_uniform(
+        &mut self,
+        (type_name, name): (&str, &str),
+        members: &[&str],
+        binding: u32,
+    ) -> Handle<naga::GlobalVariable> {
         let v3 = self
             .naga_type(&Type::Vector(Scalar::UInt, 3), Span::default())
             .expect("uint3");
-        let member = |name: &str, offset| naga::StructMember {
-            name: Some(name.into()),
-            ty: v3,
-            binding: None,
-            offset,
-        };
+        let members = (0u32..)
+            .zip(members)
+            .map(|(i, m)| naga::StructMember {
+                name: Some((*m).into()),
+                ty: v3,
+                binding: None,
+                offset: 16 * i,
+            })
+            .collect::<Vec<_>>();
+        let span = 16 * members.len() as u32;
         let ty = self.global.module.types.insert(
             naga::Type {
-                name: Some("MetalDispatch".into()),
-                inner: naga::TypeInner::Struct {
-                    members: vec![
-                        member("grid_size", 0),
-                        member("group_offset", 16),
-                        member("threadgroups", 32),
-                    ],
-                    span: 48,
-                },
+                name: Some(type_name.into()),
+                inner: naga::TypeInner::Struct { members, span },
             },
             naga::Span::UNDEFINED,
         );
-        let g = self.global.module.global_variables.append(
+        self.global.module.global_variables.append(
             naga::GlobalVariable {
-                name: Some("metal_dispatch".into()),
+                name: Some(name.into()),
                 space: naga::AddressSpace::Uniform,
-                binding: Some(naga::ResourceBinding {
-                    group: 0,
-                    binding: DISPATCH_BINDING,
-                }),
+                binding: Some(naga::ResourceBinding { group: 0, binding }),
                 ty,
                 init: None,
                 memory_decorations: Default::default(),
             },
             naga::Span::UNDEFINED,
-        );
-        self.global.dispatch = Some(g);
-        g
+        )
     }
+
     /// Computes Metal's grid geometry from WGSL's built-ins and the uniform.
     pub(in crate::lower) fn prologue(
         &mut self,

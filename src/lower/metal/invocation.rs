@@ -145,6 +145,92 @@ pub(in crate::lower) fn points_to_shared_memory(
     }
 }
 
+impl Lowerer<'_, '_> {
+    /// Gives each fragment function that reads the SIMD lane or width
+    /// (`simd_shuffle_up`'s edge test, `simd_is_first`, ...), itself or in
+    /// a helper, the adapter's subgroup built-ins and stores them into the
+    /// privates those reads load, before its body: a kernel's prologue sets
+    /// them, and without this a fragment function read lane 0 everywhere.
+    pub(in crate::lower) fn set_fragment_simd_privates(&mut self) {
+        let lane = self.global.privates.get(SIMD_LANE).copied();
+        let size = self.global.privates.get(SIMD_SIZE).copied();
+        if lane.is_none() && size.is_none() {
+            return;
+        }
+        let module = &mut self.global.module;
+        for i in 0..module.entry_points.len() {
+            if module.entry_points[i].stage != naga::ShaderStage::Fragment {
+                continue;
+            }
+            // The entry point and every function it calls, directly or not.
+            let ep = &module.entry_points[i].function;
+            let callees = crate::lower::passes::simd_uniformity::callees(ep, module);
+            let loads = |global: Option<Handle<naga::GlobalVariable>>| {
+                std::iter::once(ep)
+                    .chain(callees.iter().map(|h| &module.functions[*h]))
+                    .any(|f| {
+                        f.expressions
+                            .iter()
+                            .any(|(_, e)| matches!(*e, Expression::GlobalVariable(g) if Some(g) == global))
+                    })
+            };
+            let (reads_lane, reads_size) = (loads(lane), loads(size));
+            let u32_ty = module.types.insert(
+                naga::Type {
+                    name: None,
+                    inner: naga::TypeInner::Scalar(naga::Scalar::U32),
+                },
+                naga::Span::UNDEFINED,
+            );
+            let f = &mut module.entry_points[i].function;
+            let mut prologue = naga::Block::new();
+            for (read, global, builtin, name) in [
+                (
+                    reads_lane,
+                    lane,
+                    naga::BuiltIn::SubgroupInvocationId,
+                    "metal_subgroup_lane",
+                ),
+                (
+                    reads_size,
+                    size,
+                    naga::BuiltIn::SubgroupSize,
+                    "metal_subgroup_size",
+                ),
+            ] {
+                let (true, Some(g)) = (read, global) else {
+                    continue;
+                };
+                // The function's own `[[thread_index_in_simdgroup]]`, if it
+                // has one (a built-in is one argument at most).
+                let given = f
+                    .arguments
+                    .iter()
+                    .position(|a| a.binding == Some(naga::Binding::BuiltIn(builtin)));
+                let index = match given {
+                    Some(i) => i as u32,
+                    None => {
+                        f.arguments.push(naga::FunctionArgument {
+                            name: Some(name.into()),
+                            ty: u32_ty,
+                            binding: Some(naga::Binding::BuiltIn(builtin)),
+                        });
+                        f.arguments.len() as u32 - 1
+                    }
+                };
+                let value = f
+                    .expressions
+                    .append(Expression::FunctionArgument(index), naga::Span::UNDEFINED);
+                let pointer = f
+                    .expressions
+                    .append(Expression::GlobalVariable(g), naga::Span::UNDEFINED);
+                prologue.push(Statement::Store { pointer, value }, naga::Span::UNDEFINED);
+            }
+            f.body.splice(0..0, prologue);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Metal runs only the threads of a `dispatchThreads` grid, so a ragged
@@ -406,142 +492,6 @@ mod tests {
                 group[0] * 64 + local[0] >= 100,
                 "{local:?} {group:?}"
             );
-        }
-    }
-}
-
-/// What a fragment function reads of its SIMD group.
-#[derive(Default)]
-struct SimdReads {
-    lane: bool,
-    size: bool,
-}
-
-impl Lowerer<'_, '_> {
-    /// Gives each fragment function that reads the SIMD lane or width
-    /// (`simd_shuffle_up`'s edge test, `simd_is_first`, ...), itself or in
-    /// a helper, the adapter's subgroup built-ins and stores them into the
-    /// privates those reads load, before its body: a kernel's prologue sets
-    /// them, and without this a fragment function read lane 0 everywhere.
-    pub(in crate::lower) fn set_fragment_simd_privates(&mut self) {
-        let lane = self.global.privates.get(SIMD_LANE).copied();
-        let size = self.global.privates.get(SIMD_SIZE).copied();
-        if lane.is_none() && size.is_none() {
-            return;
-        }
-        let module = &mut self.global.module;
-        for i in 0..module.entry_points.len() {
-            if module.entry_points[i].stage != naga::ShaderStage::Fragment {
-                continue;
-            }
-            let mut reads = SimdReads::default();
-            let mut seen = std::collections::HashSet::new();
-            simd_reads(
-                module,
-                &module.entry_points[i].function,
-                (lane, size),
-                &mut reads,
-                &mut seen,
-            );
-            let u32_ty = module.types.insert(
-                naga::Type {
-                    name: None,
-                    inner: naga::TypeInner::Scalar(naga::Scalar::U32),
-                },
-                naga::Span::UNDEFINED,
-            );
-            let f = &mut module.entry_points[i].function;
-            let mut prologue = naga::Block::new();
-            for (read, global, builtin, name) in [
-                (
-                    reads.lane,
-                    lane,
-                    naga::BuiltIn::SubgroupInvocationId,
-                    "metal_subgroup_lane",
-                ),
-                (
-                    reads.size,
-                    size,
-                    naga::BuiltIn::SubgroupSize,
-                    "metal_subgroup_size",
-                ),
-            ] {
-                let (true, Some(g)) = (read, global) else {
-                    continue;
-                };
-                // The function's own `[[thread_index_in_simdgroup]]`, if it
-                // has one (a built-in is one argument at most).
-                let given = f
-                    .arguments
-                    .iter()
-                    .position(|a| a.binding == Some(naga::Binding::BuiltIn(builtin)));
-                let index = match given {
-                    Some(i) => i as u32,
-                    None => {
-                        f.arguments.push(naga::FunctionArgument {
-                            name: Some(name.into()),
-                            ty: u32_ty,
-                            binding: Some(naga::Binding::BuiltIn(builtin)),
-                        });
-                        f.arguments.len() as u32 - 1
-                    }
-                };
-                let value = f
-                    .expressions
-                    .append(Expression::FunctionArgument(index), naga::Span::UNDEFINED);
-                let pointer = f
-                    .expressions
-                    .append(Expression::GlobalVariable(g), naga::Span::UNDEFINED);
-                prologue.push(Statement::Store { pointer, value }, naga::Span::UNDEFINED);
-            }
-            f.body.splice(0..0, prologue);
-        }
-    }
-}
-
-/// Whether `f` or a function it calls loads the lane or size privates.
-fn simd_reads(
-    module: &naga::Module,
-    f: &naga::Function,
-    (lane, size): (
-        Option<Handle<naga::GlobalVariable>>,
-        Option<Handle<naga::GlobalVariable>>,
-    ),
-    reads: &mut SimdReads,
-    seen: &mut std::collections::HashSet<Handle<naga::Function>>,
-) {
-    for (_, e) in f.expressions.iter() {
-        match *e {
-            Expression::GlobalVariable(g) if Some(g) == lane => reads.lane = true,
-            Expression::GlobalVariable(g) if Some(g) == size => reads.size = true,
-            _ => {}
-        }
-    }
-    calls(&f.body, &mut |callee| {
-        if seen.insert(callee) {
-            simd_reads(module, &module.functions[callee], (lane, size), reads, seen);
-        }
-    });
-}
-
-/// Calls `visit` with every function `block` calls.
-fn calls(block: &naga::Block, visit: &mut dyn FnMut(Handle<naga::Function>)) {
-    for s in block.iter() {
-        match s {
-            Statement::Call { function, .. } => visit(*function),
-            Statement::Block(b) => calls(b, visit),
-            Statement::If { accept, reject, .. } => {
-                calls(accept, visit);
-                calls(reject, visit);
-            }
-            Statement::Switch { cases, .. } => cases.iter().for_each(|c| calls(&c.body, visit)),
-            Statement::Loop {
-                body, continuing, ..
-            } => {
-                calls(body, visit);
-                calls(continuing, visit);
-            }
-            _ => {}
         }
     }
 }

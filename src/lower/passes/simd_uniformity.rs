@@ -71,7 +71,7 @@ fn nonuniform_exchange(
 }
 
 /// The functions `function` calls, directly or not.
-fn callees(function: &Function, module: &Module) -> HashSet<Handle<Function>> {
+pub(crate) fn callees(function: &Function, module: &Module) -> HashSet<Handle<Function>> {
     let mut found = HashSet::new();
     let mut todo = vec![];
     visit(&function.body, &mut |s, _| {
@@ -129,7 +129,7 @@ fn is_exchange(span: naga::Span, exchanges: &HashSet<(usize, usize)>) -> bool {
 }
 
 /// Calls `f` on every statement of `block`, nested ones included.
-fn visit(block: &Block, f: &mut impl FnMut(&Statement, naga::Span)) {
+pub(crate) fn visit(block: &Block, f: &mut impl FnMut(&Statement, naga::Span)) {
     for (s, span) in block.span_iter() {
         f(s, *span);
         match s {

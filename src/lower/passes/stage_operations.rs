@@ -11,7 +11,7 @@
 
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source_map::Span;
-use naga::{Block, Function, Handle, Module, ShaderStage, Statement};
+use naga::{Function, Handle, Module, ShaderStage, Statement};
 use std::collections::HashSet;
 
 /// What a stage forbids, for the message.
@@ -49,17 +49,16 @@ struct Walk<'m> {
 }
 
 impl Walk<'_> {
+    /// The first forbidden statement of `f`, in order, a call's callee
+    /// searched where the call stands.
     fn function(&mut self, f: &Function) -> Option<(Forbidden, naga::Span)> {
-        self.block(&f.body)
-    }
-
-    fn block(&mut self, block: &Block) -> Option<(Forbidden, naga::Span)> {
-        for (s, span) in block.span_iter() {
-            if let Some(found) = self.statement(s, *span) {
-                return Some(found);
+        let mut found = None;
+        super::simd_uniformity::visit(&f.body, &mut |s, span| {
+            if found.is_none() {
+                found = self.statement(s, span);
             }
-        }
-        None
+        });
+        found
     }
 
     fn statement(&mut self, s: &Statement, span: naga::Span) -> Option<(Forbidden, naga::Span)> {
@@ -74,14 +73,6 @@ impl Walk<'_> {
             {
                 Some((Forbidden::Subgroup, span))
             }
-            Statement::Block(b) => self.block(b),
-            Statement::If { accept, reject, .. } => {
-                self.block(accept).or_else(|| self.block(reject))
-            }
-            Statement::Switch { cases, .. } => cases.iter().find_map(|c| self.block(&c.body)),
-            Statement::Loop {
-                body, continuing, ..
-            } => self.block(body).or_else(|| self.block(continuing)),
             Statement::Call { function, .. } => {
                 if !self.seen.insert(*function) {
                     return None;
