@@ -372,15 +372,15 @@ template [[host_name("pick2")]] kernel void pick<2>(device const float*, device 
 #[test]
 fn constant_conditions_choose_over_nullptr() {
     let a: Vec<f32> = (0..8).map(|v| v as f32 * 0.25 + 1.0).collect();
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         NULL_OPERANDS,
         "pick2",
         (8, 8),
         vec![(0, common::f32_bytes(&a)), (1, vec![0u8; 32])],
+        1,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&1]);
     for (i, g) in got.iter().enumerate() {
         // last<2>(a + 1) is (a + 1)[1].
         assert_eq!(*g, a[i] + a[2], "[{i}]");
@@ -427,12 +427,11 @@ kernel void scope(device float* out [[buffer(0)]], uint i [[thread_position_in_g
 #[cfg(feature = "runner")]
 #[test]
 fn struct_scope_names_match_cpu_reference() {
-    let Some(out) =
-        common::source::run_body(STRUCT_SCOPE, "scope", (8, 8), vec![(0, vec![0u8; 32])])
+    let Some(got) =
+        common::source::run_body_f32s(STRUCT_SCOPE, "scope", (8, 8), vec![(0, vec![0u8; 32])], 0)
     else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     // pad = 16 / 4 = 4, rows = 4; loader_t = Loader<float, 3, 9> (n = 27);
     // small_t = Loader<float, 1, 4> (n = 4); total = 27 + 4 + 400;
     // acc[(i + 1) % 4] is zero (the default), so its .y is 0;
@@ -463,15 +462,15 @@ kernel void ops(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]
 #[test]
 fn operators_called_by_name_match_cpu_reference() {
     let x: Vec<f32> = (0..8).map(|v| v as f32 * 0.5).collect();
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         OPERATORS_BY_NAME,
         "ops",
         (8, 8),
         vec![(0, common::f32_bytes(&x))],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for (i, (g, x)) in got.iter().zip(&x).enumerate() {
         let (a, b) = ((*x, 1.0f32), (2.0f32, 0.0f32));
         let greater = |p: (f32, f32), q: (f32, f32)| p.0 > q.0 || (p.0 == q.0 && p.1 > q.1);
@@ -563,15 +562,15 @@ kernel void conv(device float2* o [[buffer(0)]], uint i [[thread_position_in_gri
 #[cfg(feature = "runner")]
 #[test]
 fn converting_constructors_match_cpu_reference() {
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         CONVERTING_CONSTRUCTORS,
         "conv",
         (8, 8),
         vec![(0, vec![0u8; 64])],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for i in 0..8 {
         // c = (i/2, 1); d = c + (3, 1) = (i/2 + 3, 2); e = (2 + i/2 + 3, 1).
         let c = i as f32 * 0.5;
@@ -650,15 +649,15 @@ kernel void casts(device float* o [[buffer(0)]], uint i [[thread_position_in_gri
 #[cfg(feature = "runner")]
 #[test]
 fn static_casts_to_structs_in_constants_match_cpu_reference() {
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         CONSTANT_STRUCT_CASTS,
         "casts",
         (8, 8),
         vec![(0, vec![0u8; 32])],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for (i, g) in got.iter().enumerate() {
         assert_eq!(*g, 2.0 + 2.0 * i as f32, "[{i}]");
     }
@@ -682,15 +681,15 @@ kernel void members(device float* o [[buffer(0)]], uint i [[thread_position_in_g
 #[cfg(feature = "runner")]
 #[test]
 fn member_templates_call_sibling_member_templates() {
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         SIBLING_MEMBER_TEMPLATES,
         "members",
         (8, 8),
         vec![(0, vec![0u8; 32])],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for (i, g) in got.iter().enumerate() {
         assert_eq!(*g, 4.0 * (i as f32 * 0.5) + 1.0, "[{i}]");
     }
@@ -710,15 +709,15 @@ kernel void statics(device float* o [[buffer(0)]], uint i [[thread_position_in_g
 #[cfg(feature = "runner")]
 #[test]
 fn static_members_named_through_objects_match_cpu_reference() {
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         STATIC_MEMBERS_THROUGH_OBJECTS,
         "statics",
         (8, 8),
         vec![(0, vec![0u8; 32])],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for (i, g) in got.iter().enumerate() {
         assert_eq!(*g, 7.0 - 1.5 * i as f32, "[{i}]");
     }
@@ -743,15 +742,15 @@ kernel void packs(device float* o [[buffer(0)]], uint i [[thread_position_in_gri
 #[cfg(feature = "runner")]
 #[test]
 fn constexpr_templates_with_explicit_arguments_are_constants() {
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         CONSTEXPR_TEMPLATE_CALLS,
         "packs",
         (8, 8),
         vec![(0, vec![0u8; 32])],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     // get_pack_factor<4>() = 2, <6> = 4, L<2>::pf = 4 floats = 16 bytes.
     for (i, g) in got.iter().enumerate() {
         assert_eq!(*g, 200.0 + 40.0 + 16.0 + i as f32, "[{i}]");
@@ -779,15 +778,15 @@ kernel void rows(const device float* in [[buffer(0)]], device float* out [[buffe
 #[test]
 fn pointers_assigned_after_their_declaration_match_cpu_reference() {
     let x: Vec<f32> = (0..32).map(|v| v as f32 * 0.5).collect();
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         POINTERS_ASSIGNED_LATER,
         "rows",
         (8, 8),
         vec![(0, common::f32_bytes(&x)), (1, vec![0u8; 32])],
+        1,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&1]);
     for (i, g) in got.iter().enumerate() {
         let acc: f32 = (0..3).map(|r| x[i * 3 + r] + x[i * 3 + r + 1]).sum();
         assert_eq!(*g, acc + x[i * 3 + 2] * 100.0, "[{i}]");
@@ -808,15 +807,15 @@ kernel void defaults(device float* o [[buffer(0)]], uint i [[thread_position_in_
 #[cfg(feature = "runner")]
 #[test]
 fn empty_template_argument_lists_take_the_defaults() {
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         EMPTY_TEMPLATE_ARGUMENTS,
         "defaults",
         (8, 8),
         vec![(0, vec![0u8; 32])],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for (i, g) in got.iter().enumerate() {
         assert_eq!(*g, 30.0 + 12.0 + i as f32, "[{i}]");
     }
@@ -844,15 +843,15 @@ kernel void bounds(device float* o [[buffer(0)]], constant int& n [[buffer(1)]],
 #[cfg(feature = "runner")]
 #[test]
 fn uniform_values_are_their_types() {
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         UNIFORM_VALUES,
         "bounds",
         (8, 8),
         vec![(0, vec![0u8; 32]), (1, 11i32.to_le_bytes().to_vec())],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for (i, g) in got.iter().enumerate() {
         assert_eq!(*g, 20.0 + 3.0 + i as f32, "[{i}]");
     }
@@ -879,15 +878,15 @@ kernel void members(device float* o [[buffer(0)]], uint i [[thread_position_in_g
 #[cfg(feature = "runner")]
 #[test]
 fn member_templates_called_unqualified_with_explicit_arguments() {
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         UNQUALIFIED_MEMBER_TEMPLATES,
         "members",
         (8, 8),
         vec![(0, vec![0u8; 40])],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     assert_eq!(got[1], 6.0);
     for i in 0..8 {
         assert_eq!(got[2 + i], i as f32 * 2.0 + 0.5, "[{i}]");
@@ -921,15 +920,15 @@ kernel void arrays(device float* o [[buffer(0)]], uint i [[thread_position_in_gr
 fn thread_array_parameters_write_the_callers_array() {
     let mut x = vec![0.0f32; 12];
     x[8..12].copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         ARRAY_PARAMETERS_WRITTEN,
         "arrays",
         (8, 8),
         vec![(0, common::f32_bytes(&x))],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for (i, g) in got[..8].iter().enumerate() {
         let v = i as f32;
         // `load(o, c, 8)` deduces `U = half` and `TN = 4` from `c`.
@@ -953,15 +952,15 @@ kernel void zeroed(device float* o [[buffer(0)]], uint lid [[thread_position_in_
 #[cfg(feature = "runner")]
 #[test]
 fn zero_initialised_threadgroup_memory_is_accepted() {
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         ZEROED_THREADGROUP_MEMORY,
         "zeroed",
         (32, 32),
         vec![(0, vec![0xFFu8; 128])],
+        0,
     ) else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for (lid, g) in got.iter().enumerate() {
         // Slots 16..31 are never written: they hold the zeros.
         let want = if lid < 16 {

@@ -888,15 +888,15 @@ fn filled_matrices_store_from_kernels_with_barriers() {
   if (lid == 0) { o[64] = t[31]; }
 }
 ";
-    let Some(out) = common::source::run_body(
+    let Some(got) = common::source::run_body_f32s(
         body,
         "filled",
         (32, 32),
         vec![(0, vec![0u8; 65 * 4]), (1, 8u32.to_le_bytes().to_vec())],
+        0,
     ) else {
         return;
     };
-    let got = f32s(&out[&0]);
     assert!(got[..64].iter().all(|v| *v == 1.5), "{got:?}");
     assert_eq!(got[64], 31.0);
 }

@@ -480,11 +480,11 @@ kernel void decay(device float* out [[buffer(0)]], uint lid [[thread_position_in
   out[lid] = first(tile) + tile[lid];
 }
 "#;
-    let Some(out) = common::source::run_body(body, "decay", (32, 32), vec![(0, vec![0u8; 128])])
+    let Some(got) =
+        common::source::run_body_f32s(body, "decay", (32, 32), vec![(0, vec![0u8; 128])], 0)
     else {
         return;
     };
-    let got = common::f32s(&out[&0]);
     for (lid, g) in got.iter().enumerate() {
         // tile[2l] = tile[2l + 1] = l for l < 16.
         assert_eq!(*g, (lid / 2) as f32, "[{lid}]");

@@ -82,3 +82,16 @@ pub fn run_body(
         .unwrap_or_else(|e| panic!("{entry}: {e}")),
     )
 }
+
+/// Buffer `read` after [`run_body`], as `f32`s; `None` without a GPU.
+#[cfg(feature = "runner")]
+pub fn run_body_f32s(
+    body: &str,
+    entry: &str,
+    threads: (u32, u32),
+    buffers: Vec<(u32, Vec<u8>)>,
+    read: u32,
+) -> Option<Vec<f32>> {
+    let out = run_body(body, entry, threads, buffers)?;
+    Some(super::f32s(&out[&read]))
+}
