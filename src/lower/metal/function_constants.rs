@@ -373,17 +373,11 @@ fn reached(
     entry: &naga::Function,
 ) -> Vec<FunctionConstantReflection> {
     let mut ids = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    let mut stack = vec![entry];
-    while let Some(f) = stack.pop() {
+    let callees = crate::lower::passes::simd_uniformity::callees(entry, module);
+    for f in std::iter::once(entry).chain(callees.iter().map(|h| &module.functions[*h])) {
         for (_, e) in f.expressions.iter() {
             if let Expression::Override(h) = *e {
                 ids.extend(module.overrides[h].id);
-            }
-        }
-        for callee in calls(&f.body) {
-            if seen.insert(callee) {
-                stack.push(&module.functions[callee]);
             }
         }
     }
@@ -419,32 +413,6 @@ pub(in crate::lower) fn constant_reflection(
         arguments: Vec::new(),
         needed_at_translation: false,
     }
-}
-
-/// Every function a block calls, nested blocks included.
-fn calls(block: &naga::Block) -> Vec<Handle<naga::Function>> {
-    let mut out = Vec::new();
-    for s in block.iter() {
-        match s {
-            naga::Statement::Call { function, .. } => out.push(*function),
-            naga::Statement::Block(b) => out.extend(calls(b)),
-            naga::Statement::If { accept, reject, .. } => {
-                out.extend(calls(accept));
-                out.extend(calls(reject));
-            }
-            naga::Statement::Switch { cases, .. } => {
-                cases.iter().for_each(|c| out.extend(calls(&c.body)))
-            }
-            naga::Statement::Loop {
-                body, continuing, ..
-            } => {
-                out.extend(calls(body));
-                out.extend(calls(continuing));
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 /// The reflection of entry point `f` (of `stage`), left out of the WGSL
