@@ -373,7 +373,7 @@ fn reached(
     entry: &naga::Function,
 ) -> Vec<FunctionConstantReflection> {
     let mut ids = BTreeSet::new();
-    let callees = crate::lower::passes::simd_uniformity::callees(entry, module);
+    let callees = crate::lower::passes::ir_walk::callees(entry, module);
     for f in std::iter::once(entry).chain(callees.iter().map(|h| &module.functions[*h])) {
         for (_, e) in f.expressions.iter() {
             if let Expression::Override(h) = *e {

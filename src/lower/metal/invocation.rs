@@ -164,7 +164,7 @@ impl Lowerer<'_, '_> {
             }
             // The entry point and every function it calls, directly or not.
             let ep = &module.entry_points[i].function;
-            let callees = crate::lower::passes::simd_uniformity::callees(ep, module);
+            let callees = crate::lower::passes::ir_walk::callees(ep, module);
             let loads = |global: Option<Handle<naga::GlobalVariable>>| {
                 std::iter::once(ep)
                     .chain(callees.iter().map(|h| &module.functions[*h]))

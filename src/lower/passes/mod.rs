@@ -13,6 +13,7 @@
 
 pub(crate) mod browser_dialect;
 pub(crate) mod half_demotion;
+pub(crate) mod ir_walk;
 mod rebuild;
 pub(crate) mod simd_uniformity;
 pub(crate) mod stage_operations;

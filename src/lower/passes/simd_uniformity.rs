@@ -14,6 +14,7 @@
 //! vary; control flow after a varying `return`, `break` or `continue` is
 //! non-uniform.
 
+use super::ir_walk::{callees, visit};
 use crate::lower::ctx::function::operands;
 use naga::{Block, Expression, Function, Handle, Module, Statement};
 use std::collections::{HashMap, HashSet};
@@ -70,27 +71,6 @@ fn nonuniform_exchange(
     }
 }
 
-/// The functions `function` calls, directly or not.
-pub(crate) fn callees(function: &Function, module: &Module) -> HashSet<Handle<Function>> {
-    let mut found = HashSet::new();
-    let mut todo = vec![];
-    visit(&function.body, &mut |s, _| {
-        if let Statement::Call { function, .. } = s {
-            todo.push(*function);
-        }
-    });
-    while let Some(h) = todo.pop() {
-        if found.insert(h) {
-            visit(&module.functions[h].body, &mut |s, _| {
-                if let Statement::Call { function, .. } = s {
-                    todo.push(*function);
-                }
-            });
-        }
-    }
-    found
-}
-
 /// The module's functions that contain an exchange, directly or through
 /// the functions they call.
 fn exchanging_functions(
@@ -126,28 +106,6 @@ fn exchanging_functions(
 fn is_exchange(span: naga::Span, exchanges: &HashSet<(usize, usize)>) -> bool {
     span.to_range()
         .is_some_and(|r| exchanges.contains(&(r.start, r.end)))
-}
-
-/// Calls `f` on every statement of `block`, nested ones included.
-pub(crate) fn visit(block: &Block, f: &mut impl FnMut(&Statement, naga::Span)) {
-    for (s, span) in block.span_iter() {
-        f(s, *span);
-        match s {
-            Statement::Block(b) => visit(b, f),
-            Statement::If { accept, reject, .. } => {
-                visit(accept, f);
-                visit(reject, f);
-            }
-            Statement::Switch { cases, .. } => cases.iter().for_each(|c| visit(&c.body, f)),
-            Statement::Loop {
-                body, continuing, ..
-            } => {
-                visit(body, f);
-                visit(continuing, f);
-            }
-            _ => {}
-        }
-    }
 }
 
 /// Built-in inputs that differ between the threads of a threadgroup.

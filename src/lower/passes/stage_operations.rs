@@ -53,7 +53,7 @@ impl Walk<'_> {
     /// searched where the call stands.
     fn function(&mut self, f: &Function) -> Option<(Forbidden, naga::Span)> {
         let mut found = None;
-        super::simd_uniformity::visit(&f.body, &mut |s, span| {
+        super::ir_walk::visit(&f.body, &mut |s, span| {
             if found.is_none() {
                 found = self.statement(s, span);
             }
