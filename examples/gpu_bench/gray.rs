@@ -7,6 +7,12 @@
 //! subgroups; `grayscale4` (four pixels per
 //! thread, one `uchar4` store) is the same algorithm as the hand-written
 //! WGSL, which has no byte stores and so packs four lumas into a `u32`.
+//! `grayscale` has a twin of its own algorithm too: one pixel per thread,
+//! the four lumas of a quad gathered by `quadBroadcast` and stored as one
+//! plain `u32` by the quad's first lane, written knowing what the
+//! translator must check at run time (that the quad holds four
+//! neighbouring, active pixels of one word; else it falls back to atomics,
+//! so its words are `atomic<u32>`).
 //! Bandwidth counts 4 bytes read and 1 byte written per pixel.
 
 use super::harness::{check_exact, grid, print_rows, translate, Bench, Kernel, Row};
@@ -29,6 +35,32 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let p = q * 4u;
     gray[q] = luma(rgba[p]) | (luma(rgba[p + 1u]) << 8u)
         | (luma(rgba[p + 2u]) << 16u) | (luma(rgba[p + 3u]) << 24u);
+}";
+
+/// One pixel per thread, the quad's lumas combined into one word (the
+/// `grayscale` algorithm, hand-written): a 16-wide workgroup row holds four
+/// whole quads of neighbouring pixels, and subgroups are made of
+/// consecutive invocations, so each quad is four pixels of one word.
+/// (Tint would need `enable subgroups;`, which naga 30 refuses.)
+const HAND_WGSL_QUAD: &str = "
+@group(0) @binding(0) var<storage, read> rgba: array<u32>;
+@group(0) @binding(1) var<storage, read_write> gray: array<u32>;
+@group(0) @binding(2) var<uniform> width: u32;
+fn luma(p: u32) -> u32 {
+    let r = p & 0xffu;
+    let g = (p >> 8u) & 0xffu;
+    let b = (p >> 16u) & 0xffu;
+    return (77u * r + 150u * g + 29u * b + 128u) >> 8u;
+}
+@compute @workgroup_size(16, 16)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.y * width + gid.x;
+    let v = luma(rgba[i]);
+    let word = quadBroadcast(v, 0u) | (quadBroadcast(v, 1u) << 8u)
+        | (quadBroadcast(v, 2u) << 16u) | (quadBroadcast(v, 3u) << 24u);
+    if ((i & 3u) == 0u) {
+        gray[i >> 2u] = word;
+    }
 }";
 
 /// The CPU conversion.
@@ -62,12 +94,24 @@ pub fn run(bench: &Bench, w: u32, h: u32) -> anyhow::Result<()> {
     let size = bench.input(bytemuck::cast_slice(&[w / 4, h]));
     let gray = bench.output(pixels);
     let quads = grid([w / 4, h, 1], [16, 16, 1]);
-    let kernels = [
+    let pixels_grid = grid([w, h, 1], [16, 16, 1]);
+    let one_pixel = [
         one.kernel(
             "translated grayscale (1 px, uchar)",
-            grid([w, h, 1], [16, 16, 1]),
+            pixels_grid,
             &[&rgba, &gray, &width],
         ),
+        Kernel {
+            name: "hand-written WGSL (1 px, quad-combined u32 store)",
+            wgsl: HAND_WGSL_QUAD.into(),
+            entry: "main".into(),
+            groups: pixels_grid.threadgroups,
+            buffers: vec![(0, &rgba), (1, &gray), (2, &width)],
+            dispatch: None,
+            constants: Vec::new(),
+        },
+    ];
+    let four_pixels = [
         four.kernel(
             "translated grayscale4 (4 px, uchar4)",
             quads,
@@ -83,17 +127,19 @@ pub fn run(bench: &Bench, w: u32, h: u32) -> anyhow::Result<()> {
             constants: Vec::new(),
         },
     ];
-    let mut rows = Vec::new();
-    for kernel in &kernels {
-        let ns = bench.time(kernel)?;
-        check_exact(kernel.name, &bench.read_bytes(&gray)?, &want)?;
-        bench.clear(&gray)?;
-        rows.push(Row {
-            name: kernel.name,
-            ns,
-            work: pixels as f64 * 5.0,
-        });
+    for kernels in [&one_pixel, &four_pixels] {
+        let mut rows = Vec::new();
+        for kernel in kernels {
+            let ns = bench.time(kernel)?;
+            check_exact(kernel.name, &bench.read_bytes(&gray)?, &want)?;
+            bench.clear(&gray)?;
+            rows.push(Row {
+                name: kernel.name,
+                ns,
+                work: pixels as f64 * 5.0,
+            });
+        }
+        print_rows(&rows, "GB/s", 1);
     }
-    print_rows(&rows, "GB/s", 2);
     Ok(())
 }

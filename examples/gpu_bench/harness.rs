@@ -7,6 +7,10 @@ use msl2wgsl::wgpu;
 use msl2wgsl::{Library, Options, SimdGroups, Target};
 use wgpu::util::DeviceExt;
 
+/// How long each kernel runs untimed before it is timed (see
+/// `Bench::median_passes`).
+pub const WARM_UP: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The device and the number of timed dispatches per kernel.
 pub struct Bench {
     /// The device.
@@ -369,10 +373,32 @@ impl Bench {
     /// Records `iterations` passes with `pass(encoder, queries, i)`, which
     /// writes timestamps `2i` and `2i + 1`, into one submission and returns
     /// the median difference in nanoseconds.
+    ///
+    /// The same submission first runs untimed, again and again for at
+    /// least [`WARM_UP`]: on NVIDIA the first kernel timed after the GPU
+    /// idled (while the CPU computed a reference or filled buffers) ran up
+    /// to 3× slower for a whole submission, and an identical module timed
+    /// again right after ran at full speed (BENCHMARKS.md, "Warm-up"): the
+    /// GPU's state, not the kernel.
     fn median_passes(
         &self,
         pass: impl Fn(&mut wgpu::CommandEncoder, &wgpu::QuerySet, u32),
     ) -> anyhow::Result<f64> {
+        let start = std::time::Instant::now();
+        while start.elapsed() < WARM_UP {
+            self.pass_times(&pass)?;
+        }
+        let mut times = self.pass_times(&pass)?;
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+
+    /// The times in nanoseconds of one submission of `iterations` passes
+    /// recorded by `pass` (see [`Self::median_passes`]).
+    fn pass_times(
+        &self,
+        pass: &impl Fn(&mut wgpu::CommandEncoder, &wgpu::QuerySet, u32),
+    ) -> anyhow::Result<Vec<f64>> {
         let device = self.gpu.device();
         let count = self.iterations as u32 * 2;
         let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -394,12 +420,10 @@ impl Bench {
         self.gpu.queue().submit([encoder.finish()]);
         let stamps: Vec<u64> = bytemuck::pod_collect_to_vec(&self.gpu.read_buffer(&resolve)?);
         let period = f64::from(self.gpu.queue().get_timestamp_period());
-        let mut times: Vec<f64> = stamps
+        Ok(stamps
             .chunks_exact(2)
             .map(|p| p[1].saturating_sub(p[0]) as f64 * period)
-            .collect();
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2])
+            .collect())
     }
 }
 
