@@ -664,6 +664,11 @@ impl Structs {
         &self.0[id.0 as usize]
     }
 
+    /// The struct `id`, to change (sema settles layouts after declaring).
+    pub fn get_mut(&mut self, id: StructId) -> &mut StructDef {
+        &mut self.0[id.0 as usize]
+    }
+
     /// Adds one.
     pub fn push(&mut self, def: StructDef) -> StructId {
         self.0.push(def);

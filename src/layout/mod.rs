@@ -224,7 +224,9 @@ pub enum PlannedMember {
 pub struct PaddingPlan {
     /// Members in order, with their WGSL (= Metal) offsets.
     pub members: Vec<(PlannedMember, u32)>,
-    /// Size and alignment (equal to Metal's).
+    /// Size (equal to Metal's) and WGSL's alignment (its members' largest:
+    /// Metal's may be larger, and then every offset and stride that Metal
+    /// aligns to it is padded to in WGSL).
     pub size_align: SizeAlign,
 }
 
@@ -255,6 +257,9 @@ pub fn padding_plan(id: StructId, structs: &Structs) -> Result<PaddingPlan, Unre
     let def = structs.get(id);
     let mut members = Vec::new();
     let mut cursor = 0u32;
+    // WGSL's alignment of the struct: its members' largest, which may be
+    // below Metal's (`aligned(256)`, bit-fields' declared types).
+    let mut wgsl_align = 1;
     for (i, m) in def.members.iter().enumerate() {
         let w = wgsl(&m.ty, structs).map_err(|_| Unrepresentable { member: Some(i) })?;
         let target = layout.offsets[i];
@@ -262,8 +267,12 @@ pub fn padding_plan(id: StructId, structs: &Structs) -> Result<PaddingPlan, Unre
             .ok_or(Unrepresentable { member: Some(i) })?;
         members.push((PlannedMember::Member(i), target));
         cursor = target + w.size;
+        wgsl_align = wgsl_align.max(w.align);
     }
-    let sa = layout.size_align;
+    let sa = SizeAlign {
+        size: layout.size_align.size,
+        align: wgsl_align,
+    };
     // Tail: WGSL rounds the size up to the alignment; pad until that lands on Metal's size.
     while round_up(cursor, sa.align) < sa.size {
         let step = if cursor.is_multiple_of(4) && sa.size - cursor >= 4 {

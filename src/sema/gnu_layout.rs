@@ -3,9 +3,11 @@
 //!
 //! The translator reproduces Metal's natural layout ([`crate::layout`]).
 //! These attributes are accepted where Metal's layout with them has the
-//! same member offsets and sizes: `aligned(N)` no larger than the natural
-//! alignment (GCC's rule on structs and members: it only raises alignment),
-//! and `packed` on a struct without padding. `packed` still lowers such a
+//! same member offsets and sizes: `aligned(N)` on a member no larger than
+//! the natural alignment (GCC's rule on structs and members: it only raises
+//! alignment), `aligned(N)` of any size on a struct (it raises the struct's
+//! alignment and size, [`crate::types::StructDef::min_align`], and moves no
+//! member), and `packed` on a struct without padding. `packed` still lowers such a
 //! struct's alignment to 1, which moves nothing inside it but can move it
 //! inside another struct; [`Program::true_align`] remembers that alignment,
 //! so that every struct containing one is checked the same way and
@@ -135,6 +137,16 @@ impl Program<'_> {
         }
         if let Some((n, _)) = raised {
             align = align.max(n);
+            // `aligned(N)` on the struct itself, above its natural
+            // alignment, moves no member: only its size (tail padding) and
+            // its place in arrays and other structs change, which the
+            // layout takes from `min_align` and the WGSL padding plan
+            // reproduces with padding members.
+            if n > natural.size_align.align && packed.is_none() {
+                let def = self.structs.get_mut(id);
+                def.min_align = def.min_align.max(n);
+                return Ok(());
+            }
         }
         let size = round_up(cursor.max(1), align);
         if size != natural.size_align.size {
