@@ -209,6 +209,60 @@ fn atomic_views_of_plain_uints_are_atomic() {
     assert_eq!(common::f32s(&out[&2]), doubled);
 }
 
+/// SPIRV-Cross's `atomic.comp` shape: `int` members cast to
+/// `device atomic_int*` in a buffer of words: every signed operation on
+/// the bits of an unsigned word, min and max compared as signed.
+const SIGNED_ATOMIC_VIEWS: &str = r#"
+struct Totals { uint u; int sum; int lo; int hi; int swapped; int cas; };
+kernel void signed_views(device Totals& t [[buffer(0)]], device const int* v [[buffer(1)]],
+                         device int* seen [[buffer(2)]],
+                         uint i [[thread_position_in_grid]]) {
+  atomic_fetch_add_explicit((device atomic_uint*)&t.u, 1u, memory_order_relaxed);
+  atomic_fetch_add_explicit((device atomic_int*)&t.sum, v[i], memory_order_relaxed);
+  atomic_fetch_sub_explicit((device atomic_int*)&t.sum, 1, memory_order_relaxed);
+  atomic_fetch_min_explicit((device atomic_int*)&t.lo, v[i], memory_order_relaxed);
+  atomic_fetch_max_explicit((device atomic_int*)&t.hi, v[i], memory_order_relaxed);
+  if (i == 5u) {
+    seen[0] = atomic_exchange_explicit((device atomic_int*)&t.swapped, -9, memory_order_relaxed);
+    int expected = -4;
+    bool ok = atomic_compare_exchange_weak_explicit((device atomic_int*)&t.cas, &expected, -5,
+                                                    memory_order_relaxed, memory_order_relaxed);
+    seen[1] = ok ? 1 : 0;
+    seen[2] = atomic_load_explicit((device atomic_int*)&t.cas, memory_order_relaxed);
+    atomic_store_explicit((device atomic_int*)&t.swapped, atomic_load_explicit((device atomic_int*)&t.swapped, memory_order_relaxed) - 1, memory_order_relaxed);
+  }
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn signed_atomic_views_compare_as_signed() {
+    let n = 64u32;
+    // Negative and positive values: an unsigned minimum would pick a
+    // positive one and an unsigned maximum a negative one.
+    let v: Vec<i32> = (0..n as i32).map(|i| (i * 37) % 101 - 50).collect();
+    let totals: Vec<i32> = vec![0, 3, 0, 0, -7, -4];
+    let Some(out) = run(
+        SIGNED_ATOMIC_VIEWS,
+        "signed_views",
+        (n, 32),
+        vec![
+            (0, bytemuck::cast_slice(&totals).to_vec()),
+            (1, bytemuck::cast_slice(&v).to_vec()),
+            (2, vec![0; 12]),
+        ],
+    ) else {
+        return;
+    };
+    let got: Vec<i32> = bytemuck::pod_collect_to_vec(&out[&0]);
+    let sum = 3 + v.iter().sum::<i32>() - n as i32;
+    let lo = (*v.iter().min().unwrap()).min(0);
+    let hi = (*v.iter().max().unwrap()).max(0);
+    assert_eq!(got, [n as i32, sum, lo, hi, -10, -5]);
+    let seen: Vec<i32> = bytemuck::pod_collect_to_vec(&out[&2]);
+    assert_eq!(seen, [-7, 1, -5]);
+}
+
 #[test]
 fn only_the_viewed_memory_is_held_as_words() {
     let lib = translate_body(ATOMIC_VIEWS);

@@ -9,6 +9,7 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
+use crate::lower::stdlib::simd::bin;
 use crate::lower::stdlib::Builtin;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
@@ -24,6 +25,20 @@ enum Op {
     Exchange,
     CompareExchange,
     Fetch(Af),
+}
+
+/// An atomic object an atomic function works on.
+#[derive(Clone, Copy)]
+struct AtomicObject {
+    /// The naga pointer to its 32-bit atomic word.
+    pointer: Handle<Expression>,
+    /// Its MSL type (`atomic_int`: `Int`).
+    scalar: Scalar,
+    /// The scalar of the word: `Int` for an `atomic<i32>`, `UInt` for the
+    /// `atomic<u32>` words that hold every other atomic, and an
+    /// `atomic_int` in a buffer of words (a buffer that also holds 8/16-bit
+    /// data, or an `int` member cast to `atomic_int*`), whose bits it holds.
+    word: Scalar,
 }
 
 /// What the atomic builtin `b` does, and how many arguments it takes;
@@ -76,17 +91,15 @@ impl Lowerer<'_, '_> {
         for order in orders {
             check_order(order)?;
         }
-        let (pointer, scalar) = self.atomic_pointer(fx, &args[0], name, op != Op::Load)?;
+        let atomic = self.atomic_pointer(fx, &args[0], name, op != Op::Load)?;
+        let (pointer, scalar) = (atomic.pointer, atomic.scalar);
         let value = match op {
             Op::Load => {
                 let word = fx.add(Expression::Load { pointer }, span);
-                Value::Rv(
-                    self.value_of_word(fx, word, scalar, span),
-                    Type::Scalar(scalar),
-                )
+                Value::Rv(self.decode(fx, word, atomic, span), Type::Scalar(scalar))
             }
             Op::Store => {
-                let word = self.word_of_arg(fx, &args[1], scalar)?;
+                let word = self.word_of_arg(fx, &args[1], atomic)?;
                 self.push_effect(
                     fx,
                     Statement::Store {
@@ -99,24 +112,13 @@ impl Lowerer<'_, '_> {
                 Value::Void
             }
             Op::Exchange => {
-                let word = self.word_of_arg(fx, &args[1], scalar)?;
-                let old = self.atomic_rmw(
-                    fx,
-                    pointer,
-                    Af::Exchange { compare: None },
-                    word,
-                    scalar,
-                    span,
-                )?;
-                Value::Rv(
-                    self.value_of_word(fx, old, scalar, span),
-                    Type::Scalar(scalar),
-                )
+                let word = self.word_of_arg(fx, &args[1], atomic)?;
+                let old =
+                    self.atomic_rmw(fx, atomic, Af::Exchange { compare: None }, word, span)?;
+                Value::Rv(self.decode(fx, old, atomic, span), Type::Scalar(scalar))
             }
-            Op::CompareExchange => {
-                self.compare_exchange(fx, pointer, scalar, &args[1], &args[2], span)?
-            }
-            Op::Fetch(fun) => self.fetch(fx, name, fun, (pointer, scalar), &args[1], span)?,
+            Op::CompareExchange => self.compare_exchange(fx, atomic, &args[1], &args[2], span)?,
+            Op::Fetch(fun) => self.fetch(fx, name, fun, atomic, &args[1], span)?,
         };
         Ok(value)
     }
@@ -126,11 +128,11 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         name: &str,
         fun: Af,
-        (pointer, scalar): (Handle<Expression>, Scalar),
+        atomic: AtomicObject,
         arg: &Expr,
         span: Span,
     ) -> Result<Value> {
-        match scalar {
+        match atomic.scalar {
             Scalar::Bool => Err(Error::coded(
                 Code::NoMatchingOverload,
                 span,
@@ -139,7 +141,12 @@ impl Lowerer<'_, '_> {
             Scalar::Float if matches!(fun, Af::Add | Af::Subtract) => {
                 let (v, t) = self.rvalue(fx, arg)?;
                 let v = self.convert(fx, v, &t, &Type::FLOAT, false, arg.span)?;
-                let old = self.float_update(fx, pointer, fun, v, span)?;
+                let op = match fun {
+                    Af::Add => naga::BinaryOperator::Add,
+                    _ => naga::BinaryOperator::Subtract,
+                };
+                let old =
+                    self.update_loop(fx, atomic, |fx, old| bin(fx, op, old, v, span), span)?;
                 Ok(Value::Rv(old, Type::FLOAT))
             }
             Scalar::Float => Err(Error::coded(
@@ -147,29 +154,61 @@ impl Lowerer<'_, '_> {
                 span,
                 format!("`{name}` is not available for `atomic_float`"),
             )),
-            _ => {
-                let word = self.word_of_arg(fx, arg, scalar)?;
-                let old = self.atomic_rmw(fx, pointer, fun, word, scalar, span)?;
-                Ok(Value::Rv(old, Type::Scalar(scalar)))
+            // Signed minimum and maximum on the bits of an `atomic_int` held
+            // in an unsigned word: WGSL's `atomicMin/Max` on `atomic<u32>`
+            // would compare them unsigned.
+            Scalar::Int if atomic.word == Scalar::UInt && matches!(fun, Af::Min | Af::Max) => {
+                let (v, t) = self.rvalue(fx, arg)?;
+                let v = self.convert(fx, v, &t, &Type::INT, false, arg.span)?;
+                let f = match fun {
+                    Af::Min => naga::MathFunction::Min,
+                    _ => naga::MathFunction::Max,
+                };
+                let old = self.update_loop(
+                    fx,
+                    atomic,
+                    |fx, old| {
+                        fx.add(
+                            Expression::Math {
+                                fun: f,
+                                arg: old,
+                                arg1: Some(v),
+                                arg2: None,
+                                arg3: None,
+                            },
+                            span,
+                        )
+                    },
+                    span,
+                )?;
+                Ok(Value::Rv(old, Type::INT))
+            }
+            scalar => {
+                let word = self.word_of_arg(fx, arg, atomic)?;
+                let old = self.atomic_rmw(fx, atomic, fun, word, span)?;
+                Ok(Value::Rv(
+                    self.decode(fx, old, atomic, span),
+                    Type::Scalar(scalar),
+                ))
             }
         }
     }
 
-    /// The naga pointer to the atomic object `arg` points to, and its type.
+    /// The atomic object `arg` points to.
     fn atomic_pointer(
         &mut self,
         fx: &mut FnCtx,
         arg: &Expr,
         name: &str,
         writes: bool,
-    ) -> Result<(Handle<Expression>, Scalar)> {
+    ) -> Result<AtomicObject> {
         let v = self.expr(fx, arg)?;
-        let (place, what) = match v {
+        let (place, what, in_words) = match v {
             Value::Ptr(p) => {
                 let what = format!("{} {}*", p.space.name(), self.program.display(&p.pointee));
                 match self.element_value(fx, &p, arg.span) {
-                    Value::Place(place) => (place, what),
-                    Value::Bytes(b) => (self.atomic_word(fx, &b, name, arg.span)?, what),
+                    Value::Place(place) => (place, what, false),
+                    Value::Bytes(b) => (self.atomic_word(fx, &b, name, arg.span)?, what, true),
                     _ => unreachable!("pointers designate places"),
                 }
             }
@@ -195,7 +234,15 @@ impl Lowerer<'_, '_> {
                 format!("`{name}` cannot modify an atomic object through a `const` pointer"),
             ));
         }
-        Ok((place.ptr, scalar))
+        let word = match scalar {
+            Scalar::Int if !in_words => Scalar::Int,
+            _ => Scalar::UInt,
+        };
+        Ok(AtomicObject {
+            pointer: place.ptr,
+            scalar,
+            word,
+        })
     }
 
     /// An atomic in a word-view buffer: its word, which is atomic when the
@@ -207,8 +254,8 @@ impl Lowerer<'_, '_> {
         name: &str,
         span: Span,
     ) -> Result<crate::lower::ctx::value::Place> {
-        if self.word_view(b.global) != Some(true) || b.ty == Type::Atomic(Scalar::Int) {
-            return Err(Error::coded(Code::Unsupported, span, format!("`{name}`: atomics in a buffer that also holds packed, bool or 8/16-bit data are not supported yet (only `atomic_uint`)")));
+        if self.word_view(b.global) != Some(true) {
+            return Err(Error::coded(Code::Unsupported, span, format!("`{name}`: atomics in a buffer that also holds packed, bool or 8/16-bit data are not supported yet")));
         }
         let base = fx.add(Expression::GlobalVariable(b.global), span);
         let two = self.u32_lit(fx, 2, span);
@@ -228,66 +275,52 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// The 32-bit word an atomic of type `scalar` stores for the value `arg`.
+    /// The 32-bit word `atomic` stores for the value `arg`.
     fn word_of_arg(
         &mut self,
         fx: &mut FnCtx,
         arg: &Expr,
-        scalar: Scalar,
+        atomic: AtomicObject,
     ) -> Result<Handle<Expression>> {
         let (v, t) = self.rvalue(fx, arg)?;
-        let v = self.convert(fx, v, &t, &Type::Scalar(scalar), false, arg.span)?;
-        Ok(match scalar {
-            Scalar::Bool => self.convert(fx, v, &Type::BOOL, &Type::UINT, true, arg.span)?,
-            Scalar::Float => fx.add(
-                Expression::As {
-                    expr: v,
-                    kind: naga::ScalarKind::Uint,
-                    convert: None,
-                },
-                arg.span,
-            ),
+        let v = self.convert(fx, v, &t, &Type::Scalar(atomic.scalar), false, arg.span)?;
+        self.encode(fx, v, atomic, arg.span)
+    }
+
+    /// The word `atomic` holds for its value `v`.
+    fn encode(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Handle<Expression>,
+        atomic: AtomicObject,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        Ok(match atomic.scalar {
+            Scalar::Bool => self.convert(fx, v, &Type::BOOL, &Type::UINT, true, span)?,
+            Scalar::Int if atomic.word == Scalar::Int => v,
+            Scalar::Float | Scalar::Int => bitcast(fx, v, naga::ScalarKind::Uint, span),
             _ => v,
         })
     }
 
-    /// The value of an atomic of type `scalar` from its word.
-    fn value_of_word(
+    /// The value of `atomic` from its word.
+    fn decode(
         &mut self,
         fx: &mut FnCtx,
         word: Handle<Expression>,
-        scalar: Scalar,
+        atomic: AtomicObject,
         span: Span,
     ) -> Handle<Expression> {
-        match scalar {
+        match atomic.scalar {
             Scalar::Bool => {
                 let zero = self.u32_lit(fx, 0, span);
-                fx.add(
-                    Expression::Binary {
-                        op: naga::BinaryOperator::NotEqual,
-                        left: word,
-                        right: zero,
-                    },
-                    span,
-                )
+                bin(fx, naga::BinaryOperator::NotEqual, word, zero, span)
             }
-            Scalar::Float => fx.add(
-                Expression::As {
-                    expr: word,
-                    kind: naga::ScalarKind::Float,
-                    convert: None,
-                },
-                span,
-            ),
+            Scalar::Float => bitcast(fx, word, naga::ScalarKind::Float, span),
+            Scalar::Int if atomic.word == Scalar::UInt => {
+                bitcast(fx, word, naga::ScalarKind::Sint, span)
+            }
             _ => word,
-        }
-    }
-
-    fn word_scalar(scalar: Scalar) -> Scalar {
-        if scalar == Scalar::Int {
-            Scalar::Int
-        } else {
-            Scalar::UInt
         }
     }
 
@@ -332,13 +365,13 @@ impl Lowerer<'_, '_> {
     fn atomic_rmw(
         &mut self,
         fx: &mut FnCtx,
-        pointer: Handle<Expression>,
+        atomic: AtomicObject,
         fun: Af,
         value: Handle<Expression>,
-        scalar: Scalar,
         span: Span,
     ) -> Result<Handle<Expression>> {
-        let word = Type::Scalar(Self::word_scalar(scalar));
+        let pointer = atomic.pointer;
+        let word = Type::Scalar(atomic.word);
         let ty = self.naga_type(&word, span)?;
         self.only_active(fx, &word, span, |_, fx| {
             let result = fx.add_result(
@@ -409,16 +442,19 @@ impl Lowerer<'_, '_> {
         (old, exchanged)
     }
 
-    /// `atomic_float` add/sub: a compare-exchange loop on the float's bits.
-    fn float_update(
+    /// An update the hardware has no atomic for (`atomic_float` add and
+    /// subtract, signed min and max on an unsigned word): a compare-exchange
+    /// loop on the word, with the new value `update(old value)`. Returns
+    /// the old value.
+    fn update_loop(
         &mut self,
         fx: &mut FnCtx,
-        pointer: Handle<Expression>,
-        fun: Af,
-        v: Handle<Expression>,
+        atomic: AtomicObject,
+        update: impl FnOnce(&mut FnCtx, Handle<Expression>) -> Handle<Expression>,
         span: Span,
     ) -> Result<Handle<Expression>> {
-        self.only_active(fx, &Type::FLOAT, span, |l, fx| {
+        let pointer = atomic.pointer;
+        self.only_active(fx, &Type::Scalar(atomic.scalar), span, |l, fx| {
             let u = l.naga_type(&Type::UINT, span)?;
             let var = fx.local("_old", u, span);
             let old_ptr = fx.add(Expression::LocalVariable(var), span);
@@ -432,35 +468,9 @@ impl Lowerer<'_, '_> {
             );
             fx.open();
             let old = fx.add(Expression::Load { pointer: old_ptr }, span);
-            let old_f = fx.add(
-                Expression::As {
-                    expr: old,
-                    kind: naga::ScalarKind::Float,
-                    convert: None,
-                },
-                span,
-            );
-            let op = if fun == Af::Add {
-                naga::BinaryOperator::Add
-            } else {
-                naga::BinaryOperator::Subtract
-            };
-            let new_f = fx.add(
-                Expression::Binary {
-                    op,
-                    left: old_f,
-                    right: v,
-                },
-                span,
-            );
-            let new = fx.add(
-                Expression::As {
-                    expr: new_f,
-                    kind: naga::ScalarKind::Uint,
-                    convert: None,
-                },
-                span,
-            );
+            let old_value = l.decode(fx, old, atomic, span);
+            let new_value = update(fx, old_value);
+            let new = l.encode(fx, new_value, atomic, span)?;
             let (seen, exchanged) = l.cas(fx, pointer, old, new, naga::Scalar::U32, span);
             let mut stop = Block::new();
             stop.push(Statement::Break, Self::span(span));
@@ -489,14 +499,7 @@ impl Lowerer<'_, '_> {
                 span,
             );
             let old = fx.add(Expression::Load { pointer: old_ptr }, span);
-            Ok(fx.add(
-                Expression::As {
-                    expr: old,
-                    kind: naga::ScalarKind::Float,
-                    convert: None,
-                },
-                span,
-            ))
+            Ok(l.decode(fx, old, atomic, span))
         })
     }
 
@@ -505,8 +508,7 @@ impl Lowerer<'_, '_> {
     fn compare_exchange(
         &mut self,
         fx: &mut FnCtx,
-        pointer: Handle<Expression>,
-        scalar: Scalar,
+        atomic: AtomicObject,
         expected: &Expr,
         desired: &Expr,
         span: Span,
@@ -518,6 +520,7 @@ impl Lowerer<'_, '_> {
                 "the expected value must be passed by pointer, such as `&expected`",
             ));
         };
+        let (pointer, scalar) = (atomic.pointer, atomic.scalar);
         let exp_place = self.element_place(fx, &ep, ep.index, expected.span);
         if exp_place.ty != Type::Scalar(scalar) {
             return Err(Error::coded(
@@ -532,13 +535,13 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        let compare = self.word_of(fx, current, scalar, span)?;
-        let new = self.word_of_arg(fx, desired, scalar)?;
-        let word = crate::lower::types::scalar(Self::word_scalar(scalar));
+        let compare = self.encode(fx, current, atomic, span)?;
+        let new = self.word_of_arg(fx, desired, atomic)?;
+        let word = crate::lower::types::scalar(atomic.word);
         self.only_active(fx, &Type::BOOL, span, |l, fx| {
             let (old, exchanged) = l.cas(fx, pointer, compare, new, word, span);
             fx.open();
-            let old_value = l.value_of_word(fx, old, scalar, span);
+            let old_value = l.decode(fx, old, atomic, span);
             fx.push(
                 Statement::Store {
                     pointer: exp_place.ptr,
@@ -559,27 +562,23 @@ impl Lowerer<'_, '_> {
         })
         .map(|h| Value::Rv(h, Type::BOOL))
     }
+}
 
-    fn word_of(
-        &mut self,
-        fx: &mut FnCtx,
-        v: Handle<Expression>,
-        scalar: Scalar,
-        span: Span,
-    ) -> Result<Handle<Expression>> {
-        Ok(match scalar {
-            Scalar::Bool => self.convert(fx, v, &Type::BOOL, &Type::UINT, true, span)?,
-            Scalar::Float => fx.add(
-                Expression::As {
-                    expr: v,
-                    kind: naga::ScalarKind::Uint,
-                    convert: None,
-                },
-                span,
-            ),
-            _ => v,
-        })
-    }
+/// `bitcast<kind>(v)` of a 32-bit scalar.
+fn bitcast(
+    fx: &mut FnCtx,
+    v: Handle<Expression>,
+    kind: naga::ScalarKind,
+    span: Span,
+) -> Handle<Expression> {
+    fx.add(
+        Expression::As {
+            expr: v,
+            kind,
+            convert: None,
+        },
+        span,
+    )
 }
 
 /// Metal's atomic operations take `memory_order_relaxed` only.
