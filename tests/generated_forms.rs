@@ -480,3 +480,19 @@ fn sixty_four_bit_values_in_word_views_on_wgpu_are_not_supported_yet() {
         f.render()
     );
 }
+
+/// The walks that find how a function uses a name (here: which samplers
+/// compare, so that WGSL declares them `sampler_comparison`) look inside
+/// range-based `for` bodies too.
+#[test]
+fn a_comparison_inside_a_range_for_makes_a_comparison_sampler() {
+    let lib = translate_body(
+        "fragment float4 f(depth2d<float> d [[texture(0)]], sampler s [[sampler(0)]]) {\n\
+           float2 uvs[2] = {float2(0.25f), float2(0.75f)};\n\
+           float t = 0.0f;\n\
+           for (float2 uv : uvs) { t += d.sample_compare(s, uv, 0.5f); }\n\
+           return float4(t);\n\
+         }\n",
+    );
+    assert!(lib.wgsl().contains("sampler_comparison"), "{}", lib.wgsl());
+}

@@ -378,9 +378,10 @@ pub fn any_expr(body: &Block, pred: &dyn Fn(&Expr) -> bool) -> bool {
     found
 }
 
-/// Whether `s` holds a range-based `for`, whose expressions
-/// [`visit_block`] does not visit: a caller that must see every use of a
-/// name gives up there.
+/// Whether `s` holds a range-based `for`: its loop variable may be a
+/// reference to the elements of the array it walks (`for (thread auto& x :
+/// a)`), an alias no expression names, so a caller that must see every use
+/// of a name gives up there.
 pub(crate) fn has_range_for(s: &Stmt) -> bool {
     match &s.kind {
         StmtKind::RangeFor { .. } => true,
@@ -442,6 +443,10 @@ fn visit_stmt(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
         }
         StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
             visit_expr(cond, f);
+            visit_stmt(body, f);
+        }
+        StmtKind::RangeFor { range, body, .. } => {
+            visit_expr(range, f);
             visit_stmt(body, f);
         }
         StmtKind::Switch { selector, items } => {

@@ -277,7 +277,8 @@ fn builtin_step(b: Builtin, member: Option<&str>) -> Option<i64> {
 }
 
 /// How many times `body` names `name`; `usize::MAX` when the body has a
-/// range-based `for`, whose expressions `visit_block` does not visit.
+/// range-based `for`, whose loop variable may alias elements unnamed
+/// ([`crate::sema::callgraph::has_range_for`]).
 fn names_in(body: &ast::Block, name: &str) -> usize {
     if body.stmts.iter().any(crate::sema::callgraph::has_range_for) {
         return usize::MAX;
