@@ -263,6 +263,36 @@ fn signed_atomic_views_compare_as_signed() {
     assert_eq!(seen, [-7, 1, -5]);
 }
 
+/// Tint's `366314931` shape: a struct of a `packed_uint3` and an
+/// `atomic_uint` in a buffer, so a buffer of words (the packed vector)
+/// whose words must be atomic for the member that is.
+const PACKED_BESIDE_ATOMIC: &str = r#"
+struct S { packed_uint3 v; atomic_uint u; };
+kernel void count(device S* s [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  atomic_fetch_add_explicit(&s->u, i + 1u, memory_order_relaxed);
+  if (i == 3u) {
+    s->v = packed_uint3(uint3(7u, 8u, 9u));
+  }
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_packed_vector_beside_an_atomic_member() {
+    let n = 64u32;
+    let start: Vec<u32> = vec![1, 2, 3, 100];
+    let Some(out) = run(
+        PACKED_BESIDE_ATOMIC,
+        "count",
+        (n, 32),
+        vec![(0, bytemuck::cast_slice(&start).to_vec())],
+    ) else {
+        return;
+    };
+    let got: Vec<u32> = bytemuck::pod_collect_to_vec(&out[&0]);
+    assert_eq!(got, [7, 8, 9, 100 + (1..=n).sum::<u32>()]);
+}
+
 #[test]
 fn only_the_viewed_memory_is_held_as_words() {
     let lib = translate_body(ATOMIC_VIEWS);

@@ -370,7 +370,7 @@ impl Lowerer<'_, '_> {
         // Memory the function views as another type (`metal/pointer_views.rs`).
         let viewed = self.viewed_as_words(memory);
         let words = self.needs_word_view(&pp.pointee) || viewed;
-        let atomics = crate::lower::ctx::value::contains_atomic(&pp.pointee);
+        let atomics = self.holds_atomic(&pp.pointee);
         let atomic_words = words
             && writable
             && (super::bindings::has_sub_word(&pp.pointee, &self.program.structs)

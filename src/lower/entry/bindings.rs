@@ -427,7 +427,7 @@ impl Lowerer<'_, '_> {
             && writable
             && ((has_sub_word(&ptr.pointee, &self.program.structs)
                 && !self.only_whole_word_stores(param, ptr))
-                || crate::lower::ctx::value::contains_atomic(&ptr.pointee)
+                || self.holds_atomic(&ptr.pointee)
                 || punned
                 || viewed);
         // A `constant T*` read at constant indices only: a fixed-size uniform.
@@ -462,9 +462,7 @@ impl Lowerer<'_, '_> {
             binding_type: match (uniform, writable) {
                 (true, _) => BufferBindingType::Uniform,
                 (false, true) => BufferBindingType::Storage,
-                (false, false) if crate::lower::ctx::value::contains_atomic(&ptr.pointee) => {
-                    BufferBindingType::Storage
-                }
+                (false, false) if self.holds_atomic(&ptr.pointee) => BufferBindingType::Storage,
                 (false, false) => BufferBindingType::ReadOnlyStorage,
             },
             binding_size: fixed.map(|f| f.elements * sa.size),
@@ -487,7 +485,7 @@ impl Lowerer<'_, '_> {
         )?;
         // WGSL's atomics live only in `read_write` storage, also when Metal's
         // pointer is `const` (atomic loads through it).
-        let atomics = crate::lower::ctx::value::contains_atomic(&ptr.pointee);
+        let atomics = self.holds_atomic(&ptr.pointee);
         let space = if uniform {
             naga::AddressSpace::Uniform
         } else if writable || atomics {
