@@ -121,7 +121,10 @@ fn looped_rms_norm_reduces_each_row_over_32_lane_groups() {
             let got = f64::from(y[row * axis + i]);
             // `rsqrt` within 2 ULP, the product rounded once more.
             let bound = exact.abs() * 4.0 * f64::from(f32::EPSILON);
-            assert!((got - exact).abs() <= bound, "row {row} [{i}]: {got} vs {exact}");
+            assert!(
+                (got - exact).abs() <= bound,
+                "row {row} [{i}]: {got} vs {exact}"
+            );
         }
     }
 }
@@ -203,7 +206,11 @@ fn sdpa_key_loop_from_the_simd_group_index_scores_over_32_lanes() {
             sum += score;
             used += 1.0;
         }
-        assert_eq!(&got[sg * 3..sg * 3 + 3], &[max, sum, used], "SIMD group {sg}");
+        assert_eq!(
+            &got[sg * 3..sg * 3 + 3],
+            &[max, sum, used],
+            "SIMD group {sg}"
+        );
     }
 }
 
@@ -306,12 +313,19 @@ kernel void jumps(device const int* x [[buffer(0)]], device int* out [[buffer(1)
 /// lanes that have not returned, broken out or continued.
 fn jumps_reference(x: &[i32], n: i32) -> Vec<i32> {
     let mut out = vec![-1; x.len()];
-    for group in x.chunks(32).enumerate().map(|(g, c)| g * 32..g * 32 + c.len()) {
+    for group in x
+        .chunks(32)
+        .enumerate()
+        .map(|(g, c)| g * 32..g * 32 + c.len())
+    {
         let alive: Vec<usize> = group.clone().filter(|t| x[*t] >= -40).collect();
         let mut running: Vec<bool> = vec![true; alive.len()];
         let mut acc = vec![0; alive.len()];
         for i in 0..n {
-            let v: Vec<i32> = alive.iter().map(|t| x[(t + i as usize * 7) % 256]).collect();
+            let v: Vec<i32> = alive
+                .iter()
+                .map(|t| x[(t + i as usize * 7) % 256])
+                .collect();
             let takes: Vec<bool> = (0..alive.len())
                 .map(|l| running[l] && v[l] % 3 != 0)
                 .collect();
@@ -334,7 +348,10 @@ fn jumps_reference(x: &[i32], n: i32) -> Vec<i32> {
 fn break_continue_and_early_return_narrow_the_lanes_of_each_sum() {
     let wgsl = emulated_wgsl(JUMPS);
     assert!(wgsl.contains("metal_returned"), "{wgsl}");
-    let x: Vec<i32> = integers(256, 5, -50, 50).iter().map(|v| *v as i32).collect();
+    let x: Vec<i32> = integers(256, 5, -50, 50)
+        .iter()
+        .map(|v| *v as i32)
+        .collect();
     let n = 12;
     let want = jumps_reference(&x, n);
     // The model itself: some lanes return, some break, sums differ.
@@ -376,7 +393,11 @@ fn do_while_reference(x: &[i32]) -> Vec<i32> {
         let mut k = vec![0; chunk.len()];
         let mut running = vec![true; chunk.len()];
         while running.iter().any(|r| *r) {
-            let m = (0..v.len()).filter(|l| running[*l]).map(|l| v[l]).max().unwrap();
+            let m = (0..v.len())
+                .filter(|l| running[*l])
+                .map(|l| v[l])
+                .max()
+                .unwrap();
             let still: Vec<usize> = (0..v.len()).filter(|l| running[*l]).collect();
             for l in still {
                 v[l] = m - ((g * 32 + l) % 5) as i32 - 1;
@@ -405,4 +426,43 @@ fn do_while_lanes_leave_one_by_one() {
         return;
     };
     assert_eq!(i32s(&out[&1]), want);
+}
+
+/// An early `return` that depends on the thread, then a SIMD-group
+/// function: the lanes that returned take no part in it.
+const AFTER_RETURN: &str = r#"
+kernel void after_return(device int* a [[buffer(0)]], constant uint& n [[buffer(1)]],
+                         uint i [[thread_position_in_grid]]) {
+  if (i >= n) {
+    return;
+  }
+  a[i] = simd_max(a[i]);
+}
+"#;
+
+#[test]
+fn lanes_that_returned_early_take_no_part() {
+    emulated_wgsl(AFTER_RETURN);
+    let x: Vec<i32> = integers(64, 7, -20, 20).iter().map(|v| *v as i32).collect();
+    let n = 40;
+    let Some(out) = run_body(
+        AFTER_RETURN,
+        "after_return",
+        (64, 64),
+        vec![(0, i32_bytes(&x)), (1, (n as u32).to_le_bytes().to_vec())],
+    ) else {
+        return;
+    };
+    let want: Vec<i32> = (0..64)
+        .map(|i| {
+            if i >= n {
+                return x[i];
+            }
+            let g = i / 32 * 32;
+            *x[g..(g + 32).min(n)].iter().max().unwrap()
+        })
+        .collect();
+    // The second SIMD group's maximum is over its 8 threads that stayed.
+    assert_ne!(want[32], *x[32..64].iter().max().unwrap());
+    assert_eq!(i32s(&out[&0]), want);
 }

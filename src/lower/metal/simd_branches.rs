@@ -136,8 +136,7 @@ impl Lowerer<'_, '_> {
     /// keep branches with one unpredicated; `switch`es are not predicated.
     fn can_predicate_branches(&self, fx: &FnCtx, s: &Stmt) -> bool {
         !has(s, &|k| {
-            matches!(k, StmtKind::Switch { .. })
-                || (matches!(k, StmtKind::Return(_)) && !fx.kernel)
+            matches!(k, StmtKind::Switch { .. }) || (matches!(k, StmtKind::Return(_)) && !fx.kernel)
         })
     }
 
@@ -395,7 +394,11 @@ pub(in crate::lower) fn store_local(
     fx.push(Statement::Store { pointer, value }, span);
 }
 
-pub(in crate::lower) fn not(fx: &mut FnCtx, e: Handle<Expression>, span: Span) -> Handle<Expression> {
+pub(in crate::lower) fn not(
+    fx: &mut FnCtx,
+    e: Handle<Expression>,
+    span: Span,
+) -> Handle<Expression> {
     fx.add(
         Expression::Unary {
             op: naga::UnaryOperator::LogicalNot,

@@ -99,7 +99,13 @@ impl Lowerer<'_, '_> {
         let lowered = self.iteration(fx, body);
         let body = fx.close();
         let continuing = match lowered {
-            Ok(()) => self.continuing(fx, (outer, frame), step, (!cond_first).then_some(cond).flatten(), span),
+            Ok(()) => self.continuing(
+                fx,
+                (outer, frame),
+                step,
+                (!cond_first).then_some(cond).flatten(),
+                span,
+            ),
             Err(e) => Err(e),
         };
         fx.pred.loops.pop();
@@ -310,7 +316,10 @@ impl Lowerer<'_, '_> {
                 naga::Span::UNDEFINED,
             )
         };
-        let words = (word("metal_simd_vote", atomic), word("metal_simd_vote_copy", plain));
+        let words = (
+            word("metal_simd_vote", atomic),
+            word("metal_simd_vote_copy", plain),
+        );
         self.global.simd_vote = Some(words);
         words
     }
@@ -359,6 +368,8 @@ pub(in crate::lower) fn loop_around(
         }
     }
     let mut found = None;
-    body.stmts.iter().for_each(|s| walk(s, at, taken, &mut found));
+    body.stmts
+        .iter()
+        .for_each(|s| walk(s, at, taken, &mut found));
     found
 }
