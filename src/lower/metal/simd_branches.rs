@@ -97,8 +97,15 @@ impl Lowerer<'_, '_> {
             }
             StmtKind::Break | StmtKind::Continue => {
                 let l = *fx.pred.loops.last()?;
-                (l.depth == (fx.loops, fx.breakables)).then(|| {
-                    let brk = matches!(s.kind, StmtKind::Break);
+                let brk = matches!(s.kind, StmtKind::Break);
+                // A `continue` in a `switch` still leaves the loop's
+                // iteration; a `break` there leaves the `switch`.
+                let ours = if brk {
+                    l.depth == (fx.loops, fx.breakables)
+                } else {
+                    l.depth.0 == fx.loops
+                };
+                ours.then(|| {
                     self.leave_iteration(fx, l, brk, s.span);
                     Ok(())
                 })
@@ -140,11 +147,13 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// `return` in a narrowed region of the kernel, outside plain loops
-    /// (whose exit it would also have to be).
+    /// `return` in a narrowed region of a kernel whose whole body is one
+    /// (so that a thread that returned runs nothing after it but
+    /// exchanges), outside plain loops and `switch`es (whose exit it would
+    /// also have to be).
     fn returns_by_flag(&self, fx: &FnCtx) -> bool {
         let depth = fx.pred.loops.last().map_or((0, 0), |l| l.depth);
-        fx.kernel && depth == (fx.loops, fx.breakables)
+        fx.kernel && self.entry.narrow_body && depth == (fx.loops, fx.breakables)
     }
 
     /// `if (cond) then else otherwise` on every thread, each branch with
