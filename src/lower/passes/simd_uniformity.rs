@@ -26,6 +26,9 @@ use std::collections::{HashMap, HashSet};
 /// arguments vary.
 type ResultTaints = RefCell<HashMap<(Handle<Function>, Vec<bool>), bool>>;
 
+/// Each call's result expression, with the function and arguments.
+type Calls = HashMap<Handle<Expression>, (Handle<Function>, Vec<Handle<Expression>>)>;
+
 /// The span of the first exchange (a barrier whose span is in `exchanges`,
 /// or a call of a function containing one) in non-uniform control flow of
 /// the entry point `entry` or of a function it calls.
@@ -108,9 +111,7 @@ impl<'a> Scope<'a> {
 }
 
 /// Each call's result expression, with the function and arguments.
-fn call_arguments(
-    function: &Function,
-) -> HashMap<Handle<Expression>, (Handle<Function>, Vec<Handle<Expression>>)> {
+fn call_arguments(function: &Function) -> Calls {
     let mut calls = HashMap::new();
     visit(&function.body, &mut |s, _| {
         if let Statement::Call {
@@ -203,7 +204,7 @@ struct Walk<'a> {
     varying: Vec<bool>,
     locals: Vec<bool>,
     args: Vec<bool>,
-    calls: HashMap<Handle<Expression>, (Handle<Function>, Vec<Handle<Expression>>)>,
+    calls: Calls,
     found: Option<std::ops::Range<usize>>,
     /// Whether a `return` hands back a varying value, or runs under
     /// varying control flow.
