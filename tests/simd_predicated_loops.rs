@@ -466,3 +466,46 @@ fn lanes_that_returned_early_take_no_part() {
     assert_ne!(want[32], *x[32..64].iter().max().unwrap());
     assert_eq!(i32s(&out[&0]), want);
 }
+
+/// A loop whose trip count depends on the lane, inside a branch that one
+/// SIMD group skips: each iteration sums over the lanes still in it.
+const LOOP_IN_BRANCH: &str = r#"
+kernel void loop_in_branch(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],
+                           uint lane [[thread_index_in_simdgroup]],
+                           uint sg [[simdgroup_index_in_threadgroup]]) {
+  int v = a[i];
+  if (sg != 1) {
+    for (uint j = lane % 4; j < 4; j++) {
+      v = simd_sum(v) % 1000;
+    }
+  }
+  a[i] = v;
+}
+"#;
+
+#[test]
+fn a_loop_from_the_lane_inside_a_branch_sums_the_lanes_still_iterating() {
+    emulated_wgsl(LOOP_IN_BRANCH);
+    let x: Vec<i32> = integers(96, 8, -30, 30).iter().map(|v| *v as i32).collect();
+    let mut want = x.clone();
+    for (sg, group) in want.chunks_mut(32).enumerate().filter(|(sg, _)| *sg != 1) {
+        // Iteration k: the lanes that start at lane % 4 < 4 - k.
+        for k in 0..4 {
+            let takes = |l: usize| l % 4 < 4 - k;
+            let s: i32 = (0..32).filter(|l| takes(*l)).map(|l| group[l]).sum();
+            (0..32)
+                .filter(|l| takes(*l))
+                .for_each(|l| group[l] = s % 1000);
+        }
+        assert_ne!(group[0], x[sg * 32]);
+    }
+    let Some(out) = run_body(
+        LOOP_IN_BRANCH,
+        "loop_in_branch",
+        (96, 96),
+        vec![(0, i32_bytes(&x))],
+    ) else {
+        return;
+    };
+    assert_eq!(i32s(&out[&0]), want);
+}

@@ -15,7 +15,10 @@ const PER_LANE: u32 = 2;
 /// Times `groups` threadgroups of 128 threads, each scoring `keys` keys.
 pub fn run(bench: &Bench, groups: u32, keys: u32) -> anyhow::Result<()> {
     println!("\nSIMD-group key loop: {groups} threadgroups × {keys} keys, 32-lane emulation");
-    anyhow::ensure!(keys.is_multiple_of(BN), "the key count must be a multiple of {BN}");
+    anyhow::ensure!(
+        keys.is_multiple_of(BN),
+        "the key count must be a multiple of {BN}"
+    );
     let source = include_str!("../../fixtures/bench/simd_loop.metal");
     let small = |i: u32, m: u32| ((i.wrapping_mul(2654435761) >> 7) % m) as f32 - (m / 2) as f32;
     let q: Vec<f32> = (0..groups * 32 * PER_LANE).map(|i| small(i, 5)).collect();
