@@ -509,3 +509,48 @@ fn a_loop_from_the_lane_inside_a_branch_sums_the_lanes_still_iterating() {
     };
     assert_eq!(i32s(&out[&0]), want);
 }
+
+/// A branch holding a `switch` without SIMD-group calls before its sum:
+/// the `switch` runs on the branch's threads only.
+const SWITCH_IN_BRANCH: &str = r#"
+kernel void switch_in_branch(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],
+                             uint lane [[thread_index_in_simdgroup]]) {
+  int v = a[i];
+  if (lane % 3 != 0) {
+    switch (lane & 1) {
+      case 0: v = v * 2; break;
+      default: v = v + 100;
+    }
+    v = simd_sum(v);
+  }
+  a[i] = v;
+}
+"#;
+
+#[test]
+fn a_switch_in_a_predicated_branch_runs_on_its_threads_only() {
+    emulated_wgsl(SWITCH_IN_BRANCH);
+    let x: Vec<i32> = integers(64, 9, -30, 30).iter().map(|v| *v as i32).collect();
+    let mut want = x.clone();
+    for group in want.chunks_mut(32) {
+        let takes = |l: usize| l % 3 != 0;
+        let v = |l: usize| {
+            if l & 1 == 0 {
+                group[l] * 2
+            } else {
+                group[l] + 100
+            }
+        };
+        let s: i32 = (0..32).filter(|l| takes(*l)).map(v).sum();
+        (0..32).filter(|l| takes(*l)).for_each(|l| group[l] = s);
+    }
+    let Some(out) = run_body(
+        SWITCH_IN_BRANCH,
+        "switch_in_branch",
+        (64, 64),
+        vec![(0, i32_bytes(&x))],
+    ) else {
+        return;
+    };
+    assert_eq!(i32s(&out[&0]), want);
+}

@@ -140,10 +140,13 @@ impl Lowerer<'_, '_> {
     }
 
     /// A `return` leaves a helper function on the thread alone, so helpers
-    /// keep branches with one unpredicated; `switch`es are not predicated.
+    /// keep branches with one unpredicated; nor are `switch`es that call
+    /// SIMD-group functions predicated.
     fn can_predicate_branches(&self, fx: &FnCtx, s: &Stmt) -> bool {
-        !has(s, &|k| {
-            matches!(k, StmtKind::Switch { .. }) || (matches!(k, StmtKind::Return(_)) && !fx.kernel)
+        !has(s, &|s| match s.kind {
+            StmtKind::Switch { .. } => self.needs_every_thread(s, true),
+            StmtKind::Return(_) => !fx.kernel,
+            _ => false,
         })
     }
 
@@ -259,9 +262,9 @@ impl Lowerer<'_, '_> {
     /// then see the narrowed activity).
     fn guarded(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
         let active = self.load_private(fx, ACTIVE, &Type::BOOL, s.span);
-        let jumps = has(s, &|k| {
+        let jumps = has(s, &|s| {
             matches!(
-                k,
+                s.kind,
                 StmtKind::Break | StmtKind::Continue | StmtKind::Return(_)
             )
         });
@@ -417,10 +420,10 @@ pub(in crate::lower) fn not(
     )
 }
 
-/// Whether `s` holds a statement of a kind `wanted` picks (nested
-/// functions' bodies are not looked into).
-pub(in crate::lower) fn has(s: &Stmt, wanted: &dyn Fn(&StmtKind) -> bool) -> bool {
-    if wanted(&s.kind) {
+/// Whether `s` is or holds a statement `wanted` picks (called functions'
+/// bodies are not looked into).
+pub(in crate::lower) fn has(s: &Stmt, wanted: &dyn Fn(&Stmt) -> bool) -> bool {
+    if wanted(s) {
         return true;
     }
     match &s.kind {
