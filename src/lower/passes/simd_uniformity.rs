@@ -39,22 +39,17 @@ pub(in crate::lower) fn first_nonuniform_exchange(
 ) -> Option<std::ops::Range<usize>> {
     let exchanging = exchanging_functions(module, exchanges);
     let results = ResultTaints::default();
-    let scope = Scope {
+    let scope = |refine_calls| Scope {
         module,
         exchanges,
         callees: &exchanging,
         results: &results,
+        refine_calls,
     };
-    let all_vary = |f: &Function| vec![true; f.arguments.len()];
-    let entry_args = (entry.arguments.iter())
-        .map(|a| varying_binding(a.binding.as_ref()))
-        .collect();
-    scope.walk(entry, entry_args).found.or_else(|| {
-        callees(entry, module).into_iter().find_map(|h| {
-            let f = &module.functions[h];
-            scope.walk(f, all_vary(f)).found
-        })
-    })
+    // Every helper's result taken as varying first (cheap, and enough for
+    // most kernels); the helpers' bodies only where that finds something.
+    scope(false).first_nonuniform_exchange(entry)?;
+    scope(true).first_nonuniform_exchange(entry)
 }
 
 /// What every walk of one module shares.
@@ -65,9 +60,27 @@ struct Scope<'a> {
     /// The functions that contain an exchange.
     callees: &'a HashSet<Handle<Function>>,
     results: &'a ResultTaints,
+    /// A helper's result varies only where its body makes it (else every
+    /// helper's result varies).
+    refine_calls: bool,
 }
 
 impl<'a> Scope<'a> {
+    /// [`first_nonuniform_exchange`] under this scope's rules.
+    fn first_nonuniform_exchange(&self, entry: &'a Function) -> Option<std::ops::Range<usize>> {
+        let module = self.module;
+        let all_vary = |f: &Function| vec![true; f.arguments.len()];
+        let entry_args = (entry.arguments.iter())
+            .map(|a| varying_binding(a.binding.as_ref()))
+            .collect();
+        self.walk(entry, entry_args).found.or_else(|| {
+            callees(entry, module).into_iter().find_map(|h| {
+                let f = &module.functions[h];
+                self.walk(f, all_vary(f)).found
+            })
+        })
+    }
+
     /// Walks `function` until its locals' taints settle; `args` says which
     /// arguments vary.
     fn walk(&self, function: &'a Function, args: Vec<bool>) -> Walk<'a> {
@@ -229,11 +242,11 @@ impl Walk<'_> {
                     self.varying[pointer.index()] || self.root_varies(pointer)
                 }
                 Expression::CallResult(f) => match self.calls.get(&h) {
-                    Some((_, arguments)) => {
+                    Some((_, arguments)) if self.scope.refine_calls => {
                         let args = arguments.iter().map(|a| self.varying[a.index()]).collect();
                         self.scope.result_varies(f, args)
                     }
-                    None => true,
+                    _ => true,
                 },
                 Expression::AtomicResult { .. }
                 | Expression::SubgroupBallotResult
