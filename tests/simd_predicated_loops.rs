@@ -533,7 +533,7 @@ fn a_switch_in_a_predicated_branch_runs_on_its_threads_only() {
     let x: Vec<i32> = integers(64, 9, -30, 30).iter().map(|v| *v as i32).collect();
     let mut want = x.clone();
     for group in want.chunks_mut(32) {
-        let takes = |l: usize| l % 3 != 0;
+        let takes = |l: usize| !l.is_multiple_of(3);
         let v = |l: usize| {
             if l & 1 == 0 {
                 group[l] * 2
