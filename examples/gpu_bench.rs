@@ -12,7 +12,9 @@
 //! (16 × 16 tiles), `blur` (3 × 3 box on a float image), `gray` (RGBA8 to
 //! 8-bit luma), `uniforms` (a constant-weights convolution and a lighting
 //! fragment shader, each with its `constant` struct as `var<uniform>` and
-//! as `var<storage>`), `intdiv` (signed `/` and `%` by run-time divisors).
+//! as `var<storage>`), `intdiv` (signed `/` and `%` by run-time divisors),
+//! `simdloop` (a key loop from the SIMD group's index, which the 32-lane
+//! emulation predicates, against a uniform loop over the same keys).
 //! Each prints the median GPU time of ITERATIONS dispatches (or draws), a
 //! throughput, and the time relative to the hand-written kernel marked
 //! `(ref)`. Every result is checked against a CPU reference.
@@ -31,6 +33,8 @@ mod lighting;
 mod matmul;
 #[path = "gpu_bench/reduce.rs"]
 mod reduce;
+#[path = "gpu_bench/simd_loop.rs"]
+mod simd_loop;
 #[path = "gpu_bench/stream.rs"]
 mod stream;
 #[path = "gpu_bench/uniforms.rs"]
@@ -41,8 +45,8 @@ use msl2wgsl::runner::Gpu;
 use msl2wgsl::wgpu;
 
 /// The benchmarks `--only` accepts.
-const ALL: [&str; 7] = [
-    "stream", "reduce", "matmul", "blur", "gray", "uniforms", "intdiv",
+const ALL: [&str; 8] = [
+    "stream", "reduce", "matmul", "blur", "gray", "uniforms", "intdiv", "simdloop",
 ];
 
 /// Command line; the defaults are the full-size runs for a real GPU.
@@ -74,8 +78,12 @@ struct Args {
     /// 65535 × 256).
     #[arg(long, default_value_t = 1 << 22)]
     conv: u32,
+    /// Threadgroups and keys per threadgroup of the SIMD-group key loop,
+    /// GROUPSxKEYS (KEYS a multiple of 4).
+    #[arg(long, default_value = "4096x256", value_parser = parse_size)]
+    simd_loop: (u32, u32),
     /// Comma-separated benchmarks to run (stream, reduce, matmul, blur,
-    /// gray, uniforms, intdiv).
+    /// gray, uniforms, intdiv, simdloop).
     #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(ALL))]
     only: Vec<String>,
 }
@@ -123,6 +131,9 @@ fn main() -> anyhow::Result<()> {
     }
     if wanted("intdiv") {
         int_divide::run(&bench, args.elements)?;
+    }
+    if wanted("simdloop") {
+        simd_loop::run(&bench, args.simd_loop.0, args.simd_loop.1)?;
     }
     Ok(())
 }

@@ -195,12 +195,13 @@ fn emulated_wgsl_needs_no_subgroups_and_reflection_says_so() {
 
 const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
 
-/// A SIMD-group call in a loop whose trip count depends on the lane (a
-/// branch would be run on every thread instead: see below).
-const DIVERGENT: &str = "kernel void k(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],\n              uint lane [[thread_index_in_simdgroup]]) {\n  int v = a[i];\n  for (uint j = lane; j < 4; j++) {\n    v = simd_sum(v);\n  }\n  a[i] = v;\n}\n";
+/// A SIMD-group call in a `switch` on the lane: the emulation runs
+/// branches and loops on every thread, but not the cases of a `switch`.
+const DIVERGENT: &str = "kernel void k(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],\n              uint lane [[thread_index_in_simdgroup]]) {\n  int v = a[i];\n  switch (lane & 3) {\n    case 0: v = simd_sum(v); break;\n    default: v = 0;\n  }\n  a[i] = v;\n}\n";
 
-/// After an early `return` that depends on the thread.
-const AFTER_RETURN: &str = "kernel void k(device int* a [[buffer(0)]], constant uint& n [[buffer(1)]],\n              uint i [[thread_position_in_grid]]) {\n  if (i >= n) {\n    return;\n  }\n  a[i] = simd_max(a[i]);\n}\n";
+/// In a helper's loop whose trip count comes from an argument (helpers'
+/// loops are not run on every thread; the kernel's are).
+const HELPER_LOOP: &str = "int spread(int v, uint n) {\n  for (uint j = 0; j < n; j++) {\n    v = simd_max(v);\n  }\n  return v;\n}\nkernel void k(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],\n              uint lane [[thread_index_in_simdgroup]]) {\n  a[i] = spread(a[i], lane & 3);\n}\n";
 
 fn translate(body: &str, simd: SimdGroups) -> Result<Library, String> {
     let options = Options {
@@ -215,14 +216,14 @@ fn explicit_emulation_refuses_divergent_simd_calls_at_the_call() {
     let e = translate(DIVERGENT, SimdGroups::Emulated32).unwrap_err();
     assert!(
         e.starts_with(
-            "t.metal:7:9: error: this SIMD-group function may run in non-uniform control flow"
+            "t.metal:7:17: error: this SIMD-group function may run in non-uniform control flow"
         ),
         "{e}"
     );
-    let e = translate(AFTER_RETURN, SimdGroups::Emulated32).unwrap_err();
+    let e = translate(HELPER_LOOP, SimdGroups::Emulated32).unwrap_err();
     assert!(
         e.starts_with(
-            "t.metal:8:10: error: this SIMD-group function may run in non-uniform control flow"
+            "t.metal:5:9: error: this SIMD-group function may run in non-uniform control flow"
         ),
         "{e}"
     );
@@ -230,7 +231,7 @@ fn explicit_emulation_refuses_divergent_simd_calls_at_the_call() {
 
 #[test]
 fn auto_falls_back_to_native_subgroups_with_a_warning() {
-    for body in [DIVERGENT, AFTER_RETURN] {
+    for body in [DIVERGENT, HELPER_LOOP] {
         let lib = translate(body, SimdGroups::Auto).unwrap_or_else(|e| panic!("{e}"));
         let w = lib.warnings();
         assert!(w.contains("warning: `k` calls this SIMD-group function in non-uniform control flow: it uses the adapter's subgroups"), "{w}");

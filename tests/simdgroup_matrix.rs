@@ -804,10 +804,11 @@ fn matrices_in_vertex_and_fragment_functions_are_refused() {
     );
 }
 
-/// A product in a loop whose trip count depends on the thread (1 for
-/// every thread here, but the translation cannot tell): the 32-lane
-/// emulation cannot take it, so under `SimdGroups::Auto` the kernel falls
-/// back to the adapter's subgroups (W0410).
+/// A product in a `switch` on a value that depends on the thread (case 0
+/// for every thread here, but the translation cannot tell): the 32-lane
+/// emulation cannot take it (it predicates branches and loops, not
+/// `switch` cases), so under `SimdGroups::Auto` the kernel falls back to
+/// the adapter's subgroups (W0410).
 const FALLBACK: &str = r#"
 kernel void fallback(device const float* a [[buffer(0)]],
                      device const float* b [[buffer(1)]],
@@ -817,8 +818,9 @@ kernel void fallback(device const float* a [[buffer(0)]],
     simdgroup_load(ma, a);
     simdgroup_load(mb, b);
     simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(1.0f);
-    for (uint i = 0; i < (lid >= 1000u ? 2u : 1u); i++) {
-        simdgroup_multiply_accumulate(acc, ma, mb, acc);
+    switch (lid >= 1000u ? 1u : 0u) {
+        case 0u: simdgroup_multiply_accumulate(acc, ma, mb, acc); break;
+        default: break;
     }
     simdgroup_store(acc, d);
 }

@@ -215,6 +215,12 @@ struct ModuleCtx {
     simd_scratch_threads: u32,
     /// Source ranges of the barriers emulated SIMD-group functions wait at.
     simd_exchange_spans: std::collections::HashSet<(usize, usize)>,
+    /// The threadgroup words predicated loops vote through
+    /// (`metal/simd_loops.rs`): the atomic one and its uniform copy.
+    simd_vote: Option<(
+        naga::Handle<naga::GlobalVariable>,
+        naga::Handle<naga::GlobalVariable>,
+    )>,
     /// Some code calls `thread_elements()` on a SIMD-group matrix, so
     /// threads' copies of a matrix may differ (`metal/simdgroup_matrix.rs`).
     simdgroup_copies_differ: std::cell::OnceCell<bool>,
@@ -458,15 +464,13 @@ impl Lowerer<'_, '_> {
                 let warnings = self.global.warnings.len();
                 let lowered =
                     self.with_entry(f, EntryStage::Kernel, |l| l.kernel(f, threadgroup_size));
-                // The emulation's second try: SIMD-group calls in branches
-                // run on every thread with narrowed activity.
+                // The emulation's further tries: SIMD-group calls in
+                // branches and loops run on every thread with narrowed
+                // activity.
                 let lowered = match lowered {
                     Err(e) if e.code == Code::SimdNonUniform => {
                         self.global.warnings.truncate(warnings);
-                        self.with_entry(f, EntryStage::Kernel, |l| {
-                            l.entry.simd_if_conversion = true;
-                            l.kernel(f, threadgroup_size)
-                        })
+                        self.predicated_kernel(f, threadgroup_size, warnings)
                     }
                     lowered => lowered,
                 };
@@ -511,6 +515,50 @@ impl Lowerer<'_, '_> {
                 }
             }
         }
+    }
+
+    /// Lowers kernel `f` with its SIMD-group calls' branches predicated,
+    /// then, while an exchange is still in non-uniform control flow, also
+    /// the innermost loop around it, or else its whole body (for an early
+    /// `return`): each try predicates only what the one before needed.
+    fn predicated_kernel(
+        &mut self,
+        f: &ast::FunctionDecl,
+        threadgroup_size: Option<[u32; 3]>,
+        warnings: usize,
+    ) -> Result<FunctionReflection> {
+        /// Tries beyond the branches-only one.
+        const MAX_TRIES: usize = 8;
+        let body = f.body.as_ref().expect("kernels have bodies");
+        let mut loops = std::collections::HashSet::new();
+        let mut narrow_body = false;
+        for _ in 0..MAX_TRIES {
+            let lowered = self.with_entry(f, EntryStage::Kernel, |l| {
+                l.entry.simd_if_conversion = true;
+                l.entry.predicated_loops = loops.clone();
+                l.entry.narrow_body = narrow_body;
+                l.kernel(f, threadgroup_size)
+            });
+            match lowered {
+                Err(e) if e.code == Code::SimdNonUniform => {
+                    match metal::simd_loops::loop_around(body, e.span, &loops) {
+                        Some(l) => {
+                            loops.insert(l);
+                        }
+                        None if !narrow_body => narrow_body = true,
+                        None => return Err(e),
+                    }
+                    self.global.warnings.truncate(warnings);
+                }
+                lowered => return lowered,
+            }
+        }
+        self.with_entry(f, EntryStage::Kernel, |l| {
+            l.entry.simd_if_conversion = true;
+            l.entry.predicated_loops = loops.clone();
+            l.entry.narrow_body = narrow_body;
+            l.kernel(f, threadgroup_size)
+        })
     }
 
     /// `--half f32`: every `f16` of the finished module becomes `f32`; an

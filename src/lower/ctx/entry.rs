@@ -75,6 +75,13 @@ pub(in crate::lower) struct EntryCtx {
     /// narrowed activity (`lower::metal::simd_branches`): the emulation's
     /// second try at a kernel whose exchanges sat in non-uniform branches.
     pub simd_if_conversion: bool,
+    /// With it, the loops (by span) that run on every thread until none
+    /// iterates (`lower::metal::simd_loops`): those whose exchanges the
+    /// earlier tries left in non-uniform control flow.
+    pub predicated_loops: std::collections::HashSet<(usize, usize)>,
+    /// With it, the kernel's body is a narrowed region
+    /// (`lower::metal::simd_branches`), where `return` is a flag.
+    pub narrow_body: bool,
     /// Memory held as words because a cast views it as another type, and
     /// the memory this lowering's casts met typed
     /// (`lower::metal::pointer_views`).

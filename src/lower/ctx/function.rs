@@ -45,6 +45,9 @@ pub(in crate::lower) struct FnCtx {
     /// a static member function, which has no `this` to find it through:
     /// its body names the struct's static constants unqualified.
     pub(in crate::lower) owner: Option<String>,
+    /// Predicated control flow under the 32-lane SIMD emulation
+    /// (`lower::metal::simd_branches`).
+    pub(in crate::lower) pred: crate::lower::metal::simd_branches::Predication,
 }
 
 /// Deepest operator nesting left inline in the WGSL. naga's writer prints
@@ -107,6 +110,7 @@ impl FnCtx {
             constants: crate::sema::constexpr_body::LocalConstants::open(),
             discarded: None,
             owner: None,
+            pred: Default::default(),
         }
     }
 
@@ -280,17 +284,19 @@ impl FnCtx {
         )
     }
 
-    /// The local variables declared so far, but for the lowering's own
-    /// (named `metal_...`).
-    pub fn local_variables(&self) -> impl Iterator<Item = Handle<naga::LocalVariable>> + '_ {
-        (self.function.local_variables.iter())
-            .filter(|(_, l)| !l.name.as_deref().is_some_and(|n| n.starts_with("metal_")))
-            .map(|(h, _)| h)
-    }
-
     /// The type of local variable `l`.
     pub fn local_type(&self, l: Handle<naga::LocalVariable>) -> Handle<naga::Type> {
         self.function.local_variables[l].ty
+    }
+
+    /// How many local variables the function has so far.
+    pub fn local_count(&self) -> usize {
+        self.function.local_variables.len()
+    }
+
+    /// The naga type of argument `i`.
+    pub fn argument_type(&self, i: u32) -> Handle<naga::Type> {
+        self.function.arguments[i as usize].ty
     }
 
     /// True if the current block already ends in a terminator.

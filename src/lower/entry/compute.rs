@@ -160,6 +160,7 @@ impl Lowerer<'_, '_> {
         }
         self.rebind_reassigned_pointers(&mut fx, body)?;
         fx.open();
+        fx.pred.narrowed = usize::from(self.entry.narrow_body);
         let lowered = self.stmts(&mut fx, &body.stmts);
         let predicated = self.entry.predicated;
         lowered?;

@@ -29,6 +29,8 @@
 //!   memory on adapters of any subgroup width (or WGSL's native subgroups);
 //! - `simd_branches`: SIMD-group functions inside branches under the
 //!   emulation, by running the branch on every thread with narrowed activity;
+//! - `simd_loops`: SIMD-group functions inside loops whose trip count
+//!   depends on the thread, run on every thread until none iterates;
 //! - `simdgroup_matrix`: `simdgroup_matrix<T, 8, 8>`, which a SIMD group
 //!   holds together, held whole by every thread;
 //! - `signed_remainder`: integer `/` and `%` with WGSL's values on every
@@ -68,6 +70,7 @@ pub(in crate::lower) mod sample_positions;
 pub(in crate::lower) mod signed_remainder;
 pub(in crate::lower) mod simd_branches;
 pub mod simd_groups;
+pub(in crate::lower) mod simd_loops;
 pub(in crate::lower) mod simdgroup_matrix;
 pub(in crate::lower) mod tessellation;
 pub(in crate::lower) mod texel_buffers;

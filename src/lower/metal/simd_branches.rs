@@ -7,15 +7,19 @@
 //! WGSL: the emulation's exchanges wait at `workgroupBarrier`s, which every
 //! thread must reach, so they cannot sit in a branch only some threads take.
 //!
-//! Mapping: such an `if` (whose branches call SIMD-group functions and hold
-//! no loop, `return`, `break` or `continue`) runs on every thread, both
-//! branches in turn, with `metal_active` narrowed to the threads that take
-//! each: their memory effects are the only ones performed and the
-//! exchanges leave the other lanes out, as Metal does. Each thread's local
-//! variables are saved before and put back afterwards where the thread did
-//! not take the branch, so every thread ends with the values its own path
-//! gave. Kernels are lowered this way only when the plain lowering put an
-//! exchange in non-uniform control flow (`passes::simd_uniformity`).
+//! Mapping: such an `if` runs on every thread, both branches in turn, with
+//! `metal_active` narrowed to the threads that take each: their memory
+//! effects are the only ones performed and the exchanges leave the other
+//! lanes out, as Metal does. Inside such a *narrowed region* every
+//! statement that neither calls a SIMD-group function nor waits at a
+//! barrier runs under `if (metal_active)`, so a thread changes its own
+//! variables only where Metal runs it; a statement that does call one runs
+//! on every thread and afterwards puts back, where the thread is inactive,
+//! the variables it wrote. `break`, `continue` and `return` that leave a
+//! predicated loop (`simd_loops`) or the kernel become per-thread flags
+//! that narrow activity. Kernels are lowered this way only when the plain
+//! lowering put an exchange in non-uniform control flow
+//! (`passes::simd_uniformity`).
 
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::metal::invocation::ACTIVE;
@@ -27,13 +31,136 @@ use crate::syntax::ast::{self, Stmt, StmtKind};
 use crate::types::Type;
 use naga::{BinaryOperator as Bo, Expression, Handle, Statement};
 
-/// Snapshots of local variables: (variable, its copy).
-type Saved = Vec<(Handle<naga::LocalVariable>, Handle<naga::LocalVariable>)>;
+/// A function's predication state while it is lowered.
+#[derive(Debug, Default)]
+pub(in crate::lower) struct Predication {
+    /// Narrowed regions around the statement being lowered.
+    pub narrowed: usize,
+    /// Inside `if (metal_active)` around a statement without jumps: its
+    /// own statements need no guard of their own.
+    pub guarded: bool,
+    /// The predicated loops around it, innermost last.
+    pub loops: Vec<PredicatedLoop>,
+    /// The kernel's "this thread has returned" flag, once a `return` in a
+    /// narrowed region needed it.
+    pub returned: Option<Handle<naga::LocalVariable>>,
+    /// The number of the last vote of a predicated loop (`simd_loops`).
+    pub votes: Option<Handle<naga::LocalVariable>>,
+}
+
+/// A loop that runs on every thread until none iterates
+/// (`simd_loops`).
+#[derive(Debug, Clone, Copy)]
+pub(in crate::lower) struct PredicatedLoop {
+    /// The thread still iterates: no `break`, and the condition held.
+    pub running: Handle<naga::LocalVariable>,
+    /// The thread took `continue` in this iteration.
+    pub skipping: Handle<naga::LocalVariable>,
+    /// `FnCtx::loops` and `breakables` in its body: a `break` or
+    /// `continue` with these counts leaves this loop.
+    pub depth: (usize, usize),
+}
+
+/// Variables a statement writes: (where, a copy's local).
+type Saved = Vec<(Handle<Expression>, Handle<naga::LocalVariable>)>;
 
 impl Lowerer<'_, '_> {
-    /// Lowers `if (cond) then else otherwise` on every thread with
-    /// narrowed activity, if that applies (see the module); `false` if the
-    /// ordinary lowering must take it.
+    /// Whether this function's statements take the predicated lowering.
+    fn predicating(&self) -> bool {
+        self.entry.simd_if_conversion && self.emulates_simd() && self.entry.predicated
+    }
+
+    /// Lowers `s` the predicated way, if that applies (see the module);
+    /// `None` if the plain lowering must take it.
+    pub(in crate::lower) fn predicated_stmt(
+        &mut self,
+        fx: &mut FnCtx,
+        s: &Stmt,
+    ) -> Option<Result<()>> {
+        if !self.predicating() {
+            return None;
+        }
+        let narrowed = fx.pred.narrowed > 0;
+        match &s.kind {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+                is_constexpr: false,
+            } if self.needs_every_thread(s, narrowed) && self.can_predicate_branches(fx, s) => {
+                Some(self.predicated_if(fx, cond, then, otherwise.as_deref(), s.span))
+            }
+            StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::DoWhile { .. }
+                if self.entry.predicated_loops.contains(&span_key(s.span)) =>
+            {
+                Some(self.predicated_loop(fx, s))
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                let l = *fx.pred.loops.last()?;
+                let brk = matches!(s.kind, StmtKind::Break);
+                // A `continue` in a `switch` still leaves the loop's
+                // iteration; a `break` there leaves the `switch`.
+                let ours = if brk {
+                    l.depth == (fx.loops, fx.breakables)
+                } else {
+                    l.depth.0 == fx.loops
+                };
+                ours.then(|| {
+                    self.leave_iteration(fx, l, brk, s.span);
+                    Ok(())
+                })
+            }
+            StmtKind::Return(None) if narrowed && self.returns_by_flag(fx) => {
+                self.return_by_flag(fx, s.span);
+                Some(Ok(()))
+            }
+            _ if !narrowed || fx.pred.guarded => None,
+            StmtKind::Empty
+            | StmtKind::StaticAssert(_)
+            | StmtKind::Alias(_)
+            | StmtKind::Decl(_)
+            | StmtKind::Block(_) => None,
+            _ if self.needs_every_thread(s, true) => Some(self.on_every_thread(fx, s)),
+            _ => Some(self.guarded(fx, s)),
+        }
+    }
+
+    /// Whether `s` must run on every thread: it calls a SIMD-group
+    /// function (in narrowed regions: or waits at a barrier).
+    fn needs_every_thread(&self, s: &Stmt, barriers: bool) -> bool {
+        let block = ast::Block {
+            stmts: vec![s.clone()],
+            span: s.span,
+        };
+        callgraph::reaches(self.program, &block, &|n| {
+            crate::lower::stdlib::Builtin::function(n).is_some_and(|b| {
+                b.needs_subgroups() || self.matrix_exchange(b) || (barriers && b.is_barrier())
+            })
+        })
+    }
+
+    /// A `return` leaves a helper function on the thread alone, so helpers
+    /// keep branches with one unpredicated; nor are `switch`es that call
+    /// SIMD-group functions predicated.
+    fn can_predicate_branches(&self, fx: &FnCtx, s: &Stmt) -> bool {
+        !has(s, &|s| match s.kind {
+            StmtKind::Switch { .. } => self.needs_every_thread(s, true),
+            StmtKind::Return(_) => !fx.kernel,
+            _ => false,
+        })
+    }
+
+    /// `return` in a narrowed region of a kernel whose whole body is one
+    /// (so that a thread that returned runs nothing after it but
+    /// exchanges), outside plain loops and `switch`es (whose exit it would
+    /// also have to be).
+    fn returns_by_flag(&self, fx: &FnCtx) -> bool {
+        let depth = fx.pred.loops.last().map_or((0, 0), |l| l.depth);
+        fx.kernel && self.entry.narrow_body && depth == (fx.loops, fx.breakables)
+    }
+
+    /// `if (cond) then else otherwise` on every thread, each branch with
+    /// activity narrowed to the threads that take it.
     pub(in crate::lower) fn predicated_if(
         &mut self,
         fx: &mut FnCtx,
@@ -41,129 +168,314 @@ impl Lowerer<'_, '_> {
         then: &Stmt,
         otherwise: Option<&Stmt>,
         span: Span,
-    ) -> Result<bool> {
-        if !(self.entry.simd_if_conversion && self.emulates_simd() && self.entry.predicated) {
-            return Ok(false);
-        }
-        let branches: Vec<&Stmt> = std::iter::once(then).chain(otherwise).collect();
-        if !branches.iter().any(|s| self.reaches_simd(s)) || branches.iter().any(|s| jumps(s)) {
-            return Ok(false);
-        }
+    ) -> Result<()> {
         let c = self.scalar_condition(fx, cond)?;
-        let outer = self.load_private(fx, ACTIVE, &Type::BOOL, span);
-        let before = self.save_locals(fx, span)?;
-        let taken = bin(fx, Bo::LogicalAnd, outer, c, span);
+        let outer = self.keep_activity(fx, span)?;
+        let outer_now = load_local(fx, outer, span);
+        let taken = bin(fx, Bo::LogicalAnd, outer_now, c, span);
         self.set_private(fx, ACTIVE, &Type::BOOL, taken, span);
-        self.branch_block(fx, then)?;
-        let not_c = fx.add(
-            Expression::Unary {
-                op: naga::UnaryOperator::LogicalNot,
-                expr: c,
-            },
-            span,
-        );
-        match otherwise {
-            None => self.restore_locals(fx, &before, Some(not_c), span),
-            Some(o) => {
-                let after_then = self.save_locals_of(fx, &before, span)?;
-                self.restore_locals(fx, &before, None, span);
-                let other = bin(fx, Bo::LogicalAnd, outer, not_c, span);
-                self.set_private(fx, ACTIVE, &Type::BOOL, other, span);
-                self.branch_block(fx, o)?;
-                self.restore_locals(fx, &after_then, Some(c), span);
-            }
+        self.narrowed_block(fx, then)?;
+        if let Some(o) = otherwise {
+            let outer_now = load_local(fx, outer, span);
+            let not_c = fx.add(
+                Expression::Unary {
+                    op: naga::UnaryOperator::LogicalNot,
+                    expr: c,
+                },
+                span,
+            );
+            let other = bin(fx, Bo::LogicalAnd, outer_now, not_c, span);
+            self.set_private(fx, ACTIVE, &Type::BOOL, other, span);
+            self.narrowed_block(fx, o)?;
         }
-        self.set_private(fx, ACTIVE, &Type::BOOL, outer, span);
-        Ok(true)
+        self.reactivate(fx, outer, span);
+        Ok(())
     }
 
-    fn reaches_simd(&self, s: &Stmt) -> bool {
-        let block = ast::Block {
-            stmts: vec![s.clone()],
-            span: s.span,
-        };
-        callgraph::reaches(self.program, &block, &|n| {
-            crate::lower::stdlib::Builtin::function(n)
-                .is_some_and(|b| b.needs_subgroups() || self.matrix_exchange(b))
-        })
+    /// A local holding `metal_active` as it is now.
+    pub(in crate::lower) fn keep_activity(
+        &mut self,
+        fx: &mut FnCtx,
+        span: Span,
+    ) -> Result<Handle<naga::LocalVariable>> {
+        let b = self.naga_type(&Type::BOOL, span)?;
+        let outer = fx.local("metal_outer_active", b, span);
+        let now = self.load_private(fx, ACTIVE, &Type::BOOL, span);
+        store_local(fx, outer, now, span);
+        Ok(outer)
     }
 
-    fn branch_block(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
+    /// Sets `metal_active` back to `outer`, less the threads that left the
+    /// innermost predicated loop's iteration or the kernel meanwhile.
+    pub(in crate::lower) fn reactivate(
+        &mut self,
+        fx: &mut FnCtx,
+        outer: Handle<naga::LocalVariable>,
+        span: Span,
+    ) {
+        let mut active = load_local(fx, outer, span);
+        if let Some(l) = fx.pred.loops.last().copied() {
+            let running = load_local(fx, l.running, span);
+            let skipping = load_local(fx, l.skipping, span);
+            let not_skipping = not(fx, skipping, span);
+            active = bin(fx, Bo::LogicalAnd, active, running, span);
+            active = bin(fx, Bo::LogicalAnd, active, not_skipping, span);
+        }
+        active = self.unless_returned(fx, active, span);
+        self.set_private(fx, ACTIVE, &Type::BOOL, active, span);
+    }
+
+    /// `active && !returned`, where the kernel has the flag.
+    pub(in crate::lower) fn unless_returned(
+        &mut self,
+        fx: &mut FnCtx,
+        active: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
+        match fx.pred.returned {
+            Some(r) => {
+                let returned = load_local(fx, r, span);
+                let stays = not(fx, returned, span);
+                bin(fx, Bo::LogicalAnd, active, stays, span)
+            }
+            None => active,
+        }
+    }
+
+    /// Lowers `s` as a narrowed region.
+    fn narrowed_block(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
+        fx.pred.narrowed += 1;
+        let guarded = std::mem::replace(&mut fx.pred.guarded, false);
         fx.open();
         let lowered = self.stmt(fx, s);
         let block = fx.close();
+        fx.pred.narrowed -= 1;
+        fx.pred.guarded = guarded;
         lowered?;
         fx.push(Statement::Block(block), s.span);
         Ok(())
     }
 
-    /// Copies every local variable declared so far.
-    fn save_locals(&mut self, fx: &mut FnCtx, span: Span) -> Result<Saved> {
-        let locals: Vec<_> = fx.local_variables().collect();
-        let pairs = locals.into_iter().map(|l| (l, l)).collect::<Saved>();
-        self.save_locals_of(fx, &pairs, span)
+    /// `if (metal_active) { s }`: `s` neither exchanges nor waits, so the
+    /// threads Metal does not run here skip it. Its statements are guarded
+    /// again only where one may leave by a flag (the ones after it must
+    /// then see the narrowed activity).
+    fn guarded(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
+        let active = self.load_private(fx, ACTIVE, &Type::BOOL, s.span);
+        let jumps = has(s, &|s| {
+            matches!(
+                s.kind,
+                StmtKind::Break | StmtKind::Continue | StmtKind::Return(_)
+            )
+        });
+        let guarded = std::mem::replace(&mut fx.pred.guarded, !jumps);
+        fx.open();
+        let lowered = self.plain_stmt(fx, s);
+        let accept = fx.close();
+        fx.pred.guarded = guarded;
+        lowered?;
+        fx.push(
+            Statement::If {
+                condition: active,
+                accept,
+                reject: naga::Block::new(),
+            },
+            s.span,
+        );
+        Ok(())
     }
 
-    /// Copies the variables of `of` (their first element) again.
-    fn save_locals_of(&mut self, fx: &mut FnCtx, of: &Saved, span: Span) -> Result<Saved> {
+    /// A statement that exchanges or waits, on every thread: the variables
+    /// it writes are put back where the thread is inactive.
+    fn on_every_thread(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
+        let locals_before = fx.local_count();
+        fx.open();
+        let lowered = self.plain_stmt(fx, s);
+        let block = fx.close();
+        lowered?;
+        let written = written_roots(fx, &block, locals_before);
+        let saved = self.save(fx, &written, s.span)?;
+        fx.push(Statement::Block(block), s.span);
+        if !saved.is_empty() {
+            let active = self.load_private(fx, ACTIVE, &Type::BOOL, s.span);
+            let inactive = not(fx, active, s.span);
+            self.restore(fx, &saved, inactive, s.span);
+        }
+        Ok(())
+    }
+
+    /// Copies what the pointers `roots` point to into new locals.
+    fn save(&mut self, fx: &mut FnCtx, roots: &[Handle<Expression>], span: Span) -> Result<Saved> {
         let mut saved = Vec::new();
-        for &(l, _) in of {
-            let ty = fx.local_type(l);
+        for &p in roots {
+            let ty = match *fx.expr(p) {
+                Expression::LocalVariable(l) => fx.local_type(l),
+                Expression::FunctionArgument(i) => {
+                    let t = fx.argument_type(i);
+                    // Per-thread memory only: another thread's is not ours
+                    // to put back.
+                    match self.global.module.types[t].inner {
+                        naga::TypeInner::Pointer {
+                            base,
+                            space: naga::AddressSpace::Function | naga::AddressSpace::Private,
+                        } => base,
+                        _ => continue,
+                    }
+                }
+                _ => continue,
+            };
             let copy = fx.local("metal_saved", ty, span);
-            let from = fx.add(Expression::LocalVariable(l), span);
-            let to = fx.add(Expression::LocalVariable(copy), span);
-            let value = fx.add(Expression::Load { pointer: from }, span);
-            fx.push(Statement::Store { pointer: to, value }, span);
-            saved.push((l, copy));
+            let value = fx.add(Expression::Load { pointer: p }, span);
+            store_local(fx, copy, value, span);
+            saved.push((p, copy));
         }
         Ok(saved)
     }
 
-    /// Puts the saved values back, where `when` holds (everywhere: `None`).
-    fn restore_locals(
-        &mut self,
-        fx: &mut FnCtx,
-        saved: &Saved,
-        when: Option<Handle<Expression>>,
-        span: Span,
-    ) {
+    /// Puts the saved values back where `when` holds.
+    fn restore(&mut self, fx: &mut FnCtx, saved: &Saved, when: Handle<Expression>, span: Span) {
         fx.open();
-        for &(l, copy) in saved {
-            let from = fx.add(Expression::LocalVariable(copy), span);
-            let to = fx.add(Expression::LocalVariable(l), span);
-            let value = fx.add(Expression::Load { pointer: from }, span);
-            fx.push(Statement::Store { pointer: to, value }, span);
+        for &(p, copy) in saved {
+            let value = load_local(fx, copy, span);
+            fx.push(Statement::Store { pointer: p, value }, span);
         }
-        let block = fx.close();
-        match when {
-            None => fx.push(Statement::Block(block), span),
-            Some(condition) => fx.push(
-                Statement::If {
-                    condition,
-                    accept: block,
-                    reject: naga::Block::new(),
-                },
-                span,
-            ),
-        }
+        let accept = fx.close();
+        fx.push(
+            Statement::If {
+                condition: when,
+                accept,
+                reject: naga::Block::new(),
+            },
+            span,
+        );
+    }
+
+    /// `break` (the thread stops iterating) or `continue` (it sits out the
+    /// rest of this iteration) of a predicated loop.
+    fn leave_iteration(&mut self, fx: &mut FnCtx, l: PredicatedLoop, brk: bool, span: Span) {
+        let flag = if brk { l.running } else { l.skipping };
+        let value = fx.add(Expression::Literal(naga::Literal::Bool(!brk)), span);
+        store_local(fx, flag, value, span);
+        let off = fx.add(Expression::Literal(naga::Literal::Bool(false)), span);
+        self.set_private(fx, ACTIVE, &Type::BOOL, off, span);
+    }
+
+    /// `return` from the kernel in a narrowed region: the thread sits out
+    /// the rest of the kernel.
+    fn return_by_flag(&mut self, fx: &mut FnCtx, span: Span) {
+        let returned = match fx.pred.returned {
+            Some(r) => r,
+            None => {
+                let b = self
+                    .naga_type(&Type::BOOL, span)
+                    .expect("bool has a naga type");
+                // Zero-initialised: false.
+                let r = fx.local("metal_returned", b, span);
+                fx.pred.returned = Some(r);
+                r
+            }
+        };
+        let yes = fx.add(Expression::Literal(naga::Literal::Bool(true)), span);
+        store_local(fx, returned, yes, span);
+        let off = fx.add(Expression::Literal(naga::Literal::Bool(false)), span);
+        self.set_private(fx, ACTIVE, &Type::BOOL, off, span);
     }
 }
 
-/// Whether `s` holds a loop or a jump out of it: running it on a thread
-/// that did not take it could then run away or leave early.
-fn jumps(s: &Stmt) -> bool {
+/// The key a loop's span has in `EntryCtx::predicated_loops`.
+pub(in crate::lower) fn span_key(span: Span) -> (usize, usize) {
+    (span.start as usize, span.end as usize)
+}
+
+pub(in crate::lower) fn load_local(
+    fx: &mut FnCtx,
+    l: Handle<naga::LocalVariable>,
+    span: Span,
+) -> Handle<Expression> {
+    let p = fx.add(Expression::LocalVariable(l), span);
+    fx.add(Expression::Load { pointer: p }, span)
+}
+
+pub(in crate::lower) fn store_local(
+    fx: &mut FnCtx,
+    l: Handle<naga::LocalVariable>,
+    value: Handle<Expression>,
+    span: Span,
+) {
+    let pointer = fx.add(Expression::LocalVariable(l), span);
+    fx.push(Statement::Store { pointer, value }, span);
+}
+
+pub(in crate::lower) fn not(
+    fx: &mut FnCtx,
+    e: Handle<Expression>,
+    span: Span,
+) -> Handle<Expression> {
+    fx.add(
+        Expression::Unary {
+            op: naga::UnaryOperator::LogicalNot,
+            expr: e,
+        },
+        span,
+    )
+}
+
+/// Whether `s` is or holds a statement `wanted` picks (called functions'
+/// bodies are not looked into).
+pub(in crate::lower) fn has(s: &Stmt, wanted: &dyn Fn(&Stmt) -> bool) -> bool {
+    if wanted(s) {
+        return true;
+    }
     match &s.kind {
-        StmtKind::Block(b) => b.stmts.iter().any(jumps),
+        StmtKind::Block(b) => b.stmts.iter().any(|s| has(s, wanted)),
         StmtKind::If {
             then, otherwise, ..
-        } => jumps(then) || otherwise.as_deref().is_some_and(jumps),
-        StmtKind::Switch { .. }
-        | StmtKind::For { .. }
-        | StmtKind::While { .. }
-        | StmtKind::DoWhile { .. }
-        | StmtKind::Return(_)
-        | StmtKind::Break
-        | StmtKind::Continue => true,
+        } => has(then, wanted) || otherwise.as_deref().is_some_and(|o| has(o, wanted)),
+        StmtKind::For { init, body, .. } => {
+            init.as_deref().is_some_and(|i| has(i, wanted)) || has(body, wanted)
+        }
+        StmtKind::While { body, .. }
+        | StmtKind::DoWhile { body, .. }
+        | StmtKind::RangeFor { body, .. } => has(body, wanted),
+        StmtKind::Switch { items, .. } => items.iter().any(|i| match i {
+            ast::SwitchItem::Stmt(s) => has(s, wanted),
+            _ => false,
+        }),
         _ => false,
+    }
+}
+
+/// The locals (declared before `locals_before`) and pointer arguments
+/// that `block` stores to or hands to a call, as pointer expressions.
+fn written_roots(fx: &FnCtx, block: &naga::Block, locals_before: usize) -> Vec<Handle<Expression>> {
+    let mut roots = Vec::new();
+    let mut note = |p: Handle<Expression>| {
+        if let Some(r) = root(fx, p) {
+            let keep = match *fx.expr(r) {
+                Expression::LocalVariable(l) => l.index() < locals_before,
+                Expression::FunctionArgument(_) => true,
+                _ => false,
+            };
+            if keep && !roots.contains(&r) {
+                roots.push(r);
+            }
+        }
+    };
+    crate::lower::passes::ir_walk::visit(block, &mut |s, _| match s {
+        Statement::Store { pointer, .. } => note(*pointer),
+        Statement::Call { arguments, .. } => arguments.iter().for_each(|a| note(*a)),
+        _ => {}
+    });
+    roots
+}
+
+/// The local variable or argument a pointer expression starts from.
+fn root(fx: &FnCtx, mut p: Handle<Expression>) -> Option<Handle<Expression>> {
+    loop {
+        match *fx.expr(p) {
+            Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
+            Expression::LocalVariable(_) | Expression::FunctionArgument(_) => return Some(p),
+            _ => return None,
+        }
     }
 }

@@ -16,8 +16,10 @@
 //! `workgroupBarrier`, reads its 32-lane group's slots, and waits again
 //! before the slots are reused. The lane is the index modulo 32, as on
 //! Apple GPUs. A barrier must be reached by the whole threadgroup, so the
-//! calls must sit in threadgroup-uniform control flow, as ML kernels' calls
-//! do (Tint reports the WGSL otherwise); threads outside a ragged grid run
+//! calls must sit in threadgroup-uniform control flow (Tint reports the
+//! WGSL otherwise): where they do not, the branches (`simd_branches`) and
+//! loops (`simd_loops`) around them run on every thread with the other
+//! lanes inactive; threads outside a ragged grid, or inactive there, run
 //! along predicated and feed each operation its identity. `Native` keeps
 //! WGSL's subgroup operations, for adapters with 32-lane subgroups and for
 //! code written to be width-agnostic; vertex and fragment functions always

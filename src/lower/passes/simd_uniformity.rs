@@ -12,12 +12,22 @@
 //! from the thread's position, private per-thread state, helper-function
 //! arguments and results, atomics, and loads through varying addresses
 //! vary; control flow after a varying `return`, `break` or `continue` is
-//! non-uniform.
+//! non-uniform. A helper's result varies only where its own body makes it
+//! vary for the arguments of that call (`ceildiv(n, lsize.x)` in a loop
+//! bound is as uniform as `n` and `lsize.x`), as Tint's analysis also finds.
 
 use super::ir_walk::{callees, visit};
 use crate::lower::ctx::function::operands;
 use naga::{Block, Expression, Function, Handle, Module, Statement};
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+
+/// Whether a function's result varies, by function and which of its
+/// arguments vary.
+type ResultTaints = RefCell<HashMap<(Handle<Function>, Vec<bool>), bool>>;
+
+/// Each call's result expression, with the function and arguments.
+type Calls = HashMap<Handle<Expression>, (Handle<Function>, Vec<Handle<Expression>>)>;
 
 /// The span of the first exchange (a barrier whose span is in `exchanges`,
 /// or a call of a function containing one) in non-uniform control flow of
@@ -28,47 +38,105 @@ pub(in crate::lower) fn first_nonuniform_exchange(
     exchanges: &HashSet<(usize, usize)>,
 ) -> Option<std::ops::Range<usize>> {
     let exchanging = exchanging_functions(module, exchanges);
-    nonuniform_exchange(entry, true, module, exchanges, &exchanging).or_else(|| {
-        callees(entry, module).into_iter().find_map(|h| {
-            nonuniform_exchange(&module.functions[h], false, module, exchanges, &exchanging)
-        })
-    })
-}
-
-/// [`first_nonuniform_exchange`] in `function` alone; `entry` says whether
-/// it is the entry point (whose built-in arguments tell which vary) or a
-/// helper (whose arguments all may); `exchanging` holds the functions that
-/// contain an exchange.
-fn nonuniform_exchange(
-    function: &Function,
-    entry: bool,
-    module: &Module,
-    exchanges: &HashSet<(usize, usize)>,
-    exchanging: &HashSet<Handle<Function>>,
-) -> Option<std::ops::Range<usize>> {
-    let mut walk = Walk {
-        function,
+    let results = ResultTaints::default();
+    let scope = |refine_calls| Scope {
         module,
         exchanges,
-        callees: exchanging,
-        varying: vec![false; function.expressions.len()],
-        locals: vec![false; function.local_variables.len()],
-        args: (function.arguments.iter())
-            .map(|a| !entry || varying_binding(a.binding.as_ref()))
-            .collect(),
-        found: None,
+        callees: &exchanging,
+        results: &results,
+        refine_calls,
     };
-    // Locals vary once a varying value (or a store under varying control
-    // flow) reaches them; iterate until no more do.
-    loop {
-        walk.mark_expressions();
-        let before = walk.locals.clone();
-        walk.found = None;
-        walk.block(&function.body, false);
-        if walk.locals == before {
-            return walk.found;
+    // Every helper's result taken as varying first (cheap, and enough for
+    // most kernels); the helpers' bodies only where that finds something.
+    scope(false).first_nonuniform_exchange(entry)?;
+    scope(true).first_nonuniform_exchange(entry)
+}
+
+/// What every walk of one module shares.
+#[derive(Clone, Copy)]
+struct Scope<'a> {
+    module: &'a Module,
+    exchanges: &'a HashSet<(usize, usize)>,
+    /// The functions that contain an exchange.
+    callees: &'a HashSet<Handle<Function>>,
+    results: &'a ResultTaints,
+    /// A helper's result varies only where its body makes it (else every
+    /// helper's result varies).
+    refine_calls: bool,
+}
+
+impl<'a> Scope<'a> {
+    /// [`first_nonuniform_exchange`] under this scope's rules.
+    fn first_nonuniform_exchange(&self, entry: &'a Function) -> Option<std::ops::Range<usize>> {
+        let module = self.module;
+        let all_vary = |f: &Function| vec![true; f.arguments.len()];
+        let entry_args = (entry.arguments.iter())
+            .map(|a| varying_binding(a.binding.as_ref()))
+            .collect();
+        self.walk(entry, entry_args).found.or_else(|| {
+            callees(entry, module).into_iter().find_map(|h| {
+                let f = &module.functions[h];
+                self.walk(f, all_vary(f)).found
+            })
+        })
+    }
+
+    /// Walks `function` until its locals' taints settle; `args` says which
+    /// arguments vary.
+    fn walk(&self, function: &'a Function, args: Vec<bool>) -> Walk<'a> {
+        let mut walk = Walk {
+            function,
+            scope: *self,
+            varying: vec![false; function.expressions.len()],
+            locals: vec![false; function.local_variables.len()],
+            args,
+            calls: call_arguments(function),
+            found: None,
+            returns_varying: false,
+        };
+        // Locals vary once a varying value (or a store under varying
+        // control flow) reaches them; iterate until no more do.
+        loop {
+            walk.mark_expressions();
+            let before = walk.locals.clone();
+            walk.found = None;
+            walk.returns_varying = false;
+            walk.block(&function.body, false);
+            if walk.locals == before {
+                return walk;
+            }
         }
     }
+
+    /// Whether `function` may return different values to different threads
+    /// when the arguments `args` says vary do.
+    fn result_varies(&self, function: Handle<Function>, args: Vec<bool>) -> bool {
+        let key = (function, args);
+        if let Some(v) = self.results.borrow().get(&key) {
+            return *v;
+        }
+        let v = self
+            .walk(&self.module.functions[function], key.1.clone())
+            .returns_varying;
+        self.results.borrow_mut().insert(key, v);
+        v
+    }
+}
+
+/// Each call's result expression, with the function and arguments.
+fn call_arguments(function: &Function) -> Calls {
+    let mut calls = HashMap::new();
+    visit(&function.body, &mut |s, _| {
+        if let Statement::Call {
+            function,
+            arguments,
+            result: Some(r),
+        } = s
+        {
+            calls.insert(*r, (*function, arguments.clone()));
+        }
+    });
+    calls
 }
 
 /// The module's functions that contain an exchange, directly or through
@@ -145,13 +213,15 @@ impl Exits {
 
 struct Walk<'a> {
     function: &'a Function,
-    module: &'a Module,
-    exchanges: &'a HashSet<(usize, usize)>,
-    callees: &'a HashSet<Handle<Function>>,
+    scope: Scope<'a>,
     varying: Vec<bool>,
     locals: Vec<bool>,
     args: Vec<bool>,
+    calls: Calls,
     found: Option<std::ops::Range<usize>>,
+    /// Whether a `return` hands back a varying value, or runs under
+    /// varying control flow.
+    returns_varying: bool,
 }
 
 impl Walk<'_> {
@@ -171,8 +241,14 @@ impl Walk<'_> {
                 Expression::Load { pointer } => {
                     self.varying[pointer.index()] || self.root_varies(pointer)
                 }
-                Expression::CallResult(_)
-                | Expression::AtomicResult { .. }
+                Expression::CallResult(f) => match self.calls.get(&h) {
+                    Some((_, arguments)) if self.scope.refine_calls => {
+                        let args = arguments.iter().map(|a| self.varying[a.index()]).collect();
+                        self.scope.result_varies(f, args)
+                    }
+                    _ => true,
+                },
+                Expression::AtomicResult { .. }
                 | Expression::SubgroupBallotResult
                 | Expression::SubgroupOperationResult { .. } => true,
                 ref other => operands(other).iter().any(|o| self.varying[o.index()]),
@@ -192,7 +268,7 @@ impl Walk<'_> {
                 // Per-thread state (the prologue's lane, index, activity) is
                 // private; a private with an initialiser is a constant table.
                 Expression::GlobalVariable(g) => {
-                    let g = &self.module.global_variables[g];
+                    let g = &self.scope.module.global_variables[g];
                     return g.space == naga::AddressSpace::Private && g.init.is_none();
                 }
                 Expression::FunctionArgument(_) => return true,
@@ -273,7 +349,16 @@ impl Walk<'_> {
                     ..Exits::default()
                 }
             }
-            Statement::Return { .. } | Statement::Kill => Exits {
+            Statement::Return { value } => {
+                if nonuniform || value.is_some_and(|v| self.varies(v)) {
+                    self.returns_varying = true;
+                }
+                Exits {
+                    ret: nonuniform,
+                    ..Exits::default()
+                }
+            }
+            Statement::Kill => Exits {
                 ret: nonuniform,
                 ..Exits::default()
             },
@@ -286,7 +371,7 @@ impl Walk<'_> {
                 ..Exits::default()
             },
             Statement::ControlBarrier(_) => {
-                if nonuniform && is_exchange(span, self.exchanges) {
+                if nonuniform && is_exchange(span, self.scope.exchanges) {
                     self.report(span);
                 }
                 Exits::default()
@@ -296,7 +381,7 @@ impl Walk<'_> {
                 arguments,
                 ..
             } => {
-                if nonuniform && self.callees.contains(function) {
+                if nonuniform && self.scope.callees.contains(function) {
                     self.report(span);
                 }
                 // A callee may write anything through a pointer argument.

@@ -15,6 +15,14 @@ mod range_for;
 impl Lowerer<'_, '_> {
     /// Lowers one statement into the current block.
     pub(in crate::lower) fn stmt(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
+        match self.predicated_stmt(fx, s) {
+            Some(lowered) => lowered,
+            None => self.plain_stmt(fx, s),
+        }
+    }
+
+    /// Lowers one statement as it is (see [`Lowerer::predicated_stmt`]).
+    pub(in crate::lower) fn plain_stmt(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
         let span = s.span;
         match &s.kind {
             StmtKind::Empty => {}
@@ -128,9 +136,6 @@ impl Lowerer<'_, '_> {
         otherwise: Option<&Stmt>,
         span: Span,
     ) -> Result<()> {
-        if self.predicated_if(fx, cond, then, otherwise, span)? {
-            return Ok(());
-        }
         let condition = self.scalar_condition(fx, cond)?;
         let accept = self.nested(fx, then)?;
         let reject = match otherwise {
