@@ -500,7 +500,9 @@ impl Lowerer<'_, '_> {
                 span,
                 format!("expected a value, found type `{name}`"),
             )),
-            None => match crate::lower::stdlib::constant(name) {
+            None => match crate::lower::stdlib::constant(&path.join("::"))
+                .or_else(|| crate::lower::stdlib::constant(name))
+            {
                 Some(v) => Ok(self.stdlib_constant(fx, v, span)),
                 None if crate::types::builtin_type(&path.join("::")).is_some() => {
                     Err(Error::coded(
