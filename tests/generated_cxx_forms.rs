@@ -164,3 +164,47 @@ fn declval_names_a_texture_member_functions_type() {
          }\n",
     );
 }
+
+/// SPIRV-Cross's zero-initialisation of threadgroup memory: `sizeof` of a
+/// `threadgroup` variable, written through a byte pointer with character
+/// literals (`'\0'`); and character literals as values of type `char`.
+const CHARACTERS: &str = r#"
+kernel void chars(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    threadgroup float vals[4];
+    threadgroup uchar* bytes = (threadgroup uchar*)&vals;
+    if (i == 0) {
+        for (uint k = 0; k < sizeof(vals); k++) bytes[k] = '\0';
+        bytes[3] = '\x3f';
+        bytes[2] = '\200';
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    char c = 'a' + char(i);
+    int escapes = '\n' + '\'' + '\\' + int('\xff');
+    o[i] = int(c - 'A') + 1000 * int(vals[i % 4u]) + 100000 * int(sizeof(vals)) + 10000000 * escapes;
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn character_literals_and_sizeof_a_threadgroup_variable() {
+    let Some(out) = common::source::run_body(CHARACTERS, "chars", (8, 8), vec![(0, vec![0; 32])])
+    else {
+        return;
+    };
+    let escapes = 10 + 39 + 92 - 1;
+    for (i, got) in common::u32s(&out[&0]).into_iter().enumerate() {
+        let one = if i % 4 == 0 { 1 } else { 0 };
+        let want = (32 + i as i32) + 1000 * one + 100000 * 16 + 10000000 * escapes;
+        assert_eq!(got as i32, want, "[{i}]");
+    }
+}
+
+#[test]
+fn character_literals_outside_char_are_located() {
+    common::source::assert_error(
+        "kernel void k(device int* o [[buffer(0)]]) { o[0] = 'é'; }\n",
+        "'é'",
+        0,
+        "character literal 'é' does not fit in `char`",
+    );
+}
