@@ -208,3 +208,49 @@ fn character_literals_outside_char_are_located() {
         "character literal 'é' does not fit in `char`",
     );
 }
+
+/// SPIRV-Cross's `spvArrayCopyFromConstantToStack(thread T (&dst)[N],
+/// constant T (&src)[N])` given a program-scope `constant` array (a WGSL
+/// `const`) and an array member of a `constant` buffer: the `const`
+/// reference binds to a copy.
+const CONSTANT_ARRAY_REFERENCES: &str = r#"
+template<typename T, uint N>
+inline void copy_from_constant(thread T (&dst)[N], constant T (&src)[N]) {
+    for (uint i = 0; i < N; i++) { dst[i] = src[i]; }
+}
+float weigh(constant float (&w)[3], float x) { return w[0] + w[1] * x + w[2] * x * x; }
+constant float4 table[2] = { float4(10.0f, 11.0f, 12.0f, 13.0f), float4(20.0f) };
+struct Params { float scale; float weights[3]; };
+kernel void const_refs(constant Params& p [[buffer(0)]], device float* out [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    float4 rows[2];
+    copy_from_constant(rows, table);
+    float w[3];
+    copy_from_constant(w, p.weights);
+    out[i] = rows[i % 2u][i % 4u] + p.scale * weigh(p.weights, float(i)) + w[i % 3u];
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn constant_arrays_bind_to_const_references() {
+    let params = common::f32_bytes(&[0.5, 1.0, 2.0, 3.0]);
+    let Some(got) = common::source::run_body_f32s(
+        CONSTANT_ARRAY_REFERENCES,
+        "const_refs",
+        (8, 8),
+        vec![(0, params), (1, vec![0; 32])],
+        1,
+    ) else {
+        return;
+    };
+    let table = [[10.0f32, 11.0, 12.0, 13.0], [20.0; 4]];
+    let weights = [1.0f32, 2.0, 3.0];
+    for (i, g) in got.iter().enumerate() {
+        let x = i as f32;
+        let want = table[i % 2][i % 4]
+            + 0.5 * (weights[0] + weights[1] * x + weights[2] * x * x)
+            + weights[i % 3];
+        assert_eq!(*g, want, "[{i}]");
+    }
+}
