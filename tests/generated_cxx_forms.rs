@@ -254,3 +254,46 @@ fn constant_arrays_bind_to_const_references() {
         assert_eq!(*g, want, "[{i}]");
     }
 }
+
+/// SPIRV-Cross's descriptor arrays: a local array of buffer pointers
+/// initialized from the stage's buffers and read with constant indices.
+const POINTER_ARRAYS: &str = r#"
+struct Block { float4 v; };
+kernel void pointer_arrays(constant Block* b0 [[buffer(0)]], constant Block* b1 [[buffer(1)]],
+                           device float4* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    constant Block* blocks[] = { b0, b1 };
+    device float4* outs[1] = { out };
+    outs[0][i] = blocks[1]->v * float(i) + blocks[0][0].v;
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn local_arrays_of_buffer_pointers() {
+    let b0 = common::f32_bytes(&[1.0, 2.0, 3.0, 4.0]);
+    let b1 = common::f32_bytes(&[10.0, 20.0, 30.0, 40.0]);
+    let Some(got) = common::source::run_body_f32s(
+        POINTER_ARRAYS,
+        "pointer_arrays",
+        (4, 4),
+        vec![(0, b0), (1, b1), (2, vec![0; 64])],
+        2,
+    ) else {
+        return;
+    };
+    for (k, g) in got.iter().enumerate() {
+        let (i, c) = ((k / 4) as f32, k % 4);
+        let want = 10.0 * (c as f32 + 1.0) * i + (c as f32 + 1.0);
+        assert_eq!(*g, want, "[{k}]");
+    }
+}
+
+#[test]
+fn pointer_arrays_need_every_pointer() {
+    common::source::assert_error(
+        "kernel void k(device float* a [[buffer(0)]]) {\n    device float* ps[2] = { a };\n    ps[0][0] = 1.0f;\n}\n",
+        "{ a }",
+        0,
+        "`ps` has 2 pointers and 1 initializers",
+    );
+}
