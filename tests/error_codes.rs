@@ -75,7 +75,7 @@ fn common_kinds_have_specific_codes() {
         ("#endif\n", Code::Conditional),
         ("#define F(a, b) a\nint x = F(1);\n", Code::MacroExpansion),
         ("kernel void k() { float x = ; }\n", Code::Syntax),
-        (&format!("kernel void k() {{ int x = {}1{}; }}\n", "(".repeat(100), ")".repeat(100)), Code::NestingTooDeep),
+        (&format!("kernel void k() {{ int x = {}1{}; }}\n", "(".repeat(300), ")".repeat(300)), Code::NestingTooDeep),
     ];
     let mut wrong = Vec::new();
     for (body, want) in cases {

@@ -222,6 +222,78 @@ fn nesting_within_the_limits_translates() {
     }
 }
 
+/// clang's limits (`-fbracket-depth` 256, `-ftemplate-depth` 1024), which
+/// generated code reaches (Tint nests 126 brackets for deeply nested WGSL,
+/// 65 `tint_array`s for nested arrays): every kind of bracket and of
+/// instantiation at the limit translates on the library's own thread,
+/// and one past it is a located error.
+#[test]
+fn clangs_nesting_limits_translate_and_one_past_them_is_located() {
+    let within = 256 - 1; // the kernel's body `{` is one level
+    let calls = format!(
+        "float f(float x) {{ return x + 1.0f; }}\n{}",
+        kernel(&format!(
+            "  o[i] = {}0.0f{};",
+            "f(".repeat(within),
+            ")".repeat(within)
+        ))
+    );
+    let indices = kernel(&format!(
+        "  o[i] = {}0{};",
+        "o[uint(".repeat(within / 2),
+        ")]".repeat(within / 2)
+    ));
+    let parens = kernel(&format!(
+        "  o[i] = {}1{};",
+        "(".repeat(within),
+        ")".repeat(within)
+    ));
+    for source in [&calls, &indices, &parens] {
+        translate(source).unwrap_or_else(|f| panic!("{}", f.render()));
+    }
+    let past = kernel(&format!(
+        "  o[i] = {}1{};",
+        "(".repeat(256),
+        ")".repeat(256)
+    ));
+    assert_error_at(
+        &past,
+        Code::NestingTooDeep,
+        4,
+        265,
+        "the limit is 256 levels",
+    );
+
+    let recursion = |n: usize| {
+        format!(
+            "template <int N> int depth() {{ return depth<N - 1>() + 1; }}\n\
+             template <> int depth<0>() {{ return 0; }}\n{}",
+            kernel(&format!("  o[i] = float(depth<{n}>());"))
+        )
+    };
+    translate(&recursion(1023)).unwrap_or_else(|f| panic!("{}", f.render()));
+    let (d, text) = first_error(&recursion(1030));
+    assert_eq!(d.code(), Code::LimitExceeded, "{text}");
+    assert!(text.contains("exceeds the limit of 1024"), "{text}");
+    assert!(text.starts_with("t.metal:3:"), "{text}");
+
+    let nested = |n: usize| {
+        format!(
+            "template <typename T, uint N> struct arr {{ T e[N]; }};\n{}",
+            kernel(&format!(
+                "  {}float{} a;\n  o[i] = 0.0f;",
+                "arr<".repeat(n),
+                ", 1>".repeat(n)
+            ))
+        )
+    };
+    translate(&nested(255)).unwrap_or_else(|f| panic!("{}", f.render()));
+    let (d, text) = first_error(&nested(258));
+    assert_eq!(d.code(), Code::LimitExceeded, "{text}");
+    assert!(text.contains("exceeds the limit of 256"), "{text}");
+    assert!(text.starts_with("t.metal:5:"), "{text}");
+}
+
 #[cfg(feature = "cli")] // runs the command-line binary
 #[test]
 fn deep_nesting_through_the_command_line() {

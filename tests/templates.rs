@@ -110,7 +110,7 @@ fn recursive_instantiation_is_limited() {
         body,
         "depth<N + 1>",
         0,
-        "template instantiation depth exceeds the limit of 64",
+        "template instantiation depth exceeds the limit of 1024",
     );
 }
 

@@ -120,7 +120,7 @@ fn recursion_without_a_base_case_hits_the_depth_limit() {
         body,
         "f_v<N + 1>",
         0,
-        "template instantiation depth exceeds the limit of 64 (instantiating variable template `f_v`)",
+        "template instantiation depth exceeds the limit of 1024 (instantiating variable template `f_v`)",
     );
 }
 

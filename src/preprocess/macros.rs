@@ -163,6 +163,15 @@ impl Macros {
         ] {
             m.define(name.into(), object(value), None);
         }
+        // `<metal_stdlib>`'s `METAL_CONST_ARG(A)`, written after a function's
+        // parameter list (SPIRV-Cross's gather wrappers): clang's
+        // `diagnose_if` attribute asking for a constant argument. The
+        // attribute is read and dropped (`syntax::from_pest::gnu`); a gather
+        // whose component is not a constant is refused where it is lowered.
+        let const_arg = "METAL_CONST_ARG(A) __attribute__((diagnose_if(!__builtin_constant_p(A), \"argument must be a constant expression\", \"error\")))";
+        if let Ok(def) = super::define::parse_definition(const_arg, &tokenize(const_arg)) {
+            m.define("METAL_CONST_ARG".into(), Macro::User(Rc::new(def)), None);
+        }
         m
     }
 

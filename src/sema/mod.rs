@@ -28,6 +28,7 @@ pub mod templates;
 mod tessellation;
 mod texture_types;
 pub mod type_traits;
+mod unevaluated;
 mod unions;
 pub mod unported_features;
 pub mod variable_templates;
@@ -867,8 +868,11 @@ impl<'a> Program<'a> {
                 ts.name_span,
                 format!("`{name}` does not name a type"),
             )),
-            // `<metal_atomic>`'s enums, `int`-sized (lower/stdlib/fence.rs).
-            None if matches!(name, "thread_scope" | "memory_order") && ts.args.is_empty() => {
+            // `<metal_atomic>`'s enums, `int`-sized (lower/stdlib/fence.rs),
+            // and `<metal_texture>`'s `component` (lower/stdlib/mod.rs).
+            None if matches!(name, "thread_scope" | "memory_order" | "component")
+                && ts.args.is_empty() =>
+            {
                 Ok(Type::INT)
             }
             None if name == "os_log" && ts.args.is_empty() => {

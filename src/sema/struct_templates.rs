@@ -19,7 +19,7 @@
 //! while lowering a function appends it.
 
 use super::subst::{Replacement, Subst};
-use super::templates::{template_name, Deduce, TemplateValue, MAX_INSTANTIATION_DEPTH};
+use super::templates::{template_name, Deduce, TemplateValue, MAX_STRUCT_INSTANTIATION_DEPTH};
 use super::{Error, Program, Result, Symbol};
 use crate::diagnostics::Code;
 use crate::source_map::Span;
@@ -42,19 +42,19 @@ pub struct PendingInstance {
 
 /// Inserts `pending` into `tu`. `round` counts the rounds of instantiation;
 /// an instance whose members keep needing new instances (`S<N>` holding an
-/// `S<N + 1>`) stops at [`MAX_INSTANTIATION_DEPTH`].
+/// `S<N + 1>`) stops at [`MAX_STRUCT_INSTANTIATION_DEPTH`].
 pub fn insert_instances(
     tu: &mut ast::TranslationUnit,
     mut pending: Vec<PendingInstance>,
     round: usize,
 ) -> Result<()> {
-    if round >= MAX_INSTANTIATION_DEPTH {
+    if round >= MAX_STRUCT_INSTANTIATION_DEPTH {
         let p = &pending[0];
         return Err(Error::coded(
             Code::LimitExceeded,
             p.span,
             format!(
-                "template instantiation depth exceeds the limit of {MAX_INSTANTIATION_DEPTH} (instantiating `{}`)",
+                "template instantiation depth exceeds the limit of {MAX_STRUCT_INSTANTIATION_DEPTH} (instantiating `{}`)",
                 p.name
             ),
         ));

@@ -16,8 +16,31 @@ use std::collections::HashMap;
 pub(super) use super::template_deduction::Deduce;
 
 /// Deepest nesting of instantiations (a template whose instantiation needs
-/// another instantiation of itself, e.g. `f<N>` calling `f<N - 1>`).
+/// another instantiation of itself, e.g. `f<N>` calling `f<N - 1>`, or
+/// Tint's `tint_array<tint_array<..>, N>` 65 deep): clang's default
+/// (`-ftemplate-depth`, 1024). Each level of a function template's costs
+/// lowering a function body's stack, which the translation thread's 1 GiB
+/// holds (tests/hostile_input.rs runs it in a debug build).
+#[cfg(not(target_arch = "wasm32"))]
+pub const MAX_INSTANTIATION_DEPTH: usize = 1024;
+/// On wasm32 translation runs on the engine's stack, which bounds
+/// recursion: the former limit stays.
+#[cfg(target_arch = "wasm32")]
 pub const MAX_INSTANTIATION_DEPTH: usize = 64;
+
+/// Deepest nesting of struct template instances (`S<S<S<int>>>`, or `S<N>`
+/// holding an `S<N + 1>`), lower than [`MAX_INSTANTIATION_DEPTH`]: each
+/// level is one more round of analysing the whole unit
+/// (`struct_templates::analyze_until_complete`), so time grows with depth
+/// times program size, and with names as long as the nesting, as the cube
+/// of the depth (256 levels of `tint_array<..>` take about 3 s in a release
+/// build, 1024 would take 150 s). Tint's output of 65 nested WGSL arrays
+/// needs 65.
+#[cfg(not(target_arch = "wasm32"))]
+pub const MAX_STRUCT_INSTANTIATION_DEPTH: usize = 256;
+/// On wasm32, as [`MAX_INSTANTIATION_DEPTH`].
+#[cfg(target_arch = "wasm32")]
+pub const MAX_STRUCT_INSTANTIATION_DEPTH: usize = 64;
 
 /// One template argument after deduction.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

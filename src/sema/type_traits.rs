@@ -115,11 +115,15 @@ impl Program<'_> {
     }
 
     /// `decltype(e)` outside a function body: `e` must be a constant
-    /// expression (a literal, a program-scope constant, ...).
+    /// expression (a literal, a program-scope constant, ...) or an
+    /// unevaluated `declval<T>()` form (`super::unevaluated`).
     pub(super) fn decltype_type(&self, ts: &ast::TypeSpec) -> Result<Type> {
         let Some(TemplateArg::Expr(e)) = ts.args.first() else {
             unreachable!("decltype holds its operand")
         };
+        if let Some(ty) = self.unevaluated_type(e) {
+            return Ok(ty);
+        }
         consteval::eval(self, e).map(|v| v.ty()).map_err(|_| {
             Error::coded(
                 Code::Unsupported,

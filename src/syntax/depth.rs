@@ -39,7 +39,12 @@ pub const MAX_EXPRESSION_DEPTH: usize = 131_072;
 #[cfg(target_arch = "wasm32")]
 pub const MAX_EXPRESSION_DEPTH: usize = 1_024;
 /// Grammar rules nested in one another (64 levels of brackets need about
-/// 700; each level costs the builder a few kilobytes of stack).
+/// 700, 256 about 2,800; each level costs the builder a few kilobytes of
+/// stack).
+#[cfg(not(target_arch = "wasm32"))]
+pub const MAX_RULE_DEPTH: usize = 16_384;
+/// On wasm32, within the engine's stack.
+#[cfg(target_arch = "wasm32")]
 pub const MAX_RULE_DEPTH: usize = 4096;
 
 /// What a parse-tree node counts towards: WGSL brace levels, or `?:`

@@ -19,10 +19,18 @@ use pest::Parser as _;
 #[grammar = "../grammar.pest"]
 pub(crate) struct MslParser;
 
-/// Deepest bracket nesting accepted. Deeper input would exhaust the stack of
-/// the recursive-descent parser, and WGSL parsers limit nesting too (naga's
-/// to 200 levels, and one MSL block can become three WGSL ones), so it is
-/// refused with a diagnostic first.
+/// Deepest bracket nesting accepted: clang's default (`-fbracket-depth`,
+/// 256), which Tint's output of deeply nested WGSL reaches (126 levels of
+/// `{` and `(`). Deeper input would exhaust the stack of the
+/// recursive-descent parser, so it is refused with a diagnostic first; the
+/// translation thread's 1 GiB stack holds this depth with room to spare
+/// (tests/hostile_input.rs runs it in a debug build). Statements have
+/// their own, lower limit (WGSL's braces: `depth::MAX_STATEMENT_LEVELS`).
+#[cfg(not(target_arch = "wasm32"))]
+pub const MAX_NESTING_DEPTH: usize = 256;
+/// On wasm32 translation runs on the engine's stack, which bounds
+/// recursion (see `depth::MAX_EXPRESSION_DEPTH`): the former limit stays.
+#[cfg(target_arch = "wasm32")]
 pub const MAX_NESTING_DEPTH: usize = 64;
 
 /// A syntax error.
@@ -49,7 +57,11 @@ impl Error {
 }
 
 /// Parses a preprocessed translation unit; the first syntax error is the
-/// error ([`parse_recovering`] finds them all).
+/// error ([`parse_recovering`] finds them all). The parser recurses once
+/// per bracket level, up to 100 KiB of stack each in a debug build: input
+/// nested up to [`MAX_NESTING_DEPTH`] needs tens of MiB, which the
+/// library's translation thread has (call it there, or on a thread of at
+/// least 64 MiB).
 pub fn parse(text: &str) -> Result<ast::TranslationUnit, Error> {
     parse_once(text).map_err(|f| f.error)
 }

@@ -79,11 +79,22 @@ fn syntax_error_in_words() {
 
 #[test]
 fn nesting_limit_is_a_diagnostic() {
-    let src = format!(
-        "void f() {{ int x = {}1{}; }}",
-        "(".repeat(100),
-        ")".repeat(100)
-    );
-    let e = parse(&src).unwrap_err();
+    let nested = |n: usize| {
+        format!(
+            "void f() {{ int x = {}1{}; }}",
+            "(".repeat(n),
+            ")".repeat(n)
+        )
+    };
+    let e = parse(&nested(super::MAX_NESTING_DEPTH)).unwrap_err();
     assert!(e.message.contains("nested too deeply"));
+    // At the limit, on a stack as small as `parse` is documented to need.
+    let within = nested(super::MAX_NESTING_DEPTH - 1);
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || parse(&within).map(|_| ()))
+        .unwrap()
+        .join()
+        .unwrap()
+        .unwrap();
 }

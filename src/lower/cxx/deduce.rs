@@ -77,6 +77,10 @@ impl Lowerer<'_, '_> {
 
     /// The type of `e`, typed in a scratch block.
     fn typed(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Typed> {
+        // `declval<T>()` and what is called on it: never evaluated.
+        if let Some(ty) = self.program.unevaluated_type(e) {
+            return Ok(Typed { ty, space: None });
+        }
         let start = fx.function.expressions.len();
         fx.open();
         let v = self.expr(fx, e);

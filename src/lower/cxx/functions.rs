@@ -342,7 +342,10 @@ impl Lowerer<'_, '_> {
             (Value::Place(place), AddressSpace::Device | AddressSpace::Constant)
                 if pp.is_reference =>
             {
-                self.buffer_reference_argument(fx, place, a.span)
+                match self.buffer_reference_argument(fx, place, a.span) {
+                    Err(_) if pp.is_const => self.const_reference_copy(fx, v, pp, a.span),
+                    passed => passed,
+                }
             }
             (Value::Place(place), AddressSpace::Thread) if pp.is_reference => {
                 if !place.writable && !pp.is_const {
@@ -365,8 +368,41 @@ impl Lowerer<'_, '_> {
                 PtrRoot::Bytes(g) => Ok((ArgKey::Buffer(g), Some(p.index))),
                 _ => Err(mismatch(self)),
             },
+            (Value::Rv(..) | Value::Place(_) | Value::Agg(_), _)
+                if pp.is_reference && pp.is_const =>
+            {
+                self.const_reference_copy(fx, v, pp, a.span)
+            }
             _ => Err(mismatch(self)),
         }
+    }
+
+    /// A `const` reference bound to what the translation holds as a value
+    /// (a program-scope `constant` array is a WGSL `const`) or as a part
+    /// of a buffer it cannot pass in place (`constant T (&src)[N]` given
+    /// `ubo.elements`): the callee only reads through it, so it is bound
+    /// to a copy, converted as C++ binds a `const` reference to a
+    /// temporary; only the object's address could tell the difference.
+    fn const_reference_copy(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        pp: &crate::types::Pointer,
+        span: Span,
+    ) -> Result<(ArgKey, Option<Handle<Expression>>)> {
+        let (h, t) = self.load(fx, v, span)?;
+        let value = self.convert(fx, h, &t, &pp.pointee, false, span)?;
+        let ty = self.naga_type(&pp.pointee, span)?;
+        let var = fx.local("metal_argument", ty, span);
+        let copy = fx.add(Expression::LocalVariable(var), span);
+        fx.push(
+            Statement::Store {
+                pointer: copy,
+                value,
+            },
+            span,
+        );
+        Ok((ArgKey::Thread, Some(copy)))
     }
 
     /// How a texture or sampler argument `a` is passed to a parameter of

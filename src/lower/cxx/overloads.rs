@@ -286,7 +286,7 @@ impl Lowerer<'_, '_> {
         for (p, arg) in f.params.iter().zip(args) {
             let ty = self.program.param_type(p)?;
             match self.rank(&ty, arg) {
-                Some(r) => ranks.push(r),
+                Some(r) => ranks.push(handle_reference_rank(&p.ty, &ty, arg).unwrap_or(r)),
                 None => return Ok(None),
             }
         }
@@ -394,6 +394,36 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
         category,
         kind: Passing::Reference,
         adjusted: p.is_const && !matches!(arg.lvalue, Some((_, false))),
+    })
+}
+
+/// Binding a reference to a texture or sampler, `const thread Tex&` or
+/// `const device Tex&` (SPIRV-Cross writes one gather wrapper per address
+/// space): the reference is the handle itself (sema), so any of them
+/// binds, and the one in the argument's space (`thread` for a handle
+/// that is a parameter or local) is the better binding, as the others
+/// are no binding at all in C++. `None` for other parameters.
+fn handle_reference_rank(written: &TypeSpec, param: &Type, arg: &ArgView) -> Option<Rank> {
+    if !matches!(param, Type::Texture(_) | Type::Sampler { .. })
+        || written.ptr_ops.as_slice() != [PtrOp::Reference]
+    {
+        return None;
+    }
+    let space = |s: crate::syntax::ast::AddressSpace| match s {
+        crate::syntax::ast::AddressSpace::Device => AddressSpace::Device,
+        crate::syntax::ast::AddressSpace::Constant => AddressSpace::Constant,
+        crate::syntax::ast::AddressSpace::Threadgroup => AddressSpace::Threadgroup,
+        _ => AddressSpace::Thread,
+    };
+    let written_space = written
+        .space
+        .map_or(AddressSpace::Thread, |(s, _)| space(s));
+    let arg_space = arg.lvalue.map_or(AddressSpace::Thread, |(s, _)| s);
+    value_rank(param, &arg.ty)?;
+    Some(Rank {
+        category: EXACT,
+        kind: Passing::Reference,
+        adjusted: written_space != arg_space,
     })
 }
 

@@ -110,11 +110,14 @@ impl Lowerer<'_, '_> {
         operand: &crate::syntax::ast::SizeOperand,
         span: Span,
     ) -> Result<Value> {
+        use crate::lower::ctx::value::Local;
+        // A reference (a `threadgroup` variable of the function is one)
+        // has the size of what it refers to.
         let local = |name: &str| match fx.lookup(name) {
-            Some(
-                crate::lower::ctx::value::Local::Var { ty, .. }
-                | crate::lower::ctx::value::Local::Value(_, ty),
-            ) => Some(ty.clone()),
+            Some(Local::Var { ty, .. } | Local::Value(_, ty)) => Some(ty.clone()),
+            Some(Local::Ref(p)) => Some(p.ty.clone()),
+            Some(Local::Bytes(b)) => Some(b.ty.clone()),
+            Some(Local::Agg(a)) => Some(a.ty.clone()),
             _ => None,
         };
         let v = crate::sema::sizeof::eval(self.program, query, operand, span, &local)?;
@@ -500,7 +503,9 @@ impl Lowerer<'_, '_> {
                 span,
                 format!("expected a value, found type `{name}`"),
             )),
-            None => match crate::lower::stdlib::constant(name) {
+            None => match crate::lower::stdlib::constant(&path.join("::"))
+                .or_else(|| crate::lower::stdlib::constant(name))
+            {
                 Some(v) => Ok(self.stdlib_constant(fx, v, span)),
                 None if crate::types::builtin_type(&path.join("::")).is_some() => {
                     Err(Error::coded(

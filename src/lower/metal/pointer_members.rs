@@ -447,6 +447,74 @@ impl Lowerer<'_, '_> {
         Ok(Local::Agg(self.same_aggregate(v, ty, span)?))
     }
 
+    /// A local array of pointers, `device SSBO* ssbos[] = { a, b };`
+    /// (SPIRV-Cross's descriptor arrays): an aggregate of its elements,
+    /// each a pointer known at translation time, read with constant
+    /// indices and passed element by element like an argument buffer's
+    /// array of pointers.
+    pub(in crate::lower) fn pointer_array_local(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &crate::syntax::ast::Declarator,
+        ty: &Type,
+    ) -> Result<Local> {
+        let (Type::Array(elem, n), Some(init)) = (ty, &decl.init) else {
+            return Err(Error::coded(
+                Code::PointerMember,
+                decl.name.span,
+                format!(
+                    "`{}` of type `{}` must be initialized: its pointers must be known at translation time",
+                    decl.name.name,
+                    self.program.display(ty)
+                ),
+            ));
+        };
+        let Type::Pointer(pp) = &**elem else {
+            unreachable!("an array of pointers")
+        };
+        let items = match init {
+            Init::List(items, _) => items.as_slice(),
+            Init::Expr(e) => match &e.kind {
+                ExprKind::InitList(items) => items.as_slice(),
+                _ => {
+                    let v = self.expr(fx, e)?;
+                    return Ok(Local::Agg(self.same_aggregate(v, ty, e.span)?));
+                }
+            },
+            Init::Paren(..) | Init::Designated(..) => {
+                return Err(self.place_struct_value_error(ty, init.span()))
+            }
+        };
+        if items.len() != *n as usize {
+            return Err(Error::coded(
+                Code::PointerMember,
+                init.span(),
+                format!(
+                    "`{}` has {n} pointers and {} initializers: each pointer must be known at translation time",
+                    decl.name.name,
+                    items.len()
+                ),
+            ));
+        }
+        let mut members = Vec::new();
+        for item in items {
+            let Init::Expr(e) = item else {
+                return Err(Error::coded(
+                    Code::InvalidInitializer,
+                    item.span(),
+                    "a pointer is initialized with one expression",
+                ));
+            };
+            let v = self.expr(fx, e)?;
+            members.push(self.bind_member(fx, v, pp, e.span)?);
+        }
+        Ok(Local::Agg(Aggregate {
+            ty: ty.clone(),
+            members,
+            pointer: None,
+        }))
+    }
+
     /// `s = t;` for a struct of places `s`: `s` names `t`'s members from here
     /// on, when `s` is declared in the innermost block (the assignment then
     /// runs exactly when the code after it does); elsewhere E0407.

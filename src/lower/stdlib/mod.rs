@@ -151,8 +151,22 @@ pub(crate) fn constant(name: &str) -> Option<ConstValue> {
         "UINT_MAX" => Some(ConstValue::Int(u32::MAX as i64, Scalar::UInt)),
         "FP_ILOGB0" => Some(ConstValue::Int(ieee::FP_ILOGB0 as i64, Scalar::Int)),
         "FP_ILOGBNAN" => Some(ConstValue::Int(ieee::FP_ILOGBNAN as i64, Scalar::Int)),
-        _ => fence::scope_constant(name.strip_prefix("metal::").unwrap_or(name)),
+        _ => {
+            let name = name.strip_prefix("metal::").unwrap_or(name);
+            fence::scope_constant(name).or_else(|| gather_component(name))
+        }
     }
+}
+
+/// `metal::component`'s enumerators (`component::x` .. `w`, the channel a
+/// `gather` reads), `int`-valued like the other `<metal_texture>` enums
+/// (sema gives `component` the type `int`): a wrapper takes one as a
+/// parameter and passes it on (`t.gather(s, p, c)` where `c` is constant
+/// once the wrapper is inlined, or a `switch` over it picks a literal).
+fn gather_component(name: &str) -> Option<ConstValue> {
+    let channel = name.strip_prefix("component::")?;
+    let index = ["x", "y", "z", "w"].iter().position(|c| *c == channel)?;
+    Some(ConstValue::Int(index as i64, Scalar::Int))
 }
 
 impl Lowerer<'_, '_> {

@@ -589,6 +589,9 @@ impl Lowerer<'_, '_> {
                 Type::Struct(_) if self.is_place_struct(&ty) => {
                     self.aggregate_local(fx, decl, &ty)?
                 }
+                Type::Array(e, _) if matches!(**e, Type::Pointer(_)) => {
+                    self.pointer_array_local(fx, decl, &ty)?
+                }
                 _ => self.value_local(fx, decl, &ty, d.ty.is_const)?,
             };
             fx.constants.declare(self.program, &d.ty, &ty, decl);

@@ -232,6 +232,7 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
     let span = span_of(&pair);
     let kind = match pair.as_rule() {
         Rule::int_lit => int_literal(pair.as_str(), span)?,
+        Rule::char_lit => char_literal(pair.as_str(), span)?,
         Rule::float_lit => float_literal(pair.as_str(), span)?,
         Rule::bool_lit => ExprKind::Bool(pair.as_str() == "true"),
         Rule::string_expr => ExprKind::Str(
@@ -397,6 +398,60 @@ pub(super) fn int_literal(text: &str, span: Span) -> Result<ExprKind> {
         suffix,
         non_decimal: radix != 10,
     })
+}
+
+/// `'a'`: a `char` of the character's value (C++ [lex.ccon]), written as
+/// `static_cast<char>(97)`; the simple escapes, octal and hexadecimal.
+fn char_literal(text: &str, span: Span) -> Result<ExprKind> {
+    let body = &text[1..text.len() - 1];
+    let value = match body.strip_prefix('\\') {
+        None => body.chars().next().map_or(0, u32::from),
+        Some(esc) => match esc {
+            "n" => 10,
+            "t" => 9,
+            "r" => 13,
+            "a" => 7,
+            "b" => 8,
+            "f" => 12,
+            "v" => 11,
+            "\\" | "'" | "\"" | "?" => u32::from(esc.as_bytes()[0]),
+            _ if esc.starts_with('x') => u32::from_str_radix(&esc[1..], 16).unwrap_or(u32::MAX),
+            _ if esc.bytes().all(|b| b.is_ascii_digit()) => {
+                u32::from_str_radix(esc, 8).unwrap_or(u32::MAX)
+            }
+            _ => {
+                return Err(Error::coded(
+                    Code::Syntax,
+                    span,
+                    format!("unknown escape sequence `\\{esc}` in a character literal"),
+                ))
+            }
+        },
+    };
+    // clang: a character outside the basic range is a multi-character
+    // literal of type `int`, or does not fit `char`.
+    if value > 0xFF || (value > 0x7F && !body.starts_with('\\')) {
+        return Err(Error::coded(
+            Code::LiteralOutOfRange,
+            span,
+            format!("character literal {text} does not fit in `char`"),
+        ));
+    }
+    let char_type = TypeSpec {
+        path: vec!["char".into()],
+        name_span: span,
+        span,
+        ..Default::default()
+    };
+    let int = Expr {
+        kind: ExprKind::Int {
+            value: u64::from(value),
+            suffix: LiteralSuffix::None,
+            non_decimal: false,
+        },
+        span,
+    };
+    Ok(ExprKind::Cast(CastKind::Static, char_type, Box::new(int)))
 }
 
 pub(super) fn float_literal(text: &str, span: Span) -> Result<ExprKind> {
