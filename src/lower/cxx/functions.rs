@@ -191,6 +191,16 @@ impl Lowerer<'_, '_> {
         let f = self.decl(index);
         let f: &FunctionDecl = &f;
         callable(f, name, callee_span)?;
+        // A constructor of a struct holding pointers (any function
+        // returning one): no WGSL function returns it, so its body is
+        // lowered here (`metal/pointer_objects.rs`).
+        if !is_auto(&f.ret) {
+            let ret = self.program.resolve_type(&f.ret)?;
+            if self.is_place_struct(&ret) && f.body.is_some() {
+                let args = self.completed_arguments(fx, f, name, args, span)?;
+                return self.inline_call(fx, f, &ret, args, span);
+            }
+        }
         let mut keys = Vec::new();
         let mut arguments = Vec::new();
         let mut copied_back = Vec::new();
@@ -263,6 +273,36 @@ impl Lowerer<'_, '_> {
             Some(h) => Value::Rv(h, ret),
             None => Value::Void,
         })
+    }
+
+    /// `args` completed with `f`'s default arguments, each with its
+    /// parameter's type.
+    fn completed_arguments(
+        &mut self,
+        fx: &mut FnCtx,
+        f: &FunctionDecl,
+        name: &str,
+        args: Vec<Arg>,
+        span: Span,
+    ) -> Result<Vec<(Type, Arg)>> {
+        let mut given = args.into_iter();
+        let mut out = Vec::new();
+        for p in &f.params {
+            let pty = self.program.param_type(p)?;
+            let arg = match (given.next(), &p.default) {
+                (Some(a), _) => a,
+                (None, Some(d)) => self.lower_arg(fx, d, false)?,
+                (None, None) => {
+                    return Err(Error::coded(
+                        Code::NoMatchingOverload,
+                        span,
+                        format!("no matching function for call to `{name}`: too few arguments"),
+                    ))
+                }
+            };
+            out.push((pty, arg));
+        }
+        Ok(out)
     }
 
     /// A `thread` pointer or reference to a part of a variable (`&s.x`,

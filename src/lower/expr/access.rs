@@ -95,6 +95,7 @@ impl Lowerer<'_, '_> {
                 "subscripted value is `void`",
             )),
             Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, base_span)),
+            Value::Cell(_) => unreachable!("cells are read through their aggregate"),
         }
     }
 
@@ -288,7 +289,8 @@ impl Lowerer<'_, '_> {
                     "member reference type is a pointer; use `->`",
                 ));
             }
-            return self.aggregate_member(a, name, span);
+            let a = a.clone();
+            return self.aggregate_member(fx, &a, name, span);
         }
         let ty = self.member_base_type(&base, span)?;
         match ty {
@@ -326,7 +328,7 @@ impl Lowerer<'_, '_> {
             Value::BytesSwizzle(b, c) => {
                 Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
             }
-            Value::Ptr(_) => {
+            Value::Ptr(_) | Value::Cell(_) => {
                 return Err(Error::coded(
                     Code::InvalidOperands,
                     span,

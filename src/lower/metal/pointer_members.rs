@@ -135,6 +135,7 @@ impl Lowerer<'_, '_> {
             ty: array.clone(),
             members: values,
             pointer: None,
+            owned: false,
         }))
     }
 
@@ -269,6 +270,7 @@ impl Lowerer<'_, '_> {
             ty: ty.clone(),
             members: values,
             pointer: None,
+            owned: false,
         }))
     }
 
@@ -320,7 +322,7 @@ impl Lowerer<'_, '_> {
     /// `v` as the value of a member of pointer type `pp`: a pointer keeps
     /// its root and index and takes the member's type; a reference binds
     /// the place.
-    fn bind_member(
+    pub(in crate::lower) fn bind_member(
         &mut self,
         fx: &mut FnCtx,
         v: Value,
@@ -419,32 +421,83 @@ impl Lowerer<'_, '_> {
         decl: &crate::syntax::ast::Declarator,
         ty: &Type,
     ) -> Result<Local> {
-        let v = match &decl.init {
-            None => {
-                return Err(Error::coded(
-                    Code::PointerMember,
-                    decl.name.span,
-                    format!(
-                        "`{}` of type `{}` must be initialized: its pointer members must be known at translation time",
-                        decl.name.name,
-                        self.program.display(ty)
-                    ),
-                ))
-            }
-            Some(Init::List(items, span)) => self.place_aggregate(fx, items, ty, *span)?,
-            Some(Init::Expr(e)) => match &e.kind {
-                ExprKind::InitList(items) => self.place_aggregate(fx, items, ty, e.span)?,
-                _ => self.expr(fx, e)?,
-            },
-            Some(Init::Paren(args, _)) if args.len() == 1 => self.expr(fx, &args[0])?,
-            Some(i) => return Err(self.place_struct_value_error(ty, i.span())),
-        };
+        let name = &decl.name.name;
         let span = decl
             .init
             .as_ref()
             .map(|i| i.span())
             .unwrap_or(decl.name.span);
-        Ok(Local::Agg(self.same_aggregate(v, ty, span)?))
+        // Whether the value is another object, which the new one copies
+        // (a constructor's result is the new object itself).
+        let mut copies = false;
+        let v = match &decl.init {
+            // `S s;`: its default constructor, else an object whose members
+            // the code after sets (a constructor's own `S this;`:
+            // `metal/pointer_objects.rs`).
+            None => match self.default_constructor_unless_this(fx, ty, decl)? {
+                Some(v) => v,
+                None => Value::Agg(self.fresh_aggregate(fx, ty, name, decl.name.span)?),
+            },
+            Some(Init::List(items, span)) => self.braced_aggregate(fx, items, ty, *span)?,
+            Some(Init::Expr(e)) => match &e.kind {
+                ExprKind::InitList(items) => self.braced_aggregate(fx, items, ty, e.span)?,
+                kind => {
+                    copies = !matches!(kind, ExprKind::Call(..) | ExprKind::BraceConstruct(..));
+                    self.expr(fx, e)?
+                }
+            },
+            Some(Init::Paren(args, pspan)) => {
+                let copy = match args.as_slice() {
+                    [one] => self.type_of(fx, one)? == *ty,
+                    _ => false,
+                };
+                if copy {
+                    copies = true;
+                    self.expr(fx, &args[0])?
+                } else {
+                    match self.call_constructor(fx, ty, args, *pspan)? {
+                        Some(v) => v,
+                        None => return Err(self.place_struct_value_error(ty, *pspan)),
+                    }
+                }
+            }
+            Some(i) => return Err(self.place_struct_value_error(ty, i.span())),
+        };
+        let a = self.same_aggregate(v, ty, span)?;
+        Ok(Local::Agg(match copies {
+            true => self.copy_aggregate(fx, a, name, span)?,
+            false => a,
+        }))
+    }
+
+    /// `S s;`: a call of `S`'s default constructor, if it declares one,
+    /// but in a constructor's own `S this;`, which the constructor itself
+    /// initialises.
+    fn default_constructor_unless_this(
+        &mut self,
+        fx: &mut FnCtx,
+        ty: &Type,
+        decl: &crate::syntax::ast::Declarator,
+    ) -> Result<Option<Value>> {
+        if decl.name.name == "this" {
+            return Ok(None);
+        }
+        self.default_constructor(fx, ty, decl.name.span)
+    }
+
+    /// `S s{a, b}`, `S s = {a, b}`: a constructor call when `S` declares
+    /// constructors, else the members in order.
+    fn braced_aggregate(
+        &mut self,
+        fx: &mut FnCtx,
+        items: &[Init],
+        ty: &Type,
+        span: Span,
+    ) -> Result<Value> {
+        match self.brace_constructor(fx, ty, items, span)? {
+            Some(v) => Ok(v),
+            None => self.place_aggregate(fx, items, ty, span),
+        }
     }
 
     /// `s = t;` for a struct of places `s`: `s` names `t`'s members from here
@@ -473,6 +526,11 @@ impl Lowerer<'_, '_> {
                 _ => self.expr(fx, rhs)?,
             };
             let new = self.same_aggregate(v, &old.ty, rhs.span)?;
+            // An object of its own storage is assigned member by member.
+            if old.owned {
+                self.store_aggregate(fx, &old, &new, lhs.span)?;
+                return Ok(Value::Agg(old));
+            }
             if !fx.rebind_innermost(name, Local::Agg(new.clone())) {
                 return Err(Error::coded(
                     Code::PointerMember,
@@ -490,7 +548,8 @@ impl Lowerer<'_, '_> {
 
     /// Member `name` of an aggregate.
     pub(in crate::lower) fn aggregate_member(
-        &self,
+        &mut self,
+        fx: &mut FnCtx,
         a: &Aggregate,
         name: &str,
         span: Span,
@@ -500,7 +559,7 @@ impl Lowerer<'_, '_> {
         };
         let def = self.program.structs.get(id);
         match def.members.iter().position(|m| m.name == name) {
-            Some(i) => Ok(a.members[i].clone()),
+            Some(i) => self.member_read(fx, a.members[i].clone(), span),
             None => Err(Error::coded(
                 Code::UnknownMember,
                 span,
@@ -581,15 +640,13 @@ impl Lowerer<'_, '_> {
                 unreachable!()
             };
             let members = self.program.structs.get(id).members.clone();
+            // A non-const `thread S&` (the object of a non-const member
+            // function): what the callee may change is passed by reference.
+            let by_ref = matches!(pty, Type::Pointer(pp) if pp.space == AddressSpace::Thread && !pp.is_const);
             let mut keys = Vec::new();
             let mut args = Vec::new();
             for (m, v) in members.iter().zip(agg.members) {
-                let arg = Arg {
-                    ty: arg_type(&v),
-                    value: v,
-                    span: a.span,
-                };
-                let (k, hs) = self.pass_argument(fx, &m.ty, arg)?;
+                let (k, hs) = self.pass_member(fx, &m.ty, v, by_ref, a.span)?;
                 keys.push(k);
                 args.extend(hs);
             }
@@ -648,6 +705,45 @@ impl Lowerer<'_, '_> {
         Ok((k, h.into_iter().collect()))
     }
 
+    /// How member value `v` (of type `mty`) of an object passed to a helper
+    /// is passed: `by_ref`, a cell as its pointer plus its index variable
+    /// and a variable of the object as a `thread` reference
+    /// (`metal/pointer_objects.rs`); else as an argument of type `mty`.
+    fn pass_member(
+        &mut self,
+        fx: &mut FnCtx,
+        mty: &Type,
+        v: Value,
+        by_ref: bool,
+        span: Span,
+    ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
+        let arg = |value: Value| Arg {
+            ty: arg_type(&value),
+            value,
+            span,
+        };
+        match v {
+            Value::Cell(c) if by_ref => {
+                let p = self.read_cell(fx, &c, span)?;
+                let (k, mut hs) = self.pass_argument(fx, mty, arg(p))?;
+                hs.push(c.index);
+                Ok((ArgKey::Cell(Box::new(k)), hs))
+            }
+            Value::Place(p)
+                if by_ref
+                    && !matches!(mty, Type::Pointer(_))
+                    && self.place_space(fx, p.ptr) == AddressSpace::Thread =>
+            {
+                let rty = thread_reference(mty);
+                self.pass_argument(fx, &rty, arg(Value::Place(p)))
+            }
+            v => {
+                let v = self.member_read(fx, v, span)?;
+                self.pass_argument(fx, mty, arg(v))
+            }
+        }
+    }
+
     /// The access path of pointer expression `ptr` from a global, with its
     /// dynamic indices as `u32`s; `None` unless it starts at a global.
     fn global_path(
@@ -701,6 +797,15 @@ impl Lowerer<'_, '_> {
                 ArgKey::Aggregate(_) | ArgKey::GlobalPath(..) => {
                     self.place_parameter(fx, &mname, &m.ty, k, span)?
                 }
+                ArgKey::Cell(inner) => {
+                    let cell = self.cell_parameter(fx, &mname, &m.ty, &m.name, inner, span)?;
+                    values.push(Value::Cell(cell));
+                    continue;
+                }
+                // A variable of the caller's object, by reference.
+                ArgKey::Thread if !matches!(m.ty, Type::Pointer(_)) => {
+                    self.parameter(fx, None, &thread_reference(&m.ty), k, span)?
+                }
                 _ => self.parameter(fx, None, &m.ty, k, span)?,
             };
             let added = fx.function.arguments.len() - first;
@@ -723,10 +828,12 @@ impl Lowerer<'_, '_> {
             Type::Pointer(pp) if !pp.is_reference => Some(pp.clone()),
             _ => None,
         };
+        let owned = keys.iter().any(|k| matches!(k, ArgKey::Cell(_)));
         Ok(Local::Agg(Aggregate {
             ty: Type::Struct(id),
             members: values,
             pointer,
+            owned,
         }))
     }
 
@@ -818,3 +925,13 @@ type GlobalPath = (
     Vec<Option<u32>>,
     Vec<Handle<Expression>>,
 );
+
+/// `thread T&`.
+fn thread_reference(ty: &Type) -> Type {
+    Type::Pointer(Box::new(crate::types::Pointer {
+        space: AddressSpace::Thread,
+        pointee: ty.clone(),
+        is_const: false,
+        is_reference: true,
+    }))
+}

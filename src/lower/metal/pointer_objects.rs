@@ -1,0 +1,514 @@
+//! Local objects of structs that hold pointers, built by constructors and
+//! advanced by member functions.
+//!
+//! Metal: a `thread` object may hold pointers into device and threadgroup
+//! memory next to plain values; its constructor sets them from its
+//! arguments and its member functions move them (MLX's GEMM block loader:
+//! `BlockLoader(const device T* src_, .., threadgroup T* dst_, ..) : dst(dst_
+//! + ..), src(src_ + ..) {}`, `void next() thread { src += tile_stride; }`,
+//! `void load_unsafe() const thread { dst[..] = src[..]; }`).
+//!
+//! WGSL: no struct holds a pointer, and a storage pointer is no function
+//! parameter, so such an object is no WGSL value.
+//!
+//! Mapping: the object is scalarised, an [`Aggregate`] whose members are
+//! its own storage (`owned`): each plain member a local variable, each
+//! pointer member a [`PtrCell`], its element index in a `u32` local and its
+//! root (the kernel buffer or threadgroup variable it points into) fixed at
+//! translation time by the member's first assignment. A function that
+//! returns such an object (a constructor, `S S::S(..) { S this; ..; return
+//! this; }`) has its body lowered in place ([`Lowerer::inline_call`]): no
+//! WGSL function could return it. A member function is a helper as any
+//! other, specialised per member: a `const` one receives each member's
+//! value (a pointer as its root's element index), a non-const one (`this`
+//! a `thread S&`) a `ptr<function, T>` to each plain member and a
+//! `ptr<function, u32>` to each pointer member's index, so that `src +=
+//! n` moves the caller's object. Assigning a pointer member a pointer into
+//! another root than its first assignment gave it is refused (E0407).
+
+use crate::diagnostics::Code;
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{Aggregate, Arg, Local, Place, PtrCell, PtrValue, Value};
+use crate::lower::{Error, Lowerer, Result};
+use crate::sema::consteval::ConstValue;
+use crate::source_map::Span;
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind, FunctionDecl, StmtKind};
+use crate::types::{AddressSpace, Type};
+use naga::{Expression, Statement};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+impl Lowerer<'_, '_> {
+    /// A new object of struct of places `ty` (`S s;`, a constructor's `S
+    /// this;`) named `name`: its plain members are variables (holding their
+    /// default member initializers), its pointer members cells whose root
+    /// the first assignment fixes. Members that are references, textures,
+    /// samplers, arrays of them or structs holding them are refused: they
+    /// cannot be set after the object is made.
+    pub(in crate::lower) fn fresh_aggregate(
+        &mut self,
+        fx: &mut FnCtx,
+        ty: &Type,
+        name: &str,
+        span: Span,
+    ) -> Result<Aggregate> {
+        let Type::Struct(id) = ty else {
+            unreachable!("a struct of places is a struct")
+        };
+        let members = self.program.structs.get(*id).members.clone();
+        let defaults = self.program.has_member_defaults(ty);
+        let mut values = Vec::new();
+        for (i, m) in members.iter().enumerate() {
+            let var_name = format!("{name}_{}", m.name);
+            let value = match &m.ty {
+                Type::Pointer(pp) if !pp.is_reference => {
+                    let u32_ty = self.naga_type(&Type::UINT, span)?;
+                    let var = fx.local(&var_name, u32_ty, span);
+                    Value::Cell(PtrCell {
+                        index: fx.add(Expression::LocalVariable(var), span),
+                        target: Rc::new(RefCell::new(None)),
+                        ty: (**pp).clone(),
+                        member: m.name.clone(),
+                    })
+                }
+                t if self.place_struct_target(t).is_some()
+                    || matches!(t, Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. })
+                    || self.is_resource_array(t) =>
+                {
+                    return Err(self.unheld_member_error(ty, &m.name, t, span));
+                }
+                t => {
+                    let th = self.naga_type(t, span)?;
+                    let var = fx.local(&var_name, th, span);
+                    let ptr = fx.add(Expression::LocalVariable(var), span);
+                    if defaults {
+                        let v = ConstValue::default_member(*id, i, self.program);
+                        let v = self.const_value(fx, &v, span);
+                        let (h, _) = self.load(fx, v, span)?;
+                        fx.push(Statement::Store { pointer: ptr, value: h }, span);
+                    }
+                    // Writable even when the member is `const`: the
+                    // constructor's initializer list assigns it.
+                    Value::Place(Place {
+                        ptr,
+                        ty: t.clone(),
+                        writable: true,
+                    })
+                }
+            };
+            values.push(value);
+        }
+        Ok(Aggregate {
+            ty: ty.clone(),
+            members: values,
+            pointer: None,
+            owned: true,
+        })
+    }
+
+    /// The error for member `member` (of type `mty`) of struct `ty`, which a
+    /// local object built member by member cannot hold.
+    fn unheld_member_error(
+        &self,
+        ty: &Type,
+        member: &str,
+        mty: &Type,
+        span: Span,
+    ) -> Error {
+        Error::coded(
+            Code::PointerMember,
+            span,
+            format!(
+                "a local `{}` cannot be built member by member: member `{member}` of type `{}` would have to be known when the object is declared",
+                self.program.display(ty),
+                self.program.display(mty)
+            ),
+        )
+        .note("WGSL stores no pointers: a local object holding pointers is translated member by member, each pointer member as its buffer or threadgroup variable (fixed at translation time) plus an element index; references, textures, samplers, arrays of pointers and nested structs of them are not supported there yet")
+    }
+
+    /// The value of a cell: the pointer it holds now.
+    pub(in crate::lower) fn read_cell(
+        &mut self,
+        fx: &mut FnCtx,
+        c: &PtrCell,
+        span: Span,
+    ) -> Result<Value> {
+        let Some(target) = c.target.borrow().clone() else {
+            return Err(Error::coded(
+                Code::InvalidInitializer,
+                span,
+                format!(
+                    "pointer member `{}` is read before anything is assigned to it",
+                    c.member
+                ),
+            )
+            .note("a pointer member is translated as the buffer or variable it points into, fixed by its first assignment, plus an index"));
+        };
+        let index = fx.add(Expression::Load { pointer: c.index }, span);
+        Ok(Value::Ptr(PtrValue { index, ..target }))
+    }
+
+    /// A member value as an expression reads it: a cell's pointer, any
+    /// other member as it is.
+    pub(in crate::lower) fn member_read(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        span: Span,
+    ) -> Result<Value> {
+        match v {
+            Value::Cell(c) => self.read_cell(fx, &c, span),
+            v => Ok(v),
+        }
+    }
+
+    /// Makes cell `c` hold pointer `q`: the first assignment fixes its root,
+    /// later ones must point into the same root.
+    fn set_cell(&mut self, fx: &mut FnCtx, c: &PtrCell, q: &PtrValue, span: Span) -> Result<()> {
+        let current = c.target.borrow().clone();
+        match current {
+            None => {
+                let buffers =
+                    |s: AddressSpace| matches!(s, AddressSpace::Device | AddressSpace::Constant);
+                let space_ok = q.space == c.ty.space || (buffers(q.space) && buffers(c.ty.space));
+                let pointee_ok = q.pointee.unpacked() == c.ty.pointee.unpacked()
+                    || c.ty.pointee == Type::Void;
+                if !pointee_ok || !space_ok || (q.is_const && !c.ty.is_const) {
+                    return Err(Error::coded(
+                        Code::TypeMismatch,
+                        span,
+                        format!(
+                            "cannot assign a `{}` pointer to `{}` to member `{}`, a `{}`",
+                            q.space.name(),
+                            self.program.display(&q.pointee),
+                            c.member,
+                            self.program.display(&Type::Pointer(Box::new(c.ty.clone())))
+                        ),
+                    ));
+                }
+                *c.target.borrow_mut() = Some(PtrValue {
+                    pointee: c.ty.pointee.clone(),
+                    space: c.ty.space,
+                    is_const: c.ty.is_const || q.is_const,
+                    ..q.clone()
+                });
+            }
+            Some(t) if t.root != q.root => {
+                return Err(Error::coded(
+                    Code::PointerMember,
+                    span,
+                    format!(
+                        "member `{}` points into {}; it cannot be made to point into {}",
+                        c.member,
+                        self.root_description(fx, &t.root),
+                        self.root_description(fx, &q.root)
+                    ),
+                )
+                .note("WGSL stores no pointers: a pointer member is translated as the buffer or variable it first points into, fixed at translation time, plus an element index that may change")
+                .note("index the buffers instead, or keep one object per buffer"));
+            }
+            Some(_) => {}
+        }
+        fx.push(
+            Statement::Store {
+                pointer: c.index,
+                value: q.index,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    /// The cell that `e` names: `o.p` for a local object `o` (`this.p`
+    /// too), or a member `p` of `this` named alone in a member function.
+    fn cell_of(&mut self, fx: &mut FnCtx, e: &Expr) -> Option<PtrCell> {
+        match &e.kind {
+            ExprKind::Name(path) if path.len() == 1 && fx.lookup(&path[0]).is_none() => {
+                let member = self.implicit_member(fx, &path[0], e.span)?;
+                self.cell_of(fx, &member)
+            }
+            ExprKind::Member(base, m, false) => {
+                let ExprKind::Name(path) = &base.kind else {
+                    return None;
+                };
+                let [name] = path.as_slice() else {
+                    return None;
+                };
+                let Some(Local::Agg(a)) = fx.lookup(name) else {
+                    return None;
+                };
+                let Type::Struct(id) = a.ty else {
+                    return None;
+                };
+                let i = (self.program.structs.get(id).members.iter())
+                    .position(|x| x.name == m.name)?;
+                match &a.members[i] {
+                    Value::Cell(c) => Some(c.clone()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `o.p = q;`, `o.p += n;`, `src -= n;` in a member function: an
+    /// assignment to a pointer member held in a cell; `None` when `lhs`
+    /// names no such member.
+    pub(in crate::lower) fn assign_cell(
+        &mut self,
+        fx: &mut FnCtx,
+        op: Option<BinaryOp>,
+        lhs: &Expr,
+        rhs: &Expr,
+        span: Span,
+    ) -> Option<Result<Value>> {
+        let c = self.cell_of(fx, lhs)?;
+        Some((|| {
+            let new = match op {
+                None => self.expr(fx, rhs)?,
+                Some(op @ (BinaryOp::Add | BinaryOp::Sub)) => {
+                    let Value::Ptr(p) = self.read_cell(fx, &c, lhs.span)? else {
+                        unreachable!("a cell holds a pointer")
+                    };
+                    self.pointer_arithmetic(fx, op, p, rhs, span)?
+                }
+                Some(_) => {
+                    return Err(Error::coded(
+                        Code::InvalidOperands,
+                        span,
+                        "invalid pointer arithmetic",
+                    ))
+                }
+            };
+            let Value::Ptr(q) = new else {
+                return Err(Error::coded(
+                    Code::TypeMismatch,
+                    rhs.span,
+                    format!("assigning a non-pointer to pointer member `{}`", c.member),
+                ));
+            };
+            self.set_cell(fx, &c, &q, span)?;
+            Ok(Value::Ptr(q))
+        })())
+    }
+
+    /// True if `e` names a pointer member held in a cell (for `++`/`--`).
+    pub(in crate::lower) fn names_cell(&mut self, fx: &mut FnCtx, e: &Expr) -> bool {
+        self.cell_of(fx, e).is_some()
+    }
+
+    /// A copy of object `src` named `name` (`S t = s;`, a by-value
+    /// parameter): its own variables and cells, holding `src`'s values. An
+    /// aggregate whose members are not its own storage names the same
+    /// places, as before.
+    pub(in crate::lower) fn copy_aggregate(
+        &mut self,
+        fx: &mut FnCtx,
+        src: Aggregate,
+        name: &str,
+        span: Span,
+    ) -> Result<Aggregate> {
+        if !src.owned {
+            return Ok(src);
+        }
+        let dst = self.fresh_aggregate(fx, &src.ty, name, span)?;
+        self.store_aggregate(fx, &dst, &src, span)?;
+        Ok(dst)
+    }
+
+    /// `dst = src;` member by member, for an object `dst` whose members
+    /// are its own storage.
+    pub(in crate::lower) fn store_aggregate(
+        &mut self,
+        fx: &mut FnCtx,
+        dst: &Aggregate,
+        src: &Aggregate,
+        span: Span,
+    ) -> Result<()> {
+        for (d, s) in dst.members.iter().zip(&src.members) {
+            match (d, s) {
+                // A member not yet assigned stays so in the copy.
+                (Value::Cell(_), Value::Cell(sc)) if sc.target.borrow().is_none() => {}
+                (Value::Cell(dc), s) => {
+                    let Value::Ptr(q) = self.member_read(fx, s.clone(), span)? else {
+                        unreachable!("a pointer member holds a pointer")
+                    };
+                    self.set_cell(fx, dc, &q, span)?;
+                }
+                (Value::Place(p), s) => {
+                    let s = self.member_read(fx, s.clone(), span)?;
+                    let (h, _) = self.load(fx, s, span)?;
+                    fx.push(
+                        Statement::Store {
+                            pointer: p.ptr,
+                            value: h,
+                        },
+                        span,
+                    );
+                }
+                _ => unreachable!("an owned object holds variables and cells"),
+            }
+        }
+        Ok(())
+    }
+
+    /// A call of user function `f` (index `index`) that returns struct of
+    /// places `ret` (a constructor): its body is lowered here, its
+    /// parameters bound to `args` (each with its parameter type); the
+    /// object it returns at its end is the call's value. A `return`
+    /// anywhere else is refused where it is written.
+    pub(in crate::lower) fn inline_call(
+        &mut self,
+        fx: &mut FnCtx,
+        f: &FunctionDecl,
+        ret: &Type,
+        args: Vec<(Type, Arg)>,
+        span: Span,
+    ) -> Result<Value> {
+        let body = f.body.as_ref().expect("definitions have bodies");
+        let Some((last, rest)) = body.stmts.split_last() else {
+            return Err(self.place_struct_value_error(ret, span));
+        };
+        let StmtKind::Return(Some(result)) = &last.kind else {
+            return Err(self.place_struct_value_error(ret, f.ret.span));
+        };
+        let owner = (f.name.name.rsplit_once("::"))
+            .map(|(owner, _)| owner.to_string())
+            .filter(|owner| self.program.symbols.contains_key(owner));
+        let frame = fx.enter_inline(owner);
+        let result = (|| {
+            for (p, (pty, arg)) in f.params.iter().zip(args) {
+                let local = self.inline_parameter(fx, &pty, arg)?;
+                if let Some(n) = &p.name {
+                    if !fx.declare(&n.name, local) {
+                        return Err(Error::coded(
+                            Code::Redefinition,
+                            n.span,
+                            format!("redefinition of parameter `{}`", n.name),
+                        ));
+                    }
+                }
+            }
+            self.rebind_reassigned_pointers(fx, body)?;
+            self.stmts(fx, rest)?;
+            let v = self.expr(fx, result)?;
+            self.same_aggregate(v, ret, result.span)
+        })();
+        fx.leave_inline(frame);
+        result.map(Value::Agg)
+    }
+
+    /// What a parameter of type `pty` of a body lowered in place stands
+    /// for, bound to argument `a`: as a call would pass it, but without
+    /// any WGSL parameter (pointers keep their root and index).
+    fn inline_parameter(&mut self, fx: &mut FnCtx, pty: &Type, a: Arg) -> Result<Local> {
+        let a = self.base_argument(fx, pty, a)?;
+        let span = a.span;
+        if let Some(target) = self.place_struct_target(pty) {
+            let agg = self.same_aggregate(a.value, &target, span)?;
+            return Ok(match pty {
+                Type::Pointer(_) => Local::Agg(agg),
+                _ => Local::Agg(self.copy_aggregate(fx, agg, "parameter", span)?),
+            });
+        }
+        match pty {
+            Type::Pointer(pp) => {
+                // A `const T&` binds a temporary too: a copy.
+                if pp.is_reference && pp.is_const && matches!(a.value, Value::Rv(..)) {
+                    return self.inline_value_parameter(fx, &pp.pointee, a, true);
+                }
+                let v = self.member_read(fx, a.value, span)?;
+                Ok(match self.bind_member(fx, v, pp, span)? {
+                    Value::Ptr(p) => Local::Ptr(p),
+                    Value::Place(p) => Local::Ref(p),
+                    Value::Bytes(b) => Local::Bytes(b),
+                    _ => unreachable!("a pointer or reference binds a pointer or place"),
+                })
+            }
+            Type::Texture(_) | Type::Sampler { .. } => {
+                let (h, t) = self.load(fx, a.value, span)?;
+                Ok(Local::Value(h, t))
+            }
+            _ => self.inline_value_parameter(fx, pty, a, false),
+        }
+    }
+
+    /// A by-value parameter of a body lowered in place: a local holding
+    /// the argument converted to `ty`.
+    fn inline_value_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        ty: &Type,
+        a: Arg,
+        is_const: bool,
+    ) -> Result<Local> {
+        let (h, t) = self.load(fx, a.value, a.span)?;
+        let h = self.convert(fx, h, &t, ty, false, a.span)?;
+        let th = self.naga_type(ty, a.span)?;
+        let var = fx.local("parameter", th, a.span);
+        let pointer = fx.add(Expression::LocalVariable(var), a.span);
+        fx.push(Statement::Store { pointer, value: h }, a.span);
+        Ok(Local::Var {
+            var,
+            ty: ty.clone(),
+            is_const,
+        })
+    }
+
+    /// A helper's parameter for a pointer member passed in its cell
+    /// ([`crate::lower::ArgKey::Cell`]): the pointer as `inner` passes it
+    /// (which fixes the root), then the index variable's pointer.
+    pub(in crate::lower) fn cell_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        mty: &Type,
+        member: &str,
+        inner: &crate::lower::ArgKey,
+        span: Span,
+    ) -> Result<PtrCell> {
+        let Type::Pointer(pp) = mty else {
+            unreachable!("a cell holds a pointer member")
+        };
+        let first = fx.function.arguments.len();
+        let local = match inner {
+            crate::lower::ArgKey::Aggregate(_) | crate::lower::ArgKey::GlobalPath(..) => {
+                self.place_parameter(fx, pname, mty, inner, span)?
+            }
+            _ => self.parameter(fx, None, mty, inner, span)?,
+        };
+        for arg in &mut fx.function.arguments[first..] {
+            if arg.name.as_deref().is_none_or(|n| n.starts_with("_unnamed")) {
+                arg.name = Some(format!("{pname}_at"));
+            }
+        }
+        let Local::Ptr(target) = local else {
+            unreachable!("a pointer parameter is a pointer")
+        };
+        let u32_ty = self.naga_type(&Type::UINT, span)?;
+        let ptr_ty = self.global.module.types.insert(
+            naga::Type {
+                name: None,
+                inner: naga::TypeInner::Pointer {
+                    base: u32_ty,
+                    space: naga::AddressSpace::Function,
+                },
+            },
+            naga::Span::UNDEFINED,
+        );
+        let arg_index = fx.function.arguments.len() as u32;
+        fx.function.arguments.push(naga::FunctionArgument {
+            name: Some(format!("{pname}_index")),
+            ty: ptr_ty,
+            binding: None,
+        });
+        let index = fx.add(Expression::FunctionArgument(arg_index), span);
+        Ok(PtrCell {
+            index,
+            target: Rc::new(RefCell::new(Some(target))),
+            ty: (**pp).clone(),
+            member: member.to_string(),
+        })
+    }
+}
