@@ -170,6 +170,9 @@ struct ModuleCtx {
     /// `operator+`), built on first use: asked for every operator and
     /// subscript, it must not cost a scan of all symbols each time.
     qualified_names: std::cell::OnceCell<std::collections::HashSet<String>>,
+    /// The static constants of each struct (`S::N` under `S`: `N` and its
+    /// symbol's constant), built on first use (`class_constants`).
+    class_constants: std::cell::OnceCell<HashMap<String, Vec<(String, usize)>>>,
     /// The library-wide vertex→fragment link table (built on first use).
     varyings: Option<Vec<(String, entry::stages::VaryingSlot)>>,
     /// Program-scope constants by symbol.

@@ -583,6 +583,7 @@ impl Lowerer<'_, '_> {
         }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
         fx.owner = self.owner_struct(&f.name.name);
+        self.enter_class_scope(&fx);
         // A helper of a fragment function samples with implicit derivatives
         // and may discard, as the function itself does (MSL §6.12, §6.11).
         fx.fragment = self.entry.fragment_rules();
@@ -599,6 +600,35 @@ impl Lowerer<'_, '_> {
         self.stmts(&mut fx, &body.stmts)?;
         self.finish_body(&mut fx, body.span)?;
         Ok(fx.finish())
+    }
+
+    /// Makes the static constants of the struct whose member `fx` builds
+    /// visible to the constant evaluator by their plain names, as class
+    /// scope has them (`float tmp[vec_size];`, `load<T, N>(..)` with `N` a
+    /// static member).
+    pub(in crate::lower) fn enter_class_scope(&self, fx: &FnCtx) {
+        let Some(owner) = &fx.owner else {
+            return;
+        };
+        let index = self.global.class_constants.get_or_init(|| {
+            let mut index: std::collections::HashMap<String, Vec<(String, usize)>> =
+                Default::default();
+            for (name, symbol) in &self.program.symbols {
+                if let (crate::sema::Symbol::Constant(i), Some((s, member))) =
+                    (symbol, name.rsplit_once("::"))
+                {
+                    index
+                        .entry(s.to_string())
+                        .or_default()
+                        .push((member.to_string(), *i));
+                }
+            }
+            index
+        });
+        for (member, i) in index.get(owner).into_iter().flatten() {
+            fx.constants
+                .define(member, self.program.constants[*i].value.clone());
+        }
     }
 
     /// The struct that declares member function `name` (`S::f`), if any.
@@ -618,6 +648,7 @@ impl Lowerer<'_, '_> {
         let f: &FunctionDecl = &f;
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), Type::Void);
         fx.owner = self.owner_struct(&f.name.name);
+        self.enter_class_scope(&fx);
         fx.deduce_return = true;
         fx.fragment = self.entry.fragment_rules();
         for (p, key) in f.params.iter().zip(keys) {

@@ -143,6 +143,23 @@ impl Lowerer<'_, '_> {
                 "cannot take the address of an rvalue",
             ));
         };
+        // `&tg[0]` of an array global (a constant index): as `&tg[i]`.
+        if let Expression::AccessIndex { base, index } = *fx.expr(place.ptr) {
+            if let Expression::GlobalVariable(g) = *fx.expr(base) {
+                let ty = self.global.module.global_variables[g].ty;
+                if let naga::TypeInner::Array { .. } = self.global.module.types[ty].inner {
+                    let space = self.buffer_space(g);
+                    let index = self.u32_lit(fx, index, span);
+                    return Ok(Value::Ptr(PtrValue {
+                        root: PtrRoot::Buffer(g),
+                        index,
+                        pointee: place.ty,
+                        space,
+                        is_const: !place.writable,
+                    }));
+                }
+            }
+        }
         // `&buf[i]` stays a (buffer, index) pair.
         if let Expression::Access { base, index } = *fx.expr(place.ptr) {
             if let Expression::GlobalVariable(g) = *fx.expr(base) {

@@ -355,6 +355,16 @@ impl Lowerer<'_, '_> {
             };
         }
         // An array decays to a pointer to its first element.
+        if let Some(ptr) = match &v {
+            Value::Bytes(b) => self.decayed_bytes_array(b, &pp.pointee),
+            _ => None,
+        } {
+            return Ok(Value::Ptr(PtrValue {
+                space: pp.space,
+                is_const: pp.is_const || ptr.is_const,
+                ..ptr
+            }));
+        }
         if let Value::Place(p) = &v {
             if let Type::Array(elem, _) = &p.ty {
                 if **elem == pp.pointee {
@@ -573,6 +583,22 @@ impl Lowerer<'_, '_> {
     /// MLX's kernels pass their threadgroup scratch (`run(.., tgp_memory)`);
     /// anything else is returned as it is.
     fn decayed_threadgroup_array(&mut self, fx: &mut FnCtx, pty: &Type, a: Arg) -> Arg {
+        if let (Type::Pointer(pp), Value::Bytes(b)) = (pty, &a.value) {
+            let decayed = (!pp.is_reference && pp.space == AddressSpace::Threadgroup)
+                .then(|| self.decayed_bytes_array(b, &pp.pointee))
+                .flatten();
+            if let Some(ptr) = decayed {
+                let value = Value::Ptr(PtrValue {
+                    is_const: pp.is_const || ptr.is_const,
+                    ..ptr
+                });
+                return Arg {
+                    ty: arg_type(&value),
+                    value,
+                    span: a.span,
+                };
+            }
+        }
         let (Type::Pointer(pp), Value::Place(p)) = (pty, &a.value) else {
             return a;
         };
@@ -594,6 +620,26 @@ impl Lowerer<'_, '_> {
             value,
             span: a.span,
         }
+    }
+
+    /// An array of `pointee`s held as words (`metal/pointer_views.rs`) as
+    /// the pointer to its first element it decays to; `None` for anything
+    /// else.
+    pub(in crate::lower) fn decayed_bytes_array(
+        &self,
+        b: &crate::lower::ctx::value::BytePlace,
+        pointee: &Type,
+    ) -> Option<PtrValue> {
+        let Type::Array(elem, _) = &b.ty else {
+            return None;
+        };
+        (elem.unpacked() == pointee.unpacked()).then(|| PtrValue {
+            root: PtrRoot::Bytes(b.global),
+            index: b.offset,
+            pointee: (**elem).clone(),
+            space: self.buffer_space(b.global),
+            is_const: !b.writable,
+        })
     }
 
     /// A `threadgroup` array place as the pointer to its first element it

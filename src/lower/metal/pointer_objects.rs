@@ -377,6 +377,7 @@ impl Lowerer<'_, '_> {
             .map(|(owner, _)| owner.to_string())
             .filter(|owner| self.program.symbols.contains_key(owner));
         let frame = fx.enter_inline(owner);
+        self.enter_class_scope(fx);
         let result = (|| {
             for (p, (pty, arg)) in f.params.iter().zip(args) {
                 let local = self.inline_parameter(fx, &pty, arg)?;
