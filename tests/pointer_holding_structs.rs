@@ -338,3 +338,109 @@ fn read_writer_runs() {
     // non-const member, and the copy's input 16 elements behind.
     assert_eq!(info, [2, 3, 3, -16].repeat(groups));
 }
+
+/// A pointer member made to point into another buffer on one path: its
+/// buffer is fixed at translation time, so the assignment is refused,
+/// naming the member and both buffers.
+#[test]
+fn pointer_member_root_differs_per_path() {
+    assert_error(
+        "struct Cursor {\n  const device float* p;\n  Cursor(const device float* p_) thread : p(p_) {}\n};\n\
+         kernel void k(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],\n\
+         device float* o [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n\
+         Cursor c(a);\n  if (i > 3u) { c.p = b + i; }\n  o[i] = *c.p;\n}\n",
+        "c.p = b",
+        0,
+        "member `p` points into buffer `a`; it cannot be made to point into buffer `b`",
+    );
+}
+
+/// The same through a member function: `this` arrives with the member's
+/// buffer fixed, so the helper cannot point it elsewhere.
+#[test]
+fn pointer_member_retargeted_in_a_member_function() {
+    assert_error(
+        "struct Cursor {\n  const device float* p;\n  Cursor(const device float* p_) thread : p(p_) {}\n\
+         void jump(const device float* q) thread { p = q; }\n};\n\
+         kernel void k(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],\n\
+         device float* o [[buffer(2)]], uint i [[thread_position_in_grid]]) {\n\
+         Cursor c(a);\n  c.jump(b);\n  o[i] = *c.p;\n}\n",
+        "p = q",
+        0,
+        "member `p` points into buffer `a`; it cannot be made to point into buffer `b`",
+    );
+}
+
+/// A constructor that returns early: it is lowered in place, where a
+/// `return` would leave the caller.
+#[test]
+fn constructor_returning_early_is_refused() {
+    assert_error(
+        "struct Cursor {\n  const device float* p;\n  int n;\n\
+         Cursor(const device float* p_, int n_) thread : p(p_) {\n    if (n_ < 0) { n = 0; return; }\n    n = n_;\n  }\n};\n\
+         kernel void k(const device float* a [[buffer(0)]], device float* o [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n\
+         Cursor c(a, int(i));\n  o[i] = c.p[c.n];\n}\n",
+        "return;",
+        0,
+        "a `return` before the end of a constructor of a struct holding pointers is not supported",
+    );
+}
+
+/// A reference member cannot be bound after the object is declared.
+#[test]
+fn reference_member_in_a_constructed_object_is_refused() {
+    let body = "struct R {\n  device float& r;\n  R(device float& x) thread : r(x) {}\n};\n\
+                kernel void k(device float* o [[buffer(0)]]) {\n  R x(o[0]);\n  x.r = 1.0f;\n}\n";
+    assert_eq!(
+        first_code(body),
+        msl2wgsl::diagnostics::Code::PointerMember
+    );
+}
+
+/// A function returning a struct of pointers (not only a constructor) is
+/// lowered in place too; an object assigned a whole object is stored
+/// member by member, and `S s;` takes its pointers from later assignments.
+const FACTORY: &str = r#"
+struct Span2 {
+  device float* lo;
+  device float* hi;
+  int n;
+};
+Span2 halves(device float* base, int n) {
+  Span2 s;
+  s.lo = base;
+  s.hi = base + n / 2;
+  s.n = n / 2;
+  return s;
+}
+kernel void k(device float* data [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  Span2 s = halves(data, 8);
+  Span2 t = halves(data + 8, 8);
+  if (i == 0u) {
+    s = t;
+  }
+  s.lo[0] += 1.0f;
+  s.hi[1] += 10.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn factory_and_object_assignment_run() {
+    use common::source::run_body_f32s;
+    let data: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    // One thread: `s` becomes `t`, so the second half moves.
+    let Some(got) = run_body_f32s(
+        FACTORY,
+        "k",
+        (1, 1),
+        vec![(0, common::f32_bytes(&data))],
+        0,
+    ) else {
+        return;
+    };
+    let mut want = data.clone();
+    want[8] += 1.0;
+    want[13] += 10.0;
+    assert_eq!(got, want);
+}
