@@ -173,8 +173,12 @@ fn tile_loader_matmul_runs() {
     let (m, n, k) = (19usize, 21usize, 37usize);
     // Multiples of 1/4 with small magnitudes: every product and partial
     // sum is exact in f32, so any order of the zero padding agrees.
-    let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 11) as f32 - 5.0) * 0.25).collect();
-    let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 13) as f32 - 6.0) * 0.25).collect();
+    let a: Vec<f32> = (0..m * k)
+        .map(|i| ((i * 7 % 11) as f32 - 5.0) * 0.25)
+        .collect();
+    let b: Vec<f32> = (0..k * n)
+        .map(|i| ((i * 5 % 13) as f32 - 6.0) * 0.25)
+        .collect();
     let tiles = m.div_ceil(8) * n.div_ceil(8);
     let dims: Vec<u8> = [m as i32, n as i32, k as i32]
         .iter()
@@ -391,9 +395,12 @@ fn constructor_returning_early_is_refused() {
 fn reference_member_in_a_constructed_object_is_refused() {
     let body = "struct R {\n  device float& r;\n  R(device float& x) thread : r(x) {}\n};\n\
                 kernel void k(device float* o [[buffer(0)]]) {\n  R x(o[0]);\n  x.r = 1.0f;\n}\n";
-    assert_eq!(
-        first_code(body),
-        msl2wgsl::diagnostics::Code::PointerMember
+    assert_eq!(first_code(body), msl2wgsl::diagnostics::Code::PointerMember);
+    assert_error(
+        body,
+        "R(device",
+        0,
+        "a local `R` cannot be built member by member: member `r` of type `device float&` would have to be known when the object is declared",
     );
 }
 
@@ -430,13 +437,8 @@ fn factory_and_object_assignment_run() {
     use common::source::run_body_f32s;
     let data: Vec<f32> = (0..16).map(|i| i as f32).collect();
     // One thread: `s` becomes `t`, so the second half moves.
-    let Some(got) = run_body_f32s(
-        FACTORY,
-        "k",
-        (1, 1),
-        vec![(0, common::f32_bytes(&data))],
-        0,
-    ) else {
+    let Some(got) = run_body_f32s(FACTORY, "k", (1, 1), vec![(0, common::f32_bytes(&data))], 0)
+    else {
         return;
     };
     let mut want = data.clone();

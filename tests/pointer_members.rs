@@ -167,7 +167,7 @@ fn texture_members_translate() {
 fn pointer_member_read_before_assigned() {
     assert_error(
         "struct S { device float* p; };\nkernel void k(device float* a [[buffer(0)]]) {\n  S s;\n  (*s.p) = 1.0f;\n}\n",
-        "s.p",
+        "p) =",
         0,
         "pointer member `p` is read before anything is assigned to it",
     );
@@ -226,14 +226,16 @@ fn pointer_member_of_unknown_target() {
     );
 }
 
+/// A function returning a struct of places is lowered in place
+/// (`metal/pointer_objects.rs`): no WGSL function returns it.
 #[test]
 fn pointer_member_struct_returned() {
-    assert_error(
+    let lib = translate_body(
         "struct S { device float* p; };\nS make(device float* a) { return S{.p=a}; }\nkernel void k(device float* a [[buffer(0)]]) {\n  S s = make(a);\n  (*s.p) = 1.0f;\n}\n",
-        "S make",
-        0,
-        "",
     );
+    let wgsl = lib.wgsl();
+    assert!(!wgsl.contains("fn make"), "{wgsl}");
+    assert!(wgsl.contains("a[0u] = 1f"), "{wgsl}");
 }
 
 /// The code of the first diagnostic of a failing source.

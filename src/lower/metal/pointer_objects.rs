@@ -72,7 +72,10 @@ impl Lowerer<'_, '_> {
                     })
                 }
                 t if self.place_struct_target(t).is_some()
-                    || matches!(t, Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. })
+                    || matches!(
+                        t,
+                        Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. }
+                    )
                     || self.is_resource_array(t) =>
                 {
                     return Err(self.unheld_member_error(ty, &m.name, t, span));
@@ -85,7 +88,13 @@ impl Lowerer<'_, '_> {
                         let v = ConstValue::default_member(*id, i, self.program);
                         let v = self.const_value(fx, &v, span);
                         let (h, _) = self.load(fx, v, span)?;
-                        fx.push(Statement::Store { pointer: ptr, value: h }, span);
+                        fx.push(
+                            Statement::Store {
+                                pointer: ptr,
+                                value: h,
+                            },
+                            span,
+                        );
                     }
                     // Writable even when the member is `const`: the
                     // constructor's initializer list assigns it.
@@ -108,13 +117,7 @@ impl Lowerer<'_, '_> {
 
     /// The error for member `member` (of type `mty`) of struct `ty`, which a
     /// local object built member by member cannot hold.
-    fn unheld_member_error(
-        &self,
-        ty: &Type,
-        member: &str,
-        mty: &Type,
-        span: Span,
-    ) -> Error {
+    fn unheld_member_error(&self, ty: &Type, member: &str, mty: &Type, span: Span) -> Error {
         Error::coded(
             Code::PointerMember,
             span,
@@ -172,8 +175,8 @@ impl Lowerer<'_, '_> {
                 let buffers =
                     |s: AddressSpace| matches!(s, AddressSpace::Device | AddressSpace::Constant);
                 let space_ok = q.space == c.ty.space || (buffers(q.space) && buffers(c.ty.space));
-                let pointee_ok = q.pointee.unpacked() == c.ty.pointee.unpacked()
-                    || c.ty.pointee == Type::Void;
+                let pointee_ok =
+                    q.pointee.unpacked() == c.ty.pointee.unpacked() || c.ty.pointee == Type::Void;
                 if !pointee_ok || !space_ok || (q.is_const && !c.ty.is_const) {
                     return Err(Error::coded(
                         Code::TypeMismatch,
@@ -241,8 +244,8 @@ impl Lowerer<'_, '_> {
                 let Type::Struct(id) = a.ty else {
                     return None;
                 };
-                let i = (self.program.structs.get(id).members.iter())
-                    .position(|x| x.name == m.name)?;
+                let i =
+                    (self.program.structs.get(id).members.iter()).position(|x| x.name == m.name)?;
                 match &a.members[i] {
                     Value::Cell(c) => Some(c.clone()),
                     _ => None,
@@ -480,7 +483,11 @@ impl Lowerer<'_, '_> {
             _ => self.parameter(fx, None, mty, inner, span)?,
         };
         for arg in &mut fx.function.arguments[first..] {
-            if arg.name.as_deref().is_none_or(|n| n.starts_with("_unnamed")) {
+            if arg
+                .name
+                .as_deref()
+                .is_none_or(|n| n.starts_with("_unnamed"))
+            {
                 arg.name = Some(format!("{pname}_at"));
             }
         }
