@@ -446,3 +446,112 @@ fn factory_and_object_assignment_run() {
     want[13] += 10.0;
     assert_eq!(got, want);
 }
+
+/// A loader holding an array of pointers into one buffer, in the shape
+/// of MLX's convolution input loaders: each element set in a constructor
+/// loop, read as `src[i][j]` by a const member, and all moved by a
+/// non-const `next()` that returns early; a pointer to a whole `constant`
+/// struct as a member too.
+const ROWS_LOADER: &str = r#"
+struct Params { int n; int width; int jump; };
+
+template <typename T, short n_rows, short vec>
+struct RowsLoader {
+  threadgroup T* dst;
+  const constant Params* params;
+  const device T* src[n_rows];
+  int read_row[n_rows];
+  short steps;
+
+  RowsLoader(const device T* src_, threadgroup T* dst_, const constant Params* params_, uint lid) thread
+      : dst(dst_ + lid * n_rows * vec), params(params_), steps(0) {
+    for (short i = 0; i < n_rows; ++i) {
+      int row = int(lid) * n_rows + i;
+      read_row[i] = row;
+      src[i] = src_ + row * params->width;
+    }
+  }
+
+  void load_unsafe() const thread {
+    for (short i = 0; i < n_rows; ++i) {
+      if (read_row[i] < params->n) {
+        for (short j = 0; j < vec; ++j) {
+          dst[i * vec + j] = src[i][j];
+        }
+      } else {
+        for (short j = 0; j < vec; ++j) {
+          dst[i * vec + j] = T(0);
+        }
+      }
+    }
+  }
+
+  void next() thread {
+    if (++steps < 2) {
+      for (short i = 0; i < n_rows; i++) {
+        src[i] += params->jump;
+      }
+      return;
+    }
+    for (short i = 0; i < n_rows; i++) {
+      src[i] += 2 * params->jump;
+    }
+  }
+};
+
+kernel void k(const device float* in [[buffer(0)]],
+              device float* out [[buffer(1)]],
+              constant Params& p [[buffer(2)]],
+              uint lid [[thread_position_in_threadgroup]]) {
+  threadgroup float tile[8 * 2 * 4];
+  RowsLoader<float, 2, 4> l(in, tile, &p, lid);
+  for (int s = 0; s < 3; s++) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    l.load_unsafe();
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (int j = 0; j < 8; j++) {
+      out[s * 64 + lid * 8 + j] = tile[lid * 8 + j];
+    }
+    l.next();
+  }
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn pointer_array_loader_runs() {
+    use common::source::run_body_f32s;
+    let (n, width, jump) = (13usize, 20usize, 5usize);
+    let input: Vec<f32> = (0..16 * width).map(|i| i as f32 * 0.5).collect();
+    let params: Vec<u8> = [n as i32, width as i32, jump as i32]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let Some(got) = run_body_f32s(
+        ROWS_LOADER,
+        "k",
+        (8, 8),
+        vec![
+            (0, common::f32_bytes(&input)),
+            (1, vec![0u8; 3 * 64 * 4]),
+            (2, params),
+        ],
+        1,
+    ) else {
+        return;
+    };
+    let mut want = vec![0f32; 3 * 64];
+    for (s, offset) in [0, jump, 3 * jump].into_iter().enumerate() {
+        for lid in 0..8 {
+            for i in 0..2 {
+                let row = lid * 2 + i;
+                for j in 0..4 {
+                    if row < n {
+                        want[s * 64 + lid * 8 + i * 4 + j] = input[row * width + offset + j];
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(got, want);
+}

@@ -88,6 +88,9 @@ pub(in crate::lower) struct PtrCell {
     pub ty: crate::types::Pointer,
     /// The member's name (for diagnostics).
     pub member: String,
+    /// For an array of pointers (`const device T* src[n]`, one root for
+    /// all): its length; `index` then points to an `array<u32, n>`.
+    pub count: Option<u32>,
 }
 
 /// A bit-field (`sema::bit_fields`) of a struct object: read from and

@@ -95,7 +95,12 @@ impl Lowerer<'_, '_> {
                 "subscripted value is `void`",
             )),
             Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, base_span)),
-            Value::Cell(_) => unreachable!("cells are read through their aggregate"),
+            // `src[i]` of an array of pointers (`metal/pointer_objects.rs`).
+            Value::Cell(c) if c.count.is_some() => {
+                let element = self.cell_element(fx, &c, hi, span);
+                self.read_cell(fx, &element, span)
+            }
+            Value::Cell(_) => unreachable!("a pointer member is read through its aggregate"),
         }
     }
 
@@ -531,7 +536,8 @@ impl Lowerer<'_, '_> {
 
 /// A subscript `hi` of type `ti` as a `u32` (an `int` is reinterpreted).
 fn uint_index(fx: &mut FnCtx, hi: Handle<Expression>, ti: &Type, span: Span) -> Handle<Expression> {
-    if *ti == Type::INT {
+    // `short` and `char` are held in `i32`s too.
+    if matches!(ti, Type::Scalar(s) if s.is_signed_integer()) {
         fx.add(
             Expression::As {
                 expr: hi,

@@ -292,14 +292,21 @@ impl Lowerer<'_, '_> {
     }
 
     /// Whether two pointer roots designate the same object.
-    fn same_object(&self, fx: &FnCtx, a: &PtrRoot, b: &PtrRoot) -> bool {
+    pub(in crate::lower) fn same_object(&self, fx: &FnCtx, a: &PtrRoot, b: &PtrRoot) -> bool {
         let local = |h: Handle<Expression>| match *fx.expr(h) {
             Expression::LocalVariable(v) => Some(v),
             _ => None,
         };
+        // A whole global, named by any of its expressions.
+        let global = |h: Handle<Expression>| match *fx.expr(h) {
+            Expression::GlobalVariable(g) => Some(g),
+            _ => None,
+        };
         match (a, b) {
             (PtrRoot::Place(x, _), PtrRoot::Place(y, _)) => {
-                x == y || (local(*x).is_some() && local(*x) == local(*y))
+                x == y
+                    || (local(*x).is_some() && local(*x) == local(*y))
+                    || (global(*x).is_some() && global(*x) == global(*y))
             }
             _ => a == b,
         }

@@ -769,9 +769,12 @@ impl Lowerer<'_, '_> {
             span,
         };
         match v {
-            Value::Cell(c) if by_ref => {
-                let p = self.read_cell(fx, &c, span)?;
-                let (k, mut hs) = self.pass_argument(fx, mty, arg(p))?;
+            // An array of pointers is passed by reference in any case:
+            // its elements are indexed with values known at run time.
+            Value::Cell(c) if by_ref || c.count.is_some() => {
+                let p = self.cell_representative(fx, &c, span)?;
+                let pty = Type::Pointer(Box::new(c.ty.clone()));
+                let (k, mut hs) = self.pass_argument(fx, &pty, arg(p))?;
                 hs.push(c.index);
                 Ok((ArgKey::Cell(Box::new(k)), hs))
             }

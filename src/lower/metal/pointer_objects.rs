@@ -69,6 +69,23 @@ impl Lowerer<'_, '_> {
                         target: Rc::new(RefCell::new(None)),
                         ty: (**pp).clone(),
                         member: m.name.clone(),
+                        count: None,
+                    })
+                }
+                // An array of pointers: one root for every element.
+                Type::Array(elem, n) if matches!(&**elem, Type::Pointer(pp) if !pp.is_reference) => {
+                    let Type::Pointer(pp) = &**elem else {
+                        unreachable!("matched")
+                    };
+                    let indices = Type::Array(Box::new(Type::UINT), *n);
+                    let th = self.naga_type(&indices, span)?;
+                    let var = fx.local(&var_name, th, span);
+                    Value::Cell(PtrCell {
+                        index: fx.add(Expression::LocalVariable(var), span),
+                        target: Rc::new(RefCell::new(None)),
+                        ty: (**pp).clone(),
+                        member: m.name.clone(),
+                        count: Some(*n),
                     })
                 }
                 t if self.place_struct_target(t).is_some()
@@ -127,7 +144,7 @@ impl Lowerer<'_, '_> {
                 self.program.display(mty)
             ),
         )
-        .note("WGSL stores no pointers: a local object holding pointers is translated member by member, each pointer member as its buffer or threadgroup variable (fixed at translation time) plus an element index; references, textures, samplers, arrays of pointers and nested structs of them are not supported there yet")
+        .note("WGSL stores no pointers: a local object holding pointers is translated member by member, each pointer member as its buffer or threadgroup variable (fixed at translation time) plus an element index; references, textures, samplers and nested structs of them are not supported there yet")
     }
 
     /// The value of a cell: the pointer it holds now.
@@ -137,6 +154,16 @@ impl Lowerer<'_, '_> {
         c: &PtrCell,
         span: Span,
     ) -> Result<Value> {
+        if c.count.is_some() {
+            return Err(Error::coded(
+                Code::PointerMember,
+                span,
+                format!(
+                    "the array of pointers `{}` can only be indexed: WGSL stores no pointers",
+                    c.member
+                ),
+            ));
+        }
         let Some(target) = c.target.borrow().clone() else {
             return Err(Error::coded(
                 Code::InvalidInitializer,
@@ -161,6 +188,8 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         match v {
+            // An array of pointers is indexed first (`cell_element`).
+            Value::Cell(c) if c.count.is_some() => Ok(Value::Cell(c)),
             Value::Cell(c) => self.read_cell(fx, &c, span),
             v => Ok(v),
         }
@@ -169,6 +198,19 @@ impl Lowerer<'_, '_> {
     /// Makes cell `c` hold pointer `q`: the first assignment fixes its root,
     /// later ones must point into the same root.
     fn set_cell(&mut self, fx: &mut FnCtx, c: &PtrCell, q: &PtrValue, span: Span) -> Result<()> {
+        self.fix_root(fx, c, q, span)?;
+        fx.push(
+            Statement::Store {
+                pointer: c.index,
+                value: q.index,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    /// Fixes the root of cell `c` to `q`'s, or checks that it is `q`'s.
+    fn fix_root(&mut self, fx: &mut FnCtx, c: &PtrCell, q: &PtrValue, span: Span) -> Result<()> {
         let current = c.target.borrow().clone();
         match current {
             None => {
@@ -197,7 +239,7 @@ impl Lowerer<'_, '_> {
                     ..q.clone()
                 });
             }
-            Some(t) if t.root != q.root => {
+            Some(t) if !self.same_object(fx, &t.root, &q.root) => {
                 return Err(Error::coded(
                     Code::PointerMember,
                     span,
@@ -213,13 +255,6 @@ impl Lowerer<'_, '_> {
             }
             Some(_) => {}
         }
-        fx.push(
-            Statement::Store {
-                pointer: c.index,
-                value: q.index,
-            },
-            span,
-        );
         Ok(())
     }
 
@@ -230,6 +265,13 @@ impl Lowerer<'_, '_> {
             ExprKind::Name(path) if path.len() == 1 && fx.lookup(&path[0]).is_none() => {
                 let member = self.implicit_member(fx, &path[0], e.span)?;
                 self.cell_of(fx, &member)
+            }
+            // `o.src[i]`: an element of an array of pointers.
+            ExprKind::Index(base, index) => {
+                let array = self.cell_of(fx, base)?;
+                array.count?;
+                let (hi, _) = self.rvalue(fx, index).ok()?;
+                Some(self.cell_element(fx, &array, hi, e.span))
             }
             ExprKind::Member(base, m, false) => {
                 let ExprKind::Name(path) = &base.kind else {
@@ -296,9 +338,36 @@ impl Lowerer<'_, '_> {
         })())
     }
 
-    /// True if `e` names a pointer member held in a cell (for `++`/`--`).
+    /// True if `e` names a pointer member held in a cell (for `++`/`--`),
+    /// told without lowering an index.
     pub(in crate::lower) fn names_cell(&mut self, fx: &mut FnCtx, e: &Expr) -> bool {
-        self.cell_of(fx, e).is_some()
+        match &e.kind {
+            ExprKind::Index(base, _) => self.cell_of(fx, base).is_some_and(|c| c.count.is_some()),
+            _ => self.cell_of(fx, e).is_some_and(|c| c.count.is_none()),
+        }
+    }
+
+    /// Element `hi` (an integer) of array cell `array`: a cell
+    /// of its own, sharing the array's root.
+    pub(in crate::lower) fn cell_element(
+        &mut self,
+        fx: &mut FnCtx,
+        array: &PtrCell,
+        hi: naga::Handle<Expression>,
+        span: Span,
+    ) -> PtrCell {
+        let index = self.index_u32(fx, hi, span);
+        PtrCell {
+            index: fx.add(
+                Expression::Access {
+                    base: array.index,
+                    index,
+                },
+                span,
+            ),
+            count: None,
+            ..array.clone()
+        }
     }
 
     /// A copy of object `src` named `name` (`S t = s;`, a by-value
@@ -333,6 +402,19 @@ impl Lowerer<'_, '_> {
             match (d, s) {
                 // A member not yet assigned stays so in the copy.
                 (Value::Cell(_), Value::Cell(sc)) if sc.target.borrow().is_none() => {}
+                // An array of pointers: its root, then every index.
+                (Value::Cell(dc), Value::Cell(sc)) if dc.count.is_some() => {
+                    let target = sc.target.borrow().clone().expect("checked above");
+                    self.fix_root(fx, dc, &target, span)?;
+                    let value = fx.add(Expression::Load { pointer: sc.index }, span);
+                    fx.push(
+                        Statement::Store {
+                            pointer: dc.index,
+                            value,
+                        },
+                        span,
+                    );
+                }
                 (Value::Cell(dc), s) => {
                     let Value::Ptr(q) = self.member_read(fx, s.clone(), span)? else {
                         unreachable!("a pointer member holds a pointer")
@@ -472,15 +554,21 @@ impl Lowerer<'_, '_> {
         inner: &crate::lower::ArgKey,
         span: Span,
     ) -> Result<PtrCell> {
-        let Type::Pointer(pp) = mty else {
-            unreachable!("a cell holds a pointer member")
+        let (pp, count) = match mty {
+            Type::Pointer(pp) => (pp, None),
+            Type::Array(elem, n) => match &**elem {
+                Type::Pointer(pp) => (pp, Some(*n)),
+                _ => unreachable!("a cell holds pointers"),
+            },
+            _ => unreachable!("a cell holds pointers"),
         };
+        let pty = Type::Pointer(pp.clone());
         let first = fx.function.arguments.len();
         let local = match inner {
             crate::lower::ArgKey::Aggregate(_) | crate::lower::ArgKey::GlobalPath(..) => {
-                self.place_parameter(fx, pname, mty, inner, span)?
+                self.place_parameter(fx, pname, &pty, inner, span)?
             }
-            _ => self.parameter(fx, None, mty, inner, span)?,
+            _ => self.parameter(fx, None, &pty, inner, span)?,
         };
         for arg in &mut fx.function.arguments[first..] {
             if arg
@@ -494,12 +582,16 @@ impl Lowerer<'_, '_> {
         let Local::Ptr(target) = local else {
             unreachable!("a pointer parameter is a pointer")
         };
-        let u32_ty = self.naga_type(&Type::UINT, span)?;
+        let indices = match count {
+            Some(n) => Type::Array(Box::new(Type::UINT), n),
+            None => Type::UINT,
+        };
+        let base = self.naga_type(&indices, span)?;
         let ptr_ty = self.global.module.types.insert(
             naga::Type {
                 name: None,
                 inner: naga::TypeInner::Pointer {
-                    base: u32_ty,
+                    base,
                     space: naga::AddressSpace::Function,
                 },
             },
@@ -517,6 +609,24 @@ impl Lowerer<'_, '_> {
             target: Rc::new(RefCell::new(Some(target))),
             ty: (**pp).clone(),
             member: member.to_string(),
+            count,
         })
+    }
+
+    /// A pointer standing for what cell `c` holds when it is passed: its
+    /// value, or an array's first element (the callee takes the root from
+    /// it, and the indices from the array).
+    pub(in crate::lower) fn cell_representative(
+        &mut self,
+        fx: &mut FnCtx,
+        c: &PtrCell,
+        span: Span,
+    ) -> Result<Value> {
+        if c.count.is_none() {
+            return self.read_cell(fx, c, span);
+        }
+        let zero = self.u32_lit(fx, 0, span);
+        let first = self.cell_element(fx, c, zero, span);
+        self.read_cell(fx, &first, span)
     }
 }
