@@ -476,7 +476,11 @@ impl Lowerer<'_, '_> {
         let a = self.same_aggregate(v, ty, span)?;
         Ok(Local::Agg(match copies {
             true => self.copy_aggregate(fx, a, name, span)?,
-            false => a,
+            false => {
+                // A constructor's `this` is this object from here on.
+                self.name_aggregate(fx, &a, name);
+                a
+            }
         }))
     }
 

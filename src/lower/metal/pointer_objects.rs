@@ -132,6 +132,28 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// Names the variables of object `a` after `name` (`loader_src`), when
+    /// they are its own: those a constructor made for its `this`.
+    pub(in crate::lower) fn name_aggregate(&self, fx: &mut FnCtx, a: &Aggregate, name: &str) {
+        let Type::Struct(id) = a.ty else {
+            return;
+        };
+        if !a.owned {
+            return;
+        }
+        let members = &self.program.structs.get(id).members;
+        for (m, v) in members.iter().zip(&a.members) {
+            let ptr = match v {
+                Value::Place(p) => p.ptr,
+                Value::Cell(c) => c.index,
+                _ => continue,
+            };
+            if let Expression::LocalVariable(var) = *fx.expr(ptr) {
+                fx.function.local_variables[var].name = Some(format!("{name}_{}", m.name));
+            }
+        }
+    }
+
     /// The error for member `member` (of type `mty`) of struct `ty`, which a
     /// local object built member by member cannot hold.
     fn unheld_member_error(&self, ty: &Type, member: &str, mty: &Type, span: Span) -> Error {
