@@ -437,9 +437,9 @@ impl Lowerer<'_, '_> {
                         span,
                     );
                 }
-                (Value::Cell(dc), s) => {
+                (Value::Cell(dc), s) if dc.count.is_none() => {
                     let Value::Ptr(q) = self.member_read(fx, s.clone(), span)? else {
-                        unreachable!("a pointer member holds a pointer")
+                        return Err(self.place_struct_value_error(&dst.ty, span));
                     };
                     self.set_cell(fx, dc, &q, span)?;
                 }
@@ -454,7 +454,9 @@ impl Lowerer<'_, '_> {
                         span,
                     );
                 }
-                _ => unreachable!("an owned object holds variables and cells"),
+                // An array of pointers from an object that holds it
+                // otherwise (an argument buffer's).
+                _ => return Err(self.place_struct_value_error(&dst.ty, span)),
             }
         }
         Ok(())
