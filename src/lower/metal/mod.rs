@@ -25,6 +25,8 @@
 //!   translation-time aggregates of places;
 //! - `pointer_objects`: local objects of such structs built by constructors
 //!   and moved by member functions, scalarised into variables;
+//! - `inlined_calls`: functions returning such structs (constructors),
+//!   lowered where they are called;
 //! - `pointer_views`: memory the program views through a pointer to another
 //!   type, held as words (a second lowering once a cast meets it typed);
 //! - `simd_groups`: Metal's 32-wide SIMD groups emulated in threadgroup
@@ -59,6 +61,7 @@ pub(in crate::lower) mod dispatch_grid;
 pub(in crate::lower) mod function_constants;
 pub(in crate::lower) mod half_as_f32;
 pub(in crate::lower) mod inline_samplers;
+pub(in crate::lower) mod inlined_calls;
 pub(in crate::lower) mod invocation;
 #[cfg(test)]
 pub(in crate::lower) mod ir_eval;

@@ -424,96 +424,6 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// A local `S s = ...;` of a struct of places.
-    pub(in crate::lower) fn aggregate_local(
-        &mut self,
-        fx: &mut FnCtx,
-        decl: &crate::syntax::ast::Declarator,
-        ty: &Type,
-    ) -> Result<Local> {
-        let name = &decl.name.name;
-        let span = decl
-            .init
-            .as_ref()
-            .map(|i| i.span())
-            .unwrap_or(decl.name.span);
-        // Whether the value is another object, which the new one copies
-        // (a constructor's result is the new object itself).
-        let mut copies = false;
-        let v = match &decl.init {
-            // `S s;`: its default constructor, else an object whose members
-            // the code after sets (a constructor's own `S this;`:
-            // `metal/pointer_objects.rs`).
-            None => match self.default_constructor_unless_this(fx, ty, decl)? {
-                Some(v) => v,
-                None => Value::Agg(self.fresh_aggregate(fx, ty, name, decl.name.span)?),
-            },
-            Some(Init::List(items, span)) => self.braced_aggregate(fx, items, ty, *span)?,
-            Some(Init::Expr(e)) => match &e.kind {
-                ExprKind::InitList(items) => self.braced_aggregate(fx, items, ty, e.span)?,
-                kind => {
-                    copies = !matches!(kind, ExprKind::Call(..) | ExprKind::BraceConstruct(..));
-                    self.expr(fx, e)?
-                }
-            },
-            Some(Init::Paren(args, pspan)) => {
-                let copy = match args.as_slice() {
-                    [one] => self.type_of(fx, one)? == *ty,
-                    _ => false,
-                };
-                if copy {
-                    copies = true;
-                    self.expr(fx, &args[0])?
-                } else {
-                    match self.call_constructor(fx, ty, args, *pspan)? {
-                        Some(v) => v,
-                        None => return Err(self.place_struct_value_error(ty, *pspan)),
-                    }
-                }
-            }
-            Some(i) => return Err(self.place_struct_value_error(ty, i.span())),
-        };
-        let a = self.same_aggregate(v, ty, span)?;
-        Ok(Local::Agg(match copies {
-            true => self.copy_aggregate(fx, a, name, span)?,
-            false => {
-                // A constructor's `this` is this object from here on.
-                self.name_aggregate(fx, &a, name);
-                a
-            }
-        }))
-    }
-
-    /// `S s;`: a call of `S`'s default constructor, if it declares one,
-    /// but in a constructor's own `S this;`, which the constructor itself
-    /// initialises.
-    fn default_constructor_unless_this(
-        &mut self,
-        fx: &mut FnCtx,
-        ty: &Type,
-        decl: &crate::syntax::ast::Declarator,
-    ) -> Result<Option<Value>> {
-        if decl.name.name == "this" {
-            return Ok(None);
-        }
-        self.default_constructor(fx, ty, decl.name.span)
-    }
-
-    /// `S s{a, b}`, `S s = {a, b}`: a constructor call when `S` declares
-    /// constructors, else the members in order.
-    fn braced_aggregate(
-        &mut self,
-        fx: &mut FnCtx,
-        items: &[Init],
-        ty: &Type,
-        span: Span,
-    ) -> Result<Value> {
-        match self.brace_constructor(fx, ty, items, span)? {
-            Some(v) => Ok(v),
-            None => self.place_aggregate(fx, items, ty, span),
-        }
-    }
-
     /// `s = t;` for a struct of places `s`: `s` names `t`'s members from here
     /// on, when `s` is declared in the innermost block (the assignment then
     /// runs exactly when the code after it does); elsewhere E0407.
@@ -755,48 +665,6 @@ impl Lowerer<'_, '_> {
         Ok((k, h.into_iter().collect()))
     }
 
-    /// How member value `v` (of type `mty`) of an object passed to a helper
-    /// is passed: `by_ref`, a cell as its pointer plus its index variable
-    /// and a variable of the object as a `thread` reference
-    /// (`metal/pointer_objects.rs`); else as an argument of type `mty`.
-    fn pass_member(
-        &mut self,
-        fx: &mut FnCtx,
-        mty: &Type,
-        v: Value,
-        by_ref: bool,
-        span: Span,
-    ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
-        let arg = |value: Value| Arg {
-            ty: arg_type(&value),
-            value,
-            span,
-        };
-        match v {
-            // An array of pointers is passed by reference in any case:
-            // its elements are indexed with values known at run time.
-            Value::Cell(c) if by_ref || c.count.is_some() => {
-                let p = self.cell_representative(fx, &c, span)?;
-                let pty = Type::Pointer(Box::new(c.ty.clone()));
-                let (k, mut hs) = self.pass_argument(fx, &pty, arg(p))?;
-                hs.push(c.index);
-                Ok((ArgKey::Cell(Box::new(k)), hs))
-            }
-            Value::Place(p)
-                if by_ref
-                    && !matches!(mty, Type::Pointer(_))
-                    && self.place_space(fx, p.ptr) == AddressSpace::Thread =>
-            {
-                let rty = thread_reference(mty);
-                self.pass_argument(fx, &rty, arg(Value::Place(p)))
-            }
-            v => {
-                let v = self.member_read(fx, v, span)?;
-                self.pass_argument(fx, mty, arg(v))
-            }
-        }
-    }
-
     /// The access path of pointer expression `ptr` from a global, with its
     /// dynamic indices as `u32`s; `None` unless it starts at a global.
     fn global_path(
@@ -856,9 +724,13 @@ impl Lowerer<'_, '_> {
                     continue;
                 }
                 // A variable of the caller's object, by reference.
-                ArgKey::Thread if !matches!(m.ty, Type::Pointer(_)) => {
-                    self.parameter(fx, None, &thread_reference(&m.ty), k, span)?
-                }
+                ArgKey::Thread if !matches!(m.ty, Type::Pointer(_)) => self.parameter(
+                    fx,
+                    None,
+                    &super::pointer_objects::thread_reference(&m.ty),
+                    k,
+                    span,
+                )?,
                 _ => self.parameter(fx, None, &m.ty, k, span)?,
             };
             let added = fx.function.arguments.len() - first;
@@ -978,13 +850,3 @@ type GlobalPath = (
     Vec<Option<u32>>,
     Vec<Handle<Expression>>,
 );
-
-/// `thread T&`.
-fn thread_reference(ty: &Type) -> Type {
-    Type::Pointer(Box::new(crate::types::Pointer {
-        space: AddressSpace::Thread,
-        pointee: ty.clone(),
-        is_const: false,
-        is_reference: true,
-    }))
-}

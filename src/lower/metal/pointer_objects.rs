@@ -15,10 +15,12 @@
 //! its own storage (`owned`): each plain member a local variable, each
 //! pointer member a [`PtrCell`], its element index in a `u32` local and its
 //! root (the kernel buffer or threadgroup variable it points into) fixed at
-//! translation time by the member's first assignment. A function that
-//! returns such an object (a constructor, `S S::S(..) { S this; ..; return
-//! this; }`) has its body lowered in place ([`Lowerer::inline_call`]): no
-//! WGSL function could return it. A member function is a helper as any
+//! translation time by the member's first assignment (an array of pointers,
+//! `const device T* src[n]`, one root for all, its indices in an
+//! `array<u32, n>`). A function that returns such an object (a constructor,
+//! `S S::S(..) { S this; ..; return this; }`) has its body lowered in place
+//! (`metal/inlined_calls.rs`): no WGSL function could return it. A member
+//! function is a helper as any
 //! other, specialised per member: a `const` one receives each member's
 //! value (a pointer as its root's element index), a non-const one (`this`
 //! a `thread S&`) a `ptr<function, T>` to each plain member and a
@@ -28,13 +30,14 @@
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::arg_type;
 use crate::lower::ctx::value::{Aggregate, Arg, Local, Place, PtrCell, PtrValue, Value};
-use crate::lower::{Error, Lowerer, Result};
+use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::sema::consteval::ConstValue;
 use crate::source_map::Span;
-use crate::syntax::ast::{BinaryOp, Expr, ExprKind, FunctionDecl, StmtKind};
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind, Init};
 use crate::types::{AddressSpace, Type};
-use naga::{Expression, Statement};
+use naga::{Expression, Handle, Statement};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -462,110 +465,6 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
-    /// A call of user function `f` (index `index`) that returns struct of
-    /// places `ret` (a constructor): its body is lowered here, its
-    /// parameters bound to `args` (each with its parameter type); the
-    /// object it returns at its end is the call's value. A `return`
-    /// anywhere else is refused where it is written.
-    pub(in crate::lower) fn inline_call(
-        &mut self,
-        fx: &mut FnCtx,
-        f: &FunctionDecl,
-        ret: &Type,
-        args: Vec<(Type, Arg)>,
-        span: Span,
-    ) -> Result<Value> {
-        let body = f.body.as_ref().expect("definitions have bodies");
-        let Some((last, rest)) = body.stmts.split_last() else {
-            return Err(self.place_struct_value_error(ret, span));
-        };
-        let StmtKind::Return(Some(result)) = &last.kind else {
-            return Err(self.place_struct_value_error(ret, f.ret.span));
-        };
-        let owner = (f.name.name.rsplit_once("::"))
-            .map(|(owner, _)| owner.to_string())
-            .filter(|owner| self.program.symbols.contains_key(owner));
-        let frame = fx.enter_inline(owner);
-        self.enter_class_scope(fx);
-        let result = (|| {
-            for (p, (pty, arg)) in f.params.iter().zip(args) {
-                let local = self.inline_parameter(fx, &pty, arg)?;
-                if let Some(n) = &p.name {
-                    if !fx.declare(&n.name, local) {
-                        return Err(Error::coded(
-                            Code::Redefinition,
-                            n.span,
-                            format!("redefinition of parameter `{}`", n.name),
-                        ));
-                    }
-                }
-            }
-            self.rebind_reassigned_pointers(fx, body)?;
-            self.stmts(fx, rest)?;
-            let v = self.expr(fx, result)?;
-            self.same_aggregate(v, ret, result.span)
-        })();
-        fx.leave_inline(frame);
-        result.map(Value::Agg)
-    }
-
-    /// What a parameter of type `pty` of a body lowered in place stands
-    /// for, bound to argument `a`: as a call would pass it, but without
-    /// any WGSL parameter (pointers keep their root and index).
-    fn inline_parameter(&mut self, fx: &mut FnCtx, pty: &Type, a: Arg) -> Result<Local> {
-        let a = self.base_argument(fx, pty, a)?;
-        let span = a.span;
-        if let Some(target) = self.place_struct_target(pty) {
-            let agg = self.same_aggregate(a.value, &target, span)?;
-            return Ok(match pty {
-                Type::Pointer(_) => Local::Agg(agg),
-                _ => Local::Agg(self.copy_aggregate(fx, agg, "parameter", span)?),
-            });
-        }
-        match pty {
-            Type::Pointer(pp) => {
-                // A `const T&` binds a temporary too: a copy.
-                if pp.is_reference && pp.is_const && matches!(a.value, Value::Rv(..)) {
-                    return self.inline_value_parameter(fx, &pp.pointee, a, true);
-                }
-                let v = self.member_read(fx, a.value, span)?;
-                Ok(match self.bind_member(fx, v, pp, span)? {
-                    Value::Ptr(p) => Local::Ptr(p),
-                    Value::Place(p) => Local::Ref(p),
-                    Value::Bytes(b) => Local::Bytes(b),
-                    _ => unreachable!("a pointer or reference binds a pointer or place"),
-                })
-            }
-            Type::Texture(_) | Type::Sampler { .. } => {
-                let (h, t) = self.load(fx, a.value, span)?;
-                Ok(Local::Value(h, t))
-            }
-            _ => self.inline_value_parameter(fx, pty, a, false),
-        }
-    }
-
-    /// A by-value parameter of a body lowered in place: a local holding
-    /// the argument converted to `ty`.
-    fn inline_value_parameter(
-        &mut self,
-        fx: &mut FnCtx,
-        ty: &Type,
-        a: Arg,
-        is_const: bool,
-    ) -> Result<Local> {
-        let (h, t) = self.load(fx, a.value, a.span)?;
-        let h = self.convert(fx, h, &t, ty, false, a.span)?;
-        let th = self.naga_type(ty, a.span)?;
-        let var = fx.local("parameter", th, a.span);
-        let pointer = fx.add(Expression::LocalVariable(var), a.span);
-        fx.push(Statement::Store { pointer, value: h }, a.span);
-        Ok(Local::Var {
-            var,
-            ty: ty.clone(),
-            is_const,
-        })
-    }
-
     /// A helper's parameter for a pointer member passed in its cell
     /// ([`crate::lower::ArgKey::Cell`]): the pointer as `inner` passes it
     /// (which fixes the root), then the index variable's pointer.
@@ -653,4 +552,148 @@ impl Lowerer<'_, '_> {
         let first = self.cell_element(fx, c, zero, span);
         self.read_cell(fx, &first, span)
     }
+}
+
+impl Lowerer<'_, '_> {
+    /// A local `S s = ...;` of a struct of places.
+    pub(in crate::lower) fn aggregate_local(
+        &mut self,
+        fx: &mut FnCtx,
+        decl: &crate::syntax::ast::Declarator,
+        ty: &Type,
+    ) -> Result<Local> {
+        let name = &decl.name.name;
+        let span = decl
+            .init
+            .as_ref()
+            .map(|i| i.span())
+            .unwrap_or(decl.name.span);
+        // Whether the value is another object, which the new one copies
+        // (a constructor's result is the new object itself).
+        let mut copies = false;
+        let v = match &decl.init {
+            // `S s;`: its default constructor, else an object whose members
+            // the code after sets (a constructor's own `S this;`:
+            // `metal/pointer_objects.rs`).
+            None => match self.default_constructor_unless_this(fx, ty, decl)? {
+                Some(v) => v,
+                None => Value::Agg(self.fresh_aggregate(fx, ty, name, decl.name.span)?),
+            },
+            Some(Init::List(items, span)) => self.braced_aggregate(fx, items, ty, *span)?,
+            Some(Init::Expr(e)) => match &e.kind {
+                ExprKind::InitList(items) => self.braced_aggregate(fx, items, ty, e.span)?,
+                kind => {
+                    copies = !matches!(kind, ExprKind::Call(..) | ExprKind::BraceConstruct(..));
+                    self.expr(fx, e)?
+                }
+            },
+            Some(Init::Paren(args, pspan)) => {
+                let copy = match args.as_slice() {
+                    [one] => self.type_of(fx, one)? == *ty,
+                    _ => false,
+                };
+                if copy {
+                    copies = true;
+                    self.expr(fx, &args[0])?
+                } else {
+                    match self.call_constructor(fx, ty, args, *pspan)? {
+                        Some(v) => v,
+                        None => return Err(self.place_struct_value_error(ty, *pspan)),
+                    }
+                }
+            }
+            Some(i) => return Err(self.place_struct_value_error(ty, i.span())),
+        };
+        let a = self.same_aggregate(v, ty, span)?;
+        Ok(Local::Agg(match copies {
+            true => self.copy_aggregate(fx, a, name, span)?,
+            false => {
+                // A constructor's `this` is this object from here on.
+                self.name_aggregate(fx, &a, name);
+                a
+            }
+        }))
+    }
+
+    /// `S s;`: a call of `S`'s default constructor, if it declares one,
+    /// but in a constructor's own `S this;`, which the constructor itself
+    /// initialises.
+    fn default_constructor_unless_this(
+        &mut self,
+        fx: &mut FnCtx,
+        ty: &Type,
+        decl: &crate::syntax::ast::Declarator,
+    ) -> Result<Option<Value>> {
+        if decl.name.name == "this" {
+            return Ok(None);
+        }
+        self.default_constructor(fx, ty, decl.name.span)
+    }
+
+    /// `S s{a, b}`, `S s = {a, b}`: a constructor call when `S` declares
+    /// constructors, else the members in order.
+    fn braced_aggregate(
+        &mut self,
+        fx: &mut FnCtx,
+        items: &[Init],
+        ty: &Type,
+        span: Span,
+    ) -> Result<Value> {
+        match self.brace_constructor(fx, ty, items, span)? {
+            Some(v) => Ok(v),
+            None => self.place_aggregate(fx, items, ty, span),
+        }
+    }
+
+    /// How member value `v` (of type `mty`) of an object passed to a helper
+    /// is passed: `by_ref`, a cell as its pointer plus its index variable
+    /// and a variable of the object as a `thread` reference
+    /// (`metal/pointer_objects.rs`); else as an argument of type `mty`.
+    pub(in crate::lower) fn pass_member(
+        &mut self,
+        fx: &mut FnCtx,
+        mty: &Type,
+        v: Value,
+        by_ref: bool,
+        span: Span,
+    ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
+        let arg = |value: Value| Arg {
+            ty: arg_type(&value),
+            value,
+            span,
+        };
+        match v {
+            // An array of pointers is passed by reference in any case:
+            // its elements are indexed with values known at run time.
+            Value::Cell(c) if by_ref || c.count.is_some() => {
+                let p = self.cell_representative(fx, &c, span)?;
+                let pty = Type::Pointer(Box::new(c.ty.clone()));
+                let (k, mut hs) = self.pass_argument(fx, &pty, arg(p))?;
+                hs.push(c.index);
+                Ok((ArgKey::Cell(Box::new(k)), hs))
+            }
+            Value::Place(p)
+                if by_ref
+                    && !matches!(mty, Type::Pointer(_))
+                    && self.place_space(fx, p.ptr) == AddressSpace::Thread =>
+            {
+                let rty = thread_reference(mty);
+                self.pass_argument(fx, &rty, arg(Value::Place(p)))
+            }
+            v => {
+                let v = self.member_read(fx, v, span)?;
+                self.pass_argument(fx, mty, arg(v))
+            }
+        }
+    }
+}
+
+/// `thread T&`.
+pub(in crate::lower) fn thread_reference(ty: &Type) -> Type {
+    Type::Pointer(Box::new(crate::types::Pointer {
+        space: AddressSpace::Thread,
+        pointee: ty.clone(),
+        is_const: false,
+        is_reference: true,
+    }))
 }
