@@ -555,3 +555,45 @@ fn pointer_array_loader_runs() {
     }
     assert_eq!(got, want);
 }
+
+/// An object passed by `thread` reference to free functions, a plain one
+/// and a template deducing the struct (as MLX's `gemm_loop(.., thread
+/// loader_a_t& loader_a, ..)`): the callee moves the caller's pointers.
+const BY_REFERENCE: &str = r#"
+struct Cursor {
+  const device float* src;
+  Cursor(const device float* s) thread : src(s) {}
+  void next() thread { src += 1; }
+};
+template <typename C>
+void advance_n(thread C& c, int n) {
+  for (int i = 0; i < n; i++) {
+    c.next();
+  }
+}
+void advance(thread Cursor& c) { c.next(); }
+kernel void k(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  Cursor c(in + i);
+  advance(c);
+  advance_n(c, 2);
+  out[i] = *c.src;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn object_passed_by_reference_runs() {
+    use common::source::run_body_f32s;
+    let input: Vec<f32> = (0..40).map(|i| i as f32 * 1.5).collect();
+    let Some(got) = run_body_f32s(
+        BY_REFERENCE,
+        "k",
+        (32, 32),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; 32 * 4])],
+        1,
+    ) else {
+        return;
+    };
+    assert_eq!(got, input[3..35].to_vec());
+}
