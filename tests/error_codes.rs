@@ -226,6 +226,7 @@ fn representative_diagnostics_have_their_codes() {
         ("void f() {}\nkernel void k() { int y = f; }\n", Code::WrongKind),
         ("template <typename T> T f(T a) { return a; }\nkernel void k() { int y = f<int, int>(1); }\n", Code::Template),
         ("struct S { void m; };\n", Code::InvalidType),
+        ("struct C { const device float* p; C(const device float* q) thread : p(q) {} };\nkernel void k(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]], device float* o [[buffer(2)]]) { C c(a); c.p = b; o[0] = *c.p; }\n", Code::PointerMember),
         ("static_assert(sizeof(float) == 2, \"no\");\n", Code::StaticAssertFailed),
         ("constexpr sampler s(filter::cubic);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) { o[0] = t.sample(s, float2(0)); }\n", Code::InvalidSampler),
         ("constexpr sampler s(coord::pixel, mip_filter::linear);\nkernel void k(texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]]) { o[0] = t.sample(s, float2(0)); }\n", Code::InvalidSampler),

@@ -328,14 +328,14 @@ fn fragment_helpers_discard_and_sample_with_derivatives() {
 /// A struct template with only a specialisation (its primary declared but
 /// not defined): located errors, not a panic. The specialisation is found
 /// (a declared primary is enough, as in C++) and matches the pointer
-/// argument (`T` is `float`); the uninitialised pointer member is what is
-/// refused (E0407).
+/// argument (`T` is `float`); reading the pointer member, which nothing
+/// assigned, is what is refused.
 #[test]
 fn specialisation_without_a_primary_template_is_located() {
     let body = "template <typename T> struct D;\n\
                 template <typename T> struct D<device T*> { device T* p; };\n\
-                kernel void k(device float* o [[buffer(0)]]) { D<device float*> d; o[0] = 1; }\n";
-    assert_eq!(first_code(body), Code::PointerMember);
+                kernel void k(device float* o [[buffer(0)]]) { D<device float*> d; o[0] = *d.p; }\n";
+    assert_eq!(first_code(body), Code::InvalidInitializer);
     // With no specialisation that matches, the undefined primary is named.
     let body = "template <typename T> struct D;\n\
                 template <typename T> struct D<device T*> { device T* p; };\n\

@@ -103,6 +103,11 @@ enum ArgKey {
     /// A struct of places (`metal/pointer_members.rs`): one key per member,
     /// each passed as that member's own argument would be.
     Aggregate(Vec<ArgKey>),
+    /// A pointer member of a local object held in a cell, passed with the
+    /// object to a non-const member function (`metal/pointer_objects.rs`):
+    /// as its pointer would be (this key), then a `ptr<function, u32>` to
+    /// its index variable, which the callee moves.
+    Cell(Box<ArgKey>),
     /// A pointer into a non-buffer global (a `threadgroup` variable): the
     /// access path from the global, `None` for a `u32` index passed; `true`:
     /// the path ends at an array and a `u32` element index is passed too.
@@ -165,6 +170,9 @@ struct ModuleCtx {
     /// `operator+`), built on first use: asked for every operator and
     /// subscript, it must not cost a scan of all symbols each time.
     qualified_names: std::cell::OnceCell<std::collections::HashSet<String>>,
+    /// The static constants of each struct (`S::N` under `S`: `N` and its
+    /// symbol's constant), built on first use (`class_constants`).
+    class_constants: std::cell::OnceCell<HashMap<String, Vec<(String, usize)>>>,
     /// The library-wide vertex→fragment link table (built on first use).
     varyings: Option<Vec<(String, entry::stages::VaryingSlot)>>,
     /// Program-scope constants by symbol.

@@ -63,6 +63,17 @@ impl LocalConstants {
         LocalConstants { depth }
     }
 
+    /// Makes `name` stand for `value` in this frame (a static constant of
+    /// the struct whose member function is lowered: class scope comes
+    /// before namespace scope, and a local declared later hides it).
+    pub fn define(&self, name: &str, value: ConstValue) {
+        FRAMES.with(|f| {
+            if let Some(frame) = f.borrow_mut().get_mut(self.depth) {
+                frame.insert(name.to_string(), value);
+            }
+        })
+    }
+
     /// Records local `d` of declaration type `ts`: a `const` or `constexpr`
     /// scalar with a constant initializer is a constant, any other local of
     /// that name hides an earlier one.

@@ -48,6 +48,21 @@ pub(in crate::lower) struct FnCtx {
     /// Predicated control flow under the 32-lane SIMD emulation
     /// (`lower::metal::simd_branches`).
     pub(in crate::lower) pred: crate::lower::metal::simd_branches::Predication,
+    /// Bodies of calls being lowered in place (`metal/pointer_objects.rs`):
+    /// a `return` there would leave the function that holds them.
+    pub(in crate::lower) inlined: usize,
+}
+
+/// The caller's naming state, set aside while a call's body is lowered in
+/// its place ([`FnCtx::enter_inline`]).
+pub(in crate::lower) struct InlineFrame {
+    scopes: Vec<HashMap<String, Local>>,
+    loops: usize,
+    breakables: usize,
+    owner: Option<String>,
+    constants: crate::sema::constexpr_body::LocalConstants,
+    lowered: Vec<(usize, Span, crate::lower::ctx::value::Value)>,
+    discarded: Option<Span>,
 }
 
 /// Deepest operator nesting left inline in the WGSL. naga's writer prints
@@ -111,7 +126,43 @@ impl FnCtx {
             discarded: None,
             owner: None,
             pred: Default::default(),
+            inlined: 0,
         }
+    }
+
+    /// Starts lowering a callee's body in place: its names are its own
+    /// (the caller's locals are not visible, as in a call), `break` and
+    /// `continue` do not reach the caller's loops, and `owner` is the
+    /// callee's struct. Statements still go to the current block.
+    pub fn enter_inline(&mut self, owner: Option<String>) -> InlineFrame {
+        self.inlined += 1;
+        InlineFrame {
+            scopes: std::mem::replace(&mut self.scopes, vec![HashMap::new()]),
+            loops: std::mem::take(&mut self.loops),
+            breakables: std::mem::take(&mut self.breakables),
+            owner: std::mem::replace(&mut self.owner, owner),
+            constants: std::mem::replace(
+                &mut self.constants,
+                crate::sema::constexpr_body::LocalConstants::open(),
+            ),
+            lowered: std::mem::take(&mut self.lowered),
+            discarded: self.discarded.take(),
+        }
+    }
+
+    /// Ends what [`FnCtx::enter_inline`] started, restoring the caller's
+    /// names.
+    pub fn leave_inline(&mut self, frame: InlineFrame) {
+        self.inlined -= 1;
+        self.scopes = frame.scopes;
+        self.loops = frame.loops;
+        self.breakables = frame.breakables;
+        self.owner = frame.owner;
+        // The callee's constants frame is the innermost; dropping it
+        // closes it.
+        drop(std::mem::replace(&mut self.constants, frame.constants));
+        self.lowered = frame.lowered;
+        self.discarded = frame.discarded;
     }
 
     /// Appends an expression, covering it with an `Emit` when naga needs one.

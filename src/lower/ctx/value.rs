@@ -67,6 +67,30 @@ pub(in crate::lower) enum Value {
     Agg(Aggregate),
     /// A bit-field of a struct object (`metal/bit_fields.rs`).
     BitField(Box<BitFieldPlace>),
+    /// A pointer member of a local object of a struct of places: its
+    /// index in a `u32` variable (`metal/pointer_objects.rs`). Only an
+    /// [`Aggregate`] holds one; reading the member loads it as a `Ptr`.
+    Cell(PtrCell),
+}
+
+/// A pointer member of a local struct object whose target moves
+/// (`src += n`): a fixed root, known at translation time once the member
+/// is first assigned, plus an element index in a `u32` variable.
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct PtrCell {
+    /// Pointer (`ptr<function, u32>`) to the index variable.
+    pub index: Handle<Expression>,
+    /// Root, pointee, space (its `index` is ignored); `None` until the
+    /// member is first assigned. Shared by every copy of the aggregate
+    /// that is the same object, so the first assignment fixes it for all.
+    pub target: std::rc::Rc<std::cell::RefCell<Option<PtrValue>>>,
+    /// The member's declared type.
+    pub ty: crate::types::Pointer,
+    /// The member's name (for diagnostics).
+    pub member: String,
+    /// For an array of pointers (`const device T* src[n]`, one root for
+    /// all): its length; `index` then points to an `array<u32, n>`.
+    pub count: Option<u32>,
 }
 
 /// A bit-field (`sema::bit_fields`) of a struct object: read from and
@@ -97,6 +121,11 @@ pub(in crate::lower) struct Aggregate {
     /// argument buffer passed as `constant Args* args`): the pointer's type.
     /// `args->m`, `*args` and `args[0]` reach the struct.
     pub pointer: Option<Box<crate::types::Pointer>>,
+    /// The members are the object's own storage (a local object built by a
+    /// constructor, `metal/pointer_objects.rs`): plain members are
+    /// variables and pointer members [`Value::Cell`]s, so a copy of the
+    /// object copies them into variables of its own.
+    pub owned: bool,
 }
 
 impl Value {
@@ -210,6 +239,7 @@ pub(in crate::lower) fn arg_type(v: &Value) -> Type {
         Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
         Value::Void => Type::Void,
         Value::BitField(b) => Type::Scalar(b.field.scalar),
+        Value::Cell(c) => Type::Pointer(Box::new(c.ty.clone())),
         Value::Agg(a) => match &a.pointer {
             Some(p) => Type::Pointer(p.clone()),
             None => a.ty.clone(),

@@ -71,6 +71,14 @@ impl Lowerer<'_, '_> {
             {
                 false
             }
+            // The same array held as words (`metal/pointer_views.rs`).
+            Value::Bytes(b)
+                if matches!(b.ty, Type::Array(..))
+                    && self.global.module.global_variables[b.global].space
+                        == naga::AddressSpace::WorkGroup =>
+            {
+                false
+            }
             Value::Place(p) => !contains_atomic(&p.ty) && !matches!(p.ty, Type::Atomic(_)),
             Value::Bytes(b) => !contains_atomic(&b.ty) && !matches!(b.ty, Type::Atomic(_)),
             Value::Swizzle(..) | Value::BytesSwizzle(..) => true,

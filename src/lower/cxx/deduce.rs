@@ -123,6 +123,10 @@ impl Lowerer<'_, '_> {
                 ty: a.ty,
                 space: None,
             },
+            Value::Cell(c) => Typed {
+                ty: Type::Pointer(Box::new(c.ty)),
+                space: None,
+            },
         });
         drop(fx.close());
         crate::lower::cxx::members::neutralize_results(fx, start);

@@ -191,6 +191,16 @@ impl Lowerer<'_, '_> {
         let f = self.decl(index);
         let f: &FunctionDecl = &f;
         callable(f, name, callee_span)?;
+        // A constructor of a struct holding pointers (any function
+        // returning one): no WGSL function returns it, so its body is
+        // lowered here (`metal/pointer_objects.rs`).
+        if !is_auto(&f.ret) {
+            let ret = self.program.resolve_type(&f.ret)?;
+            if self.is_place_struct(&ret) && f.body.is_some() {
+                let args = self.completed_arguments(fx, f, name, args, span)?;
+                return self.inline_call(fx, f, &ret, args, span);
+            }
+        }
         let mut keys = Vec::new();
         let mut arguments = Vec::new();
         let mut copied_back = Vec::new();
@@ -263,6 +273,36 @@ impl Lowerer<'_, '_> {
             Some(h) => Value::Rv(h, ret),
             None => Value::Void,
         })
+    }
+
+    /// `args` completed with `f`'s default arguments, each with its
+    /// parameter's type.
+    fn completed_arguments(
+        &mut self,
+        fx: &mut FnCtx,
+        f: &FunctionDecl,
+        name: &str,
+        args: Vec<Arg>,
+        span: Span,
+    ) -> Result<Vec<(Type, Arg)>> {
+        let mut given = args.into_iter();
+        let mut out = Vec::new();
+        for p in &f.params {
+            let pty = self.program.param_type(p)?;
+            let arg = match (given.next(), &p.default) {
+                (Some(a), _) => a,
+                (None, Some(d)) => self.lower_arg(fx, d, false)?,
+                (None, None) => {
+                    return Err(Error::coded(
+                        Code::NoMatchingOverload,
+                        span,
+                        format!("no matching function for call to `{name}`: too few arguments"),
+                    ))
+                }
+            };
+            out.push((pty, arg));
+        }
+        Ok(out)
     }
 
     /// A `thread` pointer or reference to a part of a variable (`&s.x`,
@@ -579,6 +619,7 @@ impl Lowerer<'_, '_> {
         }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
         fx.owner = self.owner_struct(&f.name.name);
+        self.enter_class_scope(&fx);
         // A helper of a fragment function samples with implicit derivatives
         // and may discard, as the function itself does (MSL §6.12, §6.11).
         fx.fragment = self.entry.fragment_rules();
@@ -595,6 +636,35 @@ impl Lowerer<'_, '_> {
         self.stmts(&mut fx, &body.stmts)?;
         self.finish_body(&mut fx, body.span)?;
         Ok(fx.finish())
+    }
+
+    /// Makes the static constants of the struct whose member `fx` builds
+    /// visible to the constant evaluator by their plain names, as class
+    /// scope has them (`float tmp[vec_size];`, `load<T, N>(..)` with `N` a
+    /// static member).
+    pub(in crate::lower) fn enter_class_scope(&self, fx: &FnCtx) {
+        let Some(owner) = &fx.owner else {
+            return;
+        };
+        let index = self.global.class_constants.get_or_init(|| {
+            let mut index: std::collections::HashMap<String, Vec<(String, usize)>> =
+                Default::default();
+            for (name, symbol) in &self.program.symbols {
+                if let (crate::sema::Symbol::Constant(i), Some((s, member))) =
+                    (symbol, name.rsplit_once("::"))
+                {
+                    index
+                        .entry(s.to_string())
+                        .or_default()
+                        .push((member.to_string(), *i));
+                }
+            }
+            index
+        });
+        for (member, i) in index.get(owner).into_iter().flatten() {
+            fx.constants
+                .define(member, self.program.constants[*i].value.clone());
+        }
     }
 
     /// The struct that declares member function `name` (`S::f`), if any.
@@ -614,6 +684,7 @@ impl Lowerer<'_, '_> {
         let f: &FunctionDecl = &f;
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), Type::Void);
         fx.owner = self.owner_struct(&f.name.name);
+        self.enter_class_scope(&fx);
         fx.deduce_return = true;
         fx.fragment = self.entry.fragment_rules();
         for (p, key) in f.params.iter().zip(keys) {

@@ -77,6 +77,12 @@ impl Lowerer<'_, '_> {
             Value::Rv(_, Type::Struct(id)) => {
                 Some((*id, Storage::Temporary, true, AddressSpace::Thread))
             }
+            // A local object of a struct holding pointers
+            // (`metal/pointer_objects.rs`), or one a helper received.
+            Value::Agg(a) if a.pointer.is_none() => match a.ty {
+                Type::Struct(id) => Some((id, Storage::Thread, true, AddressSpace::Thread)),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -478,6 +484,8 @@ impl Lowerer<'_, '_> {
             Local::Var { ty, .. } => ty,
             Local::Ref(p) => &p.ty,
             Local::Bytes(b) => &b.ty,
+            // An object of a struct holding pointers, member by member.
+            Local::Agg(a) if a.pointer.is_none() => &a.ty,
             _ => return None,
         };
         match ty {

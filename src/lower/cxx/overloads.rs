@@ -195,6 +195,8 @@ impl Lowerer<'_, '_> {
         let lvalue = match &a.value {
             Value::Place(p) => Some((self.place_space(fx, p.ptr), p.writable)),
             Value::Bytes(b) => Some((self.buffer_space(b.global), b.writable)),
+            // A local object holding pointers (`metal/pointer_objects.rs`).
+            Value::Agg(a) if a.owned => Some((AddressSpace::Thread, true)),
             _ => None,
         };
         ArgView {

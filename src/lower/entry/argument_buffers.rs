@@ -193,6 +193,7 @@ impl Lowerer<'_, '_> {
             ty: ptr.pointee.clone(),
             members: values,
             pointer: (!ptr.is_reference).then(|| Box::new(ptr.clone())),
+            owned: false,
         };
         if let Some(n) = &param.name {
             fx.declare(&n.name, Local::Agg(aggregate));
@@ -281,6 +282,7 @@ impl Lowerer<'_, '_> {
                     ty: ty.clone(),
                     members: elements,
                     pointer: None,
+                    owned: false,
                 }))
             }
             Type::Texture(t) => {

@@ -95,6 +95,12 @@ impl Lowerer<'_, '_> {
                 "subscripted value is `void`",
             )),
             Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, base_span)),
+            // `src[i]` of an array of pointers (`metal/pointer_objects.rs`).
+            Value::Cell(c) if c.count.is_some() => {
+                let element = self.cell_element(fx, &c, hi, span);
+                self.read_cell(fx, &element, span)
+            }
+            Value::Cell(_) => unreachable!("a pointer member is read through its aggregate"),
         }
     }
 
@@ -288,7 +294,8 @@ impl Lowerer<'_, '_> {
                     "member reference type is a pointer; use `->`",
                 ));
             }
-            return self.aggregate_member(a, name, span);
+            let a = a.clone();
+            return self.aggregate_member(fx, &a, name, span);
         }
         let ty = self.member_base_type(&base, span)?;
         match ty {
@@ -326,7 +333,7 @@ impl Lowerer<'_, '_> {
             Value::BytesSwizzle(b, c) => {
                 Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
             }
-            Value::Ptr(_) => {
+            Value::Ptr(_) | Value::Cell(_) => {
                 return Err(Error::coded(
                     Code::InvalidOperands,
                     span,
@@ -529,7 +536,8 @@ impl Lowerer<'_, '_> {
 
 /// A subscript `hi` of type `ti` as a `u32` (an `int` is reinterpreted).
 fn uint_index(fx: &mut FnCtx, hi: Handle<Expression>, ti: &Type, span: Span) -> Handle<Expression> {
-    if *ti == Type::INT {
+    // `short` and `char` are held in `i32`s too.
+    if matches!(ti, Type::Scalar(s) if s.is_signed_integer()) {
         fx.add(
             Expression::As {
                 expr: hi,

@@ -221,6 +221,9 @@ impl Lowerer<'_, '_> {
         if let Some(result) = self.assign_pointer(fx, op, lhs, rhs, span) {
             return result;
         }
+        if let Some(result) = self.assign_cell(fx, op, lhs, rhs, span) {
+            return result;
+        }
         if let Some(result) = self.assign_aggregate(fx, op, lhs, rhs) {
             return result;
         }
@@ -451,6 +454,11 @@ impl Lowerer<'_, '_> {
             span,
         };
         let op = if inc { BinaryOp::Add } else { BinaryOp::Sub };
+        if self.names_cell(fx, target) {
+            let before = self.expr(fx, target)?;
+            let after = self.assign(fx, Some(op), target, &one, span)?;
+            return Ok(if prefix { after } else { before });
+        }
         if let ExprKind::Name(path) = &target.kind {
             if let Some(Local::PtrVar { .. }) =
                 fx.lookup(path.last().map(String::as_str).unwrap_or(""))

@@ -238,7 +238,7 @@ impl Lowerer<'_, '_> {
             }
             Value::Void => Err(Error::coded(Code::WrongKind, span, "expression has type `void` and no value")),
             Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, span)),
-            Value::Ptr(_) => Err(Error::coded(Code::WrongKind, span, "a pointer cannot be used as a value here").note(
+            Value::Ptr(_) | Value::Cell(_) => Err(Error::coded(Code::WrongKind, span, "a pointer cannot be used as a value here").note(
                 "pointers are translated as a buffer plus an element index; they can be indexed, dereferenced, offset and passed to functions",
             )),
         }

@@ -143,6 +143,23 @@ impl Lowerer<'_, '_> {
                 "cannot take the address of an rvalue",
             ));
         };
+        // `&tg[0]` of an array global (a constant index): as `&tg[i]`.
+        if let Expression::AccessIndex { base, index } = *fx.expr(place.ptr) {
+            if let Expression::GlobalVariable(g) = *fx.expr(base) {
+                let ty = self.global.module.global_variables[g].ty;
+                if let naga::TypeInner::Array { .. } = self.global.module.types[ty].inner {
+                    let space = self.buffer_space(g);
+                    let index = self.u32_lit(fx, index, span);
+                    return Ok(Value::Ptr(PtrValue {
+                        root: PtrRoot::Buffer(g),
+                        index,
+                        pointee: place.ty,
+                        space,
+                        is_const: !place.writable,
+                    }));
+                }
+            }
+        }
         // `&buf[i]` stays a (buffer, index) pair.
         if let Expression::Access { base, index } = *fx.expr(place.ptr) {
             if let Expression::GlobalVariable(g) = *fx.expr(base) {
@@ -275,14 +292,21 @@ impl Lowerer<'_, '_> {
     }
 
     /// Whether two pointer roots designate the same object.
-    fn same_object(&self, fx: &FnCtx, a: &PtrRoot, b: &PtrRoot) -> bool {
+    pub(in crate::lower) fn same_object(&self, fx: &FnCtx, a: &PtrRoot, b: &PtrRoot) -> bool {
         let local = |h: Handle<Expression>| match *fx.expr(h) {
             Expression::LocalVariable(v) => Some(v),
             _ => None,
         };
+        // A whole global, named by any of its expressions.
+        let global = |h: Handle<Expression>| match *fx.expr(h) {
+            Expression::GlobalVariable(g) => Some(g),
+            _ => None,
+        };
         match (a, b) {
             (PtrRoot::Place(x, _), PtrRoot::Place(y, _)) => {
-                x == y || (local(*x).is_some() && local(*x) == local(*y))
+                x == y
+                    || (local(*x).is_some() && local(*x) == local(*y))
+                    || (global(*x).is_some() && global(*x) == global(*y))
             }
             _ => a == b,
         }

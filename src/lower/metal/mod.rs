@@ -23,6 +23,10 @@
 //! - `function_constants`: `[[function_constant(n)]]` as `override`s;
 //! - `pointer_members`: structs with pointer/reference/texture members as
 //!   translation-time aggregates of places;
+//! - `pointer_objects`: local objects of such structs built by constructors
+//!   and moved by member functions, scalarised into variables;
+//! - `inlined_calls`: functions returning such structs (constructors),
+//!   lowered where they are called;
 //! - `pointer_views`: memory the program views through a pointer to another
 //!   type, held as words (a second lowering once a cast meets it typed);
 //! - `simd_groups`: Metal's 32-wide SIMD groups emulated in threadgroup
@@ -59,12 +63,14 @@ pub(in crate::lower) mod dispatch_grid;
 pub(in crate::lower) mod function_constants;
 pub(in crate::lower) mod half_as_f32;
 pub(in crate::lower) mod inline_samplers;
+pub(in crate::lower) mod inlined_calls;
 pub(in crate::lower) mod invocation;
 #[cfg(test)]
 pub(in crate::lower) mod ir_eval;
 pub(in crate::lower) mod logging;
 pub(in crate::lower) mod narrow_integers;
 pub(in crate::lower) mod pointer_members;
+pub(in crate::lower) mod pointer_objects;
 pub(in crate::lower) mod pointer_views;
 pub(in crate::lower) mod sample_positions;
 pub(in crate::lower) mod signed_remainder;

@@ -135,6 +135,7 @@ impl Lowerer<'_, '_> {
             ty: array.clone(),
             members: values,
             pointer: None,
+            owned: false,
         }))
     }
 
@@ -269,6 +270,7 @@ impl Lowerer<'_, '_> {
             ty: ty.clone(),
             members: values,
             pointer: None,
+            owned: false,
         }))
     }
 
@@ -320,7 +322,7 @@ impl Lowerer<'_, '_> {
     /// `v` as the value of a member of pointer type `pp`: a pointer keeps
     /// its root and index and takes the member's type; a reference binds
     /// the place.
-    fn bind_member(
+    pub(in crate::lower) fn bind_member(
         &mut self,
         fx: &mut FnCtx,
         v: Value,
@@ -353,6 +355,16 @@ impl Lowerer<'_, '_> {
             };
         }
         // An array decays to a pointer to its first element.
+        if let Some(ptr) = match &v {
+            Value::Bytes(b) => self.decayed_bytes_array(b, &pp.pointee),
+            _ => None,
+        } {
+            return Ok(Value::Ptr(PtrValue {
+                space: pp.space,
+                is_const: pp.is_const || ptr.is_const,
+                ..ptr
+            }));
+        }
         if let Value::Place(p) = &v {
             if let Type::Array(elem, _) = &p.ty {
                 if **elem == pp.pointee {
@@ -410,41 +422,6 @@ impl Lowerer<'_, '_> {
                 ),
             )),
         }
-    }
-
-    /// A local `S s = ...;` of a struct of places.
-    pub(in crate::lower) fn aggregate_local(
-        &mut self,
-        fx: &mut FnCtx,
-        decl: &crate::syntax::ast::Declarator,
-        ty: &Type,
-    ) -> Result<Local> {
-        let v = match &decl.init {
-            None => {
-                return Err(Error::coded(
-                    Code::PointerMember,
-                    decl.name.span,
-                    format!(
-                        "`{}` of type `{}` must be initialized: its pointer members must be known at translation time",
-                        decl.name.name,
-                        self.program.display(ty)
-                    ),
-                ))
-            }
-            Some(Init::List(items, span)) => self.place_aggregate(fx, items, ty, *span)?,
-            Some(Init::Expr(e)) => match &e.kind {
-                ExprKind::InitList(items) => self.place_aggregate(fx, items, ty, e.span)?,
-                _ => self.expr(fx, e)?,
-            },
-            Some(Init::Paren(args, _)) if args.len() == 1 => self.expr(fx, &args[0])?,
-            Some(i) => return Err(self.place_struct_value_error(ty, i.span())),
-        };
-        let span = decl
-            .init
-            .as_ref()
-            .map(|i| i.span())
-            .unwrap_or(decl.name.span);
-        Ok(Local::Agg(self.same_aggregate(v, ty, span)?))
     }
 
     /// A local array of pointers, `device SSBO* ssbos[] = { a, b };`
@@ -512,6 +489,7 @@ impl Lowerer<'_, '_> {
             ty: ty.clone(),
             members,
             pointer: None,
+            owned: false,
         }))
     }
 
@@ -541,6 +519,11 @@ impl Lowerer<'_, '_> {
                 _ => self.expr(fx, rhs)?,
             };
             let new = self.same_aggregate(v, &old.ty, rhs.span)?;
+            // An object of its own storage is assigned member by member.
+            if old.owned {
+                self.store_aggregate(fx, &old, &new, lhs.span)?;
+                return Ok(Value::Agg(old));
+            }
             if !fx.rebind_innermost(name, Local::Agg(new.clone())) {
                 return Err(Error::coded(
                     Code::PointerMember,
@@ -558,7 +541,8 @@ impl Lowerer<'_, '_> {
 
     /// Member `name` of an aggregate.
     pub(in crate::lower) fn aggregate_member(
-        &self,
+        &mut self,
+        fx: &mut FnCtx,
         a: &Aggregate,
         name: &str,
         span: Span,
@@ -568,7 +552,7 @@ impl Lowerer<'_, '_> {
         };
         let def = self.program.structs.get(id);
         match def.members.iter().position(|m| m.name == name) {
-            Some(i) => Ok(a.members[i].clone()),
+            Some(i) => self.member_read(fx, a.members[i].clone(), span),
             None => Err(Error::coded(
                 Code::UnknownMember,
                 span,
@@ -582,6 +566,22 @@ impl Lowerer<'_, '_> {
     /// MLX's kernels pass their threadgroup scratch (`run(.., tgp_memory)`);
     /// anything else is returned as it is.
     fn decayed_threadgroup_array(&mut self, fx: &mut FnCtx, pty: &Type, a: Arg) -> Arg {
+        if let (Type::Pointer(pp), Value::Bytes(b)) = (pty, &a.value) {
+            let decayed = (!pp.is_reference && pp.space == AddressSpace::Threadgroup)
+                .then(|| self.decayed_bytes_array(b, &pp.pointee))
+                .flatten();
+            if let Some(ptr) = decayed {
+                let value = Value::Ptr(PtrValue {
+                    is_const: pp.is_const || ptr.is_const,
+                    ..ptr
+                });
+                return Arg {
+                    ty: arg_type(&value),
+                    value,
+                    span: a.span,
+                };
+            }
+        }
         let (Type::Pointer(pp), Value::Place(p)) = (pty, &a.value) else {
             return a;
         };
@@ -603,6 +603,26 @@ impl Lowerer<'_, '_> {
             value,
             span: a.span,
         }
+    }
+
+    /// An array of `pointee`s held as words (`metal/pointer_views.rs`) as
+    /// the pointer to its first element it decays to; `None` for anything
+    /// else.
+    pub(in crate::lower) fn decayed_bytes_array(
+        &self,
+        b: &crate::lower::ctx::value::BytePlace,
+        pointee: &Type,
+    ) -> Option<PtrValue> {
+        let Type::Array(elem, _) = &b.ty else {
+            return None;
+        };
+        (elem.unpacked() == pointee.unpacked()).then(|| PtrValue {
+            root: PtrRoot::Bytes(b.global),
+            index: b.offset,
+            pointee: (**elem).clone(),
+            space: self.buffer_space(b.global),
+            is_const: !b.writable,
+        })
     }
 
     /// A `threadgroup` array place as the pointer to its first element it
@@ -649,15 +669,13 @@ impl Lowerer<'_, '_> {
                 unreachable!()
             };
             let members = self.program.structs.get(id).members.clone();
+            // A non-const `thread S&` (the object of a non-const member
+            // function): what the callee may change is passed by reference.
+            let by_ref = matches!(pty, Type::Pointer(pp) if pp.space == AddressSpace::Thread && !pp.is_const);
             let mut keys = Vec::new();
             let mut args = Vec::new();
             for (m, v) in members.iter().zip(agg.members) {
-                let arg = Arg {
-                    ty: arg_type(&v),
-                    value: v,
-                    span: a.span,
-                };
-                let (k, hs) = self.pass_argument(fx, &m.ty, arg)?;
+                let (k, hs) = self.pass_member(fx, &m.ty, v, by_ref, a.span)?;
                 keys.push(k);
                 args.extend(hs);
             }
@@ -769,6 +787,19 @@ impl Lowerer<'_, '_> {
                 ArgKey::Aggregate(_) | ArgKey::GlobalPath(..) => {
                     self.place_parameter(fx, &mname, &m.ty, k, span)?
                 }
+                ArgKey::Cell(inner) => {
+                    let cell = self.cell_parameter(fx, &mname, &m.ty, &m.name, inner, span)?;
+                    values.push(Value::Cell(cell));
+                    continue;
+                }
+                // A variable of the caller's object, by reference.
+                ArgKey::Thread if !matches!(m.ty, Type::Pointer(_)) => self.parameter(
+                    fx,
+                    None,
+                    &super::pointer_objects::thread_reference(&m.ty),
+                    k,
+                    span,
+                )?,
                 _ => self.parameter(fx, None, &m.ty, k, span)?,
             };
             let added = fx.function.arguments.len() - first;
@@ -791,10 +822,12 @@ impl Lowerer<'_, '_> {
             Type::Pointer(pp) if !pp.is_reference => Some(pp.clone()),
             _ => None,
         };
+        let owned = keys.iter().any(|k| matches!(k, ArgKey::Cell(_)));
         Ok(Local::Agg(Aggregate {
             ty: Type::Struct(id),
             members: values,
             pointer,
+            owned,
         }))
     }
 

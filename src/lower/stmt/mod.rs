@@ -311,6 +311,14 @@ impl Lowerer<'_, '_> {
     }
 
     fn return_stmt(&mut self, fx: &mut FnCtx, value: Option<&ast::Expr>, span: Span) -> Result<()> {
+        if fx.inlined > 0 {
+            return Err(Error::coded(
+                Code::PointerMember,
+                span,
+                "a `return` before the end of a constructor of a struct holding pointers is not supported",
+            )
+            .note("such a constructor is translated in place, as no WGSL function can return pointers; let its body end without returning early"));
+        }
         // The first `return x;` of an `auto` function gives its type.
         if let (true, Some(e)) = (fx.deduce_return, value) {
             if matches!(e.kind, ast::ExprKind::InitList(_)) {
