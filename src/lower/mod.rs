@@ -205,6 +205,10 @@ struct ModuleCtx {
         naga::Handle<naga::GlobalVariable>,
         crate::reflect::ConstexprSampler,
     )>,
+    /// Sampler globals the host sets (`[[sampler(n)]]` arguments and
+    /// argument-buffer members): their WGSL type, comparison or not, is
+    /// settled by their use (`passes::comparison_samplers`).
+    argument_samplers: std::collections::HashSet<naga::Handle<naga::GlobalVariable>>,
     /// Program-scope `constexpr sampler`s by symbol.
     program_samplers: HashMap<usize, naga::Handle<naga::GlobalVariable>>,
     /// Warnings, in the order found.

@@ -45,6 +45,9 @@ pub(in crate::lower) struct FnCtx {
     /// a static member function, which has no `this` to find it through:
     /// its body names the struct's static constants unqualified.
     pub(in crate::lower) owner: Option<String>,
+    /// Elements of arrays of resources chosen at run time
+    /// (`metal/resource_choice.rs`).
+    pub(in crate::lower) choices: crate::lower::metal::resource_choice::Choices,
 }
 
 /// Deepest operator nesting left inline in the WGSL. naga's writer prints
@@ -107,6 +110,7 @@ impl FnCtx {
             constants: crate::sema::constexpr_body::LocalConstants::open(),
             discarded: None,
             owner: None,
+            choices: Default::default(),
         }
     }
 

@@ -23,6 +23,8 @@
 //! - `function_constants`: `[[function_constant(n)]]` as `override`s;
 //! - `pointer_members`: structs with pointer/reference/texture members as
 //!   translation-time aggregates of places;
+//! - `resource_choice`: arrays of textures, samplers and buffer pointers
+//!   indexed at run time, each use in a `switch` over the elements;
 //! - `pointer_views`: memory the program views through a pointer to another
 //!   type, held as words (a second lowering once a cast meets it typed);
 //! - `simd_groups`: Metal's 32-wide SIMD groups emulated in threadgroup
@@ -64,6 +66,7 @@ pub(in crate::lower) mod logging;
 pub(in crate::lower) mod narrow_integers;
 pub(in crate::lower) mod pointer_members;
 pub(in crate::lower) mod pointer_views;
+pub(in crate::lower) mod resource_choice;
 pub(in crate::lower) mod sample_positions;
 pub(in crate::lower) mod signed_remainder;
 pub(in crate::lower) mod simd_branches;

@@ -526,7 +526,7 @@ impl Lowerer<'_, '_> {
                 // initialized with (an argument's, a member's).
                 Type::Sampler { .. } if !d.ty.is_constexpr && sampler_copy(decl).is_some() => {
                     let e = sampler_copy(decl).expect("matched");
-                    let (h, t) = self.rvalue(fx, e)?;
+                    let (local, t) = self.resource_local(fx, e)?;
                     if !matches!(t, Type::Sampler { .. }) {
                         return Err(Error::coded(
                             Code::TypeMismatch,
@@ -537,7 +537,7 @@ impl Lowerer<'_, '_> {
                             ),
                         ));
                     }
-                    Local::Value(h, t)
+                    local
                 }
                 Type::Sampler { .. } => {
                     // `sampler s;`: Metal's default-constructed sampler
@@ -559,7 +559,7 @@ impl Lowerer<'_, '_> {
                             "a texture variable must be initialized with a texture",
                         ));
                     };
-                    let (h, t) = self.rvalue(fx, e)?;
+                    let (local, t) = self.resource_local(fx, e)?;
                     if !matches!(t, Type::Texture(x) if Type::Texture(crate::types::Texture { format: None, ..x }) == ty)
                     {
                         return Err(Error::coded(
@@ -572,7 +572,7 @@ impl Lowerer<'_, '_> {
                             ),
                         ));
                     }
-                    Local::Value(h, t)
+                    local
                 }
                 Type::Void => {
                     return Err(Error::coded(
