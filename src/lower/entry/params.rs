@@ -289,7 +289,12 @@ impl Lowerer<'_, '_> {
     ) -> Result<KernelParam<'f>> {
         let name = p.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_");
         let index = resource_index(self.program, a)?;
-        // An array takes one index per element (MSL §5.2.1).
+        // An array takes one index per element (MSL §5.2.1). The C form
+        // `texture2d<float> ts[4]` is typed as a reference to the array.
+        let ty = match ty {
+            Type::Pointer(pp) if pp.is_reference && pp.space == AddressSpace::Thread => &pp.pointee,
+            t => t,
+        };
         let (elem, count) = match ty {
             Type::Array(e, n) => (&**e, Some(*n)),
             t => (t, None),
