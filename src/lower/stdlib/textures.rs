@@ -254,7 +254,15 @@ impl Lowerer<'_, '_> {
                 format!("expected a sampler, found `{}`", self.program.display(&t)),
             ));
         };
-        if is_cmp != comparison {
+        // A sampler the host sets, or a parameter holding one, takes the
+        // type its uses ask for (`passes::comparison_samplers`); a
+        // `constexpr` one has the type its `compare_func` gives.
+        let settable = match *fx.expr(h) {
+            Expression::FunctionArgument(_) => true,
+            Expression::GlobalVariable(g) => self.global.argument_samplers.contains(&g),
+            _ => false,
+        };
+        if is_cmp != comparison && !settable {
             let msg = if comparison {
                 "this sampler is not a comparison sampler (give it a `compare_func`)"
             } else {
