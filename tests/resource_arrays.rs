@@ -207,3 +207,91 @@ fn argument_buffer_textures_and_samplers_chosen_at_run_time() {
         );
     }
 }
+
+const COMPARED: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+
+// Tint's shape: the module's resources gathered in a struct of places.
+struct Vars {
+    depth2d<float> d;
+    sampler shadow;
+};
+
+static float shadowed(depth2d<float> d, sampler s, float2 uv, float ref) {
+    return d.sample_compare(s, uv, ref);
+}
+
+// Passed on to a helper that compares: a comparison sampler too.
+static float through(Vars v, float2 uv) {
+    return shadowed(v.d, v.shadow, uv, 0.5);
+}
+
+static float plain(texture2d<float> t, sampler s, float2 uv) {
+    return t.sample(s, uv, level(0)).x;
+}
+
+kernel void compared(depth2d<float> d [[texture(0)]],
+                     texture2d<float> c [[texture(1)]],
+                     sampler shadow [[sampler(0)]],
+                     sampler linear [[sampler(1)]],
+                     device float2* out [[buffer(0)]],
+                     uint i [[thread_position_in_grid]]) {
+    Vars v = Vars{d, shadow};
+    float2 uv = float2(float(i % 4) + 0.5, float(i / 4) + 0.5) / 4.0;
+    out[i] = float2(through(v, uv), plain(c, linear, uv));
+}
+"#;
+
+/// `sampler` arguments used with `sample_compare` only inside helpers
+/// (through a struct of places, as Tint writes them) are WGSL
+/// `sampler_comparison`s; another passed to `sample` stays a `sampler`.
+#[test]
+fn sampler_compared_in_a_helper_is_a_comparison_sampler() {
+    let lib = Library::from_source("compared.metal", COMPARED, &Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let f = lib.function("compared").expect("compared");
+    let comparison: Vec<(String, bool)> = f
+        .arguments
+        .iter()
+        .filter_map(|a| Some((a.name.clone(), a.sampler.as_ref()?.comparison)))
+        .collect();
+    assert_eq!(
+        comparison,
+        [("shadow".to_string(), true), ("linear".to_string(), false)]
+    );
+    let depth: Vec<f32> = (0..16).map(|k| k as f32 / 16.0).collect();
+    let shadow = SamplerDescriptor {
+        compare: Some("less".into()),
+        ..default_sampler()
+    };
+    let resources = Resources {
+        buffers: [(0, vec![0u8; 16 * 8])].into_iter().collect(),
+        textures: [
+            (
+                0,
+                TextureData::new_2d(
+                    F::Depth32Float,
+                    4,
+                    4,
+                    depth.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                ),
+            ),
+            (1, texture(0)),
+        ]
+        .into_iter()
+        .collect(),
+        samplers: [(0, shadow), (1, default_sampler())].into_iter().collect(),
+        ..Default::default()
+    };
+    let Some(out) = run(COMPARED, "compared", &resources, 16) else {
+        return;
+    };
+    let got = f32s(&out.buffers[&0]);
+    for (i, d) in depth.iter().enumerate() {
+        let (x, y) = (i as u32 % 4, i as u32 / 4);
+        // `less`: the reference 0.5 passes where it is below the stored depth.
+        let want = [if 0.5 < *d { 1.0 } else { 0.0 }, texel(0, x, y)];
+        assert_eq!(&got[2 * i..2 * i + 2], &want, "texel {i}");
+    }
+}
