@@ -1017,3 +1017,14 @@ fn texture_array_arguments_take_one_index_per_element() {
         "sampler indices 60 to 67 of this array of 8 are too large (at most 63)",
     );
 }
+
+#[test]
+fn lod_queries_are_refused_where_called() {
+    let body = "fragment float4 f(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]], float4 p [[position]]) {\n    return float4(t.calculate_clamped_lod(s, p.xy));\n}\n";
+    assert_error(
+        body,
+        4,
+        19,
+        "`calculate_clamped_lod` has no WGSL equivalent: WGSL has no level-of-detail query",
+    );
+}

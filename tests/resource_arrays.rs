@@ -295,3 +295,39 @@ fn sampler_compared_in_a_helper_is_a_comparison_sampler() {
         assert_eq!(&got[2 * i..2 * i + 2], &want, "texel {i}");
     }
 }
+
+/// MSL 3.2's `memory_coherence_device` texture parameter translates as the
+/// default threadgroup coherence (only device-scope fences, narrowed with
+/// W0409, could tell them apart).
+#[test]
+fn a_device_coherent_texture_reads() {
+    const SOURCE: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+kernel void coherent(texture2d<uint, access::read, memory_coherence_device> t [[texture(0)]],
+                     device uint* out [[buffer(0)]],
+                     uint i [[thread_position_in_grid]]) {
+    out[i] = t.read(uint2(i % 4, i / 4)).x;
+}
+"#;
+    let values: Vec<u32> = (0..16).map(|k| k * 3 + 1).collect();
+    let resources = Resources {
+        buffers: [(0, vec![0u8; 64])].into_iter().collect(),
+        textures: [(
+            0,
+            TextureData::new_2d(
+                F::R32Uint,
+                4,
+                4,
+                values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+        )]
+        .into_iter()
+        .collect(),
+        ..Default::default()
+    };
+    let Some(out) = run(SOURCE, "coherent", &resources, 16) else {
+        return;
+    };
+    assert_eq!(common::u32s(&out.buffers[&0]), values);
+}

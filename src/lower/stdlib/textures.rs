@@ -109,6 +109,15 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         use Builtin as B;
+        // MSL 2.2's LOD queries (§6.12.8): WGSL returns no level of detail.
+        if matches!(method, "calculate_clamped_lod" | "calculate_unclamped_lod") {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                span,
+                format!("`{method}` has no WGSL equivalent: WGSL has no level-of-detail query"),
+            )
+            .note("the LOD can be computed from the coordinate's derivatives (`dfdx`, `dfdy`) and the texture's size, as WebGPU's sampling rules describe it, where the shader needs an estimate"));
+        }
         let Some(member) = Builtin::texture_member(method) else {
             return Err(Error::coded(
                 Code::UnknownMember,
