@@ -50,6 +50,14 @@ pub(in crate::lower) struct FnCtx {
     pub(in crate::lower) choices: crate::lower::metal::resource_choice::Choices,
 }
 
+/// A point of a function's lowering to go back to ([`FnCtx::mark`]).
+#[derive(Clone, Copy)]
+pub(in crate::lower) struct Mark {
+    blocks: usize,
+    statements: usize,
+    expressions: usize,
+}
+
 /// Deepest operator nesting left inline in the WGSL. naga's writer prints
 /// single-use expressions inline, and WGSL parsers limit nesting (naga's to
 /// 200 levels), so deeper trees are cut into named `let`s.
@@ -211,6 +219,30 @@ impl FnCtx {
         self.flush();
         self.scopes.pop();
         self.blocks.pop().expect("an open block")
+    }
+
+    /// Where the function's IR stands, for [`FnCtx::rewind`].
+    pub fn mark(&mut self) -> Mark {
+        self.flush();
+        Mark {
+            blocks: self.blocks.len(),
+            statements: self.blocks.last().map_or(0, Block::len),
+            expressions: self.function.expressions.len(),
+        }
+    }
+
+    /// Drops what was lowered since `mark` (a failed attempt): the blocks
+    /// and scopes it opened, the statements it added, and its expressions,
+    /// which stay in the arena as unused literals (those a statement
+    /// defines stay unused).
+    pub fn rewind(&mut self, mark: Mark) {
+        self.emitter = Default::default();
+        self.blocks.truncate(mark.blocks);
+        self.scopes.truncate(mark.blocks);
+        if let Some(b) = self.blocks.last_mut() {
+            b.cull(mark.statements..);
+        }
+        crate::lower::cxx::members::neutralize_results(self, mark.expressions);
     }
 
     /// Appends the statements of `block` (closed with [`FnCtx::close`]) to

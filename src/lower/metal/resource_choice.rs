@@ -169,28 +169,21 @@ impl Lowerer<'_, '_> {
         span: Span,
         lower: &dyn Fn(&mut Self, &mut FnCtx) -> Result<Value>,
     ) -> Result<Value> {
-        let start = fx.function.expressions.len();
+        let mark = fx.mark();
         let warnings = self.global.warnings.len();
-        fx.open();
-        let lowered = lower(self, fx);
-        let block = fx.close();
-        let pending = match lowered {
-            Ok(v) => {
-                fx.splice(block);
-                return Ok(v);
+        let error = match lower(self, fx) {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let pending = match fx.choices.pending.take() {
+            Some(p) if p.span == error.span => p,
+            other => {
+                fx.choices.pending = other;
+                return Err(error);
             }
-            Err(e) => match fx.choices.pending.take() {
-                Some(p) if p.span == e.span => p,
-                other => {
-                    fx.choices.pending = other;
-                    fx.splice(block);
-                    return Err(e);
-                }
-            },
         };
         // The attempt only found the choice: its IR goes.
-        drop(block);
-        crate::lower::cxx::members::neutralize_results(fx, start);
+        fx.rewind(mark);
         self.global.warnings.truncate(warnings);
         self.switch_over(fx, pending, span, lower)
     }
@@ -323,19 +316,13 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         init: &Expr,
     ) -> Result<(Local, Type)> {
-        let start = fx.function.expressions.len();
-        fx.open();
-        let lowered = self.rvalue(fx, init);
-        let block = fx.close();
-        let error = match lowered {
-            Ok((h, t)) => {
-                fx.splice(block);
-                return Ok((Local::Value(h, t.clone()), t));
-            }
+        let mark = fx.mark();
+        let error = match self.rvalue(fx, init) {
+            Ok((h, t)) => return Ok((Local::Value(h, t.clone()), t)),
             Err(e) => e,
         };
         // Only `T t = a[i];` itself: the element chosen by `i`.
-        let base = match (&init.kind, fx.choices.pending.take()) {
+        let (base, pending) = match (&init.kind, fx.choices.pending.take()) {
             (ExprKind::Index(base, index), Some(p))
                 if p.span == error.span
                     && p.key == Key::Expr(&**index as *const Expr as usize, index.span) =>
@@ -344,13 +331,10 @@ impl Lowerer<'_, '_> {
             }
             (_, other) => {
                 fx.choices.pending = other;
-                fx.splice(block);
                 return Err(error);
             }
         };
-        let (base, pending) = base;
-        drop(block);
-        crate::lower::cxx::members::neutralize_results(fx, start);
+        fx.rewind(mark);
         let Value::Agg(array) = self.expr(fx, base)? else {
             unreachable!("an element was chosen from an array of resources")
         };
