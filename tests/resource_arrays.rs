@@ -331,3 +331,51 @@ kernel void coherent(texture2d<uint, access::read, memory_coherence_device> t [[
     };
     assert_eq!(common::u32s(&out.buffers[&0]), values);
 }
+
+const BUFFERS: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+
+struct Sources {
+    array<device float*, 3> bufs [[id(0)]];
+};
+
+// An element passed to a helper chosen at run time: a `switch` around the call.
+static float at(device float* b, uint i) {
+    return b[i];
+}
+
+kernel void gather(device Sources& s [[buffer(0)]],
+                   device float* out [[buffer(1)]],
+                   uint i [[thread_position_in_grid]]) {
+    out[i] = s.bufs[1][i] + 10.0 * at(s.bufs[i % 3], i);
+}
+"#;
+
+/// `array<device float*, N>` in an argument buffer: its elements are
+/// buffers (the element type keeps its pointer), by constant index and
+/// passed to a helper by run-time index.
+#[test]
+fn argument_buffer_array_of_buffers() {
+    let n = 12u32;
+    let data = |b: u32| -> Vec<f32> { (0..n).map(|k| (b * 100 + k) as f32).collect() };
+    let members = ArgumentBuffer {
+        buffers: (0..3).map(|b| (b, common::f32_bytes(&data(b)))).collect(),
+        ..Default::default()
+    };
+    let resources = Resources {
+        buffers: [(0, vec![0u8; 24]), (1, vec![0u8; 4 * n as usize])]
+            .into_iter()
+            .collect(),
+        argument_buffers: [(0, members)].into_iter().collect(),
+        ..Default::default()
+    };
+    let Some(out) = run(BUFFERS, "gather", &resources, n) else {
+        return;
+    };
+    let got = f32s(&out.buffers[&1]);
+    for i in 0..n {
+        let want = data(1)[i as usize] + 10.0 * data(i % 3)[i as usize];
+        assert_eq!(got[i as usize], want, "thread {i}");
+    }
+}

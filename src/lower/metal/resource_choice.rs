@@ -157,7 +157,7 @@ impl Lowerer<'_, '_> {
             at,
             format!("an element of an array of `{elem}` chosen at run time can only be used directly here: WGSL and WebGPU have no binding arrays"),
         )
-        .note("each element is a binding of its own: a call that uses the element (`a[i].sample(..)`, `a[i].read(..)`, `f(a[i])`) runs in a `switch` over the elements, and a variable `T t = a[i];` may be used so; other uses need a constant index")
+        .note("each element is a binding of its own: a call that uses the element (`a[i].sample(..)`, `a[i].read(..)`, `f(a[i])`) runs in a `switch` over the elements, and a texture or sampler variable `T t = a[i];` may be used so; other uses need a constant index")
         .note("indexing arrays of textures, samplers or buffers at run time needs wgpu's `binding_array`, which browsers do not have")
     }
 
