@@ -349,12 +349,16 @@ kernel void gather(device Sources& s [[buffer(0)]],
                    device float* out [[buffer(1)]],
                    uint i [[thread_position_in_grid]]) {
     out[i] = s.bufs[1][i] + 10.0 * at(s.bufs[i % 3], i);
+    // A pointer variable holding an element: each statement using it
+    // runs in a `switch` on the index it holds.
+    device float* held = s.bufs[(i + 1) % 3];
+    out[i] += 100.0 * held[i];
 }
 "#;
 
 /// `array<device float*, N>` in an argument buffer: its elements are
-/// buffers (the element type keeps its pointer), by constant index and
-/// passed to a helper by run-time index.
+/// buffers (the element type keeps its pointer), by constant index, passed
+/// to a helper by run-time index, and held in a pointer variable.
 #[test]
 fn argument_buffer_array_of_buffers() {
     let n = 12u32;
@@ -375,7 +379,9 @@ fn argument_buffer_array_of_buffers() {
     };
     let got = f32s(&out.buffers[&1]);
     for i in 0..n {
-        let want = data(1)[i as usize] + 10.0 * data(i % 3)[i as usize];
+        let want = data(1)[i as usize]
+            + 10.0 * data(i % 3)[i as usize]
+            + 100.0 * data((i + 1) % 3)[i as usize];
         assert_eq!(got[i as usize], want, "thread {i}");
     }
 }

@@ -18,10 +18,13 @@
 //! element is passed to. Two elements chosen with the same index in one
 //! use (`ts[i].sample(ss[i], uv)`) share one `switch`; others nest. The
 //! last element is the `default` case, so an index past the end reads the
-//! last element (Metal leaves it undefined). A variable initialised with
-//! an element holds the index in a local, and each use of the variable
-//! switches on it. What uses the element elsewhere (returning it, storing
-//! it in a struct) is refused (E0402).
+//! last element (Metal leaves it undefined). A texture, sampler or buffer
+//! pointer variable initialised with an element (`device float* b =
+//! bufs[i];`) holds the index in a local, and each use of the variable
+//! switches on it; where no call is around the use (`x = b[j];`), the
+//! whole expression statement runs in each case. What uses the element
+//! elsewhere (storing it in a struct, a declaration's initialiser) is
+//! refused (E0402).
 //!
 //! The use is lowered once to find the element chosen at run time (which
 //! records a [`Pending`] choice and fails); that attempt's IR is discarded
@@ -169,6 +172,30 @@ impl Lowerer<'_, '_> {
         span: Span,
         lower: &dyn Fn(&mut Self, &mut FnCtx) -> Result<Value>,
     ) -> Result<Value> {
+        self.choose(fx, span, lower, true)
+    }
+
+    /// Lowers an expression statement with `lower`, switching over the
+    /// elements its expression chose at run time where no call inside it
+    /// did (`x = bufs[i][j];` with `device float* b = bufs[i]`): the
+    /// statement runs in each case.
+    pub(in crate::lower) fn choosing_statement(
+        &mut self,
+        fx: &mut FnCtx,
+        span: Span,
+        lower: &dyn Fn(&mut Self, &mut FnCtx) -> Result<Value>,
+    ) -> Result<()> {
+        self.choose(fx, span, lower, false).map(drop)
+    }
+
+    /// [`Self::choosing`], keeping the use's value (`keep`) or not.
+    fn choose(
+        &mut self,
+        fx: &mut FnCtx,
+        span: Span,
+        lower: &dyn Fn(&mut Self, &mut FnCtx) -> Result<Value>,
+        keep: bool,
+    ) -> Result<Value> {
         let mark = fx.mark();
         let warnings = self.global.warnings.len();
         let error = match lower(self, fx) {
@@ -185,7 +212,7 @@ impl Lowerer<'_, '_> {
         // The attempt only found the choice: its IR goes.
         fx.rewind(mark);
         self.global.warnings.truncate(warnings);
-        self.switch_over(fx, pending, span, lower)
+        self.switch_over(fx, pending, span, lower, keep)
     }
 
     /// A `switch` over the elements `pending` chooses between, lowering the
@@ -196,6 +223,7 @@ impl Lowerer<'_, '_> {
         pending: Pending,
         span: Span,
         lower: &dyn Fn(&mut Self, &mut FnCtx) -> Result<Value>,
+        keep: bool,
     ) -> Result<Value> {
         let (selector, signed) = self.selector(fx, &pending.selector)?;
         let index = match &pending.selector {
@@ -214,9 +242,12 @@ impl Lowerer<'_, '_> {
                 len: pending.len,
                 element,
             });
-            let v = self.choosing(fx, span, lower);
+            let v = self.choose(fx, span, lower, keep);
             fx.choices.active.pop();
-            let stored = v.and_then(|v| self.store_case_value(fx, &mut cases, v, span));
+            let stored = match keep {
+                true => v.and_then(|v| self.store_case_value(fx, &mut cases, v, span)),
+                false => v.map(drop),
+            };
             let body = fx.close();
             stored?;
             let value = match (element + 1 == pending.len, signed) {
@@ -316,9 +347,29 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         init: &Expr,
     ) -> Result<(Local, Type)> {
+        match self.initialiser(fx, init, &|l, fx| {
+            let (h, t) = l.rvalue(fx, init)?;
+            Ok(Value::Rv(h, t))
+        })? {
+            Initialiser::Value(Value::Rv(h, t)) => Ok((Local::Value(h, t.clone()), t)),
+            Initialiser::Value(_) => unreachable!("an rvalue"),
+            Initialiser::Chosen(local, elem) => Ok((local, elem)),
+        }
+    }
+
+    /// The initialiser `init` of a variable, lowered with `lower`, or, where
+    /// it is an element chosen at run time (`a[i]`), the `Local::Chosen`
+    /// that holds the index (for a texture, sampler or buffer pointer
+    /// variable), with the element type.
+    pub(in crate::lower) fn initialiser(
+        &mut self,
+        fx: &mut FnCtx,
+        init: &Expr,
+        lower: &dyn Fn(&mut Self, &mut FnCtx) -> Result<Value>,
+    ) -> Result<Initialiser> {
         let mark = fx.mark();
-        let error = match self.rvalue(fx, init) {
-            Ok((h, t)) => return Ok((Local::Value(h, t.clone()), t)),
+        let error = match lower(self, fx) {
+            Ok(v) => return Ok(Initialiser::Value(v)),
             Err(e) => e,
         };
         // Only `T t = a[i];` itself: the element chosen by `i`.
@@ -352,7 +403,7 @@ impl Lowerer<'_, '_> {
             Type::Array(e, _) => (**e).clone(),
             t => t.clone(),
         };
-        Ok((
+        Ok(Initialiser::Chosen(
             Local::Chosen {
                 array,
                 var,
@@ -361,6 +412,13 @@ impl Lowerer<'_, '_> {
             elem,
         ))
     }
+}
+
+/// A variable's initialiser: a value, or an element chosen at run time.
+pub(in crate::lower) enum Initialiser {
+    Value(Value),
+    /// The `Local::Chosen` and the element type.
+    Chosen(Local, Type),
 }
 
 /// True if `a` and `b` are one expression without side effects, written

@@ -3,6 +3,7 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, PtrValue, Value};
+use crate::lower::metal::resource_choice::Initialiser;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::consteval;
 use crate::source_map::Span;
@@ -33,7 +34,9 @@ impl Lowerer<'_, '_> {
             }
             StmtKind::Expr(e) => {
                 fx.discarded = Some(e.span);
-                let r = self.with_combined_store(fx, span, |this, fx| this.expr(fx, e));
+                let r = self.with_combined_store(fx, span, |this, fx| {
+                    this.choosing_statement(fx, e.span, &|l, fx| l.expr(fx, e))
+                });
                 fx.discarded = None;
                 r?;
             }
@@ -707,7 +710,11 @@ impl Lowerer<'_, '_> {
                 "expected an expression",
             ));
         };
-        let v = self.expr(fx, e)?;
+        // `device T* b = bufs[i];`: an element chosen at run time.
+        let v = match self.initialiser(fx, e, &|l, fx| l.expr(fx, e))? {
+            Initialiser::Value(v) => v,
+            Initialiser::Chosen(local, _) => return Ok(local),
+        };
         if p.is_reference {
             let v = match v {
                 Value::Bytes(b) => return self.bytes_reference(p, b, ty, e.span),
