@@ -969,3 +969,62 @@ fn a_pointer_read_before_its_first_assignment_is_located() {
         "pointer `p` is read before anything is assigned to it",
     );
 }
+
+#[test]
+fn a_sampler_used_to_compare_and_to_sample_is_located_at_both_uses() {
+    // WGSL's `sampler_comparison` and `sampler` are different types; the
+    // comparison is inside a helper, found through the call.
+    let body = "static float shadow(depth2d<float> d, sampler s, float2 uv) {\n    return d.sample_compare(s, uv, 0.5f);\n}\nfragment float4 f(depth2d<float> d [[texture(0)]], texture2d<float> t [[texture(1)]], sampler s [[sampler(0)]]) {\n    return t.sample(s, float2(0.5f)) * shadow(d, s, float2(0.5f));\n}\n";
+    assert_error(
+        body,
+        4,
+        12,
+        "this sampler compares here, and the same sampler samples without comparing (next error)",
+    );
+    let text = fails(body);
+    assert!(
+        text.contains("t.metal:7:12: error: this sampler samples without comparing here"),
+        "{text}"
+    );
+    let src = format!("{PRELUDE}{body}");
+    let f = Library::from_source("t.metal", &src, &Options::default()).unwrap_err();
+    let codes: Vec<_> = f.diagnostics.0.iter().map(|d| d.code().as_str()).collect();
+    assert_eq!(codes, ["E0323", "E0323"]);
+}
+
+#[test]
+fn a_texture_array_element_chosen_at_run_time_that_escapes_is_located() {
+    // Each use of a run-time element becomes a `switch` over the elements;
+    // stored in a struct it has none to switch around.
+    let body = "struct Held { texture2d<float> t; };\nkernel void k(array<texture2d<float>, 2> ts [[texture(0)]], device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n    Held h = { ts[i] };\n    out[i] = h.t.read(uint2(0)).x;\n}\n";
+    assert_error(
+        body,
+        5,
+        19,
+        "an element of an array of `texture2d<float>` chosen at run time can only be used directly here",
+    );
+}
+
+#[test]
+fn texture_array_arguments_take_one_index_per_element() {
+    let body = "kernel void k(array<texture2d<float>, 4> ts [[texture(0)]], texture2d<float> t [[texture(3)]], device float* out [[buffer(0)]]) {\n    out[0] = ts[0].read(uint2(0)).x + t.read(uint2(0)).x;\n}\n";
+    assert_error(body, 3, 82, "duplicate `[[texture(3)]]` index");
+    let body = "kernel void k(array<sampler, 8> ss [[sampler(60)]], device float* out [[buffer(0)]]) {\n    out[0] = 0.0f;\n}\n";
+    assert_error(
+        body,
+        3,
+        38,
+        "sampler indices 60 to 67 of this array of 8 are too large (at most 63)",
+    );
+}
+
+#[test]
+fn lod_queries_are_refused_where_called() {
+    let body = "fragment float4 f(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]], float4 p [[position]]) {\n    return float4(t.calculate_clamped_lod(s, p.xy));\n}\n";
+    assert_error(
+        body,
+        4,
+        19,
+        "`calculate_clamped_lod` has no WGSL equivalent: WGSL has no level-of-detail query",
+    );
+}

@@ -560,3 +560,50 @@ fragment float4 partial(V in [[stage_in]]) {
         }
     }
 }
+
+/// A fragment function's `[[render_target_array_index]]` (as an argument
+/// and as a `[[stage_in]]` member) reads 0, with W0401: a WebGPU render
+/// pass draws into one layer, and the vertex function's choice of another
+/// is dropped (W0401 too).
+#[test]
+fn the_fragment_layer_index_reads_zero() {
+    const SOURCE: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+struct V {
+    float4 position [[position]];
+    uint layer [[render_target_array_index]];
+    float shade;
+};
+vertex V cover(uint vid [[vertex_id]]) {
+    V out;
+    out.position = float4(vid == 1 ? 3.0 : -1.0, vid == 2 ? 3.0 : -1.0, 0.0, 1.0);
+    out.layer = 2;
+    out.shade = 0.5;
+    return out;
+}
+fragment float4 layered(V in [[stage_in]], ushort layer [[render_target_array_index]]) {
+    return float4(in.layer == 0 ? 1.0 : 0.0, float(layer) + 0.25, in.shade, 1.0);
+}
+"#;
+    let opts = Options {
+        target: Target::Wgpu,
+        ..Options::default()
+    };
+    let lib = Library::from_source("layers.metal", SOURCE, &opts).unwrap();
+    let codes: Vec<_> = (lib.warning_diagnostics().0.iter())
+        .map(|d| d.code().as_str())
+        .collect();
+    assert_eq!(codes, ["W0401"; 3]);
+    let warnings = lib.warnings();
+    assert!(
+        warnings.contains("`layer` reads as 0 (WebGPU has no layered rendering"),
+        "{warnings}"
+    );
+    let Some(gpu) = gpu() else { return };
+    let r = RenderResources::new(4, 4, 3);
+    let img = &render_library(gpu, &lib, "cover", "layered", &r).unwrap()[0];
+    for (x, y) in [(0, 0), (3, 1), (2, 3)] {
+        assert_pixel(img, x, y, [255, q(0.25), q(0.5), 255], "layer 0");
+    }
+}

@@ -213,6 +213,10 @@ struct ModuleCtx {
         naga::Handle<naga::GlobalVariable>,
         crate::reflect::ConstexprSampler,
     )>,
+    /// Sampler globals the host sets (`[[sampler(n)]]` arguments and
+    /// argument-buffer members): their WGSL type, comparison or not, is
+    /// settled by their use (`passes::comparison_samplers`).
+    argument_samplers: std::collections::HashSet<naga::Handle<naga::GlobalVariable>>,
     /// Program-scope `constexpr sampler`s by symbol.
     program_samplers: HashMap<usize, naga::Handle<naga::GlobalVariable>>,
     /// Warnings, in the order found.
@@ -341,6 +345,17 @@ fn lower_module<'a>(
             }
         }
     }
+    let settled_samplers = match errors.is_empty() {
+        true => {
+            passes::comparison_samplers::settle(&mut l.global.module, &l.global.argument_samplers)
+                .unwrap_or_else(|e| {
+                    errors.extend(e);
+                    Vec::new()
+                })
+        }
+        false => Vec::new(),
+    };
+    reflect_settled_samplers(&mut functions, &settled_samplers);
     if errors.is_empty() && l.settings.half_mode == HalfMode::F32 {
         errors.extend(l.demote_half());
     }
@@ -362,6 +377,31 @@ fn lower_module<'a>(
         Err(errors)
     };
     (lowered, whole_matrices)
+}
+
+/// Sampler arguments (and argument-buffer members) whose comparison type
+/// `passes::comparison_samplers` changed say so in reflection.
+fn reflect_settled_samplers(
+    functions: &mut [FunctionReflection],
+    settled: &[passes::comparison_samplers::Settled],
+) {
+    fn settle(a: &mut crate::reflect::Argument, s: &passes::comparison_samplers::Settled) {
+        let at = a.binding.map(|b| (b.group, b.binding));
+        if let (Some(info), true) = (
+            &mut a.sampler,
+            at == Some((s.binding.group, s.binding.binding)),
+        ) {
+            info.comparison = s.comparison;
+        }
+        a.members.iter_mut().for_each(|m| settle(m, s));
+    }
+    for s in settled {
+        functions
+            .iter_mut()
+            .filter(|f| f.wgsl_entry_point == s.entry)
+            .flat_map(|f| f.arguments.iter_mut())
+            .for_each(|a| settle(a, s));
+    }
 }
 
 /// The function an item declares: a function, or an explicitly instantiated

@@ -499,8 +499,7 @@ pub(crate) fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 /// `gather_compare`, directly or as an argument to a user function that does
 /// so with the corresponding parameter.
 pub fn sampler_compared(program: &Program, body: &Block, name: &str) -> bool {
-    let is_name =
-        |e: &Expr, n: &str| matches!(&e.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == n);
+    let is_name = |e: &Expr, n: &str| names_or_indexes(e, n);
     let direct = |body: &Block, n: &str| {
         any_expr(body, &|e| match &e.kind {
             ExprKind::Call(callee, args) => {
@@ -527,13 +526,23 @@ fn texture_atomic_within(program: &Program, body: &Block, name: &str, depth: u32
         any_expr(body, &|e| match &e.kind {
             ExprKind::Call(callee, _) => matches!(&callee.kind,
                 ExprKind::Member(object, m, _) if m.name.starts_with("atomic_")
-                    && matches!(&object.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == n)),
+                    && names_or_indexes(object, n)),
             _ => false,
         })
     };
     let deeper =
         |body: &Block, n: &str| depth > 0 && texture_atomic_within(program, body, n, depth - 1);
     direct(body, name) || passed_to_user(program, body, name, &deeper)
+}
+
+/// True if `e` is the variable `n`, or an element of it (`n[i]`: an array
+/// of textures or samplers).
+fn names_or_indexes(e: &Expr, n: &str) -> bool {
+    match &e.kind {
+        ExprKind::Name(p) => p.len() == 1 && p[0] == n,
+        ExprKind::Index(base, _) => names_or_indexes(base, n),
+        _ => false,
+    }
 }
 
 /// True if `name` is passed to a user function whose corresponding

@@ -1000,7 +1000,12 @@ impl<'a> Program<'a> {
                 "`array` needs an element type and a size: `array<T, N>`",
             ));
         };
-        let elem = self.resolve_value_type(elem)?;
+        // `array<device float*, N>` (an argument buffer's array of
+        // buffers) keeps its element's pointer.
+        let elem = match elem.ptr_ops.is_empty() {
+            true => self.resolve_value_type(elem)?,
+            false => self.resolve_type(elem)?,
+        };
         let n = self.template_count(n, ts.span)?;
         Ok(Type::Array(Box::new(elem), n))
     }

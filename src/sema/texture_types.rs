@@ -14,6 +14,12 @@ impl Program<'_> {
         let (elem, access) = match ts.args.as_slice() {
             [TemplateArg::Type(t)] => (t, None),
             [TemplateArg::Type(t), a] => (t, Some(a)),
+            // MSL 3.2's `memory_coherence c`: only what device-scope fences
+            // order differs, and those are narrowed already (W0409).
+            [TemplateArg::Type(t), a, c] => {
+                memory_coherence(c)?;
+                (t, Some(a))
+            }
             _ => {
                 return Err(Error::coded(
                     Code::InvalidType,
@@ -130,6 +136,31 @@ impl Program<'_> {
 }
 
 /// A texture's `access::` argument (`sample` when there is none).
+/// `memory_coherence_threadgroup` (the default) or
+/// `memory_coherence_device` (MSL 3.2 §2.9): whether a texture's writes are
+/// coherent across the device or within a threadgroup. WGSL has no
+/// device-scope fence to make the difference visible, and Metal's device
+/// fences translate to workgroup barriers with a warning (W0409), so both
+/// translate the same.
+fn memory_coherence(arg: &TemplateArg) -> Result<()> {
+    let (path, span) = match arg {
+        TemplateArg::Type(t) => (t.path.clone(), t.span),
+        TemplateArg::Expr(ast::Expr {
+            kind: ast::ExprKind::Name(p),
+            span,
+        }) => (p.clone(), *span),
+        TemplateArg::Expr(e) => (Vec::new(), e.span),
+    };
+    match path.last().map(String::as_str) {
+        Some("memory_coherence_threadgroup" | "memory_coherence_device") => Ok(()),
+        _ => Err(Error::coded(
+            Code::InvalidType,
+            span,
+            "expected `memory_coherence_threadgroup` or `memory_coherence_device`",
+        )),
+    }
+}
+
 fn texture_access(access: Option<&TemplateArg>) -> Result<types::TextureAccess> {
     Ok(match access {
         None => types::TextureAccess::Sample,

@@ -51,6 +51,17 @@ pub(in crate::lower) struct FnCtx {
     /// Bodies of calls being lowered in place (`metal/pointer_objects.rs`):
     /// a `return` there would leave the function that holds them.
     pub(in crate::lower) inlined: usize,
+    /// Elements of arrays of resources chosen at run time
+    /// (`metal/resource_choice.rs`).
+    pub(in crate::lower) choices: crate::lower::metal::resource_choice::Choices,
+}
+
+/// A point of a function's lowering to go back to ([`FnCtx::mark`]).
+#[derive(Clone, Copy)]
+pub(in crate::lower) struct Mark {
+    blocks: usize,
+    statements: usize,
+    expressions: usize,
 }
 
 /// The caller's naming state, set aside while a call's body is lowered in
@@ -127,6 +138,7 @@ impl FnCtx {
             owner: None,
             pred: Default::default(),
             inlined: 0,
+            choices: Default::default(),
         }
     }
 
@@ -262,6 +274,30 @@ impl FnCtx {
         self.flush();
         self.scopes.pop();
         self.blocks.pop().expect("an open block")
+    }
+
+    /// Where the function's IR stands, for [`FnCtx::rewind`].
+    pub fn mark(&mut self) -> Mark {
+        self.flush();
+        Mark {
+            blocks: self.blocks.len(),
+            statements: self.blocks.last().map_or(0, Block::len),
+            expressions: self.function.expressions.len(),
+        }
+    }
+
+    /// Drops what was lowered since `mark` (a failed attempt): the blocks
+    /// and scopes it opened, the statements it added, and its expressions,
+    /// which stay in the arena as unused literals (those a statement
+    /// defines stay unused).
+    pub fn rewind(&mut self, mark: Mark) {
+        self.emitter = Default::default();
+        self.blocks.truncate(mark.blocks);
+        self.scopes.truncate(mark.blocks);
+        if let Some(b) = self.blocks.last_mut() {
+            b.cull(mark.statements..);
+        }
+        crate::lower::cxx::members::neutralize_results(self, mark.expressions);
     }
 
     /// Appends the statements of `block` (closed with [`FnCtx::close`]) to

@@ -167,6 +167,17 @@ pub(in crate::lower) enum Local {
         /// Template for root, pointee, space (its `index` is ignored).
         ptr: PtrValue,
     },
+    /// A texture or sampler variable initialised with an element of an
+    /// array chosen at run time (`T t = ts[i];`): the array, and the
+    /// variable holding the index (`metal/resource_choice.rs`).
+    Chosen {
+        /// The array.
+        array: Aggregate,
+        /// The index variable.
+        var: Handle<naga::LocalVariable>,
+        /// Its type (`int` or `uint`).
+        index_ty: Type,
+    },
     /// A pointer variable declared without an initializer
     /// (`const device T* row;`): its first assignment fixes the root and
     /// makes it a [`Local::PtrVar`] of the same index variable.

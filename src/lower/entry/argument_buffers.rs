@@ -302,6 +302,7 @@ impl Lowerer<'_, '_> {
                 let comparison = self.member_sampler_compared(&m.name);
                 let ty = Type::Sampler { comparison };
                 let g = self.resource_global(&binder.global_name(name), &ty, binding, m.span)?;
+                self.global.argument_samplers.insert(g);
                 binder
                     .reflect(name, id, ArgumentKind::Sampler, binding)
                     .sampler = Some(SamplerInfo { comparison });

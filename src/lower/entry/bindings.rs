@@ -171,6 +171,7 @@ impl Lowerer<'_, '_> {
             param.span,
         )?;
         let g = self.resource_global(&name, &ty, binding, param.span)?;
+        self.global.argument_samplers.insert(g);
         let h = fx.add(Expression::GlobalVariable(g), param.span);
         if let Some(n) = &param.name {
             fx.declare(&n.name, Local::Value(h, ty));

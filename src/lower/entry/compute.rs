@@ -67,14 +67,18 @@ pub(in crate::lower) enum KernelParam<'a> {
         ptr: crate::types::Pointer,
         index: u32,
     },
+    /// A texture, or an array of `count` textures at `index`, `index + 1`, ...
     Texture {
         param: &'a ast::Param,
         texture: crate::types::Texture,
         index: u32,
+        count: Option<u32>,
     },
+    /// A sampler, or an array of `count` samplers at `index`, `index + 1`, ...
     Sampler {
         param: &'a ast::Param,
         index: u32,
+        count: Option<u32>,
     },
     /// A `[[stage_in]]` struct (vertex, fragment, or a kernel's per-thread
     /// attributes).
@@ -90,9 +94,14 @@ pub(in crate::lower) enum KernelParam<'a> {
     },
     /// A fragment function's `float2 [[point_coord]]`: a varying that
     /// point-sprite entry points write (`point_sprites`).
-    PointCoord {
+    PointCoord { param: &'a ast::Param, ty: Type },
+    /// A fragment function's `[[render_target_array_index]]` or
+    /// `[[viewport_array_index]]`: 0 in every WebGPU render pass, which
+    /// draws into one layer through one viewport (W0401).
+    FirstLayer {
         param: &'a ast::Param,
         ty: Type,
+        attr: &'a ast::Attribute,
     },
 }
 
@@ -266,7 +275,8 @@ impl Lowerer<'_, '_> {
             .filter_map(|p| match p {
                 KernelParam::Builtin { param, ty, .. }
                 | KernelParam::StageBuiltin { param, ty, .. }
-                | KernelParam::PointCoord { param, ty } => Some(BuiltinArgument {
+                | KernelParam::PointCoord { param, ty }
+                | KernelParam::FirstLayer { param, ty, .. } => Some(BuiltinArgument {
                     name: param
                         .name
                         .as_ref()
@@ -354,7 +364,8 @@ impl Lowerer<'_, '_> {
         match p {
             KernelParam::StageIn { .. }
             | KernelParam::StageBuiltin { .. }
-            | KernelParam::PointCoord { .. } => {
+            | KernelParam::PointCoord { .. }
+            | KernelParam::FirstLayer { .. } => {
                 unreachable!("bound by stages.rs")
             }
             KernelParam::Builtin { param, builtin, ty } => {
@@ -368,9 +379,29 @@ impl Lowerer<'_, '_> {
                 param,
                 texture,
                 index,
+                count: None,
             } => self.bind_texture(fx, param, *texture, *index, body, arguments)?,
-            KernelParam::Sampler { param, index } => {
-                self.bind_sampler(fx, param, *index, body, arguments)?
+            KernelParam::Sampler {
+                param,
+                index,
+                count: None,
+            } => self.bind_sampler(fx, param, *index, body, arguments)?,
+            KernelParam::Texture {
+                param,
+                texture,
+                index,
+                count: Some(n),
+            } => {
+                let elem = crate::types::Type::Texture(*texture);
+                self.bind_resource_array(fx, param, &elem, *index, *n, body, arguments)?
+            }
+            KernelParam::Sampler {
+                param,
+                index,
+                count: Some(n),
+            } => {
+                let elem = crate::types::Type::Sampler { comparison: false };
+                self.bind_resource_array(fx, param, &elem, *index, *n, body, arguments)?
             }
             KernelParam::Buffer { param, ptr, index } if self.is_place_struct(&ptr.pointee) => {
                 self.bind_argument_buffer(fx, param, ptr, *index, arguments)?

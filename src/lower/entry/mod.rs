@@ -8,7 +8,8 @@
 //! `outputs` (what vertex and fragment functions return), `bindings`
 //! (buffers, textures, samplers, threadgroup memory and their `@group`/
 //! `@binding` numbers), `argument_buffers` (structs of resources passed
-//! in one `[[buffer(n)]]`: a binding per member), `stitchable` (SwiftUI's `[[stitchable]]` effects:
+//! in one `[[buffer(n)]]`: a binding per member), `resource_arrays`
+//! (arrays of textures and samplers: a binding per element), `stitchable` (SwiftUI's `[[stitchable]]` effects:
 //! a fragment entry point that calls the function in the shape SwiftUI
 //! does), `point_sprites` (`[[point_size]]` and `[[point_coord]]`: a
 //! second vertex entry point drawing each point as a square).
@@ -21,6 +22,7 @@ pub(in crate::lower) mod kernel_stage_in;
 pub(in crate::lower) mod outputs;
 pub(in crate::lower) mod params;
 pub(in crate::lower) mod point_sprites;
+pub(in crate::lower) mod resource_arrays;
 pub(in crate::lower) mod stages;
 pub(in crate::lower) mod stitchable;
 pub(in crate::lower) mod trailing_array;

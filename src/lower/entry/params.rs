@@ -109,11 +109,28 @@ impl Lowerer<'_, '_> {
                 param: p,
                 texture: *t,
                 index: u32::MAX,
+                count: None,
             }),
             (None, Type::Sampler { .. }) => Ok(KernelParam::Sampler {
                 param: p,
                 index: u32::MAX,
+                count: None,
             }),
+            (None, Type::Array(e, n)) if matches!(**e, Type::Texture(_) | Type::Sampler { .. }) => {
+                match &**e {
+                    Type::Texture(t) => Ok(KernelParam::Texture {
+                        param: p,
+                        texture: *t,
+                        index: u32::MAX,
+                        count: Some(*n),
+                    }),
+                    _ => Ok(KernelParam::Sampler {
+                        param: p,
+                        index: u32::MAX,
+                        count: Some(*n),
+                    }),
+                }
+            }
             // Per-thread inputs fetched from buffers (`kernel_stage_in.rs`).
             (Some("stage_in"), Type::Struct(id)) => {
                 if out.iter().any(|p| matches!(p, KernelParam::StageIn { .. })) {
@@ -272,36 +289,69 @@ impl Lowerer<'_, '_> {
     ) -> Result<KernelParam<'f>> {
         let name = p.name.as_ref().map(|n| n.name.as_str()).unwrap_or("_");
         let index = resource_index(self.program, a)?;
-        let other = |p: &KernelParam| match (p, kind) {
-            (KernelParam::Texture { index: i, .. }, "texture")
-            | (KernelParam::Sampler { index: i, .. }, "sampler") => *i == index,
-            _ => false,
+        // An array takes one index per element (MSL §5.2.1). The C form
+        // `texture2d<float> ts[4]` is typed as a reference to the array.
+        let ty = match ty {
+            Type::Pointer(pp) if pp.is_reference && pp.space == AddressSpace::Thread => &pp.pointee,
+            t => t,
         };
-        if out.iter().any(other) {
+        let (elem, count) = match ty {
+            Type::Array(e, n) => (&**e, Some(*n)),
+            t => (t, None),
+        };
+        let taken = index..index.saturating_add(count.unwrap_or(1));
+        let other = out.iter().find_map(|p| {
+            resource_slots(p, kind)
+                .filter(|s| s.0 != u32::MAX)
+                .map(slot_range)
+                .filter(|r| r.start < taken.end && taken.start < r.end)
+        });
+        if let Some(r) = other {
+            let clash = taken.start.max(r.start);
             return Err(Error::coded(
                 Code::InvalidAttributeArgument,
                 a.span,
-                format!("duplicate `[[{kind}({index})]]` index"),
-            ));
+                format!("duplicate `[[{kind}({clash})]]` index"),
+            )
+            .with_notes(count.map(|n| {
+                format!(
+                    "an array of {n} takes indices {} to {}",
+                    taken.start,
+                    taken.end - 1
+                )
+            })));
         }
-        if index >= 64 {
+        if taken.end > 64 {
             return Err(Error::coded(
                 Code::InvalidAttributeArgument,
                 a.span,
-                format!("{kind} index {index} is too large (at most 63)"),
+                match count {
+                    None => format!("{kind} index {index} is too large (at most 63)"),
+                    Some(n) => format!(
+                        "{kind} indices {index} to {} of this array of {n} are too large (at most 63)",
+                        taken.end - 1
+                    ),
+                },
             ));
         }
-        match (kind, ty) {
+        match (kind, elem) {
             ("texture", Type::Texture(t)) => Ok(KernelParam::Texture {
                 param: p,
                 texture: *t,
                 index,
+                count,
             }),
-            ("sampler", Type::Sampler { .. }) => Ok(KernelParam::Sampler { param: p, index }),
+            ("sampler", Type::Sampler { .. }) => Ok(KernelParam::Sampler {
+                param: p,
+                index,
+                count,
+            }),
             _ => Err(Error::coded(
                 Code::EntryPointSignature,
                 p.ty.span,
-                format!("`[[{kind}(n)]]` argument `{name}` must be a {kind}"),
+                format!(
+                    "`[[{kind}(n)]]` argument `{name}` must be a {kind} or an array of {kind}s"
+                ),
             )),
         }
     }
@@ -343,18 +393,21 @@ impl Lowerer<'_, '_> {
         for kind in ["texture", "sampler"] {
             let mut used: Vec<u32> = out
                 .iter()
-                .filter_map(|p| resource_slot(p, kind))
-                .filter(|i| *i != u32::MAX)
+                .filter_map(|p| resource_slots(p, kind))
+                .filter(|s| s.0 != u32::MAX)
+                .flat_map(slot_range)
                 .collect();
             let mixed = !used.is_empty();
             for p in out.iter_mut() {
-                if resource_slot(p, kind) != Some(u32::MAX) {
+                let Some((_, count)) = resource_slots(p, kind).filter(|s| s.0 == u32::MAX) else {
                     continue;
-                }
-                let free = (0..).find(|n| !used.contains(n)).unwrap();
-                used.push(free);
+                };
+                let free = (0u32..)
+                    .find(|n| (*n..n + count).all(|i| !used.contains(&i)))
+                    .unwrap();
+                used.extend(free..free + count);
                 let (KernelParam::Texture { param, index, .. }
-                | KernelParam::Sampler { param, index }) = p
+                | KernelParam::Sampler { param, index, .. }) = p
                 else {
                     continue;
                 };
@@ -370,13 +423,22 @@ impl Lowerer<'_, '_> {
     }
 }
 
-/// The index of `p` when it is a `kind` ("texture" or "sampler") argument.
-fn resource_slot(p: &KernelParam, kind: &str) -> Option<u32> {
+/// The first index and the number of indices `p` takes when it is a
+/// `kind` ("texture" or "sampler") argument: one, or one per element of an
+/// array (the first `u32::MAX` where none is given yet).
+fn resource_slots(p: &KernelParam, kind: &str) -> Option<(u32, u32)> {
     match (p, kind) {
-        (KernelParam::Texture { index, .. }, "texture")
-        | (KernelParam::Sampler { index, .. }, "sampler") => Some(*index),
+        (KernelParam::Texture { index, count, .. }, "texture")
+        | (KernelParam::Sampler { index, count, .. }, "sampler") => {
+            Some((*index, count.unwrap_or(1)))
+        }
         _ => None,
     }
+}
+
+/// The indices from `first`, `count` of them.
+fn slot_range((first, count): (u32, u32)) -> std::ops::Range<u32> {
+    first..first.saturating_add(count)
 }
 
 /// True for the `[[function_constant(b)]]` of a conditional entry-point

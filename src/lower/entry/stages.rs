@@ -276,7 +276,7 @@ impl Lowerer<'_, '_> {
         f: &'f ast::FunctionDecl,
         p: &'f ast::Param,
         ty: &Type,
-        attr: &ast::Attribute,
+        attr: &'f ast::Attribute,
     ) -> Result<KernelParam<'f>> {
         let vertex = matches!(f.stage, Some((ast::Stage::Vertex, _)));
         let builtin = |b: BuiltIn, want: &[Type], name: &str| -> Result<KernelParam<'f>> {
@@ -351,6 +351,23 @@ impl Lowerer<'_, '_> {
                 builtin(BuiltIn::PrimitiveIndex, &[Type::UINT], "primitive_id")
             }
             ("point_coord", false) => point_coord_param(p, ty),
+            ("render_target_array_index" | "viewport_array_index", false) => {
+                if !matches!(ty, Type::Scalar(Scalar::UInt | Scalar::UShort)) {
+                    return Err(Error::coded(
+                        Code::EntryPointSignature,
+                        p.ty.span,
+                        format!(
+                            "`[[{}]]` argument must be of type `uint` or `ushort`",
+                            attr.name
+                        ),
+                    ));
+                }
+                Ok(KernelParam::FirstLayer {
+                    param: p,
+                    ty: ty.clone(),
+                    attr,
+                })
+            }
             // A fragment function's SIMD group is the adapter's subgroup
             // (vertex and fragment functions never emulate Apple's width).
             ("thread_index_in_simdgroup", false) => {
@@ -418,6 +435,11 @@ impl Lowerer<'_, '_> {
                 }
                 KernelParam::PointCoord { param, .. } => {
                     self.bind_point_coord(&mut fx, param, &mut point_coord)?
+                }
+                KernelParam::FirstLayer { param, ty, attr } => {
+                    let name = param.name.as_ref().map_or("_", |n| n.name.as_str());
+                    let value = self.first_layer_input(&mut fx, name, attr, ty)?;
+                    self.local_copy(&mut fx, param.name.as_ref(), ty, value, param.span)?
                 }
                 other => self.bind_param(&mut fx, other, None, body, &mut arguments)?,
             }
@@ -531,6 +553,39 @@ impl Lowerer<'_, '_> {
         self.local_copy(fx, param.name.as_ref(), ty, value, param.span)
     }
 
+    /// A fragment input `[[render_target_array_index]]` or
+    /// `[[viewport_array_index]]` (`attr`) named `name`: a WebGPU render
+    /// pass draws into one layer of each attachment (the one its view
+    /// selects) through one viewport, and no vertex output chooses another
+    /// (`outputs.rs` drops them, W0401), so the fragment reads 0, as Metal's
+    /// would in a pass of one layer and one viewport.
+    fn first_layer_input(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        attr: &ast::Attribute,
+        ty: &Type,
+    ) -> Result<Handle<Expression>> {
+        let what = if attr.name == "viewport_array_index" {
+            "viewport"
+        } else {
+            "layer"
+        };
+        self.global.warnings.push(
+            Error::coded(
+                Code::AttributeDropped,
+                attr.span,
+                format!(
+                    "`[[{}]]` was dropped: `{name}` reads as 0 (WebGPU has no layered rendering: a render pass draws into one {what})",
+                    attr.name
+                ),
+            )
+            .note(format!("a port renders each {what} in a pass of its own and passes its number in a buffer where the shader needs it")),
+        );
+        let th = self.naga_type(ty, attr.span)?;
+        Ok(fx.add(Expression::ZeroValue(th), attr.span))
+    }
+
     /// Stores `value` in a fresh local named after the parameter.
     pub(super) fn local_copy(
         &mut self,
@@ -595,6 +650,26 @@ impl Lowerer<'_, '_> {
             }
             if !vertex && member_builtin(m) == Some("point_size") {
                 members.push(self.point_size_input(fx, m, &md.ty)?);
+                continue;
+            }
+            let layer = m.attributes.iter().find(|a| {
+                matches!(
+                    a.name.as_str(),
+                    "render_target_array_index" | "viewport_array_index"
+                )
+            });
+            if let (false, Some(attr)) = (vertex, layer) {
+                if !matches!(md.ty, Type::Scalar(Scalar::UInt | Scalar::UShort)) {
+                    return Err(Error::coded(
+                        Code::EntryPointSignature,
+                        m.ty.span,
+                        format!(
+                            "`[[{}]]` member `{}` must be a `uint` or `ushort`",
+                            attr.name, m.name.name
+                        ),
+                    ));
+                }
+                members.push(self.first_layer_input(fx, &m.name.name, attr, &md.ty)?);
                 continue;
             }
             let (binding, io_ty) = if vertex {

@@ -66,11 +66,15 @@ impl Lowerer<'_, '_> {
                 Ok(Value::Void)
             }
             ExprKind::Str(_) => self.string_literal(e.span),
-            ExprKind::Call(callee, args) => match self.typed_list_args(callee, args)? {
-                // `f({a, b})`: the list builds the parameter's type.
-                Some(args) => self.call(fx, callee, &args, e.span),
-                None => self.call(fx, callee, args, e.span),
-            },
+            // A call is a use of the resources it is given: an element of
+            // an array of them chosen at run time makes it a `switch`.
+            ExprKind::Call(callee, args) => self.choosing(fx, e.span, &|l, fx| {
+                match l.typed_list_args(callee, args)? {
+                    // `f({a, b})`: the list builds the parameter's type.
+                    Some(args) => l.call(fx, callee, &args, e.span),
+                    None => l.call(fx, callee, args, e.span),
+                }
+            }),
             // `P<float>{a, b}`, `(T){a, b}`: built as a cast of the list.
             ExprKind::Cast(_, ts, inner) if matches!(inner.kind, ExprKind::InitList(_)) => {
                 let ExprKind::InitList(items) = &inner.kind else {
@@ -434,6 +438,14 @@ impl Lowerer<'_, '_> {
                 )
                 .note("a pointer is translated as the buffer or variable it points into, fixed by its first assignment, plus an index"));
             }
+            if let Some(Local::Chosen {
+                array,
+                var,
+                index_ty,
+            }) = fx.lookup(name).cloned()
+            {
+                return self.chosen_variable(fx, &array, var, &index_ty, span);
+            }
             if let Some(local) = fx.lookup(name).cloned() {
                 return Ok(self.local_value(fx, local, span));
             }
@@ -576,6 +588,8 @@ impl Lowerer<'_, '_> {
             }
             // Refused by `name` before it gets here: nothing to read yet.
             Local::PendingPtr { .. } => Value::Void,
+            // Chosen by `name` before it gets here (`metal/resource_choice.rs`).
+            Local::Chosen { .. } => Value::Void,
         }
     }
 

@@ -27,6 +27,8 @@
 //!   and moved by member functions, scalarised into variables;
 //! - `inlined_calls`: functions returning such structs (constructors),
 //!   lowered where they are called;
+//! - `resource_choice`: arrays of textures, samplers and buffer pointers
+//!   indexed at run time, each use in a `switch` over the elements;
 //! - `pointer_views`: memory the program views through a pointer to another
 //!   type, held as words (a second lowering once a cast meets it typed);
 //! - `simd_groups`: Metal's 32-wide SIMD groups emulated in threadgroup
@@ -72,6 +74,7 @@ pub(in crate::lower) mod narrow_integers;
 pub(in crate::lower) mod pointer_members;
 pub(in crate::lower) mod pointer_objects;
 pub(in crate::lower) mod pointer_views;
+pub(in crate::lower) mod resource_choice;
 pub(in crate::lower) mod sample_positions;
 pub(in crate::lower) mod signed_remainder;
 pub(in crate::lower) mod simd_branches;

@@ -154,7 +154,7 @@ impl Lowerer<'_, '_> {
             unreachable!("an aggregate")
         };
         if matches!(a.ty, Type::Array(..)) {
-            return self.resource_array_element(a, index, span);
+            return self.resource_array_element(fx, a, index, span);
         }
         let zero = crate::sema::consteval::eval(self.program, index)
             .ok()
@@ -174,11 +174,13 @@ impl Lowerer<'_, '_> {
         self.deref(fx, v, span)
     }
 
-    /// Element `index` (a constant) of an array of resources: WebGPU has
-    /// no binding arrays, so each element is a binding of its own and the
-    /// index must be known at translation time.
+    /// Element `index` of an array of resources: WebGPU has no binding
+    /// arrays, so each element is a binding of its own; an index not known
+    /// at translation time is chosen by a `switch` around the use
+    /// (`resource_choice.rs`).
     pub(in crate::lower) fn resource_array_element(
         &self,
+        fx: &mut FnCtx,
         a: &Aggregate,
         index: &crate::syntax::ast::Expr,
         span: Span,
@@ -187,19 +189,7 @@ impl Lowerer<'_, '_> {
             .ok()
             .and_then(|v| v.as_int());
         let Some(i) = value else {
-            return Err(Error::coded(
-                Code::NoWebGpuEquivalent,
-                index.span,
-                format!(
-                    "an array of `{}` indexed at run time: WGSL and WebGPU have no binding arrays",
-                    match &a.ty {
-                        Type::Array(e, _) => self.program.display(e),
-                        t => self.program.display(t),
-                    }
-                ),
-            )
-            .note("each element is a binding of its own; index the array with a constant")
-            .note("indexing arrays of textures, samplers or buffers at run time needs wgpu's `binding_array`, which browsers do not have"));
+            return self.chosen_element(fx, a, index);
         };
         match usize::try_from(i).ok().and_then(|i| a.members.get(i)) {
             Some(v) => Ok(v.clone()),
@@ -288,6 +278,14 @@ impl Lowerer<'_, '_> {
                 },
                 _ => Err(self.place_struct_value_error(mty, item.span())),
             };
+        }
+        // An array of textures or samplers (Tint's module-variable struct
+        // holding a binding array): the aggregate it is initialised from.
+        if let (true, Init::Expr(e)) = (self.is_resource_array(mty), item) {
+            if !matches!(e.kind, ExprKind::InitList(_)) {
+                let v = self.expr(fx, e)?;
+                return self.same_aggregate(v, mty, e.span).map(Value::Agg);
+            }
         }
         match mty {
             Type::Pointer(pp) => {

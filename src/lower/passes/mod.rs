@@ -8,10 +8,13 @@
 //! - [`half_demotion`]: `half` as `f32` (`HalfMode::F32`), after lowering;
 //! - [`browser_dialect`]: what the WebGPU target needs beyond naga's own
 //!   dialect, before the WGSL writer runs;
+//! - [`comparison_samplers`]: samplers the host sets typed `sampler` or
+//!   `sampler_comparison` by their use, through helpers, after lowering;
 //! - [`simd_uniformity`]: where an emulated SIMD-group exchange would wait
 //!   in non-uniform control flow (an analysis, no rewrite).
 
 pub(crate) mod browser_dialect;
+pub(crate) mod comparison_samplers;
 pub(crate) mod half_demotion;
 pub(crate) mod ir_walk;
 mod rebuild;

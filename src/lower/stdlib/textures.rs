@@ -109,6 +109,15 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         use Builtin as B;
+        // MSL 2.2's LOD queries (§6.12.8): WGSL returns no level of detail.
+        if matches!(method, "calculate_clamped_lod" | "calculate_unclamped_lod") {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                span,
+                format!("`{method}` has no WGSL equivalent: WGSL has no level-of-detail query"),
+            )
+            .note("the LOD can be computed from the coordinate's derivatives (`dfdx`, `dfdy`) and the texture's size, as WebGPU's sampling rules describe it, where the shader needs an estimate"));
+        }
         let Some(member) = Builtin::texture_member(method) else {
             return Err(Error::coded(
                 Code::UnknownMember,
@@ -254,7 +263,15 @@ impl Lowerer<'_, '_> {
                 format!("expected a sampler, found `{}`", self.program.display(&t)),
             ));
         };
-        if is_cmp != comparison {
+        // A sampler the host sets, or a parameter holding one, takes the
+        // type its uses ask for (`passes::comparison_samplers`); a
+        // `constexpr` one has the type its `compare_func` gives.
+        let settable = match *fx.expr(h) {
+            Expression::FunctionArgument(_) => true,
+            Expression::GlobalVariable(g) => self.global.argument_samplers.contains(&g),
+            _ => false,
+        };
+        if is_cmp != comparison && !settable {
             let msg = if comparison {
                 "this sampler is not a comparison sampler (give it a `compare_func`)"
             } else {

@@ -3,6 +3,7 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, PtrValue, Value};
+use crate::lower::metal::resource_choice::Initialiser;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::consteval;
 use crate::source_map::Span;
@@ -41,7 +42,9 @@ impl Lowerer<'_, '_> {
             }
             StmtKind::Expr(e) => {
                 fx.discarded = Some(e.span);
-                let r = self.with_combined_store(fx, span, |this, fx| this.expr(fx, e));
+                let r = self.with_combined_store(fx, span, |this, fx| {
+                    this.choosing_statement(fx, e.span, &|l, fx| l.expr(fx, e))
+                });
                 fx.discarded = None;
                 r?;
             }
@@ -539,7 +542,7 @@ impl Lowerer<'_, '_> {
                 // initialized with (an argument's, a member's).
                 Type::Sampler { .. } if !d.ty.is_constexpr && sampler_copy(decl).is_some() => {
                     let e = sampler_copy(decl).expect("matched");
-                    let (h, t) = self.rvalue(fx, e)?;
+                    let (local, t) = self.resource_local(fx, e)?;
                     if !matches!(t, Type::Sampler { .. }) {
                         return Err(Error::coded(
                             Code::TypeMismatch,
@@ -550,7 +553,7 @@ impl Lowerer<'_, '_> {
                             ),
                         ));
                     }
-                    Local::Value(h, t)
+                    local
                 }
                 Type::Sampler { .. } => {
                     // `sampler s;`: Metal's default-constructed sampler
@@ -572,7 +575,7 @@ impl Lowerer<'_, '_> {
                             "a texture variable must be initialized with a texture",
                         ));
                     };
-                    let (h, t) = self.rvalue(fx, e)?;
+                    let (local, t) = self.resource_local(fx, e)?;
                     if !matches!(t, Type::Texture(x) if Type::Texture(crate::types::Texture { format: None, ..x }) == ty)
                     {
                         return Err(Error::coded(
@@ -585,7 +588,7 @@ impl Lowerer<'_, '_> {
                             ),
                         ));
                     }
-                    Local::Value(h, t)
+                    local
                 }
                 Type::Void => {
                     return Err(Error::coded(
@@ -723,7 +726,11 @@ impl Lowerer<'_, '_> {
                 "expected an expression",
             ));
         };
-        let v = self.expr(fx, e)?;
+        // `device T* b = bufs[i];`: an element chosen at run time.
+        let v = match self.initialiser(fx, e, &|l, fx| l.expr(fx, e))? {
+            Initialiser::Value(v) => v,
+            Initialiser::Chosen(local, _) => return Ok(local),
+        };
         if p.is_reference {
             let v = match v {
                 Value::Bytes(b) => return self.bytes_reference(p, b, ty, e.span),

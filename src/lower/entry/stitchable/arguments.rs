@@ -151,6 +151,7 @@ impl Lowerer<'_, '_> {
                         param: &p,
                         texture: *texture,
                         index: arg.texture.expect("images have a texture"),
+                        count: None,
                     };
                     self.bind_param(fx, &kp, None, body, arguments)?;
                     names.push(arg.name.clone());
