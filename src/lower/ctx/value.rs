@@ -67,6 +67,11 @@ pub(in crate::lower) enum Value {
     Agg(Aggregate),
     /// A bit-field of a struct object (`metal/bit_fields.rs`).
     BitField(Box<BitFieldPlace>),
+    /// A null pointer: `nullptr` itself (`None`), or a pointer parameter or
+    /// variable of this type that every call reaching this specialisation
+    /// gave `nullptr` (`ArgKey::Null`). It has no WGSL value; comparisons
+    /// with it and its truth fold at translation time.
+    Null(Option<crate::types::Pointer>),
 }
 
 /// A bit-field (`sema::bit_fields`) of a struct object: read from and
@@ -138,6 +143,9 @@ pub(in crate::lower) enum Local {
         /// Template for root, pointee, space (its `index` is ignored).
         ptr: PtrValue,
     },
+    /// A pointer parameter or variable known to be null (see
+    /// [`Value::Null`]).
+    Null(crate::types::Pointer),
     /// A pointer variable declared without an initializer
     /// (`const device T* row;`): its first assignment fixes the root and
     /// makes it a [`Local::PtrVar`] of the same index variable.
@@ -214,5 +222,9 @@ pub(in crate::lower) fn arg_type(v: &Value) -> Type {
             Some(p) => Type::Pointer(p.clone()),
             None => a.ty.clone(),
         },
+        Value::Null(Some(p)) => Type::Pointer(Box::new(p.clone())),
+        // `std::nullptr_t`: overload resolution takes `void` for it (no
+        // other argument has that type) and converts it to any pointer.
+        Value::Null(None) => Type::Void,
     }
 }

@@ -119,6 +119,10 @@ impl Lowerer<'_, '_> {
                 ty: a.ty,
                 space: None,
             },
+            Value::Null(p) => Typed {
+                ty: crate::lower::ctx::value::arg_type(&Value::Null(p)),
+                space: None,
+            },
         });
         drop(fx.close());
         crate::lower::cxx::members::neutralize_results(fx, start);

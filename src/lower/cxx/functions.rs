@@ -327,6 +327,9 @@ impl Lowerer<'_, '_> {
             )
         };
         match (&v, pp.space) {
+            // `nullptr`, or a pointer known to be null: nothing is passed,
+            // the specialisation knows the parameter is null.
+            (Value::Null(_), _) if !pp.is_reference => Ok((ArgKey::Null, None)),
             (Value::Ptr(p), AddressSpace::Device | AddressSpace::Constant) if !pp.is_reference => {
                 match p.root {
                     PtrRoot::Buffer(g) | PtrRoot::Bytes(g) => {
@@ -690,6 +693,7 @@ impl Lowerer<'_, '_> {
             }
             (ArgKey::Global(g), Type::Pointer(pp)) => self.global_parameter(fx, *g, pp, span),
             (ArgKey::Thread, Type::Pointer(pp)) => self.thread_parameter(fx, &pname, pp, span)?,
+            (ArgKey::Null, Type::Pointer(pp)) => Local::Null((**pp).clone()),
             _ => {
                 return Err(Error::coded(
                     Code::Unsupported,

@@ -333,6 +333,13 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
             pointer_rank(p, a)
         }
         (Type::Pointer(p), _) if p.is_reference => reference_rank(p, arg),
+        // `nullptr` (typed `void`, `args.rs`): a null pointer conversion
+        // ([conv.ptr]/1) to any pointer.
+        (Type::Pointer(_), Type::Void) => Some(Rank {
+            category: CONVERSION,
+            kind: Passing::Pointer,
+            adjusted: false,
+        }),
         // An array lvalue for a pointer to its elements ([conv.array], an
         // exact match): a `threadgroup` array passed as `threadgroup T*`.
         (Type::Pointer(p), Type::Array(e, _))

@@ -95,6 +95,7 @@ impl Lowerer<'_, '_> {
                 "subscripted value is `void`",
             )),
             Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, base_span)),
+            Value::Null(_) => Err(crate::lower::metal::buffer_pointers::null_use(base_span)),
         }
     }
 
@@ -326,7 +327,7 @@ impl Lowerer<'_, '_> {
             Value::BytesSwizzle(b, c) => {
                 Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
             }
-            Value::Ptr(_) => {
+            Value::Ptr(_) | Value::Null(_) => {
                 return Err(Error::coded(
                     Code::InvalidOperands,
                     span,

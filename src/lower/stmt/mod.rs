@@ -132,6 +132,18 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         let condition = self.scalar_condition(fx, cond)?;
+        // A condition known at translation time (`if (p)` of a pointer
+        // known to be null, `if (kFlag)` of a constant): the branch not
+        // taken never runs, so it is not translated, and a use there of a
+        // null pointer is no error (C++ only forbids evaluating one).
+        if let Some(taken) = self.known_truth(fx, condition) {
+            let taken = if taken { Some(then) } else { otherwise };
+            if let Some(taken) = taken {
+                let block = self.nested(fx, taken)?;
+                fx.push(Statement::Block(block), span);
+            }
+            return Ok(());
+        }
         let accept = self.nested(fx, then)?;
         let reject = match otherwise {
             Some(o) => self.nested(fx, o)?,
@@ -746,6 +758,11 @@ impl Lowerer<'_, '_> {
                 ));
             }
             return Ok(Local::Ref(place));
+        }
+        // `T* p = nullptr;`, `T* p = kArg ? q : nullptr;` with `kArg` false:
+        // a pointer known to be null, never reassigned (`expr/assign.rs`).
+        if let Value::Null(_) = v {
+            return Ok(Local::Null(p.clone()));
         }
         let Value::Ptr(q) = v else {
             return Err(Error::coded(

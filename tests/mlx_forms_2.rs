@@ -1,0 +1,182 @@
+//! More forms found in machine-learning kernel libraries: `nullptr` passed
+//! for a pointer parameter (directly, through `?:` with a constant
+//! condition, through a pointer variable or a default argument), which
+//! gives the callee a translation where that parameter is known to be null;
+//! the kernels run on the GPU against a CPU reference.
+// Without the runner the GPU tests are left out.
+#![cfg_attr(not(feature = "runner"), allow(dead_code))]
+
+mod common;
+
+use common::source::{assert_error, first_code};
+use msl2wgsl::diagnostics::Code;
+
+/// A reduction that uses threadgroup scratch memory only when it has more
+/// than one simdgroup's worth of partial results, and is handed `nullptr`
+/// otherwise (`kSize == 0 ? nullptr : mem`); a helper that tests its
+/// optional pointer with `!= nullptr`, `if (p)` and `p ?:`; a pointer
+/// variable initialised to `nullptr` by a constant `?:`; a default
+/// argument `= nullptr` forwarded to another helper.
+const NULL_ARGUMENTS: &str = r#"
+template <int N>
+struct Reducer {
+  static constant constexpr const int tgp_size = N > 1 ? N : 0;
+  static constant constexpr const bool uses_tgp = N > 1;
+  static void run(device const float* in, device float* out,
+                  threadgroup float* scratch, uint lid) {
+    float v = in[lid] * 2.0f;
+    if (uses_tgp) {
+      threadgroup float* slot = scratch + lid;
+      slot[0] = v;
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      v = scratch[0] + scratch[N - 1];
+    }
+    out[lid] = v;
+  }
+};
+
+float bias_of(thread const int* bias) {
+  return bias ? float(bias[0]) : -1.0f;
+}
+
+void write_pair(device float* out, thread const int* bias, uint lid, float v) {
+  if (bias != nullptr) {
+    out[lid] = v + float(*bias);
+  } else {
+    out[lid] = v + 100.0f;
+  }
+  if (!bias) {
+    out[lid] += 1000.0f;
+  }
+  out[lid] += bias_of(bias) * 10000.0f;
+}
+
+void scaled(device float* out, uint lid, float v, thread const int* bias = nullptr) {
+  write_pair(out, bias, lid, v * 3.0f);
+}
+
+template <int N>
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint lid [[thread_position_in_threadgroup]]) {
+  using R = Reducer<N>;
+  threadgroup float mem[R::tgp_size == 0 ? 1 : R::tgp_size];
+  R::run(in, out, R::tgp_size == 0 ? nullptr : mem, lid);
+  int three = 3;
+  thread const int* p = N > 1 ? &three : nullptr;
+  write_pair(out + 4, p, lid, in[lid]);
+  write_pair(out + 8, nullptr, lid, in[lid]);
+  scaled(out + 12, lid, in[lid]);
+  scaled(out + 16, lid, in[lid], &three);
+}
+template [[host_name("k1")]] kernel void k<1>(device const float*, device float*, uint);
+template [[host_name("k4")]] kernel void k<4>(device const float*, device float*, uint);
+"#;
+
+/// What `write_pair` stores for `v` with bias `b` (`None`: null).
+fn pair(v: f32, b: Option<i32>) -> f32 {
+    match b {
+        Some(b) => v + b as f32 + b as f32 * 10000.0,
+        None => v + 100.0 + 1000.0 - 10000.0,
+    }
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn null_pointer_arguments_specialise_the_callee_on_gpu() {
+    let input = [1.5f32, -2.0, 4.25, 8.0];
+    for (entry, n) in [("k1", 1usize), ("k4", 4)] {
+        let Some(got) = common::source::run_body_f32s(
+            NULL_ARGUMENTS,
+            entry,
+            (4, 4),
+            vec![(0, common::f32_bytes(&input)), (1, vec![0u8; 20 * 4])],
+            1,
+        ) else {
+            return;
+        };
+        for (i, &x) in input.iter().enumerate() {
+            let reduced = if n > 1 {
+                input[0] * 2.0 + input[n - 1] * 2.0
+            } else {
+                x * 2.0
+            };
+            let bias = (n > 1).then_some(3);
+            let want = [
+                reduced,
+                pair(x, bias),
+                pair(x, None),
+                pair(x * 3.0, None),
+                pair(x * 3.0, Some(3)),
+            ];
+            for (j, w) in want.iter().enumerate() {
+                assert_eq!(got[j * 4 + i], *w, "{entry}: out[{}]", j * 4 + i);
+            }
+        }
+    }
+}
+
+/// A helper that dereferences a pointer parameter without testing it,
+/// called with `nullptr`: the use is located, with the call's context.
+#[test]
+fn dereferencing_a_null_pointer_parameter_is_located() {
+    let body = r#"
+float first(thread const float* p) { return p[0] + 1.0f; }
+kernel void k(device float* out [[buffer(0)]]) { out[0] = first(nullptr); }
+"#;
+    let text = assert_error(
+        body,
+        "p[0]",
+        0,
+        "this pointer is null here: it cannot be dereferenced, indexed or offset",
+    );
+    assert_eq!(first_code(body), Code::InvalidOperands);
+    assert!(text.contains("`nullptr` for a pointer parameter"), "{text}");
+}
+
+/// `*p` and `p + 1` of a pointer known to be null are refused the same way.
+#[test]
+fn null_pointer_dereference_and_arithmetic_are_located() {
+    let deref = r#"
+float first(thread const float* p) { return *p; }
+kernel void k(device float* out [[buffer(0)]]) { out[0] = first(nullptr); }
+"#;
+    assert_error(deref, "*p", 0, "this pointer is null here");
+    let offset = r#"
+float second(thread const float* p) { thread const float* q = p + 1; return q[0]; }
+kernel void k(device float* out [[buffer(0)]]) { out[0] = second(nullptr); }
+"#;
+    assert_error(offset, "p + 1", 0, "this pointer is null here");
+}
+
+/// A pointer variable that starts null cannot later be made to point at
+/// memory: its object is fixed at translation time.
+#[test]
+fn pointing_a_null_pointer_variable_at_memory_is_refused() {
+    let body = r#"
+kernel void k(device float* out [[buffer(0)]]) {
+  float x = 2.0f;
+  thread float* p = nullptr;
+  p = &x;
+  out[0] = 1.0f;
+}
+"#;
+    assert_error(
+        body,
+        "p = &x",
+        0,
+        "`p` is null from its declaration (or from every call of this specialisation); it cannot be made to point at memory later",
+    );
+    assert_eq!(first_code(body), Code::Unsupported);
+}
+
+/// `nullptr` where a value is needed keeps its refusal.
+#[test]
+fn null_pointer_as_a_value_is_still_refused() {
+    let body = r#"
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  thread float* p = i > 0 ? nullptr : &out[0];
+  out[0] = 1.0f;
+}
+"#;
+    assert_error(body, "nullptr", 0, "a null pointer is not supported here");
+}
