@@ -180,3 +180,40 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 "#;
     assert_error(body, "nullptr", 0, "a null pointer is not supported here");
 }
+
+/// A program-scope `constant` scalar passed for a `const constant int&`
+/// parameter that elsewhere takes a buffer (MLX's sort passes a named zero
+/// for a stride), and a temporary bound to a `const thread` reference.
+const CONSTANT_REFERENCES: &str = r#"
+constant constexpr const int zero_stride = 0;
+float pick(device const float* in, const constant int& stride, const thread float& scale, uint i) {
+  return in[i * stride] * scale;
+}
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              const constant int& stride [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  out[i] = pick(in, zero_stride, in[i] + 1.0f, i) + pick(in, stride, 2.0f, i) * 100.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn constant_scalars_bind_constant_references_on_gpu() {
+    let input = [1.5f32, -2.0, 4.25, 8.0, 0.5, 3.0, -1.0, 2.5];
+    let Some(got) = common::source::run_body_f32s(
+        CONSTANT_REFERENCES,
+        "k",
+        (4, 4),
+        vec![
+            (0, common::f32_bytes(&input)),
+            (1, vec![0u8; 16]),
+            (2, 2i32.to_le_bytes().to_vec()),
+        ],
+        1,
+    ) else {
+        return;
+    };
+    for i in 0..4 {
+        let want = input[0] * (input[i] + 1.0) + input[i * 2] * 2.0 * 100.0;
+        assert_eq!(got[i], want, "out[{i}]");
+    }
+}

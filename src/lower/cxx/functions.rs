@@ -330,6 +330,17 @@ impl Lowerer<'_, '_> {
             // `nullptr`, or a pointer known to be null: nothing is passed,
             // the specialisation knows the parameter is null.
             (Value::Null(_), _) if !pp.is_reference => Ok((ArgKey::Null, None)),
+            // A read-only reference to a value that is no WGSL place (a
+            // program-scope `constant` scalar, which WGSL holds as a
+            // `const`, or a temporary): nothing can change what it refers
+            // to, so the callee reads the same from a copy.
+            (Value::Rv(h, t), _)
+                if pp.is_reference && (pp.is_const || pp.space == AddressSpace::Constant) =>
+            {
+                let (h, t) = (*h, t.clone());
+                let value = self.convert(fx, h, &t, &pp.pointee, false, a.span)?;
+                Ok((ArgKey::Value, Some(value)))
+            }
             (Value::Ptr(p), AddressSpace::Device | AddressSpace::Constant) if !pp.is_reference => {
                 match p.root {
                     PtrRoot::Buffer(g) | PtrRoot::Bytes(g) => {
@@ -676,6 +687,17 @@ impl Lowerer<'_, '_> {
             .map(|n| n.name.clone())
             .unwrap_or_else(|| "_unnamed".into());
         let local = match (key, pty) {
+            // A read-only reference bound to a copy (`argument`).
+            (ArgKey::Value, Type::Pointer(pp)) if pp.is_reference => {
+                match self.value_parameter(fx, &pname, &pp.pointee, span)? {
+                    Local::Var { var, ty, .. } => Local::Var {
+                        var,
+                        ty,
+                        is_const: true,
+                    },
+                    other => other,
+                }
+            }
             (ArgKey::Value, _) => self.value_parameter(fx, &pname, pty, span)?,
             (ArgKey::Resource(ty), _) => {
                 let th = self.naga_type(ty, span)?;
