@@ -217,3 +217,123 @@ fn constant_scalars_bind_constant_references_on_gpu() {
         assert_eq!(got[i], want, "out[{i}]");
     }
 }
+
+/// A helper looping over `x[i]` of a `thread float*` given either one
+/// local (`&sum`, `N = 1`) or a local array (`N = 3`); a member function
+/// template taking `thread U*` called with a local array and with a pointer
+/// into one (`vals + 1`), which forwards it to another helper.
+const THREAD_ARRAYS: &str = r#"
+template <int N = 1>
+void scale_all(thread float* x, float by) {
+  for (int i = 0; i < N; i++) {
+    x[i] = x[i] * by + float(i);
+  }
+}
+float total(thread const float* v, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; i++) {
+    s += v[i] * float(i + 1);
+  }
+  return s;
+}
+template <typename U>
+struct ArgMax {
+  template <int N>
+  uint best_of(thread U* vals, uint offset) thread {
+    uint best = offset;
+    U v = vals[0];
+    for (int i = 1; i < N; i++) {
+      if (vals[i] > v) {
+        v = vals[i];
+        best = offset + i;
+      }
+    }
+    vals[0] = v;
+    return best;
+  }
+};
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  float sum = in[i];
+  scale_all(&sum, 2.0f);
+  float three[3] = {in[i], in[i] + 1.0f, in[i] * 3.0f};
+  scale_all<3>(three, 0.5f);
+  ArgMax<float> op;
+  float vals[4] = {in[i], -in[i], in[i] * in[i], 1.0f};
+  uint at = op.template best_of<4>(vals, 10);
+  uint tail = op.template best_of<3>(vals + 1, 20);
+  out[4 * i + 0] = sum;
+  out[4 * i + 1] = total(three, 3);
+  out[4 * i + 2] = float(at) + vals[0] * 100.0f;
+  out[4 * i + 3] = float(tail) + vals[1] * 100.0f + total(vals + 2, 2) * 1000.0f;
+}
+"#;
+
+/// What `ArgMax::best_of<n>` returns for `vals` from `offset`, and the
+/// best value it stores in `vals[0]`.
+fn best_of(vals: &[f32], offset: u32) -> (u32, f32) {
+    let mut best = (offset, vals[0]);
+    for (i, &v) in vals.iter().enumerate().skip(1) {
+        if v > best.1 {
+            best = (offset + i as u32, v);
+        }
+    }
+    best
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn thread_arrays_and_single_objects_pass_as_pointers_on_gpu() {
+    let input = [1.5f32, -2.0, 4.25, 0.5];
+    let Some(got) = common::source::run_body_f32s(
+        THREAD_ARRAYS,
+        "k",
+        (4, 4),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; 64])],
+        1,
+    ) else {
+        return;
+    };
+    for (i, &x) in input.iter().enumerate() {
+        let three: Vec<f32> = [x, x + 1.0, x * 3.0]
+            .iter()
+            .enumerate()
+            .map(|(j, v)| v * 0.5 + j as f32)
+            .collect();
+        let total = |v: &[f32]| -> f32 {
+            v.iter()
+                .enumerate()
+                .fold(0.0, |s, (j, &e)| s + e * (j + 1) as f32)
+        };
+        let mut vals = [x, -x, x * x, 1.0];
+        let (at, best) = best_of(&vals, 10);
+        vals[0] = best;
+        let (tail, best_tail) = best_of(&vals[1..], 20);
+        vals[1] = best_tail;
+        let want = [
+            x * 2.0,
+            total(&three),
+            at as f32 + vals[0] * 100.0,
+            tail as f32 + vals[1] * 100.0 + total(&vals[2..]) * 1000.0,
+        ];
+        for (j, w) in want.iter().enumerate() {
+            assert_eq!(got[4 * i + j], *w, "out[{}]", 4 * i + j);
+        }
+    }
+}
+
+/// A constant index other than 0 of a pointer to one object is outside it.
+#[test]
+fn a_constant_index_past_a_single_object_is_located() {
+    let body = r#"
+float second(thread float* x) { return x[1]; }
+kernel void k(device float* out [[buffer(0)]]) { float s = 1.0f; out[0] = second(&s); }
+"#;
+    assert_error(
+        body,
+        "1]",
+        0,
+        "this index is outside the single object the pointer points to",
+    );
+    assert_eq!(first_code(body), Code::IndexOutOfBounds);
+}

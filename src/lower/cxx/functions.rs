@@ -383,6 +383,65 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// A `thread` pointer parameter given a local array (which decays to a
+    /// pointer to its first element, [conv.array]) or a pointer into one
+    /// (`vals + 2`): passed as the whole array and the element index
+    /// (`ArgKey::ThreadArray`). `None` for any other argument.
+    pub(in crate::lower) fn thread_array_argument(
+        &mut self,
+        fx: &mut FnCtx,
+        pp: &crate::types::Pointer,
+        a: &Arg,
+    ) -> Option<(ArgKey, Vec<Handle<Expression>>)> {
+        if pp.is_reference || pp.space != AddressSpace::Thread {
+            return None;
+        }
+        let (base, index) = match &a.value {
+            Value::Place(place) => {
+                let Type::Array(e, _) = &place.ty else {
+                    return None;
+                };
+                if e.unpacked() != pp.pointee.unpacked() || !(place.writable || pp.is_const) {
+                    return None;
+                }
+                (place.ptr, self.u32_lit(fx, 0, a.span))
+            }
+            Value::Ptr(p) if p.pointee.unpacked() == pp.pointee.unpacked() => match p.root {
+                PtrRoot::Place(base, true) if !p.is_const || pp.is_const => (base, p.index),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let n = self.thread_array_length(fx, base)?;
+        Some((ArgKey::ThreadArray(n), vec![base, index]))
+    }
+
+    /// The length of the array that `thread` pointer expression `base`
+    /// designates when it is a whole local variable or a parameter passed
+    /// as `ArgKey::ThreadArray`; `None` otherwise (a part of a variable:
+    /// naga's SPIR-V writer cannot take a call argument that is an access
+    /// chain).
+    fn thread_array_length(&self, fx: &FnCtx, base: Handle<Expression>) -> Option<u32> {
+        let types = &self.global.module.types;
+        let ty = match *fx.expr(base) {
+            Expression::LocalVariable(v) => fx.function.local_variables[v].ty,
+            Expression::FunctionArgument(i) => {
+                match types[fx.function.arguments[i as usize].ty].inner {
+                    naga::TypeInner::Pointer { base, .. } => base,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        match types[ty].inner {
+            naga::TypeInner::Array {
+                size: naga::ArraySize::Constant(n),
+                ..
+            } => Some(n.get()),
+            _ => None,
+        }
+    }
+
     /// How a texture or sampler argument `a` is passed to a parameter of
     /// type `pty`: as the value it is, or, for a writable texture, as the
     /// global it is bound to.
@@ -716,6 +775,9 @@ impl Lowerer<'_, '_> {
             (ArgKey::Global(g), Type::Pointer(pp)) => self.global_parameter(fx, *g, pp, span),
             (ArgKey::Thread, Type::Pointer(pp)) => self.thread_parameter(fx, &pname, pp, span)?,
             (ArgKey::Null, Type::Pointer(pp)) => Local::Null((**pp).clone()),
+            (ArgKey::ThreadArray(n), Type::Pointer(pp)) => {
+                self.thread_array_parameter(fx, &pname, pp, *n, span)?
+            }
             _ => {
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -835,6 +897,40 @@ impl Lowerer<'_, '_> {
         } else {
             Local::Ptr(ptr)
         }
+    }
+
+    /// A `thread` pointer parameter given a local array of `n` elements
+    /// (`ArgKey::ThreadArray`): a naga `function` pointer to the array and
+    /// the element index.
+    fn thread_array_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        pp: &crate::types::Pointer,
+        n: u32,
+        span: Span,
+    ) -> Result<Local> {
+        let array = self.naga_type(&Type::Array(Box::new(pp.pointee.clone()), n), span)?;
+        let ty = self.global.module.types.insert(
+            naga::Type {
+                name: None,
+                inner: naga::TypeInner::Pointer {
+                    base: array,
+                    space: naga::AddressSpace::Function,
+                },
+            },
+            naga::Span::UNDEFINED,
+        );
+        let arg = function_argument(fx, pname.to_string(), ty, span);
+        let u32_ty = self.naga_type(&Type::UINT, span)?;
+        let index = function_argument(fx, format!("{pname}_element"), u32_ty, span);
+        Ok(Local::Ptr(PtrValue {
+            root: PtrRoot::Place(arg, true),
+            index,
+            pointee: pp.pointee.clone(),
+            space: pp.space,
+            is_const: pp.is_const,
+        }))
     }
 
     /// A `thread` pointer or reference parameter: a naga `function` pointer.

@@ -35,7 +35,11 @@ impl Lowerer<'_, '_> {
         // pointer to its first element, as in C++.
         let va = match (op, va) {
             (BinaryOp::Add | BinaryOp::Sub, Value::Place(p)) => {
-                match self.decayed_threadgroup_place(fx, &p, a.span) {
+                let decayed = match self.decayed_threadgroup_place(fx, &p, a.span) {
+                    Some(ptr) => Some(ptr),
+                    None => self.decayed_local_array(fx, &p, a.span),
+                };
+                match decayed {
                     Some(ptr) => Value::Ptr(ptr),
                     None => Value::Place(p),
                 }
