@@ -337,3 +337,87 @@ kernel void k(device float* out [[buffer(0)]]) { float s = 1.0f; out[0] = second
     );
     assert_eq!(first_code(body), Code::IndexOutOfBounds);
 }
+
+/// Conversion functions ([class.conv.fct]) used by casts and implicit
+/// conversions: `static_cast<float>(c)`, `float(c)`, `float2(c)`,
+/// `float f = c;`, `return c;`, and `static_cast<int>(c)` through the only
+/// scalar one; `is_convertible_v` of scalar and vector types, checked by
+/// `static_assert` and choosing a branch.
+const CONVERSIONS: &str = r#"
+struct Cplx {
+  float re;
+  float im;
+  constexpr operator float() const thread { return re; }
+  constexpr operator float2() const thread { return float2(re, im); }
+};
+struct Level {
+  half v;
+  operator half() const thread { return v * 2.0h; }
+};
+static_assert(is_convertible_v<int, float>, "scalar");
+static_assert(is_convertible_v<float, float4>, "broadcast");
+static_assert(!is_convertible_v<float4, float>, "narrowing vector");
+static_assert(!is_convertible_v<float2, half2>, "vector types");
+static_assert(is_convertible_v<Cplx, Cplx>, "itself");
+template <typename T>
+float widen(T x) {
+  if (is_convertible_v<T, float4>) {
+    return 1000.0f;
+  }
+  return 0.0f;
+}
+float as_float(Cplx c) { return c; }
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  Cplx c = {in[i], in[i] * 3.0f};
+  float f = c;
+  float2 both = float2(c);
+  Level l = {half(in[i])};
+  out[6 * i + 0] = static_cast<float>(c);
+  out[6 * i + 1] = float(c) + f;
+  out[6 * i + 2] = both.y;
+  out[6 * i + 3] = as_float(c);
+  out[6 * i + 4] = float(static_cast<int>(l));
+  out[6 * i + 5] = widen(in[i]) + widen(both);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn conversion_functions_and_is_convertible_on_gpu() {
+    let input = [1.5f32, -2.25, 4.0, 0.75];
+    let Some(got) = common::source::run_body_f32s(
+        CONVERSIONS,
+        "k",
+        (4, 4),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; 96])],
+        1,
+    ) else {
+        return;
+    };
+    for (i, &x) in input.iter().enumerate() {
+        // The inputs are exact in `half`; `int(2x)` truncates toward zero.
+        let want = [x, 2.0 * x, 3.0 * x, x, ((2.0 * x) as i32) as f32, 1000.0];
+        for (j, w) in want.iter().enumerate() {
+            assert_eq!(got[6 * i + j], *w, "out[{}]", 6 * i + j);
+        }
+    }
+}
+
+/// `is_convertible_v` from a struct to another type would need overload
+/// resolution over its conversion functions and constructors: refused
+/// where it is written, not answered wrongly.
+#[test]
+fn is_convertible_of_a_struct_to_another_type_is_located() {
+    let body = r#"
+struct S { float x; };
+static_assert(is_convertible_v<S, float>, "s");
+kernel void k(device float* out [[buffer(0)]]) { out[0] = 1.0f; }
+"#;
+    assert_error(
+        body,
+        "is_convertible_v<S",
+        0,
+        "static assertion expression is not an integral constant expression: `is_convertible` from `S` to `float` is not evaluated at translation time",
+    );
+}

@@ -594,6 +594,71 @@ impl Lowerer<'_, '_> {
             .map(Some)
     }
 
+    /// The value `h` of struct type `from` converted to the non-struct type
+    /// `to` by one of its conversion functions ([class.conv.fct]:
+    /// `operator float() const`): the one returning `to` exactly, else the
+    /// only one returning a scalar or vector type that converts to `to`
+    /// (implicitly, unless `explicit`). `None` when `from` has none that
+    /// applies. Conversion function templates (`template <typename U>
+    /// operator U()`) are not considered.
+    pub(in crate::lower) fn conversion_function(
+        &mut self,
+        fx: &mut FnCtx,
+        (h, from): (naga::Handle<naga::Expression>, &Type),
+        to: &Type,
+        explicit: bool,
+        span: Span,
+    ) -> Result<Option<(naga::Handle<naga::Expression>, Type)>> {
+        let (Type::Struct(id), false) = (from, matches!(to, Type::Struct(_))) else {
+            return Ok(None);
+        };
+        let prefix = member_name(self.program.struct_name(*id), "operator ");
+        let mut candidates: Vec<(String, Type)> = Vec::new();
+        for (name, symbol) in &self.program.symbols {
+            let (Some(_), Symbol::Functions(list)) = (name.strip_prefix(&prefix), symbol) else {
+                continue;
+            };
+            let Some(&i) = list.first() else { continue };
+            let f = self.program.functions[i];
+            if !f.params.iter().skip(1).all(|p| p.default.is_some()) {
+                continue;
+            }
+            if let Ok(ret) = self.program.resolve_type(&f.ret) {
+                candidates.push((name[prefix.len() - "operator ".len()..].to_string(), ret));
+            }
+        }
+        candidates.sort_by(|a, b| a.0.cmp(&b.0));
+        let exact = candidates.iter().find(|(_, ret)| ret == to);
+        let converting: Vec<_> = candidates
+            .iter()
+            .filter(|(_, ret)| match (ret, to) {
+                (Type::Scalar(_), Type::Scalar(_) | Type::Vector(..)) => true,
+                (Type::Vector(_, a), Type::Vector(_, b)) => explicit && a == b,
+                _ => false,
+            })
+            .collect();
+        let chosen = match (exact, converting.as_slice()) {
+            (Some(c), _) => c.clone(),
+            (None, [c]) => (*c).clone(),
+            _ => return Ok(None),
+        };
+        let object = Arg {
+            ty: from.clone(),
+            value: Value::Rv(h, from.clone()),
+            span,
+        };
+        let method = Ident {
+            name: chosen.0,
+            span,
+        };
+        let v = self.call_member(fx, object, &method, &[] as &[Expr], span)?;
+        let (h, ret) = self.load(fx, v, span)?;
+        Ok(Some((
+            self.convert(fx, h, &ret, to, explicit, span)?,
+            to.clone(),
+        )))
+    }
+
     /// The value `h` of type `from` converted to struct type `to` by one of
     /// its converting constructors ([class.conv.ctor]: not `explicit`,
     /// callable with one argument), as an implicit conversion does it

@@ -627,6 +627,9 @@ impl Lowerer<'_, '_> {
                 return Ok(self.load(fx, v, span)?.0);
             }
         }
+        if let Some((v, _)) = self.conversion_function(fx, (h, from), to, explicit, span)? {
+            return Ok(v);
+        }
         self.check_conversion(from, to, explicit, span)?;
         if let (Type::Scalar(_), Type::Vector(s, n)) = (from, to) {
             let lane = self.convert(fx, h, from, &Type::Scalar(*s), explicit, span)?;
