@@ -421,3 +421,66 @@ kernel void k(device float* out [[buffer(0)]]) { out[0] = 1.0f; }
         "static assertion expression is not an integral constant expression: `is_convertible` from `S` to `float` is not evaluated at translation time",
     );
 }
+
+/// A complex-number struct template in the shape of MLX's: a converting
+/// constructor template constrained by `enable_if` in a default template
+/// argument that names the struct's own parameter and a variable template
+/// with a partial specialisation, behind `&&` (whose right operand is not
+/// evaluated when the left is false); copying `cx<float>(c)` takes the
+/// implicit copy constructor, not the template. A `short` index into a
+/// `threadgroup` pointer parameter.
+const CONSTRAINED_CONSTRUCTORS: &str = r#"
+template <typename T> struct cx;
+template <typename T> static constexpr constant bool is_cx_v = false;
+template <typename T> static constexpr constant bool is_cx_v<cx<T>> = true;
+template <typename T>
+struct cx {
+  T re;
+  T im;
+  constexpr cx(T a, T b) thread : re(a), im(b) {}
+  template <typename U, typename = typename enable_if<!is_cx_v<U> && is_convertible_v<U, T>>::type>
+  constexpr cx(U x) thread : re(static_cast<T>(x)), im(static_cast<T>(1)) {}
+};
+float pick(const threadgroup float* xs, short at, short back) {
+  return xs[at] + xs[back - at - 1] * 100.0f;
+}
+kernel void k(device const int* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_threadgroup]]) {
+  threadgroup float t[8];
+  t[i] = float(i) + 0.5f;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  cx<float> c(in[i]);
+  cx<float> d = cx<float>(c);
+  d.im += 2.0f;
+  out[3 * i + 0] = c.re + c.im * 10.0f;
+  out[3 * i + 1] = d.re + d.im * 10.0f;
+  out[3 * i + 2] = pick(t + 1, short(i % 4), short(6));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn constrained_constructor_templates_and_short_indices_on_gpu() {
+    let input = [3i32, -7, 12, 0, 5, 9, -1, 2];
+    let Some(got) = common::source::run_body_f32s(
+        CONSTRAINED_CONSTRUCTORS,
+        "k",
+        (8, 8),
+        vec![(0, common::ml::i32_bytes(&input)), (1, vec![0u8; 96])],
+        1,
+    ) else {
+        return;
+    };
+    let t = |j: usize| j as f32 + 0.5;
+    for (i, &x) in input.iter().enumerate() {
+        let at = i % 4;
+        let want = [
+            x as f32 + 10.0,
+            x as f32 + 30.0,
+            t(1 + at) + t(1 + 6 - at - 1) * 100.0,
+        ];
+        for (j, w) in want.iter().enumerate() {
+            assert_eq!(got[3 * i + j], *w, "out[{}]", 3 * i + j);
+        }
+    }
+}

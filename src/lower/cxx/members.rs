@@ -556,6 +556,23 @@ impl Lowerer<'_, '_> {
             .map(Some)
     }
 
+    /// Whether one of constructors `list` of `ty` takes a `ty` (by value or
+    /// reference) as its only required argument: a user copy constructor.
+    fn declares_copy(&self, list: &[usize], ty: &Type) -> bool {
+        list.iter().any(|&i| {
+            let f = self.program.functions[i];
+            let required: Vec<_> = f.params.iter().filter(|p| p.default.is_none()).collect();
+            let [p] = required.as_slice() else {
+                return false;
+            };
+            match self.program.param_type(p) {
+                Ok(Type::Pointer(pp)) => pp.is_reference && pp.pointee == *ty,
+                Ok(t) => t == *ty,
+                Err(_) => false,
+            }
+        })
+    }
+
     /// `S(args)` when `S` declares constructors.
     pub(in crate::lower) fn call_constructor(
         &mut self,
@@ -572,6 +589,15 @@ impl Lowerer<'_, '_> {
         let list = self.user_functions(&key);
         // Constructor templates compete with the plain constructors.
         let templates = self.program.function_templates(&key).to_vec();
+        // `S(s)`: the implicitly declared copy constructor, which a
+        // template never hides ([class.copy.ctor]/5: a template is never a
+        // copy constructor) and which beats one as a non-template; the
+        // built-in construction copies (`construct.rs`).
+        if !templates.is_empty() && args.len() == 1 && !self.declares_copy(&list, ty) {
+            if self.type_of(fx, &args[0]).is_ok_and(|t| t == *ty) {
+                return Ok(None);
+            }
+        }
         if !templates.is_empty() {
             return self
                 .call_overloaded(

@@ -538,7 +538,9 @@ impl Lowerer<'_, '_> {
 
 /// A subscript `hi` of type `ti` as a `u32` (an `int` is reinterpreted).
 fn uint_index(fx: &mut FnCtx, hi: Handle<Expression>, ti: &Type, span: Span) -> Handle<Expression> {
-    if *ti == Type::INT {
+    // `int`, and `short`/`char`, which are `i32` values too (64-bit
+    // indices are `u32` by now, `subscript`).
+    if matches!(ti, Type::Scalar(s) if s.is_signed_integer()) {
         fx.add(
             Expression::As {
                 expr: hi,
