@@ -484,3 +484,63 @@ fn constrained_constructor_templates_and_short_indices_on_gpu() {
         }
     }
 }
+
+/// A conversion function template constrained by `enable_if`, declared once
+/// per address space of the object as MLX's `complex_t` does (`const
+/// thread`, `const device`): `static_cast<U>(c)` deduces `U` from the
+/// target and picks the member for where the object is.
+const CONVERSION_TEMPLATES: &str = r#"
+template <typename T>
+struct cx {
+  T re;
+  T im;
+  template <typename U, typename = typename enable_if<is_convertible_v<T, U>>::type>
+  constexpr operator U() const thread { return static_cast<U>(re); }
+  template <typename U, typename = typename enable_if<is_convertible_v<T, U>>::type>
+  constexpr operator U() const device { return static_cast<U>(re + im); }
+};
+template <typename U, typename T>
+U cast_to(T v) { return static_cast<U>(v); }
+kernel void k(device const float* in [[buffer(0)]], device cx<float>* pairs [[buffer(1)]],
+              device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  cx<float> c = {in[i] * 2.0f, 1.0f};
+  out[4 * i + 0] = float(cast_to<uchar>(c));
+  out[4 * i + 1] = float(static_cast<int>(c));
+  out[4 * i + 2] = static_cast<float>(pairs[i]);
+  out[4 * i + 3] = float(static_cast<half>(pairs[i]));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn conversion_function_templates_by_object_space_on_gpu() {
+    let input = [1.5f32, 7.25, 20.0, 3.0];
+    let pairs = [0.5f32, 0.25, -3.0, 1.0, 8.0, 0.5, 2.0, -2.0];
+    let Some(got) = common::source::run_body_f32s(
+        CONVERSION_TEMPLATES,
+        "k",
+        (4, 4),
+        vec![
+            (0, common::f32_bytes(&input)),
+            (1, common::f32_bytes(&pairs)),
+            (2, vec![0u8; 64]),
+        ],
+        2,
+    ) else {
+        return;
+    };
+    for (i, &x) in input.iter().enumerate() {
+        // The inputs double to exact small integers plus halves, which
+        // `uchar` and `int` truncate; the sums are exact in `half`.
+        let sum = pairs[2 * i] + pairs[2 * i + 1];
+        let want = [
+            ((2.0 * x) as u8) as f32,
+            ((2.0 * x) as i32) as f32,
+            sum,
+            sum,
+        ];
+        for (j, w) in want.iter().enumerate() {
+            assert_eq!(got[4 * i + j], *w, "out[{}]", 4 * i + j);
+        }
+    }
+}

@@ -272,7 +272,7 @@ impl Lowerer<'_, '_> {
         all.extend(&twins);
         // Member function templates: overload resolution with the object
         // as the first argument, as for a plain member function.
-        let templates = self.program.function_templates(&key).to_vec();
+        let templates = self.template_members_for(&key, space);
         if !templates.is_empty() {
             // A template may take its object by non-const reference
             // (`T operator()(T x) thread`), which a temporary binds once
@@ -398,6 +398,38 @@ impl Lowerer<'_, '_> {
 
     /// The const member functions among `consts` that apply to an object in
     /// address space `space`, the best fitting ones only.
+    /// The member function templates named `key` that apply to an object
+    /// in `space`: those whose object is qualified with that space when
+    /// there are any (`operator U() const device`), else the unqualified
+    /// ones (or, without those, all), as [`Self::const_members_for`]
+    /// chooses plain ones.
+    fn template_members_for(&self, key: &str, space: AddressSpace) -> Vec<usize> {
+        let all = self.program.function_templates(key).to_vec();
+        let object_space = |t: usize| {
+            let f = crate::sema::templates::template_function(self.program.templates[t]);
+            f.params.first().and_then(|p| p.ty.space).map(|s| s.0)
+        };
+        let exact: Vec<usize> = all
+            .iter()
+            .copied()
+            .filter(|&t| object_space(t).is_some_and(|s| same_space(s, space)))
+            .collect();
+        if !exact.is_empty() {
+            return exact;
+        }
+        let unqualified: Vec<usize> = all
+            .iter()
+            .copied()
+            .filter(|&t| object_space(t).is_none())
+            .collect();
+        // Otherwise every one, overload resolution telling them apart.
+        if unqualified.is_empty() {
+            all
+        } else {
+            unqualified
+        }
+    }
+
     fn const_members_for(&self, consts: Vec<usize>, space: AddressSpace) -> Vec<usize> {
         // Const members qualified with an address space (`const device`)
         // apply to objects in that space only, and before unqualified ones.
@@ -620,8 +652,9 @@ impl Lowerer<'_, '_> {
             .map(Some)
     }
 
-    /// The value `h` of struct type `from` converted to the non-struct type
-    /// `to` by one of its conversion functions ([class.conv.fct]:
+    /// Struct object `value` (a value, or the object where it is, whose
+    /// address space chooses among qualified members) converted to the
+    /// non-struct type `to` by one of its conversion functions ([class.conv.fct]:
     /// `operator float() const`): the one returning `to` exactly, else the
     /// only one returning a scalar or vector type that converts to `to`
     /// (implicitly, unless `explicit`). `None` when `from` has none that
@@ -630,14 +663,18 @@ impl Lowerer<'_, '_> {
     pub(in crate::lower) fn conversion_function(
         &mut self,
         fx: &mut FnCtx,
-        (h, from): (naga::Handle<naga::Expression>, &Type),
+        value: &Value,
         to: &Type,
         explicit: bool,
         span: Span,
     ) -> Result<Option<(naga::Handle<naga::Expression>, Type)>> {
+        let from = &crate::lower::ctx::value::arg_type(value);
         let (Type::Struct(id), false) = (from, matches!(to, Type::Struct(_))) else {
             return Ok(None);
         };
+        if !matches!(value, Value::Rv(..) | Value::Place(_) | Value::Bytes(_)) {
+            return Ok(None);
+        }
         let prefix = member_name(self.program.struct_name(*id), "operator ");
         let mut candidates: Vec<(String, Type)> = Vec::new();
         for (name, symbol) in &self.program.symbols {
@@ -663,26 +700,51 @@ impl Lowerer<'_, '_> {
                 _ => false,
             })
             .collect();
-        let chosen = match (exact, converting.as_slice()) {
-            (Some(c), _) => c.clone(),
-            (None, [c]) => (*c).clone(),
-            _ => return Ok(None),
-        };
         let object = Arg {
             ty: from.clone(),
-            value: Value::Rv(h, from.clone()),
+            value: value.clone(),
             span,
         };
-        let method = Ident {
-            name: chosen.0,
-            span,
+        let (name, targs) = match (exact, converting.as_slice()) {
+            (Some(c), _) => (c.0.clone(), Vec::new()),
+            (None, [c]) => (c.0.clone(), Vec::new()),
+            _ => match self.conversion_template(&prefix) {
+                // `template <typename U, ..> operator U()`: `U` is `to`,
+                // its constraints checked as the template is instantiated.
+                Some(name) => (
+                    name,
+                    vec![ast::TemplateArg::Type(self.program.type_spec_of(to, span)?)],
+                ),
+                None => return Ok(None),
+            },
         };
-        let v = self.call_member(fx, object, &method, &[] as &[Expr], span)?;
+        let method = Ident { name, span };
+        let v = self.call_member_explicit(fx, object, &method, &targs, &[] as &[Expr], span)?;
         let (h, ret) = self.load(fx, v, span)?;
         Ok(Some((
             self.convert(fx, h, &ret, to, explicit, span)?,
             to.clone(),
         )))
+    }
+
+    /// The name (`operator U`) of a conversion function template among the
+    /// members named `prefix` (`S::operator `) whose type is its own first
+    /// template parameter; `None` when there is none.
+    fn conversion_template(&self, prefix: &str) -> Option<String> {
+        let mut names: Vec<&String> = self
+            .program
+            .template_names
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .collect();
+        names.sort();
+        names.into_iter().find_map(|key| {
+            let t = self.program.templates[*self.program.template_names[key].first()?];
+            let f = crate::sema::templates::template_function(t);
+            let first = t.params.first()?;
+            (f.ret.path == [first.name.name.clone()] && f.ret.ptr_ops.is_empty())
+                .then(|| key[prefix.len() - "operator ".len()..].to_string())
+        })
     }
 
     /// The value `h` of type `from` converted to struct type `to` by one of

@@ -390,7 +390,12 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
         }
         None => false,
     };
-    if !direct && !p.is_const {
+    // A temporary lives in `thread` memory (or, a program-scope constant,
+    // in `constant` memory): a `device` or `threadgroup` reference cannot
+    // bind one (the `device` twin of a `const` member function does not
+    // take a temporary object).
+    let temporary_space = matches!(p.space, AddressSpace::Thread | AddressSpace::Constant);
+    if !direct && !(p.is_const && temporary_space) {
         return None;
     }
     let category = match direct {

@@ -627,7 +627,8 @@ impl Lowerer<'_, '_> {
                 return Ok(self.load(fx, v, span)?.0);
             }
         }
-        if let Some((v, _)) = self.conversion_function(fx, (h, from), to, explicit, span)? {
+        let value = Value::Rv(h, from.clone());
+        if let Some((v, _)) = self.conversion_function(fx, &value, to, explicit, span)? {
             return Ok(v);
         }
         self.check_conversion(from, to, explicit, span)?;
