@@ -544,3 +544,55 @@ fn conversion_function_templates_by_object_space_on_gpu() {
         }
     }
 }
+
+/// Out-of-line redeclarations of static data members initialized in their
+/// class (`constexpr const float W<3>::t[2];`, as MLX's Winograd transforms
+/// are written after the struct template's specialisation) declare nothing
+/// new.
+const STATIC_MEMBER_REDECLARATIONS: &str = r#"
+template <int A> struct W { static constant constexpr const float t[2] = {1.0f * A, 2.0f * A}; };
+struct V { static constant constexpr const float t[2] = {0.25f, 0.5f}; };
+constant constexpr const float V::t[2];
+constant constexpr const float W<3>::t[2];
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = W<3>::t[i % 2] + V::t[(i + 1) % 2];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn static_member_redeclarations_on_gpu() {
+    let Some(got) = common::source::run_body_f32s(
+        STATIC_MEMBER_REDECLARATIONS,
+        "k",
+        (4, 4),
+        vec![(0, vec![0u8; 16])],
+        0,
+    ) else {
+        return;
+    };
+    assert_eq!(got, [3.5, 6.25, 3.5, 6.25]);
+}
+
+/// `coherent(system)` memory (kept coherent with the CPU while a dispatch
+/// runs, as MLX's fences spin on it) has no WebGPU equivalent.
+#[test]
+fn coherent_memory_is_refused_where_written() {
+    let body = r#"
+kernel void k(volatile coherent(system) device uint* t [[buffer(0)]]) { t[0] = 1; }
+"#;
+    assert_error(
+        body,
+        "coherent(system)",
+        0,
+        "`coherent(system)` memory is not supported: WebGPU keeps no memory coherent with the CPU and other devices while a dispatch runs",
+    );
+    assert_eq!(first_code(body), Code::NoWebGpuEquivalent);
+    let device = body.replace("system", "device");
+    assert_error(
+        &device,
+        "coherent(device)",
+        0,
+        "`coherent(device)` memory is not supported: WebGPU keeps no memory coherent between threadgroups",
+    );
+}
