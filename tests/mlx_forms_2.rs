@@ -596,3 +596,41 @@ kernel void k(volatile coherent(system) device uint* t [[buffer(0)]]) { t[0] = 1
         "`coherent(device)` memory is not supported: WebGPU keeps no memory coherent between threadgroups",
     );
 }
+
+/// Pointer variables initialized with an array, which decays to a pointer
+/// to its first element: a `threadgroup` tile (as MLX's attention kernel
+/// names its shared-memory blocks) and a local array, then offset and
+/// passed on.
+const ARRAY_POINTER_VARIABLES: &str = r#"
+float sum2(thread const float* v) { return v[0] + v[1]; }
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_threadgroup]]) {
+  threadgroup float tile[8];
+  threadgroup float* t = tile;
+  t[i] = in[i] * 2.0f;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  float local[3] = {in[i], 10.0f, 100.0f};
+  thread float* q = local;
+  q += 1;
+  out[i] = t[(i + 1) % 8] + sum2(q) + q[-1];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn array_pointer_variables_on_gpu() {
+    let input = [1.5f32, -2.0, 4.25, 0.5, 3.0, 7.0, -1.25, 2.5];
+    let Some(got) = common::source::run_body_f32s(
+        ARRAY_POINTER_VARIABLES,
+        "k",
+        (8, 8),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; 32])],
+        1,
+    ) else {
+        return;
+    };
+    for (i, &x) in input.iter().enumerate() {
+        let want = input[(i + 1) % 8] * 2.0 + 110.0 + x;
+        assert_eq!(got[i], want, "out[{i}]");
+    }
+}
