@@ -625,10 +625,12 @@ impl Lowerer<'_, '_> {
         // template never hides ([class.copy.ctor]/5: a template is never a
         // copy constructor) and which beats one as a non-template; the
         // built-in construction copies (`construct.rs`).
-        if !templates.is_empty() && args.len() == 1 && !self.declares_copy(&list, ty) {
-            if self.type_of(fx, &args[0]).is_ok_and(|t| t == *ty) {
-                return Ok(None);
-            }
+        if !templates.is_empty()
+            && args.len() == 1
+            && !self.declares_copy(&list, ty)
+            && self.type_of(fx, &args[0]).is_ok_and(|t| t == *ty)
+        {
+            return Ok(None);
         }
         if !templates.is_empty() {
             return self

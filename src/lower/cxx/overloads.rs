@@ -395,7 +395,7 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
     // bind one (the `device` twin of a `const` member function does not
     // take a temporary object).
     let temporary_space = matches!(p.space, AddressSpace::Thread | AddressSpace::Constant);
-    if !direct && !(p.is_const && temporary_space) {
+    if !(direct || (p.is_const && temporary_space)) {
         return None;
     }
     let category = match direct {
