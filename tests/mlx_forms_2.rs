@@ -634,3 +634,64 @@ fn array_pointer_variables_on_gpu() {
         assert_eq!(got[i], want, "out[{i}]");
     }
 }
+
+/// Functions returning one of their reference parameters (`thread cx<T>&
+/// operator+=(thread cx<T>& a, cx<T> b) { ..; return a; }`, as MLX's
+/// complex.h declares them per address space): the call is that argument,
+/// used as a statement, read (`(c += d).im`) and assigned through
+/// (`bump(v, 1.0f) *= 2.0f`).
+const REFERENCE_RESULTS: &str = r#"
+template <typename T> struct cx { T re; T im; };
+template <typename T>
+constexpr thread cx<T>& operator+=(thread cx<T>& a, cx<T> b) { a.re += b.re; a.im += b.im; return a; }
+template <typename T>
+constexpr device cx<T>& operator+=(device cx<T>& a, cx<T> b) { a.re += b.re; a.im += b.im; return a; }
+thread float& bump(thread float& x, float by) {
+  if (by < 0.0f) { return x; }
+  x += by;
+  return x;
+}
+kernel void k(device const float* in [[buffer(0)]], device cx<float>* acc [[buffer(1)]], device float* out [[buffer(2)]],
+              uint i [[thread_position_in_grid]]) {
+  cx<float> c = {in[i], 1.0f};
+  cx<float> d = {2.0f, 3.0f};
+  c += d;
+  float im = (c += d).im;
+  acc[i] += c;
+  float v = in[i];
+  bump(v, 1.0f) *= 2.0f;
+  bump(v, -1.0f) += 0.5f;
+  out[3 * i + 0] = c.re;
+  out[3 * i + 1] = im;
+  out[3 * i + 2] = v;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn functions_returning_a_reference_parameter_on_gpu() {
+    let input = [1.5f32, -2.0, 4.25, 0.5];
+    let acc = [10.0f32, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0];
+    let Some(out) = common::source::run_body(
+        REFERENCE_RESULTS,
+        "k",
+        (4, 4),
+        vec![
+            (0, common::f32_bytes(&input)),
+            (1, common::f32_bytes(&acc)),
+            (2, vec![0u8; 48]),
+        ],
+    ) else {
+        return;
+    };
+    let (got, sums) = (common::f32s(&out[&2]), common::f32s(&out[&1]));
+    for (i, &x) in input.iter().enumerate() {
+        let (re, im) = (x + 4.0, 7.0);
+        let want = [re, im, (x + 1.0) * 2.0 + 0.5];
+        for (j, w) in want.iter().enumerate() {
+            assert_eq!(got[3 * i + j], *w, "out[{}]", 3 * i + j);
+        }
+        assert_eq!(sums[2 * i], acc[2 * i] + re, "acc[{i}].re");
+        assert_eq!(sums[2 * i + 1], acc[2 * i + 1] + im, "acc[{i}].im");
+    }
+}

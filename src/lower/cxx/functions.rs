@@ -194,6 +194,8 @@ impl Lowerer<'_, '_> {
         let mut keys = Vec::new();
         let mut arguments = Vec::new();
         let mut copied_back = Vec::new();
+        let returned = self.returned_parameter(f);
+        let returned_value = returned.and_then(|k| args.get(k)).map(|a| a.value.clone());
         let mut given = args.into_iter();
         for p in &f.params {
             let pty = self.program.param_type(p)?;
@@ -233,7 +235,10 @@ impl Lowerer<'_, '_> {
             arguments.extend(arg);
         }
         let function = self.function(index, keys, span)?;
-        let ret = self.return_type(index, f)?;
+        let ret = match returned_value {
+            Some(_) => Type::Void,
+            None => self.return_type(index, f)?,
+        };
         let result = if ret == Type::Void {
             None
         } else {
@@ -259,10 +264,44 @@ impl Lowerer<'_, '_> {
                 );
             }
         }
-        Ok(match result {
-            Some(h) => Value::Rv(h, ret),
-            None => Value::Void,
+        Ok(match (result, returned_value) {
+            (Some(h), _) => Value::Rv(h, ret),
+            (None, Some(v)) => v,
+            (None, None) => Value::Void,
         })
+    }
+
+    /// The reference parameter (its index) that every `return` of `f`
+    /// returns by name, when `f` returns a reference (`thread S&
+    /// operator+=(thread S& a, S b) { ..; return a; }`): the call is that
+    /// argument's place, which the caller already has, so the helper need
+    /// return nothing (WGSL functions cannot return pointers).
+    fn returned_parameter(&self, f: &FunctionDecl) -> Option<usize> {
+        if !f
+            .ret
+            .ptr_ops
+            .contains(&crate::syntax::ast::PtrOp::Reference)
+        {
+            return None;
+        }
+        let mut names = Vec::new();
+        returned_names(&f.body.as_ref()?.stmts, &mut names)?;
+        let first = names.first()?;
+        if names.iter().any(|n| n != first) {
+            return None;
+        }
+        let k = f
+            .params
+            .iter()
+            .position(|p| p.name.as_ref().is_some_and(|n| n.name == *first))?;
+        let pty = self.program.param_type(&f.params[k]).ok()?;
+        let rty = self.program.resolve_type(&f.ret).ok()?;
+        match (pty, rty) {
+            (Type::Pointer(p), Type::Pointer(r)) if p.is_reference && p.pointee == r.pointee => {
+                Some(k)
+            }
+            _ => None,
+        }
     }
 
     /// A `thread` pointer or reference to a part of a variable (`&s.x`,
@@ -600,7 +639,11 @@ impl Lowerer<'_, '_> {
         if is_auto(&f.ret) {
             return self.build_auto_function(index, keys);
         }
-        let ret = self.program.resolve_type(&f.ret)?;
+        let mut ret = self.program.resolve_type(&f.ret)?;
+        let returned = self.returned_parameter(f);
+        if returned.is_some() {
+            ret = Type::Void;
+        }
         if matches!(ret, Type::Pointer(_)) {
             return Err(Error::coded(
                 Code::Unsupported,
@@ -616,6 +659,8 @@ impl Lowerer<'_, '_> {
         }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
         fx.owner = self.owner_struct(&f.name.name);
+        fx.returned_parameter =
+            returned.map(|k| f.params[k].name.as_ref().expect("named").name.clone());
         // A helper of a fragment function samples with implicit derivatives
         // and may discard, as the function itself does (MSL §6.12, §6.11).
         fx.fragment = self.entry.fragment_rules();
@@ -1049,3 +1094,40 @@ fn function_argument(
 /// A part of a variable passed by reference through a copy: (the place, the
 /// copy's pointer, whether the copy is written back after the call).
 type PartCopy = (Handle<Expression>, Handle<Expression>, bool);
+
+/// The names every `return` in `stmts` returns (`return a;`), appended to
+/// `names`; `None` if one returns something else, or nothing.
+fn returned_names(stmts: &[crate::syntax::ast::Stmt], names: &mut Vec<String>) -> Option<()> {
+    use crate::syntax::ast::{StmtKind, SwitchItem};
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Block(b) => returned_names(&b.stmts, names)?,
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                returned_names(std::slice::from_ref(then), names)?;
+                if let Some(o) = otherwise {
+                    returned_names(std::slice::from_ref(o), names)?;
+                }
+            }
+            StmtKind::For { body, .. }
+            | StmtKind::RangeFor { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::DoWhile { body, .. } => returned_names(std::slice::from_ref(body), names)?,
+            StmtKind::Switch { items, .. } => {
+                for item in items {
+                    if let SwitchItem::Stmt(s) = item {
+                        returned_names(std::slice::from_ref(s), names)?;
+                    }
+                }
+            }
+            StmtKind::Return(Some(Expr {
+                kind: ExprKind::Name(path),
+                ..
+            })) if path.len() == 1 => names.push(path[0].clone()),
+            StmtKind::Return(_) => return None,
+            _ => {}
+        }
+    }
+    Some(())
+}

@@ -318,6 +318,15 @@ impl Lowerer<'_, '_> {
     }
 
     fn return_stmt(&mut self, fx: &mut FnCtx, value: Option<&ast::Expr>, span: Span) -> Result<()> {
+        // `return a;` of the reference parameter the call stands for.
+        if let (Some(p), Some(ast::ExprKind::Name(path))) =
+            (&fx.returned_parameter, value.map(|e| &e.kind))
+        {
+            if path.len() == 1 && path[0] == *p {
+                fx.push(Statement::Return { value: None }, span);
+                return Ok(());
+            }
+        }
         // The first `return x;` of an `auto` function gives its type.
         if let (true, Some(e)) = (fx.deduce_return, value) {
             if matches!(e.kind, ast::ExprKind::InitList(_)) {
