@@ -625,12 +625,26 @@ impl Lowerer<'_, '_> {
         // template never hides ([class.copy.ctor]/5: a template is never a
         // copy constructor) and which beats one as a non-template; the
         // built-in construction copies (`construct.rs`).
-        if !templates.is_empty()
-            && args.len() == 1
-            && !self.declares_copy(&list, ty)
-            && self.type_of(fx, &args[0]).is_ok_and(|t| t == *ty)
-        {
-            return Ok(None);
+        if !templates.is_empty() && args.len() == 1 && !self.declares_copy(&list, ty) {
+            // The argument is lowered once, for the copy or the call.
+            let arg = self.lower_arg(fx, &args[0], false)?;
+            if arg.ty == *ty {
+                let (h, t) = self.load(fx, arg.value, arg.span)?;
+                return Ok(Some(Value::Rv(h, t)));
+            }
+            return self
+                .call_overloaded(
+                    fx,
+                    &sname,
+                    &list,
+                    &templates,
+                    &[],
+                    vec![arg],
+                    &[] as &[Expr],
+                    span,
+                    span,
+                )
+                .map(Some);
         }
         if !templates.is_empty() {
             return self
