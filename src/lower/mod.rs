@@ -208,6 +208,13 @@ struct ModuleCtx {
     point_sprite_viewport: Option<naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
     word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
+    /// Whether the statement at a span must run on every thread under the
+    /// 32-lane emulation (with barriers counted or not, with SIMD-group
+    /// matrices per lane or not: `metal/simd_branches.rs`): the call-graph
+    /// walk that answers is by name, so one answer serves every instance
+    /// of a template's body, and predicated regions ask for each statement
+    /// again on every retry.
+    every_thread: std::cell::RefCell<HashMap<(u32, u32, bool, bool), bool>>,
     /// Per-invocation state the prologue sets and helper functions read.
     privates: HashMap<&'static str, naga::Handle<naga::GlobalVariable>>,
     /// Features each lowered helper function needs.

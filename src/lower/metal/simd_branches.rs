@@ -128,15 +128,21 @@ impl Lowerer<'_, '_> {
     /// Whether `s` must run on every thread: it calls a SIMD-group
     /// function (in narrowed regions: or waits at a barrier).
     fn needs_every_thread(&self, s: &Stmt, barriers: bool) -> bool {
+        let key = (s.span.start, s.span.end, barriers, self.matrix_fragments());
+        if let Some(&known) = self.global.every_thread.borrow().get(&key) {
+            return known;
+        }
         let block = ast::Block {
             stmts: vec![s.clone()],
             span: s.span,
         };
-        callgraph::reaches(self.program, &block, &|n| {
+        let needs = callgraph::reaches(self.program, &block, &|n| {
             crate::lower::stdlib::Builtin::function(n).is_some_and(|b| {
                 b.needs_subgroups() || self.matrix_exchange(b) || (barriers && b.is_barrier())
             })
-        })
+        });
+        self.global.every_thread.borrow_mut().insert(key, needs);
+        needs
     }
 
     /// A `return` leaves a helper function on the thread alone, so helpers

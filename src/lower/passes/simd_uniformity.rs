@@ -37,11 +37,13 @@ pub(in crate::lower) fn first_nonuniform_exchange(
     module: &Module,
     exchanges: &HashSet<(usize, usize)>,
 ) -> Option<std::ops::Range<usize>> {
-    let exchanging = exchanging_functions(module, exchanges);
+    let reached = callees(entry, module);
+    let exchanging = exchanging_functions(module, &reached, exchanges);
     let results = ResultTaints::default();
     let scope = |refine_calls| Scope {
         module,
         exchanges,
+        reached: &reached,
         callees: &exchanging,
         results: &results,
         refine_calls,
@@ -57,6 +59,8 @@ pub(in crate::lower) fn first_nonuniform_exchange(
 struct Scope<'a> {
     module: &'a Module,
     exchanges: &'a HashSet<(usize, usize)>,
+    /// The functions the entry point reaches.
+    reached: &'a HashSet<Handle<Function>>,
     /// The functions that contain an exchange.
     callees: &'a HashSet<Handle<Function>>,
     results: &'a ResultTaints,
@@ -74,7 +78,7 @@ impl<'a> Scope<'a> {
             .map(|a| varying_binding(a.binding.as_ref()))
             .collect();
         self.walk(entry, entry_args).found.or_else(|| {
-            callees(entry, module).into_iter().find_map(|h| {
+            self.reached.iter().find_map(|&h| {
                 let f = &module.functions[h];
                 self.walk(f, all_vary(f)).found
             })
@@ -139,15 +143,19 @@ fn call_arguments(function: &Function) -> Calls {
     calls
 }
 
-/// The module's functions that contain an exchange, directly or through
-/// the functions they call.
+/// The functions of `reached` (the functions an entry point reaches, so
+/// also every function they call) that contain an exchange, directly or
+/// through the functions they call. Only those: a module of many entry
+/// points would otherwise be walked whole for each of them.
 fn exchanging_functions(
     module: &Module,
+    reached: &HashSet<Handle<Function>>,
     exchanges: &HashSet<(usize, usize)>,
 ) -> HashSet<Handle<Function>> {
     let mut calls: HashMap<Handle<Function>, Vec<Handle<Function>>> = HashMap::new();
     let mut found = HashSet::new();
-    for (h, f) in module.functions.iter() {
+    for &h in reached {
+        let f = &module.functions[h];
         let mut direct = false;
         visit(&f.body, &mut |s, span| match s {
             Statement::ControlBarrier(_) if is_exchange(span, exchanges) => direct = true,
