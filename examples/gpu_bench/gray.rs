@@ -17,17 +17,21 @@
 
 use super::harness::{check_exact, grid, print_rows, translate, Bench, Kernel, Row};
 
-const HAND_WGSL: &str = "
-struct Size { quads: u32, rows: u32 }
-@group(0) @binding(0) var<storage, read> rgba: array<u32>;
-@group(0) @binding(1) var<storage, read_write> gray: array<u32>;
-@group(0) @binding(2) var<uniform> size: Size;
+/// The luma both hand-written kernels use (the MSL's `luma`).
+const LUMA_WGSL: &str = "
 fn luma(p: u32) -> u32 {
     let r = p & 0xffu;
     let g = (p >> 8u) & 0xffu;
     let b = (p >> 16u) & 0xffu;
     return (77u * r + 150u * g + 29u * b + 128u) >> 8u;
 }
+";
+
+const HAND_WGSL: &str = "
+struct Size { quads: u32, rows: u32 }
+@group(0) @binding(0) var<storage, read> rgba: array<u32>;
+@group(0) @binding(1) var<storage, read_write> gray: array<u32>;
+@group(0) @binding(2) var<uniform> size: Size;
 @compute @workgroup_size(16, 16)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= size.quads || gid.y >= size.rows) { return; }
@@ -46,12 +50,6 @@ const HAND_WGSL_QUAD: &str = "
 @group(0) @binding(0) var<storage, read> rgba: array<u32>;
 @group(0) @binding(1) var<storage, read_write> gray: array<u32>;
 @group(0) @binding(2) var<uniform> width: u32;
-fn luma(p: u32) -> u32 {
-    let r = p & 0xffu;
-    let g = (p >> 8u) & 0xffu;
-    let b = (p >> 16u) & 0xffu;
-    return (77u * r + 150u * g + 29u * b + 128u) >> 8u;
-}
 @compute @workgroup_size(16, 16)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.y * width + gid.x;
@@ -103,7 +101,7 @@ pub fn run(bench: &Bench, w: u32, h: u32) -> anyhow::Result<()> {
         ),
         Kernel {
             name: "hand-written WGSL (1 px, quad-combined u32 store)",
-            wgsl: HAND_WGSL_QUAD.into(),
+            wgsl: format!("{LUMA_WGSL}{HAND_WGSL_QUAD}"),
             entry: "main".into(),
             groups: pixels_grid.threadgroups,
             buffers: vec![(0, &rgba), (1, &gray), (2, &width)],
@@ -119,7 +117,7 @@ pub fn run(bench: &Bench, w: u32, h: u32) -> anyhow::Result<()> {
         ),
         Kernel {
             name: "hand-written WGSL (4 px, u32 store)",
-            wgsl: HAND_WGSL.into(),
+            wgsl: format!("{LUMA_WGSL}{HAND_WGSL}"),
             entry: "main".into(),
             groups: quads.threadgroups,
             buffers: vec![(0, &rgba), (1, &gray), (2, &size)],
