@@ -954,8 +954,14 @@ fn bit_fields_this_translator_does_not_lay_out_are_refused() {
 fn null_pointers_outside_comparisons_are_located() {
     assert_error(
         "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  device float* p = nullptr;\n  if (i > 2) p = o;\n}\n",
+        5,
+        14,
+        "`p` is null from its declaration (or from every call of this specialisation); it cannot be made to point at memory later",
+    );
+    assert_error(
+        "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  device float* p = i > 2 ? o : nullptr;\n}\n",
         4,
-        21,
+        33,
         "a null pointer is not supported here: a WGSL pointer always points to a variable",
     );
 }

@@ -112,6 +112,13 @@ enum ArgKey {
     /// access path from the global, `None` for a `u32` index passed; `true`:
     /// the path ends at an array and a `u32` element index is passed too.
     GlobalPath(naga::Handle<naga::GlobalVariable>, Vec<Option<u32>>, bool),
+    /// A `thread` pointer into a local array of this length (`vals` for a
+    /// `thread T*` parameter, `vals + 2`): passed as a pointer to the whole
+    /// array and a `u32` element index.
+    ThreadArray(u32),
+    /// `nullptr` for a pointer parameter: nothing is passed, and the
+    /// specialisation knows the parameter is null.
+    Null,
 }
 
 /// Lowering state: the program being lowered, the settings of the whole

@@ -582,7 +582,21 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         }
         ExprKind::Unary(op, inner) => unary(*op, &eval(program, inner)?).ok_or_else(not_const),
         ExprKind::Binary(op, a, b) => {
-            binary_values(program, *op, &eval(program, a)?, &eval(program, b)?, e.span)
+            let left = eval(program, a)?;
+            // `!is_complex_v<U> && is_lane_convertible_v<U, T>`: the right
+            // operand of `&&`/`||` is not evaluated when the left decides
+            // ([expr.log.and]), in a constant expression too.
+            let decided = match op {
+                ast::BinaryOp::LogicalAnd => Some(false),
+                ast::BinaryOp::LogicalOr => Some(true),
+                _ => None,
+            };
+            if let (Some(d), Some(x)) = (decided, left.as_f64()) {
+                if (x != 0.0) == d && matches!(left.ty(), Type::Scalar(_)) {
+                    return Ok(ConstValue::Bool(d));
+                }
+            }
+            binary_values(program, *op, &left, &eval(program, b)?, e.span)
         }
         ExprKind::Ternary(c, a, b) => {
             let c = eval(program, c)?.as_f64().ok_or_else(not_const)?;

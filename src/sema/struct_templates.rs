@@ -424,6 +424,19 @@ impl<'a> Program<'a> {
                     if let Templated::Function(f) = &mut t.item {
                         f.name.name = rename_member(&f.name.name, name, instance);
                         subst.function(f);
+                        // Its parameters' defaults may use the struct's
+                        // (`typename = enable_if_t<is_convertible_v<U, T>>`).
+                        for p in &mut t.params {
+                            match &mut p.kind {
+                                ast::TemplateParamKind::Type(Some(ts))
+                                | ast::TemplateParamKind::Value(ts, None) => subst.ty(ts),
+                                ast::TemplateParamKind::Value(ts, Some(e)) => {
+                                    subst.ty(ts);
+                                    subst.expr(e);
+                                }
+                                _ => {}
+                            }
+                        }
                     }
                 }
                 Item::Struct(s) => {

@@ -39,6 +39,7 @@ fn value_trait(path: &[String]) -> Option<&str> {
     matches!(
         name,
         "is_same"
+            | "is_convertible"
             | "is_floating_point"
             | "is_integral"
             | "is_signed"
@@ -48,6 +49,22 @@ fn value_trait(path: &[String]) -> Option<&str> {
             | "is_vector"
     )
     .then_some(name)
+}
+
+/// `is_convertible<From, To>` ([meta.rel]) where it needs no overload
+/// resolution: any scalar converts to any scalar and is broadcast to any
+/// vector (MSL §2.12); a vector converts only to its own type (conversions
+/// between vector types are explicit); any type to itself. `None` for a
+/// struct to another type, or another type to a struct.
+fn implicitly_convertible(from: &Type, to: &Type) -> Option<bool> {
+    if from == to {
+        return Some(true);
+    }
+    match (from, to) {
+        (Type::Scalar(_), Type::Scalar(_) | Type::Vector(..)) => Some(true),
+        (Type::Vector(..), Type::Scalar(_) | Type::Vector(..)) => Some(false),
+        _ => None,
+    }
 }
 
 impl Program<'_> {
@@ -84,7 +101,11 @@ impl Program<'_> {
         let Some(name) = value_trait(path) else {
             return Ok(None);
         };
-        let arity = if name == "is_same" { 2 } else { 1 };
+        let arity = if matches!(name, "is_same" | "is_convertible") {
+            2
+        } else {
+            1
+        };
         if args.len() != arity {
             return Err(Error::coded(
                 Code::Template,
@@ -102,6 +123,21 @@ impl Program<'_> {
         };
         Ok(Some(match name {
             "is_same" => ty == self.trait_arg_type(&args[1])?,
+            "is_convertible" => {
+                let to = self.trait_arg_type(&args[1])?;
+                implicitly_convertible(&ty, &to).ok_or_else(|| {
+                    Error::coded(
+                        Code::NotConstant,
+                        span,
+                        format!(
+                            "`is_convertible` from `{}` to `{}` is not evaluated at translation time",
+                            self.display(&ty),
+                            self.display(&to)
+                        ),
+                    )
+                    .note("only scalar and vector types, and a type to itself, are classified; a struct's converting constructors and conversion operators are not")
+                })?
+            }
             "is_floating_point" => scalar.is_some_and(Scalar::is_float),
             "is_integral" => scalar.is_some_and(|s| s.is_integer() || s == Scalar::Bool),
             "is_signed" => scalar.is_some_and(|s| s.is_float() || s.is_signed_integer()),

@@ -18,6 +18,10 @@ pub(in crate::lower) struct FnCtx {
     /// The return type is `auto`, not yet deduced: the first `return`
     /// gives it (C++ [dcl.spec.auto]); `return_type` is `void` until then.
     pub deduce_return: bool,
+    /// The reference parameter every `return` returns (`return a;` in
+    /// `thread S& operator+=(thread S& a, S b)`): the helper returns
+    /// nothing, and its call is that argument (`cxx/functions.rs`).
+    pub returned_parameter: Option<String>,
     /// Enclosing loops (for `continue`) and loops or switches (for `break`).
     pub loops: usize,
     /// Enclosing switches.
@@ -125,6 +129,7 @@ impl FnCtx {
             scopes: vec![HashMap::new()],
             return_type,
             deduce_return: false,
+            returned_parameter: None,
             loops: 0,
             breakables: 0,
             uses_barrier: false,

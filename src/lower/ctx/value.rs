@@ -71,6 +71,11 @@ pub(in crate::lower) enum Value {
     /// index in a `u32` variable (`metal/pointer_objects.rs`). Only an
     /// [`Aggregate`] holds one; reading the member loads it as a `Ptr`.
     Cell(PtrCell),
+    /// A null pointer: `nullptr` itself (`None`), or a pointer parameter or
+    /// variable of this type that every call reaching this specialisation
+    /// gave `nullptr` (`ArgKey::Null`). It has no WGSL value; comparisons
+    /// with it and its truth fold at translation time.
+    Null(Option<crate::types::Pointer>),
 }
 
 /// A pointer member of a local struct object whose target moves
@@ -178,6 +183,9 @@ pub(in crate::lower) enum Local {
         /// Its type (`int` or `uint`).
         index_ty: Type,
     },
+    /// A pointer parameter or variable known to be null (see
+    /// [`Value::Null`]).
+    Null(crate::types::Pointer),
     /// A pointer variable declared without an initializer
     /// (`const device T* row;`): its first assignment fixes the root and
     /// makes it a [`Local::PtrVar`] of the same index variable.
@@ -255,5 +263,9 @@ pub(in crate::lower) fn arg_type(v: &Value) -> Type {
             Some(p) => Type::Pointer(p.clone()),
             None => a.ty.clone(),
         },
+        Value::Null(Some(p)) => Type::Pointer(Box::new(p.clone())),
+        // `std::nullptr_t`: overload resolution takes `void` for it (no
+        // other argument has that type) and converts it to any pointer.
+        Value::Null(None) => Type::Void,
     }
 }

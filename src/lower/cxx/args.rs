@@ -79,6 +79,15 @@ impl Lowerer<'_, '_> {
             {
                 false
             }
+            // Nor is a whole local array, which decays for a `thread T*`
+            // parameter (`functions.rs`); one passed by value is loaded
+            // when passed.
+            Value::Place(p)
+                if matches!(p.ty, Type::Array(..))
+                    && matches!(fx.expr(p.ptr), naga::Expression::LocalVariable(_)) =>
+            {
+                false
+            }
             Value::Place(p) => !contains_atomic(&p.ty) && !matches!(p.ty, Type::Atomic(_)),
             Value::Bytes(b) => !contains_atomic(&b.ty) && !matches!(b.ty, Type::Atomic(_)),
             Value::Swizzle(..) | Value::BytesSwizzle(..) => true,

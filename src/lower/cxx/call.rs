@@ -647,7 +647,15 @@ impl Lowerer<'_, '_> {
         if let Type::Texture(target) = &ty {
             return self.texture_cast(fx, target, inner, span);
         }
-        let (h, t) = self.rvalue(fx, inner)?;
+        let v = self.expr(fx, inner)?;
+        // A struct object where it is: its conversion function for that
+        // address space (`operator U() const device`).
+        if kind != CastKind::AsType {
+            if let Some((h, _)) = self.conversion_function(fx, &v, &ty, true, span)? {
+                return Ok(Value::Rv(h, ty));
+            }
+        }
+        let (h, t) = self.load(fx, v, inner.span)?;
         if kind == CastKind::AsType {
             return self.as_type(fx, h, &t, &ty, span);
         }

@@ -57,7 +57,7 @@ impl Lowerer<'_, '_> {
                         "a scalar conversion takes one argument",
                     ));
                 };
-                if !matches!(t, Type::Scalar(_)) {
+                if !matches!(t, Type::Scalar(_) | Type::Struct(_)) {
                     return Err(Error::coded(
                         Code::TypeMismatch,
                         span,
@@ -113,7 +113,8 @@ impl Lowerer<'_, '_> {
     ) -> Result<Value> {
         let ty = Type::Vector(s, n);
         if let [(h, t)] = vals.as_slice() {
-            if matches!(t, Type::Scalar(_)) || t.vector_size() == Some(n) {
+            // A struct through its conversion function (`float2(c)`).
+            if matches!(t, Type::Scalar(_) | Type::Struct(_)) || t.vector_size() == Some(n) {
                 return Ok(Value::Rv(self.convert(fx, *h, t, &ty, true, span)?, ty));
             }
             // `float3(float4)`: Metal's compiler takes the leading

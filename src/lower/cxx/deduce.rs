@@ -127,6 +127,10 @@ impl Lowerer<'_, '_> {
                 ty: Type::Pointer(Box::new(c.ty)),
                 space: None,
             },
+            Value::Null(p) => Typed {
+                ty: crate::lower::ctx::value::arg_type(&Value::Null(p)),
+                space: None,
+            },
         });
         drop(fx.close());
         crate::lower::cxx::members::neutralize_results(fx, start);

@@ -204,6 +204,8 @@ impl Lowerer<'_, '_> {
         let mut keys = Vec::new();
         let mut arguments = Vec::new();
         let mut copied_back = Vec::new();
+        let returned = self.returned_parameter(f);
+        let returned_value = returned.and_then(|k| args.get(k)).map(|a| a.value.clone());
         let mut given = args.into_iter();
         for p in &f.params {
             let pty = self.program.param_type(p)?;
@@ -243,7 +245,10 @@ impl Lowerer<'_, '_> {
             arguments.extend(arg);
         }
         let function = self.function(index, keys, span)?;
-        let ret = self.return_type(index, f)?;
+        let ret = match returned_value {
+            Some(_) => Type::Void,
+            None => self.return_type(index, f)?,
+        };
         let result = if ret == Type::Void {
             None
         } else {
@@ -269,9 +274,10 @@ impl Lowerer<'_, '_> {
                 );
             }
         }
-        Ok(match result {
-            Some(h) => Value::Rv(h, ret),
-            None => Value::Void,
+        Ok(match (result, returned_value) {
+            (Some(h), _) => Value::Rv(h, ret),
+            (None, Some(v)) => v,
+            (None, None) => Value::Void,
         })
     }
 
@@ -303,6 +309,39 @@ impl Lowerer<'_, '_> {
             out.push((pty, arg));
         }
         Ok(out)
+    }
+
+    /// The reference parameter (its index) that every `return` of `f`
+    /// returns by name, when `f` returns a reference (`thread S&
+    /// operator+=(thread S& a, S b) { ..; return a; }`): the call is that
+    /// argument's place, which the caller already has, so the helper need
+    /// return nothing (WGSL functions cannot return pointers).
+    fn returned_parameter(&self, f: &FunctionDecl) -> Option<usize> {
+        if !f
+            .ret
+            .ptr_ops
+            .contains(&crate::syntax::ast::PtrOp::Reference)
+        {
+            return None;
+        }
+        let mut names = Vec::new();
+        returned_names(&f.body.as_ref()?.stmts, &mut names)?;
+        let first = names.first()?;
+        if names.iter().any(|n| n != first) {
+            return None;
+        }
+        let k = f
+            .params
+            .iter()
+            .position(|p| p.name.as_ref().is_some_and(|n| n.name == *first))?;
+        let pty = self.program.param_type(&f.params[k]).ok()?;
+        let rty = self.program.resolve_type(&f.ret).ok()?;
+        match (pty, rty) {
+            (Type::Pointer(p), Type::Pointer(r)) if p.is_reference && p.pointee == r.pointee => {
+                Some(k)
+            }
+            _ => None,
+        }
     }
 
     /// A `thread` pointer or reference to a part of a variable (`&s.x`,
@@ -367,6 +406,20 @@ impl Lowerer<'_, '_> {
             )
         };
         match (&v, pp.space) {
+            // `nullptr`, or a pointer known to be null: nothing is passed,
+            // the specialisation knows the parameter is null.
+            (Value::Null(_), _) if !pp.is_reference => Ok((ArgKey::Null, None)),
+            // A read-only reference to a value that is no WGSL place (a
+            // program-scope `constant` scalar, which WGSL holds as a
+            // `const`, or a temporary): nothing can change what it refers
+            // to, so the callee reads the same from a copy.
+            (Value::Rv(h, t), _)
+                if pp.is_reference && (pp.is_const || pp.space == AddressSpace::Constant) =>
+            {
+                let (h, t) = (*h, t.clone());
+                let value = self.convert(fx, h, &t, &pp.pointee, false, a.span)?;
+                Ok((ArgKey::Value, Some(value)))
+            }
             (Value::Ptr(p), AddressSpace::Device | AddressSpace::Constant) if !pp.is_reference => {
                 match p.root {
                     PtrRoot::Buffer(g) | PtrRoot::Bytes(g) => {
@@ -443,6 +496,65 @@ impl Lowerer<'_, '_> {
             span,
         );
         Ok((ArgKey::Thread, Some(copy)))
+    }
+
+    /// A `thread` pointer parameter given a local array (which decays to a
+    /// pointer to its first element, [conv.array]) or a pointer into one
+    /// (`vals + 2`): passed as the whole array and the element index
+    /// (`ArgKey::ThreadArray`). `None` for any other argument.
+    pub(in crate::lower) fn thread_array_argument(
+        &mut self,
+        fx: &mut FnCtx,
+        pp: &crate::types::Pointer,
+        a: &Arg,
+    ) -> Option<(ArgKey, Vec<Handle<Expression>>)> {
+        if pp.is_reference || pp.space != AddressSpace::Thread {
+            return None;
+        }
+        let (base, index) = match &a.value {
+            Value::Place(place) => {
+                let Type::Array(e, _) = &place.ty else {
+                    return None;
+                };
+                if e.unpacked() != pp.pointee.unpacked() || !(place.writable || pp.is_const) {
+                    return None;
+                }
+                (place.ptr, self.u32_lit(fx, 0, a.span))
+            }
+            Value::Ptr(p) if p.pointee.unpacked() == pp.pointee.unpacked() => match p.root {
+                PtrRoot::Place(base, true) if !p.is_const || pp.is_const => (base, p.index),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let n = self.thread_array_length(fx, base)?;
+        Some((ArgKey::ThreadArray(n), vec![base, index]))
+    }
+
+    /// The length of the array that `thread` pointer expression `base`
+    /// designates when it is a whole local variable or a parameter passed
+    /// as `ArgKey::ThreadArray`; `None` otherwise (a part of a variable:
+    /// naga's SPIR-V writer cannot take a call argument that is an access
+    /// chain).
+    fn thread_array_length(&self, fx: &FnCtx, base: Handle<Expression>) -> Option<u32> {
+        let types = &self.global.module.types;
+        let ty = match *fx.expr(base) {
+            Expression::LocalVariable(v) => fx.function.local_variables[v].ty,
+            Expression::FunctionArgument(i) => {
+                match types[fx.function.arguments[i as usize].ty].inner {
+                    naga::TypeInner::Pointer { base, .. } => base,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        match types[ty].inner {
+            naga::TypeInner::Array {
+                size: naga::ArraySize::Constant(n),
+                ..
+            } => Some(n.get()),
+            _ => None,
+        }
     }
 
     /// How a texture or sampler argument `a` is passed to a parameter of
@@ -603,7 +715,11 @@ impl Lowerer<'_, '_> {
         if is_auto(&f.ret) {
             return self.build_auto_function(index, keys);
         }
-        let ret = self.program.resolve_type(&f.ret)?;
+        let mut ret = self.program.resolve_type(&f.ret)?;
+        let returned = self.returned_parameter(f);
+        if returned.is_some() {
+            ret = Type::Void;
+        }
         if matches!(ret, Type::Pointer(_)) {
             return Err(Error::coded(
                 Code::Unsupported,
@@ -620,6 +736,8 @@ impl Lowerer<'_, '_> {
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
         fx.owner = self.owner_struct(&f.name.name);
         self.enter_class_scope(&fx);
+        fx.returned_parameter =
+            returned.map(|k| f.params[k].name.as_ref().expect("named").name.clone());
         // A helper of a fragment function samples with implicit derivatives
         // and may discard, as the function itself does (MSL §6.12, §6.11).
         fx.fragment = self.entry.fragment_rules();
@@ -780,6 +898,17 @@ impl Lowerer<'_, '_> {
             .map(|n| n.name.clone())
             .unwrap_or_else(|| "_unnamed".into());
         let local = match (key, pty) {
+            // A read-only reference bound to a copy (`argument`).
+            (ArgKey::Value, Type::Pointer(pp)) if pp.is_reference => {
+                match self.value_parameter(fx, &pname, &pp.pointee, span)? {
+                    Local::Var { var, ty, .. } => Local::Var {
+                        var,
+                        ty,
+                        is_const: true,
+                    },
+                    other => other,
+                }
+            }
             (ArgKey::Value, _) => self.value_parameter(fx, &pname, pty, span)?,
             (ArgKey::Resource(ty), _) => {
                 let th = self.naga_type(ty, span)?;
@@ -797,6 +926,10 @@ impl Lowerer<'_, '_> {
             }
             (ArgKey::Global(g), Type::Pointer(pp)) => self.global_parameter(fx, *g, pp, span),
             (ArgKey::Thread, Type::Pointer(pp)) => self.thread_parameter(fx, &pname, pp, span)?,
+            (ArgKey::Null, Type::Pointer(pp)) => Local::Null((**pp).clone()),
+            (ArgKey::ThreadArray(n), Type::Pointer(pp)) => {
+                self.thread_array_parameter(fx, &pname, pp, *n, span)?
+            }
             _ => {
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -918,6 +1051,40 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// A `thread` pointer parameter given a local array of `n` elements
+    /// (`ArgKey::ThreadArray`): a naga `function` pointer to the array and
+    /// the element index.
+    fn thread_array_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        pp: &crate::types::Pointer,
+        n: u32,
+        span: Span,
+    ) -> Result<Local> {
+        let array = self.naga_type(&Type::Array(Box::new(pp.pointee.clone()), n), span)?;
+        let ty = self.global.module.types.insert(
+            naga::Type {
+                name: None,
+                inner: naga::TypeInner::Pointer {
+                    base: array,
+                    space: naga::AddressSpace::Function,
+                },
+            },
+            naga::Span::UNDEFINED,
+        );
+        let arg = function_argument(fx, pname.to_string(), ty, span);
+        let u32_ty = self.naga_type(&Type::UINT, span)?;
+        let index = function_argument(fx, format!("{pname}_element"), u32_ty, span);
+        Ok(Local::Ptr(PtrValue {
+            root: PtrRoot::Place(arg, true),
+            index,
+            pointee: pp.pointee.clone(),
+            space: pp.space,
+            is_const: pp.is_const,
+        }))
+    }
+
     /// A `thread` pointer or reference parameter: a naga `function` pointer.
     fn thread_parameter(
         &mut self,
@@ -1034,3 +1201,40 @@ fn function_argument(
 /// A part of a variable passed by reference through a copy: (the place, the
 /// copy's pointer, whether the copy is written back after the call).
 type PartCopy = (Handle<Expression>, Handle<Expression>, bool);
+
+/// The names every `return` in `stmts` returns (`return a;`), appended to
+/// `names`; `None` if one returns something else, or nothing.
+fn returned_names(stmts: &[crate::syntax::ast::Stmt], names: &mut Vec<String>) -> Option<()> {
+    use crate::syntax::ast::{StmtKind, SwitchItem};
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Block(b) => returned_names(&b.stmts, names)?,
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                returned_names(std::slice::from_ref(then), names)?;
+                if let Some(o) = otherwise {
+                    returned_names(std::slice::from_ref(o), names)?;
+                }
+            }
+            StmtKind::For { body, .. }
+            | StmtKind::RangeFor { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::DoWhile { body, .. } => returned_names(std::slice::from_ref(body), names)?,
+            StmtKind::Switch { items, .. } => {
+                for item in items {
+                    if let SwitchItem::Stmt(s) = item {
+                        returned_names(std::slice::from_ref(s), names)?;
+                    }
+                }
+            }
+            StmtKind::Return(Some(Expr {
+                kind: ExprKind::Name(path),
+                ..
+            })) if path.len() == 1 => names.push(path[0].clone()),
+            StmtKind::Return(_) => return None,
+            _ => {}
+        }
+    }
+    Some(())
+}

@@ -278,7 +278,7 @@ impl Lowerer<'_, '_> {
         all.extend(&twins);
         // Member function templates: overload resolution with the object
         // as the first argument, as for a plain member function.
-        let templates = self.program.function_templates(&key).to_vec();
+        let templates = self.template_members_for(&key, space);
         if !templates.is_empty() {
             // A template may take its object by non-const reference
             // (`T operator()(T x) thread`), which a temporary binds once
@@ -404,6 +404,38 @@ impl Lowerer<'_, '_> {
 
     /// The const member functions among `consts` that apply to an object in
     /// address space `space`, the best fitting ones only.
+    /// The member function templates named `key` that apply to an object
+    /// in `space`: those whose object is qualified with that space when
+    /// there are any (`operator U() const device`), else the unqualified
+    /// ones (or, without those, all), as [`Self::const_members_for`]
+    /// chooses plain ones.
+    fn template_members_for(&self, key: &str, space: AddressSpace) -> Vec<usize> {
+        let all = self.program.function_templates(key).to_vec();
+        let object_space = |t: usize| {
+            let f = crate::sema::templates::template_function(self.program.templates[t]);
+            f.params.first().and_then(|p| p.ty.space).map(|s| s.0)
+        };
+        let exact: Vec<usize> = all
+            .iter()
+            .copied()
+            .filter(|&t| object_space(t).is_some_and(|s| same_space(s, space)))
+            .collect();
+        if !exact.is_empty() {
+            return exact;
+        }
+        let unqualified: Vec<usize> = all
+            .iter()
+            .copied()
+            .filter(|&t| object_space(t).is_none())
+            .collect();
+        // Otherwise every one, overload resolution telling them apart.
+        if unqualified.is_empty() {
+            all
+        } else {
+            unqualified
+        }
+    }
+
     fn const_members_for(&self, consts: Vec<usize>, space: AddressSpace) -> Vec<usize> {
         // Const members qualified with an address space (`const device`)
         // apply to objects in that space only, and before unqualified ones.
@@ -564,6 +596,23 @@ impl Lowerer<'_, '_> {
             .map(Some)
     }
 
+    /// Whether one of constructors `list` of `ty` takes a `ty` (by value or
+    /// reference) as its only required argument: a user copy constructor.
+    fn declares_copy(&self, list: &[usize], ty: &Type) -> bool {
+        list.iter().any(|&i| {
+            let f = self.program.functions[i];
+            let required: Vec<_> = f.params.iter().filter(|p| p.default.is_none()).collect();
+            let [p] = required.as_slice() else {
+                return false;
+            };
+            match self.program.param_type(p) {
+                Ok(Type::Pointer(pp)) => pp.is_reference && pp.pointee == *ty,
+                Ok(t) => t == *ty,
+                Err(_) => false,
+            }
+        })
+    }
+
     /// `S(args)` when `S` declares constructors.
     pub(in crate::lower) fn call_constructor(
         &mut self,
@@ -580,6 +629,31 @@ impl Lowerer<'_, '_> {
         let list = self.user_functions(&key);
         // Constructor templates compete with the plain constructors.
         let templates = self.program.function_templates(&key).to_vec();
+        // `S(s)`: the implicitly declared copy constructor, which a
+        // template never hides ([class.copy.ctor]/5: a template is never a
+        // copy constructor) and which beats one as a non-template; the
+        // built-in construction copies (`construct.rs`).
+        if !templates.is_empty() && args.len() == 1 && !self.declares_copy(&list, ty) {
+            // The argument is lowered once, for the copy or the call.
+            let arg = self.lower_arg(fx, &args[0], false)?;
+            if arg.ty == *ty {
+                let (h, t) = self.load(fx, arg.value, arg.span)?;
+                return Ok(Some(Value::Rv(h, t)));
+            }
+            return self
+                .call_overloaded(
+                    fx,
+                    &sname,
+                    &list,
+                    &templates,
+                    &[],
+                    vec![arg],
+                    &[] as &[Expr],
+                    span,
+                    span,
+                )
+                .map(Some);
+        }
         if !templates.is_empty() {
             return self
                 .call_overloaded(
@@ -600,6 +674,101 @@ impl Lowerer<'_, '_> {
         }
         self.call_user(fx, &sname, &list, Vec::new(), args, span, span)
             .map(Some)
+    }
+
+    /// Struct object `value` (a value, or the object where it is, whose
+    /// address space chooses among qualified members) converted to the
+    /// non-struct type `to` by one of its conversion functions ([class.conv.fct]:
+    /// `operator float() const`): the one returning `to` exactly, else the
+    /// only one returning a scalar or vector type that converts to `to`
+    /// (implicitly, unless `explicit`). `None` when `from` has none that
+    /// applies. Conversion function templates (`template <typename U>
+    /// operator U()`) are not considered.
+    pub(in crate::lower) fn conversion_function(
+        &mut self,
+        fx: &mut FnCtx,
+        value: &Value,
+        to: &Type,
+        explicit: bool,
+        span: Span,
+    ) -> Result<Option<(naga::Handle<naga::Expression>, Type)>> {
+        let from = &crate::lower::ctx::value::arg_type(value);
+        let (Type::Struct(id), false) = (from, matches!(to, Type::Struct(_))) else {
+            return Ok(None);
+        };
+        if !matches!(value, Value::Rv(..) | Value::Place(_) | Value::Bytes(_)) {
+            return Ok(None);
+        }
+        let prefix = member_name(self.program.struct_name(*id), "operator ");
+        let mut candidates: Vec<(String, Type)> = Vec::new();
+        for (name, symbol) in &self.program.symbols {
+            let (Some(_), Symbol::Functions(list)) = (name.strip_prefix(&prefix), symbol) else {
+                continue;
+            };
+            let Some(&i) = list.first() else { continue };
+            let f = self.program.functions[i];
+            if !f.params.iter().skip(1).all(|p| p.default.is_some()) {
+                continue;
+            }
+            if let Ok(ret) = self.program.resolve_type(&f.ret) {
+                candidates.push((name[prefix.len() - "operator ".len()..].to_string(), ret));
+            }
+        }
+        candidates.sort_by(|a, b| a.0.cmp(&b.0));
+        let exact = candidates.iter().find(|(_, ret)| ret == to);
+        let converting: Vec<_> = candidates
+            .iter()
+            .filter(|(_, ret)| match (ret, to) {
+                (Type::Scalar(_), Type::Scalar(_) | Type::Vector(..)) => true,
+                (Type::Vector(_, a), Type::Vector(_, b)) => explicit && a == b,
+                _ => false,
+            })
+            .collect();
+        let object = Arg {
+            ty: from.clone(),
+            value: value.clone(),
+            span,
+        };
+        let (name, targs) = match (exact, converting.as_slice()) {
+            (Some(c), _) => (c.0.clone(), Vec::new()),
+            (None, [c]) => (c.0.clone(), Vec::new()),
+            _ => match self.conversion_template(&prefix) {
+                // `template <typename U, ..> operator U()`: `U` is `to`,
+                // its constraints checked as the template is instantiated.
+                Some(name) => (
+                    name,
+                    vec![ast::TemplateArg::Type(self.program.type_spec_of(to, span)?)],
+                ),
+                None => return Ok(None),
+            },
+        };
+        let method = Ident { name, span };
+        let v = self.call_member_explicit(fx, object, &method, &targs, &[] as &[Expr], span)?;
+        let (h, ret) = self.load(fx, v, span)?;
+        Ok(Some((
+            self.convert(fx, h, &ret, to, explicit, span)?,
+            to.clone(),
+        )))
+    }
+
+    /// The name (`operator U`) of a conversion function template among the
+    /// members named `prefix` (`S::operator `) whose type is its own first
+    /// template parameter; `None` when there is none.
+    fn conversion_template(&self, prefix: &str) -> Option<String> {
+        let mut names: Vec<&String> = self
+            .program
+            .template_names
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .collect();
+        names.sort();
+        names.into_iter().find_map(|key| {
+            let t = self.program.templates[*self.program.template_names[key].first()?];
+            let f = crate::sema::templates::template_function(t);
+            let first = t.params.first()?;
+            (f.ret.path == [first.name.name.clone()] && f.ret.ptr_ops.is_empty())
+                .then(|| key[prefix.len() - "operator ".len()..].to_string())
+        })
     }
 
     /// The value `h` of type `from` converted to struct type `to` by one of

@@ -335,6 +335,13 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
             pointer_rank(p, a)
         }
         (Type::Pointer(p), _) if p.is_reference => reference_rank(p, arg),
+        // `nullptr` (typed `void`, `args.rs`): a null pointer conversion
+        // ([conv.ptr]/1) to any pointer.
+        (Type::Pointer(_), Type::Void) => Some(Rank {
+            category: CONVERSION,
+            kind: Passing::Pointer,
+            adjusted: false,
+        }),
         // An array lvalue for a pointer to its elements ([conv.array], an
         // exact match): a `threadgroup` array passed as `threadgroup T*`.
         (Type::Pointer(p), Type::Array(e, _))
@@ -385,7 +392,12 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
         }
         None => false,
     };
-    if !direct && !p.is_const {
+    // A temporary lives in `thread` memory (or, a program-scope constant,
+    // in `constant` memory): a `device` or `threadgroup` reference cannot
+    // bind one (the `device` twin of a `const` member function does not
+    // take a temporary object).
+    let temporary_space = matches!(p.space, AddressSpace::Thread | AddressSpace::Constant);
+    if !(direct || (p.is_const && temporary_space)) {
         return None;
     }
     let category = match direct {

@@ -52,16 +52,24 @@ impl Lowerer<'_, '_> {
         match b {
             Value::Ptr(p) => {
                 let offset = uint_index(fx, hi, &ti, span);
+                // A pointer to a single object (a `thread float* x` given
+                // `&sum`, as MLX's `threadgroup_sum<N = 1>` loops over
+                // `x[i]`): the only index inside the object is 0, any other
+                // is undefined in Metal, so every index reaches the object
+                // (as WGSL's own out-of-bounds rule lands on some element
+                // of the object indexed). A constant index other than 0 is
+                // refused: it is always outside.
                 if !matches!(
                     p.root,
                     PtrRoot::Buffer(_) | PtrRoot::Bytes(_) | PtrRoot::Place(_, true)
-                ) && !is_zero_literal(fx, offset)
+                ) && is_nonzero_literal(fx, offset)
                 {
                     return Err(Error::coded(
-                        Code::Unsupported,
-                        span,
-                        "indexing a pointer to a single object is not supported",
-                    ));
+                        Code::IndexOutOfBounds,
+                        index.span,
+                        "this index is outside the single object the pointer points to",
+                    )
+                    .note("the pointer was given one object (`&x`), not an array; only index 0 reaches it"));
                 }
                 let index = self.ptr_advance(fx, &p, offset, false, span);
                 Ok(self.element_value(fx, &PtrValue { index, ..p }, span))
@@ -101,6 +109,7 @@ impl Lowerer<'_, '_> {
                 self.read_cell(fx, &element, span)
             }
             Value::Cell(_) => unreachable!("a pointer member is read through its aggregate"),
+            Value::Null(_) => Err(crate::lower::metal::buffer_pointers::null_use(base_span)),
         }
     }
 
@@ -333,7 +342,7 @@ impl Lowerer<'_, '_> {
             Value::BytesSwizzle(b, c) => {
                 Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
             }
-            Value::Ptr(_) | Value::Cell(_) => {
+            Value::Ptr(_) | Value::Cell(_) | Value::Null(_) => {
                 return Err(Error::coded(
                     Code::InvalidOperands,
                     span,
@@ -536,7 +545,8 @@ impl Lowerer<'_, '_> {
 
 /// A subscript `hi` of type `ti` as a `u32` (an `int` is reinterpreted).
 fn uint_index(fx: &mut FnCtx, hi: Handle<Expression>, ti: &Type, span: Span) -> Handle<Expression> {
-    // `short` and `char` are held in `i32`s too.
+    // `int`, and `short`/`char`, which are `i32` values too (64-bit
+    // indices are `u32` by now, `subscript`).
     if matches!(ti, Type::Scalar(s) if s.is_signed_integer()) {
         fx.add(
             Expression::As {
@@ -551,11 +561,12 @@ fn uint_index(fx: &mut FnCtx, hi: Handle<Expression>, ti: &Type, span: Span) -> 
     }
 }
 
-fn is_zero_literal(fx: &FnCtx, h: Handle<Expression>) -> bool {
+/// A literal index other than 0 (`p[1]`).
+fn is_nonzero_literal(fx: &FnCtx, h: Handle<Expression>) -> bool {
     match fx.expr(h) {
-        Expression::Literal(Literal::U32(0) | Literal::I32(0)) => true,
-        // `p[0]`: the `int` literal seen as `u32` (`uint_index`).
-        Expression::As { expr, .. } => is_zero_literal(fx, *expr),
+        Expression::Literal(Literal::U32(v)) => *v != 0,
+        Expression::Literal(Literal::I32(v)) => *v != 0,
+        Expression::As { expr, .. } => is_nonzero_literal(fx, *expr),
         _ => false,
     }
 }

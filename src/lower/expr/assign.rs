@@ -315,6 +315,9 @@ impl Lowerer<'_, '_> {
             return Some(self.first_pointer_assignment(fx, path.last()?, var, &ty, rhs, span));
         }
         let Some(Local::PtrVar { var, ptr }) = fx.lookup(path.last()?).cloned() else {
+            if let Some(Local::Null(_)) = fx.lookup(path.last()?) {
+                return Some(self.assign_null_pointer(fx, op, path, rhs, span));
+            }
             if let Some(Local::Ptr(_)) = fx.lookup(path.last()?) {
                 return Some(Err(Error::coded(
                     Code::Unsupported,
@@ -384,6 +387,35 @@ impl Lowerer<'_, '_> {
             );
             Ok(Value::Ptr(q))
         })())
+    }
+
+    /// `p = nullptr;` (nothing changes) or `p = q;`, `p += n` where `p` is
+    /// known to be null (`Local::Null`): refused, as naga has no storable
+    /// pointers and `p` has no object to point into.
+    fn assign_null_pointer(
+        &mut self,
+        fx: &mut FnCtx,
+        op: Option<BinaryOp>,
+        path: &[String],
+        rhs: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        if op.is_some() {
+            return Err(crate::lower::metal::buffer_pointers::null_use(span));
+        }
+        match self.expr(fx, rhs)? {
+            v @ Value::Null(_) => Ok(v),
+            _ => Err(Error::coded(
+                Code::Unsupported,
+                span,
+                format!(
+                    "`{}` is null from its declaration (or from every call of this specialisation); it cannot be made to point at memory later",
+                    path.join("::")
+                ),
+            )
+            .note("a pointer is translated as a buffer or object fixed at translation time plus an element index that may change")
+            .note("declare the pointer where it gets its object, or keep a `bool` saying whether it is set")),
+        }
     }
 
     /// `row = in + k;` for a pointer declared without an initializer: the

@@ -242,6 +242,7 @@ impl Lowerer<'_, '_> {
             }
             Value::Void => Err(Error::coded(Code::WrongKind, span, "expression has type `void` and no value")),
             Value::Agg(a) => Err(self.place_struct_value_error(&a.ty, span)),
+            Value::Null(_) => Err(null_pointer(span)),
             Value::Ptr(_) | Value::Cell(_) => Err(Error::coded(Code::WrongKind, span, "a pointer cannot be used as a value here").note(
                 "pointers are translated as a buffer plus an element index; they can be indexed, dereferenced, offset and passed to functions",
             )),
@@ -427,7 +428,7 @@ impl Lowerer<'_, '_> {
     fn name(&mut self, fx: &mut FnCtx, path: &[String], span: Span) -> Result<Value> {
         let name = path.last().map(String::as_str).unwrap_or_default();
         if path == ["nullptr"] {
-            return Err(null_pointer(span));
+            return Ok(Value::Null(None));
         }
         if path.len() == 1 {
             if let Some(Local::PendingPtr { .. }) = fx.lookup(name) {
@@ -580,6 +581,7 @@ impl Lowerer<'_, '_> {
             Local::Value(h, ty) => Value::Rv(h, ty),
             Local::Bytes(b) => Value::Bytes(b),
             Local::Ptr(p) => Value::Ptr(p),
+            Local::Null(p) => Value::Null(Some(p)),
             Local::Agg(a) => Value::Agg(a),
             Local::PtrVar { var, mut ptr } => {
                 let v = fx.add(Expression::LocalVariable(var), span);
@@ -643,6 +645,10 @@ impl Lowerer<'_, '_> {
             if let Some(v) = self.converting_construction(fx, (h, from), to, explicit, span)? {
                 return Ok(self.load(fx, v, span)?.0);
             }
+        }
+        let value = Value::Rv(h, from.clone());
+        if let Some((v, _)) = self.conversion_function(fx, &value, to, explicit, span)? {
+            return Ok(v);
         }
         self.check_conversion(from, to, explicit, span)?;
         if let (Type::Scalar(_), Type::Vector(s, n)) = (from, to) {
@@ -774,7 +780,15 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         e: &Expr,
     ) -> Result<(Handle<Expression>, Type)> {
-        let (h, t) = self.rvalue(fx, e)?;
+        let v = self.expr(fx, e)?;
+        // A pointer's truth: one the translation tracks designates an
+        // object, unless it is known to be null.
+        if let Value::Ptr(_) | Value::Null(Some(_)) = v {
+            let truth = matches!(v, Value::Ptr(_));
+            let h = fx.add(Expression::Literal(Literal::Bool(truth)), e.span);
+            return Ok((h, Type::BOOL));
+        }
+        let (h, t) = self.load(fx, v, e.span)?;
         match t {
             Type::Scalar(_) | Type::Vector(..) => {
                 let to = t.with_scalar(Scalar::Bool);
@@ -788,6 +802,26 @@ impl Lowerer<'_, '_> {
                     self.program.display(&t)
                 ),
             )),
+        }
+    }
+
+    /// The value of `bool` expression `h` when translation knows it: a
+    /// literal, or a module constant initialised with one.
+    pub(in crate::lower) fn known_truth(
+        &self,
+        fx: &FnCtx,
+        h: naga::Handle<naga::Expression>,
+    ) -> Option<bool> {
+        let literal = |e: &naga::Expression| match *e {
+            naga::Expression::Literal(naga::Literal::Bool(b)) => Some(b),
+            _ => None,
+        };
+        match *fx.expr(h) {
+            naga::Expression::Constant(c) => {
+                let init = self.global.module.constants[c].init;
+                literal(&self.global.module.global_expressions[init])
+            }
+            ref e => literal(e),
         }
     }
 
@@ -904,7 +938,7 @@ pub(in crate::lower) fn literal(v: &ConstValue) -> (Literal, Scalar) {
 /// `nullptr` where the translation has no pointer it could stand for: the
 /// comparisons with it, and `c ? p : nullptr` with a constant `c`, are
 /// handled where they are written.
-fn null_pointer(span: Span) -> Error {
+pub(in crate::lower) fn null_pointer(span: Span) -> Error {
     Error::coded(
         Code::Unsupported,
         span,

@@ -35,7 +35,11 @@ impl Lowerer<'_, '_> {
         // pointer to its first element, as in C++.
         let va = match (op, va) {
             (BinaryOp::Add | BinaryOp::Sub, Value::Place(p)) => {
-                match self.decayed_threadgroup_place(fx, &p, a.span) {
+                let decayed = match self.decayed_threadgroup_place(fx, &p, a.span) {
+                    Some(ptr) => Some(ptr),
+                    None => self.decayed_local_array(fx, &p, a.span),
+                };
+                match decayed {
                     Some(ptr) => Value::Ptr(ptr),
                     None => Value::Place(p),
                 }
@@ -44,6 +48,9 @@ impl Lowerer<'_, '_> {
         };
         if let Value::Ptr(p) = va {
             return self.pointer_arithmetic(fx, op, p, b, span);
+        }
+        if let Value::Null(_) = va {
+            return self.null_operand(fx, op, b, span);
         }
         let (ha, ta) = self.load(fx, va, a.span)?;
         let (hb, tb) = self.rvalue(fx, b)?;
@@ -334,6 +341,38 @@ impl Lowerer<'_, '_> {
 
     /// `&&` and `||`: short-circuit through a local when the right operand
     /// has side effects (naga evaluates every emitted expression).
+    /// `p == q`, `p != q`, `p + n` where `p` is known to be null: equal
+    /// only to another null pointer; arithmetic on it is refused.
+    fn null_operand(
+        &mut self,
+        fx: &mut FnCtx,
+        op: BinaryOp,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let equal = match op {
+            BinaryOp::Eq => true,
+            BinaryOp::Ne => false,
+            _ => return Err(crate::lower::metal::buffer_pointers::null_use(span)),
+        };
+        let vb = self.expr(fx, b)?;
+        let same = match vb {
+            Value::Null(_) => equal,
+            Value::Ptr(_) | Value::Agg(_) => !equal,
+            _ => {
+                return Err(Error::coded(
+                    Code::InvalidOperands,
+                    b.span,
+                    "comparison between a pointer and a non-pointer",
+                ))
+            }
+        };
+        Ok(Value::Rv(
+            fx.add(Expression::Literal(Literal::Bool(same)), span),
+            Type::BOOL,
+        ))
+    }
+
     pub(in crate::lower) fn logical(
         &mut self,
         fx: &mut FnCtx,
@@ -510,6 +549,38 @@ impl Lowerer<'_, '_> {
         Ok(Value::Rv(out, promoted))
     }
 
+    /// `c ? a : b` whose condition lowering found constant (`p ? p[0] : 0`
+    /// of a pointer known to be null, `kFlag ? x : y`): only the operand
+    /// taken is evaluated, as at run time, so a use of a null pointer in
+    /// the other is no error. The result has the operands' common type
+    /// when the other operand can be typed.
+    fn known_ternary(
+        &mut self,
+        fx: &mut FnCtx,
+        taken: bool,
+        a: &Expr,
+        b: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let (chosen, other) = if taken { (a, b) } else { (b, a) };
+        let value = self.expr(fx, chosen)?;
+        if matches!(value, Value::Ptr(_) | Value::Null(_) | Value::Agg(_)) {
+            return Ok(value);
+        }
+        let Ok(other_ty) = self.type_of(fx, other) else {
+            return Ok(value);
+        };
+        if crate::lower::ctx::value::arg_type(&value) == other_ty {
+            return Ok(value);
+        }
+        let (h, t) = self.load(fx, value, chosen.span)?;
+        let ty = self.common_type(&t, &other_ty, span)?;
+        Ok(Value::Rv(
+            self.convert(fx, h, &t, &ty, false, chosen.span)?,
+            ty,
+        ))
+    }
+
     pub(in crate::lower) fn ternary(
         &mut self,
         fx: &mut FnCtx,
@@ -528,6 +599,13 @@ impl Lowerer<'_, '_> {
             }
         }
         let (cond, ct) = self.condition(fx, c)?;
+        if let Some(taken) = self.known_truth(fx, cond) {
+            return self.known_ternary(fx, taken, a, b, span);
+        }
+        // A run-time choice of a null pointer: no WGSL value holds one.
+        if let Some(n) = [a, b].into_iter().find(|e| null(e)) {
+            return Err(crate::lower::expr::null_pointer(n.span));
+        }
         let guarded_read = ct == Type::BOOL && (reads_through_index(a) || reads_through_index(b));
         if has_side_effects(a) || has_side_effects(b) || guarded_read {
             if ct != Type::BOOL {

@@ -34,12 +34,16 @@ impl Lowerer<'_, '_> {
                 "indirection requires a pointer operand",
             ));
         }
-        let Value::Ptr(p) = v else {
-            return Err(Error::coded(
-                Code::InvalidOperands,
-                span,
-                "indirection requires a pointer operand",
-            ));
+        let p = match v {
+            Value::Ptr(p) => p,
+            Value::Null(_) => return Err(null_use(span)),
+            _ => {
+                return Err(Error::coded(
+                    Code::InvalidOperands,
+                    span,
+                    "indirection requires a pointer operand",
+                ))
+            }
         };
         Ok(self.element_value(fx, &p, span))
     }
@@ -248,7 +252,11 @@ impl Lowerer<'_, '_> {
         if is_null(b) {
             return self.null_comparison(fx, op, b, &p, span);
         }
-        let Value::Ptr(q) = self.expr(fx, b)? else {
+        let q = self.expr(fx, b)?;
+        if let Value::Null(_) = q {
+            return self.null_comparison(fx, op, b, &p, span);
+        }
+        let Value::Ptr(q) = q else {
             return Err(Error::coded(
                 Code::InvalidOperands,
                 b.span,
@@ -319,10 +327,11 @@ impl Lowerer<'_, '_> {
         )
     }
 
-    /// `p == nullptr`, `nullptr != p` (`a` or `b` is `nullptr`): an MSL
-    /// pointer here always designates an object (a pointer variable cannot
-    /// hold `nullptr`), so it is never null. `None` when neither operand is
-    /// `nullptr`.
+    /// `p == nullptr`, `nullptr != p` (`a` or `b` is `nullptr`): a pointer
+    /// the translation tracks either designates an object (never null) or
+    /// is known to be null (`Value::Null`: a parameter every call of this
+    /// specialisation gave `nullptr`), so the result is a constant. `None`
+    /// when neither operand is `nullptr`, or `op` is no comparison.
     pub(in crate::lower) fn null_operand_comparison(
         &mut self,
         fx: &mut FnCtx,
@@ -332,15 +341,18 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Option<Value>> {
         let (null, other) = match (is_null(a), is_null(b)) {
+            _ if !is_comparison(op) => return Ok(None),
             (true, _) => (a, b),
             (false, true) => (b, a),
             _ => return Ok(None),
         };
-        if is_null(other) {
+        let other_value = self.expr(fx, other)?;
+        if let Value::Null(_) = other_value {
+            // Both null: `nullptr == nullptr`, or a pointer known to be null.
             let equal = matches!(op, BinaryOp::Eq | BinaryOp::Le | BinaryOp::Ge);
             return Ok(Some(self.bool_value(fx, equal, span)));
         }
-        let Value::Ptr(p) = self.expr(fx, other)? else {
+        let Value::Ptr(p) = other_value else {
             return Err(Error::coded(
                 Code::InvalidOperands,
                 other.span,
@@ -612,6 +624,17 @@ fn is_comparison(op: BinaryOp) -> bool {
         op,
         BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
     )
+}
+
+/// A use of a pointer known to be null (`Value::Null`) that would reach
+/// memory through it: dereferencing, indexing or offsetting it.
+pub(in crate::lower) fn null_use(span: Span) -> Error {
+    Error::coded(
+        Code::InvalidOperands,
+        span,
+        "this pointer is null here: it cannot be dereferenced, indexed or offset",
+    )
+    .note("each call that passes `nullptr` for a pointer parameter gets a translation of the function where the parameter is known to be null; guard this use with `if (p)`, `p != nullptr` or a constant condition")
 }
 
 /// `nullptr` (also `NULL` after `#define NULL nullptr`, and `0` is not one).

@@ -647,6 +647,32 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// A whole local array (`vals` in `vals + 1`) as the `thread` pointer
+    /// to its first element it decays to; `None` for any other place (a
+    /// part of a variable cannot be passed on to a function, see
+    /// `functions.rs`).
+    pub(in crate::lower) fn decayed_local_array(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &Place,
+        span: Span,
+    ) -> Option<PtrValue> {
+        let Type::Array(elem, _) = &p.ty else {
+            return None;
+        };
+        if !matches!(fx.expr(p.ptr), Expression::LocalVariable(_)) {
+            return None;
+        }
+        let index = self.u32_lit(fx, 0, span);
+        Some(PtrValue {
+            root: PtrRoot::Place(p.ptr, true),
+            index,
+            pointee: (**elem).clone(),
+            space: AddressSpace::Thread,
+            is_const: !p.writable,
+        })
+    }
+
     /// How argument `a` is passed to a parameter of type `pty`: a struct of
     /// places member by member, a pointer into a non-buffer global as its
     /// path, anything else as [`Self::argument`] passes it.
@@ -726,6 +752,11 @@ impl Lowerer<'_, '_> {
                     PtrRoot::Global(g) => return Ok((ArgKey::Global(g), Vec::new())),
                     _ => {}
                 }
+            }
+        }
+        if let Type::Pointer(pp) = pty {
+            if let Some(passed) = self.thread_array_argument(fx, pp, &a) {
+                return Ok(passed);
             }
         }
         let (k, h) = self.argument(fx, pty, a)?;

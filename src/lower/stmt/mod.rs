@@ -140,6 +140,18 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<()> {
         let condition = self.scalar_condition(fx, cond)?;
+        // A condition known at translation time (`if (p)` of a pointer
+        // known to be null, `if (kFlag)` of a constant): the branch not
+        // taken never runs, so it is not translated, and a use there of a
+        // null pointer is no error (C++ only forbids evaluating one).
+        if let Some(taken) = self.known_truth(fx, condition) {
+            let taken = if taken { Some(then) } else { otherwise };
+            if let Some(taken) = taken {
+                let block = self.nested(fx, taken)?;
+                fx.push(Statement::Block(block), span);
+            }
+            return Ok(());
+        }
         let accept = self.nested(fx, then)?;
         let reject = match otherwise {
             Some(o) => self.nested(fx, o)?,
@@ -321,6 +333,15 @@ impl Lowerer<'_, '_> {
                 "a `return` before the end of a constructor of a struct holding pointers is not supported",
             )
             .note("such a constructor is translated in place, as no WGSL function can return pointers; let its body end without returning early"));
+        }
+        // `return a;` of the reference parameter the call stands for.
+        if let (Some(p), Some(ast::ExprKind::Name(path))) =
+            (&fx.returned_parameter, value.map(|e| &e.kind))
+        {
+            if path.len() == 1 && path[0] == *p {
+                fx.push(Statement::Return { value: None }, span);
+                return Ok(());
+            }
         }
         // The first `return x;` of an `auto` function gives its type.
         if let (true, Some(e)) = (fx.deduce_return, value) {
@@ -770,6 +791,23 @@ impl Lowerer<'_, '_> {
             }
             return Ok(Local::Ref(place));
         }
+        // `T* p = nullptr;`, `T* p = kArg ? q : nullptr;` with `kArg` false:
+        // a pointer known to be null, never reassigned (`expr/assign.rs`).
+        if let Value::Null(_) = v {
+            return Ok(Local::Null(p.clone()));
+        }
+        // `threadgroup T* Qs = Q_smem;`: an array decays to a pointer to
+        // its first element ([conv.array]).
+        let v = match v {
+            Value::Place(place) => match self.decayed_threadgroup_place(fx, &place, e.span) {
+                Some(ptr) => Value::Ptr(ptr),
+                None => match self.decayed_local_array(fx, &place, e.span) {
+                    Some(ptr) => Value::Ptr(ptr),
+                    None => Value::Place(place),
+                },
+            },
+            v => v,
+        };
         let Value::Ptr(q) = v else {
             return Err(Error::coded(
                 Code::InvalidInitializer,

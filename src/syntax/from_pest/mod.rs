@@ -221,6 +221,8 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
             Rule::member_def => items.extend(out_of_line::definition(pair)?),
             Rule::ctor_out_of_line => items.extend(out_of_line::constructor_definition(pair)?),
             Rule::global_decl => items.push(Item::Global(var_decl(pair)?)),
+            // Declares nothing the class did not (its initializer is there).
+            Rule::static_member_redecl => {}
             Rule::template_decl if out_of_line::is_template_member(&pair) => {
                 out_of_line::template_definition(pair, items)?
             }
@@ -894,6 +896,7 @@ pub(super) fn type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
                 ts.is_constexpr |= p.as_str() == "constexpr";
             }
             Rule::address_space => ts.space = Some((address_space(&p), span_of(&p))),
+            Rule::coherent_qual => return Err(coherent(&p)),
             // `(unsigned int)x`.
             Rule::multiword_type => {
                 ts.name_span = span_of(&p);
@@ -1124,4 +1127,21 @@ fn designated_init(pair: Pair<Rule>) -> Result<Init> {
         _ => Init::Expr(expr(value)?),
     };
     Ok(Init::Designated(member, Box::new(value), span))
+}
+
+/// `coherent(system)`, `coherent(device)` on a type: refused. WebGPU keeps
+/// no memory coherent while a dispatch runs, with the CPU or another device
+/// (`system`) or between workgroups (`device`): writes reach others at the
+/// end of the dispatch, or through atomics and barriers.
+fn coherent(p: &Pair<Rule>) -> Error {
+    let scope = p.clone().into_inner().nth(1).map_or("", |s| s.as_str());
+    let what = match scope {
+        "system" => "with the CPU and other devices",
+        _ => "between threadgroups",
+    };
+    Error::coded(
+        Code::NoWebGpuEquivalent,
+        span_of(p),
+        format!("`coherent({scope})` memory is not supported: WebGPU keeps no memory coherent {what} while a dispatch runs; a dispatch's writes are visible to the CPU and to later dispatches once it completes"),
+    )
 }
