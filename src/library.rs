@@ -473,8 +473,13 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         byte_stores: options.byte_stores,
         one_part_dispatch: options.one_part_dispatch,
         stage_in: options.stage_in.clone(),
+        // With syntax errors the report puts them and these in source
+        // order: it then shows the first of what lowering found before it
+        // stopped, as clang shows the first errors it met.
+        error_limit: options.error_limit.get(),
     };
     // Struct template instances are added to `tu` as analysis finds them used.
+    let mut rounds = lower::Rounds::default();
     let lowered = sema::struct_templates::analyze_until_complete(
         &mut tu,
         &options.function_constants,
@@ -482,7 +487,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
             if !errors.is_empty() {
                 return Err(errors);
             }
-            lower::lower(tu, program, &lower_options)
+            lower::lower(tu, program, &lower_options, &mut rounds)
         },
     );
     let mut lowered = match lowered {

@@ -11,6 +11,7 @@ mod entry;
 mod expr;
 mod metal;
 pub(crate) mod passes;
+mod rounds;
 mod stdlib;
 mod stmt;
 mod texture_types;
@@ -31,6 +32,7 @@ pub use metal::byte_stores::ByteStores;
 pub use metal::half_as_f32::HalfMode;
 pub use metal::simd_groups::SimdGroups;
 pub use metal::wide_integers::WideIntegers;
+pub use rounds::Rounds;
 /// The named constants of the Metal standard library (`M_PI_F`, `HALF_MAX`).
 pub(crate) use stdlib::constant as stdlib_constant;
 
@@ -70,6 +72,9 @@ pub struct Options {
     /// Where kernels' `[[stage_in]]` attributes are read (`None`: the
     /// packed default, `StageInputDescriptor::packed`).
     pub stage_in: Option<crate::stage_in::StageInputDescriptor>,
+    /// Lowering stops once it has more errors than this: the report shows
+    /// no more (`None`: every error is wanted).
+    pub error_limit: Option<usize>,
 }
 
 /// The lowered module and what reflection needs.
@@ -257,17 +262,27 @@ struct ModuleCtx {
 }
 
 /// Lowers every selected entry point of `tu`.
+///
+/// `rounds` is kept across the analysis rounds of one translation (see
+/// [`Rounds`]).
 pub fn lower<'a>(
     tu: &'a ast::TranslationUnit,
     program: &Program<'a>,
     options: &Options,
+    rounds: &mut Rounds,
 ) -> std::result::Result<Lowered, Vec<Error>> {
-    let (lowered, whole_matrices) = lower_module(tu, program, options, true);
+    let (mut lowered, mut whole_matrices) = lower_module(tu, program, options, true, rounds);
+    if rounds.must_lower_all(program) {
+        (lowered, whole_matrices) = lower_module(tu, program, options, true, rounds);
+    }
+    // A lowering that found struct template instances to declare is done
+    // again with them: only its instances count.
+    let whole_matrices = whole_matrices && !rounds::discovering(program);
     match whole_matrices {
         // A kernel fell back to native subgroups of unknown width, where
         // per-lane SIMD-group matrices would assume 32 lanes: every thread
         // holds whole matrices instead, right at any width.
-        true => lower_module(tu, program, options, false).0,
+        true => lower_module(tu, program, options, false, &mut Rounds::default()).0,
         false => lowered,
     }
 }
@@ -281,6 +296,7 @@ fn lower_module<'a>(
     program: &Program<'a>,
     options: &Options,
     fragments: bool,
+    rounds: &mut Rounds,
 ) -> (std::result::Result<Lowered, Vec<Error>>, bool) {
     let mut l = Lowerer::new(tu, program, options);
     l.settings.matrix_fragments &= fragments;
@@ -315,9 +331,10 @@ fn lower_module<'a>(
         if !options.entries.is_empty() && !options.entries.contains(&f.name.name) {
             continue;
         }
-        if f.body.is_none() {
+        if f.body.is_none() || rounds.skip(&f.name.name) {
             continue;
         }
+        let asked = rounds::instances_asked(program);
         program.needed_constants.take();
         let lowered = match stage {
             Some(stage) => l.entry_point(f, stage, options.threadgroup_size),
@@ -343,6 +360,13 @@ fn lower_module<'a>(
                 l.global.warnings.push(w);
             }
             (Err(e), _) => errors.push(e.or_at(f.name.span)),
+        }
+        rounds.lowered(&f.name.name, rounds::instances_asked(program) > asked);
+        if options
+            .error_limit
+            .is_some_and(|limit| errors.len() > limit)
+        {
+            break;
         }
     }
     errors.extend(unknown_entry_points(&options.entries, &found));
@@ -526,6 +550,9 @@ impl Lowerer<'_, '_> {
                 let warnings = self.global.warnings.len();
                 let lowered =
                     self.with_entry(f, EntryStage::Kernel, |l| l.kernel(f, threadgroup_size));
+                if rounds::discovering(self.program) {
+                    return lowered;
+                }
                 // The emulation's further tries: SIMD-group calls in
                 // branches and loops run on every thread with narrowed
                 // activity.

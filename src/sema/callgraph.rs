@@ -4,14 +4,17 @@
 //! built-ins the entry point needs), so it asks here first.
 
 use super::{Program, Symbol};
-use crate::syntax::ast::{Block, Expr, ExprKind, Init, Stmt, StmtKind, SwitchItem};
+use crate::syntax::ast::{Block, Expr, ExprKind, FunctionDecl, Init, Stmt, StmtKind, SwitchItem};
 use crate::syntax::members::DEVICE_TWIN;
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// The user functions a walk may have to follow without knowing types:
 /// member functions by member name and every operator overload, found once
 /// per program (each kernel walks, and scanning every function at every
-/// call or operator made translation quadratic).
+/// call or operator made translation quadratic); and each function's calls,
+/// read once per program from its body.
 #[derive(Debug, Default)]
 pub struct CallIndex {
     /// How many functions the index covers (rebuilt if the program grew).
@@ -20,6 +23,43 @@ pub struct CallIndex {
     members: HashMap<String, Vec<usize>>,
     /// `operator+`, `S::operator[]`, ...
     operators: Vec<usize>,
+    /// The calls of each function and function template walked so far. A
+    /// body's calls are the same in every walk; reading them once per program
+    /// rather than once per walk matters where a file has hundreds of
+    /// kernels reaching the same templates (MLX's quantized kernels).
+    calls: RefCell<HashMap<Body, Rc<Calls>>>,
+}
+
+/// A body whose calls [`CallIndex`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Body {
+    /// `Program::functions[i]`.
+    Function(usize),
+    /// The function of `Program::templates[t]`.
+    Template(usize),
+}
+
+/// The calls of one body, each once, in the order written, and the struct
+/// whose members its unqualified calls find.
+#[derive(Debug, Default)]
+struct Calls {
+    scope: Option<String>,
+    calls: Vec<Call>,
+}
+
+/// A call as written: the walk resolves it against the program's names
+/// (name lookup, as `lower/cxx/call.rs` does) when it follows it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Call {
+    /// `f(..)`, `S(..)`, `S::f(..)`, `metal::f(..)`.
+    Named(Vec<String>),
+    /// `f<T>(..)`, `S<T>::f(..)`.
+    Templated(Vec<String>),
+    /// `x.m(..)`: a member function `S::m` of whatever struct `x` is.
+    Member(String),
+    /// An operator that may call an overload: which one depends on types
+    /// the walk does not know, so it follows them all.
+    Operators,
 }
 
 impl CallIndex {
@@ -40,6 +80,19 @@ impl CallIndex {
         }
         index
     }
+
+    /// The calls of `body`, the body of `f`, read on first use.
+    fn calls_of(&self, body: Body, f: &FunctionDecl) -> Rc<Calls> {
+        if let Some(calls) = self.calls.borrow().get(&body) {
+            return calls.clone();
+        }
+        let calls = Rc::new(Calls {
+            scope: member_scope(f).map(str::to_string),
+            calls: f.body.as_ref().map(Calls::read).unwrap_or_default(),
+        });
+        self.calls.borrow_mut().insert(body, calls.clone());
+        calls
+    }
 }
 
 /// True if `body`, or a user function it calls (transitively), calls a
@@ -56,7 +109,8 @@ impl CallIndex {
 /// table of builtins, by family).
 ///
 /// The walk is linear in the program: each function, template, member name
-/// and the set of operator overloads is followed at most once.
+/// and the set of operator overloads is followed at most once, and each
+/// body is read once per program.
 pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -> bool {
     let stale = program
         .call_index
@@ -75,9 +129,162 @@ pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -
         visited_templates: HashSet::new(),
         followed_operators: false,
         followed_members: HashSet::new(),
-        scope: None,
     };
-    walk.block(body)
+    walk.calls(&Calls::read(body), None)
+}
+
+impl Calls {
+    /// The calls `body` makes, each once.
+    fn read(body: &Block) -> Vec<Call> {
+        let mut reader = CallReader::default();
+        reader.block(body);
+        reader.calls
+    }
+}
+
+/// Reads the calls of a body (not descending into the functions called).
+#[derive(Default)]
+struct CallReader {
+    calls: Vec<Call>,
+    seen: HashSet<Call>,
+}
+
+impl CallReader {
+    fn push(&mut self, call: Call) {
+        if self.seen.insert(call.clone()) {
+            self.calls.push(call);
+        }
+    }
+
+    fn block(&mut self, b: &Block) {
+        b.stmts.iter().for_each(|s| self.stmt(s));
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::Decl(d) => d
+                .declarators
+                .iter()
+                .filter_map(|d| d.init.as_ref())
+                .for_each(|i| self.init(i)),
+            StmtKind::Expr(e) => self.expr(e),
+            StmtKind::RangeFor { range, body, .. } => {
+                self.expr(range);
+                self.stmt(body);
+            }
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                self.expr(cond);
+                self.stmt(then);
+                if let Some(o) = otherwise {
+                    self.stmt(o);
+                }
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                if let Some(i) = init {
+                    self.stmt(i);
+                }
+                if let Some(c) = cond {
+                    self.expr(c);
+                }
+                if let Some(s) = step {
+                    self.expr(s);
+                }
+                self.stmt(body);
+            }
+            StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
+                self.expr(cond);
+                self.stmt(body);
+            }
+            StmtKind::Switch { selector, items } => {
+                self.expr(selector);
+                for i in items {
+                    if let SwitchItem::Stmt(s) = i {
+                        self.stmt(s);
+                    }
+                }
+            }
+            StmtKind::Return(e) => {
+                if let Some(e) = e {
+                    self.expr(e);
+                }
+            }
+            StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Empty
+            | StmtKind::StaticAssert(_)
+            | StmtKind::Alias(_) => {}
+        }
+    }
+
+    fn init(&mut self, i: &Init) {
+        match i {
+            Init::Expr(e) => self.expr(e),
+            Init::List(items, _) => items.iter().for_each(|i| self.init(i)),
+            Init::Paren(args, _) => args.iter().for_each(|e| self.expr(e)),
+            Init::Designated(_, value, _) => self.init(value),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Call(callee, args) => {
+                self.call(callee);
+                args.iter().for_each(|a| self.expr(a));
+            }
+            ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) => {
+                self.push(Call::Operators);
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::Index(a, b) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::Unary(_, a) => {
+                self.push(Call::Operators);
+                self.expr(a);
+            }
+            ExprKind::PostIncDec(_, a)
+            | ExprKind::Member(a, _, _)
+            | ExprKind::MemberTemplate(a, _)
+            | ExprKind::Cast(_, _, a) => self.expr(a),
+            ExprKind::Ternary(a, b, c) => {
+                self.expr(a);
+                self.expr(b);
+                self.expr(c);
+            }
+            ExprKind::Comma(items) => items.iter().for_each(|e| self.expr(e)),
+            ExprKind::InitList(items) | ExprKind::BraceConstruct(_, items) => {
+                items.iter().for_each(|i| self.init(i))
+            }
+            _ => {}
+        }
+    }
+
+    fn call(&mut self, callee: &Expr) {
+        match &callee.kind {
+            // (Texture members are library functions no kernel asks about.)
+            ExprKind::Member(object, member, _) => {
+                self.expr(object);
+                self.push(Call::Member(member.name.clone()));
+            }
+            ExprKind::Name(path) => self.push(Call::Named(path.clone())),
+            ExprKind::Templated(path, _) => self.push(Call::Templated(path.clone())),
+            ExprKind::MemberTemplate(member, _) => self.call(member),
+            _ => {}
+        }
+    }
 }
 
 struct Walk<'p, 'a, 'w> {
@@ -92,114 +299,23 @@ struct Walk<'p, 'a, 'w> {
     followed_operators: bool,
     /// Member names whose functions have all been followed, likewise.
     followed_members: HashSet<String>,
-    /// The struct whose member function (with an object, `this`) is being
-    /// walked: its members are found by unqualified calls.
-    scope: Option<&'a str>,
 }
 
 impl Walk<'_, '_, '_> {
-    fn block(&mut self, b: &Block) -> bool {
-        b.stmts.iter().any(|s| self.stmt(s))
-    }
-
-    fn stmt(&mut self, s: &Stmt) -> bool {
-        match &s.kind {
-            StmtKind::Block(b) => self.block(b),
-            StmtKind::Decl(d) => d
-                .declarators
-                .iter()
-                .any(|d| d.init.as_ref().is_some_and(|i| self.init(i))),
-            StmtKind::Expr(e) => self.expr(e),
-            StmtKind::RangeFor { range, body, .. } => self.expr(range) || self.stmt(body),
-            StmtKind::If {
-                cond,
-                then,
-                otherwise,
-                ..
-            } => {
-                self.expr(cond)
-                    || self.stmt(then)
-                    || otherwise.as_ref().is_some_and(|o| self.stmt(o))
-            }
-            StmtKind::For {
-                init,
-                cond,
-                step,
-                body,
-            } => {
-                init.as_ref().is_some_and(|i| self.stmt(i))
-                    || cond.as_ref().is_some_and(|c| self.expr(c))
-                    || step.as_ref().is_some_and(|s| self.expr(s))
-                    || self.stmt(body)
-            }
-            StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
-                self.expr(cond) || self.stmt(body)
-            }
-            StmtKind::Switch { selector, items } => {
-                self.expr(selector)
-                    || items.iter().any(|i| match i {
-                        SwitchItem::Stmt(s) => self.stmt(s),
-                        SwitchItem::Label(..) => false,
-                    })
-            }
-            StmtKind::Return(e) => e.as_ref().is_some_and(|e| self.expr(e)),
-            StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Empty
-            | StmtKind::StaticAssert(_)
-            | StmtKind::Alias(_) => false,
-        }
-    }
-
-    fn init(&mut self, i: &Init) -> bool {
-        match i {
-            Init::Expr(e) => self.expr(e),
-            Init::List(items, _) => items.iter().any(|i| self.init(i)),
-            Init::Paren(args, _) => args.iter().any(|e| self.expr(e)),
-            Init::Designated(_, value, _) => self.init(value),
-        }
-    }
-
-    fn expr(&mut self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Call(callee, args) => self.call(callee) || args.iter().any(|a| self.expr(a)),
-            // An operator on struct operands may call an overload; which one
-            // depends on types this walk does not know, so it follows them all.
-            ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) => {
-                self.operators() || self.expr(a) || self.expr(b)
-            }
-            ExprKind::Index(a, b) => self.expr(a) || self.expr(b),
-            ExprKind::Unary(_, a) => self.operators() || self.expr(a),
-            ExprKind::PostIncDec(_, a)
-            | ExprKind::Member(a, _, _)
-            | ExprKind::MemberTemplate(a, _)
-            | ExprKind::Cast(_, _, a) => self.expr(a),
-            ExprKind::Ternary(a, b, c) => self.expr(a) || self.expr(b) || self.expr(c),
-            ExprKind::Comma(items) => items.iter().any(|e| self.expr(e)),
-            ExprKind::InitList(items) | ExprKind::BraceConstruct(_, items) => {
-                items.iter().any(|i| self.init(i))
-            }
-            _ => false,
-        }
-    }
-
-    fn call(&mut self, callee: &Expr) -> bool {
-        match &callee.kind {
-            // `x.m()`: a member function `S::m` of whatever struct `x` is
-            // (texture members are library functions no kernel asks about).
-            ExprKind::Member(object, member, _) => {
-                self.expr(object) || self.members_named(&member.name)
-            }
-            ExprKind::Name(path) => self.named_call(path),
-            ExprKind::Templated(path, _) => self.templated_call(path),
-            ExprKind::MemberTemplate(member, _) => self.call(member),
-            _ => false,
-        }
+    /// Follows `calls`, made in a member function of `scope` (its members
+    /// are found by unqualified calls) or, without one, outside any struct.
+    fn calls(&mut self, calls: &[Call], scope: Option<&str>) -> bool {
+        calls.iter().any(|c| match c {
+            Call::Named(path) => self.named_call(path, scope),
+            Call::Templated(path) => self.templated_call(path),
+            Call::Member(name) => self.members_named(name),
+            Call::Operators => self.operators(),
+        })
     }
 
     /// `f(..)`, `S(..)`, `S::f(..)`, `metal::f(..)`: user code if lookup
     /// finds any, else a library function.
-    fn named_call(&mut self, path: &[String]) -> bool {
+    fn named_call(&mut self, path: &[String], scope: Option<&str>) -> bool {
         let Some(name) = path.last() else {
             return false;
         };
@@ -208,7 +324,7 @@ impl Walk<'_, '_, '_> {
             // `m()` inside a member function is `this->m()` when the struct
             // has a member `m` and no program-scope name hides it.
             if !program.symbols.contains_key(single) {
-                if let Some(s) = self.scope {
+                if let Some(s) = scope {
                     let key = format!("{s}::{single}");
                     if program.symbols.contains_key(&key) {
                         return self.follow_symbol(&key)
@@ -287,7 +403,7 @@ impl Walk<'_, '_, '_> {
         for &t in templates {
             if self.visited_templates.insert(t) {
                 let f = super::templates::template_function(self.program.templates[t]);
-                if self.enter(f) {
+                if self.enter(Body::Template(t), f) {
                     return true;
                 }
             }
@@ -309,7 +425,7 @@ fn is_library_namespace(namespaces: &[String]) -> bool {
 /// The struct `S` of a member function `S::m` that has an object (its
 /// first parameter is `this`) or is a constructor `S::S` (which declares
 /// `this`); `None` for free and static member functions.
-fn member_scope(f: &crate::syntax::ast::FunctionDecl) -> Option<&str> {
+fn member_scope(f: &FunctionDecl) -> Option<&str> {
     let name = f.name.name.as_str();
     let name = name.strip_suffix(DEVICE_TWIN).unwrap_or(name);
     let (s, member) = name.rsplit_once("::")?;
@@ -323,23 +439,18 @@ fn member_scope(f: &crate::syntax::ast::FunctionDecl) -> Option<&str> {
 }
 
 impl<'a> Walk<'_, 'a, '_> {
-    /// Walks the body of `f`, with its struct (if a member function) as
-    /// the scope of unqualified calls.
-    fn enter(&mut self, f: &'a crate::syntax::ast::FunctionDecl) -> bool {
-        let Some(body) = &f.body else {
-            return false;
-        };
-        let outer = std::mem::replace(&mut self.scope, member_scope(f));
-        let found = self.block(body);
-        self.scope = outer;
-        found
+    /// Follows the calls of `f` (`body`), with its struct (if a member
+    /// function) as the scope of unqualified calls.
+    fn enter(&mut self, body: Body, f: &'a FunctionDecl) -> bool {
+        let calls = self.index.calls_of(body, f);
+        self.calls(&calls.calls, calls.scope.as_deref())
     }
 
     /// Follows each of the user functions `list`, once.
     fn follow(&mut self, list: &[usize]) -> bool {
         for &i in list {
             let f = self.program.functions[i];
-            if self.visited.insert(i) && self.enter(f) {
+            if self.visited.insert(i) && self.enter(Body::Function(i), f) {
                 return true;
             }
         }
