@@ -112,6 +112,14 @@ impl Lowerer<'_, '_> {
         let Some(p) = f.params.get(i) else {
             return true;
         };
+        // The object of a `const` member function returning a reference
+        // stays a place: the reference is into it (`reference_calls.rs`).
+        if i == 0
+            && p.name.as_ref().is_some_and(|n| n.name == "this")
+            && f.attributes.iter().any(|a| a.name == crate::syntax::members::RETURNS_REFERENCE)
+        {
+            return false;
+        }
         if !p.ty.ptr_ops.is_empty() {
             return !p.ty.ptr_ops.contains(&PtrOp::Reference);
         }

@@ -191,6 +191,13 @@ impl Lowerer<'_, '_> {
         let f = self.decl(index);
         let f: &FunctionDecl = &f;
         callable(f, name, callee_span)?;
+        // A function returning a reference or pointer: no WGSL function
+        // returns one, so its body is lowered here (`reference_calls.rs`).
+        if let Some(ret) = self.returned_place(f)? {
+            if let Some(v) = self.call_returning_place(fx, index, f, name, &ret, &args, span)? {
+                return Ok(v);
+            }
+        }
         // A constructor of a struct holding pointers (any function
         // returning one): no WGSL function returns it, so its body is
         // lowered here (`metal/pointer_objects.rs`).
@@ -283,7 +290,7 @@ impl Lowerer<'_, '_> {
 
     /// `args` completed with `f`'s default arguments, each with its
     /// parameter's type.
-    fn completed_arguments(
+    pub(in crate::lower) fn completed_arguments(
         &mut self,
         fx: &mut FnCtx,
         f: &FunctionDecl,
@@ -316,7 +323,7 @@ impl Lowerer<'_, '_> {
     /// operator+=(thread S& a, S b) { ..; return a; }`): the call is that
     /// argument's place, which the caller already has, so the helper need
     /// return nothing (WGSL functions cannot return pointers).
-    fn returned_parameter(&self, f: &FunctionDecl) -> Option<usize> {
+    pub(in crate::lower) fn returned_parameter(&self, f: &FunctionDecl) -> Option<usize> {
         if !f
             .ret
             .ptr_ops

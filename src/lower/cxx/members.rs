@@ -338,6 +338,20 @@ impl Lowerer<'_, '_> {
             .filter(|i| !twins.contains(i))
             .partition(|&i| !self.mutates_object(i));
         let mut candidates = self.const_members_for(consts, space);
+        // A writable object calls the non-const overload of a member
+        // returning a reference ([over.match.funcs]/4: `thread T& at(i)`
+        // over `const thread T& at(i) const`), so writes through the
+        // result reach it; the const one returns the same place, read-only.
+        let returns_place = |i: &usize| {
+            self.program.functions[*i]
+                .attributes
+                .iter()
+                .any(|a| a.name == crate::syntax::members::RETURNS_REFERENCE)
+        };
+        let writable_object = writable && storage != Storage::Temporary;
+        if writable_object && (mutating.iter().any(returns_place) || twins.iter().any(returns_place)) {
+            candidates.clear();
+        }
         if candidates.is_empty() && (!mutating.is_empty() || !twins.is_empty()) {
             if !writable {
                 return Err(Error::coded(Code::NotAssignable, method.span, format!("cannot call non-const member function `{}` on a const object of type `{sname}`", method.name))

@@ -349,7 +349,7 @@ pub(super) fn member_parts(pair: Pair<Rule>) -> Result<MemberParts> {
             Rule::member_owner | Rule::template_owner => {
                 owner = Some(ident(p.into_inner().next().unwrap()))
             }
-            Rule::type_spec => ret = Some(type_spec(p)?),
+            Rule::type_spec => ret = Some(super::return_type_spec(p)?),
             Rule::ident | Rule::operator_name => name = Some(fn_name(p)),
             Rule::param_list => {
                 for param in p.into_inner().filter(|x| x.as_rule() == Rule::param) {
