@@ -266,6 +266,43 @@ fn functions_returning_pointers_on_gpu() {
     }
 }
 
+/// An `operator[]` of several statements returning a reference into its
+/// object (formerly a value, which could not be assigned): `r[i] = v`
+/// writes the object, on a `thread` object and through a reference.
+const INDEX_OPERATOR: &str = r#"
+struct Ring {
+  float d[4];
+  thread float& operator[](uint i) thread { uint j = i & 3u; return d[j]; }
+};
+void bump(thread Ring& r, uint i) { r[i] += 0.5f; }
+kernel void k(device float* o [[buffer(0)]], uint id [[thread_position_in_grid]]) {
+  Ring r = {{1.0f, 2.0f, 3.0f, 4.0f}};
+  r[id + 1u] = 10.0f * float(id);
+  bump(r, id + 6u);
+  o[id] = r.d[0] + 10.0f * r.d[1] + 100.0f * r.d[2] + 1000.0f * r.d[3];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn index_operator_of_several_statements_is_a_place_on_gpu() {
+    let Some(got) = common::source::run_body_f32s(
+        INDEX_OPERATOR,
+        "k",
+        (4, 4),
+        vec![(0, vec![0u8; 16])],
+        0,
+    ) else {
+        return;
+    };
+    for (id, &g) in got.iter().enumerate() {
+        let mut d = [1.0f32, 2.0, 3.0, 4.0];
+        d[(id + 1) & 3] = 10.0 * id as f32;
+        d[(id + 6) & 3] += 0.5;
+        assert_eq!(g, d[0] + 10.0 * d[1] + 100.0 * d[2] + 1000.0 * d[3], "thread {id}");
+    }
+}
+
 /// A reference chosen between two objects at run time has no place known
 /// at translation time: refused at the returned expression.
 #[test]
