@@ -266,6 +266,70 @@ fn functions_returning_pointers_on_gpu() {
     }
 }
 
+/// Member functions returning pointers and references: a register block
+/// whose `elems()` (a non-const and a const overload) decays its array
+/// member to a `thread` pointer, written and read through it, and a view
+/// of a buffer (a struct holding a pointer) whose `row(i)` returns a
+/// pointer into the buffer and `at(i, j)` a reference to an element.
+const MEMBER_POINTERS: &str = r#"
+struct Regs {
+  float r[8];
+  thread float* elems() thread { return r; }
+  const thread float* elems() const thread { return r; }
+};
+struct View {
+  device float* p;
+  int ld;
+  device float* row(int i) const { return p + i * ld; }
+  device float& at(int i, int j) const { return p[i * ld + j]; }
+};
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint id [[thread_position_in_grid]]) {
+  Regs g;
+  for (int i = 0; i < 8; i++) {
+    g.elems()[i] = in[id * 8 + i] * 2.0f;
+  }
+  *(g.elems() + 7) += 1.0f;
+  const thread Regs& cg = g;
+  View v = {out + id * 8, 4};
+  for (int j = 0; j < 4; j++) {
+    v.row(0)[j] = cg.elems()[j];
+    v.at(1, j) = cg.elems()[4 + j] + v.row(0)[j];
+  }
+  v.at(1, 3) *= 10.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn member_functions_returning_pointers_on_gpu() {
+    let threads = 4usize;
+    let input: Vec<f32> = (0..threads * 8).map(|i| i as f32 - 5.5).collect();
+    let Some(got) = common::source::run_body_f32s(
+        MEMBER_POINTERS,
+        "k",
+        (threads as u32, threads as u32),
+        vec![
+            (0, common::f32_bytes(&input)),
+            (1, vec![0u8; threads * 32]),
+        ],
+        1,
+    ) else {
+        return;
+    };
+    for id in 0..threads {
+        let mut g: Vec<f32> = input[id * 8..id * 8 + 8].iter().map(|x| x * 2.0).collect();
+        g[7] += 1.0;
+        let mut want = [0.0f32; 8];
+        for j in 0..4 {
+            want[j] = g[j];
+            want[4 + j] = g[4 + j] + want[j];
+        }
+        want[7] *= 10.0;
+        assert_eq!(&got[id * 8..id * 8 + 8], &want, "out of thread {id}");
+    }
+}
+
 /// An `operator[]` of several statements returning a reference into its
 /// object (formerly a value, which could not be assigned): `r[i] = v`
 /// writes the object, on a `thread` object and through a reference.

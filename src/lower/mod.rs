@@ -693,11 +693,8 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         // A function returning a pointer or reference is lowered where it
-        // is called (`cxx/reference_calls.rs`): it has no helper.
-        if self
-            .returned_place(f)?
-            .is_some_and(|ret| !ret.member)
-        {
+        // is called (`cxx/reference_calls.rs`): it has no helper of its own.
+        if self.returned_place(f)?.is_some() {
             return Ok(());
         }
         let mut keys = Vec::new();

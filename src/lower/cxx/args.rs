@@ -113,10 +113,11 @@ impl Lowerer<'_, '_> {
             return true;
         };
         // The object of a `const` member function returning a reference
-        // stays a place: the reference is into it (`reference_calls.rs`).
+        // or pointer stays a place: the result is into it
+        // (`reference_calls.rs`).
         if i == 0
             && p.name.as_ref().is_some_and(|n| n.name == "this")
-            && f.attributes.iter().any(|a| a.name == crate::syntax::members::RETURNS_REFERENCE)
+            && super::members::returns_place(f)
         {
             return false;
         }

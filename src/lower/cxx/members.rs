@@ -339,15 +339,10 @@ impl Lowerer<'_, '_> {
             .partition(|&i| !self.mutates_object(i));
         let mut candidates = self.const_members_for(consts, space);
         // A writable object calls the non-const overload of a member
-        // returning a reference ([over.match.funcs]/4: `thread T& at(i)`
+        // returning a reference or pointer ([over.match.funcs]/4: `thread T& at(i)`
         // over `const thread T& at(i) const`), so writes through the
         // result reach it; the const one returns the same place, read-only.
-        let returns_place = |i: &usize| {
-            self.program.functions[*i]
-                .attributes
-                .iter()
-                .any(|a| a.name == crate::syntax::members::RETURNS_REFERENCE)
-        };
+        let returns_place = |i: &usize| returns_place(self.program.functions[*i]);
         let writable_object = writable && storage != Storage::Temporary;
         if writable_object && (mutating.iter().any(returns_place) || twins.iter().any(returns_place)) {
             candidates.clear();
@@ -882,6 +877,15 @@ impl Lowerer<'_, '_> {
 
 /// Whether the address space written for an object (`const device`) is
 /// the one the object is in.
+/// Whether member function `f` returns a reference or a pointer (a place
+/// of its object, `cxx/reference_calls.rs`).
+pub(in crate::lower) fn returns_place(f: &ast::FunctionDecl) -> bool {
+    !f.ret.ptr_ops.is_empty()
+        || f.attributes
+            .iter()
+            .any(|a| a.name == crate::syntax::members::RETURNS_REFERENCE)
+}
+
 fn same_space(written: ast::AddressSpace, actual: AddressSpace) -> bool {
     matches!(
         (written, actual),
