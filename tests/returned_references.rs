@@ -245,15 +245,14 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 #[test]
 fn functions_returning_pointers_on_gpu() {
     let threads = 4usize;
-    let input: Vec<f32> = (0..threads * 4).map(|i| (i * i) as f32 * 0.5 - 1.0).collect();
+    let input: Vec<f32> = (0..threads * 4)
+        .map(|i| (i * i) as f32 * 0.5 - 1.0)
+        .collect();
     let Some(got) = common::source::run_body_f32s(
         POINTERS,
         "k",
         (threads as u32, threads as u32),
-        vec![
-            (0, common::f32_bytes(&input)),
-            (1, vec![0u8; threads * 12]),
-        ],
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; threads * 12])],
         1,
     ) else {
         return;
@@ -309,10 +308,7 @@ fn member_functions_returning_pointers_on_gpu() {
         MEMBER_POINTERS,
         "k",
         (threads as u32, threads as u32),
-        vec![
-            (0, common::f32_bytes(&input)),
-            (1, vec![0u8; threads * 32]),
-        ],
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; threads * 32])],
         1,
     ) else {
         return;
@@ -350,20 +346,20 @@ kernel void k(device float* o [[buffer(0)]], uint id [[thread_position_in_grid]]
 #[cfg(feature = "runner")]
 #[test]
 fn index_operator_of_several_statements_is_a_place_on_gpu() {
-    let Some(got) = common::source::run_body_f32s(
-        INDEX_OPERATOR,
-        "k",
-        (4, 4),
-        vec![(0, vec![0u8; 16])],
-        0,
-    ) else {
+    let Some(got) =
+        common::source::run_body_f32s(INDEX_OPERATOR, "k", (4, 4), vec![(0, vec![0u8; 16])], 0)
+    else {
         return;
     };
     for (id, &g) in got.iter().enumerate() {
         let mut d = [1.0f32, 2.0, 3.0, 4.0];
         d[(id + 1) & 3] = 10.0 * id as f32;
         d[(id + 6) & 3] += 0.5;
-        assert_eq!(g, d[0] + 10.0 * d[1] + 100.0 * d[2] + 1000.0 * d[3], "thread {id}");
+        assert_eq!(
+            g,
+            d[0] + 10.0 * d[1] + 100.0 * d[2] + 1000.0 * d[3],
+            "thread {id}"
+        );
     }
 }
 

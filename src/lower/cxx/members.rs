@@ -344,7 +344,9 @@ impl Lowerer<'_, '_> {
         // result reach it; the const one returns the same place, read-only.
         let returns_place = |i: &usize| returns_place(self.program.functions[*i]);
         let writable_object = writable && storage != Storage::Temporary;
-        if writable_object && (mutating.iter().any(returns_place) || twins.iter().any(returns_place)) {
+        if writable_object
+            && (mutating.iter().any(returns_place) || twins.iter().any(returns_place))
+        {
             candidates.clear();
         }
         if candidates.is_empty() && (!mutating.is_empty() || !twins.is_empty()) {

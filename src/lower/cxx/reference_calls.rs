@@ -58,7 +58,10 @@ impl Lowerer<'_, '_> {
     /// calls are lowered in place; `None` for a function that returns a
     /// value, an `auto` one, or one whose calls return one of their
     /// reference arguments (`cxx/functions.rs`).
-    pub(in crate::lower) fn returned_place(&self, f: &FunctionDecl) -> Result<Option<ReturnedPlace>> {
+    pub(in crate::lower) fn returned_place(
+        &self,
+        f: &FunctionDecl,
+    ) -> Result<Option<ReturnedPlace>> {
         if f.body.is_none() || super::functions::is_auto(&f.ret) {
             return Ok(None);
         }
@@ -75,12 +78,10 @@ impl Lowerer<'_, '_> {
             }));
         }
         match self.program.resolve_type(&f.ret)? {
-            Type::Pointer(pp) if self.returned_parameter(f).is_none() => {
-                Ok(Some(ReturnedPlace {
-                    ty: *pp,
-                    member: false,
-                }))
-            }
+            Type::Pointer(pp) if self.returned_parameter(f).is_none() => Ok(Some(ReturnedPlace {
+                ty: *pp,
+                member: false,
+            })),
             _ => Ok(None),
         }
     }
@@ -194,7 +195,13 @@ impl Lowerer<'_, '_> {
     /// `v`, the value of a returned expression, as the call's value of type
     /// `ty`; `None` when it is no place or pointer known at translation
     /// time (or of another type).
-    fn returned_binding(&mut self, fx: &mut FnCtx, v: Value, ty: &Pointer, span: Span) -> Option<Value> {
+    fn returned_binding(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        ty: &Pointer,
+        span: Span,
+    ) -> Option<Value> {
         if ty.is_reference {
             return match v {
                 Value::Place(p) if p.ty.unpacked() == ty.pointee.unpacked() => {
@@ -226,7 +233,9 @@ impl Lowerer<'_, '_> {
         } else {
             "pointer"
         };
-        let shown = self.program.display(&Type::Pointer(Box::new(ret.ty.clone())));
+        let shown = self
+            .program
+            .display(&Type::Pointer(Box::new(ret.ty.clone())));
         let name = &f.name.name;
         match why {
             NotInPlace::EarlyReturn(at) => Error::coded(
@@ -252,8 +261,11 @@ fn first_return(stmts: &[Stmt]) -> Option<Span> {
         StmtKind::Block(b) => first_return(&b.stmts),
         StmtKind::If {
             then, otherwise, ..
-        } => first_return(std::slice::from_ref(then))
-            .or_else(|| otherwise.as_deref().and_then(|o| first_return(std::slice::from_ref(o)))),
+        } => first_return(std::slice::from_ref(then)).or_else(|| {
+            otherwise
+                .as_deref()
+                .and_then(|o| first_return(std::slice::from_ref(o)))
+        }),
         StmtKind::For { body, .. }
         | StmtKind::RangeFor { body, .. }
         | StmtKind::While { body, .. }

@@ -610,9 +610,8 @@ impl Lowerer<'_, '_> {
         let pointers = [a, b]
             .iter()
             .all(|e| matches!(self.type_of(fx, e), Ok(Type::Pointer(_))));
-        let guarded_read = ct == Type::BOOL
-            && !pointers
-            && (reads_through_index(a) || reads_through_index(b));
+        let guarded_read =
+            ct == Type::BOOL && !pointers && (reads_through_index(a) || reads_through_index(b));
         if has_side_effects(a) || has_side_effects(b) || guarded_read {
             if ct != Type::BOOL {
                 return Err(Error::coded(
