@@ -326,6 +326,45 @@ fn member_functions_returning_pointers_on_gpu() {
     }
 }
 
+/// Member function templates returning references, a non-static one into
+/// the object and a static one into a buffer, both indexing with their
+/// struct's static constant.
+const MEMBER_TEMPLATES: &str = r#"
+struct Grid {
+  static constant constexpr const int kCols = 3;
+  float v[6];
+  template <typename I>
+  thread float& cell(I r, I c) thread { return v[r * kCols + c]; }
+  template <typename I>
+  static device float& at(device float* p, I r, I c) { return p[r * kCols + c]; }
+};
+kernel void k(device float* out [[buffer(0)]], uint id [[thread_position_in_grid]]) {
+  Grid g = {{0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f}};
+  g.cell(1, 2) = 9.0f + float(id);
+  g.cell(0u, 1u) *= 4.0f;
+  Grid::at(out, int(id), 1) = g.v[5] + g.cell(0u, 1u);
+  Grid::at(out, id, 2u) = float(id);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn member_templates_returning_references_on_gpu() {
+    let Some(got) = common::source::run_body_f32s(
+        MEMBER_TEMPLATES,
+        "k",
+        (4, 4),
+        vec![(0, vec![0u8; 4 * 12])],
+        0,
+    ) else {
+        return;
+    };
+    for id in 0..4 {
+        let want = [0.0, 9.0 + id as f32 + 4.0, id as f32];
+        assert_eq!(&got[id * 3..id * 3 + 3], &want, "row of thread {id}");
+    }
+}
+
 /// An `operator[]` of several statements returning a reference into its
 /// object (formerly a value, which could not be assigned): `r[i] = v`
 /// writes the object, on a `thread` object and through a reference.

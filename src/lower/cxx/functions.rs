@@ -796,7 +796,7 @@ impl Lowerer<'_, '_> {
     /// instance of a member function template, whose name is mangled
     /// (`S_float___load_..`), the template's (a static one reaches the
     /// struct's constants through it alone, having no `this`).
-    fn function_owner(&self, index: usize, name: &str) -> Option<String> {
+    pub(in crate::lower) fn function_owner(&self, index: usize, name: &str) -> Option<String> {
         self.owner_struct(name).or_else(|| {
             let i = index.checked_sub(self.program.functions.len())?;
             let ((t, _), _) = self.global.instance_ids.iter().find(|(_, &v)| v == i)?;

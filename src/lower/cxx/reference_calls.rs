@@ -127,9 +127,7 @@ impl Lowerer<'_, '_> {
         }
         let mark = fx.mark();
         let args = self.completed_arguments(fx, f, name, args.to_vec(), span)?;
-        let owner = (f.name.name.rsplit_once("::"))
-            .map(|(owner, _)| owner.to_string())
-            .filter(|owner| self.program.symbols.contains_key(owner));
+        let owner = self.function_owner(index, &f.name.name);
         self.global.in_progress.push(index);
         let frame = fx.enter_inline(owner);
         self.enter_class_scope(fx);
