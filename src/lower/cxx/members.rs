@@ -345,9 +345,15 @@ impl Lowerer<'_, '_> {
         let returns_place = |i: &usize| returns_place(self.program.functions[*i]);
         let writable_object = writable && storage != Storage::Temporary;
         if writable_object
+            && !candidates.is_empty()
             && (mutating.iter().any(returns_place) || twins.iter().any(returns_place))
         {
-            candidates.clear();
+            let mut non_const =
+                self.mutating_members_for(method, storage, mutating.clone(), twins.clone())?;
+            non_const.retain(|&i| self.program.functions[i].params.len() == args.len() + 1);
+            if !non_const.is_empty() {
+                candidates = non_const;
+            }
         }
         if candidates.is_empty() && (!mutating.is_empty() || !twins.is_empty()) {
             if !writable {
