@@ -365,6 +365,66 @@ fn member_templates_returning_references_on_gpu() {
     }
 }
 
+/// Calls returning references in conditions, short-circuit operands,
+/// `?:` operands and loop conditions: each lowered where it is evaluated.
+const IN_CONTROL_FLOW: &str = r#"
+struct Pairs {
+  float2 f[4];
+  thread float2& at(int i) thread { return f[i & 3]; }
+};
+device float& cell(device float* p, uint i) { return p[i]; }
+kernel void k(device float* out [[buffer(0)]], device float* aux [[buffer(1)]],
+              uint id [[thread_position_in_grid]]) {
+  Pairs t;
+  for (int i = 0; i < 4; i++) {
+    t.at(i) = float2(i, i + 1);
+  }
+  bool c = id > 1 && t.at(int(id)).x > 2.5f;
+  float v = c ? t.at(1).y * 10.0f : t.at(2).x;
+  float w = id > 2 ? cell(aux, id + 1) : 1.0f;
+  if (id < 2 || cell(out, id) > 2.5f) {
+    cell(out, id) += v;
+  }
+  while (cell(out, id) < 100.0f) {
+    cell(out, id) *= 2.0f;
+    t.at(0) += 1.0f;
+  }
+  out[id] += w + t.at(0).x;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn references_returned_in_control_flow_on_gpu() {
+    let out0 = [1.0f32, 2.0, 3.0, 4.0];
+    let aux = [5.0f32, 6.0, 7.0, 8.0, 9.0];
+    let Some(got) = common::source::run_body_f32s(
+        IN_CONTROL_FLOW,
+        "k",
+        (4, 4),
+        vec![(0, common::f32_bytes(&out0)), (1, common::f32_bytes(&aux))],
+        0,
+    ) else {
+        return;
+    };
+    for id in 0..4usize {
+        let f: Vec<[f32; 2]> = (0..4).map(|i| [i as f32, i as f32 + 1.0]).collect();
+        let c = id > 1 && f[id & 3][0] > 2.5;
+        let v = if c { f[1][1] * 10.0 } else { f[2][0] };
+        let w = if id > 2 { aux[id + 1] } else { 1.0 };
+        let mut o = out0[id];
+        if id < 2 || o > 2.5 {
+            o += v;
+        }
+        let mut f0 = f[0][0];
+        while o < 100.0 {
+            o *= 2.0;
+            f0 += 1.0;
+        }
+        assert_eq!(got[id], o + w + f0, "thread {id}");
+    }
+}
+
 /// An `operator[]` of several statements returning a reference into its
 /// object (formerly a value, which could not be assigned): `r[i] = v`
 /// writes the object, on a `thread` object and through a reference.
