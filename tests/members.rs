@@ -526,13 +526,3 @@ fn writes_through_references_that_operator_index_returns() {
         assert_eq!(o[2 * i + 1], digits(shared), "[{i}] threadgroup ring");
     }
 }
-
-#[test]
-fn operator_index_of_several_statements_is_still_a_value() {
-    assert_error(
-        "struct R { float d[4]; float& operator[](uint i) { uint j = i & 3u; return d[j]; } };\n\
-         kernel void k(device float* o [[buffer(0)]]) {\n  R r;\n  r[1u] = 2.0f;\n  o[0] = r.d[1];\n}\n",
-        "r[1u] = 2.0f",
-        "expression is not assignable",
-    );
-}

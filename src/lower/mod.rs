@@ -719,6 +719,11 @@ impl Lowerer<'_, '_> {
         if self.member_of_template_instance(&f.name.name) {
             return Ok(());
         }
+        // A function returning a pointer or reference is lowered where it
+        // is called (`cxx/reference_calls.rs`): it has no helper of its own.
+        if self.returned_place(f)?.is_some() {
+            return Ok(());
+        }
         let mut keys = Vec::new();
         for p in &f.params {
             match self.program.resolve_type(&p.ty)? {

@@ -112,6 +112,15 @@ impl Lowerer<'_, '_> {
         let Some(p) = f.params.get(i) else {
             return true;
         };
+        // The object of a `const` member function returning a reference
+        // or pointer stays a place: the result is into it
+        // (`reference_calls.rs`).
+        if i == 0
+            && p.name.as_ref().is_some_and(|n| n.name == "this")
+            && super::members::returns_place(f)
+        {
+            return false;
+        }
         if !p.ty.ptr_ops.is_empty() {
             return !p.ty.ptr_ops.contains(&PtrOp::Reference);
         }

@@ -191,6 +191,13 @@ impl Lowerer<'_, '_> {
         let f = self.decl(index);
         let f: &FunctionDecl = &f;
         callable(f, name, callee_span)?;
+        // A function returning a reference or pointer: no WGSL function
+        // returns one, so its body is lowered here (`reference_calls.rs`).
+        if let Some(ret) = self.returned_place(f)? {
+            if let Some(v) = self.call_returning_place(fx, index, f, name, &ret, &args, span)? {
+                return Ok(v);
+            }
+        }
         // A constructor of a struct holding pointers (any function
         // returning one): no WGSL function returns it, so its body is
         // lowered here (`metal/pointer_objects.rs`).
@@ -283,7 +290,7 @@ impl Lowerer<'_, '_> {
 
     /// `args` completed with `f`'s default arguments, each with its
     /// parameter's type.
-    fn completed_arguments(
+    pub(in crate::lower) fn completed_arguments(
         &mut self,
         fx: &mut FnCtx,
         f: &FunctionDecl,
@@ -316,7 +323,7 @@ impl Lowerer<'_, '_> {
     /// operator+=(thread S& a, S b) { ..; return a; }`): the call is that
     /// argument's place, which the caller already has, so the helper need
     /// return nothing (WGSL functions cannot return pointers).
-    fn returned_parameter(&self, f: &FunctionDecl) -> Option<usize> {
+    pub(in crate::lower) fn returned_parameter(&self, f: &FunctionDecl) -> Option<usize> {
         if !f
             .ret
             .ptr_ops
@@ -734,7 +741,7 @@ impl Lowerer<'_, '_> {
             return Err(self.handle_result(&ret, f.ret.span));
         }
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), ret.clone());
-        fx.owner = self.owner_struct(&f.name.name);
+        fx.owner = self.function_owner(index, &f.name.name);
         self.enter_class_scope(&fx);
         fx.returned_parameter =
             returned.map(|k| f.params[k].name.as_ref().expect("named").name.clone());
@@ -785,6 +792,18 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// The struct that declares user function `index` named `name`: for an
+    /// instance of a member function template, whose name is mangled
+    /// (`S_float___load_..`), the template's (a static one reaches the
+    /// struct's constants through it alone, having no `this`).
+    pub(in crate::lower) fn function_owner(&self, index: usize, name: &str) -> Option<String> {
+        self.owner_struct(name).or_else(|| {
+            let i = index.checked_sub(self.program.functions.len())?;
+            let ((t, _), _) = self.global.instance_ids.iter().find(|(_, &v)| v == i)?;
+            self.owner_struct(&template_function(self.program.templates[*t]).name.name)
+        })
+    }
+
     /// The struct that declares member function `name` (`S::f`), if any.
     fn owner_struct(&self, name: &str) -> Option<String> {
         let (owner, _) = name.rsplit_once("::")?;
@@ -801,7 +820,7 @@ impl Lowerer<'_, '_> {
         let f = self.decl(index);
         let f: &FunctionDecl = &f;
         let mut fx = FnCtx::new(&wgsl_name(&f.name.name), Type::Void);
-        fx.owner = self.owner_struct(&f.name.name);
+        fx.owner = self.function_owner(index, &f.name.name);
         self.enter_class_scope(&fx);
         fx.deduce_return = true;
         fx.fragment = self.entry.fragment_rules();

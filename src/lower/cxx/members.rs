@@ -338,6 +338,23 @@ impl Lowerer<'_, '_> {
             .filter(|i| !twins.contains(i))
             .partition(|&i| !self.mutates_object(i));
         let mut candidates = self.const_members_for(consts, space);
+        // A writable object calls the non-const overload of a member
+        // returning a reference or pointer ([over.match.funcs]/4: `thread T& at(i)`
+        // over `const thread T& at(i) const`), so writes through the
+        // result reach it; the const one returns the same place, read-only.
+        let returns_place = |i: &usize| returns_place(self.program.functions[*i]);
+        let writable_object = writable && storage != Storage::Temporary;
+        if writable_object
+            && !candidates.is_empty()
+            && (mutating.iter().any(returns_place) || twins.iter().any(returns_place))
+        {
+            let mut non_const =
+                self.mutating_members_for(method, storage, mutating.clone(), twins.clone())?;
+            non_const.retain(|&i| self.program.functions[i].params.len() == args.len() + 1);
+            if !non_const.is_empty() {
+                candidates = non_const;
+            }
+        }
         if candidates.is_empty() && (!mutating.is_empty() || !twins.is_empty()) {
             if !writable {
                 return Err(Error::coded(Code::NotAssignable, method.span, format!("cannot call non-const member function `{}` on a const object of type `{sname}`", method.name))
@@ -868,6 +885,15 @@ impl Lowerer<'_, '_> {
 
 /// Whether the address space written for an object (`const device`) is
 /// the one the object is in.
+/// Whether member function `f` returns a reference or a pointer (a place
+/// of its object, `cxx/reference_calls.rs`).
+pub(in crate::lower) fn returns_place(f: &ast::FunctionDecl) -> bool {
+    !f.ret.ptr_ops.is_empty()
+        || f.attributes
+            .iter()
+            .any(|a| a.name == crate::syntax::members::RETURNS_REFERENCE)
+}
+
 fn same_space(written: ast::AddressSpace, actual: AddressSpace) -> bool {
     matches!(
         (written, actual),

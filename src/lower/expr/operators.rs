@@ -606,7 +606,12 @@ impl Lowerer<'_, '_> {
         if let Some(n) = [a, b].into_iter().find(|e| null(e)) {
             return Err(crate::lower::expr::null_pointer(n.span));
         }
-        let guarded_read = ct == Type::BOOL && (reads_through_index(a) || reads_through_index(b));
+        // `c ? &a[i] : &b[j]` reads nothing: the chosen pointer is.
+        let pointers = [a, b]
+            .iter()
+            .all(|e| matches!(self.type_of(fx, e), Ok(Type::Pointer(_))));
+        let guarded_read =
+            ct == Type::BOOL && !pointers && (reads_through_index(a) || reads_through_index(b));
         if has_side_effects(a) || has_side_effects(b) || guarded_read {
             if ct != Type::BOOL {
                 return Err(Error::coded(
@@ -617,8 +622,12 @@ impl Lowerer<'_, '_> {
             }
             return self.ternary_branching(fx, cond, a, b, span);
         }
-        let (ha, ta) = self.rvalue(fx, a)?;
-        let (hb, tb) = self.rvalue(fx, b)?;
+        let (va, vb) = (self.expr(fx, a)?, self.expr(fx, b)?);
+        if let (Value::Ptr(pa), Value::Ptr(pb)) = (&va, &vb) {
+            return self.pointer_choice(fx, (cond, &ct), pa.clone(), pb.clone(), span);
+        }
+        let (ha, ta) = self.load(fx, va, a.span)?;
+        let (hb, tb) = self.load(fx, vb, b.span)?;
         let ty = self.common_type(&ta, &tb, span)?;
         let accept = self.convert(fx, ha, &ta, &ty, false, a.span)?;
         let reject = self.convert(fx, hb, &tb, &ty, false, b.span)?;

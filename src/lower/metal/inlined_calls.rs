@@ -68,7 +68,12 @@ impl Lowerer<'_, '_> {
     /// What a parameter of type `pty` of a body lowered in place stands
     /// for, bound to argument `a`: as a call would pass it, but without
     /// any WGSL parameter (pointers keep their root and index).
-    fn inline_parameter(&mut self, fx: &mut FnCtx, pty: &Type, a: Arg) -> Result<Local> {
+    pub(in crate::lower) fn inline_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pty: &Type,
+        a: Arg,
+    ) -> Result<Local> {
         let a = self.base_argument(fx, pty, a)?;
         let span = a.span;
         if let Some(target) = self.place_struct_target(pty) {

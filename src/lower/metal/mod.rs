@@ -27,6 +27,8 @@
 //!   and moved by member functions, scalarised into variables;
 //! - `inlined_calls`: functions returning such structs (constructors),
 //!   lowered where they are called;
+//! - `pointer_choice`: `c ? p : q` between pointers of one root, as a
+//!   chosen index;
 //! - `resource_choice`: arrays of textures, samplers and buffer pointers
 //!   indexed at run time, each use in a `switch` over the elements;
 //! - `pointer_views`: memory the program views through a pointer to another
@@ -71,6 +73,7 @@ pub(in crate::lower) mod invocation;
 pub(in crate::lower) mod ir_eval;
 pub(in crate::lower) mod logging;
 pub(in crate::lower) mod narrow_integers;
+pub(in crate::lower) mod pointer_choice;
 pub(in crate::lower) mod pointer_members;
 pub(in crate::lower) mod pointer_objects;
 pub(in crate::lower) mod pointer_views;

@@ -349,7 +349,7 @@ pub(super) fn member_parts(pair: Pair<Rule>) -> Result<MemberParts> {
             Rule::member_owner | Rule::template_owner => {
                 owner = Some(ident(p.into_inner().next().unwrap()))
             }
-            Rule::type_spec => ret = Some(type_spec(p)?),
+            Rule::type_spec => ret = Some(super::return_type_spec(p)?),
             Rule::ident | Rule::operator_name => name = Some(fn_name(p)),
             Rule::param_list => {
                 for param in p.into_inner().filter(|x| x.as_rule() == Rule::param) {
@@ -420,7 +420,9 @@ pub(super) fn member_items(s: &Ident, parts: MemberParts) -> Result<Vec<Item>> {
     let mut body = body.expect("a definition");
     // `S& operator+=(..) { ...; return *this; }`: the result is the object
     // itself, which the caller already has; the helper returns nothing.
-    // Other references (`float& operator[](int)`) return the value.
+    // Other references (`float& operator[](int)`) are declared returning
+    // the referenced type, marked: lowering binds the place their body
+    // returns (`lower::cxx::reference_calls`).
     let returns_self = ret.ptr_ops.contains(&PtrOp::Reference) && written_as(&ret, s);
     let mut attributes = Vec::new();
     if returns_self {
@@ -428,7 +430,6 @@ pub(super) fn member_items(s: &Ident, parts: MemberParts) -> Result<Vec<Item>> {
     } else if ret.ptr_ops.contains(&PtrOp::Reference) {
         ret.ptr_ops.retain(|op| *op != PtrOp::Reference);
         ret.space = None;
-        // Lowering may still bind the place it returns (`s[i] = x`).
         attributes.push(Attribute {
             name: RETURNS_REFERENCE.to_string(),
             args: Vec::new(),

@@ -545,7 +545,7 @@ fn function_def_with_args(pair: Pair<Rule>) -> Result<(FunctionDecl, Option<Vec<
                     }
                 }
             }
-            Rule::type_spec => ret = Some(type_spec(p)?),
+            Rule::type_spec => ret = Some(return_type_spec(p)?),
             Rule::ident | Rule::operator_name => name = Some(members::fn_name(p)),
             Rule::template_args => specialization = Some(template_args(p)?),
             Rule::param_list => {
@@ -861,6 +861,22 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
         pack,
         span,
     })
+}
+
+/// A function's return type: `constexpr` there specifies the function,
+/// so unlike a variable's it does not make a returned reference or
+/// pointer `const` (`constexpr thread T& at(..)` returns a writable
+/// reference).
+pub(super) fn return_type_spec(pair: Pair<Rule>) -> Result<TypeSpec> {
+    let written_const = pair
+        .clone()
+        .into_inner()
+        .any(|p| p.as_rule() == Rule::cv && p.as_str() == "const");
+    let mut ts = type_spec(pair)?;
+    if !ts.ptr_ops.is_empty() {
+        ts.is_const = written_const;
+    }
+    Ok(ts)
 }
 
 /// `type_spec` and `cast_type_spec` share one shape.
