@@ -362,9 +362,13 @@ fn lower_module<'a>(
             (Err(e), _) => errors.push(e.or_at(f.name.span)),
         }
         rounds.lowered(&f.name.name, rounds::instances_asked(program) > asked);
+        // Errors of a round that found instances to declare are thrown
+        // away with it (those naming the instances among them): it goes on
+        // to find the other entry points' instances.
         if options
             .error_limit
             .is_some_and(|limit| errors.len() > limit)
+            && !rounds::discovering(program)
         {
             break;
         }
