@@ -1054,6 +1054,12 @@ impl<'a> Program<'a> {
                     ),
                 ));
             };
+            // A pointer into `device` or `constant` memory: what it points
+            // to is held in a buffer.
+            let in_buffer = matches!(
+                space,
+                ast::AddressSpace::Device | ast::AddressSpace::Constant
+            ) && matches!(op, ast::PtrOp::Pointer { .. });
             if i > 0 {
                 if pointer_references::is_pointer_reference(ts) {
                     return Err(Error::coded(
@@ -1061,6 +1067,15 @@ impl<'a> Program<'a> {
                         ts.span,
                         "a reference to a pointer (`T* thread &`) is supported only as a function parameter that the function never assigns, increments or takes the address of",
                     ));
+                }
+                // `device T* device* p`: the pointee pointer is in a buffer.
+                if in_buffer {
+                    return Err(Error::coded(
+                        Code::NoWebGpuEquivalent,
+                        ts.span,
+                        unported_features::POINTER_IN_BUFFER,
+                    )
+                    .note(unported_features::POINTER_IN_BUFFER_PORT));
                 }
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -1077,6 +1092,14 @@ impl<'a> Program<'a> {
                 && matches!(op, ast::PtrOp::Reference)
             {
                 return Ok(ty);
+            }
+            if matches!(ty, Type::Texture(_) | Type::Sampler { .. }) && in_buffer {
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
+                    ts.span,
+                    unported_features::RESOURCE_IN_BUFFER,
+                )
+                .note(unported_features::RESOURCE_IN_BUFFER_PORT));
             }
             if matches!(ty, Type::Texture(_) | Type::Sampler { .. }) {
                 return Err(Error::coded(Code::InvalidType, ts.span, "pointers to textures and samplers are not allowed; pass them by value (or by reference)"));

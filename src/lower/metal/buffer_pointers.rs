@@ -458,6 +458,10 @@ impl Lowerer<'_, '_> {
             ));
         }
         let Value::Ptr(p) = v else {
+            let ty = crate::lower::ctx::value::arg_type(&v);
+            if !target.is_reference && matches!(ty, Type::Scalar(s) if s.is_integer()) {
+                return Err(integer_to_pointer(inner.span));
+            }
             return Err(Error::coded(
                 Code::InvalidConversion,
                 inner.span,
@@ -745,4 +749,15 @@ fn reassigned_names(body: &crate::syntax::ast::Block) -> Vec<(String, Span)> {
         }
     });
     names
+}
+
+/// `reinterpret_cast<device T*>(addr)` of an integer: a GPU address (as
+/// SPIR-V Cross writes Vulkan's buffer device addresses) made a pointer.
+fn integer_to_pointer(span: Span) -> Error {
+    Error::coded(
+        Code::NoWebGpuEquivalent,
+        span,
+        "casting an integer to a pointer (a buffer's GPU address) has no WebGPU equivalent: WGSL reaches memory only through the variables it declares",
+    )
+    .note("a port does this instead: bind the buffer as a `[[buffer(n)]]` argument (or an argument buffer member) and pass an offset into it")
 }
