@@ -1,0 +1,103 @@
+//! More forms of machine-generated MSL (SPIRV-Cross's and Tint's output;
+//! issue #18): untyped buffer arguments (`device void*`) read and written
+//! through casts to the types they hold, as SPIRV-Cross writes aliased
+//! descriptors, and `constant auto&` bound to a view of a buffer at a byte
+//! offset, as it writes dynamic buffer offsets. Each runs on the GPU against
+//! a CPU reference.
+// Without the runner the GPU tests are left out, and with them some sources.
+#![cfg_attr(not(feature = "runner"), allow(dead_code))]
+
+mod common;
+
+#[cfg(feature = "runner")]
+use common::source::run_body as run;
+
+/// SPIRV-Cross's aliased-descriptor shape: one `device void*` buffer read
+/// and written as two struct types, and a `const device void*` one read
+/// as a third, through a byte offset too.
+const UNTYPED_BUFFERS: &str = r#"
+struct Header { uint4 head; float vals[8]; };
+struct Words { uint a; uint b; uint c; uint d; };
+struct Quads { float4 q[2]; float4 tail; };
+kernel void untyped(device void* mem [[buffer(0)]],
+                    const device void* src [[buffer(1)]],
+                    device float* out [[buffer(2)]],
+                    uint i [[thread_position_in_grid]]) {
+    device auto& h = *(device Header*)mem;
+    const device auto& q = *(const device Quads*)src;
+    const device auto& t = *(const device float4*)((const device char*)src + 32);
+    out[i] = h.vals[i] * float(h.head.y) + q.q[i / 4][i % 4] + t[i % 4];
+    if (i == 0) {
+        device Words& w = *(device Words*)mem;
+        w.c = w.a + 90u;
+    }
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn untyped_buffers_are_read_and_written_through_casts() {
+    let n = 8u32;
+    let mut mem = Vec::new();
+    for w in [9u32, 3, 0, 7] {
+        mem.extend(w.to_le_bytes());
+    }
+    let vals: Vec<f32> = (0..8).map(|k| k as f32 * 1.5 - 2.0).collect();
+    mem.extend(common::f32_bytes(&vals));
+    let src: Vec<f32> = (0..12).map(|k| 100.0 + k as f32 * 0.25).collect();
+    let Some(out) = run(
+        UNTYPED_BUFFERS,
+        "untyped",
+        (n, 8),
+        vec![
+            (0, mem),
+            (1, common::f32_bytes(&src)),
+            (2, vec![0; 4 * n as usize]),
+        ],
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = (0..n as usize)
+        .map(|i| vals[i] * 3.0 + src[i] + src[8 + i % 4])
+        .collect();
+    assert_eq!(common::f32s(&out[&2]), want);
+    // Thread 0 wrote `Words::c` (bytes 8..12), and nothing else changed.
+    let words = common::u32s(&out[&0]);
+    assert_eq!(&words[..4], &[9, 3, 99, 7]);
+    assert_eq!(common::f32s(&out[&0])[4..], vals[..]);
+}
+
+/// SPIRV-Cross's dynamic-offset shape: a `constant auto&` bound to the
+/// struct at a byte offset read from another buffer.
+const CONSTANT_VIEW: &str = r#"
+struct Params { float scale; float bias; };
+kernel void dynamic_offset(constant Params* blocks [[buffer(0)]],
+                           constant uint* offsets [[buffer(1)]],
+                           device float* out [[buffer(2)]],
+                           uint i [[thread_position_in_grid]]) {
+    constant auto& p = *(constant Params*)((constant char*)blocks + offsets[1]);
+    out[i] = float(i) * p.scale + p.bias;
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn constant_references_bind_views_at_byte_offsets() {
+    let n = 16u32;
+    let blocks = [1.0f32, 0.0, 2.5, -4.0, 0.5, 8.0];
+    let offsets = [0u32, 8, 16];
+    let Some(out) = run(
+        CONSTANT_VIEW,
+        "dynamic_offset",
+        (n, 16),
+        vec![
+            (0, common::f32_bytes(&blocks)),
+            (1, offsets.iter().flat_map(|o| o.to_le_bytes()).collect()),
+            (2, vec![0; 4 * n as usize]),
+        ],
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = (0..n).map(|i| i as f32 * 2.5 - 4.0).collect();
+    assert_eq!(common::f32s(&out[&2]), want);
+}
