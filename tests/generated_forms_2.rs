@@ -101,3 +101,88 @@ fn constant_references_bind_views_at_byte_offsets() {
     let want: Vec<f32> = (0..n).map(|i| i as f32 * 2.5 - 4.0).collect();
     assert_eq!(common::f32s(&out[&2]), want);
 }
+
+/// SPIRV-Cross's swizzle wrappers' shape: a variadic template taking
+/// `sampler s` called with a sampler the caller compares with already
+/// (which makes it a comparison sampler before the call is matched).
+#[cfg(feature = "runner")]
+const COMPARE_WRAPPER: &str = r#"
+template<typename Tex, typename... Tp>
+using CompareReturn = decltype(declval<Tex>().sample_compare(declval<sampler>(), declval<Tp>()...));
+template<typename Tex, typename... Ts>
+inline CompareReturn<Tex, Ts...> compare_swizzled(const thread Tex& t, sampler s, uint sw, Ts... params) {
+    if (sw == 1u) {
+        return CompareReturn<Tex, Ts...>(1);
+    }
+    return t.sample_compare(s, params...);
+}
+kernel void compare_wrapper(depth2d<float> d [[texture(0)]],
+                            sampler shadow [[sampler(0)]],
+                            constant uint* swizzles [[buffer(1)]],
+                            device float2* out [[buffer(0)]],
+                            uint i [[thread_position_in_grid]]) {
+    float2 uv = float2(float(i % 4) + 0.5, float(i / 4) + 0.5) / 4.0;
+    float direct = d.sample_compare(shadow, uv, 0.5);
+    out[i] = float2(direct, compare_swizzled(d, shadow, swizzles[i % 2], uv, 0.5));
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_compared_sampler_passes_to_a_sampler_parameter() {
+    use msl2wgsl::reflect::SamplerDescriptor;
+    use msl2wgsl::runner::{
+        default_sampler, run_kernel_resources, Dispatch, Resources, TextureData,
+    };
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let depth: Vec<f32> = (0..16).map(|k| k as f32 / 16.0).collect();
+    let shadow = SamplerDescriptor {
+        compare: Some("less".into()),
+        ..default_sampler()
+    };
+    let resources = Resources {
+        buffers: [
+            (0, vec![0u8; 16 * 8]),
+            (1, [0u32, 1].iter().flat_map(|w| w.to_le_bytes()).collect()),
+        ]
+        .into_iter()
+        .collect(),
+        textures: [(
+            0,
+            TextureData::new_2d(
+                wgpu::TextureFormat::Depth32Float,
+                4,
+                4,
+                depth.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+        )]
+        .into_iter()
+        .collect(),
+        samplers: [(0, shadow)].into_iter().collect(),
+        ..Default::default()
+    };
+    let src = format!("{}{COMPARE_WRAPPER}", common::source::PRELUDE);
+    let dispatch = Dispatch::Threads {
+        grid: [16, 1, 1],
+        threadgroup: [16, 1, 1],
+    };
+    let out = run_kernel_resources(
+        gpu,
+        "t.metal",
+        &src,
+        &msl2wgsl::Options::default(),
+        "compare_wrapper",
+        &dispatch,
+        &resources,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = common::f32s(&out.buffers[&0]);
+    for (i, d) in depth.iter().enumerate() {
+        // `less`: the reference 0.5 passes where it is below the stored depth.
+        let compared = if 0.5 < *d { 1.0 } else { 0.0 };
+        let swizzled = if i % 2 == 1 { 1.0 } else { compared };
+        assert_eq!(&got[2 * i..2 * i + 2], &[compared, swizzled], "texel {i}");
+    }
+}

@@ -28,8 +28,7 @@ const IMAGEBLOCK: &str = "WebGPU exposes no tile memory (imageblocks)";
 const IMAGEBLOCK_PORT: &str =
     "keep the per-pixel data in render targets, or in `threadgroup` memory of a kernel";
 const ATOMIC_64: &str = "WebGPU has no 64-bit integers, so no 64-bit atomics";
-const ATOMIC_64_PORT: &str =
-    "keep the value in an `atomic_uint` where 32 bits suffice";
+const ATOMIC_64_PORT: &str = "keep the value in an `atomic_uint` where 32 bits suffice";
 const RATE_MAP: &str = "WebGPU has no variable rasterization rates";
 const RATE_MAP_PORT: &str = "render at one rate (or into smaller targets that are upscaled)";
 

@@ -451,6 +451,9 @@ fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
             let same = p.shape == a.shape && p.scalar == a.scalar && p.access == a.access;
             same.then_some(EXACT)
         }
+        // Whether a sampler compares is decided by its uses
+        // (`passes/comparison_samplers.rs`); Metal has one `sampler` type.
+        (Type::Sampler { .. }, Type::Sampler { .. }) => Some(EXACT),
         (Type::Scalar(p), Type::Scalar(a)) => scalar_rank(*p, *a),
         (Type::Vector(p, n), Type::Vector(a, m)) if n == m => {
             scalar_rank(*p, *a).map(|r| r.max(CONVERSION))
