@@ -186,3 +186,48 @@ fn a_compared_sampler_passes_to_a_sampler_parameter() {
         assert_eq!(&got[2 * i..2 * i + 2], &[compared, swizzled], "texel {i}");
     }
 }
+
+/// SPIRV-Cross's arrays of buffers: the buffer arguments gathered in a
+/// local array of pointers, passed to a helper as a reference to that
+/// array (`device SSBO* (&ssbos)[2]`).
+const POINTER_ARRAY_REFERENCE: &str = r#"
+struct Block { float v[4]; };
+static inline float pick(device Block* (&blocks)[2], const device float* (&scales)[2], uint i) {
+    return blocks[1]->v[i % 4] * scales[0][i] - blocks[0]->v[3 - i % 4] * scales[1][0];
+}
+kernel void pointer_arrays(device Block* b0 [[buffer(0)]], device Block* b1 [[buffer(1)]],
+                           const device float* s0 [[buffer(2)]], const device float* s1 [[buffer(3)]],
+                           device float* out [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    device Block* blocks[] = { b0, b1 };
+    const device float* scales[] = { s0, s1 };
+    out[i] = pick(blocks, scales, i);
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn references_to_arrays_of_buffer_pointers_reach_each_buffer() {
+    let n = 8u32;
+    let b0 = [1.0f32, 2.0, 3.0, 4.0];
+    let b1 = [10.0f32, 20.0, 30.0, 40.0];
+    let s0: Vec<f32> = (0..n).map(|k| 0.5 + k as f32).collect();
+    let s1 = [3.0f32];
+    let Some(out) = run(
+        POINTER_ARRAY_REFERENCE,
+        "pointer_arrays",
+        (n, 8),
+        vec![
+            (0, common::f32_bytes(&b0)),
+            (1, common::f32_bytes(&b1)),
+            (2, common::f32_bytes(&s0)),
+            (3, common::f32_bytes(&s1)),
+            (4, vec![0; 4 * n as usize]),
+        ],
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = (0..n as usize)
+        .map(|i| b1[i % 4] * s0[i] - b0[3 - i % 4] * s1[0])
+        .collect();
+    assert_eq!(common::f32s(&out[&4]), want);
+}

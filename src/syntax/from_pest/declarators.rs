@@ -7,12 +7,22 @@ use super::super::ast::*;
 /// `spvArrayCopy*` helpers take them), is `thread metal::array<metal::array<T,
 /// M>, N>& a`: the array suffixes move into the referenced type, so that
 /// they do not make an array of references.
+///
+/// `device S* (&a)[N]` (SPIRV-Cross's arrays of buffers passed to helpers)
+/// refers to an array of pointers: the written space is the pointers', and
+/// the array is the caller's local, so the reference is `thread`.
 pub(super) fn array_reference(ty: TypeSpec, dims: Vec<Option<Expr>>) -> TypeSpec {
-    let (space, is_const, span) = (ty.space, ty.is_const, ty.span);
-    let mut elem = TypeSpec {
-        space: None,
-        ptr_ops: Vec::new(),
-        ..ty
+    let (mut space, mut is_const, span) = (ty.space, ty.is_const, ty.span);
+    let mut elem = if ty.ptr_ops.is_empty() {
+        TypeSpec {
+            space: None,
+            ptr_ops: Vec::new(),
+            ..ty
+        }
+    } else {
+        space = Some((AddressSpace::Thread, span));
+        is_const = false;
+        ty
     };
     for dim in dims.into_iter().rev() {
         // `T (&a)[]` has no size: `array<T>` is refused where it is resolved.
