@@ -1088,3 +1088,22 @@ fn textures_held_in_buffer_memory_are_refused() {
         "textures and samplers held in buffer memory (a bindless descriptor heap) have no WebGPU equivalent",
     );
 }
+
+#[test]
+fn pointer_members_to_structs_not_yet_defined_are_located() {
+    // To the struct itself, and to one declared ahead and defined after.
+    let body = "struct Node { float v; device Node* next; };\nkernel void k(device float* out [[buffer(0)]]) { out[0] = 1.0f; }\n";
+    assert_error(
+        body,
+        3,
+        24,
+        "a pointer member to `Node`, which is not defined yet here (a struct pointing to its own type, or to one defined after it), is not supported",
+    );
+    let body = "struct Leaf;\nstruct Root { const device Leaf* leaf; };\nstruct Leaf { float v; };\nkernel void k(device float* out [[buffer(0)]]) { out[0] = 1.0f; }\n";
+    assert_error(
+        body,
+        4,
+        15,
+        "a pointer member to `Leaf`, which is not defined yet here",
+    );
+}
