@@ -231,3 +231,58 @@ fn references_to_arrays_of_buffer_pointers_reach_each_buffer() {
         .collect();
     assert_eq!(common::f32s(&out[&4]), want);
 }
+
+/// SPIRV-Cross's std140 padding helpers: a member `alignas(16)` (which
+/// raises its struct's alignment and size, moving nothing), an alias
+/// template naming an array of them, and a write through a reference cast
+/// of one element (`(device float2&)b.m[0] = ..`).
+const PADDED_MEMBERS: &str = r#"
+template <typename T>
+struct Padded { alignas(16) T data; };
+template <typename T, int n>
+using PaddedArray = Padded<T>[n];
+struct Block {
+    PaddedArray<float2, 2> m;
+    PaddedArray<float3, 2> rows[2];
+    Padded<float> s[3];
+};
+kernel void padded(constant Block& u [[buffer(0)]], device Block& b [[buffer(1)]],
+                   device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    out[i] = u.m[i % 2].data.x + u.m[1].data.y * u.rows[1][i % 2].data.z + u.s[i % 3].data;
+    if (i == 0) {
+        (device float2&)b.m[0] = float2(7.0, 8.0);
+        ((device float*)&b.rows[1][1].data)[2] = 9.0;
+    }
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn aligned_members_pad_as_in_metal() {
+    // Metal's layout: 16-byte elements; `m` at 0, `rows` at 32, `s` at 96,
+    // 144 bytes in all; element k's float j is float 4 * k + j.
+    let words: Vec<f32> = (0..36).map(|k| k as f32 * 0.5).collect();
+    let n = 6u32;
+    let Some(out) = run(
+        PADDED_MEMBERS,
+        "padded",
+        (n, 6),
+        vec![
+            (0, common::f32_bytes(&words)),
+            (1, vec![0; 144]),
+            (2, vec![0; 4 * n as usize]),
+        ],
+    ) else {
+        return;
+    };
+    let at = |element: usize, j: usize| words[4 * element + j];
+    let want: Vec<f32> = (0..n as usize)
+        .map(|i| at(i % 2, 0) + at(1, 1) * at(2 + 2 + i % 2, 2) + at(6 + i % 3, 0))
+        .collect();
+    assert_eq!(common::f32s(&out[&2]), want);
+    let mut written = vec![0.0f32; 36];
+    written[0] = 7.0;
+    written[1] = 8.0;
+    written[4 * 5 + 2] = 9.0;
+    assert_eq!(common::f32s(&out[&1]), written);
+}

@@ -24,13 +24,25 @@ pub(super) fn array_reference(ty: TypeSpec, dims: Vec<Option<Expr>>) -> TypeSpec
         is_const = false;
         ty
     };
-    for dim in dims.into_iter().rev() {
+    elem = array_of(elem, dims);
+    TypeSpec {
+        is_const,
+        space,
+        ptr_ops: vec![PtrOp::Reference],
+        ..elem
+    }
+}
+
+/// `T[N][M]` spelled as a type: `metal::array<metal::array<T, M>, N>`.
+pub(super) fn array_of(elem: TypeSpec, dims: Vec<Option<Expr>>) -> TypeSpec {
+    let span = elem.span;
+    dims.into_iter().rev().fold(elem, |elem, dim| {
         // `T (&a)[]` has no size: `array<T>` is refused where it is resolved.
         let args = match dim {
             Some(n) => vec![TemplateArg::Type(elem), TemplateArg::Expr(n)],
             None => vec![TemplateArg::Type(elem)],
         };
-        elem = TypeSpec {
+        TypeSpec {
             is_const: false,
             is_constexpr: false,
             space: None,
@@ -39,12 +51,6 @@ pub(super) fn array_reference(ty: TypeSpec, dims: Vec<Option<Expr>>) -> TypeSpec
             ptr_ops: Vec::new(),
             name_span: span,
             span,
-        };
-    }
-    TypeSpec {
-        is_const,
-        space,
-        ptr_ops: vec![PtrOp::Reference],
-        ..elem
-    }
+        }
+    })
 }

@@ -274,13 +274,14 @@ fn member_alias(s: &Ident, pair: Pair<Rule>) -> Result<Item> {
     let mut inner = pair.into_inner();
     let name = ident(inner.next().unwrap());
     let ty = type_spec(inner.next().unwrap())?;
+    let array = inner.map(super::array_suffix).collect::<Result<Vec<_>>>()?;
     Ok(Item::Alias(Alias {
         name: Ident {
             name: member_name(&s.name, &name.name),
             span: name.span,
         },
         ty,
-        array: Vec::new(),
+        array,
         layout: Vec::new(),
         span,
     }))

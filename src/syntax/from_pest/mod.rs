@@ -243,10 +243,11 @@ fn using_alias(pair: Pair<Rule>) -> Result<Alias> {
     let mut inner = pair.into_inner();
     let name = ident(inner.next().unwrap());
     let ty = type_spec(inner.next().unwrap())?;
+    let array = inner.map(array_suffix).collect::<Result<Vec<_>>>()?;
     Ok(Alias {
         name,
         ty,
-        array: Vec::new(),
+        array,
         layout: Vec::new(),
         span,
     })
@@ -430,9 +431,15 @@ fn anonymous_member(pair: Pair<Rule>, anonymous: &mut Vec<StructDecl>) -> Result
 }
 
 fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
-    let mut parts = decl.into_inner();
+    let mut parts = decl.into_inner().peekable();
+    // `alignas(N)` before the type: an `aligned(N)` on each member.
+    let mut aligned = Vec::new();
+    while let Some(p) = parts.next_if(|p| p.as_rule() == Rule::alignas_spec) {
+        aligned.push(struct_scope::alignas(p)?);
+    }
     let ty_pair = parts.next().unwrap();
-    let shared_layout = gnu::in_type(&ty_pair)?;
+    let mut shared_layout = gnu::in_type(&ty_pair)?;
+    shared_layout.extend(aligned);
     let ty = type_spec(ty_pair)?;
     let mut members = Vec::new();
     for d in parts {
