@@ -1107,3 +1107,14 @@ fn pointer_members_to_structs_not_yet_defined_are_located() {
         "a pointer member to `Leaf`, which is not defined yet here",
     );
 }
+
+#[test]
+fn coherent_without_a_scope_is_refused_as_device_coherence() {
+    let body = "kernel void k(coherent device uint& a [[buffer(0)]]) {\n    a += 1u;\n}\n";
+    assert_error(
+        body,
+        3,
+        15,
+        "`coherent` memory is not supported: WebGPU keeps no memory coherent between threadgroups while a dispatch runs",
+    );
+}

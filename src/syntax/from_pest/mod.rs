@@ -1136,19 +1136,30 @@ fn designated_init(pair: Pair<Rule>) -> Result<Init> {
     Ok(Init::Designated(member, Box::new(value), span))
 }
 
-/// `coherent(system)`, `coherent(device)` on a type: refused. WebGPU keeps
+/// `coherent(system)`, `coherent(device)` and `coherent` (device
+/// coherence) on a type: refused. WebGPU keeps
 /// no memory coherent while a dispatch runs, with the CPU or another device
 /// (`system`) or between workgroups (`device`): writes reach others at the
 /// end of the dispatch, or through atomics and barriers.
 fn coherent(p: &Pair<Rule>) -> Error {
-    let scope = p.clone().into_inner().nth(1).map_or("", |s| s.as_str());
+    let scope = p.clone().into_inner().nth(1).map(|s| s.as_str());
     let what = match scope {
-        "system" => "with the CPU and other devices",
+        Some("system") => "with the CPU and other devices",
         _ => "between threadgroups",
+    };
+    let written = scope.map_or("coherent".to_string(), |s| format!("coherent({s})"));
+    // Without a scope, the keyword (the pair ends past its spaces).
+    let span = match scope {
+        Some(_) => span_of(p),
+        None => p
+            .clone()
+            .into_inner()
+            .next()
+            .map_or(span_of(p), |k| span_of(&k)),
     };
     Error::coded(
         Code::NoWebGpuEquivalent,
-        span_of(p),
-        format!("`coherent({scope})` memory is not supported: WebGPU keeps no memory coherent {what} while a dispatch runs; a dispatch's writes are visible to the CPU and to later dispatches once it completes"),
+        span,
+        format!("`{written}` memory is not supported: WebGPU keeps no memory coherent {what} while a dispatch runs; a dispatch's writes are visible to the CPU and to later dispatches once it completes"),
     )
 }
