@@ -286,3 +286,77 @@ fn aligned_members_pad_as_in_metal() {
     written[4 * 5 + 2] = 9.0;
     assert_eq!(common::f32s(&out[&1]), written);
 }
+
+/// SPIRV-Cross's `spvStorageMatrix` shape: a matrix held as an array of
+/// columns in `threadgroup` memory, with constructors and conversion
+/// operators per address space, defaulted members (`= default`), and a
+/// user `operator=` beside the implicit copy assignment. The `constant`
+/// constructor scales its columns, so that choosing it for a temporary
+/// (which binds the `thread` one in Metal) would show.
+const STORED_MATRIX: &str = r#"
+template<typename T, int Cols, int Rows = Cols>
+struct StoredMatrix {
+    vec<T, Rows> columns[Cols];
+    StoredMatrix() thread = default;
+    StoredMatrix(const thread matrix<T, Cols, Rows>& m) thread {
+        for (int c = 0; c < Cols; ++c) columns[c] = m[c];
+    }
+    StoredMatrix(const constant matrix<T, Cols, Rows>& m) thread {
+        for (int c = 0; c < Cols; ++c) columns[c] = m[c] * T(100);
+    }
+    StoredMatrix(const thread StoredMatrix& m) thread = default;
+    thread StoredMatrix& operator=(const thread StoredMatrix& m) thread = default;
+    void operator=(T diagonal) thread {
+        for (int c = 0; c < Cols; ++c) { columns[c] = vec<T, Rows>(0); columns[c][c % Rows] = diagonal; }
+    }
+    operator matrix<T, Cols, Rows>() const thread {
+        matrix<T, Cols, Rows> m;
+        for (int c = 0; c < Cols; ++c) m[c] = columns[c];
+        return m;
+    }
+    operator matrix<T, Cols, Rows>() const threadgroup {
+        matrix<T, Cols, Rows> m;
+        for (int c = 0; c < Cols; ++c) m[c] = columns[c];
+        return m;
+    }
+};
+typedef StoredMatrix<float, 3, 2> Stored3x2;
+struct Shared { float4 a; Stored3x2 b; };
+kernel void stored(device float* out [[buffer(0)]],
+                   uint i [[thread_position_in_grid]],
+                   uint lid [[thread_index_in_threadgroup]]) {
+    threadgroup Shared s;
+    if (lid == 0) {
+        s.a = float4(1.0, 2.0, 3.0, 4.0);
+        s.b = Stored3x2(float3x2(float2(1.0, -7.0), float2(1.0, 2.0), float2(8.0, 7.0)));
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float3x2 m = float3x2(s.b);
+    Stored3x2 d;
+    d = float(i);
+    Stored3x2 e = d;
+    float3x2 n = float3x2(e);
+    out[i] = m[i % 3][i % 2] + s.a[i % 4] + n[i % 3][i % 3 % 2];
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn storage_matrices_convert_and_assign_per_address_space() {
+    let n = 12u32;
+    let Some(out) = run(
+        STORED_MATRIX,
+        "stored",
+        (n, 12),
+        vec![(0, vec![0; 4 * n as usize])],
+    ) else {
+        return;
+    };
+    let m = [[1.0f32, -7.0], [1.0, 2.0], [8.0, 7.0]];
+    let a = [1.0f32, 2.0, 3.0, 4.0];
+    // `d = float(i)`: column c holds i in row c % 2; `n[c][c % 2]` reads it.
+    let want: Vec<f32> = (0..n as usize)
+        .map(|i| m[i % 3][i % 2] + a[i % 4] + i as f32)
+        .collect();
+    assert_eq!(common::f32s(&out[&0]), want);
+}

@@ -149,6 +149,13 @@ pub(super) fn struct_named(
 /// The declarations a member function, constructor or conversion function
 /// of `s` becomes.
 fn member_functions(s: &Ident, p: Pair<Rule>) -> Result<Vec<Item>> {
+    // `= default`: the implicit one, which needs no declaration here.
+    if p.clone()
+        .into_inner()
+        .any(|x| x.as_rule() == Rule::defaulted)
+    {
+        return Ok(Vec::new());
+    }
     Ok(match p.as_rule() {
         Rule::member_fn => member_fn(s, p)?,
         // `S(float x);`: defined after the struct (`S::S(float x) {..}`).
