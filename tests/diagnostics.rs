@@ -1118,3 +1118,14 @@ fn coherent_without_a_scope_is_refused_as_device_coherence() {
         "`coherent` memory is not supported: WebGPU keeps no memory coherent between threadgroups while a dispatch runs",
     );
 }
+
+#[test]
+fn pull_model_interpolants_are_refused_where_written() {
+    let body = "struct In { interpolant<float4, interpolation::perspective> c [[user(locn0)]]; };\nfragment float4 f(In in [[stage_in]]) {\n    return in.c.interpolate_at_offset(float2(0.25));\n}\n";
+    assert_error(
+        body,
+        3,
+        13,
+        "`interpolant` has no WebGPU equivalent: WGSL fixes how each fragment input is interpolated where it is declared",
+    );
+}

@@ -2,7 +2,8 @@
 //! the types that name them: mesh shading (`mesh<..>`, `mesh_grid_properties`,
 //! `object_data`; MSL §5.2.3), imageblocks and tile memory (`imageblock<..>`,
 //! MSL §5.6) and rasterization rate maps (`rasterization_rate_map_data`,
-//! MSL §6.15) and 64-bit atomics (`atomic_ulong`, `atomic_long`). A type of these is refused where it is written (E0402), with
+//! MSL §6.15), pull-model interpolation (`interpolant<T, P>`)
+//! and 64-bit atomics (`atomic_ulong`, `atomic_long`). A type of these is refused where it is written (E0402), with
 //! what a port does instead, rather than reported as an unknown type.
 
 use super::Error;
@@ -17,6 +18,7 @@ const TYPES: &[(&str, &str, &str)] = &[
     ("imageblock", IMAGEBLOCK, IMAGEBLOCK_PORT),
     ("rasterization_rate_map_data", RATE_MAP, RATE_MAP_PORT),
     ("rasterization_rate_map_decoder", RATE_MAP, RATE_MAP_PORT),
+    ("interpolant", PULL_INTERPOLATION, PULL_INTERPOLATION_PORT),
     ("atomic_ulong", ATOMIC_64, ATOMIC_64_PORT),
     ("atomic_long", ATOMIC_64, ATOMIC_64_PORT),
 ];
@@ -27,6 +29,8 @@ const MESH_PORT: &str =
 const IMAGEBLOCK: &str = "WebGPU exposes no tile memory (imageblocks)";
 const IMAGEBLOCK_PORT: &str =
     "keep the per-pixel data in render targets, or in `threadgroup` memory of a kernel";
+const PULL_INTERPOLATION: &str = "WGSL fixes how each fragment input is interpolated where it is declared, and has no interpolation at a chosen sample or offset";
+const PULL_INTERPOLATION_PORT: &str = "declare the input with the sampling it needs (`[[centroid_perspective]]`, `[[sample_no_perspective]]`, ...), one input per sampling";
 const ATOMIC_64: &str = "WebGPU has no 64-bit integers, so no 64-bit atomics";
 const ATOMIC_64_PORT: &str = "keep the value in an `atomic_uint` where 32 bits suffice";
 const RATE_MAP: &str = "WebGPU has no variable rasterization rates";
