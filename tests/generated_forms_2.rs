@@ -360,3 +360,42 @@ fn storage_matrices_convert_and_assign_per_address_space() {
         .collect();
     assert_eq!(common::f32s(&out[&0]), want);
 }
+
+/// SPIRV-Cross's pointers to arrays: `device uchar (*row)[16]` taking the
+/// address of an array member, written through `(*row)[k]` (sixteen
+/// threads writing the bytes of four words), and read through a `const`
+/// one.
+const POINTER_TO_ARRAY: &str = r#"
+struct Bytes { uchar head[16]; float quad[4]; uint tail; };
+static inline void put(device uchar (*row)[16], uint k) { (*row)[k] = uchar(k * 3u + 1u); }
+static inline float ends(const device float (*q)[4]) { return (*q)[0] + (*q)[3]; }
+kernel void pointer_to_array(device Bytes& b [[buffer(0)]], device float* out [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    put(&b.head, i);
+    out[i] = ends(&b.quad) * float(i);
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn pointers_to_arrays_reach_the_array() {
+    let n = 16u32;
+    let mut bytes = vec![0u8; 16];
+    bytes.extend(common::f32_bytes(&[1.5, 2.0, 3.0, 4.25]));
+    bytes.extend(77u32.to_le_bytes());
+    let Some(out) = run(
+        POINTER_TO_ARRAY,
+        "pointer_to_array",
+        (n, 16),
+        vec![(0, bytes.clone()), (1, vec![0; 4 * n as usize])],
+    ) else {
+        return;
+    };
+    let mut want = bytes;
+    for k in 0..16 {
+        want[k] = (k * 3 + 1) as u8;
+    }
+    assert_eq!(out[&0], want);
+    let sums: Vec<f32> = (0..n).map(|i| (1.5 + 4.25) * i as f32).collect();
+    assert_eq!(common::f32s(&out[&1]), sums);
+}

@@ -11,7 +11,10 @@ use super::super::ast::*;
 /// `device S* (&a)[N]` (SPIRV-Cross's arrays of buffers passed to helpers)
 /// refers to an array of pointers: the written space is the pointers', and
 /// the array is the caller's local, so the reference is `thread`.
-pub(super) fn array_reference(ty: TypeSpec, dims: Vec<Option<Expr>>) -> TypeSpec {
+///
+/// `device T (*p)[N]` (`op` a pointer) is `device metal::array<T, N>* p`
+/// the same way.
+pub(super) fn array_reference(ty: TypeSpec, dims: Vec<Option<Expr>>, op: PtrOp) -> TypeSpec {
     let (mut space, mut is_const, span) = (ty.space, ty.is_const, ty.span);
     let mut elem = if ty.ptr_ops.is_empty() {
         TypeSpec {
@@ -28,7 +31,7 @@ pub(super) fn array_reference(ty: TypeSpec, dims: Vec<Option<Expr>>) -> TypeSpec
     TypeSpec {
         is_const,
         space,
-        ptr_ops: vec![PtrOp::Reference],
+        ptr_ops: vec![op],
         ..elem
     }
 }

@@ -835,12 +835,17 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
     let ty = type_spec(inner.next().unwrap())?;
     let (mut name, mut array, mut attributes) = (None, Vec::new(), Vec::new());
     let (mut default, mut array_ref, mut pack) = (None, false, false);
+    let mut array_pointer = false;
     for p in inner {
         match p.as_rule() {
             Rule::pack_ellipsis => pack = true,
             Rule::ident => name = Some(ident(p)),
             Rule::array_ref_name => {
-                name = Some(ident(p.into_inner().next().unwrap()));
+                let mut parts = p.into_inner().peekable();
+                array_pointer = parts
+                    .next_if(|x| x.as_rule() == Rule::array_pointer)
+                    .is_some();
+                name = Some(ident(parts.next().unwrap()));
                 array_ref = true;
             }
             Rule::array_suffix => array.push(array_suffix(p)?),
@@ -855,7 +860,14 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
         }
     }
     let (ty, array) = if array_ref {
-        (declarators::array_reference(ty, array), Vec::new())
+        let op = match array_pointer {
+            true => PtrOp::Pointer {
+                is_const: false,
+                space: None,
+            },
+            false => PtrOp::Reference,
+        };
+        (declarators::array_reference(ty, array, op), Vec::new())
     } else {
         (ty, array)
     };
