@@ -392,10 +392,44 @@ fn pointers_to_arrays_reach_the_array() {
         return;
     };
     let mut want = bytes;
-    for k in 0..16 {
-        want[k] = (k * 3 + 1) as u8;
+    for (k, byte) in want[..16].iter_mut().enumerate() {
+        *byte = (k * 3 + 1) as u8;
     }
     assert_eq!(out[&0], want);
     let sums: Vec<f32> = (0..n).map(|i| (1.5 + 4.25) * i as f32).collect();
     assert_eq!(common::f32s(&out[&1]), sums);
+}
+
+/// A reference cast to a longer or another vector type views the bytes
+/// there, as the pointer cast `*(device T*)&x` does (C++
+/// [expr.reinterpret.cast]/11): `(device float4&)v[0]` of a `float2`
+/// buffer writes `v[0]` and `v[1]`, `(device int2&)w[1]` of a `float4`
+/// one writes the bits of `w[1].xy`.
+const REFERENCE_VIEWS: &str = r#"
+kernel void reference_views(device float2* v [[buffer(0)]], device float4* w [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    if (i != 0) { return; }
+    (device float4&)v[0] = float4(1.0, 2.0, 3.0, 4.0);
+    (device int2&)w[1] = int2(-1, 7);
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn reference_casts_view_the_bytes_as_pointer_casts_do() {
+    let v: Vec<f32> = (0..6).map(|k| k as f32 * 10.0).collect();
+    let w: Vec<f32> = (0..8).map(|k| k as f32 + 0.5).collect();
+    let Some(out) = run(
+        REFERENCE_VIEWS,
+        "reference_views",
+        (1, 1),
+        vec![(0, common::f32_bytes(&v)), (1, common::f32_bytes(&w))],
+    ) else {
+        return;
+    };
+    assert_eq!(common::f32s(&out[&0]), [1.0, 2.0, 3.0, 4.0, 40.0, 50.0]);
+    let mut want = common::f32_bytes(&w);
+    want[16..20].copy_from_slice(&(-1i32).to_le_bytes());
+    want[20..24].copy_from_slice(&7i32.to_le_bytes());
+    assert_eq!(out[&1], want);
 }
