@@ -433,3 +433,62 @@ fn reference_casts_view_the_bytes_as_pointer_casts_do() {
     want[20..24].copy_from_slice(&7i32.to_le_bytes());
     assert_eq!(out[&1], want);
 }
+
+/// SPIRV-Cross's reinterpreted pointer members: `reinterpret_cast<U* const
+/// space&>(p)` names the pointer `p` holds, read as a `U*`.
+const POINTER_REFERENCE_CASTS: &str = r#"
+kernel void pointer_reference_casts(device float* buf [[buffer(0)]], device float4* out [[buffer(1)]],
+                                    uint i [[thread_position_in_grid]]) {
+    device float* p = buf + 4;
+    float4 v = reinterpret_cast<device float4* const thread&>(p)[i];
+    out[i] = v + *reinterpret_cast<device float4* const thread&>(p);
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn reference_casts_of_pointers_read_them_as_other_pointers() {
+    let n = 3u32;
+    let buf: Vec<f32> = (0..16).map(|k| k as f32 * 1.25).collect();
+    let Some(out) = run(
+        POINTER_REFERENCE_CASTS,
+        "pointer_reference_casts",
+        (n, 3),
+        vec![(0, common::f32_bytes(&buf)), (1, vec![0; 16 * n as usize])],
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = (0..n as usize)
+        .flat_map(|i| (0..4).map(move |j| (i, j)))
+        .map(|(i, j)| buf[4 + 4 * i + j] + buf[4 + j])
+        .collect();
+    assert_eq!(common::f32s(&out[&1]), want);
+}
+
+/// A cast to a reference to an array (`reinterpret_cast<thread float
+/// (&)[4]>(a)`, the abstract declarator SPIRV-Cross writes) names the
+/// array itself: writes through it reach it.
+const ARRAY_REFERENCE_CAST: &str = r#"
+kernel void array_reference_cast(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float a[4] = {1.0, 2.0, 3.0, float(i)};
+    thread auto& r = reinterpret_cast<thread float (&)[4]>(a);
+    r[1] = 5.0;
+    out[i] = a[1] + r[3];
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn casts_to_array_references_name_the_array() {
+    let n = 4u32;
+    let Some(out) = run(
+        ARRAY_REFERENCE_CAST,
+        "array_reference_cast",
+        (n, 4),
+        vec![(0, vec![0; 4 * n as usize])],
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = (0..n).map(|i| 5.0 + i as f32).collect();
+    assert_eq!(common::f32s(&out[&0]), want);
+}

@@ -10,7 +10,8 @@ use super::super::ast::*;
 ///
 /// `device S* (&a)[N]` (SPIRV-Cross's arrays of buffers passed to helpers)
 /// refers to an array of pointers: the written space is the pointers', and
-/// the array is the caller's local, so the reference is `thread`.
+/// the array is the caller's local, so the reference is `thread` (or
+/// the space written after the `*`, the pointers' own).
 ///
 /// `device T (*p)[N]` (`op` a pointer) is `device metal::array<T, N>* p`
 /// the same way.
@@ -23,7 +24,13 @@ pub(super) fn array_reference(ty: TypeSpec, dims: Vec<Option<Expr>>, op: PtrOp) 
             ..ty
         }
     } else {
-        space = Some((AddressSpace::Thread, span));
+        // `device S* const device (&a)[N]`: the pointers' own space (an
+        // argument buffer's array), written after the `*`.
+        let own = match ty.ptr_ops.last() {
+            Some(PtrOp::Pointer { space: Some(s), .. }) => *s,
+            _ => AddressSpace::Thread,
+        };
+        space = Some((own, span));
         is_const = false;
         ty
     };
