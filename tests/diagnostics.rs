@@ -1034,3 +1034,98 @@ fn lod_queries_are_refused_where_called() {
         "`calculate_clamped_lod` has no WGSL equivalent: WGSL has no level-of-detail query",
     );
 }
+
+#[test]
+fn sixty_four_bit_atomics_are_refused_where_written() {
+    let body = "kernel void k(device atomic_ulong* a [[buffer(0)]]) {\n    atomic_max_explicit(a, 5ul, memory_order_relaxed);\n}\n";
+    assert_error(
+        body,
+        3,
+        22,
+        "`atomic_ulong` has no WebGPU equivalent: WebGPU has no 64-bit integers, so no 64-bit atomics",
+    );
+}
+
+#[test]
+fn integers_cast_to_pointers_are_refused_as_gpu_addresses() {
+    let body = "struct Regs { ulong addr; };\nkernel void k(constant Regs& r [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n    device float* p = reinterpret_cast<device float*>(r.addr);\n    p[i] = 1.0f;\n}\n";
+    assert_error(
+        body,
+        5,
+        55,
+        "casting an integer to a pointer (a buffer's GPU address) has no WebGPU equivalent",
+    );
+}
+
+#[test]
+fn pointers_held_in_buffer_memory_are_refused() {
+    // Structs that an argument buffer points to, holding pointers
+    // themselves (an argument buffer's own pointers are bindings).
+    let body = "struct Node { float v; device float* data; };\nstruct Table { device Node* nodes; };\nkernel void k(device Table& t [[buffer(0)]]) {\n    t.nodes[0].v = 1.0f;\n}\n";
+    assert_error(
+        body,
+        3,
+        38,
+        "a pointer stored in buffer memory (a buffer's GPU address) has no WebGPU equivalent",
+    );
+    // A pointer to pointers that live in a buffer.
+    let body = "kernel void k(device float* device* ps [[buffer(0)]]) {\n    ps[0][0] = 1.0f;\n}\n";
+    assert_error(
+        body,
+        3,
+        15,
+        "a pointer stored in buffer memory (a buffer's GPU address) has no WebGPU equivalent",
+    );
+}
+
+#[test]
+fn textures_held_in_buffer_memory_are_refused() {
+    let body = "kernel void k(const device texture2d<float>* heap [[buffer(0)]], device float* out [[buffer(1)]]) {\n    out[0] = heap[1].read(uint2(0)).x;\n}\n";
+    assert_error(
+        body,
+        3,
+        15,
+        "textures and samplers held in buffer memory (a bindless descriptor heap) have no WebGPU equivalent",
+    );
+}
+
+#[test]
+fn pointer_members_to_structs_not_yet_defined_are_located() {
+    // To the struct itself, and to one declared ahead and defined after.
+    let body = "struct Node { float v; device Node* next; };\nkernel void k(device float* out [[buffer(0)]]) { out[0] = 1.0f; }\n";
+    assert_error(
+        body,
+        3,
+        24,
+        "a pointer member to `Node`, which is not defined yet here (a struct pointing to its own type, or to one defined after it), is not supported",
+    );
+    let body = "struct Leaf;\nstruct Root { const device Leaf* leaf; };\nstruct Leaf { float v; };\nkernel void k(device float* out [[buffer(0)]]) { out[0] = 1.0f; }\n";
+    assert_error(
+        body,
+        4,
+        15,
+        "a pointer member to `Leaf`, which is not defined yet here",
+    );
+}
+
+#[test]
+fn coherent_without_a_scope_is_refused_as_device_coherence() {
+    let body = "kernel void k(coherent device uint& a [[buffer(0)]]) {\n    a += 1u;\n}\n";
+    assert_error(
+        body,
+        3,
+        15,
+        "`coherent` memory is not supported: WebGPU keeps no memory coherent between threadgroups while a dispatch runs",
+    );
+}
+
+#[test]
+fn pull_model_interpolants_are_refused_where_written() {
+    let body = "struct In { interpolant<float4, interpolation::perspective> c [[user(locn0)]]; };\nfragment float4 f(In in [[stage_in]]) {\n    return in.c.interpolate_at_offset(float2(0.25));\n}\n";
+    assert_error(
+        body,
+        3,
+        13,
+        "`interpolant` has no WebGPU equivalent: WGSL fixes how each fragment input is interpolated where it is declared",
+    );
+}

@@ -449,15 +449,6 @@ fn references_to_the_first_components_of_a_vector() {
     assert_eq!(common::f32s(&got_m[16..]), [floats[1], 3.0, -3.0, -4.0]);
 }
 
-#[test]
-fn a_reference_cast_to_a_longer_or_other_vector_is_still_refused() {
-    let body =
-        "kernel void k(device float2* v [[buffer(0)]]) { (device float4&)v[0] = float4(1.0f); }\n";
-    assert_eq!(first_code(body), Code::InvalidConversion);
-    let body = "kernel void k(device float4* v [[buffer(0)]]) { (device int2&)v[0] = int2(1); }\n";
-    assert_eq!(first_code(body), Code::InvalidConversion);
-}
-
 /// With wgpu's 64-bit integers a `ulong` in a byte-addressed buffer is
 /// refused as not handled yet (its bytes are read as 32-bit words).
 #[test]

@@ -7,7 +7,9 @@
 //! the natural alignment (GCC's rule on structs and members: it only raises
 //! alignment), `aligned(N)` of any size on a struct (it raises the struct's
 //! alignment and size, [`crate::types::StructDef::min_align`], and moves no
-//! member), and `packed` on a struct without padding. `packed` still lowers such a
+//! member), `aligned(N)` or `alignas(N)` on a member that moves no member
+//! (it raises the struct's alignment as `aligned(N)` on the struct does),
+//! and `packed` on a struct without padding. `packed` still lowers such a
 //! struct's alignment to 1, which moves nothing inside it but can move it
 //! inside another struct; [`Program::true_align`] remembers that alignment,
 //! so that every struct containing one is checked the same way and
@@ -147,6 +149,15 @@ impl Program<'_> {
                 def.min_align = def.min_align.max(n);
                 return Ok(());
             }
+        }
+        // A member's `aligned(N)` (or `alignas(N)`, SPIR-V Cross's
+        // `spvPaddedStd140<T>`) that moves no member (checked above) but
+        // raises the struct's alignment acts as `aligned(N)` on the struct:
+        // only the tail padding grows.
+        if align > natural.size_align.align && packed.is_none() {
+            let def = self.structs.get_mut(id);
+            def.min_align = def.min_align.max(align);
+            return Ok(());
         }
         let size = round_up(cursor.max(1), align);
         if size != natural.size_align.size {

@@ -210,6 +210,10 @@ pub struct Program<'a> {
     /// Every struct template instance in the translation unit, declared or
     /// not (its declaration may have failed, or wait for another instance).
     pub seen_instances: std::collections::HashSet<String>,
+    /// The names of the program's (non-template) structs, declared or not
+    /// yet: a pointer member to one not yet declared is told apart from
+    /// an unknown name.
+    pub struct_names: std::collections::HashSet<String>,
     /// Functions declared without a body (prototypes), by name: a call that
     /// finds no definition says the definition is in another file.
     pub prototypes: std::collections::HashSet<String>,
@@ -306,6 +310,14 @@ pub fn analyze_with<'a>(
         min_align: 1,
     }));
     tessellation::register(&mut program);
+    program.struct_names = tu
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Struct(s) => Some(s.name.name.clone()),
+            _ => None,
+        })
+        .collect();
     let mut errors = Vec::new();
     for (i, item) in tu.items.iter().enumerate() {
         program.current_item.set(Some(i));
@@ -516,6 +528,25 @@ impl<'a> Program<'a> {
             })
     }
 
+    /// The error for member type `ts` when it points to a struct not
+    /// declared yet: the struct being declared (`struct Node { device Node*
+    /// next; }`) or one declared after it (`struct T;` ahead). SPIR-V
+    /// Cross writes these for Vulkan's buffer device addresses.
+    fn pointer_to_later_struct(&self, ts: &ast::TypeSpec) -> Option<Error> {
+        let name = ts.name();
+        let pointer = !ts.ptr_ops.is_empty() && ts.args.is_empty();
+        (pointer && !self.symbols.contains_key(&name) && self.struct_names.contains(&name)).then(
+            || {
+                Error::coded(
+                    Code::Unsupported,
+                    ts.span,
+                    format!("a pointer member to `{name}`, which is not defined yet here (a struct pointing to its own type, or to one defined after it), is not supported"),
+                )
+                .note("such pointers are GPU addresses in buffer memory (Vulkan's buffer device addresses), which WebGPU has no equivalent of")
+            },
+        )
+    }
+
     fn declare_struct(&mut self, s: &ast::StructDecl) -> Result<()> {
         let anonymous = unions::declare_anonymous(self, s)?;
         let mut members: Vec<MemberDef> = Vec::new();
@@ -527,7 +558,9 @@ impl<'a> Program<'a> {
         for m in &s.members {
             let ty = match anonymous.get(&m.name.name) {
                 Some(ty) => ty.clone(),
-                None => self.resolve_type(&m.ty)?,
+                None => self
+                    .resolve_type(&m.ty)
+                    .map_err(|e| self.pointer_to_later_struct(&m.ty).unwrap_or(e))?,
             };
             if m.bits.is_some() {
                 let start = self.data_end(&members);
@@ -1054,6 +1087,12 @@ impl<'a> Program<'a> {
                     ),
                 ));
             };
+            // A pointer into `device` or `constant` memory: what it points
+            // to is held in a buffer.
+            let in_buffer = matches!(
+                space,
+                ast::AddressSpace::Device | ast::AddressSpace::Constant
+            ) && matches!(op, ast::PtrOp::Pointer { .. });
             if i > 0 {
                 if pointer_references::is_pointer_reference(ts) {
                     return Err(Error::coded(
@@ -1061,6 +1100,15 @@ impl<'a> Program<'a> {
                         ts.span,
                         "a reference to a pointer (`T* thread &`) is supported only as a function parameter that the function never assigns, increments or takes the address of",
                     ));
+                }
+                // `device T* device* p`: the pointee pointer is in a buffer.
+                if in_buffer {
+                    return Err(Error::coded(
+                        Code::NoWebGpuEquivalent,
+                        ts.span,
+                        unported_features::POINTER_IN_BUFFER,
+                    )
+                    .note(unported_features::POINTER_IN_BUFFER_PORT));
                 }
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -1077,6 +1125,14 @@ impl<'a> Program<'a> {
                 && matches!(op, ast::PtrOp::Reference)
             {
                 return Ok(ty);
+            }
+            if matches!(ty, Type::Texture(_) | Type::Sampler { .. }) && in_buffer {
+                return Err(Error::coded(
+                    Code::NoWebGpuEquivalent,
+                    ts.span,
+                    unported_features::RESOURCE_IN_BUFFER,
+                )
+                .note(unported_features::RESOURCE_IN_BUFFER_PORT));
             }
             if matches!(ty, Type::Texture(_) | Type::Sampler { .. }) {
                 return Err(Error::coded(Code::InvalidType, ts.span, "pointers to textures and samplers are not allowed; pass them by value (or by reference)"));

@@ -2,7 +2,8 @@
 //! the types that name them: mesh shading (`mesh<..>`, `mesh_grid_properties`,
 //! `object_data`; MSL §5.2.3), imageblocks and tile memory (`imageblock<..>`,
 //! MSL §5.6) and rasterization rate maps (`rasterization_rate_map_data`,
-//! MSL §6.15). A type of these is refused where it is written (E0402), with
+//! MSL §6.15), pull-model interpolation (`interpolant<T, P>`)
+//! and 64-bit atomics (`atomic_ulong`, `atomic_long`). A type of these is refused where it is written (E0402), with
 //! what a port does instead, rather than reported as an unknown type.
 
 use super::Error;
@@ -17,6 +18,9 @@ const TYPES: &[(&str, &str, &str)] = &[
     ("imageblock", IMAGEBLOCK, IMAGEBLOCK_PORT),
     ("rasterization_rate_map_data", RATE_MAP, RATE_MAP_PORT),
     ("rasterization_rate_map_decoder", RATE_MAP, RATE_MAP_PORT),
+    ("interpolant", PULL_INTERPOLATION, PULL_INTERPOLATION_PORT),
+    ("atomic_ulong", ATOMIC_64, ATOMIC_64_PORT),
+    ("atomic_long", ATOMIC_64, ATOMIC_64_PORT),
 ];
 
 const MESH: &str = "WebGPU has no mesh shading";
@@ -25,6 +29,10 @@ const MESH_PORT: &str =
 const IMAGEBLOCK: &str = "WebGPU exposes no tile memory (imageblocks)";
 const IMAGEBLOCK_PORT: &str =
     "keep the per-pixel data in render targets, or in `threadgroup` memory of a kernel";
+const PULL_INTERPOLATION: &str = "WGSL fixes how each fragment input is interpolated where it is declared, and has no interpolation at a chosen sample or offset";
+const PULL_INTERPOLATION_PORT: &str = "declare the input with the sampling it needs (`[[centroid_perspective]]`, `[[sample_no_perspective]]`, ...), one input per sampling";
+const ATOMIC_64: &str = "WebGPU has no 64-bit integers, so no 64-bit atomics";
+const ATOMIC_64_PORT: &str = "keep the value in an `atomic_uint` where 32 bits suffice";
 const RATE_MAP: &str = "WebGPU has no variable rasterization rates";
 const RATE_MAP_PORT: &str = "render at one rate (or into smaller targets that are upscaled)";
 
@@ -42,6 +50,17 @@ pub(super) fn refusal(name: &str, ts: &ast::TypeSpec) -> Option<Error> {
         .note(format!("a port does this instead: {port}")),
     )
 }
+
+/// Why a pointer held in buffer memory (a GPU address: SPIR-V Cross's
+/// translation of Vulkan's buffer device addresses) cannot be translated.
+pub(crate) const POINTER_IN_BUFFER: &str = "a pointer stored in buffer memory (a buffer's GPU address) has no WebGPU equivalent: WGSL reaches memory only through the variables it declares";
+/// What a port does instead of storing pointers in buffers.
+pub(crate) const POINTER_IN_BUFFER_PORT: &str = "a port does this instead: bind each buffer as a `[[buffer(n)]]` argument (or an argument buffer member) and store offsets into it";
+/// Why textures or samplers held in buffer memory (a descriptor heap read
+/// through a `device` pointer, "bindless" resources) cannot be translated.
+pub(crate) const RESOURCE_IN_BUFFER: &str = "textures and samplers held in buffer memory (a bindless descriptor heap) have no WebGPU equivalent: WebGPU binds each texture and sampler by itself";
+/// What a port does instead of a descriptor heap.
+pub(crate) const RESOURCE_IN_BUFFER_PORT: &str = "a port does this instead: bind the textures as an `array<texture2d<float>, N>` argument (or argument buffer member) of a size known when compiling";
 
 /// The function attributes that make a function a stage WebGPU lacks.
 const STAGES: &[(&str, &str, &str)] = &[

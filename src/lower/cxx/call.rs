@@ -9,7 +9,7 @@ use crate::lower::{Error, Lowerer, Result};
 use crate::sema::consteval::ConstValue;
 use crate::sema::Symbol;
 use crate::source_map::Span;
-use crate::syntax::ast::{CastKind, Expr, ExprKind, Ident, Init, TemplateArg, TypeSpec};
+use crate::syntax::ast::{CastKind, Expr, ExprKind, Ident, Init, PtrOp, TemplateArg, TypeSpec};
 use crate::types::{self, Type};
 use naga::{Expression, Handle};
 
@@ -620,6 +620,17 @@ impl Lowerer<'_, '_> {
         inner: &Expr,
         span: Span,
     ) -> Result<Value> {
+        // `reinterpret_cast<constant U* const device&>(args.p)`: the pointer
+        // stored there read as a `U*` (SPIRV-Cross's aliased argument
+        // buffer members); the result is a value, so assigning it is refused.
+        if let [.., PtrOp::Pointer { .. }, PtrOp::Reference] = ts.ptr_ops.as_slice() {
+            let mut pointer = ts.clone();
+            pointer.ptr_ops.pop();
+            if let Some(PtrOp::Pointer { space, .. }) = pointer.ptr_ops.last_mut() {
+                *space = None;
+            }
+            return self.cast(fx, kind, &pointer, inner, span);
+        }
         let ty = self.program.resolve_type(ts)?;
         // `(void)x`: evaluated for its effects, the value discarded.
         if ty == Type::Void && kind != CastKind::AsType {

@@ -32,10 +32,34 @@ impl Lowerer<'_, '_> {
         {
             return self.braced_value(fx, items, ty, span);
         }
+        // `float3x2(m)` of a struct object: its conversion function to the
+        // type, for the address space it is in (`operator float3x2() const
+        // threadgroup`, SPIRV-Cross's `spvStorageMatrix`).
+        if let [a] = args {
+            if !matches!(ty, Type::Struct(_)) {
+                let v = self.expr(fx, a)?;
+                if let Some((h, _)) = self.conversion_function(fx, &v, ty, true, span)? {
+                    return Ok(Value::Rv(h, ty.clone()));
+                }
+                let (h, t) = self.load(fx, v, a.span)?;
+                return self.construct_values(fx, ty, vec![(h, t)], span);
+            }
+        }
         let mut vals = Vec::new();
         for a in args {
             vals.push(self.rvalue(fx, a)?);
         }
+        self.construct_values(fx, ty, vals, span)
+    }
+
+    /// `T(args)` of the loaded argument values `vals`.
+    fn construct_values(
+        &mut self,
+        fx: &mut FnCtx,
+        ty: &Type,
+        vals: Vec<(Handle<Expression>, Type)>,
+        span: Span,
+    ) -> Result<Value> {
         let ty_h = self.naga_type(ty, span)?;
         if vals.is_empty() {
             // `S()`: value-initialized, with its default member initializers.

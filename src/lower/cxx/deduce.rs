@@ -181,7 +181,11 @@ impl Lowerer<'_, '_> {
         Ok(TypeSpec {
             is_const: pattern.is_const || value.is_const,
             is_constexpr: pattern.is_constexpr,
-            space: space.map(|s| (ast_space(s), pattern.span)),
+            // `constant auto& u = *(constant U*)p;`: a written space stays
+            // (a word view's bytes type as `device`, whatever their space).
+            space: pattern
+                .space
+                .or_else(|| space.map(|s| (ast_space(s), pattern.span))),
             ptr_ops,
             name_span: pattern.name_span,
             span: pattern.span,

@@ -34,7 +34,7 @@ enum Storage {
 
 impl Lowerer<'_, '_> {
     /// The user functions named `name`, if any.
-    fn user_functions(&self, name: &str) -> Vec<usize> {
+    pub(super) fn user_functions(&self, name: &str) -> Vec<usize> {
         match self.program.symbols.get(name) {
             Some(Symbol::Functions(list)) => list.clone(),
             _ => Vec::new(),
@@ -1063,7 +1063,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// True if some struct or free function overloads `name` (`operator+`).
-    fn has_operator(&self, name: &str) -> bool {
+    pub(super) fn has_operator(&self, name: &str) -> bool {
         self.program.symbols.contains_key(name)
             || !self.program.function_templates(name).is_empty()
             || self

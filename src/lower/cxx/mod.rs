@@ -8,6 +8,7 @@
 
 pub(in crate::lower) mod aggregate;
 pub(in crate::lower) mod args;
+pub(in crate::lower) mod assignment;
 pub(in crate::lower) mod bases;
 pub(in crate::lower) mod call;
 pub(in crate::lower) mod construct;

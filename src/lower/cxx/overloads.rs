@@ -44,6 +44,11 @@ struct Rank {
     /// The binding adds `const` (or passes a `device` pointer as
     /// `constant`, or the reverse): worse than one that does not.
     adjusted: bool,
+    /// A temporary bound to a `constant` reference (which only a
+    /// program-scope constant's value is): worse than binding it to a
+    /// `thread` one (SPIRV-Cross's `S(const thread T&)` beside `S(const
+    /// constant T&)`).
+    outside_thread: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,6 +64,7 @@ impl Rank {
             category,
             kind: Passing::Value,
             adjusted: false,
+            outside_thread: false,
         }
     }
 
@@ -66,7 +72,10 @@ impl Rank {
     fn compare(&self, other: &Rank) -> std::cmp::Ordering {
         self.category.cmp(&other.category).then(
             match self.kind == other.kind && self.kind != Passing::Value {
-                true => self.adjusted.cmp(&other.adjusted),
+                true => self
+                    .adjusted
+                    .cmp(&other.adjusted)
+                    .then(self.outside_thread.cmp(&other.outside_thread)),
                 false => std::cmp::Ordering::Equal,
             },
         )
@@ -341,6 +350,7 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
             category: CONVERSION,
             kind: Passing::Pointer,
             adjusted: false,
+            outside_thread: false,
         }),
         // An array lvalue for a pointer to its elements ([conv.array], an
         // exact match): a `threadgroup` array passed as `threadgroup T*`.
@@ -354,6 +364,7 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
                 category: EXACT,
                 kind: Passing::Pointer,
                 adjusted: p.is_const,
+                outside_thread: false,
             })
         }
         (Type::Pointer(_), _) | (_, Type::Pointer(_)) => None,
@@ -375,6 +386,7 @@ fn pointer_rank(p: &crate::types::Pointer, a: &crate::types::Pointer) -> Option<
         category: EXACT,
         kind: Passing::Pointer,
         adjusted: (p.is_const && !a.is_const) || p.space != a.space,
+        outside_thread: false,
     })
 }
 
@@ -408,6 +420,7 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
         category,
         kind: Passing::Reference,
         adjusted: p.is_const && !matches!(arg.lvalue, Some((_, false))),
+        outside_thread: !direct && p.space != AddressSpace::Thread,
     })
 }
 
@@ -438,6 +451,7 @@ fn handle_reference_rank(written: &TypeSpec, param: &Type, arg: &ArgView) -> Opt
         category: EXACT,
         kind: Passing::Reference,
         adjusted: written_space != arg_space,
+        outside_thread: false,
     })
 }
 
@@ -451,6 +465,9 @@ fn value_rank(param: &Type, arg: &Type) -> Option<u32> {
             let same = p.shape == a.shape && p.scalar == a.scalar && p.access == a.access;
             same.then_some(EXACT)
         }
+        // Whether a sampler compares is decided by its uses
+        // (`passes/comparison_samplers.rs`); Metal has one `sampler` type.
+        (Type::Sampler { .. }, Type::Sampler { .. }) => Some(EXACT),
         (Type::Scalar(p), Type::Scalar(a)) => scalar_rank(*p, *a),
         (Type::Vector(p, n), Type::Vector(a, m)) if n == m => {
             scalar_rank(*p, *a).map(|r| r.max(CONVERSION))

@@ -411,7 +411,13 @@ impl Lowerer<'_, '_> {
         index: u32,
     ) -> Result<(Handle<naga::GlobalVariable>, BufferInfo, WgslBinding)> {
         let span = param.ty.span;
-        self.check_host_shareable(&ptr.pointee, span)?;
+        // A `device void*` buffer is untyped memory that the function reads
+        // only through casts to typed pointers: held as words, it reads and
+        // writes as any type (`metal/pointer_views.rs`).
+        let untyped = ptr.pointee == Type::Void;
+        if !untyped {
+            self.check_host_shareable(&ptr.pointee, span)?;
+        }
         // WebGPU vertex functions cannot write storage buffers: bind read-only.
         let writable = !ptr.is_const && !self.entry.is_vertex();
         // A buffer whose plain data the kernel casts to atomics
@@ -426,8 +432,9 @@ impl Lowerer<'_, '_> {
         // atomics in the data need atomic words too.
         let atomic_words = words
             && writable
-            && ((has_sub_word(&ptr.pointee, &self.program.structs)
-                && !self.only_whole_word_stores(param, ptr))
+            && (untyped
+                || (has_sub_word(&ptr.pointee, &self.program.structs)
+                    && !self.only_whole_word_stores(param, ptr))
                 || self.holds_atomic(&ptr.pointee)
                 || punned
                 || viewed);
@@ -570,7 +577,15 @@ impl Lowerer<'_, '_> {
                 .members
                 .iter()
                 .try_for_each(|m| self.check_host_shareable(&m.ty, m.span)),
-            Type::Pointer(_) | Type::Void => {
+            // Data holding a GPU address (SPIR-V Cross's translation of
+            // Vulkan's buffer device addresses); argument buffers, whose
+            // pointers are bindings, are lowered apart.
+            Type::Pointer(_) => {
+                use crate::sema::unported_features::{POINTER_IN_BUFFER, POINTER_IN_BUFFER_PORT};
+                Err(Error::coded(Code::NoWebGpuEquivalent, span, POINTER_IN_BUFFER)
+                    .note(POINTER_IN_BUFFER_PORT))
+            }
+            Type::Void => {
                 Err(Error::coded(Code::InvalidType, span, "this type cannot be stored in a buffer"))
             }
             _ => Ok(()),

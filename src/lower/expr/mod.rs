@@ -51,7 +51,10 @@ impl Lowerer<'_, '_> {
                     None => self.assign(fx, Some(*op), lhs, rhs, e.span),
                 }
             }
-            ExprKind::Assign(op, lhs, rhs) => self.assign(fx, *op, lhs, rhs, e.span),
+            ExprKind::Assign(op, lhs, rhs) => match self.user_assignment(fx, lhs, rhs, e.span)? {
+                Some(v) => Ok(v),
+                None => self.assign(fx, *op, lhs, rhs, e.span),
+            },
             ExprKind::PostIncDec(inc, a) => self.inc_dec(fx, a, *inc, false, e.span),
             ExprKind::Ternary(c, a, b) => self.ternary(fx, c, a, b, e.span),
             ExprKind::Index(base, index) => self.index(fx, base, index, e.span),

@@ -429,6 +429,18 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let v = self.expr(fx, inner)?;
+        self.pointer_cast_value(fx, target, v, inner.span, span)
+    }
+
+    /// [`Self::pointer_cast`] of the value `v` of the operand at `at`.
+    fn pointer_cast_value(
+        &mut self,
+        fx: &mut FnCtx,
+        target: &crate::types::Pointer,
+        v: Value,
+        at: Span,
+        span: Span,
+    ) -> Result<Value> {
         // `reinterpret_cast<thread T&>(x)` of an lvalue of type `T` is `x`
         // (MLX writes SIMD-group matrix elements this way).
         if let Value::Place(place) = &v {
@@ -441,6 +453,17 @@ impl Lowerer<'_, '_> {
         if target.is_reference {
             if let Some(prefix) = self.vector_prefix(fx, &v, &target.pointee, span)? {
                 return Ok(prefix);
+            }
+            // `(device half3&)s.padded[0]`: `*(device half3*)&s.padded[0]`
+            // (C++ [expr.reinterpret.cast]/11).
+            if let Value::Place(_) | Value::Bytes(_) = v {
+                let address = self.address_of(fx, v, at)?;
+                let as_pointer = crate::types::Pointer {
+                    is_reference: false,
+                    ..target.clone()
+                };
+                let viewed = self.pointer_cast_value(fx, &as_pointer, address, at, span)?;
+                return self.deref(fx, viewed, span);
             }
         }
         // An argument buffer passed as a pointer (`args->m`, `*args`).
@@ -458,9 +481,13 @@ impl Lowerer<'_, '_> {
             ));
         }
         let Value::Ptr(p) = v else {
+            let ty = crate::lower::ctx::value::arg_type(&v);
+            if !target.is_reference && matches!(ty, Type::Scalar(s) if s.is_integer()) {
+                return Err(integer_to_pointer(at));
+            }
             return Err(Error::coded(
                 Code::InvalidConversion,
-                inner.span,
+                at,
                 "only a pointer can be cast to a pointer type",
             ));
         };
@@ -745,4 +772,15 @@ fn reassigned_names(body: &crate::syntax::ast::Block) -> Vec<(String, Span)> {
         }
     });
     names
+}
+
+/// `reinterpret_cast<device T*>(addr)` of an integer: a GPU address (as
+/// SPIR-V Cross writes Vulkan's buffer device addresses) made a pointer.
+fn integer_to_pointer(span: Span) -> Error {
+    Error::coded(
+        Code::NoWebGpuEquivalent,
+        span,
+        "casting an integer to a pointer (a buffer's GPU address) has no WebGPU equivalent: WGSL reaches memory only through the variables it declares",
+    )
+    .note("a port does this instead: bind the buffer as a `[[buffer(n)]]` argument (or an argument buffer member) and pass an offset into it")
 }

@@ -782,7 +782,7 @@ impl Lowerer<'_, '_> {
                     ),
                 ));
             }
-            if !place.writable && !p.is_const {
+            if !place.writable && !p.is_const && p.space != AddressSpace::Constant {
                 return Err(Error::coded(
                     Code::NotAssignable,
                     e.span,
@@ -876,7 +876,8 @@ impl Lowerer<'_, '_> {
                 ),
             ));
         }
-        if !b.writable && !p.is_const {
+        // `constant` memory is read-only: a `constant T&` is implicitly const.
+        if !b.writable && !p.is_const && p.space != AddressSpace::Constant {
             return Err(Error::coded(
                 Code::NotAssignable,
                 span,

@@ -330,11 +330,18 @@ fn take_alias_templates(items: &mut Vec<Item>, aliases: &mut HashMap<String, Ali
             item: Templated::Alias(alias),
             ..
         }) => {
+            // `using M = S<T>[n];`: a use stands for `metal::array<S<T>, n>`
+            // (the same layout), which a type can spell.
+            let mut alias = alias.clone();
+            if !alias.array.is_empty() {
+                let dims = std::mem::take(&mut alias.array);
+                alias.ty = super::declarators::array_of(alias.ty, dims);
+            }
             aliases.insert(
                 alias.name.name.clone(),
                 AliasTemplate {
                     params: params.clone(),
-                    alias: alias.clone(),
+                    alias,
                 },
             );
             false

@@ -295,8 +295,17 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
                 "const_cast" => CastKind::Const,
                 _ => CastKind::AsType,
             };
-            let ty = type_spec(inner.next().unwrap())?;
-            ExprKind::Cast(kind, ty, Box::new(expr(inner.next().unwrap())?))
+            let mut ty = type_spec(inner.next().unwrap())?;
+            let mut operand = inner.next().unwrap();
+            if operand.as_rule() == Rule::abstract_array_ref {
+                let dims = operand
+                    .into_inner()
+                    .map(super::array_suffix)
+                    .collect::<Result<Vec<_>>>()?;
+                ty = super::declarators::array_reference(ty, dims, PtrOp::Reference);
+                operand = inner.next().unwrap();
+            }
+            ExprKind::Cast(kind, ty, Box::new(expr(operand)?))
         }
         Rule::templated_name | Rule::template_call | Rule::trait_value | Rule::template_id => {
             let mut inner = pair.into_inner();

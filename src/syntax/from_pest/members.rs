@@ -149,6 +149,13 @@ pub(super) fn struct_named(
 /// The declarations a member function, constructor or conversion function
 /// of `s` becomes.
 fn member_functions(s: &Ident, p: Pair<Rule>) -> Result<Vec<Item>> {
+    // `= default`: the implicit one, which needs no declaration here.
+    if p.clone()
+        .into_inner()
+        .any(|x| x.as_rule() == Rule::defaulted)
+    {
+        return Ok(Vec::new());
+    }
     Ok(match p.as_rule() {
         Rule::member_fn => member_fn(s, p)?,
         // `S(float x);`: defined after the struct (`S::S(float x) {..}`).
@@ -274,13 +281,14 @@ fn member_alias(s: &Ident, pair: Pair<Rule>) -> Result<Item> {
     let mut inner = pair.into_inner();
     let name = ident(inner.next().unwrap());
     let ty = type_spec(inner.next().unwrap())?;
+    let array = inner.map(super::array_suffix).collect::<Result<Vec<_>>>()?;
     Ok(Item::Alias(Alias {
         name: Ident {
             name: member_name(&s.name, &name.name),
             span: name.span,
         },
         ty,
-        array: Vec::new(),
+        array,
         layout: Vec::new(),
         span,
     }))

@@ -243,10 +243,11 @@ fn using_alias(pair: Pair<Rule>) -> Result<Alias> {
     let mut inner = pair.into_inner();
     let name = ident(inner.next().unwrap());
     let ty = type_spec(inner.next().unwrap())?;
+    let array = inner.map(array_suffix).collect::<Result<Vec<_>>>()?;
     Ok(Alias {
         name,
         ty,
-        array: Vec::new(),
+        array,
         layout: Vec::new(),
         span,
     })
@@ -430,9 +431,15 @@ fn anonymous_member(pair: Pair<Rule>, anonymous: &mut Vec<StructDecl>) -> Result
 }
 
 fn member_decl(decl: Pair<Rule>) -> Result<Vec<Member>> {
-    let mut parts = decl.into_inner();
+    let mut parts = decl.into_inner().peekable();
+    // `alignas(N)` before the type: an `aligned(N)` on each member.
+    let mut aligned = Vec::new();
+    while let Some(p) = parts.next_if(|p| p.as_rule() == Rule::alignas_spec) {
+        aligned.push(struct_scope::alignas(p)?);
+    }
     let ty_pair = parts.next().unwrap();
-    let shared_layout = gnu::in_type(&ty_pair)?;
+    let mut shared_layout = gnu::in_type(&ty_pair)?;
+    shared_layout.extend(aligned);
     let ty = type_spec(ty_pair)?;
     let mut members = Vec::new();
     for d in parts {
@@ -828,12 +835,17 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
     let ty = type_spec(inner.next().unwrap())?;
     let (mut name, mut array, mut attributes) = (None, Vec::new(), Vec::new());
     let (mut default, mut array_ref, mut pack) = (None, false, false);
+    let mut array_pointer = false;
     for p in inner {
         match p.as_rule() {
             Rule::pack_ellipsis => pack = true,
             Rule::ident => name = Some(ident(p)),
             Rule::array_ref_name => {
-                name = Some(ident(p.into_inner().next().unwrap()));
+                let mut parts = p.into_inner().peekable();
+                array_pointer = parts
+                    .next_if(|x| x.as_rule() == Rule::array_pointer)
+                    .is_some();
+                name = Some(ident(parts.next().unwrap()));
                 array_ref = true;
             }
             Rule::array_suffix => array.push(array_suffix(p)?),
@@ -848,7 +860,14 @@ fn param_of(pair: Pair<Rule>) -> Result<Param> {
         }
     }
     let (ty, array) = if array_ref {
-        (declarators::array_reference(ty, array), Vec::new())
+        let op = match array_pointer {
+            true => PtrOp::Pointer {
+                is_const: false,
+                space: None,
+            },
+            false => PtrOp::Reference,
+        };
+        (declarators::array_reference(ty, array, op), Vec::new())
     } else {
         (ty, array)
     };
@@ -1145,19 +1164,30 @@ fn designated_init(pair: Pair<Rule>) -> Result<Init> {
     Ok(Init::Designated(member, Box::new(value), span))
 }
 
-/// `coherent(system)`, `coherent(device)` on a type: refused. WebGPU keeps
+/// `coherent(system)`, `coherent(device)` and `coherent` (device
+/// coherence) on a type: refused. WebGPU keeps
 /// no memory coherent while a dispatch runs, with the CPU or another device
 /// (`system`) or between workgroups (`device`): writes reach others at the
 /// end of the dispatch, or through atomics and barriers.
 fn coherent(p: &Pair<Rule>) -> Error {
-    let scope = p.clone().into_inner().nth(1).map_or("", |s| s.as_str());
+    let scope = p.clone().into_inner().nth(1).map(|s| s.as_str());
     let what = match scope {
-        "system" => "with the CPU and other devices",
+        Some("system") => "with the CPU and other devices",
         _ => "between threadgroups",
+    };
+    let written = scope.map_or("coherent".to_string(), |s| format!("coherent({s})"));
+    // Without a scope, the keyword (the pair ends past its spaces).
+    let span = match scope {
+        Some(_) => span_of(p),
+        None => p
+            .clone()
+            .into_inner()
+            .next()
+            .map_or(span_of(p), |k| span_of(&k)),
     };
     Error::coded(
         Code::NoWebGpuEquivalent,
-        span_of(p),
-        format!("`coherent({scope})` memory is not supported: WebGPU keeps no memory coherent {what} while a dispatch runs; a dispatch's writes are visible to the CPU and to later dispatches once it completes"),
+        span,
+        format!("`{written}` memory is not supported: WebGPU keeps no memory coherent {what} while a dispatch runs; a dispatch's writes are visible to the CPU and to later dispatches once it completes"),
     )
 }
