@@ -19,7 +19,13 @@ pub(in crate::lower) fn lower_msl(msl: &str, half_mode: HalfMode) -> Lowered {
         half: half_mode,
         ..Options::default()
     };
-    lower(&tu, &program, &options).unwrap_or_else(|e| panic!("lowering: {e:?}"))
+    lower(
+        &tu,
+        &program,
+        &options,
+        &mut crate::lower::Rounds::default(),
+    )
+    .unwrap_or_else(|e| panic!("lowering: {e:?}"))
 }
 
 /// The entry point `name` of `module`.
