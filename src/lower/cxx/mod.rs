@@ -16,3 +16,4 @@ pub(in crate::lower) mod forwarding_index;
 pub(in crate::lower) mod functions;
 pub(in crate::lower) mod members;
 pub(in crate::lower) mod overloads;
+pub(in crate::lower) mod tail_calls;

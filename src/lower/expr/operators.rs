@@ -84,6 +84,11 @@ impl Lowerer<'_, '_> {
                 .matrix_binary(fx, op, (ha, ta.clone()), (hb, tb.clone()), span)
                 .ok_or_else(|| invalid(self))?;
         }
+        if op == BinaryOp::Mul {
+            if let Some(r) = self.simdgroup_matrix_times(fx, (ha, &ta), (hb, &tb), span) {
+                return r;
+            }
+        }
         let (Some(sa), Some(sb)) = (ta.element_scalar(), tb.element_scalar()) else {
             return Err(invalid(self));
         };
