@@ -226,3 +226,173 @@ kernel void k(device const int* in [[buffer(0)]], device int* out [[buffer(1)]])
         "recursive function calls are not allowed in Metal",
     );
 }
+
+// ---- one-element vectors -----------------------------------------------
+
+/// A fragment descriptor whose per-row vector type has as many elements as
+/// a fragment has rows per thread, which is 1 (`vec<T, 1>`, clang's
+/// one-element `ext_vector_type`), beside one of 2: constructed from a
+/// scalar, computed with, converted to and from its element.
+const ONE_ELEMENT_VECTORS: &str = r#"
+template <typename T, int kRows, int kCols>
+struct FragLayout {
+  static constant constexpr const int kElemRows = kRows / 8;
+  static constant constexpr const int kElemCols = kCols / 4;
+  typedef vec<T, kElemRows> row_frag_type;
+  typedef vec<T, kElemCols> col_frag_type;
+};
+
+kernel void frags(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                  uint tid [[thread_position_in_grid]]) {
+  using L = FragLayout<float, 8, 8>;
+  L::row_frag_type r = in[tid];
+  L::col_frag_type c = L::col_frag_type(in[tid], 2.0f);
+  r = r * 3.0f + L::row_frag_type(1.0f);
+  vec<half, 1> h = vec<half, 1>(r);
+  out[tid * 3 + 0] = r;
+  out[tid * 3 + 1] = float(h) + c.y;
+  out[tid * 3 + 2] = dot(c, c) + r;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn one_element_vectors_compute_as_their_element_on_gpu() {
+    let input = [0.5f32, -1.25, 3.0, 10.0];
+    let Some(got) = common::source::run_body_f32s(
+        ONE_ELEMENT_VECTORS,
+        "frags",
+        (4, 4),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; 12 * 4])],
+        1,
+    ) else {
+        return;
+    };
+    for (i, &x) in input.iter().enumerate() {
+        let r = x * 3.0 + 1.0;
+        // Every value here is exact in `half`.
+        let want = [r, r + 2.0, x * x + 4.0 + r];
+        assert_eq!(&got[i * 3..i * 3 + 3], &want, "thread {i}");
+    }
+}
+
+// ---- explicit specialisations of members of struct templates -----------
+
+/// A mover between buffers whose members the code specialises for some
+/// argument lists after the struct template (`template <> bool
+/// Mover<float, float>::out_of_range(..)`, the defaults completing the
+/// list; a parameter renamed; one overload of two; all four arguments
+/// given); other instances keep the template's own members.
+const MEMBER_SPECIALISATIONS: &str = r#"
+template <typename in_T, typename out_T, int step = 0, bool packed = false>
+struct Mover {
+  const device in_T* src;
+  device out_T* dst;
+  int n;
+
+  Mover(const device in_T* s, device out_T* d, int n_) : src(s), dst(d), n(n_) {}
+
+  bool out_of_range(uint i) const thread {
+    return int(i) >= n;
+  }
+  void move(uint i) const thread {
+    dst[i] = out_T(src[i]) + out_T(step);
+  }
+  void move(uint i, float scale) const thread {
+    dst[i] = out_T(float(src[i]) * scale);
+  }
+};
+
+template <>
+bool Mover<float, float>::out_of_range(uint idx) const thread {
+  return int(idx) >= n / 2;
+}
+
+template <>
+void Mover<float, float>::move(uint i) const thread {
+  dst[i] = src[i] * 10.0f;
+}
+
+template <>
+void Mover<float, float, /*step=*/1, /*packed=*/true>::move(uint i) const thread {
+  dst[i] = src[i] * -1.0f;
+}
+
+template <typename A, typename B, int S, bool P>
+kernel void mv(const device A* in [[buffer(0)]], device B* out [[buffer(1)]],
+               device B* scaled [[buffer(2)]], uint tid [[thread_position_in_grid]]) {
+  Mover<A, B, S, P> m(in, out, 8);
+  if (m.out_of_range(tid)) {
+    out[tid] = B(-7);
+  } else {
+    m.move(tid);
+  }
+  Mover<A, B, S, P> s(in, scaled, 8);
+  s.move(tid, 0.5f);
+}
+template [[host_name("ff")]] kernel void mv<float, float, 0, false>(const device float*, device float*, device float*, uint);
+template [[host_name("ff1p")]] kernel void mv<float, float, 1, true>(const device float*, device float*, device float*, uint);
+template [[host_name("ff1")]] kernel void mv<float, float, 1, false>(const device float*, device float*, device float*, uint);
+template [[host_name("fi")]] kernel void mv<float, int, 0, false>(const device float*, device int*, device int*, uint);
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn member_specialisations_replace_the_template_members_on_gpu() {
+    let input = [1.5f32, -2.0, 4.0, 8.25, 3.0, -1.0, 6.5, 0.5];
+    for entry in ["ff", "ff1p", "ff1", "fi"] {
+        let Some(out) = common::source::run_body(
+            MEMBER_SPECIALISATIONS,
+            entry,
+            (8, 8),
+            vec![
+                (0, common::f32_bytes(&input)),
+                (1, vec![0u8; 32]),
+                (2, vec![0u8; 32]),
+            ],
+        ) else {
+            return;
+        };
+        for (i, &x) in input.iter().enumerate() {
+            // (moved, scaled) as the instance's members compute them.
+            let (moved, scaled) = match entry {
+                "ff" if i >= 4 => (-7.0, x * 0.5),
+                "ff" => (x * 10.0, x * 0.5),
+                "ff1p" => (-x, x * 0.5),
+                "ff1" => (x + 1.0, x * 0.5),
+                _ => ((x as i32) as f32, ((x * 0.5) as i32) as f32),
+            };
+            let read = |b: &[u8]| -> f32 {
+                let w: [u8; 4] = b[i * 4..i * 4 + 4].try_into().unwrap();
+                if entry == "fi" {
+                    i32::from_le_bytes(w) as f32
+                } else {
+                    f32::from_le_bytes(w)
+                }
+            };
+            assert_eq!(read(&out[&1]), moved, "{entry}: out[{i}]");
+            assert_eq!(read(&out[&2]), scaled, "{entry}: scaled[{i}]");
+        }
+    }
+}
+
+/// A specialisation of a member the template does not define is located.
+#[test]
+fn specialising_an_unknown_member_is_located() {
+    let src = r#"
+template <typename T, int N = 1>
+struct Box {
+  T v;
+  T get() const thread { return v; }
+};
+template <>
+float Box<float>::get(int k) const thread { return v * k; }
+kernel void k(device float* out [[buffer(0)]]) { Box<float> b{2.0f}; out[0] = b.get(); }
+"#;
+    assert_error(
+        src,
+        "get(int k)",
+        0,
+        "explicit specialisation of `get` does not match any member function `get` of `Box` with 1 parameter(s)",
+    );
+}

@@ -14,6 +14,7 @@ mod elaborated;
 mod expr;
 mod gnu;
 pub mod members;
+mod member_specialization;
 mod namespaces;
 mod out_of_line;
 pub(crate) mod paths;
