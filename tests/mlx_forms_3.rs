@@ -396,3 +396,58 @@ kernel void k(device float* out [[buffer(0)]]) { Box<float> b{2.0f}; out[0] = b.
         "explicit specialisation of `get` does not match any member function `get` of `Box` with 1 parameter(s)",
     );
 }
+
+// ---- decltype(local)::member in constants --------------------------------
+
+/// A tile whose per-thread row count is a static member; the kernel sizes
+/// its accumulators by `decltype(tile)::kRowsPerThread` read into a
+/// `constexpr` local (and through a pointer to the tile).
+const DECLTYPE_CONSTANTS: &str = r#"
+template <typename T, int kTileRows, int kFragRows>
+struct Tile {
+  static constant constexpr const short kRowsPerThread = kTileRows * kFragRows;
+  T vals[kTileRows * kFragRows];
+};
+
+kernel void rows(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint tid [[thread_position_in_grid]]) {
+  Tile<float, 2, 3> tile;
+  thread Tile<float, 2, 3>* tp = &tile;
+  constexpr short kRowsPT = decltype(tile)::kRowsPerThread;
+  constexpr int kTwice = 2 * decltype(tp)::kRowsPerThread;
+  float max_score[kRowsPT];
+  float sum_score[kTwice] = {0};
+  for (short i = 0; i < kRowsPT; i++) {
+    tile.vals[i] = in[tid] * float(i + 1);
+    max_score[i] = tile.vals[i];
+    sum_score[2 * i] = tile.vals[i] + 1.0f;
+  }
+  float total = 0.0f;
+  for (int i = 0; i < kTwice; i++) {
+    total += sum_score[i];
+  }
+  out[tid * 2] = max_score[kRowsPT - 1];
+  out[tid * 2 + 1] = total + float(kTwice);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn decltype_members_size_arrays_on_gpu() {
+    let input = [1.0f32, -0.5, 2.25, 4.0];
+    let Some(got) = common::source::run_body_f32s(
+        DECLTYPE_CONSTANTS,
+        "rows",
+        (4, 4),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; 8 * 4])],
+        1,
+    ) else {
+        return;
+    };
+    for (t, &x) in input.iter().enumerate() {
+        let rows = 6;
+        let total: f32 = (1..=rows).map(|i| x * i as f32 + 1.0).sum();
+        assert_eq!(got[t * 2], x * rows as f32, "thread {t}: max_score");
+        assert_eq!(got[t * 2 + 1], total + 12.0, "thread {t}: total");
+    }
+}

@@ -636,7 +636,17 @@ impl Lowerer<'_, '_> {
                 }
                 _ => self.value_local(fx, decl, &ty, d.ty.is_const)?,
             };
-            fx.constants.declare(self.program, &d.ty, &ty, decl);
+            match &decl.init {
+                Some(Init::Expr(e)) if d.ty.is_constexpr || d.ty.is_const => {
+                    let e = self.decltype_members_named(fx, e);
+                    let named = ast::Declarator {
+                        init: Some(Init::Expr(e)),
+                        ..decl.clone()
+                    };
+                    fx.constants.declare(self.program, &d.ty, &ty, &named);
+                }
+                _ => fx.constants.declare(self.program, &d.ty, &ty, decl),
+            }
             if !fx.declare(&decl.name.name, local) {
                 return Err(Error::coded(
                     Code::Redefinition,
