@@ -451,3 +451,112 @@ fn decltype_members_size_arrays_on_gpu() {
         assert_eq!(got[t * 2 + 1], total + 12.0, "thread {t}: total");
     }
 }
+
+// ---- `*` of SIMD-group matrices ------------------------------------------
+
+/// A Winograd-style transform of a filter tile: `(G * g) * Gt` with
+/// `operator*` of `simdgroup_matrix` (Metal's `<metal_simdgroup_matrix>`
+/// defines it as `simdgroup_multiply` into a new matrix), the tile `g`
+/// written lane by lane through `thread_elements()`, the result read back
+/// the same way and through a store.
+const MATRIX_PRODUCTS: &str = r#"
+#include <metal_simdgroup_matrix>
+kernel void transform(device const float* gm [[buffer(0)]],
+                      device const float* gt [[buffer(1)]],
+                      device float* out [[buffer(2)]],
+                      uint lane [[thread_index_in_simdgroup]]) {
+  simdgroup_matrix<float, 8, 8> G, Gt;
+  simdgroup_load(G, gm);
+  simdgroup_load(Gt, gt);
+  simdgroup_matrix<float, 8, 8> g;
+  g.thread_elements()[0] = float(int(lane % 5) - 2);
+  g.thread_elements()[1] = float(int(lane * 7 % 9) - 4);
+  simdgroup_matrix<float, 8, 8> g_out = (G * g) * Gt;
+  simdgroup_store(g_out, out);
+  out[64 + lane * 2] = g_out.thread_elements()[0];
+  out[64 + lane * 2 + 1] = g_out.thread_elements()[1];
+  simdgroup_store(G * Gt, out + 128);
+}
+"#;
+
+/// Lane `L`'s elements of an 8×8 SIMD-group matrix: row
+/// `4·L₄ + 2·L₂ + L₁`, columns `4·L₃ + 2·L₀` and the next (the layout MLX's
+/// `BaseMMAFrag::get_coord` documents).
+fn lane_slots(lane: usize) -> (usize, usize) {
+    let bit = |i: usize| (lane >> i) & 1;
+    let row = 4 * bit(4) + 2 * bit(2) + bit(1);
+    let col = 4 * bit(3) + 2 * bit(0);
+    (row, col)
+}
+
+fn product8(a: &[f32], b: &[f32]) -> Vec<f32> {
+    (0..64)
+        .map(|i| (0..8).map(|k| a[i / 8 * 8 + k] * b[k * 8 + i % 8]).sum())
+        .collect()
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn matrix_products_by_operator_on_gpu() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    use msl2wgsl::Options;
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    // Small integers: every product and sum is exact in `f32`.
+    let g_m: Vec<f32> = (0..64).map(|i| ((i * 5 + 3) % 7) as f32 - 3.0).collect();
+    let g_t: Vec<f32> = (0..64).map(|i| ((i * 3 + 1) % 5) as f32 - 2.0).collect();
+    let mut g = vec![0.0f32; 64];
+    for lane in 0..32 {
+        let (r, c) = lane_slots(lane);
+        g[r * 8 + c] = (lane % 5) as f32 - 2.0;
+        g[r * 8 + c + 1] = (lane * 7 % 9) as f32 - 4.0;
+    }
+    let want = product8(&product8(&g_m, &g), &g_t);
+    let want_gg = product8(&g_m, &g_t);
+    // Natively only on 32-lane subgroups: `thread_elements()` is Apple's
+    // 32-lane layout.
+    for simd in common::ml::modes(false) {
+        let options = Options {
+            simd,
+            ..Options::default()
+        };
+        let src = format!("{}{MATRIX_PRODUCTS}", common::source::PRELUDE);
+        let buffers = [
+            (0, common::f32_bytes(&g_m)),
+            (1, common::f32_bytes(&g_t)),
+            (2, vec![0u8; 192 * 4]),
+        ]
+        .into_iter()
+        .collect();
+        let dispatch = Dispatch::Threadgroups {
+            groups: [1, 1, 1],
+            threadgroup: [32, 1, 1],
+        };
+        let out = run_kernel(gpu, "t.metal", &src, &options, "transform", &dispatch, &buffers)
+            .unwrap_or_else(|e| panic!("{simd:?}: {e}"));
+        let got = common::f32s(&out[&2]);
+        assert_eq!(&got[..64], &want[..], "{simd:?}: (G * g) * Gt stored");
+        for lane in 0..32 {
+            let (r, c) = lane_slots(lane);
+            let pair = [want[r * 8 + c], want[r * 8 + c + 1]];
+            assert_eq!(&got[64 + lane * 2..66 + lane * 2], &pair, "{simd:?}: lane {lane}");
+        }
+        assert_eq!(&got[128..], &want_gg[..], "{simd:?}: G * Gt");
+    }
+}
+
+/// `*` of matrices of different element types is refused, located.
+#[test]
+fn matrix_product_of_mixed_types_is_located() {
+    let src = r#"
+#include <metal_simdgroup_matrix>
+kernel void k(device float* out [[buffer(0)]]) {
+  simdgroup_float8x8 a = make_filled_simdgroup_matrix<float, 8, 8>(1.0f);
+  simdgroup_half8x8 b = make_filled_simdgroup_matrix<half, 8, 8>(1.0h);
+  simdgroup_float8x8 c = a * b;
+  simdgroup_store(c, out);
+}
+"#;
+    assert_error(src, "a * b", 0, "invalid operands to binary `*`");
+}
