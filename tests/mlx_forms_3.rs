@@ -560,3 +560,118 @@ kernel void k(device float* out [[buffer(0)]]) {
 "#;
     assert_error(src, "a * b", 0, "invalid operands to binary `*`");
 }
+
+// ---- reading a thread object as another type ---------------------------
+
+/// An 8-bit float held as the byte it is stored in (a struct of one
+/// `uint8_t`, as ML libraries declare `fp8` types), read from a byte
+/// variable through a pointer cast; a `float` read as its bits and back; a
+/// `half2` read as one `uint`.
+const THREAD_PUNNING: &str = r#"
+struct fp8_e4m3 {
+  uint8_t bits;
+  float value() const thread {
+    uint sign = (bits >> 7) & 1;
+    uint exp = (bits >> 3) & 15;
+    uint man = bits & 7;
+    float v = exp == 0 ? float(man) / 8.0f * exp2(-6.0f)
+                       : (1.0f + float(man) / 8.0f) * exp2(float(exp) - 7.0f);
+    return sign == 1 ? -v : v;
+  }
+};
+
+struct FromFP8 {
+  float operator()(uint8_t x) thread {
+    return (*(thread fp8_e4m3*)(&x)).value();
+  }
+};
+
+kernel void pun(device const uint* in [[buffer(0)]], device uint* out [[buffer(1)]],
+                uint tid [[thread_position_in_grid]]) {
+  uint8_t byte = uint8_t(in[tid]);
+  out[tid * 4] = as_type<uint>(FromFP8{}(byte));
+  float f = float(in[tid]) * 0.75f;
+  uint bits = *(thread uint*)&f;
+  out[tid * 4 + 1] = bits;
+  uint word = in[tid] * 2654435761u;
+  float back = *((thread float*)(&word));
+  out[tid * 4 + 2] = as_type<uint>(back);
+  half2 pair = half2(half(tid), half(-2.5h));
+  out[tid * 4 + 3] = *(thread uint*)&pair;
+}
+"#;
+
+/// The `fp8` value of `byte` (e4m3: 1 sign, 4 exponent bits of bias 7, 3
+/// mantissa bits).
+fn fp8_value(byte: u8) -> f32 {
+    let (sign, exp, man) = (byte >> 7, (byte >> 3) & 15, byte & 7);
+    let v = if exp == 0 {
+        man as f32 / 8.0 * 2f32.powi(-6)
+    } else {
+        (1.0 + man as f32 / 8.0) * 2f32.powi(exp as i32 - 7)
+    };
+    if sign == 1 {
+        -v
+    } else {
+        v
+    }
+}
+
+#[cfg(feature = "runner")]
+#[test]
+fn thread_objects_read_as_other_types_on_gpu() {
+    let input: Vec<u32> = vec![0x00, 0x38, 0x41, 0xb5, 0x7e, 0x09, 0xc0, 0x23];
+    let Some(out) = common::source::run_body(
+        THREAD_PUNNING,
+        "pun",
+        (8, 8),
+        vec![
+            (0, common::ml::u32_bytes(&input)),
+            (1, vec![0u8; 8 * 4 * 4]),
+        ],
+    ) else {
+        return;
+    };
+    let got = common::u32s(&out[&1]);
+    for (t, &x) in input.iter().enumerate() {
+        let pair = (half::f16::from_f32(t as f32).to_bits() as u32)
+            | ((half::f16::from_f32(-2.5).to_bits() as u32) << 16);
+        let want = [
+            fp8_value(x as u8).to_bits(),
+            (x as f32 * 0.75).to_bits(),
+            x.wrapping_mul(2654435761),
+            pair,
+        ];
+        assert_eq!(&got[t * 4..t * 4 + 4], &want, "thread {t}");
+    }
+}
+
+/// A read of a thread object as a type of another size stays refused.
+#[test]
+fn thread_object_read_as_a_wider_type_is_refused() {
+    let src = r#"
+kernel void k(device uint* out [[buffer(0)]]) {
+  ushort h = 3;
+  out[0] = *(thread uint*)&h;
+}
+"#;
+    assert_error(
+        src,
+        "(thread uint*)&h",
+        0,
+        "cannot reinterpret this `ushort*` as `uint*`",
+    );
+}
+
+/// A write through such a pointer is refused where it is written.
+#[test]
+fn thread_object_written_as_another_type_is_refused() {
+    let src = r#"
+kernel void k(device float* out [[buffer(0)]]) {
+  float f = 1.0f;
+  *(thread uint*)&f = 3u;
+  out[0] = f;
+}
+"#;
+    assert_error(src, "*(thread uint*)&f", 0, "expression is not assignable");
+}

@@ -470,6 +470,9 @@ impl Lowerer<'_, '_> {
                 return self.inc_dec(fx, a, op == UnaryOp::PreInc, true, span)
             }
             UnaryOp::Deref => {
+                if let Some(v) = self.deref_of_pointer_cast(fx, a, span)? {
+                    return Ok(v);
+                }
                 let v = self.expr(fx, a)?;
                 return self.deref(fx, v, span);
             }

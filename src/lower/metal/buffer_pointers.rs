@@ -429,6 +429,19 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let v = self.expr(fx, inner)?;
+        self.pointer_cast_value(fx, target, v, inner.span, span)
+    }
+
+    /// [`Self::pointer_cast`] of `v`, lowered already from the operand at
+    /// `inner_span`.
+    pub(in crate::lower) fn pointer_cast_value(
+        &mut self,
+        fx: &mut FnCtx,
+        target: &crate::types::Pointer,
+        v: Value,
+        inner_span: Span,
+        span: Span,
+    ) -> Result<Value> {
         // `reinterpret_cast<thread T&>(x)` of an lvalue of type `T` is `x`
         // (MLX writes SIMD-group matrix elements this way).
         if let Value::Place(place) = &v {
@@ -460,7 +473,7 @@ impl Lowerer<'_, '_> {
         let Value::Ptr(p) = v else {
             return Err(Error::coded(
                 Code::InvalidConversion,
-                inner.span,
+                inner_span,
                 "only a pointer can be cast to a pointer type",
             ));
         };
@@ -600,7 +613,10 @@ impl Lowerer<'_, '_> {
 /// array's first element), so that `[k]` and `+ k` reach component `k`,
 /// as in Metal's layout. SPIR-V Cross writes these for partial access
 /// chains into vectors and matrix columns. `None` for other casts.
-fn element_view(p: &PtrValue, target: &crate::types::Pointer) -> Option<PtrValue> {
+pub(in crate::lower) fn element_view(
+    p: &PtrValue,
+    target: &crate::types::Pointer,
+) -> Option<PtrValue> {
     let PtrRoot::Place(base, false) = p.root else {
         return None;
     };
