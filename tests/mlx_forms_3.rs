@@ -533,14 +533,26 @@ fn matrix_products_by_operator_on_gpu() {
             groups: [1, 1, 1],
             threadgroup: [32, 1, 1],
         };
-        let out = run_kernel(gpu, "t.metal", &src, &options, "transform", &dispatch, &buffers)
-            .unwrap_or_else(|e| panic!("{simd:?}: {e}"));
+        let out = run_kernel(
+            gpu,
+            "t.metal",
+            &src,
+            &options,
+            "transform",
+            &dispatch,
+            &buffers,
+        )
+        .unwrap_or_else(|e| panic!("{simd:?}: {e}"));
         let got = common::f32s(&out[&2]);
         assert_eq!(&got[..64], &want[..], "{simd:?}: (G * g) * Gt stored");
         for lane in 0..32 {
             let (r, c) = lane_slots(lane);
             let pair = [want[r * 8 + c], want[r * 8 + c + 1]];
-            assert_eq!(&got[64 + lane * 2..66 + lane * 2], &pair, "{simd:?}: lane {lane}");
+            assert_eq!(
+                &got[64 + lane * 2..66 + lane * 2],
+                &pair,
+                "{simd:?}: lane {lane}"
+            );
         }
         assert_eq!(&got[128..], &want_gg[..], "{simd:?}: G * Gt");
     }

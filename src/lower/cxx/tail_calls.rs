@@ -57,12 +57,7 @@ pub(in crate::lower) fn tail_calls(body: &Block, void: bool) -> HashSet<(u32, u3
     found
 }
 
-fn block_tail(
-    stmts: &[Stmt],
-    at_end: bool,
-    void: bool,
-    found: &mut HashSet<(u32, u32)>,
-) {
+fn block_tail(stmts: &[Stmt], at_end: bool, void: bool, found: &mut HashSet<(u32, u32)>) {
     for (i, s) in stmts.iter().enumerate() {
         let rest_is_return = match stmts.get(i + 1..) {
             Some([]) => at_end,
@@ -123,7 +118,10 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Option<Value>> {
         let tail = &fx.tail;
-        let ours = tail.function.as_ref().is_some_and(|(i, k)| *i == index && k == keys);
+        let ours = tail
+            .function
+            .as_ref()
+            .is_some_and(|(i, k)| *i == index && k == keys);
         if !ours || !tail.calls.contains(&(span.start, span.end)) {
             return Ok(None);
         }

@@ -112,7 +112,9 @@ impl Lowerer<'_, '_> {
     /// member of a struct (not a union, without bases).
     fn lone_value(&self, ty: &Type) -> Option<Type> {
         match ty {
-            t if t.is_scalar_or_vector() && t.element_scalar() != Some(crate::types::Scalar::Bool) => {
+            t if t.is_scalar_or_vector()
+                && t.element_scalar() != Some(crate::types::Scalar::Bool) =>
+            {
                 Some(t.clone())
             }
             Type::Struct(id) => {

@@ -242,7 +242,10 @@ pub(super) fn template_definition(pair: Pair<Rule>, items: &mut [Item]) -> Resul
             st,
         );
     }
-    let tparams: Vec<String> = template_params.iter().map(|p| p.name.name.clone()).collect();
+    let tparams: Vec<String> = template_params
+        .iter()
+        .map(|p| p.name.name.clone())
+        .collect();
     if args != tparams || params != tparams {
         return Err(Error::coded(
             Code::Template,
