@@ -478,7 +478,7 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a;\n  p *= 2;\n}\n", 5, 3, "invalid pointer arithmetic"),
     ("kernel void k() {\n  float x = 1.0f;\n  float y = x.z.w;\n}\n", 5, 15, "member reference base type `float`"),
     ("float f() { return; }\nkernel void k() {}\n", 3, 13, "non-void function should return a value"),
-    ("kernel void k(device float* a [[buffer(0)]]) {\n  float x = 1.0f;\n  a[0] = float(*(thread uint*)&x);\n}\n", 5, 17, "cannot reinterpret this `float*` as `uint*`"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  ushort x = 1;\n  a[0] = float(*(thread uint*)&x);\n}\n", 5, 17, "cannot reinterpret this `ushort*` as `uint*`"),
     ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a + 1.5f;\n}\n", 4, 25, "pointer offsets must be integers"),
     // (A second struct `S` hides the first, W0300: files of pasted units.)
     ("constant float S = 1.0f;\nfloat S(float x) { return x; }\nkernel void k() {}\n", 4, 7, "redefinition of `S`"),
