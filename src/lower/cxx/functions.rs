@@ -244,16 +244,22 @@ impl Lowerer<'_, '_> {
             keys.push(key);
             arguments.extend(arg);
         }
-        let ret = match returned_value {
-            Some(_) => Type::Void,
-            None => self.return_type(index, f)?,
-        };
-        if copied_back.is_empty() {
-            if let Some(v) = self.tail_call(fx, (index, &keys), &arguments, &ret, span)? {
+        if copied_back.is_empty() && fx.tail.is_self_call((index, &keys), span) {
+            // The function being built: its return type is known (an
+            // `auto` one is deduced by its first `return`, before this).
+            let ret = match returned_value {
+                Some(_) => Type::Void,
+                None => fx.return_type.clone(),
+            };
+            if let Some(v) = self.tail_call(fx, &arguments, &ret, span)? {
                 return Ok(v);
             }
         }
         let function = self.function(index, keys, span)?;
+        let ret = match returned_value {
+            Some(_) => Type::Void,
+            None => self.return_type(index, f)?,
+        };
         let result = if ret == Type::Void {
             None
         } else {

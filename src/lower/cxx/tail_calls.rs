@@ -44,6 +44,22 @@ pub(in crate::lower) struct TailRecursion {
     pub taken: bool,
 }
 
+impl TailRecursion {
+    /// Whether the call at `span` of user function `index` specialised for
+    /// `keys` is a call in tail position of the function being built to
+    /// itself.
+    pub(in crate::lower) fn is_self_call(
+        &self,
+        (index, keys): (usize, &[ArgKey]),
+        span: Span,
+    ) -> bool {
+        self.function
+            .as_ref()
+            .is_some_and(|(i, k)| *i == index && k == keys)
+            && self.calls.contains(&(span.start, span.end))
+    }
+}
+
 /// The spans of the calls in tail position in `body` of a function, by a
 /// name (`f(..)`, `f<T>(..)`, `ns::f(..)`) or through `this->`, which may
 /// be calls of the function itself (overload resolution, at the call,
@@ -104,27 +120,19 @@ fn call_named(e: &Expr, found: &mut HashSet<(u32, u32)>) {
 }
 
 impl Lowerer<'_, '_> {
-    /// A call of user function `index` specialised for `keys` with
-    /// `arguments` (WGSL values, one per argument of the helper): when it is
-    /// a tail call of the function being built to itself, the jump back to
-    /// its start (the value is a placeholder of the result type, never
-    /// used: the block ends there); `None` otherwise.
+    /// A tail call ([`TailRecursion::is_self_call`]) with `arguments`
+    /// (WGSL values, one per argument of the helper), returning `ret`: the
+    /// jump back to the function's start (the value is a placeholder of
+    /// the result type, never used: the block ends there); `None` when an
+    /// argument cannot be passed that way.
     pub(in crate::lower) fn tail_call(
         &mut self,
         fx: &mut FnCtx,
-        (index, keys): (usize, &[ArgKey]),
         arguments: &[Handle<Expression>],
         ret: &Type,
         span: Span,
     ) -> Result<Option<Value>> {
         let tail = &fx.tail;
-        let ours = tail
-            .function
-            .as_ref()
-            .is_some_and(|(i, k)| *i == index && k == keys);
-        if !ours || !tail.calls.contains(&(span.start, span.end)) {
-            return Ok(None);
-        }
         // Every argument either is the function's own, unchanged, or has a
         // local copy to receive the new value.
         let mut stores = Vec::new();
