@@ -132,6 +132,12 @@ impl Lowerer<'_, '_> {
         ret: &Type,
         span: Span,
     ) -> Result<Option<Value>> {
+        // In a region narrowed to some threads (`simd_branches`), both
+        // sides of a branch run on every thread: a jump there would be
+        // taken by all of them.
+        if fx.pred.narrowed > 0 {
+            return Ok(None);
+        }
         let tail = &fx.tail;
         // Every argument either is the function's own, unchanged, or has a
         // local copy to receive the new value.
