@@ -687,3 +687,58 @@ kernel void k(device float* out [[buffer(0)]]) {
 "#;
     assert_error(src, "*(thread uint*)&f", 0, "expression is not assignable");
 }
+
+// ---- a library function beside user overloads of its name -----------------
+
+/// User overloads of `metal::precise::log` for a struct type (as ML
+/// libraries add them for their own 16-bit floats) beside a call of the
+/// library's `log` whose argument calls a user function: the user attempt
+/// is dropped, and the library call computes from the argument.
+const LIBRARY_BESIDE_USER_OVERLOADS: &str = r#"
+struct brain16 {
+  ushort bits;
+};
+namespace metal {
+namespace precise {
+inline brain16 log(brain16 x) {
+  return brain16{ushort(x.bits + 1)};
+}
+}
+}
+struct Norm {
+  float2 operator()(float2 v) thread {
+    return float2(metal::precise::sqrt(v.x * v.x + v.y * v.y), 0.0f);
+  }
+};
+kernel void logs(device const float2* in [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint tid [[thread_position_in_grid]]) {
+  out[tid] = metal::precise::log(Norm{}(in[tid]).x);
+  out[tid + 4] = float(metal::precise::log(brain16{ushort(tid)}).bits);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn library_function_beside_user_overloads_on_gpu() {
+    let input = [3.0f32, 4.0, 1.0, 0.0, 0.6, 0.8, 5.0, 12.0];
+    let Some(got) = common::source::run_body_f32s(
+        LIBRARY_BESIDE_USER_OVERLOADS,
+        "logs",
+        (4, 4),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; 8 * 4])],
+        1,
+    ) else {
+        return;
+    };
+    for t in 0..4 {
+        let norm = (input[2 * t].powi(2) + input[2 * t + 1].powi(2)).sqrt();
+        // `precise::log`: within 1 ULP of ln (norms 5, 1, 1, 13).
+        let want = norm.ln();
+        assert!(
+            (got[t] - want).abs() <= f32::EPSILON * want.abs().max(1.0),
+            "thread {t}: {} vs {want}",
+            got[t]
+        );
+        assert_eq!(got[t + 4], (t + 1) as f32, "thread {t}: the user overload");
+    }
+}
