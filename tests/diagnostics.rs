@@ -478,7 +478,7 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a;\n  p *= 2;\n}\n", 5, 3, "invalid pointer arithmetic"),
     ("kernel void k() {\n  float x = 1.0f;\n  float y = x.z.w;\n}\n", 5, 15, "member reference base type `float`"),
     ("float f() { return; }\nkernel void k() {}\n", 3, 13, "non-void function should return a value"),
-    ("kernel void k(device float* a [[buffer(0)]]) {\n  float x = 1.0f;\n  a[0] = float(*(thread uint*)&x);\n}\n", 5, 17, "cannot reinterpret this `float*` as `uint*`"),
+    ("kernel void k(device float* a [[buffer(0)]]) {\n  ushort x = 1;\n  a[0] = float(*(thread uint*)&x);\n}\n", 5, 17, "cannot reinterpret this `ushort*` as `uint*`"),
     ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a + 1.5f;\n}\n", 4, 25, "pointer offsets must be integers"),
     // (A second struct `S` hides the first, W0300: files of pasted units.)
     ("constant float S = 1.0f;\nfloat S(float x) { return x; }\nkernel void k() {}\n", 4, 7, "redefinition of `S`"),
@@ -558,7 +558,7 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k() {\n  constant float c = 1.0f;\n}\n", 4, 3, "`constant` variables must be declared at program scope"),
     ("kernel void k(device float* a [[buffer(200)]]) {}\n", 3, 15, "buffer index 200 is too large"),
     ("kernel void k(device float* a [[buffer(-1)]]) {}\n", 3, 40, "buffer index must be a non-negative integer constant"),
-    ("using V = vec<float, 5>;\nkernel void k() {}\n", 3, 11, "`vec<T, N>` needs a scalar T and N between 2 and 4"),
+    ("using V = vec<float, 5>;\nkernel void k() {}\n", 3, 11, "`vec<T, N>` needs a scalar T and N between 1 and 4"),
     ("kernel void k(device float* a [[buffer(0)]]) {\n  float2 v = float2(1.0f);\n  a[0] = v + float3(1.0f);\n}\n", 5, 10, "invalid operands to binary `+` (`float2` and `float3`)"),
     ("kernel void k() {\n  float x = 1.0f;\n  x++ ;\n  bool b = true;\n  b++;\n}\n", 7, 3, "cannot increment or decrement a value of type `bool`"),
     ("kernel void k(device float* a [[buffer(0)]]) {\n  a[0] = as_type<float2>(1.0f);\n}\n", 4, 10, "`as_type` needs types of the same size"),

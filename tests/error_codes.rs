@@ -64,7 +64,7 @@ fn common_kinds_have_specific_codes() {
         ("kernel void k() { float x = lenght(float2(1)); }\n", Code::UndeclaredFunction),
         ("float f(float a) { return a; }\nkernel void k() { float x = f(1.0f, 2.0f); }\n", Code::NoMatchingOverload),
         ("float f(float a) { return a; }\nfloat f(half a) { return a; }\nkernel void k() { float x = f(1); }\n", Code::AmbiguousCall),
-        ("int f(int n) { return f(n - 1); }\nkernel void k(device int* o [[buffer(0)]]) { o[0] = f(3); }\n", Code::Recursion),
+        ("int f(int n) { return 1 + f(n - 1); }\nkernel void k(device int* o [[buffer(0)]]) { o[0] = f(3); }\n", Code::Recursion),
         ("kernel void k(device float* o [[bufer(0)]]) { o[0] = 1; }\n", Code::InvalidAttribute),
         ("kernel void k() { float4 v = float3(1); }\n", Code::TypeMismatch),
         ("kernel void k() { int x = 1; int x = 2; }\n", Code::Redefinition),

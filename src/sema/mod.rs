@@ -951,10 +951,15 @@ impl<'a> Program<'a> {
         let n = self.template_count(n, ts.span)?;
         match (elem, n) {
             (Type::Scalar(s), 2..=4) => Ok(Type::Vector(s, n as u8)),
+            // `vec<T, N>` is clang's `ext_vector_type(N)`, which allows one
+            // element; a template computing `N` (`vec<T, kRows>` with
+            // `kRows == 1`) gets such a vector. WGSL has none: it is held as
+            // its element, which it converts to and from and computes as.
+            (Type::Scalar(s), 1) => Ok(Type::Scalar(s)),
             _ => Err(Error::coded(
                 Code::InvalidType,
                 ts.span,
-                "`vec<T, N>` needs a scalar T and N between 2 and 4",
+                "`vec<T, N>` needs a scalar T and N between 1 and 4",
             )),
         }
     }

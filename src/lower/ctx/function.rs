@@ -58,6 +58,9 @@ pub(in crate::lower) struct FnCtx {
     /// Elements of arrays of resources chosen at run time
     /// (`metal/resource_choice.rs`).
     pub(in crate::lower) choices: crate::lower::metal::resource_choice::Choices,
+    /// Calls of the function to itself lowered as jumps
+    /// (`lower/cxx/tail_calls.rs`).
+    pub(in crate::lower) tail: crate::lower::cxx::tail_calls::TailRecursion,
 }
 
 /// A point of a function's lowering to go back to ([`FnCtx::mark`]).
@@ -144,6 +147,7 @@ impl FnCtx {
             pred: Default::default(),
             inlined: 0,
             choices: Default::default(),
+            tail: Default::default(),
         }
     }
 

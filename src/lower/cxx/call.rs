@@ -376,6 +376,9 @@ impl Lowerer<'_, '_> {
         callee_span: Span,
         span: Span,
     ) -> Result<Value> {
+        // What the attempt computes is dropped with its block: calls among
+        // the arguments leave results that no statement defines.
+        let start = fx.function.expressions.len();
         fx.open();
         match self.call_functions_and_templates(fx, name, args, callee_span, span) {
             Ok(v) => {
@@ -396,10 +399,12 @@ impl Lowerer<'_, '_> {
                 ) =>
             {
                 fx.close();
+                crate::lower::cxx::members::neutralize_results(fx, start);
                 self.library_call(fx, library, args, span)?.ok_or(e)
             }
             Err(e) => {
                 fx.close();
+                crate::lower::cxx::members::neutralize_results(fx, start);
                 Err(e)
             }
         }

@@ -251,6 +251,17 @@ impl Lowerer<'_, '_> {
             keys.push(key);
             arguments.extend(arg);
         }
+        if copied_back.is_empty() && fx.tail.is_self_call((index, &keys), span) {
+            // The function being built: its return type is known (an
+            // `auto` one is deduced by its first `return`, before this).
+            let ret = match returned_value {
+                Some(_) => Type::Void,
+                None => fx.return_type.clone(),
+            };
+            if let Some(v) = self.tail_call(fx, &arguments, &ret, span)? {
+                return Ok(v);
+            }
+        }
         let function = self.function(index, keys, span)?;
         let ret = match returned_value {
             Some(_) => Type::Void,
@@ -680,7 +691,8 @@ impl Lowerer<'_, '_> {
                 Code::Recursion,
                 span,
                 "recursive function calls are not allowed in Metal",
-            ));
+            )
+            .note("a call of a function to itself is translated only as the last thing the function does (`return f(..);`, or `f(..);` ending a `void` function), with its pointer arguments passed on unchanged"));
         }
         self.global.in_progress.push(index);
         let before = self.entry.features.clone();
@@ -758,8 +770,7 @@ impl Lowerer<'_, '_> {
         }
         let body = f.body.as_ref().expect("definitions have bodies");
         self.rebind_reassigned_pointers(&mut fx, body)?;
-        self.stmts(&mut fx, &body.stmts)?;
-        self.finish_body(&mut fx, body.span)?;
+        self.body_with_tail_calls(&mut fx, (index, keys), body)?;
         Ok(fx.finish())
     }
 
@@ -1006,6 +1017,8 @@ impl Lowerer<'_, '_> {
         if self.holds_union(pty) {
             return self.union_local(fx, pname, var, pty, false, span);
         }
+        let index = fx.function.arguments.len() as u32 - 1;
+        fx.tail.copies.insert(index, var);
         Ok(Local::Var {
             var,
             ty: pty.clone(),

@@ -1062,6 +1062,37 @@ impl Lowerer<'_, '_> {
         self.expr(fx, &e)
     }
 
+    /// `e` with each `decltype(x)::m` whose operand has a struct type
+    /// spelled as that struct's member `S::m`, so that the constant
+    /// evaluator, which knows no local's type, evaluates it
+    /// (`constexpr short kRows = decltype(tile)::kRowsPerThread;`, which
+    /// then sizes arrays).
+    pub(in crate::lower) fn decltype_members_named(&mut self, fx: &mut FnCtx, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        crate::syntax::from_pest::members::rewrite_expr(&mut e, &mut |x| {
+            let ExprKind::Templated(path, args) = &x.kind else {
+                return;
+            };
+            let (Some("decltype"), [ast::TemplateArg::Expr(operand)]) =
+                (path.first().map(String::as_str), args.as_slice())
+            else {
+                return;
+            };
+            let ty = match self.type_of(fx, operand) {
+                Ok(Type::Pointer(p)) => p.pointee,
+                Ok(t) => t,
+                Err(_) => return,
+            };
+            if let Type::Struct(id) = ty {
+                let path = std::iter::once(self.program.struct_name(id).to_string())
+                    .chain(path[1..].iter().cloned())
+                    .collect();
+                x.kind = ExprKind::Name(path);
+            }
+        });
+        e
+    }
+
     /// True if some struct or free function overloads `name` (`operator+`).
     pub(super) fn has_operator(&self, name: &str) -> bool {
         self.program.symbols.contains_key(name)

@@ -18,3 +18,4 @@ pub(in crate::lower) mod functions;
 pub(in crate::lower) mod members;
 pub(in crate::lower) mod overloads;
 pub(in crate::lower) mod reference_calls;
+pub(in crate::lower) mod tail_calls;

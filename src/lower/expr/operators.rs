@@ -84,6 +84,11 @@ impl Lowerer<'_, '_> {
                 .matrix_binary(fx, op, (ha, ta.clone()), (hb, tb.clone()), span)
                 .ok_or_else(|| invalid(self))?;
         }
+        if op == BinaryOp::Mul {
+            if let Some(r) = self.simdgroup_matrix_times(fx, (ha, &ta), (hb, &tb), span) {
+                return r;
+            }
+        }
         let (Some(sa), Some(sb)) = (ta.element_scalar(), tb.element_scalar()) else {
             return Err(invalid(self));
         };
@@ -465,6 +470,9 @@ impl Lowerer<'_, '_> {
                 return self.inc_dec(fx, a, op == UnaryOp::PreInc, true, span)
             }
             UnaryOp::Deref => {
+                if let Some(v) = self.deref_of_pointer_cast(fx, a, span)? {
+                    return Ok(v);
+                }
                 let v = self.expr(fx, a)?;
                 return self.deref(fx, v, span);
             }

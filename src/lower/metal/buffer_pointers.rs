@@ -432,8 +432,9 @@ impl Lowerer<'_, '_> {
         self.pointer_cast_value(fx, target, v, inner.span, span)
     }
 
-    /// [`Self::pointer_cast`] of the value `v` of the operand at `at`.
-    fn pointer_cast_value(
+    /// [`Self::pointer_cast`] of the value `v`, lowered already from the
+    /// operand at `at`.
+    pub(in crate::lower) fn pointer_cast_value(
         &mut self,
         fx: &mut FnCtx,
         target: &crate::types::Pointer,
@@ -627,7 +628,10 @@ impl Lowerer<'_, '_> {
 /// array's first element), so that `[k]` and `+ k` reach component `k`,
 /// as in Metal's layout. SPIR-V Cross writes these for partial access
 /// chains into vectors and matrix columns. `None` for other casts.
-fn element_view(p: &PtrValue, target: &crate::types::Pointer) -> Option<PtrValue> {
+pub(in crate::lower) fn element_view(
+    p: &PtrValue,
+    target: &crate::types::Pointer,
+) -> Option<PtrValue> {
     let PtrRoot::Place(base, false) = p.root else {
         return None;
     };

@@ -552,11 +552,51 @@ impl Lowerer<'_, '_> {
             }
             operands.push(self.matrix_operand(fx, v, s, arg.span)?);
         }
-        if self.matrix_fragments() {
-            let result = self.fragment_product(fx, s, &operands, span)?;
-            self.store(fx, &d, result, &Type::SimdgroupMatrix(s), span)?;
-            return Ok(Value::Void);
+        let result = self.matrix_product_value(fx, s, operands, span)?;
+        self.store(fx, &d, result, &Type::SimdgroupMatrix(s), span)?;
+        Ok(Value::Void)
+    }
+
+    /// `a * b` of two SIMD-group matrices: Metal's `operator*`
+    /// (`<metal_simdgroup_matrix>`), which is `simdgroup_multiply` into a
+    /// new matrix; `None` unless both operands are matrices of one element
+    /// type.
+    pub(in crate::lower) fn simdgroup_matrix_times(
+        &mut self,
+        fx: &mut FnCtx,
+        (ha, ta): (Handle<Expression>, &Type),
+        (hb, tb): (Handle<Expression>, &Type),
+        span: Span,
+    ) -> Option<Result<(Handle<Expression>, Type)>> {
+        let (&Type::SimdgroupMatrix(s), &Type::SimdgroupMatrix(t)) = (ta, tb) else {
+            return None;
+        };
+        if s != t {
+            return None;
         }
+        Some((|| {
+            let mut operands = Vec::new();
+            for (h, ty) in [(ha, ta), (hb, tb)] {
+                operands.push(self.matrix_operand(fx, Value::Rv(h, ty.clone()), s, span)?);
+            }
+            let result = self.matrix_product_value(fx, s, operands, span)?;
+            Ok((result, Type::SimdgroupMatrix(s)))
+        })())
+    }
+
+    /// `operands[0] * operands[1] (+ operands[2])`, the operands' values
+    /// made by [`Self::matrix_operand`].
+    fn matrix_product_value(
+        &mut self,
+        fx: &mut FnCtx,
+        s: Scalar,
+        operands: Vec<Handle<Expression>>,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        if self.matrix_fragments() {
+            return self.fragment_product(fx, s, &operands, span);
+        }
+        let accumulate = operands.len() == 3;
         let function = self.matrix_product_function(s, accumulate, span)?;
         let result = fx.add_result(Expression::CallResult(function), span);
         fx.push(
@@ -567,8 +607,7 @@ impl Lowerer<'_, '_> {
             },
             span,
         );
-        self.store(fx, &d, result, &Type::SimdgroupMatrix(s), span)?;
-        Ok(Value::Void)
+        Ok(result)
     }
 
     /// The helper computing `a * b (+ c)` for matrices of `s`, made once per

@@ -326,6 +326,11 @@ impl Lowerer<'_, '_> {
     }
 
     fn return_stmt(&mut self, fx: &mut FnCtx, value: Option<&ast::Expr>, span: Span) -> Result<()> {
+        // `f(..); return;` after a tail call lowered as a jump
+        // (`cxx/tail_calls.rs`): nothing runs after it.
+        if value.is_none() && fx.terminated() {
+            return Ok(());
+        }
         if fx.inlined > 0 {
             return Err(Error::coded(
                 Code::PointerMember,
@@ -393,6 +398,11 @@ impl Lowerer<'_, '_> {
             (Some(v), Some(adapter)) => Some(self.adapt_output(fx, &adapter, v, span)?),
             (v, _) => v,
         };
+        // `return f(..);` of a tail call lowered as a jump: its value is a
+        // placeholder, and the jump ends the block.
+        if fx.terminated() {
+            return Ok(());
+        }
         fx.push(Statement::Return { value }, span);
         Ok(())
     }
@@ -626,7 +636,17 @@ impl Lowerer<'_, '_> {
                 }
                 _ => self.value_local(fx, decl, &ty, d.ty.is_const)?,
             };
-            fx.constants.declare(self.program, &d.ty, &ty, decl);
+            match &decl.init {
+                Some(Init::Expr(e)) if d.ty.is_constexpr || d.ty.is_const => {
+                    let e = self.decltype_members_named(fx, e);
+                    let named = ast::Declarator {
+                        init: Some(Init::Expr(e)),
+                        ..decl.clone()
+                    };
+                    fx.constants.declare(self.program, &d.ty, &ty, &named);
+                }
+                _ => fx.constants.declare(self.program, &d.ty, &ty, decl),
+            }
             if !fx.declare(&decl.name.name, local) {
                 return Err(Error::coded(
                     Code::Redefinition,

@@ -812,7 +812,8 @@ fn rewrite_init(i: &mut Init, f: &mut dyn FnMut(&mut Expr)) {
     }
 }
 
-fn rewrite_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+/// Calls `f` on every subexpression of `e`, innermost first, `e` last.
+pub(crate) fn rewrite_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
     match &mut e.kind {
         ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Index(a, b) => {
             rewrite_expr(a, f);

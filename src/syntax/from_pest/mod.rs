@@ -13,6 +13,7 @@ mod declarators;
 mod elaborated;
 mod expr;
 mod gnu;
+mod member_specialization;
 pub mod members;
 mod namespaces;
 mod out_of_line;

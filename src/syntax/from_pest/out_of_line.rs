@@ -187,6 +187,8 @@ pub(super) fn is_template_member(pair: &Pair<Rule>) -> bool {
 /// the members of struct template `P` (declared earlier in `items`), which
 /// are instantiated with it. The definition must name the template's
 /// parameters as the struct template does, in order (`P<T>`).
+/// `template <> T P<float>::get() const { .. }` is an explicit
+/// specialisation of that member (`member_specialization`).
 pub(super) fn template_definition(pair: Pair<Rule>, items: &mut [Item]) -> Result<()> {
     let mut params = Vec::new();
     let mut def = None;
@@ -205,9 +207,9 @@ pub(super) fn template_definition(pair: Pair<Rule>, items: &mut [Item]) -> Resul
         .expect("an owner");
     let mut owner_inner = owner_pair.into_inner();
     let owner = ident(owner_inner.next().unwrap());
-    let args: Vec<String> = owner_inner
-        .next()
-        .unwrap()
+    let owner_args = owner_inner.next().unwrap();
+    let args: Vec<String> = owner_args
+        .clone()
         .into_inner()
         .map(|a| a.as_str().trim().to_string())
         .collect();
@@ -216,13 +218,9 @@ pub(super) fn template_definition(pair: Pair<Rule>, items: &mut [Item]) -> Resul
             params: tparams,
             item: Templated::Struct(st),
             ..
-        }) if st.decl.name.name == owner.name && st.specialization.is_none() => Some((
-            tparams
-                .iter()
-                .map(|p| p.name.name.clone())
-                .collect::<Vec<_>>(),
-            st,
-        )),
+        }) if st.decl.name.name == owner.name && st.specialization.is_none() => {
+            Some((tparams.clone(), st))
+        }
         _ => None,
     }) else {
         return Err(Error::coded(
@@ -234,7 +232,20 @@ pub(super) fn template_definition(pair: Pair<Rule>, items: &mut [Item]) -> Resul
             ),
         ));
     };
-    let (tparams, st) = template;
+    let (template_params, st) = template;
+    if params.is_empty() && def.as_rule() == Rule::template_member_def {
+        return super::member_specialization::specialize(
+            &owner,
+            &template_params,
+            owner_args,
+            def,
+            st,
+        );
+    }
+    let tparams: Vec<String> = template_params
+        .iter()
+        .map(|p| p.name.name.clone())
+        .collect();
     if args != tparams || params != tparams {
         return Err(Error::coded(
             Code::Template,
