@@ -198,7 +198,12 @@ impl Deduce<'_, '_, '_> {
         let Some(i) = self.index(&name) else {
             return Ok(());
         };
-        let TemplateParamKind::Value(ty, _) = &self.template.params[i].kind else {
+        // `template <typename U, U v>`: `v`'s type is what `U` is bound to
+        // (deduced from the same argument before `v`).
+        let p = self
+            .program
+            .param_in_context(self.template, &self.bound, i)?;
+        let TemplateParamKind::Value(ty, _) = &p.kind else {
             return Ok(());
         };
         let s = self.program.value_param_scalar(ty)?;
