@@ -88,6 +88,7 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
   short i = short(id);
   int mixed = i * Int<3>{} + Int<5>{} * int(id) - s;
   int neg = -Int<4>{};
+  neg -= Int<1>{};
   probe[id * 4 + 0] = s;
   probe[id * 4 + 1] = mixed;
   probe[id * 4 + 2] = neg + (Int<2>{} < i ? 100 : 0);
@@ -130,13 +131,12 @@ fn constant_strides_mixed_with_integers_on_gpu() {
         }
         assert_eq!(&got[id * 8..id * 8 + 8], &want, "tile of thread {id}");
         let i = id as i32;
-        let want_probe = [
-            7,
-            i * 3 + 5 * i - 7,
-            -4 + if 2 < i { 100 } else { 0 },
-            i,
-        ];
-        assert_eq!(&probe[id * 4..id * 4 + 4], &want_probe, "probes of thread {id}");
+        let want_probe = [7, i * 3 + 5 * i - 7, -5 + if 2 < i { 100 } else { 0 }, i];
+        assert_eq!(
+            &probe[id * 4..id * 4 + 4],
+            &want_probe,
+            "probes of thread {id}"
+        );
     }
 }
 
@@ -228,7 +228,9 @@ kernel void k(device int* out [[buffer(0)]], uint id [[thread_position_in_grid]]
         "no viable `operator*` for operands of type `short` and `Opaque`",
     );
     assert!(
-        text.contains("note: candidate template `operator*` ignored"),
+        text.contains(
+            "note: candidate template `operator*<T, tv, U, uv>` ignored: the argument for parameter 1 does not have its form, from which `T` is deduced"
+        ),
         "{text}"
     );
     assert_eq!(first_code(&body), Code::NoMatchingOverload);
@@ -282,4 +284,72 @@ kernel void k(device float* out [[buffer(0)]], uint id [[thread_position_in_grid
 }
 "#;
     assert_error(body, "t * 2.0f", 0, "invalid operands to binary `*`");
+}
+
+/// A function template whose parameters name a struct template without
+/// its defaulted last argument (`Acc<T, N>`), called with instances that
+/// write it (`Acc<float, 4, Frag<float>>`): the arguments both write
+/// deduce `T` and `N` ([temp.deduct.type]).
+const DEFAULTED: &str = r#"
+template <typename T>
+struct Frag {
+  static T twice(T x) { return x + x; }
+};
+
+template <typename T, int N, typename F = Frag<T>>
+struct Acc {
+  T v[N];
+};
+
+template <typename T, typename U, int N>
+void madd(thread Acc<T, N>& d, thread Acc<U, N>& a, thread Acc<U, N>& b) {
+  for (short i = 0; i < N; i++) {
+    d.v[i] += Frag<T>::twice(T(a.v[i] * b.v[i]));
+  }
+}
+"#;
+
+const DEFAULTED_KERNEL: &str = r#"
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint id [[thread_position_in_grid]]) {
+  Acc<float, 4, Frag<float>> d;
+  Acc<int, 4, Frag<int>> a;
+  Acc<int, 4> b;
+  for (short i = 0; i < 4; i++) {
+    d.v[i] = in[id * 4 + i];
+    a.v[i] = i + 1;
+    b.v[i] = int(id);
+  }
+  madd(d, a, b);
+  for (short i = 0; i < 4; i++) {
+    out[id * 4 + i] = d.v[i];
+  }
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn deduction_through_defaulted_struct_arguments_on_gpu() {
+    let threads = 4usize;
+    let input: Vec<f32> = (0..threads * 4).map(|i| i as f32 * 0.5).collect();
+    let body = format!("{DEFAULTED}{DEFAULTED_KERNEL}");
+    let Some(out) = common::source::run_body(
+        &body,
+        "k",
+        (threads as u32, threads as u32),
+        vec![
+            (0, common::f32_bytes(&input)),
+            (1, vec![0u8; threads * 4 * 4]),
+        ],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for id in 0..threads {
+        for i in 0..4 {
+            // Small integers: exact in `float`.
+            let want = input[id * 4 + i] + 2.0 * ((i + 1) * id) as f32;
+            assert_eq!(got[id * 4 + i], want, "element {i} of thread {id}");
+        }
+    }
 }

@@ -147,11 +147,12 @@ impl Deduce<'_, '_, '_> {
             )) => (rest, Some(TemplateArg::Type((**ts).clone()))),
             _ => (pattern, None),
         };
-        let fits = match expansion {
-            Some(_) => written.len() >= fixed.len(),
-            None => written.len() == fixed.len(),
-        };
-        if !fits {
+        // Without an expansion, either side may leave out trailing defaulted
+        // arguments (`MMATile<T, M, N>` against `MMATile<float, 2, 2,
+        // Frag<float>>`): the arguments both write deduce, and the
+        // instantiated parameter type is compared with the argument's
+        // when the candidate is ranked.
+        if expansion.is_some() && written.len() < fixed.len() {
             return Ok(());
         }
         for (p, w) in fixed.iter().zip(written) {

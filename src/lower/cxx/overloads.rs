@@ -209,10 +209,14 @@ impl Lowerer<'_, '_> {
                 }
                 Err(e) => {
                     let f = template_function(self.program.templates[t]);
-                    let note = format!(
-                        "candidate template `{}` ignored: {}",
-                        f.name.name, e.message
-                    );
+                    // Deduction's own note names the template and says why.
+                    let note = match e.notes.first() {
+                        Some(n) if n.starts_with("candidate template") => n.clone(),
+                        _ => format!(
+                            "candidate template `{}` ignored: {}",
+                            f.name.name, e.message
+                        ),
+                    };
                     rejected.push((e, note));
                 }
             }
