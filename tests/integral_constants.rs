@@ -353,3 +353,68 @@ fn deduction_through_defaulted_struct_arguments_on_gpu() {
         }
     }
 }
+
+/// Epilogue operations in the shape of a GEMM library's: static member
+/// functions called through an object (`op.apply(x, c)`), alone or beside
+/// a non-static overload ([class.static]/2: the object is not passed).
+const EPILOGUES: &str = r#"
+struct Add {
+  static float apply(float x) { return x; }
+  static float apply(float x, float c) { return x + c; }
+};
+
+struct Axpby {
+  float alpha;
+  float beta;
+  static float apply(float x) { return x; }
+  float apply(float x, float c) const thread { return alpha * x + beta * c; }
+};
+
+template <typename Op>
+void finish(thread float* acc, const device float* c, const thread Op& op) {
+  for (short k = 0; k < 2; k++) {
+    acc[k] = op.apply(acc[k], c[k]) + op.apply(1.0f);
+  }
+}
+
+kernel void k(device const float* c [[buffer(0)]], device float* out [[buffer(1)]],
+              uint id [[thread_position_in_grid]]) {
+  float a[2] = {float(id), float(id) + 0.5f};
+  float b[2] = {float(id), float(id) + 0.5f};
+  const Add add = {};
+  const Axpby axpby = {2.0f, 0.25f};
+  finish(a, c + id * 2, add);
+  finish(b, c + id * 2, axpby);
+  out[id * 4 + 0] = a[0];
+  out[id * 4 + 1] = a[1];
+  out[id * 4 + 2] = b[0];
+  out[id * 4 + 3] = b[1];
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn static_members_called_through_objects_on_gpu() {
+    let threads = 4usize;
+    let c: Vec<f32> = (0..threads * 2).map(|i| i as f32 * 4.0 - 6.0).collect();
+    let Some(out) = common::source::run_body(
+        EPILOGUES,
+        "k",
+        (threads as u32, threads as u32),
+        vec![(0, common::f32_bytes(&c)), (1, vec![0u8; threads * 4 * 4])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for id in 0..threads {
+        let mut want = [0.0f32; 4];
+        for k in 0..2 {
+            let x = id as f32 + 0.5 * k as f32;
+            let ck = c[id * 2 + k];
+            // Quarters and small integers: exact in `f32`.
+            want[k] = x + ck + 1.0;
+            want[2 + k] = 2.0 * x + 0.25 * ck + 1.0;
+        }
+        assert_eq!(&got[id * 4..id * 4 + 4], &want, "thread {id}");
+    }
+}

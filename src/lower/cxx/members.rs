@@ -277,6 +277,26 @@ impl Lowerer<'_, '_> {
         let twins = self.user_functions(&format!("{key}{DEVICE_TWIN}"));
         let mut all = self.user_functions(&key);
         all.extend(&twins);
+        // `object.f(args)` for a static member function `f`
+        // ([class.static]/2): the object, evaluated already, is not passed.
+        // Static and non-static overloads mix (`static T apply(T x)`
+        // beside `T apply(T x, T c) const`); the static ones compete when
+        // no non-static one takes the arguments.
+        if explicit.is_empty() {
+            let (statics, members): (Vec<usize>, Vec<usize>) =
+                all.iter().partition(|&&i| !self.has_object(i));
+            let n = args.len();
+            let member_fits = members
+                .iter()
+                .any(|&i| self.program.functions[i].params.len() == n + 1);
+            let fitting: Vec<usize> = statics
+                .into_iter()
+                .filter(|&i| super::functions::accepts(self.program.functions[i], n))
+                .collect();
+            if !fitting.is_empty() && !member_fits {
+                return self.call_user(fx, &key, &fitting, Vec::new(), args, method.span, span);
+            }
+        }
         // Member function templates: overload resolution with the object
         // as the first argument, as for a plain member function.
         let templates = self.template_members_for(&key, space);
