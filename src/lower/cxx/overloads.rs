@@ -182,6 +182,8 @@ impl Lowerer<'_, '_> {
         let mut viable = Vec::new();
         // Each rejected candidate's error, and how a list of them shows it.
         let mut rejected: Vec<(Error, String)> = Vec::new();
+        // Templates taking another number of arguments: notes only.
+        let mut miscounted: Vec<String> = Vec::new();
         if explicit.is_empty() {
             for &i in plain {
                 let f = self.program.functions[i];
@@ -200,6 +202,15 @@ impl Lowerer<'_, '_> {
                 Ok(Some(c)) => viable.push(c),
                 Ok(None) => {
                     let f = template_function(self.program.templates[t]);
+                    let n = args.len();
+                    if !crate::lower::cxx::functions::accepts(f, n) {
+                        miscounted.push(format!(
+                            "candidate template `{}` not viable: it takes {} argument(s), {n} given",
+                            f.name.name,
+                            f.params.len()
+                        ));
+                        continue;
+                    }
                     let note = format!(
                         "candidate template `{}` not viable: its parameters do not take these arguments",
                         f.name.name
@@ -226,10 +237,17 @@ impl Lowerer<'_, '_> {
                 .iter()
                 .map(|(t, _)| self.program.display(t))
                 .collect();
-            let notes: Vec<String> = rejected.iter().map(|(_, n)| n.clone()).collect();
+            let notes: Vec<String> = rejected
+                .iter()
+                .map(|(_, n)| n.clone())
+                .chain(miscounted)
+                .collect();
             let error = match rejected.len() {
-                // One candidate: its own error says it best.
-                1 if !templates.is_empty() => rejected.pop().expect("one").0,
+                // One candidate taking as many arguments: its own error
+                // says it best.
+                1 if rejected[0].0.code != Code::NoMatchingOverload => {
+                    rejected.pop().expect("one").0
+                }
                 _ => Error::coded(
                     Code::NoMatchingOverload,
                     span,
