@@ -147,11 +147,12 @@ impl Deduce<'_, '_, '_> {
             )) => (rest, Some(TemplateArg::Type((**ts).clone()))),
             _ => (pattern, None),
         };
-        let fits = match expansion {
-            Some(_) => written.len() >= fixed.len(),
-            None => written.len() == fixed.len(),
-        };
-        if !fits {
+        // Without an expansion, either side may leave out trailing defaulted
+        // arguments (`MMATile<T, M, N>` against `MMATile<float, 2, 2,
+        // Frag<float>>`): the arguments both write deduce, and the
+        // instantiated parameter type is compared with the argument's
+        // when the candidate is ranked.
+        if expansion.is_some() && written.len() < fixed.len() {
             return Ok(());
         }
         for (p, w) in fixed.iter().zip(written) {
@@ -198,7 +199,12 @@ impl Deduce<'_, '_, '_> {
         let Some(i) = self.index(&name) else {
             return Ok(());
         };
-        let TemplateParamKind::Value(ty, _) = &self.template.params[i].kind else {
+        // `template <typename U, U v>`: `v`'s type is what `U` is bound to
+        // (deduced from the same argument before `v`).
+        let p = self
+            .program
+            .param_in_context(self.template, &self.bound, i)?;
+        let TemplateParamKind::Value(ty, _) = &p.kind else {
             return Ok(());
         };
         let s = self.program.value_param_scalar(ty)?;

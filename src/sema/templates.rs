@@ -415,11 +415,32 @@ impl<'a> Program<'a> {
             )),
             _ => {
                 let f = template_function(t);
-                Err(Error::coded(
+                let error = Error::coded(
                     Code::Template,
                     span,
                     format!("could not deduce template argument `{}`", p.name.name),
-                )
+                );
+                let params = t
+                    .params
+                    .iter()
+                    .map(|q| q.name.name.as_str())
+                    .collect::<Vec<_>>();
+                // Named by a parameter whose argument did not have its form
+                // (`short` for `konst<T, v>`).
+                if let Some(k) = f
+                    .params
+                    .iter()
+                    .position(|fp| mentions(&fp.ty, &p.name.name))
+                {
+                    return Err(error.note(format!(
+                        "candidate template `{}<{}>` ignored: the argument for parameter {} does not have its form, from which `{}` is deduced",
+                        f.name.name,
+                        params.join(", "),
+                        k + 1,
+                        p.name.name
+                    )));
+                }
+                Err(error
                 .note(format!(
                     "candidate template `{}<{}>` ignored: `{}` appears in no parameter it could be deduced from; name it explicitly: `{}<...>(...)`",
                     f.name.name,
@@ -863,4 +884,16 @@ impl<'a> Program<'a> {
             .map(|p| Ok((self.param_type(p)?, p.span)))
             .collect()
     }
+}
+
+/// Whether type `ts` names `name` (a template parameter): as its type, or
+/// in its template arguments (`konst<T, v>` names `T` and `v`).
+fn mentions(ts: &ast::TypeSpec, name: &str) -> bool {
+    ts.path.iter().any(|p| p == name)
+        || ts.args.iter().any(|a| match a {
+            TemplateArg::Type(t) => mentions(t, name),
+            TemplateArg::Expr(e) => {
+                matches!(&e.kind, ast::ExprKind::Name(path) if path.iter().any(|p| p == name))
+            }
+        })
 }

@@ -10,6 +10,7 @@ use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Local, Value};
 use crate::lower::cxx::args::Arg;
+use crate::lower::cxx::overloads::Resolution;
 use crate::lower::metal::buffer_pointers::is_null;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::Symbol;
@@ -276,6 +277,26 @@ impl Lowerer<'_, '_> {
         let twins = self.user_functions(&format!("{key}{DEVICE_TWIN}"));
         let mut all = self.user_functions(&key);
         all.extend(&twins);
+        // `object.f(args)` for a static member function `f`
+        // ([class.static]/2): the object, evaluated already, is not passed.
+        // Static and non-static overloads mix (`static T apply(T x)`
+        // beside `T apply(T x, T c) const`); the static ones compete when
+        // no non-static one takes the arguments.
+        if explicit.is_empty() {
+            let (statics, members): (Vec<usize>, Vec<usize>) =
+                all.iter().partition(|&&i| !self.has_object(i));
+            let n = args.len();
+            let member_fits = members
+                .iter()
+                .any(|&i| self.program.functions[i].params.len() == n + 1);
+            let fitting: Vec<usize> = statics
+                .into_iter()
+                .filter(|&i| super::functions::accepts(self.program.functions[i], n))
+                .collect();
+            if !fitting.is_empty() && !member_fits {
+                return self.call_user(fx, &key, &fitting, Vec::new(), args, method.span, span);
+            }
+        }
         // Member function templates: overload resolution with the object
         // as the first argument, as for a plain member function.
         let templates = self.template_members_for(&key, space);
@@ -1010,22 +1031,58 @@ impl Lowerer<'_, '_> {
             return Ok(None);
         }
         if !templates.is_empty() {
-            return self
-                .call_overloaded(
-                    fx,
-                    &name,
-                    &free,
-                    &templates,
-                    &[],
-                    args,
-                    &[] as &[Expr],
-                    span,
-                    span,
-                )
-                .map(Some);
+            let resolved =
+                self.resolve_overloaded(fx, &name, &free, &templates, &[], args, span, span)?;
+            return match resolved {
+                Resolution::Called(v) => Ok(Some(v)),
+                Resolution::NoViable { args, notes, .. } => {
+                    self.builtin_operator(fx, op, operands, args, notes, span)
+                }
+            };
+        }
+        // A struct converting to an arithmetic type that no plain overload
+        // takes: the built-in operator ([over.match.oper]/3.3).
+        let converts = args.iter().any(|a| self.converts_to_arithmetic(&a.value));
+        if converts && !self.any_viable_plain(fx, &free, &args)? {
+            return self.builtin_operator(fx, op, operands, args, Vec::new(), span);
         }
         self.call_user(fx, &name, &free, args, &[] as &[Expr], span, span)
             .map(Some)
+    }
+
+    /// `operands`, lowered to `args`, given to the built-in operator `op`
+    /// when no overload takes them: each struct operand through its
+    /// conversion function to an arithmetic type (see
+    /// `cxx::conversion_operands`). When one has none, no operator
+    /// applies, and the error lists why each overload (`notes`) did not.
+    fn builtin_operator(
+        &mut self,
+        fx: &mut FnCtx,
+        op: &str,
+        operands: &[&Expr],
+        args: Vec<Arg>,
+        notes: Vec<String>,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let structs = |a: &Arg| matches!(a.ty, Type::Struct(_));
+        if args
+            .iter()
+            .all(|a| !structs(a) || self.converts_to_arithmetic(&a.value))
+        {
+            for (e, arg) in operands.iter().zip(args) {
+                fx.keep_lowered(e, arg.value);
+            }
+            return Ok(None);
+        }
+        let types: Vec<String> = args.iter().map(|a| self.program.display(&a.ty)).collect();
+        let message = match types.as_slice() {
+            [a, b] => format!("no viable `operator{op}` for operands of type `{a}` and `{b}`"),
+            _ => format!(
+                "no viable `operator{op}` for an operand of type `{}`",
+                types.join(", ")
+            ),
+        };
+        Err(Error::coded(Code::NoMatchingOverload, span, message).with_notes(notes))
     }
 
     /// `decltype(operand)::member`: the static member `member` of the

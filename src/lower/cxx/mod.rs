@@ -12,6 +12,7 @@ pub(in crate::lower) mod assignment;
 pub(in crate::lower) mod bases;
 pub(in crate::lower) mod call;
 pub(in crate::lower) mod construct;
+pub(in crate::lower) mod conversion_operands;
 pub(in crate::lower) mod deduce;
 pub(in crate::lower) mod forwarding_index;
 pub(in crate::lower) mod functions;

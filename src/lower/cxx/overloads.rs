@@ -105,6 +105,21 @@ struct Candidate {
     variadic: bool,
 }
 
+/// What overload resolution did with a call.
+pub(in crate::lower) enum Resolution {
+    /// The best candidate was called.
+    Called(Value),
+    /// No candidate was viable.
+    NoViable {
+        /// The lowered arguments.
+        args: Vec<Arg>,
+        /// The error of a call: why the candidate (or each) was not viable.
+        error: Error,
+        /// Why each candidate was not viable, one note each.
+        notes: Vec<String>,
+    },
+}
+
 enum CandidateKind {
     Plain(usize),
     Template(usize, Vec<TemplateValue>),
@@ -140,43 +155,119 @@ impl Lowerer<'_, '_> {
                 .map(|&t| template_function(self.program.templates[t])),
         );
         let args = self.call_args(fx, &decls, pre, rest)?;
+        match self.resolve_overloaded(
+            fx,
+            name,
+            plain,
+            templates,
+            explicit,
+            args,
+            callee_span,
+            span,
+        )? {
+            Resolution::Called(v) => Ok(v),
+            Resolution::NoViable { error, .. } => Err(error),
+        }
+    }
+
+    /// Overload resolution of a call whose arguments `args` are lowered:
+    /// the best viable candidate is called; when none is viable (a
+    /// template whose deduction fails is no candidate: [temp.deduct]/8),
+    /// the arguments come back with the error that says why each was not.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::lower) fn resolve_overloaded(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        plain: &[usize],
+        templates: &[usize],
+        explicit: &[TemplateArg],
+        args: Vec<Arg>,
+        callee_span: Span,
+        span: Span,
+    ) -> Result<Resolution> {
         let arg_types: Vec<(Type, Span)> = args.iter().map(|a| (a.ty.clone(), a.span)).collect();
         let views: Vec<ArgView> = args.iter().map(|a| self.arg_view(fx, a)).collect();
         let mut viable = Vec::new();
-        let mut first_error = None;
+        // Each rejected candidate's error, and how a list of them shows it.
+        let mut rejected: Vec<(Error, String)> = Vec::new();
+        // Templates taking another number of arguments: notes only.
+        let mut miscounted: Vec<String> = Vec::new();
         if explicit.is_empty() {
             for &i in plain {
                 let f = self.program.functions[i];
-                if let Some(c) = self.plain_candidate(i, f, &views)? {
-                    viable.push(c);
+                match self.plain_candidate(i, f, &views)? {
+                    Some(c) => viable.push(c),
+                    None => {
+                        let note = self.plain_rejection(f, &views)?;
+                        let e = Error::coded(Code::NoMatchingOverload, span, note.clone());
+                        rejected.push((e, note));
+                    }
                 }
             }
         }
         for &t in templates {
             match self.template_candidate(t, explicit, &arg_types, &views, callee_span) {
                 Ok(Some(c)) => viable.push(c),
-                Ok(None) => {}
+                Ok(None) => {
+                    let f = template_function(self.program.templates[t]);
+                    let n = args.len();
+                    if !crate::lower::cxx::functions::accepts(f, n) {
+                        miscounted.push(format!(
+                            "candidate template `{}` not viable: it takes {} argument(s), {n} given",
+                            f.name.name,
+                            f.params.len()
+                        ));
+                        continue;
+                    }
+                    let note = format!(
+                        "candidate template `{}` not viable: its parameters do not take these arguments",
+                        f.name.name
+                    );
+                    let e = Error::coded(Code::NoMatchingOverload, span, note.clone());
+                    rejected.push((e, note));
+                }
                 Err(e) => {
-                    first_error.get_or_insert(e);
+                    let f = template_function(self.program.templates[t]);
+                    // Deduction's own note names the template and says why.
+                    let note = match e.notes.first() {
+                        Some(n) if n.starts_with("candidate template") => n.clone(),
+                        _ => format!(
+                            "candidate template `{}` ignored: {}",
+                            f.name.name, e.message
+                        ),
+                    };
+                    rejected.push((e, note));
                 }
             }
         }
         if viable.is_empty() {
-            if let Some(e) = first_error {
-                return Err(e);
-            }
             let types: Vec<String> = arg_types
                 .iter()
                 .map(|(t, _)| self.program.display(t))
                 .collect();
-            return Err(Error::coded(
-                Code::NoMatchingOverload,
-                span,
-                format!(
-                    "no matching function for call to `{name}({})`",
-                    types.join(", ")
-                ),
-            ));
+            let notes: Vec<String> = rejected
+                .iter()
+                .map(|(_, n)| n.clone())
+                .chain(miscounted)
+                .collect();
+            let error = match rejected.len() {
+                // One candidate taking as many arguments: its own error
+                // says it best.
+                1 if rejected[0].0.code != Code::NoMatchingOverload => {
+                    rejected.pop().expect("one").0
+                }
+                _ => Error::coded(
+                    Code::NoMatchingOverload,
+                    span,
+                    format!(
+                        "no matching function for call to `{name}({})`",
+                        types.join(", ")
+                    ),
+                )
+                .with_notes(notes.iter().cloned()),
+            };
+            return Ok(Resolution::NoViable { args, error, notes });
         }
         let best = best_candidates(&viable);
         if best.len() > 1 {
@@ -196,6 +287,49 @@ impl Lowerer<'_, '_> {
             CandidateKind::Template(t, values) => self.instance(t, values, callee_span)?,
         };
         self.call_function(fx, index, name, args, callee_span, span)
+            .map(Resolution::Called)
+    }
+
+    /// Whether some plain function of `plain` takes `args` with standard
+    /// conversions (converting constructors aside).
+    pub(in crate::lower) fn any_viable_plain(
+        &self,
+        fx: &FnCtx,
+        plain: &[usize],
+        args: &[Arg],
+    ) -> Result<bool> {
+        let views: Vec<ArgView> = args.iter().map(|a| self.arg_view(fx, a)).collect();
+        for &i in plain {
+            let f = self.program.functions[i];
+            if self.plain_candidate(i, f, &views)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Why plain function `f` does not take `args`.
+    fn plain_rejection(&self, f: &FunctionDecl, args: &[ArgView]) -> Result<String> {
+        let shown = self.signature(f)?;
+        if !crate::lower::cxx::functions::accepts(f, args.len()) {
+            return Ok(format!(
+                "candidate function `{shown}` not viable: it takes {} argument(s), {} given",
+                f.params.len(),
+                args.len()
+            ));
+        }
+        for (k, (p, arg)) in f.params.iter().zip(args).enumerate() {
+            let ty = self.program.param_type(p)?;
+            if self.rank(&ty, arg).is_none() {
+                return Ok(format!(
+                    "candidate function `{shown}` not viable: no known conversion from `{}` to `{}` for argument {}",
+                    self.program.display(&arg.ty),
+                    self.program.display(&ty),
+                    k + 1
+                ));
+            }
+        }
+        Ok(format!("candidate function `{shown}` not viable"))
     }
 
     /// What overload resolution needs of argument `a`: its type, and where

@@ -260,6 +260,12 @@ impl Lowerer<'_, '_> {
                 }
             };
             self.braced_list(fx, items, &ty, rhs.span)?
+        } else if op.is_some() {
+            // `acc += Int<4>{}`: the built-in compound assignment takes a
+            // struct through its arithmetic conversion function.
+            let v = self.expr(fx, rhs)?;
+            let v = self.arithmetic_operand(fx, v, rhs.span)?;
+            self.load(fx, v, rhs.span)?
         } else {
             self.rvalue(fx, rhs)?
         };

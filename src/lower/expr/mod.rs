@@ -791,6 +791,11 @@ impl Lowerer<'_, '_> {
             let h = fx.add(Expression::Literal(Literal::Bool(truth)), e.span);
             return Ok((h, Type::BOOL));
         }
+        // A struct is contextually converted by its conversion function
+        // ([conv]/4: an `explicit operator bool()` too).
+        if let Some((h, _)) = self.conversion_function(fx, &v, &Type::BOOL, true, e.span)? {
+            return Ok((h, Type::BOOL));
+        }
         let (h, t) = self.load(fx, v, e.span)?;
         match t {
             Type::Scalar(_) | Type::Vector(..) => {

@@ -52,8 +52,13 @@ impl Lowerer<'_, '_> {
         if let Value::Null(_) = va {
             return self.null_operand(fx, op, b, span);
         }
+        // A struct operand with a conversion function to an arithmetic
+        // type (`i * Int<4>{}`) takes the built-in operator through it.
+        let va = self.arithmetic_operand(fx, va, a.span)?;
         let (ha, ta) = self.load(fx, va, a.span)?;
-        let (hb, tb) = self.rvalue(fx, b)?;
+        let vb = self.expr(fx, b)?;
+        let vb = self.arithmetic_operand(fx, vb, b.span)?;
+        let (hb, tb) = self.load(fx, vb, b.span)?;
         let (h, t) = self.binary_values(fx, op, (ha, ta), (hb, tb), span)?;
         Ok(Value::Rv(h, t))
     }
@@ -495,7 +500,9 @@ impl Lowerer<'_, '_> {
             }
             _ => {}
         }
-        let (h, t) = self.rvalue(fx, a)?;
+        let v = self.expr(fx, a)?;
+        let v = self.arithmetic_operand(fx, v, a.span)?;
+        let (h, t) = self.load(fx, v, a.span)?;
         let Some(s) = t.element_scalar() else {
             return Err(Error::coded(
                 Code::InvalidOperands,
