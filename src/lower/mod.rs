@@ -303,6 +303,8 @@ fn lower_module<'a>(
     let mut errors = Vec::new();
     let mut functions = Vec::new();
     let mut found = Vec::new();
+    // Errors of entry points whose lowering asked for undeclared instances.
+    let mut provisional = 0;
     for item in &tu.items {
         let Some(f) = item_function(program, item) else {
             continue;
@@ -359,16 +361,19 @@ fn lower_module<'a>(
                 let w = metal::function_constants::left_for_constants(&f.name.name, e);
                 l.global.warnings.push(w);
             }
-            (Err(e), _) => errors.push(e.or_at(f.name.span)),
+            (Err(e), _) => {
+                errors.push(e.or_at(f.name.span));
+                provisional += usize::from(rounds::instances_asked(program) > asked);
+            }
         }
         rounds.lowered(&f.name.name, rounds::instances_asked(program) > asked);
-        // Errors of a round that found instances to declare are thrown
-        // away with it (those naming the instances among them): it goes on
-        // to find the other entry points' instances.
+        // An error of an entry point that asked for instances may go once
+        // they are declared (the round is lowered again); the others stay.
+        // Past the limit of those, the entry points after this one cannot
+        // change what is reported, in this round or a later one.
         if options
             .error_limit
-            .is_some_and(|limit| errors.len() > limit)
-            && !rounds::discovering(program)
+            .is_some_and(|limit| errors.len() - provisional > limit)
         {
             break;
         }
