@@ -41,7 +41,9 @@ impl Lowerer<'_, '_> {
         if *kind == CastKind::AsType || matches!(inner.kind, ExprKind::InitList(_)) {
             return Ok(None);
         }
-        let Type::Pointer(target) = self.program.resolve_type(ts)? else {
+        // A type this cannot resolve (a reference to a pointer) is the
+        // plain dereference's to lower, or to report.
+        let Ok(Type::Pointer(target)) = self.program.resolve_type(ts) else {
             return Ok(None);
         };
         if target.is_reference {
