@@ -261,3 +261,66 @@ fn run_with_uniform(gpu: &Gpu, wgsl: &str, uniform: &[u8], out_len: usize) -> Ve
     let out = dispatch(gpu, wgsl, "main", &[], &buffers, [1, 1, 1]);
     common::f32s(&out[1])
 }
+
+/// A loop that `continue`s or `return`s, in a function that updates a
+/// struct through a `ptr<function, S>` parameter (the translator's tail
+/// calls as loops, `src/lower/cxx/tail_calls.rs`): on llvmpipe's GL every
+/// thread takes the `if` (`pos >= limit`, false for `pos` 0 and 3 with
+/// `limit` 5) and ends with `pos` and `at` 0, as if the struct's updates
+/// before the `if` were lost. Vulkan (lavapipe) agrees with WGSL.
+/// `tests/mlx_forms_3.rs` skips its tail-call GPU test on GL for it.
+#[test]
+fn loop_updating_a_struct_through_a_pointer_parameter() {
+    let Some(gpu) = common::gpu() else { return };
+    let wgsl = r#"
+struct Walker { pos: i32, at: i32, wraps: i32 }
+@group(0) @binding(0) var<storage, read_write> data: array<i32>;
+fn advance(w: ptr<function, Walker>, n: i32) {
+    var step: i32 = n;
+    loop {
+        (*w).pos = (*w).pos + step;
+        (*w).at = (*w).at + step * 2;
+        let limit = data[0];
+        if ((*w).pos >= limit) {
+            let over = (*w).pos - limit;
+            (*w).pos = 0;
+            (*w).at = 0;
+            (*w).wraps = (*w).wraps + 1;
+            if (over > 0) {
+                step = over;
+                continue;
+            }
+        }
+        return;
+    }
+}
+@compute @workgroup_size(4)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    var w = Walker(0, 0, 0);
+    advance(&w, i32(id.x) * 3);
+    let o = 1u + id.x * 3u;
+    data[o] = w.pos;
+    data[o + 1u] = w.at;
+    data[o + 2u] = w.wraps;
+}
+"#;
+    let mut data = vec![0u32; 1 + 4 * 3];
+    data[0] = 5;
+    let out = run_words(gpu, wgsl, &data, 4);
+    let got: Vec<[u32; 3]> = (0..4)
+        .map(|t| [out[1 + t * 3], out[2 + t * 3], out[3 + t * 3]])
+        .collect();
+    // WGSL: n = 0, 3, 6, 9 against a limit of 5.
+    let wgsl_result = vec![[0, 0, 0], [3, 6, 0], [1, 2, 1], [4, 8, 1]];
+    eprintln!("got {got:?}, WGSL {wgsl_result:?}");
+    if on_gl(gpu) && got != wgsl_result {
+        // Every thread wrapped, and none kept its position.
+        assert_eq!(
+            got,
+            vec![[0, 0, 1], [0, 0, 1], [0, 0, 2], [0, 0, 2]],
+            "GL's loop through a struct pointer changed: fixed upstream?"
+        );
+    } else {
+        assert_eq!(got, wgsl_result);
+    }
+}

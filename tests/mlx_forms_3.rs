@@ -129,6 +129,18 @@ fn sum_digits(x: u32, base: u32) -> u32 {
 #[cfg(feature = "runner")]
 #[test]
 fn tail_calls_run_as_loops_on_gpu() {
+    // GL loses a struct's updates made through a pointer parameter in such
+    // a loop (`gl_known_defects.rs`).
+    if let Some(gpu) = common::gpu() {
+        if gpu.backend() == wgpu::Backend::Gl {
+            common::skip::known_defect(
+                gpu,
+                "tail calls as loops updating a struct through a pointer",
+                "GL loses the updates (gl_known_defects.rs, loop_updating_a_struct_through_a_pointer_parameter)",
+            );
+            return;
+        }
+    }
     let (len, stride) = (5i32, 2i32);
     let n = 16u32;
     let Some(out) = common::source::run_body(
