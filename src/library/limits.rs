@@ -15,6 +15,9 @@
 //! - Any type of 2 GiB or more cannot be laid out by naga (nor by any
 //!   WGSL implementation, whose sizes are 32-bit): an error, located at
 //!   the declaration rather than an internal error from validation.
+//! - A type nesting composites (structs, arrays, vectors, matrices) more
+//!   than 255 deep: naga accepts it, Tint (Chrome's WebGPU) refuses the
+//!   module, so it is an error at the declaration that holds it.
 
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source_map::Span;
@@ -28,10 +31,13 @@ pub const WEBGPU_WORKGROUP_BYTES: u64 = 16 << 10;
 pub const WGSL_THREAD_BYTES: u64 = 8 << 10;
 /// The largest type size WGSL implementations can represent.
 pub const MAX_TYPE_BYTES: u64 = i32::MAX as u64;
+/// The deepest nesting of composite types Tint accepts.
+pub const MAX_COMPOSITE_DEPTH: u32 = 255;
 
 /// Errors and warnings for oversized variables of `module`.
 pub fn check(module: &Module) -> Vec<Diagnostic> {
     let mut found = Vec::new();
+    let depths = composite_depths(module);
     for (h, var) in module.global_variables.iter() {
         let span = module.global_variables.get_span(h);
         let space = match var.space {
@@ -40,7 +46,7 @@ pub fn check(module: &Module) -> Vec<Diagnostic> {
             _ => continue,
         };
         let name = var.name.as_deref().unwrap_or("");
-        found.extend(check_variable(module, var.ty, space, name, span));
+        found.extend(check_variable(module, &depths, var.ty, space, name, span));
     }
     let functions = module
         .functions
@@ -51,7 +57,14 @@ pub fn check(module: &Module) -> Vec<Diagnostic> {
         for (h, var) in f.local_variables.iter() {
             let span = f.local_variables.get_span(h);
             let name = var.name.as_deref().unwrap_or("");
-            found.extend(check_variable(module, var.ty, Memory::Thread, name, span));
+            found.extend(check_variable(
+                module,
+                &depths,
+                var.ty,
+                Memory::Thread,
+                name,
+                span,
+            ));
         }
     }
     found
@@ -65,12 +78,14 @@ enum Memory {
 
 fn check_variable(
     module: &Module,
+    depths: &[u32],
     ty: Handle<Type>,
     memory: Memory,
     name: &str,
     span: naga::Span,
 ) -> Option<Diagnostic> {
     let bytes = byte_size(module, ty);
+    let depth = depths.get(ty.index()).copied().unwrap_or(0);
     let r = span.to_range().unwrap_or(0..0);
     let span = Span::new(r.start, r.end);
     let what = match (memory, name) {
@@ -89,6 +104,15 @@ fn check_variable(
             d
         }
     };
+    if depth > MAX_COMPOSITE_DEPTH {
+        let message = format!(
+            "the type of {what} nests composite types {depth} deep, over the {MAX_COMPOSITE_DEPTH} levels WGSL implementations (Tint) allow"
+        );
+        return Some(located(
+            Diagnostic::error(Code::LimitExceeded, message, span)
+                .with_note("each struct and array around a value is one level"),
+        ));
+    }
     if bytes > MAX_TYPE_BYTES {
         let message = format!(
             "{what} is {bytes} bytes, over the limit of {MAX_TYPE_BYTES} bytes for a WGSL type"
@@ -129,6 +153,33 @@ fn check_variable(
         }
         _ => None,
     }
+}
+
+/// How deep each type of `module` nests composite types (WGSL's "nesting
+/// depth": a scalar is 0, a vector or matrix 1, an array or struct one
+/// more than its deepest element or member), by handle index. The arena
+/// holds a type's parts before it, so one pass in order suffices (types
+/// sharing parts are not walked again and again).
+fn composite_depths(module: &Module) -> Vec<u32> {
+    let mut depths: Vec<u32> = Vec::with_capacity(module.types.len());
+    for (_, ty) in module.types.iter() {
+        let depth = match &ty.inner {
+            TypeInner::Vector { .. } | TypeInner::Matrix { .. } => 1,
+            TypeInner::Array { base, .. } | TypeInner::BindingArray { base, .. } => {
+                1 + depths.get(base.index()).copied().unwrap_or(0)
+            }
+            TypeInner::Struct { members, .. } => {
+                1 + members
+                    .iter()
+                    .map(|m| depths.get(m.ty.index()).copied().unwrap_or(0))
+                    .max()
+                    .unwrap_or(0)
+            }
+            _ => 0,
+        };
+        depths.push(depth);
+    }
+    depths
 }
 
 /// The size of `ty` in bytes, in 64 bits so that oversized arrays cannot
