@@ -336,12 +336,14 @@ fn lower_module<'a>(
         if f.body.is_none() || rounds.skip(&f.name.name) {
             continue;
         }
-        let asked = rounds::instances_asked(program);
+        let asked_before = rounds::instances_asked(program);
         program.needed_constants.take();
         let lowered = match stage {
             Some(stage) => l.entry_point(f, stage, options.threadgroup_size),
             None => l.stitchable_entry(f),
         };
+        let asked = rounds::instances_asked(program) > asked_before;
+        rounds.lowered(&f.name.name, asked);
         // A function constant's value needed at translation and not
         // given: the function waits for it (W0415), as Metal specialises
         // when the host makes the function.
@@ -363,10 +365,9 @@ fn lower_module<'a>(
             }
             (Err(e), _) => {
                 errors.push(e.or_at(f.name.span));
-                provisional += usize::from(rounds::instances_asked(program) > asked);
+                provisional += usize::from(asked);
             }
         }
-        rounds.lowered(&f.name.name, rounds::instances_asked(program) > asked);
         // An error of an entry point that asked for instances may go once
         // they are declared (the round is lowered again); the others stay.
         // Past the limit of those, the entry points after this one cannot

@@ -134,155 +134,38 @@ pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -
 }
 
 impl Calls {
-    /// The calls `body` makes, each once.
+    /// The calls `body` makes, each once (not descending into the
+    /// functions called).
     fn read(body: &Block) -> Vec<Call> {
-        let mut reader = CallReader::default();
-        reader.block(body);
-        reader.calls
+        let mut calls = Vec::new();
+        let mut seen = HashSet::new();
+        visit_block(body, &mut |e| {
+            let call = match &e.kind {
+                ExprKind::Call(callee, _) => Call::of_callee(callee),
+                ExprKind::Binary(..) | ExprKind::Assign(..) | ExprKind::Unary(..) => {
+                    Some(Call::Operators)
+                }
+                _ => None,
+            };
+            if let Some(call) = call.filter(|c| seen.insert(c.clone())) {
+                calls.push(call);
+            }
+        });
+        calls
     }
 }
 
-/// Reads the calls of a body (not descending into the functions called).
-#[derive(Default)]
-struct CallReader {
-    calls: Vec<Call>,
-    seen: HashSet<Call>,
-}
-
-impl CallReader {
-    fn push(&mut self, call: Call) {
-        if self.seen.insert(call.clone()) {
-            self.calls.push(call);
-        }
-    }
-
-    fn block(&mut self, b: &Block) {
-        b.stmts.iter().for_each(|s| self.stmt(s));
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
-        match &s.kind {
-            StmtKind::Block(b) => self.block(b),
-            StmtKind::Decl(d) => d
-                .declarators
-                .iter()
-                .filter_map(|d| d.init.as_ref())
-                .for_each(|i| self.init(i)),
-            StmtKind::Expr(e) => self.expr(e),
-            StmtKind::RangeFor { range, body, .. } => {
-                self.expr(range);
-                self.stmt(body);
-            }
-            StmtKind::If {
-                cond,
-                then,
-                otherwise,
-                ..
-            } => {
-                self.expr(cond);
-                self.stmt(then);
-                if let Some(o) = otherwise {
-                    self.stmt(o);
-                }
-            }
-            StmtKind::For {
-                init,
-                cond,
-                step,
-                body,
-            } => {
-                if let Some(i) = init {
-                    self.stmt(i);
-                }
-                if let Some(c) = cond {
-                    self.expr(c);
-                }
-                if let Some(s) = step {
-                    self.expr(s);
-                }
-                self.stmt(body);
-            }
-            StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
-                self.expr(cond);
-                self.stmt(body);
-            }
-            StmtKind::Switch { selector, items } => {
-                self.expr(selector);
-                for i in items {
-                    if let SwitchItem::Stmt(s) = i {
-                        self.stmt(s);
-                    }
-                }
-            }
-            StmtKind::Return(e) => {
-                if let Some(e) = e {
-                    self.expr(e);
-                }
-            }
-            StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Empty
-            | StmtKind::StaticAssert(_)
-            | StmtKind::Alias(_) => {}
-        }
-    }
-
-    fn init(&mut self, i: &Init) {
-        match i {
-            Init::Expr(e) => self.expr(e),
-            Init::List(items, _) => items.iter().for_each(|i| self.init(i)),
-            Init::Paren(args, _) => args.iter().for_each(|e| self.expr(e)),
-            Init::Designated(_, value, _) => self.init(value),
-        }
-    }
-
-    fn expr(&mut self, e: &Expr) {
-        match &e.kind {
-            ExprKind::Call(callee, args) => {
-                self.call(callee);
-                args.iter().for_each(|a| self.expr(a));
-            }
-            ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) => {
-                self.push(Call::Operators);
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Index(a, b) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Unary(_, a) => {
-                self.push(Call::Operators);
-                self.expr(a);
-            }
-            ExprKind::PostIncDec(_, a)
-            | ExprKind::Member(a, _, _)
-            | ExprKind::MemberTemplate(a, _)
-            | ExprKind::Cast(_, _, a) => self.expr(a),
-            ExprKind::Ternary(a, b, c) => {
-                self.expr(a);
-                self.expr(b);
-                self.expr(c);
-            }
-            ExprKind::Comma(items) => items.iter().for_each(|e| self.expr(e)),
-            ExprKind::InitList(items) | ExprKind::BraceConstruct(_, items) => {
-                items.iter().for_each(|i| self.init(i))
-            }
-            _ => {}
-        }
-    }
-
-    fn call(&mut self, callee: &Expr) {
+impl Call {
+    /// The call a callee expression makes, if it names one (texture
+    /// members are library functions no kernel asks about, and are
+    /// `Member` calls like any other).
+    fn of_callee(callee: &Expr) -> Option<Call> {
         match &callee.kind {
-            // (Texture members are library functions no kernel asks about.)
-            ExprKind::Member(object, member, _) => {
-                self.expr(object);
-                self.push(Call::Member(member.name.clone()));
-            }
-            ExprKind::Name(path) => self.push(Call::Named(path.clone())),
-            ExprKind::Templated(path, _) => self.push(Call::Templated(path.clone())),
-            ExprKind::MemberTemplate(member, _) => self.call(member),
-            _ => {}
+            ExprKind::Member(_, member, _) => Some(Call::Member(member.name.clone())),
+            ExprKind::Name(path) => Some(Call::Named(path.clone())),
+            ExprKind::Templated(path, _) => Some(Call::Templated(path.clone())),
+            ExprKind::MemberTemplate(member, _) => Call::of_callee(member),
+            _ => None,
         }
     }
 }
