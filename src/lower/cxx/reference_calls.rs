@@ -29,6 +29,7 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Arg, Local, Place, Value};
+use crate::lower::metal::inlined_calls::declare_inline_parameter;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{FunctionDecl, Stmt, StmtKind, SwitchItem};
@@ -134,15 +135,7 @@ impl Lowerer<'_, '_> {
         let value = (|| {
             for (p, (pty, arg)) in f.params.iter().zip(args) {
                 let local = self.bound_parameter(fx, p.name.as_ref(), &pty, arg)?;
-                if let Some(n) = &p.name {
-                    if !fx.declare(&n.name, local) {
-                        return Err(Error::coded(
-                            Code::Redefinition,
-                            n.span,
-                            format!("redefinition of parameter `{}`", n.name),
-                        ));
-                    }
-                }
+                declare_inline_parameter(fx, p.name.as_ref(), local)?;
             }
             self.rebind_reassigned_pointers(fx, body)?;
             self.stmts(fx, rest)?;

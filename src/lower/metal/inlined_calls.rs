@@ -46,15 +46,7 @@ impl Lowerer<'_, '_> {
         let result = (|| {
             for (p, (pty, arg)) in f.params.iter().zip(args) {
                 let local = self.inline_parameter(fx, &pty, arg)?;
-                if let Some(n) = &p.name {
-                    if !fx.declare(&n.name, local) {
-                        return Err(Error::coded(
-                            Code::Redefinition,
-                            n.span,
-                            format!("redefinition of parameter `{}`", n.name),
-                        ));
-                    }
-                }
+                declare_inline_parameter(fx, p.name.as_ref(), local)?;
             }
             self.rebind_reassigned_pointers(fx, body)?;
             self.stmts(fx, rest)?;
@@ -125,5 +117,23 @@ impl Lowerer<'_, '_> {
             ty: ty.clone(),
             is_const,
         })
+    }
+}
+
+/// Declares parameter `name` of a body lowered in place as `local` (what
+/// its argument stands for); a parameter named twice is an error, as in a
+/// call.
+pub(in crate::lower) fn declare_inline_parameter(
+    fx: &mut FnCtx,
+    name: Option<&crate::syntax::ast::Ident>,
+    local: Local,
+) -> Result<()> {
+    match name {
+        Some(n) if !fx.declare(&n.name, local) => Err(Error::coded(
+            Code::Redefinition,
+            n.span,
+            format!("redefinition of parameter `{}`", n.name),
+        )),
+        _ => Ok(()),
     }
 }
