@@ -8,7 +8,10 @@
 //! - no constant infinities or NaNs: `bitcast<f32>(2139095040u)` becomes
 //!   `bitcast<f32>(2139095040u | msl2wgsl_runtime_zero)`, a runtime value
 //!   with the same bits (WGSL makes a non-finite constant expression a
-//!   shader-creation error).
+//!   shader-creation error);
+//! - no loop without an exit: `for (;;)` with neither a `break` nor a
+//!   `return` gets an unreachable `if false { break; }` (Tint refuses a
+//!   loop that cannot exit; Metal runs it as before).
 //!
 //! In the IR the lowering emits in the first place: a quad-group ballot
 //! passes its predicate (`subgroupBallot(true)`), which WGSL requires and

@@ -12,7 +12,10 @@
 //!   expression a runtime one with the same bits. Module-scope constants
 //!   are left alone (naga only keeps fully evaluated constants there, and
 //!   the lowering puts no such bitcast in one).
+//! - No loop without an exit: Tint refuses one ("loop does not exit"), and
+//!   [`super::loop_exits`] gives it an unreachable `break`.
 
+use super::loop_exits;
 use super::rebuild::{rebuild_function, Front};
 use naga::{Expression, Handle, Literal, ScalarKind};
 
@@ -28,19 +31,26 @@ pub(crate) fn adapt(module: &naga::Module) -> Option<naga::Module> {
         .iter()
         .map(|(_, f)| f)
         .chain(module.entry_points.iter().map(|e| &e.function));
-    let mut needed = functions.map(constant_non_finite);
-    if !needed.any(|found| !found.is_empty()) {
+    let (mut non_finite, mut endless) = (false, false);
+    for f in functions {
+        non_finite |= !constant_non_finite(f).is_empty();
+        endless |= loop_exits::has_loop_without_exit(f);
+    }
+    if !non_finite && !endless {
         return None;
     }
     let mut module = module.clone();
-    let zero = runtime_zero(&mut module);
+    let zero = non_finite.then(|| runtime_zero(&mut module));
     let functions = module
         .functions
         .iter_mut()
         .map(|(_, f)| f)
         .chain(module.entry_points.iter_mut().map(|e| &mut e.function));
     for f in functions {
-        runtime_non_finite(f, zero);
+        if let Some(zero) = zero {
+            runtime_non_finite(f, zero);
+        }
+        loop_exits::add_unreachable_breaks(f);
     }
     Some(module)
 }

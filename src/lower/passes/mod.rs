@@ -7,7 +7,8 @@
 //!
 //! - [`half_demotion`]: `half` as `f32` (`HalfMode::F32`), after lowering;
 //! - [`browser_dialect`]: what the WebGPU target needs beyond naga's own
-//!   dialect, before the WGSL writer runs;
+//!   dialect, before the WGSL writer runs (with [`loop_exits`]: loops
+//!   that never exit);
 //! - [`comparison_samplers`]: samplers the host sets typed `sampler` or
 //!   `sampler_comparison` by their use, through helpers, after lowering;
 //! - [`simd_uniformity`]: where an emulated SIMD-group exchange would wait
@@ -17,6 +18,7 @@ pub(crate) mod browser_dialect;
 pub(crate) mod comparison_samplers;
 pub(crate) mod half_demotion;
 pub(crate) mod ir_walk;
+mod loop_exits;
 mod rebuild;
 pub(crate) mod simd_uniformity;
 pub(crate) mod stage_operations;
