@@ -12,6 +12,7 @@ mod alias_templates;
 mod declarators;
 mod elaborated;
 mod expr;
+mod function_type_aliases;
 mod gnu;
 mod member_specialization;
 pub mod members;
@@ -64,6 +65,7 @@ pub(super) fn translation_unit(mut pairs: Pairs<Rule>) -> Result<TranslationUnit
     out_of_line::reset();
     elaborated::reset();
     variadic::reset();
+    function_type_aliases::reset();
     let mut items = Vec::new();
     let result = top_level(tu.into_inner(), &mut items);
     let error = namespaces::take_error();
@@ -146,6 +148,21 @@ fn unsupported(pair: &Pair<Rule>) -> Error {
 }
 
 /// `typedef R F(params);`: a function type, refused where it is declared.
+/// `typedef decltype(f<float4, 1>) f_t;`: remembers `f_t` for the explicit
+/// instantiations that name it ([`function_type_aliases`]).
+fn fn_decltype_alias(pair: Pair<Rule>) {
+    let mut inner = pair.into_inner();
+    let typedef = inner
+        .next()
+        .is_some_and(|p| p.as_rule() == Rule::typedef_kw);
+    let mut names = inner.filter(|p| p.as_rule() == Rule::ident);
+    let alias = match typedef {
+        true => names.last(),
+        false => names.next(),
+    };
+    function_type_aliases::declare(alias.expect("the alias's name").as_str());
+}
+
 fn function_type(pair: Pair<Rule>) -> Error {
     let name = pair
         .into_inner()
@@ -169,6 +186,7 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
             Rule::static_assert_decl => items.push(Item::StaticAssert(static_assert_decl(pair)?)),
             Rule::unsupported_decl | Rule::fn_pointer_decl => return Err(unsupported(&pair)),
             Rule::fn_type_alias => return Err(function_type(pair)),
+            Rule::fn_decltype_alias => fn_decltype_alias(pair),
             Rule::variadic_template => variadic::skip(pair),
             Rule::using_decl => {
                 // `using a::f;`: checked by `path`; a renamed member (see
@@ -756,6 +774,7 @@ fn explicit_instantiation(pair: Pair<Rule>) -> Result<Instantiation> {
     let mut args = Vec::new();
     let mut params = Vec::new();
     let mut of_template = false;
+    let mut has_params = false;
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::template_kw => {}
@@ -794,6 +813,7 @@ fn explicit_instantiation(pair: Pair<Rule>) -> Result<Instantiation> {
             Rule::ident => name = Some(ident(p)),
             Rule::template_args => args = template_args(p)?,
             Rule::param_list => {
+                has_params = true;
                 for param in p.into_inner().filter(|x| x.as_rule() == Rule::param) {
                     params.push(param_of(param)?);
                 }
@@ -802,6 +822,25 @@ fn explicit_instantiation(pair: Pair<Rule>) -> Result<Instantiation> {
         }
     }
     let name: Ident = name.unwrap();
+    if !of_template && !has_params {
+        // `template kernel f_t f<float>;`: `f_t` must name a function type.
+        let ty = ret.take().expect("the declared type");
+        match ty.path.as_slice() {
+            [alias] if function_type_aliases::is_alias(alias) && ty.ptr_ops.is_empty() => {
+                of_template = true
+            }
+            _ => {
+                return Err(Error::coded(
+                    Code::Template,
+                    ty.name_span,
+                    format!(
+                        "an explicit instantiation without parameters needs a function type here, such as `decltype({}<...>)` or a name declared as `typedef decltype({}<...>) NAME;`",
+                        name.name, name.name
+                    ),
+                ))
+            }
+        }
+    }
     let ret = ret.unwrap_or_else(|| TypeSpec {
         is_const: false,
         is_constexpr: false,
