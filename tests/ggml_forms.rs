@@ -17,6 +17,9 @@ use msl2wgsl::{Library, Options};
 const ROW_NORM: &str = r#"
 #include <metal_stdlib>
 using namespace metal;
+static inline float dot(float x, float y) {
+    return x*y;
+}
 typedef struct { int32_t ne00; int32_t ne00_t; uint64_t nb1; float eps; } norm_args;
 
 template <typename T, short F>

@@ -429,17 +429,6 @@ impl Lowerer<'_, '_> {
                 "`cross` takes 3-component vectors",
             ));
         }
-        // `dot(x, y)` of scalars (Metal's geometric functions take `T` as
-        // well as `Tn`; llama.cpp's row norms call it on `float`): WGSL's
-        // `dot` takes vectors only, and the product is the same value.
-        if b == Builtin::Dot && ty.vector_size() == Some(1) {
-            let product = Expression::Binary {
-                op: naga::BinaryOperator::Multiply,
-                left: hs[0],
-                right: hs[1],
-            };
-            return Ok(Value::Rv(fx.add(product, span), result_ty));
-        }
         let math = |arg| Expression::Math {
             fun,
             arg,
@@ -517,7 +506,7 @@ impl Lowerer<'_, '_> {
         }
         if shape == Shape::FloatToScalar
             && size == 1
-            && !matches!(b, Builtin::Length | Builtin::Distance | Builtin::Dot)
+            && !matches!(b, Builtin::Length | Builtin::Distance)
         {
             return Err(bad(&vals[0].1));
         }
