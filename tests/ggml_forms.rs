@@ -163,3 +163,107 @@ fn row_norms_instantiated_through_the_alias_match_the_cpu() {
         }
     }
 }
+
+/// A q8_0 matrix-vector product in ggml's shape: 34-byte blocks of a
+/// `half` scale and 32 `int8_t`s, whose member array decays to a pointer
+/// in pointer arithmetic and in an initialisation; two rows a threadgroup,
+/// one SIMD group a row.
+const Q8_MATVEC: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+#define QK8_0 32
+typedef struct {
+    half   d;
+    int8_t qs[QK8_0];
+} block_q8_0;
+typedef struct { int32_t ne00; int32_t ne01; uint64_t nb01; } mv_args;
+
+kernel void kernel_mul_mv_q8_0_f32(
+        constant mv_args & args,
+        device const char * src0,
+        device const float * src1,
+        device       float * dst,
+        uint3  tgpig[[threadgroup_position_in_grid]],
+        ushort tiisg[[thread_index_in_simdgroup]],
+        ushort sgitg[[simdgroup_index_in_threadgroup]]) {
+    const int nb = args.ne00/QK8_0;
+    const int r0 = tgpig.x*2 + sgitg;
+    device const block_q8_0 * x = (device const block_q8_0 *) (src0 + r0*args.nb01);
+    float sumf = 0.0f;
+    for (int ib = tiisg/4; ib < nb; ib += 8) {
+        const short il = tiisg%4;
+        device const int8_t * qs = x[ib].qs + il*8;
+        device const int8_t * all = x[ib].qs;
+        float sumq = 0.f;
+        for (short i = 0; i < 8; ++i) {
+            sumq += qs[i] * src1[ib*QK8_0 + il*8 + i];
+        }
+        sumq += (il == 0) ? 0.0f * all[31] : 0.0f;
+        sumf += sumq*x[ib].d;
+    }
+    const float tot = simd_sum(sumf);
+    if (tiisg == 0 && r0 < args.ne01) {
+        dst[r0] = tot;
+    }
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_q8_matvec_reads_block_member_arrays_through_decayed_pointers() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else { return };
+    let (rows, cols) = (4usize, 128usize);
+    let blocks = cols / 32;
+    let mut matrix = Vec::new();
+    let mut want = vec![0f64; rows];
+    let v: Vec<f32> = (0..cols)
+        .map(|k| ((k * 7 % 23) as f32 - 11.0) / 8.0)
+        .collect();
+    for r in 0..rows {
+        for b in 0..blocks {
+            let d = half::f16::from_f32(0.125 * (1 + (r + b) % 3) as f32);
+            matrix.extend(d.to_le_bytes());
+            let mut block_sum = 0f64;
+            for i in 0..32 {
+                let q = ((r * 31 + b * 17 + i * 5) % 255) as i32 - 127;
+                matrix.push(q as i8 as u8);
+                block_sum += q as f64 * v[b * 32 + i] as f64;
+            }
+            want[r] += block_sum * d.to_f64();
+        }
+    }
+    let mut args = Vec::new();
+    args.extend((cols as i32).to_le_bytes());
+    args.extend((rows as i32).to_le_bytes());
+    args.extend(((blocks * 34) as u64).to_le_bytes());
+    let buffers = [
+        (0, args),
+        (1, matrix),
+        (2, common::f32_bytes(&v)),
+        (3, vec![0u8; rows * 4]),
+    ]
+    .into_iter()
+    .collect();
+    let dispatch = Dispatch::Threadgroups {
+        groups: [(rows / 2) as u32, 1, 1],
+        threadgroup: [64, 1, 1],
+    };
+    let entry = "kernel_mul_mv_q8_0_f32";
+    let out = run_kernel(
+        gpu,
+        "q8.metal",
+        Q8_MATVEC,
+        &Options::default(),
+        entry,
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{entry}: {e}"));
+    let got = common::f32s(&out[&3]);
+    for r in 0..rows {
+        // Products of small integers and multiples of 1/8 are exact in
+        // f32; the sums are exact too (well under 2^24 eighths).
+        assert_eq!(got[r] as f64, want[r], "row {r}");
+    }
+}

@@ -31,20 +31,11 @@ impl Lowerer<'_, '_> {
             return Ok(v);
         }
         let va = self.expr(fx, a)?;
-        // `tile + offset` of a `threadgroup` array: the array decays to a
-        // pointer to its first element, as in C++.
-        let va = match (op, va) {
-            (BinaryOp::Add | BinaryOp::Sub, Value::Place(p)) => {
-                let decayed = match self.decayed_threadgroup_place(fx, &p, a.span) {
-                    Some(ptr) => Some(ptr),
-                    None => self.decayed_local_array(fx, &p, a.span),
-                };
-                match decayed {
-                    Some(ptr) => Value::Ptr(ptr),
-                    None => Value::Place(p),
-                }
-            }
-            (_, v) => v,
+        // `tile + offset` of an array: the array decays to a pointer to its
+        // first element, as in C++ (`metal/array_decay.rs`).
+        let va = match op {
+            BinaryOp::Add | BinaryOp::Sub => self.decayed_array(fx, va, a.span),
+            _ => va,
         };
         if let Value::Ptr(p) = va {
             return self.pointer_arithmetic(fx, op, p, b, span);

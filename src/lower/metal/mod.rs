@@ -1,6 +1,8 @@
 //! One file per place where Metal's rules and WGSL's differ; each file opens
 //! with Metal's rule, WGSL's rule and the mapping chosen.
 //!
+//! - `array_decay`: arrays used as pointers (`x[i].qs + 8`) as pointers to
+//!   their first element, in the memory they are in;
 //! - `attribute_formats`: kernels' `[[stage_in]]` attribute formats
 //!   decoded from buffer words, with Metal's conversions;
 //! - `dispatch_grid`: Metal's grid attributes (non-uniform grids, positions
@@ -58,6 +60,7 @@
 //! - `wide_integers`: 64-bit integers (`long`, `size_t`) in their low 32
 //!   bits on WebGPU, with Metal's 8 bytes in buffers.
 
+mod array_decay;
 pub(in crate::lower) mod attribute_formats;
 pub(in crate::lower) mod bfloat;
 pub(in crate::lower) mod bit_fields;

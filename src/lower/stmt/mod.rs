@@ -818,16 +818,7 @@ impl Lowerer<'_, '_> {
         }
         // `threadgroup T* Qs = Q_smem;`: an array decays to a pointer to
         // its first element ([conv.array]).
-        let v = match v {
-            Value::Place(place) => match self.decayed_threadgroup_place(fx, &place, e.span) {
-                Some(ptr) => Value::Ptr(ptr),
-                None => match self.decayed_local_array(fx, &place, e.span) {
-                    Some(ptr) => Value::Ptr(ptr),
-                    None => Value::Place(place),
-                },
-            },
-            v => v,
-        };
+        let v = self.decayed_array(fx, v, e.span);
         let Value::Ptr(q) = v else {
             return Err(Error::coded(
                 Code::InvalidInitializer,

@@ -1,0 +1,80 @@
+//! Array-to-pointer conversion ([conv.array]): an array used where a
+//! pointer is wanted (`T* p = arr;`, `arr + i`) is a pointer to its first
+//! element, in the memory the array is in.
+//!
+//! Which arrays decay here: threadgroup arrays and whole local arrays
+//! (`pointer_members.rs` builds those pointers), and arrays in buffer
+//! memory, such as a member array of a buffer element (`x[ib].qs + 8`, as
+//! llama.cpp's quantised blocks are read) or one held as words. A part of
+//! a local variable does not decay: a `thread` pointer into it could not be
+//! passed on to a function (`functions.rs`).
+
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{PtrRoot, PtrValue, Value};
+use crate::lower::Lowerer;
+use crate::source_map::Span;
+use crate::types::{AddressSpace, Type};
+
+impl Lowerer<'_, '_> {
+    /// `v` as the pointer it decays to if it is an array that decays;
+    /// `v` itself otherwise.
+    pub(in crate::lower) fn decayed_array(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        span: Span,
+    ) -> Value {
+        let decayed = match &v {
+            Value::Place(p) => self
+                .decayed_threadgroup_place(fx, p, span)
+                .or_else(|| self.decayed_local_array(fx, p, span))
+                .or_else(|| self.decayed_buffer_place(fx, p, span)),
+            Value::Bytes(b) => self.decayed_word_array(b),
+            _ => None,
+        };
+        decayed.map_or(v, Value::Ptr)
+    }
+
+    /// An array place in a `device` or `constant` buffer.
+    fn decayed_buffer_place(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &crate::lower::ctx::value::Place,
+        span: Span,
+    ) -> Option<PtrValue> {
+        let Type::Array(elem, _) = &p.ty else {
+            return None;
+        };
+        let space = self.place_space(fx, p.ptr);
+        if !matches!(space, AddressSpace::Device | AddressSpace::Constant) {
+            return None;
+        }
+        let index = self.u32_lit(fx, 0, span);
+        Some(PtrValue {
+            root: PtrRoot::Place(p.ptr, true),
+            index,
+            pointee: (**elem).clone(),
+            space,
+            is_const: !p.writable,
+        })
+    }
+
+    /// An array held in a buffer's or threadgroup memory's words: the
+    /// pointer is the byte offset of its first element.
+    fn decayed_word_array(&self, b: &crate::lower::ctx::value::BytePlace) -> Option<PtrValue> {
+        let Type::Array(elem, _) = &b.ty else {
+            return None;
+        };
+        let space = self.buffer_space(b.global);
+        if space == AddressSpace::Thread {
+            return None;
+        }
+        Some(PtrValue {
+            root: PtrRoot::Bytes(b.global),
+            index: b.offset,
+            pointee: (**elem).clone(),
+            space,
+            is_const: !b.writable,
+        })
+    }
+}
