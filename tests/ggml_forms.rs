@@ -267,3 +267,72 @@ fn a_q8_matvec_reads_block_member_arrays_through_decayed_pointers() {
         assert_eq!(got[r] as f64, want[r], "row {r}");
     }
 }
+
+/// A k-quant block's packed 6-bit scales, read through a helper taking
+/// `device const uchar*` (the member array decays for the argument), and
+/// its quants as `uint16_t`s through a cast of the member array.
+const KQUANT_SCALES: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+typedef struct {
+    half d;
+    uint8_t scales[12];
+    uint8_t qs[64];
+} block_k;
+
+static inline uchar2 scale_pair(int j, device const uchar * q) {
+    return j < 4 ? uchar2(q[j] & 63, q[j + 4] & 63)
+                 : uchar2((q[j + 4] & 0xF) | ((q[j - 4] & 0xc0) >> 2),
+                          (q[j + 4] >> 4) | ((q[j] & 0xc0) >> 2));
+}
+
+kernel void k_scales(device const block_k * x [[buffer(0)]],
+                     device float * out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+    uchar2 sc = scale_pair(i % 8, x[i / 8].scales);
+    device const uint16_t * q = (device const uint16_t *)x[i / 8].qs + 2 * (i % 4);
+    out[2 * i] = float(sc.x) + float(sc.y) * 256.0f;
+    out[2 * i + 1] = float(q[0]);
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn block_member_arrays_decay_for_pointer_parameters_and_casts() {
+    let blocks = 3usize;
+    let mut bytes = Vec::new();
+    for b in 0..blocks {
+        bytes.extend(half::f16::from_f32(1.0 + b as f32).to_le_bytes());
+        bytes.extend((0..76).map(|k| ((b * 89 + k * 53 + 7) % 256) as u8));
+    }
+    let n = (blocks * 8) as u32;
+    let Some(out) = common::source::run_body(
+        KQUANT_SCALES
+            .split_once("using namespace metal;\n")
+            .unwrap()
+            .1,
+        "k_scales",
+        (n, 8),
+        vec![(0, bytes.clone()), (1, vec![0u8; 8 * n as usize])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for i in 0..n as usize {
+        let block = &bytes[(i / 8) * 78..(i / 8 + 1) * 78];
+        let q = &block[2..14];
+        let j = i % 8;
+        let (x, y) = if j < 4 {
+            (q[j] & 63, q[j + 4] & 63)
+        } else {
+            (
+                (q[j + 4] & 0xF) | ((q[j - 4] & 0xc0) >> 2),
+                (q[j + 4] >> 4) | ((q[j] & 0xc0) >> 2),
+            )
+        };
+        let at = 14 + 4 * (i % 4);
+        let word = u16::from_le_bytes([block[at], block[at + 1]]);
+        assert_eq!(got[2 * i], x as f32 + y as f32 * 256.0, "scales of {i}");
+        assert_eq!(got[2 * i + 1], word as f32, "quants of {i}");
+    }
+}

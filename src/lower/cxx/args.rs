@@ -65,17 +65,23 @@ impl Lowerer<'_, '_> {
             // A threadgroup array is never copied: for a pointer parameter
             // it decays to a pointer to its first element
             // (`pointer_members.rs`).
+            // So is an array in buffer memory (`x[i].qs`, `metal/array_decay.rs`).
             Value::Place(p)
                 if matches!(p.ty, Type::Array(..))
-                    && self.place_space(fx, p.ptr) == crate::types::AddressSpace::Threadgroup =>
+                    && matches!(
+                        self.place_space(fx, p.ptr),
+                        crate::types::AddressSpace::Threadgroup
+                            | crate::types::AddressSpace::Device
+                            | crate::types::AddressSpace::Constant
+                    ) =>
             {
                 false
             }
-            // The same array held as words (`metal/pointer_views.rs`).
+            // The same arrays held as words (`metal/pointer_views.rs`).
             Value::Bytes(b)
                 if matches!(b.ty, Type::Array(..))
                     && self.global.module.global_variables[b.global].space
-                        == naga::AddressSpace::WorkGroup =>
+                        != naga::AddressSpace::Private =>
             {
                 false
             }

@@ -24,10 +24,26 @@ impl Lowerer<'_, '_> {
         v: Value,
         span: Span,
     ) -> Value {
+        if let Value::Place(p) = &v {
+            if let Some(ptr) = self.decayed_local_array(fx, p, span) {
+                return Value::Ptr(ptr);
+            }
+        }
+        self.decayed_shared_array(fx, v, span)
+    }
+
+    /// [`Self::decayed_array`] for arrays in threadgroup or buffer memory
+    /// only: a cast (`(device const uint16_t*)x[i].qs`) views those; views
+    /// of thread memory are `thread_punning.rs`'s.
+    pub(in crate::lower) fn decayed_shared_array(
+        &mut self,
+        fx: &mut FnCtx,
+        v: Value,
+        span: Span,
+    ) -> Value {
         let decayed = match &v {
             Value::Place(p) => self
                 .decayed_threadgroup_place(fx, p, span)
-                .or_else(|| self.decayed_local_array(fx, p, span))
                 .or_else(|| self.decayed_buffer_place(fx, p, span)),
             Value::Bytes(b) => self.decayed_word_array(b),
             _ => None,
@@ -65,16 +81,9 @@ impl Lowerer<'_, '_> {
         let Type::Array(elem, _) = &b.ty else {
             return None;
         };
-        let space = self.buffer_space(b.global);
-        if space == AddressSpace::Thread {
+        if self.buffer_space(b.global) == AddressSpace::Thread {
             return None;
         }
-        Some(PtrValue {
-            root: PtrRoot::Bytes(b.global),
-            index: b.offset,
-            pointee: (**elem).clone(),
-            space,
-            is_const: !b.writable,
-        })
+        self.decayed_bytes_array(b, elem)
     }
 }

@@ -481,6 +481,11 @@ impl Lowerer<'_, '_> {
                 "indirection requires a pointer operand",
             ));
         }
+        // `(device const uint16_t*)x[i].qs`: the array decays first.
+        let v = match target.is_reference {
+            true => v,
+            false => self.decayed_shared_array(fx, v, at),
+        };
         let Value::Ptr(p) = v else {
             let ty = crate::lower::ctx::value::arg_type(&v);
             if !target.is_reference && matches!(ty, Type::Scalar(s) if s.is_integer()) {

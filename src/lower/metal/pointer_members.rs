@@ -565,7 +565,7 @@ impl Lowerer<'_, '_> {
     /// anything else is returned as it is.
     fn decayed_threadgroup_array(&mut self, fx: &mut FnCtx, pty: &Type, a: Arg) -> Arg {
         if let (Type::Pointer(pp), Value::Bytes(b)) = (pty, &a.value) {
-            let decayed = (!pp.is_reference && pp.space == AddressSpace::Threadgroup)
+            let decayed = (!pp.is_reference && decays_for(pp.space))
                 .then(|| self.decayed_bytes_array(b, &pp.pointee))
                 .flatten();
             if let Some(ptr) = decayed {
@@ -584,12 +584,12 @@ impl Lowerer<'_, '_> {
             return a;
         };
         let decays = !pp.is_reference
-            && pp.space == AddressSpace::Threadgroup
+            && decays_for(pp.space)
             && matches!(&p.ty, Type::Array(e, _) if e.unpacked() == pp.pointee.unpacked());
-        let Some(ptr) = decays
-            .then(|| self.decayed_threadgroup_place(fx, p, a.span))
-            .flatten()
-        else {
+        if !decays {
+            return a;
+        }
+        let Value::Ptr(ptr) = self.decayed_array(fx, a.value.clone(), a.span) else {
             return a;
         };
         let value = Value::Ptr(PtrValue {
@@ -948,3 +948,13 @@ type GlobalPath = (
     Vec<Option<u32>>,
     Vec<Handle<Expression>>,
 );
+
+/// Whether an array argument decays for a pointer parameter in `space`:
+/// threadgroup and buffer arrays do here; whole local arrays decay for
+/// `thread` pointer parameters where `functions.rs` passes them.
+fn decays_for(space: AddressSpace) -> bool {
+    matches!(
+        space,
+        AddressSpace::Threadgroup | AddressSpace::Device | AddressSpace::Constant
+    )
+}
