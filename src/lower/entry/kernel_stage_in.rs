@@ -487,7 +487,10 @@ impl Lowerer<'_, '_> {
         let Some(axis) = layout.step_function.axis() else {
             return self.u32_lit(fx, 0, span);
         };
-        let origin = self.stage_in_region_field(fx, 0, span);
+        let origin = match geo.stage_in_origin {
+            Some(origin) => origin,
+            None => self.stage_in_region_field(fx, 0, span),
+        };
         let position = bin(fx, Bo::Add, geo.gid, origin, span);
         let mut element = fx.add(
             Expression::AccessIndex {
