@@ -88,7 +88,8 @@ pub fn translate_kernel(
         .function(entry)
         .ok_or_else(|| RunError::UnknownEntry(entry.to_string()))?
         .clone();
-    if function.stage != Stage::Kernel {
+    // A vertex function without a `[[position]]` output runs as a kernel does.
+    if function.stage != Stage::Kernel && function.vertex_dispatch.is_none() {
         return Err(RunError::NotAKernel(entry.to_string()));
     }
     if let Some(missing) = missing_threadgroup_length(&function) {

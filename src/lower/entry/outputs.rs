@@ -55,7 +55,8 @@ impl Lowerer<'_, '_> {
                 self.struct_result(fx, &decl, *id, vertex, f.ret.span)
             }
             Type::Void if !vertex => Ok((Vec::new(), Vec::new())),
-            Type::Void => Err(Error::coded(Code::NoWebGpuEquivalent, f.ret.span, "vertex functions without a `[[position]]` output (rasterization disabled) have no WebGPU equivalent: a WebGPU vertex stage always returns a position")),
+            // `vertex void` functions are compute dispatches (`vertex_dispatch.rs`).
+            Type::Void => Err(Error::coded(Code::Internal, f.ret.span, "internal error: a `vertex void` function lowered as a drawn vertex function")),
             other => Err(Error::coded(Code::EntryPointSignature, f.ret.span, format!("a {} function cannot return `{}`", if vertex { "vertex" } else { "fragment" }, self.program.display(other)))),
         }
     }

@@ -300,24 +300,38 @@ impl Lowerer<'_, '_> {
     }
 
     /// A vertex function run as a compute dispatch keeps a vertex
-    /// function's rules: Metal allows it no barrier and no SIMD-group
-    /// function, which a compute entry point would otherwise accept.
+    /// function's rules: Metal allows it no barrier, and WebGPU's vertex
+    /// stage no SIMD-group function (as `passes/stage_operations.rs`
+    /// refuses them in drawn vertex functions), which a compute entry
+    /// point would otherwise accept. Located at the call in the body, or
+    /// at the function for a call inside a helper.
     fn refuse_compute_only_calls(&self, f: &ast::FunctionDecl, body: &ast::Block) -> Result<()> {
-        let compute_only = callgraph::reaches(self.program, body, &|n| {
-            stdlib::Builtin::function(n)
-                .is_some_and(|b| stdlib::Builtin::is_barrier(b) || b.needs_subgroups())
+        let compute_only = |n: &str| {
+            stdlib::Builtin::function(n).is_some_and(|b| b.is_barrier() || b.needs_subgroups())
                 || stdlib::SIMD_STATE_INTRINSICS.contains(&n)
-        });
-        if compute_only {
-            return Err(Error::coded(
-                Code::NoWebGpuEquivalent,
-                f.name.span,
-                format!(
-                    "vertex function `{}` calls a barrier or SIMD-group function, which a vertex function cannot",
-                    f.name.name
-                ),
-            ));
+        };
+        if !callgraph::reaches(self.program, body, &compute_only) {
+            return Ok(());
         }
-        Ok(())
+        let mut at = None;
+        callgraph::visit_block(body, &mut |e| {
+            if let ast::ExprKind::Call(callee, _) = &e.kind {
+                if let ast::ExprKind::Name(path) = &callee.kind {
+                    let name = path.last().map_or("", |n| n.as_str());
+                    if at.is_none() && compute_only(name) {
+                        at = Some(e.span);
+                    }
+                }
+            }
+        });
+        Err(Error::coded(
+            Code::NoWebGpuEquivalent,
+            at.unwrap_or(f.name.span),
+            format!(
+                "barriers and SIMD-group functions have no WebGPU equivalent in vertex function `{}`",
+                f.name.name
+            ),
+        )
+        .note("WGSL allows barriers and subgroup operations in compute shaders only, whose invocations share a workgroup; move the synchronised work into a kernel"))
     }
 }
