@@ -1450,8 +1450,21 @@ fn translation_run_draws_a_vertex_function_without_position() {
     let out = in_dir(
         dir.path(),
         &[
-            "run", &file, "--entry", "capture", "--vertex-count", "3", "--instance-count", "2",
-            "--vertex-start", "7", "--base-instance", "1", "--buffer", "0=zeros:96", "--read",
+            "run",
+            &file,
+            "--entry",
+            "capture",
+            "--vertex-count",
+            "3",
+            "--instance-count",
+            "2",
+            "--vertex-start",
+            "7",
+            "--base-instance",
+            "1",
+            "--buffer",
+            "0=zeros:96",
+            "--read",
             "0=out.bin",
         ],
     );
@@ -1465,7 +1478,14 @@ fn translation_run_draws_a_vertex_function_without_position() {
         }
     }
     assert_eq!(got, want);
-    let grid = in_dir(dir.path(), &["run", &file, "--entry", "capture", "--grid", "4"]);
+    let grid = in_dir(
+        dir.path(),
+        &["run", &file, "--entry", "capture", "--grid", "4"],
+    );
     assert_exit(&grid, 2);
-    assert!(stderr(&grid).contains("give --vertex-count"), "{}", stderr(&grid));
+    assert!(
+        stderr(&grid).contains("give --vertex-count"),
+        "{}",
+        stderr(&grid)
+    );
 }

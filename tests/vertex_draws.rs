@@ -18,7 +18,8 @@ use msl2wgsl::stage_in::StageInputDescriptor;
 use msl2wgsl::{Library, Options, Target};
 
 fn library(source: &str, options: &Options) -> Library {
-    Library::from_source("vertex_draws.metal", source, options).unwrap_or_else(|f| panic!("{}", f.render()))
+    Library::from_source("vertex_draws.metal", source, options)
+        .unwrap_or_else(|f| panic!("{}", f.render()))
 }
 
 /// A transform-feedback pass: each vertex of each instance is moved by its
@@ -107,7 +108,9 @@ fn capture_resources(draw: &VertexDraw, slots: usize) -> Resources {
     let models: Vec<f32> = (0..4).flat_map(|i| model(i).concat()).collect();
     resources.buffers.insert(1, f32_bytes(&models));
     // Untouched slots keep this pattern.
-    resources.buffers.insert(2, vec![0xAB; slots * CAPTURED_SIZE]);
+    resources
+        .buffers
+        .insert(2, vec![0xAB; slots * CAPTURED_SIZE]);
     resources
         .buffers
         .insert(3, draw.vertex_count.to_le_bytes().to_vec());
@@ -128,9 +131,21 @@ fn check_capture(out: &[u8], draw: &VertexDraw, slots: usize) {
             let (p, uv) = vertex(vid);
             let want_position = transform(&model(iid), p);
             let scale = (iid + 1) as f32;
-            assert_eq!(floats[0..4], want_position, "position of vertex {vid}, instance {iid}");
-            assert_eq!(floats[4..6], [uv[0] * scale, uv[1] * scale], "uv of vertex {vid}, instance {iid}");
-            assert_eq!(u32s(&bytes[24..32]), [vid as u32, iid as u32], "ids in slot {slot}");
+            assert_eq!(
+                floats[0..4],
+                want_position,
+                "position of vertex {vid}, instance {iid}"
+            );
+            assert_eq!(
+                floats[4..6],
+                [uv[0] * scale, uv[1] * scale],
+                "uv of vertex {vid}, instance {iid}"
+            );
+            assert_eq!(
+                u32s(&bytes[24..32]),
+                [vid as u32, iid as u32],
+                "ids in slot {slot}"
+            );
         }
     }
     assert!(
@@ -152,8 +167,21 @@ fn a_vertex_function_without_position_is_a_compute_dispatch_in_reflection() {
     let input = f.stage_input.as_ref().expect("stage_in reflected");
     // Buffers 1 to 3 are arguments: the attributes are in buffer 0.
     assert_eq!(input.layouts.len(), 1);
-    assert_eq!((input.layouts[0].buffer_index, input.layouts[0].stride), (0, 20));
+    assert_eq!(
+        (input.layouts[0].buffer_index, input.layouts[0].stride),
+        (0, 20)
+    );
     assert!(lib.wgsl().contains("@compute"), "{}", lib.wgsl());
+    // The JSON names (docs/REFLECTION.md).
+    let json = serde_json::to_value(f).unwrap();
+    assert_eq!(
+        json["vertexDispatch"]["grid"],
+        serde_json::json!(["vertexCount", "instanceCount", "1"])
+    );
+    assert_eq!(
+        json["drawParametersBinding"],
+        serde_json::json!({"group": 0, "binding": 254})
+    );
 }
 
 #[test]
@@ -235,7 +263,9 @@ fn per_vertex_and_per_instance_attributes_from_a_vertex_descriptor() {
         instance_count: 2,
     };
     let positions: Vec<f32> = (0..4).flat_map(|v| [v as f32, 10.0 * v as f32]).collect();
-    let colours: Vec<f32> = (0..4).flat_map(|i| [100.0 * i as f32, 1.0, 2.0, 3.0]).collect();
+    let colours: Vec<f32> = (0..4)
+        .flat_map(|i| [100.0 * i as f32, 1.0, 2.0, 3.0])
+        .collect();
     let mut resources = Resources::default();
     resources.buffers.insert(0, f32_bytes(&[-1.0; 16 * 4]));
     resources.buffers.insert(1, f32_bytes(&positions));
@@ -246,10 +276,19 @@ fn per_vertex_and_per_instance_attributes_from_a_vertex_descriptor() {
         let (iid, vid) = (slot / 4, slot % 4);
         let drawn = (2..4).contains(&iid) && (1..4).contains(&vid);
         let want = match drawn {
-            true => [100.0 * iid as f32 + vid as f32, 1.0 + 10.0 * vid as f32, 2.0, 3.0],
+            true => [
+                100.0 * iid as f32 + vid as f32,
+                1.0 + 10.0 * vid as f32,
+                2.0,
+                3.0,
+            ],
             false => [-1.0; 4],
         };
-        assert_eq!(got[slot * 4..slot * 4 + 4], want, "instance {iid}, vertex {vid}");
+        assert_eq!(
+            got[slot * 4..slot * 4 + 4],
+            want,
+            "instance {iid}, vertex {vid}"
+        );
     }
 }
 

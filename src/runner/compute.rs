@@ -310,8 +310,7 @@ pub fn run_vertex_dispatch(
         )));
     };
     let fits = |start: u32, count: u32| start.checked_add(count).is_some();
-    if !fits(draw.vertex_start, draw.vertex_count)
-        || !fits(draw.base_instance, draw.instance_count)
+    if !fits(draw.vertex_start, draw.vertex_count) || !fits(draw.base_instance, draw.instance_count)
     {
         return Err(RunError::InvalidDispatch(format!(
             "vertices {} + {} and instances {} + {} do not fit in 32-bit indices",

@@ -329,7 +329,9 @@ fn check_stage(function: &FunctionReflection, stage: Stage, name: &str) -> Resul
 /// numbered within `u32` (and, for points, their sprites' six vertices each).
 fn check_draw_range(resources: &RenderResources) -> Result<(), RunError> {
     let last_vertex = resources.vertex_start.checked_add(resources.vertex_count);
-    let last_instance = resources.base_instance.checked_add(resources.instance_count);
+    let last_instance = resources
+        .base_instance
+        .checked_add(resources.instance_count);
     let sprites = last_vertex.map(|n| points::vertices_drawn(resources.primitive, n));
     if last_instance.is_none() || !matches!(sprites, Some(Ok(_))) {
         return Err(RunError::InvalidRender(format!(
