@@ -94,8 +94,9 @@ pub enum StepFunction {
     #[serde(alias = "perVertex")]
     ThreadPositionInGridX,
     /// Element `(y + origin.y) / stepRate`. For a vertex function run as a
-    /// compute dispatch, `[[instance_id]] / stepRate`
-    /// (`MTLVertexStepFunctionPerInstance`, which JSON may name `perInstance`).
+    /// compute dispatch, `base_instance + (instance_id - base_instance) /
+    /// stepRate` (`MTLVertexStepFunctionPerInstance`, which JSON may name
+    /// `perInstance`).
     #[serde(alias = "perInstance")]
     ThreadPositionInGridY,
     /// The element the index buffer holds at `(x + origin.x) / stepRate`.

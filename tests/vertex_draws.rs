@@ -219,8 +219,10 @@ fn a_vertex_dispatch_larger_than_one_threadgroup() {
     check_capture(&out.buffers[&2], &draw, slots);
 }
 
-/// A vertex descriptor with a per-instance buffer: each instance's colour
-/// is fetched at its `[[instance_id]]`.
+/// A vertex descriptor with a per-instance buffer stepping every second
+/// instance: instance `i` of a draw from base instance `b` reads colour
+/// `b + (i - b) / 2` (Vulkan's rule for instance divisors, which MoltenVK
+/// gives Metal as `stepRate`).
 const PER_INSTANCE: &str = r#"
 #include <metal_stdlib>
 using namespace metal;
@@ -246,7 +248,7 @@ fn per_vertex_and_per_instance_attributes_from_a_vertex_descriptor() {
         r#"{"attributes": {"0": {"format": "float2", "offset": 0, "bufferIndex": 1},
                           "1": {"format": "float4", "offset": 0, "bufferIndex": 2}},
             "layouts": {"1": {"stride": 8, "stepFunction": "perVertex"},
-                        "2": {"stride": 16, "stepFunction": "perInstance"}}}"#,
+                        "2": {"stride": 16, "stepFunction": "perInstance", "stepRate": 2}}}"#,
     )
     .unwrap();
     let options = Options {
@@ -260,24 +262,29 @@ fn per_vertex_and_per_instance_attributes_from_a_vertex_descriptor() {
         vertex_start: 1,
         vertex_count: 3,
         base_instance: 2,
-        instance_count: 2,
+        instance_count: 3,
     };
     let positions: Vec<f32> = (0..4).flat_map(|v| [v as f32, 10.0 * v as f32]).collect();
     let colours: Vec<f32> = (0..4)
         .flat_map(|i| [100.0 * i as f32, 1.0, 2.0, 3.0])
         .collect();
+    let slots = 24;
     let mut resources = Resources::default();
-    resources.buffers.insert(0, f32_bytes(&[-1.0; 16 * 4]));
+    resources
+        .buffers
+        .insert(0, f32_bytes(&vec![-1.0; slots * 4]));
     resources.buffers.insert(1, f32_bytes(&positions));
     resources.buffers.insert(2, f32_bytes(&colours));
     let out = run_vertex_dispatch(gpu, lib.wgsl(), f, &draw, &resources).unwrap();
     let got = common::f32s(&out.buffers[&0]);
-    for slot in 0..16 {
+    let (base, instances) = (draw.base_instance as usize, draw.instance_count as usize);
+    for slot in 0..slots {
         let (iid, vid) = (slot / 4, slot % 4);
-        let drawn = (2..4).contains(&iid) && (1..4).contains(&vid);
+        let drawn = (base..base + instances).contains(&iid) && (1..4).contains(&vid);
+        let colour = base + (iid.max(base) - base) / 2;
         let want = match drawn {
             true => [
-                100.0 * iid as f32 + vid as f32,
+                100.0 * colour as f32 + vid as f32,
                 1.0 + 10.0 * vid as f32,
                 2.0,
                 3.0,
