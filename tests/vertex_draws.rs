@@ -370,3 +370,70 @@ fn a_vertex_dispatch_is_refused_by_the_render_pipeline() {
     let err = render_library(gpu, &lib, "capture_vertices", "f", &r).unwrap_err();
     assert!(err.to_string().contains("rasterization disabled"), "{err}");
 }
+
+/// A drawn function's `[[stage_in]]` is fetched at `[[vertex_id]]`, which
+/// counts from the draw's first vertex.
+const FROM_FIRST_VERTEX: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+
+struct In {
+    float2 position [[attribute(0)]];
+    float4 colour [[attribute(1)]];
+};
+
+struct Out {
+    float4 position [[position]];
+    float4 colour [[flat]];
+};
+
+vertex Out from_buffer(In in [[stage_in]]) {
+    Out out;
+    out.position = float4(in.position, 0.0, 1.0);
+    out.colour = in.colour;
+    return out;
+}
+
+fragment float4 colour(Out in [[stage_in]]) { return in.colour; }
+"#;
+
+#[test]
+fn a_drawn_vertex_function_reads_its_vertices_from_the_first_vertex() {
+    let Some(gpu) = gpu() else { return };
+    let options = Options {
+        target: Target::Wgpu,
+        ..Options::default()
+    };
+    let lib = library(FROM_FIRST_VERTEX, &options);
+    // Vertices 0 and 1 are a degenerate red triangle's; 2 to 4 cover the
+    // target in green.
+    let corners = [
+        [0.0, 0.0],
+        [0.0, 0.0],
+        [-1.0, -1.0],
+        [3.0, -1.0],
+        [-1.0, 3.0],
+    ];
+    let mut bytes = Vec::new();
+    for (v, p) in corners.iter().enumerate() {
+        let colour = match v {
+            0 | 1 => [1.0, 0.0, 0.0, 1.0],
+            _ => [0.0, 1.0, 0.0, 1.0],
+        };
+        bytes.extend(f32_bytes(p));
+        bytes.extend(f32_bytes(&colour));
+    }
+    let mut r = RenderResources::new(4, 4, 3);
+    r.vertex_start = 2;
+    r.vertex_buffers.insert(0, bytes.clone());
+    let img = &render_library(gpu, &lib, "from_buffer", "colour", &r).unwrap()[0];
+    for y in 0..4 {
+        for x in 0..4 {
+            assert_eq!(pixel(img, x, y), [0, 255, 0, 255], "pixel ({x}, {y})");
+        }
+    }
+    // The buffer must hold every vertex up to the last drawn.
+    r.vertex_buffers.insert(0, bytes[..4 * 24].to_vec());
+    let err = render_library(gpu, &lib, "from_buffer", "colour", &r).unwrap_err();
+    assert!(err.to_string().contains("5 vertices"), "{err}");
+}
