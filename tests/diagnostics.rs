@@ -542,6 +542,7 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("struct A { float4 p [[attribute(0)]]; float m[2] [[attribute(1)]]; };\nvertex float4 v(A a [[stage_in]]) { return a.p; }\n", 3, 39, "`[[stage_in]]` member `m` must be a scalar or vector"),
     ("struct O { float4 a [[color(0)]]; float4 b [[color(0)]]; };\nfragment O f() { return O{}; }\n", 3, 46, "duplicate `[[color(0)]]` output"),
     ("vertex float4 v(float b [[base_vertex]]) { return float4(0); }\n", 3, 17, "`[[base_vertex]]` argument must be of type `uint` or `ushort`"),
+    ("vertex float4 v(ushort a [[amplification_id]]) { return float4(0); }\n", 3, 28, "`[[amplification_id]]` (vertex amplification) has no WebGPU equivalent"),
     ("vertex void v(device float* o [[buffer(0)]]) {\n  threadgroup_barrier(mem_flags::mem_device);\n}\n", 4, 3, "barriers and SIMD-group functions have no WebGPU equivalent in vertex function `v`"),
     ("fragment float4 f(float c [[point_coord]]) { return float4(0); }\n", 3, 19, "`[[point_coord]]` argument must be of type `float2`"),
     ("struct O { float4 p [[position]]; int s [[point_size]]; };\nvertex O v() { return O{}; }\n", 3, 43, "`[[point_size]]` outputs are `float` members of vertex outputs"),

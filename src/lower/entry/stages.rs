@@ -338,6 +338,17 @@ impl Lowerer<'_, '_> {
                 &[Type::UINT, Type::Scalar(Scalar::UShort)],
                 "base_instance",
             ),
+            // Vertex amplification draws each vertex once per view
+            // (multiview); a WebGPU draw renders one view.
+            ("amplification_id" | "amplification_count", true) => Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                attr.span,
+                format!(
+                    "`[[{}]]` (vertex amplification) has no WebGPU equivalent: WebGPU has no multiview rendering",
+                    attr.name
+                ),
+            )
+            .note("a port draws each view in a render pass of its own and passes the view's index in a buffer")),
             ("position", false) => builtin(
                 BuiltIn::Position { invariant: false },
                 &[Type::Vector(Scalar::Float, 4)],
