@@ -8,7 +8,7 @@
 //! [`crate::reflect::VertexDispatch`] says. Thread `(x, y)` of the grid
 //! `(vertexCount, instanceCount, 1)` is vertex `base_vertex + x` of
 //! instance `base_instance + y`, and threads past the grid return before
-//! the body (the kernels' grid guard). Its `[[stage_in]]` is fetched from
+//! anything else (the kernels' grid guard). Its `[[stage_in]]` is fetched from
 //! storage buffers as a kernel's is (`kernel_stage_in.rs`), elements
 //! counted from the base vertex and base instance.
 //!
@@ -156,6 +156,9 @@ impl Lowerer<'_, '_> {
         let mut geometry = self.prologue(&mut fx, wg, false, f.span)?;
         let origin = self.draw_origin(&mut fx, f.span)?;
         geometry.stage_in_origin = Some(origin);
+        // Threads past the draw return before fetching any attribute: no
+        // barrier waits for them (a vertex function has none).
+        self.grid_guard(&mut fx, &geometry, f.span);
         let mut arguments = Vec::new();
         let mut stage_input = None;
         for p in &params {
@@ -186,7 +189,6 @@ impl Lowerer<'_, '_> {
         let lowered = self.stmts(&mut fx, &body.stmts);
         lowered?;
         let body_block = fx.close();
-        self.grid_guard(&mut fx, &geometry, f.span);
         fx.push(Statement::Block(body_block), body.span);
         let function = fx.finish();
         let reached = self.reached_globals(&function);
