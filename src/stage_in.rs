@@ -87,10 +87,17 @@ fn one() -> u32 {
 pub enum StepFunction {
     /// Every thread reads element 0.
     Constant,
-    /// Element `(x + origin.x) / stepRate`.
+    /// Element `(x + origin.x) / stepRate`. For a vertex function run as
+    /// a compute dispatch, `[[vertex_id]]` (`MTLVertexStepFunctionPerVertex`,
+    /// which JSON may name `perVertex`).
     #[default]
+    #[serde(alias = "perVertex")]
     ThreadPositionInGridX,
-    /// Element `(y + origin.y) / stepRate`.
+    /// Element `(y + origin.y) / stepRate`. For a vertex function run as a
+    /// compute dispatch, `base_instance + (instance_id - base_instance) /
+    /// stepRate` (`MTLVertexStepFunctionPerInstance`, which JSON may name
+    /// `perInstance`).
+    #[serde(alias = "perInstance")]
     ThreadPositionInGridY,
     /// The element the index buffer holds at `(x + origin.x) / stepRate`.
     ThreadPositionInGridXIndexed,
@@ -491,6 +498,17 @@ mod tests {
         assert_eq!(d.attributes[&0].offset, 0);
         assert_eq!(d.attributes[&2].offset, 12);
         assert_eq!(d.layouts[&1].stride, 16);
+    }
+
+    #[test]
+    fn vertex_step_functions_are_the_grid_axes() {
+        let d = StageInputDescriptor::from_json(
+            r#"{"layouts": {"0": {"stride": 16, "stepFunction": "perVertex"},
+                            "1": {"stride": 16, "stepFunction": "perInstance"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(d.layouts[&0].step_function.axis(), Some(0));
+        assert_eq!(d.layouts[&1].step_function.axis(), Some(1));
     }
 
     #[test]

@@ -1426,3 +1426,66 @@ fn run_takes_a_stage_input_descriptor_and_region() {
         stdout(&out)
     );
 }
+
+/// A vertex function without a `[[position]]` output, capturing its
+/// vertex and instance numbers.
+const CAPTURE_IDS: &str = "#include <metal_stdlib>
+using namespace metal;
+vertex void capture(device uint2* out [[buffer(0)]], uint v [[vertex_id]],
+                    uint i [[instance_id]], uint first [[base_vertex]]) {
+    out[(v - first) + 4 * i] = uint2(v, i);
+}
+";
+
+/// `run --vertex-count` draws a `vertex void` function: vertices from
+/// `--vertex-start`, instances from `--base-instance`; a grid is refused.
+#[test]
+#[cfg(feature = "runner")] // exercises `run`
+fn translation_run_draws_a_vertex_function_without_position() {
+    if !common::has_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "v.metal", CAPTURE_IDS);
+    let out = in_dir(
+        dir.path(),
+        &[
+            "run",
+            &file,
+            "--entry",
+            "capture",
+            "--vertex-count",
+            "3",
+            "--instance-count",
+            "2",
+            "--vertex-start",
+            "7",
+            "--base-instance",
+            "1",
+            "--buffer",
+            "0=zeros:96",
+            "--read",
+            "0=out.bin",
+        ],
+    );
+    assert_exit(&out, 0);
+    let got = common::u32s(&std::fs::read(dir.path().join("out.bin")).unwrap());
+    let mut want = vec![0u32; 24];
+    for i in 1..3u32 {
+        for j in 0..3u32 {
+            let slot = (j + 4 * i) as usize;
+            want[2 * slot..2 * slot + 2].copy_from_slice(&[7 + j, i]);
+        }
+    }
+    assert_eq!(got, want);
+    let grid = in_dir(
+        dir.path(),
+        &["run", &file, "--entry", "capture", "--grid", "4"],
+    );
+    assert_exit(&grid, 2);
+    assert!(
+        stderr(&grid).contains("give --vertex-count"),
+        "{}",
+        stderr(&grid)
+    );
+}

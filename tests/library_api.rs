@@ -415,11 +415,13 @@ fn features_webgpu_lacks_are_e0402() {
             "framebuffer fetch",
         ),
         (
-            // Rasterization disabled: a vertex function with no position.
+            // A vertex function run as a compute dispatch (rasterization
+            // disabled) still may not wait at a barrier.
             "vertex void capture(uint vid [[vertex_id]], device float* out [[buffer(0)]]) {
                  out[vid] = float(vid);
+                 threadgroup_barrier(mem_flags::mem_device);
              }",
-            "rasterization disabled",
+            "no WebGPU equivalent in vertex function",
         ),
     ];
     for (body, what) in cases {

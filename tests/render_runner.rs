@@ -38,6 +38,8 @@ fn function(name: &str, stage: Stage, arguments: Vec<Argument>) -> FunctionRefle
         stitchable: None,
         point_sprite: None,
         stage_input: None,
+        draw_parameters_binding: None,
+        vertex_dispatch: None,
     }
 }
 

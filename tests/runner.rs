@@ -119,6 +119,8 @@ fn kernel(
         stitchable: None,
         point_sprite: None,
         stage_input: None,
+        draw_parameters_binding: None,
+        vertex_dispatch: None,
     }
 }
 

@@ -118,6 +118,8 @@ fn kernel(size: [u32; 3], arguments: Vec<Argument>) -> FunctionReflection {
         stitchable: None,
         point_sprite: None,
         stage_input: None,
+        draw_parameters_binding: None,
+        vertex_dispatch: None,
     }
 }
 

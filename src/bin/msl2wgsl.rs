@@ -179,10 +179,11 @@ struct ReflectArgs {
     compile: CompileArgs,
 }
 
-/// Run a kernel on the GPU with Metal's dispatch semantics.
+/// Run a kernel on the GPU with Metal's dispatch semantics (or a vertex
+/// function without a [[position]] output, for a draw).
 #[derive(Parser, Debug)]
 #[command(name = "msl2wgsl run", bin_name = "msl2wgsl run")]
-#[command(group(ArgGroup::new("size").required(true).args(["grid", "threadgroups"])))]
+#[command(group(ArgGroup::new("size").required(true).args(["grid", "threadgroups", "vertex_count"])))]
 struct RunArgs {
     /// The MSL file.
     file: String,
@@ -195,6 +196,19 @@ struct RunArgs {
     /// dispatchThreadgroups: the grid in threadgroups.
     #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
     threadgroups: Option<[u32; 3]>,
+    /// A vertex function without a [[position]] output (rasterization
+    /// disabled): the vertices its draw runs (vertexCount).
+    #[arg(long, value_name = "N", conflicts_with_all = ["grid", "threadgroups", "threadgroup"])]
+    vertex_count: Option<u32>,
+    /// With --vertex-count: instances drawn (instanceCount).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "vertex_count")]
+    instance_count: u32,
+    /// With --vertex-count: the first vertex (vertexStart, [[base_vertex]]).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "vertex_count")]
+    vertex_start: u32,
+    /// With --vertex-count: the first instance (baseInstance, [[base_instance]]).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "vertex_count")]
+    base_instance: u32,
     /// threadsPerThreadgroup (default: the kernel's default size).
     #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
     threadgroup: Option<[u32; 3]>,

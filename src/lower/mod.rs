@@ -209,6 +209,8 @@ struct ModuleCtx {
     dispatch: Option<naga::Handle<naga::GlobalVariable>>,
     /// The stage-in region uniform of kernels (`[[grid_origin]]`, `[[grid_size]]`).
     stage_in_region: Option<naga::Handle<naga::GlobalVariable>>,
+    /// The draw-parameters uniform (`[[base_vertex]]`, `[[base_instance]]`).
+    draw_parameters: Option<naga::Handle<naga::GlobalVariable>>,
     /// The viewport-size uniform of point-sprite entry points.
     point_sprite_viewport: Option<naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
@@ -605,6 +607,13 @@ impl Lowerer<'_, '_> {
                             ast::Stage::Vertex => EntryStage::Vertex,
                             _ => EntryStage::Fragment,
                         };
+                        // Rasterization disabled: run as a compute dispatch.
+                        if stage == ast::Stage::Vertex
+                            && self.program.resolve_type(&f.ret)? == crate::types::Type::Void
+                        {
+                            return self
+                                .with_entry(f, EntryStage::Kernel, |l| l.vertex_dispatch(f));
+                        }
                         let mut refl = self.with_entry(f, kind, |l| l.stage_function(f, stage))?;
                         if stage == ast::Stage::Vertex {
                             self.point_sprite_entry(f, &mut refl)?;

@@ -389,6 +389,72 @@ pub struct FunctionReflection {
     /// from, and where the kernel reads the stage-in region.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage_input: Option<crate::stage_in::StageInputReflection>,
+    /// Vertex functions that read `[[base_vertex]]` or `[[base_instance]]`,
+    /// and every vertex function run as a compute dispatch: the synthetic
+    /// uniform holding the draw's base vertex and base instance, which the
+    /// host fills with [`DrawParameters::to_bytes`] for each draw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draw_parameters_binding: Option<WgslBinding>,
+    /// A vertex function without a `[[position]]` output (`vertex void`,
+    /// Metal's rasterization-disabled pipelines): a WebGPU vertex stage
+    /// cannot write storage buffers or textures, so its WGSL entry point is
+    /// `@compute`, run for a draw as [`VertexDispatch`] says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vertex_dispatch: Option<VertexDispatch>,
+}
+
+/// `@binding` (in `@group(0)`) of the draw-parameters uniform
+/// ([`DrawParameters`]): in the synthetic range (192 to 255), below the
+/// stage-in region's 255.
+pub const DRAW_PARAMETERS_BINDING: u32 = 254;
+
+/// The contents of the draw-parameters uniform (16 bytes, little endian):
+/// what Metal gives a vertex function as `[[base_vertex]]` and
+/// `[[base_instance]]`. A non-indexed draw (`drawPrimitives`) has its
+/// `vertexStart` as base vertex; an indexed one its `baseVertex`. Both
+/// are already included in `[[vertex_id]]` and `[[instance_id]]`, as in
+/// WGSL's `vertex_index` and `instance_index`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct DrawParameters {
+    /// `[[base_vertex]]`.
+    pub base_vertex: u32,
+    /// `[[base_instance]]`.
+    pub base_instance: u32,
+}
+
+impl DrawParameters {
+    /// Size of the uniform in bytes.
+    pub const SIZE: usize = 16;
+
+    /// The uniform's bytes: `base_vertex`, `base_instance`, two unused words.
+    pub fn to_bytes(&self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        out[0..4].copy_from_slice(&self.base_vertex.to_le_bytes());
+        out[4..8].copy_from_slice(&self.base_instance.to_le_bytes());
+        out
+    }
+}
+
+/// How to run a vertex function translated into a compute entry point
+/// ([`FunctionReflection::vertex_dispatch`]) for a draw of `vertexCount`
+/// vertices from `vertexStart` and `instanceCount` instances from
+/// `baseInstance`: dispatch threads (Metal's `dispatchThreads`, with the
+/// [`DispatchParams`] uniform at `dispatch_binding`) over a grid of
+/// `(vertexCount, instanceCount, 1)` in threadgroups of `threadgroup_size`
+/// (the `workgroup_size`), with the [`DrawParameters`] `(vertexStart,
+/// baseInstance)`. Thread `(x, y)` is vertex `vertexStart + x` of instance
+/// `baseInstance + y`; threads past the grid do nothing. Its `[[stage_in]]`
+/// attributes are read from storage buffers at the Metal buffer indices
+/// `stage_input` gives, step function `threadPositionInGridX` (alias
+/// `perVertex`) by vertex, `threadPositionInGridY` (alias `perInstance`)
+/// by instance.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VertexDispatch {
+    /// Threads per threadgroup.
+    pub threadgroup_size: [u32; 3],
+    /// What the grid's dimensions count: `["vertexCount", "instanceCount", "1"]`.
+    pub grid: [&'static str; 3],
 }
 
 /// The varying name (`Varying::name`) of `[[point_coord]]`: not an

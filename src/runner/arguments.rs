@@ -126,6 +126,16 @@ impl<'r> ArgumentTable<'r> {
                 &bytes,
             )));
         }
+        // `RenderCommand`'s draws start at vertex 0 and instance 0, which
+        // are then the base vertex and base instance.
+        if at(function.draw_parameters_binding) {
+            let bytes = crate::reflect::DrawParameters::default().to_bytes();
+            return Ok(Resolved::OwnedBuffer(super::resources::uniform(
+                gpu,
+                "draw parameters",
+                &bytes,
+            )));
+        }
         if let Some(arg) = function.arguments.iter().find(|a| at(a.binding)) {
             if placeholders::switched_off(function, arg, constants) {
                 return placeholder(gpu, arg, used);

@@ -29,6 +29,9 @@ pub(crate) struct Inputs<'a> {
     pub viewport: Option<[u32; 2]>,
     /// The stage-in region of a kernel (`setStageInRegion`).
     pub stage_in_region: Option<crate::stage_in::StageInRegion>,
+    /// The draw's base vertex and base instance, for a vertex function
+    /// that reads them (or one run as a compute dispatch).
+    pub draw_parameters: Option<crate::reflect::DrawParameters>,
 }
 
 /// Where a resource the caller gives is found: a Metal index of the
@@ -80,6 +83,8 @@ pub(crate) struct Bound<'a> {
     pub viewport: Option<(UsedBinding, [u32; 2])>,
     /// A kernel's stage-in region uniform and the region it holds.
     pub stage_in_region: Option<(UsedBinding, crate::stage_in::StageInRegion)>,
+    /// A vertex function's draw-parameters uniform and what it holds.
+    pub draw_parameters: Option<(UsedBinding, crate::reflect::DrawParameters)>,
     /// Conditional arguments the constants switch off that the WGSL still
     /// binds: each gets a placeholder (`super::placeholders`).
     pub placeholders: Vec<(&'a Argument, UsedBinding)>,
@@ -115,6 +120,7 @@ pub(crate) fn bind_all<'a>(
         dispatch: find_used(interface, function.dispatch_binding),
         viewport: None,
         stage_in_region: None,
+        draw_parameters: None,
         placeholders: Vec::new(),
     };
     if let Some(used) = super::points::viewport_used(function, interface) {
@@ -135,6 +141,15 @@ pub(crate) fn bind_all<'a>(
             ))
         })?;
         bound.stage_in_region = Some((used, region));
+    }
+    if let Some(used) = find_used(interface, function.draw_parameters_binding) {
+        let draw = inputs.draw_parameters.ok_or_else(|| {
+            RunError::InvalidRender(format!(
+                "`{}` reads the draw's base vertex and base instance, which were not given",
+                function.name
+            ))
+        })?;
+        bound.draw_parameters = Some((used, draw));
     }
     for arg in &function.arguments {
         bind_argument(gpu, function, arg, interface, inputs, None, &mut bound)?;
@@ -434,7 +449,8 @@ fn check_all_claimed(interface: &Interface, bound: &Bound<'_>) -> Result<(), Run
             || bound.placeholders.iter().any(|(_, p)| is(&Some(*p)))
             || is(&bound.dispatch)
             || is(&bound.viewport.map(|(u, _)| u))
-            || is(&bound.stage_in_region.map(|(u, _)| u));
+            || is(&bound.stage_in_region.map(|(u, _)| u))
+            || is(&bound.draw_parameters.map(|(u, _)| u));
         if !known {
             return Err(RunError::Shader(format!(
                 "the WGSL uses @group({}) @binding({}), which is neither an argument given \
@@ -544,6 +560,14 @@ impl Bound<'_> {
         }
         if let Some((used, region)) = self.stage_in_region {
             let buffer = resources::uniform(gpu, "stage-in region", &region.to_bytes());
+            out.bindings.push(Binding {
+                used,
+                ty: buffer_type(&used),
+                slot: Slot::Buffer(buffer),
+            });
+        }
+        if let Some((used, draw)) = self.draw_parameters {
+            let buffer = resources::uniform(gpu, "draw parameters", &draw.to_bytes());
             out.bindings.push(Binding {
                 used,
                 ty: buffer_type(&used),

@@ -88,7 +88,8 @@ pub fn translate_kernel(
         .function(entry)
         .ok_or_else(|| RunError::UnknownEntry(entry.to_string()))?
         .clone();
-    if function.stage != Stage::Kernel {
+    // A vertex function without a `[[position]]` output runs as a kernel does.
+    if function.stage != Stage::Kernel && function.vertex_dispatch.is_none() {
         return Err(RunError::NotAKernel(entry.to_string()));
     }
     if let Some(missing) = missing_threadgroup_length(&function) {
@@ -260,11 +261,83 @@ pub fn run_compute_resources(
         argument_buffers: &resources.argument_buffers,
         viewport: None,
         stage_in_region: resources.stage_in_region,
+        draw_parameters: None,
     };
     let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
     let constants = super::pipeline_constants(function, &resources.constants)?;
     run(
         gpu, wgsl, function, dispatch, inputs, &constants, max_groups,
+    )
+}
+
+/// A draw of a vertex function run as a compute dispatch (Metal's
+/// `drawPrimitives:vertexStart:vertexCount:instanceCount:baseInstance:`
+/// with rasterization disabled).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VertexDraw {
+    /// The first vertex (`vertexStart`): the first `[[vertex_id]]` and the
+    /// `[[base_vertex]]`.
+    pub vertex_start: u32,
+    /// Vertices drawn (`vertexCount`).
+    pub vertex_count: u32,
+    /// The first instance (`baseInstance`): the first `[[instance_id]]`
+    /// and the `[[base_instance]]`.
+    pub base_instance: u32,
+    /// Instances drawn (`instanceCount`).
+    pub instance_count: u32,
+}
+
+/// Runs a vertex function without a `[[position]]` output (translated into
+/// a compute entry point, [`crate::reflect::VertexDispatch`]) for `draw`:
+/// one thread per vertex and instance, `[[vertex_id]]` from
+/// `draw.vertex_start`, `[[instance_id]]` from `draw.base_instance`. Its
+/// `[[stage_in]]` attributes are read from `resources.buffers` at the
+/// buffer indices the reflection's `stage_input` gives (vertex `v` at
+/// element `v` of a per-vertex buffer, counted from the buffer's start as
+/// Metal does). Returns what [`run_compute_resources`] returns: every
+/// buffer given, and the storage textures it may write.
+pub fn run_vertex_dispatch(
+    gpu: &Gpu,
+    wgsl: &str,
+    function: &FunctionReflection,
+    draw: &VertexDraw,
+    resources: &Resources,
+) -> Result<Outputs, RunError> {
+    let Some(vertex) = function.vertex_dispatch.as_ref() else {
+        return Err(RunError::InvalidDispatch(format!(
+            "`{}` is not a vertex function run as a compute dispatch (one without a `[[position]]` output)",
+            function.name
+        )));
+    };
+    let fits = |start: u32, count: u32| start.checked_add(count).is_some();
+    if !fits(draw.vertex_start, draw.vertex_count) || !fits(draw.base_instance, draw.instance_count)
+    {
+        return Err(RunError::InvalidDispatch(format!(
+            "vertices {} + {} and instances {} + {} do not fit in 32-bit indices",
+            draw.vertex_start, draw.vertex_count, draw.base_instance, draw.instance_count
+        )));
+    }
+    let dispatch = Dispatch::Threads {
+        grid: [draw.vertex_count, draw.instance_count, 1],
+        threadgroup: vertex.threadgroup_size,
+    };
+    let inputs = Inputs {
+        buffers: &resources.buffers,
+        textures: &resources.textures,
+        samplers: &resources.samplers,
+        constants: &resources.constants,
+        argument_buffers: &resources.argument_buffers,
+        viewport: None,
+        stage_in_region: None,
+        draw_parameters: Some(crate::reflect::DrawParameters {
+            base_vertex: draw.vertex_start,
+            base_instance: draw.base_instance,
+        }),
+    };
+    let max_groups = gpu.limits.max_compute_workgroups_per_dimension;
+    let constants = super::pipeline_constants(function, &resources.constants)?;
+    run(
+        gpu, wgsl, function, &dispatch, inputs, &constants, max_groups,
     )
 }
 
@@ -292,6 +365,7 @@ pub fn run_compute_with_max_groups(
         argument_buffers: &NO_ARGUMENT_BUFFERS,
         viewport: None,
         stage_in_region: None,
+        draw_parameters: None,
     };
     let constants = super::pipeline_constants(function, &BTreeMap::new())?;
     run(
@@ -360,7 +434,7 @@ pub(crate) fn check_dispatch(
     let invalid = |msg: String| Err(RunError::InvalidDispatch(msg));
     let Some(size) = function
         .workgroup_size
-        .filter(|_| function.stage == Stage::Kernel)
+        .filter(|_| function.stage == Stage::Kernel || function.vertex_dispatch.is_some())
     else {
         return Err(RunError::NotAKernel(function.name.clone()));
     };

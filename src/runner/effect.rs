@@ -346,6 +346,8 @@ fn effect_vertex() -> FunctionReflection {
         stitchable: None,
         point_sprite: None,
         stage_input: None,
+        draw_parameters_binding: None,
+        vertex_dispatch: None,
     }
 }
 

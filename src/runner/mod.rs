@@ -16,6 +16,9 @@
 //!   function into offscreen colour targets ([`RenderResources`]) and read
 //!   the images back; triangles, or Metal's points ([`Primitive::Point`],
 //!   drawn by a vertex function's point-sprite entry point).
+//! - [`run_vertex_dispatch`]: run a vertex function without a
+//!   `[[position]]` output (rasterization disabled), translated into a
+//!   compute entry point, for a draw ([`VertexDraw`]).
 //! - [`render_effect`], [`render_effect_library`]: apply a `[[stitchable]]`
 //!   SwiftUI effect to an image ([`EffectResources`]).
 //! - [`ComputePipeline`], [`RenderPipeline`]: Metal's host model on the
@@ -48,7 +51,8 @@ mod vertex_input;
 pub use arguments::ArgumentTable;
 pub use compute::{
     run_compute, run_compute_resources, run_compute_with_max_groups, run_kernel,
-    run_kernel_resources, translate_kernel, translate_kernel_specialized, Dispatch,
+    run_kernel_resources, run_vertex_dispatch, translate_kernel, translate_kernel_specialized,
+    Dispatch, VertexDraw,
 };
 pub use constants::{is_whole_grid, pipeline_constants, specialized_library};
 pub use device::{Gpu, Translation};

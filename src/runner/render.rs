@@ -14,7 +14,7 @@ use super::resources::{self, TextureStaging};
 use super::samplers::SamplerPlan;
 use super::vertex_input::{self, VertexDescriptor, VertexInput};
 use super::{render_targets, Gpu, RunError, TextureData};
-use crate::reflect::{FunctionReflection, SamplerDescriptor, Stage};
+use crate::reflect::{DrawParameters, FunctionReflection, SamplerDescriptor, Stage};
 use std::collections::BTreeMap;
 use wgpu::util::DeviceExt;
 
@@ -113,6 +113,12 @@ pub struct RenderResources {
     pub primitive: super::Primitive,
     /// Instances drawn (`instanceCount`).
     pub instance_count: u32,
+    /// The first vertex drawn (`vertexStart`): the first `[[vertex_id]]`,
+    /// and the `[[base_vertex]]` of this non-indexed draw.
+    pub vertex_start: u32,
+    /// The first instance drawn (`baseInstance`): the first
+    /// `[[instance_id]]`, and `[[base_instance]]`.
+    pub base_instance: u32,
     /// The colour attachments, by `[[color(m)]]` index.
     pub targets: Vec<RenderTarget>,
     /// `[[function_constant(n)]]` values for both functions (one
@@ -137,6 +143,8 @@ impl RenderResources {
             vertex_count,
             primitive: super::Primitive::Triangle,
             instance_count: 1,
+            vertex_start: 0,
+            base_instance: 0,
             targets: vec![RenderTarget::default()],
             constants: BTreeMap::new(),
         }
@@ -224,6 +232,7 @@ pub fn render(
     let vertex = &drawn;
     points::check_point_coord(fragment, resources.primitive)?;
     let vertices = points::vertices_drawn(resources.primitive, resources.vertex_count)?;
+    check_draw_range(resources)?;
     gpu.check_features(&vertex.required_features)?;
     gpu.check_features(&fragment.required_features)?;
     check_size(gpu, resources)?;
@@ -239,12 +248,13 @@ pub fn render(
     let Ok([vi, fi]) = <[Interface; 2]>::try_from(Interface::of_entries(wgsl, &stages)?) else {
         unreachable!("of_entries describes every entry asked for")
     };
+    // Vertex buffers hold every vertex up to the last drawn.
     let input = vertex_input::plan(
         vertex,
         &vi,
         resources.vertex_descriptor.as_ref(),
         &resources.vertex_buffers,
-        resources.vertex_count,
+        resources.vertex_start + resources.vertex_count,
     )?;
     let targets = render_targets::plan(gpu, fragment, &fi, &resources.targets)?;
     let writes_depth = fi.output_builtins.contains(&naga::BuiltIn::FragDepth);
@@ -256,6 +266,10 @@ pub fn render(
         argument_buffers,
         viewport: None,
         stage_in_region: None,
+        draw_parameters: Some(DrawParameters {
+            base_vertex: resources.vertex_start,
+            base_instance: resources.base_instance,
+        }),
     };
     let vertex_inputs = Inputs {
         viewport: Some([resources.width, resources.height]),
@@ -295,10 +309,37 @@ fn check_stage(function: &FunctionReflection, stage: Stage, name: &str) -> Resul
             expected: name.to_string(),
         });
     }
+    if function.vertex_dispatch.is_some() {
+        return Err(RunError::Shader(format!(
+            "vertex function `{}` has no `[[position]]` output (rasterization disabled): \
+             it runs as a compute dispatch (`run_vertex_dispatch`), not in a render pipeline",
+            function.name
+        )));
+    }
     if function.dispatch_binding.is_some() {
         return Err(RunError::Shader(format!(
             "{name} function `{}` has a dispatch uniform, which only kernels have",
             function.name
+        )));
+    }
+    Ok(())
+}
+
+/// The draw's vertices and instances, counted from its first, must be
+/// numbered within `u32` (and, for points, their sprites' six vertices each).
+fn check_draw_range(resources: &RenderResources) -> Result<(), RunError> {
+    let last_vertex = resources.vertex_start.checked_add(resources.vertex_count);
+    let last_instance = resources
+        .base_instance
+        .checked_add(resources.instance_count);
+    let sprites = last_vertex.map(|n| points::vertices_drawn(resources.primitive, n));
+    if last_instance.is_none() || !matches!(sprites, Some(Ok(_))) {
+        return Err(RunError::InvalidRender(format!(
+            "vertices {} + {} and instances {} + {} do not fit in 32-bit indices",
+            resources.vertex_start,
+            resources.vertex_count,
+            resources.base_instance,
+            resources.instance_count
         )));
     }
     Ok(())
@@ -421,7 +462,9 @@ impl Draw<'_> {
                 pass.set_vertex_buffer(slot as u32, buffer.slice(..));
             }
             let r = self.resources;
-            pass.draw(0..self.vertices, 0..r.instance_count);
+            let first = points::vertices_drawn(r.primitive, r.vertex_start).unwrap_or(0);
+            let instances = r.base_instance..r.base_instance.saturating_add(r.instance_count);
+            pass.draw(first..first + self.vertices, instances);
         }
         read_back(gpu, encoder, &targets)
     }

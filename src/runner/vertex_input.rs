@@ -462,6 +462,8 @@ mod tests {
             stitchable: None,
             point_sprite: None,
             stage_input: None,
+            draw_parameters_binding: None,
+            vertex_dispatch: None,
         }
     }
 

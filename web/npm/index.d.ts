@@ -202,6 +202,17 @@ export interface FunctionReflection {
   functionConstants?: FunctionConstant[];
   /** `[[stitchable]]` functions: how SwiftUI would call them. */
   stitchable?: Record<string, unknown>;
+  /**
+   * Vertex functions reading `[[base_vertex]]`/`[[base_instance]]`, and
+   * those run as compute dispatches: a uniform of 16 bytes holding the
+   * draw's base vertex and base instance as little-endian u32s.
+   */
+  drawParametersBinding?: Binding;
+  /**
+   * `vertex void` functions (rasterization disabled): a `@compute` entry
+   * point, dispatched over (vertexCount, instanceCount, 1) threads.
+   */
+  vertexDispatch?: { threadgroupSize: [number, number, number]; grid: ['vertexCount', 'instanceCount', '1'] };
   /** Fields added without a schema version bump. */
   [field: string]: unknown;
 }

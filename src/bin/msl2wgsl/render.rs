@@ -64,6 +64,14 @@ pub(super) struct RenderArgs {
     /// Instances to draw (instanceCount).
     #[arg(long, value_name = "N", default_value_t = 1)]
     instance_count: u32,
+    /// The first vertex (vertexStart): the first [[vertex_id]] and the
+    /// [[base_vertex]].
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    vertex_start: u32,
+    /// The first instance (baseInstance): the first [[instance_id]] and
+    /// the [[base_instance]].
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    base_instance: u32,
     /// What the vertices draw: a triangle list, or points, each a square
     /// [[point_size]] pixels across (the vertex function's point-sprite
     /// entry point; the fragment function may read [[point_coord]]).
@@ -338,6 +346,8 @@ mod with_runner {
         let count = args.vertex_count.unwrap_or_default();
         let mut resources = RenderResources::new(width, height, count);
         resources.instance_count = args.instance_count;
+        resources.vertex_start = args.vertex_start;
+        resources.base_instance = args.base_instance;
         resources.primitive = match args.primitive {
             PrimitiveArg::Triangle => runner::Primitive::Triangle,
             PrimitiveArg::Point => runner::Primitive::Point,

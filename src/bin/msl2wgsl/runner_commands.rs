@@ -319,13 +319,32 @@ pub(super) fn run(args: RunArgs) -> u8 {
     let Some(threadgroup) = function.workgroup_size else {
         return run_error(RunError::NotAKernel(args.entry.clone()));
     };
-    let dispatch = match (args.grid, args.threadgroups) {
-        (Some(grid), _) => Dispatch::Threads { grid, threadgroup },
-        (None, Some(groups)) => Dispatch::Threadgroups {
+    let vertex_draw = function.vertex_dispatch.is_some();
+    let dispatch = match (args.grid, args.threadgroups, args.vertex_count) {
+        (_, _, Some(_)) if !vertex_draw => {
+            let msg = format!(
+                "--vertex-count draws a vertex function without a [[position]] output; `{}` is a kernel: give --grid or --threadgroups",
+                args.entry
+            );
+            return error(USAGE, Code::Usage, msg);
+        }
+        (_, _, None) if vertex_draw => {
+            let msg = format!(
+                "`{}` is a vertex function without a [[position]] output, run for a draw: give --vertex-count (and --instance-count, --vertex-start, --base-instance)",
+                args.entry
+            );
+            return error(USAGE, Code::Usage, msg);
+        }
+        (_, _, Some(vertex_count)) => Dispatch::Threads {
+            grid: [vertex_count, args.instance_count, 1],
+            threadgroup,
+        },
+        (Some(grid), _, None) => Dispatch::Threads { grid, threadgroup },
+        (None, Some(groups), None) => Dispatch::Threadgroups {
             groups,
             threadgroup,
         },
-        (None, None) => return error(USAGE, Code::Usage, "give --grid or --threadgroups"),
+        (None, None, None) => return error(USAGE, Code::Usage, "give --grid or --threadgroups"),
     };
     let given = check_reads(&args, function, &resources)
         .and_then(|()| {
@@ -363,7 +382,19 @@ pub(super) fn run(args: RunArgs) -> u8 {
     };
     let function = &translation.function;
     let wgsl = &translation.wgsl;
-    match runner::run_compute_resources(&gpu, wgsl, function, &dispatch, &resources) {
+    let ran = match args.vertex_count {
+        Some(vertex_count) => {
+            let draw = runner::VertexDraw {
+                vertex_start: args.vertex_start,
+                vertex_count,
+                base_instance: args.base_instance,
+                instance_count: args.instance_count,
+            };
+            runner::run_vertex_dispatch(&gpu, wgsl, function, &draw, &resources)
+        }
+        None => runner::run_compute_resources(&gpu, wgsl, function, &dispatch, &resources),
+    };
+    match ran {
         Ok(outputs) => write_outputs(&args, &outputs),
         Err(e) => run_error(e),
     }

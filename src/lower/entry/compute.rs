@@ -245,6 +245,8 @@ impl Lowerer<'_, '_> {
             stitchable: None,
             point_sprite: None,
             stage_input,
+            draw_parameters_binding: None,
+            vertex_dispatch: None,
         })
     }
 

@@ -487,19 +487,41 @@ impl Lowerer<'_, '_> {
         let Some(axis) = layout.step_function.axis() else {
             return self.u32_lit(fx, 0, span);
         };
-        let origin = self.stage_in_region_field(fx, 0, span);
-        let position = bin(fx, Bo::Add, geo.gid, origin, span);
-        let mut element = fx.add(
-            Expression::AccessIndex {
-                base: position,
-                index: axis as u32,
-            },
-            span,
-        );
-        if layout.step_rate > 1 {
-            let rate = self.u32_lit(fx, layout.step_rate, span);
-            element = bin(fx, Bo::Divide, element, rate, span);
-        }
+        let along = |fx: &mut FnCtx, v| {
+            fx.add(
+                Expression::AccessIndex {
+                    base: v,
+                    index: axis as u32,
+                },
+                span,
+            )
+        };
+        let rate = (layout.step_rate > 1).then(|| self.u32_lit(fx, layout.step_rate, span));
+        let element = match geo.stage_in_origin {
+            // A draw (a vertex function run as a compute dispatch): the
+            // element of vertex or instance `first + k` is
+            // `first + k / stepRate`, a per-instance buffer stepping from
+            // the base instance (Vulkan's rule for instance divisors, which
+            // MoltenVK passes to Metal as `stepRate`).
+            Some(origin) => {
+                let first = along(fx, origin);
+                let k = along(fx, geo.gid);
+                let k = match rate {
+                    Some(rate) => bin(fx, Bo::Divide, k, rate, span),
+                    None => k,
+                };
+                bin(fx, Bo::Add, first, k, span)
+            }
+            None => {
+                let origin = self.stage_in_region_field(fx, 0, span);
+                let position = bin(fx, Bo::Add, geo.gid, origin, span);
+                let element = along(fx, position);
+                match rate {
+                    Some(rate) => bin(fx, Bo::Divide, element, rate, span),
+                    None => element,
+                }
+            }
+        };
         match (layout.step_function.is_indexed(), index_buffer) {
             (true, Some(indices)) => {
                 self.stage_in_index(fx, indices, descriptor.index_type, element, span)

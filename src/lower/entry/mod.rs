@@ -12,7 +12,10 @@
 //! (arrays of textures and samplers: a binding per element), `stitchable` (SwiftUI's `[[stitchable]]` effects:
 //! a fragment entry point that calls the function in the shape SwiftUI
 //! does), `point_sprites` (`[[point_size]]` and `[[point_coord]]`: a
-//! second vertex entry point drawing each point as a square).
+//! second vertex entry point drawing each point as a square),
+//! `vertex_dispatch` (vertex functions without a `[[position]]` output, run
+//! as compute entry points, and the draw-parameters uniform of
+//! `[[base_vertex]]`/`[[base_instance]]`).
 
 pub(in crate::lower) mod argument_buffers;
 pub(in crate::lower) mod bindings;
@@ -26,3 +29,4 @@ pub(in crate::lower) mod resource_arrays;
 pub(in crate::lower) mod stages;
 pub(in crate::lower) mod stitchable;
 pub(in crate::lower) mod trailing_array;
+pub(in crate::lower) mod vertex_dispatch;

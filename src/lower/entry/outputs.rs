@@ -55,7 +55,7 @@ impl Lowerer<'_, '_> {
                 self.struct_result(fx, &decl, *id, vertex, f.ret.span)
             }
             Type::Void if !vertex => Ok((Vec::new(), Vec::new())),
-            Type::Void => Err(Error::coded(Code::NoWebGpuEquivalent, f.ret.span, "vertex functions without a `[[position]]` output (rasterization disabled) have no WebGPU equivalent: a WebGPU vertex stage always returns a position")),
+            Type::Void => Err(Error::coded(Code::Internal, f.ret.span, "internal error: a `vertex void` function reached the lowering of drawn vertex functions; it runs as a compute dispatch (`vertex_dispatch.rs`)")),
             other => Err(Error::coded(Code::EntryPointSignature, f.ret.span, format!("a {} function cannot return `{}`", if vertex { "vertex" } else { "fragment" }, self.program.display(other)))),
         }
     }

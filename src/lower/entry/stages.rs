@@ -14,6 +14,7 @@ use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Local;
 use crate::lower::entry::compute::KernelParam;
 use crate::lower::entry::point_sprites::{point_coord_interpolation, point_coord_param};
+use crate::lower::entry::vertex_dispatch::DrawParameter;
 use crate::lower::{Error, Lowerer, Result};
 use crate::reflect::{FunctionReflection, Stage, Varying, VertexAttribute};
 use crate::source_map::Span;
@@ -59,7 +60,7 @@ pub(in crate::lower) fn always_returns(block: &naga::Block) -> bool {
 }
 
 /// A stage function has at most one `[[stage_in]]` argument.
-fn check_one_stage_in(params: &[KernelParam]) -> Result<()> {
+pub(super) fn check_one_stage_in(params: &[KernelParam]) -> Result<()> {
     if params
         .iter()
         .filter(|p| matches!(p, KernelParam::StageIn { .. }))
@@ -326,14 +327,28 @@ impl Lowerer<'_, '_> {
                 &[Type::UINT, Type::Scalar(Scalar::UShort)],
                 "instance_id",
             ),
-            ("base_vertex" | "base_instance", true) => Err(Error::coded(
+            // Read from the draw-parameters uniform (`vertex_dispatch.rs`).
+            ("base_vertex", true) => builtin(
+                BuiltIn::BaseVertex,
+                &[Type::UINT, Type::Scalar(Scalar::UShort)],
+                "base_vertex",
+            ),
+            ("base_instance", true) => builtin(
+                BuiltIn::BaseInstance,
+                &[Type::UINT, Type::Scalar(Scalar::UShort)],
+                "base_instance",
+            ),
+            // Vertex amplification draws each vertex once per view
+            // (multiview); a WebGPU draw renders one view.
+            ("amplification_id" | "amplification_count", true) => Err(Error::coded(
                 Code::NoWebGpuEquivalent,
                 attr.span,
                 format!(
-                    "`[[{}]]` has no WGSL equivalent; pass it in a buffer",
+                    "`[[{}]]` (vertex amplification) has no WebGPU equivalent: WebGPU has no multiview rendering",
                     attr.name
                 ),
-            )),
+            )
+            .note("a port draws each view in a render pass of its own and passes the view's index in a buffer")),
             ("position", false) => builtin(
                 BuiltIn::Position { invariant: false },
                 &[Type::Vector(Scalar::Float, 4)],
@@ -468,6 +483,9 @@ impl Lowerer<'_, '_> {
         let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let mut extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
         extra.extend(self.sprite_viewport_binding());
+        let draw_parameters = (vertex && super::vertex_dispatch::reads_draw_parameters(&params))
+            .then(super::vertex_dispatch::draw_parameters_binding);
+        extra.extend(draw_parameters);
         self.check_binding_collisions(f, &arguments, &extra)?;
         self.global.module.entry_points.push(naga::EntryPoint {
             name: self.stage_entry_name(f),
@@ -515,6 +533,8 @@ impl Lowerer<'_, '_> {
             stitchable: None,
             point_sprite: None,
             stage_input: None,
+            draw_parameters_binding: draw_parameters,
+            vertex_dispatch: None,
         })
     }
 
@@ -526,6 +546,11 @@ impl Lowerer<'_, '_> {
         builtin: BuiltIn,
         ty: &Type,
     ) -> Result<()> {
+        if let Some(field) = DrawParameter::of(builtin) {
+            let value = self.draw_parameter(fx, field, param.span);
+            let value = self.convert(fx, value, &Type::UINT, ty, true, param.span)?;
+            return self.local_copy(fx, param.name.as_ref(), ty, value, param.span);
+        }
         // A point sprite's `[[vertex_id]]` is its point's.
         if let (BuiltIn::VertexIndex, Some(point)) = (builtin, self.sprite_point()) {
             let value = self.convert(fx, point, &Type::UINT, ty, true, param.span)?;

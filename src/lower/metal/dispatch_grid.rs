@@ -106,6 +106,10 @@ pub(in crate::lower) struct Geometry {
     pub(in crate::lower) edge_size: Handle<Expression>,
     pub(in crate::lower) groups: Handle<Expression>,
     pub(in crate::lower) grid: Handle<Expression>,
+    /// Where a `[[stage_in]]`'s elements start: `None` reads the stage-in
+    /// region's origin (kernels); a vertex function run as a compute
+    /// dispatch starts at its draw's base vertex and base instance.
+    pub(in crate::lower) stage_in_origin: Option<Handle<Expression>>,
 }
 
 impl Lowerer<'_, '_> {
@@ -292,6 +296,7 @@ impl Lowerer<'_, '_> {
             edge_size,
             groups,
             grid,
+            stage_in_origin: None,
         })
     }
 

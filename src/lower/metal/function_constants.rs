@@ -459,6 +459,8 @@ pub(in crate::lower) fn awaiting_reflection(
         stitchable: None,
         point_sprite: None,
         stage_input: None,
+        draw_parameters_binding: None,
+        vertex_dispatch: None,
     }
 }
 

@@ -261,6 +261,8 @@ impl Lowerer<'_, '_> {
             stitchable: Some(stitchable),
             point_sprite: None,
             stage_input: None,
+            draw_parameters_binding: None,
+            vertex_dispatch: None,
         }
     }
 
