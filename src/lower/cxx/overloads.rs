@@ -501,6 +501,16 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
                 outside_thread: false,
             })
         }
+        // `&p` of a pointer variable for an array of pointers (adjusted to
+        // a pointer to its first element, [dcl.fct]/5).
+        (Type::Array(e, _), Type::Pointer(a))
+            if a.space == AddressSpace::Thread && !a.is_reference =>
+        {
+            match (&**e, &a.pointee) {
+                (Type::Pointer(p), Type::Pointer(held)) if !p.is_reference => pointer_rank(p, held),
+                _ => None,
+            }
+        }
         (Type::Pointer(_), _) | (_, Type::Pointer(_)) => None,
         (_, ty) => value_rank(param, ty).map(Rank::value),
     }

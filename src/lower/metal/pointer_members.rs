@@ -683,6 +683,11 @@ impl Lowerer<'_, '_> {
         a: Arg,
     ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
         let a = self.base_argument(fx, pty, a)?;
+        if let Value::Cell(c) = &a.value {
+            if c.addressed {
+                return self.pass_pointer_address(fx, pty, c.clone(), a.span);
+            }
+        }
         let a = self.decayed_threadgroup_array(fx, pty, a);
         if let Some(array) = self.resource_array_target(pty) {
             return self.pass_resource_array(fx, &array, a);
