@@ -2,7 +2,9 @@
 //! a pointer (an array of pointers parameter, `const device T* ps[N]`,
 //! as MLX's row reductions take their row pointers): the helper reads
 //! through `ps[0]` and moves it, and the move is the caller's. Run on the
-//! GPU against a CPU reference; what stays refused is located.
+//! GPU against a CPU reference; what stays refused is located. With it,
+//! `&total` of one value for a one-element array parameter
+//! (`thread float totals[1]`).
 // Without the runner the GPU tests are left out.
 #![cfg_attr(not(feature = "runner"), allow(dead_code))]
 
@@ -35,29 +37,35 @@ kernel void rows(const device float* in [[buffer(0)]],
                  uint gid [[thread_position_in_grid]]) {
   const device float* row;
   float total = 0;
+  float parts[3];
   for (int r = 0; r < 3; r++) {
     row = in + gid * 16 + r * 5;
-    float part[1];
-    sum_rows<float, 1>(part, &row, 4);
-    total += part[0] * float(r + 1) + row[0] * 100.0;
+    float part;
+    sum_rows<float, 1>(&part, &row, 4);
+    parts[r] = part * float(r + 1);
+    total += row[0] * 100.0;
   }
+  sum_rows<float, 1>(&parts[1], &row, 2);
   skip_ahead(&row, 2);
-  out[gid] = total + row[0] * 1000.0;
+  out[gid] = total + parts[0] + parts[1] + parts[2] + row[0] * 1000.0;
 }
 "#;
 
 /// What `rows` computes for thread `gid` of input `x`.
 fn rows_reference(x: &[f32], gid: usize) -> f32 {
     let mut total = 0.0f32;
+    let mut parts = [0.0f32; 3];
     let mut at = 0;
-    for r in 0..3 {
+    for (r, part) in parts.iter_mut().enumerate() {
         at = gid * 16 + r * 5;
-        let part: f32 = x[at..at + 4].iter().sum();
+        let sum: f32 = x[at..at + 4].iter().sum();
+        *part = sum * (r + 1) as f32;
         at += 4;
-        total += part * (r + 1) as f32 + x[at] * 100.0;
+        total += x[at] * 100.0;
     }
-    at += 2;
-    total + x[at] * 1000.0
+    parts[1] = x[at..at + 2].iter().sum();
+    at += 2 + 2;
+    total + parts[0] + parts[1] + parts[2] + x[at] * 1000.0
 }
 
 #[test]
@@ -65,7 +73,7 @@ fn rows_reference(x: &[f32], gid: usize) -> f32 {
 fn a_pointer_variable_moved_through_its_address_on_gpu() {
     let n = 32u32;
     // Small integers: every sum is exact in f32.
-    let x: Vec<f32> = (0..n * 16 + 17).map(|i| ((i * 7) % 13) as f32).collect();
+    let x: Vec<f32> = (0..n * 16 + 19).map(|i| ((i * 7) % 13) as f32).collect();
     let Some(got) = common::source::run_body_f32s(
         ROWS,
         "rows",

@@ -241,6 +241,13 @@ impl Lowerer<'_, '_> {
                     ))
                 }
             };
+            let arg = match self.one_object_array_argument(fx, &pty, &arg, span)? {
+                Some((temporary, copy)) => {
+                    copied_back.push(copy);
+                    temporary
+                }
+                None => arg,
+            };
             let (key, mut arg) = self.pass_argument(fx, &pty, arg)?;
             if let (ArgKey::Thread, Type::Pointer(pp), [place]) = (&key, &pty, arg.as_slice()) {
                 if let Some(copy) = self.part_argument_copy(fx, *place, pp, span)? {
@@ -1239,7 +1246,7 @@ fn function_argument(
 
 /// A part of a variable passed by reference through a copy: (the place, the
 /// copy's pointer, whether the copy is written back after the call).
-type PartCopy = (Handle<Expression>, Handle<Expression>, bool);
+pub(in crate::lower) type PartCopy = (Handle<Expression>, Handle<Expression>, bool);
 
 /// The names every `return` in `stmts` returns (`return a;`), appended to
 /// `names`; `None` if one returns something else, or nothing.

@@ -16,6 +16,12 @@
 //! refused as for pointer members (E0407). `ps[i]` with `i` other than 0
 //! is outside the object `&p` points to (undefined in C++), and is read as
 //! `ps[0]`.
+//!
+//! The same reductions pass `&total` of one `thread` value for a
+//! one-element array parameter (`thread U totals[1]`, a `thread U*` in
+//! C++, an array reference here): the value is copied into a one-element
+//! array for the call and copied back after it, which only a callee that
+//! also reached the value another way could tell apart.
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
@@ -23,7 +29,7 @@ use crate::lower::ctx::value::{arg_type, Arg, Local, PtrCell, Value};
 use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{Expr, ExprKind};
-use crate::types::Type;
+use crate::types::{AddressSpace, Type};
 use naga::{Expression, Handle};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -174,5 +180,67 @@ impl Lowerer<'_, '_> {
             addressed: true,
             ..c
         }))
+    }
+
+    /// A `thread` pointer to one object (`&total`, a scalar or an array
+    /// element) for a one-element array parameter (`thread U totals[1]`):
+    /// a one-element array holding the object's value, to pass instead,
+    /// and the copy back into the object after the call. `None` for any
+    /// other parameter or argument.
+    pub(in crate::lower) fn one_object_array_argument(
+        &mut self,
+        fx: &mut FnCtx,
+        pty: &Type,
+        a: &Arg,
+        span: Span,
+    ) -> Result<Option<(Arg, crate::lower::cxx::functions::PartCopy)>> {
+        let Type::Pointer(pp) = pty else {
+            return Ok(None);
+        };
+        let Type::Array(elem, 1) = &pp.pointee else {
+            return Ok(None);
+        };
+        let Value::Ptr(p) = &a.value else {
+            return Ok(None);
+        };
+        let fits = pp.is_reference
+            && pp.space == AddressSpace::Thread
+            && p.space == AddressSpace::Thread
+            && p.pointee.unpacked() == elem.unpacked()
+            && (pp.is_const || !p.is_const)
+            && matches!(p.root, crate::lower::ctx::value::PtrRoot::Place(..));
+        if !fits {
+            return Ok(None);
+        }
+        let object = self.element_place(fx, p, p.index, span).ptr;
+        let ty = self.naga_type(&pp.pointee, span)?;
+        let var = fx.local("metal_one_element", ty, span);
+        let array = fx.add(Expression::LocalVariable(var), span);
+        let first = fx.add(
+            Expression::AccessIndex {
+                base: array,
+                index: 0,
+            },
+            span,
+        );
+        let value = fx.add(Expression::Load { pointer: object }, span);
+        fx.push(
+            naga::Statement::Store {
+                pointer: first,
+                value,
+            },
+            span,
+        );
+        let value = Value::Place(crate::lower::ctx::value::Place {
+            ptr: array,
+            ty: pp.pointee.clone(),
+            writable: !p.is_const,
+        });
+        let passed = Arg {
+            ty: arg_type(&value),
+            value,
+            span: a.span,
+        };
+        Ok(Some((passed, (object, first, !p.is_const))))
     }
 }
