@@ -87,6 +87,66 @@ fn a_pointer_variable_moved_through_its_address_on_gpu() {
     assert_eq!(got, want);
 }
 
+/// A local array of pointers set element by element, each a stride past
+/// the last, passed to the same helper (MLX's strided row reductions).
+const STRIDED: &str = r#"
+template <typename T, int N>
+void sum_rows(thread float totals[N], const device T* inputs[N], int count) {
+  for (int j = 0; j < N; j++) {
+    totals[j] = 0;
+    for (int i = 0; i < count; i++) {
+      totals[j] += float(inputs[j][i]);
+    }
+    inputs[j] += count;
+  }
+}
+
+template <typename T, int N>
+void sum_strided_rows(thread float totals[N], const device T* in, int stride, int count) {
+  const device T* inputs[N];
+  inputs[0] = in;
+  for (int i = 1; i < N; i++) {
+    inputs[i] = inputs[i - 1] + stride;
+  }
+  sum_rows<T, N>(totals, inputs, count);
+  totals[0] += inputs[N - 1][0];
+}
+
+kernel void strided(const device float* in [[buffer(0)]],
+                    device float* out [[buffer(1)]],
+                    uint gid [[thread_position_in_grid]]) {
+  float totals[3];
+  sum_strided_rows<float, 3>(totals, in + gid * 4, 40, 4);
+  out[gid] = totals[0] + 10.0 * totals[1] + 100.0 * totals[2];
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_local_array_of_pointers_set_element_by_element_on_gpu() {
+    let n = 8u32;
+    let x: Vec<f32> = (0..200).map(|i| ((i * 5) % 11) as f32).collect();
+    let Some(got) = common::source::run_body_f32s(
+        STRIDED,
+        "strided",
+        (n, 8),
+        vec![(0, common::f32_bytes(&x)), (1, vec![0u8; 4 * n as usize])],
+        1,
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = (0..n as usize)
+        .map(|g| {
+            let row = |j: usize| g * 4 + j * 40;
+            let mut t: Vec<f32> = (0..3).map(|j| x[row(j)..row(j) + 4].iter().sum()).collect();
+            // The helper moved each pointer past its row.
+            t[0] += x[row(2) + 4];
+            t[0] + 10.0 * t[1] + 100.0 * t[2]
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
 /// The helper cannot make the caller's pointer point into another buffer:
 /// the pointer's root is fixed at translation time.
 #[test]

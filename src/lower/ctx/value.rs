@@ -108,6 +108,9 @@ impl PtrCell {
     /// `thread` pointer to that pointer when [`PtrCell::addressed`].
     pub fn value_type(&self) -> Type {
         let held = Type::Pointer(Box::new(self.ty.clone()));
+        if let Some(n) = self.count {
+            return Type::Array(Box::new(held), n);
+        }
         match self.addressed {
             false => held,
             true => Type::Pointer(Box::new(crate::types::Pointer {
@@ -209,7 +212,10 @@ pub(in crate::lower) enum Local {
     /// [`Value::Null`]).
     Null(crate::types::Pointer),
     /// A pointer to a pointer variable of the caller (a parameter given
-    /// `&p`): its cell, [`PtrCell::addressed`].
+    /// `&p`): its cell, [`PtrCell::addressed`]; or a local array of
+    /// pointers declared without an initializer (`const device T* ps[n];`,
+    /// or a parameter given one): one root, fixed by the first assignment
+    /// to an element, and an `array<u32, n>` of indices.
     Cell(PtrCell),
     /// A pointer variable declared without an initializer
     /// (`const device T* row;`): its first assignment fixes the root and

@@ -967,12 +967,20 @@ impl Lowerer<'_, '_> {
             (ArgKey::ThreadArray(n), Type::Pointer(pp)) => {
                 self.thread_array_parameter(fx, &pname, pp, *n, span)?
             }
-            (ArgKey::Cell(inner), Type::Pointer(pp)) if matches!(pp.pointee, Type::Pointer(_)) => {
+            (ArgKey::PointerAddress(inner), Type::Pointer(pp))
+                if matches!(pp.pointee, Type::Pointer(_)) =>
+            {
                 self.pointer_address_parameter(fx, &pname, &pp.pointee, inner, span)?
             }
             // An array of pointers given `&p` ([dcl.fct]/5: a pointer).
-            (ArgKey::Cell(inner), Type::Array(elem, _)) if matches!(**elem, Type::Pointer(_)) => {
+            (ArgKey::PointerAddress(inner), Type::Array(elem, _))
+                if matches!(**elem, Type::Pointer(_)) =>
+            {
                 self.pointer_address_parameter(fx, &pname, elem, inner, span)?
+            }
+            // An array of pointers given a local one.
+            (ArgKey::Cell(inner), Type::Array(elem, _)) if matches!(**elem, Type::Pointer(_)) => {
+                Local::Cell(self.cell_parameter(fx, &pname, pty, &pname, inner, span)?)
             }
             _ => {
                 return Err(Error::coded(

@@ -161,11 +161,11 @@ impl Lowerer<'_, '_> {
         };
         let (k, mut hs) = self.pass_argument(fx, &pointed, arg)?;
         hs.push(c.index);
-        Ok((ArgKey::Cell(Box::new(k)), hs))
+        Ok((ArgKey::PointerAddress(Box::new(k)), hs))
     }
 
     /// A helper's parameter `pname` that points to a pointer of type
-    /// `held`, given `&p` ([`ArgKey::Cell`]): the root as `inner` passes
+    /// `held`, given `&p` ([`ArgKey::PointerAddress`]): the root as `inner` passes
     /// it, and `p`'s index variable.
     pub(in crate::lower) fn pointer_address_parameter(
         &mut self,
@@ -242,5 +242,29 @@ impl Lowerer<'_, '_> {
             span: a.span,
         };
         Ok(Some((passed, (object, first, !p.is_const))))
+    }
+
+    /// A local array of pointers declared without an initializer
+    /// (`const device T* inputs[n];`, set element by element): a cell of
+    /// `n` indices in an `array<u32, n>` variable, its root fixed by the
+    /// first assignment to an element.
+    pub(in crate::lower) fn pointer_array_cell(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &str,
+        pp: &crate::types::Pointer,
+        n: u32,
+        span: Span,
+    ) -> Result<Local> {
+        let indices = self.naga_type(&Type::Array(Box::new(Type::UINT), n), span)?;
+        let var = fx.local(name, indices, span);
+        Ok(Local::Cell(PtrCell {
+            index: fx.add(Expression::LocalVariable(var), span),
+            target: Rc::new(RefCell::new(None)),
+            ty: pp.clone(),
+            member: name.to_string(),
+            count: Some(n),
+            addressed: false,
+        }))
     }
 }

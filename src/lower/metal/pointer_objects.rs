@@ -289,6 +289,16 @@ impl Lowerer<'_, '_> {
     /// too), or a member `p` of `this` named alone in a member function.
     fn cell_of(&mut self, fx: &mut FnCtx, e: &Expr) -> Option<PtrCell> {
         match &e.kind {
+            // A local array of pointers (`metal/pointer_addresses.rs`).
+            ExprKind::Name(path)
+                if path.len() == 1
+                    && matches!(fx.lookup(&path[0]), Some(Local::Cell(c)) if !c.addressed) =>
+            {
+                match fx.lookup(&path[0]) {
+                    Some(Local::Cell(c)) => Some(c.clone()),
+                    _ => None,
+                }
+            }
             ExprKind::Name(path) if path.len() == 1 && fx.lookup(&path[0]).is_none() => {
                 let member = self.implicit_member(fx, &path[0], e.span)?;
                 self.cell_of(fx, &member)
