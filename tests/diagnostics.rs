@@ -1109,6 +1109,24 @@ fn pointer_members_to_structs_not_yet_defined_are_located() {
     );
 }
 
+/// MLX's fence kernels spin on a `coherent(system)` flag that the CPU
+/// sets: WebGPU has no such memory, and the note says what a port does.
+#[test]
+fn system_coherent_memory_is_refused_with_what_a_port_does() {
+    let body = "kernel void wait_flag(volatile coherent(system) device uint* flag [[buffer(0)]]) {\n    while (flag[0] == 0u) {}\n}\n";
+    assert_error(
+        body,
+        3,
+        32,
+        "`coherent(system)` memory is not supported: WebGPU keeps no memory coherent with the CPU and other devices while a dispatch runs",
+    );
+    let text = fails(body);
+    assert!(
+        text.contains("a port does not wait inside a kernel"),
+        "{text}"
+    );
+}
+
 #[test]
 fn coherent_without_a_scope_is_refused_as_device_coherence() {
     let body = "kernel void k(coherent device uint& a [[buffer(0)]]) {\n    a += 1u;\n}\n";

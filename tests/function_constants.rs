@@ -76,11 +76,16 @@ fn reference(x: f32, fast: bool, scale: f32, bias: Option<i32>) -> f32 {
 fn function_constants_become_overrides_with_metal_indices() {
     let lib = library(SCALE);
     let wgsl = lib.wgsl();
+    // Required: a zero default all the same, so that a WebGPU pipeline
+    // can be made without constants (reflection still says `required`).
     assert!(
-        wgsl.contains("@id(0) override use_fast_path: bool;"),
+        wgsl.contains("@id(0) override use_fast_path: bool = bool();"),
         "{wgsl}"
     );
-    assert!(wgsl.contains("@id(1) override scale: f32;"), "{wgsl}");
+    assert!(
+        wgsl.contains("@id(1) override scale: f32 = f32();"),
+        "{wgsl}"
+    );
     // Optional: a zero default and the companion flag.
     assert!(
         wgsl.contains("@id(7) override bias_value: i32 = "),
@@ -193,6 +198,105 @@ fn values_for_constants_a_function_does_not_read_are_ignored() {
     };
     let out = run_threads(gpu, &lib, f, 4, &resources).unwrap();
     assert_eq!(common::f32s(&out.buffers[&0]), vec![1.0; 4]);
+}
+
+/// A normalisation in MLX's shape: whether a weight buffer applies, and
+/// an offset, are required function constants the host always sets.
+const NORM_LIKE: &str = "
+constant bool has_w [[function_constant(20)]];
+constant int offset [[function_constant(21)]];
+
+kernel void norm_like(const device float* x [[buffer(0)]],
+                      const device float* w [[buffer(1)]],
+                      device float* out [[buffer(2)]],
+                      uint i [[thread_position_in_grid]]) {
+    float v = x[i] + float(offset);
+    if (has_w) {
+        v *= w[i];
+    }
+    out[i] = v;
+}
+";
+
+/// Creating a pipeline from the WGSL with no pipeline constants succeeds
+/// (wgpu refuses an override with neither a default nor a value), and a
+/// host that sets the constants computes with its values. Run through
+/// wgpu directly: the runner itself refuses to run without a required
+/// constant, as Metal refuses to make the function.
+#[test]
+#[cfg(feature = "runner")]
+fn required_constants_let_a_pipeline_be_made_without_constants() {
+    use common::wgsl::{dispatch, Bound};
+    use msl2wgsl::reflect::DispatchParams;
+    use msl2wgsl::wgpu::BufferUsages;
+    let Some(gpu) = common::gpu() else { return };
+    let lib = library(NORM_LIKE);
+    let f = lib.function("norm_like").unwrap();
+    assert!(f.function_constants.iter().all(|c| c.required));
+    let wg = f.workgroup_size.unwrap();
+    let n = wg[0] * 2;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let w: Vec<f32> = (0..n).map(|i| 1.0 + (i % 5) as f32).collect();
+    let (xb, wb) = (common::f32_bytes(&x), common::f32_bytes(&w));
+    let zeros = vec![0u8; 4 * n as usize];
+    let params = DispatchParams {
+        grid_size: [n, 1, 1],
+        group_offset: [0; 3],
+        threadgroups: [2, 1, 1],
+    }
+    .to_bytes();
+    let binding = |k: usize| f.arguments[k].binding.expect("bound").binding;
+    let mut buffers = vec![
+        Bound {
+            binding: binding(0),
+            contents: &xb,
+            usage: BufferUsages::STORAGE,
+        },
+        Bound {
+            binding: binding(1),
+            contents: &wb,
+            usage: BufferUsages::STORAGE,
+        },
+        Bound {
+            binding: binding(2),
+            contents: &zeros,
+            usage: BufferUsages::STORAGE,
+        },
+    ];
+    if let Some(d) = f.dispatch_binding {
+        buffers.push(Bound {
+            binding: d.binding,
+            contents: &params,
+            usage: BufferUsages::UNIFORM,
+        });
+    }
+    let entry = &f.wgsl_entry_point;
+    // Unset: the pipeline is made and runs (the values are zero).
+    let out = dispatch(gpu, lib.wgsl(), entry, &[], &buffers, [2, 1, 1]);
+    assert_eq!(common::f32s(&out[2]), x, "unset constants");
+    // Set: the host's values.
+    for (has_w, offset) in [(true, 3), (false, -2)] {
+        let constants = [
+            ("20", f64::from(u8::from(has_w))),
+            ("21", f64::from(offset)),
+        ];
+        let out = dispatch(gpu, lib.wgsl(), entry, &constants, &buffers, [2, 1, 1]);
+        let want: Vec<f32> = (0..n as usize)
+            .map(|i| {
+                let v = x[i] + offset as f32;
+                if has_w {
+                    v * w[i]
+                } else {
+                    v
+                }
+            })
+            .collect();
+        assert_eq!(
+            common::f32s(&out[2]),
+            want,
+            "has_w = {has_w}, offset = {offset}"
+        );
+    }
 }
 
 // ---- diagnostics ----------------------------------------------------------
@@ -361,7 +465,7 @@ fn condition_on_a_helper_parameter_is_accepted() {
          kernel void k(device float* o [[buffer(0)]], constant float& b [[buffer(1), function_constant(has_b)]]) { o[0] = get(b); }\n",
     );
     assert!(
-        lib.wgsl().contains("@id(0) override has_b: bool;"),
+        lib.wgsl().contains("@id(0) override has_b: bool = bool();"),
         "{}",
         lib.wgsl()
     );
@@ -486,13 +590,16 @@ fn a_constant_only_conditioning_an_argument_is_listed() {
     assert_eq!(json["functionConstants"][0]["name"], "has_b");
     assert_eq!(json["functionConstants"][0]["arguments"][0]["name"], "b");
     assert!(
-        lib.wgsl().contains("@id(5) override has_b: bool;"),
+        lib.wgsl().contains("@id(5) override has_b: bool = bool();"),
         "{}",
         lib.wgsl()
     );
     // Per-function WGSL keeps the override too (the runner sets it).
     let one = lib.function_wgsl("k").unwrap();
-    assert!(one.contains("@id(5) override has_b: bool;"), "{one}");
+    assert!(
+        one.contains("@id(5) override has_b: bool = bool();"),
+        "{one}"
+    );
 }
 
 #[test]
@@ -718,7 +825,10 @@ kernel void vec_k(device float* out [[buffer(0)]], uint id [[thread_position_in_
 fn vector_constants_are_one_override_per_component() {
     let lib = library(VECTORS);
     let wgsl = lib.wgsl();
-    assert!(wgsl.contains("@id(3) override tile_x: u32;"), "{wgsl}");
+    assert!(
+        wgsl.contains("@id(3) override tile_x: u32 = u32();"),
+        "{wgsl}"
+    );
     assert!(wgsl.contains("@id(4) override tint_x: f32 = "), "{wgsl}");
     let f = lib.function("vec_k").unwrap();
     let json = serde_json::to_value(f).unwrap();
@@ -747,7 +857,7 @@ fn vector_constants_are_one_override_per_component() {
     for (k, id) in tile.iter().enumerate().skip(1) {
         let name = ["x", "y"][k];
         assert!(
-            wgsl.contains(&format!("@id({id}) override tile_{name}: u32;")),
+            wgsl.contains(&format!("@id({id}) override tile_{name}: u32 = u32();")),
             "{wgsl}"
         );
     }
@@ -925,7 +1035,10 @@ fn wide_library(target: msl2wgsl::Target) -> Library {
 fn wide_constants_are_two_word_overrides() {
     let lib = wide_library(msl2wgsl::Target::Wgpu);
     let wgsl = lib.wgsl();
-    assert!(wgsl.contains("@id(2) override seed: u32;"), "{wgsl}");
+    assert!(
+        wgsl.contains("@id(2) override seed: u32 = u32();"),
+        "{wgsl}"
+    );
     let f = lib.function("wide_k").unwrap();
     let seed = f
         .function_constants
@@ -935,7 +1048,7 @@ fn wide_constants_are_two_word_overrides() {
     assert_eq!(seed.data_type, "ulong");
     let high = seed.high_id.expect("a high word");
     assert!(
-        wgsl.contains(&format!("@id({high}) override seed_hi: u32;")),
+        wgsl.contains(&format!("@id({high}) override seed_hi: u32 = u32();")),
         "{wgsl}"
     );
     let step = f

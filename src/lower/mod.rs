@@ -113,6 +113,10 @@ enum ArgKey {
     /// as its pointer would be (this key), then a `ptr<function, u32>` to
     /// its index variable, which the callee moves.
     Cell(Box<ArgKey>),
+    /// `&p` of a pointer variable for a pointer to a pointer
+    /// (`metal/pointer_addresses.rs`): as the pointer would be passed, then
+    /// a `ptr<function, u32>` to its index variable.
+    PointerAddress(Box<ArgKey>),
     /// A pointer into a non-buffer global (a `threadgroup` variable): the
     /// access path from the global, `None` for a `u32` index passed; `true`:
     /// the path ends at an array and a `u32` element index is passed too.

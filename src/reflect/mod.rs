@@ -616,8 +616,10 @@ pub struct FunctionConstantReflection {
     pub index: u16,
     /// Its MSL type (`bool`, `int`, `float`, ...).
     pub data_type: String,
-    /// True unless `is_function_constant_defined` asks about it: a pipeline
-    /// must then set it (the override has no default).
+    /// True unless `is_function_constant_defined` asks about it: a host
+    /// must then set it, as Metal requires (the runner refuses to run
+    /// without it). Its override defaults to zero all the same, so that a
+    /// pipeline can be made without constants.
     pub required: bool,
     /// Optional constants: `@id` of the `bool` override that
     /// `is_function_constant_defined` reads; set it to `true` whenever the

@@ -13,9 +13,12 @@
 //!   WGSL cannot ask whether an override was set, so the flag carries it.
 //!   Companion ids are taken from the top of WGSL's id range (65535 down,
 //!   skipping ids in use) and reported in reflection (`definedId`);
-//! - a required constant (never asked about) has no default: a pipeline
-//!   created without it fails, as `newFunctionWithName:constantValues:`
-//!   does in Metal;
+//! - a required constant (never asked about) must be set, as
+//!   `makeFunction(name:constantValues:)` fails without it in Metal
+//!   (reflection's `required`, which the runner enforces); its override
+//!   still defaults to zero, so that a WebGPU pipeline can be made without
+//!   pipeline constants (wgpu refuses an override with neither), a value
+//!   no Metal program can observe;
 //! - a vector constant (`constant uint2 size [[function_constant(3)]];`) is
 //!   one scalar override per component: the first at `@id(n)`, the others
 //!   at ids taken as companion ids are (reported as `componentIds`), and a

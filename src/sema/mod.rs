@@ -9,6 +9,7 @@ pub mod consteval;
 pub mod constexpr_body;
 pub mod constexpr_fn;
 pub mod conversions;
+mod function_arguments;
 pub mod function_constant_values;
 pub mod function_constants;
 pub mod gnu_layout;
@@ -210,6 +211,10 @@ pub struct Program<'a> {
     /// Every struct template instance in the translation unit, declared or
     /// not (its declaration may have failed, or wait for another instance).
     pub seen_instances: std::collections::HashSet<String>,
+    /// Plain aliases of function pointer types (`using F = R (*)(..);`):
+    /// only a template parameter may have such a type
+    /// (`function_arguments.rs`).
+    pub function_pointer_aliases: std::collections::HashSet<String>,
     /// The names of the program's (non-template) structs, declared or not
     /// yet: a pointer member to one not yet declared is told apart from
     /// an unknown name.
@@ -336,6 +341,11 @@ impl<'a> Program<'a> {
     fn declare(&mut self, item: &'a Item) -> Result<()> {
         match item {
             Item::UsingNamespace(_) => Ok(()),
+            Item::Alias(alias) if alias.ty.ptr_ops.contains(&ast::PtrOp::Function) => {
+                self.function_pointer_aliases
+                    .insert(alias.name.name.clone());
+                Ok(())
+            }
             Item::Alias(alias) => {
                 let ty = self.resolve_type(&alias.ty)?;
                 let ty = self.apply_array(ty, &alias.array)?;
@@ -1078,6 +1088,9 @@ impl<'a> Program<'a> {
 
     /// Resolves a written type including `*`/`&` declarators.
     pub fn resolve_type(&self, ts: &ast::TypeSpec) -> Result<Type> {
+        if ts.ptr_ops.contains(&ast::PtrOp::Function) || self.names_function_pointer(ts) {
+            return Err(function_arguments::function_pointer_type(ts.span));
+        }
         let mut ty = self.resolve_value_type(ts)?;
         let mut is_const = ts.is_const;
         for (i, op) in ts.ptr_ops.iter().enumerate() {

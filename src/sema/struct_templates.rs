@@ -669,6 +669,9 @@ fn show_value(program: &Program, v: &TemplateValue) -> String {
             shown.join(",")
         }
         TemplateValue::Template(t) => t.clone(),
+        TemplateValue::Function(path, values) => {
+            super::templates::function_shown(path, values, |v| show_value(program, v))
+        }
     }
 }
 

@@ -53,6 +53,10 @@ pub enum TemplateValue {
     Pack(Vec<TemplateValue>),
     /// A template template argument: the struct template's name.
     Template(String),
+    /// A function (or function template instance) given for a parameter
+    /// of function pointer type (`sema::function_arguments`): its path
+    /// and the template arguments written after it.
+    Function(Vec<String>, Vec<TemplateValue>),
 }
 
 /// The function a function template declares.
@@ -278,6 +282,9 @@ impl<'a> Program<'a> {
                 format!("template parameter `{}` needs a type", p.name.name),
             )),
             (TemplateParamKind::Template(_), a) => self.template_template_value(p, a),
+            (TemplateParamKind::Value(..), a) if self.is_function_parameter(p) => {
+                self.function_argument(p, a)
+            }
             (TemplateParamKind::Value(ty, _), a) => {
                 let e = match a {
                     TemplateArg::Expr(e) => e.clone(),
@@ -466,6 +473,9 @@ impl<'a> Program<'a> {
             TemplateValue::Template(name) => {
                 Replacement::Template(name.split("::").map(str::to_string).collect())
             }
+            TemplateValue::Function(path, values) => {
+                Replacement::Value(self.function_expr(path, values, span)?)
+            }
         })
     }
 
@@ -638,6 +648,10 @@ impl<'a> Program<'a> {
                 values.iter().for_each(|v| self.push_value_name(name, v));
             }
             TemplateValue::Template(t) => name.push_str(t),
+            TemplateValue::Function(path, values) => {
+                name.push_str(&path.join("_"));
+                values.iter().for_each(|v| self.push_value_name(name, v));
+            }
         }
     }
 
@@ -665,7 +679,26 @@ impl Program<'_> {
                 format!("<{}>", shown.join(", "))
             }
             TemplateValue::Template(t) => t.clone(),
+            TemplateValue::Function(path, values) => {
+                function_shown(path, values, |v| self.show_value(v))
+            }
         }
+    }
+}
+
+/// `radix2<float>`: a function argument as written.
+pub(crate) fn function_shown(
+    path: &[String],
+    values: &[TemplateValue],
+    show: impl Fn(&TemplateValue) -> String,
+) -> String {
+    let name = path.join("::");
+    match values.is_empty() {
+        true => name,
+        false => format!(
+            "{name}<{}>",
+            values.iter().map(show).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 

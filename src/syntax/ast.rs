@@ -248,6 +248,11 @@ pub enum PtrOp {
     },
     /// `&`
     Reference,
+    /// `(*)(..)`: a pointer to a function returning what is before it
+    /// (its parameter types are not kept). Only a template parameter may
+    /// have such a type, given a function's name
+    /// (`sema::function_arguments`).
+    Function,
 }
 
 /// A template argument: a type or a constant expression.

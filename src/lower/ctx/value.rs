@@ -96,6 +96,31 @@ pub(in crate::lower) struct PtrCell {
     /// For an array of pointers (`const device T* src[n]`, one root for
     /// all): its length; `index` then points to an `array<u32, n>`.
     pub count: Option<u32>,
+    /// The value is the cell's address, not the pointer it holds: `&p` of
+    /// a pointer variable `p`, or a parameter given one (`thread T**`,
+    /// `const device T* ps[1]`), a `thread` pointer to the pointer
+    /// (`metal/pointer_addresses.rs`).
+    pub addressed: bool,
+}
+
+impl PtrCell {
+    /// The MSL type of the cell as a value: the pointer it holds, or a
+    /// `thread` pointer to that pointer when [`PtrCell::addressed`].
+    pub fn value_type(&self) -> Type {
+        let held = Type::Pointer(Box::new(self.ty.clone()));
+        if let Some(n) = self.count {
+            return Type::Array(Box::new(held), n);
+        }
+        match self.addressed {
+            false => held,
+            true => Type::Pointer(Box::new(crate::types::Pointer {
+                space: AddressSpace::Thread,
+                pointee: held,
+                is_const: false,
+                is_reference: false,
+            })),
+        }
+    }
 }
 
 /// A bit-field (`sema::bit_fields`) of a struct object: read from and
@@ -186,6 +211,12 @@ pub(in crate::lower) enum Local {
     /// A pointer parameter or variable known to be null (see
     /// [`Value::Null`]).
     Null(crate::types::Pointer),
+    /// A pointer to a pointer variable of the caller (a parameter given
+    /// `&p`): its cell, [`PtrCell::addressed`]; or a local array of
+    /// pointers declared without an initializer (`const device T* ps[n];`,
+    /// or a parameter given one): one root, fixed by the first assignment
+    /// to an element, and an `array<u32, n>` of indices.
+    Cell(PtrCell),
     /// A pointer variable declared without an initializer
     /// (`const device T* row;`): its first assignment fixes the root and
     /// makes it a [`Local::PtrVar`] of the same index variable.
@@ -258,7 +289,7 @@ pub(in crate::lower) fn arg_type(v: &Value) -> Type {
         Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
         Value::Void => Type::Void,
         Value::BitField(b) => Type::Scalar(b.field.scalar),
-        Value::Cell(c) => Type::Pointer(Box::new(c.ty.clone())),
+        Value::Cell(c) => c.value_type(),
         Value::Agg(a) => match &a.pointer {
             Some(p) => Type::Pointer(p.clone()),
             None => a.ty.clone(),

@@ -124,7 +124,7 @@ impl Lowerer<'_, '_> {
                 space: None,
             },
             Value::Cell(c) => Typed {
-                ty: Type::Pointer(Box::new(c.ty)),
+                ty: c.value_type(),
                 space: None,
             },
             Value::Null(p) => Typed {

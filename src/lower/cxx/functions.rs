@@ -241,6 +241,13 @@ impl Lowerer<'_, '_> {
                     ))
                 }
             };
+            let arg = match self.one_object_array_argument(fx, &pty, &arg, span)? {
+                Some((temporary, copy)) => {
+                    copied_back.push(copy);
+                    temporary
+                }
+                None => arg,
+            };
             let (key, mut arg) = self.pass_argument(fx, &pty, arg)?;
             if let (ArgKey::Thread, Type::Pointer(pp), [place]) = (&key, &pty, arg.as_slice()) {
                 if let Some(copy) = self.part_argument_copy(fx, *place, pp, span)? {
@@ -960,6 +967,21 @@ impl Lowerer<'_, '_> {
             (ArgKey::ThreadArray(n), Type::Pointer(pp)) => {
                 self.thread_array_parameter(fx, &pname, pp, *n, span)?
             }
+            (ArgKey::PointerAddress(inner), Type::Pointer(pp))
+                if matches!(pp.pointee, Type::Pointer(_)) =>
+            {
+                self.pointer_address_parameter(fx, &pname, &pp.pointee, inner, span)?
+            }
+            // An array of pointers given `&p` ([dcl.fct]/5: a pointer).
+            (ArgKey::PointerAddress(inner), Type::Array(elem, _))
+                if matches!(**elem, Type::Pointer(_)) =>
+            {
+                self.pointer_address_parameter(fx, &pname, elem, inner, span)?
+            }
+            // An array of pointers given a local one.
+            (ArgKey::Cell(inner), Type::Array(elem, _)) if matches!(**elem, Type::Pointer(_)) => {
+                Local::Cell(self.cell_parameter(fx, &pname, pty, &pname, inner, span)?)
+            }
             _ => {
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -1232,7 +1254,7 @@ fn function_argument(
 
 /// A part of a variable passed by reference through a copy: (the place, the
 /// copy's pointer, whether the copy is written back after the call).
-type PartCopy = (Handle<Expression>, Handle<Expression>, bool);
+pub(in crate::lower) type PartCopy = (Handle<Expression>, Handle<Expression>, bool);
 
 /// The names every `return` in `stmts` returns (`return a;`), appended to
 /// `names`; `None` if one returns something else, or nothing.

@@ -477,6 +477,23 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
         (Type::Pointer(p), Type::Pointer(a)) if !p.is_reference && !a.is_reference => {
             pointer_rank(p, a)
         }
+        // A pointer to one object for a one-element array parameter
+        // (`thread U totals[1]`, adjusted to `thread U*`, given `&total`).
+        (Type::Pointer(p), Type::Pointer(a))
+            if p.is_reference
+                && p.space == AddressSpace::Thread
+                && !a.is_reference
+                && a.space == AddressSpace::Thread
+                && (p.is_const || !a.is_const)
+                && matches!(&p.pointee, Type::Array(e, 1) if e.unpacked() == a.pointee.unpacked()) =>
+        {
+            Some(Rank {
+                category: EXACT,
+                kind: Passing::Pointer,
+                adjusted: p.is_const && !a.is_const,
+                outside_thread: false,
+            })
+        }
         (Type::Pointer(p), _) if p.is_reference => reference_rank(p, arg),
         // `nullptr` (typed `void`, `args.rs`): a null pointer conversion
         // ([conv.ptr]/1) to any pointer.
@@ -500,6 +517,16 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
                 adjusted: p.is_const,
                 outside_thread: false,
             })
+        }
+        // `&p` of a pointer variable for an array of pointers (adjusted to
+        // a pointer to its first element, [dcl.fct]/5).
+        (Type::Array(e, _), Type::Pointer(a))
+            if a.space == AddressSpace::Thread && !a.is_reference =>
+        {
+            match (&**e, &a.pointee) {
+                (Type::Pointer(p), Type::Pointer(held)) if !p.is_reference => pointer_rank(p, held),
+                _ => None,
+            }
         }
         (Type::Pointer(_), _) | (_, Type::Pointer(_)) => None,
         (_, ty) => value_rank(param, ty).map(Rank::value),

@@ -108,6 +108,8 @@ impl Lowerer<'_, '_> {
                 let element = self.cell_element(fx, &c, hi, span);
                 self.read_cell(fx, &element, span)
             }
+            // `ps[0]` of a pointer to a pointer: the pointer itself.
+            Value::Cell(c) if c.addressed => self.pointed_cell_value(fx, c, hi, span),
             Value::Cell(_) => unreachable!("a pointer member is read through its aggregate"),
             Value::Null(_) => Err(crate::lower::metal::buffer_pointers::null_use(base_span)),
         }

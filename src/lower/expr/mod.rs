@@ -586,6 +586,7 @@ impl Lowerer<'_, '_> {
             Local::Ptr(p) => Value::Ptr(p),
             Local::Null(p) => Value::Null(Some(p)),
             Local::Agg(a) => Value::Agg(a),
+            Local::Cell(c) => Value::Cell(c),
             Local::PtrVar { var, mut ptr } => {
                 let v = fx.add(Expression::LocalVariable(var), span);
                 ptr.index = fx.add(Expression::Load { pointer: v }, span);

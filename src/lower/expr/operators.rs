@@ -473,6 +473,9 @@ impl Lowerer<'_, '_> {
                 return self.deref(fx, v, span);
             }
             UnaryOp::AddrOf => {
+                if let Some(v) = self.address_of_pointer_variable(fx, a, span) {
+                    return Ok(v);
+                }
                 let v = self.expr(fx, a)?;
                 return self.address_of(fx, v, span);
             }

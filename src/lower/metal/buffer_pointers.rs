@@ -20,6 +20,10 @@ impl Lowerer<'_, '_> {
         v: Value,
         span: Span,
     ) -> Result<Value> {
+        // `*pp` of a pointer to a pointer variable: the pointer it holds.
+        if let Value::Cell(c) = v {
+            return self.pointed_cell(fx, &c, span);
+        }
         // An argument buffer passed as a pointer (`args->m`, `*args`).
         if let Value::Agg(a) = v {
             if a.pointer.is_some() {

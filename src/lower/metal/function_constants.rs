@@ -52,21 +52,7 @@ impl Lowerer<'_, '_> {
         };
         let mut parts = Vec::with_capacity(ids.len());
         for (k, id) in ids.into_iter().enumerate() {
-            // Optional constants default to zero, so a pipeline may leave
-            // them unset; the value is then unobservable behind the
-            // `defined` flag.
-            let init = match c.defined_id {
-                Some(_) => {
-                    let t = self.naga_type(&scalar, span)?;
-                    Some(
-                        self.global
-                            .module
-                            .global_expressions
-                            .append(Expression::ZeroValue(t), Self::span(c.span)),
-                    )
-                }
-                None => None,
-            };
+            let init = self.unset_constant_default(&scalar, c.span)?;
             let name = match c.components {
                 1 => c.name.clone(),
                 _ => format!("{}_{}", c.name, ["x", "y", "z", "w"][k]),
@@ -109,19 +95,7 @@ impl Lowerer<'_, '_> {
         let narrow = self.narrows_wide_integers();
         let parts = [(c.index, c.name.clone()), (high, format!("{}_hi", c.name))];
         for (id, name) in parts.into_iter().take(if narrow { 1 } else { 2 }) {
-            let init = match c.defined_id {
-                Some(_) => {
-                    let t = self.naga_type(&word, span)?;
-                    let zero = Expression::ZeroValue(t);
-                    Some(
-                        self.global
-                            .module
-                            .global_expressions
-                            .append(zero, Self::span(c.span)),
-                    )
-                }
-                None => None,
-            };
+            let init = self.unset_constant_default(&word, c.span)?;
             let h = self.override_with_id(id, &name, &word, init, c.span)?;
             words.push(fx.add(Expression::Override(h), span));
         }
@@ -169,6 +143,29 @@ impl Lowerer<'_, '_> {
             value = cast(fx, value, ScalarKind::Sint, None);
         }
         Ok(Value::Rv(value, ty))
+    }
+
+    /// The default of a function constant's override: zero, for every
+    /// constant. An optional constant's value is then unobservable behind
+    /// its `defined` flag (which defaults to `false`). A required one
+    /// (never asked about) must be set in Metal, where
+    /// `makeFunction(name:constantValues:)` fails without it, so a Metal
+    /// program never reads it unset; the default only lets a WebGPU
+    /// pipeline be created without pipeline constants (wgpu refuses an
+    /// override with neither a default nor a value), and reflection still
+    /// reports it `required`, which the runner enforces.
+    fn unset_constant_default(
+        &mut self,
+        ty: &Type,
+        span: Span,
+    ) -> Result<Option<Handle<Expression>>> {
+        let t = self.naga_type(ty, span)?;
+        Ok(Some(
+            self.global
+                .module
+                .global_expressions
+                .append(Expression::ZeroValue(t), Self::span(span)),
+        ))
     }
 
     /// Makes the function being lowered read function constant `i` (the

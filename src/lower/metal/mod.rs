@@ -76,6 +76,7 @@ pub(in crate::lower) mod invocation;
 pub(in crate::lower) mod ir_eval;
 pub(in crate::lower) mod logging;
 pub(in crate::lower) mod narrow_integers;
+pub(in crate::lower) mod pointer_addresses;
 pub(in crate::lower) mod pointer_choice;
 pub(in crate::lower) mod pointer_members;
 pub(in crate::lower) mod pointer_objects;

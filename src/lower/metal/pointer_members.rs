@@ -433,6 +433,13 @@ impl Lowerer<'_, '_> {
         decl: &crate::syntax::ast::Declarator,
         ty: &Type,
     ) -> Result<Local> {
+        if let (Type::Array(elem, n), None) = (ty, &decl.init) {
+            if let Type::Pointer(pp) = &**elem {
+                if !pp.is_reference {
+                    return self.pointer_array_cell(fx, &decl.name.name, pp, *n, decl.span);
+                }
+            }
+        }
         let (Type::Array(elem, n), Some(init)) = (ty, &decl.init) else {
             return Err(Error::coded(
                 Code::PointerMember,
@@ -683,6 +690,15 @@ impl Lowerer<'_, '_> {
         a: Arg,
     ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
         let a = self.base_argument(fx, pty, a)?;
+        if let Value::Cell(c) = &a.value {
+            if c.addressed {
+                return self.pass_pointer_address(fx, pty, c.clone(), a.span);
+            }
+            if c.count.is_some() && matches!(pty, Type::Array(..)) {
+                let (c, span) = (c.clone(), a.span);
+                return self.pass_member(fx, pty, Value::Cell(c), true, span);
+            }
+        }
         let a = self.decayed_threadgroup_array(fx, pty, a);
         if let Some(array) = self.resource_array_target(pty) {
             return self.pass_resource_array(fx, &array, a);

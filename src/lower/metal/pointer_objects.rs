@@ -73,6 +73,7 @@ impl Lowerer<'_, '_> {
                         ty: (**pp).clone(),
                         member: m.name.clone(),
                         count: None,
+                        addressed: false,
                     })
                 }
                 // An array of pointers: one root for every element.
@@ -89,6 +90,7 @@ impl Lowerer<'_, '_> {
                         ty: (**pp).clone(),
                         member: m.name.clone(),
                         count: Some(*n),
+                        addressed: false,
                     })
                 }
                 t if self.place_struct_target(t).is_some()
@@ -287,9 +289,36 @@ impl Lowerer<'_, '_> {
     /// too), or a member `p` of `this` named alone in a member function.
     fn cell_of(&mut self, fx: &mut FnCtx, e: &Expr) -> Option<PtrCell> {
         match &e.kind {
+            // A local array of pointers (`metal/pointer_addresses.rs`).
+            ExprKind::Name(path)
+                if path.len() == 1
+                    && matches!(fx.lookup(&path[0]), Some(Local::Cell(c)) if !c.addressed) =>
+            {
+                match fx.lookup(&path[0]) {
+                    Some(Local::Cell(c)) => Some(c.clone()),
+                    _ => None,
+                }
+            }
             ExprKind::Name(path) if path.len() == 1 && fx.lookup(&path[0]).is_none() => {
                 let member = self.implicit_member(fx, &path[0], e.span)?;
                 self.cell_of(fx, &member)
+            }
+            // `ps[0]`, `*ps` of a pointer to a pointer variable.
+            ExprKind::Index(base, index) if self.addressed_cell(fx, base).is_some() => {
+                let c = self.addressed_cell(fx, base)?;
+                let (hi, _) = self.rvalue(fx, index).ok()?;
+                let _ = hi;
+                Some(PtrCell {
+                    addressed: false,
+                    ..c
+                })
+            }
+            ExprKind::Unary(crate::syntax::ast::UnaryOp::Deref, base) => {
+                let c = self.addressed_cell(fx, base)?;
+                Some(PtrCell {
+                    addressed: false,
+                    ..c
+                })
             }
             // `o.src[i]`: an element of an array of pointers.
             ExprKind::Index(base, index) => {
@@ -367,6 +396,7 @@ impl Lowerer<'_, '_> {
     /// told without lowering an index.
     pub(in crate::lower) fn names_cell(&mut self, fx: &mut FnCtx, e: &Expr) -> bool {
         match &e.kind {
+            ExprKind::Index(base, _) if self.addressed_cell(fx, base).is_some() => true,
             ExprKind::Index(base, _) => self.cell_of(fx, base).is_some_and(|c| c.count.is_some()),
             _ => self.cell_of(fx, e).is_some_and(|c| c.count.is_none()),
         }
@@ -391,6 +421,7 @@ impl Lowerer<'_, '_> {
                 span,
             ),
             count: None,
+            addressed: false,
             ..array.clone()
         }
     }
@@ -533,6 +564,7 @@ impl Lowerer<'_, '_> {
             ty: (**pp).clone(),
             member: member.to_string(),
             count,
+            addressed: false,
         })
     }
 

@@ -332,6 +332,15 @@ impl Builtin {
     /// (`member` true) named `name`: the two may share a name
     /// (`get_num_samples()` of the render target, `t.get_num_samples()`).
     fn lookup(name: &str, member: bool) -> Option<Builtin> {
+        // Clang's bit-counting builtins, which Metal's compiler (a clang)
+        // accepts: the 32-bit forms are MSL's functions (the result of
+        // `__builtin_ctz(0)`, undefined in clang, is 32 here).
+        let name = match (name, member) {
+            ("__builtin_ctz", false) => "ctz",
+            ("__builtin_clz", false) => "clz",
+            ("__builtin_popcount", false) => "popcount",
+            _ => name,
+        };
         // Built once: every unresolved call asks.
         static BY_NAME: std::sync::OnceLock<HashMap<(&'static str, bool), Builtin>> =
             std::sync::OnceLock::new();

@@ -201,6 +201,7 @@ fn item(pair: Pair<Rule>, items: &mut Vec<Item>) -> Result<()> {
                 items.push(Item::UsingNamespace(span));
             }
             Rule::using_alias => items.push(Item::Alias(using_alias(pair)?)),
+            Rule::fn_pointer_alias => items.push(Item::Alias(function_pointer_alias(pair)?)),
             Rule::typedef_decl => {
                 let tag = elaborated::names_tag(&pair);
                 let alias = typedef_decl(pair, None)?;
@@ -267,6 +268,22 @@ fn using_alias(pair: Pair<Rule>) -> Result<Alias> {
         name,
         ty,
         array,
+        layout: Vec::new(),
+        span,
+    })
+}
+
+/// `using F = R (*)(..);`: an alias of a function pointer type.
+fn function_pointer_alias(pair: Pair<Rule>) -> Result<Alias> {
+    let span = span_of(&pair);
+    let mut inner = pair.into_inner();
+    let name = ident(inner.next().unwrap());
+    let mut ty = type_spec(inner.next().unwrap())?;
+    ty.ptr_ops.push(PtrOp::Function);
+    Ok(Alias {
+        name,
+        ty,
+        array: Vec::new(),
         layout: Vec::new(),
         span,
     })
@@ -629,6 +646,7 @@ fn template_decl(pair: Pair<Rule>) -> Result<TemplateDecl> {
             Rule::struct_forward => item = Some(Templated::Struct(forward_struct_template(p)?)),
             Rule::variable_template => item = Some(Templated::Variable(variable_template(p)?)),
             Rule::using_alias => item = Some(Templated::Alias(using_alias(p)?)),
+            Rule::fn_pointer_alias => item = Some(Templated::Alias(function_pointer_alias(p)?)),
             r => unreachable!("template part {r:?}"),
         }
     }
@@ -1216,6 +1234,10 @@ fn coherent(p: &Pair<Rule>) -> Error {
         _ => "between threadgroups",
     };
     let written = scope.map_or("coherent".to_string(), |s| format!("coherent({s})"));
+    let port = match scope {
+        Some("system") => "a port does not wait inside a kernel for the CPU or another queue (a spin on a flag never ends on WebGPU): it ends the dispatch where the flag would be set and orders the work on the host, with the next dispatch or submission (`queue.onSubmittedWorkDone()` for the CPU)",
+        _ => "a port shares data between threadgroups through atomics, or splits the work into dispatches, each of which sees the writes of the ones before it",
+    };
     // Without a scope, the keyword (the pair ends past its spaces).
     let span = match scope {
         Some(_) => span_of(p),
@@ -1228,6 +1250,6 @@ fn coherent(p: &Pair<Rule>) -> Error {
     Error::coded(
         Code::NoWebGpuEquivalent,
         span,
-        format!("`{written}` memory is not supported: WebGPU keeps no memory coherent {what} while a dispatch runs; a dispatch's writes are visible to the CPU and to later dispatches once it completes"),
+        format!("`{written}` memory is not supported: WebGPU keeps no memory coherent {what} while a dispatch runs; a dispatch's writes are visible to the CPU and to later dispatches once it completes; {port}"),
     )
 }
