@@ -411,9 +411,28 @@ impl Lowerer<'_, '_> {
                 r
             }
         };
+        // A value that calls a SIMD-group function is computed on every
+        // thread (its exchanges leave the inactive ones out); any other
+        // only where the thread returns.
+        let exchanges = value.is_some_and(|v| {
+            let s = Stmt {
+                kind: StmtKind::Expr(v.clone()),
+                span: v.span,
+            };
+            self.needs_every_thread(&s, true)
+        });
+        let early = if exchanges {
+            Some(self.returned_value(fx, value, span)?)
+        } else {
+            None
+        };
         let active = self.load_private(fx, ACTIVE, &Type::BOOL, span);
         fx.open();
-        let kept = self.returned_value(fx, value, span).map(|v| {
+        let kept = match early {
+            Some(v) => Ok(v),
+            None => self.returned_value(fx, value, span),
+        }
+        .map(|v| {
             if let (Some(v), Some(result)) = (v, fx.pred.result) {
                 store_local(fx, result, v, span);
             }
