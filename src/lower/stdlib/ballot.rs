@@ -7,7 +7,11 @@
 //! from `subgroupBallot` (the adapter's lanes: words 0 and 1 of its
 //! `vec4<u32>`) or, with 32-lane emulation, from the emulated ballot (one
 //! word; Metal's upper 32 bits are 0). Threads outside Metal's grid never
-//! vote. WebGPU has no 64-bit integers, so `--target webgpu` refuses it.
+//! vote. Where 64-bit integers are held in their low word (`--target
+//! webgpu`, `wide_integers`), the mask is that word alone: exact for
+//! Apple's 32 lanes, so the vote needs neither `shader-int64` nor a
+//! warning; with native subgroups wider than 32 lanes (AMD's 64), lanes
+//! 32..63 are left out, as any 64-bit value's high word is there.
 //!
 //! `quad_ballot(b)` and `quad_active_threads_mask()` (MSL §6.9.3) give a
 //! `quad_vote`, lowered to its `vote_t`, a `ushort` whose bottom four bits
