@@ -188,10 +188,14 @@ fn library_errors_name_the_library_options() {
             "`Options::texture_formats`",
         ),
         (
-            "kernel void k(device uint2* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-                 out[i] = as_type<uint2>((ulong)simd_ballot(i > 3u));
+            "kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+                 out[i] = simd_sum(i);
+                 simdgroup_barrier(mem_flags::mem_none);
              }",
-            Options::default(),
+            Options {
+                simd: msl2wgsl::SimdGroups::Native,
+                ..Options::default()
+            },
             "`Target::Wgpu`",
         ),
         (

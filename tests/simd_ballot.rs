@@ -2,12 +2,14 @@
 //! the `simd_vote` mask of Metal's 32-lane SIMD groups, checked against a
 //! CPU model of those groups with lane-dependent predicates, in the 32-lane
 //! emulation (what the runner picks on lavapipe's 8-lane subgroups) and
-//! with the adapter's own subgroups; and its refusal on `--target webgpu`.
+//! with the adapter's own subgroups, with 64-bit integers (`--target wgpu`)
+//! and in their low 32 bits, as `--target webgpu` holds them (where the
+//! mask of 32 lanes is exact: its high word is 0).
 #![cfg(feature = "runner")]
 
 mod common;
 
-use msl2wgsl::diagnostics::Code;
+use msl2wgsl::library::WideIntegers;
 use msl2wgsl::runner::{run_kernel, Dispatch};
 use msl2wgsl::{Library, Options, SimdGroups};
 use std::collections::BTreeMap;
@@ -64,11 +66,17 @@ fn reference(x: &[i32], grid: usize, tg: usize, width: usize) -> Vec<[u32; 2]> {
 }
 
 fn run(mode: SimdGroups, grid: usize, tg: usize) -> Option<Vec<[u32; 2]>> {
+    run_as(mode, WideIntegers::Native, grid, tg)
+}
+
+/// [`run`] with 64-bit integers computed as `wide` says.
+fn run_as(mode: SimdGroups, wide: WideIntegers, grid: usize, tg: usize) -> Option<Vec<[u32; 2]>> {
     let gpu = common::gpu()?;
     // A vote is a 64-bit mask (GL in wgpu has no 64-bit integers).
-    if !gpu
-        .features()
-        .contains(msl2wgsl::wgpu::Features::SHADER_INT64)
+    if wide == WideIntegers::Native
+        && !gpu
+            .features()
+            .contains(msl2wgsl::wgpu::Features::SHADER_INT64)
     {
         common::skip::missing_feature(gpu, "shader-int64");
         return None;
@@ -81,6 +89,7 @@ fn run(mode: SimdGroups, grid: usize, tg: usize) -> Option<Vec<[u32; 2]>> {
     .into();
     let options = Options {
         simd: mode,
+        wide_integers: wide,
         ..Options::default()
     };
     let dispatch = Dispatch::Threads {
@@ -102,7 +111,11 @@ fn run(mode: SimdGroups, grid: usize, tg: usize) -> Option<Vec<[u32; 2]>> {
 }
 
 fn check(mode: SimdGroups, grid: usize, tg: usize, width: usize) {
-    let Some(got) = run(mode, grid, tg) else {
+    check_as(mode, WideIntegers::Native, grid, tg, width);
+}
+
+fn check_as(mode: SimdGroups, wide: WideIntegers, grid: usize, tg: usize, width: usize) {
+    let Some(got) = run_as(mode, wide, grid, tg) else {
         return;
     };
     let want = reference(&x_values(grid), grid, tg, width);
@@ -116,7 +129,7 @@ fn check(mode: SimdGroups, grid: usize, tg: usize, width: usize) {
         assert_eq!(
             g,
             w,
-            "{mode:?} grid {grid} tg {tg}: thread {}: {}",
+            "{mode:?} {wide:?} grid {grid} tg {tg}: thread {}: {}",
             j / 4,
             names[j % 4]
         );
@@ -159,18 +172,33 @@ fn native_votes_have_the_adapters_width_and_auto_uses_them_only_at_32() {
 }
 
 #[test]
-fn webgpu_refuses_the_64_bit_vote_at_the_call() {
-    let src = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device uint2* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  o[i] = as_type<uint2>((ulong)simd_ballot(i > 3u));\n}\n";
-    let Err(f) = Library::from_source("t.metal", src, &Options::default()) else {
-        panic!("expected an error");
+fn emulated_votes_in_32_bits_are_apples_masks() {
+    // As `--target webgpu` holds 64-bit integers: in their low word, which
+    // for 32 lanes is the whole mask (`as_type<uint2>` gives a 0 high word).
+    check_as(SimdGroups::Emulated32, WideIntegers::Low32, 128, 64, 32);
+    check_as(SimdGroups::Emulated32, WideIntegers::Low32, 100, 64, 32);
+}
+
+#[test]
+fn native_votes_in_32_bits_have_the_adapters_width() {
+    let Some(got) = run_as(SimdGroups::Native, WideIntegers::Low32, 64, 64) else {
+        return;
     };
-    let d = &f.diagnostics.0[0];
-    assert_eq!(d.code(), Code::NoWebGpuEquivalent, "{}", f.render());
-    let text = f.render();
-    assert!(
-        text.contains("t.metal:4:32: error: `simd_ballot` returns a `simd_vote`"),
-        "{text}"
-    );
+    let width = got[3][1] as usize;
+    // Wider subgroups (64 lanes) keep only lanes 0..32 in the low word.
+    if width <= 32 {
+        check_as(SimdGroups::Native, WideIntegers::Low32, 128, 64, width);
+    }
+}
+
+#[test]
+fn webgpu_votes_need_no_64_bit_integers_nor_subgroups() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device uint2* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  simd_vote v = simd_ballot(i > 3u);\n  o[i] = as_type<uint2>((simd_vote::vote_t)v) + uint2(uint(v.all()), uint(v.any()));\n}\n";
+    let lib = Library::from_source("t.metal", src, &Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let wgsl = lib.wgsl();
+    assert!(!wgsl.contains("u64") && !wgsl.contains("enable"), "{wgsl}");
+    assert_eq!(lib.warnings(), "");
 }
 
 /// `simd_vote`'s and `quad_vote`'s `all()`/`any()`, and `quad_ballot`'s
@@ -265,11 +293,12 @@ fn members_reference(x: &[i32], grid: usize, tg: usize, width: usize) -> Vec<u32
     out
 }
 
-fn run_members(mode: SimdGroups, grid: usize, tg: usize) -> Option<Vec<u32>> {
+fn run_members(mode: SimdGroups, wide: WideIntegers, grid: usize, tg: usize) -> Option<Vec<u32>> {
     let gpu = common::gpu()?;
-    if !gpu
-        .features()
-        .contains(msl2wgsl::wgpu::Features::SHADER_INT64)
+    if wide == WideIntegers::Native
+        && !gpu
+            .features()
+            .contains(msl2wgsl::wgpu::Features::SHADER_INT64)
     {
         common::skip::missing_feature(gpu, "shader-int64");
         return None;
@@ -282,6 +311,7 @@ fn run_members(mode: SimdGroups, grid: usize, tg: usize) -> Option<Vec<u32>> {
     .into();
     let options = Options {
         simd: mode,
+        wide_integers: wide,
         ..Options::default()
     };
     let dispatch = Dispatch::Threads {
@@ -302,7 +332,11 @@ fn run_members(mode: SimdGroups, grid: usize, tg: usize) -> Option<Vec<u32>> {
 }
 
 fn check_members(mode: SimdGroups, grid: usize, tg: usize, width: usize) {
-    let Some(got) = run_members(mode, grid, tg) else {
+    check_members_as(mode, WideIntegers::Native, grid, tg, width);
+}
+
+fn check_members_as(mode: SimdGroups, wide: WideIntegers, grid: usize, tg: usize, width: usize) {
+    let Some(got) = run_members(mode, wide, grid, tg) else {
         return;
     };
     let want = members_reference(&x_values(grid), grid, tg, width);
@@ -310,7 +344,7 @@ fn check_members(mode: SimdGroups, grid: usize, tg: usize, width: usize) {
         assert_eq!(
             g,
             w,
-            "{mode:?} grid {grid} tg {tg}: thread {} word {}: got {g:#x}, want {w:#x}",
+            "{mode:?} {wide:?} grid {grid} tg {tg}: thread {} word {}: got {g:#x}, want {w:#x}",
             j / 2,
             j % 2
         );
@@ -345,14 +379,14 @@ fn quad_votes_need_no_64_bit_integers() {
 }
 
 #[test]
-fn webgpu_refuses_simd_vote_members_at_the_call() {
-    let src = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  simd_vote v = simd_vote(7ull);\n  o[i] = uint(v.any());\n}\n";
-    let Err(f) = Library::from_source("t.metal", src, &Options::default()) else {
-        panic!("expected an error");
+fn vote_members_in_32_bits() {
+    check_members_as(SimdGroups::Emulated32, WideIntegers::Low32, 128, 64, 32);
+    check_members_as(SimdGroups::Emulated32, WideIntegers::Low32, 98, 64, 32);
+    let Some(lanes) = run_as(SimdGroups::Native, WideIntegers::Low32, 64, 64) else {
+        return;
     };
-    let text = f.render();
-    assert!(
-        text.contains("t.metal:5:15: error: a `simd_vote` is a 64-bit mask"),
-        "{text}"
-    );
+    let width = lanes[3][1] as usize;
+    if width <= 32 {
+        check_members_as(SimdGroups::Native, WideIntegers::Low32, 128, 64, width);
+    }
 }

@@ -170,16 +170,6 @@ fn simdgroup_barrier_is_a_subgroup_barrier_for_wgpu() {
 }
 
 #[test]
-fn simd_vote_is_rejected() {
-    assert_error(
-        "kernel void k(device uint* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  a[i] = (uint)simd_ballot(a[i] > 0u);\n}\n",
-        4,
-        16,
-        "`simd_ballot` returns a `simd_vote`, a 64-bit mask (`uint64_t`): WebGPU has no 64-bit integers",
-    );
-}
-
-#[test]
 fn wrong_operand_types() {
     assert_error(
         "kernel void k(device int* a [[buffer(0)]]) {\n  a[0] = simd_sum(true);\n}\n",

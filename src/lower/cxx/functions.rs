@@ -777,7 +777,11 @@ impl Lowerer<'_, '_> {
         }
         let body = f.body.as_ref().expect("definitions have bodies");
         self.rebind_reassigned_pointers(&mut fx, body)?;
-        self.body_with_tail_calls(&mut fx, (index, keys), body)?;
+        if self.helper_returns_by_flag(body) {
+            self.helper_body_by_flag(&mut fx, body)?;
+        } else {
+            self.body_with_tail_calls(&mut fx, (index, keys), body)?;
+        }
         Ok(fx.finish())
     }
 

@@ -383,6 +383,11 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Value> {
         let (ha, ta) = self.condition(fx, a)?;
+        // `simd_all(v) || !simd_any(v)`: the emulated exchange cannot sit
+        // in a branch (`metal::simd_operands`).
+        if ta == Type::BOOL && self.narrows_operand(b) {
+            return self.narrowed_logical(fx, op, ha, b, span);
+        }
         if has_side_effects(b) && ta == Type::BOOL {
             let bool_ty = self.naga_type(&Type::BOOL, span)?;
             let var = fx.local("_sc", bool_ty, span);
@@ -621,7 +626,11 @@ impl Lowerer<'_, '_> {
             .all(|e| matches!(self.type_of(fx, e), Ok(Type::Pointer(_))));
         let guarded_read =
             ct == Type::BOOL && !pointers && (reads_through_index(a) || reads_through_index(b));
-        if has_side_effects(a) || has_side_effects(b) || guarded_read {
+        // `c ? simd_sum(x) : 0`: the emulated exchange cannot sit in a
+        // branch (`metal::simd_operands`).
+        let narrowed =
+            ct == Type::BOOL && !pointers && (self.narrows_operand(a) || self.narrows_operand(b));
+        if !narrowed && (has_side_effects(a) || has_side_effects(b) || guarded_read) {
             if ct != Type::BOOL {
                 return Err(Error::coded(
                     Code::Unsupported,
@@ -631,7 +640,11 @@ impl Lowerer<'_, '_> {
             }
             return self.ternary_branching(fx, cond, a, b, span);
         }
-        let (va, vb) = (self.expr(fx, a)?, self.expr(fx, b)?);
+        let (va, vb) = if narrowed {
+            self.narrowed_operands(fx, cond, a, b, span)?
+        } else {
+            (self.expr(fx, a)?, self.expr(fx, b)?)
+        };
         if let (Value::Ptr(pa), Value::Ptr(pb)) = (&va, &vb) {
             return self.pointer_choice(fx, (cond, &ct), pa.clone(), pb.clone(), span);
         }

@@ -41,6 +41,10 @@
 //!   emulation, by running the branch on every thread with narrowed activity;
 //! - `simd_loops`: SIMD-group functions inside loops whose trip count
 //!   depends on the thread, run on every thread until none iterates;
+//! - `simd_operands`: SIMD-group functions in operands of `&&`, `||` and
+//!   `?:`, evaluated on every thread with narrowed activity;
+//! - `simd_helpers`: helpers that return early around SIMD-group
+//!   functions, their `return`s turned into a flag that narrows activity;
 //! - `simdgroup_matrix`: `simdgroup_matrix<T, 8, 8>`, which a SIMD group
 //!   holds together, held whole by every thread;
 //! - `signed_remainder`: integer `/` and `%` with WGSL's values on every
@@ -86,7 +90,9 @@ pub(in crate::lower) mod sample_positions;
 pub(in crate::lower) mod signed_remainder;
 pub(in crate::lower) mod simd_branches;
 pub mod simd_groups;
+pub(in crate::lower) mod simd_helpers;
 pub(in crate::lower) mod simd_loops;
+pub(in crate::lower) mod simd_operands;
 pub(in crate::lower) mod simdgroup_matrix;
 pub(in crate::lower) mod tessellation;
 pub(in crate::lower) mod texel_buffers;

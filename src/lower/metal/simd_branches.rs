@@ -46,6 +46,11 @@ pub(in crate::lower) struct Predication {
     pub returned: Option<Handle<naga::LocalVariable>>,
     /// The number of the last vote of a predicated loop (`simd_loops`).
     pub votes: Option<Handle<naga::LocalVariable>>,
+    /// In a helper whose body is one narrowed region (`simd_helpers`): the
+    /// activity it was called with, put back when it ends.
+    pub entry_active: Option<Handle<naga::LocalVariable>>,
+    /// That helper's result, which its `return`s store.
+    pub result: Option<Handle<naga::LocalVariable>>,
 }
 
 /// A loop that runs on every thread until none iterates
@@ -66,7 +71,7 @@ type Saved = Vec<(Handle<Expression>, Handle<naga::LocalVariable>)>;
 
 impl Lowerer<'_, '_> {
     /// Whether this function's statements take the predicated lowering.
-    fn predicating(&self) -> bool {
+    pub(in crate::lower) fn predicating(&self) -> bool {
         self.entry.simd_if_conversion && self.emulates_simd() && self.entry.predicated
     }
 
@@ -110,9 +115,12 @@ impl Lowerer<'_, '_> {
                     Ok(())
                 })
             }
-            StmtKind::Return(None) if narrowed && self.returns_by_flag(fx) => {
-                self.return_by_flag(fx, s.span);
-                Some(Ok(()))
+            StmtKind::Return(value)
+                if narrowed
+                    && self.returns_by_flag(fx)
+                    && (value.is_none() || fx.pred.entry_active.is_some()) =>
+            {
+                Some(self.return_by_flag(fx, value.as_ref(), s.span))
             }
             _ if !narrowed || fx.pred.guarded => None,
             StmtKind::Empty
@@ -127,7 +135,7 @@ impl Lowerer<'_, '_> {
 
     /// Whether `s` must run on every thread: it calls a SIMD-group
     /// function (in narrowed regions: or waits at a barrier).
-    fn needs_every_thread(&self, s: &Stmt, barriers: bool) -> bool {
+    pub(in crate::lower) fn needs_every_thread(&self, s: &Stmt, barriers: bool) -> bool {
         let key = (s.span.start, s.span.end, barriers, self.matrix_fragments());
         if let Some(&known) = self.global.every_thread.borrow().get(&key) {
             return known;
@@ -146,23 +154,25 @@ impl Lowerer<'_, '_> {
     }
 
     /// A `return` leaves a helper function on the thread alone, so helpers
-    /// keep branches with one unpredicated; nor are `switch`es that call
-    /// SIMD-group functions predicated.
+    /// keep branches with one unpredicated, unless their `return`s go by
+    /// flag (`simd_helpers`); nor are `switch`es that call SIMD-group
+    /// functions predicated.
     fn can_predicate_branches(&self, fx: &FnCtx, s: &Stmt) -> bool {
         !has(s, &|s| match s.kind {
             StmtKind::Switch { .. } => self.needs_every_thread(s, true),
-            StmtKind::Return(_) => !fx.kernel,
+            StmtKind::Return(_) => !fx.kernel && fx.pred.entry_active.is_none(),
             _ => false,
         })
     }
 
-    /// `return` in a narrowed region of a kernel whose whole body is one
-    /// (so that a thread that returned runs nothing after it but
+    /// `return` in a narrowed region of a kernel or helper whose whole body
+    /// is one (so that a thread that returned runs nothing after it but
     /// exchanges), outside plain loops and `switch`es (whose exit it would
     /// also have to be).
     fn returns_by_flag(&self, fx: &FnCtx) -> bool {
         let depth = fx.pred.loops.last().map_or((0, 0), |l| l.depth);
-        fx.kernel && self.entry.narrow_body && depth == (fx.loops, fx.breakables)
+        let whole_body = (fx.kernel && self.entry.narrow_body) || fx.pred.entry_active.is_some();
+        whole_body && depth == (fx.loops, fx.breakables)
     }
 
     /// `if (cond) then else otherwise` on every thread, each branch with
@@ -176,6 +186,19 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<()> {
         let c = self.scalar_condition(fx, cond)?;
+        // A condition known at translation time (`if (kNeedsReduction)`):
+        // the same on every thread, and the branch not taken is not
+        // translated (it may use a pointer known to be null there).
+        if let Some(taken) = self.known_truth(fx, c) {
+            if let Some(taken) = if taken { Some(then) } else { otherwise } {
+                fx.open();
+                let lowered = self.stmt(fx, taken);
+                let block = fx.close();
+                lowered?;
+                fx.push(Statement::Block(block), span);
+            }
+            return Ok(());
+        }
         let outer = self.keep_activity(fx, span)?;
         let outer_now = load_local(fx, outer, span);
         let taken = bin(fx, Bo::LogicalAnd, outer_now, c, span);
@@ -366,9 +389,16 @@ impl Lowerer<'_, '_> {
         self.set_private(fx, ACTIVE, &Type::BOOL, off, span);
     }
 
-    /// `return` from the kernel in a narrowed region: the thread sits out
-    /// the rest of the kernel.
-    fn return_by_flag(&mut self, fx: &mut FnCtx, span: Span) {
+    /// `return` (of `value`, from a helper) in a narrowed region: an
+    /// active thread keeps the value and sits out the rest of the kernel or
+    /// helper; an inactive one (whose Metal thread never got here) is left
+    /// as it is.
+    fn return_by_flag(
+        &mut self,
+        fx: &mut FnCtx,
+        value: Option<&ast::Expr>,
+        span: Span,
+    ) -> Result<()> {
         let returned = match fx.pred.returned {
             Some(r) => r,
             None => {
@@ -381,10 +411,47 @@ impl Lowerer<'_, '_> {
                 r
             }
         };
+        // A value that calls a SIMD-group function is computed on every
+        // thread (its exchanges leave the inactive ones out); any other
+        // only where the thread returns.
+        let exchanges = value.is_some_and(|v| {
+            let s = Stmt {
+                kind: StmtKind::Expr(v.clone()),
+                span: v.span,
+            };
+            self.needs_every_thread(&s, true)
+        });
+        let early = if exchanges {
+            Some(self.returned_value(fx, value, span)?)
+        } else {
+            None
+        };
+        let active = self.load_private(fx, ACTIVE, &Type::BOOL, span);
+        fx.open();
+        let kept = match early {
+            Some(v) => Ok(v),
+            None => self.returned_value(fx, value, span),
+        }
+        .map(|v| {
+            if let (Some(v), Some(result)) = (v, fx.pred.result) {
+                store_local(fx, result, v, span);
+            }
+        });
         let yes = fx.add(Expression::Literal(naga::Literal::Bool(true)), span);
         store_local(fx, returned, yes, span);
+        let accept = fx.close();
+        kept?;
+        fx.push(
+            Statement::If {
+                condition: active,
+                accept,
+                reject: naga::Block::new(),
+            },
+            span,
+        );
         let off = fx.add(Expression::Literal(naga::Literal::Bool(false)), span);
         self.set_private(fx, ACTIVE, &Type::BOOL, off, span);
+        Ok(())
     }
 }
 

@@ -15,6 +15,10 @@
 //! non-uniform. A helper's result varies only where its own body makes it
 //! vary for the arguments of that call (`ceildiv(n, lsize.x)` in a loop
 //! bound is as uniform as `n` and `lsize.x`), as Tint's analysis also finds.
+//! Likewise a helper that exchanges is walked with the arguments of each
+//! call that reaches it (a loop over `chunk = tid.x; chunk < n_chunks`
+//! in a helper is uniform where the kernel passes it uniform values), as
+//! Tint's per-parameter uniformity tags also judge it.
 
 use super::ir_walk::{callees, visit};
 use crate::lower::ctx::function::operands;
@@ -43,7 +47,6 @@ pub(in crate::lower) fn first_nonuniform_exchange(
     let scope = |refine_calls| Scope {
         module,
         exchanges,
-        reached: &reached,
         callees: &exchanging,
         results: &results,
         refine_calls,
@@ -59,8 +62,6 @@ pub(in crate::lower) fn first_nonuniform_exchange(
 struct Scope<'a> {
     module: &'a Module,
     exchanges: &'a HashSet<(usize, usize)>,
-    /// The functions the entry point reaches.
-    reached: &'a HashSet<Handle<Function>>,
     /// The functions that contain an exchange.
     callees: &'a HashSet<Handle<Function>>,
     results: &'a ResultTaints,
@@ -70,19 +71,31 @@ struct Scope<'a> {
 }
 
 impl<'a> Scope<'a> {
-    /// [`first_nonuniform_exchange`] under this scope's rules.
+    /// [`first_nonuniform_exchange`] under this scope's rules: the entry
+    /// point, then each exchanging helper with the arguments of each call
+    /// (in uniform control flow) that reaches it.
     fn first_nonuniform_exchange(&self, entry: &'a Function) -> Option<std::ops::Range<usize>> {
         let module = self.module;
-        let all_vary = |f: &Function| vec![true; f.arguments.len()];
         let entry_args = (entry.arguments.iter())
             .map(|a| varying_binding(a.binding.as_ref()))
             .collect();
-        self.walk(entry, entry_args).found.or_else(|| {
-            self.reached.iter().find_map(|&h| {
-                let f = &module.functions[h];
-                self.walk(f, all_vary(f)).found
-            })
-        })
+        let walk = self.walk(entry, entry_args);
+        if walk.found.is_some() {
+            return walk.found;
+        }
+        let mut pending = walk.exchanging_calls;
+        let mut walked = HashSet::new();
+        while let Some((h, args)) = pending.pop() {
+            if !walked.insert((h, args.clone())) {
+                continue;
+            }
+            let walk = self.walk(&module.functions[h], args);
+            if walk.found.is_some() {
+                return walk.found;
+            }
+            pending.extend(walk.exchanging_calls);
+        }
+        None
     }
 
     /// Walks `function` until its locals' taints settle; `args` says which
@@ -97,6 +110,7 @@ impl<'a> Scope<'a> {
             calls: call_arguments(function),
             found: None,
             returns_varying: false,
+            exchanging_calls: Vec::new(),
         };
         // Locals vary once a varying value (or a store under varying
         // control flow) reaches them; iterate until no more do.
@@ -105,6 +119,7 @@ impl<'a> Scope<'a> {
             let before = walk.locals.clone();
             walk.found = None;
             walk.returns_varying = false;
+            walk.exchanging_calls.clear();
             walk.block(&function.body, false);
             if walk.locals == before {
                 return walk;
@@ -230,6 +245,9 @@ struct Walk<'a> {
     /// Whether a `return` hands back a varying value, or runs under
     /// varying control flow.
     returns_varying: bool,
+    /// The calls in uniform control flow of functions that exchange, with
+    /// which of their arguments vary.
+    exchanging_calls: Vec<(Handle<Function>, Vec<bool>)>,
 }
 
 impl Walk<'_> {
@@ -389,8 +407,13 @@ impl Walk<'_> {
                 arguments,
                 ..
             } => {
-                if nonuniform && self.scope.callees.contains(function) {
-                    self.report(span);
+                if self.scope.callees.contains(function) {
+                    if nonuniform {
+                        self.report(span);
+                    } else {
+                        let args = arguments.iter().map(|&a| self.varies(a)).collect();
+                        self.exchanging_calls.push((*function, args));
+                    }
                 }
                 // A callee may write anything through a pointer argument.
                 for a in arguments {

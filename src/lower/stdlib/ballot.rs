@@ -7,7 +7,11 @@
 //! from `subgroupBallot` (the adapter's lanes: words 0 and 1 of its
 //! `vec4<u32>`) or, with 32-lane emulation, from the emulated ballot (one
 //! word; Metal's upper 32 bits are 0). Threads outside Metal's grid never
-//! vote. WebGPU has no 64-bit integers, so `--target webgpu` refuses it.
+//! vote. Where 64-bit integers are held in their low word (`--target
+//! webgpu`, `wide_integers`), the mask is that word alone: exact for
+//! Apple's 32 lanes, so the vote needs neither `shader-int64` nor a
+//! warning; with native subgroups wider than 32 lanes (AMD's 64), lanes
+//! 32..63 are left out, as any 64-bit value's high word is there.
 //!
 //! `quad_ballot(b)` and `quad_active_threads_mask()` (MSL §6.9.3) give a
 //! `quad_vote`, lowered to its `vote_t`, a `ushort` whose bottom four bits
@@ -49,14 +53,6 @@ impl Lowerer<'_, '_> {
             arity(name, args, &[0], span)?;
             None
         };
-        if !self.settings.native_extensions {
-            return Err(Error::coded(
-                Code::NoWebGpuEquivalent,
-                span,
-                format!("`{name}` returns a `simd_vote`, a 64-bit mask (`uint64_t`): WebGPU has no 64-bit integers"),
-            )
-            .note("`--target wgpu` (`Target::Wgpu`) has them"));
-        }
         self.check_64_bit(span)?;
         let predicate = match (predicate, self.active(fx, span)) {
             (Some(p), Some(a)) => Some(bin(fx, Bo::LogicalAnd, p, a, span)),
@@ -79,6 +75,18 @@ impl Lowerer<'_, '_> {
             );
             ballot
         };
+        // 64-bit integers held in their low word (`--target webgpu`): the
+        // mask's first word is all of it for Apple's 32 lanes.
+        if self.narrows_wide_integers() {
+            let low = fx.add(
+                Expression::AccessIndex {
+                    base: ballot,
+                    index: 0,
+                },
+                span,
+            );
+            return Ok(Value::Rv(low, Type::Scalar(Scalar::ULong)));
+        }
         let mut words = Vec::new();
         for index in 0..2 {
             let word = fx.add(
@@ -143,7 +151,7 @@ impl Lowerer<'_, '_> {
         let test = if all {
             bin(fx, Bo::Equal, set, group, span)
         } else {
-            let zero = if simd {
+            let zero = if simd && !self.narrows_wide_integers() {
                 fx.add(Expression::Literal(Literal::U64(0)), span)
             } else {
                 self.u32_lit(fx, 0, span)
@@ -154,18 +162,20 @@ impl Lowerer<'_, '_> {
     }
 
     /// The `ulong` mask of a SIMD-group's lanes: the low
-    /// `threads_per_simdgroup` bits (32 with the emulation).
+    /// `threads_per_simdgroup` bits (32 with the emulation); in its low
+    /// word where 64-bit integers are held so.
     fn simd_group_bits(&mut self, fx: &mut FnCtx, span: Span) -> Result<Handle<Expression>> {
-        if !self.settings.native_extensions {
-            return Err(Error::coded(
-                Code::NoWebGpuEquivalent,
-                span,
-                "a `simd_vote` is a 64-bit mask (`uint64_t`): WebGPU has no 64-bit integers",
-            )
-            .note("`--target wgpu` (`Target::Wgpu`) has them"));
-        }
         self.check_64_bit(span)?;
         let width = self.simd_size(fx, span);
+        if self.narrows_wide_integers() {
+            let one = self.u32_lit(fx, 1, span);
+            let low = bin(fx, Bo::ShiftLeft, one, width, span);
+            let low = bin(fx, Bo::Subtract, low, one, span);
+            let every = self.u32_lit(fx, u32::MAX, span);
+            let thirty_two = self.u32_lit(fx, 32, span);
+            let full = bin(fx, Bo::GreaterEqual, width, thirty_two, span);
+            return Ok(select(fx, full, every, low, span));
+        }
         let one = fx.add(Expression::Literal(Literal::U64(1)), span);
         // `1 << 64` is not defined: a 64-lane group is every bit.
         let low = bin(fx, Bo::ShiftLeft, one, width, span);

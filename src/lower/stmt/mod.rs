@@ -9,7 +9,7 @@ use crate::sema::consteval;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, Init, Stmt, StmtKind, SwitchItem, VarDecl};
 use crate::types::{AddressSpace, Scalar, Type};
-use naga::{Block, Expression, Statement};
+use naga::{Block, Expression, Handle, Statement};
 
 mod range_for;
 
@@ -363,6 +363,24 @@ impl Lowerer<'_, '_> {
             return Ok(());
         }
         fx.deduce_return = false;
+        let value = self.returned_value(fx, value, span)?;
+        // `return f(..);` of a tail call lowered as a jump: its value is a
+        // placeholder, and the jump ends the block.
+        if fx.terminated() {
+            return Ok(());
+        }
+        fx.push(Statement::Return { value }, span);
+        Ok(())
+    }
+
+    /// The value `return value;` hands back, converted to the function's
+    /// return type (`None` for a `void` function).
+    pub(in crate::lower) fn returned_value(
+        &mut self,
+        fx: &mut FnCtx,
+        value: Option<&ast::Expr>,
+        span: Span,
+    ) -> Result<Option<Handle<Expression>>> {
         let ret = fx.return_type.clone();
         let value = match (value, &ret) {
             (None, Type::Void) => None,
@@ -394,17 +412,10 @@ impl Lowerer<'_, '_> {
                 Some(h)
             }
         };
-        let value = match (value, fx.output.clone()) {
+        Ok(match (value, fx.output.clone()) {
             (Some(v), Some(adapter)) => Some(self.adapt_output(fx, &adapter, v, span)?),
             (v, _) => v,
-        };
-        // `return f(..);` of a tail call lowered as a jump: its value is a
-        // placeholder, and the jump ends the block.
-        if fx.terminated() {
-            return Ok(());
-        }
-        fx.push(Statement::Return { value }, span);
-        Ok(())
+        })
     }
 
     fn switch(
