@@ -336,3 +336,87 @@ fn block_member_arrays_decay_for_pointer_parameters_and_casts() {
         assert_eq!(got[2 * i + 1], word as f32, "quants of {i}");
     }
 }
+
+/// ggml's `get_rows` shape: a kernel template taking its dequantiser as a
+/// template parameter of function pointer type, instantiated through the
+/// `decltype` alias with a function template's name.
+const GET_ROWS: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+typedef struct {
+    half    d;
+    uint8_t qs[16];
+} block_q4;
+
+template <typename type4x4>
+void dequantize_q4(device const block_q4 * xb, short il, thread type4x4 & reg) {
+    float4x4 r;
+    for (int i = 0; i < 16; i++) {
+        const uint8_t b = xb->qs[i];
+        const float q = il ? float(b >> 4) : float(b & 15);
+        r[i / 4][i % 4] = (q - 8.0f) * float(xb->d);
+    }
+    reg = (type4x4) r;
+}
+
+template <typename block_q, short nl, void (*dequantize_func)(device const block_q *, short, thread float4x4 &)>
+kernel void kernel_get_rows_q(
+        device const void * src0,
+        device       float * dst,
+        uint tgpig [[threadgroup_position_in_grid]],
+        uint tiitg [[thread_index_in_threadgroup]],
+        uint tptg  [[threads_per_threadgroup]]) {
+    for (int ind = tiitg; ind < 2*nl; ind += tptg) {
+        float4x4 temp;
+        dequantize_func(((device const block_q *) src0) + tgpig*2 + ind/nl, ind%nl, temp);
+        *(((device float4x4 *) dst) + tgpig*2*nl + ind) = temp;
+    }
+}
+
+typedef decltype(kernel_get_rows_q<block_q4, 2, dequantize_q4>) get_rows_q_t;
+template [[host_name("kernel_get_rows_q4")]] kernel get_rows_q_t kernel_get_rows_q<block_q4, 2, dequantize_q4>;
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_dequantiser_passed_as_a_function_pointer_template_parameter_runs() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    let Some(gpu) = common::gpu() else { return };
+    let rows = 3usize;
+    let mut blocks = Vec::new();
+    let mut want = Vec::new();
+    for b in 0..rows * 2 {
+        let d = half::f16::from_f32(0.25 * (1 + b % 4) as f32);
+        blocks.extend(d.to_le_bytes());
+        let qs: Vec<u8> = (0..16)
+            .map(|i| ((b * 37 + i * 11 + 5) % 256) as u8)
+            .collect();
+        blocks.extend(&qs);
+        for il in 0..2 {
+            for q in &qs {
+                let v = if il == 1 { q >> 4 } else { q & 15 };
+                want.push((v as f32 - 8.0) * d.to_f32());
+            }
+        }
+    }
+    let buffers = [(0, blocks), (1, vec![0u8; rows * 64 * 4])]
+        .into_iter()
+        .collect();
+    let dispatch = Dispatch::Threadgroups {
+        groups: [rows as u32, 1, 1],
+        threadgroup: [2, 1, 1],
+    };
+    let entry = "kernel_get_rows_q4";
+    let out = run_kernel(
+        gpu,
+        "rows.metal",
+        GET_ROWS,
+        &Options::default(),
+        entry,
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{entry}: {e}"));
+    // Small integers times a power-of-two multiple of 1/4: exact.
+    assert_eq!(common::f32s(&out[&1]), want);
+}

@@ -712,6 +712,18 @@ pub(super) fn template_param(pair: Pair<Rule>) -> Result<TemplateParam> {
     if p.as_rule() == Rule::template_template_param {
         return template_template_param(p, span);
     }
+    if p.as_rule() == Rule::fn_pointer_param {
+        // As `using F = R (*)(..); template <F f>` (`function_pointer_alias`).
+        let mut inner = p.into_inner();
+        let mut ty = type_spec(inner.next().unwrap())?;
+        ty.ptr_ops.push(PtrOp::Function);
+        return Ok(TemplateParam {
+            name: ident(inner.next().unwrap()),
+            kind: TemplateParamKind::Value(ty, None),
+            pack: false,
+            span,
+        });
+    }
     let is_type = p.as_rule() == Rule::type_param;
     let mut inner = p.into_inner().peekable();
     let mut pack = false;
