@@ -170,3 +170,22 @@ fn goto_and_its_labels_are_refused_as_not_metal() {
         &Options::default(),
     );
 }
+
+#[test]
+fn barycentric_coordinates_are_refused_as_an_argument_and_as_a_stage_in_member() {
+    // As a fragment function's argument, located at the attribute.
+    assert_refused(
+        "fragment float4 f(float3 w [[barycentric_coord]]) {\n  return float4(w, 1.0);\n}\n",
+        (3, 30),
+        "`[[barycentric_coord]]` (the fragment's barycentric coordinates) has no WebGPU equivalent",
+        "E0402",
+    );
+    // As a member of the `[[stage_in]]` struct (before, it was linked as
+    // an ordinary varying, silently reading a vertex output of its name).
+    assert_refused(
+        "struct In { float4 p [[position]]; float2 uv; float3 w [[barycentric_coord, center_no_perspective]]; };\nvertex In v() { return In{}; }\nfragment float4 f(In in [[stage_in]]) {\n  return float4(in.w, in.uv.x);\n}\n",
+        (3, 58),
+        "`[[barycentric_coord]]` (the fragment's barycentric coordinates) has no WebGPU equivalent",
+        "E0402",
+    );
+}

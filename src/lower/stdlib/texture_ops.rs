@@ -155,8 +155,8 @@ impl Lowerer<'_, '_> {
                 ));
             }
             let n = t.shape.coordinates();
-            let x = self.float_coordinate(fx, dx, n)?;
-            let y = self.float_coordinate(fx, dy, n)?;
+            let x = self.gradient_arg(fx, dx, n)?;
+            let y = self.gradient_arg(fx, dy, n)?;
             return Ok(SampleLevel::Gradient { x, y });
         }
         let lod = o.level.or(o.bias);
@@ -180,6 +180,20 @@ impl Lowerer<'_, '_> {
             // A bias outside fragment functions applies to LOD 0.
             Some(e) => Ok(SampleLevel::Exact(self.scalar_arg(fx, e, Scalar::Float)?)),
         }
+    }
+
+    /// An argument of `gradient2d(dPdx, dPdy)` (and `gradient3d`,
+    /// `gradientcube`): a `float` vector of `n` lanes, or a scalar, which
+    /// converts to one as any argument of a vector parameter does (MSL
+    /// §2.13: a scalar converts implicitly to a vector, replicated in each
+    /// lane), so `gradient2d(5.0, 8.0)` is `gradient2d(float2(5.0), float2(8.0))`.
+    fn gradient_arg(&mut self, fx: &mut FnCtx, e: &Expr, n: u8) -> Result<Handle<Expression>> {
+        let ty = self.type_of(fx, e)?;
+        if !matches!(ty, Type::Scalar(_)) {
+            return self.float_coordinate(fx, e, n);
+        }
+        let (h, t) = self.rvalue(fx, e)?;
+        self.convert(fx, h, &t, &Type::vector(Scalar::Float, n), false, e.span)
     }
 
     /// `coord::pixel` samplers: divide by the level-0 size.
