@@ -13,6 +13,7 @@ pub mod function_constant_values;
 pub mod function_constants;
 pub mod gnu_layout;
 pub mod inheritance;
+mod later_structs;
 mod numeric_limits;
 mod pack_lengths;
 pub mod pointer_references;
@@ -214,6 +215,9 @@ pub struct Program<'a> {
     /// yet: a pointer member to one not yet declared is told apart from
     /// an unknown name.
     pub struct_names: std::collections::HashSet<String>,
+    /// The type names of each of those structs' members (see
+    /// [`later_structs`]: which structs lead back to themselves).
+    pub struct_member_types: HashMap<String, Vec<String>>,
     /// Functions declared without a body (prototypes), by name: a call that
     /// finds no definition says the definition is in another file.
     pub prototypes: std::collections::HashSet<String>,
@@ -318,13 +322,37 @@ pub fn analyze_with<'a>(
             _ => None,
         })
         .collect();
+    program.struct_member_types = tu
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Struct(s) => Some((
+                s.name.name.clone(),
+                s.members.iter().map(|m| m.ty.name()).collect(),
+            )),
+            _ => None,
+        })
+        .collect();
     let mut errors = Vec::new();
+    // Structs waiting for the structs their pointer members name.
+    let mut waiting: Vec<(usize, &Item)> = Vec::new();
     for (i, item) in tu.items.iter().enumerate() {
         program.current_item.set(Some(i));
+        if let Item::Struct(s) = item {
+            if program.waits_for_later_struct(s, &waiting) {
+                waiting.push((i, item));
+                continue;
+            }
+        }
         if let Err(e) = program.declare(item) {
             errors.push(e.or_at(item_span(item)));
         }
+        if matches!(item, Item::Struct(_)) {
+            program.declare_ready(&mut waiting, false, &mut errors);
+        }
     }
+    // Those still waiting are declared where their error says why.
+    program.declare_ready(&mut waiting, true, &mut errors);
     program.current_item.set(None);
     program.inherit_all_names();
     program.mark_queried_function_constants();
@@ -528,25 +556,6 @@ impl<'a> Program<'a> {
             })
     }
 
-    /// The error for member type `ts` when it points to a struct not
-    /// declared yet: the struct being declared (`struct Node { device Node*
-    /// next; }`) or one declared after it (`struct T;` ahead). SPIR-V
-    /// Cross writes these for Vulkan's buffer device addresses.
-    fn pointer_to_later_struct(&self, ts: &ast::TypeSpec) -> Option<Error> {
-        let name = ts.name();
-        let pointer = !ts.ptr_ops.is_empty() && ts.args.is_empty();
-        (pointer && !self.symbols.contains_key(&name) && self.struct_names.contains(&name)).then(
-            || {
-                Error::coded(
-                    Code::Unsupported,
-                    ts.span,
-                    format!("a pointer member to `{name}`, which is not defined yet here (a struct pointing to its own type, or to one defined after it), is not supported"),
-                )
-                .note("such pointers are GPU addresses in buffer memory (Vulkan's buffer device addresses), which WebGPU has no equivalent of")
-            },
-        )
-    }
-
     fn declare_struct(&mut self, s: &ast::StructDecl) -> Result<()> {
         let anonymous = unions::declare_anonymous(self, s)?;
         let mut members: Vec<MemberDef> = Vec::new();
@@ -560,7 +569,10 @@ impl<'a> Program<'a> {
                 Some(ty) => ty.clone(),
                 None => self
                     .resolve_type(&m.ty)
-                    .map_err(|e| self.pointer_to_later_struct(&m.ty).unwrap_or(e))?,
+                    .map_err(|e| {
+                        self.pointer_to_later_struct(&s.name.name, &m.ty)
+                            .unwrap_or(e)
+                    })?,
             };
             if m.bits.is_some() {
                 let start = self.data_end(&members);
