@@ -189,3 +189,21 @@ fn barycentric_coordinates_are_refused_as_an_argument_and_as_a_stage_in_member()
         "E0402",
     );
 }
+
+#[test]
+fn sampling_integer_textures_is_refused_at_the_call() {
+    // MSL samples `int` and `uint` textures (nearest filtering); WGSL only
+    // loads them. Here inside a helper, as SPIR-V Cross's swizzle wraps it.
+    assert_refused(
+        "int4 keep(int4 v) { return v; }\nfragment float4 f(texture2d<int> t [[texture(0)]], sampler s [[sampler(0)]]) {\n  return float4(keep(t.sample(s, float2(0.5))));\n}\n",
+        (5, 22),
+        "sampling an integer texture (`texture2d<int>`) has no WebGPU equivalent",
+        "E0402",
+    );
+    assert_refused(
+        "kernel void k(texture3d<uint> t [[texture(0)]], device uint4* out [[buffer(0)]]) {\n  constexpr sampler s(filter::nearest);\n  out[0] = t.sample(s, float3(0.5), level(0));\n}\n",
+        (5, 12),
+        "sampling an integer texture (`texture3d<uint>`) has no WebGPU equivalent",
+        "E0402",
+    );
+}

@@ -37,12 +37,18 @@ impl Lowerer<'_, '_> {
                 "`sample_compare` needs a depth texture",
             ));
         }
+        // MSL samples integer textures (with nearest filtering); WGSL's
+        // `textureSample*` take float and depth textures only.
         if !t.shape.is_depth() && !matches!(t.scalar, Scalar::Float | Scalar::Half) {
             return Err(Error::coded(
-                Code::TextureUsage,
+                Code::NoWebGpuEquivalent,
                 span,
-                "integer textures cannot be sampled; use `read`",
-            ));
+                format!(
+                    "sampling an integer texture (`{}`) has no WebGPU equivalent: WGSL samples only float and depth textures, and reads integer ones with `textureLoad`",
+                    self.program.display(&Type::Texture(t.clone()))
+                ),
+            )
+            .note("a port reads the texel the sample would filter to with `read` (Metal filters integer textures with `filter::nearest` only): `t.read(uint2(coord * float2(t.get_width(), t.get_height())))`, applying the sampler's address mode itself"));
         }
         let (mut plain, mut options) = self.sample_options(args)?;
         let arity = 2 + usize::from(t.shape.is_array()) + usize::from(compare);
