@@ -767,7 +767,8 @@ impl<'a> Program<'a> {
                 ),
             ));
         };
-        let value = consteval::eval_init(self, init, &ty)?;
+        let value =
+            constexpr_fn::folding_initializer(|| consteval::eval_init(self, init, &ty))?;
         Ok((ty, value))
     }
 
