@@ -207,3 +207,21 @@ fn sampling_integer_textures_is_refused_at_the_call() {
         "E0402",
     );
 }
+
+#[test]
+fn pointers_cast_to_integers_are_refused_at_the_pointer() {
+    // A GPU address computed with (SPIR-V Cross's buffer device address
+    // arithmetic): WGSL pointers have no address.
+    assert_refused(
+        "kernel void k(device uint* p [[buffer(0)]]) {\n  device uint* q = reinterpret_cast<device uint*>(reinterpret_cast<ulong>(p) + 16ul);\n  *q = 1u;\n}\n",
+        (4, 75),
+        "casting a pointer to an integer (its GPU address) has no WebGPU equivalent",
+        "E0402",
+    );
+    assert_refused(
+        "kernel void k(device uint* p [[buffer(0)]]) {\n  p[0] = (uint)p;\n}\n",
+        (4, 16),
+        "casting a pointer to an integer (its GPU address) has no WebGPU equivalent",
+        "E0402",
+    );
+}
