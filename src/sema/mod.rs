@@ -12,6 +12,7 @@ pub mod conversions;
 pub mod function_constant_values;
 pub mod function_constants;
 pub mod gnu_layout;
+mod gradients;
 pub mod inheritance;
 mod later_structs;
 mod numeric_limits;
@@ -314,6 +315,7 @@ pub fn analyze_with<'a>(
         min_align: 1,
     }));
     tessellation::register(&mut program);
+    gradients::register(&mut program);
     program.struct_names = tu
         .items
         .iter()

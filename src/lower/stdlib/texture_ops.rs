@@ -52,6 +52,7 @@ impl Lowerer<'_, '_> {
         }
         let (mut plain, mut options) = self.sample_options(args)?;
         let arity = 2 + usize::from(t.shape.is_array()) + usize::from(compare);
+        self.typed_gradient(fx, &mut plain, &mut options)?;
         self.typed_offset(fx, &mut plain, &mut options, arity)?;
         if plain.len() != arity {
             return Err(Error::coded(
@@ -152,7 +153,7 @@ impl Lowerer<'_, '_> {
         compare: bool,
         span: Span,
     ) -> Result<SampleLevel> {
-        if let Some((dx, dy)) = o.gradient {
+        if o.gradient.is_some() || o.gradient_value.is_some() {
             if compare {
                 return Err(Error::coded(
                     Code::NoWebGpuEquivalent,
@@ -160,6 +161,11 @@ impl Lowerer<'_, '_> {
                     "`sample_compare` takes no gradient in WGSL",
                 ));
             }
+        }
+        if let Some(g) = o.gradient_value {
+            return self.gradient_value(fx, t, g);
+        }
+        if let Some((dx, dy)) = o.gradient {
             let n = t.shape.coordinates();
             let x = self.gradient_arg(fx, dx, n)?;
             let y = self.gradient_arg(fx, dy, n)?;
@@ -186,6 +192,35 @@ impl Lowerer<'_, '_> {
             // A bias outside fragment functions applies to LOD 0.
             Some(e) => Ok(SampleLevel::Exact(self.scalar_arg(fx, e, Scalar::Float)?)),
         }
+    }
+
+    /// The derivatives of `g`, a value of a gradient type, for sampling
+    /// `t`: its type must be the one for `t`'s shape (`gradientcube` for
+    /// cube textures, `gradient3d` for 3-D ones, `gradient2d` otherwise).
+    fn gradient_value(&mut self, fx: &mut FnCtx, t: &Texture, g: &Expr) -> Result<SampleLevel> {
+        let (h, ty) = self.rvalue(fx, g)?;
+        let want = match t.shape.coordinates() {
+            _ if t.shape.is_cube() => "gradientcube",
+            3 => "gradient3d",
+            _ => "gradient2d",
+        };
+        let Type::Struct(id) = ty else {
+            unreachable!("typed_gradient found a gradient type")
+        };
+        if self.program.gradient_type(id) != Some(want) {
+            return Err(Error::coded(
+                Code::TypeMismatch,
+                g.span,
+                format!(
+                    "`{}` takes a `{want}` gradient, found `{}`",
+                    t.shape.name(),
+                    self.program.display(&ty)
+                ),
+            ));
+        }
+        let x = fx.add(Expression::AccessIndex { base: h, index: 0 }, g.span);
+        let y = fx.add(Expression::AccessIndex { base: h, index: 1 }, g.span);
+        Ok(SampleLevel::Gradient { x, y })
     }
 
     /// An argument of `gradient2d(dPdx, dPdy)` (and `gradient3d`,
