@@ -424,7 +424,13 @@ fn constants_computed_by_inline_functions_are_folded() {
         3,
         3,
     ];
-    assert_eq!(common::u32s(&out[&0]).iter().map(|&v| v as i32).collect::<Vec<_>>(), want);
+    assert_eq!(
+        common::u32s(&out[&0])
+            .iter()
+            .map(|&v| v as i32)
+            .collect::<Vec<_>>(),
+        want
+    );
 }
 
 #[test]

@@ -553,7 +553,14 @@ kernel void scalar_gradients(texture2d<float> t [[texture(0)]],
 /// is that of the gradient `(g, g)`, whose length is `g·√2` of the width.
 #[test]
 fn gradients_given_as_scalars_are_replicated_vectors() {
-    let colour = |k: u32| [(k * 70) as u8, (210 - k * 50) as u8, (k * 30 + 5) as u8, 255];
+    let colour = |k: u32| {
+        [
+            (k * 70) as u8,
+            (210 - k * 50) as u8,
+            (k * 30 + 5) as u8,
+            255,
+        ]
+    };
     let mut data = Vec::new();
     for k in 0..4 {
         let side = 8 >> k;
@@ -635,7 +642,14 @@ kernel void cube_gradients(texturecube<float> t [[texture(0)]],
 /// 8×8 face: the LOD is `log2(4·g)`.
 #[test]
 fn cube_gradients_returned_by_helpers_set_the_lod() {
-    let colour = |k: u32| [(k * 60 + 10) as u8, (220 - k * 50) as u8, (k * 25) as u8, 255];
+    let colour = |k: u32| {
+        [
+            (k * 60 + 10) as u8,
+            (220 - k * 50) as u8,
+            (k * 25) as u8,
+            255,
+        ]
+    };
     let mut data = Vec::new();
     for k in 0..4 {
         let side = 8 >> k;

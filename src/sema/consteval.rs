@@ -759,8 +759,18 @@ fn is_library_select(program: &Program, callee: &ast::Expr, args: &[ast::Expr]) 
 
 /// `select(a, b, c)` (MSL §6.5, relational functions): `c ? b : a`, lane by
 /// lane for a vector `c`; `a` and `b` have one type.
-fn select(program: &Program, args: &[ast::Expr], span: crate::source_map::Span) -> Result<ConstValue> {
-    let not_const = || Error::coded(Code::NotConstant, span, "expression is not a compile-time constant");
+fn select(
+    program: &Program,
+    args: &[ast::Expr],
+    span: crate::source_map::Span,
+) -> Result<ConstValue> {
+    let not_const = || {
+        Error::coded(
+            Code::NotConstant,
+            span,
+            "expression is not a compile-time constant",
+        )
+    };
     let (a, b, c) = (
         eval(program, &args[0])?,
         eval(program, &args[1])?,
@@ -770,9 +780,11 @@ fn select(program: &Program, args: &[ast::Expr], span: crate::source_map::Span) 
         return Err(not_const());
     }
     match (&a, &b, &c) {
-        (ConstValue::Composite(ty, xs), ConstValue::Composite(_, ys), ConstValue::Composite(_, cs))
-            if xs.len() == cs.len() =>
-        {
+        (
+            ConstValue::Composite(ty, xs),
+            ConstValue::Composite(_, ys),
+            ConstValue::Composite(_, cs),
+        ) if xs.len() == cs.len() => {
             let lanes = xs
                 .iter()
                 .zip(ys)

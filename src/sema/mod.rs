@@ -569,12 +569,10 @@ impl<'a> Program<'a> {
         for m in &s.members {
             let ty = match anonymous.get(&m.name.name) {
                 Some(ty) => ty.clone(),
-                None => self
-                    .resolve_type(&m.ty)
-                    .map_err(|e| {
-                        self.pointer_to_later_struct(&s.name.name, &m.ty)
-                            .unwrap_or(e)
-                    })?,
+                None => self.resolve_type(&m.ty).map_err(|e| {
+                    self.pointer_to_later_struct(&s.name.name, &m.ty)
+                        .unwrap_or(e)
+                })?,
             };
             if m.bits.is_some() {
                 let start = self.data_end(&members);
@@ -769,8 +767,7 @@ impl<'a> Program<'a> {
                 ),
             ));
         };
-        let value =
-            constexpr_fn::folding_initializer(|| consteval::eval_init(self, init, &ty))?;
+        let value = constexpr_fn::folding_initializer(|| consteval::eval_init(self, init, &ty))?;
         Ok((ty, value))
     }
 
