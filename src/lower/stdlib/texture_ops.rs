@@ -45,7 +45,7 @@ impl Lowerer<'_, '_> {
                 span,
                 format!(
                     "sampling an integer texture (`{}`) has no WebGPU equivalent: WGSL samples only float and depth textures, and reads integer ones with `textureLoad`",
-                    self.program.display(&Type::Texture(t.clone()))
+                    self.program.display(&Type::Texture(t))
                 ),
             )
             .note("a port reads the texel the sample would filter to with `read` (Metal filters integer textures with `filter::nearest` only): `t.read(uint2(coord * float2(t.get_width(), t.get_height())))`, applying the sampler's address mode itself"));
@@ -153,14 +153,12 @@ impl Lowerer<'_, '_> {
         compare: bool,
         span: Span,
     ) -> Result<SampleLevel> {
-        if o.gradient.is_some() || o.gradient_value.is_some() {
-            if compare {
-                return Err(Error::coded(
-                    Code::NoWebGpuEquivalent,
-                    span,
-                    "`sample_compare` takes no gradient in WGSL",
-                ));
-            }
+        if (o.gradient.is_some() || o.gradient_value.is_some()) && compare {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                span,
+                "`sample_compare` takes no gradient in WGSL",
+            ));
         }
         if let Some(g) = o.gradient_value {
             return self.gradient_value(fx, t, g);
