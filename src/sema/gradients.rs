@@ -37,6 +37,17 @@ pub(super) fn register(program: &mut Program<'_>) {
 }
 
 impl Program<'_> {
+    /// The gradient type `name` (`gradientcube`, `metal::gradientcube`)
+    /// names, if it names one.
+    pub fn gradient_named(&self, name: &str) -> Option<StructId> {
+        let name = name.strip_prefix("metal::").unwrap_or(name);
+        GRADIENTS
+            .iter()
+            .any(|(n, _)| *n == name)
+            .then(|| self.builtin_struct(name))
+            .flatten()
+    }
+
     /// The name of gradient type `id` (`"gradientcube"`), if it is one.
     pub fn gradient_type(&self, id: StructId) -> Option<&'static str> {
         if !self.builtin_structs.contains(&id) {

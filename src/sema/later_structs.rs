@@ -27,6 +27,9 @@ impl<'a> Program<'a> {
         waiting: &[(usize, &Item)],
     ) -> bool {
         s.members.iter().any(|m| {
+            if m.ty.ptr_ops.is_empty() && waiting.is_empty() {
+                return false;
+            }
             let name = m.ty.name();
             if waiting
                 .iter()
@@ -126,10 +129,15 @@ impl Program<'_> {
         if !seen.insert(from.to_string()) {
             return false;
         }
-        self.struct_member_types.get(from).is_some_and(|names| {
-            names
-                .iter()
-                .any(|name| name == target || self.reaches(name, target, seen))
+        let decl = self.items.iter().find_map(|item| match item {
+            Item::Struct(s) if s.name.name == from => Some(s),
+            _ => None,
+        });
+        decl.is_some_and(|s| {
+            s.members.iter().any(|m| {
+                let name = m.ty.name();
+                name == target || self.reaches(&name, target, seen)
+            })
         })
     }
 }

@@ -216,9 +216,9 @@ pub struct Program<'a> {
     /// yet: a pointer member to one not yet declared is told apart from
     /// an unknown name.
     pub struct_names: std::collections::HashSet<String>,
-    /// The type names of each of those structs' members (see
-    /// [`later_structs`]: which structs lead back to themselves).
-    pub struct_member_types: HashMap<String, Vec<String>>,
+    /// The translation unit's items (see [`later_structs`]: which structs
+    /// lead back to themselves through their members).
+    pub items: &'a [Item],
     /// Functions declared without a body (prototypes), by name: a call that
     /// finds no definition says the definition is in another file.
     pub prototypes: std::collections::HashSet<String>,
@@ -324,17 +324,7 @@ pub fn analyze_with<'a>(
             _ => None,
         })
         .collect();
-    program.struct_member_types = tu
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            Item::Struct(s) => Some((
-                s.name.name.clone(),
-                s.members.iter().map(|m| m.ty.name()).collect(),
-            )),
-            _ => None,
-        })
-        .collect();
+    program.items = &tu.items;
     let mut errors = Vec::new();
     // Structs waiting for the structs their pointer members name.
     let mut waiting: Vec<(usize, &Item)> = Vec::new();

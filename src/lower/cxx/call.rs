@@ -272,11 +272,8 @@ impl Lowerer<'_, '_> {
         // `gradientcube(dx, dy)` as a value (sema/gradients.rs), where the
         // program names nothing so.
         if !self.program.symbols.contains_key(&name) {
-            let ts = written_type(path, vec![], callee.span);
-            if let Ok(ty @ Type::Struct(id)) = self.program.resolve_type(&ts) {
-                if self.program.gradient_type(id).is_some() {
-                    return self.construct(fx, &ty, args, span).map(Some);
-                }
+            if let Some(id) = self.program.gradient_named(&joined) {
+                return self.construct(fx, &Type::Struct(id), args, span).map(Some);
             }
         }
         // User functions named like a library function (overloads added to
