@@ -384,3 +384,51 @@ fn tint_array_behind_module_vars_runs() {
         .collect();
     assert_eq!(f32s(&out[&0]), want);
 }
+
+/// Pointer members to structs defined after them (`struct T;` ahead, as
+/// SPIR-V Cross declares every struct a pointer names), and a struct
+/// holding such a struct by value: each is declared once what it names is.
+const LATER_STRUCTS: &str = r#"
+struct Sample;
+struct Weights;
+struct Cursor { const device Sample* at; const constant Weights* w; uint n; };
+struct Walk { Cursor c; float start; };
+struct Sample { float v; float w; };
+struct Weights { float a; float b; };
+
+float step(Walk k, uint j) { return k.start + k.c.at[j].v * k.c.w->a + k.c.at[j].w * k.c.w->b; }
+
+kernel void k(const device Sample* samples [[buffer(0)]], const constant Weights* w [[buffer(1)]],
+              device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  Walk k = Walk{Cursor{samples + i, w, 2u}, 0.5f};
+  out[i] = step(k, 0) + step(k, 1) * float(k.c.n);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn pointer_members_to_structs_defined_later_run() {
+    use common::f32_bytes;
+    use common::source::run_body_f32s;
+    let n = 16usize;
+    let samples: Vec<[f32; 2]> = (0..=n)
+        .map(|i| [i as f32 * 0.25 - 1.0, 3.0 - i as f32 * 0.5])
+        .collect();
+    let (a, b) = (1.5f32, -0.75f32);
+    let Some(got) = run_body_f32s(
+        LATER_STRUCTS,
+        "k",
+        (n as u32, 8),
+        vec![
+            (0, f32_bytes(&samples.concat())),
+            (1, f32_bytes(&[a, b])),
+            (2, vec![0; n * 4]),
+        ],
+        2,
+    ) else {
+        return;
+    };
+    let step = |j: usize| 0.5 + samples[j][0] * a + samples[j][1] * b;
+    let want: Vec<f32> = (0..n).map(|i| step(i) + step(i + 1) * 2.0).collect();
+    assert_eq!(got, want);
+}

@@ -170,3 +170,58 @@ fn goto_and_its_labels_are_refused_as_not_metal() {
         &Options::default(),
     );
 }
+
+#[test]
+fn barycentric_coordinates_are_refused_as_an_argument_and_as_a_stage_in_member() {
+    // As a fragment function's argument, located at the attribute.
+    assert_refused(
+        "fragment float4 f(float3 w [[barycentric_coord]]) {\n  return float4(w, 1.0);\n}\n",
+        (3, 30),
+        "`[[barycentric_coord]]` (the fragment's barycentric coordinates) has no WebGPU equivalent",
+        "E0402",
+    );
+    // As a member of the `[[stage_in]]` struct (before, it was linked as
+    // an ordinary varying, silently reading a vertex output of its name).
+    assert_refused(
+        "struct In { float4 p [[position]]; float2 uv; float3 w [[barycentric_coord, center_no_perspective]]; };\nvertex In v() { return In{}; }\nfragment float4 f(In in [[stage_in]]) {\n  return float4(in.w, in.uv.x);\n}\n",
+        (3, 58),
+        "`[[barycentric_coord]]` (the fragment's barycentric coordinates) has no WebGPU equivalent",
+        "E0402",
+    );
+}
+
+#[test]
+fn sampling_integer_textures_is_refused_at_the_call() {
+    // MSL samples `int` and `uint` textures (nearest filtering); WGSL only
+    // loads them. Here inside a helper, as SPIR-V Cross's swizzle wraps it.
+    assert_refused(
+        "int4 keep(int4 v) { return v; }\nfragment float4 f(texture2d<int> t [[texture(0)]], sampler s [[sampler(0)]]) {\n  return float4(keep(t.sample(s, float2(0.5))));\n}\n",
+        (5, 22),
+        "sampling an integer texture (`texture2d<int>`) has no WebGPU equivalent",
+        "E0402",
+    );
+    assert_refused(
+        "kernel void k(texture3d<uint> t [[texture(0)]], device uint4* out [[buffer(0)]]) {\n  constexpr sampler s(filter::nearest);\n  out[0] = t.sample(s, float3(0.5), level(0));\n}\n",
+        (5, 12),
+        "sampling an integer texture (`texture3d<uint>`) has no WebGPU equivalent",
+        "E0402",
+    );
+}
+
+#[test]
+fn pointers_cast_to_integers_are_refused_at_the_pointer() {
+    // A GPU address computed with (SPIR-V Cross's buffer device address
+    // arithmetic): WGSL pointers have no address.
+    assert_refused(
+        "kernel void k(device uint* p [[buffer(0)]]) {\n  device uint* q = reinterpret_cast<device uint*>(reinterpret_cast<ulong>(p) + 16ul);\n  *q = 1u;\n}\n",
+        (4, 75),
+        "casting a pointer to an integer (its GPU address) has no WebGPU equivalent",
+        "E0402",
+    );
+    assert_refused(
+        "kernel void k(device uint* p [[buffer(0)]]) {\n  p[0] = (uint)p;\n}\n",
+        (4, 16),
+        "casting a pointer to an integer (its GPU address) has no WebGPU equivalent",
+        "E0402",
+    );
+}

@@ -377,3 +377,66 @@ fn a_constant_index_past_an_inner_typed_array_is_still_refused() {
                 kernel void k(device S& s [[buffer(0)]]) { s.a[1] = float4(1.0); }\n";
     assert_error(body, "1] =", 0, "index 1 is past the end of `float4[1]`");
 }
+
+/// Program-scope constants computed by inline (not `constexpr`) functions,
+/// as SPIR-V Cross writes a specialization constant operation (`constant
+/// int m = spvSMod(c, d);`): Metal's compiler folds the inlined body, so
+/// the constant has the value the function computes; `select` included.
+const FOLDED_CONSTANTS: &str = r#"
+template<typename Tx, typename Ty>
+inline Tx floor_mod(Tx x, Ty y)
+{
+    Tx r = x - y * (x / y);
+    return select(Tx(r + y), r, r == 0 || (x >= 0) == (y >= 0));
+}
+
+inline uint scaled(uint v, uint k) { uint t = v * k; if (t > 100u) { t -= 100u; } return t; }
+
+constant int a = -7;
+constant int b = 3;
+constant int m1 = floor_mod(a, b);
+constant int m2 = floor_mod(-a, -b);
+constant int m3 = floor_mod(a * 2, -b - 2);
+constant uint s1 = scaled(uint(b), 40u);
+constant int2 pick = select(int2(a, b), int2(b, a), bool2(true, false));
+
+kernel void k(device int* out [[buffer(0)]]) {
+    out[0] = m1; out[1] = m2; out[2] = m3; out[3] = int(s1);
+    out[4] = pick.x; out[5] = pick.y;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn constants_computed_by_inline_functions_are_folded() {
+    let Some(out) = run(FOLDED_CONSTANTS, "k", (1, 1), vec![(0, vec![0; 6 * 4])]) else {
+        return;
+    };
+    // SPIR-V's OpSMod: the remainder takes the divisor's sign.
+    let smod = |x: i32, y: i32| x.rem_euclid(y) + if y < 0 && x.rem_euclid(y) != 0 { y } else { 0 };
+    let scaled = |v: u32, k: u32| if v * k > 100 { v * k - 100 } else { v * k };
+    let want = [
+        smod(-7, 3),
+        smod(7, -3),
+        smod(-14, -5),
+        scaled(3, 40) as i32,
+        // `c ? b : a` by lane: b.x, then a.y.
+        3,
+        3,
+    ];
+    assert_eq!(
+        common::u32s(&out[&0])
+            .iter()
+            .map(|&v| v as i32)
+            .collect::<Vec<_>>(),
+        want
+    );
+}
+
+#[test]
+fn array_sizes_still_need_constexpr_functions() {
+    // C++ [expr.const]: only a program-scope constant's initializer is
+    // folded; an array size calls `constexpr` functions only.
+    let body = "inline int twice(int n) { return 2 * n; }\nkernel void k(device int* out [[buffer(0)]]) { int a[twice(2)] = {}; out[0] = a[0]; }\n";
+    assert_eq!(first_code(body), Code::NotConstant, "{}", fails(body));
+}

@@ -529,6 +529,171 @@ fn min_lod_clamp_raises_the_level() {
     }
 }
 
+const SCALAR_GRADIENTS: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void scalar_gradients(texture2d<float> t [[texture(0)]],
+                             device const float* steps [[buffer(0)]],
+                             device float4* out [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    constexpr sampler s(filter::nearest, mip_filter::linear);
+    float g = steps[i];
+    float2 uv = float2(0.6f, 0.3f);
+    // Scalars convert to the constructor's `float2` parameters, one
+    // replicated in both lanes, an `int` too.
+    out[3 * i] = t.sample(s, uv, gradient2d(g, g));
+    out[3 * i + 1] = t.sample(s, uv, gradient2d(float2(g), g));
+    out[3 * i + 2] = t.sample(s, uv, gradient2d(1, 1));
+}
+"#;
+
+/// `gradient2d(5.0, 8.0)` (as SPIR-V Cross writes a 1-D texture's
+/// gradients sampled as 2-D): each scalar is a `float2` of it, so the LOD
+/// is that of the gradient `(g, g)`, whose length is `g·√2` of the width.
+#[test]
+fn gradients_given_as_scalars_are_replicated_vectors() {
+    let colour = |k: u32| {
+        [
+            (k * 70) as u8,
+            (210 - k * 50) as u8,
+            (k * 30 + 5) as u8,
+            255,
+        ]
+    };
+    let mut data = Vec::new();
+    for k in 0..4 {
+        let side = 8 >> k;
+        for _ in 0..side * side {
+            data.extend(colour(k));
+        }
+    }
+    let at_lod = |lod: f32| -> [f32; 4] {
+        let lod = lod.clamp(0.0, 3.0);
+        let (k, f) = (lod.floor() as u32, lod.fract());
+        let (a, b) = (colour(k), colour((k + 1).min(3)));
+        std::array::from_fn(|c| (a[c] as f32 * (1.0 - f) + b[c] as f32 * f) / 255.0)
+    };
+    // The LODs the `(g, g)` gradient should give: whole levels, as a
+    // GPU's LOD from gradients is the formula's only up to its own
+    // approximations (lavapipe's fraction is off by 0.05 at 1.25).
+    let lods = [-1.0f32, 0.0, 1.0, 2.0, 3.0, 4.0];
+    let steps: Vec<f32> = lods
+        .iter()
+        .map(|l| 2f32.powf(*l) / (8.0 * 2f32.sqrt()))
+        .collect();
+    let bytes: Vec<u8> = steps.iter().flat_map(|g| g.to_le_bytes()).collect();
+    let n = steps.len();
+    let res = resources(
+        vec![(0, bytes), (1, vec![0; n * 3 * 16])],
+        vec![(0, TextureData::new_2d_mips(F::Rgba8Unorm, 8, 8, 4, data))],
+    );
+    let Some(out) = run(
+        SCALAR_GRADIENTS,
+        "scalar_gradients",
+        &Options::default(),
+        [n as u32, 1, 1],
+        &res,
+    ) else {
+        return;
+    };
+    let got = f32s(&out.buffers[&1]);
+    let tolerance = 2.0 / 255.0 + 1e-6;
+    for (i, (lod, g)) in lods.iter().zip(&steps).enumerate() {
+        // `(1, 1)`: 8·√2 texels, past the last level (3).
+        let wants = [at_lod(*lod), at_lod(*lod), at_lod(3.0)];
+        for (k, want) in wants.iter().enumerate() {
+            let at = (i * 3 + k) * 4;
+            for c in 0..4 {
+                assert!(
+                    (got[at + c] - want[c]).abs() <= tolerance,
+                    "step {g} result {k} channel {c}: got {}, want {}",
+                    got[at + c],
+                    want[c]
+                );
+            }
+        }
+    }
+}
+
+const CUBE_GRADIENT_VALUES: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+
+// A helper returning the gradient, as SPIR-V Cross's `spvGradientCube`
+// does: `gradientcube` is a type, constructed from its two derivatives.
+static inline gradientcube along_face(float g) {
+    return gradientcube(float3(g, 0.0f, 0.0f), float3(0.0f, g, 0.0f));
+}
+
+kernel void cube_gradients(texturecube<float> t [[texture(0)]],
+                           device const float* steps [[buffer(0)]],
+                           device float4* out [[buffer(1)]],
+                           uint i [[thread_position_in_grid]]) {
+    constexpr sampler s(filter::nearest, mip_filter::linear);
+    gradientcube g = along_face(steps[i]);
+    out[i] = t.sample(s, float3(0.0f, 0.0f, 1.0f), g);
+}
+"#;
+
+/// `gradientcube` as a value a helper returns: the sample uses its
+/// derivatives. Toward +Z the face coordinate is `(x / z + 1) / 2`, so a
+/// step `g` in `x` (or `y`) moves `g / 2` of the face, `4·g` texels of an
+/// 8×8 face: the LOD is `log2(4·g)`.
+#[test]
+fn cube_gradients_returned_by_helpers_set_the_lod() {
+    let colour = |k: u32| {
+        [
+            (k * 60 + 10) as u8,
+            (220 - k * 50) as u8,
+            (k * 25) as u8,
+            255,
+        ]
+    };
+    let mut data = Vec::new();
+    for k in 0..4 {
+        let side = 8 >> k;
+        for _face in 0..6 {
+            for _ in 0..side * side {
+                data.extend(colour(k));
+            }
+        }
+    }
+    let lods = [-1.0f32, 0.0, 1.0, 2.0, 3.0, 4.0];
+    let steps: Vec<f32> = lods.iter().map(|l| 2f32.powf(*l) / 4.0).collect();
+    let bytes: Vec<u8> = steps.iter().flat_map(|g| g.to_le_bytes()).collect();
+    let n = steps.len();
+    let res = resources(
+        vec![(0, bytes), (1, vec![0; n * 16])],
+        vec![(
+            0,
+            TextureData::new_2d_array(F::Rgba8Unorm, [8, 8, 6], 4, data),
+        )],
+    );
+    let Some(out) = run(
+        CUBE_GRADIENT_VALUES,
+        "cube_gradients",
+        &Options::default(),
+        [n as u32, 1, 1],
+        &res,
+    ) else {
+        return;
+    };
+    let got = f32s(&out.buffers[&1]);
+    for (i, lod) in lods.iter().enumerate() {
+        let k = lod.clamp(0.0, 3.0) as u32;
+        let want = colour(k).map(|c| c as f32 / 255.0);
+        for c in 0..4 {
+            assert!(
+                (got[4 * i + c] - want[c]).abs() <= 1.0 / 255.0 + 1e-6,
+                "LOD {lod} channel {c}: got {}, want {}",
+                got[4 * i + c],
+                want[c]
+            );
+        }
+    }
+}
+
 const ATOMICS: &str = r#"
 #include <metal_stdlib>
 using namespace metal;

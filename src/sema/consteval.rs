@@ -665,6 +665,11 @@ pub fn eval(program: &Program, e: &ast::Expr) -> Result<ConstValue> {
         ExprKind::Call(callee, args) if matches!(&callee.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == super::function_constants::IS_DEFINED) => {
             program.is_defined_value(args, e.span)
         }
+        ExprKind::Call(callee, args)
+            if super::constexpr_fn::folding() && is_library_select(program, callee, args) =>
+        {
+            select(program, args, e.span)
+        }
         ExprKind::Call(callee, args) => match super::constexpr_fn::call(program, callee, args) {
             Some(result) => result,
             None => match construct(program, callee, args) {
@@ -737,6 +742,66 @@ fn int_literal(
         }
     };
     Ok(ConstValue::Int(value as i64, s))
+}
+
+/// Whether `callee(args)` is the standard library's `select(a, b, c)`
+/// (no function of the program's is named `select`).
+fn is_library_select(program: &Program, callee: &ast::Expr, args: &[ast::Expr]) -> bool {
+    let ExprKind::Name(path) = &callee.kind else {
+        return false;
+    };
+    let name = path.join("::");
+    args.len() == 3
+        && (name == "select" || name == "metal::select")
+        && !program.symbols.contains_key("select")
+        && program.function_templates("select").is_empty()
+}
+
+/// `select(a, b, c)` (MSL §6.5, relational functions): `c ? b : a`, lane by
+/// lane for a vector `c`; `a` and `b` have one type.
+fn select(
+    program: &Program,
+    args: &[ast::Expr],
+    span: crate::source_map::Span,
+) -> Result<ConstValue> {
+    let not_const = || {
+        Error::coded(
+            Code::NotConstant,
+            span,
+            "expression is not a compile-time constant",
+        )
+    };
+    let (a, b, c) = (
+        eval(program, &args[0])?,
+        eval(program, &args[1])?,
+        eval(program, &args[2])?,
+    );
+    if a.ty() != b.ty() {
+        return Err(not_const());
+    }
+    match (&a, &b, &c) {
+        (
+            ConstValue::Composite(ty, xs),
+            ConstValue::Composite(_, ys),
+            ConstValue::Composite(_, cs),
+        ) if xs.len() == cs.len() => {
+            let lanes = xs
+                .iter()
+                .zip(ys)
+                .zip(cs)
+                .map(|((x, y), c)| {
+                    let c = c.as_f64().ok_or_else(not_const)?;
+                    Ok(if c != 0.0 { y.clone() } else { x.clone() })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(ConstValue::Composite(ty.clone(), lanes))
+        }
+        (_, _, c) if matches!(c.ty(), Type::Scalar(_)) => {
+            let c = c.as_f64().ok_or_else(not_const)?;
+            Ok(if c != 0.0 { b } else { a })
+        }
+        _ => Err(not_const()),
+    }
 }
 
 /// The type a callee names (`S`, `P<float, 4>`, `float3`), if it names one.

@@ -20,6 +20,31 @@ const MAX_DEPTH: u32 = 64;
 
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
+    static FOLDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` evaluating calls of functions that are not `constexpr` too:
+/// the initializer of a program-scope `constant` (SPIR-V Cross's `constant
+/// int _38 = spvSMod(c, d);` for a specialization constant operation),
+/// which Metal's compiler folds from the inlined body where C++ would
+/// initialize dynamically. Array sizes, template arguments and
+/// `static_assert` keep C++'s rule (`constexpr` functions only).
+pub fn folding_initializer<T>(f: impl FnOnce() -> T) -> T {
+    let outer = FOLDING.replace(true);
+    let result = f();
+    FOLDING.set(outer);
+    result
+}
+
+/// Whether calls of functions that are not `constexpr` are evaluated (see
+/// [`folding_initializer`]).
+pub fn folding() -> bool {
+    FOLDING.get()
+}
+
+/// Whether a call of `f` is evaluated here.
+fn evaluable(f: &FunctionDecl) -> bool {
+    f.ret.is_constexpr || (FOLDING.get() && f.body.is_some())
 }
 
 /// The value of `callee(args)` when `callee` names a `constexpr` function;
@@ -38,7 +63,7 @@ pub fn call(program: &Program, callee: &Expr, args: &[Expr]) -> Option<Result<Co
     let f = list
         .iter()
         .map(|&i| program.functions[i])
-        .find(|f| f.ret.is_constexpr && accepts(f, args.len()))?;
+        .find(|f| evaluable(f) && accepts(f, args.len()))?;
     Some(call_function(program, f, callee.span, args))
 }
 
@@ -70,7 +95,7 @@ fn template_call(
         .map(|&t| program.templates[t])
         .filter(|t| {
             let f = super::templates::template_function(t);
-            f.ret.is_constexpr && accepts(f, args.len())
+            evaluable(f) && accepts(f, args.len())
         })
         .collect();
     candidates.sort_by_key(|t| {

@@ -13,7 +13,9 @@ mod function_arguments;
 pub mod function_constant_values;
 pub mod function_constants;
 pub mod gnu_layout;
+mod gradients;
 pub mod inheritance;
+mod later_structs;
 mod numeric_limits;
 mod pack_lengths;
 pub mod pointer_references;
@@ -219,6 +221,9 @@ pub struct Program<'a> {
     /// yet: a pointer member to one not yet declared is told apart from
     /// an unknown name.
     pub struct_names: std::collections::HashSet<String>,
+    /// The translation unit's items (see [`later_structs`]: which structs
+    /// lead back to themselves through their members).
+    pub items: &'a [Item],
     /// Functions declared without a body (prototypes), by name: a call that
     /// finds no definition says the definition is in another file.
     pub prototypes: std::collections::HashSet<String>,
@@ -315,6 +320,7 @@ pub fn analyze_with<'a>(
         min_align: 1,
     }));
     tessellation::register(&mut program);
+    gradients::register(&mut program);
     program.struct_names = tu
         .items
         .iter()
@@ -323,13 +329,27 @@ pub fn analyze_with<'a>(
             _ => None,
         })
         .collect();
+    program.items = &tu.items;
     let mut errors = Vec::new();
+    // Structs waiting for the structs their pointer members name.
+    let mut waiting: Vec<(usize, &Item)> = Vec::new();
     for (i, item) in tu.items.iter().enumerate() {
         program.current_item.set(Some(i));
+        if let Item::Struct(s) = item {
+            if program.waits_for_later_struct(s, &waiting) {
+                waiting.push((i, item));
+                continue;
+            }
+        }
         if let Err(e) = program.declare(item) {
             errors.push(e.or_at(item_span(item)));
         }
+        if matches!(item, Item::Struct(_)) {
+            program.declare_ready(&mut waiting, false, &mut errors);
+        }
     }
+    // Those still waiting are declared where their error says why.
+    program.declare_ready(&mut waiting, true, &mut errors);
     program.current_item.set(None);
     program.inherit_all_names();
     program.mark_queried_function_constants();
@@ -538,25 +558,6 @@ impl<'a> Program<'a> {
             })
     }
 
-    /// The error for member type `ts` when it points to a struct not
-    /// declared yet: the struct being declared (`struct Node { device Node*
-    /// next; }`) or one declared after it (`struct T;` ahead). SPIR-V
-    /// Cross writes these for Vulkan's buffer device addresses.
-    fn pointer_to_later_struct(&self, ts: &ast::TypeSpec) -> Option<Error> {
-        let name = ts.name();
-        let pointer = !ts.ptr_ops.is_empty() && ts.args.is_empty();
-        (pointer && !self.symbols.contains_key(&name) && self.struct_names.contains(&name)).then(
-            || {
-                Error::coded(
-                    Code::Unsupported,
-                    ts.span,
-                    format!("a pointer member to `{name}`, which is not defined yet here (a struct pointing to its own type, or to one defined after it), is not supported"),
-                )
-                .note("such pointers are GPU addresses in buffer memory (Vulkan's buffer device addresses), which WebGPU has no equivalent of")
-            },
-        )
-    }
-
     fn declare_struct(&mut self, s: &ast::StructDecl) -> Result<()> {
         let anonymous = unions::declare_anonymous(self, s)?;
         let mut members: Vec<MemberDef> = Vec::new();
@@ -568,9 +569,10 @@ impl<'a> Program<'a> {
         for m in &s.members {
             let ty = match anonymous.get(&m.name.name) {
                 Some(ty) => ty.clone(),
-                None => self
-                    .resolve_type(&m.ty)
-                    .map_err(|e| self.pointer_to_later_struct(&m.ty).unwrap_or(e))?,
+                None => self.resolve_type(&m.ty).map_err(|e| {
+                    self.pointer_to_later_struct(&s.name.name, &m.ty)
+                        .unwrap_or(e)
+                })?,
             };
             if m.bits.is_some() {
                 let start = self.data_end(&members);
@@ -765,7 +767,7 @@ impl<'a> Program<'a> {
                 ),
             ));
         };
-        let value = consteval::eval_init(self, init, &ty)?;
+        let value = constexpr_fn::folding_initializer(|| consteval::eval_init(self, init, &ty))?;
         Ok((ty, value))
     }
 

@@ -269,6 +269,13 @@ impl Lowerer<'_, '_> {
             }
             return Ok(Some(value));
         }
+        // `gradientcube(dx, dy)` as a value (sema/gradients.rs), where the
+        // program names nothing so.
+        if !self.program.symbols.contains_key(&name) {
+            if let Some(id) = self.program.gradient_named(&joined) {
+                return self.construct(fx, &Type::Struct(id), args, span).map(Some);
+            }
+        }
         // User functions named like a library function (overloads added to
         // `namespace metal`, MLX's `bfloat` SIMD functions) leave the
         // library's overloads candidates too.
@@ -652,6 +659,19 @@ impl Lowerer<'_, '_> {
         }
         if let Type::Pointer(target) = &ty {
             return self.pointer_cast(fx, target, inner, span);
+        }
+        // `reinterpret_cast<ulong>(p)`: a pointer's GPU address as an
+        // integer (SPIR-V Cross's buffer device address arithmetic).
+        if kind != CastKind::AsType
+            && matches!(ty, Type::Scalar(s) if s.is_integer())
+            && matches!(self.type_of(fx, inner)?, Type::Pointer(_))
+        {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                inner.span,
+                "casting a pointer to an integer (its GPU address) has no WebGPU equivalent: WGSL pointers have no address",
+            )
+            .note("a port does this instead: keep the buffer a `[[buffer(n)]]` argument and compute with an index or byte offset into it"));
         }
         if kind == CastKind::Reinterpret {
             return Err(Error::coded(

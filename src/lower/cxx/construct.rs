@@ -111,6 +111,11 @@ impl Lowerer<'_, '_> {
             Type::Struct(_) | Type::Array(..) if matches!(vals.as_slice(), [(_, t)] if t == ty) => {
                 Ok(Value::Rv(vals[0].0, ty.clone()))
             }
+            // `gradientcube(dx, dy)`: the library's constructor from the
+            // two derivatives (sema/gradients.rs).
+            Type::Struct(id) if self.program.gradient_type(*id).is_some() => {
+                self.construct_gradient(fx, *id, vals, span)
+            }
             Type::Struct(_) | Type::Array(..) => Err(Error::coded(
                 Code::InvalidInitializer,
                 span,
@@ -125,6 +130,46 @@ impl Lowerer<'_, '_> {
                 "cannot construct this type",
             )),
         }
+    }
+
+    /// `gradient2d(dPdx, dPdy)` (and `gradient3d`, `gradientcube`): each
+    /// argument converts to its member's vector type as a parameter of
+    /// that type takes it (a scalar is replicated, MSL §2.13).
+    fn construct_gradient(
+        &mut self,
+        fx: &mut FnCtx,
+        id: crate::types::StructId,
+        vals: Vec<(Handle<Expression>, Type)>,
+        span: Span,
+    ) -> Result<Value> {
+        let ty = Type::Struct(id);
+        if vals.len() != 2 {
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                format!(
+                    "`{}` takes two derivatives (`dPdx`, `dPdy`), {} given",
+                    self.program.display(&ty),
+                    vals.len()
+                ),
+            ));
+        }
+        let member_ty = self.program.structs.get(id).members[0].ty.clone();
+        let mut components = Vec::new();
+        for (h, t) in vals {
+            components.push(self.convert(fx, h, &t, &member_ty, false, span)?);
+        }
+        let ty_h = self.naga_type(&ty, span)?;
+        Ok(Value::Rv(
+            fx.add(
+                Expression::Compose {
+                    ty: ty_h,
+                    components,
+                },
+                span,
+            ),
+            ty,
+        ))
     }
 
     fn construct_vector(

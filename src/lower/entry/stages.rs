@@ -151,8 +151,21 @@ fn member_builtin(m: &ast::Member) -> Option<&str> {
                 | "point_coord"
                 | "render_target_array_index"
                 | "viewport_array_index"
+                | "barycentric_coord"
         )
     })
+}
+
+/// The refusal of `[[barycentric_coord]]` (MSL §5.2.3.4, a fragment input):
+/// WebGPU has no barycentric built-in (wgpu's native `SHADER_BARYCENTRICS`
+/// feature is not used by the translation).
+fn barycentric_refusal(span: Span) -> Error {
+    Error::coded(
+        Code::NoWebGpuEquivalent,
+        span,
+        "`[[barycentric_coord]]` (the fragment's barycentric coordinates) has no WebGPU equivalent: WGSL has no barycentric built-in",
+    )
+    .note("a port has the vertex function output a `float3` that is (1, 0, 0), (0, 1, 0) and (0, 0, 1) at a triangle's three vertices (from `[[vertex_id]] % 3` with a non-indexed draw) and reads it as an interpolated `[[stage_in]]` member, `[[center_perspective]]` for perspective-correct or `[[center_no_perspective]]` for linear coordinates")
 }
 
 impl Lowerer<'_, '_> {
@@ -406,6 +419,7 @@ impl Lowerer<'_, '_> {
                 attr.span,
                 "reading `[[color(m)]]` (framebuffer fetch) has no WebGPU equivalent",
             )),
+            ("barycentric_coord", false) => Err(barycentric_refusal(attr.span)),
             (other, _) => Err(Error::coded(
                 Code::InvalidAttribute,
                 attr.span,
@@ -796,6 +810,10 @@ impl Lowerer<'_, '_> {
                     m.name.span,
                     "reading `[[color(m)]]` (framebuffer fetch) has no WebGPU equivalent",
                 ));
+            }
+            if b == "barycentric_coord" {
+                let attr = m.attributes.iter().find(|a| a.name == b);
+                return Err(barycentric_refusal(attr.map_or(m.name.span, |a| a.span)));
             }
             return Err(Error::coded(
                 Code::Unsupported,

@@ -37,15 +37,22 @@ impl Lowerer<'_, '_> {
                 "`sample_compare` needs a depth texture",
             ));
         }
+        // MSL samples integer textures (with nearest filtering); WGSL's
+        // `textureSample*` take float and depth textures only.
         if !t.shape.is_depth() && !matches!(t.scalar, Scalar::Float | Scalar::Half) {
             return Err(Error::coded(
-                Code::TextureUsage,
+                Code::NoWebGpuEquivalent,
                 span,
-                "integer textures cannot be sampled; use `read`",
-            ));
+                format!(
+                    "sampling an integer texture (`{}`) has no WebGPU equivalent: WGSL samples only float and depth textures, and reads integer ones with `textureLoad`",
+                    self.program.display(&Type::Texture(t))
+                ),
+            )
+            .note("a port reads the texel the sample would filter to with `read` (Metal filters integer textures with `filter::nearest` only): `t.read(uint2(coord * float2(t.get_width(), t.get_height())))`, applying the sampler's address mode itself"));
         }
         let (mut plain, mut options) = self.sample_options(args)?;
         let arity = 2 + usize::from(t.shape.is_array()) + usize::from(compare);
+        self.typed_gradient(fx, &mut plain, &mut options)?;
         self.typed_offset(fx, &mut plain, &mut options, arity)?;
         if plain.len() != arity {
             return Err(Error::coded(
@@ -146,17 +153,20 @@ impl Lowerer<'_, '_> {
         compare: bool,
         span: Span,
     ) -> Result<SampleLevel> {
+        if (o.gradient.is_some() || o.gradient_value.is_some()) && compare {
+            return Err(Error::coded(
+                Code::NoWebGpuEquivalent,
+                span,
+                "`sample_compare` takes no gradient in WGSL",
+            ));
+        }
+        if let Some(g) = o.gradient_value {
+            return self.gradient_value(fx, t, g);
+        }
         if let Some((dx, dy)) = o.gradient {
-            if compare {
-                return Err(Error::coded(
-                    Code::NoWebGpuEquivalent,
-                    span,
-                    "`sample_compare` takes no gradient in WGSL",
-                ));
-            }
             let n = t.shape.coordinates();
-            let x = self.float_coordinate(fx, dx, n)?;
-            let y = self.float_coordinate(fx, dy, n)?;
+            let x = self.gradient_arg(fx, dx, n)?;
+            let y = self.gradient_arg(fx, dy, n)?;
             return Ok(SampleLevel::Gradient { x, y });
         }
         let lod = o.level.or(o.bias);
@@ -180,6 +190,49 @@ impl Lowerer<'_, '_> {
             // A bias outside fragment functions applies to LOD 0.
             Some(e) => Ok(SampleLevel::Exact(self.scalar_arg(fx, e, Scalar::Float)?)),
         }
+    }
+
+    /// The derivatives of `g`, a value of a gradient type, for sampling
+    /// `t`: its type must be the one for `t`'s shape (`gradientcube` for
+    /// cube textures, `gradient3d` for 3-D ones, `gradient2d` otherwise).
+    fn gradient_value(&mut self, fx: &mut FnCtx, t: &Texture, g: &Expr) -> Result<SampleLevel> {
+        let (h, ty) = self.rvalue(fx, g)?;
+        let want = match t.shape.coordinates() {
+            _ if t.shape.is_cube() => "gradientcube",
+            3 => "gradient3d",
+            _ => "gradient2d",
+        };
+        let Type::Struct(id) = ty else {
+            unreachable!("typed_gradient found a gradient type")
+        };
+        if self.program.gradient_type(id) != Some(want) {
+            return Err(Error::coded(
+                Code::TypeMismatch,
+                g.span,
+                format!(
+                    "`{}` takes a `{want}` gradient, found `{}`",
+                    t.shape.name(),
+                    self.program.display(&ty)
+                ),
+            ));
+        }
+        let x = fx.add(Expression::AccessIndex { base: h, index: 0 }, g.span);
+        let y = fx.add(Expression::AccessIndex { base: h, index: 1 }, g.span);
+        Ok(SampleLevel::Gradient { x, y })
+    }
+
+    /// An argument of `gradient2d(dPdx, dPdy)` (and `gradient3d`,
+    /// `gradientcube`): a `float` vector of `n` lanes, or a scalar, which
+    /// converts to one as any argument of a vector parameter does (MSL
+    /// §2.13: a scalar converts implicitly to a vector, replicated in each
+    /// lane), so `gradient2d(5.0, 8.0)` is `gradient2d(float2(5.0), float2(8.0))`.
+    fn gradient_arg(&mut self, fx: &mut FnCtx, e: &Expr, n: u8) -> Result<Handle<Expression>> {
+        let ty = self.type_of(fx, e)?;
+        if !matches!(ty, Type::Scalar(_)) {
+            return self.float_coordinate(fx, e, n);
+        }
+        let (h, t) = self.rvalue(fx, e)?;
+        self.convert(fx, h, &t, &Type::vector(Scalar::Float, n), false, e.span)
     }
 
     /// `coord::pixel` samplers: divide by the level-0 size.

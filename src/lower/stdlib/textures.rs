@@ -21,6 +21,9 @@ pub(in crate::lower) struct SampleOptions<'e> {
     pub level: Option<&'e Expr>,
     pub bias: Option<&'e Expr>,
     pub gradient: Option<(&'e Expr, &'e Expr)>,
+    /// A gradient given as a value of a gradient type (`sample(s, p,
+    /// project(p, dx, dy))` with a helper returning `gradientcube`).
+    pub gradient_value: Option<&'e Expr>,
     pub offset: Option<&'e Expr>,
     pub component: Option<u8>,
     pub min_lod_clamp: Option<&'e Expr>,
@@ -332,6 +335,29 @@ impl Lowerer<'_, '_> {
             }
         }
         Ok((plain, options))
+    }
+
+    /// The first of `plain` after the sampler and coordinate whose type is
+    /// a gradient type (`gradientcube`, sema/gradients.rs): a gradient
+    /// given as a value rather than as `gradientcube(dx, dy)` in the call.
+    pub(in crate::lower) fn typed_gradient<'e>(
+        &mut self,
+        fx: &mut FnCtx,
+        plain: &mut Vec<&'e Expr>,
+        options: &mut SampleOptions<'e>,
+    ) -> Result<()> {
+        if options.gradient.is_some() {
+            return Ok(());
+        }
+        for k in 2..plain.len() {
+            if let Type::Struct(id) = self.type_of(fx, plain[k])? {
+                if self.program.gradient_type(id).is_some() {
+                    options.gradient_value = Some(plain.remove(k));
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The last of `plain`, when it is one argument too many and an
