@@ -81,6 +81,11 @@ fn run_as(mode: SimdGroups, wide: WideIntegers, grid: usize, tg: usize) -> Optio
         common::skip::missing_feature(gpu, "shader-int64");
         return None;
     }
+    // Native votes are the adapter's subgroup ballots (wgpu's GL has none).
+    if mode == SimdGroups::Native && !gpu.features().contains(msl2wgsl::wgpu::Features::SUBGROUP) {
+        common::skip::missing_feature(gpu, "subgroup");
+        return None;
+    }
     let x = x_values(grid);
     let buffers: BTreeMap<u32, Vec<u8>> = [
         (0, x.iter().flat_map(|v| v.to_le_bytes()).collect()),
@@ -301,6 +306,11 @@ fn run_members(mode: SimdGroups, wide: WideIntegers, grid: usize, tg: usize) -> 
             .contains(msl2wgsl::wgpu::Features::SHADER_INT64)
     {
         common::skip::missing_feature(gpu, "shader-int64");
+        return None;
+    }
+    // Native votes are the adapter's subgroup ballots (wgpu's GL has none).
+    if mode == SimdGroups::Native && !gpu.features().contains(msl2wgsl::wgpu::Features::SUBGROUP) {
+        common::skip::missing_feature(gpu, "subgroup");
         return None;
     }
     let x = x_values(grid);
