@@ -208,8 +208,11 @@ fn entry_pipeline(
     EntryPipeline {
         name: f.name.clone(),
         wgsl_entry_point: f.wgsl_entry_point.clone(),
+        // The WGSL stage: a vertex function run as a compute dispatch
+        // (`vertexDispatch`, rasterization disabled) is a compute entry point.
         stage: match f.stage {
             Stage::Kernel => "compute",
+            Stage::Vertex if f.vertex_dispatch.is_some() => "compute",
             Stage::Vertex => "vertex",
             Stage::Fragment => "fragment",
         }
