@@ -183,15 +183,7 @@ impl Lowerer<'_, '_> {
             self.check_simd_uniformity(&function)?;
         }
         let reached = self.reached_globals(&function);
-        for arg in &mut arguments {
-            if let Some(b) = arg.binding {
-                arg.active = reached.binding(b);
-            } else if arg.kind == crate::reflect::ArgumentKind::ThreadgroupMemory {
-                // Unused, the host need not size it (Metal's `isActive`).
-                arg.active = reached.workgroup(&arg.name);
-            }
-        }
-        super::argument_buffers::mark_members_active(&mut arguments, |b| reached.binding(b));
+        reached.mark_active(&mut arguments);
         let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let mut extra: Vec<WgslBinding> = constexpr_samplers.iter().map(|s| s.binding).collect();
         extra.push(WgslBinding {
@@ -615,6 +607,21 @@ impl Lowerer<'_, '_> {
 pub(in crate::lower) struct Reached(Vec<naga::GlobalVariable>);
 
 impl Reached {
+    /// Sets each argument's (and argument buffer member's) `active` as
+    /// Metal's `MTLArgument.isActive`: whether the entry point reaches
+    /// its binding, or for threadgroup memory its workgroup array.
+    pub(in crate::lower) fn mark_active(&self, arguments: &mut [crate::reflect::Argument]) {
+        for arg in arguments.iter_mut() {
+            if let Some(b) = arg.binding {
+                arg.active = self.binding(b);
+            } else if arg.kind == crate::reflect::ArgumentKind::ThreadgroupMemory {
+                // Unused, the host need not size it (Metal's `isActive`).
+                arg.active = self.workgroup(&arg.name);
+            }
+        }
+        super::argument_buffers::mark_members_active(arguments, |b| self.binding(b));
+    }
+
     /// Whether a reached global is bound at `b`.
     pub(in crate::lower) fn binding(&self, b: WgslBinding) -> bool {
         let binding = Some(naga::ResourceBinding {

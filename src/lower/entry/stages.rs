@@ -488,12 +488,7 @@ impl Lowerer<'_, '_> {
         }
         let function = fx.finish();
         let reached = self.reached_globals(&function);
-        for arg in &mut arguments {
-            if let Some(b) = arg.binding {
-                arg.active = reached.binding(b);
-            }
-        }
-        super::argument_buffers::mark_members_active(&mut arguments, |b| reached.binding(b));
+        reached.mark_active(&mut arguments);
         let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let mut extra: Vec<_> = constexpr_samplers.iter().map(|s| s.binding).collect();
         extra.extend(self.sprite_viewport_binding());

@@ -192,12 +192,7 @@ impl Lowerer<'_, '_> {
         fx.push(Statement::Block(body_block), body.span);
         let function = fx.finish();
         let reached = self.reached_globals(&function);
-        for arg in &mut arguments {
-            if let Some(b) = arg.binding {
-                arg.active = reached.binding(b);
-            }
-        }
-        super::argument_buffers::mark_members_active(&mut arguments, |b| reached.binding(b));
+        reached.mark_active(&mut arguments);
         let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let dispatch = WgslBinding {
             group: 0,

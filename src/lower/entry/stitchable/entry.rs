@@ -202,11 +202,7 @@ impl Lowerer<'_, '_> {
         arguments: &mut [Argument],
     ) -> Result<Vec<ConstexprSampler>> {
         let reached = self.reached_globals(&function);
-        for arg in arguments.iter_mut() {
-            if let Some(b) = arg.binding {
-                arg.active = reached.binding(b);
-            }
-        }
+        reached.mark_active(arguments);
         let constexpr_samplers = self.used_constexpr_samplers(&reached);
         let extra: Vec<WgslBinding> = constexpr_samplers.iter().map(|s| s.binding).collect();
         self.check_binding_collisions(f, arguments, &extra)?;
