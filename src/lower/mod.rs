@@ -465,10 +465,9 @@ fn item_function<'r>(program: &'r Program, item: &'r ast::Item) -> Option<&'r as
         ast::Item::Function(f) => Some(f),
         // An explicitly instantiated kernel template, under its host name.
         ast::Item::Instantiation(i) => program
-            .instantiations
-            .iter()
-            .find(|x| x.0 == i.span)
-            .map(|(_, f)| f),
+            .instantiation_index
+            .get(&i.span)
+            .map(|&k| &*program.instantiations[k].1),
         _ => None,
     }
 }

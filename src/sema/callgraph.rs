@@ -28,7 +28,15 @@ pub struct CallIndex {
     /// rather than once per walk matters where a file has hundreds of
     /// kernels reaching the same templates (MLX's quantized kernels).
     calls: RefCell<HashMap<Body, Rc<Calls>>>,
+    /// The answers of [`reaches_memoized`], by question and the calls of
+    /// the body asked about.
+    answers: RefCell<HashMap<(Question, Vec<Call>), bool>>,
 }
+
+/// What [`reaches_memoized`] asks: a name for one `wanted` predicate, and
+/// the settings it depends on, the same in every walk of a program that
+/// asks it.
+pub type Question = (&'static str, bool);
 
 /// A body whose calls [`CallIndex`] keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -112,6 +120,38 @@ impl CallIndex {
 /// and the set of operator overloads is followed at most once, and each
 /// body is read once per program.
 pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -> bool {
+    walk_from(program, &Calls::read(body), wanted)
+}
+
+/// [`reaches`] for a `wanted` that `question` names, remembering the
+/// answer for bodies that make the same calls. The walk leaves the body
+/// by its calls' names only, so its answer depends on them alone: the
+/// kernels instantiated from one template mostly make the same calls,
+/// and a file of thousands of them (MLX's `reduce.metal`) walked the same
+/// graph for each, twice.
+pub fn reaches_memoized(
+    program: &Program,
+    body: &Block,
+    question: Question,
+    wanted: &dyn Fn(&str) -> bool,
+) -> bool {
+    let calls = Calls::read(body);
+    let known = program.call_index.borrow().as_ref().and_then(|i| {
+        (i.functions == program.functions.len())
+            .then(|| i.answers.borrow().get(&(question, calls.clone())).copied())
+            .flatten()
+    });
+    if let Some(answer) = known {
+        return answer;
+    }
+    let answer = walk_from(program, &calls, wanted);
+    if let Some(i) = program.call_index.borrow().as_ref() {
+        i.answers.borrow_mut().insert((question, calls), answer);
+    }
+    answer
+}
+
+fn walk_from(program: &Program, calls: &[Call], wanted: &dyn Fn(&str) -> bool) -> bool {
     let stale = program
         .call_index
         .borrow()
@@ -130,7 +170,7 @@ pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -
         followed_operators: false,
         followed_members: HashSet::new(),
     };
-    walk.calls(&Calls::read(body), None)
+    walk.calls(calls, None)
 }
 
 impl Calls {

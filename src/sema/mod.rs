@@ -189,7 +189,14 @@ pub struct Program<'a> {
     pub template_names: HashMap<String, Vec<usize>>,
     /// Explicitly instantiated kernel templates: the instantiation's span
     /// (its key) and the kernel, named by its `host_name`.
-    pub instantiations: Vec<(Span, ast::FunctionDecl)>,
+    pub instantiations: Vec<(Span, std::rc::Rc<ast::FunctionDecl>)>,
+    /// The host names of [`Program::instantiations`].
+    pub instantiated_names: std::collections::HashSet<String>,
+    /// [`Program::instantiations`] by span.
+    pub instantiation_index: HashMap<Span, usize>,
+    /// Kernel instances kept from an earlier analysis of the same
+    /// translation unit (see [`templates::InstanceCache`]).
+    pub instance_cache: std::rc::Rc<templates::InstanceCache>,
     /// Struct templates by name: the primary template and its
     /// specialisations, in source order.
     pub struct_templates: HashMap<String, Vec<&'a ast::TemplateDecl>>,
@@ -305,8 +312,19 @@ pub fn analyze_with<'a>(
     tu: &'a ast::TranslationUnit,
     given: &function_constant_values::FunctionConstantValues,
 ) -> (Program<'a>, Vec<Error>) {
+    analyze_cached(tu, given, Default::default())
+}
+
+/// [`analyze_with`], taking the kernel instances of an earlier analysis of
+/// `tu` from `cache` (and leaving this one's there).
+pub fn analyze_cached<'a>(
+    tu: &'a ast::TranslationUnit,
+    given: &function_constant_values::FunctionConstantValues,
+    cache: std::rc::Rc<templates::InstanceCache>,
+) -> (Program<'a>, Vec<Error>) {
     let mut program = Program {
         given_constants: given.clone(),
+        instance_cache: cache,
         ..Program::default()
     };
     program.os_log = Some(program.structs.push(StructDef {

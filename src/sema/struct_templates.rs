@@ -118,8 +118,12 @@ pub fn analyze_until_complete<T>(
         Vec<Error>,
     ) -> std::result::Result<T, Vec<Error>>,
 ) -> std::result::Result<T, Vec<Error>> {
+    // Inserting struct instances changes no kernel instance: each round
+    // takes the earlier rounds' instead of instantiating thousands again
+    // (MLX's `reduce.metal` needs nine rounds).
+    let cache = std::rc::Rc::new(super::templates::InstanceCache::default());
     for round in 0.. {
-        let (program, errors) = super::analyze_with(tu, given);
+        let (program, errors) = super::analyze_cached(tu, given, cache.clone());
         let mut pending = program.pending.take();
         // Lowering a program with missing instances only finds more errors.
         let result = pending.is_empty().then(|| run(tu, &program, errors));

@@ -12,6 +12,7 @@ use crate::source_map::Span;
 use crate::syntax::ast::{self, TemplateArg, TemplateParamKind, Templated};
 use crate::types::{Scalar, Type};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 pub(super) use super::template_deduction::Deduce;
 
@@ -41,6 +42,41 @@ pub const MAX_STRUCT_INSTANTIATION_DEPTH: usize = 256;
 /// On wasm32, as [`MAX_INSTANTIATION_DEPTH`].
 #[cfg(target_arch = "wasm32")]
 pub const MAX_STRUCT_INSTANTIATION_DEPTH: usize = 64;
+
+/// What of a function template [`Program::instantiate_parts`] makes.
+#[derive(Clone, Copy)]
+enum Parts {
+    Whole,
+    Signature,
+}
+
+impl Parts {
+    fn copy(self, f: &ast::FunctionDecl) -> ast::FunctionDecl {
+        match self {
+            Parts::Whole => f.clone(),
+            Parts::Signature => ast::FunctionDecl {
+                stage: f.stage,
+                attributes: f.attributes.clone(),
+                ret: f.ret.clone(),
+                name: f.name.clone(),
+                params: f.params.clone(),
+                body: None,
+                span: f.span,
+            },
+        }
+    }
+}
+
+/// Explicitly instantiated kernels, by the instantiation's span, with the
+/// arguments they were made for. The driver analyses a translation unit
+/// again after inserting the struct template instances it found missing;
+/// an instance depends only on its template and arguments, which that
+/// leaves as they were, so the rounds share one.
+#[derive(Debug, Default)]
+pub struct InstanceCache(std::cell::RefCell<HashMap<Span, CachedInstance>>);
+
+/// A kernel instance of [`InstanceCache`] and the arguments it was made for.
+type CachedInstance = (Vec<TemplateValue>, Rc<ast::FunctionDecl>);
 
 /// One template argument after deduction.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -565,8 +601,42 @@ impl<'a> Program<'a> {
         values: &[TemplateValue],
         name: ast::Ident,
     ) -> Result<ast::FunctionDecl> {
+        self.instantiate_parts(t, values, name, Parts::Whole)
+    }
+
+    /// [`Program::instantiate`] without the body, where the signature does
+    /// not depend on it: overload resolution ranks the parameters of every
+    /// candidate at every call, and copying each candidate's body there
+    /// was a tenth of translating a file of thousands of kernels.
+    pub fn instantiate_signature(
+        &self,
+        t: &ast::TemplateDecl,
+        values: &[TemplateValue],
+        name: ast::Ident,
+    ) -> Result<ast::FunctionDecl> {
+        // A `T* thread&` parameter's type depends on whether the body
+        // rebinds it (`pointer_references`).
+        let f = template_function(t);
+        let parts = match f
+            .params
+            .iter()
+            .any(|p| super::pointer_references::is_pointer_reference(&p.ty) || p.pack)
+        {
+            true => Parts::Whole,
+            false => Parts::Signature,
+        };
+        self.instantiate_parts(t, values, name, parts)
+    }
+
+    fn instantiate_parts(
+        &self,
+        t: &ast::TemplateDecl,
+        values: &[TemplateValue],
+        name: ast::Ident,
+        parts: Parts,
+    ) -> Result<ast::FunctionDecl> {
         if let Some(special) = self.explicit_specialization(t, values)? {
-            let mut f = template_function(special).clone();
+            let mut f = parts.copy(template_function(special));
             f.name = name;
             return Ok(f);
         }
@@ -574,7 +644,7 @@ impl<'a> Program<'a> {
         for (p, v) in t.params.iter().zip(values) {
             map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
         }
-        let mut f = template_function(t).clone();
+        let mut f = parts.copy(template_function(t));
         super::pack_lengths::check(&f, &map)?;
         Subst::new(&map).function(&mut f);
         // `const thread P& p` with `P` a pointer: passed as the pointer.
@@ -834,7 +904,7 @@ impl<'a> Program<'a> {
             name: host.clone(),
             span: *host_span,
         };
-        let f = self.instantiate(t, &values, ident)?;
+        let f = self.kernel_instance(inst.span, t, &values, ident)?;
         for (p, (want, span)) in f.params.iter().zip(&args) {
             let ty = self.param_type(p)?;
             if ty != *want {
@@ -849,11 +919,8 @@ impl<'a> Program<'a> {
                 ));
             }
         }
-        let taken = self.symbols.contains_key(host)
-            || self
-                .instantiations
-                .iter()
-                .any(|(_, g)| g.name.name == *host);
+        let taken =
+            self.symbols.contains_key(host) || !self.instantiated_names.insert(host.clone());
         if taken {
             return Err(Error::coded(
                 Code::Redefinition,
@@ -861,8 +928,31 @@ impl<'a> Program<'a> {
                 format!("redefinition of `{host}`"),
             ));
         }
+        self.instantiation_index
+            .insert(inst.span, self.instantiations.len());
         self.instantiations.push((inst.span, f));
         Ok(())
+    }
+
+    /// [`Program::instantiate`] for the explicit instantiation at `at`,
+    /// taken from [`Program::instance_cache`] when an earlier analysis
+    /// made it with the same arguments.
+    fn kernel_instance(
+        &self,
+        at: Span,
+        t: &ast::TemplateDecl,
+        values: &[TemplateValue],
+        name: ast::Ident,
+    ) -> Result<Rc<ast::FunctionDecl>> {
+        let mut cache = self.instance_cache.0.borrow_mut();
+        if let Some((v, f)) = cache.get(&at) {
+            if v == values {
+                return Ok(f.clone());
+            }
+        }
+        let f = Rc::new(self.instantiate(t, values, name)?);
+        cache.insert(at, (values.to_vec(), f.clone()));
+        Ok(f)
     }
 
     /// Of overloaded function templates `candidates`, the one explicit

@@ -389,7 +389,9 @@ impl Lowerer<'_, '_> {
             .program
             .template_arguments(template, explicit, args, span)?;
         let ident = f.name.clone();
-        let instance = self.program.instantiate(template, &values, ident)?;
+        let instance = self
+            .program
+            .instantiate_signature(template, &values, ident)?;
         let Some(ranks) = self.ranks(&instance, views)? else {
             return Ok(None);
         };

@@ -127,9 +127,10 @@ impl Lowerer<'_, '_> {
         });
         self.check_max_threads(max_threads, wg, size.is_some())?;
         let body = f.body.as_ref().expect("kernels have bodies");
-        self.entry.predicated = callgraph::reaches(self.program, body, &|n| {
-            stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::is_barrier)
-        });
+        self.entry.predicated =
+            callgraph::reaches_memoized(self.program, body, ("barrier", false), &|n| {
+                stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::is_barrier)
+            });
         let subgroups = self.uses_subgroups(body, &params);
         // Emulated SIMD-group functions wait at barriers.
         self.entry.predicated |= subgroups && self.emulates_simd();
@@ -245,12 +246,14 @@ impl Lowerer<'_, '_> {
     /// Whether the kernel needs the SIMD-group lane and width: it reaches a
     /// SIMD-group or quad-group function, or has a SIMD-group attribute.
     fn uses_subgroups(&self, body: &ast::Block, params: &[KernelParam]) -> bool {
-        callgraph::reaches(self.program, body, &|n| {
+        // Per-lane fragments (which lane holds what), or matrices made
+        // whole again from each lane's `thread_elements()`.
+        let lanes_hold_fragments = self.matrix_fragments() || self.simdgroup_copies_may_differ();
+        let question = ("subgroups", lanes_hold_fragments);
+        callgraph::reaches_memoized(self.program, body, question, &|n| {
             stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::needs_subgroups)
                 || stdlib::SIMD_STATE_INTRINSICS.contains(&n)
-                // Per-lane fragments (which lane holds what), or matrices
-                // made whole again from each lane's `thread_elements()`.
-                || ((self.matrix_fragments() || self.simdgroup_copies_may_differ())
+                || (lanes_hold_fragments
                     && (stdlib::Builtin::function(n)
                         .is_some_and(|b| b.family() == stdlib::Family::SimdMatrix)
                         || crate::lower::metal::simdgroup_matrix::is_matrix_type_name(n)))
@@ -542,102 +545,6 @@ impl Lowerer<'_, '_> {
             })
         }
     }
-
-    /// The globals the entry point `function` reaches: those left in a
-    /// module holding it alone after naga's compaction, which drops every
-    /// expression no statement uses (the prologue binds each argument
-    /// whether the body reads it or not) and every function it does not
-    /// call. This is what its WGSL binds (`Library::function_wgsl`), and so
-    /// Metal's `MTLArgument.isActive`.
-    pub(in crate::lower) fn reached_globals(&self, function: &naga::Function) -> Reached {
-        let m = &self.global.module;
-        // Only the functions it calls are traced: the others are left as
-        // empty shells, which keeps the handles and saves copying them.
-        let mut called = std::collections::HashSet::new();
-        let mut pending = calls(&function.body);
-        while let Some(f) = pending.pop() {
-            if called.insert(f) {
-                pending.extend(calls(&m.functions[f].body));
-            }
-        }
-        let mut functions = naga::Arena::new();
-        for (h, f) in m.functions.iter() {
-            let copy = match called.contains(&h) {
-                true => f.clone(),
-                false => naga::Function::default(),
-            };
-            functions.append(copy, m.functions.get_span(h));
-        }
-        let mut module = naga::Module {
-            types: m.types.clone(),
-            special_types: m.special_types.clone(),
-            constants: m.constants.clone(),
-            overrides: m.overrides.clone(),
-            global_variables: m.global_variables.clone(),
-            global_expressions: m.global_expressions.clone(),
-            functions,
-            // The other entry points are left out: only this one counts.
-            entry_points: vec![naga::EntryPoint {
-                name: function.name.clone().unwrap_or_default(),
-                stage: naga::ShaderStage::Compute,
-                early_depth_test: None,
-                workgroup_size: [1, 1, 1],
-                workgroup_size_overrides: None,
-                function: function.clone(),
-                mesh_info: None,
-                task_payload: None,
-                incoming_ray_payload: None,
-            }],
-            diagnostic_filters: m.diagnostic_filters.clone(),
-            diagnostic_filter_leaf: m.diagnostic_filter_leaf,
-            doc_comments: None,
-        };
-        naga::compact::compact(&mut module, naga::compact::KeepUnused::No);
-        Reached(
-            module
-                .global_variables
-                .iter()
-                .map(|(_, g)| g.clone())
-                .collect(),
-        )
-    }
-}
-
-/// The globals an entry point reaches ([`Lowerer::reached_globals`]).
-pub(in crate::lower) struct Reached(Vec<naga::GlobalVariable>);
-
-impl Reached {
-    /// Sets each argument's (and argument buffer member's) `active` as
-    /// Metal's `MTLArgument.isActive`: whether the entry point reaches
-    /// its binding, or for threadgroup memory its workgroup array.
-    pub(in crate::lower) fn mark_active(&self, arguments: &mut [crate::reflect::Argument]) {
-        for arg in arguments.iter_mut() {
-            if let Some(b) = arg.binding {
-                arg.active = self.binding(b);
-            } else if arg.kind == crate::reflect::ArgumentKind::ThreadgroupMemory {
-                // Unused, the host need not size it (Metal's `isActive`).
-                arg.active = self.workgroup(&arg.name);
-            }
-        }
-        super::argument_buffers::mark_members_active(arguments, |b| self.binding(b));
-    }
-
-    /// Whether a reached global is bound at `b`.
-    pub(in crate::lower) fn binding(&self, b: WgslBinding) -> bool {
-        let binding = Some(naga::ResourceBinding {
-            group: b.group,
-            binding: b.binding,
-        });
-        self.0.iter().any(|g| g.binding == binding)
-    }
-
-    /// Whether a reached global is the workgroup array named `name` (a
-    /// `[[threadgroup(n)]]` argument's, named after it).
-    pub(in crate::lower) fn workgroup(&self, name: &str) -> bool {
-        self.0
-            .iter()
-            .any(|g| g.space == naga::AddressSpace::WorkGroup && g.name.as_deref() == Some(name))
-    }
 }
 
 /// The dimensions of the kernel's highest-dimensional position attribute
@@ -671,32 +578,6 @@ fn reads_stage_in_region(params: &[KernelParam]) -> bool {
             }
         )
     })
-}
-
-/// Functions called anywhere in `block`.
-fn calls(block: &naga::Block) -> Vec<Handle<naga::Function>> {
-    let mut out = Vec::new();
-    for s in block.iter() {
-        match s {
-            Statement::Call { function, .. } => out.push(*function),
-            Statement::Block(b) => out.extend(calls(b)),
-            Statement::If { accept, reject, .. } => {
-                out.extend(calls(accept));
-                out.extend(calls(reject));
-            }
-            Statement::Loop {
-                body, continuing, ..
-            } => {
-                out.extend(calls(body));
-                out.extend(calls(continuing));
-            }
-            Statement::Switch { cases, .. } => {
-                cases.iter().for_each(|c| out.extend(calls(&c.body)))
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]

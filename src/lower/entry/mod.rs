@@ -25,6 +25,7 @@ pub(in crate::lower) mod kernel_stage_in;
 pub(in crate::lower) mod outputs;
 pub(in crate::lower) mod params;
 pub(in crate::lower) mod point_sprites;
+pub(in crate::lower) mod reached;
 pub(in crate::lower) mod resource_arrays;
 pub(in crate::lower) mod stages;
 pub(in crate::lower) mod stitchable;

@@ -312,7 +312,7 @@ impl Lowerer<'_, '_> {
     /// The constexpr samplers an entry point that `reached` them uses.
     pub(in crate::lower) fn used_constexpr_samplers(
         &self,
-        reached: &crate::lower::entry::compute::Reached,
+        reached: &crate::lower::entry::reached::Reached,
     ) -> Vec<ConstexprSampler> {
         self.global
             .constexpr_samplers
