@@ -754,3 +754,66 @@ fn library_function_beside_user_overloads_on_gpu() {
         assert_eq!(got[t + 4], (t + 1) as f32, "thread {t}: the user overload");
     }
 }
+
+// ---- INFINITY, NAN ----------------------------------------------------
+
+/// MSL's `INFINITY`, `HUGE_VALF` and `NAN` (MSL §6.5), in the shape of a
+/// reduction's `min` that propagates NaN (`static_cast<T>(NAN)` in a
+/// template) and an initial value of `-INFINITY`.
+const NAN_MIN: &str = r#"
+struct MinOp {
+  template <typename T>
+  T operator()(T a, T b) thread {
+    if (metal::isnan(a) || metal::isnan(b)) {
+      return static_cast<T>(NAN);
+    }
+    return a < b ? a : b;
+  }
+};
+
+kernel void nan_min(const device float* x [[buffer(0)]],
+                    device float* out [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) {
+  MinOp op;
+  constexpr float top = INFINITY;
+  float m = top;
+  for (int k = 0; k < 4; k++) {
+    m = op(m, x[i * 4 + k]);
+  }
+  out[i * 3] = m;
+  out[i * 3 + 1] = -HUGE_VALF;
+  out[i * 3 + 2] = NAN;
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn infinity_and_nan_macros_on_gpu() {
+    let n = 8usize;
+    let mut x: Vec<f32> = (0..n * 4).map(|k| ((k * 7) % 9) as f32 - 4.0).collect();
+    x[4 * 3 + 2] = f32::NAN;
+    x[4 * 6] = f32::NAN;
+    let Some(got) = common::source::run_body_f32s(
+        NAN_MIN,
+        "nan_min",
+        (n as u32, 8),
+        vec![(0, common::f32_bytes(&x)), (1, vec![0u8; 12 * n])],
+        1,
+    ) else {
+        return;
+    };
+    for i in 0..n {
+        let row = &x[i * 4..i * 4 + 4];
+        let want = match row.iter().any(|v| v.is_nan()) {
+            true => f32::NAN,
+            false => row.iter().fold(f32::INFINITY, |a, &b| a.min(b)),
+        };
+        let m = got[i * 3];
+        assert!(
+            (want.is_nan() && m.is_nan()) || m == want,
+            "thread {i}: {m} want {want}"
+        );
+        assert_eq!(got[i * 3 + 1], f32::NEG_INFINITY, "thread {i}");
+        assert!(got[i * 3 + 2].is_nan(), "thread {i}");
+    }
+}

@@ -141,6 +141,11 @@ pub(crate) fn constant(name: &str) -> Option<ConstValue> {
     }
     match name {
         "MAXFLOAT" | "FLT_MAX" => f(f32::MAX as f64),
+        // MSL §6.5: `float` infinity and a quiet NaN (lowered through
+        // their bits: WGSL has no literal for either).
+        "INFINITY" | "HUGE_VALF" => f(f64::INFINITY),
+        "NAN" => f(f64::NAN),
+        "HUGE_VALH" => h(f64::INFINITY),
         "FLT_MIN" => f(f32::MIN_POSITIVE as f64),
         "FLT_EPSILON" => f(f32::EPSILON as f64),
         "MAXHALF" | "HALF_MAX" => h(half::f16::MAX.to_f64()),
