@@ -391,7 +391,7 @@ impl<'a> Program<'a> {
             }
         }
         decl.instance_of = Some((name.to_string(), written));
-        substitute_members(&subst, &mut decl);
+        subst.struct_members(&mut decl);
         items.push(Item::Struct(decl));
         // Nested structs and member aliases go before the struct, whose
         // members may name them (`syntax::from_pest::struct_scope`).
@@ -441,7 +441,7 @@ impl<'a> Program<'a> {
                 }
                 Item::Struct(s) => {
                     s.name.name = rename_member(&s.name.name, name, instance);
-                    substitute_members(&subst, s);
+                    subst.struct_members(s);
                 }
                 _ => {}
             }
@@ -731,25 +731,6 @@ pub(super) fn named_type(name: &str, span: Span) -> ast::TypeSpec {
         ptr_ops: Vec::new(),
         name_span: span,
         span,
-    }
-}
-
-/// Substitutes a struct template's arguments in the members of `decl` and
-/// of its anonymous unions and structs.
-fn substitute_members(subst: &Subst, decl: &mut ast::StructDecl) {
-    // `alignas(N * sizeof(T))`.
-    for l in &mut decl.layout {
-        if let ast::LayoutAttribute::Aligned(Some(e), _) = l {
-            subst.expr(e);
-        }
-    }
-    for m in &mut decl.members {
-        subst.ty(&mut m.ty);
-        m.array.iter_mut().flatten().for_each(|e| subst.expr(e));
-        m.default.iter_mut().for_each(|i| subst.init(i));
-    }
-    for a in &mut decl.anonymous {
-        substitute_members(subst, a);
     }
 }
 
