@@ -494,6 +494,14 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
                 outside_thread: false,
             })
         }
+        // `device T*& p` given a pointer (variable: `args.rs`): the
+        // pointer's own rank, as a reference binds the object itself.
+        (Type::Pointer(p), Type::Pointer(a)) if p.is_reference && !a.is_reference => {
+            match &p.pointee {
+                Type::Pointer(q) => pointer_rank(q, a),
+                _ => reference_rank(p, arg),
+            }
+        }
         (Type::Pointer(p), _) if p.is_reference => reference_rank(p, arg),
         // `nullptr` (typed `void`, `args.rs`): a null pointer conversion
         // ([conv.ptr]/1) to any pointer.
