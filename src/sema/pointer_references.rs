@@ -177,7 +177,9 @@ pub fn bound_names(
             _ => return,
         };
         let functions = match program.symbols.get(&path) {
-            Some(super::Symbol::Functions(list)) => list.iter().map(|&i| program.functions[i]).collect(),
+            Some(super::Symbol::Functions(list)) => {
+                list.iter().map(|&i| program.functions[i]).collect()
+            }
             _ => Vec::new(),
         };
         let templates = program.template_names.get(&path).into_iter().flatten();
@@ -203,6 +205,10 @@ pub fn bound_names(
 /// Whether `f` may be called with `n` arguments (defaults and packs
 /// considered loosely: a name passed to one that may not is not moved).
 fn takes_count(f: &FunctionDecl, n: usize) -> bool {
-    let required = f.params.iter().filter(|p| p.default.is_none() && !p.pack).count();
+    let required = f
+        .params
+        .iter()
+        .filter(|p| p.default.is_none() && !p.pack)
+        .count();
     n >= required && (n <= f.params.len() || f.params.iter().any(|p| p.pack))
 }

@@ -170,9 +170,9 @@ impl Lowerer<'_, '_> {
             let n = by_value.len();
             let binds_pointer = decls.iter().any(|f| {
                 super::functions::accepts(f, n)
-                    && f.params
-                        .get(i)
-                        .is_some_and(|p| crate::sema::pointer_references::is_pointer_reference(&p.ty))
+                    && f.params.get(i).is_some_and(|p| {
+                        crate::sema::pointer_references::is_pointer_reference(&p.ty)
+                    })
             });
             // `device T*& p` given a pointer variable: its cell, which the
             // callee may move (`metal/pointer_addresses.rs`).

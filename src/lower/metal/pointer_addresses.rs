@@ -71,7 +71,11 @@ impl Lowerer<'_, '_> {
     /// A pointer variable `p` given for a reference to a pointer (`device
     /// T*& q`): its cell, which the callee reads and moves as `p` itself;
     /// `None` when `e` names no pointer variable.
-    pub(in crate::lower) fn pointer_variable_cell(&mut self, fx: &mut FnCtx, e: &Expr) -> Option<Arg> {
+    pub(in crate::lower) fn pointer_variable_cell(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+    ) -> Option<Arg> {
         let c = match &e.kind {
             // A reference to a pointer passed on (`step(p, n)` in a
             // function taking `device T*& p`): the caller's cell.

@@ -696,7 +696,10 @@ impl Lowerer<'_, '_> {
         // A pointer variable given as its cell for another candidate's
         // `T*&` (`cxx/args.rs`): here, the pointer it holds.
         if let Value::Cell(c) = &a.value {
-            if !c.addressed && c.count.is_none() && !matches!(pty, Type::Pointer(pp) if pp.is_reference) {
+            if !c.addressed
+                && c.count.is_none()
+                && !matches!(pty, Type::Pointer(pp) if pp.is_reference)
+            {
                 let c = c.clone();
                 a.value = self.read_cell(fx, &c, a.span)?;
             }
