@@ -1,17 +1,18 @@
 //! Structs, classes and unions declared in a function body (C++
 //! [class.local]): named (`struct S {..};`), typedef'd anonymous
 //! (`typedef struct {..} T;`), with a tag, unnamed with objects
-//! (`struct {..} v;`), in function templates sized by constants that
-//! depend on the template's arguments, and hiding an outer type of the
-//! same name for the rest of their block. Each kernel runs on the GPU
-//! against a CPU reference; a local type used outside its block is a
-//! located "unknown type name".
+//! (`struct {..} v;`), with a constructor and member functions, in
+//! function templates sized by constants that depend on the template's
+//! arguments, and hiding an outer type of the same name for the rest of
+//! their block. Each kernel runs on the GPU against a CPU reference; a
+//! local type used outside its block is a located "unknown type name",
+//! a static data member (which C++ forbids there) a located error.
 // Without the runner the GPU tests are left out.
 #![cfg_attr(not(feature = "runner"), allow(dead_code))]
 
 mod common;
 
-use common::source::{assert_error, translate_body};
+use common::source::{assert_error, first_code, translate_body};
 
 /// A per-thread register block, as quantized matmuls keep one: each
 /// thread copies a block of packed words from the buffer through a cast
@@ -292,22 +293,91 @@ kernel void k(device float* out [[buffer(0)]], uint gid [[thread_position_in_gri
     assert_error(body, "Frag f", 0, "unknown type name `Frag`");
 }
 
+/// A local struct with a constructor and member functions, const and
+/// not, in a function template whose constant sizes it: a running
+/// accumulator, as reductions keep one per thread.
+const MEMBERS: &str = r#"
+template <typename T, int N>
+T windowed(const device T* in, uint base) {
+  constexpr int half_n = N / 2;
+  struct Window {
+    T vals[half_n];
+    int count;
+    Window(T first) : count(1) {
+      for (int i = 0; i < half_n; i++) vals[i] = first;
+    }
+    void push(T v) {
+      vals[count % half_n] = v;
+      count++;
+    }
+    T total() const {
+      T t = 0;
+      for (int i = 0; i < half_n; i++) t += vals[i];
+      return t * T(count);
+    }
+  };
+  Window w(in[base]);
+  for (int i = 1; i < N; i++) w.push(in[base + i]);
+  return w.total();
+}
+
+kernel void windows(const device float* in [[buffer(0)]],
+                    device float* out [[buffer(1)]],
+                    uint gid [[thread_position_in_grid]]) {
+  out[2 * gid] = windowed<float, 4>(in, gid * 8);
+  out[2 * gid + 1] = windowed<float, 8>(in, gid * 8);
+}
+"#;
+
+/// What `windowed<float, n>` computes over `x`.
+fn windowed(x: &[f32], n: usize) -> f32 {
+    let h = n / 2;
+    let mut vals = vec![x[0]; h];
+    let mut count = 1;
+    for &v in &x[1..n] {
+        vals[count % h] = v;
+        count += 1;
+    }
+    vals.iter().sum::<f32>() * count as f32
+}
+
 #[test]
-fn member_functions_of_a_local_struct_are_located() {
+#[cfg(feature = "runner")]
+fn a_local_struct_with_member_functions_on_gpu() {
+    let n = 32u32;
+    let x: Vec<f32> = (0..n * 8).map(|i| ((i * 3) % 11) as f32 - 4.0).collect();
+    let want: Vec<f32> = (0..n as usize)
+        .flat_map(|t| [windowed(&x[t * 8..], 4), windowed(&x[t * 8..], 8)])
+        .collect();
+    let Some(got) = common::source::run_body_f32s(
+        MEMBERS,
+        "windows",
+        (n, 32),
+        vec![(0, common::f32_bytes(&x)), (1, vec![0; n as usize * 8])],
+        1,
+    ) else {
+        return;
+    };
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_static_data_member_of_a_local_struct_is_located() {
     let body = r#"
 kernel void k(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
   struct Acc {
     float total;
-    float get() const { return total; }
+    static constexpr constant float scale = 2.0f;
   };
   Acc a = {1.0f};
-  out[gid] = a.get();
+  out[gid] = a.total;
 }
 "#;
     assert_error(
         body,
-        "get()",
+        "static constexpr",
         0,
-        "member functions and static members of a struct declared in a function (`Acc`) are not supported",
+        "a struct declared in a function (`Acc`) cannot have static data members",
     );
+    assert_eq!(first_code(body), msl2wgsl::diagnostics::Code::InvalidType);
 }

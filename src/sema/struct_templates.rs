@@ -645,8 +645,9 @@ fn specialization_of(t: &ast::TemplateDecl) -> Option<&[TemplateArg]> {
 }
 
 /// `Vec::len` → `Vec<float, 4>::len`; a constructor `Vec::Vec` →
-/// `Vec<float, 4>::Vec<float, 4>`.
-fn rename_member(member: &str, template: &str, instance: &str) -> String {
+/// `Vec<float, 4>::Vec<float, 4>` (a local struct's members too,
+/// `lower/stmt/local_types.rs`).
+pub(crate) fn rename_member(member: &str, template: &str, instance: &str) -> String {
     let rest = member
         .strip_prefix(template)
         .and_then(|r| r.strip_prefix("::"))

@@ -487,8 +487,8 @@ impl<'m> Subst<'m> {
         map
     }
 
-    /// A local struct: its members and its objects' declarators (their
-    /// type names the struct itself).
+    /// A local struct: its members, its member functions and its objects'
+    /// declarators (their type names the struct itself).
     fn local_type(&self, t: &mut LocalType) {
         self.struct_members(&mut t.decl);
         for item in &mut t.members {
@@ -499,6 +499,12 @@ impl<'m> Subst<'m> {
                     a.array.iter_mut().flatten().for_each(|e| self.expr(e));
                 }
                 Item::StaticAssert(a) => self.expr(&mut a.cond),
+                Item::Function(f) => self.function(f),
+                Item::Template(tp) => {
+                    if let crate::syntax::ast::Templated::Function(f) = &mut tp.item {
+                        self.function(f);
+                    }
+                }
                 _ => {}
             }
         }

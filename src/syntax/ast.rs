@@ -590,8 +590,9 @@ pub struct LocalType {
     pub decl: StructDecl,
     /// Its other name: the tag of `typedef struct Tag {..} T;`.
     pub tag: Option<Ident>,
-    /// What its nested structs and member aliases became, named `S::m`
-    /// as for a program-scope struct (`syntax::members`).
+    /// What its nested structs, member aliases, member functions and
+    /// constructors became, named `S::m` as for a program-scope struct
+    /// (`syntax::members`).
     pub members: Vec<Item>,
     /// The objects declared with it (`struct {..} a, b = {..};`): their
     /// type's path is the struct's name as written.

@@ -142,9 +142,7 @@ impl Lowerer<'_, '_> {
         map.insert(written.clone(), Replacement::Type(own));
         let subst = Subst::new(&map);
         let rename = |member: &mut String| {
-            if let Some(rest) = member.strip_prefix(&format!("{written}::")) {
-                *member = format!("{name}::{rest}");
-            }
+            *member = crate::sema::struct_templates::rename_member(member, written, name);
         };
         let (mut ahead, mut after) = (Vec::new(), Vec::new());
         for item in &t.members {
@@ -165,11 +163,24 @@ impl Lowerer<'_, '_> {
                     subst.expr(&mut a.cond);
                     after.push(item);
                 }
+                // `S::get`, `S::S`, `S::get@device`: the struct's own.
+                Item::Function(f) => {
+                    rename(&mut f.name.name);
+                    subst.function(f);
+                    after.push(item);
+                }
+                Item::Template(tp) => {
+                    if let ast::Templated::Function(f) = &mut tp.item {
+                        rename(&mut f.name.name);
+                        subst.function(f);
+                    }
+                    after.push(item);
+                }
                 _ => {
                     return Err(Error::coded(
-                        Code::Unsupported,
+                        Code::InvalidType,
                         t.decl.span,
-                        "member functions of a struct declared in a function are not supported",
+                        "a struct declared in a function cannot have static data members",
                     ))
                 }
             }

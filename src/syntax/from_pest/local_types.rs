@@ -44,10 +44,10 @@ fn local_struct(pair: Pair<Rule>) -> Result<LocalType> {
     let ((decl, members, _), _, declarators) = members::struct_named(pair, None)?;
     if let Some(unsupported) = members.iter().find(|m| !is_type_member(m)) {
         return Err(Error::coded(
-            Code::Unsupported,
+            Code::InvalidType,
             member_span(unsupported),
             format!(
-                "member functions and static members of a struct declared in a function (`{}`) are not supported; declare the struct at program scope",
+                "a struct declared in a function (`{}`) cannot have static data members",
                 shown_name(&decl.name.name)
             ),
         ));
@@ -87,14 +87,18 @@ fn local_struct(pair: Pair<Rule>) -> Result<LocalType> {
     })
 }
 
-/// Whether a member declaration of a local struct declares a type (a
-/// nested struct, a member alias) or a `static_assert`, which lowering
-/// declares with the struct; member functions are not supported there.
+/// Whether a member declaration of a local struct is one lowering declares
+/// with the struct: a nested struct, a member alias, a member function (or
+/// function template), a `static_assert`. A local class has no static data
+/// members (C++ [class.local]/4).
 fn is_type_member(item: &Item) -> bool {
-    matches!(
-        item,
-        Item::Struct(_) | Item::Alias(_) | Item::StaticAssert(_)
-    )
+    match item {
+        Item::Template(t) => matches!(t.item, Templated::Function(_)),
+        _ => matches!(
+            item,
+            Item::Struct(_) | Item::Alias(_) | Item::Function(_) | Item::StaticAssert(_)
+        ),
+    }
 }
 
 fn member_span(item: &Item) -> Span {
