@@ -17,6 +17,15 @@
 //! is outside the object `&p` points to (undefined in C++), and is read as
 //! `ps[0]`.
 //!
+//! A reference to a pointer (`const device T*& x`, MLX's
+//! `adjust_matrix_offsets` moving a kernel's matrix pointers to its
+//! batch) is passed the same way, given the pointer variable itself: the
+//! callee's `x` is the cell, read as the pointer it holds and moved in
+//! place (`x += n` moves the caller's). A caller's pointer that such a
+//! parameter takes is a variable even where the caller never assigns it
+//! (`sema::pointer_references::bound_names`), and a parameter passed on
+//! to another reference passes the same cell.
+//!
 //! The same reductions pass `&total` of one `thread` value for a
 //! one-element array parameter (`thread U totals[1]`, a `thread U*` in
 //! C++, an array reference here): the value is copied into a one-element
