@@ -573,7 +573,7 @@ pub enum StmtKind {
     Alias(Alias),
     /// A struct, class or union declared in a function: names the type
     /// for the rest of the enclosing block.
-    LocalType(LocalType),
+    LocalType(Box<LocalType>),
 }
 
 /// A class declared in a function body (C++ [class.local]): `struct S {..};`,
