@@ -306,22 +306,6 @@ fn references_to_pointer_variables_pass_the_pointer() {
     }
 }
 
-#[test]
-fn a_reference_to_a_pointer_that_is_rebound_is_refused() {
-    let body = "void advance(device float* thread & p, device float* q) { p = q; }\n\
-                kernel void k(device float* a [[buffer(0)]], device float* b [[buffer(1)]]) {\n\
-                \x20   device float* p = a;\n\
-                \x20   advance(p, b);\n\
-                \x20   p[0] = 1.0;\n\
-                }\n";
-    assert_error(
-        body,
-        "device float* thread & p",
-        0,
-        "a reference to a pointer (`T* thread &`) is supported only as a function parameter that the function never assigns",
-    );
-}
-
 /// SPIR-V Cross declares runtime-sized arrays as a buffer struct's trailing
 /// one-element array and indexes them with constants past 0: in typed
 /// buffers (an array of structs, of vectors) and in buffers held as words

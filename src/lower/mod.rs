@@ -265,6 +265,10 @@ struct ModuleCtx {
     simd_fell_back: bool,
     /// Some code holds a SIMD-group matrix (its type was lowered).
     simdgroup_matrices: bool,
+    /// Where each struct of the translation unit is declared, by name,
+    /// built on first use: which program-scope struct a local struct
+    /// declaration is (`stmt/local_types.rs`).
+    struct_spans: std::cell::OnceCell<HashMap<String, Span>>,
 }
 
 /// Lowers every selected entry point of `tu`.

@@ -448,6 +448,12 @@ fn visit_stmt(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
             .iter()
             .filter_map(|d| d.init.as_ref())
             .for_each(|i| visit_init(i, f)),
+        StmtKind::LocalType(t) => t
+            .objects
+            .iter()
+            .flat_map(|d| &d.declarators)
+            .filter_map(|d| d.init.as_ref())
+            .for_each(|i| visit_init(i, f)),
         StmtKind::Expr(e) | StmtKind::Return(Some(e)) => visit_expr(e, f),
         StmtKind::If {
             cond,

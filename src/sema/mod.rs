@@ -1132,12 +1132,16 @@ impl<'a> Program<'a> {
                 ast::AddressSpace::Device | ast::AddressSpace::Constant
             ) && matches!(op, ast::PtrOp::Pointer { .. });
             if i > 0 {
+                // `device T*& p`: a reference to a caller's pointer
+                // variable, which the function may move
+                // (`lower/metal/pointer_addresses.rs`).
                 if pointer_references::is_pointer_reference(ts) {
-                    return Err(Error::coded(
-                        Code::Unsupported,
-                        ts.span,
-                        "a reference to a pointer (`T* thread &`) is supported only as a function parameter that the function never assigns, increments or takes the address of",
-                    ));
+                    return Ok(Type::Pointer(Box::new(Pointer {
+                        space: AddressSpace::Thread,
+                        pointee: ty,
+                        is_const: false,
+                        is_reference: true,
+                    })));
                 }
                 // `device T* device* p`: the pointee pointer is in a buffer.
                 if in_buffer {

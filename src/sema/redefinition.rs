@@ -319,6 +319,9 @@ fn stmt_locals(s: &Stmt, out: &mut HashSet<String>) {
         StmtKind::Decl(d) => d.declarators.iter().for_each(|d| {
             out.insert(d.name.name.clone());
         }),
+        StmtKind::LocalType(t) => t.objects.iter().flat_map(|v| &v.declarators).for_each(|d| {
+            out.insert(d.name.name.clone());
+        }),
         StmtKind::If {
             then, otherwise, ..
         } => {

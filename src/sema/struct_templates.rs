@@ -395,7 +395,7 @@ impl<'a> Program<'a> {
             }
         }
         decl.instance_of = Some((name.to_string(), written));
-        substitute_members(&subst, &mut decl);
+        subst.struct_members(&mut decl);
         items.push(Item::Struct(decl));
         // Nested structs and member aliases go before the struct, whose
         // members may name them (`syntax::from_pest::struct_scope`).
@@ -445,7 +445,7 @@ impl<'a> Program<'a> {
                 }
                 Item::Struct(s) => {
                     s.name.name = rename_member(&s.name.name, name, instance);
-                    substitute_members(&subst, s);
+                    subst.struct_members(s);
                 }
                 _ => {}
             }
@@ -649,8 +649,9 @@ fn specialization_of(t: &ast::TemplateDecl) -> Option<&[TemplateArg]> {
 }
 
 /// `Vec::len` → `Vec<float, 4>::len`; a constructor `Vec::Vec` →
-/// `Vec<float, 4>::Vec<float, 4>`.
-fn rename_member(member: &str, template: &str, instance: &str) -> String {
+/// `Vec<float, 4>::Vec<float, 4>` (a local struct's members too,
+/// `lower/stmt/local_types.rs`).
+pub(crate) fn rename_member(member: &str, template: &str, instance: &str) -> String {
     let rest = member
         .strip_prefix(template)
         .and_then(|r| r.strip_prefix("::"))
@@ -735,25 +736,6 @@ pub(super) fn named_type(name: &str, span: Span) -> ast::TypeSpec {
         ptr_ops: Vec::new(),
         name_span: span,
         span,
-    }
-}
-
-/// Substitutes a struct template's arguments in the members of `decl` and
-/// of its anonymous unions and structs.
-fn substitute_members(subst: &Subst, decl: &mut ast::StructDecl) {
-    // `alignas(N * sizeof(T))`.
-    for l in &mut decl.layout {
-        if let ast::LayoutAttribute::Aligned(Some(e), _) = l {
-            subst.expr(e);
-        }
-    }
-    for m in &mut decl.members {
-        subst.ty(&mut m.ty);
-        m.array.iter_mut().flatten().for_each(|e| subst.expr(e));
-        m.default.iter_mut().for_each(|i| subst.init(i));
-    }
-    for a in &mut decl.anonymous {
-        substitute_members(subst, a);
     }
 }
 

@@ -4,8 +4,8 @@
 
 use crate::source_map::Span;
 use crate::syntax::ast::{
-    BinaryOp, Block, Expr, ExprKind, FunctionDecl, Ident, Init, Param, PtrOp, Stmt, StmtKind,
-    SwitchItem, TemplateArg, TypeSpec, VarDecl,
+    BinaryOp, Block, Expr, ExprKind, FunctionDecl, Ident, Init, Item, LayoutAttribute, LocalType,
+    Param, PtrOp, Stmt, StmtKind, StructDecl, SwitchItem, TemplateArg, TypeSpec, VarDecl,
 };
 use crate::syntax::from_pest::paths::{PathUse, Visit};
 use std::collections::HashMap;
@@ -422,8 +422,100 @@ impl<'m> Subst<'m> {
         }
     }
 
+    /// The data members of `decl` and of its anonymous unions and structs
+    /// (their types, array sizes, default initializers, alignments).
+    pub fn struct_members(&self, decl: &mut StructDecl) {
+        // `alignas(N * sizeof(T))`.
+        for l in &mut decl.layout {
+            if let LayoutAttribute::Aligned(Some(e), _) = l {
+                self.expr(e);
+            }
+        }
+        for m in &mut decl.members {
+            self.ty(&mut m.ty);
+            m.array.iter_mut().flatten().for_each(|e| self.expr(e));
+            m.default.iter_mut().for_each(|i| self.init(i));
+        }
+        for a in &mut decl.anonymous {
+            self.struct_members(a);
+        }
+    }
+
+    /// The statements of a block. A type declared there (`using T = ..;`,
+    /// `struct T {..};`) hides a name of the map for the statements after
+    /// it (C++ [basic.scope.hiding]).
+    pub fn stmts(&self, stmts: &mut [Stmt]) {
+        for (i, s) in stmts.iter_mut().enumerate() {
+            let Some(hidden) = self.hidden_by(s) else {
+                self.stmt(s);
+                continue;
+            };
+            let map = self.without(&hidden);
+            let inner = Subst { map: &map, ..*self };
+            // A struct's name is declared at its head (`struct S { S* next; }`),
+            // an alias's after its type (`using T = vec<T, 4>;` names the outer `T`).
+            match s.kind {
+                StmtKind::LocalType(_) => inner.stmt(s),
+                _ => self.stmt(s),
+            }
+            return inner.stmts(&mut stmts[i + 1..]);
+        }
+    }
+
+    /// The names of the map that statement `s` declares as types.
+    fn hidden_by(&self, s: &Stmt) -> Option<Vec<String>> {
+        let names: Vec<String> = match &s.kind {
+            StmtKind::Alias(a) => vec![a.name.name.clone()],
+            StmtKind::LocalType(t) => std::iter::once(&t.decl.name)
+                .chain(t.tag.as_ref())
+                .map(|n| n.name.clone())
+                .collect(),
+            _ => return None,
+        };
+        let hidden: Vec<String> = names
+            .into_iter()
+            .filter(|n| self.map.contains_key(n))
+            .collect();
+        (!hidden.is_empty()).then_some(hidden)
+    }
+
+    fn without(&self, names: &[String]) -> HashMap<String, Replacement> {
+        let mut map = self.map.clone();
+        names.iter().for_each(|n| {
+            map.remove(n);
+        });
+        map
+    }
+
+    /// A local struct: its members, its member functions and its objects'
+    /// declarators (their type names the struct itself).
+    fn local_type(&self, t: &mut LocalType) {
+        self.struct_members(&mut t.decl);
+        for item in &mut t.members {
+            match item {
+                Item::Struct(s) => self.struct_members(s),
+                Item::Alias(a) => {
+                    self.ty(&mut a.ty);
+                    a.array.iter_mut().flatten().for_each(|e| self.expr(e));
+                }
+                Item::StaticAssert(a) => self.expr(&mut a.cond),
+                Item::Function(f) => self.function(f),
+                Item::Template(tp) => {
+                    if let crate::syntax::ast::Templated::Function(f) = &mut tp.item {
+                        self.function(f);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for d in t.objects.iter_mut().flat_map(|v| &mut v.declarators) {
+            d.array.iter_mut().flatten().for_each(|e| self.expr(e));
+            d.init.iter_mut().for_each(|i| self.init(i));
+        }
+    }
+
     fn block(&self, b: &mut Block) {
-        b.stmts.iter_mut().for_each(|s| self.stmt(s));
+        self.stmts(&mut b.stmts);
     }
 
     /// A variable declaration: its type, array sizes, initializers.
@@ -499,6 +591,7 @@ impl<'m> Subst<'m> {
             StmtKind::StaticAssert(a) => self.expr(&mut a.cond),
             StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
             StmtKind::Alias(a) => self.ty(&mut a.ty),
+            StmtKind::LocalType(t) => self.local_type(t),
         }
     }
 

@@ -571,6 +571,46 @@ pub enum StmtKind {
     /// `using T = float;` or `typedef float T;` in a function: names the
     /// type for the rest of the enclosing block.
     Alias(Alias),
+    /// A struct, class or union declared in a function: names the type
+    /// for the rest of the enclosing block.
+    LocalType(Box<LocalType>),
+}
+
+/// A class declared in a function body (C++ [class.local]): `struct S {..};`,
+/// `struct {..} v;`, `typedef struct [Tag] {..} T;`, `using T = struct {..};`.
+/// Its name is visible from here to the end of the block and hides outer
+/// names; lowering declares one program-scope struct per enclosing
+/// function (each template instance its own), named
+/// [`local_type_name`], and substitutes that name for the rest of the
+/// block.
+#[derive(Clone, Debug)]
+pub struct LocalType {
+    /// The struct, named as written (the typedef name of `typedef struct
+    /// {..} T;`); an unnamed one is named [`UNNAMED_LOCAL_TYPE`].
+    pub decl: StructDecl,
+    /// Its other name: the tag of `typedef struct Tag {..} T;`.
+    pub tag: Option<Ident>,
+    /// What its nested structs, member aliases, member functions and
+    /// constructors became, named `S::m` as for a program-scope struct
+    /// (`syntax::members`).
+    pub members: Vec<Item>,
+    /// The objects declared with it (`struct {..} a, b = {..};`): their
+    /// type's path is the struct's name as written.
+    pub objects: Option<VarDecl>,
+}
+
+/// The name an unnamed local struct (`struct { float a; } v;`) has until
+/// lowering names it: no source can write it.
+pub const UNNAMED_LOCAL_TYPE: &str = "(unnamed struct)";
+
+/// The name of local struct `name` declared in function `function`: the
+/// `ordinal`th of that name there (counted from 0) is `function::name`,
+/// later ones `function::name@ordinal` (no source can write either).
+pub fn local_type_name(function: &str, name: &str, ordinal: usize) -> String {
+    match ordinal {
+        0 => format!("{function}::{name}"),
+        n => format!("{function}::{name}@{n}"),
+    }
 }
 
 /// One element of a switch body.

@@ -61,6 +61,25 @@ pub(in crate::lower) struct FnCtx {
     /// Calls of the function to itself lowered as jumps
     /// (`lower/cxx/tail_calls.rs`).
     pub(in crate::lower) tail: crate::lower::cxx::tail_calls::TailRecursion,
+    /// The library function of the same name competes with the user
+    /// overloads of the call being resolved (`cxx/call.rs`,
+    /// `call_user_or_library`): a user overload that converts an argument
+    /// loses to it. Set by the rejection when one did.
+    pub(in crate::lower) library_competes: LibraryCompetes,
+}
+
+/// Where the library function of a call's name stands against its user
+/// overloads ([`FnCtx::library_competes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(in crate::lower) enum LibraryCompetes {
+    /// No library function competes.
+    #[default]
+    No,
+    /// It competes with the next call resolved.
+    Yes,
+    /// The best user overload converted an argument: the library's exact
+    /// match wins ([over.match.best]).
+    Wins,
 }
 
 /// A point of a function's lowering to go back to ([`FnCtx::mark`]).
@@ -148,6 +167,7 @@ impl FnCtx {
             inlined: 0,
             choices: Default::default(),
             tail: Default::default(),
+            library_competes: Default::default(),
         }
     }
 

@@ -166,7 +166,24 @@ impl Lowerer<'_, '_> {
             args.push(if load { self.settle(fx, a)? } else { a });
         }
         for e in rest {
-            let load = by_value[args.len()];
+            let i = args.len();
+            let n = by_value.len();
+            let binds_pointer = decls.iter().any(|f| {
+                super::functions::accepts(f, n)
+                    && f.params.get(i).is_some_and(|p| {
+                        crate::sema::pointer_references::is_pointer_reference(&p.ty)
+                    })
+            });
+            // `device T*& p` given a pointer variable: its cell, which the
+            // callee may move (`metal/pointer_addresses.rs`).
+            if let Some(cell) = binds_pointer
+                .then(|| self.pointer_variable_cell(fx, e.borrow()))
+                .flatten()
+            {
+                args.push(cell);
+                continue;
+            }
+            let load = by_value[i];
             args.push(self.lower_arg(fx, e.borrow(), load)?);
         }
         Ok(args)

@@ -2,7 +2,7 @@
 //! are specialised per buffer their pointer parameters point into.
 
 use crate::diagnostics::Code;
-use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::function::{FnCtx, LibraryCompetes};
 use crate::lower::ctx::value::Value;
 use crate::lower::cxx::args::{arg_type, Arg};
 use crate::lower::{Error, Lowerer, Result};
@@ -387,7 +387,30 @@ impl Lowerer<'_, '_> {
         // the arguments leave results that no statement defines.
         let start = fx.function.expressions.len();
         fx.open();
-        match self.call_functions_and_templates(fx, name, args, callee_span, span) {
+        fx.library_competes = LibraryCompetes::Yes;
+        let attempt = self.call_functions_and_templates(fx, name, args, callee_span, span);
+        let library_wins = std::mem::take(&mut fx.library_competes) == LibraryCompetes::Wins;
+        if library_wins {
+            fx.close();
+            crate::lower::cxx::members::neutralize_results(fx, start);
+            // The library's overload, unless it takes none of these
+            // arguments: then the user's conversion stands.
+            let start = fx.function.expressions.len();
+            fx.open();
+            match self.library_call(fx, library, args, span) {
+                Ok(Some(v)) => {
+                    let block = fx.close();
+                    fx.splice(block);
+                    return Ok(v);
+                }
+                _ => {
+                    fx.close();
+                    crate::lower::cxx::members::neutralize_results(fx, start);
+                    return self.call_functions_and_templates(fx, name, args, callee_span, span);
+                }
+            }
+        }
+        match attempt {
             Ok(v) => {
                 let block = fx.close();
                 fx.splice(block);

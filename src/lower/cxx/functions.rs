@@ -971,6 +971,12 @@ impl Lowerer<'_, '_> {
             (ArgKey::ThreadArray(n), Type::Pointer(pp)) => {
                 self.thread_array_parameter(fx, &pname, pp, *n, span)?
             }
+            // `device T*& p`: the caller's pointer itself, moved in place.
+            (ArgKey::PointerAddress(inner), Type::Pointer(pp))
+                if pp.is_reference && matches!(pp.pointee, Type::Pointer(_)) =>
+            {
+                Local::Cell(self.cell_parameter(fx, &pname, &pp.pointee, &pname, inner, span)?)
+            }
             (ArgKey::PointerAddress(inner), Type::Pointer(pp))
                 if matches!(pp.pointee, Type::Pointer(_)) =>
             {

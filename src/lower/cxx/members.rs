@@ -767,6 +767,7 @@ impl Lowerer<'_, '_> {
             value: value.clone(),
             span,
         };
+        let converting = closest_conversions(converting, to);
         let (name, targs) = match (exact, converting.as_slice()) {
             (Some(c), _) => (c.0.clone(), Vec::new()),
             (None, [c]) => (c.0.clone(), Vec::new()),
@@ -1205,4 +1206,39 @@ pub(in crate::lower) fn neutralize_results(fx: &mut FnCtx, start: usize) {
             *e = Expression::Literal(naga::Literal::Bool(false));
         }
     }
+}
+
+/// Of several conversion functions whose scalar results convert to `to`,
+/// the ones whose results are closest to it: of its kind (floating or
+/// integer), and for a `half` or `float`, Metal's standard floating types
+/// before `bfloat` (MLX's fp8 types declare `operator bfloat16_t()` beside
+/// `operator float()`; `half(x)` takes the `float`, as every value they
+/// hold converts exactly either way). Others are left as they are.
+fn closest_conversions<'c>(
+    candidates: Vec<&'c (String, Type)>,
+    to: &Type,
+) -> Vec<&'c (String, Type)> {
+    let Type::Scalar(target) = to else {
+        return candidates;
+    };
+    let mut kept = candidates;
+    let narrowed: Vec<_> = kept
+        .iter()
+        .copied()
+        .filter(|(_, ret)| matches!(ret, Type::Scalar(s) if s.is_float() == target.is_float()))
+        .collect();
+    if !narrowed.is_empty() {
+        kept = narrowed;
+    }
+    if kept.len() > 1 && *target != crate::types::Scalar::BFloat {
+        let standard: Vec<_> = kept
+            .iter()
+            .copied()
+            .filter(|(_, ret)| *ret != Type::Scalar(crate::types::Scalar::BFloat))
+            .collect();
+        if !standard.is_empty() {
+            kept = standard;
+        }
+    }
+    kept
 }

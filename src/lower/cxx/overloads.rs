@@ -19,7 +19,7 @@
 //! - otherwise the call is ambiguous, and every best candidate is a note.
 
 use crate::diagnostics::Code;
-use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::function::{FnCtx, LibraryCompetes};
 use crate::lower::ctx::value::Value;
 use crate::lower::cxx::args::Arg;
 use crate::lower::{Error, Lowerer, Result};
@@ -154,7 +154,10 @@ impl Lowerer<'_, '_> {
                 .iter()
                 .map(|&t| template_function(self.program.templates[t])),
         );
+        // Taken before the arguments, whose own calls it does not concern.
+        let library = std::mem::take(&mut fx.library_competes);
         let args = self.call_args(fx, &decls, pre, rest)?;
+        fx.library_competes = library;
         match self.resolve_overloaded(
             fx,
             name,
@@ -186,6 +189,7 @@ impl Lowerer<'_, '_> {
         callee_span: Span,
         span: Span,
     ) -> Result<Resolution> {
+        let library = std::mem::take(&mut fx.library_competes);
         let arg_types: Vec<(Type, Span)> = args.iter().map(|a| (a.ty.clone(), a.span)).collect();
         let views: Vec<ArgView> = args.iter().map(|a| self.arg_view(fx, a)).collect();
         let mut viable = Vec::new();
@@ -282,6 +286,16 @@ impl Lowerer<'_, '_> {
             return Err(e);
         }
         let chosen = viable.swap_remove(best[0]);
+        // `min(i, n - 1)` of `int`s beside a user `min(bfloat, bfloat)`:
+        // the library's exact match is better than a user conversion.
+        if library == LibraryCompetes::Yes && chosen.ranks.iter().any(|r| r.category != EXACT) {
+            fx.library_competes = LibraryCompetes::Wins;
+            return Err(Error::coded(
+                Code::NoMatchingOverload,
+                span,
+                format!("no user overload of `{name}` takes these arguments without conversion"),
+            ));
+        }
         let index = match chosen.kind {
             CandidateKind::Plain(i) => i,
             CandidateKind::Template(t, values) => self.instance(t, values, callee_span)?,
@@ -495,6 +509,14 @@ fn conversion_rank(param: &Type, arg: &ArgView) -> Option<Rank> {
                 adjusted: p.is_const && !a.is_const,
                 outside_thread: false,
             })
+        }
+        // `device T*& p` given a pointer (variable: `args.rs`): the
+        // pointer's own rank, as a reference binds the object itself.
+        (Type::Pointer(p), Type::Pointer(a)) if p.is_reference && !a.is_reference => {
+            match &p.pointee {
+                Type::Pointer(q) => pointer_rank(q, a),
+                _ => reference_rank(p, arg),
+            }
         }
         (Type::Pointer(p), _) if p.is_reference => reference_rank(p, arg),
         // `nullptr` (typed `void`, `args.rs`): a null pointer conversion

@@ -8,7 +8,7 @@ pub(in crate::lower) mod operators;
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 pub(in crate::lower) use crate::lower::ctx::value::{atomic_access, contains_atomic};
-use crate::lower::ctx::value::{Local, Place, Value};
+use crate::lower::ctx::value::{Local, Place, PtrValue, Value};
 use crate::lower::types::vector_size;
 use crate::lower::{Error, Lowerer, Result};
 use crate::sema::{consteval::ConstValue, conversions, Symbol};
@@ -586,6 +586,18 @@ impl Lowerer<'_, '_> {
             Local::Ptr(p) => Value::Ptr(p),
             Local::Null(p) => Value::Null(Some(p)),
             Local::Agg(a) => Value::Agg(a),
+            // A reference to a caller's pointer (`device T*& p`,
+            // `metal/pointer_addresses.rs`) reads as the pointer.
+            Local::Cell(c) if !c.addressed && c.count.is_none() => {
+                let target = c.target.borrow().clone();
+                match target {
+                    Some(target) => Value::Ptr(PtrValue {
+                        index: fx.add(Expression::Load { pointer: c.index }, span),
+                        ..target
+                    }),
+                    None => Value::Cell(c),
+                }
+            }
             Local::Cell(c) => Value::Cell(c),
             Local::PtrVar { var, mut ptr } => {
                 let v = fx.add(Expression::LocalVariable(var), span);

@@ -699,7 +699,8 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         body: &crate::syntax::ast::Block,
     ) -> Result<()> {
-        for (name, span) in reassigned_names(body) {
+        let bound = crate::sema::pointer_references::bound_names(self.program, body);
+        for (name, span) in reassigned_names(body).into_iter().chain(bound) {
             let Some(Local::Ptr(p)) = fx.lookup(&name).cloned() else {
                 continue;
             };

@@ -17,6 +17,15 @@
 //! is outside the object `&p` points to (undefined in C++), and is read as
 //! `ps[0]`.
 //!
+//! A reference to a pointer (`const device T*& x`, MLX's
+//! `adjust_matrix_offsets` moving a kernel's matrix pointers to its
+//! batch) is passed the same way, given the pointer variable itself: the
+//! callee's `x` is the cell, read as the pointer it holds and moved in
+//! place (`x += n` moves the caller's). A caller's pointer that such a
+//! parameter takes is a variable even where the caller never assigns it
+//! (`sema::pointer_references::bound_names`), and a parameter passed on
+//! to another reference passes the same cell.
+//!
 //! The same reductions pass `&total` of one `thread` value for a
 //! one-element array parameter (`thread U totals[1]`, a `thread U*` in
 //! C++, an array reference here): the value is copied into a one-element
@@ -66,6 +75,73 @@ impl Lowerer<'_, '_> {
             count: None,
             addressed: true,
         }))
+    }
+
+    /// A pointer variable `p` given for a reference to a pointer (`device
+    /// T*& q`): its cell, which the callee reads and moves as `p` itself;
+    /// `None` when `e` names no pointer variable.
+    pub(in crate::lower) fn pointer_variable_cell(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+    ) -> Option<Arg> {
+        let c = match &e.kind {
+            // A reference to a pointer passed on (`step(p, n)` in a
+            // function taking `device T*& p`): the caller's cell.
+            ExprKind::Name(path) => match fx.lookup(path.last()?) {
+                Some(Local::Cell(c)) if path.len() == 1 && !c.addressed && c.count.is_none() => {
+                    Some(c.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let c = match c {
+            Some(c) => c,
+            None => match self.address_of_pointer_variable(fx, e, e.span)? {
+                Value::Cell(c) => c,
+                _ => return None,
+            },
+        };
+        let value = Value::Cell(PtrCell {
+            addressed: false,
+            ..c
+        });
+        Some(Arg {
+            ty: arg_type(&value),
+            value,
+            span: e.span,
+        })
+    }
+
+    /// Passes `a` for a reference to a pointer `pty` (`device T*& p`): a
+    /// pointer variable's cell ([`Self::pointer_variable_cell`]), as `&p`
+    /// is passed for a pointer to a pointer; a parameter that is itself
+    /// such a reference passes its caller's cell on.
+    pub(in crate::lower) fn pass_pointer_reference(
+        &mut self,
+        fx: &mut FnCtx,
+        pty: &Type,
+        a: Arg,
+    ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
+        match a.value {
+            Value::Cell(c) if c.count.is_none() => {
+                let addressed = PtrCell {
+                    addressed: true,
+                    ..c
+                };
+                self.pass_pointer_address(fx, pty, addressed, a.span)
+            }
+            _ => Err(Error::coded(
+                Code::Unsupported,
+                a.span,
+                format!(
+                    "a reference to a pointer (`{}`) is supported only bound to a pointer variable or pointer member",
+                    self.program.display(pty)
+                ),
+            )
+            .note("pass the name of a pointer variable; WGSL stores no pointers, so the reference is the variable's index, which the callee moves")),
+        }
     }
 
     /// The cell that `e` points to when `e` names a pointer to a pointer
@@ -130,7 +206,8 @@ impl Lowerer<'_, '_> {
         // The pointer type the parameter points to: `T**`, or `T* ps[n]`
         // adjusted to a pointer to its first element.
         let pointed = match pty {
-            Type::Pointer(pp) if !pp.is_reference => Some(pp.pointee.clone()),
+            // `T**`, or `T*&` (a reference to the pointer `p` itself).
+            Type::Pointer(pp) => Some(pp.pointee.clone()),
             Type::Array(elem, _) => Some((**elem).clone()),
             _ => None,
         };

@@ -689,7 +689,21 @@ impl Lowerer<'_, '_> {
         pty: &Type,
         a: Arg,
     ) -> Result<(ArgKey, Vec<Handle<Expression>>)> {
-        let a = self.base_argument(fx, pty, a)?;
+        let mut a = self.base_argument(fx, pty, a)?;
+        if is_pointer_reference(pty) {
+            return self.pass_pointer_reference(fx, pty, a);
+        }
+        // A pointer variable given as its cell for another candidate's
+        // `T*&` (`cxx/args.rs`): here, the pointer it holds.
+        if let Value::Cell(c) = &a.value {
+            if !c.addressed
+                && c.count.is_none()
+                && !matches!(pty, Type::Pointer(pp) if pp.is_reference)
+            {
+                let c = c.clone();
+                a.value = self.read_cell(fx, &c, a.span)?;
+            }
+        }
         if let Value::Cell(c) = &a.value {
             if c.addressed {
                 return self.pass_pointer_address(fx, pty, c.clone(), a.span);
@@ -973,4 +987,9 @@ fn decays_for(space: AddressSpace) -> bool {
         space,
         AddressSpace::Threadgroup | AddressSpace::Device | AddressSpace::Constant
     )
+}
+
+/// `T*&`: a reference to a pointer (`metal/pointer_addresses.rs`).
+pub(in crate::lower) fn is_pointer_reference(ty: &Type) -> bool {
+    matches!(ty, Type::Pointer(pp) if pp.is_reference && matches!(pp.pointee, Type::Pointer(_)))
 }

@@ -126,6 +126,7 @@ impl Lowerer<'_, '_> {
             StmtKind::Empty
             | StmtKind::StaticAssert(_)
             | StmtKind::Alias(_)
+            | StmtKind::LocalType(_)
             | StmtKind::Decl(_)
             | StmtKind::Block(_) => None,
             _ if self.needs_every_thread(s, true) => Some(self.on_every_thread(fx, s)),

@@ -163,6 +163,7 @@ fn for_each_decl<'a>(stmts: &'a [ast::Stmt], f: &mut dyn FnMut(&'a ast::VarDecl)
 fn for_each_decl_in<'a>(s: &'a ast::Stmt, f: &mut dyn FnMut(&'a ast::VarDecl)) {
     match &s.kind {
         StmtKind::Decl(d) => f(d),
+        StmtKind::LocalType(t) => t.objects.iter().for_each(f),
         StmtKind::Block(b) => for_each_decl(&b.stmts, f),
         StmtKind::If {
             then, otherwise, ..

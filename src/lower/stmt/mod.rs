@@ -11,6 +11,7 @@ use crate::syntax::ast::{self, Init, Stmt, StmtKind, SwitchItem, VarDecl};
 use crate::types::{AddressSpace, Scalar, Type};
 use naga::{Block, Expression, Handle, Statement};
 
+mod local_types;
 mod range_for;
 
 impl Lowerer<'_, '_> {
@@ -32,6 +33,9 @@ impl Lowerer<'_, '_> {
             // its name reaches nothing.
             StmtKind::Alias(a) => {
                 self.local_alias_replacement(a)?;
+            }
+            StmtKind::LocalType(t) => {
+                self.local_type(fx, t)?;
             }
             StmtKind::Block(b) => {
                 fx.open();
@@ -239,18 +243,22 @@ impl Lowerer<'_, '_> {
     }
 
     /// The statements of a block. A local alias (`using T = float;`,
-    /// `typedef float T;`) names its type to the end of the block (C++
-    /// [basic.scope.block]): it is substituted into the statements after it.
+    /// `typedef float T;`) or local struct (`struct S {..};`) names its
+    /// type to the end of the block (C++ [basic.scope.block]): it is
+    /// substituted into the statements after it.
     pub(in crate::lower) fn stmts(&mut self, fx: &mut FnCtx, stmts: &[Stmt]) -> Result<()> {
         for (i, s) in stmts.iter().enumerate() {
-            let StmtKind::Alias(a) = &s.kind else {
-                self.stmt(fx, s)?;
-                continue;
+            let map = match &s.kind {
+                StmtKind::Alias(a) => self.local_alias_replacement(a)?,
+                StmtKind::LocalType(t) => self.local_type(fx, t)?,
+                _ => {
+                    self.stmt(fx, s)?;
+                    continue;
+                }
             };
-            let map = self.local_alias_replacement(a)?;
             let subst = crate::sema::subst::Subst::new(&map);
             let mut rest = stmts[i + 1..].to_vec();
-            rest.iter_mut().for_each(|s| subst.stmt(s));
+            subst.stmts(&mut rest);
             return self.stmts(fx, &rest);
         }
         Ok(())

@@ -47,36 +47,53 @@ pub(super) type BuiltStruct = (StructDecl, Vec<Item>, Option<Vec<TemplateArg>>);
 
 /// `struct S { ... };`: the struct and the declarations its members become.
 pub(super) fn struct_decl(pair: Pair<Rule>) -> Result<BuiltStruct> {
-    struct_named(pair, None).map(|(built, _)| built)
+    struct_named(pair, None).map(|(built, ..)| built)
 }
 
-/// A struct (`struct_decl`) or a nested struct (`nested_struct`) of struct
-/// `outer`, named `outer::Name`; also the data members a nested struct's
-/// declarators declare (`struct P { .. } p;`).
+/// A struct (`struct_decl`), a nested struct (`nested_struct`) of struct
+/// `outer`, named `outer::Name`, or a struct declared in a function
+/// (`local_struct`, perhaps unnamed: [`UNNAMED_LOCAL_TYPE`]); also the data
+/// members a nested struct's declarators declare (`struct P { .. } p;`)
+/// and the objects a local struct's declare (`struct { .. } v;`).
 pub(super) fn struct_named(
     pair: Pair<Rule>,
     outer: Option<&Ident>,
-) -> Result<(BuiltStruct, Vec<Member>)> {
+) -> Result<(BuiltStruct, Vec<Member>, Vec<Declarator>)> {
     let span = span_of(&pair);
-    let mut inner = pair.into_inner();
-    let keyword = inner.next().unwrap().as_str(); // struct_kw
+    // A local struct's qualifiers are its objects' (`const struct {..} k`).
+    let mut inner = pair
+        .into_inner()
+        .skip_while(|p| matches!(p.as_rule(), Rule::cv | Rule::address_space))
+        .peekable();
+    let keyword_pair = inner.next().unwrap(); // struct_kw
+    let keyword = keyword_pair.as_str();
     let is_union = keyword == "union";
     // Members of a `class` are private until an access specifier.
     let mut public = keyword != "class";
     let mut pod = super::struct_scope::PodFacts::default();
     let mut layout_before = Vec::new();
     let mut name = loop {
-        let p = inner.next().unwrap();
-        match p.as_rule() {
-            Rule::gnu_attribute => layout_before.extend(super::gnu::attribute(p)?),
-            Rule::alignas_spec => layout_before.push(super::struct_scope::alignas(p)?),
-            _ => break ident(p),
+        match inner.peek().map(|p| p.as_rule()) {
+            Some(Rule::gnu_attribute) => {
+                layout_before.extend(super::gnu::attribute(inner.next().unwrap())?)
+            }
+            Some(Rule::alignas_spec) => {
+                layout_before.push(super::struct_scope::alignas(inner.next().unwrap())?)
+            }
+            Some(Rule::ident) => break ident(inner.next().unwrap()),
+            _ => {
+                break Ident {
+                    name: UNNAMED_LOCAL_TYPE.to_string(),
+                    span: span_of(&keyword_pair),
+                }
+            }
         }
     };
     if let Some(o) = outer {
         name.name = member_name(&o.name, &name.name);
     }
     let mut declared = Vec::new();
+    let mut objects = Vec::new();
     let mut members = Vec::new();
     let mut anonymous = Vec::new();
     let mut items = Vec::new();
@@ -91,12 +108,13 @@ pub(super) fn struct_named(
                 pod.has_base = true;
             }
             Rule::nested_struct => {
-                let ((decl, nested, _), data) = struct_named(p, Some(&name))?;
+                let ((decl, nested, _), data, _) = struct_named(p, Some(&name))?;
                 members.extend(data);
                 items.push(Item::Struct(decl));
                 items.extend(nested);
             }
             Rule::member_declarator => declared.push(p),
+            Rule::init_declarator => objects.push(super::declarator(p)?),
             Rule::using_alias | Rule::typedef_decl => items.push(member_alias(&name, p)?),
             Rule::member_decl => {
                 pod.non_public_data |= !public;
@@ -143,7 +161,7 @@ pub(super) fn struct_named(
         .into_iter()
         .map(|d| super::struct_scope::member_of_type(&decl, d))
         .collect::<Result<Vec<_>>>()?;
-    Ok(((decl, items, specialization), data))
+    Ok(((decl, items, specialization), data, objects))
 }
 
 /// The declarations a member function, constructor or conversion function
@@ -794,6 +812,11 @@ fn rewrite_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr), r: &mut dyn FnMut(&m
         StmtKind::Return(value) => {
             value.iter_mut().for_each(|v| rewrite_expr(v, f));
             r(value);
+        }
+        StmtKind::LocalType(t) => {
+            for d in t.objects.iter_mut().flat_map(|v| &mut v.declarators) {
+                d.init.iter_mut().for_each(|i| rewrite_init(i, f));
+            }
         }
         StmtKind::Break
         | StmtKind::Continue

@@ -14,6 +14,7 @@ mod elaborated;
 mod expr;
 mod function_type_aliases;
 mod gnu;
+mod local_types;
 mod member_specialization;
 pub mod members;
 mod namespaces;

@@ -41,7 +41,7 @@ impl<F: FnMut(&mut Vec<String>, Span, PathUse)> Visitor for F {
 pub(crate) type Visit<'f> = dyn Visitor + 'f;
 
 /// The paths of an item.
-pub(super) fn item(i: &mut Item, f: &mut Visit) {
+pub(crate) fn item(i: &mut Item, f: &mut Visit) {
     match i {
         Item::UsingNamespace(_) => {}
         Item::Alias(a) => alias(a, f),
@@ -107,7 +107,7 @@ fn alias(a: &mut Alias, f: &mut Visit) {
 }
 
 /// The data members of a struct and of its anonymous unions and structs.
-pub(super) fn struct_decl(s: &mut StructDecl, f: &mut Visit) {
+pub(crate) fn struct_decl(s: &mut StructDecl, f: &mut Visit) {
     for m in &mut s.members {
         ty(&mut m.ty, f);
         m.array.iter_mut().flatten().for_each(|e| expr(e, f));
@@ -211,6 +211,11 @@ fn stmt(s: &mut Stmt, f: &mut Visit) {
         }
         StmtKind::Return(v) => v.iter_mut().for_each(|e| expr(e, f)),
         StmtKind::Alias(a) => alias(a, f),
+        StmtKind::LocalType(t) => {
+            struct_decl(&mut t.decl, f);
+            t.members.iter_mut().for_each(|m| item(m, f));
+            t.objects.iter_mut().for_each(|v| var_decl(v, f));
+        }
         StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
     }
 }

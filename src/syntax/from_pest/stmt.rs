@@ -39,6 +39,7 @@ pub(super) fn statement(pair: Pair<Rule>) -> Result<Stmt> {
             }
         }
         Rule::local_alias => StmtKind::Alias(local_alias(inner.next().unwrap())?),
+        Rule::local_type => StmtKind::LocalType(Box::new(super::local_types::local_type(pair)?)),
         Rule::using_namespace => {
             let name: String = inner.next().unwrap().as_str().split_whitespace().collect();
             namespaces::using_namespace(&name);
