@@ -50,11 +50,70 @@ pub(in crate::lower) fn first_nonuniform_exchange(
         callees: &exchanging,
         results: &results,
         refine_calls,
+        rules: Rules::Metal,
     };
     // Every helper's result taken as varying first (cheap, and enough for
     // most kernels); the helpers' bodies only where that finds something.
     scope(false).first_nonuniform_exchange(entry)?;
     scope(true).first_nonuniform_exchange(entry)
+}
+
+/// The span of the first barrier whose span is in `barriers` (or of a call
+/// of a function containing one) in control flow that Tint's uniformity
+/// analysis takes as non-uniform, in the entry point `entry` or a function
+/// it calls ([`Rules::Tint`]).
+pub(in crate::lower) fn first_nonuniform_barrier(
+    entry: &Function,
+    module: &Module,
+    barriers: &HashSet<(usize, usize)>,
+) -> Option<std::ops::Range<usize>> {
+    let reached = callees(entry, module);
+    let waiting = exchanging_functions(module, &reached, barriers);
+    let results = ResultTaints::default();
+    let scope = Scope {
+        module,
+        exchanges: barriers,
+        callees: &waiting,
+        results: &results,
+        refine_calls: true,
+        rules: Rules::Tint,
+    };
+    scope.first_nonuniform_exchange(entry)
+}
+
+/// The spans of the `return`s of `function` (an entry point's) that run in
+/// control flow Tint's uniformity analysis takes as non-uniform: after them,
+/// Tint takes nothing as uniform ([`Rules::Tint`]).
+pub(in crate::lower) fn nonuniform_returns(
+    function: &Function,
+    module: &Module,
+) -> HashSet<(usize, usize)> {
+    let results = ResultTaints::default();
+    let scope = Scope {
+        module,
+        exchanges: &HashSet::new(),
+        callees: &HashSet::new(),
+        results: &results,
+        refine_calls: true,
+        rules: Rules::Tint,
+    };
+    let args = (function.arguments.iter())
+        .map(|a| varying_binding(a.binding.as_ref()))
+        .collect();
+    scope.walk(function, args).nonuniform_returns
+}
+
+/// Which values a walk takes as the same on every thread.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rules {
+    /// Those that are, as Metal runs the program: a buffer or threadgroup
+    /// value read at the same address by every thread (the emulated SIMD
+    /// groups need no more).
+    Metal,
+    /// Those Tint's uniformity analysis proves the same: reads of
+    /// `var<private>`, `var<workgroup>` and read-write storage vary (WGSL's
+    /// rules), whatever the address.
+    Tint,
 }
 
 /// What every walk of one module shares.
@@ -68,6 +127,7 @@ struct Scope<'a> {
     /// A helper's result varies only where its body makes it (else every
     /// helper's result varies).
     refine_calls: bool,
+    rules: Rules,
 }
 
 impl<'a> Scope<'a> {
@@ -111,6 +171,7 @@ impl<'a> Scope<'a> {
             found: None,
             returns_varying: false,
             exchanging_calls: Vec::new(),
+            nonuniform_returns: HashSet::new(),
         };
         // Locals vary once a varying value (or a store under varying
         // control flow) reaches them; iterate until no more do.
@@ -120,6 +181,7 @@ impl<'a> Scope<'a> {
             walk.found = None;
             walk.returns_varying = false;
             walk.exchanging_calls.clear();
+            walk.nonuniform_returns.clear();
             walk.block(&function.body, false);
             if walk.locals == before {
                 return walk;
@@ -248,6 +310,8 @@ struct Walk<'a> {
     /// The calls in uniform control flow of functions that exchange, with
     /// which of their arguments vary.
     exchanging_calls: Vec<(Handle<Function>, Vec<bool>)>,
+    /// The spans of the `return`s in non-uniform control flow.
+    nonuniform_returns: HashSet<(usize, usize)>,
 }
 
 impl Walk<'_> {
@@ -294,8 +358,17 @@ impl Walk<'_> {
                 // Per-thread state (the prologue's lane, index, activity) is
                 // private; a private with an initialiser is a constant table.
                 Expression::GlobalVariable(g) => {
+                    use naga::AddressSpace as A;
                     let g = &self.scope.module.global_variables[g];
-                    return g.space == naga::AddressSpace::Private && g.init.is_none();
+                    return match (self.scope.rules, g.space) {
+                        (Rules::Metal, A::Private) => g.init.is_none(),
+                        (Rules::Metal, _) => false,
+                        (Rules::Tint, A::Private | A::WorkGroup) => true,
+                        (Rules::Tint, A::Storage { access }) => {
+                            access.contains(naga::StorageAccess::STORE)
+                        }
+                        (Rules::Tint, _) => false,
+                    };
                 }
                 Expression::FunctionArgument(_) => return true,
                 _ => return true,
@@ -378,6 +451,9 @@ impl Walk<'_> {
             Statement::Return { value } => {
                 if nonuniform || value.is_some_and(|v| self.varies(v)) {
                     self.returns_varying = true;
+                }
+                if let (true, Some(r)) = (nonuniform, span.to_range()) {
+                    self.nonuniform_returns.insert((r.start, r.end));
                 }
                 Exits {
                     ret: nonuniform,

@@ -1,0 +1,205 @@
+//! A kernel's early `return` before a barrier, as WGSL takes it.
+//!
+//! Metal: a thread that has returned no longer takes part in the
+//! threadgroup's barriers; the threads still running wait for each other.
+//! Kernels rely on it everywhere: `if (gid >= n) return;` and then a
+//! reduction through threadgroup memory (MLX), or SPIRV-Cross's
+//! tessellation-control kernels, whose surplus threads return between two
+//! barriers. (The specification asks every thread of the threadgroup to
+//! reach a barrier; what a program can rely on is that the threads which
+//! run on reach the same barriers the same number of times, and a program
+//! that breaks this has no defined meaning in Metal either.)
+//!
+//! WGSL: a barrier must be in uniform control flow; after a `return` that
+//! depends on the thread nothing is (Tint refuses the module: "'workgroupBarrier'
+//! must only be called from uniform control flow"), and Vulkan leaves a
+//! barrier that only some invocations reach undefined.
+//!
+//! Mapping: a kernel with barriers already performs every effect on
+//! memory other threads see (stores into buffers and threadgroup memory,
+//! atomics, texture writes, also in the helpers it calls) only where the
+//! private `metal_active` holds, so that threads outside a ragged grid can
+//! run along to every barrier (`lower::metal::invocation`). Such a `return`
+//! becomes `metal_active = false`: the thread runs on to the kernel's end
+//! with no effect other threads can see, and the emulated SIMD groups leave
+//! it out as an inactive lane, as Metal leaves a returned thread out. It
+//! waits at the barriers the running threads reach: where Tint takes their
+//! control flow as uniform, every thread, returned or not, takes the same
+//! path to them. A `return` inside a loop stays (a returned thread could
+//! otherwise iterate on where the loop's only way out was that `return`),
+//! and so do those Tint takes as uniform already (`if (group >= groups)
+//! return;`: the whole threadgroup leaves at once) and those after which no
+//! barrier can run.
+
+use super::ir_walk::visit;
+use super::simd_uniformity::nonuniform_returns;
+use naga::{Block, Expression, Function, Handle, Literal, Module, Span, Statement};
+use std::collections::HashSet;
+
+/// Turns each `return` of kernel `f` that Tint takes as non-uniform and
+/// after which a barrier may run (outside loops) into `active = false`
+/// (`active`: the kernel's `metal_active`). True if one was.
+pub(in crate::lower) fn return_by_inactivity(
+    f: &mut Function,
+    module: &Module,
+    active: Handle<naga::GlobalVariable>,
+) -> bool {
+    let waiting = waiting_functions(module);
+    let mut convert = Convert {
+        waiting: &waiting,
+        nonuniform: None,
+        active,
+        converted: false,
+    };
+    if !convert.any_candidate(&f.body, false, false) {
+        return false;
+    }
+    convert.nonuniform = Some(nonuniform_returns(f, module));
+    let mut body = std::mem::take(&mut f.body);
+    convert.block(&mut body, false, false, &mut f.expressions);
+    f.body = body;
+    convert.converted
+}
+
+struct Convert<'a> {
+    /// The functions that wait at a barrier, themselves or in a callee.
+    waiting: &'a HashSet<Handle<Function>>,
+    /// The spans of the `return`s Tint takes as non-uniform.
+    nonuniform: Option<HashSet<(usize, usize)>>,
+    active: Handle<naga::GlobalVariable>,
+    converted: bool,
+}
+
+impl Convert<'_> {
+    /// Whether `block` has a `return` outside loops after which a barrier
+    /// may run (`after`: one may run after `block`).
+    fn any_candidate(&self, block: &Block, after: bool, in_loop: bool) -> bool {
+        block.iter().enumerate().any(|(i, s)| {
+            let later = after || block.iter().skip(i + 1).any(|s| self.waits(s));
+            match s {
+                Statement::Return { value: None } => after && !in_loop,
+                Statement::Block(b) => self.any_candidate(b, later, in_loop),
+                Statement::If { accept, reject, .. } => {
+                    self.any_candidate(accept, later, in_loop)
+                        || self.any_candidate(reject, later, in_loop)
+                }
+                Statement::Switch { cases, .. } => cases
+                    .iter()
+                    .any(|c| self.any_candidate(&c.body, later, in_loop)),
+                _ => false,
+            }
+        })
+    }
+
+    /// Converts the candidate `return`s of `block` (see
+    /// [`Convert::any_candidate`]).
+    fn block(
+        &mut self,
+        block: &mut Block,
+        after: bool,
+        in_loop: bool,
+        expressions: &mut naga::Arena<Expression>,
+    ) {
+        let waits: Vec<bool> = block.iter().map(|s| self.waits(s)).collect();
+        let mut ended = None;
+        for (i, (s, span)) in block.span_iter_mut().enumerate() {
+            let later = after || waits[i + 1..].iter().any(|&w| w);
+            match s {
+                Statement::Return { value: None } if after && !in_loop => {
+                    if span.is_some_and(|span| self.is_nonuniform(span)) {
+                        *s = self.deactivate(expressions);
+                        self.converted = true;
+                        // What followed the `return` never ran.
+                        ended = Some(i + 1);
+                        break;
+                    }
+                }
+                Statement::Block(b) => self.block(b, later, in_loop, expressions),
+                Statement::If { accept, reject, .. } => {
+                    self.block(accept, later, in_loop, expressions);
+                    self.block(reject, later, in_loop, expressions);
+                }
+                Statement::Switch { cases, .. } => {
+                    for c in cases.iter_mut() {
+                        self.block(&mut c.body, later, in_loop, expressions);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(end) = ended {
+            block.cull(end..);
+        }
+    }
+
+    fn is_nonuniform(&self, span: &Span) -> bool {
+        let set = self
+            .nonuniform
+            .as_ref()
+            .expect("computed before converting");
+        span.to_range()
+            .is_some_and(|r| set.contains(&(r.start, r.end)))
+    }
+
+    /// `metal_active = false`.
+    fn deactivate(&self, expressions: &mut naga::Arena<Expression>) -> Statement {
+        let pointer = expressions.append(Expression::GlobalVariable(self.active), Span::UNDEFINED);
+        let value = expressions.append(Expression::Literal(Literal::Bool(false)), Span::UNDEFINED);
+        Statement::Store { pointer, value }
+    }
+
+    /// Whether `s` may wait at a barrier (itself or in a function it calls).
+    fn waits(&self, s: &Statement) -> bool {
+        let mut found = is_barrier(s, self.waiting);
+        let mut check = |s: &Statement, _| found |= is_barrier(s, self.waiting);
+        match s {
+            Statement::Block(b) => visit(b, &mut check),
+            Statement::If { accept, reject, .. } => {
+                visit(accept, &mut check);
+                visit(reject, &mut check);
+            }
+            Statement::Switch { cases, .. } => {
+                cases.iter().for_each(|c| visit(&c.body, &mut check))
+            }
+            Statement::Loop {
+                body, continuing, ..
+            } => {
+                visit(body, &mut check);
+                visit(continuing, &mut check);
+            }
+            _ => {}
+        }
+        found
+    }
+}
+
+/// A barrier, or a call of a function that waits at one.
+fn is_barrier(s: &Statement, waiting: &HashSet<Handle<Function>>) -> bool {
+    match s {
+        Statement::ControlBarrier(_) | Statement::WorkGroupUniformLoad { .. } => true,
+        Statement::Call { function, .. } => waiting.contains(function),
+        _ => false,
+    }
+}
+
+/// The functions of `module` that wait at a barrier, themselves or in a
+/// function they call.
+pub(in crate::lower) fn waiting_functions(module: &Module) -> HashSet<Handle<Function>> {
+    let mut found = HashSet::new();
+    loop {
+        let before = found.len();
+        for (h, f) in module.functions.iter() {
+            if found.contains(&h) {
+                continue;
+            }
+            let mut waits = false;
+            visit(&f.body, &mut |s, _| waits |= is_barrier(s, &found));
+            if waits {
+                found.insert(h);
+            }
+        }
+        if found.len() == before {
+            return found;
+        }
+    }
+}
