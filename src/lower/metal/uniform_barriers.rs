@@ -3,10 +3,12 @@
 //! are in `lower::passes`, run on the lowered kernel and its helpers):
 //!
 //! - an early `return` that depends on the thread, before a barrier:
-//!   `passes::early_returns`.
+//!   `passes::early_returns`;
+//! - `threadgroup_barrier(mem_flags::mem_none)` in non-uniform control
+//!   flow: `passes::execution_barriers`.
 
 use crate::lower::metal::invocation::ACTIVE;
-use crate::lower::passes::early_returns;
+use crate::lower::passes::{early_returns, execution_barriers};
 use crate::lower::Lowerer;
 
 impl Lowerer<'_, '_> {
@@ -19,6 +21,19 @@ impl Lowerer<'_, '_> {
     ) {
         if let Some(&active) = self.global.privates.get(ACTIVE) {
             early_returns::return_by_inactivity(function, &self.global.module, active);
+        }
+        let global = &mut self.global;
+        if !global.execution_barrier_spans.is_empty() {
+            // A source range shared with a barrier that orders memory (one
+            // macro expanding to both) is never taken for one without.
+            let execution_only = (global.execution_barrier_spans.iter())
+                .filter(|s| {
+                    !global.fenced_barrier_spans.contains(s)
+                        && !global.simd_exchange_spans.contains(s)
+                })
+                .copied()
+                .collect();
+            execution_barriers::drop_nonuniform(function, &mut global.module, &execution_only);
         }
     }
 }

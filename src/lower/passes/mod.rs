@@ -15,11 +15,14 @@
 //!   in non-uniform control flow (an analysis, no rewrite; with Tint's
 //!   rules, where a barrier would);
 //! - [`early_returns`]: a kernel's `return` that depends on the thread,
-//!   before a barrier, as the thread's inactivity (after lowering a kernel).
+//!   before a barrier, as the thread's inactivity (after lowering a kernel);
+//! - [`execution_barriers`]: `threadgroup_barrier(mem_flags::mem_none)` in
+//!   non-uniform control flow left out (after lowering a kernel).
 
 pub(crate) mod browser_dialect;
 pub(crate) mod comparison_samplers;
 pub(crate) mod early_returns;
+pub(crate) mod execution_barriers;
 pub(crate) mod half_demotion;
 pub(crate) mod ir_walk;
 mod loop_exits;

@@ -1,0 +1,166 @@
+//! Barriers that Metal reaches in shapes WGSL refuses (Tint: "'workgroupBarrier'
+//! must only be called from uniform control flow"), translated so that the
+//! barriers are in uniform control flow and the kernels compute what Metal
+//! computes: run here on the GPU against a CPU reference, and checked by
+//! Tint in CI (`web/tint-check.mjs` over every module the suite dumps).
+// Without the runner the GPU tests are left out, and with them some sources.
+#![cfg_attr(not(feature = "runner"), allow(dead_code))]
+
+mod common;
+
+/// Threads past the end of the data return early; the others sum their
+/// threadgroup's elements (times 3) through threadgroup memory, as MLX's
+/// reductions do. The tree reduction only reads elements of threads that
+/// did not return.
+const GROUP_SUMS: &str = r#"
+kernel void group_sums(device const int* data [[buffer(0)]],
+                       device int* sums [[buffer(1)]],
+                       constant uint& n [[buffer(2)]],
+                       uint gid [[thread_position_in_grid]],
+                       uint lid [[thread_position_in_threadgroup]],
+                       uint group [[threadgroup_position_in_grid]],
+                       uint size [[threads_per_threadgroup]]) {
+    threadgroup int partial[64];
+    if (gid >= n) {
+        return;
+    }
+    partial[lid] = data[gid] * 3;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint s = size / 2; s > 0; s >>= 1) {
+        if (lid < s && gid + s < n) {
+            partial[lid] += partial[lid + s];
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    if (lid == 0) {
+        sums[group] = partial[0];
+    }
+}
+"#;
+
+/// SPIRV-Cross's tessellation-control shape: every thread stores its input,
+/// all wait, the threads past the patch's control points return, the rest
+/// combine two neighbours' inputs, wait again, and the first writes the
+/// patch's total of what the others wrote.
+const RETURN_BETWEEN_BARRIERS: &str = r#"
+kernel void patches(device const float* input [[buffer(0)]],
+                    device float* points [[buffer(1)]],
+                    device float* totals [[buffer(2)]],
+                    uint lid [[thread_index_in_threadgroup]],
+                    uint patch [[threadgroup_position_in_grid]]) {
+    threadgroup float inputs[8];
+    inputs[lid] = input[patch * 8 + lid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid >= 4)
+        return;
+    points[patch * 4 + lid] = inputs[lid] + inputs[lid ^ 1] * 2.0f;
+    threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+    if (lid == 0) {
+        totals[patch] = points[patch * 4] + points[patch * 4 + 1]
+                      + points[patch * 4 + 2] + points[patch * 4 + 3];
+    }
+}
+"#;
+
+#[test]
+fn a_nonuniform_early_return_before_a_barrier_becomes_inactivity() {
+    for body in [GROUP_SUMS, RETURN_BETWEEN_BARRIERS] {
+        let library = common::source::translate_body(body);
+        let wgsl = library.wgsl();
+        assert!(wgsl.contains("metal_active = false;"), "{wgsl}");
+    }
+}
+
+/// A `return` Tint takes as uniform (the whole threadgroup leaves) stays a
+/// `return`: the threadgroup does not run on for nothing.
+#[test]
+fn a_uniform_early_return_stays() {
+    let body = r#"
+kernel void k(device int* out [[buffer(0)]],
+              constant uint& groups [[buffer(1)]],
+              uint group [[threadgroup_position_in_grid]],
+              uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup int t[32];
+    if (group >= groups) {
+        return;
+    }
+    t[lid] = int(lid);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[group * 32 + lid] = t[31 - lid];
+}
+"#;
+    let library = common::source::translate_body(body);
+    let wgsl = library.wgsl();
+    assert!(!wgsl.contains("metal_active = false;"), "{wgsl}");
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn group_sums_after_an_early_return_match_the_cpu() {
+    let data: Vec<i32> = (0..256).map(|i| (i * 37 % 101) - 50).collect();
+    for n in [256u32, 200, 37, 64] {
+        let Some(out) = common::source::run_body(
+            GROUP_SUMS,
+            "group_sums",
+            (256, 64),
+            vec![
+                (0, i32_bytes(&data)),
+                (1, i32_bytes(&[-7; 4])),
+                (2, n.to_le_bytes().to_vec()),
+            ],
+        ) else {
+            return;
+        };
+        let got = i32s(&out[&1]);
+        // Groups with no thread inside the data write nothing.
+        let want: Vec<i32> = (0..4)
+            .map(|g| {
+                let range = (g * 64).min(n as usize)..((g + 1) * 64).min(n as usize);
+                match range.is_empty() {
+                    true => -7,
+                    false => data[range].iter().map(|v| v * 3).sum(),
+                }
+            })
+            .collect();
+        assert_eq!(got, want, "n = {n}");
+    }
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_return_between_barriers_matches_the_cpu() {
+    let input: Vec<f32> = (0..24).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let Some(out) = common::source::run_body(
+        RETURN_BETWEEN_BARRIERS,
+        "patches",
+        (24, 8),
+        vec![
+            (0, common::f32_bytes(&input)),
+            (1, common::f32_bytes(&[0.0; 12])),
+            (2, common::f32_bytes(&[0.0; 3])),
+        ],
+    ) else {
+        return;
+    };
+    let points = common::f32s(&out[&1]);
+    let totals = common::f32s(&out[&2]);
+    for patch in 0..3 {
+        let at = |i: usize| input[patch * 8 + i];
+        let want: Vec<f32> = (0..4).map(|i| at(i) + at(i ^ 1) * 2.0).collect();
+        assert_eq!(points[patch * 4..patch * 4 + 4], want[..], "patch {patch}");
+        // Exact: small multiples of 0.5, summed in the kernel's order.
+        let total = ((want[0] + want[1]) + want[2]) + want[3];
+        assert_eq!(totals[patch], total, "patch {patch}");
+    }
+}
+
+fn i32_bytes(values: &[i32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn i32s(bytes: &[u8]) -> Vec<i32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
