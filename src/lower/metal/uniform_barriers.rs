@@ -4,11 +4,13 @@
 //!
 //! - an early `return` that depends on the thread, before a barrier:
 //!   `passes::early_returns`;
+//! - a branch on a threadgroup value read between two barriers:
+//!   `passes::uniform_loads`;
 //! - `threadgroup_barrier(mem_flags::mem_none)` in non-uniform control
 //!   flow: `passes::execution_barriers`.
 
 use crate::lower::metal::invocation::ACTIVE;
-use crate::lower::passes::{early_returns, execution_barriers};
+use crate::lower::passes::{early_returns, execution_barriers, uniform_loads};
 use crate::lower::Lowerer;
 
 impl Lowerer<'_, '_> {
@@ -23,6 +25,7 @@ impl Lowerer<'_, '_> {
             early_returns::return_by_inactivity(function, &self.global.module, active);
         }
         let global = &mut self.global;
+        uniform_loads::workgroup_uniform_loads(function, &mut global.module);
         if !global.execution_barrier_spans.is_empty() {
             // A source range shared with a barrier that orders memory (one
             // macro expanding to both) is never taken for one without.

@@ -17,7 +17,9 @@
 //! - [`early_returns`]: a kernel's `return` that depends on the thread,
 //!   before a barrier, as the thread's inactivity (after lowering a kernel);
 //! - [`execution_barriers`]: `threadgroup_barrier(mem_flags::mem_none)` in
-//!   non-uniform control flow left out (after lowering a kernel).
+//!   non-uniform control flow left out (after lowering a kernel);
+//! - [`uniform_loads`]: a threadgroup value read between two barriers as
+//!   `workgroupUniformLoad` (after lowering a kernel).
 
 pub(crate) mod browser_dialect;
 pub(crate) mod comparison_samplers;
@@ -29,3 +31,4 @@ mod loop_exits;
 mod rebuild;
 pub(crate) mod simd_uniformity;
 pub(crate) mod stage_operations;
+pub(crate) mod uniform_loads;

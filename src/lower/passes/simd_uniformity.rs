@@ -103,6 +103,46 @@ pub(in crate::lower) fn nonuniform_returns(
     scope.walk(function, args).nonuniform_returns
 }
 
+/// Which expressions vary, as Tint's uniformity analysis finds them, in
+/// `entry` (`None`) and in each function of `wanted` that `entry` calls in
+/// uniform control flow, once for each way its arguments vary there
+/// ([`Rules::Tint`]): (the function, a flag per expression).
+pub(in crate::lower) fn varying_expressions(
+    entry: &Function,
+    module: &Module,
+    wanted: &HashSet<Handle<Function>>,
+) -> Vec<(Option<Handle<Function>>, Vec<bool>)> {
+    let reached = callees(entry, module);
+    let calling = with_callers(module, &reached, wanted.clone());
+    let results = ResultTaints::default();
+    let scope = Scope {
+        module,
+        exchanges: &HashSet::new(),
+        callees: &calling,
+        results: &results,
+        refine_calls: true,
+        rules: Rules::Tint,
+    };
+    let args = (entry.arguments.iter())
+        .map(|a| varying_binding(a.binding.as_ref()))
+        .collect();
+    let walk = scope.walk(entry, args);
+    let mut found = vec![(None, walk.varying)];
+    let mut pending = walk.exchanging_calls;
+    let mut walked = HashSet::new();
+    while let Some((h, args)) = pending.pop() {
+        if !walked.insert((h, args.clone())) {
+            continue;
+        }
+        let walk = scope.walk(&module.functions[h], args);
+        pending.extend(walk.exchanging_calls);
+        if wanted.contains(&h) {
+            found.push((Some(h), walk.varying));
+        }
+    }
+    found
+}
+
 /// Which values a walk takes as the same on every thread.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Rules {
@@ -229,19 +269,33 @@ fn exchanging_functions(
     reached: &HashSet<Handle<Function>>,
     exchanges: &HashSet<(usize, usize)>,
 ) -> HashSet<Handle<Function>> {
-    let mut calls: HashMap<Handle<Function>, Vec<Handle<Function>>> = HashMap::new();
     let mut found = HashSet::new();
     for &h in reached {
-        let f = &module.functions[h];
         let mut direct = false;
-        visit(&f.body, &mut |s, span| match s {
-            Statement::ControlBarrier(_) if is_exchange(span, exchanges) => direct = true,
-            Statement::Call { function, .. } => calls.entry(h).or_default().push(*function),
-            _ => {}
+        visit(&module.functions[h].body, &mut |s, span| {
+            direct |= matches!(s, Statement::ControlBarrier(_) if is_exchange(span, exchanges));
         });
         if direct {
             found.insert(h);
         }
+    }
+    with_callers(module, reached, found)
+}
+
+/// `found` and the functions of `reached` that call one of them, directly
+/// or not.
+fn with_callers(
+    module: &Module,
+    reached: &HashSet<Handle<Function>>,
+    mut found: HashSet<Handle<Function>>,
+) -> HashSet<Handle<Function>> {
+    let mut calls: HashMap<Handle<Function>, Vec<Handle<Function>>> = HashMap::new();
+    for &h in reached {
+        visit(&module.functions[h].body, &mut |s, _| {
+            if let Statement::Call { function, .. } = s {
+                calls.entry(h).or_default().push(*function);
+            }
+        });
     }
     loop {
         let more: Vec<_> = calls
