@@ -154,6 +154,139 @@ fn a_return_between_barriers_matches_the_cpu() {
     }
 }
 
+/// MLX's matrix-vector shape: only the threads whose column lies inside
+/// the matrix take the main loop, which waits at an execution-only barrier
+/// each iteration; then every thread meets at a real barrier and the first
+/// thread of the threadgroup sums the columns through threadgroup memory.
+const EXECUTION_BARRIER: &str = r#"
+kernel void columns(device const float* mat [[buffer(0)]],
+                    device float* out [[buffer(1)]],
+                    constant int& rows [[buffer(2)]],
+                    constant int& cols [[buffer(3)]],
+                    uint lid [[thread_position_in_threadgroup]],
+                    uint group [[threadgroup_position_in_grid]]) {
+    threadgroup float sums[32];
+    int col = int(group * 32 + lid);
+    float acc = 0.0f;
+    if (col < cols) {
+        for (int r = 0; r < rows; ++r) {
+            threadgroup_barrier(mem_flags::mem_none);
+            acc += mat[r * cols + col] * float(r + 1);
+        }
+    }
+    sums[lid] = acc;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) {
+        float total = 0.0f;
+        for (int i = 0; i < 32; ++i) {
+            total += sums[i];
+        }
+        out[group] = total;
+    }
+    threadgroup_barrier(mem_flags::mem_none);
+}
+"#;
+
+#[test]
+fn an_execution_barrier_in_nonuniform_control_flow_is_left_out() {
+    let library = common::source::translate_body(EXECUTION_BARRIER);
+    let wgsl = library.wgsl();
+    // The one in the column loop goes; the last one, which every thread
+    // reaches, stays beside the real barrier.
+    assert_eq!(wgsl.matches("workgroupBarrier();").count(), 2, "{wgsl}");
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn columns_summed_after_an_execution_barrier_match_the_cpu() {
+    let (rows, cols) = (5usize, 40usize);
+    let mat: Vec<f32> = (0..rows * cols).map(|i| (i % 7) as f32 - 3.0).collect();
+    let Some(out) = common::source::run_body(
+        EXECUTION_BARRIER,
+        "columns",
+        (64, 32),
+        vec![
+            (0, common::f32_bytes(&mat)),
+            (1, common::f32_bytes(&[0.0; 2])),
+            (2, (rows as i32).to_le_bytes().to_vec()),
+            (3, (cols as i32).to_le_bytes().to_vec()),
+        ],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for (g, got) in got.iter().enumerate() {
+        // Small integers: exact in any order.
+        let want: f32 = (g * 32..((g + 1) * 32).min(cols))
+            .map(|c| {
+                (0..rows)
+                    .map(|r| mat[r * cols + c] * (r + 1) as f32)
+                    .sum::<f32>()
+            })
+            .sum();
+        assert_eq!(*got, want, "group {g}");
+    }
+}
+
+/// Tint's `workgroupUniformLoad` in Metal: the first thread sets a count
+/// in threadgroup memory, every thread reads it between two barriers and
+/// loops that many times, waiting at a barrier each iteration (a
+/// double-buffered running sum).
+const UNIFORM_READ: &str = r#"
+kernel void rounds(device int* data [[buffer(0)]],
+                   device const int* counts [[buffer(1)]],
+                   uint lid [[thread_position_in_threadgroup]],
+                   uint group [[threadgroup_position_in_grid]]) {
+    threadgroup int count;
+    threadgroup int cells[16];
+    if (lid == 0) {
+        count = counts[group];
+    }
+    cells[lid] = data[group * 16 + lid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    int n = count;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (int i = 0; i < n; ++i) {
+        int left = cells[(lid + 15) % 16];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        cells[lid] += left;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    data[group * 16 + lid] = cells[lid];
+}
+"#;
+
+#[test]
+fn a_threadgroup_value_read_between_barriers_is_a_uniform_load() {
+    let library = common::source::translate_body(UNIFORM_READ);
+    let wgsl = library.wgsl();
+    assert!(wgsl.contains("workgroupUniformLoad("), "{wgsl}");
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn rounds_counted_by_a_uniform_load_match_the_cpu() {
+    let data: Vec<i32> = (0..48).map(|i| i * 5 % 13 - 6).collect();
+    let counts = [3, 0, 7];
+    let Some(out) = common::source::run_body(
+        UNIFORM_READ,
+        "rounds",
+        (48, 16),
+        vec![(0, i32_bytes(&data)), (1, i32_bytes(&counts))],
+    ) else {
+        return;
+    };
+    let got = i32s(&out[&0]);
+    for (g, &n) in counts.iter().enumerate() {
+        let mut cells = data[g * 16..(g + 1) * 16].to_vec();
+        for _ in 0..n {
+            let left: Vec<i32> = (0..16).map(|l| cells[(l + 15) % 16]).collect();
+            cells.iter_mut().zip(left).for_each(|(c, l)| *c += l);
+        }
+        assert_eq!(got[g * 16..(g + 1) * 16], cells[..], "group {g}");
+    }
+}
+
 fn i32_bytes(values: &[i32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
