@@ -287,6 +287,95 @@ fn rounds_counted_by_a_uniform_load_match_the_cpu() {
     }
 }
 
+/// `t.metal:LINE:COL` of the `nth` `at` in `body` (after the two-line
+/// prelude).
+fn location(body: &str, at: &str, nth: usize) -> String {
+    let offset = body.match_indices(at).nth(nth).expect("in the source").0;
+    let before = &body[..offset];
+    let line = before.matches('\n').count() + 3;
+    let col = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    format!("t.metal:{line}:{col}: warning: this barrier may run in control flow that depends on the thread")
+}
+
+/// A barrier only some threads reach has no meaning in Metal either; it
+/// is translated, with a warning at the barrier that browsers will refuse it.
+#[test]
+fn a_barrier_in_a_branch_on_the_thread_is_warned_about() {
+    let body = r#"
+kernel void k(device float* out [[buffer(0)]],
+              uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup float t[32];
+    t[lid] = float(lid);
+    if (lid < 4) {
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        out[lid] = t[lid + 4];
+    }
+}
+"#;
+    let library = common::source::translate_body(body);
+    let warnings = library.warnings();
+    assert!(
+        warnings.contains(&location(body, "threadgroup_barrier", 0)),
+        "{warnings}"
+    );
+    let codes: Vec<_> = library
+        .warning_diagnostics()
+        .0
+        .iter()
+        .map(|d| d.code())
+        .collect();
+    assert_eq!(codes, [msl2wgsl::diagnostics::Code::BarrierNonUniform]);
+    // wgpu's dialect: its consumers check no uniformity.
+    let options = msl2wgsl::Options {
+        target: msl2wgsl::Target::Wgpu,
+        ..Default::default()
+    };
+    let source = format!("{}{body}", common::source::PRELUDE);
+    let wgpu = msl2wgsl::Library::from_source("t.metal", &source, &options).unwrap();
+    assert_eq!(wgpu.warnings(), "");
+}
+
+/// A `return` inside a loop before its barrier stays (a returned thread
+/// running on could loop for ever where that `return` was the loop's only
+/// way out): the barrier is warned about.
+#[test]
+fn a_return_in_a_loop_before_a_barrier_is_warned_about() {
+    let body = r#"
+kernel void k(device int* data [[buffer(0)]],
+              uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup int t[32];
+    for (int i = 0; i < 4; ++i) {
+        if (data[lid] < i) {
+            return;
+        }
+        t[lid] = data[lid] + i;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        data[lid] += t[(lid + 1) % 32];
+    }
+}
+"#;
+    let library = common::source::translate_body(body);
+    let warnings = library.warnings();
+    assert!(
+        warnings.contains(&location(body, "threadgroup_barrier", 0)),
+        "{warnings}"
+    );
+}
+
+/// The kernels the rewrites take are not warned about.
+#[test]
+fn rewritten_kernels_are_not_warned_about() {
+    for body in [
+        GROUP_SUMS,
+        RETURN_BETWEEN_BARRIERS,
+        EXECUTION_BARRIER,
+        UNIFORM_READ,
+    ] {
+        let library = common::source::translate_body(body);
+        assert_eq!(library.warnings(), "", "{body}");
+    }
+}
+
 fn i32_bytes(values: &[i32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }

@@ -9,7 +9,12 @@
 //! - `threadgroup_barrier(mem_flags::mem_none)` in non-uniform control
 //!   flow: `passes::execution_barriers`.
 
+use crate::diagnostics::Code;
 use crate::lower::metal::invocation::ACTIVE;
+use crate::lower::passes::simd_uniformity;
+use crate::lower::Error;
+use crate::source_map::Span;
+
 use crate::lower::passes::{early_returns, execution_barriers, uniform_loads};
 use crate::lower::Lowerer;
 
@@ -38,5 +43,33 @@ impl Lowerer<'_, '_> {
                 .collect();
             execution_barriers::drop_nonuniform(function, &mut global.module, &execution_only);
         }
+        if !self.settings.native_extensions {
+            self.warn_nonuniform_barrier(function);
+        }
+    }
+
+    /// W0418 at the first barrier of `function` (a kernel's) or of a helper
+    /// it calls that Tint will still find in non-uniform control flow.
+    fn warn_nonuniform_barrier(&mut self, function: &naga::Function) {
+        let found = simd_uniformity::first_nonuniform_wait(function, &self.global.module);
+        let Some(r) = found else {
+            return;
+        };
+        self.global.warnings.push(
+            Error::coded(
+                Code::BarrierNonUniform,
+                Span::new(r.start, r.end),
+                "this barrier may run in control flow that depends on the thread, which \
+                 WebGPU refuses: browsers will reject the module",
+            )
+            .note(
+                "WGSL requires every thread of the workgroup to reach each barrier together; \
+                 a branch, loop or early `return` around it depends on the thread",
+            )
+            .note(
+                "make the condition the same on every thread (read it from a `constant` buffer, \
+                 or from threadgroup memory between two barriers), or move the barrier out of it",
+            ),
+        );
     }
 }

@@ -81,6 +81,36 @@ pub(in crate::lower) fn first_nonuniform_barrier(
     scope.first_nonuniform_exchange(entry)
 }
 
+/// Whether a compute entry point of `module` waits at a barrier (itself or
+/// in a helper) in control flow Tint takes as non-uniform: the module has
+/// had W0418 (the WGSL dump says so, `library::dump`).
+pub(crate) fn any_nonuniform_barrier(module: &Module) -> bool {
+    (module.entry_points.iter()).any(|e| first_nonuniform_wait(&e.function, module).is_some())
+}
+
+/// The span of the first barrier (of any kind) that the entry point `entry`
+/// or a helper it calls waits at in control flow Tint takes as non-uniform,
+/// or of the call of such a helper.
+pub(crate) fn first_nonuniform_wait(
+    entry: &Function,
+    module: &Module,
+) -> Option<std::ops::Range<usize>> {
+    let mut barriers = HashSet::new();
+    let reached = callees(entry, module);
+    let helpers = reached.iter().map(|&h| &module.functions[h]);
+    for f in std::iter::once(entry).chain(helpers) {
+        visit(&f.body, &mut |s, span| {
+            if let (Statement::ControlBarrier(_), Some(r)) = (s, span.to_range()) {
+                barriers.insert((r.start, r.end));
+            }
+        });
+    }
+    if barriers.is_empty() {
+        return None;
+    }
+    first_nonuniform_barrier(entry, module, &barriers)
+}
+
 /// The spans of the `return`s of `function` (an entry point's) that run in
 /// control flow Tint's uniformity analysis takes as non-uniform: after them,
 /// Tint takes nothing as uniform ([`Rules::Tint`]).
