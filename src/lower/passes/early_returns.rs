@@ -31,7 +31,7 @@
 //! return;`: the whole threadgroup leaves at once) and those after which no
 //! barrier can run.
 
-use super::ir_walk::visit;
+use super::ir_walk::{callees, visit};
 use super::simd_uniformity::nonuniform_returns;
 use naga::{Block, Expression, Function, Handle, Literal, Module, Span, Statement};
 use std::collections::HashSet;
@@ -44,19 +44,19 @@ pub(in crate::lower) fn return_by_inactivity(
     module: &Module,
     active: Handle<naga::GlobalVariable>,
 ) -> bool {
-    let waiting = waiting_functions(module);
+    let waiting = waiting_functions(module, &callees(f, module));
     let mut convert = Convert {
         waiting: &waiting,
         nonuniform: None,
         active,
         converted: false,
     };
-    if !convert.any_candidate(&f.body, false, false) {
+    if !convert.any_candidate(&f.body, false) {
         return false;
     }
     convert.nonuniform = Some(nonuniform_returns(f, module));
     let mut body = std::mem::take(&mut f.body);
-    convert.block(&mut body, false, false, &mut f.expressions);
+    convert.block(&mut body, false, &mut f.expressions);
     f.body = body;
     convert.converted
 }
@@ -72,20 +72,19 @@ struct Convert<'a> {
 
 impl Convert<'_> {
     /// Whether `block` has a `return` outside loops after which a barrier
-    /// may run (`after`: one may run after `block`).
-    fn any_candidate(&self, block: &Block, after: bool, in_loop: bool) -> bool {
+    /// may run (`after`: one may run after `block`). Loops are not entered.
+    fn any_candidate(&self, block: &Block, after: bool) -> bool {
         block.iter().enumerate().any(|(i, s)| {
             let later = after || block.iter().skip(i + 1).any(|s| self.waits(s));
             match s {
-                Statement::Return { value: None } => after && !in_loop,
-                Statement::Block(b) => self.any_candidate(b, later, in_loop),
+                Statement::Return { value: None } => after,
+                Statement::Block(b) => self.any_candidate(b, later),
                 Statement::If { accept, reject, .. } => {
-                    self.any_candidate(accept, later, in_loop)
-                        || self.any_candidate(reject, later, in_loop)
+                    self.any_candidate(accept, later) || self.any_candidate(reject, later)
                 }
-                Statement::Switch { cases, .. } => cases
-                    .iter()
-                    .any(|c| self.any_candidate(&c.body, later, in_loop)),
+                Statement::Switch { cases, .. } => {
+                    cases.iter().any(|c| self.any_candidate(&c.body, later))
+                }
                 _ => false,
             }
         })
@@ -93,19 +92,13 @@ impl Convert<'_> {
 
     /// Converts the candidate `return`s of `block` (see
     /// [`Convert::any_candidate`]).
-    fn block(
-        &mut self,
-        block: &mut Block,
-        after: bool,
-        in_loop: bool,
-        expressions: &mut naga::Arena<Expression>,
-    ) {
+    fn block(&mut self, block: &mut Block, after: bool, expressions: &mut naga::Arena<Expression>) {
         let waits: Vec<bool> = block.iter().map(|s| self.waits(s)).collect();
         let mut ended = None;
         for (i, (s, span)) in block.span_iter_mut().enumerate() {
             let later = after || waits[i + 1..].iter().any(|&w| w);
             match s {
-                Statement::Return { value: None } if after && !in_loop => {
+                Statement::Return { value: None } if after => {
                     if span.is_some_and(|span| self.is_nonuniform(span)) {
                         *s = self.deactivate(expressions);
                         self.converted = true;
@@ -114,14 +107,14 @@ impl Convert<'_> {
                         break;
                     }
                 }
-                Statement::Block(b) => self.block(b, later, in_loop, expressions),
+                Statement::Block(b) => self.block(b, later, expressions),
                 Statement::If { accept, reject, .. } => {
-                    self.block(accept, later, in_loop, expressions);
-                    self.block(reject, later, in_loop, expressions);
+                    self.block(accept, later, expressions);
+                    self.block(reject, later, expressions);
                 }
                 Statement::Switch { cases, .. } => {
                     for c in cases.iter_mut() {
-                        self.block(&mut c.body, later, in_loop, expressions);
+                        self.block(&mut c.body, later, expressions);
                     }
                 }
                 _ => {}
@@ -182,18 +175,23 @@ fn is_barrier(s: &Statement, waiting: &HashSet<Handle<Function>>) -> bool {
     }
 }
 
-/// The functions of `module` that wait at a barrier, themselves or in a
-/// function they call.
-pub(in crate::lower) fn waiting_functions(module: &Module) -> HashSet<Handle<Function>> {
+/// The functions of `reached` (every function they call included) that
+/// wait at a barrier, themselves or in a function they call.
+fn waiting_functions(
+    module: &Module,
+    reached: &HashSet<Handle<Function>>,
+) -> HashSet<Handle<Function>> {
     let mut found = HashSet::new();
     loop {
         let before = found.len();
-        for (h, f) in module.functions.iter() {
+        for &h in reached {
             if found.contains(&h) {
                 continue;
             }
             let mut waits = false;
-            visit(&f.body, &mut |s, _| waits |= is_barrier(s, &found));
+            visit(&module.functions[h].body, &mut |s, _| {
+                waits |= is_barrier(s, &found)
+            });
             if waits {
                 found.insert(h);
             }

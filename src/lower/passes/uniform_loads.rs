@@ -22,6 +22,7 @@
 //! were stays beside it). Every thread waits where it waited, reads what it
 //! read, and writes nothing in between.
 
+use super::ir_walk::callees;
 use super::simd_uniformity::varying_expressions;
 use naga::{
     AddressSpace, Arena, Barrier, Block, Expression, Function, Handle, Module, Span, Statement,
@@ -33,9 +34,8 @@ use std::collections::HashSet;
 /// functions it calls. True if one was.
 pub(in crate::lower) fn workgroup_uniform_loads(entry: &mut Function, module: &mut Module) -> bool {
     let entry_has = !candidates(entry, module).is_empty();
-    let wanted: HashSet<_> = (module.functions.iter())
-        .filter(|(_, f)| !candidates(f, module).is_empty())
-        .map(|(h, _)| h)
+    let wanted: HashSet<_> = (callees(entry, module).into_iter())
+        .filter(|&h| !candidates(&module.functions[h], module).is_empty())
         .collect();
     if !entry_has && wanted.is_empty() {
         return false;
