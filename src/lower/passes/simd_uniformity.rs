@@ -70,15 +70,18 @@ pub(in crate::lower) fn first_nonuniform_barrier(
     let reached = callees(entry, module);
     let waiting = exchanging_functions(module, &reached, barriers);
     let results = ResultTaints::default();
-    let scope = Scope {
+    let scope = |refine_calls| Scope {
         module,
         exchanges: barriers,
         callees: &waiting,
         results: &results,
-        refine_calls: true,
+        refine_calls,
         rules: Rules::Tint,
     };
-    scope.first_nonuniform_exchange(entry)
+    // As for the exchanges: the helpers' bodies only where taking every
+    // helper's result as varying finds something.
+    scope(false).first_nonuniform_exchange(entry)?;
+    scope(true).first_nonuniform_exchange(entry)
 }
 
 /// Whether a compute entry point of `module` waits at a barrier (itself or
