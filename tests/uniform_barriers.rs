@@ -294,7 +294,7 @@ fn location(body: &str, at: &str, nth: usize) -> String {
     let before = &body[..offset];
     let line = before.matches('\n').count() + 3;
     let col = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    format!("t.metal:{line}:{col}: warning: this barrier may run in control flow that depends on the thread")
+    format!("t.metal:{line}:{col}: warning: a barrier is reached here in control flow that may depend on the thread")
 }
 
 /// A barrier only some threads reach has no meaning in Metal either; it

@@ -11,12 +11,9 @@
 
 use crate::diagnostics::Code;
 use crate::lower::metal::invocation::ACTIVE;
-use crate::lower::passes::simd_uniformity;
-use crate::lower::Error;
+use crate::lower::passes::{early_returns, execution_barriers, simd_uniformity, uniform_loads};
+use crate::lower::{Error, Lowerer};
 use crate::source_map::Span;
-
-use crate::lower::passes::{early_returns, execution_barriers, uniform_loads};
-use crate::lower::Lowerer;
 
 impl Lowerer<'_, '_> {
     /// Rewrites the lowered kernel `function` (one with barriers, so
@@ -48,8 +45,9 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// W0418 at the first barrier of `function` (a kernel's) or of a helper
-    /// it calls that Tint will still find in non-uniform control flow.
+    /// W0418 at the first barrier of `function` (a kernel's) that Tint will
+    /// still find in non-uniform control flow, or at the call of a helper
+    /// that waits at one there.
     fn warn_nonuniform_barrier(&mut self, function: &naga::Function) {
         let found = simd_uniformity::first_nonuniform_wait(function, &self.global.module);
         let Some(r) = found else {
@@ -59,8 +57,8 @@ impl Lowerer<'_, '_> {
             Error::coded(
                 Code::BarrierNonUniform,
                 Span::new(r.start, r.end),
-                "this barrier may run in control flow that depends on the thread, which \
-                 WebGPU refuses: browsers will reject the module",
+                "a barrier is reached here in control flow that may depend on the thread, \
+                 which WebGPU refuses: browsers will reject the module",
             )
             .note(
                 "WGSL requires every thread of the workgroup to reach each barrier together; \
