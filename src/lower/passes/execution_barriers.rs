@@ -32,23 +32,30 @@ pub(in crate::lower) fn drop_nonuniform(
     module: &mut Module,
     execution_only: &HashSet<(usize, usize)>,
 ) -> bool {
+    let listed = |span: naga::Span| {
+        span.to_range()
+            .is_some_and(|r| execution_only.contains(&(r.start, r.end)))
+    };
+    let reached = callees(entry, module);
+    let mut any = has_barrier(&entry.body, &listed);
+    for &h in &reached {
+        any = any || has_barrier(&module.functions[h].body, &listed);
+    }
+    if !any {
+        return false;
+    }
     let mut dropped = false;
     // Each round leaves out at least one barrier.
     while let Some(r) = first_nonuniform_barrier(entry, module, execution_only) {
         let at = (r.start, r.end);
         let only_at = |span: naga::Span| span.to_range().is_some_and(|r| (r.start, r.end) == at);
         let mut removed = remove_barriers(&mut entry.body, &only_at);
-        for (_, f) in module.functions.iter_mut() {
-            removed |= remove_barriers(&mut f.body, &only_at);
+        for &h in &reached {
+            removed |= remove_barriers(&mut module.functions[h].body, &only_at);
         }
         if !removed {
             // The range of a call whose callee waits: its barriers go.
-            let called = called_at(entry, module, at);
-            let listed = |span: naga::Span| {
-                span.to_range()
-                    .is_some_and(|r| execution_only.contains(&(r.start, r.end)))
-            };
-            for h in called {
+            for h in called_at(entry, module, &reached, at) {
                 removed |= remove_barriers(&mut module.functions[h].body, &listed);
             }
         }
@@ -60,11 +67,27 @@ pub(in crate::lower) fn drop_nonuniform(
     dropped
 }
 
+/// Whether `block` has a `workgroupBarrier()` whose span `hit` picks.
+fn has_barrier(block: &Block, hit: &impl Fn(naga::Span) -> bool) -> bool {
+    let mut found = false;
+    visit(block, &mut |s, span| found |= is_hit(s, span, hit));
+    found
+}
+
+fn is_hit(s: &Statement, span: naga::Span, hit: &impl Fn(naga::Span) -> bool) -> bool {
+    matches!(s, Statement::ControlBarrier(b) if *b == Barrier::WORK_GROUP && hit(span))
+}
+
 /// The functions that calls with source range `at` (in `entry` or the
-/// functions of `module`) reach, the called ones included.
-fn called_at(entry: &Function, module: &Module, at: (usize, usize)) -> HashSet<Handle<Function>> {
+/// functions of `reached`) reach, the called ones included.
+fn called_at(
+    entry: &Function,
+    module: &Module,
+    reached: &HashSet<Handle<Function>>,
+    at: (usize, usize),
+) -> HashSet<Handle<Function>> {
     let mut direct = Vec::new();
-    let functions = module.functions.iter().map(|(_, f)| f);
+    let functions = reached.iter().map(|&h| &module.functions[h]);
     for f in std::iter::once(entry).chain(functions) {
         visit(&f.body, &mut |s, span| {
             if let Statement::Call { function, .. } = s {
@@ -85,39 +108,38 @@ fn called_at(entry: &Function, module: &Module, at: (usize, usize)) -> HashSet<H
 /// Removes from `block` (nested blocks too) every `workgroupBarrier()`
 /// whose span `hit` picks. True if one was.
 fn remove_barriers(block: &mut Block, hit: &impl Fn(naga::Span) -> bool) -> bool {
-    let mut removed = false;
-    let old = std::mem::take(block);
-    for (mut s, span) in old.span_into_iter() {
+    if !has_barrier(block, hit) {
+        return false;
+    }
+    let hits: Vec<usize> = (block.span_iter().enumerate())
+        .filter(|(_, (s, span))| is_hit(s, **span, hit))
+        .map(|(i, _)| i)
+        .collect();
+    for i in hits.into_iter().rev() {
+        block.cull(i..=i);
+    }
+    for s in block.iter_mut() {
         match s {
-            Statement::ControlBarrier(b) if b == Barrier::WORK_GROUP && hit(span) => {
-                removed = true;
-                continue;
+            Statement::Block(b) => {
+                remove_barriers(b, hit);
             }
-            Statement::Block(ref mut b) => removed |= remove_barriers(b, hit),
-            Statement::If {
-                ref mut accept,
-                ref mut reject,
-                ..
-            } => {
-                removed |= remove_barriers(accept, hit);
-                removed |= remove_barriers(reject, hit);
+            Statement::If { accept, reject, .. } => {
+                remove_barriers(accept, hit);
+                remove_barriers(reject, hit);
             }
-            Statement::Switch { ref mut cases, .. } => {
+            Statement::Switch { cases, .. } => {
                 for c in cases.iter_mut() {
-                    removed |= remove_barriers(&mut c.body, hit);
+                    remove_barriers(&mut c.body, hit);
                 }
             }
             Statement::Loop {
-                ref mut body,
-                ref mut continuing,
-                ..
+                body, continuing, ..
             } => {
-                removed |= remove_barriers(body, hit);
-                removed |= remove_barriers(continuing, hit);
+                remove_barriers(body, hit);
+                remove_barriers(continuing, hit);
             }
             _ => {}
         }
-        block.push(s, span);
     }
-    removed
+    true
 }
