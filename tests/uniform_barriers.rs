@@ -154,6 +154,75 @@ fn a_return_between_barriers_matches_the_cpu() {
     }
 }
 
+/// The early return in a helper (MLX's kernels call `Op::run(...)`): the
+/// threads past the row's length return 0 at once; the others stage the
+/// row in threadgroup memory, wait, and sum it. Every thread stores what
+/// the helper gave it.
+const HELPER_RETURN: &str = r#"
+float row_sum(threadgroup float* row, device const float* data,
+              uint lid, uint count) {
+    if (lid >= count) {
+        return 0.0f;
+    }
+    row[lid] = data[lid] * 0.5f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float sum = 0.0f;
+    for (uint i = 0; i < count; ++i) {
+        sum += row[i];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    return sum + float(lid);
+}
+
+kernel void rows(device const float* data [[buffer(0)]],
+                 device float* out [[buffer(1)]],
+                 constant uint* counts [[buffer(2)]],
+                 uint lid [[thread_position_in_threadgroup]],
+                 uint group [[threadgroup_position_in_grid]]) {
+    threadgroup float row[32];
+    float s = row_sum(row, data + group * 32, lid, counts[group]);
+    out[group * 32 + lid] = s;
+}
+"#;
+
+#[test]
+fn a_nonuniform_early_return_in_a_helper_becomes_inactivity() {
+    let library = common::source::translate_body(HELPER_RETURN);
+    let wgsl = library.wgsl();
+    assert!(wgsl.contains("metal_active = false;"), "{wgsl}");
+    assert_eq!(library.warnings(), "");
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn row_sums_after_a_helper_s_early_return_match_the_cpu() {
+    let data: Vec<f32> = (0..96).map(|i| (i % 9) as f32 - 4.0).collect();
+    let counts = [32u32, 5, 0];
+    let counts_bytes: Vec<u8> = counts.iter().flat_map(|c| c.to_le_bytes()).collect();
+    let Some(out) = common::source::run_body(
+        HELPER_RETURN,
+        "rows",
+        (96, 32),
+        vec![
+            (0, common::f32_bytes(&data)),
+            (1, common::f32_bytes(&[-1.0; 96])),
+            (2, counts_bytes),
+        ],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for (g, &count) in counts.iter().enumerate() {
+        let count = count as usize;
+        // Halves of small integers: exact in any order.
+        let sum: f32 = data[g * 32..g * 32 + count].iter().map(|v| v * 0.5).sum();
+        for lid in 0..32 {
+            let want = if lid < count { sum + lid as f32 } else { 0.0 };
+            assert_eq!(got[g * 32 + lid], want, "group {g}, thread {lid}");
+        }
+    }
+}
+
 /// MLX's matrix-vector shape: only the threads whose column lies inside
 /// the matrix take the main loop, which waits at an execution-only barrier
 /// each iteration; then every thread meets at a real barrier and the first

@@ -2,8 +2,8 @@
 //! where Metal's program reaches them in shapes WGSL refuses (the passes
 //! are in `lower::passes`, run on the lowered kernel and its helpers):
 //!
-//! - an early `return` that depends on the thread, before a barrier:
-//!   `passes::early_returns`;
+//! - an early `return` that depends on the thread, before a barrier, in
+//!   the kernel or a helper it calls: `passes::early_returns`;
 //! - a branch on a threadgroup value read between two barriers:
 //!   `passes::uniform_loads`;
 //! - `threadgroup_barrier(mem_flags::mem_none)` in non-uniform control
@@ -11,6 +11,7 @@
 
 use crate::diagnostics::Code;
 use crate::lower::metal::invocation::ACTIVE;
+use crate::lower::passes::ir_walk::callees;
 use crate::lower::passes::{early_returns, execution_barriers, simd_uniformity, uniform_loads};
 use crate::lower::{Error, Lowerer};
 use crate::source_map::Span;
@@ -24,7 +25,13 @@ impl Lowerer<'_, '_> {
         function: &mut naga::Function,
     ) {
         if let Some(&active) = self.global.privates.get(ACTIVE) {
-            early_returns::return_by_inactivity(function, &self.global.module, active);
+            let module = &mut self.global.module;
+            for h in callees(function, module) {
+                let mut helper = std::mem::take(&mut module.functions[h]);
+                early_returns::helper_return_by_inactivity(&mut helper, module, active);
+                module.functions[h] = helper;
+            }
+            early_returns::return_by_inactivity(function, module, active);
         }
         let global = &mut self.global;
         uniform_loads::workgroup_uniform_loads(function, &mut global.module);

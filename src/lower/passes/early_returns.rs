@@ -25,7 +25,9 @@
 //! it out as an inactive lane, as Metal leaves a returned thread out. It
 //! waits at the barriers the running threads reach: where Tint takes their
 //! control flow as uniform, every thread, returned or not, takes the same
-//! path to them. A `return` inside a loop stays (a returned thread could
+//! path to them. In a helper the kernel calls, the same: the value is kept
+//! in a local, and where the helper ends the thread gets back the activity
+//! it was called with and the kept value. A `return` inside a loop stays (a returned thread could
 //! otherwise iterate on where the loop's only way out was that `return`),
 //! and so do those Tint takes as uniform already (`if (group >= groups)
 //! return;`: the whole threadgroup leaves at once) and those after which no
@@ -49,6 +51,8 @@ pub(in crate::lower) fn return_by_inactivity(
         waiting: &waiting,
         nonuniform: None,
         active,
+        result: None,
+        keeps_values: false,
         converted: false,
     };
     if !convert.any_candidate(&f.body, false) {
@@ -61,12 +65,201 @@ pub(in crate::lower) fn return_by_inactivity(
     convert.converted
 }
 
+/// Turns each `return` of helper `f` (one a kernel with barriers calls,
+/// so its effects are predicated too) that Tint takes as non-uniform and
+/// after which a barrier may run (outside loops) into inactivity, as in a
+/// kernel: its value is kept in a local, `metal_active` is `false` until the
+/// helper ends, and every `return` left (the last one, those in loops, those
+/// Tint takes as uniform) gives the activity the helper was called with back
+/// and returns the kept value where the thread had returned. True if one
+/// was.
+pub(in crate::lower) fn helper_return_by_inactivity(
+    f: &mut Function,
+    module: &Module,
+    active: Handle<naga::GlobalVariable>,
+) -> bool {
+    let waiting = waiting_functions(module, &callees(f, module));
+    let mut convert = Convert {
+        waiting: &waiting,
+        nonuniform: None,
+        active,
+        result: None,
+        keeps_values: f.result.is_some(),
+        converted: false,
+    };
+    if !convert.any_candidate(&f.body, false) {
+        return false;
+    }
+    let nonuniform = nonuniform_returns(f, module);
+    if nonuniform.is_empty() {
+        return false;
+    }
+    convert.nonuniform = Some(nonuniform);
+    let bool_ty = module.global_variables[active].ty;
+    let local = |f: &mut Function, name: &str, ty| {
+        f.local_variables.append(
+            naga::LocalVariable {
+                name: Some(name.into()),
+                ty,
+                init: None,
+            },
+            Span::UNDEFINED,
+        )
+    };
+    convert.result = f
+        .result
+        .as_ref()
+        .map(|r| r.ty)
+        .map(|ty| local(f, "metal_result", ty));
+    let mut body = std::mem::take(&mut f.body);
+    convert.block(&mut body, false, &mut f.expressions);
+    if !convert.converted {
+        f.body = body;
+        return false;
+    }
+    let entry = local(f, "metal_entry_active", bool_ty);
+    let restore = Restore {
+        active,
+        entry,
+        result: convert.result,
+    };
+    let mut prologue = Block::new();
+    let now = restore.load_global(&mut f.expressions, &mut prologue);
+    let pointer = f
+        .expressions
+        .append(Expression::LocalVariable(entry), Span::UNDEFINED);
+    prologue.push(
+        Statement::Store {
+            pointer,
+            value: now,
+        },
+        Span::UNDEFINED,
+    );
+    restore.returns(&mut body, &mut f.expressions);
+    if !matches!(body.last(), Some(Statement::Return { .. })) {
+        restore.reactivate(&mut f.expressions, &mut body);
+    }
+    prologue.append(&mut body);
+    f.body = prologue;
+    true
+}
+
+/// A helper's activity given back where it returns.
+struct Restore {
+    active: Handle<naga::GlobalVariable>,
+    /// The activity it was called with.
+    entry: Handle<naga::LocalVariable>,
+    /// The value its converted `return`s kept.
+    result: Option<Handle<naga::LocalVariable>>,
+}
+
+impl Restore {
+    /// Rewrites every `return` of `block` (nested ones too).
+    fn returns(&self, block: &mut Block, expressions: &mut naga::Arena<Expression>) {
+        let old = std::mem::take(block);
+        for (mut s, span) in old.span_into_iter() {
+            match s {
+                Statement::Return { value } => {
+                    let value = match (value, self.result) {
+                        (Some(v), Some(result)) => {
+                            // Where the thread returned before, its value is kept.
+                            let mut keep = Block::new();
+                            let pointer =
+                                expressions.append(Expression::LocalVariable(result), span);
+                            keep.push(Statement::Store { pointer, value: v }, span);
+                            let active = self.load_global(expressions, block);
+                            let condition = active;
+                            block.push(
+                                Statement::If {
+                                    condition,
+                                    accept: keep,
+                                    reject: Block::new(),
+                                },
+                                span,
+                            );
+                            self.reactivate(expressions, block);
+                            Some(load(expressions, block, Expression::LocalVariable(result)))
+                        }
+                        (value, _) => {
+                            self.reactivate(expressions, block);
+                            value
+                        }
+                    };
+                    block.push(Statement::Return { value }, span);
+                    continue;
+                }
+                Statement::Block(ref mut b) => self.returns(b, expressions),
+                Statement::If {
+                    ref mut accept,
+                    ref mut reject,
+                    ..
+                } => {
+                    self.returns(accept, expressions);
+                    self.returns(reject, expressions);
+                }
+                Statement::Switch { ref mut cases, .. } => {
+                    for c in cases.iter_mut() {
+                        self.returns(&mut c.body, expressions);
+                    }
+                }
+                Statement::Loop {
+                    ref mut body,
+                    ref mut continuing,
+                    ..
+                } => {
+                    self.returns(body, expressions);
+                    self.returns(continuing, expressions);
+                }
+                _ => {}
+            }
+            block.push(s, span);
+        }
+    }
+
+    /// `metal_active = entry;` at the end of `block`.
+    fn reactivate(&self, expressions: &mut naga::Arena<Expression>, block: &mut Block) {
+        let value = load(expressions, block, Expression::LocalVariable(self.entry));
+        let pointer = expressions.append(Expression::GlobalVariable(self.active), Span::UNDEFINED);
+        block.push(Statement::Store { pointer, value }, Span::UNDEFINED);
+    }
+
+    /// `metal_active`, loaded at the end of `block`.
+    fn load_global(
+        &self,
+        expressions: &mut naga::Arena<Expression>,
+        block: &mut Block,
+    ) -> Handle<Expression> {
+        load(expressions, block, Expression::GlobalVariable(self.active))
+    }
+}
+
+/// A load through `pointer` (a variable), emitted at the end of `block`.
+fn load(
+    expressions: &mut naga::Arena<Expression>,
+    block: &mut Block,
+    pointer: Expression,
+) -> Handle<Expression> {
+    let pointer = expressions.append(pointer, Span::UNDEFINED);
+    let value = expressions.append(Expression::Load { pointer }, Span::UNDEFINED);
+    let i = value.index() as u32;
+    block.push(
+        Statement::Emit(naga::Range::from_index_range(i..i + 1, expressions)),
+        Span::UNDEFINED,
+    );
+    value
+}
+
 struct Convert<'a> {
     /// The functions that wait at a barrier, themselves or in a callee.
     waiting: &'a HashSet<Handle<Function>>,
     /// The spans of the `return`s Tint takes as non-uniform.
     nonuniform: Option<HashSet<(usize, usize)>>,
     active: Handle<naga::GlobalVariable>,
+    /// In a helper: the local its converted `return`s store their value in
+    /// (`None` in a kernel, or a helper without a result).
+    result: Option<Handle<naga::LocalVariable>>,
+    /// A `return` with a value can be converted (into [`Convert::result`]).
+    keeps_values: bool,
     converted: bool,
 }
 
@@ -77,7 +270,7 @@ impl Convert<'_> {
         block.iter().enumerate().any(|(i, s)| {
             let later = after || block.iter().skip(i + 1).any(|s| self.waits(s));
             match s {
-                Statement::Return { value: None } => after,
+                Statement::Return { value } => after && self.takes(value),
                 Statement::Block(b) => self.any_candidate(b, later),
                 Statement::If { accept, reject, .. } => {
                     self.any_candidate(accept, later) || self.any_candidate(reject, later)
@@ -98,9 +291,21 @@ impl Convert<'_> {
         for (i, (s, span)) in block.span_iter_mut().enumerate() {
             let later = after || waits[i + 1..].iter().any(|&w| w);
             match s {
-                Statement::Return { value: None } if after => {
+                Statement::Return { value } if after && self.takes(value) => {
                     if span.is_some_and(|span| self.is_nonuniform(span)) {
-                        *s = self.deactivate(expressions);
+                        let off = self.deactivate(expressions);
+                        *s = match (*value, self.result) {
+                            (None, _) => off,
+                            (Some(value), Some(result)) => {
+                                let pointer = expressions
+                                    .append(Expression::LocalVariable(result), Span::UNDEFINED);
+                                let mut both = Block::new();
+                                both.push(Statement::Store { pointer, value }, Span::UNDEFINED);
+                                both.push(off, Span::UNDEFINED);
+                                Statement::Block(both)
+                            }
+                            (Some(_), None) => unreachable!("a result local where values are kept"),
+                        };
                         self.converted = true;
                         // What followed the `return` never ran.
                         ended = Some(i + 1);
@@ -123,6 +328,12 @@ impl Convert<'_> {
         if let Some(end) = ended {
             block.cull(end..);
         }
+    }
+
+    /// Whether a `return` of `value` can become inactivity here: in a
+    /// helper with a result, through [`Convert::result`].
+    fn takes(&self, value: &Option<Handle<Expression>>) -> bool {
+        value.is_none() || self.keeps_values
     }
 
     fn is_nonuniform(&self, span: &Span) -> bool {

@@ -14,8 +14,9 @@
 //! - [`simd_uniformity`]: where an emulated SIMD-group exchange would wait
 //!   in non-uniform control flow (an analysis, no rewrite; with Tint's
 //!   rules, where a barrier would);
-//! - [`early_returns`]: a kernel's `return` that depends on the thread,
-//!   before a barrier, as the thread's inactivity (after lowering a kernel);
+//! - [`early_returns`]: a `return` that depends on the thread, before a
+//!   barrier, as the thread's inactivity (after lowering a kernel, in it
+//!   and the helpers it calls);
 //! - [`execution_barriers`]: `threadgroup_barrier(mem_flags::mem_none)` in
 //!   non-uniform control flow left out (after lowering a kernel);
 //! - [`uniform_loads`]: a threadgroup value read between two barriers as
