@@ -356,6 +356,30 @@ fn rounds_counted_by_a_uniform_load_match_the_cpu() {
     }
 }
 
+/// An atomic read between two barriers (a relaxed `atomic_load`, a plain
+/// load of the atomic) is no `workgroupUniformLoad`, which reads no
+/// atomics: it stays as it was (this once ended in naga's validation).
+#[test]
+fn an_atomic_read_between_barriers_stays_an_atomic_load() {
+    let body = r#"
+kernel void k(device int* out [[buffer(0)]],
+              uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup atomic_int counter;
+    if (lid == 0) {
+        atomic_store_explicit(&counter, 5, memory_order_relaxed);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    int v = atomic_load_explicit(&counter, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[lid] = v;
+}
+"#;
+    let library = common::source::translate_body(body);
+    let wgsl = library.wgsl();
+    assert!(!wgsl.contains("workgroupUniformLoad("), "{wgsl}");
+    assert!(wgsl.contains("atomicLoad("), "{wgsl}");
+}
+
 /// `t.metal:LINE:COL` of the `nth` `at` in `body` (after the two-line
 /// prelude).
 fn location(body: &str, at: &str, nth: usize) -> String {

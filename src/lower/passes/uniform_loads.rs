@@ -75,7 +75,10 @@ fn rewrite_function(f: &mut Function, varying: &[bool], module: &Module) -> bool
         if varying.get(pointer.index()).copied().unwrap_or(true) {
             continue;
         }
-        let Some(ty) = pointee(&f.expressions, pointer, module) else {
+        // `workgroupUniformLoad` reads no atomic (a relaxed `atomic_load`
+        // is a plain load of one).
+        let ty = pointee(&f.expressions, pointer, module);
+        let Some(ty) = ty.filter(|&ty| !holds_atomic(module, ty)) else {
             continue;
         };
         let mut body = std::mem::take(&mut f.body);
@@ -185,6 +188,16 @@ fn pointee(
         TypeInner::Array { base, .. } => Some(base),
         TypeInner::Struct { ref members, .. } => members.get(member?).map(|m| m.ty),
         _ => None,
+    }
+}
+
+/// Whether type `ty` is or holds an atomic.
+fn holds_atomic(module: &Module, ty: Handle<naga::Type>) -> bool {
+    match module.types[ty].inner {
+        TypeInner::Atomic(_) => true,
+        TypeInner::Array { base, .. } => holds_atomic(module, base),
+        TypeInner::Struct { ref members, .. } => members.iter().any(|m| holds_atomic(module, m.ty)),
+        _ => false,
     }
 }
 
