@@ -257,6 +257,8 @@ struct ModuleCtx {
     execution_barrier_spans: std::collections::HashSet<(usize, usize)>,
     /// Source ranges of the `threadgroup_barrier`s with memory flags.
     fenced_barrier_spans: std::collections::HashSet<(usize, usize)>,
+    /// What the uniform-control-flow passes remember between kernels.
+    uniformity: metal::uniform_barriers::UniformityMemo,
     /// The threadgroup words predicated loops vote through
     /// (`metal/simd_loops.rs`): the atomic one and its uniform copy.
     simd_vote: Option<(

@@ -16,6 +16,16 @@ use crate::lower::passes::{early_returns, execution_barriers, simd_uniformity, u
 use crate::lower::{Error, Lowerer};
 use crate::source_map::Span;
 
+/// What the passes remember over the kernels of one module.
+#[derive(Debug, Default)]
+pub(in crate::lower) struct UniformityMemo {
+    waiting: early_returns::Waiting,
+    /// Helpers whose early returns were looked at.
+    returns_done: std::collections::HashSet<naga::Handle<naga::Function>>,
+    /// Functions without a threadgroup read between barriers.
+    without_uniform_loads: std::collections::HashSet<naga::Handle<naga::Function>>,
+}
+
 impl Lowerer<'_, '_> {
     /// Rewrites the lowered kernel `function` (one with barriers, so
     /// predicated: `metal::invocation`) so that Tint finds its barriers in
@@ -24,17 +34,29 @@ impl Lowerer<'_, '_> {
         &mut self,
         function: &mut naga::Function,
     ) {
-        if let Some(&active) = self.global.privates.get(ACTIVE) {
-            let module = &mut self.global.module;
-            for h in callees(function, module) {
-                let mut helper = std::mem::take(&mut module.functions[h]);
-                early_returns::helper_return_by_inactivity(&mut helper, module, active);
-                module.functions[h] = helper;
-            }
-            early_returns::return_by_inactivity(function, module, active);
-        }
         let global = &mut self.global;
-        uniform_loads::workgroup_uniform_loads(function, &mut global.module);
+        let reached = callees(function, &global.module);
+        if let Some(&active) = global.privates.get(ACTIVE) {
+            let memo = &mut global.uniformity;
+            let waiting = memo.waiting.among(&global.module, &reached);
+            let module = &mut global.module;
+            // A helper's returns once: shared helpers are lowered once.
+            for &h in &waiting {
+                if memo.returns_done.insert(h) {
+                    let mut helper = std::mem::take(&mut module.functions[h]);
+                    early_returns::helper_return_by_inactivity(
+                        &mut helper,
+                        module,
+                        active,
+                        &waiting,
+                    );
+                    module.functions[h] = helper;
+                }
+            }
+            early_returns::return_by_inactivity(function, module, active, &waiting);
+        }
+        let without = &mut global.uniformity.without_uniform_loads;
+        uniform_loads::workgroup_uniform_loads(function, &mut global.module, &reached, without);
         if !global.execution_barrier_spans.is_empty() {
             // A source range shared with a barrier that orders memory (one
             // macro expanding to both) is never taken for one without.

@@ -33,7 +33,7 @@
 //! return;`: the whole threadgroup leaves at once) and those after which no
 //! barrier can run.
 
-use super::ir_walk::{callees, visit};
+use super::ir_walk::visit;
 use super::simd_uniformity::nonuniform_returns;
 use naga::{Block, Expression, Function, Handle, Literal, Module, Span, Statement};
 use std::collections::HashSet;
@@ -41,14 +41,17 @@ use std::collections::HashSet;
 /// Turns each `return` of kernel `f` that Tint takes as non-uniform and
 /// after which a barrier may run (outside loops) into `active = false`
 /// (`active`: the kernel's `metal_active`). True if one was.
+///
+/// `waiting`: the functions that wait at a barrier (themselves or in a
+/// callee), [`Waiting`]'s.
 pub(in crate::lower) fn return_by_inactivity(
     f: &mut Function,
     module: &Module,
     active: Handle<naga::GlobalVariable>,
+    waiting: &HashSet<Handle<Function>>,
 ) -> bool {
-    let waiting = waiting_functions(module, &callees(f, module));
     let mut convert = Convert {
-        waiting: &waiting,
+        waiting,
         nonuniform: None,
         active,
         result: None,
@@ -77,10 +80,10 @@ pub(in crate::lower) fn helper_return_by_inactivity(
     f: &mut Function,
     module: &Module,
     active: Handle<naga::GlobalVariable>,
+    waiting: &HashSet<Handle<Function>>,
 ) -> bool {
-    let waiting = waiting_functions(module, &callees(f, module));
     let mut convert = Convert {
-        waiting: &waiting,
+        waiting,
         nonuniform: None,
         active,
         result: None,
@@ -386,29 +389,41 @@ fn is_barrier(s: &Statement, waiting: &HashSet<Handle<Function>>) -> bool {
     }
 }
 
-/// The functions of `reached` (every function they call included) that
-/// wait at a barrier, themselves or in a function they call.
-fn waiting_functions(
-    module: &Module,
-    reached: &HashSet<Handle<Function>>,
-) -> HashSet<Handle<Function>> {
-    let mut found = HashSet::new();
-    loop {
-        let before = found.len();
-        for &h in reached {
-            if found.contains(&h) {
-                continue;
-            }
-            let mut waits = false;
-            visit(&module.functions[h].body, &mut |s, _| {
-                waits |= is_barrier(s, &found)
-            });
-            if waits {
-                found.insert(h);
-            }
+/// Which functions wait at a barrier, themselves or in a function they
+/// call, remembered over the kernels of a module (a function's calls do not
+/// change once it is lowered; a barrier a pass takes out later leaves it
+/// taken as waiting, which only makes the passes look at more).
+#[derive(Debug, Default)]
+pub(in crate::lower) struct Waiting {
+    known: std::collections::HashMap<Handle<Function>, bool>,
+}
+
+impl Waiting {
+    /// The functions of `reached` that wait.
+    pub(in crate::lower) fn among(
+        &mut self,
+        module: &Module,
+        reached: &HashSet<Handle<Function>>,
+    ) -> HashSet<Handle<Function>> {
+        (reached.iter().copied())
+            .filter(|&h| self.waits(module, h))
+            .collect()
+    }
+
+    fn waits(&mut self, module: &Module, h: Handle<Function>) -> bool {
+        if let Some(&known) = self.known.get(&h) {
+            return known;
         }
-        if found.len() == before {
-            return found;
-        }
+        let mut direct = false;
+        let mut called = Vec::new();
+        visit(&module.functions[h].body, &mut |s, _| match s {
+            Statement::ControlBarrier(_) | Statement::WorkGroupUniformLoad { .. } => direct = true,
+            Statement::Call { function, .. } => called.push(*function),
+            _ => {}
+        });
+        // MSL has no recursion: the walk ends.
+        let waits = direct || called.into_iter().any(|c| self.waits(module, c));
+        self.known.insert(h, waits);
+        waits
     }
 }

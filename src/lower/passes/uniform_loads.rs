@@ -22,7 +22,6 @@
 //! were stays beside it). Every thread waits where it waited, reads what it
 //! read, and writes nothing in between.
 
-use super::ir_walk::callees;
 use super::simd_uniformity::varying_expressions;
 use naga::{
     AddressSpace, Arena, Barrier, Block, Expression, Function, Handle, Module, Span, Statement,
@@ -32,11 +31,26 @@ use std::collections::HashSet;
 
 /// Rewrites the reads described above in the kernel `entry` and the
 /// functions it calls. True if one was.
-pub(in crate::lower) fn workgroup_uniform_loads(entry: &mut Function, module: &mut Module) -> bool {
+/// `reached`: the functions `entry` calls; `without`: functions known to
+/// have none of the reads (kept over the kernels of a module: the rewrites
+/// only take reads away).
+pub(in crate::lower) fn workgroup_uniform_loads(
+    entry: &mut Function,
+    module: &mut Module,
+    reached: &HashSet<Handle<Function>>,
+    without: &mut HashSet<Handle<Function>>,
+) -> bool {
     let entry_has = !candidates(entry, module).is_empty();
-    let wanted: HashSet<_> = (callees(entry, module).into_iter())
-        .filter(|&h| !candidates(&module.functions[h], module).is_empty())
-        .collect();
+    let mut wanted = HashSet::new();
+    for &h in reached {
+        if without.contains(&h) {
+            continue;
+        }
+        match candidates(&module.functions[h], module).is_empty() {
+            true => without.insert(h),
+            false => wanted.insert(h),
+        };
+    }
     if !entry_has && wanted.is_empty() {
         return false;
     }
