@@ -24,6 +24,8 @@ pub(in crate::lower) struct UniformityMemo {
     returns_done: std::collections::HashSet<naga::Handle<naga::Function>>,
     /// Functions without a threadgroup read between barriers.
     without_uniform_loads: std::collections::HashSet<naga::Handle<naga::Function>>,
+    /// Helpers' varying results, for W0418.
+    results: simd_uniformity::ResultMemo,
 }
 
 impl Lowerer<'_, '_> {
@@ -78,7 +80,8 @@ impl Lowerer<'_, '_> {
     /// still find in non-uniform control flow, or at the call of a helper
     /// that waits at one there.
     fn warn_nonuniform_barrier(&mut self, function: &naga::Function) {
-        let found = simd_uniformity::first_nonuniform_wait(function, &self.global.module);
+        let memo = &self.global.uniformity.results;
+        let found = simd_uniformity::first_nonuniform_wait(function, &self.global.module, memo);
         let Some(r) = found else {
             return;
         };

@@ -67,14 +67,30 @@ pub(in crate::lower) fn first_nonuniform_barrier(
     module: &Module,
     barriers: &HashSet<(usize, usize)>,
 ) -> Option<std::ops::Range<usize>> {
+    first_nonuniform_barrier_with(entry, module, barriers, &ResultMemo::default())
+}
+
+/// Which helpers' results vary for which varying arguments, under Tint's
+/// rules; kept over the kernels of a module by [`first_nonuniform_wait`]'s
+/// caller (a helper's body only loses barriers and varying reads once
+/// lowered, so what is kept can only make more of a result vary).
+#[derive(Debug, Default)]
+pub(crate) struct ResultMemo(ResultTaints);
+
+fn first_nonuniform_barrier_with(
+    entry: &Function,
+    module: &Module,
+    barriers: &HashSet<(usize, usize)>,
+    results: &ResultMemo,
+) -> Option<std::ops::Range<usize>> {
     let reached = callees(entry, module);
     let waiting = exchanging_functions(module, &reached, barriers);
-    let results = ResultTaints::default();
+    let results = &results.0;
     let scope = |refine_calls| Scope {
         module,
         exchanges: barriers,
         callees: &waiting,
-        results: &results,
+        results,
         refine_calls,
         rules: Rules::Tint,
     };
@@ -88,7 +104,9 @@ pub(in crate::lower) fn first_nonuniform_barrier(
 /// in a helper) in control flow Tint takes as non-uniform: the module has
 /// had W0418 (the WGSL dump says so, `library::dump`).
 pub(crate) fn any_nonuniform_barrier(module: &Module) -> bool {
-    (module.entry_points.iter()).any(|e| first_nonuniform_wait(&e.function, module).is_some())
+    let results = ResultMemo::default();
+    (module.entry_points.iter())
+        .any(|e| first_nonuniform_wait(&e.function, module, &results).is_some())
 }
 
 /// The span of the first barrier (of any kind) that the entry point `entry`
@@ -97,6 +115,7 @@ pub(crate) fn any_nonuniform_barrier(module: &Module) -> bool {
 pub(crate) fn first_nonuniform_wait(
     entry: &Function,
     module: &Module,
+    results: &ResultMemo,
 ) -> Option<std::ops::Range<usize>> {
     let mut barriers = HashSet::new();
     let reached = callees(entry, module);
@@ -111,7 +130,7 @@ pub(crate) fn first_nonuniform_wait(
     if barriers.is_empty() {
         return None;
     }
-    first_nonuniform_barrier(entry, module, &barriers)
+    first_nonuniform_barrier_with(entry, module, &barriers, results)
 }
 
 /// The spans of the `return`s of `function` (an entry point's) that run in
