@@ -294,26 +294,28 @@ impl Convert<'_> {
         for (i, (s, span)) in block.span_iter_mut().enumerate() {
             let later = after || waits[i + 1..].iter().any(|&w| w);
             match s {
-                Statement::Return { value } if after && self.takes(value) => {
-                    if span.is_some_and(|span| self.is_nonuniform(span)) {
-                        let off = self.deactivate(expressions);
-                        *s = match (*value, self.result) {
-                            (None, _) => off,
-                            (Some(value), Some(result)) => {
-                                let pointer = expressions
-                                    .append(Expression::LocalVariable(result), Span::UNDEFINED);
-                                let mut both = Block::new();
-                                both.push(Statement::Store { pointer, value }, Span::UNDEFINED);
-                                both.push(off, Span::UNDEFINED);
-                                Statement::Block(both)
-                            }
-                            (Some(_), None) => unreachable!("a result local where values are kept"),
-                        };
-                        self.converted = true;
-                        // What followed the `return` never ran.
-                        ended = Some(i + 1);
-                        break;
-                    }
+                Statement::Return { value }
+                    if after
+                        && self.takes(value)
+                        && span.as_ref().is_some_and(|span| self.is_nonuniform(span)) =>
+                {
+                    let off = self.deactivate(expressions);
+                    *s = match (*value, self.result) {
+                        (None, _) => off,
+                        (Some(value), Some(result)) => {
+                            let pointer = expressions
+                                .append(Expression::LocalVariable(result), Span::UNDEFINED);
+                            let mut both = Block::new();
+                            both.push(Statement::Store { pointer, value }, Span::UNDEFINED);
+                            both.push(off, Span::UNDEFINED);
+                            Statement::Block(both)
+                        }
+                        (Some(_), None) => unreachable!("a result local where values are kept"),
+                    };
+                    self.converted = true;
+                    // What followed the `return` never ran.
+                    ended = Some(i + 1);
+                    break;
                 }
                 Statement::Block(b) => self.block(b, later, expressions),
                 Statement::If { accept, reject, .. } => {
