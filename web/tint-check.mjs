@@ -13,7 +13,9 @@
 // Modules of target "wgpu" may use wgpu's extensions and are skipped.
 //
 // Prints one line per failure (`FAIL FILE: entry: message`), one per
-// module over a WebGPU size limit (`LIMIT ...`, not a failure: see LIMITS)
+// module over a WebGPU size limit (`LIMIT ...`, not a failure: see LIMITS),
+// one per module refused for a barrier the translator warned about
+// (`WARNED ...`, not a failure: W0418)
 // and a summary; exits 1 if anything failed, 2 on bad usage or an empty
 // folder. Modules with `loweredForWgpu` are the WebGPU text of modules the
 // GPU tests translated for wgpu (see src/library/dump.rs).
@@ -116,7 +118,12 @@ async function checkFile(device, dir, name, stubModules, counts) {
   keep.push(module);
   const errors = await compileErrors(module);
   const scoped = await device.popErrorScope();
-  if (errors || scoped) return [`${name}: ${errors || scoped.message}`];
+  const message = errors || (scoped && scoped.message);
+  // The translator warned that browsers refuse this module (W0418).
+  if (message && sidecar.nonuniformBarrier && message.includes(NONUNIFORM_BARRIER)) {
+    return [`${name}: ${WARNED} ${message}`];
+  }
+  if (message) return [`${name}: ${message}`];
   const failures = [];
   for (const entry of sidecar.entryPoints) {
     counts.entryPoints += 1;
@@ -147,6 +154,15 @@ const LIMITS = [
   'exceeds the maximum per-stage limit', // bindings per stage (W0405, requiredLimits)
   'that exceeds the maximum allowed', // workgroup sizes (W0405, requiredLimits)
 ];
+
+/**
+ * Tint's message for a barrier in non-uniform control flow: expected (not
+ * failing, reported as WARNED) in a module whose sidecar says the
+ * translator warned about it (`nonuniformBarrier`, W0418).
+ */
+const NONUNIFORM_BARRIER = 'must only be called from uniform control flow';
+/** The mark of such a failure, between the child and the parent. */
+const WARNED = '(W0418)';
 
 /** Files checked per child process. */
 const CHUNK = 100;
@@ -223,20 +239,26 @@ async function main() {
   const counts = { modules: 0, entryPoints: 0, skipped: 0 };
   const failures = [];
   const overLimits = [];
+  const warned = [];
   for (const name of files) {
     const r = results.get(name);
     if (!r) {
       failures.push(`${name}: Dawn crashed while checking it (alone, twice)`);
       continue;
     }
-    for (const f of r.failures) (LIMITS.some((l) => f.includes(l)) ? overLimits : failures).push(f);
+    for (const f of r.failures) {
+      if (f.includes(WARNED)) warned.push(f);
+      else (LIMITS.some((l) => f.includes(l)) ? overLimits : failures).push(f);
+    }
     for (const key in counts) counts[key] += r.counts[key];
   }
   for (const f of overLimits) say(`LIMIT ${f}`);
+  for (const f of warned) say(`WARNED ${f}`);
   for (const f of failures) say(`FAIL ${f}`);
   say(
     `tint-check: ${counts.modules} webgpu modules, ${counts.entryPoints} entry points, ` +
       `${counts.skipped} wgpu-target modules skipped, ${overLimits.length} over limits, ` +
+      `${warned.length} refused as warned (W0418), ` +
       `${failures.length} failed (${retried} files checked again after a crash)`,
   );
   process.exit(failures.length ? 1 : 0);

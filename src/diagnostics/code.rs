@@ -257,6 +257,10 @@ codes! {
     /// (an array size, a `case` label, ...) none was given for: left out
     /// of the WGSL until one is (`sema::function_constant_values`).
     FunctionLeftForConstants = "W0415",
+    /// With `--target webgpu`, a barrier that may run in control flow
+    /// Tint's uniformity analysis takes as non-uniform (a branch, loop or
+    /// `return` that depends on the thread, and that no rewrite took away).
+    BarrierNonUniform = "W0418",
 }
 
 impl Code {

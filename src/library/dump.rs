@@ -37,6 +37,11 @@ pub struct Sidecar {
     /// devices may refuse it, and drivers may take very long to compile it.
     #[serde(default)]
     pub over_limits: bool,
+    /// True if a kernel waits at a barrier in control flow Tint takes as
+    /// non-uniform (the translator warned: W0418): browsers refuse the
+    /// module, as the warning said.
+    #[serde(default)]
+    pub nonuniform_barrier: bool,
     /// WebGPU features the module needs (`shader-f16`, ...).
     pub features: Vec<String>,
     /// One per entry point of the module.
@@ -183,6 +188,7 @@ fn sidecar(module: &naga::Module, functions: &[FunctionReflection], target: Targ
         .to_string(),
         lowered_for_wgpu: false,
         over_limits: !super::limits::check(module).is_empty(),
+        nonuniform_barrier: crate::lower::passes::simd_uniformity::any_nonuniform_barrier(module),
         features,
         entry_points,
     }

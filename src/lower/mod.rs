@@ -252,6 +252,13 @@ struct ModuleCtx {
     simd_scratch_threads: u32,
     /// Source ranges of the barriers emulated SIMD-group functions wait at.
     simd_exchange_spans: std::collections::HashSet<(usize, usize)>,
+    /// Source ranges of `threadgroup_barrier(mem_flags::mem_none)`s
+    /// (`passes::execution_barriers`).
+    execution_barrier_spans: std::collections::HashSet<(usize, usize)>,
+    /// Source ranges of the `threadgroup_barrier`s with memory flags.
+    fenced_barrier_spans: std::collections::HashSet<(usize, usize)>,
+    /// What the uniform-control-flow passes remember between kernels.
+    uniformity: metal::uniform_barriers::UniformityMemo,
     /// The threadgroup words predicated loops vote through
     /// (`metal/simd_loops.rs`): the atomic one and its uniform copy.
     simd_vote: Option<(

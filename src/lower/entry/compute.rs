@@ -179,9 +179,12 @@ impl Lowerer<'_, '_> {
             self.grid_guard(&mut fx, &geometry, f.span);
         }
         fx.push(Statement::Block(body_block), body.span);
-        let function = fx.finish();
+        let mut function = fx.finish();
         if subgroups && self.emulates_simd() {
             self.check_simd_uniformity(&function)?;
+        }
+        if predicated {
+            self.barriers_in_uniform_control_flow(&mut function);
         }
         let reached = self.reached_globals(&function);
         reached.mark_active(&mut arguments);

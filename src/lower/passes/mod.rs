@@ -12,13 +12,24 @@
 //! - [`comparison_samplers`]: samplers the host sets typed `sampler` or
 //!   `sampler_comparison` by their use, through helpers, after lowering;
 //! - [`simd_uniformity`]: where an emulated SIMD-group exchange would wait
-//!   in non-uniform control flow (an analysis, no rewrite).
+//!   in non-uniform control flow (an analysis, no rewrite; with Tint's
+//!   rules, where a barrier would);
+//! - [`early_returns`]: a `return` that depends on the thread, before a
+//!   barrier, as the thread's inactivity (after lowering a kernel, in it
+//!   and the helpers it calls);
+//! - [`execution_barriers`]: `threadgroup_barrier(mem_flags::mem_none)` in
+//!   non-uniform control flow left out (after lowering a kernel);
+//! - [`uniform_loads`]: a threadgroup value read between two barriers as
+//!   `workgroupUniformLoad` (after lowering a kernel).
 
 pub(crate) mod browser_dialect;
 pub(crate) mod comparison_samplers;
+pub(crate) mod early_returns;
+pub(crate) mod execution_barriers;
 pub(crate) mod half_demotion;
 pub(crate) mod ir_walk;
 mod loop_exits;
 mod rebuild;
 pub(crate) mod simd_uniformity;
 pub(crate) mod stage_operations;
+pub(crate) mod uniform_loads;

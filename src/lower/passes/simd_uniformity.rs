@@ -50,11 +50,162 @@ pub(in crate::lower) fn first_nonuniform_exchange(
         callees: &exchanging,
         results: &results,
         refine_calls,
+        rules: Rules::Metal,
     };
     // Every helper's result taken as varying first (cheap, and enough for
     // most kernels); the helpers' bodies only where that finds something.
     scope(false).first_nonuniform_exchange(entry)?;
     scope(true).first_nonuniform_exchange(entry)
+}
+
+/// The span of the first barrier whose span is in `barriers` (or of a call
+/// of a function containing one) in control flow that Tint's uniformity
+/// analysis takes as non-uniform, in the entry point `entry` or a function
+/// it calls ([`Rules::Tint`]).
+pub(in crate::lower) fn first_nonuniform_barrier(
+    entry: &Function,
+    module: &Module,
+    barriers: &HashSet<(usize, usize)>,
+) -> Option<std::ops::Range<usize>> {
+    first_nonuniform_barrier_with(entry, module, barriers, &ResultMemo::default())
+}
+
+/// Which helpers' results vary for which varying arguments, under Tint's
+/// rules; kept over the kernels of a module by [`first_nonuniform_wait`]'s
+/// caller (a helper's body only loses barriers and varying reads once
+/// lowered, so what is kept can only make more of a result vary).
+#[derive(Debug, Default)]
+pub(crate) struct ResultMemo(ResultTaints);
+
+fn first_nonuniform_barrier_with(
+    entry: &Function,
+    module: &Module,
+    barriers: &HashSet<(usize, usize)>,
+    results: &ResultMemo,
+) -> Option<std::ops::Range<usize>> {
+    let reached = callees(entry, module);
+    let waiting = exchanging_functions(module, &reached, barriers);
+    let results = &results.0;
+    let scope = |refine_calls| Scope {
+        module,
+        exchanges: barriers,
+        callees: &waiting,
+        results,
+        refine_calls,
+        rules: Rules::Tint,
+    };
+    // As for the exchanges: the helpers' bodies only where taking every
+    // helper's result as varying finds something.
+    scope(false).first_nonuniform_exchange(entry)?;
+    scope(true).first_nonuniform_exchange(entry)
+}
+
+/// Whether a compute entry point of `module` waits at a barrier (itself or
+/// in a helper) in control flow Tint takes as non-uniform: the module has
+/// had W0418 (the WGSL dump says so, `library::dump`).
+pub(crate) fn any_nonuniform_barrier(module: &Module) -> bool {
+    let results = ResultMemo::default();
+    (module.entry_points.iter())
+        .any(|e| first_nonuniform_wait(&e.function, module, &results).is_some())
+}
+
+/// The span of the first barrier (of any kind) that the entry point `entry`
+/// or a helper it calls waits at in control flow Tint takes as non-uniform,
+/// or of the call of such a helper.
+pub(crate) fn first_nonuniform_wait(
+    entry: &Function,
+    module: &Module,
+    results: &ResultMemo,
+) -> Option<std::ops::Range<usize>> {
+    let mut barriers = HashSet::new();
+    let reached = callees(entry, module);
+    let helpers = reached.iter().map(|&h| &module.functions[h]);
+    for f in std::iter::once(entry).chain(helpers) {
+        visit(&f.body, &mut |s, span| {
+            if let (Statement::ControlBarrier(_), Some(r)) = (s, span.to_range()) {
+                barriers.insert((r.start, r.end));
+            }
+        });
+    }
+    if barriers.is_empty() {
+        return None;
+    }
+    first_nonuniform_barrier_with(entry, module, &barriers, results)
+}
+
+/// The spans of the `return`s of `function` (an entry point's) that run in
+/// control flow Tint's uniformity analysis takes as non-uniform: after them,
+/// Tint takes nothing as uniform ([`Rules::Tint`]).
+pub(in crate::lower) fn nonuniform_returns(
+    function: &Function,
+    module: &Module,
+) -> HashSet<(usize, usize)> {
+    let results = ResultTaints::default();
+    let scope = Scope {
+        module,
+        exchanges: &HashSet::new(),
+        callees: &HashSet::new(),
+        results: &results,
+        refine_calls: true,
+        rules: Rules::Tint,
+    };
+    let args = (function.arguments.iter())
+        .map(|a| varying_binding(a.binding.as_ref()))
+        .collect();
+    scope.walk(function, args).nonuniform_returns
+}
+
+/// Which expressions vary, as Tint's uniformity analysis finds them, in
+/// `entry` (`None`) and in each function of `wanted` that `entry` calls in
+/// uniform control flow, once for each way its arguments vary there
+/// ([`Rules::Tint`]): (the function, a flag per expression).
+pub(in crate::lower) fn varying_expressions(
+    entry: &Function,
+    module: &Module,
+    wanted: &HashSet<Handle<Function>>,
+) -> Vec<(Option<Handle<Function>>, Vec<bool>)> {
+    let reached = callees(entry, module);
+    let calling = with_callers(module, &reached, wanted.clone());
+    let results = ResultTaints::default();
+    let scope = Scope {
+        module,
+        exchanges: &HashSet::new(),
+        callees: &calling,
+        results: &results,
+        refine_calls: true,
+        rules: Rules::Tint,
+    };
+    let args = (entry.arguments.iter())
+        .map(|a| varying_binding(a.binding.as_ref()))
+        .collect();
+    let walk = scope.walk(entry, args);
+    let mut found = vec![(None, walk.varying)];
+    let mut pending = walk.exchanging_calls;
+    let mut walked = HashSet::new();
+    while let Some((h, args)) = pending.pop() {
+        if !walked.insert((h, args.clone())) {
+            continue;
+        }
+        let walk = scope.walk(&module.functions[h], args);
+        pending.extend(walk.exchanging_calls);
+        if wanted.contains(&h) {
+            found.push((Some(h), walk.varying));
+        }
+    }
+    found
+}
+
+/// Which values a walk takes as the same on every thread.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rules {
+    /// Those that are, as Metal runs the program: a buffer or threadgroup
+    /// value read at the same address by every thread (the emulated SIMD
+    /// groups need no more).
+    Metal,
+    /// Those Tint's uniformity analysis proves the same: reads of
+    /// `var<private>`, `var<workgroup>` and read-write storage vary (WGSL's
+    /// rules), whatever the address.
+    Tint,
 }
 
 /// What every walk of one module shares.
@@ -68,6 +219,7 @@ struct Scope<'a> {
     /// A helper's result varies only where its body makes it (else every
     /// helper's result varies).
     refine_calls: bool,
+    rules: Rules,
 }
 
 impl<'a> Scope<'a> {
@@ -111,6 +263,7 @@ impl<'a> Scope<'a> {
             found: None,
             returns_varying: false,
             exchanging_calls: Vec::new(),
+            nonuniform_returns: HashSet::new(),
         };
         // Locals vary once a varying value (or a store under varying
         // control flow) reaches them; iterate until no more do.
@@ -120,6 +273,7 @@ impl<'a> Scope<'a> {
             walk.found = None;
             walk.returns_varying = false;
             walk.exchanging_calls.clear();
+            walk.nonuniform_returns.clear();
             walk.block(&function.body, false);
             if walk.locals == before {
                 return walk;
@@ -167,19 +321,33 @@ fn exchanging_functions(
     reached: &HashSet<Handle<Function>>,
     exchanges: &HashSet<(usize, usize)>,
 ) -> HashSet<Handle<Function>> {
-    let mut calls: HashMap<Handle<Function>, Vec<Handle<Function>>> = HashMap::new();
     let mut found = HashSet::new();
     for &h in reached {
-        let f = &module.functions[h];
         let mut direct = false;
-        visit(&f.body, &mut |s, span| match s {
-            Statement::ControlBarrier(_) if is_exchange(span, exchanges) => direct = true,
-            Statement::Call { function, .. } => calls.entry(h).or_default().push(*function),
-            _ => {}
+        visit(&module.functions[h].body, &mut |s, span| {
+            direct |= matches!(s, Statement::ControlBarrier(_) if is_exchange(span, exchanges));
         });
         if direct {
             found.insert(h);
         }
+    }
+    with_callers(module, reached, found)
+}
+
+/// `found` and the functions of `reached` that call one of them, directly
+/// or not.
+fn with_callers(
+    module: &Module,
+    reached: &HashSet<Handle<Function>>,
+    mut found: HashSet<Handle<Function>>,
+) -> HashSet<Handle<Function>> {
+    let mut calls: HashMap<Handle<Function>, Vec<Handle<Function>>> = HashMap::new();
+    for &h in reached {
+        visit(&module.functions[h].body, &mut |s, _| {
+            if let Statement::Call { function, .. } = s {
+                calls.entry(h).or_default().push(*function);
+            }
+        });
     }
     loop {
         let more: Vec<_> = calls
@@ -248,6 +416,8 @@ struct Walk<'a> {
     /// The calls in uniform control flow of functions that exchange, with
     /// which of their arguments vary.
     exchanging_calls: Vec<(Handle<Function>, Vec<bool>)>,
+    /// The spans of the `return`s in non-uniform control flow.
+    nonuniform_returns: HashSet<(usize, usize)>,
 }
 
 impl Walk<'_> {
@@ -294,8 +464,17 @@ impl Walk<'_> {
                 // Per-thread state (the prologue's lane, index, activity) is
                 // private; a private with an initialiser is a constant table.
                 Expression::GlobalVariable(g) => {
+                    use naga::AddressSpace as A;
                     let g = &self.scope.module.global_variables[g];
-                    return g.space == naga::AddressSpace::Private && g.init.is_none();
+                    return match (self.scope.rules, g.space) {
+                        (Rules::Metal, A::Private) => g.init.is_none(),
+                        (Rules::Metal, _) => false,
+                        (Rules::Tint, A::Private | A::WorkGroup) => true,
+                        (Rules::Tint, A::Storage { access }) => {
+                            access.contains(naga::StorageAccess::STORE)
+                        }
+                        (Rules::Tint, _) => false,
+                    };
                 }
                 Expression::FunctionArgument(_) => return true,
                 _ => return true,
@@ -378,6 +557,9 @@ impl Walk<'_> {
             Statement::Return { value } => {
                 if nonuniform || value.is_some_and(|v| self.varies(v)) {
                     self.returns_varying = true;
+                }
+                if let (true, Some(r)) = (nonuniform, span.to_range()) {
+                    self.nonuniform_returns.insert((r.start, r.end));
                 }
                 Exits {
                     ret: nonuniform,

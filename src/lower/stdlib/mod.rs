@@ -775,9 +775,15 @@ impl Lowerer<'_, '_> {
         };
         let mut set = naga::Barrier::empty();
         collect_mem_flags(flags, &mut set)?;
+        let key = (span.start as usize, span.end as usize);
         if set.is_empty() {
-            // mem_none still synchronises execution; naga prints nothing for an empty set.
+            // mem_none still synchronises execution; naga prints nothing for
+            // an empty set. Where it runs in non-uniform control flow it
+            // goes (`passes::execution_barriers`).
             set = naga::Barrier::WORK_GROUP;
+            self.global.execution_barrier_spans.insert(key);
+        } else {
+            self.global.fenced_barrier_spans.insert(key);
         }
         fx.uses_barrier = true;
         fx.push(naga::Statement::ControlBarrier(set), span);
