@@ -1,0 +1,103 @@
+//! Still more forms of machine-generated MSL (SPIRV-Cross's and Tint's
+//! output; issue #18): pointers to array elements subtracted, compared
+//! and walked on (SPIR-V's `OpPtrDiff`, `OpPtrEqual`, `OpPtrAccessChain`).
+//! Each runs on the GPU against a CPU reference.
+// Without the runner the GPU tests are left out, and with them some sources.
+#![cfg_attr(not(feature = "runner"), allow(dead_code))]
+
+mod common;
+
+#[cfg(feature = "runner")]
+use common::source::run_body as run;
+
+/// SPIRV-Cross's `OpPtrDiff` shape: pointers to rows of a trailing array
+/// of arrays, and to elements of one row (a row picked per threadgroup),
+/// subtracted; and one pointer compared with another into the same row.
+const POINTER_DIFFERENCES: &str = r#"
+struct Rows { int m[1][4]; };
+struct Diffs { int d[1][6]; };
+kernel void diffs(device Rows& rows [[buffer(0)]], device Diffs& out [[buffer(1)]],
+                  uint3 lid [[thread_position_in_threadgroup]],
+                  uint3 wg [[threadgroup_position_in_grid]]) {
+    int r = int3(wg).x;
+    int k = int3(lid).x;
+    out.d[r][k] = &rows.m[r][k] - &rows.m[r][(k + 1) % 4];
+    if (k == 0) {
+        out.d[r][4] = &rows.m[r] - &rows.m[0];
+        out.d[r][5] = (&rows.m[r][2] == &rows.m[r][k + 2]) ? 7 : 9;
+    }
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn pointers_to_array_elements_subtract_and_compare() {
+    let groups = 3u32;
+    let Some(out) = run(
+        POINTER_DIFFERENCES,
+        "diffs",
+        (groups * 4, 4),
+        vec![
+            (0, vec![0; 16 * groups as usize]),
+            (1, vec![0; 24 * groups as usize]),
+        ],
+    ) else {
+        return;
+    };
+    let mut want = Vec::new();
+    for r in 0..groups as i32 {
+        for k in 0..4 {
+            want.push(k - (k + 1) % 4);
+        }
+        want.extend([r, 7]);
+    }
+    let got: Vec<i32> = common::u32s(&out[&1]).iter().map(|&w| w as i32).collect();
+    assert_eq!(got, want);
+}
+
+/// SPIRV-Cross's `OpPtrAccessChain` shape: two pointers into a trailing
+/// array, taken as `&a[0]` and `&a[0 + n]`, walked towards each other one
+/// element at a time through `&p[1]` and `&p[-1]`, their difference
+/// stored at each step.
+const POINTER_WALK: &str = r#"
+struct Data { int n; int vals[1]; };
+struct Out { int2 d[1]; };
+kernel void walk(device Data& data [[buffer(0)]], device Out& out [[buffer(1)]]) {
+    int n = data.n;
+    device int* lo = &data.vals[0];
+    device int* hi = &data.vals[0 + n];
+    for (int i = 0; i < n; i++) {
+        device int* a = lo;
+        device int* b = hi;
+        lo = &a[1];
+        hi = &b[-1];
+        out.d[i] = int2(a - b, *b - *a);
+    }
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn pointers_into_a_trailing_array_walk_with_element_addresses() {
+    let n = 6i32;
+    let vals: Vec<i32> = (0..=n).map(|k| k * k + 3).collect();
+    let mut data = n.to_le_bytes().to_vec();
+    for v in &vals {
+        data.extend(v.to_le_bytes());
+    }
+    let Some(out) = run(
+        POINTER_WALK,
+        "walk",
+        (1, 1),
+        vec![(0, data), (1, vec![0; 8 * n as usize])],
+    ) else {
+        return;
+    };
+    let mut want = Vec::new();
+    for i in 0..n {
+        let (a, b) = (i, n - i);
+        want.extend([a - b, vals[b as usize] - vals[a as usize]]);
+    }
+    let got: Vec<i32> = common::u32s(&out[&1]).iter().map(|&w| w as i32).collect();
+    assert_eq!(got, want);
+}
