@@ -1,7 +1,7 @@
 //! Still more forms of machine-generated MSL (SPIRV-Cross's and Tint's
 //! output; issue #18): pointers to array elements subtracted, compared
-//! and walked on (SPIR-V's `OpPtrDiff`, `OpPtrEqual`, `OpPtrAccessChain`).
-//! Each runs on the GPU against a CPU reference.
+//! and walked on (SPIR-V's `OpPtrDiff`, `OpPtrEqual`, `OpPtrAccessChain`),
+//! and `numeric_limits` of a vector type. Each runs on the GPU against a CPU reference.
 // Without the runner the GPU tests are left out, and with them some sources.
 #![cfg_attr(not(feature = "runner"), allow(dead_code))]
 
@@ -100,4 +100,57 @@ fn pointers_into_a_trailing_array_walk_with_element_addresses() {
     }
     let got: Vec<i32> = common::u32s(&out[&1]).iter().map(|&w| w as i32).collect();
     assert_eq!(got, want);
+}
+
+/// SPIRV-Cross's clustered subgroup `min`/`max` shape: the identity an
+/// inactive lane gives is `numeric_limits<T>::max()` (or `min()`) of the
+/// operand's type, a vector too. `<metal_limits>` specializes
+/// `numeric_limits` for the scalar types only, so a vector gets C++'s
+/// primary template ([numeric.limits]): every function returns `T()` (the
+/// zero vector) and every constant is 0 or `false`.
+const VECTOR_LIMITS: &str = r#"
+template<typename T>
+struct Identity
+{
+    static T lowest_of(T) { return numeric_limits<T>::max(); }
+    static T highest_of(T) { return numeric_limits<T>::lowest(); }
+};
+kernel void limits(device float4* f [[buffer(0)]], device int4* n [[buffer(1)]],
+                   uint i [[thread_position_in_grid]]) {
+    float4 v = f[i];
+    f[i] = Identity<float4>::lowest_of(v) + v * 2.0;
+    int4 k = n[i];
+    n[i] = Identity<int4>::highest_of(k) + k
+         + int4(numeric_limits<int4>::is_specialized ? 100 : 0,
+                numeric_limits<uint2>::digits,
+                int(numeric_limits<float>::is_specialized),
+                numeric_limits<int>::max() - 2147483600);
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn numeric_limits_of_a_vector_is_the_primary_template() {
+    let n = 4u32;
+    let f: Vec<f32> = (0..4 * n).map(|k| k as f32 * 0.5 - 3.0).collect();
+    let ints: Vec<u32> = (0..4 * n).map(|k| k * 3 + 1).collect();
+    let Some(out) = run(
+        VECTOR_LIMITS,
+        "limits",
+        (n, n),
+        vec![
+            (0, common::f32_bytes(&f)),
+            (1, ints.iter().flat_map(|w| w.to_le_bytes()).collect()),
+        ],
+    ) else {
+        return;
+    };
+    let want_f: Vec<f32> = f.iter().map(|v| v * 2.0).collect();
+    assert_eq!(common::f32s(&out[&0]), want_f);
+    let want_n: Vec<u32> = ints
+        .iter()
+        .enumerate()
+        .map(|(k, v)| v + [0, 0, 1, 47][k % 4])
+        .collect();
+    assert_eq!(common::u32s(&out[&1]), want_n);
 }
