@@ -154,3 +154,171 @@ fn numeric_limits_of_a_vector_is_the_primary_template() {
         .collect();
     assert_eq!(common::u32s(&out[&1]), want_n);
 }
+
+/// SPIRV-Cross's `OpSMulExtended`/`OpUMulExtended` of 64-bit operands: the
+/// low half `l * r` and the high half `mulhi(l, r)` of the 128-bit
+/// product, through a `[[clang::optnone]]` helper template.
+const MULHI_64: &str = r#"
+template<typename T, typename U, typename V>
+[[clang::optnone]] T spvMulExtended(V l, V r)
+{
+    return T{U(l * r), U(mulhi(l, r))};
+}
+struct Pair { ulong lo; ulong hi; };
+kernel void mul_extended(device const long* a [[buffer(0)]], device const long* b [[buffer(1)]],
+                         device Pair* s [[buffer(2)]], device Pair* u [[buffer(3)]],
+                         device long* m [[buffer(4)]],
+                         uint i [[thread_position_in_grid]]) {
+    s[i] = spvMulExtended<Pair, ulong>(a[i], b[i]);
+    u[i] = spvMulExtended<Pair, ulong>(ulong(a[i]), ulong(b[i]));
+    long2 v = long2(a[i], b[i]);
+    m[i] = madhi(v, v.yx, long2(3, -5)).x;
+}
+"#;
+
+/// 64-bit operands spanning the signs and magnitudes, for `MULHI_64`.
+fn mulhi_operands() -> (Vec<i64>, Vec<i64>) {
+    let a = vec![
+        3,
+        -7,
+        i64::MAX,
+        i64::MIN,
+        0x1234_5678_9abc_def0,
+        -0x0fed_cba9_8765_4321,
+        -1,
+        1 << 40,
+    ];
+    let b = vec![
+        5,
+        9,
+        i64::MAX,
+        -3,
+        -0x0123_4567_89ab_cdef,
+        0x7654_3210_fedc_ba98,
+        -1,
+        (1 << 30) + 17,
+    ];
+    (a, b)
+}
+
+/// `mulhi` and `madhi` of `long` and `ulong` on wgpu's exact 64-bit
+/// integers, against `i128`/`u128` products; skipped where the adapter
+/// lacks `SHADER_INT64`.
+#[test]
+#[cfg(feature = "runner")]
+fn mulhi_of_64_bit_integers_is_the_high_half_of_the_128_bit_product() {
+    use msl2wgsl::runner::{run_kernel, Dispatch};
+    use msl2wgsl::{Options, Target};
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    if !gpu
+        .features()
+        .contains(msl2wgsl::wgpu::Features::SHADER_INT64)
+    {
+        common::skip::missing_feature(gpu, "shader-int64");
+        return;
+    }
+    let (a, b) = mulhi_operands();
+    let n = a.len();
+    let bytes = |v: &[i64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let buffers = [
+        (0, bytes(&a)),
+        (1, bytes(&b)),
+        (2, vec![0; 16 * n]),
+        (3, vec![0; 16 * n]),
+        (4, vec![0; 8 * n]),
+    ]
+    .into_iter()
+    .collect();
+    let options = Options {
+        target: Target::Wgpu,
+        ..Options::default()
+    };
+    let src = format!("{}{MULHI_64}", common::source::PRELUDE);
+    let dispatch = Dispatch::Threads {
+        grid: [n as u32, 1, 1],
+        threadgroup: [n as u32, 1, 1],
+    };
+    let out = run_kernel(gpu, "t.metal", &src, &options, "mul_extended", &dispatch, &buffers)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let words = |k: u32| -> Vec<u64> {
+        out[&k]
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let (mut signed, mut unsigned, mut mad) = (Vec::new(), Vec::new(), Vec::new());
+    for (&x, &y) in a.iter().zip(&b) {
+        let p = i128::from(x) * i128::from(y);
+        signed.extend([p as u64, (p >> 64) as u64]);
+        let q = u128::from(x as u64) * u128::from(y as u64);
+        unsigned.extend([q as u64, (q >> 64) as u64]);
+        mad.push(((p >> 64) as i64).wrapping_add(3) as u64);
+    }
+    assert_eq!(words(2), signed, "long");
+    assert_eq!(words(3), unsigned, "ulong");
+    assert_eq!(words(4), mad, "madhi");
+}
+
+/// With `--target webgpu` a 64-bit value is computed in its low 32 bits
+/// and stands for that word's sign or zero extension: the high half of
+/// the product of two such values is the product's sign (`long`) or 0
+/// (`ulong`), exact while the operands fit in 32 bits.
+#[test]
+#[cfg(feature = "runner")]
+fn mulhi_of_64_bit_integers_on_webgpu_is_exact_for_32_bit_values() {
+    let a: Vec<i64> = vec![3, -7, 2_000_000_000, -2_000_000_000, 0, 65_537, -1, 1 << 30];
+    let b: Vec<i64> = vec![5, 9, 2_000_000_000, 1_999_999_999, -4, -65_539, -1, -(1 << 30)];
+    use msl2wgsl::runner::{run_compute, Dispatch};
+    use msl2wgsl::{Library, Options, Target};
+    let Some(gpu) = common::gpu() else {
+        return;
+    };
+    let n = a.len();
+    let bytes = |v: &[i64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let buffers = [
+        (0, bytes(&a)),
+        (1, bytes(&b)),
+        (2, vec![0; 16 * n]),
+        (3, vec![0; 16 * n]),
+        (4, vec![0; 8 * n]),
+    ]
+    .into_iter()
+    .collect();
+    // The runner's own translation is for wgpu: translate for WebGPU here.
+    let options = Options {
+        target: Target::WebGpu,
+        threadgroup_size: Some([n as u32, 1, 1]),
+        ..Options::default()
+    };
+    let src = format!("{}{MULHI_64}", common::source::PRELUDE);
+    let library = Library::from_source("t.metal", &src, &options)
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let function = library.function("mul_extended").unwrap().clone();
+    let dispatch = Dispatch::Threads {
+        grid: [n as u32, 1, 1],
+        threadgroup: [n as u32, 1, 1],
+    };
+    let out = run_compute(gpu, library.wgsl(), &function, &dispatch, &buffers)
+        .unwrap_or_else(|e| panic!("{e}\n{}", library.wgsl()));
+    let words = |k: u32| -> Vec<u64> {
+        out[&k]
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    // The signed high half is checked through `madhi`, whose `long`
+    // result fits in 32 bits (stored as `ulong`, -1 would not).
+    let mut unsigned_high = Vec::new();
+    let mut mad = Vec::new();
+    for (&x, &y) in a.iter().zip(&b) {
+        let p = i128::from(x) * i128::from(y);
+        let q = u128::from(x as u32) * u128::from(y as u32);
+        unsigned_high.push((q >> 64) as u64);
+        mad.push(((p >> 64) as i64 + 3) as u64);
+    }
+    let high = |w: Vec<u64>| w.into_iter().skip(1).step_by(2).collect::<Vec<u64>>();
+    assert_eq!(high(words(3)), unsigned_high, "ulong");
+    assert_eq!(words(4), mad, "madhi");
+}
