@@ -322,3 +322,34 @@ fn mulhi_of_64_bit_integers_on_webgpu_is_exact_for_32_bit_values() {
     assert_eq!(high(words(3)), unsigned_high, "ulong");
     assert_eq!(words(4), mad, "madhi");
 }
+
+/// SPIRV-Cross's pointer-to-pointer shape: a program-scope pointer whose
+/// own address space is written after its `*` (`T* constant p`) is a
+/// pointer constant, refused where it is declared (not mistaken for a
+/// constant of the pointee type); a pointer to a `thread` pointer is a
+/// pointer to a pointer, not a pointer stored in a buffer.
+#[test]
+fn program_scope_pointer_constants_are_located() {
+    use common::source::{assert_error, first_code};
+    use msl2wgsl::diagnostics::Code;
+    let constant = "const device float* thread * constant pp = {};\n\
+                    kernel void k(device float* o [[buffer(0)]]) { o[0] = pp == nullptr ? 1.0 : 2.0; }\n";
+    assert_error(
+        constant,
+        "const device",
+        0,
+        "program-scope pointer constants (`device T* constant p`) are not supported yet",
+    );
+    assert_eq!(first_code(constant), Code::Unsupported);
+    let local = "kernel void k(device float* o [[buffer(0)]]) {\n\
+                 device float* p = o;\n\
+                 device float* thread * pp = &p;\n\
+                 o[1] = **pp; }\n";
+    assert_error(
+        local,
+        "device float* thread",
+        0,
+        "pointers to pointers are not supported",
+    );
+    assert_eq!(first_code(local), Code::Unsupported);
+}
