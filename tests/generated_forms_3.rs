@@ -353,3 +353,27 @@ fn program_scope_pointer_constants_are_located() {
     );
     assert_eq!(first_code(local), Code::Unsupported);
 }
+
+/// SPIRV-Cross's `OpCooperativeMatrixLengthKHR` shape: the number of a
+/// cooperative matrix's elements each thread holds, measured as
+/// `sizeof(simdgroup_float8x8::storage_type) / sizeof(float)`: the two
+/// `thread_elements()` of an 8x8 matrix over a 32-thread SIMD group.
+const MATRIX_LENGTH: &str = r#"
+struct SSBO { uint data[1]; };
+kernel void length(device SSBO& ssbo [[buffer(0)]]) {
+    ssbo.data[0u] = uint(sizeof(simdgroup_float8x8::storage_type) / sizeof(float));
+    ssbo.data[1u] = uint(sizeof(metal::simdgroup_half8x8::storage_type) / sizeof(half));
+    simdgroup_float8x8 m = make_filled_simdgroup_matrix<float, 8, 8>(1.5f);
+    simdgroup_float8x8::storage_type mine = m.thread_elements();
+    ssbo.data[2u] = uint(mine.x + mine.y);
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn simdgroup_matrix_storage_type_is_a_thread_s_two_elements() {
+    let Some(out) = run(MATRIX_LENGTH, "length", (1, 1), vec![(0, vec![0; 12])]) else {
+        return;
+    };
+    assert_eq!(common::u32s(&out[&0]), vec![2, 2, 3]);
+}

@@ -850,6 +850,15 @@ impl<'a> Program<'a> {
         } else if ts.path.len() == 1 && self.struct_templates.contains_key(name) {
             return self.struct_template_type(ts).map(Option::unwrap);
         }
+        // `simdgroup_float8x8::storage_type`: what each thread of the SIMD
+        // group holds of the matrix, its two `thread_elements()` (64
+        // elements over 32 threads), as SPIRV-Cross measures a cooperative
+        // matrix's length (`sizeof(storage_type) / sizeof(T)`).
+        if let Some(matrix) = name.strip_suffix("::storage_type") {
+            if let Some(Type::SimdgroupMatrix(s)) = types::builtin_type(matrix) {
+                return Ok(Type::Vector(s, 2));
+            }
+        }
         if let Some(ty) = types::builtin_type(name) {
             if !ts.args.is_empty() {
                 return Err(Error::coded(
