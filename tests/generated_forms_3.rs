@@ -377,3 +377,47 @@ fn simdgroup_matrix_storage_type_is_a_thread_s_two_elements() {
     };
     assert_eq!(common::u32s(&out[&0]), vec![2, 2, 3]);
 }
+
+/// Delegating constructors (C++11 [class.base.init]/6), as SPIRV-Cross's
+/// `spvDescriptorArray` writes its `const device void*` one: the object is
+/// built by the constructor delegated to, then the delegating one's body
+/// runs; through a struct holding a pointer too.
+const DELEGATING_CONSTRUCTORS: &str = r#"
+struct Scaled {
+    float v;
+    int n;
+    Scaled(float x, int k) : v(x * 2.0f), n(k) {}
+    Scaled(int k) : Scaled(float(k) + 0.5f, k + 1) { n += 10; }
+};
+struct View {
+    View(const device float* ptr_) : ptr(ptr_) {}
+    View(const device void* raw) : View(static_cast<const device float*>(raw)) {}
+    float operator [] (uint i) const { return ptr[i] * 3.0f; }
+    const device float* ptr;
+};
+kernel void delegate(const device void* raw [[buffer(0)]], device float* out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+    Scaled s(int(i));
+    View w {raw};
+    out[i] = s.v + float(s.n) + w[i];
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn delegating_constructors_build_with_the_other_constructor() {
+    let n = 8u32;
+    let src: Vec<f32> = (0..n).map(|k| k as f32 * 0.25 - 1.0).collect();
+    let Some(out) = run(
+        DELEGATING_CONSTRUCTORS,
+        "delegate",
+        (n, n),
+        vec![(0, common::f32_bytes(&src)), (1, vec![0; 4 * n as usize])],
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = (0..n as usize)
+        .map(|i| (i as f32 + 0.5) * 2.0 + (i + 11) as f32 + src[i] * 3.0)
+        .collect();
+    assert_eq!(common::f32s(&out[&1]), want);
+}
