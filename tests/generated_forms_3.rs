@@ -421,3 +421,23 @@ fn delegating_constructors_build_with_the_other_constructor() {
         .collect();
     assert_eq!(common::f32s(&out[&1]), want);
 }
+
+/// SPIRV-Cross's rich-descriptor shape: an untyped buffer cast to a
+/// pointer to descriptors that hold buffer pointers (GPU addresses read
+/// from memory), refused at the cast as having no WebGPU equivalent.
+#[test]
+fn a_buffer_cast_to_descriptors_holding_pointers_is_refused() {
+    use common::source::{assert_error, first_code};
+    use msl2wgsl::diagnostics::Code;
+    let body = "struct Desc { device float* value; int length; int padding; };\n\
+                kernel void k(const device void* heap [[buffer(0)]], device float* o [[buffer(1)]]) {\n\
+                const device Desc* d = static_cast<const device Desc*>(heap);\n\
+                o[0] = float(d[1].length); }\n";
+    assert_error(
+        body,
+        "static_cast",
+        0,
+        "a pointer stored in buffer memory (a buffer's GPU address) has no WebGPU equivalent",
+    );
+    assert_eq!(first_code(body), Code::NoWebGpuEquivalent);
+}

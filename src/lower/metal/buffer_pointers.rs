@@ -9,7 +9,7 @@ use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue, Value};
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{BinaryOp, Expr};
-use crate::types::{Scalar, Type};
+use crate::types::{AddressSpace, Scalar, Type};
 use naga::{BinaryOperator as Bo, Expression, Handle, Literal};
 
 impl Lowerer<'_, '_> {
@@ -370,6 +370,23 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// Whether values of `ty` hold pointers (a pointer, or a struct or
+    /// array with one inside).
+    fn holds_pointers(&self, ty: &Type) -> bool {
+        match ty {
+            Type::Pointer(_) => true,
+            Type::Array(elem, _) => self.holds_pointers(elem),
+            Type::Struct(id) => self
+                .program
+                .structs
+                .get(*id)
+                .members
+                .iter()
+                .any(|m| self.holds_pointers(&m.ty)),
+            _ => false,
+        }
+    }
+
     /// Whether two pointer roots designate the same object.
     pub(in crate::lower) fn same_object(&self, fx: &FnCtx, a: &PtrRoot, b: &PtrRoot) -> bool {
         let local = |h: Handle<Expression>| match *fx.expr(h) {
@@ -551,6 +568,17 @@ impl Lowerer<'_, '_> {
                 span,
                 "indirection requires a pointer operand",
             ));
+        }
+        // `static_cast<const device Desc*>(raw)` of memory pointer `raw`
+        // to a struct holding pointers: the pointers would be read from
+        // the buffer's bytes, GPU addresses (SPIRV-Cross's descriptor
+        // arrays, `spvBufferDescriptor`).
+        if let (Value::Ptr(_), AddressSpace::Device | AddressSpace::Constant) = (&v, target.space) {
+            if self.holds_pointers(&target.pointee) {
+                use crate::sema::unported_features::{POINTER_IN_BUFFER, POINTER_IN_BUFFER_PORT};
+                return Err(Error::coded(Code::NoWebGpuEquivalent, span, POINTER_IN_BUFFER)
+                    .note(POINTER_IN_BUFFER_PORT));
+            }
         }
         // `(device const uint16_t*)x[i].qs`: the array decays first.
         let v = match target.is_reference {
