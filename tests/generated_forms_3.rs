@@ -240,8 +240,16 @@ fn mulhi_of_64_bit_integers_is_the_high_half_of_the_128_bit_product() {
         grid: [n as u32, 1, 1],
         threadgroup: [n as u32, 1, 1],
     };
-    let out = run_kernel(gpu, "t.metal", &src, &options, "mul_extended", &dispatch, &buffers)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = run_kernel(
+        gpu,
+        "t.metal",
+        &src,
+        &options,
+        "mul_extended",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let words = |k: u32| -> Vec<u64> {
         out[&k]
             .chunks(8)
@@ -269,7 +277,16 @@ fn mulhi_of_64_bit_integers_is_the_high_half_of_the_128_bit_product() {
 #[cfg(feature = "runner")]
 fn mulhi_of_64_bit_integers_on_webgpu_is_exact_for_32_bit_values() {
     let a: Vec<i64> = vec![3, -7, 2_000_000_000, -2_000_000_000, 0, 65_537, -1, 1 << 30];
-    let b: Vec<i64> = vec![5, 9, 2_000_000_000, 1_999_999_999, -4, -65_539, -1, -(1 << 30)];
+    let b: Vec<i64> = vec![
+        5,
+        9,
+        2_000_000_000,
+        1_999_999_999,
+        -4,
+        -65_539,
+        -1,
+        -(1 << 30),
+    ];
     use msl2wgsl::runner::{run_compute, Dispatch};
     use msl2wgsl::{Library, Options, Target};
     let Some(gpu) = common::gpu() else {

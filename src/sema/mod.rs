@@ -737,7 +737,12 @@ impl<'a> Program<'a> {
                 "program-scope variables must be declared in the `constant` address space",
             ));
         }
-        if decl.ty.ptr_ops.iter().any(|op| matches!(op, ast::PtrOp::Pointer { .. })) {
+        if decl
+            .ty
+            .ptr_ops
+            .iter()
+            .any(|op| matches!(op, ast::PtrOp::Pointer { .. }))
+        {
             return Err(Error::coded(
                 Code::Unsupported,
                 decl.ty.span,
@@ -1136,9 +1141,7 @@ impl<'a> Program<'a> {
             // pointer before it, in the space written after that one's `*`
             // (`device T* thread* p` points into `thread` memory).
             let pointee_space = match i.checked_sub(1).map(|k| &ts.ptr_ops[k]) {
-                Some(ast::PtrOp::Pointer {
-                    space: Some(s), ..
-                }) => *s,
+                Some(ast::PtrOp::Pointer { space: Some(s), .. }) => *s,
                 _ => space,
             };
             let in_buffer = matches!(

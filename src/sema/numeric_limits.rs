@@ -191,7 +191,10 @@ fn unspecialized_function(ts: ast::TypeSpec, which: &str, span: Span) -> Result<
         },
         span,
     );
-    Ok(mk(ExprKind::Cast(CastKind::Static, ts, Box::new(zero)), span))
+    Ok(mk(
+        ExprKind::Cast(CastKind::Static, ts, Box::new(zero)),
+        span,
+    ))
 }
 
 /// `numeric_limits<T>::which` of the primary template: `false` or 0.

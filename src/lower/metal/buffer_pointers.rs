@@ -336,13 +336,15 @@ impl Lowerer<'_, '_> {
                 _ => return (root, index),
             };
             let types = &self.global.module.types;
-            let row_length = self.pointee_type(fx, root).and_then(|t| match types[t].inner {
-                naga::TypeInner::Array {
-                    size: naga::ArraySize::Constant(n),
-                    ..
-                } => Some(n.get()),
-                _ => None,
-            });
+            let row_length = self
+                .pointee_type(fx, root)
+                .and_then(|t| match types[t].inner {
+                    naga::TypeInner::Array {
+                        size: naga::ArraySize::Constant(n),
+                        ..
+                    } => Some(n.get()),
+                    _ => None,
+                });
             let outer_is_array = self
                 .pointee_type(fx, base)
                 .is_some_and(|t| matches!(types[t].inner, naga::TypeInner::Array { .. }));
@@ -576,8 +578,10 @@ impl Lowerer<'_, '_> {
         if let (Value::Ptr(_), AddressSpace::Device | AddressSpace::Constant) = (&v, target.space) {
             if self.holds_pointers(&target.pointee) {
                 use crate::sema::unported_features::{POINTER_IN_BUFFER, POINTER_IN_BUFFER_PORT};
-                return Err(Error::coded(Code::NoWebGpuEquivalent, span, POINTER_IN_BUFFER)
-                    .note(POINTER_IN_BUFFER_PORT));
+                return Err(
+                    Error::coded(Code::NoWebGpuEquivalent, span, POINTER_IN_BUFFER)
+                        .note(POINTER_IN_BUFFER_PORT),
+                );
             }
         }
         // `(device const uint16_t*)x[i].qs`: the array decays first.

@@ -629,7 +629,9 @@ fn delegation(pair: &Pair<Rule>, ctor: &Ident) -> Result<Option<Init>> {
     Ok(Some(match rest.as_slice() {
         [p] if p.as_rule() == Rule::init_list => init_list(p.clone())?,
         args => Init::Paren(
-            args.iter().map(|a| expr(a.clone())).collect::<Result<_>>()?,
+            args.iter()
+                .map(|a| expr(a.clone()))
+                .collect::<Result<_>>()?,
             span,
         ),
     }))
