@@ -53,16 +53,19 @@ impl Lowerer<'_, '_> {
             return self.address_of(fx, v, span);
         }
         let walks = match &b {
-            Value::Place(_) => self.decayed_shared_array(fx, b.clone(), base.span),
-            // `&p[i]` of a pointer into an array: `p + i`.
-            Value::Ptr(p)
-                if matches!(
-                    p.root,
-                    PtrRoot::Buffer(_) | PtrRoot::Bytes(_) | PtrRoot::Place(_, true)
-                ) =>
-            {
-                b.clone()
+            // A whole global array (`&tg[i]`) keeps its own root below.
+            Value::Place(p) if matches!(fx.expr(p.ptr), Expression::GlobalVariable(_)) => {
+                Value::Void
             }
+            Value::Place(_) => self.decayed_shared_array(fx, b.clone(), base.span),
+            // `&p[i]` of a pointer into an array that is part of a
+            // variable: `p + i` (the element's address below would point
+            // to that one element). Pointers into buffers and whole global
+            // arrays get their own roots back below, as before.
+            Value::Ptr(PtrValue {
+                root: PtrRoot::Place(base, true),
+                ..
+            }) if !matches!(fx.expr(*base), Expression::GlobalVariable(_)) => b.clone(),
             _ => Value::Void,
         };
         if let Value::Ptr(p) = walks {
