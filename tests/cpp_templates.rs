@@ -190,13 +190,13 @@ fn traits_are_constant_expressions() {
 }
 
 #[test]
-fn numeric_limits_of_a_vector_is_refused() {
-    let body = "kernel void k(device float* o [[buffer(0)]]) { o[0] = numeric_limits<float4>::max().x; }\n";
+fn numeric_limits_of_a_struct_is_refused() {
+    let body = "struct S { float a; };\nkernel void k(device float* o [[buffer(0)]]) { o[0] = numeric_limits<S>::max().a; }\n";
     assert_error(
         body,
-        "float4>",
+        "S>",
         0,
-        "`numeric_limits` is defined for scalar types only",
+        "`numeric_limits` is defined for scalar and vector types only",
     );
 }
 

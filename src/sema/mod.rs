@@ -740,13 +740,33 @@ impl<'a> Program<'a> {
             }
             return Ok(());
         }
-        let space = decl.ty.space.map(|s| s.0);
+        // The object's own space: after the last `*` of a pointer
+        // (`device float* constant p`), else before the type.
+        let space = match decl.ty.ptr_ops.last() {
+            Some(ast::PtrOp::Pointer {
+                space: Some(space), ..
+            }) => Some(*space),
+            _ => decl.ty.space.map(|s| s.0),
+        };
         if space != Some(ast::AddressSpace::Constant) {
             return Err(Error::coded(
                 Code::AddressSpace,
                 decl.ty.span,
                 "program-scope variables must be declared in the `constant` address space",
             ));
+        }
+        if decl
+            .ty
+            .ptr_ops
+            .iter()
+            .any(|op| matches!(op, ast::PtrOp::Pointer { .. }))
+        {
+            return Err(Error::coded(
+                Code::Unsupported,
+                decl.ty.span,
+                "program-scope pointer constants (`device T* constant p`) are not supported yet",
+            )
+            .note("pass the pointer to the functions that use it, or keep an index into the buffer it points into"));
         }
         let base = self.resolve_value_type(&decl.ty)?;
         if self.is_os_log(&base) {
@@ -852,6 +872,15 @@ impl<'a> Program<'a> {
             }
         } else if ts.path.len() == 1 && self.struct_templates.contains_key(name) {
             return self.struct_template_type(ts).map(Option::unwrap);
+        }
+        // `simdgroup_float8x8::storage_type`: what each thread of the SIMD
+        // group holds of the matrix, its two `thread_elements()` (64
+        // elements over 32 threads), as SPIRV-Cross measures a cooperative
+        // matrix's length (`sizeof(storage_type) / sizeof(T)`).
+        if let Some(matrix) = name.strip_suffix("::storage_type") {
+            if let Some(Type::SimdgroupMatrix(s)) = types::builtin_type(matrix) {
+                return Ok(Type::Vector(s, 2));
+            }
         }
         if let Some(ty) = types::builtin_type(name) {
             if !ts.args.is_empty() {
@@ -1126,9 +1155,15 @@ impl<'a> Program<'a> {
                 ));
             };
             // A pointer into `device` or `constant` memory: what it points
-            // to is held in a buffer.
+            // to is held in a buffer. What an outer `*` points to is the
+            // pointer before it, in the space written after that one's `*`
+            // (`device T* thread* p` points into `thread` memory).
+            let pointee_space = match i.checked_sub(1).map(|k| &ts.ptr_ops[k]) {
+                Some(ast::PtrOp::Pointer { space: Some(s), .. }) => *s,
+                _ => space,
+            };
             let in_buffer = matches!(
-                space,
+                pointee_space,
                 ast::AddressSpace::Device | ast::AddressSpace::Constant
             ) && matches!(op, ast::PtrOp::Pointer { .. });
             if i > 0 {

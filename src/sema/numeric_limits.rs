@@ -1,5 +1,7 @@
 //! `numeric_limits<T>` of `<metal_limits>` for Metal's scalar types,
-//! evaluated natively (the built-in headers are empty).
+//! evaluated natively (the built-in headers are empty); for a vector type,
+//! C++'s primary template (every member 0 or `false`), which
+//! `<metal_limits>` does not specialize.
 //!
 //! Metal's `numeric_limits` has the members of C++'s ([numeric.limits]):
 //! - the functions `min()`, `max()`, `lowest()`, `epsilon()`,
@@ -104,8 +106,10 @@ impl Program<'_> {
         let Some(which) = limits_member(path) else {
             return Ok(None);
         };
-        let s = self.limits_scalar(args, callee.span)?;
-        function(s, which, callee.span).map(Some)
+        match self.limits_type(args, callee.span)? {
+            Limits::Scalar(s) => function(s, which, callee.span).map(Some),
+            Limits::Vector(ts) => unspecialized_function(ts, which, callee.span).map(Some),
+        }
     }
 
     /// `numeric_limits<T>::digits`, `numeric_limits<T>::has_infinity`, ...
@@ -120,12 +124,14 @@ impl Program<'_> {
         let Some(which) = limits_member(path) else {
             return Ok(None);
         };
-        let s = self.limits_scalar(args, span)?;
-        constant(s, which, span).map(Some)
+        match self.limits_type(args, span)? {
+            Limits::Scalar(s) => constant(s, which, span).map(Some),
+            Limits::Vector(_) => unspecialized_constant(which, span).map(Some),
+        }
     }
 
-    /// The scalar type `numeric_limits<T>` is instantiated for.
-    fn limits_scalar(&self, args: &[TemplateArg], span: Span) -> Result<Scalar> {
+    /// The type `numeric_limits<T>` is instantiated for.
+    fn limits_type(&self, args: &[TemplateArg], span: Span) -> Result<Limits> {
         let [arg] = args else {
             return Err(Error::coded(
                 Code::Template,
@@ -147,14 +153,55 @@ impl Program<'_> {
                 ))
             }
         };
-        match ty {
-            Type::Scalar(s) => Ok(s),
+        match (ty, arg) {
+            (Type::Scalar(s), _) => Ok(Limits::Scalar(s)),
+            (Type::Vector(..), TemplateArg::Type(ts)) => Ok(Limits::Vector(ts.clone())),
             _ => Err(Error::coded(
                 Code::Template,
                 arg_span,
-                "`numeric_limits` is defined for scalar types only",
+                "`numeric_limits` is defined for scalar and vector types only",
             )),
         }
+    }
+}
+
+/// What `numeric_limits<T>` is instantiated for.
+enum Limits {
+    /// A scalar type: one of `<metal_limits>`'s specializations.
+    Scalar(Scalar),
+    /// A vector type (spelled so): C++'s primary template, which
+    /// `<metal_limits>` does not specialize for vectors.
+    Vector(ast::TypeSpec),
+}
+
+/// `numeric_limits<T>::which()` of the primary template ([numeric.limits]:
+/// every member of a type without a specialization is 0 or false): `T()`,
+/// the zero vector, spelled `static_cast<T>(0)`. SPIRV-Cross's clustered
+/// subgroup `min`/`max` return `numeric_limits<T>::max()` of a vector `T`
+/// for an inactive lane.
+fn unspecialized_function(ts: ast::TypeSpec, which: &str, span: Span) -> Result<Expr> {
+    if function(Scalar::Float, which, span).is_err() {
+        return Err(unknown_member(which, span));
+    }
+    let zero = mk(
+        ExprKind::Int {
+            value: 0,
+            suffix: LiteralSuffix::None,
+            non_decimal: false,
+        },
+        span,
+    );
+    Ok(mk(
+        ExprKind::Cast(CastKind::Static, ts, Box::new(zero)),
+        span,
+    ))
+}
+
+/// `numeric_limits<T>::which` of the primary template: `false` or 0.
+fn unspecialized_constant(which: &str, span: Span) -> Result<Expr> {
+    match constant(Scalar::Float, which, span)?.kind {
+        ExprKind::Bool(_) => Ok(mk(ExprKind::Bool(false), span)),
+        _ => Ok(int_constant(0, Scalar::Int, span)),
     }
 }
 

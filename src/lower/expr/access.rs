@@ -31,6 +31,53 @@ impl Lowerer<'_, '_> {
         self.subscript_value(fx, b, base.span, index, span)
     }
 
+    /// `&base[index]`: where `base` is an array in buffer or threadgroup
+    /// memory, the pointer `base + index` ([expr.sub]: `a[i]` is `*(a +
+    /// i)`), whose root is the whole array, so that pointers to two of its
+    /// elements subtract and compare, and walk on past the element taken
+    /// (SPIR-V's `OpPtrAccessChain`, `OpPtrDiff`); else the address of the
+    /// element.
+    pub(in crate::lower) fn address_of_element(
+        &mut self,
+        fx: &mut FnCtx,
+        base: &Expr,
+        index: &Expr,
+        span: Span,
+    ) -> Result<Value> {
+        if let Some(v) = self.index_operator(fx, base, index, span)? {
+            return self.address_of(fx, v, span);
+        }
+        let b = self.expr(fx, base)?;
+        if matches!(&b, Value::Agg(a) if a.pointer.is_some() || matches!(a.ty, Type::Array(..))) {
+            let v = self.aggregate_subscript(fx, b, index, span)?;
+            return self.address_of(fx, v, span);
+        }
+        let walks = match &b {
+            // A whole global array (`&tg[i]`) keeps its own root below.
+            Value::Place(p) if matches!(fx.expr(p.ptr), Expression::GlobalVariable(_)) => {
+                Value::Void
+            }
+            Value::Place(_) => self.decayed_shared_array(fx, b.clone(), base.span),
+            // `&p[i]` of a pointer into an array that is part of a
+            // variable: `p + i` (the element's address below would point
+            // to that one element). Pointers into buffers and whole global
+            // arrays get their own roots back below, as before.
+            Value::Ptr(PtrValue {
+                root: PtrRoot::Place(base, true),
+                ..
+            }) if !matches!(fx.expr(*base), Expression::GlobalVariable(_)) => b.clone(),
+            _ => Value::Void,
+        };
+        if let Value::Ptr(p) = walks {
+            let (hi, ti) = self.subscript(fx, index, span)?;
+            let offset = uint_index(fx, hi, &ti, span);
+            let index = self.ptr_advance(fx, &p, offset, false, span);
+            return Ok(Value::Ptr(PtrValue { index, ..p }));
+        }
+        let v = self.subscript_value(fx, b, base.span, index, span)?;
+        self.address_of(fx, v, span)
+    }
+
     /// `b[index]` for `b` lowered already (from `base_span`).
     pub(in crate::lower) fn subscript_value(
         &mut self,

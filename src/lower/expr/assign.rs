@@ -369,7 +369,7 @@ impl Lowerer<'_, '_> {
                     "assigning a non-pointer to a pointer",
                 ));
             };
-            if q.root != ptr.root {
+            if !self.same_object(fx, &q.root, &ptr.root) {
                 return Err(Error::coded(
                     Code::Unsupported,
                     span,

@@ -481,6 +481,9 @@ impl Lowerer<'_, '_> {
                 if let Some(v) = self.address_of_pointer_variable(fx, a, span) {
                     return Ok(v);
                 }
+                if let crate::syntax::ast::ExprKind::Index(base, index) = &a.kind {
+                    return self.address_of_element(fx, base, index, span);
+                }
                 let v = self.expr(fx, a)?;
                 return self.address_of(fx, v, span);
             }

@@ -9,7 +9,7 @@ use crate::lower::ctx::value::{Local, Place, PtrRoot, PtrValue, Value};
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::{BinaryOp, Expr};
-use crate::types::{Scalar, Type};
+use crate::types::{AddressSpace, Scalar, Type};
 use naga::{BinaryOperator as Bo, Expression, Handle, Literal};
 
 impl Lowerer<'_, '_> {
@@ -270,7 +270,7 @@ impl Lowerer<'_, '_> {
                 ),
             ));
         };
-        if !self.same_object(fx, &p.root, &q.root) {
+        let Some((left, right)) = self.comparable_indices(fx, &p, &q, span) else {
             let result = match op {
                 BinaryOp::Eq => false,
                 BinaryOp::Ne => true,
@@ -283,7 +283,7 @@ impl Lowerer<'_, '_> {
                 }
             };
             return Ok(self.bool_value(fx, result, span));
-        }
+        };
         let op = match op {
             BinaryOp::Eq => Bo::Equal,
             BinaryOp::Ne => Bo::NotEqual,
@@ -292,15 +292,101 @@ impl Lowerer<'_, '_> {
             BinaryOp::Gt => Bo::Greater,
             _ => Bo::GreaterEqual,
         };
-        let h = fx.add(
-            Expression::Binary {
-                op,
-                left: p.index,
-                right: q.index,
-            },
-            span,
-        );
+        let h = fx.add(Expression::Binary { op, left, right }, span);
         Ok(Value::Rv(h, Type::BOOL))
+    }
+
+    /// The indices of pointers `p` and `q` counted from one object, when
+    /// they point into one: their own indices when their roots are the
+    /// same; else, when both roots are rows of one array of arrays
+    /// (`&a[i][k]` and `&a[j][l]`), their elements counted from the start
+    /// of that array (`i * N + k`), as Metal's flat memory has them.
+    fn comparable_indices(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &PtrValue,
+        q: &PtrValue,
+        span: Span,
+    ) -> Option<(Handle<Expression>, Handle<Expression>)> {
+        if self.same_object(fx, &p.root, &q.root) {
+            return Some((p.index, q.index));
+        }
+        let (PtrRoot::Place(a, true), PtrRoot::Place(b, true)) = (&p.root, &q.root) else {
+            return None;
+        };
+        let (a, left) = self.outermost_array(fx, *a, p.index, span);
+        let (b, right) = self.outermost_array(fx, *b, q.index, span);
+        same_place(fx, a, b).then_some((left, right))
+    }
+
+    /// Array place `root` with element `index` (`u32`) as the outermost
+    /// array it is a row of (`a[i]` of `T a[M][N]`, as `a` with element
+    /// `i * N + index` of its flattened elements), and that element.
+    fn outermost_array(
+        &mut self,
+        fx: &mut FnCtx,
+        mut root: Handle<Expression>,
+        mut index: Handle<Expression>,
+        span: Span,
+    ) -> (Handle<Expression>, Handle<Expression>) {
+        loop {
+            let (base, row) = match *fx.expr(root) {
+                Expression::Access { base, index } => (base, self.index_u32(fx, index, span)),
+                Expression::AccessIndex { base, index } => (base, self.u32_lit(fx, index, span)),
+                _ => return (root, index),
+            };
+            let types = &self.global.module.types;
+            let row_length = self
+                .pointee_type(fx, root)
+                .and_then(|t| match types[t].inner {
+                    naga::TypeInner::Array {
+                        size: naga::ArraySize::Constant(n),
+                        ..
+                    } => Some(n.get()),
+                    _ => None,
+                });
+            let outer_is_array = self
+                .pointee_type(fx, base)
+                .is_some_and(|t| matches!(types[t].inner, naga::TypeInner::Array { .. }));
+            let (Some(n), true) = (row_length, outer_is_array) else {
+                return (root, index);
+            };
+            let n = self.u32_lit(fx, n, span);
+            let scaled = fx.add(
+                Expression::Binary {
+                    op: Bo::Multiply,
+                    left: row,
+                    right: n,
+                },
+                span,
+            );
+            index = fx.add(
+                Expression::Binary {
+                    op: Bo::Add,
+                    left: scaled,
+                    right: index,
+                },
+                span,
+            );
+            root = base;
+        }
+    }
+
+    /// Whether values of `ty` hold pointers (a pointer, or a struct or
+    /// array with one inside).
+    fn holds_pointers(&self, ty: &Type) -> bool {
+        match ty {
+            Type::Pointer(_) => true,
+            Type::Array(elem, _) => self.holds_pointers(elem),
+            Type::Struct(id) => self
+                .program
+                .structs
+                .get(*id)
+                .members
+                .iter()
+                .any(|m| self.holds_pointers(&m.ty)),
+            _ => false,
+        }
     }
 
     /// Whether two pointer roots designate the same object.
@@ -315,8 +401,8 @@ impl Lowerer<'_, '_> {
             _ => None,
         };
         match (a, b) {
-            (PtrRoot::Place(x, _), PtrRoot::Place(y, _)) => {
-                x == y
+            (PtrRoot::Place(x, xa), PtrRoot::Place(y, ya)) => {
+                (xa == ya && same_place(fx, *x, *y))
                     || (local(*x).is_some() && local(*x) == local(*y))
                     || (global(*x).is_some() && global(*x) == global(*y))
             }
@@ -485,6 +571,19 @@ impl Lowerer<'_, '_> {
                 "indirection requires a pointer operand",
             ));
         }
+        // `static_cast<const device Desc*>(raw)` of memory pointer `raw`
+        // to a struct holding pointers: the pointers would be read from
+        // the buffer's bytes, GPU addresses (SPIRV-Cross's descriptor
+        // arrays, `spvBufferDescriptor`).
+        if let (Value::Ptr(_), AddressSpace::Device | AddressSpace::Constant) = (&v, target.space) {
+            if self.holds_pointers(&target.pointee) {
+                use crate::sema::unported_features::{POINTER_IN_BUFFER, POINTER_IN_BUFFER_PORT};
+                return Err(
+                    Error::coded(Code::NoWebGpuEquivalent, span, POINTER_IN_BUFFER)
+                        .note(POINTER_IN_BUFFER_PORT),
+                );
+            }
+        }
         // `(device const uint16_t*)x[i].qs`: the array decays first.
         let v = match target.is_reference {
             true => v,
@@ -569,18 +668,18 @@ impl Lowerer<'_, '_> {
         }
         let vb = self.expr(fx, b)?;
         if let (BinaryOp::Sub, Value::Ptr(q)) = (op, &vb) {
-            if q.root != p.root {
+            let Some((left, right)) = self.comparable_indices(fx, &p, q, span) else {
                 return Err(Error::coded(
                     Code::InvalidOperands,
                     span,
                     "subtracting pointers into different objects",
                 ));
-            }
+            };
             let d = fx.add(
                 Expression::Binary {
                     op: Bo::Subtract,
-                    left: p.index,
-                    right: q.index,
+                    left,
+                    right,
                 },
                 span,
             );
@@ -797,4 +896,82 @@ fn integer_to_pointer(span: Span) -> Error {
         "casting an integer to a pointer (a buffer's GPU address) has no WebGPU equivalent: WGSL reaches memory only through the variables it declares",
     )
     .note("a port does this instead: bind the buffer as a `[[buffer(n)]]` argument (or an argument buffer member) and pass an offset into it")
+}
+
+/// Whether pointer expressions `x` and `y` designate one place: the same
+/// expression, or the same variable reached through the same members and
+/// constant (or identical) indices, however often each was lowered
+/// (`&s.a[i] - &s.a[0]` lowers `s.a` twice).
+fn same_place(fx: &FnCtx, x: Handle<Expression>, y: Handle<Expression>) -> bool {
+    if x == y {
+        return true;
+    }
+    match (fx.expr(x), fx.expr(y)) {
+        (Expression::GlobalVariable(a), Expression::GlobalVariable(b)) => a == b,
+        (Expression::LocalVariable(a), Expression::LocalVariable(b)) => a == b,
+        (Expression::FunctionArgument(a), Expression::FunctionArgument(b)) => a == b,
+        (
+            Expression::AccessIndex { base: a, index: i },
+            Expression::AccessIndex { base: b, index: j },
+        ) => i == j && same_place(fx, *a, *b),
+        (Expression::Access { base: a, index: i }, Expression::Access { base: b, index: j }) => {
+            same_value(fx, *i, *j) && same_place(fx, *a, *b)
+        }
+        _ => false,
+    }
+}
+
+/// Whether `i` and `j` compute one value wherever they are evaluated: the
+/// same expression, equal literals, or the same operations on the
+/// function's arguments and constants (no load, whose value depends on
+/// when it is read).
+fn same_value(fx: &FnCtx, i: Handle<Expression>, j: Handle<Expression>) -> bool {
+    if i == j {
+        return true;
+    }
+    match (fx.expr(i), fx.expr(j)) {
+        (Expression::Literal(a), Expression::Literal(b)) => literal_value(a) == literal_value(b),
+        (Expression::Constant(a), Expression::Constant(b)) => a == b,
+        (Expression::FunctionArgument(a), Expression::FunctionArgument(b)) => a == b,
+        (
+            Expression::AccessIndex { base: a, index: x },
+            Expression::AccessIndex { base: b, index: y },
+        ) => x == y && same_value(fx, *a, *b),
+        (
+            Expression::As {
+                expr: a,
+                kind: k,
+                convert: c,
+            },
+            Expression::As {
+                expr: b,
+                kind: l,
+                convert: d,
+            },
+        ) => k == l && c == d && same_value(fx, *a, *b),
+        (
+            Expression::Binary {
+                op,
+                left: a,
+                right: x,
+            },
+            Expression::Binary {
+                op: op2,
+                left: b,
+                right: y,
+            },
+        ) => op == op2 && same_value(fx, *a, *b) && same_value(fx, *x, *y),
+        _ => false,
+    }
+}
+
+/// An integer literal's value, whatever its type.
+fn literal_value(l: &Literal) -> Option<i128> {
+    match *l {
+        Literal::I32(v) => Some(v.into()),
+        Literal::U32(v) => Some(v.into()),
+        Literal::I64(v) => Some(v.into()),
+        Literal::U64(v) => Some(v.into()),
+        _ => None,
+    }
 }

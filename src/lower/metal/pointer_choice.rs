@@ -38,7 +38,10 @@ impl Lowerer<'_, '_> {
                 "a vector condition cannot choose between pointers",
             ));
         }
-        if a.root != b.root || a.space != b.space || a.pointee.unpacked() != b.pointee.unpacked() {
+        if !self.same_object(fx, &a.root, &b.root)
+            || a.space != b.space
+            || a.pointee.unpacked() != b.pointee.unpacked()
+        {
             return Err(Error::coded(
                 Code::Unsupported,
                 span,

@@ -17,7 +17,7 @@ use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::syntax::ast::Expr;
 use crate::types::{Scalar, Type};
-use naga::{BinaryOperator as Bo, Expression, Handle, MathFunction as Mf, ScalarKind};
+use naga::{BinaryOperator as Bo, Expression, Handle, Literal, MathFunction as Mf, ScalarKind};
 
 type H = Handle<Expression>;
 
@@ -244,9 +244,27 @@ impl Lowerer<'_, '_> {
         let name = b.name();
         let arity = if b == Builtin::Mulhi { 2 } else { 3 };
         let (hs, ty) = self.operands(fx, name, args, arity, Kind::Integer, span)?;
-        let t = self.refuse_wide(name, &ty, span)?;
+        let t = Int::of(&ty);
+        let narrowed = self.narrows_wide_integers();
         let mut ir = Ir { fx, span };
-        let mut h = if t.narrow() {
+        let mut h = if t.wide() && narrowed {
+            // 64-bit values computed in their low 32 bits stand for that
+            // word's sign or zero extension (`metal/wide_integers.rs`):
+            // their product is exact in 64 bits, and the high half of the
+            // 128-bit product is its sign (`long`) or 0 (`ulong`).
+            if t.signed() {
+                let word = Int {
+                    scalar: Scalar::Int,
+                    n: t.n,
+                };
+                let (hi, _) = full_product(&mut ir, hs[0], hs[1], word);
+                let hi = ir.bitcast(hi, ScalarKind::Sint);
+                let thirty_one = ir.u32(31, t.n);
+                ir.bin(Bo::ShiftRight, hi, thirty_one)
+            } else {
+                ir.u32(0, t.n)
+            }
+        } else if t.narrow() {
             // The product of two 8- or 16-bit values is exact in 32 bits.
             let p = ir.bin(Bo::Multiply, hs[0], hs[1]);
             let shift = ir.u32(t.bits(), t.n);
@@ -469,19 +487,23 @@ fn toward_sign(ir: &mut Ir, v: H, t: Int) -> H {
     ir.select(negative, min, max)
 }
 
-/// The 64-bit product of two 32-bit values (`int` or `uint` per `t`) as
-/// `u32` words `(high, low)`.
+/// The double-width product of two values of `t` (`int` or `uint`, or
+/// native `long` or `ulong`) as unsigned words `(high, low)` of `t`'s width.
 fn full_product(ir: &mut Ir, a: H, b: H, t: Int) -> (H, H) {
     if !t.signed() {
-        return unsigned_product(ir, a, b, t.n);
+        return unsigned_product(ir, a, b, t);
     }
     let au = ir.bitcast(a, ScalarKind::Uint);
     let bu = ir.bitcast(b, ScalarKind::Uint);
-    let (hi, lo) = unsigned_product(ir, au, bu, t.n);
-    // As two's complement, a = au - 2^32 when a < 0, so the signed high
-    // word is the unsigned one minus bu (if a < 0) and minus au (if b < 0).
-    let zero = ir.i32(0, t.n);
-    let zero_u = ir.u32(0, t.n);
+    let (hi, lo) = unsigned_product(ir, au, bu, t);
+    // As two's complement, a = au - 2^32 when a < 0 (2^64 for `long`), so
+    // the signed high word is the unsigned one minus bu (if a < 0) and
+    // minus au (if b < 0).
+    let (zero, zero_u) = if t.wide() {
+        (ir.lit(Literal::I64(0), t.n), ir.lit(Literal::U64(0), t.n))
+    } else {
+        (ir.i32(0, t.n), ir.u32(0, t.n))
+    };
     let a_negative = ir.bin(Bo::Less, a, zero);
     let b_negative = ir.bin(Bo::Less, b, zero);
     let fix_a = ir.select(a_negative, bu, zero_u);
@@ -490,11 +512,16 @@ fn full_product(ir: &mut Ir, a: H, b: H, t: Int) -> (H, H) {
     (ir.bin(Bo::Subtract, hi, fix_b), lo)
 }
 
-/// The 64-bit product of two `u32` values from 16-bit limbs, whose partial
-/// products and column sums all fit in 32 bits.
-fn unsigned_product(ir: &mut Ir, a: H, b: H, n: u8) -> (H, H) {
-    let mask = ir.u32(0xffff, n);
-    let sixteen = ir.u32(16, n);
+/// The double-width product of two unsigned values of `t`'s width (`u32`,
+/// or native `u64`) from half-width limbs, whose partial products and
+/// column sums all fit in the width.
+fn unsigned_product(ir: &mut Ir, a: H, b: H, t: Int) -> (H, H) {
+    let n = t.n;
+    let (mask, sixteen) = if t.wide() {
+        (ir.lit(Literal::U64(0xffff_ffff), n), ir.u32(32, n))
+    } else {
+        (ir.u32(0xffff, n), ir.u32(16, n))
+    };
     let limbs = |ir: &mut Ir, v: H| {
         let low = ir.bin(Bo::And, v, mask);
         let high = ir.bin(Bo::ShiftRight, v, sixteen);

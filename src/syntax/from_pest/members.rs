@@ -574,6 +574,16 @@ pub(super) fn constructor(s: &Ident, pair: Pair<Rule>) -> Result<FunctionDecl> {
             }
             Rule::ctor_inits => {
                 for m in p.into_inner() {
+                    // `S(const device void* p) : S(cast(p)) {}`: a
+                    // delegating constructor ([class.base.init]/6) builds
+                    // the object with the other one, then runs its body.
+                    if let Some(init) = delegation(&m, &name)? {
+                        let StmtKind::Decl(this_decl) = &mut stmts[0].kind else {
+                            unreachable!("the constructor starts by declaring `this`")
+                        };
+                        this_decl.declarators[0].init = Some(init);
+                        continue;
+                    }
                     stmts.extend(member_init(m, &this)?);
                 }
             }
@@ -621,6 +631,28 @@ pub(super) fn constructor(s: &Ident, pair: Pair<Rule>) -> Result<FunctionDecl> {
         }),
         span,
     })
+}
+
+/// The initializer of `this` when `pair`, an entry of constructor `ctor`'s
+/// initializer list, names the constructor's own class (`S(a, b)` or
+/// `S{a, b}`): a delegation to another constructor of it.
+fn delegation(pair: &Pair<Rule>, ctor: &Ident) -> Result<Option<Init>> {
+    let span = span_of(pair);
+    let mut inner = pair.clone().into_inner();
+    let class = ident(inner.next().unwrap());
+    if class.name != ctor.name {
+        return Ok(None);
+    }
+    let rest: Vec<Pair<Rule>> = inner.collect();
+    Ok(Some(match rest.as_slice() {
+        [p] if p.as_rule() == Rule::init_list => init_list(p.clone())?,
+        args => Init::Paren(
+            args.iter()
+                .map(|a| expr(a.clone()))
+                .collect::<Result<_>>()?,
+            span,
+        ),
+    }))
 }
 
 /// `a(x)` or `a{x, y}` in a constructor's initializer list: `this.a = ...;`.
