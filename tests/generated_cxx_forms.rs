@@ -9,7 +9,9 @@
 
 mod common;
 
-use common::source::{translate_body, PRELUDE};
+use common::source::translate_body;
+#[cfg(feature = "runner")]
+use common::source::PRELUDE;
 
 /// SPIRV-Cross's swizzled gather in the shape it writes: an alias template
 /// naming `gather`'s return type through `declval`, a variadic wrapper
