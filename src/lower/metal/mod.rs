@@ -89,6 +89,7 @@ pub(in crate::lower) mod texel_buffers;
 pub(in crate::lower) mod texture_layers;
 pub(in crate::lower) mod texture_sampling;
 pub(in crate::lower) mod thread_punning;
+pub(in crate::lower) mod thread_views;
 pub(in crate::lower) mod unions;
 pub(in crate::lower) mod whole_word_stores;
 pub(in crate::lower) mod wide_integers;
