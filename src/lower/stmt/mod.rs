@@ -31,7 +31,7 @@ impl Lowerer<'_, '_> {
             // Where a statement stands alone (`if (c) using T = int;`)
             // its name reaches nothing.
             StmtKind::Alias(a) => {
-                self.local_alias_replacement(a)?;
+                self.local_alias_replacement(fx, a)?;
             }
             StmtKind::Block(b) => {
                 fx.open();
@@ -247,7 +247,7 @@ impl Lowerer<'_, '_> {
                 self.stmt(fx, s)?;
                 continue;
             };
-            let map = self.local_alias_replacement(a)?;
+            let map = self.local_alias_replacement(fx, a)?;
             let subst = crate::sema::subst::Subst::new(&map);
             let mut rest = stmts[i + 1..].to_vec();
             rest.iter_mut().for_each(|s| subst.stmt(s));
@@ -259,6 +259,7 @@ impl Lowerer<'_, '_> {
     /// What a local alias's name stands for, once its type is checked.
     fn local_alias_replacement(
         &mut self,
+        fx: &mut FnCtx,
         a: &ast::Alias,
     ) -> Result<std::collections::HashMap<String, crate::sema::subst::Replacement>> {
         if !a.array.is_empty() || !a.layout.is_empty() {
@@ -268,8 +269,9 @@ impl Lowerer<'_, '_> {
                 "local typedefs of arrays or with attributes are not supported; declare it at program scope",
             ));
         }
-        let ty = self.program.resolve_type(&a.ty)?;
-        let mut written = a.ty.clone();
+        // `using T = decltype(local);`: the local's type, written out.
+        let mut written = self.written_local_type(fx, &a.ty)?;
+        let ty = self.program.resolve_type(&written)?;
         // An alias of a struct template instance (`using K = Kernel<T, 4>;`)
         // names the instance, so that `K::acc_type` and `K::size` are its
         // members (as for a type parameter bound to an instance).
