@@ -277,7 +277,9 @@ fn views_that_thread_memory_cannot_give_are_refused_where_written() {
                 o[0] = f[5]; }\n";
     let rendered = fails(body);
     assert!(
-        rendered.contains("cannot view this `thread float3*` as `thread float*`"),
+        rendered.contains(
+            "cannot reinterpret this `float3*` as `float*`: a pointer into thread memory"
+        ),
         "{rendered}"
     );
     assert!(rendered.contains(":5:"), "located at the cast: {rendered}");

@@ -218,7 +218,7 @@ impl Lowerer<'_, '_> {
             Code::InvalidConversion,
             span,
             format!(
-                "cannot view this `thread {}*` as `thread {}*`: a pointer into thread memory can only view the object as the elements, components or columns it is made of",
+                "cannot reinterpret this `{}*` as `{}*`: a pointer into thread memory can only view the object as the elements, components or columns it is made of",
                 show(&p.pointee),
                 show(&target.pointee)
             ),
