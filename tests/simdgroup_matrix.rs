@@ -902,3 +902,48 @@ fn filled_matrices_store_from_kernels_with_barriers() {
     assert!(got[..64].iter().all(|v| *v == 1.5), "{got:?}");
     assert_eq!(got[64], 31.0);
 }
+
+/// A function template whose parameters are `simdgroup_matrix<U, 8, 8>`
+/// (MLX's `dtype_mat_t<U>`): `U` is deduced from the matrices passed.
+const DEDUCED: &str = r#"
+template <typename U, typename V>
+void mad(thread simdgroup_matrix<U, 8, 8>& d, thread simdgroup_matrix<V, 8, 8>& a,
+         thread simdgroup_matrix<V, 8, 8>& b, thread simdgroup_matrix<U, 8, 8>& c) {
+    simdgroup_multiply_accumulate(d, a, b, c);
+}
+kernel void deduced(device const float* a [[buffer(0)]],
+                    device const float* b [[buffer(1)]],
+                    device const float* c [[buffer(2)]],
+                    device float* d [[buffer(3)]]) {
+    simdgroup_float8x8 ma, mb, mc, md;
+    simdgroup_load(ma, a);
+    simdgroup_load(mb, b);
+    simdgroup_load(mc, c);
+    mad(md, ma, mb, mc);
+    simdgroup_store(md, d);
+}
+"#;
+
+#[test]
+fn template_arguments_are_deduced_from_simdgroup_matrices() {
+    let (a, b, c) = (values(64, 4), values(64, 5), values(64, 6));
+    let Some(out) = run(
+        DEDUCED,
+        "deduced",
+        &Options::default(),
+        one_simd_group(),
+        &[
+            (0, f32_bytes(&a)),
+            (1, f32_bytes(&b)),
+            (2, f32_bytes(&c)),
+            (3, vec![0; 256]),
+        ],
+    ) else {
+        return;
+    };
+    assert_close(
+        &f32s(&out[&3]),
+        &matmul_reference(&a, &b, Some(&c), 8, 8, 8),
+        "deduced a*b+c",
+    );
+}

@@ -217,6 +217,11 @@ struct ModuleCtx {
     draw_parameters: Option<naga::Handle<naga::GlobalVariable>>,
     /// The viewport-size uniform of point-sprite entry points.
     point_sprite_viewport: Option<naga::Handle<naga::GlobalVariable>>,
+    /// `threadgroup` variables by (name, declaration, type): the instances
+    /// of one kernel template share theirs, and with them the helpers
+    /// specialised for them (`stmt::threadgroup_global`).
+    threadgroup_variables:
+        HashMap<(String, u32, u32, naga::Handle<naga::Type>), naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
     word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
     /// Whether the statement at a span must run on every thread under the
@@ -433,6 +438,7 @@ fn lower_module<'a>(
         l.set_fragment_simd_privates();
         l.add_function_constants(&mut functions);
         entry::point_sprites::move_sprites_last(&mut l.global.module, &functions);
+        passes::merged_functions::merge_identical(&mut l.global.module);
         Ok(Lowered {
             module: l.global.module,
             functions,

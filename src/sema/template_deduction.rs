@@ -115,6 +115,16 @@ impl Deduce<'_, '_, '_> {
             }
             return Ok(());
         }
+        // `simdgroup_matrix<T, R, C>` deduces `T` (its rows and columns
+        // are 8, MSL §6.9.4).
+        if let ("simdgroup_matrix", Type::SimdgroupMatrix(scalar)) = (name, arg) {
+            if let [TemplateArg::Type(e), r, c] = pattern.args.as_slice() {
+                self.base(e, &Type::Scalar(*scalar), span)?;
+                self.count(r, 8, span)?;
+                self.count(c, 8, span)?;
+            }
+            return Ok(());
+        }
         // `vec<T, N>` and `array<T, N>` deduce both; other forms deduce nothing.
         let (elem, n) = match (name, arg) {
             ("vec", Type::Vector(s, n)) => (Type::Scalar(*s), *n as i64),

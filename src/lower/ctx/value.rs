@@ -27,6 +27,17 @@ pub(in crate::lower) enum PtrRoot {
     Place(Handle<Expression>, bool),
     /// A word-view buffer; the index is a byte offset.
     Bytes(Handle<naga::GlobalVariable>),
+    /// A `thread` object seen through a pointer to a type its elements
+    /// or components are made of (`metal/thread_views.rs`): the index
+    /// counts the pointee's elements from the start of the object.
+    View {
+        /// Pointer to the object (to an array of `object`s when `array`).
+        base: Handle<Expression>,
+        /// `base` points to an array whose elements are `object`s.
+        array: bool,
+        /// The object's type (the array's element type when `array`).
+        object: Box<Type>,
+    },
 }
 
 /// An MSL pointer value.

@@ -342,7 +342,7 @@ impl Lowerer<'_, '_> {
 
     /// `name(args)` where plain functions and function templates of this
     /// name compete.
-    fn call_functions_and_templates(
+    pub(in crate::lower) fn call_functions_and_templates(
         &mut self,
         fx: &mut FnCtx,
         name: &str,

@@ -227,6 +227,28 @@ impl Lowerer<'_, '_> {
     }
 }
 
+impl Lowerer<'_, '_> {
+    /// `ts` with a `decltype(e)` written out from `e`'s type, typed in
+    /// this function (`using tile_t = decltype(tile);`); `ts` as it is
+    /// otherwise.
+    pub(in crate::lower) fn written_local_type(
+        &mut self,
+        fx: &mut FnCtx,
+        ts: &TypeSpec,
+    ) -> Result<TypeSpec> {
+        if !is_decltype(ts) {
+            return Ok(ts.clone());
+        }
+        match self
+            .written_template_args(fx, &[TemplateArg::Type(ts.clone())])?
+            .pop()
+        {
+            Some(TemplateArg::Type(t)) => Ok(t),
+            _ => unreachable!("a type argument stays one"),
+        }
+    }
+}
+
 fn is_decltype(ty: &TypeSpec) -> bool {
     ty.path.len() == 1 && ty.path[0] == "decltype"
 }

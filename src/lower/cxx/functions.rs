@@ -451,7 +451,7 @@ impl Lowerer<'_, '_> {
                         Ok((ArgKey::Buffer(g), Some(p.index)))
                     }
                     PtrRoot::Global(g) => Ok((ArgKey::Global(g), None)),
-                    PtrRoot::Place(..) => Err(mismatch(self)),
+                    PtrRoot::Place(..) | PtrRoot::View { .. } => Err(mismatch(self)),
                 }
             }
             (Value::Bytes(b), AddressSpace::Device | AddressSpace::Constant) if pp.is_reference => {

@@ -609,15 +609,26 @@ impl Lowerer<'_, '_> {
         callee_span: Span,
         span: Span,
     ) -> Result<Option<Value>> {
-        let Some(id) = self.this_struct(fx) else {
-            return Ok(None);
+        // The struct of `this`, or, in a static member function (or an
+        // instance of a static member function template), its owner's.
+        let this = self.this_struct(fx);
+        let owner = match (this, &fx.owner) {
+            (Some(id), _) => self.program.struct_name(id).to_string(),
+            (None, Some(owner)) => owner.clone(),
+            (None, None) => return Ok(None),
         };
-        let key = member_name(self.program.struct_name(id), name);
+        let key = member_name(&owner, name);
         // A member function, or a member function template.
-        if !self.program.symbols.contains_key(&key)
-            && self.program.function_templates(&key).is_empty()
-        {
+        let templates = !self.program.function_templates(&key).is_empty();
+        if !self.program.symbols.contains_key(&key) && !templates {
             return Ok(None);
+        }
+        // Without an object only the static members can be called; the
+        // overloads and templates compete as for `S::f(args)`.
+        if this.is_none() && templates {
+            return self
+                .call_functions_and_templates(fx, &key, args, callee_span, span)
+                .map(Some);
         }
         // A static member function takes no object.
         let list = self.user_functions(&key);

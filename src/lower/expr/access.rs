@@ -108,7 +108,10 @@ impl Lowerer<'_, '_> {
                 // refused: it is always outside.
                 if !matches!(
                     p.root,
-                    PtrRoot::Buffer(_) | PtrRoot::Bytes(_) | PtrRoot::Place(_, true)
+                    PtrRoot::Buffer(_)
+                        | PtrRoot::Bytes(_)
+                        | PtrRoot::Place(_, true)
+                        | PtrRoot::View { .. }
                 ) && is_nonzero_literal(fx, offset)
                 {
                     return Err(Error::coded(

@@ -120,6 +120,14 @@ impl Lowerer<'_, '_> {
             PtrRoot::Place(base, true) => fx.add(Expression::Access { base, index }, span),
             PtrRoot::Place(base, false) => base,
             PtrRoot::Bytes(_) => unreachable!("word views are reached through element_value"),
+            PtrRoot::View {
+                base,
+                array,
+                ref object,
+            } => {
+                let object = (**object).clone();
+                self.thread_view_element(fx, (base, array, &object), &p.pointee, index, span)
+            }
         };
         Place {
             ptr,
@@ -589,6 +597,17 @@ impl Lowerer<'_, '_> {
             true => v,
             false => self.decayed_shared_array(fx, v, at),
         };
+        // A `thread` array decays to a pointer to its first element
+        // ([conv.array]) before the view (`metal/thread_views.rs`).
+        let v = match v {
+            Value::Place(place) if !target.is_reference => {
+                match self.decayed_thread_place(fx, &place, at) {
+                    Some(p) => Value::Ptr(p),
+                    None => Value::Place(place),
+                }
+            }
+            v => v,
+        };
         let Value::Ptr(p) = v else {
             let ty = crate::lower::ctx::value::arg_type(&v);
             if !target.is_reference && matches!(ty, Type::Scalar(s) if s.is_integer()) {
@@ -626,6 +645,11 @@ impl Lowerer<'_, '_> {
         let same = p.pointee == target.pointee;
         if let Some(view) = element_view(&p, target) {
             return Ok(Value::Ptr(view));
+        }
+        if !same {
+            if let Some(view) = self.thread_view(fx, &p, target, span)? {
+                return Ok(Value::Ptr(view));
+            }
         }
         if !same && !matches!(p.root, PtrRoot::Bytes(_)) {
             // The entry point is lowered again with this memory as words.
@@ -841,7 +865,7 @@ impl Lowerer<'_, '_> {
         };
         match *root {
             PtrRoot::Buffer(g) | PtrRoot::Global(g) | PtrRoot::Bytes(g) => global(g),
-            PtrRoot::Place(base, _) => {
+            PtrRoot::Place(base, _) | PtrRoot::View { base, .. } => {
                 let mut h = base;
                 loop {
                     match *fx.expr(h) {

@@ -654,6 +654,31 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// A `thread` array place (a local array or a member of a local
+    /// object) as the pointer to its first element it decays to; `None`
+    /// for any other place.
+    pub(in crate::lower) fn decayed_thread_place(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &Place,
+        span: Span,
+    ) -> Option<PtrValue> {
+        let Type::Array(elem, _) = &p.ty else {
+            return None;
+        };
+        if self.place_space(fx, p.ptr) != AddressSpace::Thread {
+            return None;
+        }
+        let index = self.u32_lit(fx, 0, span);
+        Some(PtrValue {
+            root: PtrRoot::Place(p.ptr, true),
+            index,
+            pointee: (**elem).clone(),
+            space: AddressSpace::Thread,
+            is_const: !p.writable,
+        })
+    }
+
     /// A whole local array (`vals` in `vals + 1`) as the `thread` pointer
     /// to its first element it decays to; `None` for any other place (a
     /// part of a variable cannot be passed on to a function, see

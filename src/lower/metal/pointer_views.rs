@@ -118,7 +118,7 @@ impl Lowerer<'_, '_> {
         let root = match p.root {
             PtrRoot::Buffer(g) | PtrRoot::Global(g) => Some(g),
             PtrRoot::Place(base, _) => self.root_global(fx, base),
-            PtrRoot::Bytes(_) => return,
+            PtrRoot::Bytes(_) | PtrRoot::View { .. } => return,
         };
         let memory = match root {
             Some(g) => self.entry.viewed.of_global.get(&g).copied(),

@@ -144,17 +144,7 @@ impl Lowerer<'_, '_> {
             layout::union_words(size),
         );
         let words = self.naga_type(&atomic, decl.name.span)?;
-        let global = self.global.module.global_variables.append(
-            naga::GlobalVariable {
-                name: Some(decl.name.name.clone()),
-                space: naga::AddressSpace::WorkGroup,
-                binding: None,
-                ty: words,
-                init: None,
-                memory_decorations: Default::default(),
-            },
-            naga::Span::UNDEFINED,
-        );
+        let global = self.threadgroup_global(decl, words);
         self.global.word_views.insert(global, true);
         let offset = fx.add(Expression::Literal(naga::Literal::U32(0)), decl.span);
         let place = BytePlace {

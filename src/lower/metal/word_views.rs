@@ -152,6 +152,9 @@ impl Lowerer<'_, '_> {
                 self.union_load(fx, p, *id, span)?
             }
             _ => {
+                if let Some(h) = self.tiled_load(fx, p, span)? {
+                    return Ok((h, value_ty));
+                }
                 let parts = self.bytes_parts(fx, p, span)?;
                 let mut components = Vec::new();
                 for part in &parts {
@@ -311,7 +314,7 @@ impl Lowerer<'_, '_> {
 
     /// The scalar `s` (1 or 2 bytes) held in the bits of `word` from bit
     /// `shift` on.
-    fn scalar_field(
+    pub(in crate::lower) fn scalar_field(
         &mut self,
         fx: &mut FnCtx,
         word: Handle<Expression>,
@@ -437,6 +440,9 @@ impl Lowerer<'_, '_> {
                 self.union_store(fx, p, *id, value, span)
             }
             _ => {
+                if self.tiled_store(fx, p, value, span)? {
+                    return Ok(());
+                }
                 let parts = self.bytes_parts(fx, p, span)?;
                 for (k, part) in parts.iter().enumerate() {
                     let index = match p.ty {
@@ -561,14 +567,26 @@ impl Lowerer<'_, '_> {
             self.store_narrowed_wide(fx, p.global, (p.offset, value), s, span);
             return Ok(());
         }
-        let value = if s == Scalar::Half {
+        let value = self.stored_bits(fx, value, s, span)?;
+        self.store_field(fx, p, value, s.size(), span)
+    }
+
+    /// The bits Metal stores for scalar `value` of type `s`, in the low
+    /// `s.size()` bytes of a `u32`.
+    pub(in crate::lower) fn stored_bits(
+        &mut self,
+        fx: &mut FnCtx,
+        value: Handle<Expression>,
+        s: Scalar,
+        span: Span,
+    ) -> Result<Handle<Expression>> {
+        Ok(if s == Scalar::Half {
             self.half_bits(fx, value, span)?
         } else if s == Scalar::BFloat {
             crate::lower::metal::bfloat::bfloat_bits(fx, value, 1, span)
         } else {
             Self::scalar_bits(fx, value, s, span)
-        };
-        self.store_field(fx, p, value, s.size(), span)
+        })
     }
 
     /// Stores the low `size` bytes of `value`, a field that lies within one

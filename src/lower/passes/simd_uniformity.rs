@@ -44,6 +44,7 @@ pub(in crate::lower) fn first_nonuniform_exchange(
     let reached = callees(entry, module);
     let exchanging = exchanging_functions(module, &reached, exchanges);
     let results = ResultTaints::default();
+    let written = WrittenArguments::default();
     let scope = |refine_calls| Scope {
         module,
         exchanges,
@@ -51,6 +52,7 @@ pub(in crate::lower) fn first_nonuniform_exchange(
         results: &results,
         refine_calls,
         rules: Rules::Metal,
+        written: &written,
     };
     // Every helper's result taken as varying first (cheap, and enough for
     // most kernels); the helpers' bodies only where that finds something.
@@ -86,6 +88,7 @@ fn first_nonuniform_barrier_with(
     let reached = callees(entry, module);
     let waiting = exchanging_functions(module, &reached, barriers);
     let results = &results.0;
+    let written = WrittenArguments::default();
     let scope = |refine_calls| Scope {
         module,
         exchanges: barriers,
@@ -93,6 +96,7 @@ fn first_nonuniform_barrier_with(
         results,
         refine_calls,
         rules: Rules::Tint,
+        written: &written,
     };
     // As for the exchanges: the helpers' bodies only where taking every
     // helper's result as varying finds something.
@@ -141,6 +145,7 @@ pub(in crate::lower) fn nonuniform_returns(
     module: &Module,
 ) -> HashSet<(usize, usize)> {
     let results = ResultTaints::default();
+    let written = WrittenArguments::default();
     let scope = Scope {
         module,
         exchanges: &HashSet::new(),
@@ -148,6 +153,7 @@ pub(in crate::lower) fn nonuniform_returns(
         results: &results,
         refine_calls: true,
         rules: Rules::Tint,
+        written: &written,
     };
     let args = (function.arguments.iter())
         .map(|a| varying_binding(a.binding.as_ref()))
@@ -167,6 +173,7 @@ pub(in crate::lower) fn varying_expressions(
     let reached = callees(entry, module);
     let calling = with_callers(module, &reached, wanted.clone());
     let results = ResultTaints::default();
+    let written = WrittenArguments::default();
     let scope = Scope {
         module,
         exchanges: &HashSet::new(),
@@ -174,6 +181,7 @@ pub(in crate::lower) fn varying_expressions(
         results: &results,
         refine_calls: true,
         rules: Rules::Tint,
+        written: &written,
     };
     let args = (entry.arguments.iter())
         .map(|a| varying_binding(a.binding.as_ref()))
@@ -220,6 +228,8 @@ struct Scope<'a> {
     /// helper's result varies).
     refine_calls: bool,
     rules: Rules,
+    /// Which pointer arguments each function may write through.
+    written: &'a WrittenArguments,
 }
 
 impl<'a> Scope<'a> {
@@ -293,6 +303,58 @@ impl<'a> Scope<'a> {
             .returns_varying;
         self.results.borrow_mut().insert(key, v);
         v
+    }
+}
+
+/// Which of each function's arguments it may write through (a `Store` or
+/// atomic through a pointer rooted at the argument, or a call that writes
+/// through it), by function: WGSL has no recursion, so the walk ends.
+#[derive(Default)]
+struct WrittenArguments(RefCell<HashMap<Handle<Function>, std::rc::Rc<Vec<bool>>>>);
+
+impl WrittenArguments {
+    fn of(&self, module: &Module, h: Handle<Function>) -> std::rc::Rc<Vec<bool>> {
+        if let Some(w) = self.0.borrow().get(&h) {
+            return w.clone();
+        }
+        let function = &module.functions[h];
+        let mut written = vec![false; function.arguments.len()];
+        let mut calls = Vec::new();
+        visit(&function.body, &mut |s, _| match s {
+            Statement::Store { pointer, .. } | Statement::Atomic { pointer, .. } => {
+                if let Some(i) = root_argument(function, *pointer) {
+                    written[i] = true;
+                }
+            }
+            Statement::Call {
+                function,
+                arguments,
+                ..
+            } => calls.push((*function, arguments.clone())),
+            _ => {}
+        });
+        for (callee, arguments) in calls {
+            let inner = self.of(module, callee);
+            for (a, _) in arguments.iter().zip(inner.iter()).filter(|(_, w)| **w) {
+                if let Some(i) = root_argument(function, *a) {
+                    written[i] = true;
+                }
+            }
+        }
+        let written = std::rc::Rc::new(written);
+        self.0.borrow_mut().insert(h, written.clone());
+        written
+    }
+}
+
+/// The argument a pointer expression of `function` points into, if any.
+fn root_argument(function: &Function, mut p: Handle<Expression>) -> Option<usize> {
+    loop {
+        match function.expressions[p] {
+            Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
+            Expression::FunctionArgument(i) => return Some(i as usize),
+            _ => return None,
+        }
     }
 }
 
@@ -597,8 +659,11 @@ impl Walk<'_> {
                         self.exchanging_calls.push((*function, args));
                     }
                 }
-                // A callee may write anything through a pointer argument.
-                for a in arguments {
+                // A callee may write anything through a pointer argument
+                // it stores through (a `const&` it only reads leaves the
+                // local as it was: `thread const short& tgp_bm`).
+                let written = self.scope.written.of(self.scope.module, *function);
+                for (a, _) in arguments.iter().zip(written.iter()).filter(|(_, w)| **w) {
                     if let Some(l) = self.root_local(*a) {
                         self.locals[l] = true;
                     }

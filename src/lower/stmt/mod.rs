@@ -32,7 +32,7 @@ impl Lowerer<'_, '_> {
             // Where a statement stands alone (`if (c) using T = int;`)
             // its name reaches nothing.
             StmtKind::Alias(a) => {
-                self.local_alias_replacement(a)?;
+                self.local_alias_replacement(fx, a)?;
             }
             StmtKind::LocalType(t) => {
                 self.local_type(fx, t)?;
@@ -249,7 +249,7 @@ impl Lowerer<'_, '_> {
     pub(in crate::lower) fn stmts(&mut self, fx: &mut FnCtx, stmts: &[Stmt]) -> Result<()> {
         for (i, s) in stmts.iter().enumerate() {
             let map = match &s.kind {
-                StmtKind::Alias(a) => self.local_alias_replacement(a)?,
+                StmtKind::Alias(a) => self.local_alias_replacement(fx, a)?,
                 StmtKind::LocalType(t) => self.local_type(fx, t)?,
                 _ => {
                     self.stmt(fx, s)?;
@@ -267,6 +267,7 @@ impl Lowerer<'_, '_> {
     /// What a local alias's name stands for, once its type is checked.
     fn local_alias_replacement(
         &mut self,
+        fx: &mut FnCtx,
         a: &ast::Alias,
     ) -> Result<std::collections::HashMap<String, crate::sema::subst::Replacement>> {
         if !a.array.is_empty() || !a.layout.is_empty() {
@@ -276,8 +277,9 @@ impl Lowerer<'_, '_> {
                 "local typedefs of arrays or with attributes are not supported; declare it at program scope",
             ));
         }
-        let ty = self.program.resolve_type(&a.ty)?;
-        let mut written = a.ty.clone();
+        // `using T = decltype(local);`: the local's type, written out.
+        let mut written = self.written_local_type(fx, &a.ty)?;
+        let ty = self.program.resolve_type(&written)?;
         // An alias of a struct template instance (`using K = Kernel<T, 4>;`)
         // names the instance, so that `K::acc_type` and `K::size` are its
         // members (as for a type parameter bound to an instance).
@@ -938,6 +940,43 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// The `var<workgroup>` of type `ty` for the `threadgroup` variable
+    /// `decl`. Every entry point declaring it shares one: each entry point
+    /// runs with its own workgroup memory, and one kernel cannot reach
+    /// another's declaration twice (kernels are not called), so instances of
+    /// a kernel template that declare the same variable of the same type
+    /// can share it, and then the helpers specialised for the memory they
+    /// are passed are lowered once for all of them (MLX instantiates one
+    /// GEMM template hundreds of times).
+    pub(in crate::lower) fn threadgroup_global(
+        &mut self,
+        decl: &ast::Declarator,
+        ty: Handle<naga::Type>,
+    ) -> Handle<naga::GlobalVariable> {
+        let key = (
+            decl.name.name.clone(),
+            decl.name.span.start,
+            decl.name.span.end,
+            ty,
+        );
+        if let Some(g) = self.global.threadgroup_variables.get(&key) {
+            return *g;
+        }
+        let g = self.global.module.global_variables.append(
+            naga::GlobalVariable {
+                name: Some(decl.name.name.clone()),
+                space: naga::AddressSpace::WorkGroup,
+                binding: None,
+                ty,
+                init: None,
+                memory_decorations: Default::default(),
+            },
+            Self::span(decl.span),
+        );
+        self.global.threadgroup_variables.insert(key, g);
+        g
+    }
+
     /// `threadgroup T x[N];` in a kernel → a `var<workgroup>` (MSL §4.4).
     fn threadgroup_declaration(
         &mut self,
@@ -978,17 +1017,7 @@ impl Lowerer<'_, '_> {
                 continue;
             }
             let ty_h = self.naga_type(&ty, decl.name.span)?;
-            let g = self.global.module.global_variables.append(
-                naga::GlobalVariable {
-                    name: Some(decl.name.name.clone()),
-                    space: naga::AddressSpace::WorkGroup,
-                    binding: None,
-                    ty: ty_h,
-                    init: None,
-                    memory_decorations: Default::default(),
-                },
-                Self::span(decl.span),
-            );
+            let g = self.threadgroup_global(decl, ty_h);
             self.note_memory(g, memory);
             let ptr = fx.add(Expression::GlobalVariable(g), decl.span);
             let place = crate::lower::ctx::value::Place {

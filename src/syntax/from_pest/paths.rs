@@ -123,14 +123,20 @@ pub(crate) fn struct_decl(s: &mut StructDecl, f: &mut Visit) {
 
 /// The paths of a function: return type, parameters, body.
 pub(crate) fn function(g: &mut FunctionDecl, f: &mut Visit) {
+    signature(g, f);
+    if let Some(b) = &mut g.body {
+        block(b, f);
+    }
+}
+
+/// The paths of a function's return and parameter types (with their
+/// array bounds and default arguments), not of its body.
+pub(super) fn signature(g: &mut FunctionDecl, f: &mut Visit) {
     ty(&mut g.ret, f);
     for p in &mut g.params {
         ty(&mut p.ty, f);
         p.array.iter_mut().flatten().for_each(|e| expr(e, f));
         p.default.iter_mut().for_each(|e| expr(e, f));
-    }
-    if let Some(b) = &mut g.body {
-        block(b, f);
     }
 }
 

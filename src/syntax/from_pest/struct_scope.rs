@@ -19,7 +19,8 @@ use std::collections::HashMap;
 
 /// Qualifies, in `decl` and the declarations its members became, the
 /// unqualified names of its nested structs and member aliases, and, outside
-/// function bodies, of its static constants.
+/// function bodies (in member aliases, alias templates and member function
+/// signatures), of its static constants.
 ///
 /// A static constant is found unqualified in the struct's own scope too
 /// (`static constant constexpr short pad = 4; using L = Loader<T, BK + pad>;`,
@@ -78,7 +79,20 @@ pub(super) fn qualify(decl: &mut StructDecl, items: &mut [Item]) {
     paths::struct_decl(decl, &mut visit);
     for item in items.iter_mut() {
         match item {
-            Item::Alias(_) | Item::Struct(_) | Item::Global(_) => paths::item(item, &mut visit),
+            Item::Alias(_)
+            | Item::Struct(_)
+            | Item::Global(_)
+            | Item::Template(TemplateDecl {
+                item: Templated::Alias(_),
+                ..
+            }) => paths::item(item, &mut visit),
+            // A member function's signature (`static void f(thread vec<U,
+            // kElems>& a)`): outside its body no local can shadow a member.
+            Item::Function(g)
+            | Item::Template(TemplateDecl {
+                item: Templated::Function(g),
+                ..
+            }) => paths::signature(g, &mut visit),
             _ => {}
         }
     }

@@ -1,0 +1,245 @@
+//! A `thread` object seen through a pointer to the type of its elements
+//! or components: `reinterpret_cast<thread float*>(frags)` of a
+//! `float2 frags[4]` (MLX's `MMATile::elems()`), `(thread half*)&v` of a
+//! `half4 v`, `(thread float4*)&m` of a `float4x4 m`.
+//!
+//! Metal: the cast pointer addresses the object's bytes as the other
+//! type; `p[i]` reads and writes the `i`-th `float` of the object, in
+//! Metal's layout (an array's elements, a vector's components and a
+//! matrix's columns lie one after another without padding, except a
+//! 3-component vector's fourth slot).
+//!
+//! WGSL: a `function` or `private` variable has no byte address and a
+//! pointer keeps its store type, but a pointer to any element or
+//! component of a variable can be formed, with run-time indices.
+//!
+//! Mapping: where the pointee is a type the object is made of (an
+//! element of an array, a component of a 2- or 4-component vector, a
+//! column of a matrix without 3-row columns, repeatedly), the pointer is
+//! the whole object plus an index counted in pointees
+//! ([`PtrRoot::View`]); an access through it is the access chain that
+//! reaches that pointee (`frags[i / 2][i % 2]`), so reads, writes,
+//! compound assignments, pointer arithmetic and casting back all work
+//! on the object itself. Any other view of thread memory (another scalar
+//! type, a vector made of an array's scalars, a 3-component vector's
+//! components) is refused (E0316).
+
+use crate::diagnostics::Code;
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::{PtrRoot, PtrValue};
+use crate::lower::{Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::types::{AddressSpace, Pointer, Type};
+use naga::{BinaryOperator as Bo, Expression, Handle, Literal};
+
+/// The types an object is made of, outermost first: each with the number
+/// of the next that it holds (the last one's count is unused).
+fn layers(object: &Type) -> Vec<(Type, u32)> {
+    let mut out = Vec::new();
+    let mut t = object.unpacked();
+    loop {
+        let next = match &t {
+            Type::Array(e, n) => Some((e.unpacked(), *n)),
+            Type::Vector(s, n) if *n != 3 => Some((Type::Scalar(*s), u32::from(*n))),
+            Type::Matrix {
+                scalar,
+                columns,
+                rows,
+            } if *rows != 3 => Some((Type::Vector(*scalar, *rows), u32::from(*columns))),
+            _ => None,
+        };
+        match next {
+            Some((inner, n)) => {
+                out.push((t, n));
+                t = inner;
+            }
+            None => {
+                out.push((t, 1));
+                return out;
+            }
+        }
+    }
+}
+
+/// The layer of `layers` whose type is `ty`.
+fn layer_of(layers: &[(Type, u32)], ty: &Type) -> Option<usize> {
+    let ty = ty.unpacked();
+    layers.iter().position(|(t, _)| *t == ty)
+}
+
+/// How many of layer `to`'s type one of layer `from`'s holds (`from <= to`).
+fn count_between(layers: &[(Type, u32)], from: usize, to: usize) -> u32 {
+    layers[from..to].iter().map(|(_, n)| n).product()
+}
+
+impl Lowerer<'_, '_> {
+    /// `(thread T*)p` of a pointer `p` into a `thread` object: the object
+    /// viewed as the `T`s it is made of. `Ok(None)` for a pointer into
+    /// other memory (the word views' to cast); an error for a view of
+    /// thread memory that is not expressible.
+    pub(in crate::lower) fn thread_view(
+        &mut self,
+        fx: &mut FnCtx,
+        p: &PtrValue,
+        target: &Pointer,
+        span: Span,
+    ) -> Result<Option<PtrValue>> {
+        if p.space != AddressSpace::Thread {
+            return Ok(None);
+        }
+        let (base, array, object) = match &p.root {
+            PtrRoot::Place(base, array) => (*base, *array, p.pointee.unpacked()),
+            PtrRoot::View {
+                base,
+                array,
+                object,
+            } => (*base, *array, (**object).clone()),
+            _ => return Ok(None),
+        };
+        let layers = layers(&object);
+        let (Some(from), Some(to)) = (
+            layer_of(&layers, &p.pointee),
+            layer_of(&layers, &target.pointee),
+        ) else {
+            return Err(self.thread_view_refused(p, target, span));
+        };
+        let index = if to >= from {
+            let k = count_between(&layers, from, to);
+            self.scaled_index(fx, p.index, k, Bo::Multiply, span)
+        } else {
+            let k = count_between(&layers, to, from);
+            self.scaled_index(fx, p.index, k, Bo::Divide, span)
+        };
+        let root = if to == 0 {
+            PtrRoot::Place(base, array)
+        } else {
+            PtrRoot::View {
+                base,
+                array,
+                object: Box::new(object),
+            }
+        };
+        Ok(Some(PtrValue {
+            root,
+            index,
+            pointee: target.pointee.clone(),
+            space: p.space,
+            // Writing through a cast that drops `const` is undefined in MSL.
+            is_const: target.is_const || p.is_const,
+        }))
+    }
+
+    /// The naga pointer to element `index` of a [`PtrRoot::View`] whose
+    /// pointee is `pointee`: the access chain into the object.
+    pub(in crate::lower) fn thread_view_element(
+        &mut self,
+        fx: &mut FnCtx,
+        (base, array, object): (Handle<Expression>, bool, &Type),
+        pointee: &Type,
+        index: Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
+        let layers = layers(object);
+        let to = layer_of(&layers, pointee).expect("a view's pointee is one of its layers");
+        let mut ptr = base;
+        if array {
+            let per_object = count_between(&layers, 0, to);
+            let i = self.index_part(fx, index, per_object, None, span);
+            ptr = access(fx, ptr, i, span);
+        }
+        for level in 0..to {
+            let below = count_between(&layers, level + 1, to);
+            let i = self.index_part(fx, index, below, Some(layers[level].1), span);
+            ptr = access(fx, ptr, i, span);
+        }
+        ptr
+    }
+
+    /// `index / below % n` (no remainder for `None`), folded when `index`
+    /// is a literal.
+    fn index_part(
+        &mut self,
+        fx: &mut FnCtx,
+        index: Handle<Expression>,
+        below: u32,
+        n: Option<u32>,
+        span: Span,
+    ) -> Handle<Expression> {
+        if let Expression::Literal(Literal::U32(i)) = *fx.expr(index) {
+            let part = n.map_or(i / below, |n| i / below % n);
+            return self.u32_lit(fx, part, span);
+        }
+        let mut h = self.scaled_index(fx, index, below, Bo::Divide, span);
+        if let Some(n) = n {
+            let n = self.u32_lit(fx, n, span);
+            h = fx.add(
+                Expression::Binary {
+                    op: Bo::Modulo,
+                    left: h,
+                    right: n,
+                },
+                span,
+            );
+        }
+        h
+    }
+
+    /// `index * k` or `index / k` (`u32`), folded for a literal `index`
+    /// and left alone for `k == 1`.
+    fn scaled_index(
+        &mut self,
+        fx: &mut FnCtx,
+        index: Handle<Expression>,
+        k: u32,
+        op: Bo,
+        span: Span,
+    ) -> Handle<Expression> {
+        if k == 1 {
+            return index;
+        }
+        if let Expression::Literal(Literal::U32(i)) = *fx.expr(index) {
+            let v = if op == Bo::Multiply { i * k } else { i / k };
+            return self.u32_lit(fx, v, span);
+        }
+        let right = self.u32_lit(fx, k, span);
+        fx.add(
+            Expression::Binary {
+                op,
+                left: index,
+                right,
+            },
+            span,
+        )
+    }
+
+    fn thread_view_refused(&self, p: &PtrValue, target: &Pointer, span: Span) -> Error {
+        let show = |t: &Type| self.program.display(t);
+        Error::coded(
+            Code::InvalidConversion,
+            span,
+            format!(
+                "cannot reinterpret this `{}*` as `{}*`: a pointer into thread memory can only view the object as the elements, components or columns it is made of",
+                show(&p.pointee),
+                show(&target.pointee)
+            ),
+        )
+        .note("WGSL variables in the function and private address spaces have no byte address; a 3-component vector's padding and another scalar type have no place to point to")
+        .note(format!(
+            "`as_type<{}>(x)` copies the bits of a value of the same size",
+            show(&target.pointee)
+        ))
+    }
+}
+
+/// `base[i]` as a naga pointer, `AccessIndex` for a literal index.
+fn access(
+    fx: &mut FnCtx,
+    base: Handle<Expression>,
+    index: Handle<Expression>,
+    span: Span,
+) -> Handle<Expression> {
+    if let Expression::Literal(Literal::U32(i)) = *fx.expr(index) {
+        return fx.add(Expression::AccessIndex { base, index: i }, span);
+    }
+    fx.add(Expression::Access { base, index }, span)
+}

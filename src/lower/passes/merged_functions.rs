@@ -1,0 +1,152 @@
+//! One WGSL function for helpers whose lowered bodies are the same.
+//!
+//! C++ templates give each set of template arguments its own function, and
+//! the lowering specialises helpers further for the buffers and
+//! `threadgroup` memory they are passed (naga takes no storage pointers as
+//! parameters). Many of those functions come out identical: a member
+//! function of `GEMMKernel<T, .., MN_aligned, K_aligned>` that never reads
+//! `MN_aligned` is the same code for every value of it, and MLX
+//! instantiates such a kernel hundreds of times. Metal's compiler merges
+//! them as any C++ linker folds identical code; without that, a file of
+//! many kernels becomes tens of megabytes of WGSL.
+//!
+//! The merge compares whole lowered functions, name aside: their argument
+//! and result types, locals, expressions, statements and spans. Callees
+//! precede their callers in naga's arena (WGSL has no recursion), so a
+//! caller is compared after its calls were redirected to the first of
+//! each set of identical callees: merging propagates up the call graph.
+
+use naga::{Arena, Expression, Function, Handle, Module, Statement};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+/// Redirects every call of a function identical to an earlier one to that
+/// one, and removes the functions left without callers by it.
+pub(in crate::lower) fn merge_identical(module: &mut Module) {
+    let mut first_of: HashMap<u64, Vec<Handle<Function>>> = HashMap::new();
+    let mut merged: HashMap<Handle<Function>, Handle<Function>> = HashMap::new();
+    let handles: Vec<Handle<Function>> = module.functions.iter().map(|(h, _)| h).collect();
+    for h in handles {
+        redirect_calls(&mut module.functions[h], &|f| merged.get(&f).copied());
+        let key = fingerprint(&module.functions[h]);
+        let same = first_of.get(&key).and_then(|candidates| {
+            let text = unnamed_text(&module.functions[h]);
+            (candidates.iter()).find(|&&c| unnamed_text(&module.functions[c]) == text)
+        });
+        match same {
+            Some(&c) => {
+                merged.insert(h, c);
+            }
+            None => first_of.entry(key).or_default().push(h),
+        }
+    }
+    if merged.is_empty() {
+        return;
+    }
+    for e in &mut module.entry_points {
+        redirect_calls(&mut e.function, &|f| merged.get(&f).copied());
+    }
+    drop_merged(module, &merged);
+}
+
+/// Rebuilds the function arena without the merged functions (nothing calls
+/// them any more) and renumbers the calls of the others.
+fn drop_merged(module: &mut Module, merged: &HashMap<Handle<Function>, Handle<Function>>) {
+    let mut renumbered = HashMap::new();
+    let mut kept = Arena::new();
+    for (h, mut function, span) in module.functions.drain() {
+        if merged.contains_key(&h) {
+            continue;
+        }
+        redirect_calls(&mut function, &|f| renumbered.get(&f).copied());
+        renumbered.insert(h, kept.append(function, span));
+    }
+    module.functions = kept;
+    for e in &mut module.entry_points {
+        redirect_calls(&mut e.function, &|f| renumbered.get(&f).copied());
+    }
+}
+
+/// Replaces each called function `f` by `to(f)` where that is `Some`.
+fn redirect_calls(
+    function: &mut Function,
+    to: &dyn Fn(Handle<Function>) -> Option<Handle<Function>>,
+) {
+    for (_, e) in function.expressions.iter_mut() {
+        if let Expression::CallResult(f) = e {
+            if let Some(t) = to(*f) {
+                *f = t;
+            }
+        }
+    }
+    redirect_block(&mut function.body, to);
+}
+
+fn redirect_block(
+    block: &mut naga::Block,
+    to: &dyn Fn(Handle<Function>) -> Option<Handle<Function>>,
+) {
+    for s in block.iter_mut() {
+        match s {
+            Statement::Call { function, .. } => {
+                if let Some(t) = to(*function) {
+                    *function = t;
+                }
+            }
+            Statement::Block(b) => redirect_block(b, to),
+            Statement::If { accept, reject, .. } => {
+                redirect_block(accept, to);
+                redirect_block(reject, to);
+            }
+            Statement::Switch { cases, .. } => {
+                for c in cases {
+                    redirect_block(&mut c.body, to);
+                }
+            }
+            Statement::Loop {
+                body, continuing, ..
+            } => {
+                redirect_block(body, to);
+                redirect_block(continuing, to);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A hash of the whole function, name aside (its structure as naga's
+/// `Debug` prints it, fed to the hasher without building the text).
+fn fingerprint(function: &Function) -> u64 {
+    struct HashWriter(std::collections::hash_map::DefaultHasher);
+    impl std::fmt::Write for HashWriter {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            s.hash(&mut self.0);
+            Ok(())
+        }
+    }
+    let mut w = HashWriter(Default::default());
+    write_unnamed(&mut w, function);
+    w.0.finish()
+}
+
+/// The whole function as naga's `Debug` prints it, name aside: two
+/// functions print the same exactly when they are the same IR.
+fn unnamed_text(function: &Function) -> String {
+    let mut s = String::new();
+    write_unnamed(&mut s, function);
+    s
+}
+
+fn write_unnamed(w: &mut impl std::fmt::Write, f: &Function) {
+    let _ = write!(
+        w,
+        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
+        f.arguments,
+        f.result,
+        f.local_variables,
+        f.expressions,
+        f.named_expressions,
+        f.body,
+        f.diagnostic_filter_leaf
+    );
+}
