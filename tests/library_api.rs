@@ -190,7 +190,7 @@ fn library_errors_name_the_library_options() {
         (
             "kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
                  out[i] = simd_sum(i);
-                 simdgroup_barrier(mem_flags::mem_none);
+                 simdgroup_barrier(mem_flags::mem_device);
              }",
             Options {
                 simd: msl2wgsl::SimdGroups::Native,

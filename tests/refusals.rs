@@ -68,7 +68,7 @@ fn simd_functions_in_helpers_of_vertex_functions_are_refused_in_the_helper() {
 #[test]
 fn barriers_in_fragment_and_vertex_functions_are_refused() {
     assert_refused(
-        "fragment float4 f(float4 p [[position]]) {\n  simdgroup_barrier(mem_flags::mem_none);\n  return p;\n}\n",
+        "fragment float4 f(float4 p [[position]]) {\n  simdgroup_barrier(mem_flags::mem_threadgroup);\n  return p;\n}\n",
         (4, 3),
         "barriers and memory fences have no WebGPU equivalent in a fragment function",
         "E0402",

@@ -97,6 +97,23 @@ impl Lowerer<'_, '_> {
             Type::Struct(id) => self.struct_inner(*id, span)?,
             // A lane's two elements, or the whole matrix
             // (`metal/simdgroup_matrix.rs`).
+            Type::SimdgroupMatrix(s)
+                if !matches!(
+                    s,
+                    crate::types::Scalar::Float
+                        | crate::types::Scalar::Half
+                        | crate::types::Scalar::BFloat
+                ) =>
+            {
+                return Err(Error::coded(
+                    Code::InvalidType,
+                    span,
+                    format!(
+                        "`simdgroup_matrix` holds `float`, `half` or `bfloat`, not `{}`",
+                        self.program.display(&Type::Scalar(*s))
+                    ),
+                ));
+            }
             Type::SimdgroupMatrix(s) => {
                 let storage = crate::lower::metal::simdgroup_matrix::storage_type(
                     *s,

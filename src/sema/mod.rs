@@ -1078,6 +1078,11 @@ impl<'a> Program<'a> {
                     format!("`simdgroup_matrix<T, {columns}, {rows}>`: Metal's SIMD-group matrices are 8×8"),
                 ))
             }
+            // Named but not made (a `typedef` in a class template that an
+            // instance of another element type never uses, MLX's
+            // `BaseMMAFrag<bool, 8, 8>::mat_type`): refused where an
+            // object of it is declared (`lower::types`).
+            Type::Scalar(s) if (columns, rows) == (8, 8) => Ok(Type::SimdgroupMatrix(s)),
             other => Err(Error::coded(
                 Code::InvalidType,
                 ts.span,

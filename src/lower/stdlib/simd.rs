@@ -664,6 +664,14 @@ impl Lowerer<'_, '_> {
             return Ok(Value::Void);
         }
         self.require_feature(crate::lower::ctx::entry::Feature::Subgroup);
+        // `mem_none` orders no memory: no result can depend on the lanes
+        // having waited (as for `threadgroup_barrier(mem_none)`,
+        // `passes/execution_barriers.rs`). WebGPU has no subgroup barrier,
+        // so there it is left out rather than refused (MLX's steel GEMMs
+        // put one around each fragment load).
+        if !self.settings.native_extensions && orders_no_memory(flags) {
+            return Ok(Value::Void);
+        }
         self.require_feature(crate::lower::ctx::entry::Feature::SubgroupBarrier);
         fx.push(Statement::ControlBarrier(naga::Barrier::SUB_GROUP), span);
         Ok(Value::Void)
@@ -695,6 +703,11 @@ fn infinity(fx: &mut FnCtx, negative: bool, s: Scalar, span: Span) -> Handle<Exp
         },
         span,
     )
+}
+
+/// Whether a (checked) `mem_flags` expression is `mem_none` alone.
+fn orders_no_memory(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Name(path) if path.last().is_some_and(|n| n == "mem_none"))
 }
 
 /// Checks a `mem_flags` expression (`mem_none`, `mem_device | mem_threadgroup`, ...).
