@@ -345,3 +345,52 @@ fn a_bool_fragment_beside_a_matrix_typedef_runs() {
         .collect();
     assert_eq!(common::f32s(&out[&1]), want);
 }
+
+/// MLX's attention fragments move a pointer by a product of
+/// `integral_constant`s (`src += off_x * str_x`): the offset is the
+/// constant's value, through its conversion function.
+const CONSTANT_OFFSETS: &str = r#"
+template <typename T, T v>
+struct konst {
+  static constexpr constant T value = v;
+  using value_type = T;
+  constexpr operator value_type() const thread { return value; }
+};
+template <typename T, T a, typename U, U b>
+constexpr auto operator*(konst<T, a>, konst<U, b>) { return konst<int, a * b>{}; }
+template <int val> using Int = konst<int, val>;
+
+template <typename SrcPtr, typename StrX, typename OffX>
+void load(SrcPtr src, thread float* dst, StrX str_x, OffX off_x) {
+  src += off_x * str_x;
+  dst[0] = src[0];
+}
+
+kernel void offsets(const device float* in [[buffer(0)]],
+                    device float* out [[buffer(1)]],
+                    uint tid [[thread_position_in_grid]]) {
+  float d[1];
+  load(in + tid, d, Int<2>{}, Int<3>{});
+  out[tid] = d[0];
+  load(in + tid, d, 2, 1);
+  out[tid] += 100.0f * d[0];
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_pointer_moves_by_integral_constants() {
+    let input: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    let Some(out) = run_body(
+        CONSTANT_OFFSETS,
+        "offsets",
+        (8, 8),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0; 8 * 4])],
+    ) else {
+        return;
+    };
+    let want: Vec<f32> = (0..8)
+        .map(|t| input[t + 6] + 100.0 * input[t + 2])
+        .collect();
+    assert_eq!(common::f32s(&out[&1]), want);
+}

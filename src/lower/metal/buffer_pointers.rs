@@ -730,6 +730,9 @@ impl Lowerer<'_, '_> {
             }
             return Ok(Value::Rv(d, Type::INT));
         }
+        // `src += off_x * str_x` of `integral_constant`s: the offset
+        // through its conversion function ([over.built]).
+        let vb = self.arithmetic_operand(fx, vb, b.span)?;
         let (hb, tb) = self.load(fx, vb, b.span)?;
         let (Type::Scalar(s), BinaryOp::Add | BinaryOp::Sub) = (&tb, op) else {
             return Err(Error::coded(
