@@ -86,7 +86,8 @@ fn decltype_of_constants_works_at_program_scope() {
 #[test]
 fn pointer_casts_of_thread_memory_are_refused() {
     // Device, constant and threadgroup memory can be viewed as another type
-    // (tests/pointer_views.rs); a function's own variables cannot.
+    // (tests/pointer_views.rs); a function's own variables only as what
+    // they are made of (tests/thread_views.rs).
     let body = format!(
         "{KERNEL} float w[2] = {{1.0f, 2.0f}}; thread uint* u = (thread uint*)&w[0]; o[i] = float(u[1]); }}\n"
     );
@@ -94,7 +95,7 @@ fn pointer_casts_of_thread_memory_are_refused() {
         &body,
         "(thread uint*)&w[0]",
         0,
-        "cannot reinterpret this `float*` as `uint*`: only device, constant and threadgroup memory can be viewed as another type",
+        "cannot reinterpret this `float*` as `uint*`: a pointer into thread memory can only view the object as the elements, components or columns it is made of",
     );
     assert!(text.contains("note: `as_type<uint>(x)`"), "{text}");
     let body = format!("{KERNEL} thread float* t = (thread float*)o; o[i] = t[0]; }}\n");

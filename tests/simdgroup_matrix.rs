@@ -406,9 +406,11 @@ fn half_matrices_hold_halves() {
 
 #[test]
 fn simdgroup_matrix_types_are_checked() {
+    // Refused where an object of it is made: a class template may name
+    // one in a `typedef` its instance never uses (`tests/steel_forms.rs`).
     common::source::assert_error(
         "kernel void k() { simdgroup_matrix<int, 8, 8> m; }\n",
-        "simdgroup_matrix",
+        "m;",
         0,
         "`simdgroup_matrix` holds `float`, `half` or `bfloat`, not `int`",
     );

@@ -1,7 +1,8 @@
 //! What MLX's steel GEMM kernels need beyond their C++ forms, in the
-//! shapes they use it: a helper taking `thread const short&` leaves its
-//! argument uniform for the 32-lane SIMD-group emulation (`gemm_loop`'s
-//! tile sizes); `ReadVector`-style aligned byte structs copied between
+//! shapes they use it: a branch on a variable a helper took as
+//! `thread const int&` sums 32 lanes (the analysis that keeps it uniform,
+//! `gemm_loop`'s tile sizes, is unit-tested in `passes/simd_uniformity`);
+//! `ReadVector`-style aligned byte structs copied between
 //! device and threadgroup views a whole word at a time (`load_unsafe`);
 //! the instances of one kernel template sharing their `threadgroup`
 //! arrays, and helpers that come out the same for several instances
@@ -61,27 +62,6 @@ kernel void written_reference(const device float* in [[buffer(0)]],
   out[tid] = v;
 }
 "#;
-
-#[test]
-fn a_const_reference_argument_stays_uniform_for_the_emulation() {
-    let without =
-        |name: &str| CONST_REFERENCE.replace(&format!("kernel void {name}"), "void unused");
-    let lib = translate(&without("written_reference"), SimdGroups::Emulated32)
-        .unwrap_or_else(|f| panic!("{}", f.render()));
-    assert_eq!(lib.warnings(), "");
-    assert!(!lib.wgsl().contains("enable subgroups"));
-    // A helper that writes through its reference may make the variable
-    // differ between threads: the emulation cannot run that branch.
-    let f = translate(&without("const_reference"), SimdGroups::Emulated32)
-        .err()
-        .expect("a branch on a thread-dependent variable is refused under the emulation");
-    assert_eq!(
-        f.diagnostics.0[0].code(),
-        Code::SimdNonUniform,
-        "{}",
-        f.render()
-    );
-}
 
 #[test]
 #[cfg(feature = "runner")]
@@ -306,9 +286,9 @@ fn a_matrix_typedef_of_an_unused_element_type_is_only_a_name() {
     translate(MASK_TILE, SimdGroups::default()).unwrap_or_else(|f| panic!("{}", f.render()));
     // Made, it is refused where it is declared.
     let body = MASK_TILE.replace("frag_type v;", "frag_type v;\n  mat_type m;");
-    let f = translate(&body, SimdGroups::default())
-        .err()
-        .expect("a bool matrix is refused");
+    let Err(f) = translate(&body, SimdGroups::default()) else {
+        panic!("a bool matrix is refused");
+    };
     let d = &f.diagnostics.0[0];
     assert_eq!(d.code(), Code::InvalidType, "{}", f.render());
     assert!(

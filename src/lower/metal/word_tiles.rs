@@ -43,7 +43,7 @@ impl Lowerer<'_, '_> {
     /// its scalars with no padding; `None` otherwise.
     fn word_tiles(&mut self, ty: &Type) -> Option<Vec<Tile>> {
         let size = layout::metal(ty, &self.program.structs).size;
-        if self.program.true_align(ty) < 4 || size == 0 || size % 4 != 0 {
+        if self.program.true_align(ty) < 4 || size == 0 || !size.is_multiple_of(4) {
             return None;
         }
         let mut tiles = Vec::new();

@@ -682,3 +682,47 @@ impl Walk<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel that passes a local by pointer to a helper, then waits at a
+    /// barrier under a condition on that local.
+    fn barrier_after(helper: &str) -> Option<std::ops::Range<usize>> {
+        let src = format!(
+            "{helper}
+            @group(0) @binding(0) var<uniform> n: i32;
+            @compute @workgroup_size(64)
+            fn main(@builtin(local_invocation_index) t: u32) {{
+                var m: i32 = n;
+                helper(&m, t);
+                if m == 16 {{
+                    workgroupBarrier();
+                }}
+            }}"
+        );
+        let module = naga::front::wgsl::parse_str(&src).expect("valid WGSL");
+        first_nonuniform_wait(
+            &module.entry_points[0].function,
+            &module,
+            &ResultMemo::default(),
+        )
+    }
+
+    #[test]
+    fn a_helper_that_only_reads_through_a_pointer_leaves_the_local_uniform() {
+        let reads = "fn helper(p: ptr<function, i32>, t: u32) -> i32 { return *p * 2; }";
+        assert_eq!(barrier_after(reads), None);
+    }
+
+    #[test]
+    fn a_helper_that_writes_through_a_pointer_may_make_the_local_vary() {
+        let writes = "fn helper(p: ptr<function, i32>, t: u32) { *p += i32(t % 2u); }";
+        assert!(barrier_after(writes).is_some());
+        // Also through a helper it passes the pointer on to.
+        let forwards = "fn inner(q: ptr<function, i32>, t: u32) { *q = i32(t); }
+            fn helper(p: ptr<function, i32>, t: u32) { inner(p, t); }";
+        assert!(barrier_after(forwards).is_some());
+    }
+}
