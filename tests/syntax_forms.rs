@@ -95,11 +95,18 @@ fn packed_that_moves_a_member_is_refused_where_written() {
         0,
         "`packed` puts member `x` of `A` at offset 1 instead of 4",
     );
-    assert_error(
+    let text = assert_error(
         "typedef struct __attribute__ ((__packed__)) { float4 position; packed_float2 texcoord; } QuadVertex;\n",
         "__packed__",
         0,
         "`packed` makes `QuadVertex` 24 bytes instead of 32",
+    );
+    assert!(text.contains("note: a port does this instead: declare its vector members as packed vectors (`packed_float4` for `float4`"), "{text}");
+    // What the note suggests has that layout.
+    translate_body(
+        "typedef struct { packed_float4 position; packed_float2 texcoord; } QuadVertex;\n\
+         static_assert(sizeof(QuadVertex) == 24, \"24\");\n\
+         kernel void k(device QuadVertex* v [[buffer(0)]]) { v[1].texcoord = v[0].position.xy; }\n",
     );
     assert_error(
         "struct __attribute__((packed)) P { float a; };\nstruct B { char c; P p; };\n",

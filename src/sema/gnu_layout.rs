@@ -27,6 +27,11 @@ fn round_up(x: u32, align: u32) -> u32 {
     x.div_ceil(align) * align
 }
 
+/// What a port writes instead of `packed` on a struct of vectors: packed
+/// vectors are aligned to their scalar (MSL §2.2.3), so the natural layout
+/// of the struct written with them is the packed one.
+const PACKED_PORT: &str = "a port does this instead: declare its vector members as packed vectors (`packed_float4` for `float4`, `packed_half3` for `half3`): aligned to their scalar, they give the struct this layout without `packed` wherever each member's offset is a multiple of its scalar's size";
+
 fn unsupported(span: crate::source_map::Span, message: String) -> Error {
     Error::coded(Code::Unsupported, span, message)
 }
@@ -168,14 +173,18 @@ impl Program<'_> {
                 (_, Some(p)) => (p.span(), "`packed`".to_string()),
                 _ => (decl.name.span, "a member type's alignment".to_string()),
             };
-            return Err(unsupported(
+            let error = unsupported(
                 span,
                 format!(
                     "{what} makes `{}` {size} bytes instead of {}; layouts other than Metal's natural one are not supported",
                     self.struct_name(id),
                     natural.size_align.size
                 ),
-            ));
+            );
+            return Err(match packed {
+                Some(_) if raised.is_none() => error.note(PACKED_PORT),
+                _ => error,
+            });
         }
         if align != natural.size_align.align {
             self.struct_align.insert(id, align);
