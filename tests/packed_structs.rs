@@ -45,14 +45,19 @@ kernel void step(const device Particle* in [[buffer(0)]], device Particle* out [
 fn particle(a: [f32; 2], b: [f32; 4], h: [f32; 2], n: u32) -> Vec<u8> {
     let mut e = Vec::with_capacity(32);
     a.iter().chain(&b).for_each(|v| e.extend(v.to_le_bytes()));
-    h.iter().for_each(|v| e.extend(f16::from_f32(*v).to_le_bytes()));
+    h.iter()
+        .for_each(|v| e.extend(f16::from_f32(*v).to_le_bytes()));
     e.extend(n.to_le_bytes());
     assert_eq!(e.len(), 32);
     e
 }
 
 fn corner(position: [f32; 4], uv: [f32; 2]) -> Vec<u8> {
-    position.iter().chain(&uv).flat_map(|v| v.to_le_bytes()).collect()
+    position
+        .iter()
+        .chain(&uv)
+        .flat_map(|v| v.to_le_bytes())
+        .collect()
 }
 
 #[test]
@@ -92,8 +97,16 @@ fn packed_structs_in_buffers_keep_their_packed_layout() {
         grid: [n as u32, 1, 1],
         threadgroup: [32, 1, 1],
     };
-    let out = run_kernel(gpu, "packed.metal", PACKED, &Options::default(), "step", &dispatch, &buffers)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = run_kernel(
+        gpu,
+        "packed.metal",
+        PACKED,
+        &Options::default(),
+        "step",
+        &dispatch,
+        &buffers,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let o = common::f32s(&out[&4]);
     for i in 0..n {
         let (a, mut b, h, k) = input(i);

@@ -113,6 +113,14 @@ fn packed_that_moves_a_member_is_refused_where_written() {
         0,
         "member `q` of `B` is at offset 1, where the 4-byte scalars of the packed struct `Q`",
     );
+    assert_eq!(
+        first_code("typedef struct __attribute__ ((__packed__)) { float4 p; float2 uv; } Q;\nstruct B { char c; Q q; };\n"),
+        Code::Unsupported
+    );
+    assert_eq!(
+        first_code("typedef struct __attribute__ ((__packed__)) { float x; char tag; } Tagged;\n"),
+        Code::Unsupported
+    );
     assert_error(
         "struct __attribute__((packed)) P { float a; };\nstruct B { char c; P p; };\n",
         "P p",
