@@ -652,6 +652,11 @@ pub struct StructDef {
     /// declared types require (`sema::bit_fields`: the hidden members
     /// holding their bytes may be narrower).
     pub min_align: u32,
+    /// `__attribute__((packed))` where it changes the layout: every member
+    /// aligned to 1 byte (GCC's rule), the struct too, so members follow
+    /// one another without padding (`sema::gnu_layout` accepts it where each
+    /// member still starts at a multiple of its scalar's size).
+    pub packed: bool,
 }
 
 /// Every struct of a translation unit, indexed by [`StructId`].

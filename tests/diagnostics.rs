@@ -501,7 +501,7 @@ const MORE: &[(&str, usize, usize, &str)] = &[
     ("kernel void k(device float4* a [[buffer(0)]]) {\n  if (a[0] > 1.0f) {}\n}\n", 4, 7, "a vector condition needs `all()` or `any()`"),
     ("kernel void k(device float* a [[buffer(0)]]) {\n  device float* p = a;\n  device float* q = p + 1;\n  a[0] = q - a + p;\n}\n", 6, 18, "a pointer cannot be used as a value here"),
     ("void f() {\n  threadgroup float t[4];\n}\nkernel void k() { f(); }\n", 4, 3, "`threadgroup` variables can only be declared in a kernel function"),
-    ("fragment float4 f(threadgroup float* t [[threadgroup(0)]]) { return float4(0); }\n", 3, 42, "`[[threadgroup(n)]]` arguments are only allowed in kernel functions"),
+    ("vertex float4 v(threadgroup float* t [[threadgroup(0)]]) { return float4(0); }\n", 3, 40, "`[[threadgroup(n)]]` arguments are only allowed in kernel functions"),
     ("kernel void k(device int* a [[buffer(0)]]) {\n  atomic_fetch_add_explicit(&a[0], 1, memory_order_relaxed);\n}\n", 4, 29, "`atomic_fetch_add_explicit` needs a pointer to an atomic type, found `device int*`"),
     ("kernel void k(device atomic_int* a [[buffer(0)]]) {\n  atomic_fetch_add_explicit(&a[0], 1, memory_order_seq_cst);\n}\n", 4, 39, "`memory_order_seq_cst` is not supported for atomic operations"),
     ("kernel void k(device atomic_int* a [[buffer(0)]]) {\n  atomic_fetch_add_explicit(&a[0], 1, 5);\n}\n", 4, 39, "expected a memory order such as `memory_order_relaxed`"),

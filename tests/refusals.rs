@@ -225,3 +225,78 @@ fn pointers_cast_to_integers_are_refused_at_the_pointer() {
         "E0402",
     );
 }
+
+#[test]
+fn indirect_command_buffers_are_refused_where_written() {
+    // An argument buffer holding the command buffer a culling kernel encodes into.
+    assert_refused(
+        "struct Commands {\n  command_buffer cmds [[id(0)]];\n};\nkernel void cull(device Commands& c [[buffer(0)]], uint i [[thread_position_in_grid]]) { }\n",
+        (4, 3),
+        "`command_buffer` has no WebGPU equivalent: WebGPU has no indirect command buffers",
+        "E0402",
+    );
+    // A helper that fills one draw command.
+    assert_refused(
+        "static void fill(thread render_command& rc, uint n) { }\n",
+        (3, 25),
+        "`render_command` has no WebGPU equivalent: WebGPU has no indirect command buffers",
+        "E0402",
+    );
+    assert_refused(
+        "kernel void k(uint i [[thread_position_in_grid]]) {\n  metal::compute_command c;\n}\n",
+        (4, 3),
+        "`compute_command` has no WebGPU equivalent: WebGPU has no indirect command buffers",
+        "E0402",
+    );
+}
+
+#[test]
+fn pixel_data_types_are_refused_where_written() {
+    // The per-pixel layers of an order-independent transparency imageblock.
+    assert_refused(
+        "constant short kLayers = 4;\nstruct Layers {\n  rgba8unorm<half4> color [[raster_order_group(0)]] [kLayers];\n  half depth [[raster_order_group(0)]] [kLayers];\n};\n",
+        (5, 3),
+        "`rgba8unorm` (a pixel data type) has no WebGPU equivalent: WGSL has no type kept in a pixel format",
+        "E0402",
+    );
+    assert_refused(
+        "kernel void k(device rg11b10f<float3>* p [[buffer(0)]]) { }\n",
+        (3, 22),
+        "`rg11b10f` (a pixel data type) has no WebGPU equivalent",
+        "E0402",
+    );
+}
+
+#[test]
+fn sparse_texture_sampling_is_refused() {
+    assert_refused(
+        "fragment half4 f(texture2d<half> t [[texture(0)]], sampler s [[sampler(0)]], float4 p [[position]]) {\n  sparse_color<half4> c = t.sparse_sample(s, p.xy);\n  return c.resident() ? c.value() : half4(0);\n}\n",
+        (4, 3),
+        "`sparse_color` has no WebGPU equivalent: WebGPU has no sparse (partially resident) textures",
+        "E0402",
+    );
+    assert_refused(
+        "fragment half4 f(texture2d<half> t [[texture(0)]], sampler s [[sampler(0)]], float4 p [[position]]) {\n  auto c = t.sparse_sample(s, p.xy);\n  return c.value();\n}\n",
+        (4, 12),
+        "`sparse_sample` has no WebGPU equivalent: WebGPU has no sparse (partially resident) textures",
+        "E0402",
+    );
+}
+
+#[test]
+fn threadgroup_memory_of_tile_shading_fragment_functions_is_refused() {
+    // A forward+ fragment function reading the light list its tile kernel built.
+    assert_refused(
+        "struct In { float4 p [[position]]; };\nfragment half4 shade(In in [[stage_in]],\n                     threadgroup int* lights [[threadgroup(0)]]) {\n  return half4(lights[0]);\n}\n",
+        (5, 48),
+        "a `[[threadgroup(n)]]` argument of a fragment function (threadgroup memory of a tile-shading render pipeline) has no WebGPU equivalent: WebGPU exposes no tile memory",
+        "E0402",
+    );
+    // A vertex function has no threadgroup memory in Metal either.
+    let (text, code) = fails_with(
+        "vertex float4 v(threadgroup int* t [[threadgroup(0)]]) { return float4(t[0]); }\n",
+        &Options::default(),
+    );
+    assert_eq!(code, "E0308", "{text}");
+    assert!(text.starts_with("t.metal:3:38: error: `[[threadgroup(n)]]` arguments are only allowed in kernel functions"), "{text}");
+}

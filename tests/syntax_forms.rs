@@ -95,11 +95,31 @@ fn packed_that_moves_a_member_is_refused_where_written() {
         0,
         "`packed` puts member `x` of `A` at offset 1 instead of 4",
     );
-    assert_error(
-        "typedef struct __attribute__ ((__packed__)) { float4 position; packed_float2 texcoord; } QuadVertex;\n",
+    // An array of it would put `x` off its 4-byte boundary.
+    let text = assert_error(
+        "typedef struct __attribute__ ((__packed__)) { float x; char tag; } Tagged;\n",
         "__packed__",
         0,
-        "`packed` makes `QuadVertex` 24 bytes instead of 32",
+        "`packed` makes `Tagged` 5 bytes instead of 8",
+    );
+    assert!(
+        text.contains("note: a port does this instead: add padding members"),
+        "{text}"
+    );
+    // A packed struct inside another, after a `char`: its floats off their boundary.
+    assert_error(
+        "typedef struct __attribute__ ((__packed__)) { float4 p; float2 uv; } Q;\nstruct B { char c; Q q; };\n",
+        "q;",
+        0,
+        "member `q` of `B` is at offset 1, where the 4-byte scalars of the packed struct `Q`",
+    );
+    assert_eq!(
+        first_code("typedef struct __attribute__ ((__packed__)) { float4 p; float2 uv; } Q;\nstruct B { char c; Q q; };\n"),
+        Code::Unsupported
+    );
+    assert_eq!(
+        first_code("typedef struct __attribute__ ((__packed__)) { float x; char tag; } Tagged;\n"),
+        Code::Unsupported
     );
     assert_error(
         "struct __attribute__((packed)) P { float a; };\nstruct B { char c; P p; };\n",

@@ -110,8 +110,12 @@ fn data_layout(id: StructId, structs: &Structs) -> (Vec<u32>, u32, u32) {
     let mut offsets = Vec::new();
     let mut cursor = 0;
     let mut align = 1;
+    let packed = structs.get(id).packed;
     for m in &structs.get(id).members {
-        let sa = metal(&m.ty, structs);
+        let mut sa = metal(&m.ty, structs);
+        if packed {
+            sa.align = 1;
+        }
         let at = round_up(cursor, sa.align);
         offsets.push(at);
         cursor = at + sa.size;

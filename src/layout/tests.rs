@@ -23,6 +23,7 @@ fn structs_with(members: &[Type]) -> (Structs, StructId) {
         bases: Vec::new(),
         pod: true,
         min_align: 1,
+        packed: false,
     });
     (s, id)
 }
@@ -321,6 +322,7 @@ fn metal_struct_offset_table() {
         bases: Vec::new(),
         pod: true,
         min_align: 1,
+        packed: false,
     });
     assert_eq!(struct_layout(outer, &s).offsets, vec![0, 2]);
     assert_eq!(
@@ -404,6 +406,7 @@ fn padding_plans_give_metal_offsets_under_wgsl_layout_rules() {
         bases: Vec::new(),
         pod: true,
         min_align: 1,
+        packed: false,
     });
     // (members, Metal offsets, Metal size)
     let cases: Vec<(Vec<Type>, Vec<u32>, u32)> = vec![
@@ -457,6 +460,7 @@ fn padding_plans_give_metal_offsets_under_wgsl_layout_rules() {
             bases: Vec::new(),
             pod: true,
             min_align: 1,
+            packed: false,
         });
         assert_eq!(struct_layout(id, &structs).offsets, offsets, "{members:?}");
         let mut text = String::from("enable f16;\n");
@@ -530,6 +534,7 @@ fn union_in_struct(members: &[Type]) -> (Structs, StructId, StructId) {
         bases: Vec::new(),
         pod: true,
         min_align: 1,
+        packed: false,
     });
     (s, u, outer)
 }

@@ -617,10 +617,15 @@ impl Lowerer<'_, '_> {
                     .flat_map(|p| &p.attributes)
                     .find(|a| a.name == "threadgroup");
                 match tg {
+                    // Metal's tile shading (MSL §4.4): the fragments of a tile
+                    // share threadgroup memory with the tile's kernels.
+                    Some(a) if stage == ast::Stage::Fragment => {
+                        Err(crate::sema::unported_features::fragment_threadgroup_refusal(a.span))
+                    }
                     Some(a) => Err(Error::coded(
                         Code::InvalidAttribute,
                         a.span,
-                        "`[[threadgroup(n)]]` arguments are only allowed in kernel functions",
+                        "`[[threadgroup(n)]]` arguments are only allowed in kernel functions (and fragment functions of tile-shading pipelines)",
                     )),
                     None => {
                         let kind = match stage {

@@ -27,6 +27,10 @@ fn round_up(x: u32, align: u32) -> u32 {
     x.div_ceil(align) * align
 }
 
+/// What a port writes instead of a `packed` layout that puts a scalar off
+/// its boundary (`packs_without_misaligned_scalars` accepts the others).
+const PACKED_PORT: &str = "a port does this instead: add padding members (`char pad[3];`) so that each member starts at a multiple of its scalars' size and the struct's size is a multiple of the largest: such packed layouts are translated";
+
 fn unsupported(span: crate::source_map::Span, message: String) -> Error {
     Error::coded(Code::Unsupported, span, message)
 }
@@ -101,6 +105,7 @@ impl Program<'_> {
         decl: &ast::StructDecl,
         id: StructId,
     ) -> Result<()> {
+        self.check_packed_members(decl, id)?;
         let members = &self.structs.get(id).members;
         let holds_realigned = members
             .iter()
@@ -117,13 +122,22 @@ impl Program<'_> {
             .iter()
             .find(|a| matches!(a, LayoutAttribute::Packed(_)));
         let raised = self.raised_alignment(decl)?;
+        if packed.is_some()
+            && raised.is_none()
+            && decl.members.iter().all(|m| m.layout.is_empty())
+            && self.packs_without_misaligned_scalars(id, &natural)
+        {
+            self.structs.get_mut(id).packed = true;
+            return Ok(());
+        }
         let (mut cursor, mut align) = (0u32, 1u32);
         for (i, (m, written)) in members.iter().zip(&decl.members).enumerate() {
             let size = layout::metal(&m.ty, &self.structs).size;
             let (a, cause) = self.member_alignment(m, written, packed)?;
             let at = round_up(cursor, a);
             if at != natural.offsets[i] {
-                return Err(unsupported(
+                let packed_cause = cause.1 == "`packed`";
+                let error = unsupported(
                     cause.0,
                     format!(
                         "{} puts member `{}` of `{}` at offset {at} instead of {}; layouts other than Metal's natural one are not supported",
@@ -132,7 +146,12 @@ impl Program<'_> {
                         self.struct_name(id),
                         natural.offsets[i]
                     ),
-                ));
+                );
+                return Err(if packed_cause {
+                    error.note(PACKED_PORT)
+                } else {
+                    error
+                });
             }
             cursor = at + size;
             align = align.max(a);
@@ -168,19 +187,122 @@ impl Program<'_> {
                 (_, Some(p)) => (p.span(), "`packed`".to_string()),
                 _ => (decl.name.span, "a member type's alignment".to_string()),
             };
-            return Err(unsupported(
+            let error = unsupported(
                 span,
                 format!(
                     "{what} makes `{}` {size} bytes instead of {}; layouts other than Metal's natural one are not supported",
                     self.struct_name(id),
                     natural.size_align.size
                 ),
-            ));
+            );
+            return Err(match packed {
+                Some(_) if raised.is_none() => error.note(PACKED_PORT),
+                _ => error,
+            });
         }
         if align != natural.size_align.align {
             self.struct_align.insert(id, align);
         }
         Ok(())
+    }
+
+    /// Refuses a member of a packed struct type (aligned to 1 byte, so
+    /// placed right after the member before it) whose scalars then
+    /// straddle their natural boundaries: `struct B { char c; P p; };`.
+    fn check_packed_members(&self, decl: &ast::StructDecl, id: StructId) -> Result<()> {
+        fn packed_struct(ty: &Type, structs: &crate::types::Structs) -> Option<StructId> {
+            match ty {
+                Type::Struct(s) if structs.get(*s).packed => Some(*s),
+                Type::Array(elem, _) => packed_struct(elem, structs),
+                _ => None,
+            }
+        }
+        let def = self.structs.get(id);
+        if !def
+            .members
+            .iter()
+            .any(|m| packed_struct(&m.ty, &self.structs).is_some())
+        {
+            return Ok(());
+        }
+        let natural = layout::struct_layout(id, &self.structs);
+        for ((m, written), at) in def.members.iter().zip(&decl.members).zip(&natural.offsets) {
+            let (Some(inner), Some(unit)) =
+                (packed_struct(&m.ty, &self.structs), self.scalar_unit(&m.ty))
+            else {
+                continue;
+            };
+            if !at.is_multiple_of(unit) {
+                return Err(unsupported(
+                    written.name.span,
+                    format!(
+                        "member `{}` of `{}` is at offset {at}, where the {unit}-byte scalars of the packed struct `{}` (aligned to 1 byte) would straddle their natural boundaries; such layouts are not supported",
+                        m.name,
+                        self.struct_name(id),
+                        self.struct_name(inner),
+                    ),
+                )
+                .note("a port does this instead: move the member to an offset that is a multiple of its largest scalar's size, or pad before it"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `packed` on struct `id` (and nothing else) gives it a layout
+    /// other than its natural one (`natural`) in which every member still
+    /// starts at a multiple of its scalars' size: the members follow one
+    /// another without padding (a `float4` after a `float2` at offset 8, a
+    /// struct of 24 bytes rather than 32). Buffers of such structs are read
+    /// and written through word views, as any layout WGSL cannot declare
+    /// (`crate::lower::metal::word_views`); a scalar across a word boundary
+    /// (`char c; float x;` packed: `x` at offset 1), or that an array of the
+    /// struct would put there (`float x; char c;`: 5 bytes), stays refused.
+    fn packs_without_misaligned_scalars(
+        &self,
+        id: StructId,
+        natural: &layout::StructLayout,
+    ) -> bool {
+        let def = self.structs.get(id);
+        if def.is_union {
+            return false;
+        }
+        let (mut cursor, mut largest) = (0u32, 1u32);
+        let mut offsets = Vec::new();
+        for m in &def.members {
+            let Some(unit) = self.scalar_unit(&m.ty) else {
+                return false;
+            };
+            if !cursor.is_multiple_of(unit) {
+                return false;
+            }
+            offsets.push(cursor);
+            cursor += layout::metal(&m.ty, &self.structs).size;
+            largest = largest.max(unit);
+        }
+        // In an array, the next element starts at `cursor`: its scalars too
+        // must stay on their boundaries.
+        cursor.is_multiple_of(largest)
+            && (offsets != natural.offsets || cursor.max(1) != natural.size_align.size)
+    }
+
+    /// The size of the largest scalar in `ty` (the alignment a member of
+    /// it needs so that no scalar straddles its natural boundary); `None`
+    /// for types that are not plain data.
+    fn scalar_unit(&self, ty: &Type) -> Option<u32> {
+        match ty {
+            Type::Scalar(s) | Type::Vector(s, _) | Type::Packed(s, _) | Type::Atomic(s) => {
+                Some(s.size())
+            }
+            Type::Matrix { scalar, .. } => Some(scalar.size()),
+            Type::Array(elem, _) => self.scalar_unit(elem),
+            Type::Struct(id) => self
+                .structs
+                .get(*id)
+                .members
+                .iter()
+                .try_fold(1, |unit, m| Some(unit.max(self.scalar_unit(&m.ty)?))),
+            _ => None,
+        }
     }
 
     /// The largest `aligned(N)` written on the struct itself, and where.

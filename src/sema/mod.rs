@@ -336,6 +336,7 @@ pub fn analyze_cached<'a>(
         bases: Vec::new(),
         pod: true,
         min_align: 1,
+        packed: false,
     }));
     tessellation::register(&mut program);
     gradients::register(&mut program);
@@ -664,6 +665,7 @@ impl<'a> Program<'a> {
             bases,
             pod,
             min_align: align,
+            packed: false,
         });
         self.inherit_names(id);
         if !fields.is_empty() {

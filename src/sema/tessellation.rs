@@ -55,6 +55,7 @@ pub(super) fn register(program: &mut Program<'_>) {
             bases: Vec::new(),
             pod: true,
             min_align: 1,
+            packed: false,
         });
         program.builtin_structs.push(id);
     }

@@ -121,6 +121,12 @@ impl Lowerer<'_, '_> {
             )
             .note("the LOD can be computed from the coordinate's derivatives (`dfdx`, `dfdy`) and the texture's size, as WebGPU's sampling rules describe it, where the shader needs an estimate"));
         }
+        // Sparse textures (MSL §6.12.14): `sparse_sample`, `sparse_read`,
+        // ... return a `sparse_color<T>` that says whether the texels were
+        // resident; WebGPU textures are always fully resident.
+        if method.starts_with("sparse_") {
+            return Err(crate::sema::unported_features::sparse_refusal(method, span));
+        }
         let Some(member) = Builtin::texture_member(method) else {
             return Err(Error::coded(
                 Code::UnknownMember,

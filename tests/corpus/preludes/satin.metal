@@ -52,8 +52,16 @@ using namespace metal;
 #include "Satin/ShadowData.metal"
 
 // `// inject vertex`: for the default SatinVertexDescriptor,
-// injectVertex() uses Vertex.metal (`Vertex`: position, normal, uv).
+// injectVertex() uses Vertex.metal (`Vertex`: position, normal, uv). For a
+// material given another vertex descriptor, injectVertex() generates
+// `Vertex` instead, one member per attribute of the descriptor (named by
+// Satin's VertexAttribute enum: position, normal, uv, tangent, bitangent,
+// color, custom0...); a pipeline drawn with one defines
+// SATIN_GENERATED_VERTEX and -includes the struct after this file
+// (preludes/satin-vertex-*.metal, named in tests/corpus/options.tsv).
+#ifndef SATIN_GENERATED_VERTEX
 #include "Satin/Vertex.metal"
+#endif
 
 // `// inject vertex data` (`VertexData`), `// inject vertex uniforms`
 // (`VertexUniforms`), `// inject instance matrix uniforms`
