@@ -29,6 +29,7 @@ pub(crate) mod execution_barriers;
 pub(crate) mod half_demotion;
 pub(crate) mod ir_walk;
 mod loop_exits;
+pub(in crate::lower) mod operands;
 mod rebuild;
 pub(crate) mod simd_uniformity;
 pub(crate) mod stage_operations;
