@@ -108,6 +108,20 @@ pub(in crate::lower) struct InlineFrame {
 /// 200 levels), so deeper trees are cut into named `let`s.
 const MAX_INLINE_DEPTH: u32 = 32;
 
+/// Whether naga's WGSL writer always gives `e` a `let` of its own (image
+/// operations for readability, derivatives for their control flow): its
+/// users nest from that name, as from a leaf, whatever its operands' depth
+/// (which its own line stays within: deeper operands are named already).
+fn has_own_let(e: &Expression) -> bool {
+    matches!(
+        e,
+        Expression::ImageSample { .. }
+            | Expression::ImageLoad { .. }
+            | Expression::ImageQuery { .. }
+            | Expression::Derivative { .. }
+    )
+}
+
 impl FnCtx {
     /// A new, empty function.
     pub fn new(name: &str, return_type: Type) -> Self {
@@ -189,11 +203,15 @@ impl FnCtx {
         if !self.emitter.is_running() {
             self.emitter.start(&self.function.expressions);
         }
-        let mut deepest = 0;
-        operands::for_each(&expr, |h| {
-            deepest = deepest.max(self.depth.get(&h).copied().unwrap_or(0));
-        });
-        let depth = 1 + deepest;
+        let depth = if has_own_let(&expr) {
+            1
+        } else {
+            let mut deepest = 0;
+            operands::for_each(&expr, |h| {
+                deepest = deepest.max(self.depth.get(&h).copied().unwrap_or(0));
+            });
+            1 + deepest
+        };
         let h = self.function.expressions.append(expr, span);
         if depth > MAX_INLINE_DEPTH {
             self.function
