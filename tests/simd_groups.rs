@@ -301,7 +301,9 @@ fn simd_calls_in_divergent_branches_stay_emulated() {
 /// SIMD-group sums under conditions that come from image operations at
 /// the thread's own coordinate, level or sample point: the branch differs
 /// between the lanes of a SIMD group, so the emulation must predicate it
-/// (the uniformity analysis follows image operands as any other).
+/// (the uniformity analysis follows image operands as any other). A sum
+/// over every lane comes first: an emulated exchange that the lanes
+/// outside the branch skipped would read what they left there.
 const TEXTURE_GATED: &str = r#"
 constexpr sampler nearest(filter::nearest, address::clamp_to_edge);
 
@@ -309,34 +311,37 @@ kernel void texel_gated(texture2d<float, access::read> mask [[texture(0)]],
                         device const float* x [[buffer(0)]],
                         device float* out [[buffer(1)]],
                         uint gid [[thread_position_in_grid]]) {
+    float all = simd_sum(x[gid] * 2.0f);
     float r = -1.0f;
     if (mask.read(uint2(gid, 0)).x > 0.5f) {
         r = simd_sum(x[gid]);
     }
-    out[gid] = r;
+    out[gid] = r + 1000.0f * all;
 }
 
 kernel void sample_gated(texture2d<float> mask [[texture(0)]],
                          device const float* x [[buffer(0)]],
                          device float* out [[buffer(1)]],
                          uint gid [[thread_position_in_grid]]) {
+    float all = simd_sum(x[gid] * 2.0f);
     float r = -1.0f;
     float2 at = float2((float(gid) + 0.5f) / 128.0f, 0.5f);
     if (mask.sample(nearest, at, level(0)).x > 0.5f) {
         r = simd_sum(x[gid]);
     }
-    out[gid] = r;
+    out[gid] = r + 1000.0f * all;
 }
 
 kernel void level_gated(texture2d<float> mask [[texture(0)]],
                         device const float* x [[buffer(0)]],
                         device float* out [[buffer(1)]],
                         uint gid [[thread_position_in_grid]]) {
+    float all = simd_sum(x[gid] * 2.0f);
     float r = -1.0f;
     if (mask.get_width(gid / 8 % 3 == 0 ? 1 : 0) == 128) {
         r = simd_sum(x[gid]);
     }
-    out[gid] = r;
+    out[gid] = r + 1000.0f * all;
 }
 "#;
 
@@ -344,7 +349,8 @@ kernel void level_gated(texture2d<float> mask [[texture(0)]],
 /// 64 (four SIMD groups) with a 128x1 mask texture of two levels whose
 /// level 0 is `mask`, and compares with Metal's result: each thread that
 /// takes the branch gets the sum of `x` over its SIMD group's lanes that
-/// take it too, the others -1.
+/// take it too, the others -1; plus 1000 times the sum of `2x` over the
+/// whole SIMD group.
 fn run_texture_gated(entry: &str, mask: &[f32], taken: impl Fn(usize) -> bool) {
     use msl2wgsl::runner::{run_kernel_resources, Resources, TextureData};
     use wgpu::TextureFormat;
@@ -381,10 +387,11 @@ fn run_texture_gated(entry: &str, mask: &[f32], taken: impl Fn(usize) -> bool) {
     for (t, g) in got.iter().enumerate() {
         let group = t / 32 * 32..t / 32 * 32 + 32;
         // Multiples of 0.5 below 2^20: exact in any order.
+        let all: f32 = group.clone().map(|l| x[l] * 2.0).sum();
         let want = match taken(t) {
             true => group.filter(|&l| taken(l)).map(|l| x[l]).sum(),
             false => -1.0,
-        };
+        } + 1000.0 * all;
         assert_eq!(*g, want, "{entry}: thread {t}");
     }
 }
