@@ -21,6 +21,10 @@
 //!   non-uniform control flow left out (after lowering a kernel);
 //! - [`uniform_loads`]: a threadgroup value read between two barriers as
 //!   `workgroupUniformLoad` (after lowering a kernel).
+//!
+//! They share [`ir_walk`] (every statement of a block, every function a
+//! call reaches) and [`operands`] (every operand of an expression, the one
+//! list of them that the lowering keeps).
 
 pub(crate) mod browser_dialect;
 pub(crate) mod comparison_samplers;

@@ -1,7 +1,7 @@
 //! The operands of a naga expression: every `Handle<Expression>` it holds,
 //! in one list that every analysis and rewrite of the lowering shares.
 //!
-//! The list is written once, in [`visit_operands!`], and expanded twice:
+//! The list is written once, in `visit_operands!`, and expanded twice:
 //! [`for_each`] reads the handles, [`for_each_mut`] lets a rewrite replace
 //! them (an arena rebuilt in a new order). The match names every variant
 //! and every field, with no `_` arm and no `..`, so a naga upgrade that adds
