@@ -297,3 +297,127 @@ fn simd_calls_in_divergent_branches_stay_emulated() {
         assert_eq!(*g, want, "thread {t}");
     }
 }
+
+/// SIMD-group sums under conditions that come from image operations at
+/// the thread's own coordinate, level or sample point: the branch differs
+/// between the lanes of a SIMD group, so the emulation must predicate it
+/// (the uniformity analysis follows image operands as any other). A sum
+/// over every lane comes first: an emulated exchange that the lanes
+/// outside the branch skipped would read what they left there.
+const TEXTURE_GATED: &str = r#"
+constexpr sampler nearest(filter::nearest, address::clamp_to_edge);
+
+kernel void texel_gated(texture2d<float, access::read> mask [[texture(0)]],
+                        device const float* x [[buffer(0)]],
+                        device float* out [[buffer(1)]],
+                        uint gid [[thread_position_in_grid]]) {
+    float all = simd_sum(x[gid] * 2.0f);
+    float r = -1.0f;
+    if (mask.read(uint2(gid, 0)).x > 0.5f) {
+        r = simd_sum(x[gid]);
+    }
+    out[gid] = r + 1000.0f * all;
+}
+
+kernel void sample_gated(texture2d<float> mask [[texture(0)]],
+                         device const float* x [[buffer(0)]],
+                         device float* out [[buffer(1)]],
+                         uint gid [[thread_position_in_grid]]) {
+    float all = simd_sum(x[gid] * 2.0f);
+    float r = -1.0f;
+    float2 at = float2((float(gid) + 0.5f) / 128.0f, 0.5f);
+    if (mask.sample(nearest, at, level(0)).x > 0.5f) {
+        r = simd_sum(x[gid]);
+    }
+    out[gid] = r + 1000.0f * all;
+}
+
+kernel void level_gated(texture2d<float> mask [[texture(0)]],
+                        device const float* x [[buffer(0)]],
+                        device float* out [[buffer(1)]],
+                        uint gid [[thread_position_in_grid]]) {
+    float all = simd_sum(x[gid] * 2.0f);
+    float r = -1.0f;
+    if (mask.get_width(gid / 8 % 3 == 0 ? 1 : 0) == 128) {
+        r = simd_sum(x[gid]);
+    }
+    out[gid] = r + 1000.0f * all;
+}
+"#;
+
+/// Runs a kernel of [`TEXTURE_GATED`] over 128 threads in threadgroups of
+/// 64 (four SIMD groups) with a 128x1 mask texture of two levels whose
+/// level 0 is `mask`, and compares with Metal's result: each thread that
+/// takes the branch gets the sum of `x` over its SIMD group's lanes that
+/// take it too, the others -1; plus 1000 times the sum of `2x` over the
+/// whole SIMD group.
+fn run_texture_gated(entry: &str, mask: &[f32], taken: impl Fn(usize) -> bool) {
+    use msl2wgsl::runner::{run_kernel_resources, Resources, TextureData};
+    use wgpu::TextureFormat;
+    let Some(gpu) = common::gpu() else { return };
+    let x: Vec<f32> = (0..128).map(|i| ((i * 11) % 23) as f32 * 0.5).collect();
+    // Level 1 (64 texels) holds zeros.
+    let texels: Vec<f32> = mask.iter().copied().chain([0.0; 64]).collect();
+    let resources = Resources {
+        buffers: [(0, f32_bytes(&x)), (1, vec![0u8; 128 * 4])]
+            .into_iter()
+            .collect(),
+        textures: [(
+            0,
+            TextureData::new_2d_mips(TextureFormat::R32Float, 128, 1, 2, f32_bytes(&texels)),
+        )]
+        .into_iter()
+        .collect(),
+        ..Resources::default()
+    };
+    let options = Options {
+        simd: SimdGroups::Emulated32,
+        ..Options::default()
+    };
+    let source = format!("{PRELUDE}{TEXTURE_GATED}");
+    let dispatch = Dispatch::Threads {
+        grid: [128, 1, 1],
+        threadgroup: [64, 1, 1],
+    };
+    let out = run_kernel_resources(
+        gpu, "t.metal", &source, &options, entry, &dispatch, &resources,
+    )
+    .unwrap_or_else(|e| panic!("{entry}: {e}"));
+    let got = f32s(&out.buffers[&1]);
+    for (t, g) in got.iter().enumerate() {
+        let group = t / 32 * 32..t / 32 * 32 + 32;
+        // Multiples of 0.5 below 2^20: exact in any order.
+        let all: f32 = group.clone().map(|l| x[l] * 2.0).sum();
+        let want = match taken(t) {
+            true => group.filter(|&l| taken(l)).map(|l| x[l]).sum(),
+            false => -1.0,
+        } + 1000.0 * all;
+        assert_eq!(*g, want, "{entry}: thread {t}");
+    }
+}
+
+/// Three lanes in five (0, 1, 3, 5, 6, ...): every SIMD group has lanes
+/// on both sides.
+fn mask() -> Vec<f32> {
+    (0..128).map(|i| ((i * 7) % 5 < 3) as u8 as f32).collect()
+}
+
+#[test]
+fn simd_sums_under_a_texel_read_at_the_thread_are_predicated() {
+    let mask = mask();
+    run_texture_gated("texel_gated", &mask, |t| mask[t] > 0.5);
+}
+
+#[test]
+fn simd_sums_under_a_sample_at_the_thread_are_predicated() {
+    let mask = mask();
+    run_texture_gated("sample_gated", &mask, |t| mask[t] > 0.5);
+}
+
+#[test]
+fn simd_sums_under_a_size_query_at_a_thread_level_are_predicated() {
+    // Level 0 is 128 wide, level 1 64: threads 0-7, 24-31, 48-55, ...
+    // query level 1. (The level changes every 8 threads: lavapipe's size
+    // query takes the first lane's level for its 8-lane subgroups.)
+    run_texture_gated("level_gated", &mask(), |t| t / 8 % 3 != 0);
+}

@@ -469,6 +469,126 @@ fn rewritten_kernels_are_not_warned_about() {
     }
 }
 
+/// Threads whose texel of a mask is clear return before the barrier (the
+/// mask read at the thread's own coordinate depends on the thread); the
+/// first thread of each threadgroup sums what the others stored.
+const TEXEL_RETURN: &str = r#"
+kernel void gated_sums(texture2d<float, access::read> mask [[texture(0)]],
+                       device const int* data [[buffer(0)]],
+                       device int* sums [[buffer(1)]],
+                       uint gid [[thread_position_in_grid]],
+                       uint lid [[thread_position_in_threadgroup]],
+                       uint group [[threadgroup_position_in_grid]]) {
+    threadgroup int partial[64];
+    if (mask.read(uint2(gid, 0)).x < 0.5f) {
+        return;
+    }
+    partial[lid] = data[gid] * 3;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) {
+        int s = 0;
+        for (uint i = 0; i < 64; i++) {
+            if (mask.read(uint2(group * 64 + i, 0)).x >= 0.5f) {
+                s += partial[i];
+            }
+        }
+        sums[group] = s;
+    }
+}
+"#;
+
+/// The mask of [`TEXEL_RETURN`]'s runs: thread 0 of each threadgroup and
+/// two threads in three of the others stay.
+fn texel_mask() -> Vec<f32> {
+    (0..256)
+        .map(|i| (i % 64 == 0 || i % 3 != 1) as u8 as f32)
+        .collect()
+}
+
+#[test]
+fn a_return_on_a_texel_at_the_thread_becomes_inactivity() {
+    let library = common::source::translate_body(TEXEL_RETURN);
+    let wgsl = library.wgsl();
+    assert!(wgsl.contains("metal_active = false;"), "{wgsl}");
+    assert_eq!(library.warnings(), "");
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn group_sums_after_a_return_on_a_texel_match_the_cpu() {
+    use msl2wgsl::runner::{run_kernel_resources, Dispatch, Resources, TextureData};
+    let Some(gpu) = common::gpu() else { return };
+    let data: Vec<i32> = (0..256).map(|i| (i * 37 % 101) - 50).collect();
+    let mask = texel_mask();
+    let resources = Resources {
+        buffers: [(0, i32_bytes(&data)), (1, i32_bytes(&[-7; 4]))]
+            .into_iter()
+            .collect(),
+        textures: [(
+            0,
+            TextureData::new_2d(
+                wgpu::TextureFormat::R32Float,
+                256,
+                1,
+                common::f32_bytes(&mask),
+            ),
+        )]
+        .into_iter()
+        .collect(),
+        ..Resources::default()
+    };
+    let source = format!("{}{TEXEL_RETURN}", common::source::PRELUDE);
+    let dispatch = Dispatch::Threads {
+        grid: [256, 1, 1],
+        threadgroup: [64, 1, 1],
+    };
+    let options = msl2wgsl::Options::default();
+    let out = run_kernel_resources(
+        gpu,
+        "t.metal",
+        &source,
+        &options,
+        "gated_sums",
+        &dispatch,
+        &resources,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let want: Vec<i32> = (0..4)
+        .map(|g| {
+            (g * 64..(g + 1) * 64)
+                .filter(|&i| mask[i] >= 0.5)
+                .map(|i| data[i] * 3)
+                .sum()
+        })
+        .collect();
+    assert_eq!(i32s(&out.buffers[&1]), want);
+}
+
+/// A barrier in a branch on a texel the thread reads at its own
+/// coordinate is in non-uniform control flow, as one on the thread's
+/// position is.
+#[test]
+fn a_barrier_in_a_branch_on_a_texel_at_the_thread_is_warned_about() {
+    let body = r#"
+kernel void k(texture2d<float, access::read> mask [[texture(0)]],
+              device float* out [[buffer(0)]],
+              uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup float t[32];
+    t[lid] = float(lid);
+    if (mask.read(uint2(lid, 0)).x > 0.5f) {
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        out[lid] = t[lid ^ 4];
+    }
+}
+"#;
+    let library = common::source::translate_body(body);
+    let warnings = library.warnings();
+    assert!(
+        warnings.contains(&location(body, "threadgroup_barrier", 0)),
+        "{warnings}"
+    );
+}
+
 fn i32_bytes(values: &[i32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }

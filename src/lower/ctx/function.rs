@@ -1,6 +1,7 @@
 //! Building one naga function: expression emission, blocks and scopes.
 
 use crate::lower::ctx::value::Local;
+use crate::lower::passes::operands;
 use crate::source_map::Span;
 use crate::types::Type;
 use naga::{Block, Expression, Handle, Statement};
@@ -107,35 +108,18 @@ pub(in crate::lower) struct InlineFrame {
 /// 200 levels), so deeper trees are cut into named `let`s.
 const MAX_INLINE_DEPTH: u32 = 32;
 
-/// The operands of the expressions lowering builds.
-pub(in crate::lower) fn operands(e: &Expression) -> Vec<Handle<Expression>> {
-    match *e {
-        Expression::Access { base, index } => vec![base, index],
-        Expression::AccessIndex { base, .. } => vec![base],
-        Expression::Splat { value, .. } => vec![value],
-        Expression::Swizzle { vector, .. } => vec![vector],
-        Expression::Compose { ref components, .. } => components.clone(),
-        Expression::Load { pointer } => vec![pointer],
-        Expression::Unary { expr, .. } | Expression::As { expr, .. } => vec![expr],
-        Expression::Binary { left, right, .. } => vec![left, right],
-        Expression::Select {
-            condition,
-            accept,
-            reject,
-        } => vec![condition, accept, reject],
-        Expression::Relational { argument, .. } => vec![argument],
-        Expression::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => [Some(arg), arg1, arg2, arg3]
-            .into_iter()
-            .flatten()
-            .collect(),
-        _ => Vec::new(),
-    }
+/// Whether naga's WGSL writer always gives `e` a `let` of its own (image
+/// operations for readability, derivatives for their control flow): its
+/// users nest from that name, as from a leaf, whatever its operands' depth
+/// (which its own line stays within: deeper operands are named already).
+fn has_own_let(e: &Expression) -> bool {
+    matches!(
+        e,
+        Expression::ImageSample { .. }
+            | Expression::ImageLoad { .. }
+            | Expression::ImageQuery { .. }
+            | Expression::Derivative { .. }
+    )
 }
 
 impl FnCtx {
@@ -219,11 +203,15 @@ impl FnCtx {
         if !self.emitter.is_running() {
             self.emitter.start(&self.function.expressions);
         }
-        let depth = 1 + operands(&expr)
-            .iter()
-            .map(|h| self.depth.get(h).copied().unwrap_or(0))
-            .max()
-            .unwrap_or(0);
+        let depth = if has_own_let(&expr) {
+            1
+        } else {
+            let mut deepest = 0;
+            operands::for_each(&expr, |h| {
+                deepest = deepest.max(self.depth.get(&h).copied().unwrap_or(0));
+            });
+            1 + deepest
+        };
         let h = self.function.expressions.append(expr, span);
         if depth > MAX_INLINE_DEPTH {
             self.function

@@ -9,11 +9,10 @@
 //! module's, where a compacted copy of the module per entry point cost a
 //! fifth of the translation.
 
+use crate::lower::passes::operands;
 use crate::lower::Lowerer;
 use crate::reflect::WgslBinding;
-use naga::{
-    Block, Expression, Function, GatherMode, GlobalVariable, Handle, SampleLevel, Statement,
-};
+use naga::{Block, Expression, Function, GatherMode, GlobalVariable, Handle, Statement};
 use std::collections::HashSet;
 
 impl Lowerer<'_, '_> {
@@ -63,7 +62,7 @@ fn used_globals(
         if let Expression::GlobalVariable(g) = *e {
             globals.insert(g);
         }
-        for_each_operand(e, |o| used[o.index()] = true);
+        operands::for_each(e, |o| used[o.index()] = true);
     }
     callees
 }
@@ -173,93 +172,6 @@ fn gather_index(mode: GatherMode) -> Option<Handle<Expression>> {
         | GatherMode::ShuffleUp(h)
         | GatherMode::ShuffleXor(h)
         | GatherMode::QuadBroadcast(h) => Some(h),
-    }
-}
-
-/// Calls `f` on each operand of `e`.
-fn for_each_operand(e: &Expression, mut f: impl FnMut(Handle<Expression>)) {
-    use Expression as E;
-    match *e {
-        E::Compose { ref components, .. } => components.iter().copied().for_each(f),
-        E::Access { base, index } => [base, index].into_iter().for_each(f),
-        E::AccessIndex { base, .. } => f(base),
-        E::Splat { value, .. } => f(value),
-        E::Swizzle { vector, .. } => f(vector),
-        E::Load { pointer } => f(pointer),
-        E::ImageSample {
-            image,
-            sampler,
-            coordinate,
-            array_index,
-            offset,
-            level,
-            depth_ref,
-            ..
-        } => {
-            [Some(image), Some(sampler), Some(coordinate)]
-                .into_iter()
-                .chain([array_index, offset, depth_ref])
-                .flatten()
-                .for_each(&mut f);
-            match level {
-                SampleLevel::Auto | SampleLevel::Zero => {}
-                SampleLevel::Exact(h) | SampleLevel::Bias(h) => f(h),
-                SampleLevel::Gradient { x, y } => [x, y].into_iter().for_each(f),
-            }
-        }
-        E::ImageLoad {
-            image,
-            coordinate,
-            array_index,
-            sample,
-            level,
-        } => [Some(image), Some(coordinate), array_index, sample, level]
-            .into_iter()
-            .flatten()
-            .for_each(f),
-        E::ImageQuery { image, query } => {
-            f(image);
-            if let naga::ImageQuery::Size { level: Some(l) } = query {
-                f(l);
-            }
-        }
-        E::Unary { expr, .. } | E::As { expr, .. } | E::Derivative { expr, .. } => f(expr),
-        E::Binary { left, right, .. } => [left, right].into_iter().for_each(f),
-        E::Select {
-            condition,
-            accept,
-            reject,
-        } => [condition, accept, reject].into_iter().for_each(f),
-        E::Relational { argument, .. } => f(argument),
-        E::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => [Some(arg), arg1, arg2, arg3]
-            .into_iter()
-            .flatten()
-            .for_each(f),
-        E::ArrayLength(h) => f(h),
-        E::RayQueryVertexPositions { query, .. } | E::RayQueryGetIntersection { query, .. } => {
-            f(query)
-        }
-        E::CooperativeLoad { ref data, .. } => [data.pointer, data.stride].into_iter().for_each(f),
-        E::CooperativeMultiplyAdd { a, b, c } => [a, b, c].into_iter().for_each(f),
-        E::Literal(_)
-        | E::Constant(_)
-        | E::Override(_)
-        | E::ZeroValue(_)
-        | E::FunctionArgument(_)
-        | E::GlobalVariable(_)
-        | E::LocalVariable(_)
-        | E::CallResult(_)
-        | E::AtomicResult { .. }
-        | E::WorkGroupUniformLoadResult { .. }
-        | E::RayQueryProceedResult
-        | E::SubgroupBallotResult
-        | E::SubgroupOperationResult { .. } => {}
     }
 }
 

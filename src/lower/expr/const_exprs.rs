@@ -131,12 +131,28 @@ impl Lowerer<'_, '_> {
 pub(in crate::lower) fn is_constant_tree(fx: &FnCtx, h: Handle<Expression>) -> bool {
     match *fx.expr(h) {
         Expression::Literal(_) | Expression::Constant(_) | Expression::ZeroValue(_) => true,
-        // Anything else is constant when it has operands and all are (a
-        // `Load` has its pointer, never constant).
-        ref e => {
-            let operands = crate::lower::ctx::function::operands(e);
-            !operands.is_empty() && operands.into_iter().all(|o| is_constant_tree(fx, o))
+        // The operations WGSL's constant expressions may use are constant
+        // when all their operands are.
+        ref e @ (Expression::Compose { .. }
+        | Expression::Access { .. }
+        | Expression::AccessIndex { .. }
+        | Expression::Splat { .. }
+        | Expression::Swizzle { .. }
+        | Expression::Unary { .. }
+        | Expression::Binary { .. }
+        | Expression::Select { .. }
+        | Expression::Relational { .. }
+        | Expression::Math { .. }
+        | Expression::As { .. }) => {
+            let mut constant = true;
+            crate::lower::passes::operands::for_each(e, |o| {
+                constant = constant && is_constant_tree(fx, o)
+            });
+            constant
         }
+        // Values of the running shader: loads, image operations,
+        // derivatives, variables, arguments, results.
+        _ => false,
     }
 }
 

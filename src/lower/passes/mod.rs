@@ -21,6 +21,10 @@
 //!   non-uniform control flow left out (after lowering a kernel);
 //! - [`uniform_loads`]: a threadgroup value read between two barriers as
 //!   `workgroupUniformLoad` (after lowering a kernel).
+//!
+//! They share [`ir_walk`] (every statement of a block, every function a
+//! call reaches) and [`operands`] (every operand of an expression, the one
+//! list of them that the lowering keeps).
 
 pub(crate) mod browser_dialect;
 pub(crate) mod comparison_samplers;
@@ -30,6 +34,7 @@ pub(crate) mod half_demotion;
 pub(crate) mod ir_walk;
 mod loop_exits;
 pub(in crate::lower) mod merged_functions;
+pub(in crate::lower) mod operands;
 mod rebuild;
 pub(crate) mod simd_uniformity;
 pub(crate) mod stage_operations;

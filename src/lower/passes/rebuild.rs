@@ -8,9 +8,10 @@
 //! it, and every handle (operands, statements, `Emit` ranges, named
 //! expressions, local variable initializers) is renumbered.
 //!
-//! The matches below are exhaustive on purpose: a naga upgrade that adds
-//! an expression or statement with operands fails to compile here instead
-//! of leaving stale handles behind.
+//! The statement matches below are exhaustive on purpose, as the expression
+//! operands' list ([`super::operands`]) is: a naga upgrade that adds an
+//! expression or statement with operands fails to compile instead of
+//! leaving stale handles behind.
 
 use naga::{Arena, Block, Expression, Function, Handle, Range, Span, Statement};
 
@@ -69,7 +70,7 @@ pub(super) fn rebuild_function(
         pre_emit: Vec::new(),
     };
     for (h, mut expr, span) in old.drain() {
-        renumber_expression(&mut expr, &|x| numbers.get(x));
+        super::operands::for_each_mut(&mut expr, |x| *x = numbers.get(*x));
         numbers.first.push(f.expressions.len() as u32);
         let mut front = Front {
             arena: &mut f.expressions,
@@ -93,148 +94,6 @@ pub(super) fn rebuild_function(
         if let Some(init) = &mut local.init {
             *init = numbers.get(*init);
         }
-    }
-}
-
-/// Renumbers the operands of `e` with `new`.
-fn renumber_expression(e: &mut Expression, new: &dyn Fn(Handle<Expression>) -> Handle<Expression>) {
-    let opt = |h: &mut Option<Handle<Expression>>| {
-        if let Some(h) = h {
-            *h = new(*h);
-        }
-    };
-    match e {
-        Expression::Literal(_)
-        | Expression::Constant(_)
-        | Expression::Override(_)
-        | Expression::ZeroValue(_)
-        | Expression::FunctionArgument(_)
-        | Expression::GlobalVariable(_)
-        | Expression::LocalVariable(_)
-        | Expression::CallResult(_)
-        | Expression::AtomicResult { .. }
-        | Expression::WorkGroupUniformLoadResult { .. }
-        | Expression::RayQueryProceedResult
-        | Expression::SubgroupBallotResult
-        | Expression::SubgroupOperationResult { .. } => {}
-        Expression::Compose { components, .. } => {
-            for c in components {
-                *c = new(*c);
-            }
-        }
-        Expression::Access { base, index } => {
-            *base = new(*base);
-            *index = new(*index);
-        }
-        Expression::AccessIndex { base, .. } => *base = new(*base),
-        Expression::Splat { value, .. } => *value = new(*value),
-        Expression::Swizzle { vector, .. } => *vector = new(*vector),
-        Expression::Load { pointer } => *pointer = new(*pointer),
-        Expression::ImageSample { .. }
-        | Expression::ImageLoad { .. }
-        | Expression::ImageQuery { .. } => renumber_image_expression(e, new),
-        Expression::Unary { expr, .. } => *expr = new(*expr),
-        Expression::Binary { left, right, .. } => {
-            *left = new(*left);
-            *right = new(*right);
-        }
-        Expression::Select {
-            condition,
-            accept,
-            reject,
-        } => {
-            *condition = new(*condition);
-            *accept = new(*accept);
-            *reject = new(*reject);
-        }
-        Expression::Derivative { expr, .. } => *expr = new(*expr),
-        Expression::Relational { argument, .. } => *argument = new(*argument),
-        Expression::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => {
-            *arg = new(*arg);
-            opt(arg1);
-            opt(arg2);
-            opt(arg3);
-        }
-        Expression::As { expr, .. } => *expr = new(*expr),
-        Expression::ArrayLength(h) => *h = new(*h),
-        Expression::RayQueryVertexPositions { query, .. }
-        | Expression::RayQueryGetIntersection { query, .. } => *query = new(*query),
-        Expression::CooperativeLoad { data, .. } => {
-            data.pointer = new(data.pointer);
-            data.stride = new(data.stride);
-        }
-        Expression::CooperativeMultiplyAdd { a, b, c } => {
-            *a = new(*a);
-            *b = new(*b);
-            *c = new(*c);
-        }
-    }
-}
-
-/// Renumbers the operands of an image expression (`ImageSample`,
-/// `ImageLoad`, `ImageQuery`) with `new`.
-fn renumber_image_expression(
-    e: &mut Expression,
-    new: &dyn Fn(Handle<Expression>) -> Handle<Expression>,
-) {
-    let opt = |h: &mut Option<Handle<Expression>>| {
-        if let Some(h) = h {
-            *h = new(*h);
-        }
-    };
-    match e {
-        Expression::ImageSample {
-            image,
-            sampler,
-            coordinate,
-            array_index,
-            offset,
-            level,
-            depth_ref,
-            gather: _,
-            clamp_to_edge: _,
-        } => {
-            *image = new(*image);
-            *sampler = new(*sampler);
-            *coordinate = new(*coordinate);
-            opt(array_index);
-            opt(offset);
-            opt(depth_ref);
-            match level {
-                naga::SampleLevel::Auto | naga::SampleLevel::Zero => {}
-                naga::SampleLevel::Exact(h) | naga::SampleLevel::Bias(h) => *h = new(*h),
-                naga::SampleLevel::Gradient { x, y } => {
-                    *x = new(*x);
-                    *y = new(*y);
-                }
-            }
-        }
-        Expression::ImageLoad {
-            image,
-            coordinate,
-            array_index,
-            sample,
-            level,
-        } => {
-            *image = new(*image);
-            *coordinate = new(*coordinate);
-            opt(array_index);
-            opt(sample);
-            opt(level);
-        }
-        Expression::ImageQuery { image, query } => {
-            *image = new(*image);
-            if let naga::ImageQuery::Size { level } = query {
-                opt(level);
-            }
-        }
-        _ => unreachable!("not an image expression"),
     }
 }
 

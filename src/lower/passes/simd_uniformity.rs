@@ -21,7 +21,7 @@
 //! Tint's per-parameter uniformity tags also judge it.
 
 use super::ir_walk::{callees, visit};
-use crate::lower::ctx::function::operands;
+use super::operands;
 use naga::{Block, Expression, Function, Handle, Module, Statement};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -509,7 +509,13 @@ impl Walk<'_> {
                 Expression::AtomicResult { .. }
                 | Expression::SubgroupBallotResult
                 | Expression::SubgroupOperationResult { .. } => true,
-                ref other => operands(other).iter().any(|o| self.varying[o.index()]),
+                // Any other value varies where an operand does: image
+                // reads and queries, derivatives and array lengths too.
+                ref other => {
+                    let mut varies = false;
+                    operands::for_each(other, |o| varies |= self.varying[o.index()]);
+                    varies
+                }
             };
             self.varying[h.index()] = v;
         }
