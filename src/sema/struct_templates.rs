@@ -129,6 +129,11 @@ pub fn analyze_until_complete<T>(
         let result = pending.is_empty().then(|| run(tu, &program, errors));
         pending.extend(program.pending.take());
         drop(program);
+        log::debug!(
+            "struct template round {round}: lowered {}, {} instances missing",
+            result.is_some(),
+            pending.len()
+        );
         if pending.is_empty() {
             return result.expect("ran without pending instances");
         }
