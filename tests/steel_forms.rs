@@ -374,3 +374,54 @@ fn a_pointer_moves_by_integral_constants() {
         .collect();
     assert_eq!(common::f32s(&out[&1]), want);
 }
+
+/// MLX's `tile_matmad(C, A, B, C)`: one object passed for two reference
+/// parameters (WGSL refuses two pointer arguments to one variable where
+/// one is written). The callee sees one object: a write through `c` is
+/// seen through `d`, as in C++.
+const ALIASED: &str = r#"
+struct Tile { float2 v[2]; };
+void madd(thread Tile& d, thread const Tile& a, thread const Tile& b, thread Tile& c) {
+  for (int i = 0; i < 2; i++) {
+    d.v[i] = a.v[i] * b.v[i] + c.v[i];
+    c.v[1 - i] += 1.0f;
+  }
+}
+kernel void aliased(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                    uint tid [[thread_position_in_grid]]) {
+  Tile p = {{float2(in[tid]), float2(1.0f)}};
+  Tile a = {{float2(2.0f), float2(3.0f)}};
+  madd(p, a, a, p);
+  out[2 * tid] = p.v[0].x + p.v[0].y;
+  out[2 * tid + 1] = p.v[1].x;
+}
+"#;
+
+#[test]
+fn one_object_for_two_reference_parameters_is_passed_once() {
+    let lib =
+        translate(ALIASED, SimdGroups::default()).unwrap_or_else(|f| panic!("{}", f.render()));
+    let wgsl = lib.wgsl();
+    assert!(wgsl.contains("madd((&p), (&a));"), "{wgsl}");
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn one_object_for_two_reference_parameters_sees_its_own_writes() {
+    let input: Vec<f32> = (0..8).map(|i| i as f32 - 3.0).collect();
+    let Some(out) = run_body(
+        ALIASED,
+        "aliased",
+        (8, 8),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0; 16 * 4])],
+    ) else {
+        return;
+    };
+    // i = 0: p.v[0] = 2*2 + in, then p.v[1] = 1 + 1; i = 1: p.v[1] =
+    // 3*3 + 2, then p.v[0] += 1.
+    let want: Vec<f32> = input
+        .iter()
+        .flat_map(|&x| [2.0 * (5.0 + x), 11.0])
+        .collect();
+    assert_eq!(common::f32s(&out[&1]), want);
+}

@@ -128,6 +128,11 @@ enum ArgKey {
     /// `nullptr` for a pointer parameter: nothing is passed, and the
     /// specialisation knows the parameter is null.
     Null,
+    /// A `thread` reference or pointer to the same object as the earlier
+    /// parameter at this position (`tile_matmad(C, A, B, C)`): nothing is
+    /// passed, the parameter names the earlier one's object (WGSL refuses
+    /// two pointer arguments to one variable where one is written).
+    SameAs(usize),
 }
 
 /// Lowering state: the program being lowered, the settings of the whole

@@ -211,6 +211,8 @@ impl Lowerer<'_, '_> {
         let mut keys = Vec::new();
         let mut arguments = Vec::new();
         let mut copied_back = Vec::new();
+        // The `thread` places passed so far, by parameter position.
+        let mut thread_places: Vec<(usize, naga::Handle<naga::Expression>, bool)> = Vec::new();
         let returned = self.returned_parameter(f);
         let returned_value = returned.and_then(|k| args.get(k)).map(|a| a.value.clone());
         let mut given = args.into_iter();
@@ -255,6 +257,28 @@ impl Lowerer<'_, '_> {
                     copied_back.push(copy);
                 }
             }
+            // The object of an earlier `thread` argument again: the callee
+            // names that one (a `const` parameter only stands for a
+            // `const` one, so that writes stay allowed where they were).
+            let is_const = matches!(&pty, Type::Pointer(pp) if pp.is_const);
+            let key = match (&key, arg.as_slice()) {
+                (ArgKey::Thread, [place]) => {
+                    let same = thread_places.iter().find(|&&(_, p, earlier_const)| {
+                        (!earlier_const || is_const) && same_place(fx, p, *place)
+                    });
+                    match same {
+                        Some(&(earlier, ..)) => {
+                            arg.clear();
+                            ArgKey::SameAs(earlier)
+                        }
+                        None => {
+                            thread_places.push((keys.len(), *place, is_const));
+                            key
+                        }
+                    }
+                }
+                _ => key,
+            };
             keys.push(key);
             arguments.extend(arg);
         }
@@ -771,9 +795,14 @@ impl Lowerer<'_, '_> {
             let ty = self.naga_type(&ret, f.ret.span)?;
             fx.function.result = Some(naga::FunctionResult { ty, binding: None });
         }
+        let mut locals = Vec::new();
         for (p, key) in f.params.iter().zip(keys) {
             let pty = self.program.param_type(p)?;
-            self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
+            let local = match key {
+                ArgKey::SameAs(j) => self.alias_parameter(&mut fx, p.name.as_ref(), &locals[*j])?,
+                key => self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?,
+            };
+            locals.push(local);
         }
         let body = f.body.as_ref().expect("definitions have bodies");
         self.rebind_reassigned_pointers(&mut fx, body)?;
@@ -846,9 +875,14 @@ impl Lowerer<'_, '_> {
         self.enter_class_scope(&fx);
         fx.deduce_return = true;
         fx.fragment = self.entry.fragment_rules();
+        let mut locals = Vec::new();
         for (p, key) in f.params.iter().zip(keys) {
             let pty = self.program.param_type(p)?;
-            self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?;
+            let local = match key {
+                ArgKey::SameAs(j) => self.alias_parameter(&mut fx, p.name.as_ref(), &locals[*j])?,
+                key => self.parameter(&mut fx, p.name.as_ref(), &pty, key, p.span)?,
+            };
+            locals.push(local);
         }
         let body = f.body.as_ref().expect("definitions have bodies");
         self.rebind_reassigned_pointers(&mut fx, body)?;
@@ -1010,6 +1044,26 @@ impl Lowerer<'_, '_> {
             }
         }
         Ok(local)
+    }
+
+    /// Parameter `name` bound to the object of an earlier parameter
+    /// (`ArgKey::SameAs`).
+    fn alias_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        name: Option<&crate::syntax::ast::Ident>,
+        earlier: &Local,
+    ) -> Result<Local> {
+        if let Some(n) = name {
+            if !fx.declare(&n.name, earlier.clone()) {
+                return Err(Error::coded(
+                    Code::Redefinition,
+                    n.span,
+                    format!("redefinition of parameter `{}`", n.name),
+                ));
+            }
+        }
+        Ok(earlier.clone())
     }
 
     /// A parameter passed by value: C++ parameters are mutable, so the
@@ -1301,4 +1355,27 @@ fn returned_names(stmts: &[crate::syntax::ast::Stmt], names: &mut Vec<String>) -
         }
     }
     Some(())
+}
+
+/// Whether two `thread` place pointers of `fx` name the same object: the
+/// same variable or argument, through the same constant member and element
+/// indices.
+fn same_place(
+    fx: &FnCtx,
+    a: naga::Handle<naga::Expression>,
+    b: naga::Handle<naga::Expression>,
+) -> bool {
+    use naga::Expression as E;
+    if a == b {
+        return true;
+    }
+    match (fx.expr(a), fx.expr(b)) {
+        (E::LocalVariable(x), E::LocalVariable(y)) => x == y,
+        (E::FunctionArgument(x), E::FunctionArgument(y)) => x == y,
+        (E::GlobalVariable(x), E::GlobalVariable(y)) => x == y,
+        (E::AccessIndex { base: x, index: i }, E::AccessIndex { base: y, index: j }) => {
+            i == j && same_place(fx, *x, *y)
+        }
+        _ => false,
+    }
 }
