@@ -3,6 +3,7 @@
 //! so: a `float4` and a `packed_float2` in 24 bytes rather than 32). Their
 //! buffers are read and written through word views; run on the GPU and
 //! compared with the bytes a CPU lays out.
+#![cfg_attr(not(feature = "runner"), allow(dead_code, unused_imports))]
 
 mod common;
 
