@@ -680,6 +680,22 @@ impl Structs {
         StructId(self.0.len() as u32 - 1)
     }
 
+    /// Whether `ty`, or an element or member nested in it through arrays
+    /// and structs, is a type `leaf` accepts (an atomic, a texture, a
+    /// union, ...).
+    pub fn holds(&self, ty: &Type, leaf: &dyn Fn(&Type) -> bool) -> bool {
+        leaf(ty)
+            || match ty {
+                Type::Array(elem, _) => self.holds(elem, leaf),
+                Type::Struct(id) => self
+                    .get(*id)
+                    .members
+                    .iter()
+                    .any(|m| self.holds(&m.ty, leaf)),
+                _ => false,
+            }
+    }
+
     /// Renders `ty` as MSL spells it.
     pub fn display(&self, ty: &Type) -> String {
         Display {

@@ -323,15 +323,7 @@ pub fn pad(
 
 /// True if the type (or a member of it) is `half`, so padding may use `f16`.
 pub fn uses_scalar(ty: &Type, scalar: Scalar, structs: &Structs) -> bool {
-    match ty {
-        Type::Array(e, _) => uses_scalar(e, scalar, structs),
-        Type::Struct(id) => structs
-            .get(*id)
-            .members
-            .iter()
-            .any(|m| uses_scalar(&m.ty, scalar, structs)),
-        other => other.element_scalar() == Some(scalar),
-    }
+    structs.holds(ty, &|t| t.element_scalar() == Some(scalar))
 }
 
 #[cfg(test)]

@@ -189,41 +189,19 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// True if `ty` holds emulated `half` data, whose 4-byte WGSL values
-    /// cannot have Metal's 2-byte layout (buffers of it use word views).
     /// A texture or sampler, or an array or struct holding one: WGSL keeps
     /// these handles out of arrays (but binding arrays) and structs.
     pub(in crate::lower) fn holds_handle(&self, ty: &Type) -> bool {
-        match ty {
-            Type::Texture(_) | Type::Sampler { .. } => true,
-            Type::Array(elem, _) => self.holds_handle(elem),
-            Type::Struct(id) => self
-                .program
-                .structs
-                .get(*id)
-                .members
-                .iter()
-                .any(|m| self.holds_handle(&m.ty)),
-            _ => false,
-        }
+        (self.program.structs).holds(ty, &|t| {
+            matches!(t, Type::Texture(_) | Type::Sampler { .. })
+        })
     }
 
     /// An atomic, or an array or struct holding one: such values live only
     /// in `device` and `threadgroup` memory (they cannot be copied, and
     /// WGSL keeps them out of function variables, arguments and results).
     pub(in crate::lower) fn holds_atomic(&self, ty: &Type) -> bool {
-        match ty {
-            Type::Atomic(_) => true,
-            Type::Array(elem, _) => self.holds_atomic(elem),
-            Type::Struct(id) => self
-                .program
-                .structs
-                .get(*id)
-                .members
-                .iter()
-                .any(|m| self.holds_atomic(&m.ty)),
-            _ => false,
-        }
+        (self.program.structs).holds(ty, &|t| matches!(t, Type::Atomic(_)))
     }
 
     /// The error for a `thread` copy (`what`: "variable `x`") of `ty`, which
@@ -240,6 +218,8 @@ impl Lowerer<'_, '_> {
         .note("refer to the object with a reference or a pointer instead of copying it")
     }
 
+    /// True if `ty` holds emulated `half` data, whose 4-byte WGSL values
+    /// cannot have Metal's 2-byte layout (buffers of it use word views).
     pub(in crate::lower) fn holds_emulated_half(&self, ty: &Type) -> bool {
         self.emulates_half() && layout::uses_scalar(ty, Scalar::Half, &self.program.structs)
     }

@@ -383,18 +383,7 @@ impl Lowerer<'_, '_> {
     /// Whether values of `ty` hold pointers (a pointer, or a struct or
     /// array with one inside).
     fn holds_pointers(&self, ty: &Type) -> bool {
-        match ty {
-            Type::Pointer(_) => true,
-            Type::Array(elem, _) => self.holds_pointers(elem),
-            Type::Struct(id) => self
-                .program
-                .structs
-                .get(*id)
-                .members
-                .iter()
-                .any(|m| self.holds_pointers(&m.ty)),
-            _ => false,
-        }
+        (self.program.structs).holds(ty, &|t| matches!(t, Type::Pointer(_)))
     }
 
     /// Whether two pointer roots designate the same object.

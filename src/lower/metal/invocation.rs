@@ -305,14 +305,12 @@ mod tests {
     /// The global a pointer expression leads into, if any.
     fn root_global(
         f: &naga::Function,
-        mut p: Handle<Expression>,
+        p: Handle<Expression>,
     ) -> Option<Handle<naga::GlobalVariable>> {
-        loop {
-            match f.expressions[p] {
-                Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
-                Expression::GlobalVariable(g) => return Some(g),
-                _ => return None,
-            }
+        use crate::lower::passes::ir_walk::pointer_root;
+        match f.expressions[pointer_root(&f.expressions, p)] {
+            Expression::GlobalVariable(g) => Some(g),
+            _ => None,
         }
     }
 

@@ -544,12 +544,11 @@ fn written_roots(fx: &FnCtx, block: &naga::Block, locals_before: usize) -> Vec<H
 }
 
 /// The local variable or argument a pointer expression starts from.
-fn root(fx: &FnCtx, mut p: Handle<Expression>) -> Option<Handle<Expression>> {
-    loop {
-        match *fx.expr(p) {
-            Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
-            Expression::LocalVariable(_) | Expression::FunctionArgument(_) => return Some(p),
-            _ => return None,
-        }
-    }
+fn root(fx: &FnCtx, p: Handle<Expression>) -> Option<Handle<Expression>> {
+    let root = crate::lower::passes::ir_walk::pointer_root(&fx.function.expressions, p);
+    matches!(
+        fx.expr(root),
+        Expression::LocalVariable(_) | Expression::FunctionArgument(_)
+    )
+    .then_some(root)
 }

@@ -36,14 +36,11 @@ const WORDS_MEMBER: &str = "words";
 impl Lowerer<'_, '_> {
     /// True if `ty` is a union, or an array or struct holding one.
     pub(in crate::lower) fn holds_union(&self, ty: &Type) -> bool {
-        match ty {
-            Type::Array(e, _) => self.holds_union(e),
-            Type::Struct(id) => {
-                let def = self.program.structs.get(*id);
-                def.is_union || def.members.iter().any(|m| self.holds_union(&m.ty))
-            }
-            _ => false,
-        }
+        let structs = &self.program.structs;
+        structs.holds(
+            ty,
+            &|t| matches!(t, Type::Struct(id) if structs.get(*id).is_union),
+        )
     }
 
     /// The anonymous members (`union { .. };`) and base class subobjects

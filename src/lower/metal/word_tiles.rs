@@ -139,12 +139,14 @@ impl Lowerer<'_, '_> {
             let at = self.add_offset(fx, p.offset, w * 4, span);
             loaded.push(self.load_word(fx, p.global, at, span));
         }
-        let mut scalars = tiles.iter().map(|t| {
-            let word = loaded[(t.offset / 4) as usize];
-            (t, word)
-        });
+        let mut scalars = (tiles.into_iter())
+            .map(|t| {
+                let word = loaded[(t.offset / 4) as usize];
+                (t, word)
+            })
+            .collect();
         let ty = p.ty.clone();
-        let value = self.compose_tiles(fx, &ty, &mut scalars_vec(&mut scalars), span)?;
+        let value = self.compose_tiles(fx, &ty, &mut scalars, span)?;
         Ok(Some(value))
     }
 
@@ -162,7 +164,10 @@ impl Lowerer<'_, '_> {
         let components = match ty {
             Type::Scalar(s) => {
                 let (tile, word) = next.pop_front().expect("one tile per scalar");
-                return Ok(self.word_scalar(fx, word, tile.offset % 4, *s, span));
+                let at = tile.offset % 4;
+                let shift =
+                    |fx: &mut FnCtx| fx.add(Expression::Literal(Literal::U32(at * 8)), span);
+                return Ok(self.scalar_in_word(fx, word, *s, shift, span));
             }
             Type::Vector(s, n) | Type::Packed(s, n) => {
                 let lane = Type::Scalar(*s);
@@ -200,34 +205,6 @@ impl Lowerer<'_, '_> {
         };
         let th = self.naga_type(&ty.unpacked(), span)?;
         Ok(fx.add(Expression::Compose { ty: th, components }, span))
-    }
-
-    /// The scalar `s` at byte `at` (0..4) of `word`.
-    fn word_scalar(
-        &mut self,
-        fx: &mut FnCtx,
-        word: Handle<Expression>,
-        at: u32,
-        s: Scalar,
-        span: Span,
-    ) -> Handle<Expression> {
-        if s.size() == 4 {
-            let kind = match s {
-                Scalar::UInt => return word,
-                Scalar::Int => naga::ScalarKind::Sint,
-                _ => naga::ScalarKind::Float,
-            };
-            return fx.add(
-                Expression::As {
-                    expr: word,
-                    kind,
-                    convert: None,
-                },
-                span,
-            );
-        }
-        let shift = fx.add(Expression::Literal(Literal::U32(at * 8)), span);
-        self.scalar_field(fx, word, shift, s, span)
     }
 
     /// Stores `value` (of type `p.ty.unpacked()`) one whole word at a time,
@@ -294,11 +271,4 @@ impl Lowerer<'_, '_> {
         }
         Ok(true)
     }
-}
-
-/// The tiles with their words, in the order `compose_tiles` takes them.
-fn scalars_vec<'t>(
-    tiles: &mut impl Iterator<Item = (&'t Tile, Handle<Expression>)>,
-) -> std::collections::VecDeque<(Tile, Handle<Expression>)> {
-    tiles.map(|(t, w)| (t.clone(), w)).collect()
 }

@@ -286,35 +286,42 @@ impl Lowerer<'_, '_> {
             return self.load_narrowed_wide(fx, global, offset, s, span);
         }
         let word = self.load_word(fx, global, offset, span);
-        let size = s.size();
-        if size == 4 {
-            return match s {
-                Scalar::UInt => word,
-                Scalar::Int => fx.add(
-                    Expression::As {
-                        expr: word,
-                        kind: naga::ScalarKind::Sint,
-                        convert: None,
-                    },
-                    span,
-                ),
-                _ => fx.add(
-                    Expression::As {
-                        expr: word,
-                        kind: naga::ScalarKind::Float,
-                        convert: None,
-                    },
-                    span,
-                ),
-            };
+        let shift = |fx: &mut FnCtx| Self::bit_shift(fx, offset, s.size(), span);
+        self.scalar_in_word(fx, word, s, shift, span)
+    }
+
+    /// The scalar `s` in `word`: its bits, for a 4-byte scalar; else the 1
+    /// or 2 bytes from the bit `shift` makes (made only then) on.
+    pub(in crate::lower) fn scalar_in_word(
+        &mut self,
+        fx: &mut FnCtx,
+        word: Handle<Expression>,
+        s: Scalar,
+        shift: impl FnOnce(&mut FnCtx) -> Handle<Expression>,
+        span: Span,
+    ) -> Handle<Expression> {
+        if s.size() != 4 {
+            let shift = shift(fx);
+            return self.scalar_field(fx, word, shift, s, span);
         }
-        let shift = Self::bit_shift(fx, offset, size, span);
-        self.scalar_field(fx, word, shift, s, span)
+        let kind = match s {
+            Scalar::UInt => return word,
+            Scalar::Int => naga::ScalarKind::Sint,
+            _ => naga::ScalarKind::Float,
+        };
+        fx.add(
+            Expression::As {
+                expr: word,
+                kind,
+                convert: None,
+            },
+            span,
+        )
     }
 
     /// The scalar `s` (1 or 2 bytes) held in the bits of `word` from bit
     /// `shift` on.
-    pub(in crate::lower) fn scalar_field(
+    fn scalar_field(
         &mut self,
         fx: &mut FnCtx,
         word: Handle<Expression>,

@@ -20,24 +20,36 @@ use naga::{Arena, Expression, Function, Handle, Module, Statement};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
+/// A function others may be merged into, and its text once printed.
+type Candidate = (Handle<Function>, Option<String>);
+
 /// Redirects every call of a function identical to an earlier one to that
 /// one, and removes the functions left without callers by it.
 pub(in crate::lower) fn merge_identical(module: &mut Module) {
-    let mut first_of: HashMap<u64, Vec<Handle<Function>>> = HashMap::new();
+    // The first function of each fingerprint, with its text once a later
+    // one has had to be compared with it (each text is printed once).
+    let mut first_of: HashMap<u64, Vec<Candidate>> = HashMap::new();
     let mut merged: HashMap<Handle<Function>, Handle<Function>> = HashMap::new();
     let handles: Vec<Handle<Function>> = module.functions.iter().map(|(h, _)| h).collect();
     for h in handles {
         redirect_calls(&mut module.functions[h], &|f| merged.get(&f).copied());
         let key = fingerprint(&module.functions[h]);
-        let same = first_of.get(&key).and_then(|candidates| {
+        let candidates = first_of.entry(key).or_default();
+        let mut same = None;
+        if !candidates.is_empty() {
             let text = unnamed_text(&module.functions[h]);
-            (candidates.iter()).find(|&&c| unnamed_text(&module.functions[c]) == text)
-        });
+            for (c, c_text) in candidates.iter_mut() {
+                if *c_text.get_or_insert_with(|| unnamed_text(&module.functions[*c])) == text {
+                    same = Some(*c);
+                    break;
+                }
+            }
+        }
         match same {
-            Some(&c) => {
+            Some(c) => {
                 merged.insert(h, c);
             }
-            None => first_of.entry(key).or_default().push(h),
+            None => candidates.push((h, None)),
         }
     }
     if merged.is_empty() {
@@ -79,39 +91,13 @@ fn redirect_calls(
             }
         }
     }
-    redirect_block(&mut function.body, to);
-}
-
-fn redirect_block(
-    block: &mut naga::Block,
-    to: &dyn Fn(Handle<Function>) -> Option<Handle<Function>>,
-) {
-    for s in block.iter_mut() {
-        match s {
-            Statement::Call { function, .. } => {
-                if let Some(t) = to(*function) {
-                    *function = t;
-                }
+    super::ir_walk::visit_mut(&mut function.body, &mut |s| {
+        if let Statement::Call { function, .. } = s {
+            if let Some(t) = to(*function) {
+                *function = t;
             }
-            Statement::Block(b) => redirect_block(b, to),
-            Statement::If { accept, reject, .. } => {
-                redirect_block(accept, to);
-                redirect_block(reject, to);
-            }
-            Statement::Switch { cases, .. } => {
-                for c in cases {
-                    redirect_block(&mut c.body, to);
-                }
-            }
-            Statement::Loop {
-                body, continuing, ..
-            } => {
-                redirect_block(body, to);
-                redirect_block(continuing, to);
-            }
-            _ => {}
         }
-    }
+    });
 }
 
 /// A hash of the whole function, name aside (its structure as naga's

@@ -20,7 +20,7 @@
 //! in a helper is uniform where the kernel passes it uniform values), as
 //! Tint's per-parameter uniformity tags also judge it.
 
-use super::ir_walk::{callees, visit};
+use super::ir_walk::{callees, pointer_root, visit};
 use super::operands;
 use naga::{Block, Expression, Function, Handle, Module, Statement};
 use std::cell::RefCell;
@@ -348,13 +348,10 @@ impl WrittenArguments {
 }
 
 /// The argument a pointer expression of `function` points into, if any.
-fn root_argument(function: &Function, mut p: Handle<Expression>) -> Option<usize> {
-    loop {
-        match function.expressions[p] {
-            Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
-            Expression::FunctionArgument(i) => return Some(i as usize),
-            _ => return None,
-        }
+fn root_argument(function: &Function, p: Handle<Expression>) -> Option<usize> {
+    match function.expressions[pointer_root(&function.expressions, p)] {
+        Expression::FunctionArgument(i) => Some(i as usize),
+        _ => None,
     }
 }
 
@@ -524,39 +521,32 @@ impl Walk<'_> {
     /// Whether the memory a pointer expression starts from is per-thread
     /// state that may vary: a private global, a varying local, or an
     /// argument's pointee.
-    fn root_varies(&self, mut p: Handle<Expression>) -> bool {
-        loop {
-            match self.function.expressions[p] {
-                Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
-                Expression::LocalVariable(l) => return self.locals[l.index()],
-                // Per-thread state (the prologue's lane, index, activity) is
-                // private; a private with an initialiser is a constant table.
-                Expression::GlobalVariable(g) => {
-                    use naga::AddressSpace as A;
-                    let g = &self.scope.module.global_variables[g];
-                    return match (self.scope.rules, g.space) {
-                        (Rules::Metal, A::Private) => g.init.is_none(),
-                        (Rules::Metal, _) => false,
-                        (Rules::Tint, A::Private | A::WorkGroup) => true,
-                        (Rules::Tint, A::Storage { access }) => {
-                            access.contains(naga::StorageAccess::STORE)
-                        }
-                        (Rules::Tint, _) => false,
-                    };
+    fn root_varies(&self, p: Handle<Expression>) -> bool {
+        match self.function.expressions[pointer_root(&self.function.expressions, p)] {
+            Expression::LocalVariable(l) => self.locals[l.index()],
+            // Per-thread state (the prologue's lane, index, activity) is
+            // private; a private with an initialiser is a constant table.
+            Expression::GlobalVariable(g) => {
+                use naga::AddressSpace as A;
+                let g = &self.scope.module.global_variables[g];
+                match (self.scope.rules, g.space) {
+                    (Rules::Metal, A::Private) => g.init.is_none(),
+                    (Rules::Metal, _) => false,
+                    (Rules::Tint, A::Private | A::WorkGroup) => true,
+                    (Rules::Tint, A::Storage { access }) => {
+                        access.contains(naga::StorageAccess::STORE)
+                    }
+                    (Rules::Tint, _) => false,
                 }
-                Expression::FunctionArgument(_) => return true,
-                _ => return true,
             }
+            _ => true,
         }
     }
 
-    fn root_local(&self, mut p: Handle<Expression>) -> Option<usize> {
-        loop {
-            match self.function.expressions[p] {
-                Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
-                Expression::LocalVariable(l) => return Some(l.index()),
-                _ => return None,
-            }
+    fn root_local(&self, p: Handle<Expression>) -> Option<usize> {
+        match self.function.expressions[pointer_root(&self.function.expressions, p)] {
+            Expression::LocalVariable(l) => Some(l.index()),
+            _ => None,
         }
     }
 
