@@ -29,6 +29,8 @@ pub use naga;
 #[cfg(feature = "runner")]
 pub use wgpu;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub use library::TRANSLATION_STACK;
 pub use library::{
     decode_source, ByteStores, ConstantKey, ConstantValue, ErrorLimit, Failure,
     FunctionConstantValues, Library, Options, SimdGroups, Target, UniformLayout,

@@ -314,10 +314,14 @@ pub fn decode_source(name: &str, bytes: Vec<u8>) -> Result<String, Failure> {
     }
 }
 
-/// Stack for the recursive stages: deep (but legal) nesting must produce a
+/// Stack the translation needs: deep (but legal) nesting must produce a
 /// diagnostic, never a stack overflow, whatever the caller's stack is.
+/// A caller whose thread has this much stack left is translated on that
+/// thread; any other gets a thread of this size for each translation (a
+/// host that translates many files, or measures a translation's CPU time,
+/// sizes its own threads with it).
 #[cfg(not(target_arch = "wasm32"))]
-const STACK_SIZE: usize = 1 << 30;
+pub const TRANSLATION_STACK: usize = 1 << 30;
 
 /// wasm32-unknown-unknown cannot spawn threads: translate on the caller's
 /// stack (`web/wasm` links with a large one).
@@ -328,26 +332,35 @@ fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result
 
 #[cfg(not(target_arch = "wasm32"))]
 fn translate_in_thread(map: SourceMap, main: FileId, options: Options) -> Result<Library, Failure> {
-    let handle = std::thread::Builder::new()
-        .name("msl2wgsl".into())
-        .stack_size(STACK_SIZE)
-        .spawn(move || translate(map, main, &options));
-    match handle.map(|h| h.join()) {
-        Ok(Ok(result)) => result,
-        Ok(Err(panic)) => {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            Err(internal_failure(format!(
-                "internal compiler error (a bug in msl2wgsl): {what}"
-            )))
+    let on_this_thread = stacker::remaining_stack().is_some_and(|r| r >= TRANSLATION_STACK);
+    let finished = if on_this_thread {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            translate(map, main, &options)
+        }))
+    } else {
+        let spawned = std::thread::Builder::new()
+            .name("msl2wgsl".into())
+            .stack_size(TRANSLATION_STACK)
+            .spawn(move || translate(map, main, &options));
+        match spawned {
+            Ok(handle) => handle.join(),
+            Err(e) => {
+                return Err(internal_failure(format!(
+                    "cannot start the translation thread: {e}"
+                )))
+            }
         }
-        Err(e) => Err(internal_failure(format!(
-            "cannot start the translation thread: {e}"
-        ))),
-    }
+    };
+    finished.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(internal_failure(format!(
+            "internal compiler error (a bug in msl2wgsl): {what}"
+        )))
+    })
 }
 
 #[cfg(not(target_arch = "wasm32"))]
