@@ -371,6 +371,11 @@ fn lower_module<'a>(
         };
         let asked = rounds::instances_asked(program) > asked_before;
         rounds.lowered(&f.name.name, asked);
+        log::trace!(
+            "lowered `{}`: asked for instances: {asked}, lowered: {}",
+            f.name.name,
+            lowered.is_ok()
+        );
         // A function constant's value needed at translation and not
         // given: the function waits for it (W0415), as Metal specialises
         // when the host makes the function.

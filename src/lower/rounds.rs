@@ -54,7 +54,7 @@ impl Rounds {
 /// How many undeclared struct template instances lowering `program` has
 /// asked for so far (each request counts).
 pub(super) fn instances_asked(program: &Program) -> usize {
-    program.pending.borrow().len()
+    program.pending.borrow().requests()
 }
 
 /// Whether lowering `program` has found struct template instances that

@@ -210,7 +210,7 @@ pub struct Program<'a> {
     pub var_template_depth: std::cell::Cell<usize>,
     /// Struct template instances used but not declared yet (see
     /// [`struct_templates`]): the driver inserts them and analyses again.
-    pub pending: std::cell::RefCell<Vec<struct_templates::PendingInstance>>,
+    pub pending: std::cell::RefCell<struct_templates::PendingInstances>,
     /// The program-scope item being declared; `None` while lowering.
     pub current_item: std::cell::Cell<Option<usize>>,
     /// Instances without data members (traits, function objects).

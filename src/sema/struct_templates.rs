@@ -40,6 +40,50 @@ pub struct PendingInstance {
     pub span: Span,
 }
 
+/// The instances one analysis round (and its lowering) asked for.
+#[derive(Debug, Default)]
+pub struct PendingInstances {
+    /// Each instance once, in the order first asked for.
+    list: Vec<PendingInstance>,
+    names: std::collections::HashSet<String>,
+    /// Every use that asked counts, also for an instance asked for before:
+    /// an entry point that needs one is not settled (`lower::rounds`).
+    requests: usize,
+}
+
+impl PendingInstances {
+    /// Records a use of undeclared instance `name`; true if it was asked
+    /// for before, so that its items need not be made again (a lowering
+    /// that goes on past missing instances asks for each from many places).
+    pub fn asked_before(&mut self, name: &str) -> bool {
+        self.requests += 1;
+        self.names.contains(name)
+    }
+
+    /// Adds an instance first asked for.
+    pub fn push(&mut self, p: PendingInstance) {
+        log::trace!("instance asked for: {} at {:?}", p.name, p.span);
+        if self.names.insert(p.name.clone()) {
+            self.list.push(p);
+        }
+    }
+
+    /// How many uses asked for undeclared instances.
+    pub fn requests(&self) -> usize {
+        self.requests
+    }
+
+    /// Instance `name`, if it was asked for.
+    pub fn get(&self, name: &str) -> Option<&PendingInstance> {
+        self.list.iter().find(|p| p.name == name)
+    }
+
+    /// The instances asked for, each once.
+    pub fn into_list(self) -> Vec<PendingInstance> {
+        self.list
+    }
+}
+
 /// Inserts `pending` into `tu`. `round` counts the rounds of instantiation;
 /// an instance whose members keep needing new instances (`S<N>` holding an
 /// `S<N + 1>`) stops at [`MAX_STRUCT_INSTANTIATION_DEPTH`].
@@ -124,10 +168,10 @@ pub fn analyze_until_complete<T>(
     let cache = std::rc::Rc::new(super::templates::InstanceCache::default());
     for round in 0.. {
         let (program, errors) = super::analyze_cached(tu, given, cache.clone());
-        let mut pending = program.pending.take();
+        let mut pending = program.pending.take().into_list();
         // Lowering a program with missing instances only finds more errors.
         let result = pending.is_empty().then(|| run(tu, &program, errors));
-        pending.extend(program.pending.take());
+        pending.extend(program.pending.take().into_list());
         drop(program);
         log::debug!(
             "struct template round {round}: lowered {}, {} instances missing",
@@ -306,13 +350,15 @@ impl<'a> Program<'a> {
                 format!("`{instance}` is not declared here: its declaration failed or comes later"),
             ));
         }
-        let items = self.instance_items(name, templates, &values, &instance, span)?;
-        self.pending.borrow_mut().push(PendingInstance {
-            name: instance.clone(),
-            at: self.current_item.get(),
-            items,
-            span,
-        });
+        if !self.pending.borrow_mut().asked_before(&instance) {
+            let items = self.instance_items(name, templates, &values, &instance, span)?;
+            self.pending.borrow_mut().push(PendingInstance {
+                name: instance.clone(),
+                at: self.current_item.get(),
+                items,
+                span,
+            });
+        }
         Err(Error::coded(
             Code::Template,
             span,

@@ -79,12 +79,10 @@ impl Lowerer<'_, '_> {
         });
         let pending = self.program.pending.borrow();
         let declared_at = |name: &str| {
-            spans.get(name).copied().or_else(|| {
-                pending
-                    .iter()
-                    .find(|p| p.name == name)
-                    .map(|p: &PendingInstance| p.span)
-            })
+            spans
+                .get(name)
+                .copied()
+                .or_else(|| pending.get(name).map(|p: &PendingInstance| p.span))
         };
         // WGSL names it after this name: `f_unnamed`, not an escaped `(unnamed struct)`.
         let written = match t.decl.name.name.as_str() {
@@ -112,13 +110,15 @@ impl Lowerer<'_, '_> {
             }
             _ => {}
         }
-        let items = self.local_type_items(name, t)?;
-        self.program.pending.borrow_mut().push(PendingInstance {
-            name: name.to_string(),
-            at: None,
-            items,
-            span: t.decl.span,
-        });
+        if !self.program.pending.borrow_mut().asked_before(name) {
+            let items = self.local_type_items(name, t)?;
+            self.program.pending.borrow_mut().push(PendingInstance {
+                name: name.to_string(),
+                at: None,
+                items,
+                span: t.decl.span,
+            });
+        }
         Err(Error::coded(
             Code::Template,
             t.decl.name.span,
