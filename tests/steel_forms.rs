@@ -425,3 +425,75 @@ fn one_object_for_two_reference_parameters_sees_its_own_writes() {
         .collect();
     assert_eq!(common::f32s(&out[&1]), want);
 }
+
+/// MLX's attention tiles call their fragment type's static member
+/// function templates through a member alias: `MMAFrag_t::template
+/// row_reduce<Op>(frag_at(i, j), &vals[i])` inside `MMATile<T, ..,
+/// MMAFrag_t_ = ..>` with `using MMAFrag_t = MMAFrag_t_;`. The template
+/// arguments are the member function's, not the enclosing template's
+/// (`Tile<N / 2>::f` would be); a static member function template is also
+/// called by its qualified name, with or without `template`.
+const MEMBER_ALIAS_TEMPLATE_CALL: &str = r#"
+struct MaxOp { static float apply(float a, float b) { return max(a, b); } };
+struct SumOp { static float apply(float a, float b) { return a + b; } };
+struct Frag {
+  template <typename Op>
+  static void reduce(thread const float4& f, thread float* out) {
+    out[0] = Op::apply(Op::apply(f.x, f.y), Op::apply(f.z, f.w));
+  }
+};
+template <typename T, int N, class Frag_ = Frag> struct Tile {
+  using Frag_t = Frag_;
+  float4 frags[N];
+  thread float4& frag_at(int i) thread { return frags[i]; }
+  template <typename Op> void row_reduce(thread T vals[N]) thread {
+    for (int i = 0; i < N; i++) { Frag_t::template reduce<Op>(frag_at(i), &vals[i]); }
+  }
+  template <typename Op> void row_reduce_plain(thread T vals[N]) thread {
+    for (int i = 0; i < N; i++) { Frag_t::reduce<Op>(frag_at(i), &vals[i]); }
+  }
+};
+kernel void member_alias_template_call(const device float4* in [[buffer(0)]],
+                                       device float* out [[buffer(1)]],
+                                       uint tid [[thread_position_in_grid]]) {
+  Tile<float, 2> t;
+  t.frags[0] = in[tid * 2];
+  t.frags[1] = in[tid * 2 + 1];
+  float maxes[2];
+  float sums[2];
+  t.template row_reduce<MaxOp>(maxes);
+  t.template row_reduce_plain<SumOp>(sums);
+  float direct[1];
+  Frag::template reduce<SumOp>(t.frags[1], direct);
+  float plain[1];
+  Frag::reduce<MaxOp>(t.frags[0], plain);
+  out[tid * 6] = maxes[0];
+  out[tid * 6 + 1] = maxes[1];
+  out[tid * 6 + 2] = sums[0];
+  out[tid * 6 + 3] = sums[1];
+  out[tid * 6 + 4] = direct[0];
+  out[tid * 6 + 5] = plain[0];
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn member_function_templates_called_through_a_member_alias() {
+    let input: Vec<f32> = (0..64 * 8).map(|i| ((i * 37) % 23) as f32 - 11.0).collect();
+    let Some(out) = common::source::run_body_f32s(
+        MEMBER_ALIAS_TEMPLATE_CALL,
+        "member_alias_template_call",
+        (64, 64),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0; 64 * 6 * 4])],
+        1,
+    ) else {
+        return;
+    };
+    let max = |f: &[f32]| f[0].max(f[1]).max(f[2].max(f[3]));
+    let sum = |f: &[f32]| (f[0] + f[1]) + (f[2] + f[3]);
+    for t in 0..64 {
+        let (a, b) = (&input[t * 8..t * 8 + 4], &input[t * 8 + 4..t * 8 + 8]);
+        let expected = [max(a), max(b), sum(a), sum(b), sum(b), max(a)];
+        assert_eq!(&out[t * 6..t * 6 + 6], &expected, "thread {t}");
+    }
+}

@@ -18,7 +18,7 @@
 //! item `i` (so that `struct A { Vec<float, 4> v; };` sees it); one found
 //! while lowering a function appends it.
 
-use super::subst::{Replacement, Subst};
+use super::subst::{InstanceScope, Replacement, Subst};
 use super::templates::{template_name, Deduce, TemplateValue, MAX_STRUCT_INSTANTIATION_DEPTH};
 use super::{Error, Program, Result, Symbol};
 use crate::diagnostics::Code;
@@ -416,9 +416,14 @@ impl<'a> Program<'a> {
             name.to_string(),
             Replacement::Type(named_type(instance, st.decl.name.span)),
         );
+        let scope = InstanceScope {
+            template: name,
+            instance,
+            member_types: member_types(&st.members, name),
+        };
         let subst = Subst {
             map: &map,
-            scope: Some((name, instance)),
+            scope: Some(&scope),
             templates: false,
         };
         let mut items = Vec::new();
@@ -697,6 +702,23 @@ fn specialization_of(t: &ast::TemplateDecl) -> Option<&[TemplateArg]> {
         Templated::Variable(v) => v.specialization.as_deref(),
         Templated::Function(_) | Templated::Alias(_) => None,
     }
+}
+
+/// The short names of the member types of struct template `name` that
+/// are no templates (`S::F` for `using F = F_;`): see [`InstanceScope`].
+fn member_types(members: &[Item], name: &str) -> std::collections::HashSet<String> {
+    let prefix = format!("{name}::");
+    members
+        .iter()
+        .filter_map(|item| match item {
+            Item::Alias(a) => Some(&a.name.name),
+            Item::Struct(s) => Some(&s.name.name),
+            _ => None,
+        })
+        .filter_map(|n| n.strip_prefix(&prefix))
+        .filter(|short| !short.contains("::"))
+        .map(str::to_string)
+        .collect()
 }
 
 /// `Vec::len` → `Vec<float, 4>::len`; a constructor `Vec::Vec` →

@@ -25,13 +25,26 @@ pub enum Replacement {
     Template(Vec<String>),
 }
 
+/// The struct template instance whose members are being substituted.
+pub struct InstanceScope<'m> {
+    /// `Vec`.
+    pub template: &'m str,
+    /// `Vec<float, 4>`.
+    pub instance: &'m str,
+    /// The template's member types that are no templates (`using F = F_;`,
+    /// nested structs), by short name: in `Vec::F::f<Op>` (how
+    /// `syntax::from_pest::struct_scope` qualifies `F::template f<Op>`)
+    /// the arguments are `f`'s, where in `Vec<N / 2>::f` they are `Vec`'s.
+    pub member_types: std::collections::HashSet<String>,
+}
+
 /// Substitutes template parameters by name.
 pub struct Subst<'m> {
     /// Parameter name → argument.
     pub map: &'m HashMap<String, Replacement>,
-    /// In a struct template's instance, `(template, instance)`: qualified
-    /// names `Vec::make` of the template's members become `Vec<float, 4>::make`.
-    pub scope: Option<(&'m str, &'m str)>,
+    /// In a struct template's instance: qualified names `Vec::make` of
+    /// the template's members become `Vec<float, 4>::make`.
+    pub scope: Option<&'m InstanceScope<'m>>,
     /// Also renames templates: `V<float>` where `V` maps to a plain name
     /// (a template hidden by a redefinition, `sema::redefinition`). Off for
     /// instantiation, where the injected class name `V` means the instance
@@ -76,9 +89,9 @@ impl<'m> Subst<'m> {
         if path.len() < 2 {
             return;
         }
-        if let Some((template, instance)) = self.scope {
-            if path[0] == template {
-                path[0] = instance.to_string();
+        if let Some(scope) = self.scope {
+            if path[0] == scope.template {
+                path[0] = scope.instance.to_string();
                 return;
             }
         }
@@ -628,8 +641,13 @@ impl<'m> Subst<'m> {
             ExprKind::Templated(path, args) => {
                 // `S<N / 2>::f` inside `S`'s members names another instance
                 // of the template, not the injected class name (C++
-                // [temp.local]): the arguments are the template's.
-                if self.scope.is_none_or(|(template, _)| path[0] != template) {
+                // [temp.local]): the arguments are the template's. In
+                // `S::F::f<Op>`, with `F` a member type, they are `f`'s.
+                let args_of_template = self.scope.is_some_and(|scope| {
+                    path[0] == scope.template
+                        && !(path.len() > 2 && scope.member_types.contains(&path[1]))
+                });
+                if !args_of_template {
                     self.rescope(path);
                 }
                 self.rename_template(path);

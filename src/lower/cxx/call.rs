@@ -165,10 +165,16 @@ impl Lowerer<'_, '_> {
             };
             return self.call(fx, &callee, args, span);
         }
-        // `square<half>(x)`: explicit template arguments.
-        if path.len() == 1 && !self.program.function_templates(&path[0]).is_empty() {
+        // `square<half>(x)`: explicit template arguments; `S::f<Op>(x)`,
+        // `A::template f<Op>(x)` (`A` a member alias of a struct): static
+        // member function template `f`.
+        let canonical = (path.len() > 1)
+            .then(|| self.program.canonical_path(path))
+            .flatten();
+        let name = canonical.as_deref().unwrap_or(path).join("::");
+        if !self.program.function_templates(&name).is_empty() {
             let targs = self.written_template_args(fx, targs)?;
-            return self.call_template(fx, &path[0], &targs, args, callee.span, span);
+            return self.call_template(fx, &name, &targs, args, callee.span, span);
         }
         // `load<T>(..)` inside a struct: one of its member templates.
         if let [name] = path {
