@@ -516,6 +516,10 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         return Err(fail(recovered.with(Vec::new(), warnings), map));
     }
     let deferred = leave_out_kernels_translated_at_dispatch(&mut lowered);
+    warnings.extend(limits::leave_out_unpipelined_kernels(
+        &mut lowered,
+        &options.entries,
+    ));
     // A function waiting for function constant values (W0415) stopped
     // part-way: what it had declared (its bindings, the dispatch uniform
     // before its members were known) is dropped with everything else no
@@ -524,8 +528,7 @@ fn translate(mut map: SourceMap, main: FileId, options: &Options) -> Result<Libr
         naga::compact::compact(&mut lowered.module, naga::compact::KeepUnused::No);
     }
     warnings.extend(
-        lowered
-            .warnings
+        std::mem::take(&mut lowered.warnings)
             .into_iter()
             .map(|e| sema_diagnostic(e, Severity::Warning)),
     );

@@ -261,3 +261,102 @@ mod gpu {
         );
     }
 }
+
+/// Kernels of one template: `float` tiles of 64 × 68 take 17,408 bytes,
+/// `half` ones 8,704 in Metal, and 128 × 68 `half`s 17,408 (the WGSL holds
+/// `half` as `f32`, the same WGSL type as the `float` instance's, but
+/// Metal's limit counts Metal's bytes). The instance at 128 × 68 `float`s
+/// (34,816 bytes) is over the 32 KiB every Metal GPU family allows: Metal
+/// compiles it but makes no pipeline of it.
+const TILES: &str = r#"
+#include <metal_stdlib>
+using namespace metal;
+template <typename T, int R>
+kernel void tile(const device T* in [[buffer(0)]], device T* out [[buffer(1)]],
+                 uint t [[thread_index_in_threadgroup]], uint g [[threadgroup_position_in_grid]]) {
+  threadgroup T tiles[R * 68];
+  tiles[t] = in[g * 64 + t];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[g * 64 + t] = tiles[63 - t] + T(R);
+}
+template [[host_name("tile_float")]] kernel void tile<float, 64>(const device float*, device float*, uint, uint);
+template [[host_name("tile_half")]] kernel void tile<half, 64>(const device half*, device half*, uint, uint);
+template [[host_name("tile_half_wide")]] kernel void tile<half, 128>(const device half*, device half*, uint, uint);
+template [[host_name("tile_float_wide")]] kernel void tile<float, 128>(const device float*, device float*, uint, uint);
+"#;
+
+/// `half` held as `f32` (the command line's default): the `half` tiles
+/// then have the WGSL types of the `float` ones.
+fn half_as_f32() -> Options {
+    Options {
+        half: msl2wgsl::library::HalfMode::F32,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn a_kernel_over_metals_threadgroup_memory_is_left_out_with_a_warning() {
+    let library = Library::from_source("limits.metal", TILES, &half_as_f32())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = library
+        .functions()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["tile_float", "tile_half", "tile_half_wide"]);
+    assert!(
+        !library.wgsl().contains("tile_float_wide"),
+        "{}",
+        library.wgsl()
+    );
+    let left_out: Vec<_> = library
+        .warning_diagnostics()
+        .0
+        .iter()
+        .filter(|w| w.code() == Code::KernelOverThreadgroupMemory)
+        .collect();
+    assert_eq!(left_out.len(), 1, "{}", library.warnings());
+    let w = left_out[0];
+    assert_eq!(
+        w.message,
+        "`tile_float_wide` needs 34816 bytes of threadgroup memory; Metal allows at most 32768 bytes of threadgroup memory, and makes no pipeline of it"
+    );
+    assert!(
+        w.notes
+            .iter()
+            .any(|n| n == "its threadgroup variables: `tiles` (34816 bytes)"),
+        "{:?}",
+        w.notes
+    );
+    // Located at the variable, in the template's body.
+    let text = w.render(library.source_map());
+    assert!(text.starts_with("limits.metal:7:17: warning: "), "{text}");
+}
+
+#[test]
+fn a_kernel_over_metals_threadgroup_memory_is_an_error_where_asked_for_or_alone() {
+    let asked = Options {
+        entries: vec!["tile_float_wide".into(), "tile_half".into()],
+        ..half_as_f32()
+    };
+    let alone = TILES
+        .lines()
+        .filter(|l| {
+            !l.contains("host_name(\"tile_float\")") && !l.contains("host_name(\"tile_half")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (source, options) in [(TILES, asked), (alone.as_str(), half_as_f32())] {
+        let failure = Library::from_source("limits.metal", source, &options).unwrap_err();
+        let errors: Vec<_> = failure.diagnostics.errors().collect();
+        assert_eq!(errors.len(), 1, "{}", failure.render());
+        assert_eq!(errors[0].code(), Code::LimitExceeded);
+        assert!(
+            errors[0]
+                .message
+                .starts_with("`tile_float_wide` needs 34816 bytes"),
+            "{}",
+            failure.render()
+        );
+    }
+}

@@ -261,6 +261,10 @@ codes! {
     /// Tint's uniformity analysis takes as non-uniform (a branch, loop or
     /// `return` that depends on the thread, and that no rewrite took away).
     BarrierNonUniform = "W0418",
+    /// A kernel whose threadgroup variables together take more than the
+    /// 32 KiB every Metal GPU family allows: Metal compiles it but makes no
+    /// pipeline of it, so it is left out of the WGSL.
+    KernelOverThreadgroupMemory = "W0419",
 }
 
 impl Code {

@@ -22,6 +22,16 @@ fn round_up(x: u32, align: u32) -> u32 {
     x.div_ceil(align) * align
 }
 
+/// Metal's size of `ty` in bytes, where arrays may pass 4 GiB (what the
+/// limits refuse, `threadgroup float a[1u << 31];`, must be measured
+/// first).
+pub fn metal_bytes(ty: &Type, structs: &Structs) -> u64 {
+    match ty {
+        Type::Array(elem, n) => metal_bytes(elem, structs).saturating_mul(u64::from(*n)),
+        other => u64::from(metal(other, structs).size),
+    }
+}
+
 /// Metal's size and alignment of `ty` (MSL Tables 2.1–2.5, §2.5).
 pub fn metal(ty: &Type, structs: &Structs) -> SizeAlign {
     match ty {

@@ -2,11 +2,14 @@
 //! (`function`/`private`) and threadgroup (`workgroup`) memory.
 //!
 //! The limits, and why each is an error or a warning:
-//! - Threadgroup memory: Metal itself allows at most 32 KiB
-//!   (`maxTotalThreadgroupMemoryLength` on every Apple GPU family), so a
-//!   larger threadgroup variable is an error. WebGPU guarantees only
-//!   16 KiB (`maxComputeWorkgroupStorageSize`, whose default is also what
-//!   the WGSL spec's limits table guarantees); between the two it is a
+//! - Threadgroup memory: Metal itself allows at most 32 KiB per kernel
+//!   (the maximum total threadgroup memory allocation of every Metal GPU
+//!   family). Metal compiles a kernel that needs more, but makes no
+//!   pipeline of it: such a kernel is left out of the WGSL with a warning,
+//!   or is an error where it was asked for or is all there is
+//!   ([`leave_out_unpipelined_kernels`]). WebGPU guarantees only 16 KiB
+//!   (`maxComputeWorkgroupStorageSize`, whose default is also what the
+//!   WGSL spec's limits table guarantees); between the two it is a
 //!   warning: the pipeline needs a device created with a higher limit.
 //! - Thread memory: Metal sets no limit, and neither do wgpu or Chrome in
 //!   practice, but the WGSL spec guarantees only 8192 bytes of function-
@@ -124,16 +127,6 @@ fn check_variable(
         )));
     }
     match memory {
-        Memory::Threadgroup if bytes > METAL_THREADGROUP_BYTES => {
-            let message = format!(
-                "{what} is {bytes} bytes; Metal allows at most {METAL_THREADGROUP_BYTES} bytes of threadgroup memory"
-            );
-            Some(located(Diagnostic::error(
-                Code::LimitExceeded,
-                message,
-                span,
-            )))
-        }
         Memory::Threadgroup if bytes > WEBGPU_WORKGROUP_BYTES => {
             let message = format!(
                 "{what} is {bytes} bytes, over the {WEBGPU_WORKGROUP_BYTES} bytes of workgroup memory WebGPU guarantees"
@@ -229,6 +222,110 @@ struct Needs {
     globals: std::collections::BTreeMap<&'static str, Vec<Handle<naga::GlobalVariable>>>,
     /// The largest workgroup variable, which [`check`] warns about on its own.
     largest_workgroup: u64,
+}
+
+/// Leaves out of `lowered` the kernels Metal makes no pipeline of: their
+/// threadgroup memory, each variable by Metal's layout rounded up to 16
+/// bytes (Metal's threadgroup memory length alignment), takes more than
+/// [`METAL_THREADGROUP_BYTES`]. Metal compiles such a kernel, and the
+/// library's other functions are usable, so each is a warning (W0419),
+/// and what only they used is dropped; it is an error (E0403) where
+/// `entries` asks for it, or where no entry point would be left, and then
+/// nothing is left out. A variable too large for any WGSL type is
+/// [`check`]'s error instead.
+pub fn leave_out_unpipelined_kernels(
+    lowered: &mut crate::lower::Lowered,
+    entries: &[String],
+) -> Vec<Diagnostic> {
+    let module = &lowered.module;
+    let metal_bytes =
+        |g: &Handle<naga::GlobalVariable>| lowered.threadgroup_bytes.get(g).copied().unwrap_or(0);
+    let over: Vec<(usize, u64, Vec<Handle<naga::GlobalVariable>>)> = module
+        .entry_points
+        .iter()
+        .enumerate()
+        .filter(|(_, ep)| ep.stage == naga::ShaderStage::Compute)
+        .filter_map(|(i, ep)| {
+            let globals: Vec<_> = used_globals(module, &ep.function)
+                .into_iter()
+                .filter(|g| lowered.threadgroup_bytes.contains_key(g))
+                .collect();
+            let bytes: u64 = globals
+                .iter()
+                .map(|g| metal_bytes(g).next_multiple_of(16))
+                .sum();
+            let too_large = globals.iter().any(|g| metal_bytes(g) > MAX_TYPE_BYTES);
+            (bytes > METAL_THREADGROUP_BYTES && !too_large).then_some((i, bytes, globals))
+        })
+        .collect();
+    let all = over.len() == module.entry_points.len();
+    let asked = over
+        .iter()
+        .any(|(i, ..)| entries.contains(&module.entry_points[*i].name));
+    let diagnostics: Vec<Diagnostic> = over
+        .iter()
+        .map(|(i, bytes, globals)| {
+            let sizes: Vec<_> = globals.iter().map(|g| (*g, metal_bytes(g))).collect();
+            unpipelined(
+                module,
+                &module.entry_points[*i],
+                *bytes,
+                &sizes,
+                !(all || asked),
+            )
+        })
+        .collect();
+    if all || asked {
+        return diagnostics;
+    }
+    for (i, ..) in over.iter().rev() {
+        lowered.module.entry_points.remove(*i);
+        lowered.functions.remove(*i);
+    }
+    if !over.is_empty() {
+        naga::compact::compact(&mut lowered.module, naga::compact::KeepUnused::No);
+    }
+    diagnostics
+}
+
+/// The diagnostic for kernel `ep`, whose threadgroup variables
+/// `globals` (with their Metal sizes) take `bytes`, located at the largest
+/// of them: a warning where it is `left_out`, else an error.
+fn unpipelined(
+    module: &Module,
+    ep: &naga::EntryPoint,
+    bytes: u64,
+    globals: &[(Handle<naga::GlobalVariable>, u64)],
+    left_out: bool,
+) -> Diagnostic {
+    let largest = globals.iter().max_by_key(|(_, size)| *size);
+    let span = largest
+        .and_then(|(g, _)| module.global_variables.get_span(*g).to_range())
+        .map_or(Span::default(), |r| Span::new(r.start, r.end));
+    let message = format!(
+        "`{}` needs {bytes} bytes of threadgroup memory; Metal allows at most {METAL_THREADGROUP_BYTES} bytes of threadgroup memory, and makes no pipeline of it",
+        ep.name
+    );
+    let names: Vec<String> = globals
+        .iter()
+        .map(|(g, size)| {
+            let name = module.global_variables[*g].name.as_deref().unwrap_or("?");
+            format!("`{name}` ({size} bytes)")
+        })
+        .collect();
+    let note = "32 KiB is every Metal GPU family's maximum total threadgroup memory allocation (Metal feature set tables)";
+    let mut d = match left_out {
+        true => Diagnostic::warning(Code::KernelOverThreadgroupMemory, message, span).with_note(
+            "it is left out of the WGSL and the reflection; the library's other functions are translated",
+        ),
+        false => Diagnostic::error(Code::LimitExceeded, message, span),
+    }
+    .with_note(format!("its threadgroup variables: {}", names.join(", ")))
+    .with_note(note);
+    if span == Span::default() {
+        d.place = crate::diagnostics::Place::None;
+    }
+    d
 }
 
 /// Fills each function's `required_limits` with the WebGPU limits its

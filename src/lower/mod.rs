@@ -86,7 +86,17 @@ pub struct Lowered {
     pub functions: Vec<FunctionReflection>,
     /// Warnings.
     pub warnings: Vec<Error>,
+    /// The bytes of Metal threadgroup memory each `var<workgroup>` of
+    /// `module` stands for, by Metal's layout: a `half` array takes 2
+    /// bytes an element in Metal where WGSL may hold 4, and the
+    /// emulation's own variables (SIMD-group exchange) take none. What
+    /// Metal allows a kernel is counted in these.
+    pub threadgroup_bytes: HashMap<naga::Handle<naga::GlobalVariable>, u64>,
 }
+
+/// A `threadgroup` variable's name, declaration span, WGSL type and Metal
+/// size (`stmt::threadgroup_global`).
+type ThreadgroupKey = (String, u32, u32, naga::Handle<naga::Type>, u64);
 
 /// How a helper function argument is passed, which decides its specialisation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -222,13 +232,15 @@ struct ModuleCtx {
     draw_parameters: Option<naga::Handle<naga::GlobalVariable>>,
     /// The viewport-size uniform of point-sprite entry points.
     point_sprite_viewport: Option<naga::Handle<naga::GlobalVariable>>,
-    /// `threadgroup` variables by (name, declaration, type): the instances
+    /// `threadgroup` variables by (name, declaration, type, Metal size): the instances
     /// of one kernel template share theirs, and with them the helpers
     /// specialised for them (`stmt::threadgroup_global`).
-    threadgroup_variables:
-        HashMap<(String, u32, u32, naga::Handle<naga::Type>), naga::Handle<naga::GlobalVariable>>,
+    threadgroup_variables: HashMap<ThreadgroupKey, naga::Handle<naga::GlobalVariable>>,
     /// Buffers held as words (value: the words are atomic).
     word_views: HashMap<naga::Handle<naga::GlobalVariable>, bool>,
+    /// The bytes of Metal threadgroup memory each `var<workgroup>` holds
+    /// (see [`Lowered::threadgroup_bytes`]).
+    threadgroup_bytes: HashMap<naga::Handle<naga::GlobalVariable>, u64>,
     /// Whether the statement at a span must run on every thread under the
     /// 32-lane emulation (with barriers counted or not, with SIMD-group
     /// matrices per lane or not: `metal/simd_branches.rs`): the call-graph
@@ -453,6 +465,7 @@ fn lower_module<'a>(
             module: l.global.module,
             functions,
             warnings: l.global.warnings,
+            threadgroup_bytes: l.global.threadgroup_bytes,
         })
     } else {
         Err(errors)

@@ -333,6 +333,7 @@ impl Lowerer<'_, '_> {
             self.threadgroup_words_local(fx, g, ptr, param.span)
         } else {
             let ty = self.naga_type(&array, param.span)?;
+            let bytes = layout::metal_bytes(&array, &self.program.structs);
             let g = self.global.module.global_variables.append(
                 naga::GlobalVariable {
                     name: Some(name.clone()),
@@ -344,6 +345,7 @@ impl Lowerer<'_, '_> {
                 },
                 Self::span(param.span),
             );
+            self.global.threadgroup_bytes.insert(g, bytes);
             self.note_memory(g, memory);
             if ptr.is_reference {
                 let e = fx.add(Expression::GlobalVariable(g), param.span);

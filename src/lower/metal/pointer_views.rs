@@ -217,6 +217,7 @@ impl Lowerer<'_, '_> {
             Self::span(span),
         );
         self.global.word_views.insert(g, true);
+        self.global.threadgroup_bytes.insert(g, u64::from(bytes));
         Ok(g)
     }
 

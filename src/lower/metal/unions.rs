@@ -141,7 +141,7 @@ impl Lowerer<'_, '_> {
             layout::union_words(size),
         );
         let words = self.naga_type(&atomic, decl.name.span)?;
-        let global = self.threadgroup_global(decl, words);
+        let global = self.threadgroup_global(decl, ty, words);
         self.global.word_views.insert(global, true);
         let offset = fx.add(Expression::Literal(naga::Literal::U32(0)), decl.span);
         let place = BytePlace {

@@ -941,7 +941,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// The `var<workgroup>` of type `ty` for the `threadgroup` variable
-    /// `decl`. Every entry point declaring it shares one: each entry point
+    /// `decl` of Metal type `metal`. Every entry point declaring it shares one: each entry point
     /// runs with its own workgroup memory, and one kernel cannot reach
     /// another's declaration twice (kernels are not called), so instances of
     /// a kernel template that declare the same variable of the same type
@@ -951,13 +951,18 @@ impl Lowerer<'_, '_> {
     pub(in crate::lower) fn threadgroup_global(
         &mut self,
         decl: &ast::Declarator,
+        metal: &Type,
         ty: Handle<naga::Type>,
     ) -> Handle<naga::GlobalVariable> {
+        // The Metal size too: a `half` array held as `f32`s must not be
+        // counted as the `float` array of its WGSL type.
+        let bytes = crate::layout::metal_bytes(metal, &self.program.structs);
         let key = (
             decl.name.name.clone(),
             decl.name.span.start,
             decl.name.span.end,
             ty,
+            bytes,
         );
         if let Some(g) = self.global.threadgroup_variables.get(&key) {
             return *g;
@@ -974,6 +979,7 @@ impl Lowerer<'_, '_> {
             Self::span(decl.span),
         );
         self.global.threadgroup_variables.insert(key, g);
+        self.global.threadgroup_bytes.insert(g, bytes);
         g
     }
 
@@ -1017,7 +1023,7 @@ impl Lowerer<'_, '_> {
                 continue;
             }
             let ty_h = self.naga_type(&ty, decl.name.span)?;
-            let g = self.threadgroup_global(decl, ty_h);
+            let g = self.threadgroup_global(decl, &ty, ty_h);
             self.note_memory(g, memory);
             let ptr = fx.add(Expression::GlobalVariable(g), decl.span);
             let place = crate::lower::ctx::value::Place {
