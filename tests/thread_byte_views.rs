@@ -193,10 +193,10 @@ fn quantised_reference(ws: &[u32], words_per_block: usize, bits: u32, values: us
     let mut y = Vec::new();
     for t in 0..THREADS {
         let mut result = vec![0.0f32; values];
-        for r in 0..ROWS {
+        for (r, &x) in xs.iter().enumerate() {
             let block = r * THREADS + t;
             let w = &ws[block * words_per_block..(block + 1) * words_per_block];
-            let params = (xs[r], scales[block], biases[block]);
+            let params = (x, scales[block], biases[block]);
             qouter(w, bits, values, params, &mut result);
         }
         y.extend(result);
@@ -266,12 +266,12 @@ fn signed_bytes_and_16_bit_halves_of_words_are_read_through_views() {
     let mut want = Vec::new();
     for t in 0..THREADS {
         let mut result = [0.0f32; 12];
-        for r in 0..ROWS {
+        for (r, &x) in xs.iter().enumerate() {
             let block = r * THREADS + t;
             let w = [ws[block * 2], ws[block * 2 + 1]];
             for (i, o) in result.iter_mut().take(8).enumerate() {
                 // `char` is signed: the byte sign-extended.
-                *o += xs[r] * (scales[block] * f32::from(byte(&w, i) as i8));
+                *o += x * (scales[block] * f32::from(byte(&w, i) as i8));
             }
             // `halves` is (w[1], w[0]); half `i` is bits (i % 2) * 16 of
             // its word `i / 2`.

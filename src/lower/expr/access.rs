@@ -148,9 +148,7 @@ impl Lowerer<'_, '_> {
             | Value::BytesSwizzle(..)
             | Value::Rv(..)
             | Value::BitField(..)
-            | Value::WordPart(..) => {
-                self.index_value(fx, b, hi, base_span, span)
-            }
+            | Value::WordPart(..) => self.index_value(fx, b, hi, base_span, span),
             Value::Void => Err(Error::coded(
                 Code::WrongKind,
                 base_span,

@@ -20,16 +20,20 @@
 //! ([`PtrRoot::View`]); an access through it is the access chain that
 //! reaches that pointee (`frags[i / 2][i % 2]`), so reads, writes,
 //! compound assignments, pointer arithmetic and casting back all work
-//! on the object itself. Any other view of thread memory (another scalar
-//! type, a vector made of an array's scalars, a 3-component vector's
-//! components) is refused (E0316).
+//! on the object itself. A struct of one member is made of that member.
+//! Bytes and 16-bit halves of 32-bit integer words (`(thread uint8_t*)&w`
+//! of a `uint`, a `uint4`, a `uint` array) are parts of the innermost
+//! layer ([`Position::Part`], read and written in
+//! `metal/thread_view_parts.rs`). Any other view of thread memory
+//! (another scalar type, bytes of a `float`, a vector made of an array's
+//! scalars, a 3-component vector's components) is refused (E0316).
 
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{PtrRoot, PtrValue};
 use crate::lower::{Error, Lowerer, Result};
-use crate::source_map::Span;
 use crate::sema::bit_fields::STORAGE_PREFIX;
+use crate::source_map::Span;
 use crate::types::{AddressSpace, Pointer, Scalar, StructId, Structs, Type};
 use naga::{BinaryOperator as Bo, Expression, Handle, Literal};
 
