@@ -135,6 +135,17 @@ enum ArgKey {
     /// `thread T*` parameter, `vals + 2`): passed as a pointer to the whole
     /// array and a `u32` element index.
     ThreadArray(u32),
+    /// A view of a `thread` object (`metal/thread_views.rs`): passed as a
+    /// pointer to the whole object (of naga type `ty`, an array of
+    /// `object`s when `array`) and a `u32` index counted in the pointee.
+    ThreadView {
+        /// The object's MSL type (the array's element type when `array`).
+        object: Type,
+        /// The object is an array of `object`s.
+        array: bool,
+        /// The naga type of the whole object.
+        ty: naga::Handle<naga::Type>,
+    },
     /// `nullptr` for a pointer parameter: nothing is passed, and the
     /// specialisation knows the parameter is null.
     Null,

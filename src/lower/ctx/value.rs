@@ -78,6 +78,10 @@ pub(in crate::lower) enum Value {
     Agg(Aggregate),
     /// A bit-field of a struct object (`metal/bit_fields.rs`).
     BitField(Box<BitFieldPlace>),
+    /// A byte or 16-bit half of a 32-bit integer word of a `thread`
+    /// object, reached through a view (`metal/thread_view_parts.rs`): the
+    /// pointer to it.
+    WordPart(PtrValue),
     /// A pointer member of a local object of a struct of places: its
     /// index in a `u32` variable (`metal/pointer_objects.rs`). Only an
     /// [`Aggregate`] holds one; reading the member loads it as a `Ptr`.
@@ -300,6 +304,7 @@ pub(in crate::lower) fn arg_type(v: &Value) -> Type {
         Value::BytesSwizzle(b, c) => Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
         Value::Void => Type::Void,
         Value::BitField(b) => Type::Scalar(b.field.scalar),
+        Value::WordPart(p) => p.pointee.unpacked(),
         Value::Cell(c) => c.value_type(),
         Value::Agg(a) => match &a.pointer {
             Some(p) => Type::Pointer(p.clone()),

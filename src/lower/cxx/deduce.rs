@@ -107,6 +107,10 @@ impl Lowerer<'_, '_> {
                 ty: Type::Scalar(b.field.scalar),
                 space: None,
             },
+            Value::WordPart(p) => Typed {
+                ty: p.pointee.unpacked(),
+                space: None,
+            },
             Value::Swizzle(p, c) => Typed {
                 ty: Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
                 space: None,

@@ -1005,6 +1005,10 @@ impl Lowerer<'_, '_> {
             (ArgKey::ThreadArray(n), Type::Pointer(pp)) => {
                 self.thread_array_parameter(fx, &pname, pp, *n, span)?
             }
+            (ArgKey::ThreadView { object, array, ty }, Type::Pointer(pp)) => {
+                let view = (object.clone(), *array, *ty);
+                self.thread_view_parameter(fx, &pname, pp, view, span)
+            }
             // `device T*& p`: the caller's pointer itself, moved in place.
             (ArgKey::PointerAddress(inner), Type::Pointer(pp))
                 if pp.is_reference && matches!(pp.pointee, Type::Pointer(_)) =>
@@ -1201,6 +1205,49 @@ impl Lowerer<'_, '_> {
             space: pp.space,
             is_const: pp.is_const,
         }))
+    }
+
+    /// A `thread` pointer parameter given a view of a `thread` object
+    /// (`ArgKey::ThreadView`): a naga `function` pointer to the whole
+    /// object (of naga type `ty`) and the view's index.
+    fn thread_view_parameter(
+        &mut self,
+        fx: &mut FnCtx,
+        pname: &str,
+        pp: &crate::types::Pointer,
+        (object, array, ty): (Type, bool, naga::Handle<naga::Type>),
+        span: Span,
+    ) -> Local {
+        let ptr = self.global.module.types.insert(
+            naga::Type {
+                name: None,
+                inner: naga::TypeInner::Pointer {
+                    base: ty,
+                    space: naga::AddressSpace::Function,
+                },
+            },
+            naga::Span::UNDEFINED,
+        );
+        let base = function_argument(fx, pname.to_string(), ptr, span);
+        let u32_ty = self.global.module.types.insert(
+            naga::Type {
+                name: None,
+                inner: naga::TypeInner::Scalar(naga::Scalar::U32),
+            },
+            naga::Span::UNDEFINED,
+        );
+        let index = function_argument(fx, format!("{pname}_element"), u32_ty, span);
+        Local::Ptr(PtrValue {
+            root: PtrRoot::View {
+                base,
+                array,
+                object: Box::new(object),
+            },
+            index,
+            pointee: pp.pointee.clone(),
+            space: pp.space,
+            is_const: pp.is_const,
+        })
     }
 
     /// A `thread` pointer or reference parameter: a naga `function` pointer.

@@ -144,9 +144,11 @@ impl Lowerer<'_, '_> {
                     writable: p.writable,
                 }))
             }
-            Value::Swizzle(..) | Value::BytesSwizzle(..) | Value::Rv(..) | Value::BitField(..) => {
-                self.index_value(fx, b, hi, base_span, span)
-            }
+            Value::Swizzle(..)
+            | Value::BytesSwizzle(..)
+            | Value::Rv(..)
+            | Value::BitField(..)
+            | Value::WordPart(..) => self.index_value(fx, b, hi, base_span, span),
             Value::Void => Err(Error::coded(
                 Code::WrongKind,
                 base_span,
@@ -391,6 +393,7 @@ impl Lowerer<'_, '_> {
             Value::Bytes(b) => b.ty.clone(),
             Value::Agg(a) => a.ty.clone(),
             Value::BitField(b) => Type::Scalar(b.field.scalar),
+            Value::WordPart(p) => p.pointee.unpacked(),
             Value::BytesSwizzle(b, c) => {
                 Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
             }

@@ -32,6 +32,7 @@ impl Lowerer<'_, '_> {
             Value::Swizzle(p, comps) => self.store_swizzle(fx, p, comps, value, ty, span),
             Value::Bytes(b) => self.store_bytes(fx, b, value, ty, span),
             Value::BitField(b) => self.bit_field_store(fx, b, value, ty, span),
+            Value::WordPart(p) => self.word_part_store(fx, p, value, ty, span),
             Value::BytesSwizzle(b, comps) => {
                 self.store_bytes_swizzle(fx, b, comps, value, ty, span)
             }
@@ -284,6 +285,7 @@ impl Lowerer<'_, '_> {
                 Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8)
             }
             Value::BitField(b) => Type::Scalar(b.field.scalar),
+            Value::WordPart(p) => p.pointee.unpacked(),
             _ => {
                 return Err(Error::coded(
                     Code::NotAssignable,

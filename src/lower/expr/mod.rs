@@ -238,6 +238,7 @@ impl Lowerer<'_, '_> {
             }
             Value::Bytes(b) => self.bytes_load(fx, &b, span),
             Value::BitField(b) => self.bit_field_load(fx, &b, span),
+            Value::WordPart(p) => self.word_part_load(fx, &p, span),
             Value::BytesSwizzle(b, comps) => {
                 let (vector, ty) = self.bytes_load(fx, &b, span)?;
                 let s = ty.element_scalar().expect("a vector");

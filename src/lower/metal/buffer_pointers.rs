@@ -67,6 +67,7 @@ impl Lowerer<'_, '_> {
                 ty: p.pointee.clone(),
                 writable: !p.is_const,
             }),
+            PtrRoot::View { .. } if self.views_word_part(p) => Value::WordPart(p.clone()),
             _ => Value::Place(self.element_place(fx, p, p.index, span)),
         }
     }
@@ -142,6 +143,9 @@ impl Lowerer<'_, '_> {
         v: Value,
         span: Span,
     ) -> Result<Value> {
+        if let Value::WordPart(p) = v {
+            return Ok(Value::Ptr(p));
+        }
         if let Value::Bytes(b) = v {
             let space = self.buffer_space(b.global);
             return Ok(Value::Ptr(PtrValue {

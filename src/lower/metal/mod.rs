@@ -99,6 +99,7 @@ pub(in crate::lower) mod texel_buffers;
 pub(in crate::lower) mod texture_layers;
 pub(in crate::lower) mod texture_sampling;
 pub(in crate::lower) mod thread_punning;
+pub(in crate::lower) mod thread_view_parts;
 pub(in crate::lower) mod thread_views;
 pub(in crate::lower) mod uniform_barriers;
 pub(in crate::lower) mod unions;

@@ -813,6 +813,9 @@ impl Lowerer<'_, '_> {
             if let Some(passed) = self.thread_array_argument(fx, pp, &a) {
                 return Ok(passed);
             }
+            if let Some(passed) = self.thread_view_argument(fx, pp, &a) {
+                return Ok(passed);
+            }
         }
         let (k, h) = self.argument(fx, pty, a)?;
         Ok((k, h.into_iter().collect()))
