@@ -73,6 +73,24 @@ pub fn check(module: &Module) -> Vec<Diagnostic> {
     found
 }
 
+/// The source span of a naga span (the default span where naga has none).
+fn source_span(span: naga::Span) -> Span {
+    span.to_range()
+        .map_or(Span::default(), |r| Span::new(r.start, r.end))
+}
+
+/// `d`, placed nowhere where its span is the default one (a variable the
+/// translator made, with no place in the source).
+fn located(d: Diagnostic) -> Diagnostic {
+    match matches!(d.place, crate::diagnostics::Place::Unit(s) if s == Span::default()) {
+        true => Diagnostic {
+            place: crate::diagnostics::Place::None,
+            ..d
+        },
+        false => d,
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Memory {
     Thread,
@@ -89,23 +107,12 @@ fn check_variable(
 ) -> Option<Diagnostic> {
     let bytes = byte_size(module, ty);
     let depth = depths.get(ty.index()).copied().unwrap_or(0);
-    let r = span.to_range().unwrap_or(0..0);
-    let span = Span::new(r.start, r.end);
+    let span = source_span(span);
     let what = match (memory, name) {
         (Memory::Thread, "") => "this variable".to_string(),
         (Memory::Threadgroup, "") => "this threadgroup variable".to_string(),
         (Memory::Thread, n) => format!("`{n}`"),
         (Memory::Threadgroup, n) => format!("threadgroup variable `{n}`"),
-    };
-    let located = |d: Diagnostic| {
-        if span == Span::default() {
-            Diagnostic {
-                place: crate::diagnostics::Place::None,
-                ..d
-            }
-        } else {
-            d
-        }
     };
     if depth > MAX_COMPOSITE_DEPTH {
         let message = format!(
@@ -299,9 +306,9 @@ fn unpipelined(
     left_out: bool,
 ) -> Diagnostic {
     let largest = globals.iter().max_by_key(|(_, size)| *size);
-    let span = largest
-        .and_then(|(g, _)| module.global_variables.get_span(*g).to_range())
-        .map_or(Span::default(), |r| Span::new(r.start, r.end));
+    let span = largest.map_or(Span::default(), |(g, _)| {
+        source_span(module.global_variables.get_span(*g))
+    });
     let message = format!(
         "`{}` needs {bytes} bytes of threadgroup memory; Metal allows at most {METAL_THREADGROUP_BYTES} bytes of threadgroup memory, and makes no pipeline of it",
         ep.name
@@ -314,7 +321,7 @@ fn unpipelined(
         })
         .collect();
     let note = "32 KiB is every Metal GPU family's maximum total threadgroup memory allocation (Metal feature set tables)";
-    let mut d = match left_out {
+    let d = match left_out {
         true => Diagnostic::warning(Code::KernelOverThreadgroupMemory, message, span).with_note(
             "it is left out of the WGSL and the reflection; the library's other functions are translated",
         ),
@@ -322,10 +329,7 @@ fn unpipelined(
     }
     .with_note(format!("its threadgroup variables: {}", names.join(", ")))
     .with_note(note);
-    if span == Span::default() {
-        d.place = crate::diagnostics::Place::None;
-    }
-    d
+    located(d)
 }
 
 /// Fills each function's `required_limits` with the WebGPU limits its
@@ -429,13 +433,14 @@ fn limit_warning(
     };
     let span = at
         .and_then(|d| globals.get(d))
-        .map(|&g| module.global_variables.get_span(g))
-        .and_then(|s| s.to_range())
-        .map_or(Span::default(), |r| Span::new(r.start, r.end));
-    let mut d = Diagnostic::warning(Code::DefaultLimitExceeded, message, span);
-    if span == Span::default() {
-        d.place = crate::diagnostics::Place::None;
-    }
+        .map_or(Span::default(), |&g| {
+            source_span(module.global_variables.get_span(g))
+        });
+    let mut d = located(Diagnostic::warning(
+        Code::DefaultLimitExceeded,
+        message,
+        span,
+    ));
     if !names.is_empty() {
         let who = match limit {
             "maxComputeWorkgroupStorageSize" => "the threadgroup variables".to_string(),

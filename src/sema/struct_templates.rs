@@ -45,7 +45,8 @@ pub struct PendingInstance {
 pub struct PendingInstances {
     /// Each instance once, in the order first asked for.
     list: Vec<PendingInstance>,
-    names: std::collections::HashSet<String>,
+    /// Each instance's position in `list`, by name.
+    names: HashMap<String, usize>,
     /// Every use that asked counts, also for an instance asked for before:
     /// an entry point that needs one is not settled (`lower::rounds`).
     requests: usize,
@@ -57,13 +58,14 @@ impl PendingInstances {
     /// that goes on past missing instances asks for each from many places).
     pub fn asked_before(&mut self, name: &str) -> bool {
         self.requests += 1;
-        self.names.contains(name)
+        self.names.contains_key(name)
     }
 
     /// Adds an instance first asked for.
     pub fn push(&mut self, p: PendingInstance) {
         log::trace!("instance asked for: {} at {:?}", p.name, p.span);
-        if self.names.insert(p.name.clone()) {
+        if !self.names.contains_key(&p.name) {
+            self.names.insert(p.name.clone(), self.list.len());
             self.list.push(p);
         }
     }
@@ -75,7 +77,7 @@ impl PendingInstances {
 
     /// Instance `name`, if it was asked for.
     pub fn get(&self, name: &str) -> Option<&PendingInstance> {
-        self.list.iter().find(|p| p.name == name)
+        self.names.get(name).map(|&i| &self.list[i])
     }
 
     /// The instances asked for, each once.

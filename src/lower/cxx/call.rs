@@ -168,9 +168,7 @@ impl Lowerer<'_, '_> {
         // `square<half>(x)`: explicit template arguments; `S::f<Op>(x)`,
         // `A::template f<Op>(x)` (`A` a member alias of a struct): static
         // member function template `f`.
-        let canonical = (path.len() > 1)
-            .then(|| self.program.canonical_path(path))
-            .flatten();
+        let canonical = self.program.canonical_path(path);
         let name = canonical.as_deref().unwrap_or(path).join("::");
         if !self.program.function_templates(&name).is_empty() {
             let targs = self.written_template_args(fx, targs)?;

@@ -10,7 +10,7 @@
 //! passed on to a function (`functions.rs`).
 
 use crate::lower::ctx::function::FnCtx;
-use crate::lower::ctx::value::{PtrRoot, PtrValue, Value};
+use crate::lower::ctx::value::{PtrValue, Value};
 use crate::lower::Lowerer;
 use crate::source_map::Span;
 use crate::types::{AddressSpace, Type};
@@ -42,37 +42,18 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Value {
         let decayed = match &v {
-            Value::Place(p) => self
-                .decayed_threadgroup_place(fx, p, span)
-                .or_else(|| self.decayed_buffer_place(fx, p, span)),
+            Value::Place(p) => {
+                let shared = [
+                    AddressSpace::Threadgroup,
+                    AddressSpace::Device,
+                    AddressSpace::Constant,
+                ];
+                self.decayed_place(fx, p, &shared, span)
+            }
             Value::Bytes(b) => self.decayed_word_array(b),
             _ => None,
         };
         decayed.map_or(v, Value::Ptr)
-    }
-
-    /// An array place in a `device` or `constant` buffer.
-    fn decayed_buffer_place(
-        &mut self,
-        fx: &mut FnCtx,
-        p: &crate::lower::ctx::value::Place,
-        span: Span,
-    ) -> Option<PtrValue> {
-        let Type::Array(elem, _) = &p.ty else {
-            return None;
-        };
-        let space = self.place_space(fx, p.ptr);
-        if !matches!(space, AddressSpace::Device | AddressSpace::Constant) {
-            return None;
-        }
-        let index = self.u32_lit(fx, 0, span);
-        Some(PtrValue {
-            root: PtrRoot::Place(p.ptr, true),
-            index,
-            pointee: (**elem).clone(),
-            space,
-            is_const: !p.writable,
-        })
     }
 
     /// An array held in a buffer's or threadgroup memory's words: the

@@ -343,14 +343,7 @@ fn bitcast(
     kind: naga::ScalarKind,
     span: Span,
 ) -> Handle<Expression> {
-    fx.add(
-        Expression::As {
-            expr,
-            kind,
-            convert: None,
-        },
-        span,
-    )
+    crate::lower::stdlib::math::Ir { fx, span }.bitcast(expr, kind)
 }
 
 fn convert(

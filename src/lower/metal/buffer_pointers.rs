@@ -594,7 +594,7 @@ impl Lowerer<'_, '_> {
         // ([conv.array]) before the view (`metal/thread_views.rs`).
         let v = match v {
             Value::Place(place) if !target.is_reference => {
-                match self.decayed_thread_place(fx, &place, at) {
+                match self.decayed_place(fx, &place, &[AddressSpace::Thread], at) {
                     Some(p) => Value::Ptr(p),
                     None => Value::Place(place),
                 }

@@ -630,18 +630,23 @@ impl Lowerer<'_, '_> {
         })
     }
 
-    /// A `threadgroup` array place as the pointer to its first element it
-    /// decays to (C++ [conv.array]); `None` for any other place.
-    pub(in crate::lower) fn decayed_threadgroup_place(
+    /// An array place in one of the address spaces `spaces` as the
+    /// pointer to its first element it decays to (C++ [conv.array]): a
+    /// `threadgroup` array, an array in a buffer, a `thread` array (a
+    /// local array or a member of a local object). `None` for any other
+    /// place.
+    pub(in crate::lower) fn decayed_place(
         &mut self,
         fx: &mut FnCtx,
         p: &Place,
+        spaces: &[AddressSpace],
         span: Span,
     ) -> Option<PtrValue> {
         let Type::Array(elem, _) = &p.ty else {
             return None;
         };
-        if self.place_space(fx, p.ptr) != AddressSpace::Threadgroup {
+        let space = self.place_space(fx, p.ptr);
+        if !spaces.contains(&space) {
             return None;
         }
         let index = self.u32_lit(fx, 0, span);
@@ -649,32 +654,7 @@ impl Lowerer<'_, '_> {
             root: PtrRoot::Place(p.ptr, true),
             index,
             pointee: (**elem).clone(),
-            space: AddressSpace::Threadgroup,
-            is_const: !p.writable,
-        })
-    }
-
-    /// A `thread` array place (a local array or a member of a local
-    /// object) as the pointer to its first element it decays to; `None`
-    /// for any other place.
-    pub(in crate::lower) fn decayed_thread_place(
-        &mut self,
-        fx: &mut FnCtx,
-        p: &Place,
-        span: Span,
-    ) -> Option<PtrValue> {
-        let Type::Array(elem, _) = &p.ty else {
-            return None;
-        };
-        if self.place_space(fx, p.ptr) != AddressSpace::Thread {
-            return None;
-        }
-        let index = self.u32_lit(fx, 0, span);
-        Some(PtrValue {
-            root: PtrRoot::Place(p.ptr, true),
-            index,
-            pointee: (**elem).clone(),
-            space: AddressSpace::Thread,
+            space,
             is_const: !p.writable,
         })
     }

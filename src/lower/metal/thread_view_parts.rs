@@ -21,6 +21,7 @@
 use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::{Arg, PtrRoot, PtrValue, Value};
+use crate::lower::stdlib::math::Ir;
 use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::source_map::Span;
 use crate::types::{AddressSpace, Scalar, Type};
@@ -75,16 +76,7 @@ impl Lowerer<'_, '_> {
         let word = fx.add(Expression::Load { pointer }, span);
         let word = as_kind(fx, word, word_scalar, ScalarKind::Uint, span);
         let count = self.u32_lit(fx, 8 * s.size(), span);
-        let word = fx.add(
-            Expression::Math {
-                fun: MathFunction::InsertBits,
-                arg: word,
-                arg1: Some(bits),
-                arg2: Some(shift),
-                arg3: Some(count),
-            },
-            span,
-        );
+        let word = Ir { fx, span }.math(MathFunction::InsertBits, &[word, bits, shift, count]);
         let word = match word_scalar {
             Scalar::Int => as_kind(fx, word, Scalar::UInt, ScalarKind::Sint, span),
             _ => word,
@@ -170,15 +162,8 @@ fn as_kind(
         (from, kind),
         (Scalar::UInt, ScalarKind::Uint) | (Scalar::Int, ScalarKind::Sint)
     );
-    if same {
-        return h;
+    match same {
+        true => h,
+        false => Ir { fx, span }.bitcast(h, kind),
     }
-    fx.add(
-        Expression::As {
-            expr: h,
-            kind,
-            convert: None,
-        },
-        span,
-    )
 }

@@ -571,14 +571,7 @@ fn bitcast(
     kind: naga::ScalarKind,
     span: Span,
 ) -> Handle<Expression> {
-    fx.add(
-        Expression::As {
-            expr: v,
-            kind,
-            convert: None,
-        },
-        span,
-    )
+    crate::lower::stdlib::math::Ir { fx, span }.bitcast(v, kind)
 }
 
 /// Metal's atomic operations take `memory_order_relaxed` only.
