@@ -447,3 +447,82 @@ fn byte_views_of_other_thread_objects_are_refused_where_written() {
         "cannot reinterpret this `uint3*` as `uchar*`",
     );
 }
+
+/// 3-bit weights decoded into a local array by a helper whose output
+/// parameter is a deduced by-value `W` (the array decays to a `thread
+/// float*`, [temp.deduct.call]/2) that the helper moves along the caller's
+/// array; the packed bytes come from a device pointer, or from a byte view
+/// of a `uint2` that the helper moves too.
+const DEQUANTIZE: &str = r#"
+template <typename U, int N, typename P, typename W>
+inline void dequantize3(P w, U scale, U bias, W w_local) {
+  for (int g = 0; g < N / 8; g++) {
+    uint packed = uint(w[0]) | (uint(w[1]) << 8) | (uint(w[2]) << 16);
+    for (int j = 0; j < 8; j++) {
+      w_local[j] = U((packed >> (3 * j)) & 0x7) * scale + bias;
+    }
+    w_local += 8;
+    w += 3;
+  }
+}
+
+kernel void dequantize(const device uint8_t* ws [[buffer(0)]],
+                       const device uint2* words [[buffer(1)]],
+                       device float* out [[buffer(2)]],
+                       uint tid [[thread_position_in_grid]]) {
+  float w_dq[16];
+  dequantize3<float, 16>(ws + tid * 6, 0.5f, -1.0f, w_dq);
+  uint2 w_local = words[tid];
+  float w_view[16];
+  dequantize3<float, 16>((const thread uint8_t*)&w_local, 0.25f, 2.0f, w_view);
+  for (int i = 0; i < 16; i++) {
+    out[tid * 32 + i] = w_dq[i];
+    out[tid * 32 + 16 + i] = w_view[i];
+  }
+}
+"#;
+
+/// The 16 3-bit values of the 6 bytes `b`, scaled and biased.
+fn dequantize3(b: &[u8], scale: f32, bias: f32) -> Vec<f32> {
+    let mut out = Vec::new();
+    for g in b.chunks_exact(3) {
+        let packed = u32::from(g[0]) | u32::from(g[1]) << 8 | u32::from(g[2]) << 16;
+        for j in 0..8 {
+            out.push(((packed >> (3 * j)) & 7) as f32 * scale + bias);
+        }
+    }
+    out
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_deduced_output_pointer_moves_along_the_callers_array() {
+    let bytes: Vec<u8> = words(THREADS * 6 / 4, 6)
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let pairs = words(THREADS * 2, 7);
+    let pair_bytes = pairs.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let Some(out) = run_body(
+        DEQUANTIZE,
+        "dequantize",
+        (THREADS as u32, THREADS as u32),
+        vec![
+            (0, bytes.clone()),
+            (1, pair_bytes),
+            (2, vec![0; THREADS * 32 * 4]),
+        ],
+    ) else {
+        return;
+    };
+    let mut want = Vec::new();
+    for t in 0..THREADS {
+        want.extend(dequantize3(&bytes[t * 6..t * 6 + 6], 0.5, -1.0));
+        let view: Vec<u8> = pairs[2 * t..2 * t + 2]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        want.extend(dequantize3(&view[..6], 0.25, 2.0));
+    }
+    assert_eq!(common::f32s(&out[&2]), want);
+}

@@ -53,6 +53,19 @@ impl Deduce<'_, '_, '_> {
     /// an array argument (its length deduces a value parameter named there),
     /// or the first one a pointer's pointee, as C++ adjusts the parameter.
     pub(super) fn declared_param(&mut self, p: &ast::Param, arg: &Type, span: Span) -> Result<()> {
+        // A by-value parameter (`W w_local`) given an array deduces the
+        // pointer it decays to ([temp.deduct.call]/2). Only a local array
+        // is passed as one whole (`cxx/args.rs`): a `thread` pointer.
+        if let (true, [], Type::Array(e, _)) = (p.array.is_empty(), p.ty.ptr_ops.as_slice(), arg)
+        {
+            let decayed = Type::Pointer(Box::new(crate::types::Pointer {
+                space: crate::types::AddressSpace::Thread,
+                pointee: (**e).clone(),
+                is_const: false,
+                is_reference: false,
+            }));
+            return self.param(&p.ty, &decayed, span);
+        }
         let mut arg = arg;
         for (k, dim) in p.array.iter().enumerate() {
             arg = match arg {
