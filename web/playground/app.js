@@ -54,6 +54,13 @@ const $ = (id) => document.getElementById(id);
 const state = {
   translation: null,
   translations: 0,
+  /**
+   * Translations asked for so far. Only the newest one's result is shown:
+   * an older one finishing later (a debounced option change overtaken by
+   * loading an example) would replace the newer source's WGSL and clear
+   * the results of a run made with it.
+   */
+  requests: 0,
   presets: null,
   pending: null,
   adapterHasF16: false,
@@ -93,15 +100,18 @@ function setStatus(text, kind) {
 }
 
 async function retranslate() {
+  clearTimeout(state.pending);
+  const request = ++state.requests;
   const source = $('source').value;
   let result;
   const started = performance.now();
   try {
     result = await translator.translate(source, options());
   } catch (err) {
-    setStatus(`bad options: ${err.message}`, 'error');
+    if (request === state.requests) setStatus(`bad options: ${err.message}`, 'error');
     return;
   }
+  if (request !== state.requests) return;
   const ms = performance.now() - started;
   clearRunResults();
   state.translation = result;
