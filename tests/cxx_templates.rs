@@ -679,3 +679,61 @@ fn braced_default_arguments_run() {
         assert_eq!(got[i], (x * 2.0 + 0.0 + 2.0) + (x + 5.0 + 2.0), "[{i}]");
     }
 }
+
+/// A by-value template parameter given an array deduces the pointer the
+/// array decays to ([temp.deduct.call]/2), in the array's own address
+/// space: a helper that writes through it (without moving it) fills the
+/// caller's local array, and one given a threadgroup array writes the
+/// threadgroup memory the other threads read after the barrier.
+const DECAYED_ARRAYS: &str = r#"
+template <typename W, typename T>
+inline void fill_squares(W out, T base, int n) {
+  for (int i = 0; i < n; i++) {
+    out[i] = base + T(i * i);
+  }
+}
+
+kernel void decayed(device float* out [[buffer(0)]],
+                    uint tid [[thread_position_in_grid]],
+                    uint lid [[thread_index_in_threadgroup]]) {
+  float local[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  fill_squares(local, float(tid), 4);
+  threadgroup float shared[32];
+  fill_squares(shared + 4 * (lid % 8), float(lid), 4);
+  threadgroup int counts[8];
+  if (lid == 0) {
+    fill_squares(counts, 100, 8);
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (int i = 0; i < 4; i++) {
+    out[tid * 9 + i] = local[i];
+    out[tid * 9 + 4 + i] = shared[4 * ((lid + 1) % 8) + i];
+  }
+  out[tid * 9 + 8] = float(counts[lid % 8]);
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn a_by_value_parameter_given_an_array_writes_through_to_it() {
+    const THREADS: usize = 8;
+    let Some(out) = common::source::run_body(
+        DECAYED_ARRAYS,
+        "decayed",
+        (THREADS as u32, THREADS as u32),
+        vec![(0, vec![0; THREADS * 9 * 4])],
+    ) else {
+        return;
+    };
+    let got = common::f32s(&out[&0]);
+    for t in 0..THREADS {
+        let row = &got[t * 9..t * 9 + 9];
+        let neighbour = (t + 1) % 8;
+        let want: Vec<f32> = (0..4)
+            .map(|i| (t + i * i) as f32)
+            .chain((0..4).map(|i| (neighbour + i * i) as f32))
+            .chain([(100 + t * t) as f32])
+            .collect();
+        assert_eq!(row, &want[..], "thread {t}");
+    }
+}

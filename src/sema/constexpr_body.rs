@@ -499,7 +499,10 @@ pub fn user_operator(
     span: Span,
 ) -> Option<Result<ConstValue>> {
     let name = format!("operator{}", op.symbol());
-    let types = [(a.ty(), span), (b.ty(), span)];
+    let types = [
+        super::templates::CallArg::value(a.ty(), span),
+        super::templates::CallArg::value(b.ty(), span),
+    ];
     if let Type::Struct(id) = a.ty() {
         let member = crate::syntax::members::member_name(program.struct_name(id), &name);
         if let Some(Symbol::Functions(list)) = program.symbols.get(&member) {
@@ -513,10 +516,10 @@ pub fn user_operator(
     if let Some(Symbol::Functions(list)) = program.symbols.get(&name) {
         let f = list.iter().map(|&i| program.functions[i]).find(|f| {
             f.params.len() == 2
-                && f.params.iter().zip(&types).all(|(p, (t, _))| {
+                && f.params.iter().zip(&types).all(|(p, arg)| {
                     program
                         .resolve_type(&p.ty)
-                        .map(|pt| deref(pt) == *t)
+                        .map(|pt| deref(pt) == arg.ty)
                         .unwrap_or(false)
                 })
         });

@@ -89,7 +89,10 @@ fn template_call(
         Ok(v) => v,
         Err(e) => return Some(Err(e)),
     };
-    let types: Vec<_> = values.iter().map(|v| (v.ty(), span)).collect();
+    let types: Vec<_> = values
+        .iter()
+        .map(|v| super::templates::CallArg::value(v.ty(), span))
+        .collect();
     let mut candidates: Vec<_> = templates
         .iter()
         .map(|&t| program.templates[t])

@@ -3,7 +3,7 @@
 //! type, non-type, template template and pack parameters; also the
 //! matching of a partial specialisation's arguments (`struct_templates`).
 
-use super::templates::{template_name, TemplateValue};
+use super::templates::{template_name, CallArg, TemplateValue};
 use super::{consteval, Error, Program, Result};
 use crate::diagnostics::Code;
 use crate::source_map::Span;
@@ -52,14 +52,16 @@ impl Deduce<'_, '_, '_> {
     /// against argument type `arg`: each array dimension takes one level of
     /// an array argument (its length deduces a value parameter named there),
     /// or the first one a pointer's pointee, as C++ adjusts the parameter.
-    pub(super) fn declared_param(&mut self, p: &ast::Param, arg: &Type, span: Span) -> Result<()> {
-        // A by-value parameter (`W w_local`) given an array deduces the
-        // pointer it decays to ([temp.deduct.call]/2). Only a local array
-        // is passed as one whole (`cxx/args.rs`): a `thread` pointer.
-        if let (true, [], Type::Array(e, _)) = (p.array.is_empty(), p.ty.ptr_ops.as_slice(), arg)
+    pub(super) fn declared_param(&mut self, p: &ast::Param, call: &CallArg) -> Result<()> {
+        let (arg, span) = (&call.ty, call.span);
+        // A by-value parameter (`W w_local`) given an array lvalue deduces
+        // the pointer it decays to ([temp.deduct.call]/2): writes through
+        // it reach the caller's array, and it may move along it.
+        if let (true, [], Type::Array(e, _), Some(space)) =
+            (p.array.is_empty(), p.ty.ptr_ops.as_slice(), arg, call.space)
         {
             let decayed = Type::Pointer(Box::new(crate::types::Pointer {
-                space: crate::types::AddressSpace::Thread,
+                space,
                 pointee: (**e).clone(),
                 is_const: false,
                 is_reference: false,

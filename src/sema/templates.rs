@@ -10,7 +10,7 @@ use super::{consteval, Error, Program, Result};
 use crate::diagnostics::Code;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, TemplateArg, TemplateParamKind, Templated};
-use crate::types::{Scalar, Type};
+use crate::types::{AddressSpace, Scalar, Type};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -63,6 +63,30 @@ impl Parts {
                 body: None,
                 span: f.span,
             },
+        }
+    }
+}
+
+/// A call's argument as deduction sees it.
+#[derive(Clone, Debug)]
+pub struct CallArg {
+    /// Its type (a pointer's type for a pointer).
+    pub ty: Type,
+    /// Where an lvalue lives. An array lvalue given to a by-value
+    /// parameter deduces the pointer into this space it decays to
+    /// ([temp.deduct.call]/2); without a space it deduces the array.
+    pub space: Option<AddressSpace>,
+    /// Where it is written.
+    pub span: Span,
+}
+
+impl CallArg {
+    /// A value, not an lvalue whose place matters.
+    pub fn value(ty: Type, span: Span) -> Self {
+        CallArg {
+            ty,
+            space: None,
+            span,
         }
     }
 }
@@ -173,13 +197,13 @@ impl<'a> Program<'a> {
     }
 
     /// Binds every parameter of template `t`: the explicit arguments first,
-    /// then deduction from the call's argument types `args` (a pointer
-    /// argument as `Type::Pointer`), then default arguments.
+    /// then deduction from the call's arguments `args` (a pointer argument
+    /// as `Type::Pointer`), then default arguments.
     pub fn template_arguments(
         &self,
         t: &ast::TemplateDecl,
         explicit: &[TemplateArg],
-        args: &[(Type, Span)],
+        args: &[CallArg],
         span: Span,
     ) -> Result<Vec<TemplateValue>> {
         let f = template_function(t);
@@ -230,8 +254,8 @@ impl<'a> Program<'a> {
                     }
                     _ => Some(j),
                 };
-                if let Some((ty, arg_span)) = k.and_then(|k| args.get(k)) {
-                    d.declared_param(p, ty, *arg_span)?;
+                if let Some(arg) = k.and_then(|k| args.get(k)) {
+                    d.declared_param(p, arg)?;
                 }
                 continue;
             }
@@ -239,9 +263,9 @@ impl<'a> Program<'a> {
             // and after it, each deducing one element of the packs it names.
             let after = trailing.unwrap_or(0);
             let end = args.len().saturating_sub(after).max(j);
-            for (k, (ty, arg_span)) in args.iter().enumerate().take(end).skip(j) {
+            for (k, arg) in args.iter().enumerate().take(end).skip(j) {
                 d.slot = Some(k - j);
-                d.param(&p.ty, ty, *arg_span)?;
+                d.param(&p.ty, &arg.ty, arg.span)?;
             }
             d.slot = None;
         }
@@ -905,7 +929,7 @@ impl<'a> Program<'a> {
             span: *host_span,
         };
         let f = self.kernel_instance(inst.span, t, &values, ident)?;
-        for (p, (want, span)) in f.params.iter().zip(&args) {
+        for (p, CallArg { ty: want, span, .. }) in f.params.iter().zip(&args) {
             let ty = self.param_type(p)?;
             if ty != *want {
                 return Err(Error::coded(
@@ -1001,10 +1025,10 @@ impl<'a> Program<'a> {
         }
     }
 
-    fn declared_params(&self, f: &ast::FunctionDecl) -> Result<Vec<(Type, Span)>> {
+    fn declared_params(&self, f: &ast::FunctionDecl) -> Result<Vec<CallArg>> {
         f.params
             .iter()
-            .map(|p| Ok((self.param_type(p)?, p.span)))
+            .map(|p| Ok(CallArg::value(self.param_type(p)?, p.span)))
             .collect()
     }
 }

@@ -23,7 +23,7 @@ use crate::lower::ctx::function::{FnCtx, LibraryCompetes};
 use crate::lower::ctx::value::Value;
 use crate::lower::cxx::args::Arg;
 use crate::lower::{Error, Lowerer, Result};
-use crate::sema::templates::{template_function, TemplateValue};
+use crate::sema::templates::{template_function, CallArg, TemplateValue};
 use crate::source_map::Span;
 use crate::syntax::ast::{Expr, FunctionDecl, PtrOp, TemplateArg, TypeSpec};
 use crate::types::{AddressSpace, Scalar, Type};
@@ -190,8 +190,16 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Resolution> {
         let library = std::mem::take(&mut fx.library_competes);
-        let arg_types: Vec<(Type, Span)> = args.iter().map(|a| (a.ty.clone(), a.span)).collect();
         let views: Vec<ArgView> = args.iter().map(|a| self.arg_view(fx, a)).collect();
+        let arg_types: Vec<CallArg> = args
+            .iter()
+            .zip(&views)
+            .map(|(a, v)| CallArg {
+                ty: a.ty.clone(),
+                space: v.lvalue.map(|(space, _)| space),
+                span: a.span,
+            })
+            .collect();
         let mut viable = Vec::new();
         // Each rejected candidate's error, and how a list of them shows it.
         let mut rejected: Vec<(Error, String)> = Vec::new();
@@ -248,7 +256,7 @@ impl Lowerer<'_, '_> {
         if viable.is_empty() {
             let types: Vec<String> = arg_types
                 .iter()
-                .map(|(t, _)| self.program.display(t))
+                .map(|a| self.program.display(&a.ty))
                 .collect();
             let notes: Vec<String> = rejected
                 .iter()
@@ -390,7 +398,7 @@ impl Lowerer<'_, '_> {
         &self,
         t: usize,
         explicit: &[TemplateArg],
-        args: &[(Type, Span)],
+        args: &[CallArg],
         views: &[ArgView],
         span: Span,
     ) -> Result<Option<Candidate>> {
