@@ -15,9 +15,11 @@
 //!   entry-point check; its naga+wgpu and Tint checks of the WGSL are not
 //!   repeated here).
 //! - Each translation runs under `catch_unwind` on a few threads; one that
-//!   translates but takes longer than [`LIMIT`] of its thread's CPU time,
-//!   or any file that looks hung ([`HUNG`] of wall-clock time), fails the
-//!   test, whatever the list says.
+//!   translates but takes longer than its CPU limit (`budget.rs`:
+//!   [`budget::LIMIT`] or the file's budget in `tests/corpus/budgets.tsv`,
+//!   scaled by this machine's speed), or any file that looks hung (four
+//!   times that in wall-clock time), fails the test, whatever the list
+//!   says.
 //! - Fails when a listed file no longer translates (or panics), when a
 //!   listed file is not a shader row of the MANIFEST or is triaged, and
 //!   when a triage or options entry names nothing.
@@ -44,12 +46,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A file that takes longer than this to translate is a regression:
-/// corpus-rate gives the release binary 10 s; an unoptimised build of the
-/// translator is about 3x slower (MLX's `binary.metal`, which lowers dozens
-/// of kernel instances before its first error, took 4.4 s in release and
-/// 10.2 s in debug on a 2-core machine), so debug builds get 30 s.
-const LIMIT: Duration = Duration::from_secs(if cfg!(debug_assertions) { 30 } else { 10 });
+#[path = "corpus/budget.rs"]
+mod budget;
+
+use budget::Budgets;
 
 /// At most this share of the shader rows may be triaged (corpus-rate: "keep
 /// the list short").
@@ -105,7 +105,7 @@ impl Outcome {
             Outcome::Failed { first, .. } => first.clone(),
             Outcome::Internal(first) => first.clone(),
             Outcome::Panicked(what) => format!("panicked: {what}"),
-            Outcome::TimedOut => format!("took longer than {} s of CPU time", LIMIT.as_secs()),
+            Outcome::TimedOut => "took longer than its CPU limit".into(),
             Outcome::NoEntryPoints => {
                 "translates to no function, but the source declares entry points".into()
             }
@@ -471,16 +471,10 @@ fn cost_since(start: Instant, cpu_start: Option<Duration>) -> Duration {
     }
 }
 
-/// A translation whose wall-clock time passes this is taken for hung and
-/// recorded as timed out (its thread is left behind and a fresh one takes
-/// its place): four times [`LIMIT`], so that a loaded machine does not
-/// make a merely slow file look hung.
-const HUNG: Duration = Duration::from_secs(LIMIT.as_secs() * 4);
-
 /// Translates every job on `threads` threads; a job that uses more than
-/// [`LIMIT`] of CPU time is recorded as timed out, and one still running
-/// after [`HUNG`] of wall-clock time too, a fresh thread taking its place.
-fn run_all(jobs: &[Job], threads: usize) -> Vec<(Outcome, Duration)> {
+/// its CPU limit is recorded as timed out, and one still running after its
+/// hang limit of wall-clock time too, a fresh thread taking its place.
+fn run_all(jobs: &[Job], threads: usize, budgets: &Budgets) -> Vec<(Outcome, Duration)> {
     let jobs = Arc::new(jobs.to_vec());
     let next = Arc::new(AtomicUsize::new(0));
     let running: Arc<Mutex<HashMap<usize, Instant>>> = Arc::default();
@@ -523,7 +517,8 @@ fn run_all(jobs: &[Job], threads: usize) -> Vec<(Outcome, Duration)> {
                     // steel GEMMs now lower their loaders before stopping
                     // at an unsupported form, which takes longer: the
                     // closing note of 2026-12-06, third session).
-                    let outcome = if took > LIMIT && outcome == Outcome::Translated {
+                    let limit = budgets.cpu_limit(&jobs[i].file);
+                    let outcome = if took > limit && outcome == Outcome::Translated {
                         Outcome::TimedOut
                     } else {
                         outcome
@@ -540,7 +535,7 @@ fn run_all(jobs: &[Job], threads: usize) -> Vec<(Outcome, Duration)> {
             .unwrap()
             .iter()
             .map(|(&i, start)| (i, start.elapsed()))
-            .filter(|&(i, took)| took > HUNG && results[i].is_none())
+            .filter(|&(i, took)| took > budgets.hang_limit(&jobs[i].file) && results[i].is_none())
             .collect();
         for (i, took) in stuck {
             results[i] = Some((Outcome::TimedOut, took));
@@ -659,8 +654,22 @@ fn listed_corpus_files_still_translate() {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
         .max(1);
+    let slowness = budget::slowness(threads, thread_cpu_time);
+    let budgets = match Budgets::new(&project().join("tests/corpus/budgets.tsv"), slowness) {
+        Ok(b) => b,
+        Err(e) => panic!("{e}"),
+    };
+    eprintln!(
+        "corpus: this machine takes {:.2}x the reference machine's time: a file may take {:.1} s of CPU",
+        budgets.slowness,
+        budgets.cpu_limit("").as_secs_f64()
+    );
+    for f in budgets.files().filter(|f| !files.contains(f)) {
+        problems +=
+            &format!("tests/corpus/budgets.tsv names {f}, not a shader row of MANIFEST.tsv\n");
+    }
     let start = Instant::now();
-    let results = run_all(&jobs, threads);
+    let results = run_all(&jobs, threads, &budgets);
     let took = start.elapsed();
 
     // Tallies by origin: (files, translated).
@@ -718,16 +727,32 @@ fn listed_corpus_files_still_translate() {
         .iter()
         .zip(&results)
         .filter(|(_, (o, _))| *o == Outcome::TimedOut)
-        .map(|(j, (_, t))| (j.file.as_str(), format!("{:.1} s", t.as_secs_f64())))
+        .map(|(j, (_, t))| {
+            let limit = budgets.cpu_limit(&j.file).as_secs_f64();
+            let took = t.as_secs_f64();
+            (
+                j.file.as_str(),
+                format!("{took:.1} s, over its {limit:.1} s"),
+            )
+        })
         .collect();
     if !slow.is_empty() {
         problems += &format!(
-            "{} files took longer than {} s of CPU time to translate (or {} s of wall-clock time, taken for hung):\n{}",
+            "{} files took longer than their CPU limit to translate (or four times it in wall-clock time, taken for hung):\n{}",
             slow.len(),
-            LIMIT.as_secs(),
-            HUNG.as_secs(),
             listing(slow.iter().cloned(), 50)
         );
+    }
+    // A budget of its own that the file no longer needs is said, not failed
+    // (a file near the limit would fail one run in two).
+    for (j, (o, t)) in jobs.iter().zip(&results) {
+        if budgets.has_own(&j.file) && *o == Outcome::Translated && *t < budgets.cpu_limit("") {
+            eprintln!(
+                "corpus: {} took {:.1} s, under the common limit: its line in tests/corpus/budgets.tsv may go",
+                j.file,
+                t.as_secs_f64()
+            );
+        }
     }
 
     // Internal compiler errors: listed everywhere, a failure for listed files.
@@ -931,4 +956,64 @@ fn options_map_like_the_command_line() {
     assert_eq!(o.entries, ["k"]);
     assert!(options_for(&["--bogus".to_string()]).is_err());
     assert!(options_for(&["-I".to_string()]).is_err());
+}
+
+/// The limits scale with the machine's slowness; budgets.tsv gives a file
+/// its own limit and says what it cannot parse; the measured slowness is
+/// within its bounds.
+#[test]
+fn budgets_scale_with_the_machine() {
+    let dir = std::env::temp_dir().join(format!("msl2wgsl-budgets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tsv = dir.join("budgets.tsv");
+    let own = budget::LIMIT.as_secs() * 3;
+    std::fs::write(
+        &tsv,
+        format!("# comment\na/slow.metal\t{own} thousands of kernels\n"),
+    )
+    .unwrap();
+    let reference = Budgets::new(&tsv, 1.0).unwrap();
+    assert_eq!(reference.cpu_limit("b.metal"), budget::LIMIT);
+    assert_eq!(
+        reference.cpu_limit("a/slow.metal"),
+        Duration::from_secs(own)
+    );
+    assert_eq!(reference.hang_limit("b.metal"), budget::LIMIT * 4);
+    assert!(reference.has_own("a/slow.metal") && !reference.has_own("b.metal"));
+    let twice = Budgets::new(&tsv, 2.0).unwrap();
+    assert_eq!(twice.cpu_limit("b.metal"), budget::LIMIT * 2);
+    assert_eq!(
+        twice.cpu_limit("a/slow.metal"),
+        Duration::from_secs(own * 2)
+    );
+
+    std::fs::write(&tsv, "a/slow.metal\tsoon\n").unwrap();
+    let err = Budgets::new(&tsv, 1.0).err().expect("an unparsed budget");
+    assert!(
+        err.contains("`a/slow.metal` needs a budget in whole seconds"),
+        "{err}"
+    );
+    std::fs::write(&tsv, "a/slow.metal\t1 under the limit\n").unwrap();
+    assert!(Budgets::new(&tsv, 1.0).is_err(), "a budget under the limit");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Without a clock, the reference limits; with one, a bounded factor.
+    assert_eq!(budget::slowness(2, || None), 1.0);
+    let measured = budget::slowness(2, thread_cpu_time);
+    assert!((0.25..=4.0).contains(&measured), "{measured}");
+}
+
+/// The calibration's CPU time here, on two threads at once as the ratchet
+/// measures it (for REFERENCE_CALIBRATION on a new reference machine):
+/// `cargo test --test corpus calibration -- --ignored --nocapture`.
+#[test]
+#[ignore = "prints a measurement"]
+fn calibration_time() {
+    for _ in 0..3 {
+        let s = budget::slowness(2, thread_cpu_time);
+        eprintln!(
+            "calibration: {:.0} ms",
+            s * budget::REFERENCE_CALIBRATION.as_secs_f64() * 1e3
+        );
+    }
 }
