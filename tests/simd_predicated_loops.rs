@@ -554,3 +554,71 @@ fn a_switch_in_a_predicated_branch_runs_on_its_threads_only() {
     };
     assert_eq!(i32s(&out[&0]), want);
 }
+
+/// A quantised GEMV's row loop in a helper (MLX's `fp_qmv_impl` shape):
+/// SIMD group `sg` owns rows `4 * sg ..`, leaves early when it has none
+/// and stops at the matrix's last row (`row < 4 && out_row + row < n`, a
+/// bound that differs between SIMD groups), summing each row over its 32
+/// lanes. The helper's loop is predicated as a kernel's would be.
+const HELPER_ROWS: &str = r#"
+template <int R>
+METAL_FUNC void row_sums(const device float* x, device float* y, const constant int& n,
+                         const constant int& k, uint sg, uint lane) {
+  float result[R] = {0};
+  const int out_row = int(sg) * R;
+  if (out_row >= n) {
+    return;
+  }
+  for (int row = 0; row < R && out_row + row < n; row++) {
+    for (int i = int(lane); i < k; i += 32) {
+      result[row] += x[(out_row + row) * k + i];
+    }
+    result[row] = simd_sum(result[row]);
+    if (lane == 0) {
+      y[out_row + row] = result[row];
+    }
+  }
+}
+
+kernel void helper_rows(const device float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                        const constant int& n [[buffer(2)]], const constant int& k [[buffer(3)]],
+                        uint sg [[simdgroup_index_in_threadgroup]],
+                        uint lane [[thread_index_in_simdgroup]]) {
+  row_sums<4>(x, y, n, k, sg, lane);
+}
+"#;
+
+#[test]
+fn a_helpers_row_loop_with_a_simd_group_bound_is_predicated() {
+    let wgsl = emulated_wgsl(HELPER_ROWS);
+    assert!(
+        wgsl.contains("metal_running"),
+        "the helper's loop is predicated"
+    );
+    // 4 SIMD groups of 32 lanes; 10 rows: groups 0 and 1 take 4 each,
+    // group 2 the last 2, group 3 none.
+    let (n, k) = (10usize, 70usize);
+    let x: Vec<f32> = integers(n * k, 3, -9, 9)
+        .iter()
+        .map(|v| *v as f32)
+        .collect();
+    let Some(out) = run_body(
+        HELPER_ROWS,
+        "helper_rows",
+        (128, 128),
+        vec![
+            (0, f32_bytes(&x)),
+            (1, f32_bytes(&vec![-1.0; n + 4])),
+            (2, (n as i32).to_le_bytes().to_vec()),
+            (3, (k as i32).to_le_bytes().to_vec()),
+        ],
+    ) else {
+        return;
+    };
+    let y = common::f32s(&out[&1]);
+    for row in 0..n {
+        let want: f32 = x[row * k..(row + 1) * k].iter().sum();
+        assert_eq!(y[row], want, "row {row}");
+    }
+    assert_eq!(&y[n..], &[-1.0; 4], "no row past the last is written");
+}

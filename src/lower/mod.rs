@@ -199,8 +199,9 @@ struct Settings {
 
 /// What a helper function is specialised for: (function, argument kinds,
 /// predicated, (for a fragment function, how SIMD groups are lowered:
-/// `Lowerer::simd_key`)).
-type HelperKey = (usize, Vec<ArgKey>, bool, (bool, u8));
+/// `Lowerer::simd_key`), its loops the kernel predicates
+/// (`metal::simd_loops`, by span)).
+type HelperKey = (usize, Vec<ArgKey>, bool, (bool, u8), Vec<(usize, usize)>);
 
 /// The module context: the naga module being built and what is shared by
 /// every entry point in it (types, helper specialisations, globals).
@@ -708,7 +709,12 @@ impl Lowerer<'_, '_> {
             });
             match lowered {
                 Err(e) if e.code == Code::SimdNonUniform => {
-                    match metal::simd_loops::loop_around(body, e.span, &loops) {
+                    let around =
+                        metal::simd_loops::loop_around(body, e.span, &loops).or_else(|| {
+                            metal::simd_loops::helper_loop_around(self.program, e.span, &loops)
+                        });
+                    log::debug!("`{}`: predicating the loop at {around:?}", f.name.name);
+                    match around {
                         Some(l) => {
                             loops.insert(l);
                         }

@@ -60,11 +60,13 @@ impl Budgets {
                 Some(s) if Duration::from_secs(s) > LIMIT => {
                     files.insert(file, Duration::from_secs(s));
                 }
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "{}: `{file}` needs a budget in whole seconds over the limit of {} s, then why",
                     budgets.display(),
                     LIMIT.as_secs()
-                )),
+                ))
+                }
             }
         }
         Ok(Budgets { slowness, files })

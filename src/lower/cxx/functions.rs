@@ -704,6 +704,7 @@ impl Lowerer<'_, '_> {
                 keys.clone(),
                 self.entry.predicated,
                 (self.entry.fragment_rules(), self.simd_key()),
+                self.predicated_loops_of(index),
             ))
             .copied()
         {
@@ -744,10 +745,31 @@ impl Lowerer<'_, '_> {
                 keys,
                 self.entry.predicated,
                 (self.entry.fragment_rules(), self.simd_key()),
+                self.predicated_loops_of(index),
             ),
             h,
         );
         Ok(h)
+    }
+
+    /// The loops of user function `index` that this kernel's lowering
+    /// predicates: one kernel's helper is not another's where they differ.
+    fn predicated_loops_of(&self, index: usize) -> Vec<(usize, usize)> {
+        if self.entry.predicated_loops.is_empty() {
+            return Vec::new();
+        }
+        let Some(body) = self.decl(index).body.as_ref().map(|b| b.span) else {
+            return Vec::new();
+        };
+        let mut loops: Vec<(usize, usize)> = self
+            .entry
+            .predicated_loops
+            .iter()
+            .copied()
+            .filter(|&(start, end)| body.start as usize <= start && end <= body.end as usize)
+            .collect();
+        loops.sort_unstable();
+        loops
     }
 
     /// The return type of user function `index` (`f`): as written, or as

@@ -373,3 +373,27 @@ pub(in crate::lower) fn loop_around(
         .for_each(|s| walk(s, at, taken, &mut found));
     found
 }
+
+/// [`loop_around`] in the helper whose body holds `at` (a plain function or
+/// a function template: an instance's statements keep the template's
+/// spans). A helper's loop is then predicated wherever the kernel's
+/// lowering meets it, as MLX's `fp_qmv_impl` needs: its row loop ends at a
+/// bound that depends on the SIMD group (`out_row + row < out_vec_size`).
+pub(in crate::lower) fn helper_loop_around(
+    program: &crate::sema::Program<'_>,
+    at: Span,
+    taken: &std::collections::HashSet<(usize, usize)>,
+) -> Option<(usize, usize)> {
+    let templates = program.templates.iter().filter_map(|t| match &t.item {
+        ast::Templated::Function(f) => Some(f),
+        _ => None,
+    });
+    program
+        .functions
+        .iter()
+        .copied()
+        .chain(templates)
+        .filter_map(|f| f.body.as_ref())
+        .filter(|b| b.span.start <= at.start && at.end <= b.span.end)
+        .find_map(|b| loop_around(b, at, taken))
+}
