@@ -199,9 +199,10 @@ const PRELUDE: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
 /// branches and loops on every thread, but not the cases of a `switch`.
 const DIVERGENT: &str = "kernel void k(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],\n              uint lane [[thread_index_in_simdgroup]]) {\n  int v = a[i];\n  switch (lane & 3) {\n    case 0: v = simd_sum(v); break;\n    default: v = 0;\n  }\n  a[i] = v;\n}\n";
 
-/// In a helper's loop whose trip count comes from an argument (helpers'
-/// loops are not run on every thread; the kernel's are).
-const HELPER_LOOP: &str = "int spread(int v, uint n) {\n  for (uint j = 0; j < n; j++) {\n    v = simd_max(v);\n  }\n  return v;\n}\nkernel void k(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],\n              uint lane [[thread_index_in_simdgroup]]) {\n  a[i] = spread(a[i], lane & 3);\n}\n";
+/// In a helper's loop whose trip count comes from an argument and that the
+/// helper returns from (a helper's loop runs on every thread, but a
+/// helper's `return` goes by flag only outside loops).
+const HELPER_LOOP: &str = "int spread(int v, uint n) {\n  for (uint j = 0; j < n; j++) {\n    v = simd_max(v);\n    if (v > 100) {\n      return v;\n    }\n  }\n  return v;\n}\nkernel void k(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],\n              uint lane [[thread_index_in_simdgroup]]) {\n  a[i] = spread(a[i], lane & 3);\n}\n";
 
 fn translate(body: &str, simd: SimdGroups) -> Result<Library, String> {
     let options = Options {

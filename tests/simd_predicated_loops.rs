@@ -622,3 +622,52 @@ fn a_helpers_row_loop_with_a_simd_group_bound_is_predicated() {
     }
     assert_eq!(&y[n..], &[-1.0; 4], "no row past the last is written");
 }
+
+/// A helper's loop whose trip count differs between the lanes of one SIMD
+/// group (`lane & 3`): in iteration `j` only the lanes with more than `j`
+/// iterations take part in `simd_max`, as on Apple's GPUs.
+const HELPER_LANE_LOOP: &str = r#"
+int spread(int v, uint n) {
+  for (uint j = 0; j < n; j++) {
+    v = simd_max(v);
+  }
+  return v;
+}
+
+kernel void lane_loop(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],
+                      uint lane [[thread_index_in_simdgroup]]) {
+  a[i] = spread(a[i], lane & 3);
+}
+"#;
+
+#[test]
+fn a_helpers_loop_with_a_trip_count_per_lane_takes_the_lanes_still_iterating() {
+    emulated_wgsl(HELPER_LANE_LOOP);
+    let n = 64usize;
+    let a: Vec<i32> = integers(n, 5, -50, 50).iter().map(|v| *v as i32).collect();
+    let Some(out) = run_body(
+        HELPER_LANE_LOOP,
+        "lane_loop",
+        (n as u32, n as u32),
+        vec![(0, i32_bytes(&a))],
+    ) else {
+        return;
+    };
+    // Apple's 32-lane groups: iteration `j` reduces over the lanes whose
+    // `lane & 3` exceeds `j`, and only they take the maximum.
+    let mut want = a.clone();
+    for group in want.chunks_mut(32) {
+        for j in 0..3 {
+            let active = |l: usize| (l & 3) > j;
+            let Some(m) = (0..32).filter(|&l| active(l)).map(|l| group[l]).max() else {
+                continue;
+            };
+            for (l, v) in group.iter_mut().enumerate() {
+                if active(l) {
+                    *v = m;
+                }
+            }
+        }
+    }
+    assert_eq!(i32s(&out[&0]), want);
+}

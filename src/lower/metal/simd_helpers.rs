@@ -28,13 +28,16 @@ impl Lowerer<'_, '_> {
     /// Whether the helper with `body` is lowered as one narrowed region
     /// (see the module).
     pub(in crate::lower) fn helper_returns_by_flag(&self, body: &Block) -> bool {
+        // Asked for every helper lowered: the body is copied into a
+        // statement only where the cheap tests leave it a candidate.
+        if !(self.predicating() && has_early_return(body)) {
+            return false;
+        }
         let whole = Stmt {
             kind: StmtKind::Block(body.clone()),
             span: body.span,
         };
-        self.predicating()
-            && has_early_return(body)
-            && !has(&whole, &|s| loop_or_switch(s) && has(s, &is_return))
+        !has(&whole, &|s| loop_or_switch(s) && has(s, &is_return))
             && self.needs_every_thread(&whole, true)
     }
 
