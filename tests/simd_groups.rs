@@ -239,6 +239,14 @@ fn auto_falls_back_to_native_subgroups_with_a_warning() {
         let f = lib.function("k").unwrap();
         assert_eq!(f.simd_groups.as_deref(), Some("native"));
         assert!(lib.wgsl().contains("subgroup"), "{}", lib.wgsl());
+        // Nothing is left of the emulation's failed tries: Tint checks
+        // uncalled functions too, and theirs wait at barriers in
+        // non-uniform control flow.
+        assert!(!lib.wgsl().contains("workgroupBarrier"), "{}", lib.wgsl());
+        assert_eq!(
+            lib.wgsl().matches("\nfn ").count(),
+            1 + body.matches("int spread").count()
+        );
     }
 }
 

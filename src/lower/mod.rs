@@ -304,6 +304,12 @@ struct ModuleCtx {
     simdgroup_copies_differ: std::cell::OnceCell<bool>,
     /// A kernel's SIMD-group functions fell back to native subgroups.
     simd_fell_back: bool,
+    /// Helpers lowered by a kernel's try that ended in E0410 (the
+    /// emulation's tries, `Lowerer::tried`): dropped at the end unless an
+    /// entry point or a kept helper calls them, since WGSL compilers check
+    /// every function, called or not, and such a helper may have a barrier
+    /// in non-uniform control flow.
+    tried_functions: std::collections::HashSet<naga::Handle<naga::Function>>,
     /// Some code holds a SIMD-group matrix (its type was lowered).
     simdgroup_matrices: bool,
     /// Where each struct of the translation unit is declared, by name,
@@ -472,6 +478,7 @@ fn lower_module<'a>(
         l.set_fragment_simd_privates();
         l.add_function_constants(&mut functions);
         entry::point_sprites::move_sprites_last(&mut l.global.module, &functions);
+        passes::merged_functions::drop_uncalled(&mut l.global.module, &l.global.tried_functions);
         passes::merged_functions::merge_identical(&mut l.global.module);
         Ok(Lowered {
             module: l.global.module,
@@ -615,8 +622,9 @@ impl Lowerer<'_, '_> {
         match stage {
             ast::Stage::Kernel => {
                 let warnings = self.global.warnings.len();
-                let lowered =
-                    self.with_entry(f, EntryStage::Kernel, |l| l.kernel(f, threadgroup_size));
+                let lowered = self.tried(|l| {
+                    l.with_entry(f, EntryStage::Kernel, |l| l.kernel(f, threadgroup_size))
+                });
                 if rounds::discovering(self.program) {
                     return lowered;
                 }
@@ -701,11 +709,13 @@ impl Lowerer<'_, '_> {
         let mut loops = std::collections::HashSet::new();
         let mut narrow_body = false;
         for _ in 0..MAX_TRIES {
-            let lowered = self.with_entry(f, EntryStage::Kernel, |l| {
-                l.entry.simd_if_conversion = true;
-                l.entry.predicated_loops = loops.clone();
-                l.entry.narrow_body = narrow_body;
-                l.kernel(f, threadgroup_size)
+            let lowered = self.tried(|l| {
+                l.with_entry(f, EntryStage::Kernel, |l| {
+                    l.entry.simd_if_conversion = true;
+                    l.entry.predicated_loops = loops.clone();
+                    l.entry.narrow_body = narrow_body;
+                    l.kernel(f, threadgroup_size)
+                })
             });
             match lowered {
                 Err(e) if e.code == Code::SimdNonUniform => {
@@ -726,12 +736,27 @@ impl Lowerer<'_, '_> {
                 lowered => return lowered,
             }
         }
-        self.with_entry(f, EntryStage::Kernel, |l| {
-            l.entry.simd_if_conversion = true;
-            l.entry.predicated_loops = loops.clone();
-            l.entry.narrow_body = narrow_body;
-            l.kernel(f, threadgroup_size)
+        self.tried(|l| {
+            l.with_entry(f, EntryStage::Kernel, |l| {
+                l.entry.simd_if_conversion = true;
+                l.entry.predicated_loops = loops.clone();
+                l.entry.narrow_body = narrow_body;
+                l.kernel(f, threadgroup_size)
+            })
         })
+    }
+
+    /// Runs one try of a kernel's lowering; when it ends in E0410, the
+    /// helpers it added are recorded in `tried_functions`.
+    fn tried<T>(&mut self, attempt: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let from = self.global.module.functions.len();
+        let lowered = attempt(self);
+        if matches!(&lowered, Err(e) if e.code == Code::SimdNonUniform) {
+            let added = self.global.module.functions.iter().skip(from);
+            let added: Vec<_> = added.map(|(h, _)| h).collect();
+            self.global.tried_functions.extend(added);
+        }
+        lowered
     }
 
     /// `--half f32`: every `f16` of the finished module becomes `f32`; an

@@ -17,7 +17,7 @@
 //! each set of identical callees: merging propagates up the call graph.
 
 use naga::{Arena, Expression, Function, Handle, Module, Statement};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A function others may be merged into, and its text once printed.
 type Candidate = (Handle<Function>, Option<String>);
@@ -63,10 +63,48 @@ pub(in crate::lower) fn merge_identical(module: &mut Module) {
 /// Rebuilds the function arena without the merged functions (nothing calls
 /// them any more) and renumbers the calls of the others.
 fn drop_merged(module: &mut Module, merged: &HashMap<Handle<Function>, Handle<Function>>) {
+    drop_functions(module, &|h| merged.contains_key(&h));
+}
+
+/// Drops the functions of `candidates` that no entry point and no other
+/// function calls, directly or through others.
+pub(in crate::lower) fn drop_uncalled(module: &mut Module, candidates: &HashSet<Handle<Function>>) {
+    if candidates.is_empty() {
+        return;
+    }
+    // Callees precede their callers in the arena: walking it backwards
+    // from what is kept marks every callee before it is reached.
+    let mut called: HashSet<Handle<Function>> = HashSet::new();
+    for e in &module.entry_points {
+        called.extend(callees(&e.function));
+    }
+    let handles: Vec<Handle<Function>> = module.functions.iter().map(|(h, _)| h).collect();
+    for &h in handles.iter().rev() {
+        if !candidates.contains(&h) || called.contains(&h) {
+            called.extend(callees(&module.functions[h]));
+        }
+    }
+    drop_functions(module, &|h| candidates.contains(&h) && !called.contains(&h));
+}
+
+/// The functions `function` calls.
+fn callees(function: &Function) -> Vec<Handle<Function>> {
+    let mut out = Vec::new();
+    super::ir_walk::visit(&function.body, &mut |s, _| {
+        if let Statement::Call { function, .. } = s {
+            out.push(*function);
+        }
+    });
+    out
+}
+
+/// Rebuilds the function arena without the functions `dropped` says (none
+/// of them called by a kept one) and renumbers the calls of the others.
+fn drop_functions(module: &mut Module, dropped: &dyn Fn(Handle<Function>) -> bool) {
     let mut renumbered = HashMap::new();
     let mut kept = Arena::new();
     for (h, mut function, span) in module.functions.drain() {
-        if merged.contains_key(&h) {
+        if dropped(h) {
             continue;
         }
         redirect_calls(&mut function, &|f| renumbered.get(&f).copied());
