@@ -708,15 +708,18 @@ impl Lowerer<'_, '_> {
         let body = f.body.as_ref().expect("kernels have bodies");
         let mut loops = std::collections::HashSet::new();
         let mut narrow_body = false;
-        for _ in 0..MAX_TRIES {
-            let lowered = self.tried(|l| {
+        let attempt = |l: &mut Self, loops: &std::collections::HashSet<_>, narrow_body| {
+            l.tried(|l| {
                 l.with_entry(f, EntryStage::Kernel, |l| {
                     l.entry.simd_if_conversion = true;
                     l.entry.predicated_loops = loops.clone();
                     l.entry.narrow_body = narrow_body;
                     l.kernel(f, threadgroup_size)
                 })
-            });
+            })
+        };
+        for _ in 0..MAX_TRIES {
+            let lowered = attempt(self, &loops, narrow_body);
             match lowered {
                 Err(e) if e.code == Code::SimdNonUniform => {
                     let around =
@@ -736,14 +739,7 @@ impl Lowerer<'_, '_> {
                 lowered => return lowered,
             }
         }
-        self.tried(|l| {
-            l.with_entry(f, EntryStage::Kernel, |l| {
-                l.entry.simd_if_conversion = true;
-                l.entry.predicated_loops = loops.clone();
-                l.entry.narrow_body = narrow_body;
-                l.kernel(f, threadgroup_size)
-            })
-        })
+        attempt(self, &loops, narrow_body)
     }
 
     /// Runs one try of a kernel's lowering; when it ends in E0410, the

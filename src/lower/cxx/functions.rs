@@ -1029,7 +1029,7 @@ impl Lowerer<'_, '_> {
             }
             (ArgKey::ThreadView { object, array, ty }, Type::Pointer(pp)) => {
                 let view = (object.clone(), *array, *ty);
-                self.thread_view_parameter(fx, &pname, pp, view, span)
+                self.thread_view_parameter(fx, &pname, pp, view, span)?
             }
             // `device T*& p`: the caller's pointer itself, moved in place.
             (ArgKey::PointerAddress(inner), Type::Pointer(pp))
@@ -1207,16 +1207,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Local> {
         let array = self.naga_type(&Type::Array(Box::new(pp.pointee.clone()), n), span)?;
-        let ty = self.global.module.types.insert(
-            naga::Type {
-                name: None,
-                inner: naga::TypeInner::Pointer {
-                    base: array,
-                    space: naga::AddressSpace::Function,
-                },
-            },
-            naga::Span::UNDEFINED,
-        );
+        let ty = self.function_pointer_type(array);
         let arg = function_argument(fx, pname.to_string(), ty, span);
         let u32_ty = self.naga_type(&Type::UINT, span)?;
         let index = function_argument(fx, format!("{pname}_element"), u32_ty, span);
@@ -1239,27 +1230,12 @@ impl Lowerer<'_, '_> {
         pp: &crate::types::Pointer,
         (object, array, ty): (Type, bool, naga::Handle<naga::Type>),
         span: Span,
-    ) -> Local {
-        let ptr = self.global.module.types.insert(
-            naga::Type {
-                name: None,
-                inner: naga::TypeInner::Pointer {
-                    base: ty,
-                    space: naga::AddressSpace::Function,
-                },
-            },
-            naga::Span::UNDEFINED,
-        );
+    ) -> Result<Local> {
+        let ptr = self.function_pointer_type(ty);
         let base = function_argument(fx, pname.to_string(), ptr, span);
-        let u32_ty = self.global.module.types.insert(
-            naga::Type {
-                name: None,
-                inner: naga::TypeInner::Scalar(naga::Scalar::U32),
-            },
-            naga::Span::UNDEFINED,
-        );
+        let u32_ty = self.naga_type(&Type::UINT, span)?;
         let index = function_argument(fx, format!("{pname}_element"), u32_ty, span);
-        Local::Ptr(PtrValue {
+        Ok(Local::Ptr(PtrValue {
             root: PtrRoot::View {
                 base,
                 array,
@@ -1269,7 +1245,25 @@ impl Lowerer<'_, '_> {
             pointee: pp.pointee.clone(),
             space: pp.space,
             is_const: pp.is_const,
-        })
+        }))
+    }
+
+    /// The naga type of a `function`-space pointer to `base` (what a
+    /// `thread` pointer parameter is passed as).
+    pub(in crate::lower) fn function_pointer_type(
+        &mut self,
+        base: naga::Handle<naga::Type>,
+    ) -> naga::Handle<naga::Type> {
+        self.global.module.types.insert(
+            naga::Type {
+                name: None,
+                inner: naga::TypeInner::Pointer {
+                    base,
+                    space: naga::AddressSpace::Function,
+                },
+            },
+            naga::Span::UNDEFINED,
+        )
     }
 
     /// A `thread` pointer or reference parameter: a naga `function` pointer.
@@ -1281,16 +1275,7 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<Local> {
         let base = self.naga_type(&pp.pointee, span)?;
-        let ty = self.global.module.types.insert(
-            naga::Type {
-                name: None,
-                inner: naga::TypeInner::Pointer {
-                    base,
-                    space: naga::AddressSpace::Function,
-                },
-            },
-            naga::Span::UNDEFINED,
-        );
+        let ty = self.function_pointer_type(base);
         let arg = function_argument(fx, pname.to_string(), ty, span);
         let place = Place {
             ptr: arg,

@@ -541,16 +541,7 @@ impl Lowerer<'_, '_> {
             None => Type::UINT,
         };
         let base = self.naga_type(&indices, span)?;
-        let ptr_ty = self.global.module.types.insert(
-            naga::Type {
-                name: None,
-                inner: naga::TypeInner::Pointer {
-                    base,
-                    space: naga::AddressSpace::Function,
-                },
-            },
-            naga::Span::UNDEFINED,
-        );
+        let ptr_ty = self.function_pointer_type(base);
         let arg_index = fx.function.arguments.len() as u32;
         fx.function.arguments.push(naga::FunctionArgument {
             name: Some(format!("{pname}_index")),
