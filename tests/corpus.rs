@@ -662,7 +662,7 @@ fn listed_corpus_files_still_translate() {
     eprintln!(
         "corpus: this machine takes {:.2}x the reference machine's time: a file may take {:.1} s of CPU",
         budgets.slowness,
-        budgets.cpu_limit("").as_secs_f64()
+        budgets.common_limit().as_secs_f64()
     );
     for f in budgets.files().filter(|f| !files.contains(f)) {
         problems +=
@@ -746,7 +746,7 @@ fn listed_corpus_files_still_translate() {
     // A budget of its own that the file no longer needs is said, not failed
     // (a file near the limit would fail one run in two).
     for (j, (o, t)) in jobs.iter().zip(&results) {
-        if budgets.has_own(&j.file) && *o == Outcome::Translated && *t < budgets.cpu_limit("") {
+        if budgets.has_own(&j.file) && *o == Outcome::Translated && *t < budgets.common_limit() {
             eprintln!(
                 "corpus: {} took {:.1} s, under the common limit: its line in tests/corpus/budgets.tsv may go",
                 j.file,
@@ -974,6 +974,7 @@ fn budgets_scale_with_the_machine() {
     .unwrap();
     let reference = Budgets::new(&tsv, 1.0).unwrap();
     assert_eq!(reference.cpu_limit("b.metal"), budget::LIMIT);
+    assert_eq!(reference.common_limit(), budget::LIMIT);
     assert_eq!(
         reference.cpu_limit("a/slow.metal"),
         Duration::from_secs(own)

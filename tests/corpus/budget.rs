@@ -82,10 +82,18 @@ impl Budgets {
         self.files.keys().map(String::as_str)
     }
 
+    /// The CPU time a file without a budget of its own may take on this
+    /// machine.
+    pub fn common_limit(&self) -> Duration {
+        LIMIT.mul_f64(self.slowness)
+    }
+
     /// The CPU time `file` may take on this machine.
     pub fn cpu_limit(&self, file: &str) -> Duration {
-        let own = self.files.get(file).copied().unwrap_or(LIMIT);
-        own.mul_f64(self.slowness)
+        match self.files.get(file) {
+            Some(own) => own.mul_f64(self.slowness),
+            None => self.common_limit(),
+        }
     }
 
     /// The wall-clock time after which `file` is taken for hung: four
