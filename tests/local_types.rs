@@ -381,3 +381,46 @@ kernel void k(device float* out [[buffer(0)]], uint gid [[thread_position_in_gri
     );
     assert_eq!(first_code(body), msl2wgsl::diagnostics::Code::InvalidType);
 }
+
+/// An alias names what its type meant where it was written, even where a
+/// later alias of the same block hides a name in it (C++ [basic.scope.hiding]):
+/// `A` stays the program-scope `B` (`float`) after `using B = int;`, in the
+/// block and in blocks nested in it.
+const ALIAS_OF_A_LATER_HIDDEN_NAME: &str = r#"
+typedef float B;
+
+kernel void aliases(const device float* in [[buffer(0)]],
+                    device float* out [[buffer(1)]],
+                    uint gid [[thread_position_in_grid]]) {
+  using A = B;
+  using B = int;
+  A a = in[gid];
+  B b = B(in[gid]);
+  {
+    A inner = a * 0.5f;
+    out[2 * gid] = inner;
+  }
+  out[2 * gid + 1] = a + float(b);
+}
+"#;
+
+#[test]
+#[cfg(feature = "runner")]
+fn an_alias_keeps_a_name_a_later_alias_hides_on_gpu() {
+    let n = 64u32;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.75 + 0.25).collect();
+    let want: Vec<f32> = x
+        .iter()
+        .flat_map(|&x| [x * 0.5, x + (x as i32) as f32])
+        .collect();
+    let Some(got) = common::source::run_body_f32s(
+        ALIAS_OF_A_LATER_HIDDEN_NAME,
+        "aliases",
+        (n, 32),
+        vec![(0, common::f32_bytes(&x)), (1, vec![0; n as usize * 8])],
+        1,
+    ) else {
+        return;
+    };
+    assert_eq!(got, want);
+}

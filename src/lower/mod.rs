@@ -216,6 +216,10 @@ struct ModuleCtx {
     /// The static constants of each struct (`S::N` under `S`: `N` and its
     /// symbol's constant), built on first use (`class_constants`).
     class_constants: std::cell::OnceCell<HashMap<String, Vec<(String, usize)>>>,
+    /// The conversion functions of each struct (`S::operator float` under
+    /// `S`), built on first use: asked wherever a struct value meets an
+    /// arithmetic operator or a parameter of another type.
+    conversion_functions: std::cell::OnceCell<HashMap<String, Vec<String>>>,
     /// The library-wide vertex→fragment link table (built on first use).
     varyings: Option<Vec<(String, entry::stages::VaryingSlot)>>,
     /// Program-scope constants by symbol.

@@ -54,6 +54,17 @@ pub struct Error {
     pub notes: Vec<String>,
     /// The stable code, chosen where the error is made (docs/DIAGNOSTICS.md).
     pub code: crate::diagnostics::Code,
+    /// A "did you mean" note still to be found ([`Program::complete_hints`]):
+    /// analysis makes and drops thousands of these errors while struct
+    /// templates are incomplete, and the search costs a scan of every name.
+    pub hint: Option<Hint>,
+}
+
+/// A note an error is to get once it is known to be reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Hint {
+    /// The declared or built-in type name closest to this unknown one.
+    TypeName(String),
 }
 
 impl Error {
@@ -66,6 +77,20 @@ impl Error {
             message: message.into(),
             notes: Vec::new(),
             code,
+            hint: None,
+        }
+    }
+
+    /// An `unknown type name` error at `span`, with a "did you mean" note
+    /// found if it is reported.
+    pub fn unknown_type(span: Span, name: &str) -> Self {
+        Error {
+            hint: Some(Hint::TypeName(name.to_string())),
+            ..Error::coded(
+                Code::UnknownType,
+                span,
+                format!("unknown type name `{name}`"),
+            )
         }
     }
 
@@ -303,7 +328,9 @@ impl Drop for MemberScope<'_, '_> {
 
 /// Builds the program-scope table, reporting every error found.
 pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
-    analyze_with(tu, &Default::default())
+    let (program, errors) = analyze_with(tu, &Default::default());
+    let errors = program.complete_hints(errors);
+    (program, errors)
 }
 
 /// [`analyze`] with function constant values given at translation
@@ -991,12 +1018,7 @@ impl<'a> Program<'a> {
             None if unported_features::refusal(name, ts).is_some() => {
                 Err(unported_features::refusal(name, ts).expect("just found"))
             }
-            None => Err(Error::coded(
-                Code::UnknownType,
-                ts.name_span,
-                format!("unknown type name `{name}`"),
-            )
-            .with_notes(self.type_name_hint(name))),
+            None => Err(Error::unknown_type(ts.name_span, name)),
         }
     }
 

@@ -172,7 +172,9 @@ pub fn analyze_until_complete<T>(
         let (program, errors) = super::analyze_cached(tu, given, cache.clone());
         let mut pending = program.pending.take().into_list();
         // Lowering a program with missing instances only finds more errors.
-        let result = pending.is_empty().then(|| run(tu, &program, errors));
+        let result = pending
+            .is_empty()
+            .then(|| run(tu, &program, errors).map_err(|e| program.complete_hints(e)));
         pending.extend(program.pending.take().into_list());
         drop(program);
         log::debug!(

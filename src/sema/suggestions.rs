@@ -4,6 +4,19 @@ use super::{Program, Symbol};
 use crate::diagnostics::suggest;
 
 impl Program<'_> {
+    /// Adds the notes `errors` were to get once reported ([`super::Hint`]).
+    pub fn complete_hints(&self, errors: Vec<super::Error>) -> Vec<super::Error> {
+        errors
+            .into_iter()
+            .map(|mut e| {
+                if let Some(super::Hint::TypeName(name)) = e.hint.take() {
+                    e.notes.extend(self.type_name_hint(&name));
+                }
+                e
+            })
+            .collect()
+    }
+
     /// A hint naming the declared or built-in type closest to `name`.
     pub(crate) fn type_name_hint(&self, name: &str) -> Option<String> {
         let mut declared: Vec<&str> = self

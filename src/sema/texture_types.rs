@@ -101,14 +101,7 @@ impl Program<'_> {
                 )));
             }
             "texture_buffer" => S::Buffer,
-            _ => {
-                return Err(Error::coded(
-                    Code::UnknownType,
-                    ts.name_span,
-                    format!("unknown type name `{name}`"),
-                )
-                .with_notes(self.type_name_hint(name)))
-            }
+            _ => return Err(Error::unknown_type(ts.name_span, name)),
         })
     }
 

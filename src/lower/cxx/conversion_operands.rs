@@ -10,8 +10,8 @@ use crate::lower::ctx::value::{arg_type, Value};
 use crate::lower::{Lowerer, Result};
 use crate::sema::Symbol;
 use crate::source_map::Span;
-use crate::syntax::members::member_name;
 use crate::types::{StructId, Type};
+use std::collections::HashMap;
 
 impl Lowerer<'_, '_> {
     /// `v` converted by its struct's conversion function when it is a
@@ -49,10 +49,9 @@ impl Lowerer<'_, '_> {
     /// The one scalar or vector type struct `id` has a (non-template)
     /// conversion function to; `None` when it has none or several.
     fn arithmetic_conversion(&self, id: StructId) -> Option<Type> {
-        let prefix = member_name(self.program.struct_name(id), "operator ");
         let mut found: Option<Type> = None;
-        for (name, symbol) in &self.program.symbols {
-            let (true, Symbol::Functions(list)) = (name.starts_with(&prefix), symbol) else {
+        for name in self.conversion_function_names(id) {
+            let Some(Symbol::Functions(list)) = self.program.symbols.get(name) else {
                 continue;
             };
             for &i in list {
@@ -73,5 +72,28 @@ impl Lowerer<'_, '_> {
             }
         }
         found
+    }
+
+    /// The symbol names of the conversion functions struct `id` declares
+    /// (`S::operator float`), from an index of all structs' built once.
+    pub(in crate::lower) fn conversion_function_names(&self, id: StructId) -> &[String] {
+        const MARK: &str = "::operator ";
+        let index = self.global.conversion_functions.get_or_init(|| {
+            let mut index: HashMap<String, Vec<String>> = HashMap::new();
+            for (name, symbol) in &self.program.symbols {
+                if let (Symbol::Functions(_), Some(at)) = (symbol, name.find(MARK)) {
+                    index
+                        .entry(name[..at].to_string())
+                        .or_default()
+                        .push(name.clone());
+                }
+            }
+            // Sorted, so that what callers find does not depend on hash order.
+            index.values_mut().for_each(|names| names.sort());
+            index
+        });
+        index
+            .get(self.program.struct_name(id))
+            .map_or(&[], Vec::as_slice)
     }
 }

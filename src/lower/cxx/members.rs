@@ -750,8 +750,8 @@ impl Lowerer<'_, '_> {
         }
         let prefix = member_name(self.program.struct_name(*id), "operator ");
         let mut candidates: Vec<(String, Type)> = Vec::new();
-        for (name, symbol) in &self.program.symbols {
-            let (Some(_), Symbol::Functions(list)) = (name.strip_prefix(&prefix), symbol) else {
+        for name in self.conversion_function_names(*id) {
+            let Some(Symbol::Functions(list)) = self.program.symbols.get(name) else {
                 continue;
             };
             let Some(&i) = list.first() else { continue };

@@ -247,19 +247,28 @@ impl Lowerer<'_, '_> {
     /// type to the end of the block (C++ [basic.scope.block]): it is
     /// substituted into the statements after it.
     pub(in crate::lower) fn stmts(&mut self, fx: &mut FnCtx, stmts: &[Stmt]) -> Result<()> {
-        for (i, s) in stmts.iter().enumerate() {
-            let map = match &s.kind {
-                StmtKind::Alias(a) => self.local_alias_replacement(fx, a)?,
-                StmtKind::LocalType(t) => self.local_type(fx, t)?,
-                _ => {
-                    self.stmt(fx, s)?;
-                    continue;
-                }
+        // What the block's local types named so far stand for. Each later
+        // statement is copied and substituted once with all of them (not
+        // the rest of the block once per alias: MLX's kernels declare a
+        // dozen aliases at the top of long bodies); all at once, so that an
+        // earlier alias's type keeps meaning what its names meant where it
+        // was written.
+        let mut local_types = std::collections::HashMap::new();
+        for s in stmts {
+            let substituted;
+            let s = if local_types.is_empty() {
+                s
+            } else {
+                let mut copy = s.clone();
+                crate::sema::subst::Subst::new(&local_types).stmt(&mut copy);
+                substituted = copy;
+                &substituted
             };
-            let subst = crate::sema::subst::Subst::new(&map);
-            let mut rest = stmts[i + 1..].to_vec();
-            subst.stmts(&mut rest);
-            return self.stmts(fx, &rest);
+            match &s.kind {
+                StmtKind::Alias(a) => local_types.extend(self.local_alias_replacement(fx, a)?),
+                StmtKind::LocalType(t) => local_types.extend(self.local_type(fx, t)?),
+                _ => self.stmt(fx, s)?,
+            }
         }
         Ok(())
     }
