@@ -36,8 +36,10 @@ pub(in crate::lower) struct FnCtx {
     /// For vertex/fragment entry points returning a struct: how a returned
     /// MSL value becomes the WGSL output struct.
     pub output: Option<OutputAdapter>,
-    /// Operator nesting depth of each inlined expression (see [`FnCtx::add`]).
-    depth: HashMap<Handle<Expression>, u32>,
+    /// Operator nesting depth of each inlined expression (see [`FnCtx::add`]),
+    /// by the expression's index (0 where none is recorded): asked for every
+    /// operand of every expression, a hash map was a tenth of lowering.
+    depth: Vec<u32>,
     /// Operands lowered already, by expression (its address and span), for
     /// the lowering that comes next (see `cxx::args`).
     pub(in crate::lower) lowered: Vec<(usize, Span, crate::lower::ctx::value::Value)>,
@@ -142,7 +144,7 @@ impl FnCtx {
             kernel: false,
             fragment: false,
             output: None,
-            depth: HashMap::new(),
+            depth: Vec::new(),
             lowered: Vec::new(),
             constants: crate::sema::constexpr_body::LocalConstants::open(),
             discarded: None,
@@ -208,7 +210,7 @@ impl FnCtx {
         } else {
             let mut deepest = 0;
             operands::for_each(&expr, |h| {
-                deepest = deepest.max(self.depth.get(&h).copied().unwrap_or(0));
+                deepest = deepest.max(self.depth.get(h.index()).copied().unwrap_or(0));
             });
             1 + deepest
         };
@@ -218,7 +220,10 @@ impl FnCtx {
                 .named_expressions
                 .insert(h, format!("t{}", h.index()));
         } else {
-            self.depth.insert(h, depth);
+            if self.depth.len() <= h.index() {
+                self.depth.resize(h.index() + 1, 0);
+            }
+            self.depth[h.index()] = depth;
         }
         h
     }
