@@ -316,6 +316,13 @@ impl<'a> Program<'a> {
         let TemplateParamKind::Value(ty, _) = &mut p.kind else {
             return Ok(p);
         };
+        // Most value parameters are of a type that names no parameter
+        // (`int BM`, `bool kAligned`): building the earlier arguments'
+        // replacements for them was a twentieth of MLX's GEMM translation.
+        let plain = ty.args.is_empty() && ty.ptr_ops.is_empty() && ty.path.len() == 1;
+        if plain && !t.params[..i].iter().any(|q| q.name.name == ty.path[0]) {
+            return Ok(p);
+        }
         let mut map = HashMap::new();
         for (q, v) in t.params.iter().zip(earlier) {
             if let Some(v) = v {
