@@ -362,6 +362,18 @@ fn did_you_mean_notes() {
             "kernel void k(device float* o [[bufer(0)]]) { o[0] = 1; }\n".to_string(),
             "did you mean `buffer`?",
         ),
+        // Made in a struct template's instance, on a later analysis round
+        // (hints are found once an error is known to be reported).
+        (
+            "template <typename T> struct Box { T v; flaot w; };\n".to_string()
+                + &kernel("Box<float> b; b.v = 1.0f; o[i] = b.v;"),
+            "did you mean `float`?",
+        ),
+        // The same in a texture type's name.
+        (
+            "kernel void k(textur2d<float> t [[texture(0)]]) {}\n".to_string(),
+            "did you mean `texture2d`?",
+        ),
     ];
     for (body, note) in cases {
         let d = &diagnostics(&body)[0];
