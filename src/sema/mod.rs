@@ -328,9 +328,7 @@ impl Drop for MemberScope<'_, '_> {
 
 /// Builds the program-scope table, reporting every error found.
 pub fn analyze(tu: &ast::TranslationUnit) -> (Program<'_>, Vec<Error>) {
-    let (program, errors) = analyze_with(tu, &Default::default());
-    let errors = program.complete_hints(errors);
-    (program, errors)
+    analyze_with(tu, &Default::default())
 }
 
 /// [`analyze`] with function constant values given at translation
@@ -339,11 +337,16 @@ pub fn analyze_with<'a>(
     tu: &'a ast::TranslationUnit,
     given: &function_constant_values::FunctionConstantValues,
 ) -> (Program<'a>, Vec<Error>) {
-    analyze_cached(tu, given, Default::default())
+    let (program, errors) = analyze_cached(tu, given, Default::default());
+    // These errors are the ones reported: their hints are found now.
+    let errors = program.complete_hints(errors);
+    (program, errors)
 }
 
 /// [`analyze_with`], taking the kernel instances of an earlier analysis of
-/// `tu` from `cache` (and leaving this one's there).
+/// `tu` from `cache` (and leaving this one's there). Its errors' "did you
+/// mean" notes are not found yet: a caller that reports them asks
+/// [`Program::complete_hints`].
 pub fn analyze_cached<'a>(
     tu: &'a ast::TranslationUnit,
     given: &function_constant_values::FunctionConstantValues,
