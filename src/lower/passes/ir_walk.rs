@@ -71,20 +71,22 @@ pub(crate) fn visit_mut(block: &mut Block, f: &mut impl FnMut(&mut Statement)) {
 /// The functions `function` calls, directly or not.
 pub(crate) fn callees(function: &Function, module: &Module) -> HashSet<Handle<Function>> {
     let mut found = HashSet::new();
-    let mut todo = vec![];
-    visit(&function.body, &mut |s, _| {
-        if let Statement::Call { function, .. } = s {
-            todo.push(*function);
-        }
-    });
+    let mut todo = direct_callees(function);
     while let Some(h) = todo.pop() {
         if found.insert(h) {
-            visit(&module.functions[h].body, &mut |s, _| {
-                if let Statement::Call { function, .. } = s {
-                    todo.push(*function);
-                }
-            });
+            todo.extend(direct_callees(&module.functions[h]));
         }
     }
+    found
+}
+
+/// The functions `function` calls itself, in the order of its calls.
+pub(crate) fn direct_callees(function: &Function) -> Vec<Handle<Function>> {
+    let mut found = Vec::new();
+    visit(&function.body, &mut |s, _| {
+        if let Statement::Call { function, .. } = s {
+            found.push(*function);
+        }
+    });
     found
 }

@@ -16,6 +16,7 @@
 //! caller is compared after its calls were redirected to the first of
 //! each set of identical callees: merging propagates up the call graph.
 
+use super::ir_walk::direct_callees;
 use naga::{Arena, Expression, Function, Handle, Module, Statement};
 use std::collections::{HashMap, HashSet};
 
@@ -76,26 +77,15 @@ pub(in crate::lower) fn drop_uncalled(module: &mut Module, candidates: &HashSet<
     // from what is kept marks every callee before it is reached.
     let mut called: HashSet<Handle<Function>> = HashSet::new();
     for e in &module.entry_points {
-        called.extend(callees(&e.function));
+        called.extend(direct_callees(&e.function));
     }
     let handles: Vec<Handle<Function>> = module.functions.iter().map(|(h, _)| h).collect();
     for &h in handles.iter().rev() {
         if !candidates.contains(&h) || called.contains(&h) {
-            called.extend(callees(&module.functions[h]));
+            called.extend(direct_callees(&module.functions[h]));
         }
     }
     drop_functions(module, &|h| candidates.contains(&h) && !called.contains(&h));
-}
-
-/// The functions `function` calls.
-fn callees(function: &Function) -> Vec<Handle<Function>> {
-    let mut out = Vec::new();
-    super::ir_walk::visit(&function.body, &mut |s, _| {
-        if let Statement::Call { function, .. } = s {
-            out.push(*function);
-        }
-    });
-    out
 }
 
 /// Rebuilds the function arena without the functions `dropped` says (none

@@ -20,7 +20,7 @@
 //! in a helper is uniform where the kernel passes it uniform values), as
 //! Tint's per-parameter uniformity tags also judge it.
 
-use super::ir_walk::{callees, pointer_root, visit};
+use super::ir_walk::{callees, direct_callees, pointer_root, visit};
 use super::operands;
 use naga::{Block, Expression, Function, Handle, Module, Statement};
 use std::cell::RefCell;
@@ -400,14 +400,10 @@ fn with_callers(
     reached: &HashSet<Handle<Function>>,
     mut found: HashSet<Handle<Function>>,
 ) -> HashSet<Handle<Function>> {
-    let mut calls: HashMap<Handle<Function>, Vec<Handle<Function>>> = HashMap::new();
-    for &h in reached {
-        visit(&module.functions[h].body, &mut |s, _| {
-            if let Statement::Call { function, .. } = s {
-                calls.entry(h).or_default().push(*function);
-            }
-        });
-    }
+    let calls: HashMap<Handle<Function>, Vec<Handle<Function>>> = reached
+        .iter()
+        .map(|&h| (h, direct_callees(&module.functions[h])))
+        .collect();
     loop {
         let more: Vec<_> = calls
             .iter()
