@@ -737,3 +737,80 @@ fn a_by_value_parameter_given_an_array_writes_through_to_it() {
         assert_eq!(row, &want[..], "thread {t}");
     }
 }
+
+/// A template parameter of struct type (C++20, as MetalPerformancePrimitives'
+/// `matmul2d<descriptor, scope>` takes), its members sizing an array and
+/// choosing a branch; enums declared in a struct (scoped, as the
+/// descriptor's `mode`, and unscoped); `decltype` inside another template
+/// argument (`remove_addrspace_t<decltype(x)>`).
+const STRUCT_PARAMETERS: &str = r#"
+struct Shape {
+  enum class kind { sum, product };
+  enum side { left = 2, right = 5 };
+  int n;
+  bool doubled;
+  kind op;
+  constexpr Shape(int n_, bool doubled_ = false, kind op_ = kind::sum)
+      : n(n_), doubled(doubled_), op(op_) {}
+};
+
+template <Shape S>
+struct Fold {
+  float v[S.n];
+  float run(float x) {
+    for (int i = 0; i < S.n; i++) { v[i] = x + float(i); }
+    float r = S.op == Shape::kind::product ? 1.0f : 0.0f;
+    for (int i = 0; i < S.n; i++) { r = S.op == Shape::kind::product ? r * v[i] : r + v[i]; }
+    return S.doubled ? 2.0f * r : r;
+  }
+};
+
+template <typename T> struct Twice { T run(T x) { return x + x; } };
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  constexpr auto sums = Shape(3);
+  constexpr Shape products(2, true, Shape::kind::product);
+  Fold<sums> a;
+  Fold<products> b;
+  Fold<Shape(4, false, Shape::kind::sum)> c;
+  float x = in[gid];
+  Twice<metal::remove_addrspace_t<decltype(x)>> t;
+  out[gid] = a.run(x) + 100.0f * b.run(x) + float(sizeof(c)) + t.run(x)
+      + float(Shape::right - Shape::left);
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn struct_template_parameters_and_nested_enums_run() {
+    const N: usize = 32;
+    let xs: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 4.0).collect();
+    let Some(got) = run_floats(STRUCT_PARAMETERS, &xs) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        let sums = x + (x + 1.0) + (x + 2.0);
+        let products = 2.0 * (x * (x + 1.0));
+        let want = sums + 100.0 * products + 16.0 + (x + x) + 3.0;
+        assert_eq!(got[i], want, "[{i}] x = {x}");
+    }
+}
+
+#[test]
+fn a_struct_template_argument_must_be_a_constant_of_its_type() {
+    let body = "struct Shape { int n; };\nstruct Other { int n; };\ntemplate <Shape S> struct Fold { float v[S.n]; };\nkernel void k(device float* o [[buffer(0)]]) {\n  constexpr Other d{2};\n  Fold<d> f;\n  o[0] = f.v[0];\n}\n";
+    assert_error(
+        body,
+        "d> f",
+        0,
+        "template argument for `S` is a `Other`, not a `Shape`",
+    );
+    let body = "struct Shape { float w; };\ntemplate <Shape S> struct Fold { float v[2]; };\nkernel void k(device float* o [[buffer(0)]]) {\n  constexpr Shape d{2.0f};\n  Fold<d> f;\n  o[0] = f.v[0];\n}\n";
+    assert_error(
+        body,
+        "d> f",
+        0,
+        "`Shape` cannot be the type of a template parameter here: only a struct of integer, `bool` and enum members can",
+    );
+}

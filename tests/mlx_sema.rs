@@ -553,12 +553,13 @@ kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]])
 
 #[test]
 fn the_tensor_operations_framework_is_refused_at_its_include() {
-    let body = "#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\nkernel void k(device float* o [[buffer(0)]]) { o[0] = 1.0f; }\n";
+    // Its matmul2d is provided (tests/tensor_ops.rs); convolution2d is not.
+    let body = "#include <MetalPerformancePrimitives/MPPTensorOpsConvolution2d.h>\nkernel void k(device float* o [[buffer(0)]]) { o[0] = 1.0f; }\n";
     common::source::assert_error(
         body,
         "<MetalPerformancePrimitives",
         0,
-        "`<MetalPerformancePrimitives/MetalPerformancePrimitives.h>` declares MetalPerformancePrimitives' tensor operations",
+        "`<MetalPerformancePrimitives/MPPTensorOpsConvolution2d.h>` declares MetalPerformancePrimitives' tensor operations",
     );
     assert_eq!(common::source::first_code(body), Code::NoWebGpuEquivalent);
     let src = format!("{PRELUDE}{body}");

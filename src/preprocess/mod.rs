@@ -52,6 +52,7 @@ mod expr;
 mod include;
 mod lexer;
 mod macros;
+mod performance_primitives;
 mod sdk;
 mod subst;
 pub(crate) mod swiftui;

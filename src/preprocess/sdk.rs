@@ -1,5 +1,6 @@
 //! The Apple SDK headers that Metal shader sources include and that a Metal
-//! compile finds in the SDK: `<TargetConditionals.h>` and `<simd/simd.h>`.
+//! compile finds in the SDK: `<TargetConditionals.h>`, `<simd/simd.h>` and
+//! two frameworks' shader headers.
 //!
 //! `#include` falls back to these when no file of that name is found in
 //! the search folders (the SDK's folders come after every `-I` folder), so
@@ -7,8 +8,9 @@
 //! frameworks' headers only SwiftUI's shader header is provided
 //! (`<SwiftUI/SwiftUI_Metal.h>`, `<SwiftUI/SwiftUI.h>`: `swiftui`); the
 //! others are not: including `<Metal/Metal.h>` (a host API header) stays
-//! a "file not found" error, and including one of
-//! `<MetalPerformancePrimitives/...>` (Metal 4's tensor operations) is
+//! a "file not found" error. Of MetalPerformancePrimitives (Metal 4's
+//! tensor operations) the umbrella header is provided for `matmul2d` by
+//! one SIMD group (`performance_primitives`); its other headers are
 //! refused as having no WebGPU equivalent ([`refused_framework`]).
 
 use super::Platform;
@@ -72,6 +74,10 @@ pub(crate) fn header(name: &str, platform: Platform) -> Option<String> {
         "simd/simd.h" => Some(String::new()),
         // SwiftUI's declarations for `[[stitchable]]` effects (`swiftui`).
         n if super::swiftui::NAMES.contains(&n) => Some(super::swiftui::header()),
+        // MetalPerformancePrimitives' matmul2d by one SIMD group.
+        n if super::performance_primitives::NAMES.contains(&n) => {
+            Some(super::performance_primitives::header().to_string())
+        }
         _ => None,
     }
 }
@@ -104,16 +110,19 @@ fn target_conditionals(platform: Platform) -> String {
 /// MetalPerformancePrimitives (Metal 4) declares tensor operations:
 /// `mpp::tensor_ops::matmul2d` and `convolution2d` run by a whole
 /// SIMD-group or threadgroup on `metal::tensor` operands, in the GPU's
-/// matrix units. WGSL has neither tensors nor cooperative matrix
-/// operations, so a file that includes the framework cannot translate;
-/// saying so at the `#include` reports that instead of a missing file.
+/// matrix units. Its umbrella header and `MPPTensorOpsMatMul2d.h` are
+/// provided for `matmul2d` by one SIMD group on cooperative tensors
+/// (`performance_primitives`); the framework's other headers declare only
+/// what WGSL cannot run (no tensors, no convolution on them), so including
+/// one is refused at the `#include` instead of reported as a missing file.
 pub(crate) fn refused_framework(name: &str) -> Option<String> {
     let framework = name.split('/').next()?;
     (framework == "MetalPerformancePrimitives" && name.contains('/')).then(|| {
         format!(
-            "`<{name}>` declares MetalPerformancePrimitives' tensor operations \
-             (`mpp::tensor_ops::matmul2d`, `convolution2d` on `metal::tensor` operands), \
-             which have no WebGPU equivalent: WGSL has no tensors or cooperative matrix operations"
+            "`<{name}>` declares MetalPerformancePrimitives' tensor operations on `metal::tensor` \
+             operands (`convolution2d`, ...), which have no WebGPU equivalent: WGSL has no tensors; \
+             `<MetalPerformancePrimitives/MetalPerformancePrimitives.h>` provides `matmul2d` by one \
+             SIMD group on cooperative tensors"
         )
     })
 }

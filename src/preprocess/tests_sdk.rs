@@ -268,7 +268,7 @@ fn tensor_operations_framework_is_refused_at_its_include() {
     let dir = TempDir::new("mpp");
     let main = dir.write(
         "main.metal",
-        "#include <metal_stdlib>\n  #include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n",
+        "#include <metal_stdlib>\n  #include <MetalPerformancePrimitives/MPPTensorOpsConvolution2d.h>\n",
     );
     let name = main.display().to_string();
     let errors = errors_of(&main, &Options::default());
@@ -277,19 +277,22 @@ fn tensor_operations_framework_is_refused_at_its_include() {
     assert_eq!(*code, Some(Code::NoWebGpuEquivalent));
     assert!(
         head.starts_with(&format!(
-            "{name}:2:12: error: `<MetalPerformancePrimitives/MetalPerformancePrimitives.h>` declares MetalPerformancePrimitives' tensor operations"
+            "{name}:2:12: error: `<MetalPerformancePrimitives/MPPTensorOpsConvolution2d.h>` declares MetalPerformancePrimitives' tensor operations on `metal::tensor` operands"
         )),
         "{head}"
     );
-    // `__has_include` says the header is absent, so a fallback path works.
+    // `__has_include` says the refused header is absent, so a fallback
+    // path works; the umbrella header (matmul2d) is there.
     let probe = dir.write(
         "probe.metal",
-        "#if __has_include(<MetalPerformancePrimitives/MetalPerformancePrimitives.h>)\nyes\n#else\nno\n#endif\n",
+        "#if __has_include(<MetalPerformancePrimitives/MPPTensorOpsConvolution2d.h>)\nyes\n#else\nno\n#endif\n\
+         #if __has_include(<MetalPerformancePrimitives/MetalPerformancePrimitives.h>)\nyes\n#else\nno\n#endif\n",
     );
-    assert_eq!(ok_file(&probe, &Options::default()).text.trim(), "no");
+    let text = ok_file(&probe, &Options::default()).text;
+    assert_eq!(text.split_whitespace().collect::<Vec<_>>(), ["no", "yes"]);
     // A user's own header of that name wins, as every SDK header.
     let own = dir.write(
-        "MetalPerformancePrimitives/MetalPerformancePrimitives.h",
+        "MetalPerformancePrimitives/MPPTensorOpsConvolution2d.h",
         "own\n",
     );
     assert!(own.is_file());
@@ -298,6 +301,17 @@ fn tensor_operations_framework_is_refused_at_its_include() {
         ..Options::default()
     };
     assert_eq!(ok_file(&main, &with_dir).text.trim(), "own");
+}
+
+#[test]
+fn the_matmul_header_is_provided() {
+    let dir = TempDir::new("mpp-matmul");
+    let main = dir.write(
+        "main.metal",
+        "#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n",
+    );
+    let text = ok_file(&main, &Options::default()).text;
+    assert!(text.contains("struct matmul2d_descriptor"), "{text}");
 }
 
 #[test]

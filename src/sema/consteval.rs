@@ -277,6 +277,21 @@ pub fn eval_init(program: &Program, init: &Init, ty: &Type) -> Result<ConstValue
                 )
             })
         }
+        // `constexpr Shape s(2, true);`: its constructor called.
+        Init::Paren(args, span) if matches!(ty, Type::Struct(_)) => {
+            let ts = program.type_spec_of(ty, *span)?;
+            let call = ast::Expr {
+                kind: ExprKind::Call(
+                    Box::new(ast::Expr {
+                        kind: ExprKind::Name(ts.path),
+                        span: *span,
+                    }),
+                    args.clone(),
+                ),
+                span: *span,
+            };
+            eval(program, &call)
+        }
         Init::Paren(args, span) => {
             let [e] = args.as_slice() else {
                 return Err(Error::coded(

@@ -75,14 +75,19 @@ impl LocalConstants {
     }
 
     /// Records local `d` of declaration type `ts`: a `const` or `constexpr`
-    /// scalar with a constant initializer is a constant, any other local of
-    /// that name hides an earlier one.
+    /// scalar, or a `constexpr` struct, with a constant initializer is a
+    /// constant, any other local of that name hides an earlier one.
     pub fn declare(&self, program: &Program, ts: &ast::TypeSpec, ty: &Type, d: &ast::Declarator) {
         let value = match (&d.init, ty) {
             (Some(Init::Expr(e)), Type::Scalar(_)) if ts.is_constexpr || ts.is_const => {
                 consteval::eval(program, e)
                     .and_then(|v| consteval::convert(&v, ty, e.span, program))
                     .ok()
+            }
+            // `constexpr auto desc = matmul2d_descriptor(16, 32, 16);`: a
+            // struct constant, which a template argument may be.
+            (Some(init), Type::Struct(_)) if ts.is_constexpr => {
+                consteval::eval_init(program, init, ty).ok()
             }
             _ => None,
         };

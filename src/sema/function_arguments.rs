@@ -129,6 +129,10 @@ impl Program<'_> {
                     span,
                     ..Default::default()
                 }),
+                TemplateValue::Object(..) => match self.replacement(v, span)? {
+                    super::subst::Replacement::Object { whole, .. } => TemplateArg::Expr(whole),
+                    _ => unreachable!("an object stays one"),
+                },
                 TemplateValue::Pack(_) => {
                     return Err(Error::coded(
                         Code::Template,

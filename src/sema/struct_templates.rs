@@ -443,7 +443,9 @@ impl<'a> Program<'a> {
             for r in flat {
                 written.push(match r {
                     Replacement::Type(ts) => TemplateArg::Type(ts),
-                    Replacement::Value(e) => TemplateArg::Expr(e),
+                    Replacement::Value(e) | Replacement::Object { whole: e, .. } => {
+                        TemplateArg::Expr(e)
+                    }
                     Replacement::Template(path) => TemplateArg::Type(ast::TypeSpec {
                         path,
                         name_span: span,
@@ -753,6 +755,9 @@ fn show_value(program: &Program, v: &TemplateValue) -> String {
         TemplateValue::Template(t) => t.clone(),
         TemplateValue::Function(path, values) => {
             super::templates::function_shown(path, values, |v| show_value(program, v))
+        }
+        TemplateValue::Object(_, values) => {
+            format!("{{{}}}", super::templates::object_shown(values, ","))
         }
     }
 }

@@ -23,6 +23,16 @@ pub enum Replacement {
     Pack(Vec<Replacement>),
     /// A template template parameter: the struct template's path.
     Template(Vec<String>),
+    /// A non-type parameter of struct type: the struct built from its
+    /// members' values (where the parameter is used whole), and each
+    /// member's value, which `D.m` becomes (so that it is a constant
+    /// expression wherever `D.m` is used, an array's size included).
+    Object {
+        /// `T{16, 32, ..}`.
+        whole: Expr,
+        /// Member name and value.
+        members: Vec<(String, Expr)>,
+    },
 }
 
 /// The struct template instance whose members are being substituted.
@@ -618,13 +628,32 @@ impl<'m> Subst<'m> {
         }
     }
 
+    /// `D.m`'s value, for a parameter `D` of struct type.
+    fn object_member(&self, base: &Expr, member: &Ident) -> Option<&Expr> {
+        let ExprKind::Name(path) = &base.kind else {
+            return None;
+        };
+        let Some(Replacement::Object { members, .. }) = self.lookup(path) else {
+            return None;
+        };
+        members
+            .iter()
+            .find(|(n, _)| *n == member.name)
+            .map(|(_, v)| v)
+    }
+
     /// An expression; a value parameter's name becomes its value, a type
     /// parameter's name (as in `T(0)`) the type's name.
     pub fn expr(&self, e: &mut Expr) {
         match &mut e.kind {
             ExprKind::Name(path) if path.len() > 1 => self.rescope(path),
+            ExprKind::Member(base, member, false) if self.object_member(base, member).is_some() => {
+                let span = e.span;
+                *e = self.object_member(base, member).cloned().expect("checked");
+                e.span = span;
+            }
             ExprKind::Name(path) => match self.lookup(path) {
-                Some(Replacement::Value(v)) => {
+                Some(Replacement::Value(v) | Replacement::Object { whole: v, .. }) => {
                     let span = e.span;
                     *e = v.clone();
                     e.span = span;

@@ -117,6 +117,10 @@ pub enum TemplateValue {
     /// of function pointer type (`sema::function_arguments`): its path
     /// and the template arguments written after it.
     Function(Vec<String>, Vec<TemplateValue>),
+    /// A non-type argument of a struct type (C++20 [temp.param]/7, as in
+    /// MetalPerformancePrimitives' `matmul2d<descriptor, scope>`): the
+    /// struct and its members' values, each an integer, `bool` or enum.
+    Object(crate::types::StructId, Vec<(i64, Scalar)>),
 }
 
 /// The function a function template declares.
@@ -404,6 +408,9 @@ impl<'a> Program<'a> {
         ty: &ast::TypeSpec,
         e: &ast::Expr,
     ) -> Result<TemplateValue> {
+        if let Ok(Type::Struct(id)) = self.resolve_type(ty) {
+            return self.object_argument(p, id, e);
+        }
         let scalar = self.value_param_scalar(ty)?;
         let v = consteval::eval(self, e)?;
         let v = consteval::convert_to(&v, scalar)
@@ -419,6 +426,61 @@ impl<'a> Program<'a> {
                 )
             })?;
         Ok(TemplateValue::Value(v, scalar))
+    }
+
+    /// The argument of `p`, a parameter of struct type `id`: a constant of
+    /// that type whose members are integers, `bool`s or enums (the
+    /// argument is then known by its members' values, as C++ compares
+    /// such arguments member by member, [temp.type]/2).
+    fn object_argument(
+        &self,
+        p: &ast::TemplateParam,
+        id: crate::types::StructId,
+        e: &ast::Expr,
+    ) -> Result<TemplateValue> {
+        let v = consteval::eval(self, e)?;
+        let consteval::ConstValue::Composite(Type::Struct(got), members) = &v else {
+            return Err(Error::coded(
+                Code::Template,
+                e.span,
+                format!(
+                    "template argument for `{}` must be a constant of type `{}`",
+                    p.name.name,
+                    self.display(&Type::Struct(id))
+                ),
+            ));
+        };
+        if *got != id {
+            return Err(Error::coded(
+                Code::Template,
+                e.span,
+                format!(
+                    "template argument for `{}` is a `{}`, not a `{}`",
+                    p.name.name,
+                    self.display(&Type::Struct(*got)),
+                    self.display(&Type::Struct(id))
+                ),
+            ));
+        }
+        let values = members
+            .iter()
+            .map(|m| match *m {
+                consteval::ConstValue::Int(n, s) => Some((n, s)),
+                consteval::ConstValue::Bool(b) => Some((b as i64, Scalar::Bool)),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                Error::coded(
+                    Code::Template,
+                    e.span,
+                    format!(
+                        "`{}` cannot be the type of a template parameter here: only a struct of integer, `bool` and enum members can",
+                        self.display(&Type::Struct(id))
+                    ),
+                )
+            })?;
+        Ok(TemplateValue::Object(id, values))
     }
 
     /// The type of a non-type template parameter: an integer or `bool`.
@@ -543,6 +605,7 @@ impl<'a> Program<'a> {
             TemplateValue::Function(path, values) => {
                 Replacement::Value(self.function_expr(path, values, span)?)
             }
+            TemplateValue::Object(id, values) => self.object_replacement(*id, values, span)?,
         })
     }
 
@@ -753,6 +816,7 @@ impl<'a> Program<'a> {
                 name.push_str(&path.join("_"));
                 values.iter().for_each(|v| self.push_value_name(name, v));
             }
+            TemplateValue::Object(_, values) => name.push_str(&object_shown(values, "_")),
         }
     }
 
@@ -783,8 +847,57 @@ impl Program<'_> {
             TemplateValue::Function(path, values) => {
                 function_shown(path, values, |v| self.show_value(v))
             }
+            TemplateValue::Object(id, values) => format!(
+                "{}{{{}}}",
+                self.display(&Type::Struct(*id)),
+                object_shown(values, ", ")
+            ),
         }
     }
+
+    /// How an argument of struct type is written into an instantiation:
+    /// `D.m` is member `m`'s value, `D` alone the struct built from all of
+    /// them (`T{16, 32, ..}`, as aggregate initialization does).
+    fn object_replacement(
+        &self,
+        id: crate::types::StructId,
+        values: &[(i64, Scalar)],
+        span: Span,
+    ) -> Result<Replacement> {
+        let members: Vec<(String, ast::Expr)> = self
+            .structs
+            .get(id)
+            .members
+            .iter()
+            .zip(values)
+            .map(|(m, &(v, s))| (m.name.clone(), value_expr(v, s, span)))
+            .collect();
+        let ts = self.type_spec_of(&Type::Struct(id), span)?;
+        let whole = ast::Expr {
+            kind: ast::ExprKind::BraceConstruct(
+                ts.path,
+                members
+                    .iter()
+                    .map(|(_, e)| ast::Init::Expr(e.clone()))
+                    .collect(),
+            ),
+            span,
+        };
+        Ok(Replacement::Object { whole, members })
+    }
+}
+
+/// `16, 32, 1`: the member values of an argument of struct type.
+pub(crate) fn object_shown(values: &[(i64, Scalar)], sep: &str) -> String {
+    let shown: Vec<String> = values
+        .iter()
+        .map(|&(v, s)| match (s, v) {
+            (Scalar::Bool, v) => (v != 0).to_string(),
+            (_, v) if v < 0 && sep == "_" => format!("m{}", -v),
+            (_, v) => v.to_string(),
+        })
+        .collect();
+    shown.join(sep)
 }
 
 /// `radix2<float>`: a function argument as written.

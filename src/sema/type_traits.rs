@@ -9,7 +9,8 @@
 //!   `is_scalar`;
 //! - type traits `enable_if<C, T>::type` / `enable_if_t`, `conditional` /
 //!   `conditional_t`, and the identities `remove_cv_t`, `remove_const_t`,
-//!   `remove_volatile_t` (our value types carry no cv-qualifiers), and
+//!   `remove_volatile_t` (our value types carry no cv-qualifiers),
+//!   `remove_addrspace_t` (nor address spaces), and
 //!   `make_scalar<T>::type` / `make_scalar_t` (a vector's component type);
 //! - `numeric_limits<T>` for Metal's scalar types (in [`super::numeric_limits`]).
 //!
@@ -195,7 +196,9 @@ impl Program<'_> {
                 let chosen = if self.trait_arg_bool(cond)? { a } else { b };
                 self.trait_arg_type(chosen).map(Some)
             }
-            ("remove_cv" | "remove_const" | "remove_volatile", [t]) => {
+            // `<metal_type_traits>`' `remove_addrspace`: a type here never
+            // holds its address space (that is the declaration's).
+            ("remove_cv" | "remove_const" | "remove_volatile" | "remove_addrspace", [t]) => {
                 self.trait_arg_type(t).map(Some)
             }
             // `<metal_type_traits>`: the component type of a scalar or vector.

@@ -31,7 +31,8 @@ impl Lowerer<'_, '_> {
                 let ExprKind::Member(base, method, arrow) = &member.kind else {
                     unreachable!("the parser wraps a member")
                 };
-                return self.call_method(fx, base, method, *arrow, targs, args, span);
+                let targs = self.written_template_args(fx, targs)?;
+                return self.call_method(fx, base, method, *arrow, &targs, args, span);
             }
             ExprKind::Templated(path, targs) => {
                 return self.call_templated(fx, callee, path, targs, args, span)

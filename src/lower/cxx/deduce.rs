@@ -37,7 +37,13 @@ impl Lowerer<'_, '_> {
         let ty = &d.ty;
         let is_auto = ty.path.len() == 1 && ty.path[0] == "auto" && ty.args.is_empty();
         if !is_auto && !is_decltype(ty) {
-            return Ok(None);
+            // `S<remove_addrspace_t<decltype(x)>> s;`: written out inside.
+            if !ty.args.iter().any(holds_decltype) {
+                return Ok(None);
+            }
+            let mut out = d.clone();
+            out.ty.args = self.written_template_args(fx, &ty.args)?;
+            return Ok(Some(out));
         }
         let source = match (is_auto, &ty.args.first()) {
             (false, Some(TemplateArg::Expr(e))) => e.clone(),
@@ -224,6 +230,13 @@ impl Lowerer<'_, '_> {
                         self.written_type(&pattern, &plain, e.span)?,
                     ));
                 }
+                // `remove_addrspace_t<decltype(x)>`: one inside another's
+                // arguments.
+                TemplateArg::Type(ts) if ts.args.iter().any(holds_decltype) => {
+                    let mut ts = ts.clone();
+                    ts.args = self.written_template_args(fx, &ts.args)?;
+                    out.push(TemplateArg::Type(ts));
+                }
                 other => out.push(other.clone()),
             }
         }
@@ -240,7 +253,7 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         ts: &TypeSpec,
     ) -> Result<TypeSpec> {
-        if !is_decltype(ts) {
+        if !holds_decltype(&TemplateArg::Type(ts.clone())) {
             return Ok(ts.clone());
         }
         match self
@@ -255,6 +268,14 @@ impl Lowerer<'_, '_> {
 
 fn is_decltype(ty: &TypeSpec) -> bool {
     ty.path.len() == 1 && ty.path[0] == "decltype"
+}
+
+/// Whether template argument `a` is or holds a `decltype(e)`.
+fn holds_decltype(a: &TemplateArg) -> bool {
+    match a {
+        TemplateArg::Type(ts) => is_decltype(ts) || ts.args.iter().any(holds_decltype),
+        TemplateArg::Expr(_) => false,
+    }
 }
 
 /// The expression an `auto` declaration is deduced from.

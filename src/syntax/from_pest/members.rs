@@ -113,6 +113,7 @@ pub(super) fn struct_named(
                 items.push(Item::Struct(decl));
                 items.extend(nested);
             }
+            Rule::nested_enum => items.push(Item::Enum(nested_enum(&name, p)?)),
             Rule::member_declarator => declared.push(p),
             Rule::init_declarator => objects.push(super::declarator(p)?),
             Rule::using_alias | Rule::typedef_decl => items.push(member_alias(&name, p)?),
@@ -162,6 +163,22 @@ pub(super) fn struct_named(
         .map(|d| super::struct_scope::member_of_type(&decl, d))
         .collect::<Result<Vec<_>>>()?;
     Ok(((decl, items, specialization), data, objects))
+}
+
+/// `enum class mode { .. };` in struct `s`: the enum `s::mode`. An
+/// unscoped one's enumerators are members of `s` too ([class.mem]), so
+/// they are named `s::A`; a scoped one's are `s::mode::A`.
+fn nested_enum(s: &Ident, p: Pair<Rule>) -> Result<crate::syntax::ast::EnumDecl> {
+    let mut e = super::enum_decl(p)?;
+    if let Some(n) = e.name.as_mut() {
+        n.name = member_name(&s.name, &n.name);
+    }
+    if !e.scoped {
+        for (n, _) in &mut e.enumerators {
+            n.name = member_name(&s.name, &n.name);
+        }
+    }
+    Ok(e)
 }
 
 /// The declarations a member function, constructor or conversion function

@@ -35,6 +35,7 @@ pub(super) fn qualify(decl: &mut StructDecl, items: &mut [Item]) {
         let (declared, table) = match item {
             Item::Alias(a) => (&a.name.name, &mut types),
             Item::Struct(s) => (&s.name.name, &mut types),
+            Item::Enum(EnumDecl { name: Some(n), .. }) => (&n.name, &mut types),
             Item::Template(TemplateDecl {
                 item: Templated::Alias(a),
                 ..
@@ -105,7 +106,7 @@ pub(super) fn qualify(decl: &mut StructDecl, items: &mut [Item]) {
 /// follows it.
 pub fn declared_ahead(item: &Item, name: &str) -> bool {
     match item {
-        Item::Struct(_) | Item::Alias(_) => true,
+        Item::Struct(_) | Item::Alias(_) | Item::Enum(_) => true,
         Item::Global(g) => {
             let own = name.rsplit("::").next().unwrap_or(name);
             g.ty.path.last().is_none_or(|p| p != own)
