@@ -294,8 +294,9 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
   for (int i = 0; i < 4; i++) vals[i] = in[4 * gid + i];
   MaxOp op{0.5f};
   thread MaxOp* p = &op;
+  // `op`'s type is not dependent here: C++ needs no `template` keyword.
   out[gid] = run<MaxOp, 3>(op, vals) + p->template scaled<float, 3>(vals[3])
-             + op.template scaled<float>(1.0f);
+             + op.scaled<float>(1.0f);
 }
 "#;
 

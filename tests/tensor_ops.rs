@@ -287,7 +287,7 @@ fn a_scope_other_than_one_simd_group_is_refused() {
         "kernel void k(device float* o [[buffer(0)]]) {
     constexpr auto d = mpp::tensor_ops::matmul2d_descriptor(16, 16, 16);
     mpp::tensor_ops::matmul2d<d, metal::execution_simdgroups<4>> op;
-    auto t = op.template get_destination_cooperative_tensor<float, float, float>();
+    auto t = op.get_destination_cooperative_tensor<float, float, float>();
     o[0] = t[0];
 }
 ",
@@ -311,7 +311,7 @@ fn dimensions_that_are_not_multiples_of_16_are_refused() {
         "kernel void k(device float* o [[buffer(0)]]) {
     constexpr auto d = mpp::tensor_ops::matmul2d_descriptor(8, 16, 16);
     mpp::tensor_ops::matmul2d<d, metal::execution_simdgroup> op;
-    auto t = op.template get_destination_cooperative_tensor<float, float, float>();
+    auto t = op.get_destination_cooperative_tensor<float, float, float>();
     o[0] = t[0];
 }
 ",

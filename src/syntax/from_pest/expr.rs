@@ -197,8 +197,9 @@ pub(super) fn postfix(pair: Pair<Rule>) -> Result<Expr> {
                 let arrow = op.as_rule() == Rule::arrow;
                 let name = op.into_inner().next().unwrap();
                 if name.as_rule() == Rule::member_template_id {
-                    let mut inner = name.into_inner();
-                    inner.next(); // `template`
+                    let mut inner = name
+                        .into_inner()
+                        .skip_while(|p| p.as_rule() == Rule::template_kw);
                     let method = super::ident(inner.next().unwrap());
                     let args = template_args(inner.next().unwrap())?;
                     let member = mk(ExprKind::Member(Box::new(e), method, arrow), span);
