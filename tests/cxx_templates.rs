@@ -815,3 +815,57 @@ fn a_struct_template_argument_must_be_a_constant_of_its_type() {
         "`Shape` cannot be the type of a template parameter here: only a struct of integer, `bool` and enum members can",
     );
 }
+
+/// A `static_assert` in a struct naming the struct's static constants, and
+/// a plain struct's member alias template reached through a template's
+/// member alias (`typename Frag_t::template elems_t<T>`, as MLX's NAX tiles
+/// name their fragment type).
+const FRAGMENT_ALIASES: &str = r#"
+struct Frag {
+  static constexpr constant short kRows = 2;
+  static constexpr constant short kCols = 2;
+  static constexpr constant short kElems = 4;
+  static_assert(kRows * kCols == kElems, "fragment shape");
+  template <typename U>
+  using elems_t = typename metal::vec<U, kElems>;
+};
+
+template <typename T, class Frag_ = Frag>
+struct Tile {
+  using Frag_t = Frag_;
+  typedef typename Frag_t::template elems_t<T> frag_type;
+  frag_type v;
+};
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  Tile<float> t;
+  t.v = float4(in[gid], 2.0f, 3.0f, 4.0f);
+  Tile<half> h;
+  h.v = half4(t.v);
+  out[gid] = t.v.x * t.v.w + float(h.v.z) + float(sizeof(h));
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn member_alias_templates_through_member_aliases_run() {
+    let xs: Vec<f32> = (0..32).map(|i| i as f32 - 8.0).collect();
+    let Some(got) = run_floats(FRAGMENT_ALIASES, &xs) else {
+        return;
+    };
+    for (i, &x) in xs.iter().enumerate() {
+        assert_eq!(got[i], x * 4.0 + 3.0 + 8.0, "[{i}]");
+    }
+}
+
+#[test]
+fn a_static_assert_in_a_struct_sees_its_constants() {
+    let body = "struct Frag {\n  static constexpr constant short kRows = 2;\n  static constexpr constant short kElems = 3;\n  static_assert(kRows * 2 == kElems, \"fragment shape\");\n};\nkernel void k(device float* o [[buffer(0)]]) { o[0] = float(Frag::kElems); }\n";
+    assert_error(
+        body,
+        "static_assert(kRows",
+        0,
+        "static assertion failed: fragment shape",
+    );
+}

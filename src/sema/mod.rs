@@ -228,6 +228,11 @@ pub struct Program<'a> {
     /// Variable templates by name: the primary template and its
     /// specialisations, in source order (see [`variable_templates`]).
     pub var_templates: HashMap<String, Vec<&'a ast::TemplateDecl>>,
+    /// Member alias templates of plain structs by full name
+    /// (`BaseNAXFrag::dtype_frag_t`), for uses the parser could not expand:
+    /// through a member alias of a template instance
+    /// (`typename NAXFrag_t::template dtype_frag_t<T>`).
+    pub member_alias_templates: HashMap<String, &'a ast::TemplateDecl>,
     /// Explicit specialisations of function templates by name (`template <>
     /// bool f<bool, float>(float x)`), see [`templates`].
     pub fn_specializations: HashMap<String, Vec<&'a ast::TemplateDecl>>,

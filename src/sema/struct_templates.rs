@@ -834,7 +834,7 @@ impl<'a> Program<'a> {
             return Ok(None);
         };
         let Some((template, written)) = self.instance_origins.get(id) else {
-            return Ok(None);
+            return self.plain_member_alias(*id, member, ts);
         };
         let Some(templates) = self.struct_templates.get(template) else {
             return Ok(None);
@@ -874,6 +874,36 @@ impl<'a> Program<'a> {
                 ts.span,
                 format!("`{full}` stands for a pointer or reference type; member alias templates of such types are not supported yet"),
             ));
+        }
+        self.resolve_value_type(&ty).map(Some)
+    }
+
+    /// `S::rebind<U>` with `S` naming plain struct `id` through an alias
+    /// (`NAXFrag_t::template dtype_frag_t<T>` where `using NAXFrag_t =
+    /// BaseNAXFrag;` in a template): its member alias template `member`
+    /// with `U` put in.
+    fn plain_member_alias(
+        &self,
+        id: crate::types::StructId,
+        member: &str,
+        ts: &ast::TypeSpec,
+    ) -> Result<Option<Type>> {
+        let full = crate::syntax::from_pest::members::member_name(self.struct_name(id), member);
+        let Some(at) = self.member_alias_templates.get(&full) else {
+            return Ok(None);
+        };
+        let Templated::Alias(alias) = &at.item else {
+            unreachable!("only alias templates are recorded")
+        };
+        let own = self.class_template_arguments(at, &ts.args, ts.span)?;
+        let mut map = HashMap::new();
+        for (p, v) in at.params.iter().zip(&own) {
+            map.insert(p.name.name.clone(), self.replacement(v, p.span)?);
+        }
+        let mut ty = alias.ty.clone();
+        Subst::new(&map).ty(&mut ty);
+        if !ty.ptr_ops.is_empty() || ty.space.is_some() {
+            return Ok(None);
         }
         self.resolve_value_type(&ty).map(Some)
     }

@@ -716,6 +716,16 @@ impl<'m> Subst<'m> {
                 self.inits(items);
             }
             ExprKind::Comma(items) => items.iter_mut().for_each(|x| self.expr(x)),
+            // A lambda in a template: its parameters, return type and body
+            // name the template's parameters too.
+            ExprKind::Lambda(l) => {
+                for p in &mut l.params {
+                    self.ty(&mut p.ty);
+                    p.default.iter_mut().for_each(|e| self.expr(e));
+                }
+                l.ret.iter_mut().for_each(|t| self.ty(t));
+                self.block(&mut l.body);
+            }
             ExprKind::SizeOf { operand, .. } => match operand {
                 crate::syntax::ast::SizeOperand::Type(ts) => self.ty(ts),
                 crate::syntax::ast::SizeOperand::Expr(a) => self.expr(a),

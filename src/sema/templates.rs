@@ -148,8 +148,14 @@ impl<'a> Program<'a> {
             Templated::Function(f) => f,
             Templated::Struct(_) => return self.declare_struct_template(t),
             Templated::Variable(_) => return self.declare_variable_template(t),
-            // Expanded where used, by the parser.
-            Templated::Alias(_) => return Ok(()),
+            // Expanded where used, by the parser; a plain struct's member
+            // alias template also where a use names it through an alias.
+            Templated::Alias(a) => {
+                if a.name.name.contains("::") {
+                    self.member_alias_templates.insert(a.name.name.clone(), t);
+                }
+                return Ok(());
+            }
         };
         for (i, p) in t.params.iter().enumerate() {
             if t.params[..i].iter().any(|q| q.name.name == p.name.name) {

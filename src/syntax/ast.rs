@@ -477,7 +477,7 @@ impl Init {
 }
 
 /// `{ statements }`
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Block {
     /// Statements.
     pub stmts: Vec<Stmt>,
@@ -826,6 +826,8 @@ pub enum ExprKind {
     TypePackExpansion(Box<TypeSpec>),
     /// `sizeof...(Ts)`: the number of elements of a pack.
     SizeofPack(Ident),
+    /// A lambda expression (`lower::cxx::lambdas`).
+    Lambda(Box<Lambda>),
     /// A fold expression (C++17 [expr.prim.fold], which clang accepts in
     /// Metal): `(xs + ...)` (right), `(... + xs)` (left), each with an
     /// optional initial operand (`(0 + ... + xs)`).
@@ -839,6 +841,26 @@ pub enum ExprKind {
         /// `(... op pattern)` or `(init op ... op pattern)`.
         left: bool,
     },
+}
+
+/// A lambda expression: `[&](auto i) { .. }` (C++11 [expr.prim.lambda]).
+#[derive(Clone, Debug)]
+pub struct Lambda {
+    /// `[&]` (`Some(true)`), `[=]` (`Some(false)`), neither (`None`).
+    pub default_by_reference: Option<bool>,
+    /// Captures named in the list: the name and whether by reference.
+    pub captures: Vec<(Ident, bool)>,
+    /// `this`, `*this` or an init-capture (`x = e`) in the list, refused
+    /// where it is lowered: its place.
+    pub unsupported_capture: Option<Span>,
+    /// The parameters (`auto` ones make the call operator a template).
+    pub params: Vec<Param>,
+    /// `-> T`, if written.
+    pub ret: Option<TypeSpec>,
+    /// The body.
+    pub body: Block,
+    /// `mutable`: the call operator may change what was captured by value.
+    pub mutable: bool,
 }
 
 /// What a [`ExprKind::SizeOf`] asks of its operand's type.

@@ -20,8 +20,8 @@ use crate::syntax::ast::{self, Expr, Init, PtrOp, TemplateArg, TypeSpec, VarDecl
 use crate::types::{AddressSpace, Type};
 
 /// The type of an expression and, for a place, the address space it is in.
-struct Typed {
-    ty: Type,
+pub(in crate::lower) struct Typed {
+    pub(in crate::lower) ty: Type,
     /// `Some` for an lvalue.
     space: Option<AddressSpace>,
 }
@@ -82,7 +82,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// The type of `e`, typed in a scratch block.
-    fn typed(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Typed> {
+    pub(in crate::lower) fn typed(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Typed> {
         // `declval<T>()` and what is called on it: never evaluated.
         if let Some(ty) = self.program.unevaluated_type(e) {
             return Ok(Typed { ty, space: None });
@@ -148,7 +148,12 @@ impl Lowerer<'_, '_> {
     }
 
     /// The declaration's written type with `auto` replaced by `typed`.
-    fn written_type(&self, pattern: &TypeSpec, typed: &Typed, span: Span) -> Result<TypeSpec> {
+    pub(in crate::lower) fn written_type(
+        &self,
+        pattern: &TypeSpec,
+        typed: &Typed,
+        span: Span,
+    ) -> Result<TypeSpec> {
         if typed.ty == Type::Void {
             return Err(Error::coded(
                 Code::WrongKind,

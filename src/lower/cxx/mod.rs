@@ -16,6 +16,7 @@ pub(in crate::lower) mod conversion_operands;
 pub(in crate::lower) mod deduce;
 pub(in crate::lower) mod forwarding_index;
 pub(in crate::lower) mod functions;
+pub(in crate::lower) mod lambdas;
 pub(in crate::lower) mod members;
 pub(in crate::lower) mod overloads;
 pub(in crate::lower) mod reference_calls;

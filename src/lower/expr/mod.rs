@@ -101,6 +101,7 @@ impl Lowerer<'_, '_> {
                 e.span,
                 "an initializer list is not allowed here",
             )),
+            ExprKind::Lambda(l) => self.lambda(fx, l, e.span),
             ExprKind::MemberTemplate(..) => Err(Error::coded(
                 Code::Unsupported,
                 e.span,
@@ -189,7 +190,7 @@ impl Lowerer<'_, '_> {
 
     /// `T{items}`: a constructor of `T` where one applies, else aggregate
     /// initialization.
-    fn brace_construct(
+    pub(in crate::lower) fn brace_construct(
         &mut self,
         fx: &mut FnCtx,
         path: &[String],

@@ -337,6 +337,11 @@ fn take_alias_templates(items: &mut Vec<Item>, aliases: &mut HashMap<String, Ali
                 let dims = std::mem::take(&mut alias.array);
                 alias.ty = super::declarators::array_of(alias.ty, dims);
             }
+            // A struct's member alias template stays declared too: a use
+            // through a member alias of a template instance
+            // (`NAXFrag_t::template dtype_frag_t<T>`) is resolved once the
+            // instance is known (`sema::struct_templates`).
+            let member = alias.name.name.contains("::");
             aliases.insert(
                 alias.name.name.clone(),
                 AliasTemplate {
@@ -344,7 +349,7 @@ fn take_alias_templates(items: &mut Vec<Item>, aliases: &mut HashMap<String, Ali
                     alias,
                 },
             );
-            false
+            member
         }
         // A struct template's stay its members too, for uses of an
         // instance's (`typename S::template rebind<U>` in a template,

@@ -269,6 +269,7 @@ pub(super) fn primary(pair: Pair<Rule>) -> Result<Expr> {
             };
             ExprKind::SizeOf { query, operand }
         }
+        Rule::lambda_expr => ExprKind::Lambda(Box::new(lambda(pair)?)),
         Rule::paren_expr => {
             return expr(pair.into_inner().next().unwrap()).map(|mut e| {
                 e.span = span;
@@ -545,4 +546,55 @@ fn fold(pair: Pair<Rule>) -> Result<ExprKind> {
         }
         _ => unreachable!("fold expression shape"),
     })
+}
+
+/// `[captures](params) specifiers -> ret { body }`.
+fn lambda(pair: Pair<Rule>) -> Result<Lambda> {
+    let mut l = Lambda {
+        default_by_reference: None,
+        captures: Vec::new(),
+        unsupported_capture: None,
+        params: Vec::new(),
+        ret: None,
+        body: Block::default(),
+        mutable: false,
+    };
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::lambda_captures => {
+                for c in p.into_inner() {
+                    match c.as_rule() {
+                        Rule::capture_default => {
+                            l.default_by_reference = Some(c.as_str().trim() == "&")
+                        }
+                        _ => {
+                            let span = span_of(&c);
+                            let parts: Vec<Pair<Rule>> = c.into_inner().collect();
+                            match parts.as_slice() {
+                                [r, name] if r.as_rule() == Rule::by_reference => {
+                                    l.captures.push((super::ident(name.clone()), true))
+                                }
+                                [name] if name.as_rule() == Rule::ident => {
+                                    l.captures.push((super::ident(name.clone()), false))
+                                }
+                                _ => {
+                                    l.unsupported_capture.get_or_insert(span);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            Rule::param_list => {
+                for param in p.into_inner().filter(|x| x.as_rule() == Rule::param) {
+                    l.params.push(super::param_of(param)?);
+                }
+            }
+            Rule::lambda_specifier => l.mutable |= p.as_str() == "mutable",
+            Rule::type_spec => l.ret = Some(super::type_spec(p)?),
+            Rule::block => l.body = super::block(p)?,
+            r => unreachable!("lambda part {r:?}"),
+        }
+    }
+    Ok(l)
 }

@@ -162,7 +162,7 @@ fn var_decl(v: &mut VarDecl, f: &mut Visit) {
     }
 }
 
-fn block(b: &mut Block, f: &mut Visit) {
+pub(crate) fn block(b: &mut Block, f: &mut Visit) {
     b.stmts.iter_mut().for_each(|s| stmt(s, f));
 }
 
@@ -274,6 +274,14 @@ pub(crate) fn expr(e: &mut Expr, f: &mut Visit) {
         }
         ExprKind::InitList(items) => items.iter_mut().for_each(|i| init(i, f)),
         ExprKind::Comma(items) => items.iter_mut().for_each(|x| expr(x, f)),
+        ExprKind::Lambda(l) => {
+            for p in &mut l.params {
+                ty(&mut p.ty, f);
+                p.default.iter_mut().for_each(|e| expr(e, f));
+            }
+            l.ret.iter_mut().for_each(|t| ty(t, f));
+            block(&mut l.body, f);
+        }
         ExprKind::SizeOf { operand, .. } => match operand {
             SizeOperand::Type(t) => ty(t, f),
             SizeOperand::Expr(a) => expr(a, f),

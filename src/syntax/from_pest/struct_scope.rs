@@ -80,9 +80,12 @@ pub(super) fn qualify(decl: &mut StructDecl, items: &mut [Item]) {
     paths::struct_decl(decl, &mut visit);
     for item in items.iter_mut() {
         match item {
+            // `static_assert(kRows * kCols == kElems)` in the struct: its
+            // static constants, as in a member function's signature.
             Item::Alias(_)
             | Item::Struct(_)
             | Item::Global(_)
+            | Item::StaticAssert(_)
             | Item::Template(TemplateDecl {
                 item: Templated::Alias(_),
                 ..

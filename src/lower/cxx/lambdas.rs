@@ -1,0 +1,308 @@
+//! Lambda expressions (C++11 [expr.prim.lambda]): `[&](auto i) { .. }`.
+//!
+//! A lambda is an object of a unique class, the closure type, whose
+//! members are what it captures and whose call operator is its body; with
+//! `auto` parameters the call operator is a template. MLX's NAX kernels
+//! pass them to `const_for_loop<0, TM, 1>(f)` and `dispatch_bool(c, f)`,
+//! which call them with `integral_constant`s.
+//!
+//! Mapping: the closure type is a local struct of the function being
+//! lowered (`lower::stmt::local_types`: declared on the next analysis
+//! round), written as the standard describes it:
+//! - a member per captured variable, named as the variable, so that the
+//!   body's uses of it are the call operator's uses of the member: a
+//!   reference member (`thread T&`) for one captured by reference, a copy
+//!   for one captured by value; a pointer captured by reference is copied
+//!   (the object holding it is then an aggregate of places,
+//!   `metal/pointer_members.rs`), which is the same as long as the body
+//!   does not move it, and a body that does is refused;
+//! - `constexpr` locals are not captured: their values are written into
+//!   the body, as a use of a constant is no use of the variable
+//!   ([basic.def.odr]/4);
+//! - the call operator `operator()`, `const` unless `mutable`, a member
+//!   template over one type parameter per `auto` parameter.
+//!
+//! The lambda's value is that struct built from the captured variables.
+//! What is captured by `[&]`/`[=]` is every name of the body that is a
+//! local, a parameter or (in a member function) a data member of the
+//! enclosing function where the lambda is written. `this`, `*this` and
+//! init-captures (`[x = e]`) are refused where written.
+
+use crate::diagnostics::Code;
+use crate::lower::ctx::function::FnCtx;
+use crate::lower::ctx::value::Value;
+use crate::lower::{Error, Lowerer, Result};
+use crate::source_map::Span;
+use crate::syntax::ast::{
+    self, Expr, ExprKind, Ident, Init, Item, Lambda, LocalType, PtrOp, StmtKind, Templated,
+    TypeSpec,
+};
+use crate::syntax::from_pest::paths::{PathUse, Visitor};
+use crate::types::Type;
+
+/// The name a closure type is written with (its local struct's name is
+/// made from it and the enclosing function's).
+const CLOSURE: &str = "__msl2wgsl_lambda";
+
+/// The template parameter that stands for `auto` parameter `k`.
+fn auto_param(k: usize) -> String {
+    format!("__msl2wgsl_auto_{k}")
+}
+
+impl Lowerer<'_, '_> {
+    /// The closure object of lambda `l` (written at `span`).
+    pub(in crate::lower) fn lambda(
+        &mut self,
+        fx: &mut FnCtx,
+        l: &Lambda,
+        span: Span,
+    ) -> Result<Value> {
+        if let Some(at) = l.unsupported_capture {
+            return Err(Error::coded(
+                Code::Unsupported,
+                at,
+                "a lambda capturing `this`, `*this` or an initialized name (`x = e`) is not supported",
+            )
+            .note("capture the variables the body uses (`[&]`, `[=]`, `[&x]`); data members are captured by name"));
+        }
+        let mut captured: Vec<(Ident, TypeSpec)> = Vec::new();
+        for (name, by_reference) in self.captures(fx, l) {
+            let ty = self.capture_type(fx, &name, by_reference)?;
+            captured.push((name, ty));
+        }
+        refuse_moved_pointers(l, &captured)?;
+        let t = closure_type(l, &captured, span)?;
+        let names = self.local_type(fx, &t)?;
+        let Some(crate::sema::subst::Replacement::Type(ts)) = names.get(CLOSURE) else {
+            unreachable!("a local struct names its type")
+        };
+        let inits = captured
+            .iter()
+            .map(|(n, _)| {
+                Init::Expr(Expr {
+                    kind: ExprKind::Name(vec![n.name.clone()]),
+                    span: n.span,
+                })
+            })
+            .collect::<Vec<_>>();
+        self.brace_construct(fx, &ts.path, &inits, span)
+    }
+
+    /// The names `l` captures, in order of first use, each with whether by
+    /// reference.
+    fn captures(&self, fx: &FnCtx, l: &Lambda) -> Vec<(Ident, bool)> {
+        let mut out: Vec<(Ident, bool)> = l.captures.clone();
+        let Some(by_reference) = l.default_by_reference else {
+            return out;
+        };
+        let params: Vec<&str> = l
+            .params
+            .iter()
+            .filter_map(|p| p.name.as_ref().map(|n| n.name.as_str()))
+            .collect();
+        let mut used: Vec<Ident> = Vec::new();
+        let mut visit = |path: &mut Vec<String>, at: Span, how: PathUse| {
+            if let ([n], PathUse::Value) = (path.as_slice(), how) {
+                if !used.iter().any(|u| u.name == *n) {
+                    used.push(Ident {
+                        name: n.clone(),
+                        span: at,
+                    });
+                }
+            }
+        };
+        let mut body = l.body.clone();
+        crate::syntax::from_pest::paths::block(&mut body, &mut visit);
+        for n in used {
+            let is_variable = fx.lookup(&n.name).is_some()
+                || self
+                    .implicit_member(fx, &n.name, n.span)
+                    .is_some_and(|e| matches!(e.kind, ExprKind::Member(..)));
+            let constant = crate::sema::constexpr_body::local(&n.name).is_some();
+            if is_variable
+                && !constant
+                && !params.contains(&n.name.as_str())
+                && !out.iter().any(|(c, _)| c.name == n.name)
+            {
+                out.push((n, by_reference));
+            }
+        }
+        out
+    }
+
+    /// The type of the closure's member for captured variable `name`.
+    fn capture_type(
+        &mut self,
+        fx: &mut FnCtx,
+        name: &Ident,
+        by_reference: bool,
+    ) -> Result<TypeSpec> {
+        let e = Expr {
+            kind: ExprKind::Name(vec![name.name.clone()]),
+            span: name.span,
+        };
+        let typed = self.typed(fx, &e)?;
+        let pattern = TypeSpec {
+            path: vec!["auto".into()],
+            ptr_ops: match by_reference && !matches!(typed.ty, Type::Pointer(_)) {
+                true => vec![PtrOp::Reference],
+                false => Vec::new(),
+            },
+            name_span: name.span,
+            span: name.span,
+            ..Default::default()
+        };
+        let mut ts = self.written_type(&pattern, &typed, name.span)?;
+        ts.is_constexpr = false;
+        Ok(ts)
+    }
+}
+
+/// A body that moves a pointer it captured (`p += n`, `p++`) would move
+/// the closure's copy, not the variable: refused at the change.
+fn refuse_moved_pointers(l: &Lambda, captured: &[(Ident, TypeSpec)]) -> Result<()> {
+    let pointers: Vec<&str> = captured
+        .iter()
+        .filter(|(_, ts)| {
+            ts.ptr_ops
+                .iter()
+                .any(|op| matches!(op, PtrOp::Pointer { .. }))
+        })
+        .map(|(n, _)| n.name.as_str())
+        .collect();
+    if pointers.is_empty() {
+        return Ok(());
+    }
+    let mut moves = Moves {
+        pointers: &pointers,
+        found: None,
+    };
+    let mut body = l.body.clone();
+    crate::syntax::from_pest::paths::block(&mut body, &mut moves);
+    match moves.found {
+        Some(at) => Err(Error::coded(
+            Code::Unsupported,
+            at,
+            "a lambda that moves a pointer it captures is not supported",
+        )
+        .note("a captured pointer is held by the closure as a copy here; move a local copy of it in the body instead")),
+        None => Ok(()),
+    }
+}
+
+/// The closure type of `l` as a local struct: a member per capture and
+/// the call operator.
+fn closure_type(l: &Lambda, captured: &[(Ident, TypeSpec)], span: Span) -> Result<LocalType> {
+    let autos: Vec<usize> = (0..l.params.len())
+        .filter(|&k| is_auto(&l.params[k].ty))
+        .collect();
+    let template = match autos.is_empty() {
+        true => String::new(),
+        false => format!(
+            "template <{}> ",
+            autos
+                .iter()
+                .map(|&k| format!("typename {}", auto_param(k)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let members: String = captured
+        .iter()
+        .map(|(n, _)| format!("int {};\n", n.name))
+        .collect();
+    let params = (0..l.params.len())
+        .map(|k| format!("int __msl2wgsl_param_{k}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let constness = if l.mutable { "" } else { "const" };
+    let text = format!(
+        "void __msl2wgsl_closure() {{ struct {CLOSURE} {{ {members} {template}auto operator()({params}) {constness} {{}} }}; }}"
+    );
+    let unit = crate::syntax::parse(&text).map_err(|e| {
+        Error::coded(
+            Code::Internal,
+            span,
+            format!(
+                "the closure type of this lambda could not be written: {}",
+                e.message
+            ),
+        )
+    })?;
+    let Some(Item::Function(f)) = unit.items.into_iter().next() else {
+        unreachable!("the skeleton is one function")
+    };
+    let Some(StmtKind::LocalType(mut t)) = f
+        .body
+        .and_then(|b| b.stmts.into_iter().next())
+        .map(|s| s.kind)
+    else {
+        unreachable!("its body is the struct")
+    };
+    t.decl.name.span = span;
+    t.decl.span = span;
+    for (m, (n, ty)) in t.decl.members.iter_mut().zip(captured) {
+        m.ty = ty.clone();
+        m.name.span = n.span;
+    }
+    for item in &mut t.members {
+        let f = match item {
+            Item::Function(f) => f,
+            Item::Template(tp) => match &mut tp.item {
+                Templated::Function(f) => f,
+                _ => continue,
+            },
+            _ => continue,
+        };
+        f.span = span;
+        f.name.span = span;
+        if let Some(ret) = &l.ret {
+            f.ret = ret.clone();
+        }
+        for p in &mut f.params {
+            let Some(k) = p
+                .name
+                .as_ref()
+                .and_then(|n| n.name.strip_prefix("__msl2wgsl_param_"))
+                .and_then(|k| k.parse::<usize>().ok())
+            else {
+                continue;
+            };
+            let mut q = l.params[k].clone();
+            if is_auto(&q.ty) {
+                q.ty.path = vec![auto_param(k)];
+            }
+            *p = q;
+        }
+        f.body = Some(l.body.clone());
+    }
+    Ok(*t)
+}
+
+/// `auto`, `const auto&`, `thread auto&`: a parameter of a generic lambda.
+fn is_auto(ts: &TypeSpec) -> bool {
+    ts.path.len() == 1 && ts.path[0] == "auto" && ts.args.is_empty()
+}
+
+/// Finds the first change of one of `pointers` (`p = ..`, `p += n`, `p++`).
+struct Moves<'p> {
+    pointers: &'p [&'p str],
+    found: Option<Span>,
+}
+
+impl Visitor for Moves<'_> {
+    fn path(&mut self, _: &mut Vec<String>, _: Span, _: PathUse) {}
+
+    fn expr(&mut self, e: &mut Expr) {
+        let target = match &e.kind {
+            ExprKind::Assign(_, target, _) | ExprKind::PostIncDec(_, target) => target,
+            ExprKind::Unary(ast::UnaryOp::PreInc | ast::UnaryOp::PreDec, target) => target,
+            _ => return,
+        };
+        if let ExprKind::Name(p) = &target.kind {
+            if p.len() == 1 && self.pointers.contains(&p[0].as_str()) {
+                self.found.get_or_insert(e.span);
+            }
+        }
+    }
+}
