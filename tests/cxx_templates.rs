@@ -869,3 +869,52 @@ fn a_static_assert_in_a_struct_sees_its_constants() {
         "static assertion failed: fragment shape",
     );
 }
+
+/// Long vectors (`vec<T, 8>`, clang's `ext_vector_type(8)`, which MLX's
+/// NAX fragments use): splatted from a scalar, indexed, passed by
+/// reference to a template deducing `T` from `vec<T, 8>`.
+const LONG_VECTORS: &str = r#"
+template <typename U> using frag_t = typename metal::vec<U, 8>;
+template <typename T, typename P>
+void load(thread frag_t<T>& dst, P src) {
+  for (int i = 0; i < 8; i++) { dst[i] = static_cast<T>(src[i]) + dst[i]; }
+}
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+  frag_t<half> f = frag_t<half>(1);
+  load(f, in + (gid & ~7u));
+  frag_t<float> g = frag_t<float>(0.5f);
+  load(g, in + (gid & ~7u));
+  out[gid] = float(f[gid % 8]) + g[7 - gid % 8] * 100.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn long_vectors_run() {
+    let xs: Vec<f32> = (0..32).map(|i| i as f32 * 0.25).collect();
+    let Some(got) = run_floats(LONG_VECTORS, &xs) else {
+        return;
+    };
+    for i in 0..32 {
+        let base = i & !7;
+        let f = xs[base + i % 8] + 1.0;
+        let g = xs[base + 7 - i % 8] + 0.5;
+        assert_eq!(got[i], f + g * 100.0, "[{i}]");
+    }
+}
+
+#[test]
+fn arithmetic_on_long_vectors_is_a_located_error() {
+    let body = "kernel void k(device float* o [[buffer(0)]]) {\n  vec<float, 8> a = vec<float, 8>(1.0f);\n  vec<float, 8> b = a + a;\n  o[0] = b[0];\n}\n";
+    let text = assert_error(
+        body,
+        "a + a",
+        0,
+        "invalid operands to binary `+` on a pointer",
+    );
+    assert!(
+        text.contains("a long vector (`vec<T, N>`, N > 4) is held as an array"),
+        "{text}"
+    );
+}

@@ -158,3 +158,100 @@ fn a_lambda_moving_a_captured_pointer_is_refused() {
         "a lambda that moves a pointer it captures is not supported",
     );
 }
+
+/// In a member function: the lambda calls the object's member function
+/// templates unqualified and uses its static constants (MLX's NAX tiles:
+/// `frag_at<idx_row.value, idx_col.value>()` inside nested
+/// `const_for_loop`s); a static member named through a parameter object
+/// (`pos.value`) is a template argument; a `const` local and a
+/// `constant` buffer's value are captured by `const` reference.
+const MEMBER_LAMBDAS: &str = r#"
+template <typename T, T v> struct integral_constant {
+  static constexpr constant T value = v;
+  constexpr operator T() const { return v; }
+};
+template <int V> using Int = integral_constant<int, V>;
+template <bool B> using bool_constant = integral_constant<bool, B>;
+
+template <int start, int stop, int step, typename F>
+void const_for_loop(F f) {
+  if constexpr (start < stop) {
+    constexpr auto idx = Int<start>{};
+    f(idx);
+    const_for_loop<start + step, stop, step, F>(f);
+  }
+}
+
+template <typename F>
+void dispatch_bool(bool v, F f) {
+  if (v) { f(bool_constant<true>{}); } else { f(bool_constant<false>{}); }
+}
+
+template <bool Positive, int Scale> float pick(float x) { return Positive ? x * float(Scale) : -x; }
+
+struct Tile {
+  static constexpr constant int kN = 2;
+  float v[4];
+  template <int i, int j> thread float& at() thread { return v[i * kN + j]; }
+  template <int i, int j> const thread float& at() const thread { return v[i * kN + j]; }
+  void fill(float x) {
+    const_for_loop<0, kN, 1>([&](auto r) {
+      const_for_loop<0, kN, 1>([&](auto c) {
+        at<r.value, c.value>() = x * float(r.value * 10 + c.value) + float(kN);
+      });
+    });
+  }
+};
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              constant float& bias [[buffer(2)]],
+              uint gid [[thread_position_in_grid]]) {
+  Tile t;
+  const float x = in[gid];
+  t.fill(x);
+  float r = 0.0f;
+  dispatch_bool(x > 0.0f, [&](auto pos) { r = pick<pos.value, 3>(x) + bias; });
+  out[gid] = t.v[0] + t.v[1] * 10.0f + t.v[2] * 100.0f + t.v[3] * 1000.0f + r * 10000.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn lambdas_in_member_functions_reach_the_object() {
+    let xs: Vec<f32> = (0..32).map(|i| i as f32 * 0.5 - 4.0).collect();
+    let out = common::source::run_body(
+        MEMBER_LAMBDAS,
+        "k",
+        (32, 16),
+        vec![
+            (0, common::f32_bytes(&xs)),
+            (1, vec![0; 4 * 32]),
+            (2, common::f32_bytes(&[0.25])),
+        ],
+    );
+    let Some(out) = out else {
+        return;
+    };
+    let got = common::f32s(&out[&1]);
+    for (i, &x) in xs.iter().enumerate() {
+        let v = |r: f32, c: f32| x * (r * 10.0 + c) + 2.0;
+        let r = if x > 0.0 { x * 3.0 } else { -x } + 0.25;
+        let want = v(0.0, 0.0)
+            + v(0.0, 1.0) * 10.0
+            + v(1.0, 0.0) * 100.0
+            + v(1.0, 1.0) * 1000.0
+            + r * 10_000.0;
+        assert_eq!(got[i], want, "x = {x}");
+    }
+}
+
+#[test]
+fn capturing_an_object_holding_pointers_by_reference_is_refused() {
+    let body = "struct Loader {\n  const device float* src;\n  float get() const { return *src; }\n};\nkernel void k(device const float* in [[buffer(0)]], device float* o [[buffer(1)]]) {\n  Loader loader{in};\n  auto f = [&]() { return loader.get(); };\n  o[0] = f();\n}\n";
+    assert_error(
+        body,
+        "loader.get",
+        0,
+        "a lambda capturing `loader` by reference is not supported: its struct holds pointers",
+    );
+}

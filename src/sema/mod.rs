@@ -1047,6 +1047,7 @@ impl<'a> Program<'a> {
             // `kRows == 1`) gets such a vector. WGSL has none: it is held as
             // its element, which it converts to and from and computes as.
             (Type::Scalar(s), 1) => Ok(Type::Scalar(s)),
+            (Type::Scalar(s), 8 | 16) => Ok(Type::Array(Box::new(Type::Scalar(s)), n)),
             _ => Err(Error::coded(
                 Code::InvalidType,
                 ts.span,

@@ -143,6 +143,10 @@ impl Deduce<'_, '_, '_> {
         // `vec<T, N>` and `array<T, N>` deduce both; other forms deduce nothing.
         let (elem, n) = match (name, arg) {
             ("vec", Type::Vector(s, n)) => (Type::Scalar(*s), *n as i64),
+            // A long vector (`vec<T, 8>`) is held as an array of scalars.
+            ("vec", Type::Array(e, n @ (8 | 16))) if matches!(**e, Type::Scalar(_)) => {
+                ((**e).clone(), *n as i64)
+            }
             ("array", Type::Array(e, n)) => ((**e).clone(), *n as i64),
             _ => return Ok(()),
         };

@@ -111,6 +111,25 @@ impl Lowerer<'_, '_> {
             Type::Struct(_) | Type::Array(..) if matches!(vals.as_slice(), [(_, t)] if t == ty) => {
                 Ok(Value::Rv(vals[0].0, ty.clone()))
             }
+            // `vec<float, 8>(0)`: a long vector (held as an array, sema's
+            // `template_vec`) splatted from one scalar, as clang's
+            // `ext_vector_type` constructs it.
+            Type::Array(elem, n)
+                if matches!(**elem, Type::Scalar(_))
+                    && matches!(vals.as_slice(), [(_, Type::Scalar(_))]) =>
+            {
+                let (h, t) = (vals[0].0, vals[0].1.clone());
+                let one = self.convert(fx, h, &t, elem, true, span)?;
+                let ty_h = self.naga_type(ty, span)?;
+                let splat = fx.add(
+                    naga::Expression::Compose {
+                        ty: ty_h,
+                        components: vec![one; *n as usize],
+                    },
+                    span,
+                );
+                Ok(Value::Rv(splat, ty.clone()))
+            }
             // `gradientcube(dx, dy)`: the library's constructor from the
             // two derivatives (sema/gradients.rs).
             Type::Struct(id) if self.program.gradient_type(*id).is_some() => {

@@ -16,14 +16,25 @@ use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::{Error, Lowerer, Result};
 use crate::source_map::Span;
-use crate::syntax::ast::{self, Expr, Init, PtrOp, TemplateArg, TypeSpec, VarDecl};
+use crate::syntax::ast::{self, Expr, ExprKind, Init, PtrOp, TemplateArg, TypeSpec, VarDecl};
 use crate::types::{AddressSpace, Type};
+use std::collections::HashMap;
 
 /// The type of an expression and, for a place, the address space it is in.
 pub(in crate::lower) struct Typed {
     pub(in crate::lower) ty: Type,
     /// `Some` for an lvalue.
     space: Option<AddressSpace>,
+    /// An lvalue that may be written (not `const`, not in `constant`
+    /// memory); `false` for any other value.
+    pub(in crate::lower) writable: bool,
+}
+
+impl Typed {
+    /// Whether the expression is an lvalue.
+    pub(in crate::lower) fn is_place(&self) -> bool {
+        self.space.is_some()
+    }
 }
 
 impl Lowerer<'_, '_> {
@@ -85,7 +96,11 @@ impl Lowerer<'_, '_> {
     pub(in crate::lower) fn typed(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Typed> {
         // `declval<T>()` and what is called on it: never evaluated.
         if let Some(ty) = self.program.unevaluated_type(e) {
-            return Ok(Typed { ty, space: None });
+            return Ok(Typed {
+                ty,
+                space: None,
+                writable: false,
+            });
         }
         let start = fx.function.expressions.len();
         fx.open();
@@ -94,10 +109,12 @@ impl Lowerer<'_, '_> {
             Value::Place(p) => Typed {
                 ty: p.ty,
                 space: Some(self.place_space(fx, p.ptr)),
+                writable: p.writable,
             },
             Value::Bytes(b) => Typed {
                 ty: b.ty.unpacked(),
                 space: Some(AddressSpace::Device),
+                writable: b.writable,
             },
             Value::Ptr(p) => Typed {
                 ty: Type::Pointer(Box::new(crate::types::Pointer {
@@ -107,39 +124,52 @@ impl Lowerer<'_, '_> {
                     is_reference: false,
                 })),
                 space: None,
+                writable: false,
             },
-            Value::Rv(_, ty) => Typed { ty, space: None },
+            Value::Rv(_, ty) => Typed {
+                ty,
+                space: None,
+                writable: false,
+            },
             Value::BitField(b) => Typed {
                 ty: Type::Scalar(b.field.scalar),
                 space: None,
+                writable: false,
             },
             Value::WordPart(p) => Typed {
                 ty: p.pointee.unpacked(),
                 space: None,
+                writable: false,
             },
             Value::Swizzle(p, c) => Typed {
                 ty: Type::vector(p.ty.element_scalar().unwrap(), c.len() as u8),
                 space: None,
+                writable: false,
             },
             Value::BytesSwizzle(b, c) => Typed {
                 ty: Type::vector(b.ty.element_scalar().unwrap(), c.len() as u8),
                 space: None,
+                writable: false,
             },
             Value::Void => Typed {
                 ty: Type::Void,
                 space: None,
+                writable: false,
             },
             Value::Agg(a) => Typed {
                 ty: a.ty,
                 space: None,
+                writable: false,
             },
             Value::Cell(c) => Typed {
                 ty: c.value_type(),
                 space: None,
+                writable: false,
             },
             Value::Null(p) => Typed {
                 ty: crate::lower::ctx::value::arg_type(&Value::Null(p)),
                 space: None,
+                writable: false,
             },
         });
         drop(fx.close());
@@ -230,10 +260,16 @@ impl Lowerer<'_, '_> {
                     let plain = Typed {
                         ty: typed.ty,
                         space: None,
+                        writable: false,
                     };
                     out.push(TemplateArg::Type(
                         self.written_type(&pattern, &plain, e.span)?,
                     ));
+                }
+                // `f<kAligned.value>(..)`: a static member named through an
+                // object ([class.static]/1), a constant as `S::value` is.
+                TemplateArg::Expr(e) => {
+                    out.push(TemplateArg::Expr(self.statics_through_objects(fx, e)?))
                 }
                 // `remove_addrspace_t<decltype(x)>`: one inside another's
                 // arguments.
@@ -273,6 +309,75 @@ impl Lowerer<'_, '_> {
 
 fn is_decltype(ty: &TypeSpec) -> bool {
     ty.path.len() == 1 && ty.path[0] == "decltype"
+}
+
+impl Lowerer<'_, '_> {
+    /// `e` with each `x.m` whose `x` is a local of a struct type with a
+    /// static constant `m` written `S::m` (the object is not evaluated,
+    /// [expr.ref]/6), so that a template argument `kAligned.value` of an
+    /// `integral_constant` parameter is a constant expression.
+    fn statics_through_objects(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Expr> {
+        let mut objects: Vec<(String, String)> = Vec::new();
+        let mut find = StaticMembers {
+            resolve: &mut |n: &str, m: &str| {
+                objects.push((n.to_string(), m.to_string()));
+                None
+            },
+        };
+        let mut probe = e.clone();
+        crate::syntax::from_pest::paths::expr(&mut probe, &mut find);
+        if objects.is_empty() {
+            return Ok(e.clone());
+        }
+        let mut named: HashMap<(String, String), Vec<String>> = HashMap::new();
+        for (n, m) in objects {
+            let object = Expr {
+                kind: ExprKind::Name(vec![n.clone()]),
+                span: e.span,
+            };
+            let Ok(Type::Struct(id)) = self.typed(fx, &object).map(|t| t.ty) else {
+                continue;
+            };
+            let owner = self.program.struct_name(id).to_string();
+            let full = crate::syntax::from_pest::members::member_name(&owner, &m);
+            if matches!(
+                self.program.symbols.get(&full),
+                Some(crate::sema::Symbol::Constant(_))
+            ) {
+                named.insert((n, m.clone()), vec![owner, m]);
+            }
+        }
+        let mut out = e.clone();
+        let mut replace = StaticMembers {
+            resolve: &mut |n: &str, m: &str| named.get(&(n.to_string(), m.to_string())).cloned(),
+        };
+        crate::syntax::from_pest::paths::expr(&mut out, &mut replace);
+        Ok(out)
+    }
+}
+
+/// A walk that offers each `x.m` (`x` a plain name) to `resolve`, and
+/// writes the path it answers in its place.
+struct StaticMembers<'r> {
+    resolve: &'r mut dyn FnMut(&str, &str) -> Option<Vec<String>>,
+}
+
+impl crate::syntax::from_pest::paths::Visitor for StaticMembers<'_> {
+    fn path(&mut self, _: &mut Vec<String>, _: Span, _: crate::syntax::from_pest::paths::PathUse) {}
+
+    fn expr(&mut self, e: &mut Expr) {
+        let ExprKind::Member(base, m, false) = &e.kind else {
+            return;
+        };
+        let ExprKind::Name(p) = &base.kind else {
+            return;
+        };
+        if let [n] = p.as_slice() {
+            if let Some(path) = (self.resolve)(n, &m.name) {
+                e.kind = ExprKind::Name(path);
+            }
+        }
+    }
 }
 
 /// Whether template argument `a` is or holds a `decltype(e)`.

@@ -44,6 +44,10 @@ use crate::types::Type;
 /// made from it and the enclosing function's).
 const CLOSURE: &str = "__msl2wgsl_lambda";
 
+/// The closure's member that refers to the object of the member function
+/// the lambda is written in.
+const ENCLOSING: &str = "__msl2wgsl_this";
+
 /// The template parameter that stands for `auto` parameter `k`.
 fn auto_param(k: usize) -> String {
     format!("__msl2wgsl_auto_{k}")
@@ -65,10 +69,26 @@ impl Lowerer<'_, '_> {
             )
             .note("capture the variables the body uses (`[&]`, `[=]`, `[&x]`); data members are captured by name"));
         }
+        let enclosing = self.enclosing_object(fx, l);
+        let l = &enclosing
+            .as_ref()
+            .map_or_else(|| l.clone(), |(l, _)| l.clone());
         let mut captured: Vec<(Ident, TypeSpec)> = Vec::new();
+        // What each member is initialized from: the captured variable.
+        let mut sources: Vec<String> = Vec::new();
         for (name, by_reference) in self.captures(fx, l) {
             let ty = self.capture_type(fx, &name, by_reference)?;
+            sources.push(name.name.clone());
             captured.push((name, ty));
+        }
+        if let Some((_, object)) = &enclosing {
+            let this = Expr {
+                kind: ExprKind::Name(vec!["this".into()]),
+                span,
+            };
+            let ty = self.capture_type_of(fx, &this, object, true)?;
+            sources.push("this".into());
+            captured.push((object.clone(), ty));
         }
         refuse_moved_pointers(l, &captured)?;
         let t = closure_type(l, &captured, span)?;
@@ -78,9 +98,10 @@ impl Lowerer<'_, '_> {
         };
         let inits = captured
             .iter()
-            .map(|(n, _)| {
+            .zip(sources)
+            .map(|((n, _), source)| {
                 Init::Expr(Expr {
-                    kind: ExprKind::Name(vec![n.name.clone()]),
+                    kind: ExprKind::Name(vec![source]),
                     span: n.span,
                 })
             })
@@ -130,6 +151,43 @@ impl Lowerer<'_, '_> {
         out
     }
 
+    /// In a member function: `l` with the enclosing object's member
+    /// functions called unqualified (`frag_at<i, j>()`) and `this->m`
+    /// written as calls and members of [`ENCLOSING`], the closure's member
+    /// that refers to the object ([expr.prim.lambda.capture]/10: `[&]`
+    /// and `[=]` capture `this` where the body uses it); `None` where the
+    /// body uses neither.
+    fn enclosing_object(&self, fx: &FnCtx, l: &Lambda) -> Option<(Lambda, Ident)> {
+        l.default_by_reference?;
+        let id = self.this_struct(fx)?;
+        let owner = self.program.struct_name(id).to_string();
+        let is_method = |f: &str| {
+            let full = crate::syntax::from_pest::members::member_name(&owner, f);
+            matches!(
+                self.program.symbols.get(&full),
+                Some(crate::sema::Symbol::Functions(_))
+            ) || !self.program.function_templates(&full).is_empty()
+        };
+        let mut rewrite = EnclosingCalls {
+            is_method: &is_method,
+            locals: l
+                .params
+                .iter()
+                .filter_map(|p| p.name.as_ref().map(|n| n.name.clone()))
+                .collect(),
+            used: false,
+        };
+        let mut out = l.clone();
+        crate::syntax::from_pest::paths::block(&mut out.body, &mut rewrite);
+        rewrite.used.then(|| {
+            let name = Ident {
+                name: ENCLOSING.to_string(),
+                span: l.body.span,
+            };
+            (out, name)
+        })
+    }
+
     /// The type of the closure's member for captured variable `name`.
     fn capture_type(
         &mut self,
@@ -141,7 +199,31 @@ impl Lowerer<'_, '_> {
             kind: ExprKind::Name(vec![name.name.clone()]),
             span: name.span,
         };
-        let typed = self.typed(fx, &e)?;
+        self.capture_type_of(fx, &e, name, by_reference)
+    }
+
+    /// The type of the closure's member `name` that captures `e`.
+    fn capture_type_of(
+        &mut self,
+        fx: &mut FnCtx,
+        e: &Expr,
+        name: &Ident,
+        by_reference: bool,
+    ) -> Result<TypeSpec> {
+        let typed = self.typed(fx, e)?;
+        // An object of a struct holding pointers is no place a reference
+        // could bind (`metal/pointer_objects.rs`): its members are.
+        if by_reference && matches!(typed.ty, Type::Struct(_)) && !typed.is_place() {
+            return Err(Error::coded(
+                Code::Unsupported,
+                name.span,
+                format!(
+                    "a lambda capturing `{}` by reference is not supported: its struct holds pointers",
+                    name.name
+                ),
+            )
+            .note("pass the object to a function template instead, or capture the values the body needs"));
+        }
         let pattern = TypeSpec {
             path: vec!["auto".into()],
             ptr_ops: match by_reference && !matches!(typed.ty, Type::Pointer(_)) {
@@ -154,6 +236,12 @@ impl Lowerer<'_, '_> {
         };
         let mut ts = self.written_type(&pattern, &typed, name.span)?;
         ts.is_constexpr = false;
+        // A `const` local or a `constant` one is captured by a `const`
+        // reference (what the body can do with it is what it could do
+        // with the variable).
+        if !ts.ptr_ops.is_empty() && ts.ptr_ops[0] == PtrOp::Reference && !typed.writable {
+            ts.is_const = true;
+        }
         Ok(ts)
     }
 }
@@ -305,4 +393,71 @@ impl Visitor for Moves<'_> {
             }
         }
     }
+}
+
+/// Rewrites the enclosing object's uses in a lambda body: `f(..)` and
+/// `f<..>(..)` of a member function `f` (not a parameter's name) become
+/// calls on [`ENCLOSING`], as do `this->m` and `*this`.
+struct EnclosingCalls<'m> {
+    is_method: &'m dyn Fn(&str) -> bool,
+    locals: Vec<String>,
+    used: bool,
+}
+
+impl EnclosingCalls<'_> {
+    fn object(&mut self, span: Span) -> Expr {
+        self.used = true;
+        Expr {
+            kind: ExprKind::Name(vec![ENCLOSING.to_string()]),
+            span,
+        }
+    }
+}
+
+impl Visitor for EnclosingCalls<'_> {
+    fn path(&mut self, _: &mut Vec<String>, _: Span, _: PathUse) {}
+
+    fn expr(&mut self, e: &mut Expr) {
+        let span = e.span;
+        match &mut e.kind {
+            ExprKind::Call(callee, _) => {
+                let method = match &callee.kind {
+                    ExprKind::Name(p) | ExprKind::Templated(p, _) if p.len() == 1 => p[0].clone(),
+                    _ => return,
+                };
+                if self.locals.contains(&method) || !(self.is_method)(&method) {
+                    return;
+                }
+                let member = Expr {
+                    kind: ExprKind::Member(
+                        Box::new(self.object(callee.span)),
+                        Ident {
+                            name: method,
+                            span: callee.span,
+                        },
+                        false,
+                    ),
+                    span: callee.span,
+                };
+                callee.kind = match std::mem::replace(&mut callee.kind, ExprKind::Bool(false)) {
+                    ExprKind::Templated(_, args) => {
+                        ExprKind::MemberTemplate(Box::new(member), args)
+                    }
+                    _ => member.kind,
+                };
+            }
+            ExprKind::Member(base, _, arrow) if is_this(base) && *arrow => {
+                **base = self.object(span);
+                *arrow = false;
+            }
+            ExprKind::Unary(ast::UnaryOp::Deref, base) if is_this(base) => {
+                *e = self.object(span);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn is_this(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Name(p) if p.len() == 1 && p[0] == "this")
 }

@@ -455,7 +455,10 @@ impl Lowerer<'_, '_> {
         for (p, arg) in f.params.iter().zip(args) {
             let ty = self.program.param_type(p)?;
             match self.rank(&ty, arg) {
-                Some(r) => ranks.push(handle_reference_rank(&p.ty, &ty, arg).unwrap_or(r)),
+                Some(r) => {
+                    let r = handle_reference_rank(&p.ty, &ty, arg).unwrap_or(r);
+                    ranks.push(const_object_rank(p, r, arg));
+                }
                 None => return Ok(None),
             }
         }
@@ -615,6 +618,23 @@ fn reference_rank(p: &crate::types::Pointer, arg: &ArgView) -> Option<Rank> {
         adjusted: p.is_const && !matches!(arg.lvalue, Some((_, false))),
         outside_thread: !direct && p.space != AddressSpace::Thread,
     })
+}
+
+/// The object of a `const` member function is a `const T&` in C++, which
+/// it takes here by value (`this` of type `T`): ranked as that reference
+/// binding, so that a writable object prefers the non-const overload
+/// (`thread T& at() thread` over `const thread T& at() const thread`,
+/// [over.ics.rank]/3.2.6), as it does between plain member functions.
+fn const_object_rank(p: &crate::syntax::ast::Param, r: Rank, arg: &ArgView) -> Rank {
+    let is_object = p.name.as_ref().is_some_and(|n| n.name == "this");
+    if !is_object || r.kind != Passing::Value || r.category != EXACT {
+        return r;
+    }
+    Rank {
+        kind: Passing::Reference,
+        adjusted: !matches!(arg.lvalue, Some((_, false))),
+        ..r
+    }
 }
 
 /// Binding a reference to a texture or sampler, `const thread Tex&` or

@@ -728,11 +728,16 @@ impl Lowerer<'_, '_> {
         let vb = self.arithmetic_operand(fx, vb, b.span)?;
         let (hb, tb) = self.load(fx, vb, b.span)?;
         let (Type::Scalar(s), BinaryOp::Add | BinaryOp::Sub) = (&tb, op) else {
-            return Err(Error::coded(
+            let e = Error::coded(
                 Code::InvalidOperands,
                 span,
                 format!("invalid operands to binary `{}` on a pointer", op.symbol()),
-            ));
+            );
+            // A long vector is held as an array, which decays here.
+            return Err(match tb {
+                Type::Array(..) => e.note("an array operand decays to a pointer; a long vector (`vec<T, N>`, N > 4) is held as an array, and element-wise arithmetic on it is not supported"),
+                _ => e,
+            });
         };
         if !s.is_integer() {
             return Err(Error::coded(
