@@ -14,20 +14,13 @@ use common::source::assert_error;
 /// in buffer 0 and as many floats in buffer 1; buffer 1 afterwards.
 #[cfg(feature = "runner")]
 fn run_floats(body: &str, xs: &[f32]) -> Option<Vec<f32>> {
-    let out = common::source::run_body(
-        body,
-        "k",
-        (xs.len() as u32, 16),
-        vec![(0, common::f32_bytes(xs)), (1, vec![0; 4 * xs.len()])],
-    )?;
-    Some(common::f32s(&out[&1]))
+    let buffers = vec![(0, common::f32_bytes(xs)), (1, vec![0; 4 * xs.len()])];
+    common::source::run_body_f32s(body, "k", (xs.len() as u32, 16), buffers, 1)
 }
 
-/// MLX's compile-time loop and boolean dispatch (written here in their
-/// shape): a generic lambda called with `Int<0>` .. `Int<3>` and with
-/// `true_type`/`false_type`, writing captured locals by reference; a
-/// `constexpr` local used in the body as a constant.
-const COMPILE_TIME_LOOPS: &str = r#"
+/// MLX's `integral_constant` and its compile-time loop and boolean
+/// dispatch, written here in their shape (both sources below use them).
+const COMPILE_TIME_HELPERS: &str = r#"
 template <typename T, T v> struct integral_constant {
   static constexpr constant T value = v;
   constexpr operator T() const { return v; }
@@ -50,7 +43,12 @@ template <typename F>
 void dispatch_bool(bool v, F f) {
   if (v) { f(true_type{}); } else { f(false_type{}); }
 }
+"#;
 
+/// A generic lambda called with `Int<0>` .. `Int<3>` and with
+/// `true_type`/`false_type`, writing captured locals by reference; a
+/// `constexpr` local used in the body as a constant.
+const COMPILE_TIME_LOOPS: &str = r#"
 kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
               uint gid [[thread_position_in_grid]]) {
   float acc[4] = {0, 0, 0, 0};
@@ -79,7 +77,8 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 #[test]
 fn generic_lambdas_run_in_compile_time_loops() {
     let xs: Vec<f32> = (0..32).map(|i| i as f32 * 0.5 - 4.0).collect();
-    let Some(got) = run_floats(COMPILE_TIME_LOOPS, &xs) else {
+    let source = format!("{COMPILE_TIME_HELPERS}{COMPILE_TIME_LOOPS}");
+    let Some(got) = run_floats(&source, &xs) else {
         return;
     };
     for (i, &x) in xs.iter().enumerate() {
@@ -166,27 +165,6 @@ fn a_lambda_moving_a_captured_pointer_is_refused() {
 /// (`pos.value`) is a template argument; a `const` local and a
 /// `constant` buffer's value are captured by `const` reference.
 const MEMBER_LAMBDAS: &str = r#"
-template <typename T, T v> struct integral_constant {
-  static constexpr constant T value = v;
-  constexpr operator T() const { return v; }
-};
-template <int V> using Int = integral_constant<int, V>;
-template <bool B> using bool_constant = integral_constant<bool, B>;
-
-template <int start, int stop, int step, typename F>
-void const_for_loop(F f) {
-  if constexpr (start < stop) {
-    constexpr auto idx = Int<start>{};
-    f(idx);
-    const_for_loop<start + step, stop, step, F>(f);
-  }
-}
-
-template <typename F>
-void dispatch_bool(bool v, F f) {
-  if (v) { f(bool_constant<true>{}); } else { f(bool_constant<false>{}); }
-}
-
 template <bool Positive, int Scale> float pick(float x) { return Positive ? x * float(Scale) : -x; }
 
 struct Tile {
@@ -219,8 +197,9 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 #[test]
 fn lambdas_in_member_functions_reach_the_object() {
     let xs: Vec<f32> = (0..32).map(|i| i as f32 * 0.5 - 4.0).collect();
+    let source = format!("{COMPILE_TIME_HELPERS}{MEMBER_LAMBDAS}");
     let out = common::source::run_body(
-        MEMBER_LAMBDAS,
+        &source,
         "k",
         (32, 16),
         vec![

@@ -91,6 +91,12 @@ struct __msl2wgsl_cooperative_tensor {
     int get_capacity() const { return Rows * Cols / 32; }
 };
 
+// An input operand of Rows x Cols, held transposed (Cols x Rows) where
+// the descriptor says so.
+template <typename T, bool Transposed, int Rows, int Cols>
+using __msl2wgsl_operand =
+    __msl2wgsl_cooperative_tensor<T, Transposed ? Cols : Rows, Transposed ? Rows : Cols>;
+
 // The lane holding row r, column c of a 16x16 block.
 inline ushort __msl2wgsl_block_lane(int r, int c) {
     return ushort(((r & 4) << 2) | (c & 8) | ((r & 3) << 1) | ((c >> 2) & 1));
@@ -154,24 +160,16 @@ struct matmul2d {
                   "msl2wgsl runs matmul2d with m, n and k known multiples of 16 only");
 
     template <typename LeftElement, typename RightElement, typename DestinationElement>
-    __msl2wgsl_cooperative_tensor<LeftElement,
-                                  Descriptor.transpose_left ? Descriptor.k : Descriptor.m,
-                                  Descriptor.transpose_left ? Descriptor.m : Descriptor.k>
+    __msl2wgsl_operand<LeftElement, Descriptor.transpose_left, Descriptor.m, Descriptor.k>
     get_left_input_cooperative_tensor() const {
-        __msl2wgsl_cooperative_tensor<LeftElement,
-                                      Descriptor.transpose_left ? Descriptor.k : Descriptor.m,
-                                      Descriptor.transpose_left ? Descriptor.m : Descriptor.k> t;
+        __msl2wgsl_operand<LeftElement, Descriptor.transpose_left, Descriptor.m, Descriptor.k> t;
         return t;
     }
 
     template <typename LeftElement, typename RightElement, typename DestinationElement>
-    __msl2wgsl_cooperative_tensor<RightElement,
-                                  Descriptor.transpose_right ? Descriptor.n : Descriptor.k,
-                                  Descriptor.transpose_right ? Descriptor.k : Descriptor.n>
+    __msl2wgsl_operand<RightElement, Descriptor.transpose_right, Descriptor.k, Descriptor.n>
     get_right_input_cooperative_tensor() const {
-        __msl2wgsl_cooperative_tensor<RightElement,
-                                      Descriptor.transpose_right ? Descriptor.n : Descriptor.k,
-                                      Descriptor.transpose_right ? Descriptor.k : Descriptor.n> t;
+        __msl2wgsl_operand<RightElement, Descriptor.transpose_right, Descriptor.k, Descriptor.n> t;
         return t;
     }
 
