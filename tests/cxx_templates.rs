@@ -744,6 +744,7 @@ fn a_by_value_parameter_given_an_array_writes_through_to_it() {
 /// choosing a branch; enums declared in a struct (scoped, as the
 /// descriptor's `mode`, and unscoped); `decltype` inside another template
 /// argument (`remove_addrspace_t<decltype(x)>`).
+#[cfg(feature = "runner")]
 const STRUCT_PARAMETERS: &str = r#"
 struct Shape {
   enum class kind { sum, product };
@@ -820,6 +821,7 @@ fn a_struct_template_argument_must_be_a_constant_of_its_type() {
 /// a plain struct's member alias template reached through a template's
 /// member alias (`typename Frag_t::template elems_t<T>`, as MLX's NAX tiles
 /// name their fragment type).
+#[cfg(feature = "runner")]
 const FRAGMENT_ALIASES: &str = r#"
 struct Frag {
   static constexpr constant short kRows = 2;
@@ -873,6 +875,7 @@ fn a_static_assert_in_a_struct_sees_its_constants() {
 /// Long vectors (`vec<T, 8>`, clang's `ext_vector_type(8)`, which MLX's
 /// NAX fragments use): splatted from a scalar, indexed, passed by
 /// reference to a template deducing `T` from `vec<T, 8>`.
+#[cfg(feature = "runner")]
 const LONG_VECTORS: &str = r#"
 template <typename U> using frag_t = typename metal::vec<U, 8>;
 template <typename T, typename P>

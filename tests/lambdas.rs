@@ -20,6 +20,7 @@ fn run_floats(body: &str, xs: &[f32]) -> Option<Vec<f32>> {
 
 /// MLX's `integral_constant` and its compile-time loop and boolean
 /// dispatch, written here in their shape (both sources below use them).
+#[cfg(feature = "runner")]
 const COMPILE_TIME_HELPERS: &str = r#"
 template <typename T, T v> struct integral_constant {
   static constexpr constant T value = v;
@@ -48,6 +49,7 @@ void dispatch_bool(bool v, F f) {
 /// A generic lambda called with `Int<0>` .. `Int<3>` and with
 /// `true_type`/`false_type`, writing captured locals by reference; a
 /// `constexpr` local used in the body as a constant.
+#[cfg(feature = "runner")]
 const COMPILE_TIME_LOOPS: &str = r#"
 kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
               uint gid [[thread_position_in_grid]]) {
@@ -96,6 +98,7 @@ fn generic_lambdas_run_in_compile_time_loops() {
 /// Captures: a closure passed by value still refers to what it captured
 /// by reference; `[=]` and `mutable` copies; an explicit list; a buffer
 /// pointer; a lambda called where it is written.
+#[cfg(feature = "runner")]
 const CAPTURES: &str = r#"
 template <typename F> float twice(F f, float v) { return f(f(v)); }
 struct Acc { float total; void add(float v) { total += v; } };
@@ -164,6 +167,7 @@ fn a_lambda_moving_a_captured_pointer_is_refused() {
 /// `const_for_loop`s); a static member named through a parameter object
 /// (`pos.value`) is a template argument; a `const` local and a
 /// `constant` buffer's value are captured by `const` reference.
+#[cfg(feature = "runner")]
 const MEMBER_LAMBDAS: &str = r#"
 template <bool Positive, int Scale> float pick(float x) { return Positive ? x * float(Scale) : -x; }
 
