@@ -294,7 +294,7 @@ impl Lowerer<'_, '_> {
         fx: &mut FnCtx,
         ts: &TypeSpec,
     ) -> Result<TypeSpec> {
-        if !holds_decltype(&TemplateArg::Type(ts.clone())) {
+        if !type_holds_decltype(ts) {
             return Ok(ts.clone());
         }
         match self
@@ -383,9 +383,14 @@ impl crate::syntax::from_pest::paths::Visitor for StaticMembers<'_> {
 /// Whether template argument `a` is or holds a `decltype(e)`.
 fn holds_decltype(a: &TemplateArg) -> bool {
     match a {
-        TemplateArg::Type(ts) => is_decltype(ts) || ts.args.iter().any(holds_decltype),
+        TemplateArg::Type(ts) => type_holds_decltype(ts),
         TemplateArg::Expr(_) => false,
     }
+}
+
+/// Whether written type `ts` is or holds a `decltype(e)`.
+fn type_holds_decltype(ts: &TypeSpec) -> bool {
+    is_decltype(ts) || ts.args.iter().any(holds_decltype)
 }
 
 /// The expression an `auto` declaration is deduced from.

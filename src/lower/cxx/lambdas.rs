@@ -70,16 +70,14 @@ impl Lowerer<'_, '_> {
             .note("capture the variables the body uses (`[&]`, `[=]`, `[&x]`); data members are captured by name"));
         }
         let enclosing = self.enclosing_object(fx, l);
-        let l = &enclosing
-            .as_ref()
-            .map_or_else(|| l.clone(), |(l, _)| l.clone());
-        let mut captured: Vec<(Ident, TypeSpec)> = Vec::new();
-        // What each member is initialized from: the captured variable.
-        let mut sources: Vec<String> = Vec::new();
+        let l = enclosing.as_ref().map_or(l, |(rewritten, _)| rewritten);
+        // Each member, its type, and what it is initialized from (the
+        // captured variable).
+        let mut captured: Vec<(Ident, TypeSpec, String)> = Vec::new();
         for (name, by_reference) in self.captures(fx, l) {
             let ty = self.capture_type(fx, &name, by_reference)?;
-            sources.push(name.name.clone());
-            captured.push((name, ty));
+            let source = name.name.clone();
+            captured.push((name, ty, source));
         }
         if let Some((_, object)) = &enclosing {
             let this = Expr {
@@ -87,8 +85,7 @@ impl Lowerer<'_, '_> {
                 span,
             };
             let ty = self.capture_type_of(fx, &this, object, true)?;
-            sources.push("this".into());
-            captured.push((object.clone(), ty));
+            captured.push((object.clone(), ty, "this".into()));
         }
         refuse_moved_pointers(l, &captured)?;
         let t = closure_type(l, &captured, span)?;
@@ -98,10 +95,9 @@ impl Lowerer<'_, '_> {
         };
         let inits = captured
             .iter()
-            .zip(sources)
-            .map(|((n, _), source)| {
+            .map(|(n, _, source)| {
                 Init::Expr(Expr {
-                    kind: ExprKind::Name(vec![source]),
+                    kind: ExprKind::Name(vec![source.clone()]),
                     span: n.span,
                 })
             })
@@ -248,15 +244,15 @@ impl Lowerer<'_, '_> {
 
 /// A body that moves a pointer it captured (`p += n`, `p++`) would move
 /// the closure's copy, not the variable: refused at the change.
-fn refuse_moved_pointers(l: &Lambda, captured: &[(Ident, TypeSpec)]) -> Result<()> {
+fn refuse_moved_pointers(l: &Lambda, captured: &[(Ident, TypeSpec, String)]) -> Result<()> {
     let pointers: Vec<&str> = captured
         .iter()
-        .filter(|(_, ts)| {
+        .filter(|(_, ts, _)| {
             ts.ptr_ops
                 .iter()
                 .any(|op| matches!(op, PtrOp::Pointer { .. }))
         })
-        .map(|(n, _)| n.name.as_str())
+        .map(|(n, _, _)| n.name.as_str())
         .collect();
     if pointers.is_empty() {
         return Ok(());
@@ -280,7 +276,11 @@ fn refuse_moved_pointers(l: &Lambda, captured: &[(Ident, TypeSpec)]) -> Result<(
 
 /// The closure type of `l` as a local struct: a member per capture and
 /// the call operator.
-fn closure_type(l: &Lambda, captured: &[(Ident, TypeSpec)], span: Span) -> Result<LocalType> {
+fn closure_type(
+    l: &Lambda,
+    captured: &[(Ident, TypeSpec, String)],
+    span: Span,
+) -> Result<LocalType> {
     let autos: Vec<usize> = (0..l.params.len())
         .filter(|&k| is_auto(&l.params[k].ty))
         .collect();
@@ -297,7 +297,7 @@ fn closure_type(l: &Lambda, captured: &[(Ident, TypeSpec)], span: Span) -> Resul
     };
     let members: String = captured
         .iter()
-        .map(|(n, _)| format!("int {};\n", n.name))
+        .map(|(n, _, _)| format!("int {};\n", n.name))
         .collect();
     let params = (0..l.params.len())
         .map(|k| format!("int __msl2wgsl_param_{k}"))
@@ -329,7 +329,7 @@ fn closure_type(l: &Lambda, captured: &[(Ident, TypeSpec)], span: Span) -> Resul
     };
     t.decl.name.span = span;
     t.decl.span = span;
-    for (m, (n, ty)) in t.decl.members.iter_mut().zip(captured) {
+    for (m, (n, ty, _)) in t.decl.members.iter_mut().zip(captured) {
         m.ty = ty.clone();
         m.name.span = n.span;
     }
