@@ -144,3 +144,82 @@ kernel void k(device float* out [[buffer(0)]]) {
         "template parameter `f` has a function pointer type: it needs the name of a function",
     );
 }
+
+/// Locals initialized from a function (`auto do_gemm = gemm_loop<..>;`,
+/// as MLX's gather kernels pick a loop): each stands for the function it
+/// holds, so calling it calls that function, resolved at translation.
+const FUNCTION_LOCALS: &str = r#"
+float twice(float v) { return 2.0 * v; }
+template <int N> float times(float v) { return float(N) * v; }
+template <typename T, bool Neg> T maybe_neg(T v) { return Neg ? -v : v; }
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint id [[thread_position_in_grid]]) {
+  auto f = twice;
+  auto g = times<3>;
+  auto h = &times<4>;
+  float x = in[id];
+  float s = f(x) + g(x) * 10.0f;
+  {
+    auto n = maybe_neg<float, true>;
+    s += h(n(x)) * 100.0f;
+  }
+  out[id] = s;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn locals_holding_functions_on_gpu() {
+    let threads = 4usize;
+    let input: Vec<f32> = (0..threads).map(|i| i as f32 * 0.5 + 0.25).collect();
+    let Some(got) = common::source::run_body_f32s(
+        FUNCTION_LOCALS,
+        "k",
+        (threads as u32, threads as u32),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; threads * 4])],
+        1,
+    ) else {
+        return;
+    };
+    for (i, &x) in input.iter().enumerate() {
+        // Quarters times small integers: exact in `f32`.
+        let want = 2.0 * x + 3.0 * x * 10.0 + 4.0 * -x * 100.0;
+        assert_eq!(got[i], want, "thread {i}");
+    }
+}
+
+/// A local holding a function that is given another one, or whose name a
+/// nested declaration takes, would not stand for one function: refused
+/// where that happens.
+#[test]
+fn a_local_holding_a_function_changed_or_hidden_is_located() {
+    let changed = r#"
+float twice(float v) { return 2.0 * v; }
+float thrice(float v) { return 3.0 * v; }
+kernel void k(device float* out [[buffer(0)]]) {
+  auto f = twice;
+  if (out[0] > 0) {
+    f = thrice;
+  }
+  out[0] = f(out[0]);
+}
+"#;
+    assert_error(
+        changed,
+        "f = thrice",
+        0,
+        "`f` holds the function it was initialized with: a local holding a function is not supported where it is changed or its name is declared again",
+    );
+    let hidden = r#"
+float twice(float v) { return 2.0 * v; }
+kernel void k(device float* out [[buffer(0)]]) {
+  auto f = twice;
+  for (int i = 0; i < 2; i++) {
+    float f = out[i];
+    out[i] = f;
+  }
+}
+"#;
+    assert_error(hidden, "f = out", 0, "`f` holds the function");
+}

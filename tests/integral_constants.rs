@@ -418,3 +418,174 @@ fn static_members_called_through_objects_on_gpu() {
         assert_eq!(&got[id * 4..id * 4 + 4], &want, "thread {id}");
     }
 }
+
+/// Metal's own `integral_constant` family (`<metal_type_traits>`) beside a
+/// source's look-alike in its namespace (MLX's `mlx::steel`): distinct
+/// types, so overloads on them differ; inside the namespace the unqualified
+/// names are the source's, `metal::` names are Metal's, and after `using
+/// namespace metal;` at global scope the unqualified names are Metal's.
+const METAL_AND_OWN_CONSTANTS: &str = r#"
+namespace mine {
+template <typename T, T v>
+struct integral_constant {
+  static constexpr constant T value = v;
+  using value_type = T;
+  using type = integral_constant;
+  constexpr operator value_type() const thread { return value; }
+};
+template <bool B> using bool_constant = integral_constant<bool, B>;
+using true_type = bool_constant<true>;
+
+float which(true_type) { return 1.0f; }
+float which(metal::true_type) { return 2.0f; }
+template <bool B> float flag(metal::bool_constant<B>) { return B ? 10.0f : 20.0f; }
+template <bool B> float flag(bool_constant<B>) { return B ? 30.0f : 40.0f; }
+}
+
+kernel void k(device float* out [[buffer(0)]], uint id [[thread_position_in_grid]]) {
+  out[id * 6 + 0] = mine::which(mine::true_type{});
+  out[id * 6 + 1] = mine::which(metal::true_type{});
+  out[id * 6 + 2] = mine::which(true_type{});
+  out[id * 6 + 3] = mine::flag(metal::bool_constant<false>{}) + mine::flag(mine::true_type{});
+  constexpr auto seven = integral_constant<int, 7>{};
+  out[id * 6 + 4] = float(seven) + float(metal::integral_constant<uint, 5>::value) * 10.0f
+      + float(false_type::value) + float(true_type{}()) * 100.0f;
+  out[id * 6 + 5] = float(is_same_v<integral_constant<int, 7>::value_type, int>)
+      + float(is_same_v<bool_constant<true>::type, true_type>) * 10.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn metals_own_integral_constants_beside_a_sources_own_on_gpu() {
+    let threads = 2usize;
+    let Some(got) = common::source::run_body_f32s(
+        METAL_AND_OWN_CONSTANTS,
+        "k",
+        (threads as u32, threads as u32),
+        vec![(0, vec![0u8; threads * 6 * 4])],
+        0,
+    ) else {
+        return;
+    };
+    for id in 0..threads {
+        let want = [1.0, 2.0, 2.0, 20.0 + 30.0, 7.0 + 50.0 + 100.0, 11.0];
+        assert_eq!(&got[id * 6..id * 6 + 6], &want, "thread {id}");
+    }
+}
+
+#[test]
+fn metals_integral_constant_needs_the_standard_library() {
+    // Without `#include <metal_stdlib>` Metal declares nothing.
+    let src =
+        "kernel void k(device float* o [[buffer(0)]]) { o[0] = float(metal::true_type::value); }";
+    let Err(e) = msl2wgsl::Library::from_source("t.metal", src, &msl2wgsl::Options::default())
+    else {
+        panic!("translated without the standard library");
+    };
+    assert!(e.render().contains("t.metal:1:"), "{}", e.render());
+}
+
+/// Objects of `integral_constant`s as template arguments: converted by
+/// their `constexpr` conversion function (C++ [temp.arg.nontype]/2), which
+/// returns the static member its type fixes, not the object. In generic
+/// lambdas (MLX's `const_for_loop`) the object is a parameter, or a
+/// captured one used only as a template argument.
+const CONVERTED_ARGUMENTS: &str = r#"
+template <typename T, T v> struct konst {
+  static constexpr constant T value = v;
+  constexpr operator T() const { return value; }
+};
+struct Tile {
+  float e[4];
+  template <int i> thread float& at() thread { return e[i]; }
+};
+template <int N> float get() { return float(N); }
+template <typename F> void call_with_two(F f) { f(konst<int, 2>{}); }
+template <typename F> void call_with_three(F f) { f(metal::integral_constant<short, 3>{}); }
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint id [[thread_position_in_grid]]) {
+  Tile t = {{in[id * 4], in[id * 4 + 1], in[id * 4 + 2], in[id * 4 + 3]}};
+  auto one = konst<int, 1>{};
+  auto three = metal::integral_constant<int, 3>{};
+  float s = get<one>() + t.template at<three>() * 10.0f;
+  call_with_two([&](auto a) {
+    t.template at<a>() += 100.0f;
+    call_with_three([&](auto b) { s += t.template at<a>() * 1000.0f + get<b>(); });
+  });
+  out[id] = s;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn objects_of_constants_as_template_arguments_on_gpu() {
+    let threads = 4usize;
+    let input: Vec<f32> = (0..threads * 4).map(|i| i as f32 * 0.25).collect();
+    let Some(got) = common::source::run_body_f32s(
+        CONVERTED_ARGUMENTS,
+        "k",
+        (threads as u32, threads as u32),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; threads * 4])],
+        1,
+    ) else {
+        return;
+    };
+    for id in 0..threads {
+        let e = &input[id * 4..id * 4 + 4];
+        // Quarters times powers of ten stay exact in `f32`.
+        let want = 1.0 + e[3] * 10.0 + (e[2] + 100.0) * 1000.0 + 3.0;
+        assert_eq!(got[id], want, "thread {id}");
+    }
+}
+
+#[test]
+fn an_object_whose_conversion_reads_it_is_no_template_argument() {
+    // The conversion function returns a data member: not a constant.
+    let body = r#"
+struct Runtime { int n; constexpr operator int() const { return n; } };
+template <int N> float get() { return float(N); }
+kernel void k(device float* o [[buffer(0)]]) {
+  Runtime r = {3};
+  o[0] = get<r>();
+}
+"#;
+    assert_eq!(first_code(body), Code::NotConstant);
+}
+
+/// An array subscript that is an `integral_constant` (MLX's NAX fragments
+/// index `src[idx_row * Int<4>{} + idx_col]`): the built-in subscript
+/// takes it through its conversion function ([over.built]).
+const CONSTANT_SUBSCRIPTS: &str = r#"
+template <typename T, T v> struct konst {
+  static constexpr constant T value = v;
+  constexpr operator T() const { return value; }
+};
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint id [[thread_position_in_grid]]) {
+  float a[3] = {in[id], in[id] * 2.0f, in[id] * 4.0f};
+  auto two = konst<int, 2>{};
+  out[id] = a[two] + a[metal::integral_constant<short, 1>{}] * 10.0f + in[konst<uint, 0>{}] * 100.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn integral_constants_as_subscripts_on_gpu() {
+    let threads = 4usize;
+    let input: Vec<f32> = (0..threads).map(|i| i as f32 + 0.5).collect();
+    let Some(got) = common::source::run_body_f32s(
+        CONSTANT_SUBSCRIPTS,
+        "k",
+        (threads as u32, threads as u32),
+        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; threads * 4])],
+        1,
+    ) else {
+        return;
+    };
+    for (i, &x) in input.iter().enumerate() {
+        let want = 4.0 * x + 2.0 * x * 10.0 + input[0] * 100.0;
+        assert_eq!(got[i], want, "thread {i}");
+    }
+}

@@ -6,8 +6,8 @@ use super::engine::Engine;
 use super::expr::Env;
 use super::lexer::Kind;
 use super::macros::{join, Macros};
-use super::sdk;
 use super::Platform;
+use super::{metal_stdlib, sdk};
 use crate::diagnostics::Code;
 use crate::diagnostics::Diagnostic;
 use crate::source_map::{Location, SourceMap};
@@ -222,6 +222,10 @@ impl Engine<'_> {
             return;
         }
         if target.angled && is_metal_header(&target.name) {
+            // The class templates of Metal's library, read once (as
+            // `#import`) whichever `<metal_*>` header comes first.
+            let hit = Hit::Sdk(metal_stdlib::NAME.into(), metal_stdlib::TEXT.into());
+            self.enter(map, hit, target.loc, true);
             return;
         }
         let next = kind == IncludeKind::Next;
@@ -241,7 +245,10 @@ impl Engine<'_> {
         let search = Search::new(target.angled, next, own.as_deref(), found, options);
         match search.find(&target.name) {
             Some(hit) => self.enter(map, hit, target.loc, kind == IncludeKind::Import),
-            None if is_metal_header(&target.name) => {}
+            None if is_metal_header(&target.name) => {
+                let hit = Hit::Sdk(metal_stdlib::NAME.into(), metal_stdlib::TEXT.into());
+                self.enter(map, hit, target.loc, true);
+            }
             // An SDK framework that exists for Metal but has nothing WebGPU
             // could run: refused as such rather than "not found".
             None if sdk::refused_framework(&target.name).is_some() => {

@@ -52,6 +52,7 @@ mod expr;
 mod include;
 mod lexer;
 mod macros;
+pub(crate) mod metal_stdlib;
 mod performance_primitives;
 mod sdk;
 mod subst;

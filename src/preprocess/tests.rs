@@ -187,10 +187,24 @@ fn crlf_line_endings_are_accepted() {
 }
 
 #[test]
-fn metal_system_headers_include_nothing() {
+fn metal_system_headers_include_their_class_templates_once() {
     let src = "#include <metal_stdlib>\n#include <metal_math>\n#include <simd/simd.h>\n\
                #include <metal_anything_new>\n#include \"metal_stdlib\"\nusing namespace metal;\n";
-    assert_eq!(pp(src), "\n\n\n\n\nusing namespace metal;\n");
+    let text = pp(src);
+    // The first `<metal_*>` reads `<metal_type_traits>`' templates; the
+    // others, and `<simd/simd.h>`, include nothing.
+    assert_eq!(
+        text.matches("struct __metal_integral_constant").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.starts_with("\n"), "{text:?}");
+    assert!(
+        text.ends_with("\n\n\n\n\nusing namespace metal;\n"),
+        "{text:?}"
+    );
+    // Without one, nothing is read.
+    assert_eq!(pp("#include <simd/simd.h>\nx\n"), "\nx\n");
 }
 
 #[test]

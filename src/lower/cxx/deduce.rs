@@ -15,9 +15,11 @@ use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::Value;
 use crate::lower::{Error, Lowerer, Result};
+use crate::sema::consteval::ConstValue;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, Expr, ExprKind, Init, PtrOp, TemplateArg, TypeSpec, VarDecl};
-use crate::types::{AddressSpace, Type};
+use crate::syntax::from_pest::paths::PathUse;
+use crate::types::{AddressSpace, Scalar, Type};
 use std::collections::HashMap;
 
 /// The type of an expression and, for a place, the address space it is in.
@@ -271,6 +273,16 @@ impl Lowerer<'_, '_> {
                 TemplateArg::Expr(e) => {
                     out.push(TemplateArg::Expr(self.statics_through_objects(fx, e)?))
                 }
+                // `f<mm>()`, `mm` an object of an `integral_constant`
+                // (parsed as a type name: which it is depends on lookup).
+                TemplateArg::Type(ts)
+                    if ts.args.is_empty() && self.names_variable(fx, &ts.path, ts.span) =>
+                {
+                    match self.converted_constant(fx, &ts.path, ts.span) {
+                        Some(value) => out.push(TemplateArg::Expr(value)),
+                        None => out.push(a.clone()),
+                    }
+                }
                 // `remove_addrspace_t<decltype(x)>`: one inside another's
                 // arguments.
                 TemplateArg::Type(ts) if ts.args.iter().any(holds_decltype) => {
@@ -317,6 +329,11 @@ impl Lowerer<'_, '_> {
     /// [expr.ref]/6), so that a template argument `kAligned.value` of an
     /// `integral_constant` parameter is a constant expression.
     fn statics_through_objects(&mut self, fx: &mut FnCtx, e: &Expr) -> Result<Expr> {
+        if let ExprKind::Name(path) = &e.kind {
+            if let Some(value) = self.converted_constant(fx, path, e.span) {
+                return Ok(value);
+            }
+        }
         let mut objects: Vec<(String, String)> = Vec::new();
         let mut find = StaticMembers {
             resolve: &mut |n: &str, m: &str| {
@@ -353,6 +370,77 @@ impl Lowerer<'_, '_> {
         };
         crate::syntax::from_pest::paths::expr(&mut out, &mut replace);
         Ok(out)
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// Whether `path` names a local, a parameter or (in a member function)
+    /// a data member of the object.
+    fn names_variable(&self, fx: &FnCtx, path: &[String], span: Span) -> bool {
+        let [n] = path else { return false };
+        fx.lookup(n).is_some()
+            || self
+                .implicit_member(fx, n, span)
+                .is_some_and(|e| matches!(e.kind, ExprKind::Member(..)))
+    }
+
+    /// The value of object `path` converted by its struct's conversion
+    /// function whose value its type alone fixes (`f<mm>()`
+    /// where `mm` is an `integral_constant<int, 2>`: a converted constant
+    /// expression, [temp.arg.nontype]/2, calling `operator value_type()`,
+    /// which returns the static member `value`); `None` when `path` is not
+    /// such an object, or the function reads the object.
+    fn converted_constant(&mut self, fx: &mut FnCtx, path: &[String], span: Span) -> Option<Expr> {
+        let object = Expr {
+            kind: ExprKind::Name(path.to_vec()),
+            span,
+        };
+        let Ok(Type::Struct(id)) = self.typed(fx, &object).map(|t| t.ty) else {
+            return None;
+        };
+        let names = self.conversion_function_names(id).to_vec();
+        let mut values = names.iter().filter_map(|name| {
+            let Some(crate::sema::Symbol::Functions(list)) = self.program.symbols.get(name) else {
+                return None;
+            };
+            // A member function's `constexpr` is not kept; one whose
+            // value does not depend on the object is taken as such.
+            let f = list
+                .iter()
+                .map(|&i| self.program.functions[i])
+                .find(|f| f.params.iter().skip(1).all(|p| p.default.is_some()))?;
+            let [stmt] = f.body.as_ref()?.stmts.as_slice() else {
+                return None;
+            };
+            let ast::StmtKind::Return(Some(returned)) = &stmt.kind else {
+                return None;
+            };
+            // `return value;`: the struct's static member.
+            let owner = self.program.struct_name(id).to_string();
+            let mut returned = returned.clone();
+            let mut qualify = |path: &mut Vec<String>, _: Span, how| {
+                if let (PathUse::Value, [name]) = (how, path.as_slice()) {
+                    let full = crate::syntax::from_pest::members::member_name(&owner, name);
+                    if let Some(crate::sema::Symbol::Constant(_)) = self.program.symbols.get(&full)
+                    {
+                        *path = vec![owner.clone(), name.clone()];
+                    }
+                }
+            };
+            crate::syntax::from_pest::paths::expr(&mut returned, &mut qualify);
+            match crate::sema::consteval::eval(self.program, &returned).ok()? {
+                ConstValue::Int(n, s) => Some(crate::sema::templates::value_expr(n, s, span)),
+                ConstValue::Bool(b) => Some(crate::sema::templates::value_expr(
+                    b as i64,
+                    Scalar::Bool,
+                    span,
+                )),
+                _ => None,
+            }
+        });
+        let value = values.next()?;
+        // Several conversions would need overload resolution to choose.
+        values.next().is_none().then_some(value)
     }
 }
 

@@ -118,8 +118,10 @@ impl Lowerer<'_, '_> {
             .filter_map(|p| p.name.as_ref().map(|n| n.name.as_str()))
             .collect();
         let mut used: Vec<Ident> = Vec::new();
-        let mut visit = |path: &mut Vec<String>, at: Span, how: PathUse| {
-            if let ([n], PathUse::Value) = (path.as_slice(), how) {
+        // A name parsed as a type may be a variable: a template argument
+        // `at<mm>()` (C++ decides by lookup; checked below).
+        let mut visit = |path: &mut Vec<String>, at: Span, _: PathUse| {
+            if let [n] = path.as_slice() {
                 if !used.iter().any(|u| u.name == *n) {
                     used.push(Ident {
                         name: n.clone(),

@@ -167,15 +167,20 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// The subscript of `base[index]`: an integer (or `bool`), as a 32-bit
-    /// integer, since naga indexes with those.
+    /// The subscript of `base[index]`: an integer (or `bool`, or a struct
+    /// converting to one), as a 32-bit integer, since naga indexes with
+    /// those.
     fn subscript(
         &mut self,
         fx: &mut FnCtx,
         index: &Expr,
         span: Span,
     ) -> Result<(Handle<Expression>, Type)> {
-        let (hi, ti) = self.rvalue(fx, index)?;
+        // `src[idx]` with an `integral_constant` index: the built-in
+        // subscript takes it through its conversion function ([over.built]).
+        let v = self.expr(fx, index)?;
+        let v = self.arithmetic_operand(fx, v, index.span)?;
+        let (hi, ti) = self.load(fx, v, index.span)?;
         if !matches!(ti, Type::Scalar(s) if s.is_integer() || s == Scalar::Bool) {
             return Err(Error::coded(
                 Code::InvalidOperands,

@@ -11,6 +11,7 @@ use crate::syntax::ast::{self, Init, Stmt, StmtKind, SwitchItem, VarDecl};
 use crate::types::{AddressSpace, Scalar, Type};
 use naga::{Block, Expression, Handle, Statement};
 
+mod function_names;
 mod local_types;
 mod range_for;
 
@@ -247,14 +248,15 @@ impl Lowerer<'_, '_> {
     /// type to the end of the block (C++ [basic.scope.block]): it is
     /// substituted into the statements after it.
     pub(in crate::lower) fn stmts(&mut self, fx: &mut FnCtx, stmts: &[Stmt]) -> Result<()> {
-        // What the block's local types named so far stand for. Each later
+        // What the block's local types (and locals holding a function,
+        // `function_names`) named so far stand for. Each later
         // statement is copied and substituted once with all of them (not
         // the rest of the block once per alias: MLX's kernels declare a
         // dozen aliases at the top of long bodies); all at once, so that an
         // earlier alias's type keeps meaning what its names meant where it
         // was written.
         let mut local_types = std::collections::HashMap::new();
-        for s in stmts {
+        for (i, s) in stmts.iter().enumerate() {
             let substituted;
             let s = if local_types.is_empty() {
                 s
@@ -267,6 +269,10 @@ impl Lowerer<'_, '_> {
             match &s.kind {
                 StmtKind::Alias(a) => local_types.extend(self.local_alias_replacement(fx, a)?),
                 StmtKind::LocalType(t) => local_types.extend(self.local_type(fx, t)?),
+                StmtKind::Decl(v) => match self.function_name_local(fx, v, &stmts[i + 1..])? {
+                    Some(function) => local_types.extend(function),
+                    None => self.stmt(fx, s)?,
+                },
                 _ => self.stmt(fx, s)?,
             }
         }

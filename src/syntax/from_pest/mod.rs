@@ -89,12 +89,30 @@ fn top_level<'i>(pairs: impl Iterator<Item = Pair<'i, Rule>>, items: &mut Vec<It
         // member, declares its own members.
         let nested =
             pair.as_rule() == Rule::namespace_decl || out_of_line::defines_namespace_member(&pair);
-        item(pair, items)?;
+        // A struct's own name is found in its body (the injected-class-name).
+        let defining = namespaces::begin_struct(defined_struct(&pair));
+        let built = item(pair, items);
+        namespaces::end_struct(defining);
+        built?;
         for built in items[start..].iter_mut().filter(|_| !nested) {
             namespaces::declare(built)?;
         }
     }
     Ok(())
+}
+
+/// The name of the struct (or struct template) that `pair` defines.
+fn defined_struct(pair: &Pair<Rule>) -> Option<String> {
+    let decl = match pair.as_rule() {
+        Rule::struct_decl => pair.clone(),
+        Rule::template_decl => pair
+            .clone()
+            .into_inner()
+            .find(|p| p.as_rule() == Rule::struct_decl)?,
+        _ => return None,
+    };
+    let name = decl.into_inner().find(|p| p.as_rule() == Rule::ident)?;
+    Some(name.as_str().to_string())
 }
 
 /// `namespace [a::b] { items }`: flattened (see [`namespaces`]).

@@ -18,6 +18,7 @@
 
 use super::*;
 use crate::diagnostics::Code;
+use crate::preprocess::metal_stdlib;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
@@ -47,6 +48,9 @@ struct Namespaces {
     /// `using namespace metal;` was seen: unqualified lookup finds the
     /// standard library's namespace, user additions to it included.
     uses_metal: bool,
+    /// The struct whose definition is being built: its name is found in
+    /// its own body before it is declared.
+    defining: Option<String>,
 }
 
 thread_local! {
@@ -114,6 +118,17 @@ pub(super) fn is_namespace(name: &str) -> bool {
             n.members.contains_key(&key)
         })
     })
+}
+
+/// Starts building the definition of struct `name`; returns what
+/// [`end_struct`] restores.
+pub(super) fn begin_struct(name: Option<String>) -> Option<String> {
+    NAMESPACES.with(|n| std::mem::replace(&mut n.borrow_mut().defining, name))
+}
+
+/// Ends a definition begun by [`begin_struct`].
+pub(super) fn end_struct(outer: Option<String>) {
+    NAMESPACES.with(|n| n.borrow_mut().defining = outer);
 }
 
 /// Leaves `levels` namespaces entered by [`enter`].
@@ -356,6 +371,9 @@ fn declared_names(item: &Item) -> Vec<Ident> {
 /// `f`), looking in the enclosing namespaces first as C++ does. Paths that
 /// start with no user namespace (`metal::`, `S::N`) are left alone.
 pub(super) fn resolve(mut parts: Vec<String>, absolute: bool, span: Span) -> Vec<String> {
+    if let Some(provided) = metal_library_name(&parts, span) {
+        return provided;
+    }
     if parts.len() < 2 {
         return NAMESPACES.with(|n| {
             let mut n = n.borrow_mut();
@@ -416,5 +434,41 @@ pub(super) fn resolve(mut parts: Vec<String>, absolute: bool, span: Span) -> Vec
             }
         }
         parts
+    })
+}
+
+/// `metal::integral_constant` (and the rest of the `metal` class templates
+/// `<metal_stdlib>` provides as text, see [`metal_stdlib`]) as its
+/// program-scope name `__metal_integral_constant`; also the unqualified
+/// name after `using namespace metal;` (or inside `namespace metal`) when
+/// no declaration of the source's own is found first, as C++'s lookup
+/// prefers an enclosing namespace's member to one a using-directive
+/// nominates. `None` when `parts` names none of them, or the header was
+/// not included.
+fn metal_library_name(parts: &[String], span: Span) -> Option<Vec<String>> {
+    let (name, rest, qualified) = match parts {
+        [metal, name, rest @ ..] if metal == "metal" => (name, rest, true),
+        [name, rest @ ..] => (name, rest, false),
+        [] => return None,
+    };
+    let provided = metal_stdlib::program_scope_name(name)?;
+    NAMESPACES.with(|n| {
+        let mut n = n.borrow_mut();
+        if !n.owner.contains_key(&provided) {
+            return None;
+        }
+        if !qualified {
+            let in_metal = n.current.first().is_some_and(|c| c == "metal");
+            let own = n.defining.as_ref() == Some(name)
+                || unqualified(&mut n, name, false, span).is_some();
+            if own || !(n.uses_metal || in_metal) {
+                return None;
+            }
+        }
+        Some(
+            std::iter::once(provided)
+                .chain(rest.iter().cloned())
+                .collect(),
+        )
     })
 }
