@@ -238,3 +238,78 @@ fn capturing_an_object_holding_pointers_by_reference_is_refused() {
         "a lambda capturing `loader` by reference is not supported: its struct holds pointers",
     );
 }
+
+/// MLX's NAX kernels choose a form with `dispatch_bool` on a condition
+/// that differs between SIMD groups (`sgp_sm != SM`), and the lambda's
+/// body calls SIMD-group functions, here also in a helper's loop that
+/// some SIMD groups `continue`. Under the 32-lane emulation the branch in
+/// `dispatch_bool` is predicated like any other: the call operator the
+/// helper calls through its function-object parameter is followed.
+#[cfg(feature = "runner")]
+const SIMD_GROUP_DISPATCH: &str = r#"
+float looped(float s, int n, bool has) {
+  float acc = 0.0f;
+  for (int k = 0; k < n; k++) {
+    threadgroup_barrier(mem_flags::mem_none);
+    if (!has) continue;
+    acc += simd_sum(s * float(k + 1));
+  }
+  return acc;
+}
+
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint sg [[simdgroup_index_in_threadgroup]],
+              uint i [[thread_position_in_grid]]) {
+  float s = in[i];
+  float t = 0.0f;
+  dispatch_bool(sg % 2 == 1, [&](auto odd) {
+    if constexpr (odd.value) {
+      s = simd_sum(s);
+    } else {
+      s = simd_max(s);
+    }
+    t = looped(in[i], 3, odd.value);
+  });
+  out[i] = s + t * 1000.0f;
+}
+"#;
+
+#[cfg(feature = "runner")]
+#[test]
+fn simd_group_functions_in_lambdas_chosen_per_simd_group_on_gpu() {
+    let source = format!("{COMPILE_TIME_HELPERS}{SIMD_GROUP_DISPATCH}");
+    // The emulation takes it whole: no fallback to the adapter's subgroups.
+    let options = msl2wgsl::Options {
+        simd: msl2wgsl::SimdGroups::Emulated32,
+        ..msl2wgsl::Options::default()
+    };
+    let lib = msl2wgsl::Library::from_source(
+        "t.metal",
+        &format!("{}{source}", common::source::PRELUDE),
+        &options,
+    )
+    .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert_eq!(lib.warnings(), "");
+    let threads = 128usize;
+    // Small integers: every sum is exact in `f32`.
+    let xs: Vec<f32> = (0..threads).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let Some(got) = common::source::run_body_f32s(
+        &source,
+        "k",
+        (threads as u32, 64),
+        vec![(0, common::f32_bytes(&xs)), (1, vec![0u8; threads * 4])],
+        1,
+    ) else {
+        return;
+    };
+    for (g, lanes) in xs.chunks(32).enumerate() {
+        let odd = (g % 2) == 1;
+        let sum: f32 = lanes.iter().sum();
+        let max = lanes.iter().copied().fold(f32::MIN, f32::max);
+        for l in 0..32 {
+            let s = if odd { sum } else { max };
+            let t = if odd { sum * (1.0 + 2.0 + 3.0) } else { 0.0 };
+            assert_eq!(got[g * 32 + l], s + t * 1000.0, "SIMD group {g}, lane {l}");
+        }
+    }
+}

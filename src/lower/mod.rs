@@ -314,6 +314,9 @@ struct ModuleCtx {
     /// every function, called or not, and such a helper may have a barrier
     /// in non-uniform control flow.
     tried_functions: std::collections::HashSet<naga::Handle<naga::Function>>,
+    /// The helpers the last failed try of a kernel added, until the next
+    /// try decides which of them to lower again ([`Lowerer::forget_stale`]).
+    last_tried: Vec<naga::Handle<naga::Function>>,
     /// Some code holds a SIMD-group matrix (its type was lowered).
     simdgroup_matrices: bool,
     /// Where each struct of the translation unit is declared, by name,
@@ -730,9 +733,14 @@ impl Lowerer<'_, '_> {
                         metal::simd_loops::loop_around(body, e.span, &loops).or_else(|| {
                             metal::simd_loops::helper_loop_around(self.program, e.span, &loops)
                         });
-                    log::debug!("`{}`: predicating the loop at {around:?}", f.name.name);
+                    log::debug!(
+                        "`{}`: exchange in non-uniform control flow at {:?}; predicating the loop at {around:?}",
+                        f.name.name,
+                        e.span
+                    );
                     match around {
                         Some(l) => {
+                            self.forget_stale(l);
                             loops.insert(l);
                         }
                         None if !narrow_body => narrow_body = true,
@@ -746,15 +754,52 @@ impl Lowerer<'_, '_> {
         attempt(self, &loops, narrow_body)
     }
 
+    /// Forgets the helpers of the last failed try that hold loop `l` (a
+    /// span key) or call one that does: the next try predicates `l`, and a
+    /// helper found in the cache would still call the version without it
+    /// (its key names only the loops of its own body; a helper calling the
+    /// loop's function through a lambda's call operator, or any chain of
+    /// helpers). The others are found again as they are.
+    fn forget_stale(&mut self, l: (usize, usize)) {
+        let tried: std::collections::HashSet<_> = std::mem::take(&mut self.global.last_tried)
+            .into_iter()
+            .collect();
+        let holding: std::collections::HashSet<_> = self
+            .global
+            .functions
+            .iter()
+            .filter(|(_, h)| tried.contains(h))
+            .filter(|((index, ..), _)| {
+                self.body_span(*index)
+                    .is_some_and(|b| b.start as usize <= l.0 && l.1 <= b.end as usize)
+            })
+            .map(|(_, &h)| h)
+            .collect();
+        let module = &self.global.module;
+        let stale: std::collections::HashSet<_> = tried
+            .iter()
+            .copied()
+            .filter(|&h| {
+                holding.contains(&h)
+                    || passes::ir_walk::callees(&module.functions[h], module)
+                        .iter()
+                        .any(|c| holding.contains(c))
+            })
+            .collect();
+        self.global.functions.retain(|_, h| !stale.contains(h));
+    }
+
     /// Runs one try of a kernel's lowering; when it ends in E0410, the
-    /// helpers it added are recorded in `tried_functions`.
+    /// helpers it added are recorded in `tried_functions` (and in
+    /// `last_tried`, for [`Self::forget_stale`]).
     fn tried<T>(&mut self, attempt: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         let from = self.global.module.functions.len();
         let lowered = attempt(self);
         if matches!(&lowered, Err(e) if e.code == Code::SimdNonUniform) {
             let added = self.global.module.functions.iter().skip(from);
             let added: Vec<_> = added.map(|(h, _)| h).collect();
-            self.global.tried_functions.extend(added);
+            self.global.tried_functions.extend(added.iter().copied());
+            self.global.last_tried = added;
         }
         lowered
     }

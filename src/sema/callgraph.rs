@@ -19,8 +19,14 @@ use std::rc::Rc;
 pub struct CallIndex {
     /// How many functions the index covers (rebuilt if the program grew).
     functions: usize,
+    /// How many templates it covers (local structs, closures among
+    /// them, add member templates on later analysis rounds).
+    templates: usize,
     /// `S::m` and its `@device` twin, under `m`.
     members: HashMap<String, Vec<usize>>,
+    /// Member function templates `S::m` (a generic lambda's
+    /// `operator()`), under `m`.
+    member_templates: HashMap<String, Vec<usize>>,
     /// `operator+`, `S::operator[]`, ...
     operators: Vec<usize>,
     /// The calls of each function and function template walked so far. A
@@ -74,8 +80,19 @@ impl CallIndex {
     fn build(program: &Program) -> Self {
         let mut index = CallIndex {
             functions: program.functions.len(),
+            templates: program.templates.len(),
             ..CallIndex::default()
         };
+        for (name, list) in &program.template_names {
+            if let Some((_, member)) = name.rsplit_once("::") {
+                let entry = index
+                    .member_templates
+                    .entry(member.to_string())
+                    .or_default();
+                entry.extend(list);
+                entry.sort_unstable();
+            }
+        }
         for (i, f) in program.functions.iter().enumerate() {
             let name = f.name.name.as_str();
             let base = name.strip_suffix(DEVICE_TWIN).unwrap_or(name);
@@ -87,6 +104,11 @@ impl CallIndex {
             }
         }
         index
+    }
+
+    /// Whether the index was built for `program` as it is now.
+    fn covers(&self, program: &Program) -> bool {
+        self.functions == program.functions.len() && self.templates == program.templates.len()
     }
 
     /// The calls of `body`, the body of `f`, read on first use.
@@ -137,7 +159,7 @@ pub fn reaches_memoized(
 ) -> bool {
     let calls = Calls::read(body);
     let known = program.call_index.borrow().as_ref().and_then(|i| {
-        (i.functions == program.functions.len())
+        i.covers(program)
             .then(|| i.answers.borrow().get(&(question, calls.clone())).copied())
             .flatten()
     });
@@ -156,7 +178,7 @@ fn walk_from(program: &Program, calls: &[Call], wanted: &dyn Fn(&str) -> bool) -
         .call_index
         .borrow()
         .as_ref()
-        .is_none_or(|i| i.functions != program.functions.len());
+        .is_none_or(|i| !i.covers(program));
     if stale {
         *program.call_index.borrow_mut() = Some(CallIndex::build(program));
     }
@@ -267,7 +289,11 @@ impl Walk<'_, '_, '_> {
             return self.follow_symbol(&path.join("::"));
         }
         match path.len() {
-            1 => (self.wanted)(name),
+            // Not a wanted library function: a function object (a lambda's
+            // closure, a functor parameter `f(x)`) calls some struct's
+            // `operator()`, which one depends on types the walk does not
+            // know, so it follows them all.
+            1 => (self.wanted)(name) || self.members_named("operator()"),
             2 | 3 if is_library_namespace(&path[..path.len() - 1]) => (self.wanted)(name),
             // Any other qualified call names a member of some struct.
             _ => self.members_named(name),
@@ -391,6 +417,10 @@ impl<'a> Walk<'_, 'a, '_> {
             .members
             .get(name)
             .is_some_and(|list| self.follow(list))
+            || index
+                .member_templates
+                .get(name)
+                .is_some_and(|list| self.follow_templates(list))
     }
 
     /// Every operator overload, member or free.
@@ -531,6 +561,9 @@ pub(crate) fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         ExprKind::InitList(items) | ExprKind::BraceConstruct(_, items) => {
             items.iter().for_each(|i| visit_init(i, f))
         }
+        // What a lambda calls, it calls where it is called, which the
+        // walk cannot follow: taken as called where it is written.
+        ExprKind::Lambda(l) => visit_block(&l.body, f),
         _ => {}
     }
 }

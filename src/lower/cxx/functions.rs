@@ -45,6 +45,11 @@ fn callable(f: &FunctionDecl, name: &str, callee_span: Span) -> Result<()> {
 use naga::{Expression, Handle, Statement};
 
 impl<'a> Lowerer<'_, 'a> {
+    /// Where the body of user function `index` is written, if it has one.
+    pub(in crate::lower) fn body_span(&self, index: usize) -> Option<Span> {
+        self.decl(index).body.as_ref().map(|b| b.span)
+    }
+
     /// User function `index`: a definition or a template instantiation.
     fn decl(&self, index: usize) -> Decl<'a> {
         match self.program.functions.get(index) {

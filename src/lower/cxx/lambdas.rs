@@ -309,26 +309,7 @@ fn closure_type(
     let text = format!(
         "void __msl2wgsl_closure() {{ struct {CLOSURE} {{ {members} {template}auto operator()({params}) {constness} {{}} }}; }}"
     );
-    let unit = crate::syntax::parse(&text).map_err(|e| {
-        Error::coded(
-            Code::Internal,
-            span,
-            format!(
-                "the closure type of this lambda could not be written: {}",
-                e.message
-            ),
-        )
-    })?;
-    let Some(Item::Function(f)) = unit.items.into_iter().next() else {
-        unreachable!("the skeleton is one function")
-    };
-    let Some(StmtKind::LocalType(mut t)) = f
-        .body
-        .and_then(|b| b.stmts.into_iter().next())
-        .map(|s| s.kind)
-    else {
-        unreachable!("its body is the struct")
-    };
+    let mut t = skeleton(&text, span)?;
     t.decl.name.span = span;
     t.decl.span = span;
     for (m, (n, ty, _)) in t.decl.members.iter_mut().zip(captured) {
@@ -367,6 +348,44 @@ fn closure_type(
         f.body = Some(l.body.clone());
     }
     Ok(*t)
+}
+
+thread_local! {
+    /// Closure types as parsed, by their skeleton's text: a lambda in a
+    /// template is written once per instance (MLX's GEMM loops, hundreds),
+    /// and its skeleton is the same in each.
+    static SKELETONS: std::cell::RefCell<std::collections::HashMap<String, Box<LocalType>>> =
+        Default::default();
+}
+
+/// The local struct that skeleton `text` (a function declaring it)
+/// declares.
+fn skeleton(text: &str, span: Span) -> Result<Box<LocalType>> {
+    if let Some(t) = SKELETONS.with(|k| k.borrow().get(text).cloned()) {
+        return Ok(t);
+    }
+    let unit = crate::syntax::parse(text).map_err(|e| {
+        Error::coded(
+            Code::Internal,
+            span,
+            format!(
+                "the closure type of this lambda could not be written: {}",
+                e.message
+            ),
+        )
+    })?;
+    let Some(Item::Function(f)) = unit.items.into_iter().next() else {
+        unreachable!("the skeleton is one function")
+    };
+    let Some(StmtKind::LocalType(t)) = f
+        .body
+        .and_then(|b| b.stmts.into_iter().next())
+        .map(|s| s.kind)
+    else {
+        unreachable!("its body is the struct")
+    };
+    SKELETONS.with(|k| k.borrow_mut().insert(text.to_string(), t.clone()));
+    Ok(t)
 }
 
 /// `auto`, `const auto&`, `thread auto&`: a parameter of a generic lambda.
