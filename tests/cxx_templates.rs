@@ -12,6 +12,8 @@
 
 mod common;
 
+#[cfg(feature = "runner")]
+use common::source::run_floats;
 use common::source::{assert_error, translate_body};
 
 /// Alias templates over dependent types, defaults, pointers, namespaces,
@@ -55,20 +57,6 @@ kernel void k(dptr<const half4> h [[buffer(0)]], dptr<const short4> s [[buffer(1
   iout[gid] = sum4(s[gid]) + int(sizeof(typename traits_t<short>::acc));
 }
 "#;
-
-/// Runs kernel `k` of `body` over one thread per element of `xs`
-/// (threadgroups of 16) with `xs` in buffer 0 and as many floats in buffer
-/// 1; buffer 1 afterwards, `None` without a GPU.
-#[cfg(feature = "runner")]
-fn run_floats(body: &str, xs: &[f32]) -> Option<Vec<f32>> {
-    let out = common::source::run_body(
-        body,
-        "k",
-        (xs.len() as u32, 16),
-        vec![(0, common::f32_bytes(xs)), (1, vec![0; 4 * xs.len()])],
-    )?;
-    Some(common::f32s(&out[&1]))
-}
 
 #[test]
 fn alias_templates_stand_for_their_types() {

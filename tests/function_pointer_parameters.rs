@@ -173,13 +173,7 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 fn locals_holding_functions_on_gpu() {
     let threads = 4usize;
     let input: Vec<f32> = (0..threads).map(|i| i as f32 * 0.5 + 0.25).collect();
-    let Some(got) = common::source::run_body_f32s(
-        FUNCTION_LOCALS,
-        "k",
-        (threads as u32, threads as u32),
-        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; threads * 4])],
-        1,
-    ) else {
+    let Some(got) = common::source::run_floats(FUNCTION_LOCALS, &input) else {
         return;
     };
     for (i, &x) in input.iter().enumerate() {

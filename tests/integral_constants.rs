@@ -523,13 +523,7 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 fn objects_of_constants_as_template_arguments_on_gpu() {
     let threads = 4usize;
     let input: Vec<f32> = (0..threads * 4).map(|i| i as f32 * 0.25).collect();
-    let Some(got) = common::source::run_body_f32s(
-        CONVERTED_ARGUMENTS,
-        "k",
-        (threads as u32, threads as u32),
-        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; threads * 4])],
-        1,
-    ) else {
+    let Some(got) = common::source::run_floats(CONVERTED_ARGUMENTS, &input) else {
         return;
     };
     for id in 0..threads {
@@ -575,13 +569,7 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 fn integral_constants_as_subscripts_on_gpu() {
     let threads = 4usize;
     let input: Vec<f32> = (0..threads).map(|i| i as f32 + 0.5).collect();
-    let Some(got) = common::source::run_body_f32s(
-        CONSTANT_SUBSCRIPTS,
-        "k",
-        (threads as u32, threads as u32),
-        vec![(0, common::f32_bytes(&input)), (1, vec![0u8; threads * 4])],
-        1,
-    ) else {
+    let Some(got) = common::source::run_floats(CONSTANT_SUBSCRIPTS, &input) else {
         return;
     };
     for (i, &x) in input.iter().enumerate() {

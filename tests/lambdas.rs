@@ -9,14 +9,8 @@
 mod common;
 
 use common::source::assert_error;
-
-/// Runs kernel `k` of `body` over one thread per element of `xs` with `xs`
-/// in buffer 0 and as many floats in buffer 1; buffer 1 afterwards.
 #[cfg(feature = "runner")]
-fn run_floats(body: &str, xs: &[f32]) -> Option<Vec<f32>> {
-    let buffers = vec![(0, common::f32_bytes(xs)), (1, vec![0; 4 * xs.len()])];
-    common::source::run_body_f32s(body, "k", (xs.len() as u32, 16), buffers, 1)
-}
+use common::source::run_floats;
 
 /// MLX's `integral_constant` and its compile-time loop and boolean
 /// dispatch, written here in their shape (both sources below use them).

@@ -85,14 +85,19 @@ impl CallIndex {
         };
         for (name, list) in &program.template_names {
             if let Some((_, member)) = name.rsplit_once("::") {
-                let entry = index
+                index
                     .member_templates
                     .entry(member.to_string())
-                    .or_default();
-                entry.extend(list);
-                entry.sort_unstable();
+                    .or_default()
+                    .extend(list);
             }
         }
+        // Sorted, so that what a walk follows first does not depend on
+        // hash order.
+        index
+            .member_templates
+            .values_mut()
+            .for_each(|list| list.sort_unstable());
         for (i, f) in program.functions.iter().enumerate() {
             let name = f.name.name.as_str();
             let base = name.strip_suffix(DEVICE_TWIN).unwrap_or(name);

@@ -95,3 +95,12 @@ pub fn run_body_f32s(
     let out = run_body(body, entry, threads, buffers)?;
     Some(super::f32s(&out[&read]))
 }
+
+/// Runs kernel `k` of `body` (after [`PRELUDE`]) over one thread per
+/// element of `xs`, with `xs` in buffer 0 and as many floats in buffer 1;
+/// buffer 1 afterwards, or `None` without a GPU.
+#[cfg(feature = "runner")]
+pub fn run_floats(body: &str, xs: &[f32]) -> Option<Vec<f32>> {
+    let buffers = vec![(0, super::f32_bytes(xs)), (1, vec![0; 4 * xs.len()])];
+    run_body_f32s(body, "k", (xs.len() as u32, 16), buffers, 1)
+}

@@ -19,7 +19,7 @@ use crate::sema::consteval::ConstValue;
 use crate::source_map::Span;
 use crate::syntax::ast::{self, Expr, ExprKind, Init, PtrOp, TemplateArg, TypeSpec, VarDecl};
 use crate::syntax::from_pest::paths::PathUse;
-use crate::types::{AddressSpace, Scalar, Type};
+use crate::types::{AddressSpace, Type};
 use std::collections::HashMap;
 
 /// The type of an expression and, for a place, the address space it is in.
@@ -399,6 +399,7 @@ impl Lowerer<'_, '_> {
             return None;
         };
         let names = self.conversion_function_names(id).to_vec();
+        let owner = self.program.struct_name(id).to_string();
         let mut values = names.iter().filter_map(|name| {
             let Some(crate::sema::Symbol::Functions(list)) = self.program.symbols.get(name) else {
                 return None;
@@ -416,7 +417,6 @@ impl Lowerer<'_, '_> {
                 return None;
             };
             // `return value;`: the struct's static member.
-            let owner = self.program.struct_name(id).to_string();
             let mut returned = returned.clone();
             let mut qualify = |path: &mut Vec<String>, _: Span, how| {
                 if let (PathUse::Value, [name]) = (how, path.as_slice()) {
@@ -429,12 +429,9 @@ impl Lowerer<'_, '_> {
             };
             crate::syntax::from_pest::paths::expr(&mut returned, &mut qualify);
             match crate::sema::consteval::eval(self.program, &returned).ok()? {
-                ConstValue::Int(n, s) => Some(crate::sema::templates::value_expr(n, s, span)),
-                ConstValue::Bool(b) => Some(crate::sema::templates::value_expr(
-                    b as i64,
-                    Scalar::Bool,
-                    span,
-                )),
+                v @ (ConstValue::Int(..) | ConstValue::Bool(_)) => {
+                    crate::lower::stmt::value_expr(&v, span)
+                }
                 _ => None,
             }
         });

@@ -217,7 +217,7 @@ fn local_constants(decl: &ast::StructDecl, members: &[Item]) -> HashMap<String, 
 }
 
 /// A scalar constant as an expression of exactly its type.
-fn value_expr(v: &ConstValue, span: Span) -> Option<ast::Expr> {
+pub(in crate::lower) fn value_expr(v: &ConstValue, span: Span) -> Option<ast::Expr> {
     match *v {
         ConstValue::Bool(b) => Some(crate::sema::templates::value_expr(
             b as i64,

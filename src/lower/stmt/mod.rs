@@ -13,6 +13,7 @@ use naga::{Block, Expression, Handle, Statement};
 
 mod function_names;
 mod local_types;
+pub(in crate::lower) use local_types::value_expr;
 mod range_for;
 
 impl Lowerer<'_, '_> {
