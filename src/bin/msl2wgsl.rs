@@ -20,6 +20,12 @@ use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Translation allocates and frees many small AST and IR nodes: mimalloc
+/// makes the large files (MLX's thousands of kernel instances) markedly
+/// faster than the system allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "msl2wgsl/choices.rs"]
 mod choices;
 #[path = "msl2wgsl/render.rs"]

@@ -412,7 +412,10 @@ fn lower_module<'a>(
         log::trace!(
             "lowered `{}`: asked for instances: {asked}, lowered: {}",
             f.name.name,
-            lowered.is_ok()
+            match &lowered {
+                Ok(_) => "yes".to_string(),
+                Err(e) => format!("no ({:?} at {:?}: {})", e.code, e.span, e.message),
+            }
         );
         // A function constant's value needed at translation and not
         // given: the function waits for it (W0415), as Metal specialises
@@ -452,7 +455,12 @@ fn lower_module<'a>(
     errors.extend(unknown_entry_points(&options.entries, &found));
     // Helpers that no entry point reaches are still checked, so that errors in
     // them are reported; their IR is kept (harmless, and WGSL users may call it).
-    if errors.is_empty() {
+    // While this round's lowering finds instances to declare (its errors are
+    // provisional and its module is thrown away), they are lowered all the
+    // same, for the instances they ask for: found only once every entry point
+    // lowered, each took a round of its own, lowering every kernel again (a
+    // `Limits<float>` in an unreached helper of MLX's utilities).
+    if errors.is_empty() || rounds::discovering(program) {
         for index in 0..program.functions.len() {
             match l.check_unreached_helper(index) {
                 // A helper of a function that waits for function constant

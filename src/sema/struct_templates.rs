@@ -169,7 +169,9 @@ pub fn analyze_until_complete<T>(
     // (MLX's `reduce.metal` needs nine rounds).
     let cache = std::rc::Rc::new(super::templates::InstanceCache::default());
     for round in 0.. {
+        let started = std::time::Instant::now();
         let (program, errors) = super::analyze_cached(tu, given, cache.clone());
+        let analysed = started.elapsed();
         let mut pending = program.pending.take().into_list();
         // Lowering a program with missing instances only finds more errors.
         let result = pending
@@ -178,9 +180,11 @@ pub fn analyze_until_complete<T>(
         pending.extend(program.pending.take().into_list());
         drop(program);
         log::debug!(
-            "struct template round {round}: lowered {}, {} instances missing",
+            "struct template round {round}: lowered {}, {} instances missing \
+             (analysis {analysed:?}, in all {:?})",
             result.is_some(),
-            pending.len()
+            pending.len(),
+            started.elapsed()
         );
         if pending.is_empty() {
             return result.expect("ran without pending instances");
