@@ -2,7 +2,8 @@
 //! (`metal/thread_views.rs`): an MLX-style tile of `vec<T, 2>` fragments
 //! read and written through a `thread T*` its member function returns,
 //! pointer arithmetic and casts back on the view, matrix columns and
-//! nested arrays; and the views WGSL cannot give, refused where written.
+//! nested arrays, a vector's components passed to `thread T*` helpers;
+//! and the views WGSL cannot give, refused where written.
 //! Also the C++ scope rules MLX's attention tiles lean on around them: a
 //! member alias template naming the struct's constants, and static member
 //! function templates calling each other unqualified. Each kernel runs on
@@ -295,4 +296,88 @@ fn views_that_thread_memory_cannot_give_are_refused_where_written() {
                 thread float2* v = reinterpret_cast<thread float2*>(a);\n\
                 o[0] = v[1].x; }\n";
     assert_eq!(first_code(body), Code::InvalidConversion);
+}
+
+/// MLX's attention rows (`NAXTile::row_reduce`): a `thread T*` helper
+/// given `&vptr[i * 2]` of `vptr = (thread T*)(&vals)`, a view of a
+/// `vec<T, 2>` (or `float4`) reference parameter's components, reducing
+/// into them; and a local vector passed as `(thread float*)&v` and at an
+/// offset, scaled in place.
+#[cfg(feature = "runner")]
+const VECTOR_ROWS: &str = r#"
+struct MaxOp { static float apply(float a, float b) { return max(a, b); } };
+struct MulOp { static float apply(float a, float b) { return a * b; } };
+
+template <typename Op>
+void row_reduce(thread const float2& in, thread float* reduced) {
+  reduced[0] = Op::apply(reduced[0], in[0]);
+  reduced[1] = Op::apply(reduced[1], in[1]);
+}
+template <typename Op>
+void row_bin_op(thread float* vals, thread float* rows) {
+  vals[0] = Op::apply(vals[0], rows[0]);
+  vals[1] = Op::apply(vals[1], rows[1]);
+}
+
+template <typename Op, int N>
+void reduce_rows(thread float2 (&in)[N / 2], thread vec<float, N>& vals) {
+  auto vptr = (thread float*)(&vals);
+  for (short i = 0; i < N / 2; ++i) {
+    row_reduce<Op>(in[i], &vptr[i * 2]);
+  }
+}
+
+kernel void rows(const device float* in [[buffer(0)]],
+                 device float* out [[buffer(1)]],
+                 uint tid [[thread_position_in_grid]]) {
+  float2 a[1] = {float2(in[tid], in[tid] * -2.0f)};
+  float2 b[2] = {float2(in[tid] + 1.0f, 3.0f), float2(-in[tid], 0.25f)};
+  vec<float, 2> m2 = vec<float, 2>(0.5f);
+  float4 m4 = float4(1.0f, -1.0f, 2.0f, 0.0f);
+  reduce_rows<MaxOp, 2>(a, m2);
+  reduce_rows<MaxOp, 4>(b, m4);
+  float scale[4] = {2.0f, 3.0f, 4.0f, 5.0f};
+  row_bin_op<MulOp>((thread float*)(&m4), scale);
+  row_bin_op<MulOp>(&((thread float*)(&m4))[2], scale + 2);
+  out[tid * 6 + 0] = m2.x;
+  out[tid * 6 + 1] = m2.y;
+  for (int i = 0; i < 4; ++i) out[tid * 6 + 2 + i] = m4[i];
+}
+"#;
+
+#[cfg(feature = "runner")]
+fn vector_rows_reference(input: &[f32], threads: usize) -> Vec<f32> {
+    let mut out = Vec::new();
+    for &x in &input[..threads] {
+        let m2 = [0.5f32.max(x), 0.5f32.max(-2.0 * x)];
+        let b = [x + 1.0, 3.0, -x, 0.25];
+        let m4 = [1.0f32, -1.0, 2.0, 0.0];
+        let mut m4: Vec<f32> = m4.iter().zip(b).map(|(m, b)| m.max(b)).collect();
+        for (m, s) in m4.iter_mut().zip([2.0, 3.0, 4.0, 5.0]) {
+            *m *= s;
+        }
+        out.extend(m2);
+        out.extend(m4);
+    }
+    out
+}
+
+#[test]
+#[cfg(feature = "runner")]
+fn vector_components_are_passed_to_thread_pointer_parameters() {
+    let threads = 16;
+    let input: Vec<f32> = (0..threads).map(|i| i as f32 * 0.75 - 5.0).collect();
+    let Some(got) = run_body_f32s(
+        VECTOR_ROWS,
+        "rows",
+        (threads as u32, threads as u32),
+        vec![
+            (0, common::f32_bytes(&input)),
+            (1, vec![0; threads * 6 * 4]),
+        ],
+        1,
+    ) else {
+        return;
+    };
+    assert_eq!(got, vector_rows_reference(&input, threads));
 }

@@ -134,8 +134,16 @@ enum ArgKey {
     GlobalPath(naga::Handle<naga::GlobalVariable>, Vec<Option<u32>>, bool),
     /// A `thread` pointer into a local array of this length (`vals` for a
     /// `thread T*` parameter, `vals + 2`): passed as a pointer to the whole
-    /// array and a `u32` element index.
-    ThreadArray(u32),
+    /// array and a `u32` element index. Also a pointer to a component of
+    /// a local 2- or 4-component vector (`(thread float*)&v` of a `float4
+    /// v`, MLX's `row_reduce` over a `vec<float, 2>`): the whole vector and
+    /// a component index, as WGSL indexes a vector through a pointer.
+    ThreadArray {
+        /// Elements (components) of the array (vector).
+        len: u32,
+        /// The object is a vector.
+        vector: bool,
+    },
     /// A view of a `thread` object (`metal/thread_views.rs`): passed as a
     /// pointer to the whole object (of naga type `ty`, an array of
     /// `object`s when `array`) and a `u32` index counted in the pointee.

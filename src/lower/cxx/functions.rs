@@ -581,16 +581,16 @@ impl Lowerer<'_, '_> {
             },
             _ => return None,
         };
-        let n = self.thread_array_length(fx, base)?;
-        Some((ArgKey::ThreadArray(n), vec![base, index]))
+        let (len, vector) = self.thread_array_length(fx, base)?;
+        Some((ArgKey::ThreadArray { len, vector }, vec![base, index]))
     }
 
-    /// The length of the array that `thread` pointer expression `base`
-    /// designates when it is a whole local variable or a parameter passed
-    /// as `ArgKey::ThreadArray`; `None` otherwise (a part of a variable:
-    /// naga's SPIR-V writer cannot take a call argument that is an access
-    /// chain).
-    fn thread_array_length(&self, fx: &FnCtx, base: Handle<Expression>) -> Option<u32> {
+    /// The length of the array (or 2- or 4-component vector, `true`) that
+    /// `thread` pointer expression `base` designates when it is a whole
+    /// local variable or a parameter passed as `ArgKey::ThreadArray`;
+    /// `None` otherwise (a part of a variable: naga's SPIR-V writer cannot
+    /// take a call argument that is an access chain).
+    fn thread_array_length(&self, fx: &FnCtx, base: Handle<Expression>) -> Option<(u32, bool)> {
         let types = &self.global.module.types;
         let ty = match *fx.expr(base) {
             Expression::LocalVariable(v) => fx.function.local_variables[v].ty,
@@ -606,7 +606,13 @@ impl Lowerer<'_, '_> {
             naga::TypeInner::Array {
                 size: naga::ArraySize::Constant(n),
                 ..
-            } => Some(n.get()),
+            } => Some((n.get(), false)),
+            // A 3-component vector's components are not contiguous in
+            // Metal's layout (`thread_views.rs` refuses its views).
+            naga::TypeInner::Vector {
+                size: size @ (naga::VectorSize::Bi | naga::VectorSize::Quad),
+                ..
+            } => Some((size as u32, true)),
             _ => None,
         }
     }
@@ -1029,8 +1035,8 @@ impl Lowerer<'_, '_> {
             (ArgKey::Global(g), Type::Pointer(pp)) => self.global_parameter(fx, *g, pp, span),
             (ArgKey::Thread, Type::Pointer(pp)) => self.thread_parameter(fx, &pname, pp, span)?,
             (ArgKey::Null, Type::Pointer(pp)) => Local::Null((**pp).clone()),
-            (ArgKey::ThreadArray(n), Type::Pointer(pp)) => {
-                self.thread_array_parameter(fx, &pname, pp, *n, span)?
+            (ArgKey::ThreadArray { len, vector }, Type::Pointer(pp)) => {
+                self.thread_array_parameter(fx, &pname, pp, (*len, *vector), span)?
             }
             (ArgKey::ThreadView { object, array, ty }, Type::Pointer(pp)) => {
                 let view = (object.clone(), *array, *ty);
@@ -1200,18 +1206,22 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// A `thread` pointer parameter given a local array of `n` elements
-    /// (`ArgKey::ThreadArray`): a naga `function` pointer to the array and
-    /// the element index.
+    /// A `thread` pointer parameter given a local array of `n` elements,
+    /// or a vector of `n` components (`ArgKey::ThreadArray`): a naga
+    /// `function` pointer to the array (vector) and the element index.
     fn thread_array_parameter(
         &mut self,
         fx: &mut FnCtx,
         pname: &str,
         pp: &crate::types::Pointer,
-        n: u32,
+        (n, vector): (u32, bool),
         span: Span,
     ) -> Result<Local> {
-        let array = self.naga_type(&Type::Array(Box::new(pp.pointee.clone()), n), span)?;
+        let whole = match (vector, pp.pointee.unpacked()) {
+            (true, Type::Scalar(s)) => Type::Vector(s, n as u8),
+            _ => Type::Array(Box::new(pp.pointee.clone()), n),
+        };
+        let array = self.naga_type(&whole, span)?;
         let ty = self.function_pointer_type(array);
         let arg = function_argument(fx, pname.to_string(), ty, span);
         let u32_ty = self.naga_type(&Type::UINT, span)?;
