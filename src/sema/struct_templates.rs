@@ -169,9 +169,12 @@ pub fn analyze_until_complete<T>(
     // (MLX's `reduce.metal` needs nine rounds).
     let cache = std::rc::Rc::new(super::templates::InstanceCache::default());
     for round in 0.. {
-        let started = std::time::Instant::now();
+        // Timed only when the line below is printed: `Instant::now` panics
+        // on wasm32-unknown-unknown (the playground), where no logger is set.
+        let started = log::log_enabled!(log::Level::Debug).then(std::time::Instant::now);
+        let elapsed = || started.map(|s| s.elapsed()).unwrap_or_default();
         let (program, errors) = super::analyze_cached(tu, given, cache.clone());
-        let analysed = started.elapsed();
+        let analysed = elapsed();
         let mut pending = program.pending.take().into_list();
         // Lowering a program with missing instances only finds more errors.
         let result = pending
@@ -184,7 +187,7 @@ pub fn analyze_until_complete<T>(
              (analysis {analysed:?}, in all {:?})",
             result.is_some(),
             pending.len(),
-            started.elapsed()
+            elapsed()
         );
         if pending.is_empty() {
             return result.expect("ran without pending instances");
