@@ -671,3 +671,307 @@ fn a_helpers_loop_with_a_trip_count_per_lane_takes_the_lanes_still_iterating() {
     }
     assert_eq!(i32s(&out[&0]), want);
 }
+
+/// A statement run on every thread (here an `if constexpr`, as templates
+/// write it) that some lanes leave by `break`: what they wrote before
+/// leaving stays, and they leave the loop for good. (The values a
+/// statement writes used to be put back wherever the thread was inactive
+/// as it *ended*, which undid a leaving lane's writes and its "still
+/// iterating" flag, so it came back in the next iteration.) Its inner
+/// loop, whose trip count differs between lanes, votes on every thread,
+/// also on those that left: their vote count is never put back.
+const LEAVING_INSIDE_A_STATEMENT: &str = r#"
+kernel void leave(device const int* in [[buffer(0)]], device int* out [[buffer(1)]],
+                  uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+  int x = 0;
+  int y = 0;
+  for (int k = 0; k < 4; k++) {
+    if constexpr (sizeof(int) == 4) {
+      x = in[i] * (k + 1);
+      if (int(lane) < k * 8) break;
+      y += simd_sum(x);
+      for (int j = 0; j < int(lane & 1); j++) {
+        y += simd_max(x) * 100;
+      }
+    }
+  }
+  out[i] = x + y * 1000;
+}
+"#;
+
+#[test]
+fn lanes_leaving_inside_a_statement_on_every_thread_keep_what_they_wrote() {
+    emulated_wgsl(LEAVING_INSIDE_A_STATEMENT);
+    let n = 64usize;
+    let a: Vec<i32> = integers(n, 7, -9, 9).iter().map(|v| *v as i32).collect();
+    let Some(out) = run_body(
+        LEAVING_INSIDE_A_STATEMENT,
+        "leave",
+        (n as u32, n as u32),
+        vec![(0, i32_bytes(&a)), (1, vec![0; 4 * n])],
+    ) else {
+        return;
+    };
+    // Apple's 32-lane groups: in iteration `k` the lanes `8k..32` sum.
+    let mut want = vec![0; n];
+    for (g, group) in a.chunks(32).enumerate() {
+        for lane in 0..32 {
+            let (mut x, mut y) = (0, 0);
+            for k in 0..4 {
+                x = group[lane] * (k as i32 + 1);
+                if lane < k * 8 {
+                    break;
+                }
+                let x_of = |l: usize| group[l] * (k as i32 + 1);
+                y += (8 * k..32).map(x_of).sum::<i32>();
+                // The odd lanes still iterating take the inner loop once.
+                if lane % 2 == 1 {
+                    y += (8 * k..32).filter(|l| l % 2 == 1).map(x_of).max().unwrap() * 100;
+                }
+            }
+            want[g * 32 + lane] = x + y * 1000;
+        }
+    }
+    assert_eq!(i32s(&out[&1]), want);
+}
+
+/// MLX's split-K NAX GEMM in small: a kernel that returns early on its
+/// threadgroup's position (through an `int(..)` conversion, which calls
+/// no function object) chooses, with `dispatch_bool` on a condition that
+/// differs between SIMD groups, an `auto` helper whose K loop lets the
+/// "unaligned" SIMD groups without output skip its iterations, that
+/// returns early where they have none, and whose remainder loop runs
+/// after that `return`. Every SIMD group's sums are over its own 32 lanes.
+const SPLIT_K_LOOP: &str = r#"
+template <typename T, T v> struct integral_constant {
+  static constexpr constant T value = v;
+  constexpr operator T() const { return v; }
+};
+template <typename F>
+void dispatch_bool(bool v, F f) {
+  if (v) { f(integral_constant<bool, true>{}); } else { f(integral_constant<bool, false>{}); }
+}
+
+template <bool aligned, bool aligned_k>
+auto k_loop(const device int* a, int k_len, int iters, int rows) {
+  int acc = 0;
+  const bool has_output = rows > 0;
+  for (int k0 = 0; k0 < iters; k0++) {
+    threadgroup_barrier(mem_flags::mem_none);
+    if constexpr (!aligned) {
+      if (!has_output) continue;
+    }
+    for (int k1 = 0; k1 < 8; k1 += 4) {
+      acc += simd_sum(a[k0 * 8 + k1]);
+    }
+  }
+  if constexpr (!aligned_k) {
+    simdgroup_barrier(mem_flags::mem_none);
+    if constexpr (!aligned) {
+      if (!has_output) return acc;
+    }
+    const int rem = k_len - iters * 8;
+    for (int k1 = 0; k1 < rem; k1 += 4) {
+      acc += simd_max(a[iters * 8 + k1]) * 100;
+    }
+  }
+  return acc;
+}
+
+"#;
+
+const SPLIT_K_KERNEL: &str = r#"
+kernel void split_k(device const int* a [[buffer(0)]], device int* out [[buffer(1)]],
+                    constant int& k_len [[buffer(2)]],
+                    uint3 tg [[threadgroup_position_in_grid]],
+                    uint sg [[simdgroup_index_in_threadgroup]],
+                    uint i [[thread_position_in_grid]]) {
+  if (int(tg.x) >= 2) {
+    return;
+  }
+  const int rows = int(sg) - 1;
+  int acc = -1;
+  dispatch_bool(k_len % 8 == 0, [&](auto aligned_k) {
+    dispatch_bool(rows == 1, [&](auto aligned) {
+      acc = k_loop<aligned.value, aligned_k.value>(a + 64 * sg, k_len, k_len / 8, rows);
+    });
+  });
+  out[i] = acc;
+}
+"#;
+
+#[test]
+fn split_k_gemm_shape_is_predicated_per_simd_group() {
+    let source = format!("{SPLIT_K_LOOP}{SPLIT_K_KERNEL}");
+    emulated_wgsl(&source);
+    // Three threadgroups of four SIMD groups: the third returns at once.
+    // SIMD groups 0 and 1 have no output, 2 is aligned, 3 is not.
+    let (n, k_len) = (384usize, 20i32);
+    let a: Vec<i32> = integers(4 * 64, 9, -9, 9)
+        .iter()
+        .map(|v| *v as i32)
+        .collect();
+    let Some(out) = run_body(
+        &source,
+        "split_k",
+        (n as u32, 128),
+        vec![
+            (0, i32_bytes(&a)),
+            (1, i32_bytes(&vec![7; n])),
+            (2, k_len.to_le_bytes().to_vec()),
+        ],
+    ) else {
+        return;
+    };
+    // Every lane of a SIMD group reads the same element, so a sum over the
+    // group's 32 lanes is 32 times it and a maximum is it.
+    let mut want = vec![7; n];
+    for (i, w) in want.iter_mut().enumerate().take(256) {
+        let sg = (i % 128) / 32;
+        let rows = sg as i32 - 1;
+        let base = &a[64 * sg..];
+        let iters = k_len / 8;
+        let mut acc = 0;
+        if rows > 0 {
+            for k0 in 0..iters {
+                for k1 in [0, 4] {
+                    acc += 32 * base[(k0 * 8 + k1) as usize];
+                }
+            }
+        }
+        // Not aligned (20 % 8 != 0): the remainder, where there is output.
+        if rows > 0 {
+            for k1 in (0..k_len - iters * 8).step_by(4) {
+                acc += base[(iters * 8 + k1) as usize] * 100;
+            }
+        }
+        *w = acc;
+    }
+    assert_eq!(i32s(&out[&1]), want);
+}
+
+/// The helper of [`HELPER_LANE_LOOP`] called twice: each call's loop
+/// votes whether to go on through one shared threadgroup word, never
+/// reset, so the second call's votes must be numbered after the first's
+/// (numbered from zero again, every thread left the second loop at once).
+const HELPER_LOOP_TWICE: &str = r#"
+int spread(int v, uint n) {
+  for (uint j = 0; j < n; j++) {
+    v = simd_max(v);
+  }
+  return v;
+}
+
+kernel void twice(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]],
+                  uint lane [[thread_index_in_simdgroup]]) {
+  int v = spread(a[i], lane & 3);
+  a[i] = spread(v * 2 - lane, (lane >> 2) & 3);
+}
+"#;
+
+#[test]
+fn a_helpers_predicated_loop_called_twice_iterates_both_times() {
+    emulated_wgsl(HELPER_LOOP_TWICE);
+    let n = 64usize;
+    let a: Vec<i32> = integers(n, 11, -50, 50).iter().map(|v| *v as i32).collect();
+    let Some(out) = run_body(
+        HELPER_LOOP_TWICE,
+        "twice",
+        (n as u32, n as u32),
+        vec![(0, i32_bytes(&a))],
+    ) else {
+        return;
+    };
+    // Apple's 32-lane groups: in iteration `j` of a call, the lanes whose
+    // trip count exceeds `j` take the maximum over themselves.
+    fn spread(group: &mut [i32], trips: impl Fn(usize) -> usize) {
+        for j in 0..3 {
+            let active = |l: usize| trips(l) > j;
+            let Some(m) = (0..32).filter(|&l| active(l)).map(|l| group[l]).max() else {
+                continue;
+            };
+            for (l, v) in group.iter_mut().enumerate() {
+                if active(l) {
+                    *v = m;
+                }
+            }
+        }
+    }
+    let mut want = a.clone();
+    for group in want.chunks_mut(32) {
+        spread(group, |l| l & 3);
+        for (l, v) in group.iter_mut().enumerate() {
+            *v = *v * 2 - l as i32;
+        }
+        spread(group, |l| (l >> 2) & 3);
+    }
+    assert_eq!(i32s(&out[&0]), want);
+}
+
+/// MLX's gather NAX GEMM in small: the split-K helper of
+/// [`SPLIT_K_LOOP`] called through a local holding its instance (`auto
+/// do_loop = k_loop<..>;`), in a loop whose trip count differs between
+/// SIMD groups. The tries predicate the kernel's loop first and the
+/// helper's loops next, so the helpers an earlier try lowered (the
+/// lambdas' call operators) are lowered again with them.
+const GATHER_KERNEL: &str = r#"
+kernel void gather(device const int* a [[buffer(0)]], device int* out [[buffer(1)]],
+                   constant int& k_len [[buffer(2)]],
+                   uint sg [[simdgroup_index_in_threadgroup]],
+                   uint i [[thread_position_in_grid]]) {
+  const int rows = int(sg) - 1;
+  int acc = 0;
+  for (int r = 0; r < int(sg % 2) + 1; r++) {
+    dispatch_bool(k_len % 8 == 0, [&](auto aligned_k) {
+      dispatch_bool(rows == 1, [&](auto aligned) {
+        auto do_loop = k_loop<aligned.value, aligned_k.value>;
+        acc += do_loop(a + 64 * sg, k_len, k_len / 8, rows) * (r + 1);
+      });
+    });
+  }
+  out[i] = acc;
+}
+"#;
+
+#[test]
+fn gather_gemm_shape_through_a_function_local_is_predicated_per_simd_group() {
+    let source = format!("{SPLIT_K_LOOP}{GATHER_KERNEL}");
+    emulated_wgsl(&source);
+    let (n, k_len) = (128usize, 20i32);
+    let a: Vec<i32> = integers(4 * 64, 4, -9, 9)
+        .iter()
+        .map(|v| *v as i32)
+        .collect();
+    let Some(out) = run_body(
+        &source,
+        "gather",
+        (n as u32, 128),
+        vec![
+            (0, i32_bytes(&a)),
+            (1, vec![0; 4 * n]),
+            (2, k_len.to_le_bytes().to_vec()),
+        ],
+    ) else {
+        return;
+    };
+    // As in the split-K test: a SIMD group's lanes read one element.
+    let want: Vec<i32> = (0..n)
+        .map(|i| {
+            let sg = i / 32;
+            let rows = sg as i32 - 1;
+            let base = &a[64 * sg..];
+            let iters = k_len / 8;
+            let mut once = 0;
+            if rows > 0 {
+                for k0 in 0..iters {
+                    once += 32 * (base[(k0 * 8) as usize] + base[(k0 * 8 + 4) as usize]);
+                }
+                for k1 in (0..k_len - iters * 8).step_by(4) {
+                    once += base[(iters * 8 + k1) as usize] * 100;
+                }
+            }
+            (0..(sg % 2) as i32 + 1).map(|r| once * (r + 1)).sum()
+        })
+        .collect();
+    assert_eq!(i32s(&out[&1]), want);
+}

@@ -63,8 +63,8 @@ impl Lowerer<'_, '_> {
         attempt(self, &loops, narrow_body)
     }
 
-    /// Forgets the helpers of the last failed try that hold loop `l` (a
-    /// span key) or call one that does: the next try predicates `l`, and a
+    /// Forgets the helpers the last failed try added or called that hold
+    /// loop `l` (a span key) or call one that does: the next try predicates `l`, and a
     /// helper found in the cache would still call the version without it
     /// (its key names only the loops of its own body; a helper calling the
     /// loop's function through a lambda's call operator, or any chain of
@@ -84,31 +84,41 @@ impl Lowerer<'_, '_> {
             })
             .map(|(_, &h)| h)
             .collect();
+        // The helpers holding `l` and, among the tried ones, their callers,
+        // found by direct calls until no more are.
         let module = &self.global.module;
-        let stale: std::collections::HashSet<_> = tried
-            .iter()
-            .copied()
-            .filter(|&h| {
-                holding.contains(&h)
-                    || passes::ir_walk::callees(&module.functions[h], module)
-                        .iter()
-                        .any(|c| holding.contains(c))
-            })
+        let calls: Vec<_> = (tried.iter())
+            .map(|&h| (h, passes::ir_walk::direct_callees(&module.functions[h])))
             .collect();
+        let mut stale = holding;
+        loop {
+            let callers: Vec<_> = (calls.iter())
+                .filter(|(h, callees)| {
+                    !stale.contains(h) && callees.iter().any(|c| stale.contains(c))
+                })
+                .map(|&(h, _)| h)
+                .collect();
+            if callers.is_empty() {
+                break;
+            }
+            stale.extend(callers);
+        }
         self.global.functions.retain(|_, h| !stale.contains(h));
     }
 
     /// Runs one try of a kernel's lowering; when it ends in E0410, the
-    /// helpers it added are recorded in `tried_functions` (and in
-    /// `last_tried`, for [`Self::forget_stale`]).
+    /// helpers it added are recorded in `tried_functions` (and, with those
+    /// it called, in `last_tried`, for [`Self::forget_stale`]).
     pub(super) fn tried<T>(&mut self, attempt: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.global.last_tried.clear();
         let from = self.global.module.functions.len();
         let lowered = attempt(self);
         if matches!(&lowered, Err(e) if e.code == Code::SimdNonUniform) {
             let added = self.global.module.functions.iter().skip(from);
             let added: Vec<_> = added.map(|(h, _)| h).collect();
             self.global.tried_functions.extend(added.iter().copied());
-            self.global.last_tried = added;
+            // With the helpers the try's kernel called (`check_simd_uniformity`).
+            self.global.last_tried.extend(added);
         }
         lowered
     }

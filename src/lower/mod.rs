@@ -312,6 +312,9 @@ struct ModuleCtx {
         naga::Handle<naga::GlobalVariable>,
         naga::Handle<naga::GlobalVariable>,
     )>,
+    /// Helpers that vote, themselves or in a function they call
+    /// (`metal/vote_counters.rs`).
+    voting_functions: std::collections::HashSet<naga::Handle<naga::Function>>,
     /// Some code calls `thread_elements()` on a SIMD-group matrix, so
     /// threads' copies of a matrix may differ (`metal/simdgroup_matrix.rs`).
     simdgroup_copies_differ: std::cell::OnceCell<bool>,
@@ -323,8 +326,9 @@ struct ModuleCtx {
     /// every function, called or not, and such a helper may have a barrier
     /// in non-uniform control flow.
     tried_functions: std::collections::HashSet<naga::Handle<naga::Function>>,
-    /// The helpers the last failed try of a kernel added, until the next
-    /// try decides which of them to lower again ([`Lowerer::forget_stale`]).
+    /// The helpers the last failed try of a kernel added or called, until
+    /// the next try decides which of them to lower again
+    /// ([`Lowerer::forget_stale`]).
     last_tried: Vec<naga::Handle<naga::Function>>,
     /// Some code holds a SIMD-group matrix (its type was lowered).
     simdgroup_matrices: bool,

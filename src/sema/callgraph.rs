@@ -27,7 +27,8 @@ pub struct CallIndex {
     /// Member function templates `S::m` (a generic lambda's
     /// `operator()`), under `m`.
     member_templates: HashMap<String, Vec<usize>>,
-    /// `operator+`, `S::operator[]`, ...
+    /// `operator+`, `S::operator[]`, `S::operator float`, ...: what an
+    /// operator expression may call (not `operator()`).
     operators: Vec<usize>,
     /// The calls of each function and function template walked so far. A
     /// body's calls are the same in every walk; reading them once per program
@@ -38,6 +39,13 @@ pub struct CallIndex {
     /// the body asked about.
     answers: RefCell<HashMap<(Question, Vec<Call>), bool>>,
 }
+
+/// The library's word on a name that lookup leaves to it (without its
+/// namespace): `Some(true)` for a library function the caller looks for,
+/// `Some(false)` for another library function, `None` where the library
+/// has no function of that name (a call of it may then be a function
+/// object's: a lambda's closure, a functor parameter).
+pub type Wanted<'w> = &'w dyn Fn(&str) -> Option<bool>;
 
 /// What [`reaches_memoized`] asks: a name for one `wanted` predicate, and
 /// the settings it depends on, the same in every walk of a program that
@@ -104,7 +112,10 @@ impl CallIndex {
             if let Some((_, member)) = base.rsplit_once("::") {
                 index.members.entry(member.to_string()).or_default().push(i);
             }
-            if name.starts_with("operator") || name.contains("::operator") {
+            // An operator expression never calls a function object's
+            // `operator()` (a call does: `Call::Named`).
+            let call_operator = base.ends_with("::operator()");
+            if (name.starts_with("operator") || name.contains("::operator")) && !call_operator {
                 index.operators.push(i);
             }
         }
@@ -146,7 +157,7 @@ impl CallIndex {
 /// The walk is linear in the program: each function, template, member name
 /// and the set of operator overloads is followed at most once, and each
 /// body is read once per program.
-pub fn reaches(program: &Program, body: &Block, wanted: &dyn Fn(&str) -> bool) -> bool {
+pub fn reaches(program: &Program, body: &Block, wanted: Wanted) -> bool {
     walk_from(program, &Calls::read(body), wanted)
 }
 
@@ -160,7 +171,7 @@ pub fn reaches_memoized(
     program: &Program,
     body: &Block,
     question: Question,
-    wanted: &dyn Fn(&str) -> bool,
+    wanted: Wanted,
 ) -> bool {
     let calls = Calls::read(body);
     let known = program.call_index.borrow().as_ref().and_then(|i| {
@@ -178,7 +189,7 @@ pub fn reaches_memoized(
     answer
 }
 
-fn walk_from(program: &Program, calls: &[Call], wanted: &dyn Fn(&str) -> bool) -> bool {
+fn walk_from(program: &Program, calls: &[Call], wanted: Wanted) -> bool {
     let stale = program
         .call_index
         .borrow()
@@ -209,6 +220,10 @@ impl Calls {
         visit_block(body, &mut |e| {
             let call = match &e.kind {
                 ExprKind::Call(callee, _) => Call::of_callee(callee),
+                // A function template's instance named without a call is
+                // a function reference, called later through a variable
+                // (`auto do_gemm = gemm_loop<..>; do_gemm(..)`, MLX).
+                ExprKind::Templated(path, _) => Some(Call::Templated(path.clone())),
                 ExprKind::Binary(..) | ExprKind::Assign(..) | ExprKind::Unary(..) => {
                     Some(Call::Operators)
                 }
@@ -240,7 +255,7 @@ impl Call {
 struct Walk<'p, 'a, 'w> {
     index: &'p CallIndex,
     program: &'p Program<'a>,
-    wanted: &'w dyn Fn(&str) -> bool,
+    wanted: &'w dyn Fn(&str) -> Option<bool>,
     visited: HashSet<usize>,
     visited_templates: HashSet<usize>,
     /// Every operator overload has been followed (without reaching
@@ -294,12 +309,20 @@ impl Walk<'_, '_, '_> {
             return self.follow_symbol(&path.join("::"));
         }
         match path.len() {
-            // Not a wanted library function: a function object (a lambda's
-            // closure, a functor parameter `f(x)`) calls some struct's
-            // `operator()`, which one depends on types the walk does not
-            // know, so it follows them all.
-            1 => (self.wanted)(name) || self.members_named("operator()"),
-            2 | 3 if is_library_namespace(&path[..path.len() - 1]) => (self.wanted)(name),
+            1 => match (self.wanted)(name) {
+                Some(wanted) => wanted,
+                // `int(x)`: a conversion, which calls no function but a
+                // struct's conversion operator.
+                None if crate::types::builtin_type(name).is_some() => self.operators(),
+                // A function object (a lambda's closure, a functor
+                // parameter `f(x)`) calls some struct's `operator()`,
+                // which one depends on types the walk does not know, so
+                // it follows them all.
+                None => self.members_named("operator()"),
+            },
+            2 | 3 if is_library_namespace(&path[..path.len() - 1]) => {
+                (self.wanted)(name).unwrap_or(false)
+            }
             // Any other qualified call names a member of some struct.
             _ => self.members_named(name),
         }
@@ -320,7 +343,7 @@ impl Walk<'_, '_, '_> {
         // A library function or type with explicit template arguments
         // (`make_filled_simdgroup_matrix<float, 8, 8>(..)`).
         let library = path.len() == 1 || is_library_namespace(&path[..path.len() - 1]);
-        self.members_named(name) || (library && (self.wanted)(name))
+        self.members_named(name) || (library && (self.wanted)(name).unwrap_or(false))
     }
 
     /// What the program-scope name `name` may run: the functions of that
@@ -338,7 +361,7 @@ impl Walk<'_, '_, '_> {
             }
             Some(Symbol::Type(_)) => false,
             // An object with `operator()`.
-            Some(_) => self.operators(),
+            Some(_) => self.members_named("operator()"),
             None => false,
         }
     }

@@ -748,6 +748,7 @@ impl Lowerer<'_, '_> {
             .module
             .functions
             .append(function, Self::span(self.decl(index).span));
+        self.note_voting(h);
         let added = self.entry.features.difference(&before).copied().collect();
         self.global.function_features.insert(h, added);
         self.global.functions.insert(
@@ -844,7 +845,7 @@ impl Lowerer<'_, '_> {
         } else {
             self.body_with_tail_calls(&mut fx, (index, keys), body)?;
         }
-        Ok(fx.finish())
+        Ok(self.finish_helper(fx))
     }
 
     /// Makes the static constants of the struct whose member `fx` builds
@@ -898,6 +899,15 @@ impl Lowerer<'_, '_> {
         .then(|| owner.to_string())
     }
 
+    /// The helper `fx` built, its votes numbered after those before its
+    /// calls (`metal/vote_counters.rs`).
+    fn finish_helper(&self, fx: FnCtx) -> naga::Function {
+        let counter = fx.pred.votes;
+        let mut f = fx.finish();
+        self.sync_vote_counter(&mut f, counter, true);
+        f
+    }
+
     /// A function whose return type is `auto`: deduced from the first
     /// `return` (`void` without one), remembered for its calls.
     fn build_auto_function(&mut self, index: usize, keys: &[ArgKey]) -> Result<naga::Function> {
@@ -919,12 +929,16 @@ impl Lowerer<'_, '_> {
         }
         let body = f.body.as_ref().expect("definitions have bodies");
         self.rebind_reassigned_pointers(&mut fx, body)?;
-        self.stmts(&mut fx, &body.stmts)?;
-        self.finish_body(&mut fx, body.span)?;
+        if self.helper_returns_by_flag(body) {
+            self.helper_body_by_flag(&mut fx, body)?;
+        } else {
+            self.stmts(&mut fx, &body.stmts)?;
+            self.finish_body(&mut fx, body.span)?;
+        }
         self.global
             .deduced_returns
             .insert(index, fx.return_type.clone());
-        Ok(fx.finish())
+        Ok(self.finish_helper(fx))
     }
 
     /// The error for a function returning `ty`, a texture or sampler (or a

@@ -129,7 +129,7 @@ impl Lowerer<'_, '_> {
         let body = f.body.as_ref().expect("kernels have bodies");
         self.entry.predicated =
             callgraph::reaches_memoized(self.program, body, ("barrier", false), &|n| {
-                stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::is_barrier)
+                stdlib::Builtin::function(n).map(stdlib::Builtin::is_barrier)
             });
         let subgroups = self.uses_subgroups(body, &params);
         // Emulated SIMD-group functions wait at barriers.
@@ -179,7 +179,9 @@ impl Lowerer<'_, '_> {
             self.grid_guard(&mut fx, &geometry, f.span);
         }
         fx.push(Statement::Block(body_block), body.span);
+        let counter = fx.pred.votes;
         let mut function = fx.finish();
+        self.sync_vote_counter(&mut function, counter, false);
         if subgroups && self.emulates_simd() {
             self.check_simd_uniformity(&function)?;
         }
@@ -253,13 +255,16 @@ impl Lowerer<'_, '_> {
         // whole again from each lane's `thread_elements()`.
         let lanes_hold_fragments = self.matrix_fragments() || self.simdgroup_copies_may_differ();
         let question = ("subgroups", lanes_hold_fragments);
-        callgraph::reaches_memoized(self.program, body, question, &|n| {
+        let wanted = |n: &str| {
             stdlib::Builtin::function(n).is_some_and(stdlib::Builtin::needs_subgroups)
                 || stdlib::SIMD_STATE_INTRINSICS.contains(&n)
                 || (lanes_hold_fragments
                     && (stdlib::Builtin::function(n)
                         .is_some_and(|b| b.family() == stdlib::Family::SimdMatrix)
                         || crate::lower::metal::simdgroup_matrix::is_matrix_type_name(n)))
+        };
+        callgraph::reaches_memoized(self.program, body, question, &|n| {
+            stdlib::library_answer(n, wanted(n))
         }) || params
             .iter()
             .any(|p| matches!(p, KernelParam::Builtin { builtin, .. } if builtin.is_simd()))

@@ -307,7 +307,9 @@ impl Lowerer<'_, '_> {
             stdlib::Builtin::function(n).is_some_and(|b| b.is_barrier() || b.needs_subgroups())
                 || stdlib::SIMD_STATE_INTRINSICS.contains(&n)
         };
-        if !callgraph::reaches(self.program, body, &compute_only) {
+        if !callgraph::reaches(self.program, body, &|n| {
+            crate::lower::stdlib::library_answer(n, compute_only(n))
+        }) {
             return Ok(());
         }
         let mut at = None;

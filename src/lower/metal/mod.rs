@@ -103,6 +103,7 @@ pub(in crate::lower) mod thread_view_parts;
 pub(in crate::lower) mod thread_views;
 pub(in crate::lower) mod uniform_barriers;
 pub(in crate::lower) mod unions;
+mod vote_counters;
 pub(in crate::lower) mod whole_word_stores;
 pub(in crate::lower) mod wide_integers;
 pub(in crate::lower) mod word_tiles;

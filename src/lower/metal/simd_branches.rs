@@ -146,7 +146,7 @@ impl Lowerer<'_, '_> {
             span: s.span,
         };
         let needs = callgraph::reaches(self.program, &block, &|n| {
-            crate::lower::stdlib::Builtin::function(n).is_some_and(|b| {
+            crate::lower::stdlib::Builtin::function(n).map(|b| {
                 b.needs_subgroups() || self.matrix_exchange(b) || (barriers && b.is_barrier())
             })
         });
@@ -316,7 +316,11 @@ impl Lowerer<'_, '_> {
     }
 
     /// A statement that exchanges or waits, on every thread: the variables
-    /// it writes are put back where the thread is inactive.
+    /// it writes are put back where the thread was inactive as it began.
+    /// (Not where it is inactive as it ends: a thread that leaves by
+    /// `break`, `continue` or `return` inside it (by flag) keeps what it
+    /// wrote before, and the flags themselves; its statements after that
+    /// are guarded or put back on their own.)
     fn on_every_thread(&mut self, fx: &mut FnCtx, s: &Stmt) -> Result<()> {
         let locals_before = fx.local_count();
         fx.open();
@@ -324,10 +328,15 @@ impl Lowerer<'_, '_> {
         let block = fx.close();
         lowered?;
         let written = written_roots(fx, &block, locals_before);
+        // Every thread counts every vote, inactive or not (`simd_loops`).
+        let written: Vec<_> = (written.into_iter())
+            .filter(|&r| !matches!(*fx.expr(r), Expression::LocalVariable(l) if Some(l) == fx.pred.votes))
+            .collect();
         let saved = self.save(fx, &written, s.span)?;
+        let began_active =
+            (!saved.is_empty()).then(|| self.load_private(fx, ACTIVE, &Type::BOOL, s.span));
         fx.push(Statement::Block(block), s.span);
-        if !saved.is_empty() {
-            let active = self.load_private(fx, ACTIVE, &Type::BOOL, s.span);
+        if let Some(active) = began_active {
             let inactive = not(fx, active, s.span);
             self.restore(fx, &saved, inactive, s.span);
         }
@@ -433,10 +442,13 @@ impl Lowerer<'_, '_> {
             Some(v) => Ok(v),
             None => self.returned_value(fx, value, span),
         }
-        .map(|v| {
-            if let (Some(v), Some(result)) = (v, fx.pred.result) {
+        .and_then(|v| match v {
+            Some(v) if fx.pred.entry_active.is_some() => {
+                let result = self.flag_result(fx, span)?;
                 store_local(fx, result, v, span);
+                Ok(())
             }
+            _ => Ok(()),
         });
         let yes = fx.add(Expression::Literal(naga::Literal::Bool(true)), span);
         store_local(fx, returned, yes, span);

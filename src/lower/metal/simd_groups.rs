@@ -100,13 +100,23 @@ impl Lowerer<'_, '_> {
     }
 
     /// The first emulated SIMD-group function of the kernel `function` (or of
-    /// a helper it calls) in non-uniform control flow, as an error.
-    pub(in crate::lower) fn check_simd_uniformity(&self, function: &naga::Function) -> Result<()> {
+    /// a helper it calls) in non-uniform control flow, as an error. The
+    /// helpers the kernel calls are then the last try's
+    /// ([`Lowerer::forget_stale`]): a helper cached from an earlier try
+    /// may call the function whose loop the next try predicates.
+    pub(in crate::lower) fn check_simd_uniformity(
+        &mut self,
+        function: &naga::Function,
+    ) -> Result<()> {
         let found = crate::lower::passes::simd_uniformity::first_nonuniform_exchange(
             function,
             &self.global.module,
             &self.global.simd_exchange_spans,
         );
+        if found.is_some() {
+            let reached = crate::lower::passes::ir_walk::callees(function, &self.global.module);
+            self.global.last_tried.extend(reached);
+        }
         match found {
             None => Ok(()),
             Some(r) => Err(crate::lower::Error::coded(

@@ -53,9 +53,7 @@ impl Lowerer<'_, '_> {
         let entry = self.keep_activity(fx, span)?;
         fx.pred.entry_active = Some(entry);
         if fx.return_type != Type::Void {
-            let ty = self.naga_type(&fx.return_type.clone(), span)?;
-            // Zero-initialised: what falling off the end returns.
-            fx.pred.result = Some(fx.local("metal_result", ty, span));
+            self.flag_result(fx, span)?;
         }
         fx.pred.narrowed += 1;
         let lowered = self.stmts(fx, &body.stmts);
@@ -66,6 +64,24 @@ impl Lowerer<'_, '_> {
         let value = fx.pred.result.map(|r| load_local(fx, r, span));
         fx.push(Statement::Return { value }, span);
         Ok(())
+    }
+
+    /// The local a helper lowered by flag keeps its returned value in,
+    /// made on first use: an `auto` helper's type is known only once its
+    /// first `return` is lowered.
+    pub(in crate::lower) fn flag_result(
+        &mut self,
+        fx: &mut FnCtx,
+        span: crate::source_map::Span,
+    ) -> Result<naga::Handle<naga::LocalVariable>> {
+        if let Some(r) = fx.pred.result {
+            return Ok(r);
+        }
+        let ty = self.naga_type(&fx.return_type.clone(), span)?;
+        // Zero-initialised: what falling off the end returns.
+        let r = fx.local("metal_result", ty, span);
+        fx.pred.result = Some(r);
+        Ok(r)
     }
 }
 

@@ -253,6 +253,7 @@ impl<'a> Scope<'a> {
             }
             let walk = self.walk(&module.functions[h], args);
             if walk.found.is_some() {
+                log::trace!("non-uniform exchange in `{:?}`", module.functions[h].name);
                 return walk.found;
             }
             pending.extend(walk.exchanging_calls);

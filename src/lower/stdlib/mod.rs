@@ -848,3 +848,11 @@ fn metal_intrinsic<'a>(name: &'a str, args: &'a [Expr]) -> (&'a str, &'a [Expr])
         _ => (function, args),
     }
 }
+
+/// The library's word on `name` for [`crate::sema::callgraph::reaches`]: `wanted`, or
+/// where it is not, whether the library has a function of that name at all
+/// (`Some(false)`) or none (`None`: a call of it may be a function
+/// object's).
+pub(in crate::lower) fn library_answer(name: &str, wanted: bool) -> Option<bool> {
+    (wanted || Builtin::function(name).is_some()).then_some(wanted)
+}

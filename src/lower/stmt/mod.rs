@@ -374,21 +374,6 @@ impl Lowerer<'_, '_> {
                 return Ok(());
             }
         }
-        // The first `return x;` of an `auto` function gives its type.
-        if let (true, Some(e)) = (fx.deduce_return, value) {
-            if matches!(e.kind, ast::ExprKind::InitList(_)) {
-                return Err(Error::coded(
-                    Code::InvalidInitializer,
-                    e.span,
-                    "cannot deduce an `auto` return type from a braced list",
-                ));
-            }
-            let (h, t) = self.rvalue(fx, e)?;
-            self.deduce_return(fx, &t, e.span)?;
-            fx.push(Statement::Return { value: Some(h) }, span);
-            return Ok(());
-        }
-        fx.deduce_return = false;
         let value = self.returned_value(fx, value, span)?;
         // `return f(..);` of a tail call lowered as a jump: its value is a
         // placeholder, and the jump ends the block.
@@ -407,6 +392,20 @@ impl Lowerer<'_, '_> {
         value: Option<&ast::Expr>,
         span: Span,
     ) -> Result<Option<Handle<Expression>>> {
+        // The first `return x;` of an `auto` function gives its type.
+        if let (true, Some(e)) = (fx.deduce_return, value) {
+            if matches!(e.kind, ast::ExprKind::InitList(_)) {
+                return Err(Error::coded(
+                    Code::InvalidInitializer,
+                    e.span,
+                    "cannot deduce an `auto` return type from a braced list",
+                ));
+            }
+            let (h, t) = self.rvalue(fx, e)?;
+            self.deduce_return(fx, &t, e.span)?;
+            return Ok(Some(h));
+        }
+        fx.deduce_return = false;
         let ret = fx.return_type.clone();
         let value = match (value, &ret) {
             (None, Type::Void) => None,

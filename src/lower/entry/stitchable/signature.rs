@@ -73,7 +73,9 @@ impl Lowerer<'_, '_> {
                 .get(i)
                 .and_then(|f| f.body.as_ref())
                 .is_some_and(|body| {
-                    crate::sema::callgraph::reaches(self.program, body, &|n| n == LAYER_SAMPLE)
+                    crate::sema::callgraph::reaches(self.program, body, &|n| {
+                        crate::lower::stdlib::library_answer(n, n == LAYER_SAMPLE)
+                    })
                 })
         })
     }
