@@ -800,6 +800,31 @@ kernel void split_k(device const int* a [[buffer(0)]], device int* out [[buffer(
 }
 "#;
 
+/// What [`SPLIT_K_LOOP`]'s `k_loop` returns to SIMD group `sg` (`rows =
+/// sg - 1`, reading `a` from `64 * sg`) on Apple's 32-lane groups, for a
+/// `k_len` that is no multiple of 8. Every lane of a SIMD group reads the
+/// same element, so a sum over its 32 lanes is 32 times it and a maximum
+/// is it; the groups without output (`rows <= 0`) return 0.
+fn k_loop_model(a: &[i32], sg: usize, k_len: i32) -> i32 {
+    assert_ne!(k_len % 8, 0, "the model is of the unaligned K loop");
+    let rows = sg as i32 - 1;
+    if rows <= 0 {
+        return 0;
+    }
+    let base = &a[64 * sg..];
+    let iters = k_len / 8;
+    let mut acc = 0;
+    for k0 in 0..iters {
+        for k1 in [0, 4] {
+            acc += 32 * base[(k0 * 8 + k1) as usize];
+        }
+    }
+    for k1 in (0..k_len - iters * 8).step_by(4) {
+        acc += base[(iters * 8 + k1) as usize] * 100;
+    }
+    acc
+}
+
 #[test]
 fn split_k_gemm_shape_is_predicated_per_simd_group() {
     let source = format!("{SPLIT_K_LOOP}{SPLIT_K_KERNEL}");
@@ -823,29 +848,9 @@ fn split_k_gemm_shape_is_predicated_per_simd_group() {
     ) else {
         return;
     };
-    // Every lane of a SIMD group reads the same element, so a sum over the
-    // group's 32 lanes is 32 times it and a maximum is it.
     let mut want = vec![7; n];
     for (i, w) in want.iter_mut().enumerate().take(256) {
-        let sg = (i % 128) / 32;
-        let rows = sg as i32 - 1;
-        let base = &a[64 * sg..];
-        let iters = k_len / 8;
-        let mut acc = 0;
-        if rows > 0 {
-            for k0 in 0..iters {
-                for k1 in [0, 4] {
-                    acc += 32 * base[(k0 * 8 + k1) as usize];
-                }
-            }
-        }
-        // Not aligned (20 % 8 != 0): the remainder, where there is output.
-        if rows > 0 {
-            for k1 in (0..k_len - iters * 8).step_by(4) {
-                acc += base[(iters * 8 + k1) as usize] * 100;
-            }
-        }
-        *w = acc;
+        *w = k_loop_model(&a, (i % 128) / 32, k_len);
     }
     assert_eq!(i32s(&out[&1]), want);
 }
@@ -954,22 +959,10 @@ fn gather_gemm_shape_through_a_function_local_is_predicated_per_simd_group() {
     ) else {
         return;
     };
-    // As in the split-K test: a SIMD group's lanes read one element.
     let want: Vec<i32> = (0..n)
         .map(|i| {
             let sg = i / 32;
-            let rows = sg as i32 - 1;
-            let base = &a[64 * sg..];
-            let iters = k_len / 8;
-            let mut once = 0;
-            if rows > 0 {
-                for k0 in 0..iters {
-                    once += 32 * (base[(k0 * 8) as usize] + base[(k0 * 8 + 4) as usize]);
-                }
-                for k1 in (0..k_len - iters * 8).step_by(4) {
-                    once += base[(iters * 8 + k1) as usize] * 100;
-                }
-            }
+            let once = k_loop_model(&a, sg, k_len);
             (0..(sg % 2) as i32 + 1).map(|r| once * (r + 1)).sum()
         })
         .collect();
