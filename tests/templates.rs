@@ -243,3 +243,53 @@ mod gpu {
         assert_eq!(got, want);
     }
 }
+
+/// `Box<float>` is named only in `unbox<float>`'s body, which lowering
+/// instantiates: `second` asks for it in the first round and is lowered
+/// again in the next, where `first` (which asked for nothing) is lowered
+/// after it into the same module. Entry points and reflection still come
+/// out in source order, and both kernels compute.
+const LATE_INSTANCE: &str = r#"
+template <typename T> struct Box { T v; T twice() const { return v + v; } };
+template <typename T> T unbox(T x) { Box<T> b; b.v = x; return b.twice(); }
+kernel void first(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  o[i] = float(i) + 0.5f;
+}
+kernel void second(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  o[i] = unbox(float(i));
+}
+"#;
+
+#[test]
+fn entry_points_lowered_in_a_later_round_stay_in_source_order() {
+    let lib = Library::from_source("late.metal", LATE_INSTANCE, &Options::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    assert_eq!(lib.function_names(), vec!["first", "second"]);
+    let wgsl = lib.wgsl();
+    let at = |name: &str| {
+        wgsl.find(&format!("fn {name}("))
+            .unwrap_or_else(|| panic!("no `{name}`:\n{wgsl}"))
+    };
+    assert!(at("first") < at("second"), "{wgsl}");
+    let entries: Vec<&str> = lib
+        .module()
+        .0
+        .entry_points
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(entries, ["first", "second"]);
+    #[cfg(feature = "runner")]
+    {
+        let first: fn(f32) -> f32 = |i| i + 0.5;
+        let second: fn(f32) -> f32 = |i| i + i;
+        for (entry, model) in [("first", first), ("second", second)] {
+            let buffers = vec![(0, vec![0; 4 * 8])];
+            let Some(out) = common::source::run_body(LATE_INSTANCE, entry, (8, 8), buffers) else {
+                return;
+            };
+            let want: Vec<f32> = (0..8).map(|i| model(i as f32)).collect();
+            assert_eq!(common::f32s(&out[&0]), want, "{entry}");
+        }
+    }
+}

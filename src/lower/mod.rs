@@ -377,11 +377,11 @@ fn lower_module<'a>(
 ) -> (std::result::Result<Lowered, Vec<Error>>, bool) {
     let mut l = Lowerer::new(tu, program, options);
     l.settings.matrix_fragments &= fragments;
-    let mut errors = Vec::new();
-    let mut functions = Vec::new();
+    let mut lowered = EntryResults::default();
     let mut found = Vec::new();
-    // Errors of entry points whose lowering asked for undeclared instances.
-    let mut provisional = 0;
+    // Entry points an earlier round settled, with their source positions.
+    let mut settled = Vec::new();
+    let mut positions = 0..;
     for item in &tu.items {
         let Some(f) = item_function(program, item) else {
             continue;
@@ -396,74 +396,55 @@ fn lower_module<'a>(
                 if let Some(e) = crate::sema::unported_features::stage_refusal(f) {
                     found.push(f.name.name.clone());
                     if options.entries.is_empty() || options.entries.contains(&f.name.name) {
-                        errors.push(e);
+                        lowered.errors.push(e);
                     }
                 }
                 continue;
             }
         };
         if found.contains(&f.name.name) {
-            errors.push(stage_function_redefinition(f));
+            lowered.errors.push(stage_function_redefinition(f));
             continue;
         }
         found.push(f.name.name.clone());
         if !options.entries.is_empty() && !options.entries.contains(&f.name.name) {
             continue;
         }
-        if f.body.is_none() || rounds.skip(&f.name.name) {
+        if f.body.is_none() {
             continue;
         }
-        let asked_before = rounds::instances_asked(program);
-        program.needed_constants.take();
-        let lowered = match stage {
-            Some(stage) => l.entry_point(f, stage, options.threadgroup_size),
-            None => l.stitchable_entry(f),
-        };
-        let asked = rounds::instances_asked(program) > asked_before;
-        rounds.lowered(&f.name.name, asked);
-        log::trace!(
-            "lowered `{}`: asked for instances: {asked}, lowered: {}",
-            f.name.name,
-            match &lowered {
-                Ok(_) => "yes".to_string(),
-                Err(e) => format!("no ({:?} at {:?}: {})", e.code, e.span, e.message),
-            }
-        );
-        // A function constant's value needed at translation and not
-        // given: the function waits for it (W0415), as Metal specialises
-        // when the host makes the function.
-        let needed = program.needed_constants.take();
-        match (lowered, stage) {
-            (Ok(refl), _) => functions.push(refl),
-            (Err(e), Some(stage))
-                if e.code == Code::FunctionConstantWithoutValue && !needed.is_empty() =>
-            {
-                functions.push(metal::function_constants::awaiting_reflection(
-                    program,
-                    &l.global.module,
-                    f,
-                    stage,
-                    &needed,
-                ));
-                let w = metal::function_constants::left_for_constants(&f.name.name, e);
-                l.global.warnings.push(w);
-            }
-            (Err(e), _) => {
-                errors.push(e.or_at(f.name.span));
-                provisional += usize::from(asked);
-            }
+        let position = positions.next().expect("an endless range");
+        if rounds.skip(&f.name.name) {
+            settled.push((position, f, stage));
+            continue;
         }
-        // An error of an entry point that asked for instances may go once
-        // they are declared (the round is lowered again); the others stay.
-        // Past the limit of those, the entry points after this one cannot
-        // change what is reported, in this round or a later one.
-        if options
-            .error_limit
-            .is_some_and(|limit| errors.len() - provisional > limit)
-        {
+        if !lowered.entry(&mut l, rounds, position, f, stage, options) {
             break;
         }
     }
+    // Entry points an earlier round lowered without asking for instances
+    // were left out; when this round asks for none either, its module is
+    // the last one and they are lowered into it now, instead of lowering
+    // every entry point again (MLX's steel_gemm_masked.metal: 512 of its
+    // 768 kernels twice). With errors the whole round is lowered again, so
+    // that they are reported in source order as before.
+    if !settled.is_empty() && !rounds::discovering(program) && lowered.errors.is_empty() {
+        for (position, f, stage) in settled {
+            if !lowered.entry(&mut l, rounds, position, f, stage, options) {
+                break;
+            }
+        }
+        if lowered.errors.is_empty() && !rounds::discovering(program) {
+            rounds.completed();
+        }
+    }
+    let EntryResults {
+        mut functions,
+        order,
+        mut errors,
+        ..
+    } = lowered;
+    rounds::put_in_source_order(&mut l.global.module, &mut functions, &order);
     errors.extend(unknown_entry_points(&options.entries, &found));
     // Helpers that no entry point reaches are still checked, so that errors in
     // them are reported; their IR is kept (harmless, and WGSL users may call it).
@@ -518,6 +499,87 @@ fn lower_module<'a>(
         Err(errors)
     };
     (lowered, whole_matrices)
+}
+
+/// What lowering the entry points of one round gathers.
+#[derive(Default)]
+struct EntryResults {
+    /// The reflection of each entry point lowered (or waiting for function
+    /// constant values), in the order lowered.
+    functions: Vec<FunctionReflection>,
+    /// The source position of each of `functions`.
+    order: Vec<usize>,
+    errors: Vec<Error>,
+    /// Errors of entry points whose lowering asked for undeclared instances.
+    provisional: usize,
+}
+
+impl EntryResults {
+    /// Lowers entry point `f` (source position `position`) into `l`'s
+    /// module; false once the errors that cannot change are past the limit.
+    fn entry<'a>(
+        &mut self,
+        l: &mut Lowerer<'_, 'a>,
+        rounds: &mut Rounds,
+        position: usize,
+        f: &'a ast::FunctionDecl,
+        stage: Option<ast::Stage>,
+        options: &Options,
+    ) -> bool {
+        let program = l.program;
+        let asked_before = rounds::instances_asked(program);
+        program.needed_constants.take();
+        let lowered = match stage {
+            Some(stage) => l.entry_point(f, stage, options.threadgroup_size),
+            None => l.stitchable_entry(f),
+        };
+        let asked = rounds::instances_asked(program) > asked_before;
+        rounds.lowered(&f.name.name, asked);
+        log::trace!(
+            "lowered `{}`: asked for instances: {asked}, lowered: {}",
+            f.name.name,
+            match &lowered {
+                Ok(_) => "yes".to_string(),
+                Err(e) => format!("no ({:?} at {:?}: {})", e.code, e.span, e.message),
+            }
+        );
+        // A function constant's value needed at translation and not
+        // given: the function waits for it (W0415), as Metal specialises
+        // when the host makes the function.
+        let needed = program.needed_constants.take();
+        match (lowered, stage) {
+            (Ok(refl), _) => {
+                self.functions.push(refl);
+                self.order.push(position);
+            }
+            (Err(e), Some(stage))
+                if e.code == Code::FunctionConstantWithoutValue && !needed.is_empty() =>
+            {
+                self.functions
+                    .push(metal::function_constants::awaiting_reflection(
+                        program,
+                        &l.global.module,
+                        f,
+                        stage,
+                        &needed,
+                    ));
+                self.order.push(position);
+                let w = metal::function_constants::left_for_constants(&f.name.name, e);
+                l.global.warnings.push(w);
+            }
+            (Err(e), _) => {
+                self.errors.push(e.or_at(f.name.span));
+                self.provisional += usize::from(asked);
+            }
+        }
+        // An error of an entry point that asked for instances may go once
+        // they are declared (the round is lowered again); the others stay.
+        // Past the limit of those, the entry points after this one cannot
+        // change what is reported, in this round or a later one.
+        options
+            .error_limit
+            .is_none_or(|limit| self.errors.len() - self.provisional <= limit)
+    }
 }
 
 /// Sampler arguments (and argument-buffer members) whose comparison type
