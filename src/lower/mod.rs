@@ -236,6 +236,14 @@ struct ModuleCtx {
     /// Helper specialisations: (function, argument kinds, predicated, (for a
     /// fragment function, how SIMD groups are lowered: `simd_key`)).
     functions: HashMap<HelperKey, naga::Handle<naga::Function>>,
+    /// Helper specialisations whose lowering stopped at a struct template
+    /// instance analysis has not declared yet, with the error: while a
+    /// round's lowering finds instances to declare (and is thrown away),
+    /// the next kernel calling one would only lower it again to stop at
+    /// the same request (MLX's steel_gemm_fused_nax.metal: 72 kernels
+    /// calling the same tile helpers, one level of nested lambdas declared
+    /// per round for 40 rounds).
+    asking_functions: HashMap<HelperKey, Error>,
     /// Functions being lowered (recursion is an error, as in Metal).
     in_progress: Vec<usize>,
     /// The return types of `auto` functions, deduced from their first

@@ -61,6 +61,13 @@ impl PendingInstances {
         self.names.contains_key(name)
     }
 
+    /// Records a use that asks again for what an earlier one asked for
+    /// (a helper whose lowering stopped at an undeclared instance, called
+    /// again: `lower::cxx::functions`).
+    pub fn ask_again(&mut self) {
+        self.requests += 1;
+    }
+
     /// Adds an instance first asked for.
     pub fn push(&mut self, p: PendingInstance) {
         log::trace!("instance asked for: {} at {:?}", p.name, p.span);

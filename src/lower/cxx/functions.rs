@@ -707,18 +707,14 @@ impl Lowerer<'_, '_> {
         keys: Vec<ArgKey>,
         span: Span,
     ) -> Result<Handle<naga::Function>> {
-        if let Some(h) = self
-            .global
-            .functions
-            .get(&(
-                index,
-                keys.clone(),
-                self.entry.predicated,
-                (self.entry.fragment_rules(), self.simd_key()),
-                self.predicated_loops_of(index),
-            ))
-            .copied()
-        {
+        let key = (
+            index,
+            keys,
+            self.entry.predicated,
+            (self.entry.fragment_rules(), self.simd_key()),
+            self.predicated_loops_of(index),
+        );
+        if let Some(&h) = self.global.functions.get(&key) {
             // A kernel calling an already-lowered helper needs its features too.
             let features = self
                 .global
@@ -728,6 +724,10 @@ impl Lowerer<'_, '_> {
                 .unwrap_or_default();
             self.entry.features.extend(features);
             return Ok(h);
+        }
+        if let Some(e) = self.global.asking_functions.get(&key) {
+            self.program.pending.borrow_mut().ask_again();
+            return Err(e.clone());
         }
         if self.global.in_progress.contains(&index) {
             return Err(Error::coded(
@@ -739,10 +739,19 @@ impl Lowerer<'_, '_> {
         }
         self.global.in_progress.push(index);
         let before = self.entry.features.clone();
-        let result = self.build_function(index, &keys);
+        let asked_before = self.program.pending.borrow().requests();
+        let result = self.build_function(index, &key.1);
         let result = result.map_err(|e| e.or_at(self.decl(index).name.span));
         self.global.in_progress.pop();
-        let function = result?;
+        let function = match result {
+            Ok(function) => function,
+            Err(e) => {
+                if self.program.pending.borrow().requests() > asked_before {
+                    self.global.asking_functions.insert(key, e.clone());
+                }
+                return Err(e);
+            }
+        };
         let h = self
             .global
             .module
@@ -751,16 +760,15 @@ impl Lowerer<'_, '_> {
         self.note_voting(h);
         let added = self.entry.features.difference(&before).copied().collect();
         self.global.function_features.insert(h, added);
-        self.global.functions.insert(
-            (
-                index,
-                keys,
-                self.entry.predicated,
-                (self.entry.fragment_rules(), self.simd_key()),
-                self.predicated_loops_of(index),
-            ),
-            h,
+        // Keyed as it is now, as lowering it may have predicated loops.
+        let key = (
+            index,
+            key.1,
+            self.entry.predicated,
+            (self.entry.fragment_rules(), self.simd_key()),
+            self.predicated_loops_of(index),
         );
+        self.global.functions.insert(key, h);
         Ok(h)
     }
 
