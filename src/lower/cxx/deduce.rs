@@ -28,7 +28,8 @@ pub(in crate::lower) struct Typed {
     /// `Some` for an lvalue.
     space: Option<AddressSpace>,
     /// An lvalue that may be written (not `const`, not in `constant`
-    /// memory); `false` for any other value.
+    /// memory), or an object of a struct of places whose members are its
+    /// own storage; `false` for any other value.
     pub(in crate::lower) writable: bool,
 }
 
@@ -36,6 +37,16 @@ impl Typed {
     /// Whether the expression is an lvalue.
     pub(in crate::lower) fn is_place(&self) -> bool {
         self.space.is_some()
+    }
+
+    /// The same value as a `thread` lvalue: a local object of a struct of
+    /// places, which a reference binds member by member
+    /// (`bind_member`, `metal/pointer_members.rs`).
+    pub(in crate::lower) fn in_thread(self) -> Self {
+        Typed {
+            space: Some(AddressSpace::Thread),
+            ..self
+        }
     }
 }
 
@@ -158,10 +169,14 @@ impl Lowerer<'_, '_> {
                 space: None,
                 writable: false,
             },
+            // No place a reference binds (`metal/pointer_members.rs`);
+            // writable when its members are its own storage (a local
+            // object, `metal/pointer_objects.rs`), which a lambda may
+            // capture by reference.
             Value::Agg(a) => Typed {
                 ty: a.ty,
                 space: None,
-                writable: false,
+                writable: a.owned,
             },
             Value::Cell(c) => Typed {
                 ty: c.value_type(),

@@ -12,10 +12,20 @@
 //! - a member per captured variable, named as the variable, so that the
 //!   body's uses of it are the call operator's uses of the member: a
 //!   reference member (`thread T&`) for one captured by reference, a copy
-//!   for one captured by value; a pointer captured by reference is copied
-//!   (the object holding it is then an aggregate of places,
-//!   `metal/pointer_members.rs`), which is the same as long as the body
-//!   does not move it, and a body that does is refused;
+//!   for one captured by value. The closure of a reference member is a
+//!   struct of places (`metal/pointer_members.rs`), whose reference
+//!   members bind the caller's objects: a local object of a struct
+//!   holding pointers (MLX's block loaders, `metal/pointer_objects.rs`)
+//!   by a `thread S&` member bound to the same variables and cells, so
+//!   that the body's `loader.next()` moves the caller's pointers; a
+//!   pointer variable (or a pointer member held in a cell) by a `T*&`
+//!   member bound to its cell (`metal/pointer_addresses.rs`), so that the
+//!   body's `x += n` moves the caller's `x`. A copy of the closure (`F f`
+//!   parameters) binds the same, and passing it to a helper passes those
+//!   members by reference even to the `const` call operator (constness
+//!   does not reach through a reference). A pointer captured by reference
+//!   that is no variable (a parameter nothing moves) is copied, which is
+//!   the same; one captured by value that the body moves is refused;
 //! - `constexpr` locals are not captured: their values are written into
 //!   the body, as a use of a constant is no use of the variable
 //!   ([basic.def.odr]/4);
@@ -208,32 +218,39 @@ impl Lowerer<'_, '_> {
         name: &Ident,
         by_reference: bool,
     ) -> Result<TypeSpec> {
-        let typed = self.typed(fx, e)?;
-        // An object of a struct holding pointers is no place a reference
-        // could bind (`metal/pointer_objects.rs`): its members are.
-        if by_reference && matches!(typed.ty, Type::Struct(_)) && !typed.is_place() {
-            return Err(Error::coded(
-                Code::Unsupported,
-                name.span,
-                format!(
-                    "a lambda capturing `{}` by reference is not supported: its struct holds pointers",
-                    name.name
-                ),
-            )
-            .note("pass the object to a function template instead, or capture the values the body needs"));
+        let mut typed = self.typed(fx, e)?;
+        // An object of a struct holding pointers is no place
+        // (`metal/pointer_members.rs`): a local one (its members its own
+        // variables and cells) is captured by a `thread` reference bound
+        // to the same members, any other by value (its members are the
+        // places and values it names, which a copy names too).
+        let object = matches!(typed.ty, Type::Struct(_)) && !typed.is_place();
+        if by_reference && object && typed.writable {
+            typed = typed.in_thread();
         }
+        // A pointer variable, or a pointer member held in a cell, by a
+        // reference to it (`T*&`, `metal/pointer_addresses.rs`): the body
+        // moves the caller's pointer. Any other pointer (a parameter
+        // nothing moves) by value, which is the same.
+        let pointer = matches!(typed.ty, Type::Pointer(_));
+        let pointer_reference =
+            by_reference && pointer && self.pointer_variable_cell(fx, e).is_some();
         let pattern = TypeSpec {
             path: vec!["auto".into()],
-            ptr_ops: match by_reference && !matches!(typed.ty, Type::Pointer(_)) {
+            ptr_ops: match by_reference && !pointer {
                 true => vec![PtrOp::Reference],
                 false => Vec::new(),
             },
+            is_const: by_reference && object && !typed.writable,
             name_span: name.span,
             span: name.span,
             ..Default::default()
         };
         let mut ts = self.written_type(&pattern, &typed, name.span)?;
         ts.is_constexpr = false;
+        if pointer_reference {
+            ts.ptr_ops.push(PtrOp::Reference);
+        }
         // A `const` local or a `constant` one is captured by a `const`
         // reference (what the body can do with it is what it could do
         // with the variable).
@@ -244,16 +261,13 @@ impl Lowerer<'_, '_> {
     }
 }
 
-/// A body that moves a pointer it captured (`p += n`, `p++`) would move
-/// the closure's copy, not the variable: refused at the change.
+/// A body that moves a pointer it captured by value (`[=]`, or by
+/// reference a pointer that is no variable) would move the closure's
+/// copy, which is no variable either: refused at the change.
 fn refuse_moved_pointers(l: &Lambda, captured: &[(Ident, TypeSpec, String)]) -> Result<()> {
     let pointers: Vec<&str> = captured
         .iter()
-        .filter(|(_, ts, _)| {
-            ts.ptr_ops
-                .iter()
-                .any(|op| matches!(op, PtrOp::Pointer { .. }))
-        })
+        .filter(|(_, ts, _)| matches!(ts.ptr_ops.last(), Some(PtrOp::Pointer { .. })))
         .map(|(n, _, _)| n.name.as_str())
         .collect();
     if pointers.is_empty() {
@@ -269,9 +283,9 @@ fn refuse_moved_pointers(l: &Lambda, captured: &[(Ident, TypeSpec, String)]) -> 
         Some(at) => Err(Error::coded(
             Code::Unsupported,
             at,
-            "a lambda that moves a pointer it captures is not supported",
+            "a lambda that moves a pointer it captures by value is not supported",
         )
-        .note("a captured pointer is held by the closure as a copy here; move a local copy of it in the body instead")),
+        .note("a pointer captured by value is held by the closure as a value here; capture the pointer variable by reference, or move a local copy of it in the body")),
         None => Ok(()),
     }
 }

@@ -92,8 +92,13 @@ impl Lowerer<'_, '_> {
                 Some(Local::Cell(c)) if path.len() == 1 && !c.addressed && c.count.is_none() => {
                     Some(c.clone())
                 }
+                // A pointer member of `this` held in a cell (a closure's
+                // `T*&` capture in its call operator).
+                None if path.len() == 1 => self.cell_of(fx, e).filter(|c| c.count.is_none()),
                 _ => None,
             },
+            // `o.p` of a local object: its member's cell.
+            ExprKind::Member(_, _, false) => self.cell_of(fx, e).filter(|c| c.count.is_none()),
             _ => None,
         };
         let c = match c {

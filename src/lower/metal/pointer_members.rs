@@ -296,7 +296,15 @@ impl Lowerer<'_, '_> {
                         "a pointer or reference member is initialized with one expression",
                     ));
                 };
-                let v = self.expr(fx, e)?;
+                // A reference to a pointer binds the pointer variable's
+                // cell, not the pointer it holds now.
+                let cell = is_pointer_reference(mty)
+                    .then(|| self.pointer_variable_cell(fx, e))
+                    .flatten();
+                let v = match cell {
+                    Some(a) => a.value,
+                    None => self.expr(fx, e)?,
+                };
                 self.bind_member(fx, v, pp, e.span)
             }
             Type::Texture(_) | Type::Sampler { .. } => {
@@ -339,6 +347,21 @@ impl Lowerer<'_, '_> {
         };
         if pp.is_reference {
             return match v {
+                // A local object of a struct of places (a closure's capture
+                // by reference): the same members, so that the referent's
+                // member functions move the object's own pointers.
+                Value::Agg(a) if a.ty == pp.pointee && (a.owned || pp.is_const) => {
+                    Ok(Value::Agg(a))
+                }
+                // A reference to a pointer variable or pointer member: its
+                // cell (`metal/pointer_addresses.rs`).
+                Value::Cell(c)
+                    if !c.addressed
+                        && c.count.is_none()
+                        && matches!(&pp.pointee, Type::Pointer(q) if q.pointee.unpacked() == c.ty.pointee.unpacked() && (q.is_const || !c.ty.is_const)) =>
+                {
+                    Ok(Value::Cell(c))
+                }
                 Value::Place(p) if p.ty.unpacked() == pp.pointee.unpacked() => {
                     Ok(Value::Place(Place {
                         writable: p.writable && !pp.is_const,
@@ -889,7 +912,13 @@ impl Lowerer<'_, '_> {
             Type::Pointer(pp) if !pp.is_reference => Some(pp.clone()),
             _ => None,
         };
-        let owned = keys.iter().any(|k| matches!(k, ArgKey::Cell(_)));
+        // Its own storage where the caller's pointer members are passed in
+        // their cells; a reference to a pointer (a closure's capture) is a
+        // cell too, but the copy of an object copies no referent.
+        let owned = members
+            .iter()
+            .zip(keys)
+            .any(|(m, k)| matches!(k, ArgKey::Cell(_)) && !is_pointer_reference(&m.ty));
         Ok(Local::Agg(Aggregate {
             ty: Type::Struct(id),
             members: values,

@@ -32,6 +32,7 @@ use crate::diagnostics::Code;
 use crate::lower::ctx::function::FnCtx;
 use crate::lower::ctx::value::arg_type;
 use crate::lower::ctx::value::{Aggregate, Arg, Local, Place, PtrCell, PtrValue, Value};
+use crate::lower::metal::pointer_members::is_pointer_reference;
 use crate::lower::{ArgKey, Error, Lowerer, Result};
 use crate::sema::consteval::ConstValue;
 use crate::source_map::Span;
@@ -59,81 +60,100 @@ impl Lowerer<'_, '_> {
             unreachable!("a struct of places is a struct")
         };
         let members = self.program.structs.get(*id).members.clone();
-        let defaults = self.program.has_member_defaults(ty);
         let mut values = Vec::new();
         for (i, m) in members.iter().enumerate() {
             let var_name = format!("{name}_{}", m.name);
-            let value = match &m.ty {
-                Type::Pointer(pp) if !pp.is_reference => {
-                    let u32_ty = self.naga_type(&Type::UINT, span)?;
-                    let var = fx.local(&var_name, u32_ty, span);
-                    Value::Cell(PtrCell {
-                        index: fx.add(Expression::LocalVariable(var), span),
-                        target: Rc::new(RefCell::new(None)),
-                        ty: (**pp).clone(),
-                        member: m.name.clone(),
-                        count: None,
-                        addressed: false,
-                    })
-                }
-                // An array of pointers: one root for every element.
-                Type::Array(elem, n) if matches!(&**elem, Type::Pointer(pp) if !pp.is_reference) => {
-                    let Type::Pointer(pp) = &**elem else {
-                        unreachable!("matched")
-                    };
-                    let indices = Type::Array(Box::new(Type::UINT), *n);
-                    let th = self.naga_type(&indices, span)?;
-                    let var = fx.local(&var_name, th, span);
-                    Value::Cell(PtrCell {
-                        index: fx.add(Expression::LocalVariable(var), span),
-                        target: Rc::new(RefCell::new(None)),
-                        ty: (**pp).clone(),
-                        member: m.name.clone(),
-                        count: Some(*n),
-                        addressed: false,
-                    })
-                }
-                t if self.place_struct_target(t).is_some()
-                    || matches!(
-                        t,
-                        Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. }
-                    )
-                    || self.is_resource_array(t) =>
-                {
-                    return Err(self.unheld_member_error(ty, &m.name, t, span));
-                }
-                t => {
-                    let th = self.naga_type(t, span)?;
-                    let var = fx.local(&var_name, th, span);
-                    let ptr = fx.add(Expression::LocalVariable(var), span);
-                    if defaults {
-                        let v = ConstValue::default_member(*id, i, self.program);
-                        let v = self.const_value(fx, &v, span);
-                        let (h, _) = self.load(fx, v, span)?;
-                        fx.push(
-                            Statement::Store {
-                                pointer: ptr,
-                                value: h,
-                            },
-                            span,
-                        );
-                    }
-                    // Writable even when the member is `const`: the
-                    // constructor's initializer list assigns it.
-                    Value::Place(Place {
-                        ptr,
-                        ty: t.clone(),
-                        writable: true,
-                    })
-                }
-            };
-            values.push(value);
+            values.push(self.fresh_member(fx, ty, i, &var_name, span)?);
         }
         Ok(Aggregate {
             ty: ty.clone(),
             members: values,
             pointer: None,
             owned: true,
+        })
+    }
+
+    /// Member `i` of a new object of struct of places `ty`
+    /// ([`Self::fresh_aggregate`]), its variable named `var_name`: a plain
+    /// member a variable (holding its default member initializer), a
+    /// pointer member a cell.
+    fn fresh_member(
+        &mut self,
+        fx: &mut FnCtx,
+        ty: &Type,
+        i: usize,
+        var_name: &str,
+        span: Span,
+    ) -> Result<Value> {
+        let Type::Struct(id) = ty else {
+            unreachable!("a struct of places is a struct")
+        };
+        let m = self.program.structs.get(*id).members[i].clone();
+        let (member, mty) = (m.name, &m.ty);
+        let defaults = self.program.has_member_defaults(ty);
+        Ok(match mty {
+            Type::Pointer(pp) if !pp.is_reference => {
+                let u32_ty = self.naga_type(&Type::UINT, span)?;
+                let var = fx.local(var_name, u32_ty, span);
+                Value::Cell(PtrCell {
+                    index: fx.add(Expression::LocalVariable(var), span),
+                    target: Rc::new(RefCell::new(None)),
+                    ty: (**pp).clone(),
+                    member: member.clone(),
+                    count: None,
+                    addressed: false,
+                })
+            }
+            // An array of pointers: one root for every element.
+            Type::Array(elem, n) if matches!(&**elem, Type::Pointer(pp) if !pp.is_reference) => {
+                let Type::Pointer(pp) = &**elem else {
+                    unreachable!("matched")
+                };
+                let indices = Type::Array(Box::new(Type::UINT), *n);
+                let th = self.naga_type(&indices, span)?;
+                let var = fx.local(var_name, th, span);
+                Value::Cell(PtrCell {
+                    index: fx.add(Expression::LocalVariable(var), span),
+                    target: Rc::new(RefCell::new(None)),
+                    ty: (**pp).clone(),
+                    member: member.clone(),
+                    count: Some(*n),
+                    addressed: false,
+                })
+            }
+            t if self.place_struct_target(t).is_some()
+                || matches!(
+                    t,
+                    Type::Pointer(_) | Type::Texture(_) | Type::Sampler { .. }
+                )
+                || self.is_resource_array(t) =>
+            {
+                return Err(self.unheld_member_error(ty, &member, t, span));
+            }
+            t => {
+                let th = self.naga_type(t, span)?;
+                let var = fx.local(var_name, th, span);
+                let ptr = fx.add(Expression::LocalVariable(var), span);
+                if defaults {
+                    let v = ConstValue::default_member(*id, i, self.program);
+                    let v = self.const_value(fx, &v, span);
+                    let (h, _) = self.load(fx, v, span)?;
+                    fx.push(
+                        Statement::Store {
+                            pointer: ptr,
+                            value: h,
+                        },
+                        span,
+                    );
+                }
+                // Writable even when the member is `const`: the
+                // constructor's initializer list assigns it.
+                Value::Place(Place {
+                    ptr,
+                    ty: t.clone(),
+                    writable: true,
+                })
+            }
         })
     }
 
@@ -287,7 +307,7 @@ impl Lowerer<'_, '_> {
 
     /// The cell that `e` names: `o.p` for a local object `o` (`this.p`
     /// too), or a member `p` of `this` named alone in a member function.
-    fn cell_of(&mut self, fx: &mut FnCtx, e: &Expr) -> Option<PtrCell> {
+    pub(in crate::lower) fn cell_of(&mut self, fx: &mut FnCtx, e: &Expr) -> Option<PtrCell> {
         match &e.kind {
             // A local array of pointers (`metal/pointer_addresses.rs`).
             ExprKind::Name(path)
@@ -427,9 +447,11 @@ impl Lowerer<'_, '_> {
     }
 
     /// A copy of object `src` named `name` (`S t = s;`, a by-value
-    /// parameter): its own variables and cells, holding `src`'s values. An
-    /// aggregate whose members are not its own storage names the same
-    /// places, as before.
+    /// parameter): its own variables and cells, holding `src`'s values;
+    /// its reference members (a closure's captures by reference) bind
+    /// what `src`'s bind, as a copy of a reference does. An aggregate
+    /// whose members are not its own storage names the same places, as
+    /// before.
     pub(in crate::lower) fn copy_aggregate(
         &mut self,
         fx: &mut FnCtx,
@@ -440,13 +462,27 @@ impl Lowerer<'_, '_> {
         if !src.owned {
             return Ok(src);
         }
-        let dst = self.fresh_aggregate(fx, &src.ty, name, span)?;
+        let Type::Struct(id) = src.ty else {
+            unreachable!("an object of its own storage is a struct")
+        };
+        let members = self.program.structs.get(id).members.clone();
+        let mut values = Vec::new();
+        for (i, (m, v)) in members.iter().zip(&src.members).enumerate() {
+            values.push(match is_reference(&m.ty) {
+                true => v.clone(),
+                false => self.fresh_member(fx, &src.ty, i, &format!("{name}_{}", m.name), span)?,
+            });
+        }
+        let dst = Aggregate {
+            members: values,
+            ..src.clone()
+        };
         self.store_aggregate(fx, &dst, &src, span)?;
         Ok(dst)
     }
 
     /// `dst = src;` member by member, for an object `dst` whose members
-    /// are its own storage.
+    /// are its own storage; its reference members keep what they bind.
     pub(in crate::lower) fn store_aggregate(
         &mut self,
         fx: &mut FnCtx,
@@ -454,8 +490,15 @@ impl Lowerer<'_, '_> {
         src: &Aggregate,
         span: Span,
     ) -> Result<()> {
-        for (d, s) in dst.members.iter().zip(&src.members) {
+        let Type::Struct(id) = dst.ty else {
+            unreachable!("an object of its own storage is a struct")
+        };
+        let members = self.program.structs.get(id).members.clone();
+        for ((m, d), s) in members.iter().zip(&dst.members).zip(&src.members) {
             match (d, s) {
+                // A reference is bound once, where the object is made
+                // (`copy_aggregate` binds the copy's).
+                _ if is_reference(&m.ty) => {}
                 // A member not yet assigned stays so in the copy.
                 (Value::Cell(_), Value::Cell(sc)) if sc.target.borrow().is_none() => {}
                 // An array of pointers: its root, then every index.
@@ -509,6 +552,11 @@ impl Lowerer<'_, '_> {
         span: Span,
     ) -> Result<PtrCell> {
         let (pp, count) = match mty {
+            // A reference to a pointer (`T*&`) is the pointer's cell.
+            Type::Pointer(r) if is_pointer_reference(mty) => match &r.pointee {
+                Type::Pointer(pp) => (pp, None),
+                _ => unreachable!("a reference to a pointer"),
+            },
             Type::Pointer(pp) => (pp, None),
             Type::Array(elem, n) => match &**elem {
                 Type::Pointer(pp) => (pp, Some(*n)),
@@ -687,8 +735,11 @@ impl Lowerer<'_, '_> {
         };
         match v {
             // An array of pointers is passed by reference in any case:
-            // its elements are indexed with values known at run time.
-            Value::Cell(c) if by_ref || c.count.is_some() => {
+            // its elements are indexed with values known at run time. So
+            // is a reference to a pointer (`T*&`, a closure's capture of a
+            // pointer variable): the callee moves the caller's pointer,
+            // whatever the object's constness.
+            Value::Cell(c) if by_ref || c.count.is_some() || is_pointer_reference(mty) => {
                 let p = self.cell_representative(fx, &c, span)?;
                 let pty = Type::Pointer(Box::new(c.ty.clone()));
                 let (k, mut hs) = self.pass_argument(fx, &pty, arg(p))?;
@@ -709,6 +760,11 @@ impl Lowerer<'_, '_> {
             }
         }
     }
+}
+
+/// Whether member type `ty` is a reference (`thread T&`, `device T*&`).
+fn is_reference(ty: &Type) -> bool {
+    matches!(ty, Type::Pointer(pp) if pp.is_reference)
 }
 
 /// `thread T&`.
