@@ -166,6 +166,15 @@ fn init_captures_are_refused_where_written() {
     );
 }
 
+/// The scale both sources below choose in nested `dispatch_bool(K > 2)`,
+/// `dispatch_bool(K % 2 == 0)` lambdas: `(big ? 2 : 1) + (even ? 0.5 : 0)`.
+#[cfg(feature = "runner")]
+fn dispatched_scale(k: i32) -> f32 {
+    let big = if k > 2 { 2.0 } else { 1.0 };
+    let even = if k % 2 == 0 { 0.5 } else { 0.0 };
+    big + even
+}
+
 /// A pointer variable captured by reference and moved in the body (`x +=
 /// 32`, MLX's quantized NAX GEMMs moving their `const device T* x`
 /// kernel parameter inside nested `dispatch_bool` lambdas): the caller's
@@ -218,7 +227,7 @@ fn a_pointer_captured_by_reference_moves_the_callers() {
             return;
         };
         let got = common::f32s(&out[&1]);
-        let scale = if k > 2 { 2.0 } else { 1.0 } + if k % 2 == 0 { 0.5 } else { 0.0 };
+        let scale = dispatched_scale(k);
         for (g, &got) in got.iter().enumerate() {
             let k = k as usize;
             let acc: f32 = (0..k).map(|s| xs[g + 32 * s] * scale).sum();
@@ -371,7 +380,7 @@ fn an_object_holding_pointers_captured_by_reference_moves_the_callers() {
             return;
         };
         let got = common::f32s(&out[&2]);
-        let scale = if k > 2 { 2.0 } else { 1.0 } + if k % 2 == 0 { 0.5 } else { 0.0 };
+        let scale = dispatched_scale(k);
         for (g, &got) in got.iter().enumerate() {
             let lid = g % 16;
             let acc: f32 = (0..ku)

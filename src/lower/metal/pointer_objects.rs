@@ -91,36 +91,34 @@ impl Lowerer<'_, '_> {
         let m = self.program.structs.get(*id).members[i].clone();
         let (member, mty) = (m.name, &m.ty);
         let defaults = self.program.has_member_defaults(ty);
+        // A pointer member's cell holds its element index in a `u32`
+        // variable; an array of pointers' one root for every element, and
+        // its indices in an `array<u32, n>`.
+        let cell = match mty {
+            Type::Pointer(pp) if !pp.is_reference => Some((pp, None)),
+            Type::Array(elem, n) => match &**elem {
+                Type::Pointer(pp) if !pp.is_reference => Some((pp, Some(*n))),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((pp, count)) = cell {
+            let indices = match count {
+                Some(n) => Type::Array(Box::new(Type::UINT), n),
+                None => Type::UINT,
+            };
+            let th = self.naga_type(&indices, span)?;
+            let var = fx.local(var_name, th, span);
+            return Ok(Value::Cell(PtrCell {
+                index: fx.add(Expression::LocalVariable(var), span),
+                target: Rc::new(RefCell::new(None)),
+                ty: (**pp).clone(),
+                member,
+                count,
+                addressed: false,
+            }));
+        }
         Ok(match mty {
-            Type::Pointer(pp) if !pp.is_reference => {
-                let u32_ty = self.naga_type(&Type::UINT, span)?;
-                let var = fx.local(var_name, u32_ty, span);
-                Value::Cell(PtrCell {
-                    index: fx.add(Expression::LocalVariable(var), span),
-                    target: Rc::new(RefCell::new(None)),
-                    ty: (**pp).clone(),
-                    member: member.clone(),
-                    count: None,
-                    addressed: false,
-                })
-            }
-            // An array of pointers: one root for every element.
-            Type::Array(elem, n) if matches!(&**elem, Type::Pointer(pp) if !pp.is_reference) => {
-                let Type::Pointer(pp) = &**elem else {
-                    unreachable!("matched")
-                };
-                let indices = Type::Array(Box::new(Type::UINT), *n);
-                let th = self.naga_type(&indices, span)?;
-                let var = fx.local(var_name, th, span);
-                Value::Cell(PtrCell {
-                    index: fx.add(Expression::LocalVariable(var), span),
-                    target: Rc::new(RefCell::new(None)),
-                    ty: (**pp).clone(),
-                    member: member.clone(),
-                    count: Some(*n),
-                    addressed: false,
-                })
-            }
             t if self.place_struct_target(t).is_some()
                 || matches!(
                     t,
